@@ -1,0 +1,71 @@
+"""Shape helpers shared by the op table, both engines and static shape inference."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+
+
+def normalize_dims(dim, ndim: int) -> tuple[int, ...] | None:
+    """``dim`` as numpy wants it: None (all axes) or a tuple of non-negative axes.
+
+    >>> normalize_dims(-1, 3), normalize_dims([0, 2], 3), normalize_dims(None, 3)
+    ((2,), (0, 2), None)
+    """
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if ndim == 0:
+        # PyTorch lets a 0-d tensor be reduced over dim 0 or -1.
+        for d in dims:
+            if d not in (0, -1):
+                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {d})")
+        return None
+    out = []
+    for d in dims:
+        if not -ndim <= d < ndim:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+        out.append(int(d) % ndim)
+    return tuple(out)
+
+
+def reduced_keepdim_shape(shape: Sequence[int], dim) -> tuple[int, ...]:
+    """Shape of a reduction over ``dim`` with keepdim=True.
+
+    >>> reduced_keepdim_shape((2, 3, 4), 1)
+    (2, 1, 4)
+    """
+    axes = normalize_dims(dim, len(shape))
+    if axes is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def broadcast_shapes(*shapes: Iterable[int]) -> tuple[int, ...]:
+    """numpy's broadcast result, with an error that names every shape involved."""
+    try:
+        return tuple(np.broadcast_shapes(*[tuple(s) for s in shapes]))
+    except ValueError:
+        listed = " and ".join(str(tuple(s)) for s in shapes)
+        raise ValueError(
+            f"shapes {listed} cannot be broadcast together: trailing dimensions must be "
+            f"equal or 1") from None
+
+
+def sum_to(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """Sum a broadcast gradient back down to ``shape`` (the inverse of broadcasting).
+
+    >>> sum_to(np.ones((2, 2)), ()).item()
+    4.0
+    """
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+    if axes:
+        x = x.sum(axis=axes, keepdims=True)
+    return x.reshape(shape)

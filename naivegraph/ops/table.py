@@ -1,0 +1,387 @@
+"""Every primitive of naivegraph, once: numpy forward + one partial VJP per input.
+
+Read a line such as::
+
+    defop("mul", np.multiply, [lambda g, x, y, out: g * y,
+                               lambda g, x, y, out: g * x], saves=(0, 1), elementwise=True)
+
+as "d(x*y)/dx applied to g is g*y; backward needs both inputs kept".  Partials only use
+operators and ``F.<op>(...)`` so they work on arrays, tensors and static nodes alike
+(see :mod:`naivegraph.ops.core`).  Adding an op means adding one ``defop`` here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import OPS, defop, op_function
+from .shapes import normalize_dims, reduced_keepdim_shape, sum_to as _np_sum_to
+
+
+class _Functions:
+    """``F.exp(x)`` dispatches op ``exp`` on whatever ``x`` is (array, tensor, node)."""
+
+    def __getattr__(self, name: str):
+        if name not in OPS:
+            raise AttributeError(f"no op named {name!r} in the op table")
+        function = op_function(name)
+        setattr(self, name, function)  # cache: later lookups skip __getattr__
+        return function
+
+
+F = _Functions()
+
+
+def _restore(g, shape, dim, keepdim):
+    """Broadcast a reduced gradient ``g`` back over the input ``shape``."""
+    if not keepdim or dim is None:
+        g = F.reshape(g, shape=reduced_keepdim_shape(shape, dim))
+    return F.expand(g, shape=tuple(shape))
+
+
+def _reduction_name(base):
+    return lambda attrs, shapes: f"{base}Backward{0 if attrs.get('dim') is None else 1}"
+
+
+def _minmax_name(base):
+    # PyTorch: full reduction -> MaxBackward1, along a dim -> MaxBackward0.
+    return lambda attrs, shapes: f"{base}Backward{1 if attrs.get('dim') is None else 0}"
+
+
+# ----------------------------------------------------------------------------------
+# Elementwise arithmetic (numpy broadcasting; gradients are summed back to shape)
+# ----------------------------------------------------------------------------------
+defop("add", np.add, [lambda g, x, y, out: g, lambda g, x, y, out: g], elementwise=True)
+defop("sub", np.subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True)
+defop("mul", np.multiply, [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
+      saves=(0, 1), elementwise=True)
+defop("div", np.true_divide, [lambda g, x, y, out: g / y,
+                              lambda g, x, y, out: -g * x / (y * y)],
+      saves=(0, 1), elementwise=True)
+
+
+def _pow_scalar_partial(g, x, out, exponent):
+    if exponent == 0:
+        return g * 0.0
+    return g * exponent * x ** (exponent - 1)
+
+
+defop("pow_scalar", lambda x, exponent: np.power(x, exponent), [_pow_scalar_partial],
+      backward="PowBackward0", saves=(0,), elementwise=True)
+
+
+def _pow_base_partial(g, x, y, out):
+    return g * y * x ** (y - 1.0)
+
+
+def _pow_exponent_partial(g, x, y, out):
+    # d(x**y)/dy = x**y * log(x); PyTorch defines it as 0 where x == 0 and y >= 0.
+    safe = F.logical_and(F.eq(x, 0.0), F.ge(y, 0.0))
+    return F.where(safe, 0.0 * g, g * out * F.log(F.where(safe, 1.0, x)))
+
+
+defop("pow", np.power, [_pow_base_partial, _pow_exponent_partial],
+      backward=lambda attrs, shapes: "PowBackward2" if shapes[0] == "scalar" else "PowBackward1",
+      saves=(0, 1, "out"), elementwise=True)
+defop("maximum", np.maximum,
+      [lambda g, x, y, out: g * F.gt(x, y) + g * F.eq(x, y) * 0.5,
+       lambda g, x, y, out: g * F.lt(x, y) + g * F.eq(x, y) * 0.5],
+      saves=(0, 1), elementwise=True)
+defop("minimum", np.minimum,
+      [lambda g, x, y, out: g * F.lt(x, y) + g * F.eq(x, y) * 0.5,
+       lambda g, x, y, out: g * F.gt(x, y) + g * F.eq(x, y) * 0.5],
+      saves=(0, 1), elementwise=True)
+defop("where", np.where,
+      [None, lambda g, c, x, y, out: g * c, lambda g, c, x, y, out: g * F.logical_not(c)],
+      saves=(0,), elementwise=True)
+
+# ----------------------------------------------------------------------------------
+# Elementwise unary
+# ----------------------------------------------------------------------------------
+defop("neg", np.negative, [lambda g, x, out: -g], elementwise=True)
+defop("exp", np.exp, [lambda g, x, out: g * out], saves=("out",), elementwise=True)
+defop("log", np.log, [lambda g, x, out: g / x], saves=(0,), elementwise=True)
+defop("sqrt", np.sqrt, [lambda g, x, out: g / (out * 2.0)], saves=("out",), elementwise=True)
+defop("sin", np.sin, [lambda g, x, out: g * F.cos(x)], saves=(0,), elementwise=True)
+defop("cos", np.cos, [lambda g, x, out: -g * F.sin(x)], saves=(0,), elementwise=True)
+defop("tanh", np.tanh, [lambda g, x, out: g * (1.0 - out * out)], saves=("out",),
+      elementwise=True)
+
+
+def _sigmoid(x):
+    # exp(-|x|) never overflows, and both branches avoid cancellation in the tails.
+    x = np.asarray(x)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(np.result_type(x, 1.0),
+                                                                    copy=False)
+
+
+defop("sigmoid", _sigmoid, [lambda g, x, out: g * out * (1.0 - out)], saves=("out",),
+      elementwise=True)
+defop("relu", lambda x: np.maximum(x, 0).astype(np.asarray(x).dtype, copy=False),
+      [lambda g, x, out: g * F.gt(out, 0.0)], saves=("out",), elementwise=True)
+defop("abs", np.abs, [lambda g, x, out: g * F.sign(x)], saves=(0,), elementwise=True)
+
+
+def _clamp(x, min=None, max=None):
+    return np.clip(x, min, max)
+
+
+def _clamp_partial(g, x, out, min=None, max=None):
+    mask = g * 1.0
+    if min is not None:
+        mask = mask * F.ge(x, min)
+    if max is not None:
+        mask = mask * F.le(x, max)
+    return mask
+
+
+defop("clamp", _clamp, [_clamp_partial], backward="ClampBackward1", saves=(0,),
+      elementwise=True)
+defop("clone", np.copy, [lambda g, x, out: g])
+defop("fill", lambda x, value: np.full_like(x, value), [lambda g, x, out, value: g * 0.0])
+
+# Comparisons and friends: results carry no gradient (PyTorch returns bool tensors).
+for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
+                   ("ge", np.greater_equal), ("lt", np.less), ("le", np.less_equal),
+                   ("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
+    defop(_name, _fn, elementwise=True)
+defop("logical_not", np.logical_not, elementwise=True)
+defop("sign", np.sign, elementwise=True)
+
+# ----------------------------------------------------------------------------------
+# Reductions
+# ----------------------------------------------------------------------------------
+
+
+def _sum(x, dim=None, keepdim=False):
+    return np.sum(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+
+
+def _mean(x, dim=None, keepdim=False):
+    return np.mean(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+
+
+def _count(shape, dim):
+    axes = normalize_dims(dim, len(shape))
+    axes = range(len(shape)) if axes is None else axes
+    return int(np.prod([shape[a] for a in axes]))
+
+
+defop("sum", _sum, [lambda g, x, out, dim=None, keepdim=False:
+                    _restore(g, x.shape, dim, keepdim)],
+      backward=_reduction_name("Sum"))
+defop("mean", _mean, [lambda g, x, out, dim=None, keepdim=False:
+                      _restore(g, x.shape, dim, keepdim) / max(_count(x.shape, dim), 1)],
+      backward=_reduction_name("Mean"))
+
+
+def _extreme(reducer):
+    def forward(x, dim=None, keepdim=False):
+        return reducer(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+    return forward
+
+
+def _extreme_partial(g, x, out, dim=None, keepdim=False):
+    # Ties share the gradient evenly, as PyTorch's amax/amin backward does.
+    hit = F.eq(x, _restore(out, x.shape, dim, keepdim))
+    count = F.sum(hit * 1.0, dim=dim, keepdim=True)
+    return _restore(g, x.shape, dim, keepdim) * hit / F.expand(count, shape=tuple(x.shape))
+
+
+defop("max", _extreme(np.max), [_extreme_partial], backward=_minmax_name("Max"),
+      saves=(0, "out"))
+defop("min", _extreme(np.min), [_extreme_partial], backward=_minmax_name("Min"),
+      saves=(0, "out"))
+
+# ----------------------------------------------------------------------------------
+# Shape and indexing (numpy views where numpy gives one)
+# ----------------------------------------------------------------------------------
+defop("reshape", lambda x, shape: np.reshape(x, shape),
+      [lambda g, x, out, shape: F.reshape(g, shape=tuple(x.shape))], backward="ViewBackward0")
+defop("expand", lambda x, shape: np.broadcast_to(x, shape),
+      [lambda g, x, out, shape: F.sum_to(g, shape=tuple(x.shape))])
+defop("sum_to", lambda x, shape: _np_sum_to(np.asarray(x), shape),
+      [lambda g, x, out, shape: F.expand(g, shape=tuple(x.shape))])
+defop("transpose", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+      [lambda g, x, out, dim0, dim1: F.transpose(g, dim0=dim0, dim1=dim1)])
+defop("permute", lambda x, dims: np.transpose(x, dims),
+      [lambda g, x, out, dims: F.permute(g, dims=tuple(np.argsort(dims).tolist()))])
+defop("squeeze", lambda x, dim=None: np.squeeze(x, axis=dim),
+      [lambda g, x, out, dim=None: F.reshape(g, shape=tuple(x.shape))],
+      backward=lambda attrs, shapes: f"SqueezeBackward{0 if attrs.get('dim') is None else 1}")
+defop("unsqueeze", lambda x, dim: np.expand_dims(x, dim),
+      [lambda g, x, out, dim: F.reshape(g, shape=tuple(x.shape))])
+
+
+def _index_name(attrs, shapes):
+    index = attrs["index"]
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(p, (np.ndarray, list)) for p in parts):
+        return "IndexBackward0"
+    if all(isinstance(p, (int, np.integer)) for p in parts):
+        return "SelectBackward0"
+    return "SliceBackward0"
+
+
+def _scatter(g, shape, index):
+    out = np.zeros(shape, dtype=np.asarray(g).dtype)
+    np.add.at(out, index, g)  # add.at: repeated indices accumulate
+    return out
+
+
+defop("getitem", lambda x, index: np.asarray(x)[index],
+      [lambda g, x, out, index: F.scatter(g, shape=tuple(x.shape), index=index)],
+      backward=_index_name)
+defop("scatter", _scatter, [lambda g, x, out, shape, index: F.getitem(g, index=index)],
+      backward="IndexPutBackward0")
+
+
+def _index_put(x, value, index):
+    result = np.array(x, copy=True)
+    result[index] = value
+    return result
+
+
+def _keep_mask(shape, index):
+    mask = np.ones(shape, dtype=bool)
+    mask[index] = False
+    return mask
+
+
+defop("index_put", _index_put,
+      [lambda g, x, v, out, index: g * _keep_mask(tuple(x.shape), index),
+       lambda g, x, v, out, index: F.getitem(g, index=index)],
+      backward="CopySlices", elementwise=False)
+
+
+def _split_partials(g, inputs, out, needs, dim):
+    grads, start = [], 0
+    for x, need in zip(inputs, needs):
+        size = x.shape[dim]
+        if need:
+            index = (slice(None),) * (dim % len(x.shape)) + (slice(start, start + size),)
+            grads.append(F.getitem(g, index=index))
+        else:
+            grads.append(None)
+        start += size
+    return grads
+
+
+def _unstack_partials(g, inputs, out, needs, dim):
+    axis = dim % (len(inputs[0].shape) + 1)
+    return [F.getitem(g, index=(slice(None),) * axis + (i,)) if need else None
+            for i, need in enumerate(needs)]
+
+
+defop("cat", lambda xs, dim=0: np.concatenate(xs, axis=dim), vjp_all=_split_partials,
+      variadic=True)
+defop("stack", lambda xs, dim=0: np.stack(xs, axis=dim), vjp_all=_unstack_partials,
+      variadic=True)
+
+# ----------------------------------------------------------------------------------
+# Linear algebra
+# ----------------------------------------------------------------------------------
+
+
+def _matmul_name(attrs, shapes):
+    a, b = (len(s) for s in shapes)
+    if a == 1 and b == 1:
+        return "DotBackward0"
+    if a == 2 and b == 1:
+        return "MvBackward0"
+    if a == 2 and b == 2:
+        return "MmBackward0"
+    return "UnsafeViewBackward0" if a > 2 and b == 2 else "BmmBackward0"
+
+
+def _matmul_partial(which):
+    def partial(g, x, y, out):
+        if len(x.shape) == 1 and len(y.shape) == 1:
+            return g * (y if which == 0 else x)
+        # Promote vectors to matrices as matmul does, differentiate, then undo.
+        x2 = F.unsqueeze(x, dim=0) if len(x.shape) == 1 else x
+        y2 = F.unsqueeze(y, dim=-1) if len(y.shape) == 1 else y
+        g2 = g
+        if len(x.shape) == 1:
+            g2 = F.unsqueeze(g2, dim=-2)
+        if len(y.shape) == 1:
+            g2 = F.unsqueeze(g2, dim=-1)
+        if which == 0:
+            grad = F.matmul(g2, F.transpose(y2, dim0=-1, dim1=-2))
+            target = x2.shape if len(x.shape) > 1 else (1,) + tuple(x.shape)
+        else:
+            grad = F.matmul(F.transpose(x2, dim0=-1, dim1=-2), g2)
+            target = y2.shape if len(y.shape) > 1 else tuple(y.shape) + (1,)
+        if tuple(grad.shape) != tuple(target):
+            grad = F.sum_to(grad, shape=tuple(target))
+        shape = (x if which == 0 else y).shape
+        return grad if tuple(grad.shape) == tuple(shape) else F.reshape(grad, shape=tuple(shape))
+    return partial
+
+
+defop("matmul", np.matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1),
+      backward=_matmul_name)
+
+# ----------------------------------------------------------------------------------
+# Neural-network building blocks
+# ----------------------------------------------------------------------------------
+
+
+def _softmax(x, dim):
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax(x, dim):
+    shifted = x - np.max(x, axis=dim, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+
+
+defop("softmax", _softmax,
+      [lambda g, x, out, dim: out * (g - F.sum(g * out, dim=dim, keepdim=True))],
+      saves=("out",))
+defop("log_softmax", _log_softmax,
+      [lambda g, x, out, dim: g - F.exp(out) * F.sum(g, dim=dim, keepdim=True)],
+      saves=("out",))
+
+
+def _nll_weights(shape, target, reduction):
+    """-1 at each row's target class (scaled for 'mean'): d(nll)/d(log-probabilities)."""
+    weights = np.zeros(shape)
+    rows = np.arange(shape[0])
+    weights[rows, target] = -1.0
+    return weights / shape[0] if reduction == "mean" else weights
+
+
+def _nll_loss(logp, target, reduction="mean"):
+    picked = -logp[np.arange(logp.shape[0]), target]
+    return picked.mean() if reduction == "mean" else picked.sum() if reduction == "sum" else picked
+
+
+def _nll_partial(g, logp, out, target, reduction="mean"):
+    weights = _nll_weights(tuple(logp.shape), target, reduction).astype(logp.dtype)
+    if reduction == "none":
+        return F.unsqueeze(g, dim=1) * weights
+    return g * weights
+
+
+defop("nll_loss", _nll_loss, [_nll_partial], backward="NllLossBackward0")
+
+
+def _mse(x, y, reduction="mean"):
+    sq = (x - y) ** 2
+    return sq.mean() if reduction == "mean" else sq.sum() if reduction == "sum" else sq
+
+
+def _mse_partial(sign):
+    def partial(g, x, y, out, reduction="mean"):
+        scale = 2.0 / max(int(np.prod(x.shape)), 1) if reduction == "mean" else 2.0
+        diff = (x - y) if sign > 0 else (y - x)
+        return g * diff * scale
+    return partial
+
+
+defop("mse_loss", _mse, [_mse_partial(+1), _mse_partial(-1)], saves=(0, 1),
+      backward="MseLossBackward0", elementwise=True)
