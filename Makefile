@@ -1,0 +1,63 @@
+# Build/install plumbing for naivegraph.
+#
+# Everything runs inside a project-local virtualenv (.venv) populated by pip
+# alone. The set-up is one shared prerequisite ($(STAMP)) so `make lab` and
+# `make test` always run against the same environment; the stamp depends on
+# pyproject.toml, so a re-run is a no-op until the dependencies change.
+
+PYTHON ?= python3
+
+VENV  := .venv
+BIN   := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+# torch is only a test oracle. Pin it exactly: a looser spec would let pip
+# pick a newer torch from the registry, which drags in GBs of CUDA packages.
+TORCH_SPEC  := torch==2.13.0
+TORCH_STAMP := $(VENV)/.torch
+
+PYTEST_ARGS ?=
+
+.PHONY: lab test figures bench clean
+
+lab: $(STAMP)
+	$(BIN)/naivegraph tour
+
+test: $(STAMP) $(TORCH_STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+figures: $(STAMP)
+	$(BIN)/naivegraph figures
+
+bench: $(STAMP)
+	@if [ -f benchmarks/run_all.py ]; then \
+		echo "$(BIN)/python benchmarks/run_all.py"; \
+		$(BIN)/python benchmarks/run_all.py; \
+	else \
+		echo "benchmarks/run_all.py not present; nothing to run"; \
+	fi
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install -e '.[dev]'
+	touch $@
+
+# The attempt is recorded whether or not it succeeds, so an offline machine
+# does not wait on the registry on every run; the stamp says which outcome
+# happened. Remove $(TORCH_STAMP) (or `make clean`) to try again.
+$(TORCH_STAMP): $(STAMP)
+	@if $(BIN)/python -m pip install --only-binary=torch '$(TORCH_SPEC)'; then \
+		echo installed > $@; \
+	else \
+		echo unavailable > $@; \
+	fi
+	@if grep -qx unavailable $@; then \
+		echo "notice: $(TORCH_SPEC) could not be installed; tests that compare against torch will skip"; \
+	fi
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
