@@ -27,16 +27,21 @@ Partial = Callable[..., Any]
 OPS: dict[str, "OpDef"] = {}
 
 
-@dataclass(frozen=True)
 class Meta:
     """Shape and dtype of a value that a VJP rule did not ask to keep."""
 
-    shape: tuple[int, ...]
-    dtype: Any = np.float64
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple, dtype=np.float64) -> None:
+        self.shape = shape
+        self.dtype = dtype
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"Meta(shape={self.shape}, dtype={np.dtype(self.dtype).name})"
 
 
 @dataclass(frozen=True, eq=False)

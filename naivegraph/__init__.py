@@ -1,0 +1,40 @@
+"""naivegraph: computational graphs and reverse-mode autodiff, static and dynamic.
+
+Dynamic (eager) mode speaks PyTorch:
+
+>>> import naivegraph as ng
+>>> x = ng.ones([2, 2])
+>>> w1 = ng.tensor(2.0, requires_grad=True)
+>>> loss = ((x * w1 + 3) * (x * w1 * 4)).mean()
+>>> loss
+tensor(40., grad_fn=<MeanBackward0>)
+>>> loss.backward(); w1.grad
+tensor(28.)
+
+Static mode (build, then run) lives in :mod:`naivegraph.static`.
+"""
+
+from . import autograd, nn, optim
+from .dynamic.engine import backward
+from .dynamic.factories import (arange, bool_, double, empty, eye, float, float16, float32,
+                                float64, from_numpy, full, full_like, int8, int32, int64,
+                                linspace, long, manual_seed, ones, ones_like, rand, rand_like,
+                                randint, randn, randn_like, tensor, uint8, zeros, zeros_like)
+from .dynamic.functions import *  # noqa: F401,F403  (ng.exp, ng.sum, ng.cat, ...)
+from .dynamic.functions import __all__ as _function_names
+from .dynamic.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .dynamic.tensor import Tensor
+
+__version__ = "0.1.0"
+
+
+def render(obj, *args, **kwargs):
+    """Draw a dynamic tensor or a static graph/node (see :mod:`naivegraph.render`)."""
+    from .render import render as _render
+    return _render(obj, *args, **kwargs)
+
+
+__all__ = ["Tensor", "autograd", "backward", "enable_grad", "is_grad_enabled", "nn", "no_grad",
+           "optim", "render", "set_grad_enabled", "tensor", "ones", "zeros", "full", "rand",
+           "randn", "arange", "from_numpy", "ones_like", "zeros_like", "full_like", "rand_like",
+           "randn_like", "manual_seed", "float32", "float64", "int64"] + list(_function_names)

@@ -1,0 +1,98 @@
+"""Checking gradients: ``gradcheck`` compares autograd with finite differences.
+
+(Lesson exercise checkers live in :mod:`naivegraph.exercises`.)
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .dynamic.engine import grad
+from .dynamic.grad_mode import no_grad
+from .dynamic.tensor import Tensor
+
+
+class GradcheckError(RuntimeError):
+    """Analytical and numerical gradients disagree."""
+
+
+def numerical_jacobian(func: Callable, inputs: Sequence[Tensor], eps: float = 1e-6) -> list:
+    """Central differences: one (output.size, input.size) matrix per input."""
+    jacobians = []
+    with no_grad():
+        base = np.asarray(func(*inputs)._data, dtype=np.float64)
+        for x in inputs:
+            flat = x._data.reshape(-1)  # a view: perturb in place, restore after
+            jac = np.zeros((base.size, flat.size))
+            for j in range(flat.size):
+                original = flat[j]
+                flat[j] = original + eps
+                plus = np.asarray(func(*inputs)._data, dtype=np.float64).reshape(-1)
+                flat[j] = original - eps
+                minus = np.asarray(func(*inputs)._data, dtype=np.float64).reshape(-1)
+                flat[j] = original
+                jac[:, j] = (plus - minus) / (2 * eps)
+            jacobians.append(jac)
+    return jacobians
+
+
+def analytical_jacobian(func: Callable, inputs: Sequence[Tensor]) -> list:
+    """One reverse pass per output element (vector-Jacobian products with unit vectors)."""
+    out = func(*inputs)
+    flat = out.reshape(-1)
+    jacobians = [np.zeros((flat.shape[0], x.numel())) for x in inputs]
+    for k in range(flat.shape[0]):
+        grads = grad(flat[k], inputs, retain_graph=True, allow_unused=True)
+        for jac, g in zip(jacobians, grads):
+            if g is not None:
+                jac[k] = g._data.reshape(-1)
+    return jacobians
+
+
+def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True) -> bool:
+    """True when autograd's gradients of ``func`` match finite differences.
+
+    Inputs that require grad are checked; they should be float64 (float32 finite
+    differences are too coarse to trust).
+
+    >>> import naivegraph as ng
+    >>> x = ng.tensor([0.5, -1.0], requires_grad=True)
+    >>> ng.autograd.gradcheck(lambda x: (x ** 2 * x.exp()).sum(), (x,))
+    True
+    """
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    if not checked:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+    for i in checked:
+        if inputs[i].dtype != np.float64:
+            raise GradcheckError(f"input {i} is {inputs[i].dtype}: gradcheck needs float64 inputs "
+                                 "for reliable finite differences")
+
+    def wrapped(*xs):
+        out = func(*xs)
+        if isinstance(out, tuple):
+            raise GradcheckError("gradcheck: give a function with a single tensor output")
+        return out
+
+    targets = [inputs[i] for i in checked]
+
+    def of_targets(*ts):
+        full = list(inputs)
+        for i, t in zip(checked, ts):
+            full[i] = t
+        return wrapped(*full)
+
+    numeric = numerical_jacobian(of_targets, targets, eps)
+    analytic = analytical_jacobian(of_targets, targets)
+    for i, n, a in zip(checked, numeric, analytic):
+        if not np.allclose(a, n, atol=atol, rtol=rtol):
+            if raise_exception:
+                raise GradcheckError(
+                    f"Jacobian mismatch for output 0 with respect to input {i},\n"
+                    f"numerical:{n}\nanalytical:{a}\n")
+            return False
+    return True

@@ -1,0 +1,276 @@
+"""The backward engine: walks ``grad_fn`` nodes from the outputs to the leaves.
+
+Iterative throughout (no recursion, so million-op chains work) and linear in the size
+of the graph: one depth-first pass orders the nodes, one pass runs them.  Leaf
+gradients are written only after the whole pass succeeded, so a hook that raises
+leaves every ``.grad`` as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .grad_mode import _state
+from .node import AccumulateGrad, Node
+from .tensor import NO_GRAD_FN, Tensor
+
+
+def _topological_order(roots: Sequence[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, every consumer before what it consumes."""
+    postorder: list[Node] = []
+    seen: set[int] = set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for child, _ in children:
+                if child is not None and id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                postorder.append(node)
+    postorder.reverse()
+    return postorder
+
+
+def _nodes_leading_to(order: list[Node], targets: set[int]) -> set[int]:
+    """ids of nodes from which some target node can be reached."""
+    useful: set[int] = set()
+    for node in reversed(order):  # producers first: children are decided before parents
+        if id(node) in targets or any(
+                child is not None and id(child) in useful for child, _ in node.next_functions):
+            useful.add(id(node))
+    return useful
+
+
+def _root_gradient(tensor: Tensor, gradient, index: int, create_graph: bool):
+    if gradient is None:
+        if tensor._data.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        return np.ones_like(tensor._data)
+    if not isinstance(gradient, Tensor):
+        gradient = Tensor._make(np.asarray(gradient, dtype=tensor._data.dtype), False, None, 0)
+    if gradient.shape != tensor.shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{index}] has a shape of {gradient.shape} and "
+            f"output[{index}] has a shape of {tensor.shape}.")
+    return gradient if create_graph else gradient._data
+
+
+def _as_tensor(grad) -> Tensor:
+    return grad if isinstance(grad, Tensor) else Tensor._make(grad, False, None, 0)
+
+
+def _from_hook(result, grad, create_graph: bool):
+    """A hook's return value: None keeps ``grad``; a tensor replaces it."""
+    if result is None:
+        return grad
+    if not isinstance(result, Tensor):
+        raise TypeError(f"a gradient hook must return a Tensor or None, got {type(result).__name__}")
+    return result if create_graph else result._data
+
+
+def _run_tensor_hooks(node: Node, grads: list, create_graph: bool) -> None:
+    for output_nr, hook in list(node._tensor_hooks.values()):
+        if grads[output_nr] is not None:
+            grads[output_nr] = _from_hook(hook(_as_tensor(grads[output_nr])), grads[output_nr],
+                                          create_graph)
+
+
+def _run_node(node: Node, grads: list, create_graph: bool) -> list:
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            replaced = hook(tuple(_as_tensor(g) if g is not None else None for g in grads))
+            if replaced is not None:
+                grads = [_from_hook(r, g, create_graph) for r, g in zip(replaced, grads)]
+    grad_inputs = node.apply(grads, create_graph)
+    if node._post_hooks:
+        for hook in list(node._post_hooks.values()):
+            replaced = hook(tuple(_as_tensor(g) if g is not None else None for g in grad_inputs),
+                            tuple(_as_tensor(g) if g is not None else None for g in grads))
+            if replaced is not None:
+                grad_inputs = [_from_hook(r, g, create_graph) for r, g in zip(replaced, grad_inputs)]
+    return grad_inputs
+
+
+def _leaf_gradient(leaf: Tensor, grad, create_graph: bool):
+    """Run a leaf's own hooks on the gradient that reached it."""
+    if leaf._hooks:
+        for hook in list(leaf._hooks.values()):
+            grad = _from_hook(hook(_as_tensor(grad)), grad, create_graph)
+    return grad
+
+
+def execute(outputs: Sequence[Tensor], gradients: Sequence, keep_graph: bool,
+            create_graph: bool, capture: Sequence[Tensor] | None = None,
+            accumulate_into: Sequence[Tensor] | None = None) -> list:
+    """Run backward from ``outputs``.
+
+    ``capture``: return the gradients reaching these tensors instead of accumulating
+    (``autograd.grad``).  ``accumulate_into``: accumulate only into these (``inputs=``).
+    """
+    roots: list[tuple[Node, int, object]] = []
+    for i, (tensor, gradient) in enumerate(zip(outputs, gradients)):
+        if not tensor._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn" + (" (call .requires_grad_() on a leaf, or check "
+                                              "that no_grad() was not active when it was computed)"))
+        roots.append((tensor._edge()[0], tensor._output_nr, _root_gradient(tensor, gradient, i,
+                                                                            create_graph)))
+    order = _topological_order([node for node, _, _ in roots])
+    targets = capture if capture is not None else accumulate_into
+    target_edges = {}
+    if targets is not None:
+        for t in targets:
+            node, nr = t._edge()
+            if node is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            target_edges.setdefault(id(node), []).append((nr, t))
+        useful = _nodes_leading_to(order, set(target_edges))
+    buffers: dict[int, list] = {}
+    for node, nr, grad in roots:
+        _add_to_buffer(buffers, node, nr, grad)
+
+    captured: dict[int, object] = {}
+    leaf_updates: list[tuple[Tensor, object]] = []
+    retained: list[tuple[Tensor, object]] = []
+    ran: list[Node] = []
+    previous_mode = _state.enabled
+    _state.enabled = create_graph
+    try:
+        for node in order:
+            grads = buffers.pop(id(node), None)
+            if grads is None:
+                continue
+            if targets is not None and id(node) not in useful:
+                continue
+            if node._tensor_hooks:
+                _run_tensor_hooks(node, grads, create_graph)
+            if node._retained:
+                _collect_retained(node, grads, retained)
+            if type(node) is AccumulateGrad:
+                grads[0] = _leaf_gradient(node.variable, grads[0], create_graph)
+            if id(node) in target_edges and capture is not None:
+                for nr, t in target_edges[id(node)]:
+                    if grads[nr] is not None:
+                        captured[id(t)] = grads[nr]
+            if type(node) is AccumulateGrad:
+                if capture is None and (targets is None or id(node) in target_edges):
+                    leaf_updates.append((node.variable, grads[0]))
+                continue
+            if capture is not None and id(node) in target_edges and not any(
+                    id(child) in useful for child, _ in node.next_functions if child is not None):
+                continue
+            grad_inputs = _run_node(node, grads, create_graph)
+            ran.append(node)
+            for (child, nr), grad in zip(node.next_functions, grad_inputs):
+                if child is not None and grad is not None:
+                    _add_to_buffer(buffers, child, nr, grad)
+    finally:
+        _state.enabled = previous_mode
+    for tensor, grad in retained:
+        _store_grad(tensor, grad, create_graph, retain=True)
+    for leaf, grad in leaf_updates:
+        _store_grad(leaf, grad, create_graph)
+    if not keep_graph:
+        for node in ran:
+            node.release()
+    if capture is None:
+        return []
+    return [captured.get(id(t)) for t in capture]
+
+
+def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
+    slot = buffers.get(id(node))
+    if slot is None:
+        slot = buffers[id(node)] = [None] * node.num_outputs
+    slot[nr] = grad if slot[nr] is None else slot[nr] + grad
+
+
+def _collect_retained(node: Node, grads: list, retained: list) -> None:
+    for nr, ref in node._retained.items():
+        tensor = ref()
+        if tensor is not None and grads[nr] is not None:
+            retained.append((tensor, grads[nr]))
+
+
+def _store_grad(tensor: Tensor, grad, create_graph: bool, retain: bool = False) -> None:
+    """Add ``grad`` to ``tensor.grad`` (PyTorch's AccumulateGrad, and retain_grad)."""
+    if isinstance(grad, Tensor) and not create_graph:
+        grad = grad._data
+    current = tensor._grad
+    if create_graph:
+        grad = _as_tensor(grad)
+        tensor._grad = grad if current is None else current + grad
+        return
+    if grad.dtype != tensor._data.dtype and tensor._data.dtype.kind in "fc":
+        grad = grad.astype(tensor._data.dtype)
+    if current is None or retain:
+        # Own the memory: the same array may have reached several tensors.
+        tensor._grad = Tensor._make(np.array(grad, copy=True), False, None, 0)
+    elif current._data.shape == grad.shape and current._data.flags.writeable:
+        current._data += grad
+    else:
+        tensor._grad = Tensor._make(current._data + grad, False, None, 0)
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the leaves' ``.grad`` (torch.autograd.backward)."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
+    if inputs is not None:
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    keep = create_graph if retain_graph is None else retain_graph
+    execute(tensors, list(grad_tensors), keep, create_graph, accumulate_into=inputs)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated.
+
+    >>> import naivegraph as ng
+    >>> x = ng.tensor(3.0, requires_grad=True)
+    >>> (dx,) = ng.autograd.grad(x ** 3, x, create_graph=True)
+    >>> dx, ng.autograd.grad(dx, x)[0]
+    (tensor(27., grad_fn=<MulBackward0>), tensor(18.))
+    """
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    keep = create_graph if retain_graph is None else retain_graph
+    found = execute(outputs, list(grad_outputs), keep, create_graph, capture=inputs)
+    results = []
+    for t, g in zip(inputs, found):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            results.append(None)
+        else:
+            results.append(_as_tensor(g) if create_graph else
+                           Tensor._make(np.array(g, copy=True), False, None, 0))
+    return tuple(results)
+

@@ -1,0 +1,71 @@
+"""Whole-function derivatives built on ``autograd.grad``: Jacobians and Hessians."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .engine import grad
+from .tensor import Tensor
+
+
+def _prepare(inputs):
+    single = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single else tuple(inputs)
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"jacobian/hessian inputs must be Tensors, got {type(x).__name__}")
+    return single, tuple(x.detach().requires_grad_(True) if x.dtype.kind in "fc"
+                         else x for x in inputs)
+
+
+def jacobian(func: Callable, inputs, create_graph: bool = False):
+    """d func(inputs) / d inputs, shaped ``output.shape + input.shape``.
+
+    >>> import naivegraph as ng
+    >>> J = ng.autograd.functional.jacobian(lambda x: x ** 2, ng.tensor([1., 2.]))
+    >>> J
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    single, xs = _prepare(inputs)
+    out = func(*xs)
+    if not isinstance(out, Tensor):
+        raise TypeError("jacobian: the function must return a single Tensor")
+    rows = [[] for _ in xs]
+    flat = out.reshape(-1) if out.ndim else out.reshape(1)
+    for k in range(flat.shape[0]):
+        if not out.requires_grad:
+            grads = (None,) * len(xs)
+        else:
+            grads = grad(flat[k], xs, retain_graph=True, create_graph=create_graph,
+                         allow_unused=True)
+        for i, (x, g) in enumerate(zip(xs, grads)):
+            rows[i].append(g if g is not None else Tensor._make(np.zeros(x.shape, x.dtype),
+                                                                False, None, 0))
+    from .functions import stack
+    results = tuple(stack(r).reshape(out.shape + x.shape) for r, x in zip(rows, xs))
+    return results[0] if single else results
+
+
+def hessian(func: Callable, inputs):
+    """Second derivatives of a scalar function, shaped ``input.shape + input.shape``.
+
+    >>> import naivegraph as ng
+    >>> ng.autograd.functional.hessian(lambda x: (x ** 3).sum(), ng.tensor([1., 2.]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    single, xs = _prepare(inputs)
+
+    def gradient(*args):
+        out = func(*args)
+        if out.numel() != 1:
+            raise RuntimeError("hessian: the function must return a single-element tensor")
+        (g,) = grad(out, args[0], create_graph=True) if len(args) == 1 else (None,)
+        return g
+
+    if not single:
+        raise NotImplementedError("hessian of several inputs: call it once per input")
+    return jacobian(gradient, xs[0])

@@ -1,0 +1,93 @@
+"""Grad mode: whether new ops record history.  Thread-local, as in PyTorch."""
+
+from __future__ import annotations
+
+import functools
+import threading
+
+
+class _State(threading.local):
+    enabled = True
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """True when new ops record a ``grad_fn`` (the default).
+
+    >>> import naivegraph as ng
+    >>> with ng.no_grad():
+    ...     ng.is_grad_enabled()
+    False
+    """
+    return _state.enabled
+
+
+class _GradModeContext:
+    """Base for context managers that also work as function decorators."""
+
+    mode: bool
+
+    def __enter__(self) -> None:
+        self._previous = _state.enabled
+        _state.enabled = self.mode
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self._previous
+
+    def __call__(self, function):
+        if isinstance(self, set_grad_enabled):
+            _state.enabled = self._previous  # used as a decorator: no lasting effect
+        mode = self.mode
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            previous = _state.enabled
+            _state.enabled = mode
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _state.enabled = previous
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Ops inside record no history: outputs have ``requires_grad=False``.
+
+    >>> import naivegraph as ng
+    >>> w = ng.tensor(2.0, requires_grad=True)
+    >>> with ng.no_grad():
+    ...     y = w * 3
+    >>> y.requires_grad
+    False
+    """
+
+    mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Turn history recording back on inside a ``no_grad`` block."""
+
+    mode = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Set grad mode to ``mode``: at once as a call, or for a block as a context manager.
+
+    >>> import naivegraph as ng
+    >>> with ng.set_grad_enabled(False):
+    ...     ng.is_grad_enabled()
+    False
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self._previous = _state.enabled
+        _state.enabled = self.mode  # PyTorch applies it immediately, too
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self._previous

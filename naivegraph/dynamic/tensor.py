@@ -1,0 +1,888 @@
+"""The dynamic-mode Tensor: a numpy array plus the autograd bookkeeping of PyTorch.
+
+Every op computes at once (eager) through the shared op table and, when any input
+requires grad and grad mode is on, records a ``grad_fn`` node.  ``backward`` walks
+those nodes (see :mod:`naivegraph.dynamic.engine`).
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections import namedtuple
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..ops import OPS
+from ..ops.core import Meta, OpDef
+from .grad_mode import _state
+from .node import AccumulateGrad, SavedTensor, add_hook, _HookDict, node_class
+
+_new = object.__new__
+_VIEW_OPS = frozenset({"reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
+                       "getitem"})
+MinMax = namedtuple("MinMax", ["values", "indices"])
+
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
+                        "in-place operation.")
+NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
+
+
+class _Counter:
+    """A version counter, shared by a tensor, its views and its ``detach()``-ed twins."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+# ----------------------------------------------------------------------------------
+# The dynamic backend of the op table
+# ----------------------------------------------------------------------------------
+
+
+def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
+    """Run ``op`` now on numpy and, if needed, record its backward node."""
+    inputs = args[0] if op.variadic else args
+    datas = []
+    any_grad = False
+    for a in inputs:
+        if isinstance(a, Tensor):
+            datas.append(a._data)
+            any_grad = any_grad or a._rg
+        else:
+            datas.append(a)
+    out = op.forward(datas, **attrs) if op.variadic else op.forward(*datas, **attrs)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    record = any_grad and _state.enabled and op.differentiable
+    result = Tensor._make(out, record, None, 0)
+    if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and out.base is not None:
+        _mark_view(result, inputs[0])
+    if record:
+        result.grad_fn = _record(op, inputs, attrs, result)
+    return result
+
+
+def _mark_view(view: "Tensor", source: "Tensor") -> None:
+    view._base = source._base if source._base is not None else source
+    view._vc = source._counter()
+
+
+def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
+    """Build the grad_fn of ``result``: edges, saved tensors, forward-side metadata."""
+    saves = op.saves
+    edges, saved, shapes, needs, meta = [], [], [], [], []
+    for i, a in enumerate(inputs):
+        if isinstance(a, Tensor):
+            data = a._data
+            edges.append(a._edge())
+            needs.append(a._rg)
+            shapes.append(data.shape)
+            saved.append(SavedTensor(a) if i in saves else Meta(data.shape, data.dtype))
+            meta.append(weakref.ref(a))
+        else:
+            edges.append((None, 0))
+            needs.append(False)
+            shapes.append(np.shape(a))
+            saved.append(a)
+            meta.append(a)
+    out = result._data
+    saved_out = SavedTensor(result, is_output=True) if "out" in saves else Meta(out.shape, out.dtype)
+    cls = node_class(op.grad_fn_name(attrs, shapes))
+    node = cls(op, attrs, tuple(edges), saved, saved_out, tuple(shapes), tuple(needs), tuple(meta))
+    node.output_ref = weakref.ref(result)
+    node.output_meta = Meta(out.shape, out.dtype)
+    return node
+
+
+def _op(name: str, *args, **attrs) -> "Tensor":
+    return apply(OPS[name], args, attrs)
+
+
+def _shape_arg(shape: tuple) -> tuple:
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` / ``f([2, 3])`` alike, as torch does."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _index_arg(index):
+    """Turn tensor indices into numpy ones; keep everything else as numpy takes it."""
+    if isinstance(index, Tensor):
+        return index._data
+    if isinstance(index, list):
+        return np.asarray([i._data if isinstance(i, Tensor) else i for i in index])
+    if isinstance(index, tuple):
+        return tuple(_index_arg(i) for i in index)
+    return index
+
+
+def _format_array(data: np.ndarray) -> str:
+    """numpy data printed the way PyTorch prints tensors (4 decimals, aligned)."""
+    if data.dtype.kind == "b":
+        fmt = str
+    elif data.dtype.kind in "iu":
+        fmt = str
+    else:
+        finite = data[np.isfinite(data)] if data.size else data
+        fmt = _float_formatter(finite)
+    width = max((len(fmt(v)) for v in data.flat), default=0) if data.size <= 1000 else 0
+    pad = (lambda v: fmt(v).rjust(width))
+    return np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
+                           threshold=1000, edgeitems=3,
+                           formatter={"all": pad})
+
+
+def _float_formatter(finite: np.ndarray) -> Callable:
+    if finite.size == 0:
+        return lambda v: f"{v:.4f}"
+    absolute = np.abs(finite.astype(np.float64))
+    nonzero = absolute[absolute > 0]
+    if np.all(finite == np.round(finite)):
+        if nonzero.size and nonzero.max() >= 1e8:
+            return lambda v: f"{v:.4e}"
+        return lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)
+    if nonzero.size and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() >= 1e8
+                         or nonzero.min() < 1e-4):
+        return lambda v: f"{v:.4e}"
+    return lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)
+
+
+def _default_dtype_for(dtype: np.dtype) -> bool:
+    return dtype in (np.float64, np.int64, np.bool_)
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations that made it.
+
+    >>> import naivegraph as ng
+    >>> a = ng.tensor(2.0, requires_grad=True)
+    >>> b = a.exp()
+    >>> b
+    tensor(7.3891, grad_fn=<ExpBackward0>)
+    >>> b.backward()
+    >>> a.grad
+    tensor(7.3891)
+    """
+
+    __slots__ = ("_data", "_rg", "grad_fn", "_output_nr", "__dict__", "__weakref__")
+    # Rarely set state lives in __dict__ only when used; these are the defaults.
+    _grad = None
+    _vc = None
+    _base = None
+    _retains_grad = False
+    _hooks = None
+    _acc = None
+
+    _ng_apply = staticmethod(apply)  # the op table dispatches tensors here
+    __array_ufunc__ = None  # numpy defers to our reflected operators
+    __array_priority__ = 1000
+
+    def __init__(self, data: Any = (), requires_grad: bool = False, dtype=None) -> None:
+        array = _as_array(data, dtype)
+        if dtype is None and array.dtype.kind in "iub" and isinstance(data, (list, tuple)) \
+                and type(self) is Tensor:
+            array = array.astype(np.float64)  # ng.Tensor([1, 2]) is float, as in torch
+        self._data = array
+        self._rg = False
+        self.grad_fn = None
+        self._output_nr = 0
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _make(cls, data: np.ndarray, requires_grad: bool, grad_fn, output_nr: int) -> "Tensor":
+        t = _new(cls)
+        t._data = data
+        t._rg = requires_grad
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        return t
+
+    # -- bookkeeping ----------------------------------------------------------------
+    def _counter(self) -> _Counter:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = _Counter()
+        return vc
+
+    def _accumulator(self) -> AccumulateGrad:
+        ref = self._acc
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc = weakref.ref(acc)
+        return acc
+
+    def _edge(self) -> tuple:
+        fn = self.grad_fn
+        if fn is not None:
+            return (fn, self._output_nr)
+        if self._rg:
+            return (self._accumulator(), 0)
+        return (None, 0)
+
+    # -- attributes -----------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self.grad_fn is not None:
+            hint = "" if value else (" If you want to use a computed variable in a subgraph that "
+                                     "doesn't require differentiation use var_no_grad = var.detach().")
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
+        if value and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients "
+                f"(this tensor has dtype {self._data.dtype}); create it with floats, e.g. "
+                "ng.tensor([1., 2.]) or dtype=ng.float32.")
+        self._rg = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place (leaves only) and return self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors the user created, and for any tensor that does not require grad."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> "Tensor | None":
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: grad has shape "
+                                   f"{value.shape}, tensor has shape {self.shape}")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def data(self) -> "Tensor":
+        """The same storage without history: changes are invisible to autograd."""
+        return Tensor._make(self._data, False, None, 0)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        array = value._data if isinstance(value, Tensor) else _as_array(value, None)
+        self._data = array
+
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value if self._vc is not None else 0
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def size(self, dim: int | None = None):
+        """The shape, or one dimension of it."""
+        return self._data.shape if dim is None else self._data.shape[dim]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    # -- conversion -----------------------------------------------------------------
+    def item(self) -> float | int | bool:
+        """The single value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        """The underlying array (shared memory). Refused while the tensor requires grad."""
+        if self._rg:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self) if not spec else format(repr(self), spec)
+
+    def to(self, dtype=None, *args, **kwargs) -> "Tensor":
+        if dtype is None or isinstance(dtype, str) and dtype in ("cpu",):
+            return self
+        return self._cast(np.dtype(dtype))
+
+    def _cast(self, dtype: np.dtype) -> "Tensor":
+        if self._data.dtype == dtype:
+            return self
+        if self._rg and dtype.kind in "fc":
+            return _op("clone", self)._retype(dtype)
+        return Tensor._make(self._data.astype(dtype), False, None, 0)
+
+    def _retype(self, dtype) -> "Tensor":
+        self._data = self._data.astype(dtype)
+        return self
+
+    def float(self) -> "Tensor":
+        return self._cast(np.dtype(np.float32))
+
+    def double(self) -> "Tensor":
+        return self._cast(np.dtype(np.float64))
+
+    def long(self) -> "Tensor":
+        return self._cast(np.dtype(np.int64))
+
+    def int(self) -> "Tensor":
+        return self._cast(np.dtype(np.int32))
+
+    def bool(self) -> "Tensor":
+        return self._cast(np.dtype(np.bool_))
+
+    def contiguous(self) -> "Tensor":
+        return self
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def __repr__(self) -> str:
+        parts = [_format_array(self._data)]
+        if not _default_dtype_for(self._data.dtype):
+            parts.append(f"dtype={self._data.dtype.name}")
+        if self.grad_fn is not None:
+            parts.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._rg:
+            parts.append("requires_grad=True")
+        return "tensor(" + ", ".join(parts) + ")"
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # -- history ---------------------------------------------------------------------
+    def detach(self) -> "Tensor":
+        """A tensor sharing storage (and version counter) but with no history."""
+        t = Tensor._make(self._data, False, None, 0)
+        t._vc = self._counter()
+        return t
+
+    def detach_(self) -> "Tensor":
+        """Cut this tensor out of the graph: it becomes a leaf that does not require grad."""
+        if self._base is not None and self._base._rg:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._output_nr = 0
+        self._rg = False
+        return self
+
+    def clone(self) -> "Tensor":
+        return _op("clone", self)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def register_hook(self, hook: Callable) -> Any:
+        """Call ``hook(grad)`` whenever this tensor's gradient is computed.
+
+        The hook may return a tensor to use instead of ``grad``.  Returns a handle
+        whose ``remove()`` unregisters it.
+
+        >>> import naivegraph as ng
+        >>> v = ng.tensor([0., 0., 0.], requires_grad=True)
+        >>> h = v.register_hook(lambda grad: grad * 2)
+        >>> v.backward(ng.tensor([1., 1., 1.]))
+        >>> v.grad
+        tensor([2., 2., 2.])
+        >>> h.remove()
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = _HookDict()
+        return add_hook(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
+
+        >>> import naivegraph as ng
+        >>> w = ng.tensor(3.0, requires_grad=True)
+        >>> (w * w).backward()
+        >>> w.grad
+        tensor(6.)
+        """
+        from .engine import backward
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+                 inputs=inputs)
+
+    # -- in-place ops ------------------------------------------------------------------
+    def _check_inplace(self) -> None:
+        if not _state.enabled:
+            return
+        if self._rg and self.grad_fn is None:
+            raise RuntimeError(LEAF_INPLACE + " Change leaf values inside `with ng.no_grad():` "
+                               "or through .data / .detach(), before using them.")
+        base = self._base
+        if base is not None and base._rg:
+            if base.grad_fn is None:
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
+            raise RuntimeError(
+                "in-place change of a view of a tensor that requires grad is not supported: "
+                "naivegraph cannot rewrite the history of the base tensor. Use an out-of-place "
+                "op, or .clone() the view before changing it.")
+
+    def _inplace(self, name: str, *others, **attrs) -> "Tensor":
+        """Run op ``name`` and write its result into this tensor's own storage."""
+        self._check_inplace()
+        op = OPS[name]
+        other_data = [o._data if isinstance(o, Tensor) else o for o in others]
+        result = op.forward(self._data, *other_data, **attrs)
+        result = np.asarray(result)
+        if not np.can_cast(result.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
+                               f"type {self._data.dtype}")
+        if result.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {self._data.shape} doesn't match the broadcast "
+                               f"shape {result.shape}")
+        record = _state.enabled and op.differentiable and (
+            self._rg or any(isinstance(o, Tensor) and o._rg for o in others))
+        before = self._snapshot(op) if record else None
+        np.copyto(self._data, result, casting="same_kind")
+        self._counter().value += 1
+        if record:
+            self._rg = True
+            self.grad_fn = _record(op, (before,) + others, attrs, self)
+            self._output_nr = 0
+        return self
+
+    def _snapshot(self, op: OpDef) -> "Tensor":
+        """This tensor as it was before an in-place op (its data copied only if saved)."""
+        data = self._data.copy() if op.saves_input(0) else self._data
+        old = Tensor._make(data, self._rg, self.grad_fn, self._output_nr)
+        old._acc = self._acc
+        if self.grad_fn is None and self._rg:
+            old._acc = weakref.ref(self._accumulator())
+        return old
+
+    def add_(self, other, alpha=1) -> "Tensor":
+        return self._inplace("add", other if alpha == 1 else other * alpha)
+
+    def sub_(self, other, alpha=1) -> "Tensor":
+        return self._inplace("sub", other if alpha == 1 else other * alpha)
+
+    def mul_(self, other) -> "Tensor":
+        return self._inplace("mul", other)
+
+    def div_(self, other) -> "Tensor":
+        return self._inplace("div", other)
+
+    def pow_(self, exponent) -> "Tensor":
+        if isinstance(exponent, Tensor):
+            return self._inplace("pow", exponent)
+        return self._inplace("pow_scalar", exponent=exponent)
+
+    def exp_(self) -> "Tensor":
+        return self._inplace("exp")
+
+    def clamp_(self, min=None, max=None) -> "Tensor":
+        return self._inplace("clamp", min=min, max=max)
+
+    def fill_(self, value) -> "Tensor":
+        return self._inplace("fill", value=value.item() if isinstance(value, Tensor) else value)
+
+    def zero_(self) -> "Tensor":
+        return self.fill_(0.0)
+
+    def copy_(self, src) -> "Tensor":
+        return self._inplace("index_put", src, index=...)
+
+    def __setitem__(self, index, value) -> None:
+        self._inplace("index_put", value, index=_index_arg(index))
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    def __ipow__(self, exponent) -> "Tensor":
+        return self.pow_(exponent)
+
+    # -- arithmetic -----------------------------------------------------------------------
+    def __add__(self, other):
+        return apply(OPS["add"], (self, other), {})
+
+    def __radd__(self, other):
+        return apply(OPS["add"], (other, self), {})
+
+    def __sub__(self, other):
+        return apply(OPS["sub"], (self, other), {})
+
+    def __rsub__(self, other):
+        return apply(OPS["sub"], (other, self), {})
+
+    def __mul__(self, other):
+        return apply(OPS["mul"], (self, other), {})
+
+    def __rmul__(self, other):
+        return apply(OPS["mul"], (other, self), {})
+
+    def __truediv__(self, other):
+        return apply(OPS["div"], (self, other), {})
+
+    def __rtruediv__(self, other):
+        return apply(OPS["div"], (other, self), {})
+
+    def __pow__(self, exponent):
+        return self.pow(exponent)
+
+    def __rpow__(self, base):
+        return apply(OPS["pow"], (base, self), {})
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        return apply(OPS["matmul"], (other, self), {})
+
+    def __neg__(self):
+        return apply(OPS["neg"], (self,), {})
+
+    def __abs__(self):
+        return apply(OPS["abs"], (self,), {})
+
+    def __pos__(self):
+        return self
+
+    def __eq__(self, other):  # elementwise, as in torch
+        return _op("eq", self, other)
+
+    def __ne__(self, other):
+        return _op("ne", self, other)
+
+    def __lt__(self, other):
+        return _op("lt", self, other)
+
+    def __le__(self, other):
+        return _op("le", self, other)
+
+    def __gt__(self, other):
+        return _op("gt", self, other)
+
+    def __ge__(self, other):
+        return _op("ge", self, other)
+
+    def __invert__(self):
+        return _op("logical_not", self)
+
+    def __and__(self, other):
+        return _op("logical_and", self, other)
+
+    def __or__(self, other):
+        return _op("logical_or", self, other)
+
+    def pow(self, exponent) -> "Tensor":
+        if isinstance(exponent, Tensor):
+            return apply(OPS["pow"], (self, exponent), {})
+        return apply(OPS["pow_scalar"], (self,), {"exponent": exponent})
+
+    def matmul(self, other) -> "Tensor":
+        a, b = self.ndim, np.ndim(other._data if isinstance(other, Tensor) else other)
+        if a == 0 or b == 0:
+            raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                               f"{a}D and {b}D")
+        return apply(OPS["matmul"], (self, other), {})
+
+    def mm(self, other) -> "Tensor":
+        if self.ndim != 2 or np.ndim(getattr(other, "_data", other)) != 2:
+            raise RuntimeError("mm: both arguments must be 2-D matrices; use matmul for other shapes")
+        return self.matmul(other)
+
+    def clamp(self, min=None, max=None) -> "Tensor":
+        if min is None and max is None:
+            raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+        return _op("clamp", self, min=min, max=max)
+
+    def maximum(self, other) -> "Tensor":
+        return _op("maximum", self, other)
+
+    def minimum(self, other) -> "Tensor":
+        return _op("minimum", self, other)
+
+    # -- reductions ---------------------------------------------------------------------------
+    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return _op("sum", self, dim=_dim_arg(dim), keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
+        if self._data.dtype.kind not in "fc":
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
+                               f"a floating point or complex dtype. Got: {self._data.dtype}")
+        return _op("mean", self, dim=_dim_arg(dim), keepdim=keepdim)
+
+    def _extreme(self, name: str, arg: Callable, dim, keepdim: bool):
+        if isinstance(dim, Tensor):
+            return _op("maximum" if name == "max" else "minimum", self, dim)
+        if dim is None:
+            return _op(name, self)
+        values = _op(name, self, dim=int(dim), keepdim=keepdim)
+        indices = arg(self._data, axis=int(dim))
+        if keepdim:
+            indices = np.expand_dims(indices, int(dim))
+        return MinMax(values, Tensor._make(np.asarray(indices), False, None, 0))
+
+    def max(self, dim=None, keepdim: bool = False):
+        return self._extreme("max", np.argmax, dim, keepdim)
+
+    def min(self, dim=None, keepdim: bool = False):
+        return self._extreme("min", np.argmin, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
+        out = np.argmax(self._data, axis=dim, keepdims=keepdim)
+        return Tensor._make(np.asarray(out), False, None, 0)
+
+    def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
+        out = np.argmin(self._data, axis=dim, keepdims=keepdim)
+        return Tensor._make(np.asarray(out), False, None, 0)
+
+    # -- shape ---------------------------------------------------------------------------------
+    def reshape(self, *shape) -> "Tensor":
+        return _op("reshape", self, shape=_resolve_shape(_shape_arg(shape), self._data.size))
+
+    view = reshape
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        shape = self._data.shape
+        if not shape:
+            return self.reshape(1)
+        start, end = start_dim % len(shape), end_dim % len(shape)
+        merged = int(np.prod(shape[start:end + 1]))
+        return self.reshape(shape[:start] + (merged,) + shape[end + 1:])
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        return _op("transpose", self, dim0=dim0, dim1=dim1)
+
+    def permute(self, *dims) -> "Tensor":
+        return _op("permute", self, dims=_shape_arg(dims))
+
+    def t(self) -> "Tensor":
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self if self.ndim < 2 else self.transpose(0, 1)
+
+    @property
+    def T(self) -> "Tensor":
+        return self if self.ndim < 2 else self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> "Tensor":
+        return self.transpose(-2, -1)
+
+    def squeeze(self, dim=None) -> "Tensor":
+        if dim is not None and self._data.shape and self._data.shape[dim] != 1:
+            return _op("reshape", self, shape=self._data.shape)  # torch: no-op, new node
+        return _op("squeeze", self, dim=dim)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        return _op("unsqueeze", self, dim=dim)
+
+    def expand(self, *sizes) -> "Tensor":
+        sizes = _shape_arg(sizes)
+        lead = len(sizes) - self.ndim
+        shape = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        return _op("expand", self, shape=shape)
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return self.expand(other.shape)
+
+    def __getitem__(self, index) -> "Tensor":
+        return _op("getitem", self, index=_index_arg(index))
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    # -- elementwise functions -------------------------------------------------------------
+    def exp(self):
+        return _op("exp", self)
+
+    def log(self):
+        return _op("log", self)
+
+    def sqrt(self):
+        return _op("sqrt", self)
+
+    def sin(self):
+        return _op("sin", self)
+
+    def cos(self):
+        return _op("cos", self)
+
+    def tanh(self):
+        return _op("tanh", self)
+
+    def sigmoid(self):
+        return _op("sigmoid", self)
+
+    def relu(self):
+        return _op("relu", self)
+
+    def abs(self):
+        return _op("abs", self)
+
+    def neg(self):
+        return _op("neg", self)
+
+    def sign(self):
+        return _op("sign", self)
+
+    def softmax(self, dim: int) -> "Tensor":
+        return _op("softmax", self, dim=dim)
+
+    def log_softmax(self, dim: int) -> "Tensor":
+        return _op("log_softmax", self, dim=dim)
+
+    def add(self, other, alpha=1):
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other, alpha=1):
+        return self - (other if alpha == 1 else other * alpha)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self._cast(other.dtype)
+
+
+def _dim_arg(dim):
+    if dim is None or isinstance(dim, (int, np.integer)):
+        return None if dim is None else int(dim)
+    return tuple(int(d) for d in dim)
+
+
+def _resolve_shape(shape: tuple, size: int) -> tuple:
+    """Replace a single -1 by the size that makes the element count match."""
+    if -1 not in shape:
+        if int(np.prod(shape)) != size:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
+        return shape
+    known = int(np.prod([s for s in shape if s != -1]))
+    if shape.count(-1) > 1 or known == 0 or size % known:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
+    return tuple(size // known if s == -1 else s for s in shape)
+
+
+def _as_array(data: Any, dtype) -> np.ndarray:
+    """Convert user data to a numpy array, with PyTorch's errors for bad input."""
+    if isinstance(data, Tensor):
+        array = data._data.copy()
+    elif data is None:
+        raise TypeError("Could not infer dtype of NoneType: pass a number, a (nested) list of "
+                        "numbers or a numpy array")
+    else:
+        try:
+            array = np.array(data, dtype=dtype)
+        except ValueError as error:
+            if "inhomogeneous" in str(error) or "sequence" in str(error):
+                raise ValueError(f"expected a rectangular (nested) list of numbers, but the rows "
+                                 f"have different lengths: {_short(data)}") from None
+            raise TypeError(f"could not convert {_short(data)} to a tensor: {error}") from None
+        except TypeError as error:
+            raise TypeError(f"could not convert {_short(data)} to a tensor: {error}") from None
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"new(): invalid data type '{type(_first(data)).__name__}': a tensor holds "
+                        "numbers (or booleans) only")
+    if dtype is not None:
+        array = array.astype(dtype, copy=False)
+    elif array.dtype.kind == "c":
+        pass
+    return array
+
+
+def _first(data):
+    while isinstance(data, (list, tuple)) and data:
+        data = data[0]
+    return data
+
+
+def _short(data) -> str:
+    text = repr(data)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,96 @@
+"""Losses and activations as functions (``ng.nn.functional``, usually imported as F).
+
+They dispatch through the op table, so they work on dynamic tensors and static nodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import OPS
+from ..ops.core import _backend_of
+
+
+def _operand(x):
+    if _backend_of((x,)) is None:
+        from ..dynamic.tensor import Tensor
+        return Tensor(x)
+    return x
+
+
+def relu(x):
+    return OPS["relu"].dispatch(_operand(x))
+
+
+def sigmoid(x):
+    return OPS["sigmoid"].dispatch(_operand(x))
+
+
+def tanh(x):
+    return OPS["tanh"].dispatch(_operand(x))
+
+
+def softmax(x, dim: int):
+    return OPS["softmax"].dispatch(_operand(x), dim=dim)
+
+
+def log_softmax(x, dim: int):
+    return OPS["log_softmax"].dispatch(_operand(x), dim=dim)
+
+
+def linear(x, weight, bias=None):
+    """``x @ weight.T + bias``, the affine map of ``nn.Linear``."""
+    out = x @ weight.T
+    return out if bias is None else out + bias
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+
+
+def mse_loss(input, target, reduction: str = "mean"):
+    """Mean squared error.
+
+    >>> import naivegraph as ng
+    >>> ng.nn.functional.mse_loss(ng.tensor([1., 2.]), ng.tensor([1., 4.]))
+    tensor(2.)
+    """
+    _check_reduction(reduction)
+    shapes = (tuple(input.shape), tuple(target.shape))
+    if shapes[0] != shapes[1]:
+        raise ValueError(f"mse_loss: input shape {shapes[0]} and target shape {shapes[1]} must "
+                         "match (broadcasting them is almost always a bug)")
+    return OPS["mse_loss"].dispatch(_operand(input), target, reduction=reduction)
+
+
+def _class_indices(target) -> np.ndarray:
+    data = np.asarray(getattr(target, "_data", target))
+    if data.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy expects class indices of an integer dtype as target, got "
+                        f"{data.dtype}; use target.long()")
+    return data
+
+
+def nll_loss(input, target, reduction: str = "mean"):
+    """Negative log-likelihood of log-probabilities ``input`` (N, C) at ``target`` (N,)."""
+    _check_reduction(reduction)
+    indices = _class_indices(target)
+    shape = tuple(input.shape)
+    if len(shape) != 2 or indices.shape != (shape[0],):
+        raise ValueError(f"nll_loss: expected input of shape (N, C) and target of shape (N,), got "
+                         f"{shape} and {indices.shape}")
+    if indices.size and (indices.min() < 0 or indices.max() >= shape[1]):
+        raise IndexError(f"Target {int(indices.max())} is out of bounds: classes are 0..{shape[1] - 1}")
+    return OPS["nll_loss"].dispatch(input, target=indices, reduction=reduction)
+
+
+def cross_entropy(input, target, reduction: str = "mean"):
+    """Softmax cross-entropy of logits ``input`` (N, C) against class indices ``target``.
+
+    >>> import naivegraph as ng
+    >>> loss = ng.nn.functional.cross_entropy(ng.zeros(2, 4), ng.tensor([0, 3]))
+    >>> round(loss.item(), 4)  # log(4)
+    1.3863
+    """
+    return nll_loss(log_softmax(_operand(input), dim=1), target, reduction=reduction)
