@@ -78,21 +78,22 @@ def _from_hook(result, grad, create_graph: bool):
 
 
 def _run_tensor_hooks(node: Node, grads: list, create_graph: bool) -> None:
-    for output_nr, hook in list(node._tensor_hooks.values()):
+    for output_nr, hook in list(node._hooks.tensor.values()):
         if grads[output_nr] is not None:
             grads[output_nr] = _from_hook(hook(_as_tensor(grads[output_nr])), grads[output_nr],
                                           create_graph)
 
 
 def _run_node(node: Node, grads: list, create_graph: bool) -> list:
-    if node._pre_hooks:
-        for hook in list(node._pre_hooks.values()):
+    hooks = node._hooks
+    if hooks is not None and hooks.pre:
+        for hook in list(hooks.pre.values()):
             replaced = hook(tuple(_as_tensor(g) if g is not None else None for g in grads))
             if replaced is not None:
                 grads = [_from_hook(r, g, create_graph) for r, g in zip(replaced, grads)]
     grad_inputs = node.apply(grads, create_graph)
-    if node._post_hooks:
-        for hook in list(node._post_hooks.values()):
+    if hooks is not None and hooks.post:
+        for hook in list(hooks.post.values()):
             replaced = hook(tuple(_as_tensor(g) if g is not None else None for g in grad_inputs),
                             tuple(_as_tensor(g) if g is not None else None for g in grads))
             if replaced is not None:
@@ -151,10 +152,12 @@ def execute(outputs: Sequence[Tensor], gradients: Sequence, keep_graph: bool,
                 continue
             if targets is not None and id(node) not in useful:
                 continue
-            if node._tensor_hooks:
-                _run_tensor_hooks(node, grads, create_graph)
-            if node._retained:
-                _collect_retained(node, grads, retained)
+            hooks = node._hooks
+            if hooks is not None:
+                if hooks.tensor:
+                    _run_tensor_hooks(node, grads, create_graph)
+                if hooks.retained:
+                    _collect_retained(node, grads, retained)
             if type(node) is AccumulateGrad:
                 grads[0] = _leaf_gradient(node.variable, grads[0], create_graph)
             if id(node) in target_edges and capture is not None:
@@ -195,7 +198,7 @@ def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
 
 
 def _collect_retained(node: Node, grads: list, retained: list) -> None:
-    for nr, ref in node._retained.items():
+    for nr, ref in node._hooks.retained.items():
         tensor = ref()
         if tensor is not None and grads[nr] is not None:
             retained.append((tensor, grads[nr]))

@@ -16,7 +16,6 @@ from typing import Callable
 from ..ops.core import Meta, OpDef
 
 _handle_ids = itertools.count()
-_sequence = itertools.count()
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -102,21 +101,40 @@ def _origin(tensor) -> str:
     return f"output {tensor._output_nr} of {tensor.grad_fn.name()}"
 
 
+class _Hooks:
+    """Hooks attached to one node; most nodes have none, so this is created lazily."""
+
+    __slots__ = ("pre", "post", "tensor", "retained")
+
+    def __init__(self) -> None:
+        self.pre = None  # register_prehook: fn(grad_outputs)
+        self.post = None  # register_hook: fn(grad_inputs, grad_outputs)
+        self.tensor = None  # hooks of the non-leaf tensors this node produced
+        self.retained = None  # output_nr -> weakref of a tensor that retains its grad
+
+
 class Node:
     """Base of every ``grad_fn``: edges, hooks, and the apply step of backward."""
 
-    __slots__ = ("next_functions", "_pre_hooks", "_post_hooks", "_tensor_hooks", "_retained",
-                 "_released", "_sequence_nr", "metadata", "__weakref__")
+    __slots__ = ("next_functions", "_hooks", "_released", "_metadata", "__weakref__")
 
     def __init__(self, next_functions: tuple = ()) -> None:
         self.next_functions = next_functions
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None  # hooks of the non-leaf tensors this node produced
-        self._retained = None  # output_nr -> weakref of a tensor that retains its grad
+        self._hooks = None
         self._released = False
-        self._sequence_nr = next(_sequence)
-        self.metadata: dict = {}
+
+    @property
+    def metadata(self) -> dict:
+        try:
+            return self._metadata
+        except AttributeError:
+            self._metadata = {}
+            return self._metadata
+
+    def _hook_set(self) -> _Hooks:
+        if self._hooks is None:
+            self._hooks = _Hooks()
+        return self._hooks
 
     def name(self) -> str:
         """PyTorch's class name for this backward function, e.g. ``MulBackward0``."""
@@ -131,24 +149,33 @@ class Node:
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after this node computed its gradients;
         it may return a replacement tuple for ``grad_inputs``."""
-        if self._post_hooks is None:
-            self._post_hooks = _HookDict()
-        return add_hook(self._post_hooks, fn)
+        hooks = self._hook_set()
+        if hooks.post is None:
+            hooks.post = _HookDict()
+        return add_hook(hooks.post, fn)
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before this node; it may return replacements."""
-        if self._pre_hooks is None:
-            self._pre_hooks = _HookDict()
-        return add_hook(self._pre_hooks, fn)
+        hooks = self._hook_set()
+        if hooks.pre is None:
+            hooks.pre = _HookDict()
+        return add_hook(hooks.pre, fn)
 
     def _add_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
-        if self._tensor_hooks is None:
-            self._tensor_hooks = _HookDict()
         if not callable(fn):
             raise TypeError(f"a hook must be callable, got {type(fn).__name__}")
-        handle = RemovableHandle(self._tensor_hooks)
-        self._tensor_hooks[handle.id] = (output_nr, fn)
+        hooks = self._hook_set()
+        if hooks.tensor is None:
+            hooks.tensor = _HookDict()
+        handle = RemovableHandle(hooks.tensor)
+        hooks.tensor[handle.id] = (output_nr, fn)
         return handle
+
+    def _retain(self, output_nr: int, tensor) -> None:
+        hooks = self._hook_set()
+        if hooks.retained is None:
+            hooks.retained = {}
+        hooks.retained[output_nr] = weakref.ref(tensor)
 
     # -- backward -------------------------------------------------------------------
     @property
@@ -170,8 +197,11 @@ class OpNode(Node):
                  "output_ref", "output_meta")
 
     def __init__(self, op: OpDef, attrs: dict, next_functions: tuple, saved: list,
-                 saved_out, shapes: tuple, needs: tuple, inputs_meta: tuple) -> None:
-        Node.__init__(self, next_functions)
+                 saved_out, shapes: tuple, needs: tuple, inputs_meta: tuple,
+                 output_ref, output_meta: Meta) -> None:
+        self.next_functions = next_functions
+        self._hooks = None
+        self._released = False
         self.op = op
         self.attrs = attrs
         self.saved = saved
@@ -179,8 +209,8 @@ class OpNode(Node):
         self.shapes = shapes
         self.needs = needs
         self.inputs_meta = inputs_meta  # for drawing the forward graph
-        self.output_ref = None
-        self.output_meta = None
+        self.output_ref = output_ref
+        self.output_meta = output_meta
 
     @property
     def has_saved(self) -> bool:
@@ -197,20 +227,14 @@ class OpNode(Node):
         return items
 
     def release(self) -> None:
-        if self.has_saved:
-            self._released = True
-            self.saved = [Meta(tuple(s.data.shape), s.data.dtype) if isinstance(s, SavedTensor)
-                          else s for s in self.saved]
-            if isinstance(self.saved_out, SavedTensor):
-                self.saved_out = Meta(tuple(self.saved_out.data.shape), self.saved_out.data.dtype)
-        else:
-            self._released = True
-
-    def _had_saved(self) -> bool:
-        return self.op.saves != frozenset()
+        self._released = True
+        if self.op.saves:
+            self.saved = [meta_of(s.data) if type(s) is SavedTensor else s for s in self.saved]
+            if type(self.saved_out) is SavedTensor:
+                self.saved_out = meta_of(self.saved_out.data)
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
-        if self._released and self._had_saved():
+        if self._released and self.op.saves:
             raise RuntimeError(SECOND_BACKWARD)
         inputs = [s.unpack(self, create_graph) if type(s) is SavedTensor else s
                   for s in self.saved]
@@ -218,6 +242,20 @@ class OpNode(Node):
         if type(out) is SavedTensor:
             out = out.unpack(self, create_graph)
         return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs, self.shapes)
+
+
+_metas: dict[tuple, Meta] = {}
+
+
+def meta_of(array) -> Meta:
+    """A shared Meta for ``array``'s shape and dtype (cached: nodes are made per op)."""
+    key = (array.shape, array.dtype)
+    meta = _metas.get(key)
+    if meta is None:
+        if len(_metas) > 4096:
+            _metas.clear()
+        meta = _metas[key] = Meta(array.shape, array.dtype)
+    return meta
 
 
 _node_classes: dict[str, type] = {}

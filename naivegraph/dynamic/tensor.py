@@ -15,9 +15,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import OPS
-from ..ops.core import Meta, OpDef
+from ..ops.core import OpDef
 from .grad_mode import _state
-from .node import AccumulateGrad, SavedTensor, add_hook, _HookDict, node_class
+from .node import AccumulateGrad, SavedTensor, _HookDict, add_hook, meta_of, node_class
 
 _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
@@ -79,24 +79,28 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
     for i, a in enumerate(inputs):
         if isinstance(a, Tensor):
             data = a._data
-            edges.append(a._edge())
+            fn = a.grad_fn
+            edges.append((fn, a._output_nr) if fn is not None else a._edge())
             needs.append(a._rg)
             shapes.append(data.shape)
-            saved.append(SavedTensor(a) if i in saves else Meta(data.shape, data.dtype))
+            saved.append(SavedTensor(a) if i in saves else meta_of(data))
             meta.append(weakref.ref(a))
         else:
-            edges.append((None, 0))
+            edges.append(_NO_EDGE)
             needs.append(False)
-            shapes.append(np.shape(a))
+            shapes.append(a.shape if isinstance(a, np.ndarray) else ())
             saved.append(a)
             meta.append(a)
     out = result._data
-    saved_out = SavedTensor(result, is_output=True) if "out" in saves else Meta(out.shape, out.dtype)
-    cls = node_class(op.grad_fn_name(attrs, shapes))
-    node = cls(op, attrs, tuple(edges), saved, saved_out, tuple(shapes), tuple(needs), tuple(meta))
-    node.output_ref = weakref.ref(result)
-    node.output_meta = Meta(out.shape, out.dtype)
-    return node
+    out_meta = meta_of(out)
+    saved_out = SavedTensor(result, is_output=True) if "out" in saves else out_meta
+    name = op.backward_name
+    cls = node_class(name(attrs, shapes) if callable(name) else name)
+    return cls(op, attrs, tuple(edges), saved, saved_out, tuple(shapes), tuple(needs),
+               tuple(meta), weakref.ref(result), out_meta)
+
+
+_NO_EDGE = (None, 0)
 
 
 def _op(name: str, *args, **attrs) -> "Tensor":
@@ -445,10 +449,7 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return
-        node = self.grad_fn
-        if node._retained is None:
-            node._retained = {}
-        node._retained[self._output_nr] = weakref.ref(self)
+        self.grad_fn._retain(self._output_nr, self)
         self._retains_grad = True
 
     def register_hook(self, hook: Callable) -> Any:
