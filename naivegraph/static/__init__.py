@@ -1,0 +1,29 @@
+"""Static mode: build a graph first, run it later (TensorFlow 1 / Theano style).
+
+>>> import numpy as np
+>>> import naivegraph.static as ns
+>>> g = ns.Graph()
+>>> with g:
+...     x = ns.placeholder("input", shape=(2, 2))
+...     w1 = ns.Variable(2.0, name="w1")
+...     loss = ns.mean(x * w1)
+>>> loss.value is None
+True
+>>> g.forward(input=np.ones((2, 2)))
+>>> g.backward(loss)
+>>> float(loss.value), float(w1.grad)
+(2.0, 1.0)
+"""
+
+from .graph import Graph, get_default_graph, reset_default_graph
+from .nodes import Constant, Node, Operation, Placeholder, Variable, constant, expression, placeholder
+from .functions import (abs, add, cat, clamp, cos, cross_entropy, div, eq, exp, expand, flatten,
+                        ge, gt, le, log, log_softmax, logical_and, logical_not, logical_or, lt,
+                        matmul, max, maximum, mean, min, minimum, mm, mse_loss, mul, ne, neg,
+                        nll_loss, permute, pow, relu, reshape, sigmoid, sin, softmax, sqrt,
+                        squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze, view, where)
+from .gradients import gradients
+from .executor import CompiledFunction, Plan
+from .passes import (OptimizationReport, algebraic_simplification, common_subexpression_elimination,
+                     constant_folding, dead_node_elimination, elementwise_fusion, optimize)
+from .trace import Traced, trace

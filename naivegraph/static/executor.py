@@ -1,0 +1,291 @@
+"""Running a static graph: feeds, execution plans and memory planning.
+
+A :class:`Plan` is computed once per (graph, fetches, feeds): the nodes the fetches
+need in topological order, a slot index per node, and for every step the slots it
+reads, the slot it writes, and the slots whose last reader it is.  Running a plan is
+then one tight loop; a slot is set to None right after its last reader ran, so numpy
+can release the array (memory planning), unless the value is fetched or kept for a
+later ``backward``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .graph import Graph
+from .nodes import Constant, Node, Operation, Placeholder, Variable, _to_array
+
+
+# -------------------------------------------------------------------------- feeds
+def _shape_matches(declared: tuple | None, actual: tuple) -> bool:
+    if declared is None:
+        return True
+    return len(declared) == len(actual) and all(d is None or d == a for d, a in zip(declared, actual))
+
+
+def check_feed(placeholder: Placeholder, value: Any) -> np.ndarray:
+    """``value`` as an array of the placeholder's dtype, with its shape checked."""
+    array = _to_array(value)
+    if type(array) is not np.ndarray or array.dtype != placeholder.dtype:
+        array = np.asarray(array, dtype=placeholder.dtype)
+    if not _shape_matches(placeholder.shape, array.shape):
+        raise ValueError(
+            f"the value fed to placeholder {placeholder.name!r} has shape {array.shape}, but "
+            f"the placeholder was declared with shape {placeholder.shape}; feed an array of "
+            f"shape {placeholder.shape} (None in a declared shape accepts any size)")
+    return array
+
+
+def collect_feeds(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any]
+                  ) -> dict[Placeholder, np.ndarray]:
+    """Validate ``feeds`` (nodes or names -> arrays) and keyword feeds into one dict."""
+    items = list((feeds or {}).items()) + list(named.items())
+    result: dict[Placeholder, np.ndarray] = {}
+    for key, value in items:
+        if isinstance(key, str):
+            if key not in graph._by_name:
+                names = ", ".join(p.name for p in graph.placeholders) or "none"
+                raise KeyError(f"unknown placeholder name {key!r} in the feeds; the placeholders "
+                               f"of {graph.name} are: {names}")
+            node = graph._by_name[key]
+        else:
+            node = graph.resolve(key)
+        if not isinstance(node, Placeholder):
+            hint = (" (change a Variable with .assign(value))" if isinstance(node, Variable) else "")
+            raise TypeError(f"only placeholders can be fed, but {node.name!r} is a "
+                            f"{type(node).__name__}{hint}")
+        result[node] = check_feed(node, value)
+    return result
+
+
+def ancestors(fetches: Iterable[Node]) -> set[Node]:
+    """Every node the ``fetches`` depend on, including themselves (iterative: no recursion limit)."""
+    seen: set[Node] = set()
+    todo = list(fetches)
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(node.inputs)
+    return seen
+
+
+def missing_feed_error(placeholder: Placeholder, fetch: Node | None = None) -> ValueError:
+    needed = f" ({fetch.name!r} depends on it)" if fetch is not None and fetch is not placeholder else ""
+    return ValueError(
+        f"placeholder {placeholder.name!r} needs a value{needed}: feed it, e.g. "
+        f"graph.forward({{{placeholder.name!r}: array}}) or graph.forward({placeholder.name}=array)")
+
+
+# -------------------------------------------------------------------------- plans
+def _step_function(node: Operation):
+    fn = node.op.forward
+    if node.attrs:
+        fn = functools.partial(fn, **node.attrs)
+    if node.op.variadic:
+        return lambda *xs, _f=fn: _f(list(xs))
+    return fn
+
+
+class Plan:
+    """A precomputed schedule for computing ``fetches`` from ``placeholders``.
+
+    Attributes:
+        order: the nodes that run or are read, in topological order.
+        slot: node -> index into the value list of one run.
+        steps: ``(forward, input slots, output slot, slots to free afterwards)``.
+    """
+
+    def __init__(self, graph: Graph, fetches: Sequence[Node], placeholders: Sequence[Placeholder],
+                 keep: Iterable[Node] = (), free: bool = True) -> None:
+        needed = ancestors(fetches)
+        self.order = [n for n in graph.nodes if n in needed]
+        self.slot = {n: i for i, n in enumerate(self.order)}
+        fed = set(placeholders)
+        for node in self.order:
+            if isinstance(node, Placeholder) and node not in fed:
+                user = next((f for f in fetches if node in ancestors([f])), None)
+                raise missing_feed_error(node, user)
+        self.template: list[Any] = [None] * len(self.order)
+        self.variables = []
+        for node in self.order:
+            if isinstance(node, Constant):
+                self.template[self.slot[node]] = node.value
+            elif isinstance(node, Variable):
+                self.variables.append((self.slot[node], node._state))
+        self.placeholder_slots = [self.slot.get(p) for p in placeholders]
+        self.fetch_slots = [self.slot[f] for f in fetches]
+        protected = set(fetches) | set(keep)
+        self.steps = self._schedule(protected, free)
+
+    def _schedule(self, protected: set[Node], free: bool) -> list[tuple]:
+        ops = [n for n in self.order if isinstance(n, Operation)]
+        last_reader: dict[Node, Operation] = {}
+        for node in ops:
+            for inp in node.inputs:
+                last_reader[inp] = node
+        frees: dict[Operation, list[int]] = {n: [] for n in ops}
+        if free:
+            for value_node, reader in last_reader.items():
+                # Leaves are held by the graph or the caller anyway: freeing their slot saves nothing.
+                if isinstance(value_node, Operation) and value_node not in protected:
+                    frees[reader].append(self.slot[value_node])
+        return [(_step_function(n), tuple(self.slot[i] for i in n.inputs), self.slot[n],
+                 tuple(sorted(set(frees[n])))) for n in ops]
+
+    def run(self, feed_values: Sequence[Any], shapes: dict | None = None) -> list[Any]:
+        """One run: the list of slot values (freed slots are None).
+
+        With ``shapes`` (a dict), the shape of every value is recorded there, freed
+        ones included: ``graph.backward`` needs shapes of values it does not keep.
+        """
+        values = self.template.copy()
+        for slot, state in self.variables:
+            values[slot] = state[0]
+        for slot, value in zip(self.placeholder_slots, feed_values):
+            if slot is not None:
+                values[slot] = value
+        if shapes is not None:
+            for node, value in zip(self.order, values):
+                if value is not None:
+                    shapes[node] = np.shape(value)
+        step = None
+        try:
+            for step in self.steps:
+                fn, ins, out, frees = step
+                values[out] = fn(*[values[i] for i in ins])
+                if shapes is not None:
+                    shapes[self.order[out]] = np.shape(values[out])
+                for slot in frees:
+                    values[slot] = None
+        except Exception as error:
+            if step is None:
+                raise
+            node = self.order[step[2]]
+            raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
+        return values
+
+
+# -------------------------------------------------------------------------- graph.forward
+def requires_grad_nodes(graph: Graph, within: Iterable[Node] | None = None) -> set[Node]:
+    """Nodes a gradient flows through: trainable Variables, retained nodes, and what they feed."""
+    allowed = None if within is None else set(within)
+    result: set[Node] = set()
+    for node in graph.nodes:
+        if allowed is not None and node not in allowed:
+            continue
+        if (isinstance(node, Variable) and node.trainable) or node.retains_grad:
+            result.add(node)
+        elif isinstance(node, Operation) and node.op.differentiable and \
+                any(i in result for i in node.inputs):
+            result.add(node)
+    return result
+
+
+def kept_for_backward(graph: Graph, order: Sequence[Node]) -> set[Node]:
+    """Values a numeric ``backward`` will read: what each differentiable op ``saves``."""
+    grad_nodes = requires_grad_nodes(graph, order)
+    keep: set[Node] = set()
+    for node in order:
+        if node in grad_nodes and isinstance(node, Operation):
+            keep.update(inp for i, inp in enumerate(node.inputs) if node.op.saves_input(i))
+            if node.op.saves_out:
+                keep.add(node)
+    return keep
+
+
+def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
+                fetches: Sequence | None, free_intermediates: bool | None) -> list | None:
+    fed = collect_feeds(graph, feeds, named)
+    if fetches is None:
+        targets = list(graph.nodes)
+        free = bool(free_intermediates)  # whole-graph runs keep every value unless asked
+    else:
+        targets = [graph.resolve(f) for f in fetches]
+        free = True if free_intermediates is None else free_intermediates
+    placeholders = list(fed)
+    plan = Plan(graph, targets, placeholders, free=False)
+    keep = kept_for_backward(graph, plan.order)
+    if free:
+        plan = Plan(graph, targets, placeholders, keep=keep, free=True)
+    shapes: dict[Node, tuple] = {}
+    values = plan.run([fed[p] for p in placeholders], shapes)
+    for node in graph.nodes:
+        if isinstance(node, (Operation, Placeholder)):
+            node.value = None
+    for node, value in zip(plan.order, values):
+        if isinstance(node, (Operation, Placeholder)):
+            node.value = value
+    graph._last_run_shapes = shapes
+    return None if fetches is None else [values[s] for s in plan.fetch_slots]
+
+
+# -------------------------------------------------------------------------- compile
+class CompiledFunction:
+    """``f(*arrays) -> [arrays]``: a precomputed plan over a (possibly optimised) graph.
+
+    Attributes: ``graph`` (what runs), ``report`` (optimisation report or None),
+    ``inputs`` / ``outputs`` (nodes of ``graph``; an input may be None when the
+    outputs do not need it), ``plan``.
+    """
+
+    def __init__(self, graph: Graph, inputs: Sequence[Placeholder | None],
+                 outputs: Sequence[Node], report: Any = None) -> None:
+        self.graph = graph
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.report = report
+        used = [p for p in self.inputs if p is not None]
+        self.plan = Plan(graph, self.outputs, used, free=True)
+        self._checks = [(p, p.dtype, p.shape, p.shape is not None and None not in p.shape)
+                        for p in self.inputs]
+
+    def _convert(self, arrays: Sequence[Any]) -> list[Any]:
+        if len(arrays) != len(self._checks):
+            names = ", ".join(c[0].name if c[0] is not None else "(unused)" for c in self._checks)
+            raise TypeError(f"this compiled function takes {len(self._checks)} input(s) "
+                            f"({names}) but got {len(arrays)}")
+        converted = []
+        for value, (placeholder, dtype, shape, exact) in zip(arrays, self._checks):
+            if placeholder is None:
+                continue
+            if type(value) is np.ndarray and value.dtype == dtype and (
+                    value.shape == shape if exact else _shape_matches(shape, value.shape)):
+                converted.append(value)  # the common case: no conversion, one comparison
+            else:
+                converted.append(check_feed(placeholder, value))
+        return converted
+
+    def __call__(self, *arrays: Any) -> list[Any]:
+        values = self.plan.run(self._convert(arrays))
+        return [values[s] for s in self.plan.fetch_slots]
+
+    def __repr__(self) -> str:
+        return (f"<CompiledFunction {len(self.plan.steps)} steps: "
+                f"({', '.join(p.name for p in self.inputs if p is not None)}) -> "
+                f"({', '.join(o.name for o in self.outputs)})>")
+
+
+def compile_graph(graph: Graph, inputs: Sequence, outputs: Sequence, optimize: bool
+                  ) -> CompiledFunction:
+    inputs = [graph.resolve(i) for i in inputs]
+    for node in inputs:
+        if not isinstance(node, Placeholder):
+            raise TypeError(f"compile inputs must be placeholders, but {node.name!r} is a "
+                            f"{type(node).__name__}")
+    outputs = [graph.resolve(o) for o in outputs]
+    given = set(inputs)
+    for output in outputs:
+        for node in ancestors([output]):
+            if isinstance(node, Placeholder) and node not in given:
+                raise missing_feed_error(node, output)
+    if not optimize:
+        return CompiledFunction(graph, inputs, outputs)
+    from .passes import optimize as run_passes
+    new_graph, report = run_passes(graph, fetches=outputs)
+    mapping = report.mapping
+    new_inputs = [mapping.get(p) for p in inputs]
+    return CompiledFunction(new_graph, new_inputs, [mapping[o] for o in outputs], report)

@@ -1,0 +1,204 @@
+"""Reverse-mode gradients of a static graph, numeric and symbolic, from one sweep.
+
+Both walk the nodes in reverse topological order and call each op's
+``OpDef.pullback``.  What they hand to the rules decides what happens:
+
+* ``graph.backward(loss)`` passes numpy arrays: the rules compute numbers;
+* ``ns.gradients(ys, xs)`` passes static nodes: the same rules, through
+  ``Node._ng_apply``, *build* the backward pass as new nodes of the graph
+  (marked ``is_gradient``).  Those nodes are ordinary nodes, so gradients of
+  gradients (second derivatives) need nothing extra.
+
+>>> import numpy as np, naivegraph.static as ns
+>>> with ns.Graph() as g:
+...     x = ns.placeholder("x", shape=())
+...     y = x ** 3
+...     dy, = ns.gradients(y, [x])
+...     d2y, = ns.gradients(dy, [x])
+>>> [float(v) for v in g.compile([x], [dy, d2y])(np.array(2.0))]
+[12.0, 12.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from ..ops import Meta
+from .executor import ancestors
+from .graph import Graph, graph_of
+from .nodes import Constant, Node, Operation, Variable, _to_array
+
+
+def _check_differentiable(node: Operation) -> None:
+    if getattr(node.op, "inference_only", False):
+        raise RuntimeError(
+            f"node {node.name!r} ({node.op.name}) comes from an inference-only optimisation "
+            f"(elementwise fusion) and has no gradient rule; build gradients on the original "
+            f"graph with ns.gradients before optimising, or run backward on the unoptimised graph")
+
+
+def flowing(order: Sequence[Node], sources: Iterable[Node]) -> set[Node]:
+    """Nodes of ``order`` that depend on ``sources`` through differentiable ops."""
+    result = set(sources)
+    for node in order:
+        if isinstance(node, Operation) and node not in result and \
+                any(i in result for i in node.inputs):
+            _check_differentiable(node)
+            if node.op.differentiable:
+                result.add(node)
+    return result
+
+
+def reverse_sweep(order: Sequence[Node], seeds: dict, flows: set[Node],
+                  operands: Callable[[Operation], tuple], keep: Callable[[Node], bool]) -> dict:
+    """Propagate ``seeds`` backwards through ``order``; return node -> gradient.
+
+    ``operands(node)`` returns ``(inputs, out, shapes)`` as the rules should see
+    them; a gradient is dropped once used unless ``keep(node)`` says otherwise.
+    """
+    grads = dict(seeds)
+    for node in reversed(order):
+        g = grads.get(node)
+        if g is None or not isinstance(node, Operation) or node not in flows:
+            continue
+        needs = [inp in flows for inp in node.inputs]
+        if any(needs):
+            inputs, out, shapes = operands(node)
+            input_grads = node.op.pullback(g, inputs, out, node.attrs, needs, shapes)
+            for inp, gi in zip(node.inputs, input_grads):
+                if gi is not None and inp in flows:
+                    grads[inp] = gi if grads.get(inp) is None else grads[inp] + gi
+        if not keep(node):
+            grads[node] = None  # intermediate gradient: release it as soon as it is used
+    return grads
+
+
+# -------------------------------------------------------------------------- numeric
+def numeric_backward(graph: Graph, loss: Node, grad: Any = None) -> None:
+    """Fill ``.grad`` of trainable Variables and retained nodes from the last forward run."""
+    if loss.value is None:
+        raise RuntimeError(
+            f"{loss.name!r} has no value: run graph.forward(...) first (with {loss.name!r} "
+            f"among the fetches if you pass fetches), then graph.backward({loss.name})")
+    order = [n for n in graph.nodes if n in ancestors([loss])]
+    sources = [n for n in order if (isinstance(n, Variable) and n.trainable) or n.retains_grad]
+    flows = flowing(order, sources)
+    if loss not in flows:
+        raise RuntimeError(
+            f"{loss.name!r} does not depend on any trainable Variable or node marked with "
+            f"retain_grad(), so there is no gradient to compute")
+    seed = _seed_value(loss, grad)
+    shapes = getattr(graph, "_last_run_shapes", {})
+
+    def operands(node: Operation) -> tuple:
+        inputs = [_saved_or_meta(inp, node.op.saves_input(i), shapes, node)
+                  for i, inp in enumerate(node.inputs)]
+        out = _saved_or_meta(node, node.op.saves_out, shapes, node)
+        return inputs, out, [shapes.get(inp, np.shape(inp.value)) for inp in node.inputs]
+
+    grads = reverse_sweep(order, {loss: seed}, flows, operands,
+                          keep=lambda n: n.retains_grad or isinstance(n, Variable))
+    for node in graph.nodes:
+        if isinstance(node, Variable) or node.retains_grad:
+            g = grads.get(node)
+            node.grad = None if g is None else np.asarray(g)
+        else:
+            node.grad = None
+
+
+def _seed_value(loss: Node, grad: Any) -> np.ndarray:
+    value = np.asarray(loss.value)
+    if grad is None:
+        if value.size != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs: {loss.name!r} has "
+                f"shape {value.shape}; pass grad=... of that shape to graph.backward")
+        return np.ones_like(value)
+    grad = np.asarray(_to_array(grad), dtype=value.dtype)
+    if grad.shape != value.shape:
+        raise ValueError(f"the gradient passed to backward has shape {grad.shape} but "
+                         f"{loss.name!r} has shape {value.shape}; they must match")
+    return grad
+
+
+def _saved_or_meta(node: Node, saved: bool, shapes: dict, user: Operation) -> Any:
+    if not saved:
+        return Meta(shapes.get(node, node.shape), node.dtype or np.float64)
+    if node.value is None:
+        raise RuntimeError(
+            f"the value of {node.name!r} needed to differentiate {user.name!r} was freed; "
+            f"run graph.forward again (fetching the loss) right before graph.backward")
+    return node.value
+
+
+# -------------------------------------------------------------------------- symbolic
+def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
+              grad_ys: Any | Sequence[Any] | None = None) -> list[Node | None]:
+    """Add d(sum of ys)/d(x) for each x to the graph, as new nodes; return them.
+
+    ``grad_ys`` weights each y (default: ones, so a scalar y gives its gradient).
+    An x that the ys do not depend on gets ``None`` (as in TensorFlow 1).
+    The new nodes are marked ``is_gradient`` and compute nothing until the graph runs.
+
+    >>> import naivegraph.static as ns
+    >>> with ns.Graph():
+    ...     x = ns.placeholder("x", shape=())
+    ...     dx, = ns.gradients(x * x, [x])
+    >>> dx.is_gradient
+    True
+    """
+    ys = [ys] if isinstance(ys, Node) else list(ys)
+    xs = [xs] if isinstance(xs, Node) else list(xs)
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    elif isinstance(grad_ys, Node) or not isinstance(grad_ys, (list, tuple)):
+        grad_ys = [grad_ys]
+    if len(grad_ys) != len(ys):
+        raise ValueError(f"got {len(grad_ys)} grad_ys for {len(ys)} ys; give one per y")
+    graph = graph_of(ys + xs)
+    order = [n for n in graph.nodes if n in ancestors(ys)]
+    flows = flowing(order, xs)
+    size = len(graph.nodes)
+    graph._gradient_depth += 1
+    try:  # built atomically: a failure removes every node this call added
+        seeds = _symbolic_seeds(graph, ys, grad_ys, flows)
+        grads = reverse_sweep(order, seeds, flows, _symbolic_operands, keep=lambda n: True)
+    except BaseException:
+        graph._rollback(size)
+        raise
+    finally:
+        graph._gradient_depth -= 1
+    return [grads.get(x) for x in xs]
+
+
+def _symbolic_seeds(graph: Graph, ys: Sequence[Node], grad_ys: Sequence[Any], flows: set) -> dict:
+    seeds: dict[Node, Any] = {}
+    for y, gy in zip(ys, grad_ys):
+        if y not in flows:
+            continue
+        if gy is None:
+            _known_shape(y)
+            gy = Constant(np.ones(y.shape, dtype=y.dtype))
+            graph._register(gy, None, "ones")
+        elif not isinstance(gy, Node):
+            gy = Constant(np.asarray(_to_array(gy), dtype=y.dtype))
+            graph._register(gy, None, "grad_y")
+        seeds[y] = gy if y not in seeds else seeds[y] + gy
+    return seeds
+
+
+def _known_shape(node: Node) -> tuple:
+    if node.shape is None or None in node.shape:
+        raise ValueError(
+            f"symbolic gradients need known shapes, but {node.name!r} has shape {node.shape}; "
+            f"declare full placeholder shapes, or use graph.backward (numeric) instead")
+    return node.shape
+
+
+def _symbolic_operands(node: Operation) -> tuple:
+    inputs = [inp if node.op.saves_input(i) else Meta(_known_shape(inp), inp.dtype)
+              for i, inp in enumerate(node.inputs)]
+    out = node if node.op.saves_out else Meta(_known_shape(node), node.dtype)
+    return inputs, out, [_known_shape(inp) for inp in node.inputs]

@@ -1,0 +1,246 @@
+"""The static ``Graph``: a container of nodes that is built first and run later.
+
+A graph records nodes in creation order.  Because a node can only use nodes that
+already exist, creation order is always a valid topological order: the executor,
+the gradient sweep and every optimisation pass rely on that and never sort.
+
+>>> import numpy as np
+>>> import naivegraph.static as ns
+>>> g = ns.Graph()
+>>> with g:
+...     a = ns.Variable(1.0, name="a")
+...     b = ns.Variable(2.0, name="b")
+...     c = a + b
+>>> c.value is None          # building computes nothing
+True
+>>> g.forward()
+>>> float(c.value)
+3.0
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .executor import CompiledFunction
+    from .nodes import Node
+
+_graph_ids = itertools.count(1)
+
+
+class Graph:
+    """A static computational graph: build nodes inside ``with graph:``, then run it.
+
+    Attributes:
+        nodes: every node, in creation (= topological) order.
+        lineage: for a graph made by an optimisation pass, where it came from
+            (``source`` graph, ``mapping`` old node -> new node, ``changes``).
+    """
+
+    def __init__(self, name: str | None = None) -> None:
+        self.id = next(_graph_ids)
+        self.name = name or f"graph_{self.id}"
+        self.nodes: list[Node] = []
+        self._by_name: dict[str, Node] = {}
+        self._reserved: set[str] = set()  # names a pass will reuse when it copies nodes
+        self._counters: dict[str, int] = {}
+        self._gradient_depth = 0  # > 0 while ns.gradients is adding nodes
+        self.lineage = None
+
+    # ------------------------------------------------------------------ context
+    def __enter__(self) -> "Graph":
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        popped = _stack().pop()
+        assert popped is self, "graphs must be exited in the order they were entered"
+
+    def as_default(self) -> "Graph":
+        """Same as using the graph itself as a context manager (TensorFlow 1 spelling)."""
+        return self
+
+    # ------------------------------------------------------------------ registry
+    def _unique_name(self, base: str) -> str:
+        count = self._counters.get(base, 0)
+        while True:
+            count += 1
+            name = f"{base}_{count}"
+            if name not in self._by_name and name not in self._reserved:
+                self._counters[base] = count
+                return name
+
+    def _register(self, node: "Node", name: str | None, base: str) -> None:
+        """Give ``node`` its unique name and append it.  Called only once the node is valid."""
+        if name is None:
+            name = self._unique_name(base)
+        elif name in self._by_name:
+            raise ValueError(
+                f"a node named {name!r} already exists in {self.name}; names identify "
+                f"placeholders when feeding, so pick another name (or omit it for an automatic one)")
+        node.name = name
+        node.graph = self
+        if self._gradient_depth:
+            node.is_gradient = True
+        self.nodes.append(node)
+        self._by_name[name] = node
+
+    def _rollback(self, size: int) -> None:
+        """Remove nodes created after ``len(self.nodes) == size`` (an aborted composite build)."""
+        for node in self.nodes[size:]:
+            del self._by_name[node.name]
+        del self.nodes[size:]
+
+    def __getitem__(self, name: str) -> "Node":
+        """The node called ``name``."""
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"{self.name} has no node named {name!r}") from None
+
+    def __contains__(self, node: object) -> bool:
+        return getattr(node, "graph", None) is self
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.name}: {len(self.nodes)} nodes>"
+
+    @property
+    def placeholders(self) -> list["Node"]:
+        from .nodes import Placeholder
+        return [n for n in self.nodes if isinstance(n, Placeholder)]
+
+    @property
+    def variables(self) -> list["Node"]:
+        from .nodes import Variable
+        return [n for n in self.nodes if isinstance(n, Variable)]
+
+    def consumers(self) -> dict["Node", list["Node"]]:
+        """node -> the nodes that use it as an input (one entry per use)."""
+        users: dict[Node, list[Node]] = {n: [] for n in self.nodes}
+        for node in self.nodes:
+            for inp in node.inputs:
+                users[inp].append(node)
+        return users
+
+    def sinks(self) -> list["Node"]:
+        """Nodes nothing else uses: the natural outputs of the graph."""
+        used = {inp for node in self.nodes for inp in node.inputs}
+        return [n for n in self.nodes if n not in used]
+
+    def resolve(self, node_or_name: "Node | str") -> "Node":
+        """A node of this graph given itself or its name; a clear error otherwise."""
+        from .nodes import Node
+        if isinstance(node_or_name, str):
+            return self[node_or_name]
+        if not isinstance(node_or_name, Node):
+            raise TypeError(f"expected a node of {self.name} or a node name, got "
+                            f"{type(node_or_name).__name__}")
+        if node_or_name.graph is not self:
+            raise ValueError(
+                f"node {node_or_name.name!r} belongs to {node_or_name.graph.name}, not to "
+                f"{self.name}: nodes of two graphs cannot be mixed")
+        return node_or_name
+
+    # ------------------------------------------------------------------ running
+    def forward(self, feeds: Mapping | None = None, fetches: Sequence | None = None, *,
+                free_intermediates: bool | None = None, **named_feeds: Any) -> list | None:
+        """Run the graph: fill ``.value`` of the nodes that are computed and kept.
+
+        ``feeds`` maps placeholders (nodes or names) to arrays; keyword arguments feed
+        placeholders by name.  Without ``fetches`` every node is computed and, for
+        inspection and drawing, every value is kept.  With ``fetches`` only what they
+        need runs, and each intermediate is freed after its last use (memory planning)
+        unless it is fetched or a later ``backward`` needs it; the fetched values are
+        returned.  ``free_intermediates`` overrides that choice either way.
+
+        >>> import numpy as np, naivegraph.static as ns
+        >>> with ns.Graph() as g:
+        ...     x = ns.placeholder("x", shape=(2,))
+        ...     y = (x * 3.0).sum()
+        >>> [float(v) for v in g.forward(x=np.array([1.0, 2.0]), fetches=[y])]
+        [9.0]
+        """
+        from .executor import run_forward
+        return run_forward(self, feeds, named_feeds, fetches, free_intermediates)
+
+    def backward(self, loss: "Node", grad: Any = None) -> None:
+        """Numeric reverse sweep after ``forward``: fill ``.grad`` of Variables and retained nodes.
+
+        Each call replaces the previous gradients (a static graph has no accumulation,
+        so there is nothing to zero between steps).
+        """
+        from .gradients import numeric_backward
+        numeric_backward(self, self.resolve(loss), grad)
+
+    def compile(self, inputs: Sequence, outputs: Sequence, optimize: bool = True
+                ) -> "CompiledFunction":
+        """A reusable callable ``f(*arrays) -> [output arrays]`` for the part ``outputs`` need.
+
+        The execution plan (order, slots, when to free each value) is computed once
+        here; every call is then a tight loop over numpy forwards.  With ``optimize``
+        the plan runs on the graph returned by :func:`naivegraph.static.optimize`.
+
+        >>> import numpy as np, naivegraph.static as ns
+        >>> with ns.Graph() as g:
+        ...     x = ns.placeholder("x", shape=())
+        ...     y = x ** 2
+        ...     dy, = ns.gradients(y, [x])
+        >>> f = g.compile([x], [y, dy])
+        >>> [float(v) for v in f(np.array(3.0))]
+        [9.0, 6.0]
+        """
+        from .executor import compile_graph
+        return compile_graph(self, inputs, outputs, optimize)
+
+
+# ---------------------------------------------------------------------- default graph
+_local = threading.local()
+
+
+def _stack() -> list[Graph]:
+    if not hasattr(_local, "stack"):
+        _local.stack = []
+    return _local.stack
+
+
+def get_default_graph() -> Graph:
+    """The graph new nodes go to: the innermost ``with graph:``, else this thread's default."""
+    stack = _stack()
+    if stack:
+        return stack[-1]
+    if getattr(_local, "default", None) is None:
+        _local.default = Graph(name="default_graph")
+    return _local.default
+
+
+def reset_default_graph() -> Graph:
+    """Replace this thread's default graph with an empty one and return it."""
+    if _stack():
+        raise RuntimeError(
+            "reset_default_graph() was called inside a `with graph:` block; leave the "
+            "block first (nodes built there would otherwise point at a discarded graph)")
+    _local.default = Graph(name="default_graph")
+    return _local.default
+
+
+def graph_of(nodes: Iterable[Any]) -> Graph | None:
+    """The single graph that the nodes among ``nodes`` belong to (None if there are none)."""
+    found = None
+    for node in nodes:
+        graph = getattr(node, "graph", None)
+        if graph is None or not hasattr(node, "inputs"):
+            continue
+        if found is None:
+            found = node, graph
+        elif graph is not found[1]:
+            raise ValueError(
+                f"nodes of two graphs cannot be mixed: {found[0].name!r} belongs to "
+                f"{found[1].name} but {node.name!r} belongs to {graph.name}; build both "
+                f"inside the same `with graph:` block")
+    return None if found is None else found[1]

@@ -1,0 +1,496 @@
+"""Static nodes: ``Placeholder``, ``Variable``, ``Constant`` and ``Operation``.
+
+Building a node computes nothing; it only infers the output ``shape`` and ``dtype``
+(so mistakes surface at build time, with both shapes named) and records the node in
+its graph.  ``Node._ng_apply`` is the hook :func:`naivegraph.ops.core.call` looks for:
+whenever an op-table function (``F.exp``, a VJP rule, a dynamic-mode ``ng.exp``) meets
+a static node, it lands in :func:`apply`, which builds a new node instead of computing.
+That is how the very same VJP rules build symbolic gradients.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..ops import OPS, OpDef
+from ..ops.shapes import broadcast_shapes
+from .graph import Graph, get_default_graph, graph_of
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _is_weak_scalar(value: Any) -> bool:
+    # Python numbers stay Python numbers so numpy's weak typing keeps float32 float32.
+    return type(value) in (int, float, bool, complex)
+
+
+def _to_array(value: Any) -> Any:
+    """A numpy array (or a Python scalar, kept weak) from arrays, tensors or scalars."""
+    if _is_weak_scalar(value) or isinstance(value, np.ndarray):
+        return value
+    numpy_method = getattr(value, "numpy", None)
+    if callable(numpy_method):
+        return np.asarray(numpy_method())
+    data = getattr(value, "data", None)
+    if data is not None and not isinstance(data, memoryview):
+        return _to_array(data)
+    return np.asarray(value)
+
+
+class Node:
+    """A value in a static graph; its ``value`` is None until the graph runs."""
+
+    kind = "node"
+
+    def __init__(self, op: Any, inputs: Sequence["Node"], shape: tuple | None, dtype: Any,
+                 attrs: dict | None = None) -> None:
+        self.op = op
+        self.inputs: tuple[Node, ...] = tuple(inputs)
+        self.attrs: dict = dict(attrs or {})
+        self.shape = None if shape is None else tuple(shape)
+        self.dtype = None if dtype is None else np.dtype(dtype)
+        self.name: str = "<unregistered>"
+        self.graph: Graph | None = None
+        self._value = None
+        self.grad = None
+        self.is_gradient = False
+        self.retains_grad = False
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def value(self) -> Any:
+        """The value computed by the last run (None before any run, or once freed)."""
+        return self._value
+
+    @value.setter
+    def value(self, new: Any) -> None:
+        self._value = new
+
+    @property
+    def op_name(self) -> str:
+        return self.op.name if isinstance(self.op, OpDef) else str(self.op)
+
+    @property
+    def ndim(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    def retain_grad(self) -> "Node":
+        """Ask ``graph.backward`` to keep this node's gradient in ``.grad``."""
+        self.retains_grad = True
+        return self
+
+    def __repr__(self) -> str:
+        shape = "?" if self.shape is None else self.shape
+        dtype = "?" if self.dtype is None else self.dtype.name
+        return f"<{type(self).__name__} {self.name!r} op={self.op_name} shape={shape} dtype={dtype}>"
+
+    __hash__ = object.__hash__  # nodes are dict keys; __eq__ is deliberately not defined
+
+    # ------------------------------------------------------------------ no Python control flow
+    def __bool__(self) -> bool:
+        raise TypeError(control_flow_message(self))
+
+    __float__ = __int__ = __index__ = __bool__
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError(f"len() of node {self.name!r} needs a known shape with at least one dimension")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    # ------------------------------------------------------------------ op dispatch hook
+    @staticmethod
+    def _ng_apply(op: OpDef, args: tuple, attrs: dict) -> "Node":
+        return apply(op, args, attrs)
+
+    # ------------------------------------------------------------------ operators
+    def __add__(self, other): return apply(OPS["add"], (self, other), {})
+    def __radd__(self, other): return apply(OPS["add"], (other, self), {})
+    def __sub__(self, other): return apply(OPS["sub"], (self, other), {})
+    def __rsub__(self, other): return apply(OPS["sub"], (other, self), {})
+    def __mul__(self, other): return apply(OPS["mul"], (self, other), {})
+    def __rmul__(self, other): return apply(OPS["mul"], (other, self), {})
+    def __truediv__(self, other): return apply(OPS["div"], (self, other), {})
+    def __rtruediv__(self, other): return apply(OPS["div"], (other, self), {})
+    def __matmul__(self, other): return apply(OPS["matmul"], (self, other), {})
+    def __rmatmul__(self, other): return apply(OPS["matmul"], (other, self), {})
+    def __neg__(self): return apply(OPS["neg"], (self,), {})
+    def __pos__(self): return self
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
+            return apply(OPS["pow_scalar"], (self,), {"exponent": exponent})
+        return apply(OPS["pow"], (self, exponent), {})
+
+    def __rpow__(self, base): return apply(OPS["pow"], (base, self), {})
+
+    # Comparisons build boolean nodes, so `if x > 0:` reaches __bool__ and its clear error.
+    # __eq__/__ne__ stay Python's identity comparison: nodes are used as dict keys.
+    def __lt__(self, other): return apply(OPS["lt"], (self, other), {})
+    def __le__(self, other): return apply(OPS["le"], (self, other), {})
+    def __gt__(self, other): return apply(OPS["gt"], (self, other), {})
+    def __ge__(self, other): return apply(OPS["ge"], (self, other), {})
+
+    def __getitem__(self, index):
+        if any(isinstance(part, Node) for part in (index if isinstance(index, tuple) else (index,))):
+            raise TypeError("indexing with a node is not supported in a static graph: the index "
+                            "must be known when the graph is built (use ns.where for masks)")
+        return apply(OPS["getitem"], (self,), {"index": index})
+
+    # ------------------------------------------------------------------ methods (as in dynamic mode)
+    def exp(self): return apply(OPS["exp"], (self,), {})
+    def log(self): return apply(OPS["log"], (self,), {})
+    def sqrt(self): return apply(OPS["sqrt"], (self,), {})
+    def sin(self): return apply(OPS["sin"], (self,), {})
+    def cos(self): return apply(OPS["cos"], (self,), {})
+    def tanh(self): return apply(OPS["tanh"], (self,), {})
+    def sigmoid(self): return apply(OPS["sigmoid"], (self,), {})
+    def relu(self): return apply(OPS["relu"], (self,), {})
+    def abs(self): return apply(OPS["abs"], (self,), {})
+    def neg(self): return -self
+    def pow(self, exponent): return self ** exponent
+
+    def clamp(self, min=None, max=None):
+        return apply(OPS["clamp"], (self,), {"min": min, "max": max})
+
+    def sum(self, dim=None, keepdim=False):
+        return apply(OPS["sum"], (self,), {"dim": dim, "keepdim": keepdim})
+
+    def mean(self, dim=None, keepdim=False):
+        return apply(OPS["mean"], (self,), {"dim": dim, "keepdim": keepdim})
+
+    def max(self, dim=None, keepdim=False):
+        """Largest values (like ``torch.amax``: values only, no indices)."""
+        return apply(OPS["max"], (self,), {"dim": dim, "keepdim": keepdim})
+
+    def min(self, dim=None, keepdim=False):
+        """Smallest values (like ``torch.amin``: values only, no indices)."""
+        return apply(OPS["min"], (self,), {"dim": dim, "keepdim": keepdim})
+
+    def reshape(self, *shape):
+        return apply(OPS["reshape"], (self,), {"shape": _shape_arg(shape)})
+
+    view = reshape
+
+    def transpose(self, dim0, dim1):
+        return apply(OPS["transpose"], (self,), {"dim0": dim0, "dim1": dim1})
+
+    def permute(self, *dims):
+        return apply(OPS["permute"], (self,), {"dims": _shape_arg(dims)})
+
+    def t(self):
+        if self.ndim is not None and self.ndim < 2:
+            return self
+        return self.transpose(0, 1)
+
+    @property
+    def T(self):
+        if self.ndim is None:
+            raise ValueError(f".T needs the shape of {self.name!r}; give its placeholder a shape")
+        return self.permute(*reversed(range(self.ndim)))
+
+    def squeeze(self, dim=None):
+        return apply(OPS["squeeze"], (self,), {"dim": dim})
+
+    def unsqueeze(self, dim):
+        return apply(OPS["unsqueeze"], (self,), {"dim": dim})
+
+    def expand(self, *sizes):
+        sizes = _shape_arg(sizes)
+        if -1 in sizes:
+            known = _require_shape(self, "expand(-1, ...)")
+            lead = len(sizes) - len(known)
+            sizes = tuple(known[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        return apply(OPS["expand"], (self,), {"shape": sizes})
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        shape = _require_shape(self, "flatten")
+        if not shape:
+            return self.reshape(1)
+        start, end = start_dim % len(shape), end_dim % len(shape)
+        middle = int(np.prod(shape[start:end + 1]))
+        return self.reshape(*shape[:start], middle, *shape[end + 1:])
+
+    def matmul(self, other): return self @ other
+    mm = matmul
+
+    def softmax(self, dim):
+        return apply(OPS["softmax"], (self,), {"dim": dim})
+
+    def log_softmax(self, dim):
+        return apply(OPS["log_softmax"], (self,), {"dim": dim})
+
+
+def _shape_arg(args: tuple) -> tuple:
+    """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean shape (2, 3), as in torch."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _require_shape(node: Node, what: str) -> tuple:
+    if node.shape is None:
+        raise ValueError(f"{what} needs the shape of {node.name!r}, which is unknown; give the "
+                         f"placeholder it depends on a shape")
+    return node.shape
+
+
+class Placeholder(Node):
+    """An input fed at run time; ``None`` in ``shape`` means "any size" along that axis."""
+
+    kind = "placeholder"
+
+
+class Variable(Node):
+    """A trainable leaf whose value lives across runs; change it with ``assign``.
+
+    Copies of a Variable made by optimisation passes share its storage, so an
+    ``assign`` is seen by every compiled function.
+
+    >>> import naivegraph.static as ns
+    >>> with ns.Graph():
+    ...     w = ns.Variable([1.0, 2.0], name="w")
+    >>> w.assign([3.0, 4.0]).value.tolist()
+    [3.0, 4.0]
+    """
+
+    kind = "variable"
+
+    def __init__(self, value: Any, name: str | None = None, trainable: bool = True) -> None:
+        array = np.array(_to_array(value))  # a private copy: later edits of `value` do not leak in
+        if not np.issubdtype(array.dtype, np.floating) and trainable:
+            array = array.astype(np.float64)
+        super().__init__("variable", (), array.shape, array.dtype)
+        self.trainable = trainable
+        self._state = [array]  # a box shared with copies in optimised graphs
+        get_default_graph()._register(self, name, "variable")
+
+    @property
+    def value(self) -> np.ndarray:
+        return self._state[0]
+
+    @value.setter
+    def value(self, new: Any) -> None:
+        self.assign(new)
+
+    def assign(self, value: Any) -> "Variable":
+        """Replace the stored value (same shape; cast to the variable's dtype)."""
+        array = np.asarray(_to_array(value), dtype=self.dtype)
+        if array.shape != self.shape:
+            raise ValueError(
+                f"cannot assign a value of shape {array.shape} to Variable {self.name!r} of "
+                f"shape {self.shape}: a variable keeps its shape (build a new one instead)")
+        self._state[0] = array
+        return self
+
+
+class Constant(Node):
+    """A fixed leaf.  Python numbers are kept as Python numbers (numpy's weak typing)."""
+
+    kind = "constant"
+
+    def __init__(self, value: Any) -> None:
+        value = _to_array(value)
+        if _is_weak_scalar(value):
+            shape, dtype = (), np.result_type(value)
+        else:
+            shape, dtype = np.shape(value), np.asarray(value).dtype
+        super().__init__("constant", (), shape, dtype)
+        self._value = value
+
+    @property
+    def value(self) -> Any:
+        return self._value
+
+    @value.setter
+    def value(self, new: Any) -> None:
+        raise AttributeError(f"constant {self.name!r} cannot change; use a Variable for state")
+
+
+class Operation(Node):
+    """The result of applying an op-table primitive to input nodes."""
+
+    kind = "operation"
+
+    def args_for(self, values: Sequence) -> tuple:
+        """Positional arguments of the op's forward/rules for these input values."""
+        return (list(values),) if self.op.variadic else tuple(values)
+
+
+# -------------------------------------------------------------------------- building
+def placeholder(name: str, shape: Sequence | None = None, dtype: Any = np.float64) -> Placeholder:
+    """An input of the graph, fed by node or by ``name`` at run time.
+
+    >>> import naivegraph.static as ns
+    >>> with ns.Graph():
+    ...     x = ns.placeholder("x", shape=(None, 3))
+    >>> x.shape, x.dtype.name
+    ((None, 3), 'float64')
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError("a placeholder needs a name (a non-empty string): feeds use it")
+    node = Placeholder("placeholder", (), None if shape is None else tuple(shape), dtype)
+    get_default_graph()._register(node, name, "placeholder")
+    return node
+
+
+def constant(value: Any, name: str | None = None) -> Constant:
+    """A fixed leaf of the default graph."""
+    node = Constant(value)
+    get_default_graph()._register(node, name, "const")
+    return node
+
+
+def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
+    """Build the node ``op(*args, **attrs)``: validate and infer first, register last.
+
+    Literal arguments (numbers, arrays, dynamic tensors) become constants of the
+    graph.  Nothing is registered until shape inference succeeded, so a failed build
+    leaves the graph exactly as it was.
+    """
+    flat = list(args[0]) if op.variadic else list(args)
+    graph = graph_of(flat) or get_default_graph()
+    inputs = [a if isinstance(a, Node) else Constant(a) for a in flat]
+    shape, dtype = infer(op, inputs, attrs)
+    node = Operation(op, inputs, shape, dtype, attrs)
+    for inp in inputs:
+        if inp.graph is None:
+            graph._register(inp, None, "const")
+    graph._register(node, None, op.name)
+    return node
+
+
+# -------------------------------------------------------------------------- shape inference
+def _probe(op: OpDef, inputs: Sequence[Node], attrs: dict, shapes: Sequence[tuple]) -> Any:
+    dummies = [
+        node.value if isinstance(node, Constant) and _is_weak_scalar(node.value)
+        else np.broadcast_to(np.zeros((), dtype=node.dtype), shape)
+        for node, shape in zip(inputs, shapes)]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        args = (dummies,) if op.variadic else dummies
+        return op.forward(*args, **attrs)
+
+
+def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None, Any]:
+    """Output (shape, dtype) of ``op`` on ``inputs``; raises at build time if impossible.
+
+    Elementwise ops get numpy's broadcast rule (with both shapes named).  Every other
+    op is run once on zero-stride dummies, which is cheap and exactly as strict as
+    the real forward.
+    """
+    shapes = [n.shape for n in inputs]
+    if any(s is None or None in s for s in shapes):
+        return None, _dtype_guess(inputs)
+    try:
+        if op.elementwise:
+            out_shape = broadcast_shapes(*shapes)
+            # A tiny probe (each axis cut to 0 or 1) tells the dtype and whether the op
+            # really is shape-preserving (mse_loss broadcasts but then reduces).
+            small = [tuple(min(d, 1) for d in s) for s in shapes]
+            result = _probe(op, inputs, attrs, small)
+            if np.shape(result) == broadcast_shapes(*small):
+                return out_shape, np.result_type(result)
+        result = _probe(op, inputs, attrs, shapes)
+        return np.shape(result), np.result_type(result)
+    except Exception as error:  # re-raised with the op and shapes named
+        listed = ", ".join(str(s) for s in shapes)
+        message = f"cannot build {op.name} on inputs of shapes {listed}"
+        if attrs:
+            message += f" with {_format_attrs(attrs)}"
+        message += f": {error}"
+        try:
+            new_error = type(error)(message)
+        except Exception:
+            new_error = ValueError(message)
+        raise new_error from error
+
+
+def _dtype_guess(inputs: Sequence[Node]) -> Any:
+    dtypes = [n.dtype for n in inputs if n.dtype is not None]
+    return np.result_type(*dtypes) if dtypes else None
+
+
+def _format_attrs(attrs: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in attrs.items())
+
+
+# -------------------------------------------------------------------------- control flow errors
+def _user_frame():
+    """The innermost stack frame outside naivegraph: where the user's condition is."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def control_flow_message(node: Node) -> str:
+    """Why ``bool(node)`` cannot work, where it happened, and what to use instead."""
+    from .trace import current_trace
+    frame = _user_frame()
+    where = ""
+    if frame is not None:
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        where = (f"\n  at {frame.f_code.co_filename}:{frame.f_lineno} in "
+                 f"{frame.f_code.co_name}: {line}")
+    tracing = current_trace()
+    context = f" while tracing {tracing}" if tracing else ""
+    return (
+        f"data-dependent Python control flow cannot be expressed in a static graph: "
+        f"the truth value of node {node.name!r} is needed{context}, but static nodes have "
+        f"no value while the graph is being built.{where}\n"
+        f"Use ns.where(condition, a, b) to choose values inside the graph, or run the "
+        f"code in dynamic mode (import naivegraph as ng), where every value exists at once.")
+
+
+# -------------------------------------------------------------------------- printing
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul": "@"}
+
+
+def expression(node: Node, depth: int = 12) -> str:
+    """A readable formula for ``node`` (leaves by name, small constants by value).
+
+    >>> import naivegraph.static as ns
+    >>> with ns.Graph():
+    ...     x = ns.placeholder("x", shape=())
+    ...     y = 2.0 * x + 1.0
+    >>> expression(y)
+    '(2.0 * x) + 1.0'
+    """
+    return _expr(node, depth, top=True)
+
+
+def _expr(node: Node, depth: int, top: bool = False) -> str:
+    if isinstance(node, Constant):
+        value = node.value
+        if np.size(value) == 1:
+            return repr(value.item() if isinstance(value, np.generic) else
+                        (np.asarray(value).item() if not _is_weak_scalar(value) else value))
+        return node.name
+    if not isinstance(node, Operation):
+        return node.name
+    if depth <= 0:
+        return node.name
+    name = node.op.name
+    args = [_expr(i, depth - 1) for i in node.inputs]
+    if name in _INFIX and len(args) == 2:
+        text = f"{args[0]} {_INFIX[name]} {args[1]}"
+        return text if top else f"({text})"
+    if name == "neg":
+        return f"-{args[0]}"
+    if name == "pow_scalar":
+        return f"{args[0]} ** {node.attrs['exponent']!r}" if top else \
+            f"({args[0]} ** {node.attrs['exponent']!r})"
+    extra = [f"{k}={v!r}" for k, v in node.attrs.items()]
+    return f"{name}({', '.join(args + extra)})"
