@@ -10,7 +10,6 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .dynamic.engine import grad
-from .dynamic.grad_mode import no_grad
 from .dynamic.tensor import Tensor
 
 
@@ -19,22 +18,27 @@ class GradcheckError(RuntimeError):
 
 
 def numerical_jacobian(func: Callable, inputs: Sequence[Tensor], eps: float = 1e-6) -> list:
-    """Central differences: one (output.size, input.size) matrix per input."""
+    """Central differences: one (output.size, input.size) matrix per input.
+
+    ``func`` runs with grad mode as the caller has it: a function that itself calls
+    ``autograd.grad`` (a second-derivative check) needs its inputs to record history.
+    """
     jacobians = []
-    with no_grad():
-        base = np.asarray(func(*inputs)._data, dtype=np.float64)
-        for x in inputs:
-            flat = x._data.reshape(-1)  # a view: perturb in place, restore after
-            jac = np.zeros((base.size, flat.size))
-            for j in range(flat.size):
-                original = flat[j]
-                flat[j] = original + eps
-                plus = np.asarray(func(*inputs)._data, dtype=np.float64).reshape(-1)
-                flat[j] = original - eps
-                minus = np.asarray(func(*inputs)._data, dtype=np.float64).reshape(-1)
-                flat[j] = original
-                jac[:, j] = (plus - minus) / (2 * eps)
-            jacobians.append(jac)
+    base = np.array(func(*inputs)._data, dtype=np.float64)
+    for x in inputs:
+        flat = x._data.reshape(-1)  # a view: perturb in place, restore after
+        if not np.shares_memory(flat, x._data):
+            raise GradcheckError("gradcheck needs inputs with contiguous storage")
+        jac = np.zeros((base.size, flat.size))
+        for j in range(flat.size):
+            original = flat[j]
+            flat[j] = original + eps
+            plus = np.array(func(*inputs)._data, dtype=np.float64).reshape(-1)
+            flat[j] = original - eps
+            minus = np.array(func(*inputs)._data, dtype=np.float64).reshape(-1)
+            flat[j] = original
+            jac[:, j] = (plus - minus) / (2 * eps)
+        jacobians.append(jac)
     return jacobians
 
 
