@@ -240,7 +240,9 @@ class CompiledFunction:
         self.report = report
         used = [p for p in self.inputs if p is not None]
         self.plan = Plan(graph, self.outputs, used, free=True)
-        self._checks = [(p, p.dtype, p.shape, p.shape is not None and None not in p.shape)
+        # An input the outputs do not need is accepted and ignored (placeholder None).
+        self._checks = [(p, None, None, False) if p is None else
+                        (p, p.dtype, p.shape, p.shape is not None and None not in p.shape)
                         for p in self.inputs]
 
     def _convert(self, arrays: Sequence[Any]) -> list[Any]:

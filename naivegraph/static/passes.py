@@ -361,9 +361,12 @@ def elementwise_fusion(graph: Graph, keep: Iterable[Node] | None = None) -> Grap
     def visit(node, inputs, new, changes):
         if node in groups:
             members = groups[node]
+            inside = set(members)
             external = []
             for m in members:
-                external.extend(i for i in m.inputs if i not in in_group and i not in external)
+                for i in m.inputs:
+                    if i not in inside and i not in external:
+                        external.append(i)
             names = tuple(m.name for m in members)
             op = FusedOpDef(name="fused[" + ">".join(m.op.name for m in members) + "]",
                             forward=_fused_program(members, external), partials=None,

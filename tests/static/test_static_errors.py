@@ -1,0 +1,178 @@
+"""Mistakes surface early, with a message that says what was wrong and what to do."""
+
+import numpy as np
+import pytest
+
+import naivegraph.static as ns
+
+
+@pytest.fixture
+def graph():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("input", shape=(2, 2))
+        w = ns.Variable(2.0, name="w")
+        y = ns.sum(x * w)
+    return g, x, w, y
+
+
+def test_missing_feed_names_the_placeholder(graph):
+    g, x, w, y = graph
+    with pytest.raises(ValueError, match="placeholder 'input' needs a value"):
+        g.forward(fetches=[y])
+
+
+def test_missing_input_at_compile_time_names_the_placeholder(graph):
+    g, x, w, y = graph
+    with pytest.raises(ValueError, match="placeholder 'input' needs a value"):
+        g.compile(inputs=[], outputs=[y])
+
+
+def test_wrong_feed_shape_names_both_shapes(graph):
+    g, x, w, y = graph
+    with pytest.raises(ValueError, match=r"has shape \(3,\).*declared with shape \(2, 2\)"):
+        g.forward(input=np.ones(3))
+
+
+def test_compiled_function_checks_feed_shape(graph):
+    g, x, w, y = graph
+    f = g.compile([x], [y])
+    with pytest.raises(ValueError, match=r"has shape \(2, 3\).*declared with shape \(2, 2\)"):
+        f(np.ones((2, 3)))
+
+
+def test_feeding_a_variable_is_a_type_error_pointing_to_assign(graph):
+    g, x, w, y = graph
+    with pytest.raises(TypeError, match=r"only placeholders can be fed, but 'w' is a Variable.*assign"):
+        g.forward({x: np.ones((2, 2)), w: 3.0})
+
+
+def test_unknown_placeholder_name_lists_the_real_ones(graph):
+    g, x, w, y = graph
+    with pytest.raises(KeyError, match="unknown placeholder name 'inptu'.*are: input"):
+        g.forward(inptu=np.ones((2, 2)))
+
+
+def test_mixing_nodes_of_two_graphs_is_rejected():
+    with ns.Graph():
+        a = ns.placeholder("a", shape=())
+    with ns.Graph():
+        b = ns.placeholder("b", shape=())
+    with pytest.raises(ValueError, match="nodes of two graphs cannot be mixed: 'a' belongs to"):
+        a + b
+
+
+def test_feeding_a_node_of_another_graph_is_rejected(graph):
+    g, x, w, y = graph
+    with ns.Graph():
+        other = ns.placeholder("input", shape=(2, 2))
+    with pytest.raises(ValueError, match="belongs to .* not to"):
+        g.forward({other: np.ones((2, 2))})
+
+
+def test_bool_of_node_explains_control_flow_and_alternatives(graph):
+    g, x, w, y = graph
+    with pytest.raises(TypeError) as info:
+        if y > 0:  # the line the message must quote
+            pass
+    message = str(info.value)
+    assert "data-dependent Python control flow cannot be expressed in a static graph" in message
+    assert "ns.where" in message and "dynamic mode" in message
+    assert "if y > 0:  # the line the message must quote" in message
+
+
+def test_incompatible_shapes_fail_at_build_time_naming_both():
+    with ns.Graph():
+        a = ns.placeholder("a", shape=(2, 3))
+        b = ns.placeholder("b", shape=(4,))
+        with pytest.raises(ValueError, match=r"\(2, 3\) and \(4,\) cannot be broadcast"):
+            a + b
+        with pytest.raises(ValueError, match=r"cannot build matmul on inputs of shapes \(2, 3\), \(4,\)"):
+            a @ b
+
+
+def test_failed_build_leaves_no_half_built_node():
+    g = ns.Graph()
+    with g:
+        a = ns.placeholder("a", shape=(2, 3))
+        before = [n.name for n in g.nodes]
+        with pytest.raises(ValueError):
+            a + np.ones(4)  # the literal would become a constant: it must not stay behind
+        with pytest.raises(ValueError):
+            a.reshape(7)
+    assert [n.name for n in g.nodes] == before
+
+
+def test_failed_symbolic_gradient_rolls_back_every_new_node():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(None, 3))  # unknown batch: symbolic rules need shapes
+        y = ns.sum(ns.exp(x))
+        count = len(g.nodes)
+        with pytest.raises(ValueError, match="symbolic gradients need known shapes"):
+            ns.gradients(y, [x])
+    assert len(g.nodes) == count
+
+
+def test_duplicate_placeholder_name_is_rejected():
+    with ns.Graph():
+        ns.placeholder("x", shape=())
+        with pytest.raises(ValueError, match="a node named 'x' already exists"):
+            ns.placeholder("x", shape=())
+
+
+def test_assign_with_wrong_shape_names_both_shapes(graph):
+    g, x, w, y = graph
+    with pytest.raises(ValueError, match=r"shape \(3,\) to Variable 'w' of shape \(\)"):
+        w.assign(np.ones(3))
+
+
+def test_backward_before_forward_says_to_run_forward(graph):
+    g, x, w, y = graph
+    with pytest.raises(RuntimeError, match=r"has no value: run graph.forward"):
+        g.backward(y)
+
+
+def test_backward_of_non_scalar_needs_a_gradient(graph):
+    g, x, w, y = graph
+    with g:
+        z = x * w
+    g.forward(input=np.ones((2, 2)))
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        g.backward(z)
+    g.backward(z, grad=np.ones((2, 2)))
+    assert float(w.grad) == 4.0
+
+
+def test_indexing_with_a_node_is_rejected(graph):
+    g, x, w, y = graph
+    with pytest.raises(TypeError, match="index must be known when the graph is built"):
+        x[y]
+
+
+def test_none_dimension_accepts_any_batch_size():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(None, 3))
+        s = ns.sum(x, dim=1)
+    assert s.shape is None
+    (out,) = g.forward(x=np.ones((5, 3)), fetches=[s])
+    assert out.tolist() == [3.0] * 5
+    with pytest.raises(ValueError, match=r"has shape \(5, 4\).*\(None, 3\)"):
+        g.forward(x=np.ones((5, 4)))
+
+
+def test_reset_default_graph_inside_a_block_is_refused():
+    with ns.Graph():
+        with pytest.raises(RuntimeError, match="leave the block first"):
+            ns.reset_default_graph()
+
+
+def test_default_graph_collects_nodes_outside_blocks():
+    g = ns.reset_default_graph()
+    a = ns.constant(1.0)
+    assert a.graph is g and ns.get_default_graph() is g
+    inner = ns.Graph()
+    with inner:
+        assert ns.get_default_graph() is inner
+    assert ns.get_default_graph() is g
