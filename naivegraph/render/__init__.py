@@ -1,0 +1,129 @@
+"""Graphviz drawings of naivegraph graphs, for both modes.
+
+>>> import naivegraph as ng
+>>> input = ng.ones([2, 2])
+>>> w1 = ng.tensor(2.0, requires_grad=True)
+>>> loss = (input * w1).mean()
+>>> d = ng.render(loss, kind="backward", params={"w1": w1})
+>>> "MeanBackward0" in d.source and "AccumulateGrad" in d.source
+True
+>>> d.pipe("svg")[:5] in (b"<?xml", b"<svg ")      # dot on PATH, else pygraphviz
+True
+
+See :func:`render` for the options, :mod:`naivegraph.render.animate` for GIFs of a
+training step and :mod:`naivegraph.render.examples` for the built-in examples.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Mapping
+
+from .dot import Drawing, emit, new_drawing
+from .engine import GraphvizUnavailable, RenderError, available_backends, check_format
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+KINDS = ("forward", "backward", "both")
+
+__all__ = ["Drawing", "GraphvizUnavailable", "RenderError", "available_backends", "render",
+           "render_optimization", "render_gradient_optimization", "KINDS"]
+
+
+def _is_static(obj: Any) -> bool:
+    module = type(obj).__module__ or ""
+    if module.startswith("naivegraph.static"):
+        return True
+    return isinstance(obj, (list, tuple)) and bool(obj) and all(_is_static(o) for o in obj)
+
+
+def render(obj: Any, kind: str | None = None, show_values: bool = True,
+           params: Mapping[str, Any] | None = None, *, max_nodes: int | None = 500,
+           legend: bool = True, rankdir: str = "TB", title: str | None = None,
+           backend: str | None = None) -> Drawing:
+    """Draw a dynamic tensor (or a list of them), a static node or a whole static graph.
+
+    Args:
+        obj: ``ng.Tensor`` / list of tensors, ``ns.Graph``, ``ns.Node`` / list of nodes.
+        kind: ``"forward"`` (tensors and ops, data direction), ``"backward"``
+            (``grad_fn`` nodes, ``AccumulateGrad``, saved values; gradient direction)
+            or ``"both"`` (two clusters).  Default: ``"forward"`` for tensors; for a
+            static graph everything it holds, symbolic gradient nodes included.
+        show_values: print small values (scalars, arrays of at most 4 numbers) and
+            gradients in the labels.
+        params: ``{"w1": w1, ...}`` names for dynamic tensors.  When omitted, the local
+            variables of the calling function that hold tensors are used, so the
+            drawing speaks the names of your code.  Static nodes use their own names.
+        max_nodes: above this many nodes the middle of the traversal is replaced by
+            one note saying what was hidden (``None``: draw everything).
+        legend: add a ``cluster_legend`` explaining the styles used.
+        rankdir: Graphviz direction, ``"TB"`` (top to bottom) or ``"LR"``.
+        title: a caption on top of the drawing.
+        backend: force ``"dot"`` or ``"pygraphviz"`` for rendering (default: the first
+            that works).
+
+    Returns:
+        A :class:`Drawing` (a ``graphviz.Digraph``): ``.source`` is the DOT text,
+        ``.pipe(format="png")`` the bytes, ``.render("file", format="pdf")`` a file;
+        in Jupyter it shows as SVG.  ``.stats`` tells how many nodes were hidden.
+
+    >>> import naivegraph as ng
+    >>> a = ng.tensor(2.0, requires_grad=True)
+    >>> b = a.exp()
+    >>> print(render(b, params={"a": a, "b": b}, legend=False).source)  # doctest: +ELLIPSIS
+    digraph naivegraph {
+    ...
+    	n0 [label=<<b>b</b><br/><font point-size="10">()</font><br/><font point-size="10">= 7.389</font>> class=output ...
+    	n1 [label=<<b>exp</b>> class=op ...
+    	n2 [label=<<b>a</b><br/><font point-size="10">()</font><br/><font point-size="10">= 2</font>> class=leaf ...
+    	n1 -> n0 ...
+    	n2 -> n1 ...
+    }
+    """
+    started = time.perf_counter()
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)} (or None), not {kind!r}")
+    if _is_static(obj):
+        from .static import static_sketch
+        sketch, default_title = static_sketch(obj, kind, show_values)
+    else:
+        from .dynamic import caller_names, dynamic_sketch, names_from
+        if params is None:
+            params = caller_names(_PACKAGE_DIR)
+        kind = kind or "forward"
+        sketch = dynamic_sketch(obj, kind, names_from(params), show_values)
+        default_title = None
+    drawing = new_drawing(title if title is not None else default_title, rankdir, backend)
+    emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
+    drawing.stats["seconds"] = time.perf_counter() - started
+    return drawing
+
+
+def render_optimization(*args: Any, **kwargs: Any) -> Drawing:
+    """A static graph before and after ``ns.optimize``, side by side (see ``static.py``)."""
+    from .static import render_optimization as _impl
+    return _impl(*args, **kwargs)
+
+
+def render_gradient_optimization(*args: Any, **kwargs: Any) -> Drawing:
+    """The raw and the optimised symbolic gradient graph, side by side."""
+    from .static import render_gradient_optimization as _impl
+    return _impl(*args, **kwargs)
+
+
+class _CallableModule(type(os)):
+    """This package, callable as :func:`render`.
+
+    Importing ``naivegraph.render`` binds the *package* to the attribute ``render`` of
+    ``naivegraph``, replacing the lazy ``naivegraph.render()`` function there; making
+    the package callable keeps ``ng.render(loss)`` working after that import.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Drawing:
+        return render(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402  (module class swap must follow the definitions above)
+
+_sys.modules[__name__].__class__ = _CallableModule

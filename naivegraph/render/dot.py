@@ -1,0 +1,428 @@
+"""The drawing object, its styles, and the small graph model both modes draw into.
+
+A drawing is made in three steps, so that huge graphs stay cheap:
+
+1. a mode-specific traversal (``dynamic.py`` / ``static.py``) fills a :class:`Sketch`:
+   items (future DOT nodes) in traversal order and edges between their indices; labels
+   are *not* computed yet;
+2. :func:`collapse` keeps at most ``max_nodes`` items and replaces the rest by one note
+   node that says what was hidden;
+3. :func:`emit` numbers the kept items ``n0, n1, ...`` (traversal order, so the ids
+   are stable from one drawing of the same graph to the next), computes their labels
+   and writes DOT into a :class:`Drawing`.
+
+Every node carries a ``class`` attribute naming its style (``leaf``, ``nograd``,
+``freed`` ...): tests read it back from the DOT, and it ends up as a CSS class in SVG.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import graphviz
+import numpy as np
+
+from . import engine
+
+FONT = "Helvetica"
+
+#: style key -> (DOT node attributes, legend text).  Colours follow the reference notes:
+#: leaves are green; the rest is chosen so that each role reads differently in print too
+#: (fill *and* border style differ, not only the hue).
+STYLES: dict[str, tuple[dict[str, str], str]] = {
+    "leaf": (dict(shape="box", style="rounded,filled", fillcolor="#a5d6a7", color="#2e7d32",
+                  penwidth="1.6"), "leaf tensor that requires grad (gets .grad)"),
+    "nograd": (dict(shape="box", style="rounded,filled", fillcolor="#eeeeee", color="#9e9e9e",
+                    fontcolor="#616161"), "does not require grad (input, constant)"),
+    "tensor": (dict(shape="box", style="rounded,filled", fillcolor="#ffffff", color="#424242"),
+               "intermediate result (non-leaf)"),
+    "output": (dict(shape="box", style="rounded,filled,bold", fillcolor="#ffcc80",
+                    color="#e65100", penwidth="2"), "output being drawn"),
+    "op": (dict(shape="ellipse", style="filled", fillcolor="#bbdefb", color="#1565c0"),
+           "operation (forward)"),
+    "grad_fn": (dict(shape="box", style="filled", fillcolor="#c5cae9", color="#283593"),
+                "grad_fn node: computes input gradients"),
+    "accumulate": (dict(shape="box", style="filled", fillcolor="#dcedc8", color="#2e7d32"),
+                   "AccumulateGrad: adds into the leaf's .grad"),
+    "saved": (dict(shape="box", style="dashed,filled", fillcolor="#fffde7", color="#8d6e63",
+                   fontcolor="#5d4037"), "value saved for backward (dashed)"),
+    "gradient": (dict(shape="box", style="rounded,filled", fillcolor="#e1bee7", color="#6a1b9a",
+                      penwidth="1.4"), "symbolic gradient node (built by ns.gradients)"),
+    "freed": (dict(style="dotted,filled", fillcolor="#fafafa", color="#9e9e9e",
+                   fontcolor="#9e9e9e"), "freed by backward() (no retain_graph)"),
+    "note": (dict(shape="note", style="filled", fillcolor="#fff9c4", color="#f9a825"),
+             "hidden part of a large graph"),
+}
+
+#: edge kind -> (DOT edge attributes, legend text).
+EDGES: dict[str, tuple[dict[str, str], str]] = {
+    "data": (dict(color="#424242"), "value flows forward"),
+    "grad": (dict(color="#c62828", penwidth="1.3"), "gradient flows backward"),
+    "saved": (dict(color="#8d6e63", style="dashed", arrowhead="none"), "kept for backward"),
+    "note": (dict(color="#f9a825", style="dotted"), "through hidden nodes"),
+}
+
+
+def style_attrs(style: str, freed: bool = False) -> dict[str, str]:
+    """DOT attributes of a node of ``style`` (``freed`` greys it out, keeping its shape)."""
+    attrs = dict(STYLES[style][0])
+    if freed:
+        attrs.update(STYLES["freed"][0])
+    attrs["class"] = f"{style} freed" if freed else style
+    return attrs
+
+
+# ----------------------------------------------------------------------------- labels
+def html_label(title: str | None, *lines: str, title_color: str | None = None) -> str:
+    """A Graphviz HTML-like label: bold title, then smaller detail lines (all escaped).
+
+    >>> html_label("w1", "()", "2")
+    '<<b>w1</b><br/><font point-size="10">()</font><br/><font point-size="10">2</font>>'
+    """
+    parts = []
+    if title:
+        text = f"<b>{html.escape(title)}</b>"
+        if title_color:
+            text = f'<font color="{title_color}">{text}</font>'
+        parts.append(text)
+    for line in lines:
+        if line:
+            parts.append(f'<font point-size="10">{html.escape(line)}</font>')
+    return "<" + "<br/>".join(parts or ["&nbsp;"]) + ">"
+
+
+def format_shape(shape: Any) -> str:
+    """``(2, 2)``, ``()`` for scalars, ``?`` when unknown; ``None`` axes print as ``?``.
+
+    >>> format_shape((2, 2)), format_shape(()), format_shape((None, 3))
+    ('(2, 2)', '()', '(?, 3)')
+    """
+    if shape is None:
+        return "?"
+    dims = ["?" if d is None else str(d) for d in shape]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def _number(v: Any) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return f"{float(v):.4g}"
+
+
+def format_value(value: Any, max_elements: int = 4) -> str | None:
+    """Short text for a small value (a scalar or a tiny array); None when too big.
+
+    >>> format_value(2.0), format_value(np.full((2, 2), 7.0)), format_value(np.ones(9))
+    ('2', '[[7, 7], [7, 7]]', None)
+    """
+    if value is None:
+        return None
+    array = np.asarray(value)
+    if array.dtype.kind not in "biufc" or array.size > max_elements:
+        return None
+    if array.ndim == 0:
+        return _number(array.item())
+    return np.array2string(array, separator=", ", max_line_width=10_000,
+                           formatter={"all": _number}).replace("\n", "")
+
+
+# ----------------------------------------------------------------------------- model
+Describe = Callable[["Item"], "tuple[str, str]"]
+
+
+@dataclass(slots=True)
+class Item:
+    """A future DOT node: what it is (style), how to label it, and its collapse category."""
+
+    style: str
+    describe: Describe  # item -> (label, tooltip); called only for items that are drawn
+    payload: Any
+    category: str  # hidden items are summarised by category ("exp op", "tensor" ...)
+    cluster: str | None = None
+    freed: bool = False
+
+
+@dataclass
+class Sketch:
+    """Items in traversal order plus edges ``(tail index, head index, kind)``."""
+
+    items: list[Item] = field(default_factory=list)
+    edges: list[tuple[int, int, str]] = field(default_factory=list)
+    clusters: dict[str, dict[str, str]] = field(default_factory=dict)
+    _index: dict[Any, int] = field(default_factory=dict)
+
+    def add(self, key: Any, make: Callable[[], Item]) -> tuple[int, bool]:
+        """Index of the item for ``key``, creating it with ``make()`` the first time.
+
+        Returns ``(index, created)``.  ``key`` identifies the drawn object *while the
+        traversal holds it*; it never reaches the DOT output.
+        """
+        index = self._index.get(key)
+        if index is not None:
+            return index, False
+        index = len(self.items)
+        self.items.append(make())
+        self._index[key] = index
+        return index, True
+
+    def edge(self, tail: int, head: int, kind: str = "data") -> None:
+        self.edges.append((tail, head, kind))
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+@dataclass
+class Collapsed:
+    """What :func:`collapse` keeps: item indices in order, and the note (if any)."""
+
+    kept: list[int]
+    hidden: int = 0
+    note: str | None = None
+
+
+def collapse(sketch: Sketch, max_nodes: int | None) -> Collapsed:
+    """Keep the first and last items of the traversal when there are too many.
+
+    The traversal starts at the outputs and ends at the inputs, so keeping both ends
+    shows where the graph starts and finishes; the middle (typically a long repeated
+    chain, or one of many identical layers) is replaced by a note counting what it held.
+
+    >>> s = Sketch()
+    >>> for i in range(10):
+    ...     _ = s.add(i, lambda: Item("op", None, None, "exp op"))
+    >>> c = collapse(s, 4)
+    >>> c.kept, c.note
+    ([0, 1, 8, 9], '… 6 more nodes hidden: 6 exp ops')
+    """
+    n = len(sketch.items)
+    if max_nodes is None or n <= max_nodes:
+        return Collapsed(list(range(n)))
+    if max_nodes < 2:
+        raise ValueError("max_nodes must be at least 2 (or None for no limit)")
+    head = (max_nodes + 1) // 2
+    tail = max_nodes - head
+    kept = list(range(head)) + list(range(n - tail, n))
+    counts = Counter(sketch.items[i].category for i in range(head, n - tail))
+    hidden = n - max_nodes
+    parts = [f"{count:,} {_plural(category, count)}" for category, count in counts.most_common(4)]
+    if len(counts) > 4:
+        parts.append("…")
+    same = " of the same kind" if len(counts) == 1 else ""
+    note = f"… {hidden:,} more nodes{same} hidden: " + ", ".join(parts)
+    return Collapsed(kept, hidden, note)
+
+
+def _plural(category: str, count: int) -> str:
+    return category if count == 1 else category + "s"
+
+
+# ----------------------------------------------------------------------------- drawing
+class Drawing(graphviz.Digraph):
+    """A ``graphviz.Digraph`` that renders through naivegraph's engine chain.
+
+    ``dot`` on PATH first, then pygraphviz in-process (see :mod:`naivegraph.render.engine`).
+    Jupyter shows it as SVG; if no engine can run, the cell shows the installation hint
+    instead of silently falling back to text.  ``.source`` always works.
+
+    >>> d = Drawing()
+    >>> d.node("n0", "a"); d.node("n1", "b"); d.edge("n0", "n1")
+    >>> d.pipe("svg")[:5] in (b"<?xml", b"<svg ")
+    True
+    """
+
+    #: statistics filled by the builders: node counts, hidden count, timing
+    stats: dict
+
+    def __init__(self, *args: Any, backend: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.backend = backend
+        self.stats = {}
+
+    def _copy_kwargs(self, **kwargs: Any) -> dict:
+        return super()._copy_kwargs(backend=self.backend, **kwargs)
+
+    def pipe(self, format: str | None = None, *args: Any, backend: str | None = None,
+             encoding: str | None = None, **ignored: Any) -> bytes | str:
+        """The drawing as ``format`` bytes (``str`` if ``encoding`` is given)."""
+        data = engine.pipe(self.source, format or self.format or "svg", backend or self.backend)
+        return data.decode(encoding) if encoding else data
+
+    def render(self, filename: str | os.PathLike | None = None, directory: str | None = None,
+               view: bool = False, cleanup: bool = False, format: str | None = None,
+               *args: Any, outfile: str | os.PathLike | None = None, backend: str | None = None,
+               **ignored: Any) -> str:
+        """Write the drawing to a file and return its path.
+
+        ``render("fig/loss", format="png")`` writes ``fig/loss.png``;
+        ``render(outfile="fig/loss.pdf")`` takes the format from the suffix.  Unlike
+        ``graphviz.Digraph.render`` no DOT source file is written next to it (use
+        ``.save()`` for that).
+        """
+        path = _output_path(filename, directory, format or self.format, outfile)
+        fmt = os.path.splitext(path)[1][1:] if format is None and outfile else \
+            (format or self.format or "svg")
+        data = self.pipe(fmt, backend=backend)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return path
+
+    # Jupyter: everything goes through self.pipe, i.e. our engine chain.
+    def _repr_mimebundle_(self, include: Iterable[str] | None = None,
+                          exclude: Iterable[str] | None = None, **_: Any) -> dict:
+        wanted = set(include) if include is not None else {"image/svg+xml"}
+        wanted -= set(exclude or ())
+        try:
+            bundle = {}
+            if "image/svg+xml" in wanted:
+                bundle["image/svg+xml"] = self._repr_image_svg_xml()
+            if "image/png" in wanted:
+                bundle["image/png"] = self._repr_image_png()
+            return bundle
+        except engine.GraphvizUnavailable as error:
+            # Visible in the cell, never a silent switch to the DOT text.
+            message = str(error)
+            return {"text/plain": message,
+                    "text/html": '<pre style="color:#b71c1c">' + html.escape(message) + "</pre>"}
+
+    def _repr_svg_(self) -> str:
+        return self._repr_image_svg_xml()
+
+    def _repr_image_svg_xml(self) -> str:
+        return self.pipe("svg", encoding="utf-8")
+
+    def _repr_image_png(self) -> bytes:
+        return self.pipe("png")
+
+    def _repr_image_jpeg(self) -> bytes:
+        return self.pipe("jpeg")
+
+
+def _output_path(filename, directory, fmt, outfile) -> str:
+    if outfile is not None:
+        return os.fspath(outfile)
+    fmt = engine.check_format(fmt or "svg")
+    if filename is None:
+        filename = "naivegraph"
+    path = os.fspath(filename)
+    if directory is not None:
+        path = os.path.join(os.fspath(directory), path)
+    if not path.lower().endswith("." + fmt):
+        path = f"{path}.{fmt}"
+    return path
+
+
+def new_drawing(title: str | None = None, rankdir: str = "TB",
+                backend: str | None = None) -> Drawing:
+    """An empty drawing with the lab's fonts and spacing."""
+    drawing = Drawing(name="naivegraph", backend=backend)
+    drawing.attr(rankdir=rankdir, fontname=FONT, fontsize="12", nodesep="0.3", ranksep="0.35",
+                 labelloc="t", newrank="true")
+    if title:
+        drawing.attr(label=title, fontsize="14")
+    drawing.attr("node", fontname=FONT, fontsize="11", margin="0.12,0.05", height="0.3")
+    drawing.attr("edge", fontname=FONT, fontsize="9", arrowsize="0.7")
+    return drawing
+
+
+def emit(sketch: Sketch, drawing: Drawing, max_nodes: int | None = 500,
+         legend: bool = True) -> Drawing:
+    """Write ``sketch`` into ``drawing``: collapse, number, label, cluster, legend."""
+    shown = collapse(sketch, max_nodes)
+    new_id = {old: f"n{i}" for i, old in enumerate(shown.kept)}
+    note_id = f"n{len(shown.kept)}" if shown.note else None
+    by_cluster: dict[str | None, list[int]] = {}
+    for old in shown.kept:
+        by_cluster.setdefault(sketch.items[old].cluster, []).append(old)
+    used_styles: set[str] = set()
+    freed_seen = False
+
+    def write_nodes(target: graphviz.Digraph, indices: list[int]) -> None:
+        nonlocal freed_seen
+        for old in indices:
+            item = sketch.items[old]
+            label, tooltip = item.describe(item)
+            attrs = style_attrs(item.style, item.freed)
+            if tooltip:
+                attrs["tooltip"] = tooltip
+            target.node(new_id[old], label, **attrs)
+            used_styles.add(item.style)
+            freed_seen = freed_seen or item.freed
+
+    write_nodes(drawing, by_cluster.pop(None, []))
+    for name, indices in by_cluster.items():
+        with drawing.subgraph(name=f"cluster_{name}") as sub:
+            sub.attr(**sketch.clusters.get(name, {"label": name}))
+            write_nodes(sub, indices)
+    if note_id:
+        drawing.node(note_id, html_label("graph collapsed", shown.note), **style_attrs("note"))
+        used_styles.add("note")
+    used_edges = _write_edges(sketch, drawing, new_id, note_id)
+    if legend:
+        if freed_seen:
+            used_styles.add("freed")
+        add_legend(drawing, used_styles, used_edges)
+    drawing.stats.update(items=len(sketch.items), shown=len(shown.kept), hidden=shown.hidden,
+                         note=shown.note)
+    return drawing
+
+
+def _write_edges(sketch: Sketch, drawing: Drawing, new_id: dict[int, str],
+                 note_id: str | None) -> set[str]:
+    """Edges between kept items as they are; edges to hidden ones go through the note."""
+    seen: set[tuple[str, str, str]] = set()
+    used: set[str] = set()
+    for tail, head, kind in sketch.edges:
+        a, b = new_id.get(tail), new_id.get(head)
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            a, b, kind = (a or note_id), (b or note_id), "note"
+        if (a, b, kind) in seen:
+            continue
+        seen.add((a, b, kind))
+        drawing.edge(a, b, **EDGES[kind][0])
+        used.add(kind)
+    return used
+
+
+#: legend order: how a reader meets them, from the inputs to the gradients
+_LEGEND_ORDER = ("leaf", "nograd", "tensor", "output", "op", "grad_fn", "accumulate", "saved",
+                 "gradient", "freed", "note")
+
+
+def add_legend(drawing: graphviz.Digraph, styles: Iterable[str], edges: Iterable[str] = ()) -> None:
+    """A ``cluster_legend`` with one sample row per style and edge kind in the drawing.
+
+    It is a single HTML-table node, so it never pulls on the layout of the graph, and
+    its samples do not count as graph nodes (their class is ``legend``).
+    """
+    styles = [s for s in _LEGEND_ORDER if s in set(styles)]
+    edges = [e for e in EDGES if e in set(edges)]
+    if not styles and not edges:
+        return
+    rows = []
+    for style in styles:
+        attrs, text = STYLES[style]
+        fill = attrs.get("fillcolor", "#ffffff")
+        border = "dotted" if style == "freed" else ("dashed" if "dashed" in attrs["style"] else "solid")
+        rows.append(f'<tr><td width="26" bgcolor="{fill}" color="{attrs.get("color", "#000000")}" '
+                    f'border="1" style="{border}"> </td><td align="left">{html.escape(text)}</td></tr>')
+    for kind in edges:
+        attrs, text = EDGES[kind]
+        arrow = ("┄┄┄" if attrs.get("arrowhead") == "none" else
+                 "┄┄▶" if attrs.get("style") in ("dashed", "dotted") else "──▶")
+        rows.append(f'<tr><td><font color="{attrs["color"]}">{arrow}</font></td>'
+                    f'<td align="left">{html.escape(text)}</td></tr>')
+    table = ('<<table border="0" cellborder="0" cellspacing="3" cellpadding="2">'
+             + "".join(rows) + "</table>>")
+    with drawing.subgraph(name="cluster_legend") as sub:
+        sub.attr(label="legend", style="rounded", color="#bdbdbd", fontsize="10", fontname=FONT)
+        sub.node("legend", table, shape="plaintext", fontsize="9", **{"class": "legend"})

@@ -1,0 +1,328 @@
+"""Drawings of dynamic-mode graphs, read from ``grad_fn`` nodes.
+
+A dynamic graph is only the chain of ``grad_fn`` nodes hanging off an output tensor.
+Each op node also remembers its forward side (weak references to its inputs, its
+output's shape), so from one tensor we can draw
+
+* the **forward** graph: tensors (data) and ops, edges in data direction;
+* the **backward** graph: ``grad_fn`` nodes, ``AccumulateGrad`` nodes feeding the
+  leaves, saved tensors (dashed), edges in gradient direction.
+
+Traversals are breadth-first from the outputs with an explicit queue (no recursion),
+so a 100,000-op chain is fine.  The ``id()`` of an object is used only as a dict key
+while we hold the object; DOT ids are ``n0, n1, ...`` in traversal order.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from collections import deque
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..dynamic.node import AccumulateGrad, OpNode
+from ..dynamic.tensor import Tensor
+from .dot import Item, Sketch, format_shape, format_value, html_label
+
+# ----------------------------------------------------------------------------- names
+
+
+def names_from(params: Mapping[str, Any] | None) -> dict[int, str]:
+    """``id(tensor) -> name`` from ``{"w1": w1, ...}`` (tensors only; first name wins)."""
+    names: dict[int, str] = {}
+    for name, value in (params or {}).items():
+        if isinstance(value, Tensor):
+            names.setdefault(id(value), str(name))
+    return names
+
+
+def caller_names(skip_prefix: str) -> dict[str, Any]:
+    """The tensors among the local variables of the first frame outside naivegraph.
+
+    Lets ``ng.render(loss)`` label ``l1 ... l4`` by the names the user wrote, as the
+    reference drawings do.  Private names (``_x``) are skipped.
+    """
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(skip_prefix):
+        frame = frame.f_back
+    if frame is None:
+        return {}
+    return {k: v for k, v in frame.f_locals.items()
+            if isinstance(v, Tensor) and not k.startswith("_")}
+
+
+class _Context:
+    """What every label needs: names, whether to print values, the outputs."""
+
+    def __init__(self, names: dict[int, str], show_values: bool, outputs: Sequence[Tensor]):
+        self.names = names
+        self.show_values = show_values
+        self.output_ids = {id(t) for t in outputs}
+
+
+# ----------------------------------------------------------------------------- tensors
+
+
+def _tensor_style(tensor: Tensor | None, ctx: _Context) -> str:
+    if tensor is None:
+        return "tensor"
+    if tensor.grad_fn is None:
+        return "leaf" if tensor.requires_grad else "nograd"
+    if id(tensor) in ctx.output_ids:
+        return "output"
+    return "tensor"
+
+
+def _describe_tensor(item: Item) -> tuple[str, str]:
+    tensor, meta, ctx = item.payload
+    name = ctx.names.get(id(tensor)) if tensor is not None else None
+    if tensor is None:  # an intermediate that Python no longer holds: only its shape is known
+        shape = format_shape(meta.shape) if meta is not None else "?"
+        return html_label(None, shape, "(tensor no longer alive)"), f"tensor {shape}"
+    shape = format_shape(tensor.shape)
+    dtype = "" if tensor.dtype == np.float64 else f" {tensor.dtype}"
+    lines = [shape + dtype]
+    if ctx.show_values:
+        value = format_value(tensor._data)
+        if value is not None:
+            lines.append(f"= {value}")
+        grad = tensor._grad  # read directly: .grad warns on non-leaves
+        if grad is not None:
+            grad_text = format_value(grad._data)
+            lines.append(f"grad {grad_text}" if grad_text else f"grad {format_shape(grad.shape)}")
+    tooltip = f"{name or 'tensor'} {shape} requires_grad={tensor.requires_grad} " \
+              f"is_leaf={tensor.is_leaf}"
+    return html_label(name, *lines), tooltip
+
+
+def _tensor_item(tensor: Tensor | None, ctx: _Context, cluster: str | None,
+                 meta: Any = None) -> Item:
+    return Item(_tensor_style(tensor, ctx), _describe_tensor, (tensor, meta, ctx), "tensor",
+                cluster)
+
+
+def _describe_constant(item: Item) -> tuple[str, str]:
+    value, _ = item.payload
+    text = format_value(value) if np.size(value) <= 4 else format_shape(np.shape(value))
+    return html_label(text or "constant", "constant"), f"constant {value!r}"[:200]
+
+
+# ----------------------------------------------------------------------------- ops
+
+
+def _op_name(fn: Any) -> str:
+    if isinstance(fn, OpNode):
+        return fn.op.name
+    name = fn.name()  # a custom Function: its backward is named after the class
+    return name[:-len("Backward")] if name.endswith("Backward") else name
+
+
+def _short_attrs(attrs: Mapping[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in attrs.items() if v is not None and v is not False)
+    return text if len(text) <= 32 else text[:31] + "…"
+
+
+def _describe_op(item: Item) -> tuple[str, str]:
+    fn = item.payload
+    attrs = _short_attrs(fn.attrs) if isinstance(fn, OpNode) else ""
+    return html_label(_op_name(fn), attrs), f"{_op_name(fn)} (backward: {fn.name()})"
+
+
+def _describe_grad_fn(item: Item) -> tuple[str, str]:
+    fn, ctx = item.payload
+    if isinstance(fn, AccumulateGrad):
+        name = ctx.names.get(id(fn.variable))
+        return html_label("AccumulateGrad", f"into {name}.grad" if name else ""), \
+            "adds the incoming gradient to the leaf's .grad"
+    extra = []
+    if isinstance(fn, OpNode) and fn.output_meta is not None:
+        extra.append(f"{fn.op.name} → {format_shape(fn.output_meta.shape)}")
+    if fn.freed:
+        extra.append("freed")
+    return html_label(fn.name(), *extra), f"{fn.name()}: next_functions = " + ", ".join(
+        "None" if n is None else n.name() for n, _ in fn.next_functions)
+
+
+def _describe_saved(item: Item) -> tuple[str, str]:
+    fn, role, shape, ctx = item.payload
+    source = _saved_source(fn, role)
+    name = ctx.names.get(id(source)) if source is not None else None
+    lines = [f"= {name}" if name else "", format_shape(shape)]
+    if ctx.show_values:
+        value = _saved_value(fn, role)
+        text = format_value(value) if value is not None else None
+        if text:
+            lines.append(f"value {text}")
+    return html_label(f"saved {role}", *lines), f"{fn.name()} keeps its {role} for backward"
+
+
+def _saved_slot(fn: OpNode, role: str) -> Any:
+    return fn.saved_out if role == "result" else fn.saved[int(role.split()[1])]
+
+
+def _saved_source(fn: OpNode, role: str) -> Any:
+    """The tensor a saved input came from (outputs are not held, to avoid a cycle)."""
+    return getattr(_saved_slot(fn, role), "tensor", None)
+
+
+def _saved_value(fn: OpNode, role: str) -> Any:
+    """The array a node saved for ``role`` ("input i" / "result"), if still there."""
+    return getattr(_saved_slot(fn, role), "data", None)
+
+
+# ----------------------------------------------------------------------------- forward
+
+
+def _input_of(fn: Any, i: int) -> tuple[Any, Tensor | None, Any, Any]:
+    """How input ``i`` of op node ``fn`` is drawn: ``(key, tensor, producer, extra)``.
+
+    The edge in ``next_functions`` is trusted first: it is what backward will use, and it
+    still points at the right node after in-place ops rewrote a tensor's ``grad_fn``.
+    ``extra`` is the output ``Meta`` for a dead intermediate, or the constant value.
+    """
+    child, nr = fn.next_functions[i]
+    meta = fn.inputs_meta[i] if isinstance(fn, OpNode) else None
+    if isinstance(child, AccumulateGrad):
+        return ("tensor", id(child.variable)), child.variable, None, None
+    if child is not None:
+        tensor = child.output_ref() if isinstance(child, OpNode) and child.output_ref else None
+        if tensor is None and isinstance(meta, weakref.ref):
+            alive = meta()
+            tensor = alive if alive is not None and alive.grad_fn is child else None
+        if tensor is not None and tensor.grad_fn is not child:
+            tensor = None  # the tensor was changed in place since: its old self is gone
+        out_meta = child.output_meta if isinstance(child, OpNode) else None
+        return ("out", id(child), nr), tensor, child, out_meta
+    if isinstance(meta, weakref.ref):
+        tensor = meta()
+        if tensor is not None:
+            return ("tensor", id(tensor)), tensor, None, None
+        shape = fn.shapes[i] if isinstance(fn, OpNode) else None
+        return ("dead", id(fn), i), None, None, _ShapeOnly(shape)
+    return ("const", id(fn), i), None, None, meta
+
+
+class _ShapeOnly:
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: Any) -> None:
+        self.shape = shape
+
+
+def _inputs(fn: Any) -> range:
+    return range(len(fn.next_functions))
+
+
+def forward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
+                   cluster: str | None = None) -> None:
+    """Add the forward graph of ``outputs`` to ``sketch`` (tensors and ops)."""
+    queue: deque = deque()
+    prefix = cluster or ""
+    for tensor in outputs:
+        key = (prefix, "out", id(tensor.grad_fn), tensor._output_nr) if tensor.grad_fn \
+            else (prefix, "tensor", id(tensor))
+        index, _ = sketch.add(key, lambda t=tensor: _tensor_item(t, ctx, cluster))
+        if tensor.grad_fn is not None:
+            queue.append((tensor.grad_fn, index))
+    while queue:
+        fn, out_index = queue.popleft()
+        op_index, created = sketch.add((prefix, "op", id(fn)), lambda f=fn: Item(
+            "op", _describe_op, f, f"{_op_name(f)} op", cluster, freed=f.freed))
+        sketch.edge(op_index, out_index, "data")
+        if not created:
+            continue
+        for i in _inputs(fn):
+            key, tensor, producer, extra = _input_of(fn, i)
+            if key[0] == "const" and extra is None:
+                continue  # a custom Function's non-tensor argument: nothing to draw
+            if key[0] == "const":
+                make = (lambda v=extra: Item("nograd", _describe_constant, (v, ctx), "constant",
+                                             cluster))
+            else:
+                make = (lambda t=tensor, m=extra: _tensor_item(t, ctx, cluster, m))
+            in_index, new = sketch.add((prefix,) + key, make)
+            if new and producer is not None:
+                queue.append((producer, in_index))
+            sketch.edge(in_index, op_index, "data")
+
+
+# ----------------------------------------------------------------------------- backward
+
+
+def backward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
+                    cluster: str | None = None) -> None:
+    """Add the backward graph of ``outputs``: grad_fn nodes, AccumulateGrad, saved values."""
+    prefix = cluster or ""
+    queue: deque = deque()
+
+    def node_index(fn: Any) -> int:
+        index, created = sketch.add((prefix, "fn", id(fn)), lambda: _grad_fn_item(fn, ctx, cluster))
+        if created:
+            queue.append((fn, index))
+        return index
+
+    for tensor in outputs:
+        root, _ = sketch.add((prefix, "tensor", id(tensor)),
+                             lambda t=tensor: _tensor_item(t, ctx, cluster))
+        fn = tensor.grad_fn
+        if fn is None and tensor._acc is not None:
+            fn = tensor._acc()  # a leaf output: its AccumulateGrad, if one exists
+        if fn is not None:
+            sketch.edge(root, node_index(fn), "grad")
+    while queue:
+        fn, index = queue.popleft()
+        if isinstance(fn, AccumulateGrad):
+            leaf, _ = sketch.add((prefix, "tensor", id(fn.variable)),
+                                 lambda v=fn.variable: _tensor_item(v, ctx, cluster))
+            sketch.edge(index, leaf, "grad")
+            continue
+        if isinstance(fn, OpNode):
+            for role, shape in fn.saved_tensors_meta:
+                saved, _ = sketch.add((prefix, "saved", id(fn), role), lambda r=role, s=shape: Item(
+                    "saved", _describe_saved, (fn, r, s, ctx), "saved value", cluster))
+                sketch.edge(saved, index, "saved")
+        for child, _ in fn.next_functions:
+            if child is not None:
+                sketch.edge(index, node_index(child), "grad")
+
+
+def _grad_fn_item(fn: Any, ctx: _Context, cluster: str | None) -> Item:
+    if isinstance(fn, AccumulateGrad):
+        return Item("accumulate", _describe_grad_fn, (fn, ctx), "AccumulateGrad node", cluster)
+    return Item("grad_fn", _describe_grad_fn, (fn, ctx), fn.name(), cluster, freed=fn.freed)
+
+
+# ----------------------------------------------------------------------------- entry
+
+
+def as_tensors(obj: Any) -> list[Tensor]:
+    """One tensor or an iterable of tensors, as a list (anything else is a TypeError)."""
+    items = [obj] if isinstance(obj, Tensor) else list(obj)
+    for t in items:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected dynamic tensors, got {type(t).__name__}")
+    return items
+
+
+def dynamic_sketch(outputs: Iterable[Tensor], kind: str, names: dict[int, str],
+                   show_values: bool = True) -> Sketch:
+    """The sketch of ``kind`` ("forward", "backward" or "both") for ``outputs``."""
+    outputs = as_tensors(outputs)
+    ctx = _Context(names, show_values, outputs)
+    sketch = Sketch()
+    if kind == "forward":
+        forward_sketch(sketch, outputs, ctx)
+    elif kind == "backward":
+        backward_sketch(sketch, outputs, ctx)
+    elif kind == "both":
+        sketch.clusters["forward"] = dict(label="forward: values flow down", style="rounded",
+                                          color="#90a4ae", fontsize="12")
+        sketch.clusters["backward"] = dict(label="backward: gradients flow down",
+                                           style="rounded", color="#ef9a9a", fontsize="12")
+        forward_sketch(sketch, outputs, ctx, cluster="forward")
+        backward_sketch(sketch, outputs, ctx, cluster="backward")
+    else:
+        raise ValueError(f"kind must be 'forward', 'backward' or 'both', not {kind!r}")
+    return sketch
