@@ -1,0 +1,237 @@
+"""Drawings of static-mode graphs (``naivegraph.static``).
+
+In a static graph an ``Operation`` node *is* its result, so each node is drawn once:
+leaves as boxes (Variables green, placeholders and constants grey), operations as
+ellipses labelled with their name, op, shape and, after a run, their value.  Nodes that
+``ns.gradients`` added (``is_gradient``) are purple: the backward pass is part of the
+graph, built before anything runs.
+
+Traversal is breadth-first from the outputs through ``node.inputs`` with a queue, so
+ids ``n0, n1, ...`` follow the same order in every drawing of the same graph.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .dot import Item, Sketch, emit, format_shape, format_value, html_label, new_drawing, Drawing
+
+
+def _static():
+    from .. import static  # imported late: rendering dynamic graphs must not need it
+    return static
+
+
+# ----------------------------------------------------------------------------- selection
+
+
+def _ancestors(roots: Iterable[Any]) -> set:
+    """Every node some root depends on (roots included), iteratively."""
+    seen: set = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.extend(node.inputs)
+    return seen
+
+
+def _roots_within(nodes: Sequence[Any], allowed: set) -> list:
+    """Nodes of ``allowed`` that no other node of ``allowed`` uses (drawing outputs)."""
+    used = {inp for n in nodes if n in allowed for inp in n.inputs}
+    return [n for n in nodes if n in allowed and n not in used]
+
+
+def _select(obj: Any, kind: str | None) -> tuple[list, set, list, str]:
+    """``(order, allowed, roots, title)`` for what ``obj`` and ``kind`` ask to draw."""
+    ns = _static()
+    if isinstance(obj, ns.Graph):
+        order, title = list(obj.nodes), obj.name
+    else:
+        nodes = [obj] if isinstance(obj, ns.Node) else list(obj)
+        allowed = _ancestors(nodes)
+        graph = nodes[0].graph
+        order = [n for n in graph.nodes if n in allowed] if graph is not None else list(allowed)
+        title = ", ".join(n.name for n in nodes)
+    if kind == "forward":
+        allowed = {n for n in order if not n.is_gradient}
+    elif kind == "backward" and any(n.is_gradient for n in order):
+        gradient_nodes = [n for n in order if n.is_gradient]
+        allowed = _ancestors(gradient_nodes) & set(order)
+    else:
+        allowed = set(order)
+    roots = _roots_within(order, allowed)
+    if not isinstance(obj, ns.Graph):
+        wanted = [obj] if isinstance(obj, ns.Node) else list(obj)
+        roots = [n for n in wanted if n in allowed] + [r for r in roots if r not in wanted]
+    return order, allowed, roots[::-1] if isinstance(obj, ns.Graph) else roots, title
+
+
+# ----------------------------------------------------------------------------- items
+
+
+def _style(node: Any, output_ids: set) -> str:
+    if node.is_gradient:
+        return "gradient"
+    if node.kind == "variable":
+        return "leaf" if getattr(node, "trainable", True) else "nograd"
+    if node.kind in ("placeholder", "constant"):
+        return "nograd"
+    return "output" if id(node) in output_ids else "op"
+
+
+def _describe(item: Item) -> tuple[str, str]:
+    node, show_values = item.payload
+    kind = node.kind
+    lines = []
+    if kind == "operation":
+        lines.append(f"{node.op_name} → {format_shape(node.shape)}")
+    else:
+        lines.append(f"{kind} {format_shape(node.shape)}")
+    if show_values:
+        value = format_value(node.value)
+        if value is not None:
+            lines.append(f"= {value}")
+        grad = format_value(node.grad)
+        if grad is not None:
+            lines.append(f"grad {grad}")
+    tooltip = f"{node.name}: {node.op_name} {format_shape(node.shape)}"
+    return html_label(node.name, *lines), tooltip
+
+
+def _category(node: Any) -> str:
+    return f"{node.op_name} op" if node.kind == "operation" else node.kind
+
+
+def add_graph(sketch: Sketch, order: Sequence[Any], allowed: set, roots: Sequence[Any],
+              show_values: bool, cluster: str | None = None, reverse: bool = False) -> None:
+    """Add the nodes of ``allowed`` reachable from ``roots`` to ``sketch``.
+
+    ``reverse`` draws edges in gradient direction (node -> its inputs): the numeric
+    backward sweep of ``graph.backward``, when there are no gradient nodes to show.
+    """
+    output_ids = {id(r) for r in roots if r.kind == "operation"}
+    prefix = cluster or ""
+    queue: deque = deque()
+
+    def index_of(node: Any) -> int:
+        index, created = sketch.add((prefix, id(node)), lambda: Item(
+            _style(node, output_ids), _describe, (node, show_values), _category(node), cluster))
+        if created:
+            queue.append((node, index))
+        return index
+
+    for root in roots:
+        index_of(root)
+    while queue:
+        node, index = queue.popleft()
+        for inp in node.inputs:
+            if inp not in allowed:
+                continue
+            source = index_of(inp)
+            if reverse:
+                sketch.edge(index, source, "grad")
+            else:
+                sketch.edge(source, index, "data")
+
+
+def static_sketch(obj: Any, kind: str | None, show_values: bool = True) -> tuple[Sketch, str]:
+    """The sketch (and a default title) for a static graph, node or list of nodes."""
+    order, allowed, roots, title = _select(obj, kind)
+    sketch = Sketch()
+    numeric_backward = kind == "backward" and not any(n.is_gradient for n in allowed)
+    add_graph(sketch, order, allowed, roots, show_values, reverse=numeric_backward)
+    suffix = {"forward": "forward", "backward": "backward"}.get(kind or "", "")
+    if numeric_backward:
+        suffix = "backward (numeric sweep: gradients flow down)"
+    return sketch, f"{title} {suffix}".strip()
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def _cluster(sketch: Sketch, name: str, label: str, color: str) -> str:
+    sketch.clusters[name] = dict(label=label, style="rounded", color=color, fontsize="12")
+    return name
+
+
+def _pass_summary(report: Any) -> str:
+    parts = [f"{p.name.replace('_', ' ')}: {len(p.changes)}" for p in report.passes if p.changes]
+    return ", ".join(parts) if parts else "no changes"
+
+
+def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
+                        show_values: bool = True, max_nodes: int | None = 500,
+                        legend: bool = True, rankdir: str = "TB",
+                        backend: str | None = None) -> Drawing:
+    """``graph`` before and after ``ns.optimize``, as two clusters of one drawing.
+
+    The drawing's ``.report`` is the :class:`OptimizationReport`; ``.optimized`` the
+    new graph.
+
+    >>> import naivegraph.static as ns
+    >>> with ns.Graph() as g:
+    ...     x = ns.placeholder("x", shape=(3,))
+    ...     y = (x * 1.0 + 0.0).sum()
+    >>> d = render_optimization(g, fetches=[y])
+    >>> "cluster_before" in d.source and "cluster_after" in d.source
+    True
+    """
+    ns = _static()
+    new_graph, report = ns.optimize(graph, fetches=fetches)
+    keep = list(graph.sinks() if fetches is None else [graph.resolve(f) for f in fetches])
+    new_roots = [report.mapping[k] for k in keep if k in report.mapping]
+    sketch = Sketch()
+    before = _cluster(sketch, "before", f"before: {len(graph.nodes)} nodes", "#90a4ae")
+    after = _cluster(sketch, "after", f"after ns.optimize: {len(new_graph.nodes)} nodes\n"
+                     f"({_pass_summary(report)})", "#66bb6a")
+    add_graph(sketch, graph.nodes, _ancestors(keep), keep, show_values, cluster=before)
+    add_graph(sketch, new_graph.nodes, _ancestors(new_roots), new_roots, show_values,
+              cluster=after)
+    drawing = new_drawing(f"{graph.name}: optimisation", rankdir, backend)
+    emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
+    drawing.report, drawing.optimized = report, new_graph
+    return drawing
+
+
+def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = True,
+                                 max_nodes: int | None = 500, legend: bool = True,
+                                 rankdir: str = "TB", backend: str | None = None) -> Drawing:
+    """The symbolic gradient graph of ``grads`` (from ``ns.gradients``), raw and optimised.
+
+    Raw gradients repeat work (multiplications by ones, sums over broadcast shapes,
+    the same product twice); the right cluster shows what ``ns.optimize`` leaves.
+
+    >>> import naivegraph.static as ns
+    >>> with ns.Graph() as g:
+    ...     x = ns.placeholder("x", shape=())
+    ...     dx, = ns.gradients(x * x, [x])
+    >>> d = render_gradient_optimization([dx])
+    >>> "class=gradient" in d.source
+    True
+    """
+    ns = _static()
+    grads = [g for g in grads if g is not None]
+    if not grads:
+        raise ValueError("no gradient nodes to draw (ns.gradients returned only None)")
+    graph = grads[0].graph
+    new_graph, report = ns.optimize(graph, fetches=grads)
+    new_grads = [report.mapping[g] for g in grads]
+    sketch = Sketch()
+    raw_nodes = _ancestors(grads)
+    new_nodes = _ancestors(new_grads)
+    raw = _cluster(sketch, "raw", f"raw symbolic gradients: {len(raw_nodes)} nodes", "#ba68c8")
+    opt = _cluster(sketch, "optimized", f"after ns.optimize: {len(new_nodes)} nodes\n"
+                   f"({_pass_summary(report)})", "#66bb6a")
+    add_graph(sketch, graph.nodes, raw_nodes, grads, show_values, cluster=raw)
+    add_graph(sketch, new_graph.nodes, new_nodes, new_grads, show_values, cluster=opt)
+    drawing = new_drawing("symbolic gradient graph, before and after optimisation", rankdir,
+                          backend)
+    emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
+    drawing.report, drawing.optimized = report, new_graph
+    return drawing
