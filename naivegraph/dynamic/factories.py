@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import Tensor, _shape_arg
+from .tensor import Tensor, _as_array, _shape_arg
 
 float32, float64, float16 = np.float32, np.float64, np.float16
 int64, int32, int8, uint8 = np.int64, np.int32, np.int8, np.uint8
@@ -45,7 +45,9 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None) -> Tensor:
     >>> ng.tensor([1.0, 2.0], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
     """
-    return _finish(Tensor(data, dtype=dtype)._data, requires_grad)
+    # Not Tensor(data): the legacy constructor turns integer lists into floats, while
+    # torch.tensor keeps the inferred dtype (int64 for ints, bool for booleans).
+    return _finish(_as_array(data, dtype), requires_grad)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
