@@ -249,9 +249,16 @@ def _keep_mask(shape, index):
     return mask
 
 
+def _index_put_value_partial(g, x, v, out, index):
+    # The value is broadcast into the indexed region: sum its gradient back to its shape.
+    grad = F.getitem(g, index=index)
+    shape = tuple(getattr(v, "shape", ()))
+    return grad if tuple(grad.shape) == shape else F.sum_to(grad, shape=shape)
+
+
 defop("index_put", _index_put,
       [lambda g, x, v, out, index: g * _keep_mask(tuple(x.shape), index),
-       lambda g, x, v, out, index: F.getitem(g, index=index)],
+       _index_put_value_partial],
       backward="CopySlices", elementwise=False)
 
 
