@@ -193,24 +193,37 @@ class Node:
 class OpNode(Node):
     """The backward of one op-table primitive; subclassed per PyTorch name."""
 
-    __slots__ = ("op", "attrs", "saved", "saved_out", "shapes", "needs", "inputs_meta",
-                 "output_ref", "output_meta")
+    __slots__ = ("op", "attrs", "saved", "saved_out", "shapes", "_constants", "output_ref",
+                 "output_meta")
 
     def __init__(self, op: OpDef, attrs: dict, next_functions: tuple, saved: list,
-                 saved_out, shapes: tuple, needs: tuple, inputs_meta: tuple,
-                 output_ref, output_meta: Meta) -> None:
+                 saved_out, shapes: tuple, constants: dict | None, output_ref,
+                 output_meta: Meta) -> None:
         self.next_functions = next_functions
         self._hooks = None
         self._released = False
         self.op = op
         self.attrs = attrs
-        self.saved = saved
+        self.saved = saved  # per input: SavedTensor, Meta (not kept), or a constant
         self.saved_out = saved_out
         self.shapes = shapes
-        self.needs = needs
-        self.inputs_meta = inputs_meta  # for drawing the forward graph
-        self.output_ref = output_ref
+        self._constants = constants  # input index -> weakref, inputs not requiring grad
+        self.output_ref = output_ref  # weakref to the output tensor, for drawings
         self.output_meta = output_meta
+
+    @property
+    def inputs_meta(self) -> tuple:
+        """Forward side of each input, for drawings: a weakref to a tensor that does not
+        require grad, a plain constant, or None (follow ``next_functions`` instead)."""
+        constants = self._constants or {}
+        return tuple(constants.get(i, None if edge[0] is not None or isinstance(s, (SavedTensor, Meta))
+                                   else s)
+                     for i, (edge, s) in enumerate(zip(self.next_functions, self.saved)))
+
+    @property
+    def needs(self) -> list:
+        """Which inputs want a gradient: exactly those with an edge to follow."""
+        return [edge[0] is not None for edge in self.next_functions]
 
     @property
     def has_saved(self) -> bool:
@@ -241,7 +254,8 @@ class OpNode(Node):
         out = self.saved_out
         if type(out) is SavedTensor:
             out = out.unpack(self, create_graph)
-        return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs, self.shapes)
+        needs = [edge[0] is not None for edge in self.next_functions]
+        return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, needs, self.shapes)
 
 
 _metas: dict[tuple, Meta] = {}

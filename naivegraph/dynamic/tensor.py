@@ -23,6 +23,8 @@ _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
                        "getitem"})
 MinMax = namedtuple("MinMax", ["values", "indices"])
+_ADD, _SUB, _MUL, _DIV = OPS["add"], OPS["sub"], OPS["mul"], OPS["div"]
+_NO_ATTRS: dict = {}  # shared by attribute-free ops; never mutated
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
@@ -52,18 +54,24 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     for a in inputs:
         if isinstance(a, Tensor):
             datas.append(a._data)
-            any_grad = any_grad or a._rg
+            if a._rg:
+                any_grad = True
         else:
             datas.append(a)
     out = op.forward(datas, **attrs) if op.variadic else op.forward(*datas, **attrs)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    record = any_grad and _state.enabled and op.differentiable
-    result = Tensor._make(out, record, None, 0)
-    if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and out.base is not None:
-        _mark_view(result, inputs[0])
-    if record:
+    result = _new(Tensor)
+    result._data = out
+    result.grad_fn = None
+    result._output_nr = 0
+    if any_grad and _state.enabled and op.differentiable:
+        result._rg = True
         result.grad_fn = _record(op, inputs, attrs, result)
+    else:
+        result._rg = False
+    if op.name in _VIEW_OPS and out.base is not None and isinstance(inputs[0], Tensor):
+        _mark_view(result, inputs[0])
     return result
 
 
@@ -73,31 +81,37 @@ def _mark_view(view: "Tensor", source: "Tensor") -> None:
 
 
 def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
-    """Build the grad_fn of ``result``: edges, saved tensors, forward-side metadata."""
+    """Build the grad_fn of ``result``: edges, saved tensors, forward-side metadata.
+
+    Kept lean on purpose: it runs once per recorded op, and every object it allocates
+    is one more for Python's garbage collector to scan while the graph is alive.
+    """
     saves = op.saves
-    edges, saved, shapes, needs, meta = [], [], [], [], []
+    edges, saved, shapes = [], [], []
+    constants = None  # weak refs to inputs that do not require grad, for drawings
     for i, a in enumerate(inputs):
         if isinstance(a, Tensor):
             data = a._data
-            fn = a.grad_fn
-            edges.append((fn, a._output_nr) if fn is not None else a._edge())
-            needs.append(a._rg)
             shapes.append(data.shape)
             saved.append(SavedTensor(a) if i in saves else meta_of(data))
-            meta.append(weakref.ref(a))
+            if a._rg:
+                fn = a.grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
+            else:
+                edges.append(_NO_EDGE)
+                constants = constants or {}
+                constants[i] = weakref.ref(a)
         else:
             edges.append(_NO_EDGE)
-            needs.append(False)
             shapes.append(a.shape if isinstance(a, np.ndarray) else ())
             saved.append(a)
-            meta.append(a)
     out = result._data
     out_meta = meta_of(out)
     saved_out = SavedTensor(result, is_output=True) if "out" in saves else out_meta
     name = op.backward_name
     cls = node_class(name(attrs, shapes) if callable(name) else name)
-    return cls(op, attrs, tuple(edges), saved, saved_out, tuple(shapes), tuple(needs),
-               tuple(meta), weakref.ref(result), out_meta)
+    return cls(op, attrs, tuple(edges), saved, saved_out, tuple(shapes), constants,
+               weakref.ref(result), out_meta)
 
 
 _NO_EDGE = (None, 0)
@@ -582,28 +596,28 @@ class Tensor:
 
     # -- arithmetic -----------------------------------------------------------------------
     def __add__(self, other):
-        return apply(OPS["add"], (self, other), {})
+        return apply(_ADD, (self, other), _NO_ATTRS)
 
     def __radd__(self, other):
-        return apply(OPS["add"], (other, self), {})
+        return apply(_ADD, (other, self), _NO_ATTRS)
 
     def __sub__(self, other):
-        return apply(OPS["sub"], (self, other), {})
+        return apply(_SUB, (self, other), _NO_ATTRS)
 
     def __rsub__(self, other):
-        return apply(OPS["sub"], (other, self), {})
+        return apply(_SUB, (other, self), _NO_ATTRS)
 
     def __mul__(self, other):
-        return apply(OPS["mul"], (self, other), {})
+        return apply(_MUL, (self, other), _NO_ATTRS)
 
     def __rmul__(self, other):
-        return apply(OPS["mul"], (other, self), {})
+        return apply(_MUL, (other, self), _NO_ATTRS)
 
     def __truediv__(self, other):
-        return apply(OPS["div"], (self, other), {})
+        return apply(_DIV, (self, other), _NO_ATTRS)
 
     def __rtruediv__(self, other):
-        return apply(OPS["div"], (other, self), {})
+        return apply(_DIV, (other, self), _NO_ATTRS)
 
     def __pow__(self, exponent):
         return self.pow(exponent)

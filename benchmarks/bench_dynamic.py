@@ -1,0 +1,263 @@
+"""Dynamic mode speed, side by side with PyTorch eager (when installed) and numpy by hand.
+
+    python benchmarks/bench_dynamic.py            # all three workloads
+    python benchmarks/bench_dynamic.py --quick    # fewer repeats
+
+Workloads (forward + backward each):
+  (a) the reference l1..l4 example (input ones(2, 2), w1=2, w2=3, w3=4)
+  (b) a chain of 1,000 scalar ops
+  (c) one MLP training step 784-256-10, batch 256, float32, softmax cross-entropy
+
+Each time is the median of several repeats after a warm-up.  Ratios > 1 mean slower
+than the reference column named in the header.
+
+Every (workload, library) pair runs in its own fresh Python process that imports only
+that library: importing PyTorch adds ~170,000 objects to the heap, and Python's cyclic
+garbage collector would then bill naivegraph for scanning them (``--same-process``
+shows that effect).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+
+import naivegraph as ng
+
+_ONLY = os.environ.get("NAIVEGRAPH_BENCH_ONLY")
+torch = None
+if _ONLY in (None, "torch"):
+    try:
+        import torch
+    except ImportError:  # PyTorch is only a yardstick
+        torch = None
+
+
+def median_time(fn: Callable[[], object], repeats: int, inner: int) -> float:
+    """Median seconds per call of ``fn`` over ``repeats`` batches of ``inner`` calls."""
+    fn()  # warm-up
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - start) / inner)
+    return statistics.median(samples)
+
+
+# -- (a) the reference example --------------------------------------------------------------
+def reference_ng():
+    x = ng.ones([2, 2])
+    w1 = ng.tensor(2.0, requires_grad=True)
+    w2 = ng.tensor(3.0, requires_grad=True)
+    w3 = ng.tensor(4.0, requires_grad=True)
+    l1 = x * w1
+    loss = ((l1 + w2) * (l1 * w3)).mean()
+    loss.backward()
+    return w1.grad
+
+
+def reference_torch():
+    x = torch.ones([2, 2])
+    w1 = torch.tensor(2.0, requires_grad=True)
+    w2 = torch.tensor(3.0, requires_grad=True)
+    w3 = torch.tensor(4.0, requires_grad=True)
+    l1 = x * w1
+    loss = ((l1 + w2) * (l1 * w3)).mean()
+    loss.backward()
+    return w1.grad
+
+
+def reference_numpy():
+    x = np.ones((2, 2))
+    w1, w2, w3 = 2.0, 3.0, 4.0
+    l1 = x * w1
+    l2 = l1 + w2
+    l3 = l1 * w3
+    g4 = np.full((2, 2), 1 / 4)
+    g2, g3 = g4 * l3, g4 * l2
+    g1 = g2 + g3 * w3
+    return (g1 * x).sum(), g2.sum(), (g3 * l1).sum()
+
+
+# -- (b) a 1,000-op scalar chain ------------------------------------------------------------
+CHAIN = 1000
+
+
+def chain_ng():
+    w = ng.tensor(0.5, requires_grad=True)
+    y = w
+    for i in range(CHAIN // 2):
+        y = y * 0.999
+        y = y + 0.001
+    y.backward()
+    return w.grad
+
+
+def chain_torch():
+    w = torch.tensor(0.5, requires_grad=True)
+    y = w
+    for i in range(CHAIN // 2):
+        y = y * 0.999
+        y = y + 0.001
+    y.backward()
+    return w.grad
+
+
+def chain_numpy():
+    y = np.float64(0.5)
+    for i in range(CHAIN // 2):
+        y = y * 0.999 + 0.001
+    grad = 1.0
+    for i in range(CHAIN // 2):
+        grad = grad * 0.999
+    return grad
+
+
+# -- (c) an MLP training step ---------------------------------------------------------------
+def mlp_data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((256, 784)).astype(np.float32)
+    y = rng.integers(0, 10, 256)
+    w1 = (rng.standard_normal((784, 256)) * 0.05).astype(np.float32)
+    b1 = np.zeros(256, np.float32)
+    w2 = (rng.standard_normal((256, 10)) * 0.05).astype(np.float32)
+    b2 = np.zeros(10, np.float32)
+    return x, y, [w1, b1, w2, b2]
+
+
+def mlp_numpy_step(x, y, params, lr=0.01):
+    w1, b1, w2, b2 = params
+    h = x @ w1 + b1
+    a = np.maximum(h, 0)
+    logits = a @ w2 + b2
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    p = e / e.sum(axis=1, keepdims=True)
+    n = x.shape[0]
+    loss = -np.log(p[np.arange(n), y]).mean()
+    d_logits = p
+    d_logits[np.arange(n), y] -= 1
+    d_logits /= n
+    d_w2 = a.T @ d_logits
+    d_b2 = d_logits.sum(axis=0)
+    d_a = d_logits @ w2.T
+    d_h = d_a * (h > 0)
+    d_w1 = x.T @ d_h
+    d_b1 = d_h.sum(axis=0)
+    for p_, g in zip(params, (d_w1, d_b1, d_w2, d_b2)):
+        p_ -= lr * g
+    return loss
+
+
+def make_mlp_ng(x, y, params):
+    xs, ys = ng.from_numpy(x), ng.from_numpy(y)
+    ws = [ng.from_numpy(p.copy()).requires_grad_() for p in params]
+    opt = ng.optim.SGD(ws, lr=0.01)
+
+    def step():
+        w1, b1, w2, b2 = ws
+        logits = (xs @ w1 + b1).relu() @ w2 + b2
+        loss = ng.nn.functional.cross_entropy(logits, ys)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def make_mlp_torch(x, y, params):
+    xs, ys = torch.from_numpy(x), torch.from_numpy(y)
+    ws = [torch.from_numpy(p.copy()).requires_grad_() for p in params]
+    opt = torch.optim.SGD(ws, lr=0.01)
+
+    def step():
+        w1, b1, w2, b2 = ws
+        logits = (xs @ w1 + b1).relu() @ w2 + b2
+        loss = torch.nn.functional.cross_entropy(logits, ys)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+WORKLOADS = {
+    "(a) reference l1..l4 fwd+bwd": ("reference", 200),
+    "(b) 1,000-op scalar chain fwd+bwd": ("chain", 3),
+    "(c) MLP 784-256-10 step, batch 256": ("mlp", 5),
+}
+
+
+def measure(key: str, library: str, repeats: int, inner: int) -> float | None:
+    """Seconds per call of workload ``key`` run with ``library`` in this process."""
+    if library == "torch" and torch is None:
+        return None
+    if key == "mlp":
+        x, y, params = mlp_data()
+        fn = {"naivegraph": lambda: make_mlp_ng(x, y, params),
+              "torch": lambda: make_mlp_torch(x, y, params),
+              "numpy": lambda: (lambda: mlp_numpy_step(x, y, params))}[library]()
+    else:
+        fn = globals()[f"{key}_{'ng' if library == 'naivegraph' else library}"]
+    return median_time(fn, repeats, inner)
+
+
+def measure_in_subprocess(key: str, library: str, repeats: int, inner: int) -> float | None:
+    """Run ``measure`` in a fresh interpreter that imports only ``library``."""
+    code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r});"
+            f"import bench_dynamic as b; print(repr(b.measure({key!r}, {library!r}, "
+            f"{repeats}, {inner})))")
+    env = dict(os.environ, NAIVEGRAPH_BENCH_ONLY=library)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    return eval(out.stdout.strip().splitlines()[-1])  # a float or None, printed by us
+
+
+def run(quick: bool = False, same_process: bool = False) -> list[dict]:
+    reps = 5 if quick else 15
+    rows = []
+    for name, (key, inner) in WORKLOADS.items():
+        times = {}
+        for library in ("naivegraph", "torch", "numpy"):
+            if same_process:
+                times[library] = measure(key, library, reps, inner)
+            else:
+                times[library] = measure_in_subprocess(key, library, reps, inner)
+        rows.append(dict(workload=name, **times))
+    return rows
+
+
+def format_rows(rows: list[dict]) -> str:
+    head = (f"{'workload':38} {'naivegraph':>12} {'torch':>12} {'numpy':>12} "
+            f"{'ng/torch':>9} {'ng/numpy':>9}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        t = r["torch"]
+        lines.append(
+            f"{r['workload']:38} {r['naivegraph'] * 1e6:10.1f}us "
+            f"{(t * 1e6 if t else float('nan')):10.1f}us {r['numpy'] * 1e6:10.1f}us "
+            f"{(r['naivegraph'] / t if t else float('nan')):9.2f} {r['naivegraph'] / r['numpy']:9.2f}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--same-process", action="store_true",
+                        help="run all libraries in this one process (shows GC interference)")
+    args = parser.parse_args()
+    print(f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
+          f"threads: torch {torch.get_num_threads() if torch else '-'}")
+    print(format_rows(run(args.quick, args.same_process)))
+
+
+if __name__ == "__main__":
+    main()
