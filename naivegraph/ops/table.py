@@ -182,9 +182,26 @@ def _extreme(reducer):
     return forward
 
 
+def _first_true(mask, dim):
+    """Keep only the first True along ``dim``: where max(dim)/min(dim) put their index."""
+    mask = np.asarray(mask)
+    if mask.ndim == 0:
+        return mask
+    first = np.expand_dims(np.argmax(mask, axis=dim), dim)
+    out = np.zeros(mask.shape, dtype=bool)
+    np.put_along_axis(out, first, np.take_along_axis(mask, first, axis=dim), axis=dim)
+    return out
+
+
+defop("first_true", _first_true)  # a mask: carries no gradient
+
+
 def _extreme_partial(g, x, out, dim=None, keepdim=False):
-    # Ties share the gradient evenly, as PyTorch's amax/amin backward does.
     hit = F.eq(x, _restore(out, x.shape, dim, keepdim))
+    if dim is not None:
+        # max(dim)/min(dim) return an index per slice; only that element gets the gradient.
+        return _restore(g, x.shape, dim, keepdim) * F.first_true(hit, dim=dim)
+    # A full reduction shares the gradient evenly between ties (PyTorch's MaxBackward1).
     count = F.sum(hit * 1.0, dim=dim, keepdim=True)
     return _restore(g, x.shape, dim, keepdim) * hit / F.expand(count, shape=tuple(x.shape))
 
