@@ -287,8 +287,12 @@ def test_non_differentiable_ops_record_no_history():
     for name, op in OPS.items():
         if op.differentiable:
             continue
-        args = (x,) if name in ("logical_not", "sign") else (x, x * 0 + 1)
-        out = op.dispatch(*args)
+        if name == "first_true":
+            out = op.dispatch(x > 0, dim=0)
+        elif name in ("logical_not", "sign"):
+            out = op.dispatch(x)
+        else:
+            out = op.dispatch(x, x * 0 + 1)
         assert out.requires_grad is False and out.grad_fn is None, name
 
 

@@ -173,3 +173,33 @@ def test_in_place_chain_keeps_correct_gradient():
     y.sum().backward()
     expected = 2 * np.exp(2 * np.array([0.5, -1.0]) + 1)
     np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
+# -- max / min ties ----------------------------------------------------------------------------
+
+def test_max_along_dim_with_ties_gives_gradient_to_the_returned_index_only():
+    x = ng.tensor([[1.0, 1.0, 0.0], [2.0, 3.0, 3.0]], requires_grad=True)
+    values, indices = x.max(1)
+    assert indices.tolist() == [0, 1]
+    values.sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+
+
+def test_min_along_dim_with_ties_gives_gradient_to_the_returned_index_only():
+    x = ng.tensor([[0.0, 5.0], [0.0, 5.0]], requires_grad=True)
+    values, indices = x.min(0, keepdim=True)
+    assert indices.tolist() == [[0, 0]]
+    values.sum().backward()
+    assert x.grad.tolist() == [[1.0, 1.0], [0.0, 0.0]]
+
+
+def test_full_max_with_ties_shares_the_gradient_evenly():
+    x = ng.tensor([[1.0, 1.0, 0.0]], requires_grad=True)
+    x.max().backward()
+    assert x.grad.tolist() == [[0.5, 0.5, 0.0]]
+
+
+def test_maximum_with_ties_shares_the_gradient_evenly():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    ng.maximum(x, ng.tensor([1.0, 0.0])).sum().backward()
+    assert x.grad.tolist() == [0.5, 1.0]
