@@ -1,0 +1,230 @@
+"""The ``naivegraph`` command: ``tour``, ``figures``, ``render``, ``check``, ``lessons``.
+
+    naivegraph tour              # the reference example in both modes, and every figure
+    naivegraph figures           # regenerate figures/ (plots and graph drawings)
+    naivegraph render [NAME...]  # draw the built-in example graphs
+    naivegraph check [LESSON]    # run a lesson notebook and report its exercises
+    naivegraph lessons           # open the lessons in JupyterLab (when installed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+# Relative to where the command runs: `make lab` and `make figures` run at the repo root.
+DEFAULT_FIGURES = Path("figures")
+DEFAULT_LESSONS = Path("lessons")
+
+
+def _step(message: str, index: int, total: int) -> None:
+    print(f"[{index}/{total}] {message}", flush=True)
+
+
+# ------------------------------------------------------------------------- the example
+def reference_dynamic(x: np.ndarray) -> dict:
+    """The l1..l4 example in dynamic mode: values appear as each line runs."""
+    import naivegraph as ng
+
+    inp = ng.tensor(x)
+    w1 = ng.tensor(2.0, requires_grad=True)
+    w2 = ng.tensor(3.0, requires_grad=True)
+    w3 = ng.tensor(4.0, requires_grad=True)
+    l1 = inp * w1
+    l2 = l1 + w2
+    l3 = l1 * w3
+    l4 = l2 * l3
+    loss = l4.mean()
+    loss.backward()
+    return {"loss": loss.item(), "w1": w1.grad.item(), "w2": w2.grad.item(),
+            "w3": w3.grad.item()}
+
+
+def build_reference_static():
+    """The same model as a static graph, compiled once: returns ``f(x) -> [loss, grads]``."""
+    import naivegraph.static as ns
+
+    g = ns.Graph()
+    with g:
+        inp = ns.placeholder("input", shape=(2, 2))
+        w1 = ns.Variable(2.0, name="w1")
+        w2 = ns.Variable(3.0, name="w2")
+        w3 = ns.Variable(4.0, name="w3")
+        l1 = inp * w1
+        loss = ns.mean((l1 + w2) * (l1 * w3))
+        grads = ns.gradients(loss, [w1, w2, w3])
+    return g.compile(inputs=[inp], outputs=[loss, *grads], optimize=True)
+
+
+def _per_call(fn: Callable[[], object], repeats: int = 7, inner: int = 200) -> float:
+    fn()
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - start) / inner)
+    return statistics.median(samples)
+
+
+def _peak_bytes(fn: Callable[[], object]) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def tour_table(x: np.ndarray) -> tuple[list[tuple[str, str, str]], dict]:
+    """Rows of (quantity, dynamic, static) for the reference example fed ``x``."""
+    dynamic = reference_dynamic(x)
+    compiled = build_reference_static()
+    loss, g1, g2, g3 = (float(np.asarray(v)) for v in compiled(x))
+    static = {"loss": loss, "w1": g1, "w2": g2, "w3": g3}
+    t_dyn = _per_call(lambda: reference_dynamic(x))
+    t_sta = _per_call(lambda: compiled(x))
+    m_dyn = _peak_bytes(lambda: reference_dynamic(x))
+    m_sta = _peak_bytes(lambda: compiled(x))
+    rows = [("loss", f"{dynamic['loss']:g}", f"{static['loss']:g}")]
+    rows += [(f"dloss/d{w}", f"{dynamic[w]:g}", f"{static[w]:g}") for w in ("w1", "w2", "w3")]
+    rows += [("time per forward+backward", f"{t_dyn * 1e6:.1f} us (rebuilt)",
+              f"{t_sta * 1e6:.1f} us (compiled)"),
+             ("peak traced memory", f"{m_dyn / 1024:.1f} KiB", f"{m_sta / 1024:.1f} KiB")]
+    return rows, {"dynamic": dynamic, "static": static, "time": (t_dyn, t_sta),
+                  "memory": (m_dyn, m_sta)}
+
+
+def format_table(rows: Sequence[tuple[str, str, str]]) -> str:
+    head = ("", "dynamic (eager)", "static (build, then run)")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(head), "  ".join("-" * w for w in widths), *map(line, rows)])
+
+
+# ------------------------------------------------------------------------- commands
+def cmd_tour(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    total = 3
+    print("naivegraph tour: l1 = input*w1; l2 = l1 + w2; l3 = l1*w3; l4 = l2*l3; "
+          "loss = mean(l4)\nwith input = ones(2, 2), w1 = 2, w2 = 3, w3 = 4.\n")
+    _step("running the example in both modes", 1, total)
+    rows, _ = tour_table(np.ones((2, 2)))
+    print(format_table(rows))
+    print("\nDynamic mode rebuilds the graph on every run and frees it after backward;\n"
+          "static mode built it once, optimised it, and replays it.\n")
+    _step(f"drawing the graphs into {out}/", 2, total)
+    written = _render_examples(out, None)
+    _step(f"plotting the figures into {out}/", 3, total)
+    written += _plot_figures(out)
+    print(f"\nwrote {len(written)} files:")
+    for path in written:
+        print(f"  {path}")
+    return 0
+
+
+def _render_examples(out: Path, names) -> list[Path]:
+    from .render.examples import render_examples
+    return [Path(p) for p in render_examples(out, names=names)]
+
+
+def _plot_figures(out: Path) -> list[Path]:
+    from .plots import make_all_figures
+    return [Path(p) for p in make_all_figures(out)]
+
+
+def cmd_figures(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    written = _render_examples(out, None)
+    written += _plot_figures(out)
+    for path in written:
+        print(path)
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    for path in _render_examples(Path(args.out), args.names or None):
+        print(path)
+    return 0
+
+
+def _find_lesson(name: str | None, folder: Path) -> list[Path]:
+    notebooks = sorted(folder.glob("*.ipynb"))
+    if name is None:
+        return notebooks
+    matches = [p for p in notebooks if p.stem == name or p.stem.startswith(f"{int(name):02d}_")] \
+        if name.isdigit() else [p for p in notebooks if name in p.stem]
+    if not matches:
+        listed = ", ".join(p.stem for p in notebooks) or "none found"
+        raise SystemExit(f"naivegraph check: no lesson matches {name!r} in {folder} "
+                         f"(lessons: {listed})")
+    return matches
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .exercises import run_notebook
+
+    failed = 0
+    notebooks = _find_lesson(args.lesson, Path(args.lessons))
+    for i, path in enumerate(notebooks, 1):
+        _step(f"running {path.name}", i, len(notebooks))
+        _, results = run_notebook(path, solutions=args.solutions)
+        for result in results:
+            print(f"    {result}")
+            failed += not bool(result)
+    return 1 if failed else 0
+
+
+def cmd_lessons(args: argparse.Namespace) -> int:
+    folder = Path(args.lessons)
+    jupyter = shutil.which("jupyter-lab") or shutil.which("jupyter")
+    if jupyter is None:
+        print("JupyterLab is not installed. Install it with\n    pip install jupyterlab\n"
+              f"then run `naivegraph lessons`, or open the notebooks in {folder} with any "
+              "Jupyter front end.")
+        return 1
+    command = [jupyter] if jupyter.endswith("jupyter-lab") else [jupyter, "lab"]
+    return subprocess.call(command + [str(folder)])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="naivegraph", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    tour = sub.add_parser("tour", help="the reference example in both modes, and every figure")
+    tour.add_argument("--out", default=str(DEFAULT_FIGURES), help="folder for figures")
+    tour.set_defaults(run=cmd_tour)
+    figures = sub.add_parser("figures", help="regenerate every figure")
+    figures.add_argument("--out", default=str(DEFAULT_FIGURES))
+    figures.set_defaults(run=cmd_figures)
+    render = sub.add_parser("render", help="draw the built-in example graphs")
+    render.add_argument("names", nargs="*", help="examples to draw (default: all)")
+    render.add_argument("--out", default=str(DEFAULT_FIGURES))
+    render.set_defaults(run=cmd_render)
+    check = sub.add_parser("check", help="run a lesson's exercises and print the results")
+    check.add_argument("lesson", nargs="?", help="lesson number or name (default: all)")
+    check.add_argument("--lessons", default=str(DEFAULT_LESSONS), help="folder of notebooks")
+    check.add_argument("--solutions", action="store_true",
+                       help="run with the reference solutions filled in")
+    check.set_defaults(run=cmd_check)
+    lessons = sub.add_parser("lessons", help="open the lessons in JupyterLab")
+    lessons.add_argument("--lessons", default=str(DEFAULT_LESSONS))
+    lessons.set_defaults(run=cmd_lessons)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
