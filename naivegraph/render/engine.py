@@ -115,12 +115,17 @@ def pipe(source: str, fmt: str = "svg", backend: str | None = None) -> bytes:
         names = [backend]
     else:
         raise ValueError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)} or None")
-    reasons = []
+    reasons, failures = [], []
     for name in names:
         try:
             return _ENGINES[name](source, fmt)
         except GraphvizUnavailable as missing:
             reasons.append(str(missing))
+        except RenderError as failure:
+            # e.g. a system `dot` built without the png plugin: the next engine may work
+            failures.append(failure)
+    if failures:
+        raise failures[0]
     raise GraphvizUnavailable(
         "cannot render the drawing: no Graphviz engine is available ("
         + "; ".join(reasons) + ").\n" + INSTALL_HINT)
