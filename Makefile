@@ -29,13 +29,8 @@ test: $(STAMP) $(TORCH_STAMP)
 figures: $(STAMP)
 	$(BIN)/naivegraph figures
 
-bench: $(STAMP)
-	@if [ -f benchmarks/run_all.py ]; then \
-		echo "$(BIN)/python benchmarks/run_all.py"; \
-		$(BIN)/python benchmarks/run_all.py; \
-	else \
-		echo "benchmarks/run_all.py not present; nothing to run"; \
-	fi
+bench: $(STAMP) $(TORCH_STAMP)
+	$(BIN)/python benchmarks/run_all.py
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
