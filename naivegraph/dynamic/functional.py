@@ -59,13 +59,17 @@ def hessian(func: Callable, inputs):
     """
     single, xs = _prepare(inputs)
 
-    def gradient(*args):
+    def gradients(*args):
         out = func(*args)
-        if out.numel() != 1:
+        if not isinstance(out, Tensor) or out.numel() != 1:
             raise RuntimeError("hessian: the function must return a single-element tensor")
-        (g,) = grad(out, args[0], create_graph=True) if len(args) == 1 else (None,)
-        return g
+        return grad(out, args, create_graph=True, allow_unused=True)
 
-    if not single:
-        raise NotImplementedError("hessian of several inputs: call it once per input")
-    return jacobian(gradient, xs[0])
+    # Row block i is the Jacobian of dfunc/dx_i with respect to every input.
+    blocks = []
+    for i, x in enumerate(xs):
+        def ith(*args, i=i, x=x):
+            g = gradients(*args)[i]  # None: func does not depend on x_i
+            return g if g is not None else Tensor._make(np.zeros(x.shape, x.dtype), False, None, 0)
+        blocks.append(jacobian(ith, xs))
+    return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
