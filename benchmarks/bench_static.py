@@ -15,6 +15,7 @@ Times are medians over repeats of ``time.perf_counter`` after a warm-up.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -22,7 +23,13 @@ import tracemalloc
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
+# One BLAS thread unless told otherwise: on a shared machine, multi-threaded matmuls
+# fighting other processes make the MLP timings swing by 2x from run to run.  Both
+# contenders use the same numpy BLAS, so the ratio is what matters.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
