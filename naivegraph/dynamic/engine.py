@@ -160,15 +160,19 @@ def execute(outputs: Sequence[Tensor], gradients: Sequence, keep_graph: bool,
                     _collect_retained(node, grads, retained)
             if type(node) is AccumulateGrad:
                 grads[0] = _leaf_gradient(node.variable, grads[0], create_graph)
-            if id(node) in target_edges and capture is not None:
+            if id(node) in target_edges:
                 for nr, t in target_edges[id(node)]:
-                    if grads[nr] is not None:
+                    if grads[nr] is None:
+                        continue
+                    if capture is not None:
                         captured[id(t)] = grads[nr]
+                    elif type(node) is not AccumulateGrad:  # backward(inputs=[non-leaf])
+                        leaf_updates.append((t, grads[nr]))
             if type(node) is AccumulateGrad:
                 if capture is None and (targets is None or id(node) in target_edges):
                     leaf_updates.append((node.variable, grads[0]))
                 continue
-            if capture is not None and id(node) in target_edges and not any(
+            if targets is not None and id(node) in target_edges and not any(
                     id(child) in useful for child, _ in node.next_functions if child is not None):
                 continue
             grad_inputs = _run_node(node, grads, create_graph)
