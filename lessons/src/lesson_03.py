@@ -1,0 +1,181 @@
+from build import code, exercise, md
+
+NAME = "03_getting_gradients"
+TITLE = "Lesson 3: Getting at gradients"
+INTRO = """
+`loss.backward()` fills the leaves' `.grad` and throws the rest away. This lesson is
+the toolbox for everything else:
+
+* `retain_grad()` and hooks to see (or change) intermediate gradients,
+* accumulation, and `retain_graph` to run backward twice,
+* `backward(gradient)` for outputs that are not scalars,
+* `ng.autograd.grad`, which returns gradients instead of storing them, and second
+  derivatives with `create_graph=True`.
+"""
+
+CELLS = [
+    md("""
+    ## retain_grad: keep an intermediate gradient
+
+    Back to the toy model of lesson 1. `retain_grad()` asks autograd to store the
+    gradient of a non-leaf tensor too.
+    """),
+    code("""
+    def toy_model():
+        input = ng.ones([2, 2])
+        w1, w2, w3 = (ng.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0))
+        l1 = input * w1
+        l2 = l1 + w2
+        l3 = l1 * w3
+        l4 = l2 * l3
+        return (w1, w2, w3), (l1, l2, l3, l4), l4.mean()
+
+    (w1, w2, w3), (l1, l2, l3, l4), loss = toy_model()
+    for t in (l1, l4, loss):
+        t.retain_grad()
+    loss.backward()
+    print("loss.grad =", loss.grad)
+    print("l4.grad =", l4.grad)
+    print("l1.grad =", l1.grad)
+    """),
+    md("""
+    ## Hooks: look at a gradient as it passes
+
+    `t.register_hook(fn)` calls `fn(grad)` when the gradient of `t` is computed,
+    without storing anything. Handy for debugging: print, log, check for NaNs.
+    """),
+    code("""
+    (w1, w2, w3), (l1, l2, l3, l4), loss = toy_model()
+    l1.register_hook(lambda grad: print("l1 grad:", grad.tolist()))
+    l4.register_hook(lambda grad: print("l4 grad:", grad.tolist()))
+    loss.register_hook(lambda grad: print("loss grad:", grad.item()))
+    loss.backward()
+    """),
+    md("""
+    A hook may also **return** a tensor: it then replaces the gradient that flows on.
+    `register_hook` returns a handle; `handle.remove()` takes the hook off.
+
+    ### Exercise 03-1: a hook that doubles the gradient
+
+    Write `double(grad)` so that, registered on a leaf `v`, it makes `v.grad` twice
+    what it would be.
+    """),
+    exercise("03-1", """
+    # Exercise 03-1
+    def double(grad):
+        «return grad * 2»
+
+    ex.check_double_hook(double)
+    """),
+    md("""
+    ## Gradients accumulate; graphs are freed
+
+    `AccumulateGrad` *adds* into `.grad`. That is a feature (you can sum gradients of
+    several losses, or of several small batches) and a trap: a training loop must zero
+    the gradients before each step.
+
+    Backward also frees what the graph saved for it. To run backward twice through
+    the same graph, pass `retain_graph=True` to the first call.
+    """),
+    code("""
+    x = ng.tensor(3.0, requires_grad=True)
+    y = x ** 2
+    y.backward(retain_graph=True)
+    print("after one backward:", x.grad)
+    """),
+    exercise("03-2", """
+    # Exercise 03-2: what is x.grad after a SECOND y.backward()?
+    x_grad_after_two = «12.0»
+    ex.check_accumulated_grad(x_grad_after_two)
+    """),
+    code("""
+    y.backward()          # the graph was retained, so this works ...
+    print("after two:", x.grad)
+    try:
+        y.backward()      # ... but this one did not retain it
+    except RuntimeError as err:
+        print("RuntimeError:", str(err)[:70], "...")
+    x.grad = None         # zero (or drop) the gradient before the next step
+    """),
+    md("""
+    ## backward(gradient) for a non-scalar output
+
+    `backward()` with no argument only works for a scalar: autograd starts from
+    $\\partial y/\\partial y = 1$. For a tensor output, you pass the vector $v$ that
+    plays that role, and autograd computes the vector-Jacobian product $v^T J$.
+    Passing ones gives the gradient of `y.sum()`.
+    """),
+    code("""
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x
+    try:
+        y.backward()
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+    y.backward(ng.ones(3))
+    print("with ones:", x.grad)
+    """),
+    exercise("03-5", """
+    # Exercise 03-5: x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0.1, 0.01]). x.grad?
+    x_grad = «[2.0, 0.4, 0.06]»
+    ex.check_vector_backward(x_grad)
+    """),
+    md("""
+    ### Exercise 03-3: check autograd against a hand-derived gradient
+
+    For $f(x) = x^2 e^x$ write `gradf(x)` by hand (use `ng.exp`). The next cell
+    compares it with autograd on a random 3x4 input, as the old tutorials did.
+    """),
+    exercise("03-3", """
+    # Exercise 03-3
+    def f(x):
+        return x ** 2 * ng.exp(x)
+
+    def gradf(x):
+        «return 2 * x * ng.exp(x) + x ** 2 * ng.exp(x)»
+
+    ex.check_manual_gradient(gradf)
+    """),
+    code("""
+    ng.manual_seed(0)
+    x = ng.randn(3, 4, requires_grad=True)
+    y = x ** 2 * ng.exp(x)
+    y.backward(ng.ones(y.shape))
+    print(x.grad)
+    """),
+    md("""
+    ## autograd.grad and second derivatives
+
+    `ng.autograd.grad(outputs, inputs)` returns the gradients instead of adding them
+    into `.grad`: nothing accumulates, nothing to zero. With `create_graph=True`, the
+    backward pass itself is recorded, so the gradient is a tensor with a `grad_fn` and
+    can be differentiated again.
+    """),
+    code("""
+    x = ng.tensor(2.0, requires_grad=True)
+    y = x ** 3
+    (dy,) = ng.autograd.grad(y, [x], create_graph=True)
+    print("dy/dx   =", dy)
+    (d2y,) = ng.autograd.grad(dy, [x])
+    print("d2y/dx2 =", d2y, "  x.grad is still", x.grad)
+    """),
+    exercise("03-4", """
+    # Exercise 03-4: f(x) = x**3 at x = 3. Use ng.autograd.grad twice.
+    x = ng.tensor(3.0, requires_grad=True)
+    «(first,) = ng.autograd.grad(x ** 3, [x], create_graph=True)
+    (second,) = ng.autograd.grad(first, [x])»
+    first_derivative = «first.item()»
+    second_derivative = «second.item()»
+    ex.check_second_derivative(first_derivative, second_derivative)
+    """),
+    md("""
+    ## Summary
+
+    * `retain_grad()` keeps an intermediate gradient; `register_hook` sees it (and may
+      replace it) without keeping it.
+    * `.grad` accumulates; zero it between steps. `retain_graph=True` allows a second
+      backward through the same graph.
+    * A non-scalar output needs `backward(gradient)`: you get $v^T J$.
+    * `autograd.grad` returns gradients; `create_graph=True` makes them differentiable.
+    """),
+]
