@@ -1,0 +1,397 @@
+"""Matplotlib figures shared by the lessons and the ``naivegraph figures`` command.
+
+Every function builds a new :class:`matplotlib.figure.Figure` without touching pyplot's
+global state (so it works headless, with the Agg canvas, and nothing piles up in a
+notebook), returns it, and saves it when given ``path`` (format from the suffix).
+
+>>> from naivegraph import plots
+>>> fig = plots.loss_curves({"dynamic": [1.0, 0.5, 0.25], "static": [1.0, 0.5, 0.25]})
+>>> type(fig).__name__
+'Figure'
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
+    import matplotlib
+    matplotlib.use("Agg")
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+
+__all__ = ["gradient_descent_contour", "loss_curves", "jacobian_heatmap", "timing_bars",
+           "static_vs_dynamic", "decision_boundary", "make_all_figures", "two_moons", "spirals"]
+
+MODE_COLOURS = {"dynamic": "#d9480f", "static": "#1864ab", "eager": "#d9480f",
+                "compiled": "#1864ab", "optimized": "#2b8a3e"}
+_PALETTE = ["#1864ab", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285"]
+
+
+def _figure(width: float = 6.4, height: float = 4.4) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _finish(fig: Figure, path) -> Figure:
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110, metadata={"Software": None} if path.suffix == ".png" else None)
+    return fig
+
+
+def _colour(name: str, i: int) -> str:
+    return MODE_COLOURS.get(name.lower(), _PALETTE[i % len(_PALETTE)])
+
+
+def gradient_descent_contour(f: Callable, path_points, xlim: tuple | None = None,
+                             ylim: tuple | None = None, levels: int = 25,
+                             title: str = "Gradient descent", minimum: Sequence | None = None,
+                             path=None) -> Figure:
+    """Contours of ``f(X, Y)`` (vectorised over numpy grids) with the descent path on top."""
+    pts = np.asarray(path_points, dtype=float).reshape(-1, 2)
+    pad_x = max(1.0, np.ptp(pts[:, 0]) * 0.3)
+    pad_y = max(1.0, np.ptp(pts[:, 1]) * 0.3)
+    xlim = xlim or (pts[:, 0].min() - pad_x, pts[:, 0].max() + pad_x)
+    ylim = ylim or (pts[:, 1].min() - pad_y, pts[:, 1].max() + pad_y)
+    xs = np.linspace(*xlim, 200)
+    ys = np.linspace(*ylim, 200)
+    X, Y = np.meshgrid(xs, ys)
+    Z = np.asarray(f(X, Y), dtype=float)
+    fig = _figure(6.0, 5.0)
+    ax = fig.add_subplot()
+    lo, hi = np.nanmin(Z), np.nanmax(Z)
+    lv = lo + (hi - lo) * np.linspace(0, 1, levels) ** 2  # denser near the minimum
+    filled = ax.contourf(X, Y, Z, levels=lv, cmap="Blues_r", alpha=0.85)
+    ax.contour(X, Y, Z, levels=lv, colors="white", linewidths=0.4, alpha=0.6)
+    fig.colorbar(filled, ax=ax, label="f(x, y)")
+    ax.plot(pts[:, 0], pts[:, 1], "-", color="#d9480f", lw=1.6, label=f"{len(pts) - 1} steps")
+    ax.plot(pts[:, 0], pts[:, 1], "o", color="#d9480f", ms=3)
+    ax.plot(*pts[0], "s", color="black", ms=7, label=f"start ({pts[0, 0]:.2f}, {pts[0, 1]:.2f})")
+    ax.plot(*pts[-1], "*", color="#ffd43b", mec="black", ms=14,
+            label=f"end ({pts[-1, 0]:.3f}, {pts[-1, 1]:.3f})")
+    if minimum is not None:
+        ax.plot(*minimum, "x", color="black", ms=10, mew=2, label="true minimum")
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    return _finish(fig, path)
+
+
+def loss_curves(curves: Mapping[str, Sequence[float]], title: str = "Training loss",
+                xlabel: str = "step", ylabel: str = "loss", log: bool = False,
+                path=None) -> Figure:
+    """One line per named loss history, e.g. ``{"dynamic": [...], "static": [...]}``."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    styles = ["-", "--", ":", "-."]
+    for i, (name, values) in enumerate(curves.items()):
+        values = np.asarray(values, dtype=float)
+        ax.plot(np.arange(len(values)), values, styles[i % len(styles)], color=_colour(name, i),
+                lw=2.0 if i == 0 else 1.8, label=f"{name} (final {values[-1]:.4f})")
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _finish(fig, path)
+
+
+def jacobian_heatmap(J, row_labels: Sequence[str] | None = None,
+                     col_labels: Sequence[str] | None = None, title: str = "Jacobian",
+                     path=None) -> Figure:
+    """The matrix J[i, j] = d out_i / d in_j as a diverging heatmap with its numbers."""
+    J = np.atleast_2d(np.asarray(J, dtype=float))
+    rows, cols = J.shape
+    row_labels = list(row_labels or [f"out {i}" for i in range(rows)])
+    col_labels = list(col_labels or [f"in {j}" for j in range(cols)])
+    fig = _figure(1.4 + 1.1 * cols + 1.2, 1.0 + 0.7 * rows + 0.6)
+    ax = fig.add_subplot()
+    bound = max(np.abs(J).max(), 1e-12)
+    im = ax.imshow(J, cmap="RdBu_r", vmin=-bound, vmax=bound)
+    fig.colorbar(im, ax=ax, shrink=0.85)
+    for i in range(rows):
+        for j in range(cols):
+            ax.text(j, i, f"{J[i, j]:.3g}", ha="center", va="center", fontsize=11,
+                    color="white" if abs(J[i, j]) > 0.6 * bound else "black")
+    ax.set_xticks(range(cols), col_labels)
+    ax.set_yticks(range(rows), row_labels)
+    ax.set_title(title)
+    return _finish(fig, path)
+
+
+def timing_bars(times: Mapping[str, float | Sequence[float]], ylabel: str = "ms per iteration",
+                title: str = "Time per iteration", scale: float = 1e3, path=None,
+                ax=None) -> Figure:
+    """Bars of the median (with min-max whiskers) of each named list of seconds."""
+    fig = ax.figure if ax is not None else _figure()
+    ax = ax or fig.add_subplot()
+    names = list(times)
+    meds, los, his = [], [], []
+    for name in names:
+        v = np.atleast_1d(np.asarray(times[name], dtype=float)) * scale
+        meds.append(np.median(v))
+        los.append(np.median(v) - v.min())
+        his.append(v.max() - np.median(v))
+    colours = [_colour(n, i) for i, n in enumerate(names)]
+    bars = ax.bar(names, meds, color=colours, yerr=[los, his], capsize=6, alpha=0.9)
+    for bar, m in zip(bars, meds):
+        ax.annotate(f"{m:.3g}", (bar.get_x() + bar.get_width() / 2, m), xytext=(0, 4),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=10)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(0, max(m + h for m, h in zip(meds, his)) * 1.2 or 1)
+    ax.grid(axis="y", alpha=0.3)
+    return _finish(fig, path) if path is not None else fig
+
+
+def static_vs_dynamic(times: Mapping[str, Sequence[float]], memory: Mapping[str, float],
+                      title: str = "Static vs dynamic: one training iteration",
+                      memory_unit: str = "KiB", path=None, time_label: str = "ms per iteration",
+                      time_scale: float = 1e3, time_title: str = "time per iteration") -> Figure:
+    """Two panels: time per iteration (seconds, shown in ms) and peak memory per iteration.
+
+    ``memory`` holds bytes.  For a deterministic left panel give counts instead of
+    seconds with ``time_scale=1`` and a matching ``time_label``.
+    """
+    fig = _figure(10.0, 4.2)
+    left, right = fig.subplots(1, 2)
+    timing_bars(times, ax=left, title=time_title, ylabel=time_label, scale=time_scale)
+    names = list(memory)
+    divisor = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2}[memory_unit]
+    values = [memory[n] / divisor for n in names]
+    bars = right.bar(names, values, color=[_colour(n, i) for i, n in enumerate(names)], alpha=0.9)
+    for bar, v in zip(bars, values):
+        right.annotate(f"{v:.3g}", (bar.get_x() + bar.get_width() / 2, v), xytext=(0, 4),
+                       textcoords="offset points", ha="center", va="bottom", fontsize=10)
+    right.set_ylabel(f"peak {memory_unit} allocated")
+    right.set_title("memory per iteration")
+    right.set_ylim(0, max(values) * 1.2 or 1)
+    right.grid(axis="y", alpha=0.3)
+    fig.suptitle(title)
+    return _finish(fig, path)
+
+
+def decision_boundary(predict_fn: Callable, X, y, title: str = "Decision boundary",
+                      resolution: int = 200, margin: float = 0.5, path=None, ax=None) -> Figure:
+    """Colour the plane by ``predict_fn(points) -> class labels`` and scatter the data."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y).astype(int)
+    x0, x1 = X[:, 0].min() - margin, X[:, 0].max() + margin
+    y0, y1 = X[:, 1].min() - margin, X[:, 1].max() + margin
+    gx, gy = np.meshgrid(np.linspace(x0, x1, resolution), np.linspace(y0, y1, resolution))
+    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    labels = np.asarray(predict_fn(grid)).reshape(gx.shape)
+    n = int(max(y.max(), labels.max())) + 1
+    light = ListedColormap(["#a5d8ff", "#ffc9c9", "#b2f2bb", "#eebefa"][:n])
+    dark = ["#1864ab", "#c92a2a", "#2b8a3e", "#862e9c"]
+    fig = ax.figure if ax is not None else _figure(5.6, 5.0)
+    ax = ax or fig.add_subplot()
+    ax.contourf(gx, gy, labels, levels=np.arange(n + 1) - 0.5, cmap=light, alpha=0.9)
+    ax.contour(gx, gy, labels, levels=np.arange(n) + 0.5, colors="black", linewidths=1.0)
+    for k in range(n):
+        mask = y == k
+        ax.scatter(X[mask, 0], X[mask, 1], s=16, color=dark[k % 4], edgecolor="white",
+                   linewidth=0.4, label=f"class {k}")
+    accuracy = float(np.mean(np.asarray(predict_fn(X)).reshape(-1) == y))
+    ax.set_title(f"{title} (accuracy {accuracy:.0%})")
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_aspect("equal")
+    ax.legend(loc="lower right", fontsize=8)
+    return _finish(fig, path) if path is not None else fig
+
+
+# ---------------------------------------------------------------------------- data sets
+def two_moons(n: int = 200, noise: float = 0.15, seed: int = 0):
+    """Two interleaving half circles: ``X`` of shape (n, 2) and labels ``y`` in {0, 1}."""
+    rng = np.random.default_rng(seed)
+    half = n // 2
+    t = rng.uniform(0, np.pi, n)
+    X = np.empty((n, 2))
+    X[:half] = np.column_stack([np.cos(t[:half]), np.sin(t[:half])])
+    X[half:] = np.column_stack([1 - np.cos(t[half:]), 0.5 - np.sin(t[half:])])
+    X += rng.normal(scale=noise, size=X.shape)
+    y = np.r_[np.zeros(half, dtype=np.int64), np.ones(n - half, dtype=np.int64)]
+    return X, y
+
+
+def spirals(n: int = 200, turns: float = 1.5, noise: float = 0.1, seed: int = 0):
+    """Two intertwined spirals: ``X`` of shape (n, 2), labels ``y`` in {0, 1}."""
+    rng = np.random.default_rng(seed)
+    half = n // 2
+    r = np.linspace(0.2, 1.0, half)
+    angle = r * turns * 2 * np.pi
+    a = np.column_stack([r * np.cos(angle), r * np.sin(angle)])
+    X = np.vstack([a, -a]) + rng.normal(scale=noise * 0.3, size=(2 * half, 2))
+    y = np.r_[np.zeros(half, dtype=np.int64), np.ones(half, dtype=np.int64)]
+    return X, y
+
+
+# ---------------------------------------------------------------------------- all figures
+def _descent(f_grad: Callable, start, lr: float, steps: int) -> np.ndarray:
+    p = np.asarray(start, dtype=float)
+    pts = [p.copy()]
+    for _ in range(steps):
+        p = p - lr * np.asarray(f_grad(*p))
+        pts.append(p.copy())
+    return np.array(pts)
+
+
+def _train_pair(X, y, steps: int = 300, lr: float = 0.5, hidden: int = 16, seed: int = 0):
+    """Train the same MLP in dynamic and static mode; return losses, predict fn, timings."""
+    import time
+
+    import naivegraph as ng
+    import naivegraph.static as ns
+
+    def init():
+        rng = np.random.default_rng(seed)
+        return [rng.normal(scale=1 / np.sqrt(2), size=(2, hidden)), np.zeros(hidden),
+                rng.normal(scale=1 / np.sqrt(hidden), size=(hidden, 2)), np.zeros(2)]
+
+    # dynamic
+    params = [ng.tensor(p, requires_grad=True) for p in init()]
+    Xt, yt = ng.tensor(X), ng.tensor(y)
+    dyn_losses, dyn_times = [], []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        W1, b1, W2, b2 = params
+        loss = ng.nn.functional.cross_entropy(ng.tanh(Xt @ W1 + b1) @ W2 + b2, yt)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with ng.no_grad():
+            for p in params:
+                p -= lr * p.grad
+        dyn_times.append(time.perf_counter() - t0)
+        dyn_losses.append(loss.item())
+
+    # static
+    with ns.Graph() as g:
+        # symbolic gradients need fully known shapes: the batch is the whole data set
+        xs = ns.placeholder("X", shape=X.shape)
+        ys = ns.placeholder("y", shape=y.shape, dtype=np.int64)
+        Ws = [ns.Variable(p, name=n) for p, n in zip(init(), ("W1", "b1", "W2", "b2"))]
+        logits = ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3]
+        sloss = ns.cross_entropy(logits, ys)
+        grads = ns.gradients(sloss, Ws)
+    step = g.compile([xs, ys], [sloss, *grads])
+    st_losses, st_times = [], []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        out = step(X, y)
+        for W, dW in zip(Ws, out[1:]):
+            W.assign(W.value - lr * dW)
+        st_times.append(time.perf_counter() - t0)
+        st_losses.append(float(out[0]))
+
+    def predict(points):
+        W1, b1, W2, b2 = (W.value for W in Ws)
+        return (np.tanh(np.asarray(points, dtype=float) @ W1 + b1) @ W2 + b2).argmax(axis=1)
+
+    return {"dynamic": dyn_losses, "static": st_losses}, predict, \
+        {"dynamic": dyn_times, "static": st_times}
+
+
+def make_all_figures(outdir) -> list[Path]:
+    """Write every figure the lessons use into ``outdir``; return the paths (deterministic)."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def f(x, y):
+        return (x - 1) ** 2 + 2 * (y + 2) ** 2 + x * y / 2
+
+    def grad(x, y):
+        return np.array([2 * (x - 1) + y / 2, 4 * (y + 2) + x / 2])
+
+    pts = _descent(grad, (-2.0, 2.0), lr=0.1, steps=40)
+    minimum = np.linalg.solve([[2.0, 0.5], [0.5, 4.0]], [2.0, -8.0])
+    written.append(outdir / "gradient_descent.png")
+    gradient_descent_contour(f, pts, xlim=(-3, 3), ylim=(-4, 3), minimum=minimum,
+                             title="Gradient descent on (x-1)² + 2(y+2)² + xy/2",
+                             path=written[-1])
+
+    x, y = 1.0, 2.0
+    J = np.array([[y, x], [1.0, np.cos(y)], [np.exp(x) * y, np.exp(x)]])
+    written.append(outdir / "jacobian.png")
+    jacobian_heatmap(J, ["x·y", "x + sin y", "eˣ·y"], ["x", "y"],
+                     title="Jacobian at (x, y) = (1, 2)", path=written[-1])
+
+    X, labels = two_moons(200, seed=0)
+    losses, predict, times = _train_pair(X, labels, steps=300)
+    written.append(outdir / "capstone_loss_curves.png")
+    loss_curves(losses, title="Two moons: the same MLP trained in both modes", path=written[-1])
+    written.append(outdir / "capstone_decision_boundary.png")
+    decision_boundary(predict, X, labels, title="Two moons, static-mode MLP", path=written[-1])
+    # Wall-clock times vary from run to run (lesson 7 measures them live); this file
+    # shows what does not: graph nodes built per iteration and peak memory.
+    nodes, memory = iteration_costs(X, labels)
+    written.append(outdir / "static_vs_dynamic.png")
+    static_vs_dynamic(nodes, memory, path=written[-1], time_scale=1,
+                      time_label="graph nodes built per iteration", time_title="graph building",
+                      title="Static vs dynamic: one training iteration of the two-moons MLP")
+    return written
+
+
+def iteration_costs(X, y, hidden: int = 16):
+    """Graph nodes built, and peak bytes allocated (tracemalloc), in one training iteration."""
+    import tracemalloc
+
+    import naivegraph as ng
+    import naivegraph.static as ns
+
+    rng = np.random.default_rng(0)
+    init = [rng.normal(size=(2, hidden)), np.zeros(hidden), rng.normal(size=(hidden, 2)),
+            np.zeros(2)]
+    params = [ng.tensor(p, requires_grad=True) for p in init]
+    Xt, yt = ng.tensor(X), ng.tensor(y)
+
+    def dynamic_step():
+        W1, b1, W2, b2 = params
+        loss = ng.nn.functional.cross_entropy(ng.tanh(Xt @ W1 + b1) @ W2 + b2, yt)
+        count, seen, stack = 0, set(), [loss.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            count += 1
+            stack.extend(fn for fn, _ in node.next_functions)
+        loss.backward()
+        return count
+
+    with ns.Graph() as g:
+        xs = ns.placeholder("X", shape=X.shape)
+        ys = ns.placeholder("y", shape=y.shape, dtype=np.int64)
+        Ws = [ns.Variable(p, name=n) for p, n in zip(init, ("W1", "b1", "W2", "b2"))]
+        loss = ns.cross_entropy(ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3], ys)
+        grads = ns.gradients(loss, Ws)
+    step = g.compile([xs, ys], [loss, *grads])
+
+    def static_step():
+        step(X, y)
+        return 0
+
+    nodes, memory = {}, {}
+    for name, fn in (("dynamic", dynamic_step), ("static", static_step)):
+        fn()  # warm up
+        tracemalloc.start()
+        nodes[name] = [fn()]
+        memory[name] = round(tracemalloc.get_traced_memory()[1] / 1024) * 1024
+        tracemalloc.stop()
+    return nodes, memory
