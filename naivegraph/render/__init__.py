@@ -16,6 +16,7 @@ training step and :mod:`naivegraph.render.examples` for the built-in examples.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from typing import Any, Mapping
@@ -81,16 +82,31 @@ def render(obj: Any, kind: str | None = None, show_values: bool = True,
     	n2 -> n1 ...
     }
     """
-    started = time.perf_counter()
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)} (or None), not {kind!r}")
+    if params is None and not _is_static(obj):
+        from .dynamic import caller_names
+        params = caller_names(_PACKAGE_DIR)
+    # Drawing allocates many small objects and no cycles: the cyclic collector would
+    # otherwise rescan the whole (possibly 100,000-node) graph over and over.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _render(obj, kind, show_values, params, max_nodes, legend, rankdir, title, backend)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _render(obj: Any, kind: str | None, show_values: bool, params: Mapping[str, Any] | None,
+            max_nodes: int | None, legend: bool, rankdir: str, title: str | None,
+            backend: str | None) -> Drawing:
+    started = time.perf_counter()
     if _is_static(obj):
         from .static import static_sketch
         sketch, default_title = static_sketch(obj, kind, show_values)
     else:
-        from .dynamic import caller_names, dynamic_sketch, names_from
-        if params is None:
-            params = caller_names(_PACKAGE_DIR)
+        from .dynamic import dynamic_sketch, names_from
         kind = kind or "forward"
         sketch = dynamic_sketch(obj, kind, names_from(params), show_values)
         default_title = None

@@ -175,7 +175,7 @@ def _saved_value(fn: OpNode, role: str) -> Any:
 # ----------------------------------------------------------------------------- forward
 
 
-def _input_of(fn: Any, i: int) -> tuple[Any, Tensor | None, Any, Any]:
+def _input_of(fn: Any, i: int, metas: Sequence | None) -> tuple[Any, Tensor | None, Any, Any]:
     """How input ``i`` of op node ``fn`` is drawn: ``(key, tensor, producer, extra)``.
 
     The edge in ``next_functions`` is trusted first: it is what backward will use, and it
@@ -183,7 +183,7 @@ def _input_of(fn: Any, i: int) -> tuple[Any, Tensor | None, Any, Any]:
     ``extra`` is the output ``Meta`` for a dead intermediate, or the constant value.
     """
     child, nr = fn.next_functions[i]
-    meta = fn.inputs_meta[i] if isinstance(fn, OpNode) else None
+    meta = metas[i] if metas is not None else None
     if isinstance(child, AccumulateGrad):
         return ("tensor", id(child.variable)), child.variable, None, None
     if child is not None:
@@ -233,8 +233,9 @@ def forward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
         sketch.edge(op_index, out_index, "data")
         if not created:
             continue
+        metas = fn.inputs_meta if isinstance(fn, OpNode) else None  # computed per access
         for i in _inputs(fn):
-            key, tensor, producer, extra = _input_of(fn, i)
+            key, tensor, producer, extra = _input_of(fn, i, metas)
             if key[0] == "const" and extra is None:
                 continue  # a custom Function's non-tensor argument: nothing to draw
             if key[0] == "const":

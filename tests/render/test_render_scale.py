@@ -1,0 +1,68 @@
+"""Huge graphs: iterative traversal, fast DOT, and the collapse note."""
+
+from __future__ import annotations
+
+import time
+
+import naivegraph as ng
+from naivegraph.render import render
+
+from conftest import parse_dot
+
+
+def _chain(n: int):
+    x = ng.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(n):  # built in a loop: no recursion anywhere
+        y = y * 1.0
+    return x, y
+
+
+def test_a_100000_op_chain_draws_without_recursion_error_and_quickly():
+    x, y = _chain(100_000)
+    for kind in ("forward", "backward"):
+        started = time.perf_counter()
+        drawing = render(y, kind=kind, params={"x": x, "y": y})
+        elapsed = time.perf_counter() - started
+        assert drawing.stats["items"] >= 200_000
+        assert elapsed < 5.0, f"{kind}: {elapsed:.2f}s"  # measured ~0.8s
+        dot = parse_dot(drawing.source)
+        assert len(dot.nodes) == 501  # 500 kept + the note
+        assert {n.title for n in dot.with_class("leaf")} == {"x"}  # both ends are kept
+        assert {n.title for n in dot.with_class("output")} == {"y"}
+
+
+def test_10000_nodes_without_collapse_take_well_under_a_second():
+    _, y = _chain(5_000)  # 5,000 ops + 5,000 tensors + 5,000 constants in the forward view
+    started = time.perf_counter()
+    drawing = render(y, params={}, max_nodes=None)
+    elapsed = time.perf_counter() - started
+    assert len(parse_dot(drawing.source).nodes) == 15_001
+    assert elapsed < 1.0, f"{elapsed:.2f}s"  # measured ~0.1s
+
+
+def test_collapse_note_says_what_was_hidden():
+    _, y = _chain(1_000)
+    drawing = render(y, kind="backward", params={}, max_nodes=40)
+    dot = parse_dot(drawing.source)
+    (note,) = dot.with_class("note")
+    assert "… 1,963 more nodes hidden" in note.text
+    assert "MulBackward0s" in note.text and "saved values" in note.text
+    assert len(dot.nodes) == 41
+    assert drawing.stats["hidden"] == 1_963
+    # the note is wired between the kept ends, with dotted edges
+    note_edges = [(a, b) for a, b, attrs in dot.edges if attrs.get("style") == "dotted"]
+    assert any(a == note.id for a, b in note_edges) and any(b == note.id for a, b in note_edges)
+    assert "hidden part of a large graph" in drawing.source  # legend entry
+
+
+def test_a_chain_of_one_kind_is_named_as_such():
+    x = ng.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(300):
+        y = y + 1.0  # AddBackward0 saves nothing: the hidden middle is one kind of node
+    (note,) = parse_dot(render(y, kind="backward", params={}, max_nodes=50).source
+                        ).with_class("note")
+    assert note.text.endswith("… 253 more nodes of the same kind hidden: 253 AddBackward0s")
+    everything = parse_dot(render(y, kind="backward", params={}, max_nodes=None).source)
+    assert not everything.with_class("note") and len(everything.nodes) == 303
