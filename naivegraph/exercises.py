@@ -941,11 +941,15 @@ def check_jacobian(J) -> Result:
 
 
 @_checker("08-3")
-def check_minimum(x, y) -> Result:
-    """Gradient descent on f(x, y) = (x - 1)**2 + 2 * (y + 2)**2 + x * y / 2."""
+def check_minimum(point) -> Result:
+    """Where gradient descent on f(x, y) = (x - 1)**2 + 2 * (y + 2)**2 + x * y / 2 ends."""
     ex = "08-3"
-    if _is_blank((x, y)):
+    if _is_blank(point):
         return _todo(ex)
+    try:
+        x, y = point
+    except (TypeError, ValueError):
+        return _fail(ex, f"expected a pair (x, y), got {_show(point)}.")
     # grad: 2(x-1) + y/2 = 0, 4(y+2) + x/2 = 0
     A = np.array([[2.0, 0.5], [0.5, 4.0]])
     b = np.array([2.0, -8.0])

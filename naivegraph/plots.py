@@ -34,8 +34,18 @@ MODE_COLOURS = {"dynamic": "#d9480f", "static": "#1864ab", "eager": "#d9480f",
 _PALETTE = ["#1864ab", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285"]
 
 
+class LessonFigure(Figure):
+    """A Figure that shows itself as a PNG in Jupyter without pyplot."""
+
+    def _repr_png_(self) -> bytes:
+        import io
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", dpi=90)
+        return buf.getvalue()
+
+
 def _figure(width: float = 6.4, height: float = 4.4) -> Figure:
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    fig = LessonFigure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
