@@ -802,7 +802,7 @@ def check_compiled_step(f) -> Result:
 
 @_checker("06-3")
 def check_memory_plan(peak_values) -> Result:
-    """Most intermediate values alive at once when running a chain of 6 elementwise ops."""
+    """Most intermediate values alive at once when a planned run executes a chain of ops."""
     ex = "06-3"
     if _is_blank(peak_values):
         return _todo(ex)
@@ -813,7 +813,7 @@ def check_memory_plan(peak_values) -> Result:
     if got == 2:
         return _ok(ex, "in a chain each value is needed only by the next op: the planner keeps "
                        "the input of the running op and its output, then frees the input.")
-    hint = ("without a plan all 6 would stay alive; with a plan, count the values alive while "
+    hint = ("without a plan every one would stay alive; with a plan, count the values alive while "
             "ONE op runs: its input and its output.") if got != 1 else \
         "while an op runs, both its input and its output exist."
     return _wrong(ex, "2", str(got), hint)

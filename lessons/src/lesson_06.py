@@ -1,0 +1,160 @@
+from build import code, exercise, md
+
+NAME = "06_static_graphs"
+TITLE = "Lesson 6: Static graphs"
+INTRO = """
+TensorFlow 1 and Theano worked the other way round from PyTorch: first **build** the
+whole graph, then **run** it, many times, with new inputs. `naivegraph.static` works
+like that. This lesson covers:
+
+* placeholders (inputs fed at run time), Variables (trainable, keep their value) and
+  constants,
+* running: `graph.forward(feeds)` and the numeric `graph.backward(loss)`,
+* symbolic gradients: `ns.gradients` adds the backward pass to the graph as new nodes,
+* whole-graph optimisation passes and `graph.compile`,
+* memory planning: freeing each value after its last use.
+"""
+
+CELLS = [
+    md("""
+    ## Build, then run
+
+    The toy model of lesson 1, in static mode. Nothing is computed while building:
+    every node's `value` is `None` until the graph runs.
+    """),
+    code("""
+    import naivegraph.static as ns
+
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("input", shape=(2, 2))
+        w1 = ns.Variable(2.0, name="w1")
+        w2 = ns.Variable(3.0, name="w2")
+        w3 = ns.Variable(4.0, name="w3")
+        l1 = x * w1
+        l2 = l1 + w2
+        l3 = l1 * w3
+        l4 = l2 * l3
+        loss = ns.mean(l4)
+    print("before running:", loss.value)
+    g.forward({x: np.ones((2, 2))})
+    print("after forward: ", loss.value)
+    g.backward(loss)
+    print("grads:", w1.grad, w2.grad, w3.grad)
+    """),
+    code("""
+    ng.render(g)
+    """),
+    md("""
+    The same graph runs again with a new feed; nothing is rebuilt. A missing feed, or a
+    feed of the wrong shape, is an error that names the placeholder.
+    """),
+    code("""
+    g.forward({x: 2 * np.ones((2, 2))})
+    print("loss for twos:", loss.value)
+    for feeds in ({}, {x: np.ones(3)}):
+        try:
+            g.forward(feeds)
+        except Exception as err:
+            print(type(err).__name__ + ":", str(err)[:110])
+    """),
+    md("""
+    ### Exercise 06-1: build it yourself
+
+    Build the toy model in a **new** graph `g2`, using a placeholder `x` of shape
+    (2, 2) and Variables 2, 3, 4. The checker runs your graph with two different feeds.
+    """),
+    exercise("06-1", """
+    # Exercise 06-1
+    g2 = ns.Graph()
+    with g2:
+        x = ns.placeholder("x", shape=(2, 2))
+        w1, w2, w3 = ns.Variable(2.0, name="w1"), ns.Variable(3.0, name="w2"), ns.Variable(4.0, name="w3")
+        loss = «ns.mean((x * w1 + w2) * (x * w1 * w3))»
+    ex.check_static_model(g2, x, loss)
+    """),
+    md("""
+    ## Symbolic gradients
+
+    `graph.backward` sweeps numbers backward, like dynamic mode. `ns.gradients(loss,
+    [w1, ...])` instead **adds nodes** to the graph that compute the gradients: the
+    backward pass becomes part of the graph, so it can be drawn, optimised, compiled,
+    and even differentiated again. Each op's gradient rule is written with the same
+    ops, which is how one rule serves both modes.
+    """),
+    code("""
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("input", shape=(2, 2))
+        w1, w2, w3 = ns.Variable(2.0, name="w1"), ns.Variable(3.0, name="w2"), ns.Variable(4.0, name="w3")
+        # written carelessly on purpose: x * w1 twice, a "* 1.0" and a "+ 0.0"
+        loss = ns.mean((x * w1 + w2) * (x * w1 * w3) * 1.0 + 0.0)
+        dw1, dw2, dw3 = ns.gradients(loss, [w1, w2, w3])
+    print(len(g.nodes), "nodes;  dw1 =", ns.expression(dw1)[:100], "...")
+    ng.render(g)
+    """),
+    md("""
+    ## Optimisation passes and compile
+
+    Because the whole graph exists before it runs, it can be rewritten: constant
+    folding, algebraic simplification (`x * 1`, `x + 0`), common-subexpression
+    elimination, dead-node elimination and fusion of elementwise chains. Each pass is a
+    function Graph -> Graph that keeps results equal. `g.compile(inputs, outputs)`
+    optimises and plans once, and returns a plain function.
+    """),
+    code("""
+    small, report = ns.optimize(g, fetches=[loss, dw1, dw2, dw3])
+    print(report)
+    """),
+    exercise("06-2", """
+    # Exercise 06-2: compile g into f(x) -> [loss, dloss/dw1, dloss/dw2, dloss/dw3]
+    f = «g.compile(inputs=[x], outputs=[loss, dw1, dw2, dw3], optimize=True)»
+    ex.check_compiled_step(f)
+    """),
+    code("""
+    step = g.compile(inputs=[x], outputs=[loss, dw1, dw2, dw3])
+    print(step)
+    print([float(v) for v in step(np.ones((2, 2)))])
+    """),
+    md("""
+    ## Memory planning
+
+    A static run knows, before it starts, which op reads each value last. The plan
+    frees each intermediate right after that op (unless it is fetched). For a chain of
+    elementwise ops only a couple of intermediates are ever alive at once, however
+    long the chain is. A dynamic graph keeps what backward will need until backward
+    runs, because it cannot know what comes next.
+
+    ### Exercise 06-3
+    A chain of seven ops, `y = exp(sin(cos(tanh(x * 2) + 1)) - 3)`, runs with the plan
+    (no fusion). What is the largest number of intermediate values alive at once?
+    The cell after the exercise counts it from the plan.
+    """),
+    exercise("06-3", """
+    # Exercise 06-3
+    peak_intermediates = «2»
+    ex.check_memory_plan(peak_intermediates)
+    """),
+    code("""
+    from naivegraph.static.executor import Plan
+
+    with ns.Graph() as chain:
+        x = ns.placeholder("x", shape=(1000,))
+        y = ns.exp(ns.sin(ns.cos(ns.tanh(x * 2) + 1)) - 3)
+    plan = Plan(chain, [y], [x])
+    ops = [n for n in plan.order if isinstance(n, ns.Operation)]
+    alive, peak = set(), 0
+    for fn, ins, out, frees in plan.steps:
+        alive.add(out)
+        peak = max(peak, len(alive & {plan.slot[n] for n in ops}))
+        alive -= set(frees)
+    print(len(plan.steps), "steps; at most", peak, "intermediates alive at once")
+    """),
+    md("""
+    ## Summary
+
+    * Build first (`value is None`), then run with feeds, as many times as you like.
+    * `ns.gradients` puts the backward pass into the graph as nodes.
+    * Knowing the whole graph in advance allows optimisation passes and a memory plan.
+    """),
+]
