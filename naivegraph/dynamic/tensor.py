@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import OPS
-from ..ops.core import OpDef
+from ..ops.core import OpDef, SCALAR_SHAPE
 from .grad_mode import _state
 from .node import AccumulateGrad, SavedTensor, _HookDict, add_hook, meta_of, node_class
 
@@ -103,7 +103,7 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
                 constants[i] = weakref.ref(a)
         else:
             edges.append(_NO_EDGE)
-            shapes.append(a.shape if isinstance(a, np.ndarray) else ())
+            shapes.append(a.shape if isinstance(a, np.ndarray) else SCALAR_SHAPE)
             saved.append(a)
     out = result._data
     out_meta = meta_of(out)

@@ -44,6 +44,16 @@ class Meta:
         return f"Meta(shape={self.shape}, dtype={np.dtype(self.dtype).name})"
 
 
+class ScalarShape(tuple):
+    """The shape ``()`` of a Python number operand (``2 - x``), told apart from a 0-d
+    tensor's so that backward names can follow PyTorch (``RsubBackward1``)."""
+
+    __slots__ = ()
+
+
+SCALAR_SHAPE = ScalarShape()
+
+
 @dataclass(frozen=True, eq=False)
 class OpDef:
     """One primitive: numpy forward, partial VJPs, and what backward must keep."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import OPS, defop, op_function
+from .core import OPS, ScalarShape, defop, op_function
 from .shapes import normalize_dims, reduced_keepdim_shape, sum_to as _np_sum_to
 
 
@@ -52,7 +52,9 @@ def _minmax_name(base):
 # Elementwise arithmetic (numpy broadcasting; gradients are summed back to shape)
 # ----------------------------------------------------------------------------------
 defop("add", np.add, [lambda g, x, y, out: g, lambda g, x, y, out: g], elementwise=True)
-defop("sub", np.subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True)
+defop("sub", np.subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True,
+      backward=lambda attrs, shapes: ("RsubBackward1" if isinstance(shapes[0], ScalarShape)
+                                      else "SubBackward0"))
 defop("mul", np.multiply, [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
       saves=(0, 1), elementwise=True)
 defop("div", np.true_divide, [lambda g, x, y, out: g / y,
@@ -81,7 +83,8 @@ def _pow_exponent_partial(g, x, y, out):
 
 
 defop("pow", np.power, [_pow_base_partial, _pow_exponent_partial],
-      backward=lambda attrs, shapes: "PowBackward2" if shapes[0] == "scalar" else "PowBackward1",
+      backward=lambda attrs, shapes: ("PowBackward2" if isinstance(shapes[0], ScalarShape)
+                                      else "PowBackward1"),
       saves=(0, 1, "out"), elementwise=True)
 defop("maximum", np.maximum,
       [lambda g, x, y, out: g * F.gt(x, y) + g * F.eq(x, y) * 0.5,
