@@ -55,6 +55,10 @@ STYLES: dict[str, tuple[dict[str, str], str]] = {
                       penwidth="1.4"), "symbolic gradient node (built by ns.gradients)"),
     "freed": (dict(style="dotted,filled", fillcolor="#fafafa", color="#9e9e9e",
                    fontcolor="#9e9e9e"), "freed by backward() (no retain_graph)"),
+    "active": (dict(shape="box", style="filled,bold", fillcolor="#ffcdd2", color="#c62828",
+                    penwidth="2.2"), "gradient arriving now (animation)"),
+    "pending": (dict(shape="box", style="dashed", color="#bdbdbd", fontcolor="#9e9e9e"),
+                "not reached yet (animation)"),
     "note": (dict(shape="note", style="filled", fillcolor="#fff9c4", color="#f9a825"),
              "hidden part of a large graph"),
 }
@@ -419,7 +423,7 @@ _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$|^-?\d+(\.\d+)?$").match
 
 #: legend order: how a reader meets them, from the inputs to the gradients
 _LEGEND_ORDER = ("leaf", "nograd", "tensor", "output", "op", "grad_fn", "accumulate", "saved",
-                 "gradient", "freed", "note")
+                 "gradient", "active", "pending", "freed", "note")
 
 
 def add_legend(drawing: graphviz.Digraph, styles: Iterable[str], edges: Iterable[str] = ()) -> None:
