@@ -824,44 +824,57 @@ def check_memory_plan(peak_values) -> Result:
 # ----------------------------------------------------------------------------------
 
 
-@_checker("07-1")
-def check_trace_pitfall(traced_at_negative, eager_at_negative) -> Result:
-    """f(x) = x * 2 if x.sum() > 0 else x * -1, traced at x = [1, 2], then fed x = [-1, -2]."""
-    ex = "07-1"
-    if _is_blank((traced_at_negative, eager_at_negative)):
-        return _todo(ex)
-    if not _close(eager_at_negative, [1.0, 2.0], shape_free=False):
-        return _wrong(ex, "eager f([-1, -2]) = [1, 2]", _show(eager_at_negative),
-                      "eager mode runs the Python `if` on the real data: the sum is negative.")
-    if _close(traced_at_negative, [1.0, 2.0]):
-        return _wrong(ex, "the traced graph to give [-2, -4]", _show(traced_at_negative),
-                      "tracing records only the branch taken for the EXAMPLE input [1, 2].")
-    if not _close(traced_at_negative, [-2.0, -4.0], shape_free=False):
-        return _wrong(ex, "traced f([-1, -2]) = [-2, -4]", _show(traced_at_negative),
-                      "the recorded graph is x * 2, whatever x is.")
-    return _ok(ex, "the trace froze the `x * 2` branch; eager mode re-decides every call.")
-
-
 @_checker("07-2")
-def check_where_fix(g_static) -> Result:
-    """A static-graph version of ``relu-like`` branching written with ns.where."""
+def check_trace_pitfall(traced_result, eager_result) -> Result:
+    """f(x) = x * SCALE traced while SCALE = 2; then SCALE = 10: traced f([1, 2]) and eager f([1, 2])."""
     ex = "07-2"
-    bad = _not_callable(ex, g_static)
+    if _is_blank((traced_result, eager_result)):
+        return _todo(ex)
+    if not _close(eager_result, [10.0, 20.0], shape_free=False):
+        return _wrong(ex, "eager f([1, 2]) = [10, 20]", _show(eager_result),
+                      "eager mode reads SCALE every time it runs, so it sees 10.")
+    if _close(traced_result, [10.0, 20.0]):
+        return _wrong(ex, "the traced graph to give [2, 4]", _show(traced_result),
+                      "tracing ran f once; SCALE was read then and stored as a constant node.")
+    if not _close(traced_result, [2.0, 4.0], shape_free=False):
+        return _wrong(ex, "traced f([1, 2]) = [2, 4]", _show(traced_result),
+                      "the recorded graph is x * 2, whatever SCALE is later.")
+    return _ok(ex, "the trace froze SCALE = 2 into a constant; eager mode reads it every call.")
+
+
+@_checker("07-1")
+def check_where_fix(f) -> Result:
+    """``f(x)``: x * 2 where x > 0, else x * -1, written so that ``ns.trace`` can record it."""
+    ex = "07-1"
+    bad = _not_callable(ex, f)
     if bad is not None:
         return bad
+    ng = _ng()
+    ok, eager = _call(ex, f, ng.tensor([1.0, -2.0]))
+    if not ok:
+        return eager
+    blank = _returned_blank(ex, eager)
+    if blank is not None:
+        return blank
+    import naivegraph.static as ns
+    try:
+        traced = ns.trace(f, np.ones(2))
+    except Exception as exc:  # noqa: BLE001
+        return _fail(ex, f"tracing failed: {type(exc).__name__}: {str(exc).splitlines()[0]}; "
+                         "hint: no Python `if` on tensor values: choose with ng.where(cond, a, b).")
     for feed, want in (([1.0, 2.0], [2.0, 4.0]), ([-1.0, -2.0], [1.0, 2.0]),
                        ([3.0, -1.0], [6.0, 1.0])):
-        ok, got = _call(ex, g_static, np.array(feed))
+        ok, got = _call(ex, traced, np.array(feed))
         if not ok:
             return got
-        blank = _returned_blank(ex, got)
-        if blank is not None:
-            return blank
         if not _close(got, want, shape_free=False):
             return _wrong(ex, f"{want} for x = {feed}", _show(got),
-                          "ns.where(x > 0, x * 2, x * -1) chooses per element INSIDE the graph; "
-                          "compile it once and call it with each x.")
-    return _ok(ex, "the choice now lives in the graph, so one compiled graph serves every input.")
+                          "ng.where(x > 0, x * 2, x * -1) chooses per element inside the graph.")
+    if not _close(eager, [2.0, 2.0], shape_free=False):
+        return _wrong(ex, "eager f([1, -2]) = [2, 2]", _show(eager), "the same function must "
+                      "work in dynamic mode too.")
+    return _ok(ex, "the choice now lives in the graph: one traced graph serves every input, and "
+                   "the same function still runs eagerly.")
 
 
 # ----------------------------------------------------------------------------------

@@ -1,0 +1,185 @@
+from build import code, exercise, md
+
+NAME = "07_static_vs_dynamic"
+TITLE = "Lesson 7: Static vs dynamic, side by side"
+INTRO = """
+The same model, trained both ways. A static graph is built once and reused; a
+dynamic graph is rebuilt on every forward and destroyed by backward. This lesson
+measures what that costs, and what the dynamic side buys:
+
+* time and memory per training iteration, plotted,
+* Python control flow on data (easy in dynamic mode, an error in static mode),
+* tracing a dynamic-mode function into a static graph, and its pitfall.
+"""
+
+CELLS = [
+    md("""
+    ## The same model, both ways
+
+    A two-layer MLP on a small two-moons data set, full-batch gradient descent.
+    Both start from the same weights.
+    """),
+    code("""
+    import time
+    import tracemalloc
+
+    import naivegraph.static as ns
+    from naivegraph import plots
+
+    X, y = plots.two_moons(200, seed=0)
+    rng = np.random.default_rng(0)
+    init = [rng.normal(scale=0.7, size=(2, 16)), np.zeros(16),
+            rng.normal(scale=0.25, size=(16, 2)), np.zeros(2)]
+    lr, steps = 0.5, 150
+
+    # dynamic: the graph is rebuilt by every forward
+    params = [ng.tensor(p.copy(), requires_grad=True) for p in init]
+    Xt, yt = ng.tensor(X), ng.tensor(y)
+
+    def dynamic_step():
+        W1, b1, W2, b2 = params
+        loss = ng.nn.functional.cross_entropy(ng.tanh(Xt @ W1 + b1) @ W2 + b2, yt)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with ng.no_grad():
+            for p in params:
+                p -= lr * p.grad
+        return loss.item()
+
+    # static: built once, compiled once, then only run
+    with ns.Graph() as g:
+        xs = ns.placeholder("X", shape=X.shape)
+        ys = ns.placeholder("y", shape=y.shape, dtype=np.int64)
+        Ws = [ns.Variable(p.copy(), name=n) for p, n in zip(init, ("W1", "b1", "W2", "b2"))]
+        loss_node = ns.cross_entropy(ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3], ys)
+        grads = ns.gradients(loss_node, Ws)
+    compiled = g.compile([xs, ys], [loss_node, *grads])
+
+    def static_step():
+        loss, *gs = compiled(X, y)
+        for W, dW in zip(Ws, gs):
+            W.assign(W.value - lr * dW)
+        return float(loss)
+
+    curves = {"dynamic": [], "static": []}
+    times = {"dynamic": [], "static": []}
+    for _ in range(steps):
+        for name, step in (("dynamic", dynamic_step), ("static", static_step)):
+            t0 = time.perf_counter()
+            curves[name].append(step())
+            times[name].append(time.perf_counter() - t0)
+    print("final losses:", curves["dynamic"][-1], curves["static"][-1])
+    plots.loss_curves(curves, title="Same model, same numbers, two execution strategies")
+    """),
+    md("""
+    The curves lie on top of each other: the op table and its gradient rules are
+    shared, only *when* things run differs. Now the cost of one iteration. Memory is
+    the peak of what Python allocated during one step (`tracemalloc`).
+    """),
+    code("""
+    def peak_bytes(step):
+        tracemalloc.start()
+        step()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return peak
+
+    memory = {"dynamic": peak_bytes(dynamic_step), "static": peak_bytes(static_step)}
+    for name in times:
+        print(f"{name:8s} median {np.median(times[name]) * 1e3:.3f} ms, "
+              f"peak {memory[name] / 1024:.0f} KiB")
+    plots.static_vs_dynamic(times, memory)
+    """),
+    md("""
+    The static side skips graph building and the Python bookkeeping of every op, and
+    its memory plan frees values as soon as they are dead. On real workloads the
+    arithmetic dominates and the gap shrinks: the speed of a framework depends on much
+    more than its graph style. Your numbers will differ from run to run.
+
+    ## Python control flow
+
+    In dynamic mode a graph is just a record of what ran, so any Python works: loops
+    whose length depends on the data, `if` on values. Each iteration may build a
+    different graph.
+    """),
+    code("""
+    def grow(x):
+        steps = 0
+        while (x * x).sum().sqrt().item() < 10:     # a loop decided by the data
+            x = x * 2
+            steps += 1
+        return x, steps
+
+    x = ng.tensor([0.5, 1.0], requires_grad=True)
+    out, n = grow(x)
+    out.sum().backward()
+    print(f"{n} doublings; d sum / dx = {x.grad}")
+    """),
+    md("""
+    A static graph has no values while it is built, so `if node:` cannot be decided.
+    naivegraph says so at once and points to `ns.where` (choose per element inside the
+    graph) or to dynamic mode.
+    """),
+    code("""
+    def branchy(x):
+        if x.sum() > 0:
+            return x * 2
+        return x * -1
+
+    try:
+        ns.trace(branchy, np.ones(2))
+    except TypeError as err:
+        print(str(err))
+    """),
+    exercise("07-1", """
+    # Exercise 07-1: rewrite branchy so that it can be traced. It must give x * 2 where
+    # x > 0 and x * -1 elsewhere (elementwise), in dynamic mode and once traced.
+    def f_fixed(x):
+        return «ng.where(x > 0, x * 2, x * -1)»
+
+    ex.check_where_fix(f_fixed)
+    """),
+    md("""
+    ## Tracing and its pitfall
+
+    `ns.trace(fn, example)` runs a dynamic-mode function once on placeholders and
+    records the ops it performs: a static graph for free. What it records is **one
+    run**. Anything the function reads from Python at that moment (a global, a
+    config value, a random number) is frozen into the graph as a constant.
+    """),
+    code("""
+    SCALE = 2.0
+
+    def scaled(x):
+        return x * SCALE
+
+    traced = ns.trace(scaled, np.ones(2))
+    print(traced, "->", traced(np.array([1.0, 2.0])))
+    ng.render(traced.graph)
+    """),
+    exercise("07-2", """
+    # Exercise 07-2: now SCALE changes. Predict both results for x = [1, 2].
+    SCALE = 10.0
+    traced_result = «[2.0, 4.0]»       # traced(np.array([1.0, 2.0]))
+    eager_result = «[10.0, 20.0]»      # scaled(ng.tensor([1.0, 2.0]))
+    ex.check_trace_pitfall(traced_result, eager_result)
+    """),
+    code("""
+    SCALE = 10.0
+    print("traced:", traced(np.array([1.0, 2.0])), "  eager:", scaled(ng.tensor([1.0, 2.0])))
+    """),
+    md("""
+    ## Summary
+
+    | | static | dynamic |
+    |---|---|---|
+    | graph | built once, reused | rebuilt every forward, freed by backward |
+    | per-iteration cost | run only | build + run + bookkeeping |
+    | optimisation | whole-graph passes, memory plan | none |
+    | control flow | `ns.where`, no Python `if` on data | any Python |
+    | debugging | values appear only when run | every value exists at once |
+
+    Tracing gets a static graph from dynamic code, but only of the path it saw.
+    """),
+]
