@@ -767,9 +767,7 @@ class Tensor:
         return self.transpose(-2, -1)
 
     def squeeze(self, dim=None) -> "Tensor":
-        if dim is not None and self._data.shape and self._data.shape[dim] != 1:
-            return _op("reshape", self, shape=self._data.shape)  # torch: no-op, new node
-        return _op("squeeze", self, dim=dim)
+        return _op("squeeze", self, dim=_dim_arg(dim))
 
     def unsqueeze(self, dim: int) -> "Tensor":
         return _op("unsqueeze", self, dim=dim)

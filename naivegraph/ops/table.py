@@ -142,7 +142,8 @@ def _clamp_partial(g, x, out, min=None, max=None):
 defop("clamp", _clamp, [_clamp_partial], backward="ClampBackward1", saves=(0,),
       elementwise=True)
 defop("clone", np.copy, [lambda g, x, out: g])
-defop("fill", lambda x, value: np.full_like(x, value), [lambda g, x, out, value: g * 0.0])
+defop("fill", lambda x, value: np.full_like(x, value), [lambda g, x, out, value: g * 0.0],
+      backward="FillBackward2")  # PyTorch's fill_(scalar)
 
 # Comparisons and friends: results carry no gradient (PyTorch returns bool tensors).
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
@@ -227,9 +228,24 @@ defop("transpose", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
       [lambda g, x, out, dim0, dim1: F.transpose(g, dim0=dim0, dim1=dim1)])
 defop("permute", lambda x, dims: np.transpose(x, dims),
       [lambda g, x, out, dims: F.permute(g, dims=tuple(np.argsort(dims).tolist()))])
-defop("squeeze", lambda x, dim=None: np.squeeze(x, axis=dim),
-      [lambda g, x, out, dim=None: F.reshape(g, shape=tuple(x.shape))],
-      backward=lambda attrs, shapes: f"SqueezeBackward{0 if attrs.get('dim') is None else 1}")
+def _squeeze(x, dim=None):
+    # As in torch, squeezing a dimension whose size is not 1 leaves it (a no-op view).
+    x = np.asarray(x)
+    if dim is None:
+        return np.squeeze(x)
+    axes = normalize_dims(dim, x.ndim) or ()
+    out = np.squeeze(x, axis=tuple(a for a in axes if x.shape[a] == 1))
+    return x.view() if out is x else out  # always a view, never the input array itself
+
+
+def _squeeze_name(attrs, shapes):
+    dim = attrs.get("dim")
+    return "SqueezeBackward0" if dim is None else (
+        "SqueezeBackward1" if isinstance(dim, (int, np.integer)) else "SqueezeBackward2")
+
+
+defop("squeeze", _squeeze, [lambda g, x, out, dim=None: F.reshape(g, shape=tuple(x.shape))],
+      backward=_squeeze_name)
 defop("unsqueeze", lambda x, dim: np.expand_dims(x, dim),
       [lambda g, x, out, dim: F.reshape(g, shape=tuple(x.shape))])
 
@@ -239,9 +255,15 @@ def _index_name(attrs, shapes):
     parts = index if isinstance(index, tuple) else (index,)
     if any(isinstance(p, (np.ndarray, list)) for p in parts):
         return "IndexBackward0"
-    if all(isinstance(p, (int, np.integer)) for p in parts):
-        return "SelectBackward0"
-    return "SliceBackward0"
+    # PyTorch applies basic indices left to right; the node is that of the last one.
+    for p in reversed(parts):
+        if p is None:
+            return "UnsqueezeBackward0"
+        if isinstance(p, (int, np.integer)):
+            return "SelectBackward0"
+        if isinstance(p, slice):
+            return "SliceBackward0"
+    return "AliasBackward0"  # x[...]
 
 
 def _scatter(g, shape, index):
@@ -312,14 +334,19 @@ defop("stack", lambda xs, dim=0: np.stack(xs, axis=dim), vjp_all=_unstack_partia
 
 
 def _matmul_name(attrs, shapes):
+    # PyTorch names the last kernel its matmul dispatches to: vector x matrix ends in a
+    # squeeze, a matrix times a batch in a transposed copy, other batched products in a
+    # reshape of the folded/bmm result.
     a, b = (len(s) for s in shapes)
     if a == 1 and b == 1:
         return "DotBackward0"
     if a == 2 and b == 1:
         return "MvBackward0"
+    if a == 1 and b == 2:
+        return "SqueezeBackward4"
     if a == 2 and b == 2:
         return "MmBackward0"
-    return "UnsafeViewBackward0" if a > 2 and b == 2 else "BmmBackward0"
+    return "CloneBackward0" if a == 2 else "UnsafeViewBackward0"
 
 
 def _matmul_partial(which):
