@@ -1,0 +1,152 @@
+"""Built-in examples, drawn by ``naivegraph render`` / ``naivegraph tour``.
+
+Each example writes, for every requested format:
+
+* dynamic examples: ``<name>_forward``, ``<name>_backward`` (before backward, with the
+  saved values) and ``<name>_after_backward`` (the freed graph, leaves with ``.grad``);
+* static examples: ``<name>_forward`` (built, not run), ``<name>_run`` (after a run and
+  a numeric backward), ``<name>_gradients`` (with the symbolic gradient nodes) and
+  ``<name>_optimized`` (the raw and optimised gradient graph side by side).
+
+>>> import tempfile
+>>> paths = render_examples(tempfile.mkdtemp(), names=["exp"], formats=("svg",))
+>>> sorted(p.rsplit("/", 1)[1] for p in paths)
+['exp_after_backward.svg', 'exp_backward.svg', 'exp_forward.svg']
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+
+def _reference() -> dict:
+    import naivegraph as ng
+    input = ng.ones([2, 2])
+    w1 = ng.tensor(2.0, requires_grad=True)
+    w2 = ng.tensor(3.0, requires_grad=True)
+    w3 = ng.tensor(4.0, requires_grad=True)
+    l1 = input * w1
+    l2 = l1 + w2
+    l3 = l1 * w3
+    l4 = l2 * l3
+    loss = l4.mean()
+    return dict(input=input, w1=w1, w2=w2, w3=w3, l1=l1, l2=l2, l3=l3, l4=l4, loss=loss)
+
+
+def _exp() -> dict:
+    import naivegraph as ng
+    a = ng.tensor(2.0, requires_grad=True)
+    b = a.exp()  # tensor(7.3891, grad_fn=<ExpBackward0>)
+    return dict(a=a, b=b, loss=b)
+
+
+def _mlp() -> dict:
+    """A 2-layer net on a batch of 4: x -> Linear(3, 4) -> ReLU -> Linear(4, 1) -> MSE."""
+    import naivegraph as ng
+    ng.manual_seed(0)
+    x = ng.randn(4, 3)
+    target = ng.randn(4, 1)
+    W1 = ng.randn(3, 4).requires_grad_()
+    b1 = ng.zeros(4).requires_grad_()
+    W2 = ng.randn(4, 1).requires_grad_()
+    b2 = ng.zeros(1).requires_grad_()
+    h = (x @ W1 + b1).relu()
+    y = h @ W2 + b2
+    loss = ((y - target) ** 2).mean()
+    return dict(x=x, target=target, W1=W1, b1=b1, W2=W2, b2=b2, h=h, y=y, loss=loss)
+
+
+#: name -> function building the tensors (the one called "loss" is drawn)
+DYNAMIC: dict[str, Callable[[], dict]] = {"reference": _reference, "exp": _exp, "mlp": _mlp}
+
+#: static examples: name -> function returning ``(graph, loss, nodes)``
+STATIC: dict[str, Callable[[], tuple]] = {}
+
+
+def _static_reference() -> tuple:
+    from .animate import static_reference_graph
+    return static_reference_graph()
+
+
+STATIC["static-reference"] = _static_reference
+
+EXAMPLES = tuple(DYNAMIC) + tuple(STATIC)
+
+
+def _write(drawing: Any, outdir: str, stem: str, formats: Sequence[str]) -> list[str]:
+    return [drawing.render(os.path.join(outdir, stem), format=fmt) for fmt in formats]
+
+
+def render_dynamic_example(name: str, outdir: str, formats: Sequence[str] = ("svg", "png"),
+                           backend: str | None = None) -> list[str]:
+    """Forward, backward and after-backward drawings of dynamic example ``name``."""
+    from . import render
+    tensors = DYNAMIC[name]()
+    loss = tensors["loss"]
+    stem = name.replace("-", "_")
+    paths = []
+    paths += _write(render(loss, kind="forward", params=tensors, backend=backend,
+                           title=f"{name}: forward graph"), outdir, f"{stem}_forward", formats)
+    paths += _write(render(loss, kind="backward", params=tensors, backend=backend,
+                           title=f"{name}: backward graph (before backward)"),
+                    outdir, f"{stem}_backward", formats)
+    loss.backward()
+    paths += _write(render(loss, kind="backward", params=tensors, backend=backend,
+                           title=f"{name}: after loss.backward() (graph freed)"),
+                    outdir, f"{stem}_after_backward", formats)
+    return paths
+
+
+def render_static_example(name: str, outdir: str, formats: Sequence[str] = ("svg", "png"),
+                          backend: str | None = None) -> list[str]:
+    """Built, run, symbolic-gradient and optimised drawings of static example ``name``."""
+    import naivegraph.static as ns
+    from . import render, render_gradient_optimization
+    graph, loss, nodes = STATIC[name]()
+    stem = name.replace("-", "_")
+    paths = []
+    paths += _write(render(graph, backend=backend, title=f"{name}: built, nothing computed"),
+                    outdir, f"{stem}_forward", formats)
+    feeds = {p.name: np.ones(p.shape) for p in graph.placeholders}
+    graph.forward(feeds)
+    graph.backward(loss)
+    paths += _write(render(graph, backend=backend, title=f"{name}: after forward and backward"),
+                    outdir, f"{stem}_run", formats)
+    wrt = [n for n in graph.nodes if n.kind == "variable"]
+    grads = ns.gradients(loss, wrt)
+    graph.forward(feeds)
+    paths += _write(render(graph, backend=backend,
+                           title=f"{name}: with symbolic gradient nodes"),
+                    outdir, f"{stem}_gradients", formats)
+    paths += _write(render_gradient_optimization(grads, backend=backend), outdir,
+                    f"{stem}_optimized", formats)
+    return paths
+
+
+def render_examples(outdir: str | os.PathLike, names: Iterable[str] | None = None,
+                    formats: Sequence[str] = ("svg", "png"),
+                    backend: str | None = None) -> list[str]:
+    """Draw the built-in examples into ``outdir``; return the paths written.
+
+    ``names``: any of :data:`EXAMPLES` (default: all).  Unknown names raise a
+    ``ValueError`` listing the known ones.
+    """
+    from .engine import check_format
+    outdir = os.fspath(outdir)
+    chosen = list(EXAMPLES if names is None else names)
+    unknown = [n for n in chosen if n not in DYNAMIC and n not in STATIC]
+    if unknown:
+        raise ValueError(f"unknown example(s) {', '.join(unknown)}; choose from "
+                         f"{', '.join(EXAMPLES)}")
+    formats = [check_format(f) for f in formats]
+    os.makedirs(outdir, exist_ok=True)
+    paths: list[str] = []
+    for name in chosen:
+        if name in DYNAMIC:
+            paths += render_dynamic_example(name, outdir, formats, backend)
+        else:
+            paths += render_static_example(name, outdir, formats, backend)
+    return paths
