@@ -146,7 +146,7 @@ def jacobian_heatmap(J, row_labels: Sequence[str] | None = None,
 def timing_bars(times: Mapping[str, float | Sequence[float]], ylabel: str = "ms per iteration",
                 title: str = "Time per iteration", scale: float = 1e3, path=None,
                 ax=None) -> Figure:
-    """Bars of the median (with min-max whiskers) of each named list of seconds."""
+    """Bars of the median of each named list of seconds, whiskers from 10th to 90th percentile."""
     fig = ax.figure if ax is not None else _figure()
     ax = ax or fig.add_subplot()
     names = list(times)
@@ -154,12 +154,12 @@ def timing_bars(times: Mapping[str, float | Sequence[float]], ylabel: str = "ms 
     for name in names:
         v = np.atleast_1d(np.asarray(times[name], dtype=float)) * scale
         meds.append(np.median(v))
-        los.append(np.median(v) - v.min())
-        his.append(v.max() - np.median(v))
+        los.append(np.median(v) - np.percentile(v, 10))
+        his.append(np.percentile(v, 90) - np.median(v))
     colours = [_colour(n, i) for i, n in enumerate(names)]
     bars = ax.bar(names, meds, color=colours, yerr=[los, his], capsize=6, alpha=0.9)
     for bar, m in zip(bars, meds):
-        ax.annotate(f"{m:.3g}", (bar.get_x() + bar.get_width() / 2, m), xytext=(0, 4),
+        ax.annotate(f"{m:.3g}", (bar.get_x() + bar.get_width() * 0.25, m), xytext=(0, 4),
                     textcoords="offset points", ha="center", va="bottom", fontsize=10)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
