@@ -204,7 +204,7 @@ def collapse(sketch: Sketch, max_nodes: int | None) -> Collapsed:
     ...     _ = s.add(i, lambda: Item("op", None, None, "exp op"))
     >>> c = collapse(s, 4)
     >>> c.kept, c.note
-    ([0, 1, 8, 9], '… 6 more nodes hidden: 6 exp ops')
+    ([0, 1, 8, 9], '… 6 more nodes of the same kind hidden: 6 exp ops')
     """
     n = len(sketch.items)
     if max_nodes is None or n <= max_nodes:
