@@ -66,3 +66,16 @@ def test_a_chain_of_one_kind_is_named_as_such():
     assert note.text.endswith("… 253 more nodes of the same kind hidden: 253 AddBackward0s")
     everything = parse_dot(render(y, kind="backward", params={}, max_nodes=None).source)
     assert not everything.with_class("note") and len(everything.nodes) == 303
+
+
+def test_a_long_static_chain_draws_fast_and_collapses():
+    ns = __import__("pytest").importorskip("naivegraph.static")
+    with ns.Graph() as g:
+        y = ns.placeholder("x", shape=())
+        for _ in range(5_000):
+            y = y * 1.0
+    started = time.perf_counter()
+    drawing = render(g, max_nodes=100)
+    assert time.perf_counter() - started < 1.0
+    (note,) = parse_dot(drawing.source).with_class("note")
+    assert "9,901 more nodes hidden" in note.text and "mul ops" in note.text
