@@ -27,11 +27,10 @@ from .dynamic.tensor import Tensor
 
 __version__ = "0.1.0"
 
-
-def render(obj, *args, **kwargs):
-    """Draw a dynamic tensor or a static graph/node (see :mod:`naivegraph.render`)."""
-    from .render import render as _render
-    return _render(obj, *args, **kwargs)
+# Import the package first, then bind the function: importing a submodule sets the
+# parent's attribute of the same name, so the function must come after it.
+from . import render as _render_package  # noqa: E402,F401
+from .render import render  # noqa: E402
 
 
 __all__ = ["Tensor", "autograd", "backward", "enable_grad", "is_grad_enabled", "nn", "no_grad",

@@ -126,20 +126,3 @@ def render_gradient_optimization(*args: Any, **kwargs: Any) -> Drawing:
     """The raw and the optimised symbolic gradient graph, side by side."""
     from .static import render_gradient_optimization as _impl
     return _impl(*args, **kwargs)
-
-
-class _CallableModule(type(os)):
-    """This package, callable as :func:`render`.
-
-    Importing ``naivegraph.render`` binds the *package* to the attribute ``render`` of
-    ``naivegraph``, replacing the lazy ``naivegraph.render()`` function there; making
-    the package callable keeps ``ng.render(loss)`` working after that import.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Drawing:
-        return render(*args, **kwargs)
-
-
-import sys as _sys  # noqa: E402  (module class swap must follow the definitions above)
-
-_sys.modules[__name__].__class__ = _CallableModule
