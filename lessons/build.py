@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+import types
 from pathlib import Path
 
 import nbformat
@@ -64,7 +65,10 @@ def _dedent(text: str) -> str:
 def load(path: Path):
     spec = importlib.util.spec_from_file_location(f"lesson_src_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("build", sys.modules[__name__])
+    # the sources say `from build import code, exercise, md`
+    helpers = types.ModuleType("build")
+    helpers.md, helpers.code, helpers.exercise = md, code, exercise
+    sys.modules["build"] = helpers
     spec.loader.exec_module(module)
     return module
 
