@@ -182,9 +182,12 @@ def _call(exercise: str, fn: Callable, *args, **kwargs):
     try:
         return True, fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - reported to the learner
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        return False, _fail(exercise, f"your code raised {type(exc).__name__}: {exc} "
-                                      f"(line {where.lineno} of {Path(where.filename).name}); "
+        frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip this helper's frame
+        package = str(Path(__file__).resolve().parent)
+        yours = [f for f in frames if not str(Path(f.filename).resolve()).startswith(package)]
+        where = f" at line {yours[-1].lineno} of your code" if yours else ""
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return False, _fail(exercise, f"your code raised {type(exc).__name__}: {first}{where}; "
                                       "read the error, fix the cell and run it again.")
 
 
