@@ -52,7 +52,17 @@ class _GradModeContext:
         return wrapper
 
 
-class no_grad(_GradModeContext):
+class _NoParamDecorator(_GradModeContext):
+    """Also usable bare, ``@ng.no_grad`` without parentheses, as in PyTorch 2.x."""
+
+    def __new__(cls, function=None):
+        self = super().__new__(cls)
+        if function is None:
+            return self
+        return self(function)
+
+
+class no_grad(_NoParamDecorator):
     """Ops inside record no history: outputs have ``requires_grad=False``.
 
     >>> import naivegraph as ng
@@ -66,7 +76,7 @@ class no_grad(_GradModeContext):
     mode = False
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_NoParamDecorator):
     """Turn history recording back on inside a ``no_grad`` block."""
 
     mode = True
