@@ -146,3 +146,18 @@ def test_backward_does_not_change_grad_mode(w):
     with ng.no_grad():
         y = x * 1
     assert not y.requires_grad
+
+
+def test_no_grad_and_enable_grad_work_as_bare_decorators(w):
+    @ng.no_grad
+    def untracked(t):
+        return t * 2
+
+    @ng.enable_grad
+    def tracked(t):
+        return t * 2
+
+    assert untracked(w).requires_grad is False
+    with ng.no_grad():
+        assert tracked(w).requires_grad is True
+    assert ng.is_grad_enabled() and untracked.__name__ == "untracked"
