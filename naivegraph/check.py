@@ -1,6 +1,8 @@
-"""Checking gradients: ``gradcheck`` compares autograd with finite differences.
+"""Checking answers: ``gradcheck`` for gradients, and the lessons' exercise checkers.
 
-(Lesson exercise checkers live in :mod:`naivegraph.exercises`.)
+``gradcheck`` compares autograd with finite differences.  The exercise checkers
+(``check_leaf_grads``, ... and ``run_notebook``) are defined in
+:mod:`naivegraph.exercises` and re-exported here.
 """
 
 from __future__ import annotations
@@ -100,3 +102,7 @@ def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rto
                     f"numerical:{n}\nanalytical:{a}\n")
             return False
     return True
+
+
+from .exercises import (CHECKERS, NotebookRun, Result, run_notebook,  # noqa: E402
+                        solutions_notebook)

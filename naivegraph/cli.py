@@ -114,7 +114,7 @@ def format_table(rows: Sequence[tuple[str, str, str]]) -> str:
 # ------------------------------------------------------------------------- commands
 def cmd_tour(args: argparse.Namespace) -> int:
     out = Path(args.out)
-    total = 3
+    total = 4
     print("naivegraph tour: l1 = input*w1; l2 = l1 + w2; l3 = l1*w3; l4 = l2*l3; "
           "loss = mean(l4)\nwith input = ones(2, 2), w1 = 2, w2 = 3, w3 = 4.\n")
     _step("running the example in both modes", 1, total)
@@ -122,14 +122,28 @@ def cmd_tour(args: argparse.Namespace) -> int:
     print(format_table(rows))
     print("\nDynamic mode rebuilds the graph on every run and frees it after backward;\n"
           "static mode built it once, optimised it, and replays it.\n")
-    _step(f"drawing the graphs into {out}/", 2, total)
-    written = _render_examples(out, None)
-    _step(f"plotting the figures into {out}/", 3, total)
-    written += _plot_figures(out)
-    print(f"\nwrote {len(written)} files:")
-    for path in written:
-        print(f"  {path}")
+    written = _write_figures(out, first_step=2, total=total)
+    _print_written(written)
     return 0
+
+
+def _write_figures(out: Path, first_step: int = 1, total: int = 3) -> list[Path]:
+    """Every drawing, plot and animation, with a progress line per group."""
+    _step(f"drawing the example graphs into {out}/", first_step, total)
+    written = _render_examples(out, None)
+    _step(f"plotting the lesson figures into {out}/", first_step + 1, total)
+    written += _plot_figures(out)
+    _step(f"animating a training step in both modes into {out}/", first_step + 2, total)
+    written += _animations(out)
+    return written
+
+
+def _print_written(written: list[Path]) -> None:
+    frames = [p for p in written if p.parent.name.startswith("animation_")]
+    print(f"\nwrote {len(written)} files ({len(frames)} of them animation frames):")
+    for path in written:
+        if path not in frames:
+            print(f"  {path}")
 
 
 def _render_examples(out: Path, names) -> list[Path]:
@@ -142,12 +156,17 @@ def _plot_figures(out: Path) -> list[Path]:
     return [Path(p) for p in make_all_figures(out)]
 
 
+def _animations(out: Path) -> list[Path]:
+    from .render.animate import animate_dynamic_step, animate_static_runs
+    written = animate_dynamic_step(out / "animation_dynamic_step.gif",
+                                   out / "animation_dynamic_step")
+    written += animate_static_runs(out / "animation_static_runs.gif",
+                                   out / "animation_static_runs")
+    return [Path(p) for p in written]
+
+
 def cmd_figures(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    written = _render_examples(out, None)
-    written += _plot_figures(out)
-    for path in written:
-        print(path)
+    _print_written(_write_figures(Path(args.out)))
     return 0
 
 
@@ -173,15 +192,17 @@ def _find_lesson(name: str | None, folder: Path) -> list[Path]:
 def cmd_check(args: argparse.Namespace) -> int:
     from .exercises import run_notebook
 
-    failed = 0
+    symbols = {"pass": "✓", "fail": "✗", "todo": "○"}
+    counts = {"pass": 0, "fail": 0, "todo": 0}
     notebooks = _find_lesson(args.lesson, Path(args.lessons))
     for i, path in enumerate(notebooks, 1):
         _step(f"running {path.name}", i, len(notebooks))
-        _, results = run_notebook(path, solutions=args.solutions)
-        for result in results:
-            print(f"    {result}")
-            failed += not bool(result)
-    return 1 if failed else 0
+        for outcome in run_notebook(path, solutions=args.solutions).results:
+            counts[outcome.status] += 1
+            print(f"    {symbols[outcome.status]} [{outcome.exercise}] {outcome.message}")
+    print(f"\n{counts['pass']} correct, {counts['fail']} not yet right, "
+          f"{counts['todo']} not done yet")
+    return 1 if counts["fail"] else 0
 
 
 def cmd_lessons(args: argparse.Namespace) -> int:

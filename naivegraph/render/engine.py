@@ -16,9 +16,12 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import subprocess
-from typing import Callable
+import tempfile
+from typing import Callable, Iterator
 
 #: Output formats every engine of the chain can write (a deliberate, tested subset).
 FORMATS = ("svg", "png", "pdf", "jpg", "jpeg", "gif", "ps", "eps", "json", "dot", "plain")
@@ -76,11 +79,36 @@ def _pipe_pygraphviz(source: str, fmt: str) -> bytes:
         import pygraphviz
     except Exception as error:  # ImportError, or a wheel whose shared library fails to load
         raise GraphvizUnavailable(f"pygraphviz cannot be imported: {error}") from error
+    with _captured_stderr() as messages:
+        try:
+            graph = pygraphviz.AGraph(string=source)
+            return graph.draw(format=fmt, prog="dot")
+        except Exception as error:
+            detail = messages().strip()
+            raise RenderError(f"pygraphviz failed to render {fmt}: {error}"
+                              + (f"\nGraphviz said: {detail}" if detail else "")) from error
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[Callable[[], str]]:
+    """Collect what in-process Graphviz writes to file descriptor 2.
+
+    The wheel's fontconfig complains about the system's newer font configuration on
+    every call ("unknown element reset-dirs"): harmless, but noise in a notebook.
+    Messages are kept for the error raised when a render really fails.
+    """
     try:
-        graph = pygraphviz.AGraph(string=source)
-        return graph.draw(format=fmt, prog="dot")
-    except Exception as error:
-        raise RenderError(f"pygraphviz failed to render {fmt}: {error}") from error
+        saved = os.dup(2)
+    except OSError:  # no usable stderr (some embedded interpreters): nothing to hide
+        yield lambda: ""
+        return
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lambda: (sink.seek(0), sink.read().decode(errors="replace"))[1]
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 _ENGINES: dict[str, Callable[[str, str], bytes]] = {
