@@ -533,12 +533,16 @@ class Tensor:
                                f"shape {result.shape}")
         record = _state.enabled and op.differentiable and (
             self._rg or any(isinstance(o, Tensor) and o._rg for o in others))
-        before = self._snapshot(op) if record else None
+        # Save the inputs *before* writing: an operand that is this very tensor
+        # (t.mul_(t)) then fails the version check at backward, as in PyTorch.
+        node = _record(op, (self._snapshot(op),) + others, attrs, self) if record else None
         np.copyto(self._data, result, casting="same_kind")
         self._counter().value += 1
         if record:
+            if type(node.saved_out) is SavedTensor:  # the output is this tensor, as now
+                node.saved_out = SavedTensor(self, is_output=True)
             self._rg = True
-            self.grad_fn = _record(op, (before,) + others, attrs, self)
+            self.grad_fn = node
             self._output_nr = 0
         return self
 
