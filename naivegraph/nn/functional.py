@@ -82,7 +82,8 @@ def nll_loss(input, target, reduction: str = "mean"):
                          f"{shape} and {indices.shape}")
     if indices.size and (indices.min() < 0 or indices.max() >= shape[1]):
         raise IndexError(f"Target {int(indices.max())} is out of bounds: classes are 0..{shape[1] - 1}")
-    return OPS["nll_loss"].dispatch(input, target=indices, reduction=reduction)
+    return OPS["nll_loss"].dispatch(input, target if _backend_of((target,)) else indices,
+                                    reduction=reduction)
 
 
 def cross_entropy(input, target, reduction: str = "mean"):

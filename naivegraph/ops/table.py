@@ -401,12 +401,12 @@ defop("log_softmax", _log_softmax,
       saves=("out",))
 
 
-def _nll_weights(shape, target, reduction):
-    """-1 at each row's target class (scaled for 'mean'): d(nll)/d(log-probabilities)."""
-    weights = np.zeros(shape)
-    rows = np.arange(shape[0])
-    weights[rows, target] = -1.0
-    return weights / shape[0] if reduction == "mean" else weights
+def _one_hot(target, num_classes):
+    return np.asarray(target)[..., None] == np.arange(num_classes)
+
+
+defop("one_hot", _one_hot, elementwise=False,
+      doc="Boolean (..., num_classes) mask, True at each target class (no gradient).")
 
 
 def _nll_loss(logp, target, reduction="mean"):
@@ -414,14 +414,16 @@ def _nll_loss(logp, target, reduction="mean"):
     return picked.mean() if reduction == "mean" else picked.sum() if reduction == "sum" else picked
 
 
-def _nll_partial(g, logp, out, target, reduction="mean"):
-    weights = _nll_weights(tuple(logp.shape), target, reduction).astype(logp.dtype)
+def _nll_partial(g, logp, target, out, reduction="mean"):
+    # d(-logp[i, target_i])/dlogp is -1 at each row's target class and 0 elsewhere.
+    hot = F.one_hot(target, num_classes=logp.shape[1])
     if reduction == "none":
-        return F.unsqueeze(g, dim=1) * weights
-    return g * weights
+        return -(F.unsqueeze(g, dim=1) * hot)
+    picked = -(g * hot)
+    return picked / logp.shape[0] if reduction == "mean" else picked
 
 
-defop("nll_loss", _nll_loss, [_nll_partial], backward="NllLossBackward0")
+defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,), backward="NllLossBackward0")
 
 
 def _mse(x, y, reduction="mean"):

@@ -194,26 +194,14 @@ def mse_loss(x: Any, y: Any, reduction: str = "mean") -> Operation:
 
 
 def nll_loss(log_probs: Any, target: Any, reduction: str = "mean") -> Node:
-    """Negative log-likelihood of integer class ``target`` under ``log_probs`` (N, C)."""
-    if isinstance(target, Node):
-        return _nll_from_node_target(_node(log_probs), target, reduction)
-    return apply(OPS["nll_loss"], (_node(log_probs),),
-                 {"target": np.asarray(target), "reduction": reduction})
+    """Negative log-likelihood of integer class ``target`` under ``log_probs`` (N, C).
 
-
-def _nll_from_node_target(log_probs: Node, target: Node, reduction: str) -> Node:
-    # The table's nll_loss takes its target as a build-time attribute.  A fed target
-    # (a placeholder of labels, changing every batch) is expressed with table ops
-    # instead: a one-hot mask picks each row's log-probability.
-    if log_probs.shape is None:
-        raise ValueError("nll_loss with a fed target needs the number of classes: give the "
-                         "placeholder behind the log-probabilities a known shape")
-    classes = np.arange(log_probs.shape[-1])
-    one_hot = eq(unsqueeze(target, 1), classes)
-    picked = -(log_probs * one_hot).sum(dim=1)
-    if reduction == "mean":
-        return picked.mean()
-    return picked.sum() if reduction == "sum" else picked
+    ``target`` is a fixed array of class indices or a node (a placeholder of labels
+    fed with every batch).
+    """
+    if not isinstance(target, Node):
+        target = np.asarray(target)
+    return apply(OPS["nll_loss"], (_node(log_probs), target), {"reduction": reduction})
 
 
 def cross_entropy(x: Any, target: Any, reduction: str = "mean") -> Node:
