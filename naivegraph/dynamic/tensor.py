@@ -15,7 +15,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import OPS
-from ..ops.core import OpDef, SCALAR_SHAPE
+from ..ops.core import SCALAR_SHAPE, OpDef
+from ..ops.methods import OpMethods
+from ..ops.methods import shape_arg as _shape_arg
 from .grad_mode import _state
 from .node import AccumulateGrad, SavedTensor, _HookDict, add_hook, meta_of, node_class
 
@@ -23,8 +25,6 @@ _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
                        "getitem"})
 MinMax = namedtuple("MinMax", ["values", "indices"])
-_ADD, _SUB, _MUL, _DIV = OPS["add"], OPS["sub"], OPS["mul"], OPS["div"]
-_NO_ATTRS: dict = {}  # shared by attribute-free ops; never mutated
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
@@ -121,13 +121,6 @@ def _op(name: str, *args, **attrs) -> "Tensor":
     return apply(OPS[name], args, attrs)
 
 
-def _shape_arg(shape: tuple) -> tuple:
-    """Accept ``f(2, 3)`` and ``f((2, 3))`` / ``f([2, 3])`` alike, as torch does."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
-
-
 def _index_arg(index):
     """Turn tensor indices into numpy ones; keep everything else as numpy takes it."""
     if isinstance(index, Tensor):
@@ -174,7 +167,7 @@ def _default_dtype_for(dtype: np.dtype) -> bool:
     return dtype in (np.float64, np.int64, np.bool_)
 
 
-class Tensor:
+class Tensor(OpMethods):
     """An n-dimensional array that can record the operations that made it.
 
     >>> import naivegraph as ng
@@ -598,51 +591,9 @@ class Tensor:
     def __ipow__(self, exponent) -> "Tensor":
         return self.pow_(exponent)
 
-    # -- arithmetic -----------------------------------------------------------------------
-    def __add__(self, other):
-        return apply(_ADD, (self, other), _NO_ATTRS)
-
-    def __radd__(self, other):
-        return apply(_ADD, (other, self), _NO_ATTRS)
-
-    def __sub__(self, other):
-        return apply(_SUB, (self, other), _NO_ATTRS)
-
-    def __rsub__(self, other):
-        return apply(_SUB, (other, self), _NO_ATTRS)
-
-    def __mul__(self, other):
-        return apply(_MUL, (self, other), _NO_ATTRS)
-
-    def __rmul__(self, other):
-        return apply(_MUL, (other, self), _NO_ATTRS)
-
-    def __truediv__(self, other):
-        return apply(_DIV, (self, other), _NO_ATTRS)
-
-    def __rtruediv__(self, other):
-        return apply(_DIV, (other, self), _NO_ATTRS)
-
-    def __pow__(self, exponent):
-        return self.pow(exponent)
-
-    def __rpow__(self, base):
-        return apply(OPS["pow"], (base, self), {})
-
-    def __matmul__(self, other):
-        return self.matmul(other)
-
-    def __rmatmul__(self, other):
-        return apply(OPS["matmul"], (other, self), {})
-
-    def __neg__(self):
-        return apply(OPS["neg"], (self,), {})
-
-    def __abs__(self):
-        return apply(OPS["abs"], (self,), {})
-
-    def __pos__(self):
-        return self
+    # -- where tensors differ from the shared OpMethods ------------------------------------
+    def _index(self, index):
+        return _index_arg(index)
 
     def __eq__(self, other):  # elementwise, as in torch
         return _op("eq", self, other)
@@ -650,70 +601,9 @@ class Tensor:
     def __ne__(self, other):
         return _op("ne", self, other)
 
-    def __lt__(self, other):
-        return _op("lt", self, other)
-
-    def __le__(self, other):
-        return _op("le", self, other)
-
-    def __gt__(self, other):
-        return _op("gt", self, other)
-
-    def __ge__(self, other):
-        return _op("ge", self, other)
-
-    def __invert__(self):
-        return _op("logical_not", self)
-
-    def __and__(self, other):
-        return _op("logical_and", self, other)
-
-    def __or__(self, other):
-        return _op("logical_or", self, other)
-
-    def pow(self, exponent) -> "Tensor":
-        if isinstance(exponent, Tensor):
-            return apply(OPS["pow"], (self, exponent), {})
-        return apply(OPS["pow_scalar"], (self,), {"exponent": exponent})
-
-    def matmul(self, other) -> "Tensor":
-        a, b = self.ndim, np.ndim(other._data if isinstance(other, Tensor) else other)
-        if a == 0 or b == 0:
-            raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
-                               f"{a}D and {b}D")
-        return apply(OPS["matmul"], (self, other), {})
-
-    def mm(self, other) -> "Tensor":
-        if self.ndim != 2 or np.ndim(getattr(other, "_data", other)) != 2:
-            raise RuntimeError("mm: both arguments must be 2-D matrices; use matmul for other shapes")
-        return self.matmul(other)
-
-    def clamp(self, min=None, max=None) -> "Tensor":
-        if min is None and max is None:
-            raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
-        return _op("clamp", self, min=min, max=max)
-
-    def maximum(self, other) -> "Tensor":
-        return _op("maximum", self, other)
-
-    def minimum(self, other) -> "Tensor":
-        return _op("minimum", self, other)
-
-    # -- reductions ---------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return _op("sum", self, dim=_dim_arg(dim), keepdim=keepdim)
-
-    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
-        if self._data.dtype.kind not in "fc":
-            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
-                               f"a floating point or complex dtype. Got: {self._data.dtype}")
-        return _op("mean", self, dim=_dim_arg(dim), keepdim=keepdim)
-
     def _extreme(self, name: str, arg: Callable, dim, keepdim: bool):
-        if isinstance(dim, Tensor):
-            return _op("maximum" if name == "max" else "minimum", self, dim)
-        if dim is None:
-            return _op(name, self)
+        if dim is None or isinstance(dim, Tensor):
+            return getattr(OpMethods, name)(self, dim, keepdim)
         values = _op(name, self, dim=int(dim), keepdim=keepdim)
         indices = arg(self._data, axis=int(dim))
         if keepdim:
@@ -721,9 +611,11 @@ class Tensor:
         return MinMax(values, Tensor._make(np.asarray(indices), False, None, 0))
 
     def max(self, dim=None, keepdim: bool = False):
+        """The largest value; along ``dim``, a (values, indices) pair as in torch."""
         return self._extreme("max", np.argmax, dim, keepdim)
 
     def min(self, dim=None, keepdim: bool = False):
+        """The smallest value; along ``dim``, a (values, indices) pair as in torch."""
         return self._extreme("min", np.argmin, dim, keepdim)
 
     def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
@@ -734,137 +626,13 @@ class Tensor:
         out = np.argmin(self._data, axis=dim, keepdims=keepdim)
         return Tensor._make(np.asarray(out), False, None, 0)
 
-    # -- shape ---------------------------------------------------------------------------------
-    def reshape(self, *shape) -> "Tensor":
-        return _op("reshape", self, shape=_resolve_shape(_shape_arg(shape), self._data.size))
-
-    view = reshape
-
-    def view_as(self, other: "Tensor") -> "Tensor":
-        return self.reshape(other.shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        shape = self._data.shape
-        if not shape:
-            return self.reshape(1)
-        start, end = start_dim % len(shape), end_dim % len(shape)
-        merged = int(np.prod(shape[start:end + 1]))
-        return self.reshape(shape[:start] + (merged,) + shape[end + 1:])
-
-    def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        return _op("transpose", self, dim0=dim0, dim1=dim1)
-
-    def permute(self, *dims) -> "Tensor":
-        return _op("permute", self, dims=_shape_arg(dims))
-
-    def t(self) -> "Tensor":
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return self if self.ndim < 2 else self.transpose(0, 1)
-
-    @property
-    def T(self) -> "Tensor":
-        return self if self.ndim < 2 else self.permute(*reversed(range(self.ndim)))
-
-    @property
-    def mT(self) -> "Tensor":
-        return self.transpose(-2, -1)
-
-    def squeeze(self, dim=None) -> "Tensor":
-        return _op("squeeze", self, dim=_dim_arg(dim))
-
-    def unsqueeze(self, dim: int) -> "Tensor":
-        return _op("unsqueeze", self, dim=dim)
-
-    def expand(self, *sizes) -> "Tensor":
-        sizes = _shape_arg(sizes)
-        lead = len(sizes) - self.ndim
-        shape = tuple(self._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-        return _op("expand", self, shape=shape)
-
-    def expand_as(self, other: "Tensor") -> "Tensor":
-        return self.expand(other.shape)
-
-    def __getitem__(self, index) -> "Tensor":
-        return _op("getitem", self, index=_index_arg(index))
-
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
 
-    # -- elementwise functions -------------------------------------------------------------
-    def exp(self):
-        return _op("exp", self)
-
-    def log(self):
-        return _op("log", self)
-
-    def sqrt(self):
-        return _op("sqrt", self)
-
-    def sin(self):
-        return _op("sin", self)
-
-    def cos(self):
-        return _op("cos", self)
-
-    def tanh(self):
-        return _op("tanh", self)
-
-    def sigmoid(self):
-        return _op("sigmoid", self)
-
-    def relu(self):
-        return _op("relu", self)
-
-    def abs(self):
-        return _op("abs", self)
-
-    def neg(self):
-        return _op("neg", self)
-
-    def sign(self):
-        return _op("sign", self)
-
-    def softmax(self, dim: int) -> "Tensor":
-        return _op("softmax", self, dim=dim)
-
-    def log_softmax(self, dim: int) -> "Tensor":
-        return _op("log_softmax", self, dim=dim)
-
-    def add(self, other, alpha=1):
-        return self + (other if alpha == 1 else other * alpha)
-
-    def sub(self, other, alpha=1):
-        return self - (other if alpha == 1 else other * alpha)
-
-    def mul(self, other):
-        return self * other
-
-    def div(self, other):
-        return self / other
-
     def type_as(self, other: "Tensor") -> "Tensor":
         return self._cast(other.dtype)
-
-
-def _dim_arg(dim):
-    if dim is None or isinstance(dim, (int, np.integer)):
-        return None if dim is None else int(dim)
-    return tuple(int(d) for d in dim)
-
-
-def _resolve_shape(shape: tuple, size: int) -> tuple:
-    """Replace a single -1 by the size that makes the element count match."""
-    if -1 not in shape:
-        if int(np.prod(shape)) != size:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
-        return shape
-    known = int(np.prod([s for s in shape if s != -1]))
-    if shape.count(-1) > 1 or known == 0 or size % known:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
-    return tuple(size // known if s == -1 else s for s in shape)
 
 
 def _as_array(data: Any, dtype) -> np.ndarray:

@@ -69,3 +69,20 @@ def sum_to(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     if axes:
         x = x.sum(axis=axes, keepdims=True)
     return x.reshape(shape)
+
+
+def resolve_shape(shape: Sequence[int], size: int) -> tuple[int, ...]:
+    """Replace a single -1 by the size that makes the element count match.
+
+    >>> resolve_shape((2, -1), 6)
+    (2, 3)
+    """
+    shape = tuple(shape)
+    if -1 not in shape:
+        if int(np.prod(shape)) != size:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
+        return shape
+    known = int(np.prod([s for s in shape if s != -1]))
+    if shape.count(-1) > 1 or known == 0 or size % known:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
+    return tuple(size // known if s == -1 else s for s in shape)

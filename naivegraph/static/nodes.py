@@ -19,6 +19,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ops import OPS, OpDef
+from ..ops.methods import OpMethods
+from ..ops.methods import shape_arg as _shape_arg
 from ..ops.shapes import broadcast_shapes
 from .graph import Graph, get_default_graph, graph_of
 
@@ -43,7 +45,7 @@ def _to_array(value: Any) -> Any:
     return np.asarray(value)
 
 
-class Node:
+class Node(OpMethods):
     """A value in a static graph; its ``value`` is None until the graph runs."""
 
     kind = "node"
@@ -112,129 +114,23 @@ class Node:
     def _ng_apply(op: OpDef, args: tuple, attrs: dict) -> "Node":
         return apply(op, args, attrs)
 
-    # ------------------------------------------------------------------ operators
-    def __add__(self, other): return apply(OPS["add"], (self, other), {})
-    def __radd__(self, other): return apply(OPS["add"], (other, self), {})
-    def __sub__(self, other): return apply(OPS["sub"], (self, other), {})
-    def __rsub__(self, other): return apply(OPS["sub"], (other, self), {})
-    def __mul__(self, other): return apply(OPS["mul"], (self, other), {})
-    def __rmul__(self, other): return apply(OPS["mul"], (other, self), {})
-    def __truediv__(self, other): return apply(OPS["div"], (self, other), {})
-    def __rtruediv__(self, other): return apply(OPS["div"], (other, self), {})
-    def __matmul__(self, other): return apply(OPS["matmul"], (self, other), {})
-    def __rmatmul__(self, other): return apply(OPS["matmul"], (other, self), {})
-    def __neg__(self): return apply(OPS["neg"], (self,), {})
-    def __pos__(self): return self
+    # ------------------------------------------------- where nodes differ from OpMethods
+    def _known_shape(self, what: str) -> tuple:
+        return _require_shape(self, what)
 
-    def __pow__(self, exponent):
-        if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
-            return apply(OPS["pow_scalar"], (self,), {"exponent": exponent})
-        return apply(OPS["pow"], (self, exponent), {})
-
-    def __rpow__(self, base): return apply(OPS["pow"], (base, self), {})
-
-    # Comparisons build boolean nodes, so `if x > 0:` reaches __bool__ and its clear error.
-    # __eq__/__ne__ stay Python's identity comparison: nodes are used as dict keys.
-    def __lt__(self, other): return apply(OPS["lt"], (self, other), {})
-    def __le__(self, other): return apply(OPS["le"], (self, other), {})
-    def __gt__(self, other): return apply(OPS["gt"], (self, other), {})
-    def __ge__(self, other): return apply(OPS["ge"], (self, other), {})
-
-    def __getitem__(self, index):
+    def _index(self, index):
         if any(isinstance(part, Node) for part in (index if isinstance(index, tuple) else (index,))):
             raise TypeError("indexing with a node is not supported in a static graph: the index "
                             "must be known when the graph is built (use ns.where for masks)")
-        return apply(OPS["getitem"], (self,), {"index": index})
-
-    # ------------------------------------------------------------------ methods (as in dynamic mode)
-    def exp(self): return apply(OPS["exp"], (self,), {})
-    def log(self): return apply(OPS["log"], (self,), {})
-    def sqrt(self): return apply(OPS["sqrt"], (self,), {})
-    def sin(self): return apply(OPS["sin"], (self,), {})
-    def cos(self): return apply(OPS["cos"], (self,), {})
-    def tanh(self): return apply(OPS["tanh"], (self,), {})
-    def sigmoid(self): return apply(OPS["sigmoid"], (self,), {})
-    def relu(self): return apply(OPS["relu"], (self,), {})
-    def abs(self): return apply(OPS["abs"], (self,), {})
-    def neg(self): return -self
-    def pow(self, exponent): return self ** exponent
-
-    def clamp(self, min=None, max=None):
-        return apply(OPS["clamp"], (self,), {"min": min, "max": max})
-
-    def sum(self, dim=None, keepdim=False):
-        return apply(OPS["sum"], (self,), {"dim": dim, "keepdim": keepdim})
-
-    def mean(self, dim=None, keepdim=False):
-        return apply(OPS["mean"], (self,), {"dim": dim, "keepdim": keepdim})
+        return index
 
     def max(self, dim=None, keepdim=False):
         """Largest values (like ``torch.amax``: values only, no indices)."""
-        return apply(OPS["max"], (self,), {"dim": dim, "keepdim": keepdim})
+        return OpMethods.max(self, dim, keepdim)
 
     def min(self, dim=None, keepdim=False):
         """Smallest values (like ``torch.amin``: values only, no indices)."""
-        return apply(OPS["min"], (self,), {"dim": dim, "keepdim": keepdim})
-
-    def reshape(self, *shape):
-        return apply(OPS["reshape"], (self,), {"shape": _shape_arg(shape)})
-
-    view = reshape
-
-    def transpose(self, dim0, dim1):
-        return apply(OPS["transpose"], (self,), {"dim0": dim0, "dim1": dim1})
-
-    def permute(self, *dims):
-        return apply(OPS["permute"], (self,), {"dims": _shape_arg(dims)})
-
-    def t(self):
-        if self.ndim is not None and self.ndim < 2:
-            return self
-        return self.transpose(0, 1)
-
-    @property
-    def T(self):
-        if self.ndim is None:
-            raise ValueError(f".T needs the shape of {self.name!r}; give its placeholder a shape")
-        return self.permute(*reversed(range(self.ndim)))
-
-    def squeeze(self, dim=None):
-        return apply(OPS["squeeze"], (self,), {"dim": dim})
-
-    def unsqueeze(self, dim):
-        return apply(OPS["unsqueeze"], (self,), {"dim": dim})
-
-    def expand(self, *sizes):
-        sizes = _shape_arg(sizes)
-        if -1 in sizes:
-            known = _require_shape(self, "expand(-1, ...)")
-            lead = len(sizes) - len(known)
-            sizes = tuple(known[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-        return apply(OPS["expand"], (self,), {"shape": sizes})
-
-    def flatten(self, start_dim=0, end_dim=-1):
-        shape = _require_shape(self, "flatten")
-        if not shape:
-            return self.reshape(1)
-        start, end = start_dim % len(shape), end_dim % len(shape)
-        middle = int(np.prod(shape[start:end + 1]))
-        return self.reshape(*shape[:start], middle, *shape[end + 1:])
-
-    def matmul(self, other): return self @ other
-    mm = matmul
-
-    def softmax(self, dim):
-        return apply(OPS["softmax"], (self,), {"dim": dim})
-
-    def log_softmax(self, dim):
-        return apply(OPS["log_softmax"], (self,), {"dim": dim})
-
-
-def _shape_arg(args: tuple) -> tuple:
-    """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean shape (2, 3), as in torch."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        return tuple(args[0])
-    return tuple(args)
+        return OpMethods.min(self, dim, keepdim)
 
 
 def _require_shape(node: Node, what: str) -> tuple:

@@ -1,0 +1,289 @@
+"""Operators and PyTorch-named methods, shared by dynamic tensors and static nodes.
+
+Each method is one op-table call through the class's own backend (``_ng_apply``):
+a ``Tensor`` computes at once, a static ``Node`` adds itself to its graph.  A class
+overrides a method only where its mode really differs (a tensor's ``max(dim)`` also
+returns indices; a static node rejects an index that is itself a node).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .core import OPS
+from .shapes import resolve_shape
+
+_NO_ATTRS: dict = {}  # shared by attribute-free calls; never mutated
+
+
+def shape_arg(shape: tuple) -> tuple:
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` / ``f([2, 3])`` alike, as torch does."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def dim_arg(dim):
+    """None, an int, or a tuple of ints (torch also takes lists)."""
+    if dim is None or isinstance(dim, (int, np.integer)):
+        return None if dim is None else int(dim)
+    return tuple(int(d) for d in dim)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+class OpMethods:
+    """Mixin: the arithmetic, reductions and shape methods both modes speak."""
+
+    __slots__ = ()
+
+    def _op(self, name: str, *others, **attrs):
+        return self._ng_apply(OPS[name], (self, *others), attrs or _NO_ATTRS)
+
+    def _known_shape(self, what: str) -> tuple:
+        """This value's shape; static subclasses explain when it is not known yet."""
+        return tuple(self.shape)
+
+    def _index(self, index):
+        """Hook: turn an index into what numpy accepts."""
+        return index
+
+    # -- operators ------------------------------------------------------------------
+    def __add__(self, other):
+        return self._ng_apply(OPS["add"], (self, other), _NO_ATTRS)
+
+    def __radd__(self, other):
+        return self._ng_apply(OPS["add"], (other, self), _NO_ATTRS)
+
+    def __sub__(self, other):
+        return self._ng_apply(OPS["sub"], (self, other), _NO_ATTRS)
+
+    def __rsub__(self, other):
+        return self._ng_apply(OPS["sub"], (other, self), _NO_ATTRS)
+
+    def __mul__(self, other):
+        return self._ng_apply(OPS["mul"], (self, other), _NO_ATTRS)
+
+    def __rmul__(self, other):
+        return self._ng_apply(OPS["mul"], (other, self), _NO_ATTRS)
+
+    def __truediv__(self, other):
+        return self._ng_apply(OPS["div"], (self, other), _NO_ATTRS)
+
+    def __rtruediv__(self, other):
+        return self._ng_apply(OPS["div"], (other, self), _NO_ATTRS)
+
+    def __pow__(self, exponent):
+        return self.pow(exponent)
+
+    def __rpow__(self, base):
+        return self._ng_apply(OPS["pow"], (base, self), _NO_ATTRS)
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        return self._ng_apply(OPS["matmul"], (other, self), _NO_ATTRS)
+
+    def __neg__(self):
+        return self._op("neg")
+
+    def __abs__(self):
+        return self._op("abs")
+
+    def __pos__(self):
+        return self
+
+    # Comparisons build boolean values (no gradient).  __eq__/__ne__ are left to the
+    # subclasses: static nodes keep identity equality because they are dict keys.
+    def __lt__(self, other):
+        return self._op("lt", other)
+
+    def __le__(self, other):
+        return self._op("le", other)
+
+    def __gt__(self, other):
+        return self._op("gt", other)
+
+    def __ge__(self, other):
+        return self._op("ge", other)
+
+    def __invert__(self):
+        return self._op("logical_not")
+
+    def __and__(self, other):
+        return self._op("logical_and", other)
+
+    def __or__(self, other):
+        return self._op("logical_or", other)
+
+    def __getitem__(self, index):
+        return self._op("getitem", index=self._index(index))
+
+    # -- elementwise ------------------------------------------------------------------
+    def exp(self):
+        return self._op("exp")
+
+    def log(self):
+        return self._op("log")
+
+    def sqrt(self):
+        return self._op("sqrt")
+
+    def sin(self):
+        return self._op("sin")
+
+    def cos(self):
+        return self._op("cos")
+
+    def tanh(self):
+        return self._op("tanh")
+
+    def sigmoid(self):
+        return self._op("sigmoid")
+
+    def relu(self):
+        return self._op("relu")
+
+    def abs(self):
+        return self._op("abs")
+
+    def neg(self):
+        return self._op("neg")
+
+    def sign(self):
+        return self._op("sign")
+
+    def pow(self, exponent):
+        if _is_number(exponent):
+            return self._op("pow_scalar", exponent=exponent)
+        return self._op("pow", exponent)
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+        return self._op("clamp", min=min, max=max)
+
+    def maximum(self, other):
+        return self._op("maximum", other)
+
+    def minimum(self, other):
+        return self._op("minimum", other)
+
+    def softmax(self, dim: int):
+        return self._op("softmax", dim=dim)
+
+    def log_softmax(self, dim: int):
+        return self._op("log_softmax", dim=dim)
+
+    def add(self, other, alpha=1):
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other, alpha=1):
+        return self - (other if alpha == 1 else other * alpha)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    # -- reductions -------------------------------------------------------------------
+    def sum(self, dim=None, keepdim: bool = False):
+        return self._op("sum", dim=dim_arg(dim), keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim: bool = False):
+        dtype = self.dtype
+        if dtype is not None and np.dtype(dtype).kind not in "fc":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
+                               f"a floating point or complex dtype. Got: {np.dtype(dtype)}")
+        return self._op("mean", dim=dim_arg(dim), keepdim=keepdim)
+
+    def max(self, dim=None, keepdim: bool = False):
+        """Largest values (over ``dim``); with another tensor, the elementwise maximum."""
+        if dim is not None and not isinstance(dim, (int, np.integer)):
+            return self.maximum(dim)
+        return self._op("max", dim=dim_arg(dim), keepdim=keepdim)
+
+    def min(self, dim=None, keepdim: bool = False):
+        """Smallest values (over ``dim``); with another tensor, the elementwise minimum."""
+        if dim is not None and not isinstance(dim, (int, np.integer)):
+            return self.minimum(dim)
+        return self._op("min", dim=dim_arg(dim), keepdim=keepdim)
+
+    # -- linear algebra -----------------------------------------------------------------
+    def matmul(self, other):
+        dims = (self.ndim, np.ndim(other) if not hasattr(other, "_ng_apply") else other.ndim)
+        if 0 in dims:
+            raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
+                               f"{dims[0]}D and {dims[1]}D")
+        return self._ng_apply(OPS["matmul"], (self, other), _NO_ATTRS)
+
+    def mm(self, other):
+        dims = (self.ndim, getattr(other, "ndim", np.ndim(other)))
+        if any(d is not None and d != 2 for d in dims):
+            raise RuntimeError("mm: both arguments must be 2-D matrices; use matmul for other shapes")
+        return self.matmul(other)
+
+    # -- shape ---------------------------------------------------------------------------
+    def reshape(self, *shape):
+        shape = shape_arg(shape)
+        known = self.shape
+        if known is not None and all(isinstance(s, (int, np.integer)) for s in known):
+            shape = resolve_shape(shape, int(np.prod(known)))
+        return self._op("reshape", shape=shape)
+
+    view = reshape
+
+    def view_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1):
+        shape = self._known_shape("flatten")
+        if not shape:
+            return self.reshape(1)
+        start, end = start_dim % len(shape), end_dim % len(shape)
+        merged = int(np.prod(shape[start:end + 1]))
+        return self.reshape(shape[:start] + (merged,) + shape[end + 1:])
+
+    def transpose(self, dim0: int, dim1: int):
+        return self._op("transpose", dim0=dim0, dim1=dim1)
+
+    def permute(self, *dims):
+        return self._op("permute", dims=shape_arg(dims))
+
+    def t(self):
+        ndim = self.ndim
+        if ndim is not None and ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+        return self if ndim is not None and ndim < 2 else self.transpose(0, 1)
+
+    @property
+    def T(self):
+        ndim = len(self._known_shape(".T"))
+        return self if ndim < 2 else self.permute(*reversed(range(ndim)))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    def squeeze(self, dim=None):
+        return self._op("squeeze", dim=dim_arg(dim))
+
+    def unsqueeze(self, dim: int):
+        return self._op("unsqueeze", dim=dim)
+
+    def expand(self, *sizes):
+        sizes = shape_arg(sizes)
+        if -1 in sizes:
+            known = self._known_shape("expand(-1, ...)")
+            lead = len(sizes) - len(known)
+            sizes = tuple(known[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        return self._op("expand", shape=sizes)
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
