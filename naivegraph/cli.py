@@ -32,37 +32,23 @@ def _step(message: str, index: int, total: int) -> None:
 
 # ------------------------------------------------------------------------- the example
 def reference_dynamic(x: np.ndarray) -> dict:
-    """The l1..l4 example in dynamic mode: values appear as each line runs."""
-    import naivegraph as ng
+    """The example in dynamic mode, forward and backward: loss and leaf gradients."""
+    from .examples import reference_dynamic as build
 
-    inp = ng.tensor(x)
-    w1 = ng.tensor(2.0, requires_grad=True)
-    w2 = ng.tensor(3.0, requires_grad=True)
-    w3 = ng.tensor(4.0, requires_grad=True)
-    l1 = inp * w1
-    l2 = l1 + w2
-    l3 = l1 * w3
-    l4 = l2 * l3
-    loss = l4.mean()
-    loss.backward()
-    return {"loss": loss.item(), "w1": w1.grad.item(), "w2": w2.grad.item(),
-            "w3": w3.grad.item()}
+    env = build(x)
+    env["loss"].backward()
+    return {"loss": env["loss"].item(), **{w: env[w].grad.item() for w in ("w1", "w2", "w3")}}
 
 
 def build_reference_static():
     """The same model as a static graph, compiled once: returns ``f(x) -> [loss, grads]``."""
     import naivegraph.static as ns
+    from .examples import reference_static
 
-    g = ns.Graph()
-    with g:
-        inp = ns.placeholder("input", shape=(2, 2))
-        w1 = ns.Variable(2.0, name="w1")
-        w2 = ns.Variable(3.0, name="w2")
-        w3 = ns.Variable(4.0, name="w3")
-        l1 = inp * w1
-        loss = ns.mean((l1 + w2) * (l1 * w3))
-        grads = ns.gradients(loss, [w1, w2, w3])
-    return g.compile(inputs=[inp], outputs=[loss, *grads], optimize=True)
+    graph, loss, nodes = reference_static()
+    with graph:
+        grads = ns.gradients(loss, [nodes["w1"], nodes["w2"], nodes["w3"]])
+    return graph.compile(inputs=[nodes["input"]], outputs=[loss, *grads], optimize=True)
 
 
 def _per_call(fn: Callable[[], object], repeats: int = 7, inner: int = 200) -> float:

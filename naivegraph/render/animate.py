@@ -26,24 +26,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from PIL import Image
 
+from ..examples import REFERENCE_STEPS, Step, reference_leaves, reference_static
 from .dot import Item, Sketch, emit, new_drawing
-
-Step = tuple[str, str, Callable[[dict], Any]]  # (name, formula shown, function of env)
-
 
 def reference_steps() -> tuple[dict, list[Step]]:
     """Leaves and forward steps of the reference example (loss 40; grads 28 / 8 / 10)."""
-    import naivegraph as ng
-    leaves = {"input": ng.ones([2, 2]),
-              "w1": ng.tensor(2.0, requires_grad=True),
-              "w2": ng.tensor(3.0, requires_grad=True),
-              "w3": ng.tensor(4.0, requires_grad=True)}
-    steps = [("l1", "l1 = input * w1", lambda e: e["input"] * e["w1"]),
-             ("l2", "l2 = l1 + w2", lambda e: e["l1"] + e["w2"]),
-             ("l3", "l3 = l1 * w3", lambda e: e["l1"] * e["w3"]),
-             ("l4", "l4 = l2 * l3", lambda e: e["l2"] * e["l3"]),
-             ("loss", "loss = l4.mean()", lambda e: e["l4"].mean())]
-    return leaves, steps
+    return reference_leaves(), list(REFERENCE_STEPS)
 
 
 # ----------------------------------------------------------------------------- frames
@@ -176,19 +164,7 @@ def _after_step_frame(env: dict, leaves: dict, lr: float, backend: str | None) -
 
 def static_reference_graph() -> tuple[Any, Any, dict]:
     """The reference example built once as a static graph: ``(graph, loss, nodes)``."""
-    import naivegraph.static as ns
-    g = ns.Graph(name="static_reference")
-    with g:
-        x = ns.placeholder("input", shape=(2, 2))
-        w1 = ns.Variable(2.0, name="w1")
-        w2 = ns.Variable(3.0, name="w2")
-        w3 = ns.Variable(4.0, name="w3")
-        l1 = x * w1
-        l2 = l1 + w2
-        l3 = l1 * w3
-        l4 = l2 * l3
-        loss = ns.mean(l4)
-    return g, loss, dict(input=x, w1=w1, w2=w2, w3=w3, l1=l1, l2=l2, l3=l3, l4=l4, loss=loss)
+    return reference_static()
 
 
 def static_run_frames(graph: Any = None, feeds: Sequence[dict] | None = None,

@@ -23,17 +23,8 @@ import numpy as np
 
 
 def _reference() -> dict:
-    import naivegraph as ng
-    input = ng.ones([2, 2])
-    w1 = ng.tensor(2.0, requires_grad=True)
-    w2 = ng.tensor(3.0, requires_grad=True)
-    w3 = ng.tensor(4.0, requires_grad=True)
-    l1 = input * w1
-    l2 = l1 + w2
-    l3 = l1 * w3
-    l4 = l2 * l3
-    loss = l4.mean()
-    return dict(input=input, w1=w1, w2=w2, w3=w3, l1=l1, l2=l2, l3=l3, l4=l4, loss=loss)
+    from ..examples import reference_dynamic
+    return reference_dynamic()
 
 
 def _exp() -> dict:
