@@ -150,8 +150,13 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
             target_edges.setdefault(id(node), []).append((nr, t))
         useful = _nodes_leading_to(order, set(target_edges))
     buffers: dict[int, list] = {}
+    # How many places each gradient array was handed to (id -> count).  An array that
+    # reached exactly one leaf and no user code can become that leaf's .grad as it is;
+    # anything shared is copied first (an add passes one array to both inputs).
+    owners: dict[int, int] = {}
     for node, nr, grad in roots:
-        _add_to_buffer(buffers, node, nr, grad)
+        _add_to_buffer(buffers, owners, node, nr, grad)
+        owners[id(grad)] = 2  # may be the caller's own array
 
     captured: dict[int, object] = {}
     leaf_updates: list[tuple[Tensor, object]] = []
@@ -168,12 +173,14 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
                 continue
             hooks = node._hooks
             if hooks is not None:
+                _expose(owners, grads)
                 if hooks.tensor:
                     _run_tensor_hooks(node, grads, create_graph)
                 if hooks.retained:
                     _collect_retained(node, grads, retained)
-            if type(node) is AccumulateGrad:
+            if type(node) is AccumulateGrad and node.variable._hooks:
                 grads[0] = _leaf_gradient(node.variable, grads[0], create_graph)
+                _expose(owners, grads)
             if id(node) in target_edges:
                 for nr, t in target_edges[id(node)]:
                     if grads[nr] is None:
@@ -190,16 +197,18 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
                     id(child) in useful for child, _ in node.next_functions if child is not None):
                 continue
             grad_inputs = _run_node(node, grads, create_graph)
+            if hooks is not None:
+                _expose(owners, grad_inputs)
             ran.append(node)
             for (child, nr), grad in zip(node.next_functions, grad_inputs):
                 if child is not None and grad is not None:
-                    _add_to_buffer(buffers, child, nr, grad)
+                    _add_to_buffer(buffers, owners, child, nr, grad)
     finally:
         _state.enabled = previous_mode
     for tensor, grad in retained:
         _store_grad(tensor, grad, create_graph, retain=True)
     for leaf, grad in leaf_updates:
-        _store_grad(leaf, grad, create_graph)
+        _store_grad(leaf, grad, create_graph, owned=owners.get(id(grad)) == 1)
     if not keep_graph:
         for node in ran:
             node.release()
@@ -208,11 +217,23 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
     return [captured.get(id(t)) for t in capture]
 
 
-def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
+def _add_to_buffer(buffers: dict, owners: dict, node: Node, nr: int, grad) -> None:
     slot = buffers.get(id(node))
     if slot is None:
         slot = buffers[id(node)] = [None] * node.num_outputs
-    slot[nr] = grad if slot[nr] is None else slot[nr] + grad
+    if slot[nr] is None:
+        slot[nr] = grad
+        owners[id(grad)] = owners.get(id(grad), 0) + 1
+    else:
+        slot[nr] = total = slot[nr] + grad
+        owners[id(total)] = 1
+
+
+def _expose(owners: dict, grads) -> None:
+    """User code (a hook) saw these arrays: it may keep them, so never hand them on."""
+    for g in grads:
+        if g is not None:
+            owners[id(g)] = 2
 
 
 def _collect_retained(node: Node, grads: list, retained: list) -> None:
@@ -222,8 +243,12 @@ def _collect_retained(node: Node, grads: list, retained: list) -> None:
             retained.append((tensor, grads[nr]))
 
 
-def _store_grad(tensor: Tensor, grad, create_graph: bool, retain: bool = False) -> None:
-    """Add ``grad`` to ``tensor.grad`` (PyTorch's AccumulateGrad, and retain_grad)."""
+def _store_grad(tensor: Tensor, grad, create_graph: bool, retain: bool = False,
+                owned: bool = False) -> None:
+    """Add ``grad`` to ``tensor.grad`` (PyTorch's AccumulateGrad, and retain_grad).
+
+    ``owned``: nothing else refers to ``grad``, so it may be kept without a copy.
+    """
     if isinstance(grad, Tensor) and not create_graph:
         grad = grad._data
     current = tensor._grad
@@ -233,9 +258,10 @@ def _store_grad(tensor: Tensor, grad, create_graph: bool, retain: bool = False) 
         return
     if grad.dtype != tensor._data.dtype and tensor._data.dtype.kind in "fc":
         grad = grad.astype(tensor._data.dtype)
+        owned = True
     if current is None or retain:
-        # Own the memory: the same array may have reached several tensors.
-        tensor._grad = Tensor._make(np.array(grad, copy=True), False, None, 0)
+        keep = owned and not retain and grad.base is None and grad.flags.writeable
+        tensor._grad = Tensor._make(grad if keep else np.array(grad, copy=True), False, None, 0)
     elif current._data.shape == grad.shape and current._data.flags.writeable:
         current._data += grad
     else:

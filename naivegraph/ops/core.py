@@ -107,12 +107,19 @@ class OpDef:
         return call(self, args, attrs)
 
 
+_backend_by_type: dict[type, Callable | None] = {}
+
+
 def _backend_of(args) -> Callable | None:
     for a in args:
-        apply = getattr(type(a), "_ng_apply", None)
+        kind = type(a)
+        try:
+            apply = _backend_by_type[kind]
+        except KeyError:  # first time this type is seen: ask the class once
+            apply = _backend_by_type[kind] = getattr(kind, "_ng_apply", None)
         if apply is not None:
             return apply
-        if type(a) in (list, tuple):
+        if kind is list or kind is tuple:
             found = _backend_of(a)
             if found is not None:
                 return found

@@ -143,3 +143,28 @@ def test_dropping_the_output_frees_the_whole_graph():
     del y, z
     gc.collect()
     assert ref() is None and node() is None
+
+
+def test_leaf_grads_never_share_memory_with_each_other_or_with_hooks():
+    # An add hands one gradient array to both inputs; the engine keeps a gradient
+    # without copying only when nothing else can see it.
+    a = ng.tensor([1.0, 2.0], requires_grad=True)
+    b = ng.tensor([3.0, 4.0], requires_grad=True)
+    seen = []
+    c = a * 2.0 + b * 1.0
+    c.register_hook(lambda g: seen.append(g))
+    (a + b + c).sum().backward()
+    assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+    assert not np.shares_memory(b.grad.numpy(), seen[0].numpy())
+    b.grad.numpy()[...] = 0.0
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(seen[0].numpy(), [1.0, 1.0])
+
+
+def test_a_fresh_gradient_becomes_the_leaf_grad_without_a_copy():
+    w = ng.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    x = ng.tensor([[1.0], [1.0]])
+    (w @ x).sum().backward()
+    first = w.grad
+    np.testing.assert_array_equal(first.numpy(), [[1.0, 1.0], [1.0, 1.0]])
+    assert first.numpy().base is None  # the matmul's own output, kept as it is
