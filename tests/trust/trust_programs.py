@@ -401,10 +401,18 @@ def run_torch(program: Program) -> dict:
         second = [None] * len(leaves)
     else:
         second = torch.autograd.grad(obj, leaves, allow_unused=True)
-    # force=True: torch may return a ZeroTensor for an identically-zero gradient.
     return _result(program, [B.value(p) for p in pool], float(loss.detach()),
-                   [None if g is None else g.detach().numpy(force=True) for g in grads],
-                   [None if g is None else g.detach().numpy(force=True) for g in second])
+                   [_torch_array(g) for g in grads], [_torch_array(g) for g in second])
+
+
+def _torch_array(g):
+    # torch may return a ZeroTensor for an identically-zero gradient; it has no storage
+    # to share with numpy (and numpy(force=True) on it can crash), so build the zeros.
+    if g is None:
+        return None
+    if g._is_zerotensor():
+        return np.zeros(tuple(g.shape))
+    return g.detach().numpy().copy()
 
 
 def run_dynamic(program: Program, check_backward: bool = True) -> dict:
@@ -865,6 +873,11 @@ class Gen:
                 used_list = False
                 for s in shape[:draw(st.integers(1, nd))]:
                     kind = draw(st.sampled_from(["int", "slice", "full", "list"]))
+                    # numpy and torch disagree on int + list in one index (a known bug,
+                    # see test_trust_regressions): keep the fuzzer on the common ground.
+                    if kind == "int" and used_list or kind == "list" and any(
+                            isinstance(p, int) for p in parts):
+                        kind = "full"
                     if kind == "int":
                         parts.append(draw(st.integers(-s, s - 1)))
                     elif kind == "slice":
