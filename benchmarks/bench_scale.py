@@ -1,0 +1,94 @@
+"""Time against depth: forward + backward of an N-op chain in dynamic and static mode.
+
+    python benchmarks/bench_scale.py [--max-depth N] [--static-max-depth N]
+
+Each depth (1e3, 1e4, ... up to --max-depth) builds a chain of negations, runs it
+forward and backward, and prints seconds and microseconds per op.  The last column
+compares time/depth with the smallest size measured: ~1x at every size means linear;
+a ratio growing with depth means worse than linear.  Static backward is capped at
+--static-max-depth (default 1e4) while it is quadratic, so the script stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import naivegraph as ng  # noqa: E402
+import naivegraph.static as ns  # noqa: E402
+
+
+def dynamic(n: int) -> tuple[float, float]:
+    start = time.perf_counter()
+    x = ng.tensor(2.0, requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = -y
+    built = time.perf_counter()
+    y.backward()
+    return built - start, time.perf_counter() - built
+
+
+def static(n: int, with_backward: bool) -> tuple[float, float, float | None]:
+    start = time.perf_counter()
+    g = ns.Graph()
+    with g:
+        w = ns.Variable(2.0, name="w")
+        y = w
+        for _ in range(n):
+            y = -y
+    built = time.perf_counter()
+    g.forward(fetches=[y])
+    ran = time.perf_counter()
+    backward = None
+    if with_backward:
+        g.backward(y)
+        backward = time.perf_counter() - ran
+    return built - start, ran - built, backward
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-depth", type=float, default=1e6)
+    parser.add_argument("--static-max-depth", type=float, default=1e4,
+                        help="largest chain for static backward (quadratic today)")
+    args = parser.parse_args()
+    depths = [10 ** k for k in range(3, 8) if 10 ** k <= args.max_depth]
+
+    print(f"{'mode':<16}{'depth':>9}{'build/fwd s':>13}{'backward s':>12}{'us/op':>9}{'vs smallest':>13}")
+    rows: dict[str, list[tuple[int, float]]] = {}
+
+    def report(mode, n, first, second):
+        total = first + (second or 0.0)
+        per_op = total / n
+        base = rows.setdefault(mode, [])
+        ratio = per_op / base[0][1] if base else 1.0
+        base.append((n, per_op))
+        back = "-" if second is None else f"{second:.3f}"
+        print(f"{mode:<16}{n:>9}{first:>13.3f}{back:>12}{per_op * 1e6:>9.2f}{ratio:>12.2f}x",
+              flush=True)
+
+    for n in depths:
+        report("dynamic", n, *dynamic(n))
+    for n in depths:
+        build, forward, backward = static(n, with_backward=False)
+        report("static fwd", n, build + forward, None)
+    for n in depths:
+        if n <= args.static_max_depth:
+            build, forward, backward = static(n, with_backward=True)
+            report("static fwd+bwd", n, build + forward, backward)
+
+    print()
+    for mode, points in rows.items():
+        ratios = [p / points[0][1] for _, p in points]
+        verdict = "linear" if max(ratios) < 2.0 else "NOT linear"
+        print(f"{mode:<16} time/depth from {points[0][0]} to {points[-1][0]}: x{ratios[-1]:.2f} "
+              f"-> {verdict}")
+
+
+if __name__ == "__main__":
+    main()
