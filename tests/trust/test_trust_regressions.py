@@ -17,9 +17,7 @@ from trust_programs import Input, Program, Step, assert_same_results, run_dynami
 # -- in-place ops whose other operand is the tensor itself ---------------------------
 # torch raises at backward ("modified by an inplace operation"): the saved operand
 # `other` *is* the tensor that was changed.  Returning a number is only acceptable if
-# it is the right one; naivegraph returns a wrong gradient instead.
-@pytest.mark.xfail(strict=True, reason="t.mul_(t) saves the already-updated t: silently wrong "
-                                       "gradient (12 instead of 6) where torch raises")
+# it is the right one (naivegraph used to return 12 here).
 def test_self_aliasing_mul_inplace_is_right_or_raises():
     x = ng.tensor(3.0, requires_grad=True)
     t = x.clone()
@@ -32,8 +30,6 @@ def test_self_aliasing_mul_inplace_is_right_or_raises():
     assert x.grad.item() == pytest.approx(6.0)  # d(x*x)/dx at 3
 
 
-@pytest.mark.xfail(strict=True, reason="t.pow_(t) saves the already-updated t: silently wrong "
-                                       "gradient where torch raises")
 def test_self_aliasing_pow_inplace_is_right_or_raises():
     x = ng.tensor([3.0, 2.0], requires_grad=True)
     t = x.clone()
