@@ -69,44 +69,60 @@ def _as_tensor(grad) -> Tensor:
     return grad if isinstance(grad, Tensor) else Tensor._make(grad, False, None, 0)
 
 
-def _from_hook(result, grad, create_graph: bool):
-    """A hook's return value: None keeps ``grad``; a tensor replaces it."""
-    if result is None:
+def _for_hook(grad) -> Tensor | None:
+    """The gradient as a tensor user code may read, keep, or even change in place."""
+    if grad is None or isinstance(grad, Tensor):
         return grad
-    if not isinstance(result, Tensor):
+    if not grad.flags.writeable:  # a broadcast view: give the hook its own copy
+        grad = grad.copy()
+    return Tensor._make(grad, False, None, 0)
+
+
+def _from_hook(result, shown, create_graph: bool):
+    """A hook's return value: None keeps the (perhaps changed) ``shown``; a tensor replaces it."""
+    if result is None:
+        result = shown
+    elif not isinstance(result, Tensor):
         raise TypeError(f"a gradient hook must return a Tensor or None, got {type(result).__name__}")
-    return result if create_graph else result._data
+    return result if create_graph or result is None else result._data
+
+
+def _apply_hook(hook, grad, create_graph: bool):
+    shown = _for_hook(grad)
+    return _from_hook(hook(shown), shown, create_graph)
+
+
+def _apply_tuple_hook(hook, grads: list, *more: list, create_graph: bool) -> list:
+    """Node hooks see tuples of gradients and may return a replacement tuple."""
+    shown = [_for_hook(g) for g in grads]
+    replaced = hook(tuple(shown), *(tuple(_for_hook(g) for g in m) for m in more))
+    if replaced is None:
+        replaced = shown
+    return [_from_hook(r, s, create_graph) for r, s in zip(replaced, shown)]
 
 
 def _run_tensor_hooks(node: Node, grads: list, create_graph: bool) -> None:
     for output_nr, hook in list(node._hooks.tensor.values()):
         if grads[output_nr] is not None:
-            grads[output_nr] = _from_hook(hook(_as_tensor(grads[output_nr])), grads[output_nr],
-                                          create_graph)
+            grads[output_nr] = _apply_hook(hook, grads[output_nr], create_graph)
 
 
 def _run_node(node: Node, grads: list, create_graph: bool) -> list:
     hooks = node._hooks
     if hooks is not None and hooks.pre:
         for hook in list(hooks.pre.values()):
-            replaced = hook(tuple(_as_tensor(g) if g is not None else None for g in grads))
-            if replaced is not None:
-                grads = [_from_hook(r, g, create_graph) for r, g in zip(replaced, grads)]
+            grads = _apply_tuple_hook(hook, grads, create_graph=create_graph)
     grad_inputs = node.apply(grads, create_graph)
     if hooks is not None and hooks.post:
         for hook in list(hooks.post.values()):
-            replaced = hook(tuple(_as_tensor(g) if g is not None else None for g in grad_inputs),
-                            tuple(_as_tensor(g) if g is not None else None for g in grads))
-            if replaced is not None:
-                grad_inputs = [_from_hook(r, g, create_graph) for r, g in zip(replaced, grad_inputs)]
+            grad_inputs = _apply_tuple_hook(hook, grad_inputs, grads, create_graph=create_graph)
     return grad_inputs
 
 
 def _leaf_gradient(leaf: Tensor, grad, create_graph: bool):
     """Run a leaf's own hooks on the gradient that reached it."""
-    if leaf._hooks:
-        for hook in list(leaf._hooks.values()):
-            grad = _from_hook(hook(_as_tensor(grad)), grad, create_graph)
+    for hook in list(leaf._hooks.values()):
+        grad = _apply_hook(hook, grad, create_graph)
     return grad
 
 

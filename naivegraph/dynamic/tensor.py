@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ops import OPS
 from ..ops.core import SCALAR_SHAPE, OpDef
+from ..ops.errors import explain
 from ..ops.methods import OpMethods
 from ..ops.methods import shape_arg as _shape_arg
 from .grad_mode import _state
@@ -58,7 +59,10 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
                 any_grad = True
         else:
             datas.append(a)
-    out = op.forward(datas, **attrs) if op.variadic else op.forward(*datas, **attrs)
+    try:
+        out = op.forward(datas, **attrs) if op.variadic else op.forward(*datas, **attrs)
+    except (ValueError, TypeError, IndexError) as error:
+        raise explain(op.name, op.elementwise, datas, attrs, error) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     result = _new(Tensor)
@@ -515,8 +519,11 @@ class Tensor(OpMethods):
         """Run op ``name`` and write its result into this tensor's own storage."""
         self._check_inplace()
         op = OPS[name]
-        other_data = [o._data if isinstance(o, Tensor) else o for o in others]
-        result = op.forward(self._data, *other_data, **attrs)
+        datas = [self._data] + [o._data if isinstance(o, Tensor) else o for o in others]
+        try:
+            result = op.forward(*datas, **attrs)
+        except (ValueError, TypeError, IndexError) as error:
+            raise explain(op.name, op.elementwise, datas, attrs, error) from None
         result = np.asarray(result)
         if not np.can_cast(result.dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
@@ -653,7 +660,7 @@ def _as_array(data: Any, dtype) -> np.ndarray:
         except TypeError as error:
             raise TypeError(f"could not convert {_short(data)} to a tensor: {error}") from None
     if array.dtype.kind not in "biufc":
-        raise TypeError(f"new(): invalid data type '{type(_first(data)).__name__}': a tensor holds "
+        raise TypeError(f"new(): invalid data type '{type(_first_non_number(data)).__name__}': a tensor holds "
                         "numbers (or booleans) only")
     if dtype is not None:
         array = array.astype(dtype, copy=False)
@@ -662,9 +669,15 @@ def _as_array(data: Any, dtype) -> np.ndarray:
     return array
 
 
-def _first(data):
-    while isinstance(data, (list, tuple)) and data:
-        data = data[0]
+def _first_non_number(data):
+    """The first element of nested lists that is not a number (what to blame)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif not isinstance(item, (int, float, complex, bool, np.number, np.bool_)):
+            return item
     return data
 
 

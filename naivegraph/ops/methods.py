@@ -36,6 +36,23 @@ def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+def _is_integer(part) -> bool:
+    return isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_))
+
+
+def _mixes_integers_and_arrays(index) -> bool:
+    return (isinstance(index, tuple) and any(_is_integer(p) for p in index)
+            and any(isinstance(p, (np.ndarray, list)) for p in index))
+
+
+def _split_integer_index(index: tuple) -> tuple[tuple, tuple]:
+    """``x[0, :, [1]]`` as ``x[0, :, :][:, [1]]``: basic part first, arrays after."""
+    first = tuple(slice(None) if isinstance(p, (np.ndarray, list)) else p for p in index)
+    rest = tuple(p if isinstance(p, (np.ndarray, list)) or p is Ellipsis else slice(None)
+                 for p in index if not _is_integer(p))
+    return first, rest
+
+
 class OpMethods:
     """Mixin: the arithmetic, reductions and shape methods both modes speak."""
 
@@ -122,7 +139,13 @@ class OpMethods:
         return self._op("logical_or", other)
 
     def __getitem__(self, index):
-        return self._op("getitem", index=self._index(index))
+        index = self._index(index)
+        if _mixes_integers_and_arrays(index):
+            # PyTorch applies the integers first (a select), then the array part; numpy
+            # would treat them together and can move the indexed dimensions to the front.
+            first, rest = _split_integer_index(index)
+            return self._op("getitem", index=first)._op("getitem", index=rest)
+        return self._op("getitem", index=index)
 
     # -- elementwise ------------------------------------------------------------------
     def exp(self):

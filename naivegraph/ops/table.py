@@ -163,7 +163,10 @@ def _sum(x, dim=None, keepdim=False):
 
 
 def _mean(x, dim=None, keepdim=False):
-    return np.mean(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+    # The mean of nothing is nan, quietly, as in PyTorch (numpy would also warn).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = np.sum(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+        return total / _count(np.shape(x), dim)
 
 
 def _count(shape, dim):
@@ -255,8 +258,11 @@ def _index_name(attrs, shapes):
     parts = index if isinstance(index, tuple) else (index,)
     if any(isinstance(p, (np.ndarray, list)) for p in parts):
         return "IndexBackward0"
-    # PyTorch applies basic indices left to right; the node is that of the last one.
+    # PyTorch applies basic indices left to right; the node is that of the last one
+    # (a full slice ":" records nothing).
     for p in reversed(parts):
+        if p == slice(None):
+            continue
         if p is None:
             return "UnsqueezeBackward0"
         if isinstance(p, (int, np.integer)):

@@ -38,10 +38,8 @@ def assert_unchanged(before, tensors):
 # ----------------------------------------------------------------------------------
 CREATION = [
     pytest.param(lambda: ng.tensor("abc"), TypeError, ["invalid data type 'str'"], id="string"),
-    pytest.param(lambda: ng.tensor([1, "a"]), TypeError, ["'str'"], id="list-with-string",
-                 marks=xfail("ng.tensor([1, 'a']) blames type 'int' (the first element), not 'str'")),
-    pytest.param(lambda: ng.tensor([1.0, None]), TypeError, ["NoneType"], id="list-with-None",
-                 marks=xfail("ng.tensor([1.0, None]) blames type 'float', not the None")),
+    pytest.param(lambda: ng.tensor([1, "a"]), TypeError, ["'str'"], id="list-with-string"),
+    pytest.param(lambda: ng.tensor([1.0, None]), TypeError, ["NoneType"], id="list-with-None"),
     pytest.param(lambda: ng.tensor(None), TypeError, ["NoneType"], id="None"),
     pytest.param(lambda: ng.tensor([[1, 2], [3]]), ValueError, ["different lengths"], id="ragged"),
     pytest.param(lambda: ng.tensor([[1.0], [2.0, 3.0]], requires_grad=True), ValueError,
@@ -74,31 +72,20 @@ def _a():
 
 
 OPS_BAD = [
-    pytest.param(lambda a: a + ng.ones(4, 5), ValueError, ["(2, 3)", "(4, 5)"], id="add",
-                 marks=xfail("broadcast mismatch in + - * / is numpy's raw message "
-                             "'operands could not be broadcast together with shapes (2,3) (4,5)'")),
-    pytest.param(lambda a: a * ng.ones(3, 2), ValueError, ["(2, 3)", "(3, 2)"], id="mul",
-                 marks=xfail("broadcast mismatch in + - * / is numpy's raw message")),
-    pytest.param(lambda a: a @ ng.ones(4, 5), RuntimeError, ["(2, 3)", "(4, 5)"], id="matmul",
-                 marks=xfail("matmul shape mismatch is numpy's raw gufunc message, without "
-                             "the two shapes")),
-    pytest.param(lambda a: a.mm(ng.ones(4, 5)), RuntimeError, ["(2, 3)", "(4, 5)"], id="mm",
-                 marks=xfail("mm shape mismatch is numpy's raw gufunc message")),
+    pytest.param(lambda a: a + ng.ones(4, 5), ValueError, ["(2, 3)", "(4, 5)"], id="add"),
+    pytest.param(lambda a: a * ng.ones(3, 2), ValueError, ["(2, 3)", "(3, 2)"], id="mul"),
+    pytest.param(lambda a: a @ ng.ones(4, 5), RuntimeError, ["(2, 3)", "(4, 5)"], id="matmul"),
+    pytest.param(lambda a: a.mm(ng.ones(4, 5)), RuntimeError, ["(2, 3)", "(4, 5)"], id="mm"),
     pytest.param(lambda a: a.matmul(ng.tensor(2.0)), RuntimeError, ["at least 1D"], id="matmul-0d"),
     pytest.param(lambda a: ng.cat([a, ng.ones(2, 4)], dim=0), ValueError, ["dimension 1"],
                  id="cat"),
     pytest.param(lambda a: a.reshape(4), RuntimeError, ["invalid for input of size 6"],
                  id="reshape"),
     pytest.param(lambda a: a.sum(dim=2), IndexError, ["Dimension out of range"], id="sum-dim"),
-    pytest.param(lambda a: a.transpose(0, 2), IndexError, ["out of range"], id="transpose-dim",
-                 marks=xfail("transpose with a bad dim raises numpy's AxisError text, not "
-                             "'Dimension out of range'")),
-    pytest.param(lambda a: a.softmax(dim=2), IndexError, ["out of range"], id="softmax-dim",
-                 marks=xfail("softmax with a bad dim raises numpy's AxisError text")),
-    pytest.param(lambda a: a.expand(4, 2), RuntimeError, ["(2, 3)", "(4, 2)"], id="expand",
-                 marks=xfail("expand to an incompatible shape is numpy's raw broadcast_to message")),
-    pytest.param(lambda a: a + "x", TypeError, ["str"], id="add-string",
-                 marks=xfail("tensor + 'x' raises numpy's UFuncTypeError about dtype('<U1')")),
+    pytest.param(lambda a: a.transpose(0, 2), IndexError, ["out of range"], id="transpose-dim"),
+    pytest.param(lambda a: a.softmax(dim=2), IndexError, ["out of range"], id="softmax-dim"),
+    pytest.param(lambda a: a.expand(4, 2), RuntimeError, ["(2, 3)", "(4, 2)"], id="expand"),
+    pytest.param(lambda a: a + "x", TypeError, ["str"], id="add-string"),
     pytest.param(lambda a: a + None, TypeError, ["NoneType"], id="add-None"),
     pytest.param(lambda a: ng.nn.functional.mse_loss(a, ng.ones(3)), ValueError,
                  ["(2, 3)", "(3,)"], id="mse-loss"),
@@ -246,8 +233,6 @@ def test_hook_replacing_the_gradient():
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 1.0])
 
 
-@xfail("a hook that changes its grad in place (grad.mul_(2)) fails with numpy's "
-       "'assignment destination is read-only'")
 def test_hook_changing_its_grad_in_place_works_or_raises_clearly():
     a = ng.tensor([1.0, 2.0], requires_grad=True)
     b = a * 2
@@ -333,8 +318,6 @@ def test_mean_of_empty_is_nan_like_torch_and_backward_works():
     assert e.grad.shape == (0, 3)
 
 
-@xfail("mean of an empty tensor emits numpy's 'Mean of empty slice' RuntimeWarning "
-       "(torch returns nan silently)")
 def test_mean_of_empty_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -55,8 +55,6 @@ def test_self_aliasing_add_inplace_is_right():
 # -- indexing: an int and a list in one index --------------------------------------------
 # Found by the fuzzer.  numpy treats the int as an advanced index too, so the indexed
 # axis moves to the front when a slice separates them; torch treats the int as basic.
-@pytest.mark.xfail(strict=True, reason="x[0, :, [0]] follows numpy (shape (1, 3)), not torch "
-                                       "(shape (3, 1))")
 def test_int_and_list_in_one_index_follow_torch():
     x = ng.zeros(2, 3, 4, requires_grad=True)
     y = x[0, :, [0]]
