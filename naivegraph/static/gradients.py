@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..ops import Meta
-from .executor import ancestors
+from .executor import paused_gc, shape_of, topological_order
 from .graph import Graph, graph_of
 from .nodes import Constant, Node, Operation, Variable, _to_array
 
@@ -43,11 +43,13 @@ def flowing(order: Sequence[Node], sources: Iterable[Node]) -> set[Node]:
     """Nodes of ``order`` that depend on ``sources`` through differentiable ops."""
     result = set(sources)
     for node in order:
-        if isinstance(node, Operation) and node not in result and \
-                any(i in result for i in node.inputs):
-            _check_differentiable(node)
-            if node.op.differentiable:
-                result.add(node)
+        if isinstance(node, Operation) and node not in result:
+            for i in node.inputs:
+                if i in result:
+                    _check_differentiable(node)
+                    if node.op.differentiable:
+                        result.add(node)
+                    break
     return result
 
 
@@ -61,15 +63,16 @@ def reverse_sweep(order: Sequence[Node], seeds: dict, flows: set[Node],
     grads = dict(seeds)
     for node in reversed(order):
         g = grads.get(node)
-        if g is None or not isinstance(node, Operation) or node not in flows:
+        if g is None or node not in flows or not isinstance(node, Operation):
             continue
         needs = [inp in flows for inp in node.inputs]
-        if any(needs):
+        if True in needs:
             inputs, out, shapes = operands(node)
             input_grads = node.op.pullback(g, inputs, out, node.attrs, needs, shapes)
-            for inp, gi in zip(node.inputs, input_grads):
-                if gi is not None and inp in flows:
-                    grads[inp] = gi if grads.get(inp) is None else grads[inp] + gi
+            for inp, gi, need in zip(node.inputs, input_grads, needs):
+                if gi is not None and need:
+                    before = grads.get(inp)
+                    grads[inp] = gi if before is None else before + gi
         if not keep(node):
             grads[node] = None  # intermediate gradient: release it as soon as it is used
     return grads
@@ -82,7 +85,7 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None) -> None:
         raise RuntimeError(
             f"{loss.name!r} has no value: run graph.forward(...) first (with {loss.name!r} "
             f"among the fetches if you pass fetches), then graph.backward({loss.name})")
-    order = [n for n in graph.nodes if n in ancestors([loss])]
+    order = topological_order(graph, [loss])
     sources = [n for n in order if (isinstance(n, Variable) and n.trainable) or n.retains_grad]
     flows = flowing(order, sources)
     if loss not in flows:
@@ -93,10 +96,11 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None) -> None:
     shapes = getattr(graph, "_last_run_shapes", {})
 
     def operands(node: Operation) -> tuple:
-        inputs = [_saved_or_meta(inp, node.op.saves_input(i), shapes, node)
+        op = node.op
+        inputs = [_saved_or_meta(inp, op.saves_input(i), shapes, node)
                   for i, inp in enumerate(node.inputs)]
-        out = _saved_or_meta(node, node.op.saves_out, shapes, node)
-        return inputs, out, [shapes.get(inp, np.shape(inp.value)) for inp in node.inputs]
+        out = _saved_or_meta(node, op.saves_out, shapes, node)
+        return inputs, out, [_run_shape(inp, shapes) for inp in node.inputs]
 
     grads = reverse_sweep(order, {loss: seed}, flows, operands,
                           keep=lambda n: n.retains_grad or isinstance(n, Variable))
@@ -104,8 +108,17 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None) -> None:
         if isinstance(node, Variable) or node.retains_grad:
             g = grads.get(node)
             node.grad = None if g is None else np.asarray(g)
-        else:
+        elif node.grad is not None:
             node.grad = None
+
+
+def _run_shape(node: Node, shapes: dict) -> tuple:
+    """The shape ``node`` had in the last run (its value may have been freed since)."""
+    shape = shapes.get(node)
+    if shape is None:
+        value = node.value
+        shape = node.shape if value is None else shape_of(value)
+    return shape
 
 
 def _seed_value(loss: Node, grad: Any) -> np.ndarray:
@@ -125,7 +138,7 @@ def _seed_value(loss: Node, grad: Any) -> np.ndarray:
 
 def _saved_or_meta(node: Node, saved: bool, shapes: dict, user: Operation) -> Any:
     if not saved:
-        return Meta(shapes.get(node, node.shape), node.dtype or np.float64)
+        return Meta(_run_shape(node, shapes), node.dtype or np.float64)
     if node.value is None:
         raise RuntimeError(
             f"the value of {node.name!r} needed to differentiate {user.name!r} was freed; "
@@ -158,18 +171,19 @@ def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
     if len(grad_ys) != len(ys):
         raise ValueError(f"got {len(grad_ys)} grad_ys for {len(ys)} ys; give one per y")
     graph = graph_of(ys + xs)
-    order = [n for n in graph.nodes if n in ancestors(ys)]
-    flows = flowing(order, xs)
-    size = len(graph.nodes)
-    graph._gradient_depth += 1
-    try:  # built atomically: a failure removes every node this call added
-        seeds = _symbolic_seeds(graph, ys, grad_ys, flows)
-        grads = reverse_sweep(order, seeds, flows, _symbolic_operands, keep=lambda n: True)
-    except BaseException:
-        graph._rollback(size)
-        raise
-    finally:
-        graph._gradient_depth -= 1
+    with paused_gc():
+        order = topological_order(graph, ys)
+        flows = flowing(order, xs)
+        size = len(graph.nodes)
+        graph._gradient_depth += 1
+        try:  # built atomically: a failure removes every node this call added
+            seeds = _symbolic_seeds(graph, ys, grad_ys, flows)
+            grads = reverse_sweep(order, seeds, flows, _symbolic_operands, keep=lambda n: True)
+        except BaseException:
+            graph._rollback(size)
+            raise
+        finally:
+            graph._gradient_depth -= 1
     return [grads.get(x) for x in xs]
 
 

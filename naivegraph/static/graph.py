@@ -175,8 +175,10 @@ class Graph:
         Each call replaces the previous gradients (a static graph has no accumulation,
         so there is nothing to zero between steps).
         """
+        from .executor import paused_gc
         from .gradients import numeric_backward
-        numeric_backward(self, self.resolve(loss), grad)
+        with paused_gc():
+            numeric_backward(self, self.resolve(loss), grad)
 
     def compile(self, inputs: Sequence, outputs: Sequence, optimize: bool = True
                 ) -> "CompiledFunction":

@@ -277,6 +277,40 @@ def _probe(op: OpDef, inputs: Sequence[Node], attrs: dict, shapes: Sequence[tupl
         return op.forward(*args, **attrs)
 
 
+# Elementwise ops probe tiny dummies to learn the output dtype and whether the op
+# really keeps the broadcast shape.  The answer depends only on the op, its attrs and
+# each input's dtype and tiny shape, so it is cached: a chain of a million ``neg``
+# probes numpy once.  Bounded, because fused ops of optimised graphs are new OpDefs.
+_PROBES: dict[tuple, tuple[bool, Any]] = {}
+_PROBES_MAX = 4096
+_HASHABLE_ATTR = (int, float, bool, complex, str, type(None))
+
+
+def _probe_key(op: OpDef, inputs: Sequence[Node], attrs: dict, small: Sequence[tuple]) -> tuple | None:
+    """What an elementwise probe's answer depends on, or None if it cannot be a dict key."""
+    parts: list = [op]
+    for name, value in attrs.items():
+        if type(value) not in _HASHABLE_ATTR:
+            return None
+        parts.append((name, type(value), value))  # 2 and 2.0 give different dtypes
+    for node, shape in zip(inputs, small):
+        value = node._value if isinstance(node, Constant) else None
+        if value is not None and _is_weak_scalar(value):
+            # A Python number's value matters only for ints (uint8 + 300 overflows).
+            parts.append(("weak", type(value), value if type(value) is int else None))
+        else:
+            parts.append((node.dtype, shape))
+    return tuple(parts)
+
+
+def _broadcast(shapes: Sequence[tuple]) -> tuple:
+    first = shapes[0]
+    for shape in shapes:
+        if shape != first:
+            return broadcast_shapes(*shapes)  # names every shape if they do not broadcast
+    return first
+
+
 def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None, Any]:
     """Output (shape, dtype) of ``op`` on ``inputs``; raises at build time if impossible.
 
@@ -285,17 +319,27 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
     the real forward.
     """
     shapes = [n.shape for n in inputs]
-    if any(s is None or None in s for s in shapes):
-        return None, _dtype_guess(inputs)
+    for s in shapes:
+        if s is None or None in s:
+            return None, _dtype_guess(inputs)
     try:
         if op.elementwise:
-            out_shape = broadcast_shapes(*shapes)
+            out_shape = _broadcast(shapes)
             # A tiny probe (each axis cut to 0 or 1) tells the dtype and whether the op
             # really is shape-preserving (mse_loss broadcasts but then reduces).
-            small = [tuple(min(d, 1) for d in s) for s in shapes]
-            result = _probe(op, inputs, attrs, small)
-            if np.shape(result) == broadcast_shapes(*small):
-                return out_shape, np.result_type(result)
+            small = [s if not s else tuple([min(d, 1) for d in s]) for s in shapes]
+            key = _probe_key(op, inputs, attrs, small)
+            known = None if key is None else _PROBES.get(key)
+            if known is None:
+                result = _probe(op, inputs, attrs, small)
+                known = np.shape(result) == broadcast_shapes(*small), np.result_type(result)
+                if key is not None:
+                    if len(_PROBES) >= _PROBES_MAX:
+                        _PROBES.clear()
+                    _PROBES[key] = known
+            preserves_shape, dtype = known
+            if preserves_shape:
+                return out_shape, dtype
         result = _probe(op, inputs, attrs, shapes)
         return np.shape(result), np.result_type(result)
     except Exception as error:  # re-raised with the op and shapes named
