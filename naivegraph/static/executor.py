@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .graph import Graph
-from .nodes import Constant, Node, Operation, Placeholder, Variable, _to_array
+from .nodes import Constant, Node, Operation, Placeholder, Variable, numeric_data
 
 
 @contextlib.contextmanager
@@ -46,9 +46,14 @@ def _shape_matches(declared: tuple | None, actual: tuple) -> bool:
 
 
 def check_feed(placeholder: Placeholder, value: Any) -> np.ndarray:
-    """``value`` as an array of the placeholder's dtype, with its shape checked."""
-    array = _to_array(value)
+    """``value`` as an array of the placeholder's dtype, with its shape checked.
+
+    Data that is not numeric (TypeError) or is a ragged nested list (ValueError) is
+    refused with the placeholder named.
+    """
+    array = value
     if type(array) is not np.ndarray or array.dtype != placeholder.dtype:
+        array = numeric_data(value, f"the value fed to placeholder {placeholder.name!r}")
         array = np.asarray(array, dtype=placeholder.dtype)
     if not _shape_matches(placeholder.shape, array.shape):
         raise ValueError(

@@ -11,6 +11,7 @@ That is how the very same VJP rules build symbolic gradients.
 from __future__ import annotations
 
 import linecache
+import numbers
 import os
 import sys
 import warnings
@@ -43,6 +44,108 @@ def _to_array(value: Any) -> Any:
     if data is not None and not isinstance(data, memoryview):
         return _to_array(data)
     return np.asarray(value)
+
+
+# -------------------------------------------------------------------------- numeric data
+_NUMERIC_KINDS = "biufc"  # bool, signed and unsigned int, float, complex
+_ALL_NUMBERS = object()
+NUMERIC_DATA = "numbers, a numeric array, a nested list of numbers, or a tensor"
+
+
+def _is_number(item: Any) -> bool:
+    if isinstance(item, (np.generic, np.ndarray)):
+        return item.dtype.kind in _NUMERIC_KINDS
+    return isinstance(item, numbers.Number)
+
+
+def _first_non_number(value: Any) -> Any:
+    """The first element of (nested lists / object arrays) ``value`` that is not a number."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, np.ndarray) and item.dtype.kind == "O":
+            item = item.tolist()
+        if isinstance(item, (list, tuple)):
+            todo.extend(reversed(item))
+        elif not _is_number(item):
+            return item
+    return _ALL_NUMBERS
+
+
+def _describe(item: Any) -> str:
+    if isinstance(item, np.ndarray):
+        return f"an array of dtype {item.dtype}"
+    text = repr(item)
+    return f"{type(item).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def _ragged_detail(value: Any) -> str | None:
+    """Where nested lists stop being rectangular, or None if they are rectangular."""
+    level, depth = [value], 0
+    while level:
+        sequences = [x for x in level if isinstance(x, (list, tuple, np.ndarray))]
+        if not sequences:
+            return None
+        if len(sequences) != len(level):
+            return f"at depth {depth} it mixes lists and single numbers"
+        lengths = list(dict.fromkeys(len(x) for x in sequences))
+        if len(lengths) > 1:
+            listed = " and ".join(str(n) for n in lengths[:2]) + (" and more" if len(lengths) > 2 else "")
+            where = "rows" if depth == 1 else f"lists at depth {depth}"
+            return f"its {where} have different lengths ({listed})"
+        level = [y for x in sequences for y in x]
+        depth += 1
+    return None
+
+
+def numeric_data(value: Any, what: str) -> Any:
+    """``_to_array(value)``, refusing what is not numeric with a message about ``what``.
+
+    Non-numbers (strings, None, objects) raise TypeError; ragged nested lists raise
+    ValueError saying where the rows differ.  Numeric data passes through untouched
+    (Python numbers stay weak), so this costs one dtype check on the common path.
+
+    >>> numeric_data([1, "a"], "a constant")
+    Traceback (most recent call last):
+    ...
+    TypeError: a constant must be numeric data (numbers, a numeric array, a nested list of numbers, or a tensor), but it contains str 'a'
+    """
+    if _is_weak_scalar(value):
+        return value
+    try:
+        array = _to_array(value)
+    except (ValueError, TypeError) as error:
+        detail = _ragged_detail(value)
+        if detail is not None:
+            raise ValueError(
+                f"{what} is ragged: {detail}; nested lists must be rectangular, like an "
+                f"array (every row the same length)") from None
+        bad = _first_non_number(value)
+        if bad is not _ALL_NUMBERS:
+            raise _not_numeric(value, bad, what) from None
+        raise ValueError(f"{what} cannot be read as an array: {error}") from error
+    if _is_weak_scalar(array):
+        return array
+    kind = array.dtype.kind if isinstance(array, np.ndarray) else None
+    if kind in _NUMERIC_KINDS:
+        return array
+    if kind == "O":  # numbers numpy kept as objects (e.g. a mix with None) are checked one by one
+        bad = _first_non_number(array)
+        if bad is _ALL_NUMBERS:
+            converted = np.array(array.tolist())
+            if converted.dtype.kind in _NUMERIC_KINDS:
+                return converted
+            bad = converted
+    else:
+        bad = _first_non_number(value)
+        if bad is _ALL_NUMBERS:
+            bad = array
+    raise _not_numeric(value, bad, what)
+
+
+def _not_numeric(value: Any, bad: Any, what: str) -> TypeError:
+    found = f"it is {_describe(bad)}" if bad is value else f"it contains {_describe(bad)}"
+    return TypeError(f"{what} must be numeric data ({NUMERIC_DATA}), but {found}")
 
 
 class Node(OpMethods):

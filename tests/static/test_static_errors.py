@@ -176,3 +176,78 @@ def test_default_graph_collects_nodes_outside_blocks():
     with inner:
         assert ns.get_default_graph() is inner
     assert ns.get_default_graph() is g
+
+
+# ---------------------------------------------------------------------------------
+# Feeds that are not numeric, or not rectangular, are refused naming the placeholder
+# ---------------------------------------------------------------------------------
+def _values_and_names(g):
+    return [n.name for n in g.nodes], [None if n.value is None else np.copy(n.value) for n in g.nodes]
+
+
+def _assert_unchanged(g, before):
+    names, values = _values_and_names(g)
+    assert names == before[0]
+    for now, then in zip(values, before[1]):
+        assert (now is None and then is None) or np.array_equal(now, then)
+
+
+def test_feeding_a_string_names_the_placeholder_and_says_it_is_not_numeric(graph):
+    g, x, w, y = graph
+    g.forward(input=np.ones((2, 2)))
+    before = _values_and_names(g)
+    with pytest.raises(TypeError, match=r"placeholder 'input' must be numeric data.*str 'abc'"):
+        g.forward({x: "abc"})
+    _assert_unchanged(g, before)
+
+
+def test_feeding_a_ragged_list_names_the_placeholder_and_the_row_lengths(graph):
+    g, x, w, y = graph
+    g.forward(input=np.ones((2, 2)))
+    before = _values_and_names(g)
+    with pytest.raises(ValueError, match=r"placeholder 'input' is ragged: its rows have "
+                                         r"different lengths \(2 and 1\)"):
+        g.forward({x: [[1.0, 2.0], [3.0]]})
+    _assert_unchanged(g, before)
+
+
+def test_feeding_a_list_with_a_string_names_the_element_that_is_not_a_number(graph):
+    g, x, w, y = graph
+    with pytest.raises(TypeError, match=r"placeholder 'input'.*contains str 'a'"):
+        g.forward(input=[[1.0, "a"], [2.0, 3.0]])
+
+
+@pytest.mark.parametrize("value, found", [(None, "is NoneType None"),
+                                          ([[1.0, None], [2.0, 3.0]], "contains NoneType None"),
+                                          ("1.5", "is str '1.5'"),
+                                          (np.array([["a", "b"], ["c", "d"]]), "dtype <U1")],
+                         ids=["None", "list-with-None", "numeric-string", "string-array"])
+def test_feeding_non_numbers_is_a_type_error_naming_the_placeholder(graph, value, found):
+    g, x, w, y = graph
+    with pytest.raises(TypeError, match="placeholder 'input' must be numeric data") as info:
+        g.forward({x: value}, fetches=[y])
+    assert found in str(info.value)
+
+
+def test_feeding_lists_ragged_deeper_down_says_where():
+    with ns.Graph() as g:
+        x = ns.placeholder("x3", shape=(2, 2, None))
+    with pytest.raises(ValueError, match=r"placeholder 'x3' is ragged: its lists at depth 2"):
+        g.forward(x3=[[[1.0], [2.0]], [[3.0], [4.0, 5.0]]])
+
+
+def test_compiled_function_refuses_bad_feeds_naming_the_placeholder(graph):
+    g, x, w, y = graph
+    f = g.compile([x], [y])
+    with pytest.raises(TypeError, match="placeholder 'input' must be numeric data"):
+        f("abc")
+    with pytest.raises(ValueError, match="placeholder 'input' is ragged"):
+        f([[1.0, 2.0], [3.0]])
+
+
+def test_numeric_feeds_of_any_kind_are_still_accepted(graph):
+    g, x, w, y = graph
+    for value in ([[1, 2], [3, 4]], [[True, False], [1, 2]], np.array([[1, 2], [3, 4]], dtype=object),
+                  np.arange(4, dtype=np.int32).reshape(2, 2), ((1.0, 2.0), (3.0, 4.0))):
+        (result,) = g.forward({x: value}, fetches=[y])
+        assert float(result) == pytest.approx(2.0 * float(np.sum(np.asarray(value, dtype=float))))
