@@ -28,7 +28,7 @@ import numpy as np
 from ..ops import Meta
 from .executor import paused_gc, shape_of, topological_order
 from .graph import Graph, graph_of
-from .nodes import Constant, Node, Operation, Variable, _to_array
+from .nodes import Constant, Node, Operation, Variable, _to_array, numeric_data
 
 
 def _check_differentiable(node: Operation) -> None:
@@ -197,7 +197,8 @@ def _symbolic_seeds(graph: Graph, ys: Sequence[Node], grad_ys: Sequence[Any], fl
             gy = Constant(np.ones(y.shape, dtype=y.dtype))
             graph._register(gy, None, "ones")
         elif not isinstance(gy, Node):
-            gy = Constant(np.asarray(_to_array(gy), dtype=y.dtype))
+            gy = Constant(np.asarray(numeric_data(gy, f"the grad_ys entry for {y.name!r}"),
+                                     dtype=y.dtype))
             graph._register(gy, None, "grad_y")
         seeds[y] = gy if y not in seeds else seeds[y] + gy
     return seeds

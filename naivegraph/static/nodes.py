@@ -135,7 +135,9 @@ def numeric_data(value: Any, what: str) -> Any:
             converted = np.array(array.tolist())
             if converted.dtype.kind in _NUMERIC_KINDS:
                 return converted
-            bad = converted
+            # numbers numpy has no dtype for (Decimal, Fraction): name the first one
+            bad = next((item for item in converted.flat
+                        if not isinstance(item, (int, float, complex, np.generic))), converted)
     else:
         bad = _first_non_number(value)
         if bad is _ALL_NUMBERS:
@@ -265,7 +267,9 @@ class Variable(Node):
     kind = "variable"
 
     def __init__(self, value: Any, name: str | None = None, trainable: bool = True) -> None:
-        array = np.array(_to_array(value))  # a private copy: later edits of `value` do not leak in
+        what = "the value of a Variable" if name is None else f"the value of Variable {name!r}"
+        # np.array: a private copy, so later edits of `value` do not leak in
+        array = np.array(numeric_data(value, what))
         if not np.issubdtype(array.dtype, np.floating) and trainable:
             array = array.astype(np.float64)
         super().__init__("variable", (), array.shape, array.dtype)
@@ -283,7 +287,8 @@ class Variable(Node):
 
     def assign(self, value: Any) -> "Variable":
         """Replace the stored value (same shape; cast to the variable's dtype)."""
-        array = np.asarray(_to_array(value), dtype=self.dtype)
+        array = np.asarray(numeric_data(value, f"the value assigned to Variable {self.name!r}"),
+                           dtype=self.dtype)
         if array.shape != self.shape:
             raise ValueError(
                 f"cannot assign a value of shape {array.shape} to Variable {self.name!r} of "
@@ -293,12 +298,16 @@ class Variable(Node):
 
 
 class Constant(Node):
-    """A fixed leaf.  Python numbers are kept as Python numbers (numpy's weak typing)."""
+    """A fixed leaf.  Python numbers are kept as Python numbers (numpy's weak typing).
+
+    Only numeric data can be a constant: strings, None or other objects raise a
+    TypeError (``what`` says which value it was in the message).
+    """
 
     kind = "constant"
 
-    def __init__(self, value: Any) -> None:
-        value = _to_array(value)
+    def __init__(self, value: Any, what: str = "a constant") -> None:
+        value = numeric_data(value, what)
         if _is_weak_scalar(value):
             shape, dtype = (), np.result_type(value)
         else:
@@ -343,8 +352,16 @@ def placeholder(name: str, shape: Sequence | None = None, dtype: Any = np.float6
 
 
 def constant(value: Any, name: str | None = None) -> Constant:
-    """A fixed leaf of the default graph."""
-    node = Constant(value)
+    """A fixed leaf of the default graph: numbers, a numeric array or a tensor.
+
+    >>> import naivegraph.static as ns
+    >>> with ns.Graph():
+    ...     ns.constant([1, "a"])
+    Traceback (most recent call last):
+    ...
+    TypeError: a constant must be numeric data (numbers, a numeric array, a nested list of numbers, or a tensor), but it contains str 'a'
+    """
+    node = Constant(value, "a constant" if name is None else f"constant {name!r}")
     get_default_graph()._register(node, name, "const")
     return node
 
@@ -358,7 +375,7 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
     """
     flat = list(args[0]) if op.variadic else list(args)
     graph = graph_of(flat) or get_default_graph()
-    inputs = [a if isinstance(a, Node) else Constant(a) for a in flat]
+    inputs = [a if isinstance(a, Node) else Constant(a, f"an operand of {op.name}") for a in flat]
     shape, dtype = infer(op, inputs, attrs)
     node = Operation(op, inputs, shape, dtype, attrs)
     for inp in inputs:

@@ -251,3 +251,72 @@ def test_numeric_feeds_of_any_kind_are_still_accepted(graph):
                   np.arange(4, dtype=np.int32).reshape(2, 2), ((1.0, 2.0), (3.0, 4.0))):
         (result,) = g.forward({x: value}, fetches=[y])
         assert float(result) == pytest.approx(2.0 * float(np.sum(np.asarray(value, dtype=float))))
+
+
+# ---------------------------------------------------------------------------------
+# Constants and Variables hold numbers only
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("value, found", [([1, "a"], "contains str 'a'"),
+                                          ("abc", "is str 'abc'"),
+                                          (None, "is NoneType None"),
+                                          ([1.0, None], "contains NoneType None"),
+                                          (np.array(["a", "b"]), "dtype <U1")],
+                         ids=["list-with-string", "string", "None", "list-with-None", "string-array"])
+def test_constant_of_non_numbers_is_a_type_error_naming_what_was_found(value, found):
+    g = ns.Graph()
+    with g:
+        with pytest.raises(TypeError, match="a constant must be numeric data") as info:
+            ns.constant(value)
+    assert found in str(info.value)
+    assert len(g.nodes) == 0
+
+
+def test_named_constant_of_a_string_is_refused_by_name():
+    with ns.Graph() as g:
+        with pytest.raises(TypeError, match="constant 'label' must be numeric data.*str 'cat'"):
+            ns.constant("cat", name="label")
+    assert len(g.nodes) == 0
+
+
+def test_ragged_constant_is_a_value_error_with_the_row_lengths():
+    with ns.Graph() as g:
+        with pytest.raises(ValueError, match=r"a constant is ragged: its rows have different "
+                                             r"lengths \(2 and 1\)"):
+            ns.constant([[1, 2], [3]])
+    assert len(g.nodes) == 0
+
+
+def test_string_operand_of_an_op_is_refused_and_adds_no_node(graph):
+    g, x, w, y = graph
+    count = len(g.nodes)
+    with g:
+        with pytest.raises(TypeError, match="an operand of add must be numeric data.*str 'abc'"):
+            x + "abc"
+        with pytest.raises(TypeError, match="an operand of mul must be numeric data.*NoneType"):
+            x * None
+    assert len(g.nodes) == count
+
+
+def test_variable_of_non_numbers_is_a_type_error_naming_the_variable():
+    with ns.Graph() as g:
+        with pytest.raises(TypeError, match="Variable 'w' must be numeric data.*str 'abc'"):
+            ns.Variable("abc", name="w")
+        with pytest.raises(TypeError, match="a Variable must be numeric data.*contains str 'a'"):
+            ns.Variable([1.0, "a"])
+    assert len(g.nodes) == 0
+
+
+def test_assigning_non_numbers_to_a_variable_is_refused_and_keeps_the_value():
+    with ns.Graph():
+        w = ns.Variable([1.0, 2.0], name="w")
+    with pytest.raises(TypeError, match="assigned to Variable 'w' must be numeric data.*str 'a'"):
+        w.assign(["a", "b"])
+    np.testing.assert_array_equal(w.value, [1.0, 2.0])
+
+
+def test_numeric_constants_of_every_kind_are_still_accepted():
+    with ns.Graph():
+        dtypes = [ns.constant(v).dtype for v in (1, 2.5, True, 1 + 2j, [1, 2], [[True, False]],
+                                                 np.float32(2.0),
+                                                 np.array([1, 2], dtype=object))]
+    assert [d.kind for d in dtypes] == ["i", "f", "b", "c", "i", "b", "f", "i"]

@@ -436,9 +436,7 @@ STATIC_BAD = [
     ("feed-string", lambda g, x, w, c, loss: g.forward({x: "abc"}), TypeError, ["'x'"]),
     ("feed-ragged", lambda g, x, w, c, loss: g.forward({x: [[1.0, 2.0], [3.0]]}),
      ValueError, ["'x'"]),
-    pytest.param("constant-string", lambda g, x, w, c, loss: ns.constant([1, "a"]), TypeError,
-                 ["str"], marks=xfail("ns.constant([1, 'a']) is accepted as a string constant "
-                                      "(dtype <U...) instead of refused")),
+    ("constant-string", lambda g, x, w, c, loss: ns.constant([1, "a"]), TypeError, ["str"]),
 ]
 
 
