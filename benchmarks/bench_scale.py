@@ -1,12 +1,12 @@
 """Time against depth: forward + backward of an N-op chain in dynamic and static mode.
 
-    python benchmarks/bench_scale.py [--max-depth N] [--static-max-depth N]
+    python benchmarks/bench_scale.py [--max-depth N]
 
 Each depth (1e3, 1e4, ... up to --max-depth) builds a chain of negations, runs it
 forward and backward, and prints seconds and microseconds per op.  The last column
 compares time/depth with the smallest size measured: ~1x at every size means linear;
-a ratio growing with depth means worse than linear.  Static backward is capped at
---static-max-depth (default 1e4) while it is quadratic, so the script stays quick.
+a ratio growing with depth means worse than linear.  The last rows time drawing the
+DOT source of a dynamic chain (``ng.render``, nothing collapsed).
 """
 
 from __future__ import annotations
@@ -51,11 +51,23 @@ def static(n: int, with_backward: bool) -> tuple[float, float, float | None]:
     return built - start, ran - built, backward
 
 
+def draw(n: int) -> float:
+    """Seconds to produce the DOT source of an n-op dynamic chain's forward view."""
+    from naivegraph.render import render
+    x = ng.tensor(2.0, requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = -y
+    start = time.perf_counter()
+    render(y, params={"x": x, "y": y}, max_nodes=None).source
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-depth", type=float, default=1e6)
-    parser.add_argument("--static-max-depth", type=float, default=1e4,
-                        help="largest chain for static backward (quadratic today)")
+    parser.add_argument("--render-max-depth", type=float, default=1e5,
+                        help="largest chain drawn as DOT")
     args = parser.parse_args()
     depths = [10 ** k for k in range(3, 8) if 10 ** k <= args.max_depth]
 
@@ -78,9 +90,11 @@ def main() -> None:
         build, forward, backward = static(n, with_backward=False)
         report("static fwd", n, build + forward, None)
     for n in depths:
-        if n <= args.static_max_depth:
-            build, forward, backward = static(n, with_backward=True)
-            report("static fwd+bwd", n, build + forward, backward)
+        build, forward, backward = static(n, with_backward=True)
+        report("static fwd+bwd", n, build + forward, backward)
+    for n in depths:
+        if n <= args.render_max_depth:
+            report("render DOT", n, draw(n), None)
 
     print()
     for mode, points in rows.items():

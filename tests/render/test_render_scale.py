@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from work import growth
 
 import naivegraph as ng
 from naivegraph.render import render
@@ -18,27 +18,23 @@ def _chain(n: int):
     return x, y
 
 
-def test_a_100000_op_chain_draws_without_recursion_error_and_quickly():
+def test_a_100000_op_chain_draws_without_recursion_error():
     x, y = _chain(100_000)
     for kind in ("forward", "backward"):
-        started = time.perf_counter()
         drawing = render(y, kind=kind, params={"x": x, "y": y})
-        elapsed = time.perf_counter() - started
         assert drawing.stats["items"] >= 200_000
-        assert elapsed < 5.0, f"{kind}: {elapsed:.2f}s"  # measured ~0.8s
         dot = parse_dot(drawing.source)
         assert len(dot.nodes) == 501  # 500 kept + the note
         assert {n.title for n in dot.with_class("leaf")} == {"x"}  # both ends are kept
         assert {n.title for n in dot.with_class("output")} == {"y"}
 
 
-def test_10000_nodes_without_collapse_take_well_under_a_second():
-    _, y = _chain(5_000)  # 5,000 ops + 5,000 tensors + 5,000 constants in the forward view
-    started = time.perf_counter()
-    drawing = render(y, params={}, max_nodes=None)
-    elapsed = time.perf_counter() - started
-    assert len(parse_dot(drawing.source).nodes) == 15_001
-    assert elapsed < 1.0, f"{elapsed:.2f}s"  # measured ~0.1s
+def test_drawing_work_grows_linearly_with_graph_size():
+    # Counted, not timed (tests/work.py); benchmarks/bench_scale.py times it.
+    def draw(n):
+        _, y = _chain(n)  # n ops + n tensors + n constants in the forward view
+        assert len(parse_dot(render(y, params={}, max_nodes=None).source).nodes) == 3 * n + 1
+    assert growth(draw, 200, 2_000) < 15
 
 
 def test_collapse_note_says_what_was_hidden():
@@ -74,8 +70,6 @@ def test_a_long_static_chain_draws_fast_and_collapses():
         y = ns.placeholder("x", shape=())
         for _ in range(5_000):
             y = y * 1.0
-    started = time.perf_counter()
     drawing = render(g, max_nodes=100)
-    assert time.perf_counter() - started < 1.0
     (note,) = parse_dot(drawing.source).with_class("note")
     assert "9,901 more nodes hidden" in note.text and "mul ops" in note.text

@@ -1,7 +1,7 @@
 """Scale: million-op chains without RecursionError, deep narrow MLPs agreeing across modes.
 
-Times are printed (run with -s to see them); ``benchmarks/bench_scale.py`` measures
-time against depth.
+Times are printed (run with -s to see them) but never asserted: ``benchmarks/bench_scale.py``
+measures time against depth, and complexity is tested by counting work (``tests/work.py``).
 """
 
 import sys
@@ -11,6 +11,7 @@ import numpy as np
 
 import naivegraph as ng
 import naivegraph.static as ns
+from work import growth
 
 CHAIN = 1_000_000
 
@@ -29,7 +30,6 @@ def test_dynamic_million_op_chain_forward_and_backward():
     assert y.item() == 2.0 and x.grad.item() == 1.0  # an even number of negations
     assert sys.getrecursionlimit() == limit
     del y  # dropping the chain must not recurse either
-    assert done - start < 60
 
 
 def _static_chain(n):
@@ -42,23 +42,16 @@ def _static_chain(n):
     return g, w, y
 
 
-def _backward_seconds(n):
-    g, w, y = _static_chain(n)
-    g.forward(fetches=[y])
-    start = time.perf_counter()
-    g.backward(y)
-    return time.perf_counter() - start
-
-
-def test_static_backward_is_linear_in_depth():
-    small, large = _backward_seconds(500), _backward_seconds(2000)
-    assert large / max(small, 1e-4) < 4 * 2.5, f"500 nodes: {small:.3f}s, 2000 nodes: {large:.3f}s"
+def test_static_backward_work_is_linear_in_depth():
+    def backward_of_chain(n):
+        g, w, y = _static_chain(n)
+        g.forward(fetches=[y])
+        g.backward(y)
+    ratio = growth(backward_of_chain, 500, 5000)
+    assert ratio < 15, f"5000 nodes cost {ratio:.1f}x the work of 500 (linear: ~10x)"
 
 
 def test_static_million_op_chain_forward_and_backward():
-    # Fail fast if backward ever turns quadratic again, instead of running for hours
-    # (linear: ~0.02s; quadratic: ~2.5s).
-    assert _backward_seconds(5000) < 0.5, "backward of a 5000-op chain is far too slow"
     start = time.perf_counter()
     g, w, y = _static_chain(CHAIN)
     built = time.perf_counter()
@@ -69,7 +62,6 @@ def test_static_million_op_chain_forward_and_backward():
     print(f"\nstatic {CHAIN} ops: build {built - start:.1f}s, forward {ran - built:.1f}s, "
           f"backward {done - ran:.1f}s")
     assert float(y.value) == 2.0 and float(w.grad) == 1.0
-    assert done - start < 60
 
 
 def test_static_deep_chain_builds_runs_and_compiles_without_recursion():
