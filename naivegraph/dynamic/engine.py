@@ -21,17 +21,17 @@ from .tensor import NO_GRAD_FN, Tensor
 def _topological_order(roots: Sequence[Node]) -> list[Node]:
     """Nodes reachable from ``roots``, every consumer before what it consumes."""
     postorder: list[Node] = []
-    seen: set[int] = set()
+    seen: set[Node] = set()  # nodes hash by identity
     for root in roots:
-        if id(root) in seen:
+        if root in seen:
             continue
-        seen.add(id(root))
+        seen.add(root)
         stack = [(root, iter(root.next_functions))]
         while stack:
             node, children = stack[-1]
             for child, _ in children:
-                if child is not None and id(child) not in seen:
-                    seen.add(id(child))
+                if child is not None and child not in seen:
+                    seen.add(child)
                     stack.append((child, iter(child.next_functions)))
                     break
             else:
@@ -182,11 +182,10 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
     _state.enabled = create_graph
     try:
         for node in order:
-            grads = buffers.pop(id(node), None)
-            if grads is None:
+            grads = buffers.pop(node, None)
+            if grads is None or (targets is not None and id(node) not in useful):
                 continue
-            if targets is not None and id(node) not in useful:
-                continue
+            is_leaf = type(node) is AccumulateGrad
             hooks = node._hooks
             if hooks is not None:
                 _expose(owners, grads)
@@ -194,28 +193,31 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
                     _run_tensor_hooks(node, grads, create_graph)
                 if hooks.retained:
                     _collect_retained(node, grads, retained)
-            if type(node) is AccumulateGrad and node.variable._hooks:
+            if is_leaf and node.variable._hooks:
                 grads[0] = _leaf_gradient(node.variable, grads[0], create_graph)
                 _expose(owners, grads)
-            if id(node) in target_edges:
+            if targets is not None and id(node) in target_edges:
                 for nr, t in target_edges[id(node)]:
                     if grads[nr] is None:
                         continue
                     if capture is not None:
                         captured[id(t)] = grads[nr]
-                    elif type(node) is not AccumulateGrad:  # backward(inputs=[non-leaf])
+                    elif not is_leaf:  # backward(inputs=[non-leaf])
                         leaf_updates.append((t, grads[nr]))
-            if type(node) is AccumulateGrad:
+                if not is_leaf and not any(id(child) in useful
+                                           for child, _ in node.next_functions if child is not None):
+                    continue
+            if is_leaf:
                 if capture is None and (targets is None or id(node) in target_edges):
                     leaf_updates.append((node.variable, grads[0]))
                 continue
-            if targets is not None and id(node) in target_edges and not any(
-                    id(child) in useful for child, _ in node.next_functions if child is not None):
-                continue
-            grad_inputs = _run_node(node, grads, create_graph)
-            if hooks is not None:
+            if hooks is None:
+                grad_inputs = node.apply(grads, create_graph)
+            else:
+                grad_inputs = _run_node(node, grads, create_graph)
                 _expose(owners, grad_inputs)
-            ran.append(node)
+            if not keep_graph:
+                ran.append(node)
             for (child, nr), grad in zip(node.next_functions, grad_inputs):
                 if child is not None and grad is not None:
                     _add_to_buffer(buffers, owners, child, nr, grad)
@@ -225,21 +227,21 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
         _store_grad(tensor, grad, create_graph, retain=True)
     for leaf, grad in leaf_updates:
         _store_grad(leaf, grad, create_graph, owned=owners.get(id(grad)) == 1)
-    if not keep_graph:
-        for node in ran:
-            node.release()
+    for node in ran:  # only filled when the graph is not kept
+        node.release()
     if capture is None:
         return []
     return [captured.get(id(t)) for t in capture]
 
 
 def _add_to_buffer(buffers: dict, owners: dict, node: Node, nr: int, grad) -> None:
-    slot = buffers.get(id(node))
+    slot = buffers.get(node)
     if slot is None:
-        slot = buffers[id(node)] = [None] * node.num_outputs
+        slot = buffers[node] = [None] * node.num_outputs
     if slot[nr] is None:
         slot[nr] = grad
-        owners[id(grad)] = owners.get(id(grad), 0) + 1
+        key = id(grad)
+        owners[key] = owners.get(key, 0) + 1
     else:
         slot[nr] = total = slot[nr] + grad
         owners[id(total)] = 1

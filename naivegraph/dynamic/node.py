@@ -67,20 +67,32 @@ class SavedTensor:
 
     def __init__(self, tensor, is_output: bool = False) -> None:
         self.data = tensor._data
-        self.counter = tensor._counter()
-        self.version = self.counter.value
         self.is_output = is_output
-        # An output refers to the node that saves it: keep no strong reference (cycle).
-        self.tensor = None if is_output else tensor
+        if is_output:
+            # An output refers to the node that saves it: keep its version counter, not
+            # the tensor itself (that would be a reference cycle).
+            self.tensor = None
+            self.counter = tensor._counter()
+            self.version = self.counter.value
+        else:
+            # An input is kept anyway; its counter is read at check time, since a tensor
+            # that was never changed in place has none yet (creating one per op costs).
+            self.tensor = tensor
+            self.counter = None
+            self.version = tensor._version
+
+    def _current_version(self) -> int:
+        return self.counter.value if self.counter is not None else self.tensor._version
 
     def check(self, node: "Node") -> None:
-        if self.counter.value != self.version:
+        current = self._current_version()
+        if current != self.version:
             shape = tuple(self.data.shape)
             origin = ("the output 0 of " + node.name()) if self.is_output else _origin(self.tensor)
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [tensor of shape {shape}, dtype {self.data.dtype}], which is "
-                f"{origin}, is at version {self.counter.value}; expected version {self.version} "
+                f"{origin}, is at version {current}; expected version {self.version} "
                 "instead. Hint: it was changed in place after an op saved it for backward. Use "
                 "an out-of-place op (b = b * 2, not b *= 2 or b[0] = ...) or .clone() it before "
                 "changing it.")

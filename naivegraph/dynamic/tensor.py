@@ -60,7 +60,10 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
         else:
             datas.append(a)
     try:
-        out = op.forward(datas, **attrs) if op.variadic else op.forward(*datas, **attrs)
+        if op.variadic:
+            out = op.forward(datas, **attrs)
+        else:
+            out = op.forward(*datas, **attrs) if attrs else op.forward(*datas)
     except (ValueError, TypeError, IndexError) as error:
         raise explain(op.name, op.elementwise, datas, attrs, error) from None
     if type(out) is not np.ndarray:

@@ -98,7 +98,7 @@ class OpDef:
             ]
         if self.elementwise:
             for i, gi in enumerate(grads):
-                if gi is not None and tuple(gi.shape) != tuple(shapes[i]):
+                if gi is not None and gi.shape != shapes[i]:
                     grads[i] = OPS["sum_to"].dispatch(gi, shape=tuple(shapes[i]))
         return grads
 

@@ -53,6 +53,20 @@ def _split_integer_index(index: tuple) -> tuple[tuple, tuple]:
     return first, rest
 
 
+def _operator(name: str, dunder: str):
+    """``x <op> y`` and its reflected twin ``y <op> x``, bound to the op once."""
+    op = OPS[name]
+
+    def forward(self, other):
+        return self._ng_apply(op, (self, other), _NO_ATTRS)
+
+    def reflected(self, other):
+        return self._ng_apply(op, (other, self), _NO_ATTRS)
+
+    forward.__name__, reflected.__name__ = f"__{dunder}__", f"__r{dunder}__"
+    return forward, reflected
+
+
 class OpMethods:
     """Mixin: the arithmetic, reductions and shape methods both modes speak."""
 
@@ -70,29 +84,10 @@ class OpMethods:
         return index
 
     # -- operators ------------------------------------------------------------------
-    def __add__(self, other):
-        return self._ng_apply(OPS["add"], (self, other), _NO_ATTRS)
-
-    def __radd__(self, other):
-        return self._ng_apply(OPS["add"], (other, self), _NO_ATTRS)
-
-    def __sub__(self, other):
-        return self._ng_apply(OPS["sub"], (self, other), _NO_ATTRS)
-
-    def __rsub__(self, other):
-        return self._ng_apply(OPS["sub"], (other, self), _NO_ATTRS)
-
-    def __mul__(self, other):
-        return self._ng_apply(OPS["mul"], (self, other), _NO_ATTRS)
-
-    def __rmul__(self, other):
-        return self._ng_apply(OPS["mul"], (other, self), _NO_ATTRS)
-
-    def __truediv__(self, other):
-        return self._ng_apply(OPS["div"], (self, other), _NO_ATTRS)
-
-    def __rtruediv__(self, other):
-        return self._ng_apply(OPS["div"], (other, self), _NO_ATTRS)
+    __add__, __radd__ = _operator("add", "add")
+    __sub__, __rsub__ = _operator("sub", "sub")
+    __mul__, __rmul__ = _operator("mul", "mul")
+    __truediv__, __rtruediv__ = _operator("div", "truediv")
 
     def __pow__(self, exponent):
         return self.pow(exponent)

@@ -12,6 +12,8 @@ operators and ``F.<op>(...)`` so they work on arrays, tensors and static nodes a
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .core import OPS, ScalarShape, defop, op_function
@@ -159,20 +161,22 @@ defop("sign", np.sign, elementwise=True)
 
 
 def _sum(x, dim=None, keepdim=False):
-    return np.sum(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+    # The ufunc's own reduce: np.sum adds a Python-level dispatch layer per call.
+    return np.add.reduce(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
 
 
 def _mean(x, dim=None, keepdim=False):
-    # The mean of nothing is nan, quietly, as in PyTorch (numpy would also warn).
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = np.sum(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
-        return total / _count(np.shape(x), dim)
+    count = _count(np.shape(x), dim)
+    total = _sum(x, dim, keepdim)
+    if count == 0:  # the mean of nothing is nan, quietly, as in PyTorch
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return total / count
+    return total / count
 
 
 def _count(shape, dim):
     axes = normalize_dims(dim, len(shape))
-    axes = range(len(shape)) if axes is None else axes
-    return int(np.prod([shape[a] for a in axes]))
+    return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
 
 
 defop("sum", _sum, [lambda g, x, out, dim=None, keepdim=False:
