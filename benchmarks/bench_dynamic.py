@@ -20,6 +20,7 @@ shows that effect).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import subprocess
@@ -53,22 +54,12 @@ def median_time(fn: Callable[[], object], repeats: int, inner: int) -> float:
 
 
 # -- (a) the reference example --------------------------------------------------------------
-def reference_ng():
-    x = ng.ones([2, 2])
-    w1 = ng.tensor(2.0, requires_grad=True)
-    w2 = ng.tensor(3.0, requires_grad=True)
-    w3 = ng.tensor(4.0, requires_grad=True)
-    l1 = x * w1
-    loss = ((l1 + w2) * (l1 * w3)).mean()
-    loss.backward()
-    return w1.grad
-
-
-def reference_torch():
-    x = torch.ones([2, 2])
-    w1 = torch.tensor(2.0, requires_grad=True)
-    w2 = torch.tensor(3.0, requires_grad=True)
-    w3 = torch.tensor(4.0, requires_grad=True)
+def reference(lib):
+    """The example in ``lib`` (naivegraph or torch: the same code runs on both)."""
+    x = lib.ones([2, 2])
+    w1 = lib.tensor(2.0, requires_grad=True)
+    w2 = lib.tensor(3.0, requires_grad=True)
+    w3 = lib.tensor(4.0, requires_grad=True)
     l1 = x * w1
     loss = ((l1 + w2) * (l1 * w3)).mean()
     loss.backward()
@@ -91,18 +82,8 @@ def reference_numpy():
 CHAIN = 1000
 
 
-def chain_ng():
-    w = ng.tensor(0.5, requires_grad=True)
-    y = w
-    for i in range(CHAIN // 2):
-        y = y * 0.999
-        y = y + 0.001
-    y.backward()
-    return w.grad
-
-
-def chain_torch():
-    w = torch.tensor(0.5, requires_grad=True)
+def chain(lib):
+    w = lib.tensor(0.5, requires_grad=True)
     y = w
     for i in range(CHAIN // 2):
         y = y * 0.999
@@ -157,31 +138,16 @@ def mlp_numpy_step(x, y, params, lr=0.01):
     return loss
 
 
-def make_mlp_ng(x, y, params):
-    xs, ys = ng.from_numpy(x), ng.from_numpy(y)
-    ws = [ng.from_numpy(p.copy()).requires_grad_() for p in params]
-    opt = ng.optim.SGD(ws, lr=0.01)
+def make_mlp(lib, x, y, params):
+    """One SGD step of the MLP in ``lib`` (naivegraph or torch), as a callable."""
+    xs, ys = lib.from_numpy(x), lib.from_numpy(y)
+    ws = [lib.from_numpy(p.copy()).requires_grad_() for p in params]
+    opt = lib.optim.SGD(ws, lr=0.01)
 
     def step():
         w1, b1, w2, b2 = ws
         logits = (xs @ w1 + b1).relu() @ w2 + b2
-        loss = ng.nn.functional.cross_entropy(logits, ys)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-    return step
-
-
-def make_mlp_torch(x, y, params):
-    xs, ys = torch.from_numpy(x), torch.from_numpy(y)
-    ws = [torch.from_numpy(p.copy()).requires_grad_() for p in params]
-    opt = torch.optim.SGD(ws, lr=0.01)
-
-    def step():
-        w1, b1, w2, b2 = ws
-        logits = (xs @ w1 + b1).relu() @ w2 + b2
-        loss = torch.nn.functional.cross_entropy(logits, ys)
+        loss = lib.nn.functional.cross_entropy(logits, ys)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -200,13 +166,14 @@ def measure(key: str, library: str, repeats: int, inner: int) -> float | None:
     """Seconds per call of workload ``key`` run with ``library`` in this process."""
     if library == "torch" and torch is None:
         return None
+    lib = {"naivegraph": ng, "torch": torch, "numpy": None}[library]
     if key == "mlp":
         x, y, params = mlp_data()
-        fn = {"naivegraph": lambda: make_mlp_ng(x, y, params),
-              "torch": lambda: make_mlp_torch(x, y, params),
-              "numpy": lambda: (lambda: mlp_numpy_step(x, y, params))}[library]()
+        fn = make_mlp(lib, x, y, params) if lib else (lambda: mlp_numpy_step(x, y, params))
+    elif lib is None:
+        fn = {"reference": reference_numpy, "chain": chain_numpy}[key]
     else:
-        fn = globals()[f"{key}_{'ng' if library == 'naivegraph' else library}"]
+        fn = functools.partial({"reference": reference, "chain": chain}[key], lib)
     return median_time(fn, repeats, inner)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import naivegraph as ng
+from naivegraph.examples import reference_dynamic
 
 CHAIN = 1_000_000
 
@@ -60,17 +61,9 @@ def test_wide_fan_out_is_linear_and_exact():
 
 
 def _l1_to_l4_refs():
-    input = ng.ones([2, 2])
-    w1 = ng.tensor(2.0, requires_grad=True)
-    w2 = ng.tensor(3.0, requires_grad=True)
-    w3 = ng.tensor(4.0, requires_grad=True)
-    l1 = input * w1
-    l2 = l1 + w2
-    l3 = l1 * w3
-    l4 = l2 * l3
-    loss = l4.mean()
-    refs = [weakref.ref(t._data) for t in (l1, l2, l3, l4)]
-    return (w1, w2, w3), loss, refs
+    env = reference_dynamic()
+    refs = [weakref.ref(env[name]._data) for name in ("l1", "l2", "l3", "l4")]
+    return (env["w1"], env["w2"], env["w3"]), env["loss"], refs
 
 
 def _weakref_supported():

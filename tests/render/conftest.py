@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 import naivegraph as ng
+from naivegraph.examples import reference_dynamic
 
 NODE = re.compile(r"^\s*(n\d+|legend) \[(.*)\]\s*$")
 EDGE = re.compile(r"^\s*(n\d+) -> (n\d+)(?: \[(.*)\])?\s*$")
@@ -94,16 +95,7 @@ def parse_dot(source: str) -> Dot:
 
 def reference_example():
     """The l1..l4 model of the reference notes: loss 40, grads 28 / 8 / 10."""
-    input = ng.ones([2, 2])
-    w1 = ng.tensor(2.0, requires_grad=True)
-    w2 = ng.tensor(3.0, requires_grad=True)
-    w3 = ng.tensor(4.0, requires_grad=True)
-    l1 = input * w1
-    l2 = l1 + w2
-    l3 = l1 * w3
-    l4 = l2 * l3
-    loss = l4.mean()
-    return dict(input=input, w1=w1, w2=w2, w3=w3, l1=l1, l2=l2, l3=l3, l4=l4, loss=loss)
+    return reference_dynamic()
 
 
 @pytest.fixture
