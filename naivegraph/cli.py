@@ -191,16 +191,25 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if counts["fail"] else 0
 
 
+def _jupyterlab() -> str | None:
+    """The JupyterLab program: on PATH, or beside this Python (an unactivated venv).
+
+    Only ``jupyter-lab`` counts: the bare ``jupyter`` command comes with the notebook
+    runner too and fails with "'lab' is not a Jupyter command" without JupyterLab.
+    """
+    beside = Path(sys.executable).with_name("jupyter-lab")
+    return shutil.which("jupyter-lab") or (str(beside) if beside.exists() else None)
+
+
 def cmd_lessons(args: argparse.Namespace) -> int:
     folder = Path(args.lessons)
-    jupyter = shutil.which("jupyter-lab") or shutil.which("jupyter")
-    if jupyter is None:
+    program = _jupyterlab()
+    if program is None:
         print("JupyterLab is not installed. Install it with\n    pip install jupyterlab\n"
               f"then run `naivegraph lessons`, or open the notebooks in {folder} with any "
               "Jupyter front end.")
         return 1
-    command = [jupyter] if jupyter.endswith("jupyter-lab") else [jupyter, "lab"]
-    return subprocess.call(command + [str(folder)])
+    return subprocess.call([program, str(folder)])
 
 
 def build_parser() -> argparse.ArgumentParser:

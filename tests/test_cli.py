@@ -1,0 +1,100 @@
+"""The ``naivegraph`` command: tour, figures, render, check, lessons."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from naivegraph.cli import _jupyterlab, main
+
+REPO = Path(__file__).resolve().parent.parent
+COMMITTED = REPO / "figures"
+
+
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def tour(tmp_path_factory):
+    """Run `naivegraph tour` once: (output folder, exit status, printed text)."""
+    out = tmp_path_factory.mktemp("tour")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        status = main(["tour", "--out", str(out)])
+    return out, status, printed.getvalue()
+
+
+def test_tour_prints_the_reference_numbers_for_both_modes(tour):
+    _, status, text = tour
+    assert status == 0
+    for quantity, number in [("loss", "40"), ("dloss/dw1", "28"), ("dloss/dw2", "8"),
+                             ("dloss/dw3", "10")]:
+        assert re.search(rf"^{re.escape(quantity)}\s+{number}\s+{number}$", text, re.M), text
+    assert "[4/4]" in text  # progress is shown step by step
+
+
+def test_tour_writes_every_drawing_plot_and_animation(tour):
+    out, _, _ = tour
+    written = _files(out)
+    for name in ["reference_forward.svg", "reference_backward.png",
+                 "reference_after_backward.svg", "static_reference_gradients.svg",
+                 "static_reference_optimized.png", "gradient_descent.png", "jacobian.png",
+                 "static_vs_dynamic.png", "capstone_decision_boundary.png",
+                 "animation_dynamic_step.gif", "animation_static_runs.gif"]:
+        assert name in written
+    frames = [f for f in written if f.startswith("animation_dynamic_step/")]
+    assert len(frames) >= 5
+
+
+def test_figures_folder_is_what_naivegraph_figures_writes(tour):
+    out, _, _ = tour
+    assert _files(out) == _files(COMMITTED), "run `naivegraph figures` and commit figures/"
+
+
+def test_committed_plots_are_reproduced_byte_for_byte(tour):
+    out, _, _ = tour
+    # matplotlib output is deterministic; Graphviz drawings are compared only when the
+    # same engine made them (a system `dot` may be another Graphviz version).
+    names = ["gradient_descent.png", "jacobian.png", "capstone_loss_curves.png",
+             "capstone_decision_boundary.png", "static_vs_dynamic.png"]
+    if shutil.which("dot") is None:
+        names += ["reference_forward.svg", "reference_backward.svg", "static_reference_run.svg"]
+    for name in names:
+        assert (out / name).read_bytes() == (COMMITTED / name).read_bytes(), name
+
+
+def test_render_draws_only_the_named_example(tmp_path, capsys):
+    assert main(["render", "exp", "--out", str(tmp_path)]) == 0
+    assert _files(tmp_path) == {f"exp_{view}.{fmt}" for view in
+                                ("forward", "backward", "after_backward")
+                                for fmt in ("svg", "png")}
+
+
+def test_check_reports_unfinished_exercises_as_not_done_yet(capsys):
+    assert main(["check", "1", "--lessons", str(REPO / "lessons")]) == 0
+    out = capsys.readouterr().out
+    assert "not done yet" in out and "0 correct, 0 not yet right" in out
+
+
+def test_check_with_solutions_reports_every_exercise_correct(capsys):
+    assert main(["check", "1", "--solutions", "--lessons", str(REPO / "lessons")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"(\d+) correct, 0 not yet right, 0 not done yet", out), out
+
+
+def test_check_names_the_lessons_when_none_matches(capsys):
+    with pytest.raises(SystemExit, match="no lesson matches 'nonsense'.*01_computational_graphs"):
+        main(["check", "nonsense", "--lessons", str(REPO / "lessons")])
+
+
+@pytest.mark.skipif(_jupyterlab() is not None,
+                    reason="JupyterLab is installed here: the command would start it")
+def test_lessons_without_jupyterlab_says_how_to_install_it(capsys):
+    assert main(["lessons"]) == 1
+    assert "pip install jupyterlab" in capsys.readouterr().out
