@@ -323,9 +323,10 @@ class CompiledFunction:
                 converted.append(check_feed(placeholder, value))
         return converted
 
-    def __call__(self, *arrays: Any) -> list[Any]:
+    def __call__(self, *arrays: Any) -> list[np.ndarray]:
         values = self.plan.run(self._convert(arrays))
-        return [values[s] for s in self.plan.fetch_slots]
+        # numpy reduces to scalars (np.float64); callers get arrays, 0-d or not, always.
+        return [np.asarray(values[s]) for s in self.plan.fetch_slots]
 
     def __repr__(self) -> str:
         return (f"<CompiledFunction {len(self.plan.steps)} steps: "
