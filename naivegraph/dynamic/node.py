@@ -233,16 +233,6 @@ class OpNode(Node):
                      for i, (edge, s) in enumerate(zip(self.next_functions, self.saved)))
 
     @property
-    def needs(self) -> list:
-        """Which inputs want a gradient: exactly those with an edge to follow."""
-        return [edge[0] is not None for edge in self.next_functions]
-
-    @property
-    def has_saved(self) -> bool:
-        return isinstance(self.saved_out, SavedTensor) or any(
-            isinstance(s, SavedTensor) for s in self.saved)
-
-    @property
     def saved_tensors_meta(self) -> list[tuple[str, tuple]]:
         """(role, shape) of what this node keeps for backward, for drawings."""
         items = [(f"input {i}", tuple(s.data.shape)) for i, s in enumerate(self.saved)
@@ -307,9 +297,3 @@ class AccumulateGrad(Node):
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
         return []  # the engine accumulates, after the whole pass succeeded
-
-
-class GraphRoot(Node):
-    """Stands for a leaf passed straight to backward (it has no grad_fn)."""
-
-    __slots__ = ()
