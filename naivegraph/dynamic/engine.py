@@ -9,6 +9,7 @@ leaves every ``.grad`` as it was.
 from __future__ import annotations
 
 import gc
+import sys
 from typing import Sequence
 
 import numpy as np
@@ -140,7 +141,10 @@ def execute(outputs: Sequence[Tensor], gradients: Sequence, keep_graph: bool,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_into)
+        found, retained, leaf_updates = _execute(outputs, gradients, keep_graph, create_graph,
+                                                 capture, accumulate_into)
+        _write_gradients(retained, leaf_updates, create_graph)
+        return found
     finally:
         if collecting:
             gc.enable()
@@ -165,14 +169,9 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             target_edges.setdefault(id(node), []).append((nr, t))
         useful = _nodes_leading_to(order, set(target_edges))
-    buffers: dict[int, list] = {}
-    # How many places each gradient array was handed to (id -> count).  An array that
-    # reached exactly one leaf and no user code can become that leaf's .grad as it is;
-    # anything shared is copied first (an add passes one array to both inputs).
-    owners: dict[int, int] = {}
+    buffers: dict[Node, list] = {}
     for node, nr, grad in roots:
-        _add_to_buffer(buffers, owners, node, nr, grad)
-        owners[id(grad)] = 2  # may be the caller's own array
+        _add_to_buffer(buffers, node, nr, grad)
 
     captured: dict[int, object] = {}
     leaf_updates: list[tuple[Tensor, object]] = []
@@ -188,14 +187,12 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
             is_leaf = type(node) is AccumulateGrad
             hooks = node._hooks
             if hooks is not None:
-                _expose(owners, grads)
                 if hooks.tensor:
                     _run_tensor_hooks(node, grads, create_graph)
                 if hooks.retained:
                     _collect_retained(node, grads, retained)
             if is_leaf and node.variable._hooks:
                 grads[0] = _leaf_gradient(node.variable, grads[0], create_graph)
-                _expose(owners, grads)
             if targets is not None and id(node) in target_edges:
                 for nr, t in target_edges[id(node)]:
                     if grads[nr] is None:
@@ -215,43 +212,57 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
                 grad_inputs = node.apply(grads, create_graph)
             else:
                 grad_inputs = _run_node(node, grads, create_graph)
-                _expose(owners, grad_inputs)
             if not keep_graph:
                 ran.append(node)
             for (child, nr), grad in zip(node.next_functions, grad_inputs):
                 if child is not None and grad is not None:
-                    _add_to_buffer(buffers, owners, child, nr, grad)
+                    _add_to_buffer(buffers, child, nr, grad)
     finally:
         _state.enabled = previous_mode
-    for tensor, grad in retained:
-        _store_grad(tensor, grad, create_graph, retain=True)
-    for leaf, grad in leaf_updates:
-        _store_grad(leaf, grad, create_graph, owned=owners.get(id(grad)) == 1)
     for node in ran:  # only filled when the graph is not kept
         node.release()
-    if capture is None:
-        return []
-    return [captured.get(id(t)) for t in capture]
+    found = [] if capture is None else [captured.get(id(t)) for t in capture]
+    return found, retained, leaf_updates
 
 
-def _add_to_buffer(buffers: dict, owners: dict, node: Node, nr: int, grad) -> None:
+def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:
     slot = buffers.get(node)
     if slot is None:
         slot = buffers[node] = [None] * node.num_outputs
-    if slot[nr] is None:
-        slot[nr] = grad
-        key = id(grad)
-        owners[key] = owners.get(key, 0) + 1
-    else:
-        slot[nr] = total = slot[nr] + grad
-        owners[id(total)] = 1
+    current = slot[nr]
+    slot[nr] = grad if current is None else current + grad
 
 
-def _expose(owners: dict, grads) -> None:
-    """User code (a hook) saw these arrays: it may keep them, so never hand them on."""
-    for g in grads:
-        if g is not None:
-            owners[id(g)] = 2
+def _write_gradients(retained: list, leaf_updates: list, create_graph: bool) -> None:
+    """Store the gradients of a pass that succeeded: ``retain_grad`` tensors, then leaves.
+
+    Runs once the pass's own frame is gone, so a gradient array is referred to only by
+    this function, and by whatever else still holds it: another leaf's update (``a + b``
+    hands one array to both), a hook that kept it, or the caller who passed it in.  An
+    array nothing else holds becomes the leaf's ``.grad`` without a copy, as PyTorch's
+    AccumulateGrad steals a gradient whose use count is 1.
+    """
+    for tensor, grad in retained:
+        _store_grad(tensor, grad, create_graph, retain=True)
+    retained.clear()
+    while leaf_updates:
+        leaf, grad = leaf_updates.pop()
+        owned = _reference_count(grad) <= _UNSHARED_COUNT
+        _store_grad(leaf, grad, create_graph, owned=owned)
+
+
+def _reference_count(value) -> int:
+    return sys.getrefcount(value)
+
+
+def _count_when_unshared() -> int:
+    """What ``_reference_count`` reports for a local nothing else holds, measured the
+    way ``_write_gradients`` asks: interpreters differ in the references a call adds."""
+    grad = np.empty(0)
+    return _reference_count(grad)
+
+
+_UNSHARED_COUNT = _count_when_unshared()
 
 
 def _collect_retained(node: Node, grads: list, retained: list) -> None:

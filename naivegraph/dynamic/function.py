@@ -48,15 +48,7 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         if self._freed:
             raise RuntimeError(SECOND_BACKWARD)
-        node = self._node
-        out = []
-        for s in self._saved:
-            if s is None:
-                out.append(None)
-            else:
-                s.check(node)
-                out.append(s.tensor)
-        return tuple(out)
+        return tuple(None if s is None else s.unpack() for s in self._saved)
 
     def mark_dirty(self, *tensors) -> None:
         """Declare that forward changed these inputs in place."""
@@ -147,7 +139,6 @@ def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
     node.function = cls
     node.num_outputs = len(outputs)
     node.shapes = tuple(a.shape if isinstance(a, Tensor) else None for a in args)
-    ctx._node = node
     skip = {id(t) for t in getattr(ctx, "non_differentiable", ())}
     for i, out in enumerate(outputs):
         if isinstance(out, Tensor) and id(out) not in skip and out.dtype.kind in "fc":

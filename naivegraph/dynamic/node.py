@@ -13,7 +13,9 @@ import itertools
 import weakref
 from typing import Callable
 
-from ..ops.core import Meta, OpDef
+import numpy as np
+
+from ..ops.core import SCALAR_SHAPE, Meta, OpDef
 
 _handle_ids = itertools.count()
 
@@ -61,50 +63,20 @@ def add_hook(hooks: "_HookDict", fn: Callable) -> RemovableHandle:
 
 
 class SavedTensor:
-    """A tensor kept for backward, with the version it had when it was saved."""
+    """A tensor a custom Function saved for backward, with its version at that time."""
 
-    __slots__ = ("data", "tensor", "counter", "version", "is_output")
+    __slots__ = ("tensor", "version")
 
-    def __init__(self, tensor, is_output: bool = False) -> None:
-        self.data = tensor._data
-        self.is_output = is_output
-        if is_output:
-            # An output refers to the node that saves it: keep its version counter, not
-            # the tensor itself (that would be a reference cycle).
-            self.tensor = None
-            self.counter = tensor._counter()
-            self.version = self.counter.value
-        else:
-            # An input is kept anyway; its counter is read at check time, since a tensor
-            # that was never changed in place has none yet (creating one per op costs).
-            self.tensor = tensor
-            self.counter = None
-            self.version = tensor._version
+    def __init__(self, tensor) -> None:
+        self.tensor = tensor
+        self.version = tensor._version
 
-    def _current_version(self) -> int:
-        return self.counter.value if self.counter is not None else self.tensor._version
-
-    def check(self, node: "Node") -> None:
-        current = self._current_version()
+    def unpack(self):
+        current = self.tensor._version
         if current != self.version:
-            shape = tuple(self.data.shape)
-            origin = ("the output 0 of " + node.name()) if self.is_output else _origin(self.tensor)
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [tensor of shape {shape}, dtype {self.data.dtype}], which is "
-                f"{origin}, is at version {current}; expected version {self.version} "
-                "instead. Hint: it was changed in place after an op saved it for backward. Use "
-                "an out-of-place op (b = b * 2, not b *= 2 or b[0] = ...) or .clone() it before "
-                "changing it.")
-
-    def unpack(self, node: "Node", create_graph: bool):
-        self.check(node)
-        if not create_graph:
-            return self.data
-        if self.tensor is not None:
-            return self.tensor
-        from .tensor import Tensor  # output: rebuild it, attached to the node that made it
-        return Tensor._make(self.data, True, node, 0)
+            raise _modified_in_place(self.tensor._data, _origin(self.tensor), current,
+                                     self.version)
+        return self.tensor
 
 
 def _origin(tensor) -> str:
@@ -203,61 +175,115 @@ class Node:
 
 
 class OpNode(Node):
-    """The backward of one op-table primitive; subclassed per PyTorch name."""
+    """The backward of one op-table primitive; subclassed per PyTorch name.
 
-    __slots__ = ("op", "attrs", "saved", "saved_out", "shapes", "_constants", "output_ref",
-                 "output_meta")
+    ``saved`` holds, per input, exactly what the VJP rule receives in a plain backward:
+    the array of a saved input, a :class:`Meta` for an input the rule does not read, or
+    the constant itself; ``saved_out`` likewise for the output.  ``sources`` says where
+    each saved array came from, ``(position, owner, version)`` with position ``"out"``
+    for the output, so the version check and ``create_graph`` can find the tensor.
+    """
+
+    __slots__ = ("op", "attrs", "saved", "saved_out", "sources", "needs", "_constants",
+                 "output_ref", "output_meta")
 
     def __init__(self, op: OpDef, attrs: dict, next_functions: tuple, saved: list,
-                 saved_out, shapes: tuple, constants: dict | None, output_ref,
-                 output_meta: Meta) -> None:
+                 saved_out, sources: tuple, needs: tuple, constants: dict | None,
+                 output_ref, output_meta: Meta) -> None:
         self.next_functions = next_functions
         self._hooks = None
         self._released = False
         self.op = op
         self.attrs = attrs
-        self.saved = saved  # per input: SavedTensor, Meta (not kept), or a constant
+        self.saved = saved
         self.saved_out = saved_out
-        self.shapes = shapes
+        self.sources = sources  # owner: the input tensor, or the output's version counter
+        self.needs = needs  # per input: does a gradient flow to it
         self._constants = constants  # input index -> weakref, inputs not requiring grad
         self.output_ref = output_ref  # weakref to the output tensor, for drawings
         self.output_meta = output_meta
+
+    @property
+    def shapes(self) -> tuple:
+        """Shape of each input (``SCALAR_SHAPE`` for a Python number)."""
+        return tuple(shape_of(s) for s in self.saved)
 
     @property
     def inputs_meta(self) -> tuple:
         """Forward side of each input, for drawings: a weakref to a tensor that does not
         require grad, a plain constant, or None (follow ``next_functions`` instead)."""
         constants = self._constants or {}
-        return tuple(constants.get(i, None if edge[0] is not None or isinstance(s, (SavedTensor, Meta))
-                                   else s)
+        tensors = {position for position, _, _ in self.sources}
+        return tuple(constants.get(i, None if edge[0] is not None or i in tensors
+                                   or isinstance(s, Meta) else s)
                      for i, (edge, s) in enumerate(zip(self.next_functions, self.saved)))
 
     @property
     def saved_tensors_meta(self) -> list[tuple[str, tuple]]:
         """(role, shape) of what this node keeps for backward, for drawings."""
-        items = [(f"input {i}", tuple(s.data.shape)) for i, s in enumerate(self.saved)
-                 if isinstance(s, SavedTensor)]
-        if isinstance(self.saved_out, SavedTensor):
-            items.append(("result", tuple(self.saved_out.data.shape)))
-        return items
+        return [("result" if position == "out" else f"input {position}",
+                 tuple(self.saved_array(position).shape)) for position, _, _ in self.sources]
+
+    def saved_array(self, position):
+        """The array kept for input ``position`` (or ``"out"``); a Meta once freed."""
+        return self.saved_out if position == "out" else self.saved[position]
+
+    def saved_source(self, position):
+        """The tensor a saved input came from (an output is not held: that is a cycle)."""
+        for where, owner, _ in self.sources:
+            if where == position and where != "out":
+                return owner
+        return None
 
     def release(self) -> None:
         self._released = True
-        if self.op.saves:
-            self.saved = [meta_of(s.data) if type(s) is SavedTensor else s for s in self.saved]
-            if type(self.saved_out) is SavedTensor:
-                self.saved_out = meta_of(self.saved_out.data)
+        for position, _, _ in self.sources:
+            if position == "out":
+                self.saved_out = self.output_meta
+            else:
+                self.saved[position] = meta_of(self.saved[position])
+        self.sources = ()
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
         if self._released and self.op.saves:
             raise RuntimeError(SECOND_BACKWARD)
-        inputs = [s.unpack(self, create_graph) if type(s) is SavedTensor else s
-                  for s in self.saved]
-        out = self.saved_out
-        if type(out) is SavedTensor:
-            out = out.unpack(self, create_graph)
-        needs = [edge[0] is not None for edge in self.next_functions]
-        return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, needs, self.shapes)
+        inputs, out = self.saved, self.saved_out
+        if self.sources:
+            self._check_versions()
+            if create_graph:  # the rule must see tensors, to record its own graph
+                inputs, out = self._saved_as_tensors()
+        return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs, None)
+
+    def _check_versions(self) -> None:
+        for position, owner, version in self.sources:
+            current = owner.value if position == "out" else owner._version
+            if current != version:
+                origin = ("the output 0 of " + self.name()) if position == "out" else _origin(owner)
+                raise _modified_in_place(self.saved_array(position), origin, current, version)
+
+    def _saved_as_tensors(self) -> tuple[list, object]:
+        from .tensor import Tensor  # an output is rebuilt, attached to the node that made it
+        inputs, out = list(self.saved), self.saved_out
+        for position, owner, _ in self.sources:
+            if position == "out":
+                out = Tensor._make(self.saved_out, True, self, 0)
+            else:
+                inputs[position] = owner
+        return inputs, out
+
+
+def _modified_in_place(data, origin: str, current: int, version: int) -> RuntimeError:
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [tensor of shape {tuple(data.shape)}, dtype {data.dtype}], which "
+        f"is {origin}, is at version {current}; expected version {version} instead. Hint: it "
+        "was changed in place after an op saved it for backward. Use an out-of-place op "
+        "(b = b * 2, not b *= 2 or b[0] = ...) or .clone() it before changing it.")
+
+
+def shape_of(value) -> tuple:
+    """The shape of an input as a rule sees it; a Python number has ``SCALAR_SHAPE``."""
+    return value.shape if isinstance(value, (np.ndarray, Meta)) else SCALAR_SHAPE
 
 
 _metas: dict[tuple, Meta] = {}

@@ -15,12 +15,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import OPS
-from ..ops.core import SCALAR_SHAPE, OpDef
+from ..ops.core import OpDef
 from ..ops.errors import explain
 from ..ops.methods import OpMethods
 from ..ops.methods import shape_arg as _shape_arg
 from .grad_mode import _state
-from .node import AccumulateGrad, SavedTensor, _HookDict, add_hook, meta_of, node_class
+from .node import AccumulateGrad, _HookDict, add_hook, meta_of, node_class, shape_of
 
 _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
@@ -88,37 +88,46 @@ def _mark_view(view: "Tensor", source: "Tensor") -> None:
 
 
 def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
-    """Build the grad_fn of ``result``: edges, saved tensors, forward-side metadata.
+    """Build the grad_fn of ``result``: edges, saved values, forward-side metadata.
 
     Kept lean on purpose: it runs once per recorded op, and every object it allocates
     is one more for Python's garbage collector to scan while the graph is alive.
     """
     saves = op.saves
-    edges, saved, shapes = [], [], []
+    edges, saved, needs = [], [], []
+    sources = ()  # (position, tensor, version) of each saved tensor
     constants = None  # weak refs to inputs that do not require grad, for drawings
     for i, a in enumerate(inputs):
         if isinstance(a, Tensor):
-            data = a._data
-            shapes.append(data.shape)
-            saved.append(SavedTensor(a) if i in saves else meta_of(data))
+            if i in saves:
+                saved.append(a._data)
+                sources += ((i, a, a._version),)
+            else:
+                saved.append(meta_of(a._data))
             if a._rg:
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
-            else:
-                edges.append(_NO_EDGE)
-                constants = constants or {}
-                constants[i] = weakref.ref(a)
+                needs.append(True)
+                continue
+            constants = constants or {}
+            constants[i] = weakref.ref(a)
         else:
-            edges.append(_NO_EDGE)
-            shapes.append(a.shape if isinstance(a, np.ndarray) else SCALAR_SHAPE)
             saved.append(a)
+        edges.append(_NO_EDGE)
+        needs.append(False)
     out = result._data
     out_meta = meta_of(out)
-    saved_out = SavedTensor(result, is_output=True) if "out" in saves else out_meta
+    if "out" in saves:
+        saved_out = out
+        counter = result._counter()
+        sources += (("out", counter, counter.value),)
+    else:
+        saved_out = out_meta
     name = op.backward_name
-    cls = node_class(name(attrs, shapes) if callable(name) else name)
-    return cls(op, attrs, tuple(edges), saved, saved_out, tuple(shapes), constants,
-               weakref.ref(result), out_meta)
+    if callable(name):
+        name = name(attrs, [shape_of(s) for s in saved])
+    return node_class(name)(op, attrs, tuple(edges), saved, saved_out, sources, tuple(needs),
+                            constants, weakref.ref(result), out_meta)
 
 
 _NO_EDGE = (None, 0)
@@ -542,8 +551,8 @@ class Tensor(OpMethods):
         np.copyto(self._data, result, casting="same_kind")
         self._counter().value += 1
         if record:
-            if type(node.saved_out) is SavedTensor:  # the output is this tensor, as now
-                node.saved_out = SavedTensor(self, is_output=True)
+            if op.saves_out:  # the saved output is this tensor after the write
+                node.sources = node.sources[:-1] + (("out", self._vc, self._vc.value),)
             self._rg = True
             self.grad_fn = node
             self._output_nr = 0

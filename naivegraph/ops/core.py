@@ -83,11 +83,12 @@ class OpDef:
         return "out" in self.saves
 
     def pullback(self, g, inputs: Sequence, out, attrs: dict, needs: Sequence[bool],
-                 shapes: Sequence[tuple]) -> list:
+                 shapes: Sequence[tuple] | None = None) -> list:
         """Gradients for every input (None where not needed), summed back to shape.
 
         ``inputs``/``out`` are values or :class:`Meta`; ``g`` is the output gradient.
         The types decide where the arithmetic happens (numpy, dynamic, static).
+        ``shapes`` defaults to the inputs' own shapes.
         """
         if self.vjp_all is not None:
             grads = list(self.vjp_all(g, list(inputs), out, needs, **attrs))
@@ -98,8 +99,10 @@ class OpDef:
             ]
         if self.elementwise:
             for i, gi in enumerate(grads):
-                if gi is not None and gi.shape != shapes[i]:
-                    grads[i] = OPS["sum_to"].dispatch(gi, shape=tuple(shapes[i]))
+                if gi is not None:
+                    shape = inputs[i].shape if shapes is None else shapes[i]
+                    if gi.shape != shape:
+                        grads[i] = OPS["sum_to"].dispatch(gi, shape=tuple(shape))
         return grads
 
     def dispatch(self, *args, **attrs):

@@ -158,18 +158,19 @@ def _describe_saved(item: Item) -> tuple[str, str]:
     return html_label(f"saved {role}", *lines), f"{fn.name()} keeps its {role} for backward"
 
 
-def _saved_slot(fn: OpNode, role: str) -> Any:
-    return fn.saved_out if role == "result" else fn.saved[int(role.split()[1])]
+def _position(role: str) -> Any:
+    return "out" if role == "result" else int(role.split()[1])
 
 
 def _saved_source(fn: OpNode, role: str) -> Any:
     """The tensor a saved input came from (outputs are not held, to avoid a cycle)."""
-    return getattr(_saved_slot(fn, role), "tensor", None)
+    return fn.saved_source(_position(role))
 
 
 def _saved_value(fn: OpNode, role: str) -> Any:
     """The array a node saved for ``role`` ("input i" / "result"), if still there."""
-    return getattr(_saved_slot(fn, role), "data", None)
+    value = fn.saved_array(_position(role))
+    return value if isinstance(value, np.ndarray) else None
 
 
 # ----------------------------------------------------------------------------- forward

@@ -161,3 +161,18 @@ def test_a_fresh_gradient_becomes_the_leaf_grad_without_a_copy():
     first = w.grad
     np.testing.assert_array_equal(first.numpy(), [[1.0, 1.0], [1.0, 1.0]])
     assert first.numpy().base is None  # the matmul's own output, kept as it is
+
+
+def test_a_gradient_that_someone_else_still_holds_is_copied_into_grad():
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    given = ng.tensor([5.0, 6.0])
+    w.backward(given)  # the caller's own array reaches the leaf unchanged
+    assert not np.shares_memory(w.grad.numpy(), given.numpy())
+
+    v = ng.tensor([[1.0, 2.0]], requires_grad=True)
+    kept = []
+    v.register_hook(kept.append)  # a leaf hook that keeps the gradient it saw
+    (v @ ng.tensor([[1.0], [1.0]])).sum().backward()
+    assert not np.shares_memory(v.grad.numpy(), kept[0].numpy())
+    kept[0].numpy()[...] = 0.0
+    np.testing.assert_array_equal(v.grad.numpy(), [[1.0, 1.0]])
