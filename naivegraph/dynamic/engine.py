@@ -16,7 +16,7 @@ import numpy as np
 
 from .grad_mode import _state
 from .node import AccumulateGrad, Node
-from .tensor import NO_GRAD_FN, Tensor
+from .tensor import Tensor
 
 
 def _topological_order(roots: Sequence[Node]) -> list[Node]:
@@ -150,79 +150,119 @@ def execute(outputs: Sequence[Tensor], gradients: Sequence, keep_graph: bool,
             gc.enable()
 
 
-def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_into) -> list:
-    roots: list[tuple[Node, int, object]] = []
-    for i, (tensor, gradient) in enumerate(zip(outputs, gradients)):
-        if not tensor._rg:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
-                               "a grad_fn" + (" (call .requires_grad_() on a leaf, or check "
-                                              "that no_grad() was not active when it was computed)"))
-        roots.append((tensor._edge()[0], tensor._output_nr, _root_gradient(tensor, gradient, i,
-                                                                            create_graph)))
+def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_into) -> tuple:
+    """One pass: returns (captured gradients, retain_grad updates, leaf updates)."""
+    roots = _roots(outputs, gradients, create_graph)
     order = _topological_order([node for node, _, _ in roots])
-    targets = capture if capture is not None else accumulate_into
-    target_edges = {}
-    if targets is not None:
-        for t in targets:
-            node, nr = t._edge()
-            if node is None:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            target_edges.setdefault(id(node), []).append((nr, t))
-        useful = _nodes_leading_to(order, set(target_edges))
+    run = _Pass(order, create_graph, capture, accumulate_into)
     buffers: dict[Node, list] = {}
     for node, nr, grad in roots:
         _add_to_buffer(buffers, node, nr, grad)
-
-    captured: dict[int, object] = {}
-    leaf_updates: list[tuple[Tensor, object]] = []
-    retained: list[tuple[Tensor, object]] = []
+    plain = run.targets is None
     ran: list[Node] = []
     previous_mode = _state.enabled
     _state.enabled = create_graph
     try:
         for node in order:
             grads = buffers.pop(node, None)
-            if grads is None or (targets is not None and id(node) not in useful):
+            if grads is None:
                 continue
-            is_leaf = type(node) is AccumulateGrad
-            hooks = node._hooks
-            if hooks is not None:
-                if hooks.tensor:
-                    _run_tensor_hooks(node, grads, create_graph)
-                if hooks.retained:
-                    _collect_retained(node, grads, retained)
-            if is_leaf and node.variable._hooks:
-                grads[0] = _leaf_gradient(node.variable, grads[0], create_graph)
-            if targets is not None and id(node) in target_edges:
-                for nr, t in target_edges[id(node)]:
-                    if grads[nr] is None:
-                        continue
-                    if capture is not None:
-                        captured[id(t)] = grads[nr]
-                    elif not is_leaf:  # backward(inputs=[non-leaf])
-                        leaf_updates.append((t, grads[nr]))
-                if not is_leaf and not any(id(child) in useful
-                                           for child, _ in node.next_functions if child is not None):
-                    continue
-            if is_leaf:
-                if capture is None and (targets is None or id(node) in target_edges):
-                    leaf_updates.append((node.variable, grads[0]))
-                continue
-            if hooks is None:
-                grad_inputs = node.apply(grads, create_graph)
+            if plain and node._hooks is None and type(node) is not AccumulateGrad:
+                grad_inputs = node.apply(grads, create_graph)  # the common case
             else:
-                grad_inputs = _run_node(node, grads, create_graph)
-            if not keep_graph:
-                ran.append(node)
+                grad_inputs = run.visit(node, grads)
+                if grad_inputs is None:
+                    continue  # a leaf, or a node that leads to no requested input
+            ran.append(node)
             for (child, nr), grad in zip(node.next_functions, grad_inputs):
                 if child is not None and grad is not None:
                     _add_to_buffer(buffers, child, nr, grad)
     finally:
         _state.enabled = previous_mode
-    for node in ran:  # only filled when the graph is not kept
-        node.release()
-    found = [] if capture is None else [captured.get(id(t)) for t in capture]
-    return found, retained, leaf_updates
+    if not keep_graph:
+        for node in ran:
+            node.release()
+    return run.found(), run.retained, run.leaf_updates
+
+
+def _roots(outputs: Sequence[Tensor], gradients: Sequence, create_graph: bool) -> list:
+    """(node, output_nr, gradient) where the pass starts, one per output."""
+    roots = []
+    for i, (tensor, gradient) in enumerate(zip(outputs, gradients)):
+        if not tensor._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn (call .requires_grad_() on a leaf, or check that "
+                               "no_grad() was not active when it was computed)")
+        roots.append((tensor._edge()[0], tensor._output_nr,
+                      _root_gradient(tensor, gradient, i, create_graph)))
+    return roots
+
+
+class _Pass:
+    """One backward pass's handling of everything but plain nodes: hooks, leaves,
+    ``retain_grad``, and the tensors asked for by ``autograd.grad`` or ``inputs=``."""
+
+    __slots__ = ("create_graph", "capture", "targets", "target_edges", "useful", "captured",
+                 "leaf_updates", "retained")
+
+    def __init__(self, order: list[Node], create_graph: bool, capture, accumulate_into) -> None:
+        self.create_graph = create_graph
+        self.capture = capture
+        self.targets = capture if capture is not None else accumulate_into
+        self.target_edges: dict[int, list] = {}  # id(node) -> [(output_nr, tensor)]
+        self.useful: set[int] = set()
+        if self.targets is not None:
+            for t in self.targets:
+                node, nr = t._edge()
+                if node is None:
+                    raise RuntimeError("One of the differentiated Tensors does not require grad")
+                self.target_edges.setdefault(id(node), []).append((nr, t))
+            self.useful = _nodes_leading_to(order, set(self.target_edges))
+        self.captured: dict[int, object] = {}
+        self.leaf_updates: list[tuple[Tensor, object]] = []
+        self.retained: list[tuple[Tensor, object]] = []
+
+    def visit(self, node: Node, grads: list) -> list | None:
+        """Run ``node``'s hooks and collect what is asked for; return its input
+        gradients, or None when the pass stops here."""
+        if self.targets is not None and id(node) not in self.useful:
+            return None
+        is_leaf = type(node) is AccumulateGrad
+        hooks = node._hooks
+        if hooks is not None:
+            if hooks.tensor:
+                _run_tensor_hooks(node, grads, self.create_graph)
+            if hooks.retained:
+                _collect_retained(node, grads, self.retained)
+        if is_leaf and node.variable._hooks:
+            grads[0] = _leaf_gradient(node.variable, grads[0], self.create_graph)
+        if id(node) in self.target_edges:
+            self._take(node, grads, is_leaf)
+            if not is_leaf and not any(id(child) in self.useful
+                                       for child, _ in node.next_functions if child is not None):
+                return None
+        if is_leaf:
+            if self.capture is None and (self.targets is None or id(node) in self.target_edges):
+                self.leaf_updates.append((node.variable, grads[0]))
+            return None
+        if hooks is None:
+            return node.apply(grads, self.create_graph)
+        return _run_node(node, grads, self.create_graph)
+
+    def _take(self, node: Node, grads: list, is_leaf: bool) -> None:
+        """Keep the gradients of the requested tensors that ``node`` produced."""
+        for nr, t in self.target_edges[id(node)]:
+            if grads[nr] is None:
+                continue
+            if self.capture is not None:
+                self.captured[id(t)] = grads[nr]
+            elif not is_leaf:  # backward(inputs=[non-leaf])
+                self.leaf_updates.append((t, grads[nr]))
+
+    def found(self) -> list:
+        if self.capture is None:
+            return []
+        return [self.captured.get(id(t)) for t in self.capture]
 
 
 def _add_to_buffer(buffers: dict, node: Node, nr: int, grad) -> None:

@@ -185,11 +185,11 @@ class OpNode(Node):
     """
 
     __slots__ = ("op", "attrs", "saved", "saved_out", "sources", "needs", "_constants",
-                 "output_ref", "output_meta")
+                 "output_ref")
 
     def __init__(self, op: OpDef, attrs: dict, next_functions: tuple, saved: list,
                  saved_out, sources: tuple, needs: tuple, constants: dict | None,
-                 output_ref, output_meta: Meta) -> None:
+                 output_ref) -> None:
         self.next_functions = next_functions
         self._hooks = None
         self._released = False
@@ -201,7 +201,11 @@ class OpNode(Node):
         self.needs = needs  # per input: does a gradient flow to it
         self._constants = constants  # input index -> weakref, inputs not requiring grad
         self.output_ref = output_ref  # weakref to the output tensor, for drawings
-        self.output_meta = output_meta
+
+    @property
+    def output_meta(self) -> Meta:
+        """Shape and dtype of the output (kept after the output itself is gone)."""
+        return meta_of(self.saved_out)
 
     @property
     def shapes(self) -> tuple:
@@ -239,7 +243,7 @@ class OpNode(Node):
         self._released = True
         for position, _, _ in self.sources:
             if position == "out":
-                self.saved_out = self.output_meta
+                self.saved_out = meta_of(self.saved_out)
             else:
                 self.saved[position] = meta_of(self.saved[position])
         self.sources = ()
@@ -309,6 +313,19 @@ def node_class(name: str) -> type:
     if cls is None:
         cls = type(name, (OpNode,), {"__slots__": ()})
         _node_classes[name] = cls
+    return cls
+
+
+#: op -> its node class, for ops whose PyTorch name does not depend on the call.
+node_class_of_op: dict[OpDef, type] = {}
+
+
+def find_node_class(op: OpDef, attrs: dict, saved: list) -> type:
+    """The node class for one call of ``op``; ``node_class_of_op`` caches fixed names."""
+    name = op.backward_name
+    if callable(name):
+        return node_class(name(attrs, [shape_of(s) for s in saved]))
+    cls = node_class_of_op[op] = node_class(name)
     return cls
 
 

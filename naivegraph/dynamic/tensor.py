@@ -20,7 +20,7 @@ from ..ops.errors import explain
 from ..ops.methods import OpMethods
 from ..ops.methods import shape_arg as _shape_arg
 from .grad_mode import _state
-from .node import AccumulateGrad, _HookDict, add_hook, meta_of, node_class, shape_of
+from .node import AccumulateGrad, _HookDict, add_hook, find_node_class, meta_of, node_class_of_op
 
 _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
@@ -30,7 +30,6 @@ MinMax = namedtuple("MinMax", ["values", "indices"])
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
                         "in-place operation.")
-NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
 
 
 class _Counter:
@@ -116,18 +115,15 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
         edges.append(_NO_EDGE)
         needs.append(False)
     out = result._data
-    out_meta = meta_of(out)
     if "out" in saves:
         saved_out = out
         counter = result._counter()
         sources += (("out", counter, counter.value),)
     else:
-        saved_out = out_meta
-    name = op.backward_name
-    if callable(name):
-        name = name(attrs, [shape_of(s) for s in saved])
-    return node_class(name)(op, attrs, tuple(edges), saved, saved_out, sources, tuple(needs),
-                            constants, weakref.ref(result), out_meta)
+        saved_out = meta_of(out)
+    cls = node_class_of_op.get(op) or find_node_class(op, attrs, saved)
+    return cls(op, attrs, tuple(edges), saved, saved_out, sources, tuple(needs), constants,
+               weakref.ref(result))
 
 
 _NO_EDGE = (None, 0)

@@ -93,10 +93,10 @@ class OpDef:
         if self.vjp_all is not None:
             grads = list(self.vjp_all(g, list(inputs), out, needs, **attrs))
         else:
-            grads = [
-                self.partials[i](g, *inputs, out, **attrs) if need and self.partials[i] else None
-                for i, need in enumerate(needs)
-            ]
+            grads = [None] * len(needs)
+            for i, (partial, need) in enumerate(zip(self.partials, needs)):
+                if need and partial is not None:
+                    grads[i] = partial(g, *inputs, out, **attrs)
         if self.elementwise:
             for i, gi in enumerate(grads):
                 if gi is not None:
