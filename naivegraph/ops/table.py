@@ -429,8 +429,8 @@ def _nll_partial(g, logp, target, out, reduction="mean"):
     hot = F.one_hot(target, num_classes=logp.shape[1])
     if reduction == "none":
         return -(F.unsqueeze(g, dim=1) * hot)
-    picked = -(g * hot)
-    return picked / logp.shape[0] if reduction == "mean" else picked
+    scale = -g / logp.shape[0] if reduction == "mean" else -g  # scalar work before (N, C)
+    return scale * hot
 
 
 defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,), backward="NllLossBackward0")
