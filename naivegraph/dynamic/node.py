@@ -256,7 +256,7 @@ class OpNode(Node):
             self._check_versions()
             if create_graph:  # the rule must see tensors, to record its own graph
                 inputs, out = self._saved_as_tensors()
-        return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs, None)
+        return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs)
 
     def _check_versions(self) -> None:
         for position, owner, version in self.sources:
@@ -325,7 +325,7 @@ def find_node_class(op: OpDef, attrs: dict, saved: list) -> type:
     name = op.backward_name
     if callable(name):
         return node_class(name(attrs, [shape_of(s) for s in saved]))
-    cls = node_class_of_op[op] = node_class(name)
+    node_class_of_op[op] = cls = node_class(name)
     return cls
 
 
