@@ -16,7 +16,8 @@ from ..ops import OPS
 from ..ops.core import _backend_of
 from .tensor import Tensor
 
-_METHODS = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg",
+_METHODS = ["exp", "log", "sqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid", "relu", "abs",
+            "neg",
             "sign", "sum", "mean", "max", "min", "argmax", "argmin", "reshape", "transpose",
             "permute", "t", "squeeze", "unsqueeze", "flatten", "matmul", "mm", "softmax",
             "log_softmax", "clamp", "maximum", "minimum", "pow", "clone", "detach"]
@@ -61,6 +62,11 @@ def where(condition, input, other):
     if _backend_of((condition, input, other)) is None:
         condition = Tensor(condition)
     return OPS["where"].dispatch(condition, input, other)
+
+
+def addmm(input, mat1, mat2):
+    """``input + mat1 @ mat2`` for matrices (``input`` broadcasts), as ``torch.addmm``."""
+    return OPS["addmm"].dispatch(_as_operand(input), mat1, mat2)
 
 
 def cat(tensors: Sequence, dim: int = 0):
@@ -114,5 +120,5 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-__all__ = _METHODS + ["add", "sub", "mul", "div", "where", "cat", "stack", "eq", "gt", "lt", "ge",
+__all__ = _METHODS + ["add", "sub", "mul", "div", "addmm", "where", "cat", "stack", "eq", "gt", "lt", "ge",
                       "le", "numel", "allclose", "is_tensor"]

@@ -17,14 +17,14 @@ import numpy as np
 from ..ops import OPS
 from ..ops.core import OpDef
 from ..ops.errors import explain
-from ..ops.methods import OpMethods
+from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
 from ..ops.methods import shape_arg as _shape_arg
 from .grad_mode import _state
 from .node import AccumulateGrad, _HookDict, add_hook, find_node_class, meta_of, node_class_of_op
 
 _new = object.__new__
-_VIEW_OPS = frozenset({"reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand",
-                       "getitem"})
+_VIEW_OPS = frozenset({"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze",
+                       "expand", "getitem"})
 MinMax = namedtuple("MinMax", ["values", "indices"])
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -400,12 +400,8 @@ class Tensor(OpMethods):
         if self._data.dtype == dtype:
             return self
         if self._rg and dtype.kind in "fc":
-            return _op("clone", self)._retype(dtype)
+            return _op("to_copy", self, dtype=dtype)
         return Tensor._make(self._data.astype(dtype), False, None, 0)
-
-    def _retype(self, dtype) -> "Tensor":
-        self._data = self._data.astype(dtype)
-        return self
 
     def float(self) -> "Tensor":
         return self._cast(np.dtype(np.float32))
@@ -590,10 +586,10 @@ class Tensor(OpMethods):
         return self._inplace("fill", value=value.item() if isinstance(value, Tensor) else value)
 
     def zero_(self) -> "Tensor":
-        return self.fill_(0.0)
+        return self._inplace("zero")
 
     def copy_(self, src) -> "Tensor":
-        return self._inplace("index_put", src, index=...)
+        return self._inplace("copy", src)
 
     def __setitem__(self, index, value) -> None:
         self._inplace("index_put", value, index=_index_arg(index))
@@ -609,6 +605,13 @@ class Tensor(OpMethods):
     # -- where tensors differ from the shared OpMethods ------------------------------------
     def _index(self, index):
         return _index_arg(index)
+
+    def __rtruediv__(self, other):
+        # PyTorch computes number / tensor as tensor.reciprocal() * number, and names the
+        # graph after that (MulBackward0 over ReciprocalBackward0).
+        if _is_number(other) and self._data.dtype.kind in "fc":
+            return self.reciprocal() * other
+        return apply(OPS["div"], (other, self), _NO_ATTRS)
 
     def __eq__(self, other):  # elementwise, as in torch
         return _op("eq", self, other)

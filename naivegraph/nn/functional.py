@@ -39,9 +39,27 @@ def log_softmax(x, dim: int):
 
 
 def linear(x, weight, bias=None):
-    """``x @ weight.T + bias``, the affine map of ``nn.Linear``."""
-    out = x @ weight.T
-    return out if bias is None else out + bias
+    """``x @ weight.t() + bias``, the affine map of ``nn.Linear``.
+
+    Built as PyTorch builds it, so the graph has the same nodes: ``addmm`` on a matrix
+    input (inputs of other ranks are flattened to one and viewed back), ``mm`` without
+    a bias.
+
+    >>> import naivegraph as ng
+    >>> w = ng.ones(3, 2, requires_grad=True)
+    >>> ng.nn.functional.linear(ng.ones(4, 2), w, ng.zeros(3)).grad_fn
+    <AddmmBackward0 object at ...>
+    """
+    weight_t = weight.t()
+    if bias is None:
+        return x @ weight_t
+    shape = getattr(x, "shape", None)
+    if shape is None or None in shape:  # a static placeholder of unknown size
+        return x @ weight_t + bias
+    if len(shape) == 2:
+        return OPS["addmm"].dispatch(bias, x, weight_t)
+    flat = OPS["addmm"].dispatch(bias, x.reshape(-1, shape[-1]), weight_t)
+    return flat.reshape(*shape[:-1], flat.shape[-1])
 
 
 def _check_reduction(reduction: str) -> None:

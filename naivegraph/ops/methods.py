@@ -146,6 +146,9 @@ class OpMethods:
     def exp(self):
         return self._op("exp")
 
+    def reciprocal(self):
+        return self._op("reciprocal")
+
     def log(self):
         return self._op("log")
 
@@ -278,7 +281,7 @@ class OpMethods:
         ndim = self.ndim
         if ndim is not None and ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
-        return self if ndim is not None and ndim < 2 else self.transpose(0, 1)
+        return self._op("t")
 
     @property
     def T(self):

@@ -62,6 +62,8 @@ defop("mul", np.multiply, [lambda g, x, y, out: g * y, lambda g, x, y, out: g * 
 defop("div", np.true_divide, [lambda g, x, y, out: g / y,
                               lambda g, x, y, out: -g * x / (y * y)],
       saves=(0, 1), elementwise=True)
+defop("reciprocal", lambda x: np.true_divide(1, x), [lambda g, x, out: -g * out * out],
+      saves=("out",), elementwise=True)
 
 
 def _pow_scalar_partial(g, x, out, exponent):
@@ -144,8 +146,17 @@ def _clamp_partial(g, x, out, min=None, max=None):
 defop("clamp", _clamp, [_clamp_partial], backward="ClampBackward1", saves=(0,),
       elementwise=True)
 defop("clone", np.copy, [lambda g, x, out: g])
+defop("to_copy", lambda x, dtype: np.asarray(x).astype(dtype),
+      [lambda g, x, out, dtype: g if g.dtype == x.dtype else F.to_copy(g, dtype=x.dtype)],
+      backward="ToCopyBackward0", doc="A copy cast to ``dtype`` (``x.float()``, ``x.to(...)``).")
+# What in-place writers compute; the old value gets no gradient.
 defop("fill", lambda x, value: np.full_like(x, value), [lambda g, x, out, value: g * 0.0],
       backward="FillBackward2")  # PyTorch's fill_(scalar)
+defop("zero", np.zeros_like, [lambda g, x, out: g * 0.0], backward="ZeroBackward0")
+defop("copy", lambda x, src: np.array(np.broadcast_to(np.asarray(src, dtype=np.asarray(x).dtype),
+                                                      np.shape(x))),
+      [lambda g, x, src, out: g * 0.0, lambda g, x, src, out: g], backward="CopyBackwards",
+      elementwise=True, doc="``src`` broadcast to ``x``'s shape and dtype (``x.copy_(src)``).")
 
 # Comparisons and friends: results carry no gradient (PyTorch returns bool tensors).
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
@@ -233,6 +244,15 @@ defop("sum_to", lambda x, shape: _np_sum_to(np.asarray(x), shape),
       [lambda g, x, out, shape: F.expand(g, shape=tuple(x.shape))])
 defop("transpose", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
       [lambda g, x, out, dim0, dim1: F.transpose(g, dim0=dim0, dim1=dim1)])
+
+
+def _t(x):
+    if np.ndim(x) > 2:
+        raise ValueError(f"t() expects a tensor with <= 2 dimensions, but self is {np.ndim(x)}D")
+    return np.transpose(x)
+
+
+defop("t", _t, [lambda g, x, out: F.t(g)], backward="TBackward0")
 defop("permute", lambda x, dims: np.transpose(x, dims),
       [lambda g, x, out, dims: F.permute(g, dims=tuple(np.argsort(dims).tolist()))])
 def _squeeze(x, dim=None):
@@ -301,11 +321,15 @@ def _keep_mask(shape, index):
     return mask
 
 
+def _summed_to(g, shape):
+    """``g`` summed back to ``shape`` after broadcasting (itself when it already fits)."""
+    shape = tuple(shape)
+    return g if tuple(g.shape) == shape else F.sum_to(g, shape=shape)
+
+
 def _index_put_value_partial(g, x, v, out, index):
     # The value is broadcast into the indexed region: sum its gradient back to its shape.
-    grad = F.getitem(g, index=index)
-    shape = tuple(getattr(v, "shape", ()))
-    return grad if tuple(grad.shape) == shape else F.sum_to(grad, shape=shape)
+    return _summed_to(F.getitem(g, index=index), getattr(v, "shape", ()))
 
 
 defop("index_put", _index_put,
@@ -386,6 +410,11 @@ def _matmul_partial(which):
 
 defop("matmul", np.matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1),
       backward=_matmul_name)
+defop("addmm", lambda bias, mat1, mat2: np.matmul(mat1, mat2) + bias,
+      [lambda g, bias, mat1, mat2, out: _summed_to(g, bias.shape),
+       lambda g, bias, mat1, mat2, out: F.matmul(g, F.t(mat2)),
+       lambda g, bias, mat1, mat2, out: F.matmul(F.t(mat1), g)],
+      saves=(1, 2), doc="``bias + mat1 @ mat2`` for matrices: the op behind ``nn.Linear``.")
 
 # ----------------------------------------------------------------------------------
 # Neural-network building blocks

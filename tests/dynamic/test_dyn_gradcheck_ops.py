@@ -73,7 +73,9 @@ case("sub", "rsub-python-scalar", lambda x: 2.5 - x, ("anyv", (2, 3)))
 case("sub", "alpha", lambda x, y: x.sub(y, alpha=2), ("anyv", (2, 3)), ("anyv", (3,)))
 case("mul", "python-scalar", lambda x: x * 3.0, ("anyv", (4,)))
 case("mul", "same-tensor", lambda x: x * x, ("anyv", (4,)))
-case("div", "python-numerator", lambda x: 2.0 / x, ("away", (2, 3)))
+case("div", "tensor-numerator", lambda x, y: y / x, ("away", (2, 3)), ("anyv", (2, 3)))
+case("reciprocal", "python-numerator", lambda x: 2.0 / x, ("away", (2, 3)))
+case("reciprocal", "method", lambda x: x.reciprocal(), ("away", (3,)))
 case("div", "python-denominator", lambda x: x / 4.0, ("anyv", (2, 3)))
 case("maximum", "constant-other", lambda x: ng.maximum(x, ng.tensor(0.1)), ("away", (5,)))
 
@@ -114,6 +116,13 @@ case("clamp", "max", lambda x: x.clamp(max=0.0), ("away", (2, 3)))
 case("clamp", "both", lambda x: x.clamp(-1.0, 1.0), ("away", (3, 4)))
 case("fill", "direct", lambda x: F.fill(x, value=2.0) + x, ("anyv", (2, 3)))
 case("fill", "in-place", lambda x: (x * 1).fill_(3.0) * x, ("anyv", (2, 3)))
+case("zero", "in-place", lambda x: (x * 1).zero_() + x * x, ("anyv", (2, 3)))
+case("copy", "in-place", lambda x, y: (x * 1).copy_(y) * x, ("anyv", (2, 3)), ("anyv", (2, 3)))
+case("copy", "broadcast-source", lambda x, y: (x * 1).copy_(y) * x, ("anyv", (2, 3)),
+     ("anyv", (3,)))
+# Through a wider float and back: float32 would lose more than finite differences resolve.
+case("to_copy", "longdouble-and-back", lambda x: x.to(np.longdouble).double() * x,
+     ("anyv", (2, 3)))
 
 # -- reductions ---------------------------------------------------------------------------
 for op in ("sum", "mean"):
@@ -148,7 +157,8 @@ case("expand", "minus-one", lambda x: x.expand(-1, 4), ("anyv", (3, 1)))
 case("expand", "expand-as", lambda x: x.expand_as(ng.zeros(2, 4)), ("anyv", (4,)))
 case("sum_to", "direct", lambda x: F.sum_to(x, shape=(3, 1)), ("anyv", (2, 3, 4)))
 case("transpose", "transpose", lambda x: x.transpose(0, 2), ("anyv", (2, 3, 4)))
-case("transpose", "t", lambda x: x.t(), ("anyv", (2, 3)))
+case("t", "matrix", lambda x: x.t(), ("anyv", (2, 3)))
+case("t", "vector", lambda x: x.t() * x, ("anyv", (3,)))
 case("transpose", "mT", lambda x: x.mT, ("anyv", (2, 3, 4)))
 case("permute", "permute", lambda x: x.permute(2, 0, 1), ("anyv", (2, 3, 4)))
 case("permute", "T", lambda x: x.T, ("anyv", (2, 3)))
@@ -205,10 +215,13 @@ for cid, sa, sb in [("1d-1d", (3,), (3,)), ("2d-1d", (2, 3), (3,)), ("1d-2d", (3
                     ("broadcast-4d-3d", (2, 1, 2, 3), (3, 3, 2))]:
     case("matmul", cid, lambda a, b: a @ b, ("anyv", sa), ("anyv", sb))
 case("matmul", "mm", lambda a, b: a.mm(b), ("anyv", (2, 3)), ("anyv", (3, 2)))
-case("matmul", "linear", lambda x: ng.nn.functional.linear(x, ng.tensor([[1., 2.], [0.5, -1.],
-                                                                          [3., 0.]]),
-                                                         ng.tensor([0.1, 0.2, 0.3])),
-     ("anyv", (4, 2)))
+case("matmul", "linear-without-bias", lambda x, w: ng.nn.functional.linear(x, w),
+     ("anyv", (4, 2)), ("anyv", (3, 2)))
+for cid, shape in [("linear", (4, 2)), ("linear-vector", (2,)), ("linear-3d", (2, 4, 2))]:
+    case("addmm", cid, lambda x, w, b: ng.nn.functional.linear(x, w, b),
+         ("anyv", shape), ("anyv", (3, 2)), ("anyv", (3,)))
+case("addmm", "broadcast-bias", lambda b, x, y: ng.addmm(b, x, y), ("anyv", (1, 4)),
+     ("anyv", (2, 3)), ("anyv", (3, 4)))
 case("matmul", "same-tensor", lambda a: a @ a, ("anyv", (3, 3)))
 
 # -- neural-network blocks ------------------------------------------------------------------
@@ -243,7 +256,6 @@ case("pow_scalar", "pow_", lambda x: (x * 1).pow_(3), ("anyv", (2, 3)))
 case("pow", "pow_-tensor", lambda x, y: (x * 1).pow_(y), ("pos", (2, 3)), ("anyv", (2, 3)))
 case("exp", "exp_", lambda x: (x * 2).exp_(), ("anyv", (2, 3)))
 case("clamp", "clamp_", lambda x: (x * 1).clamp_(-1.0, 1.0), ("away", (3, 4)))
-case("fill", "zero_", lambda x: (x * 1).zero_() + x * x, ("anyv", (2, 3)))
 case("exp", "chain-of-in-place", lambda x: (x * 1).mul_(2).add_(1).exp_().log(),
      ("anyv", (2, 3)))
 

@@ -167,6 +167,14 @@ def _r(lib, shape, seed):
     return ng.tensor(data, requires_grad=True)
 
 
+def _linear_module(L):
+    module = L.nn.Linear(3, 4, dtype=L.float64)
+    with L.no_grad():
+        module.weight.copy_(L.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3)))
+        module.bias.copy_(L.tensor([0.1, 0.2, 0.3, 0.4], dtype=L.float64))
+    return module
+
+
 def _fill(t):
     t.fill_(2.0)
     return t
@@ -236,6 +244,19 @@ NAMED = {
     "mse_loss": lambda L: _nn(L).mse_loss(_r(L, (3,), 0), _r(L, (3,), 1).detach()),
     "cross_entropy": lambda L: _nn(L).cross_entropy(_r(L, (2, 3), 0), L.tensor([0, 2])),
     "linear": lambda L: _nn(L).linear(_r(L, (2, 3), 0), _r(L, (4, 3), 1), _r(L, (4,), 2)),
+    "linear vector": lambda L: _nn(L).linear(_r(L, (3,), 0), _r(L, (4, 3), 1), _r(L, (4,), 2)),
+    "linear 3d": lambda L: _nn(L).linear(_r(L, (2, 2, 3), 0), _r(L, (4, 3), 1),
+                                         _r(L, (4,), 2)),
+    "linear no bias": lambda L: _nn(L).linear(_r(L, (2, 3), 0), _r(L, (4, 3), 1)),
+    "Linear module": lambda L: _linear_module(L)(_r(L, (2, 3), 0).detach()),
+    "addmm": lambda L: L.addmm(_r(L, (4,), 0), _r(L, (2, 3), 1), _r(L, (3, 4), 2)),
+    "number / tensor": lambda L: 2.0 / _r(L, (3,), 0),
+    "tensor / tensor": lambda L: _r(L, (3,), 0) / _r(L, (3,), 1),
+    "reciprocal": lambda L: _r(L, (3,), 0).reciprocal(),
+    "t vector": lambda L: _r(L, (3,), 0).t(),
+    "float": lambda L: _r(L, (3,), 0).float(),
+    "zero_": lambda L: (_r(L, (3,), 0) * 1.0).zero_(),
+    "copy_": lambda L: (_r(L, (2, 3), 0) * 1.0).copy_(_r(L, (3,), 1)),
     "relu": lambda L: _r(L, (3,), 0).relu(),
     "sigmoid": lambda L: _r(L, (3,), 0).sigmoid(),
     "tanh": lambda L: _r(L, (3,), 0).tanh(),
@@ -252,27 +273,43 @@ NAMED = {
     "clamp_": lambda L: (_r(L, (3,), 0) * 1.0).clamp_(min=1.0),
 }
 
-# Names that differ on purpose: torch fuses or has an op naivegraph spells with others.
-KNOWN_DIFFERENCES = {
-    # F.linear with a bias is one fused addmm kernel in torch; naivegraph records the
-    # matmul and the addition as two nodes, which is what the lessons draw.
-    "linear": ("AddmmBackward0", "AddBackward0"),
-    # x.t() is its own op in torch; naivegraph records it as transpose(0, 1).
-    "t": ("TBackward0", "TransposeBackward0"),
-}
-
-
 def _nn(L):
     return torch.nn.functional if L is torch else ng.nn.functional
+
+
+def _graph(tensor) -> list:
+    """Every node below ``tensor``, breadth first: its name and its inputs' names."""
+    def name(fn):
+        return None if fn is None else fn.name().replace("torch::autograd::", "")
+    seen, nodes, queue = set(), [], [tensor.grad_fn]
+    while queue:
+        fn = queue.pop(0)
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        children = [child for child, _ in fn.next_functions]
+        nodes.append((name(fn), [name(child) for child in children]))
+        queue.extend(children)
+    return nodes
 
 
 @pytest.mark.parametrize("expr", sorted(NAMED))
 def test_grad_fn_name_and_value_match_torch(expr):
     ours = NAMED[expr](ng)
     theirs = NAMED[expr](torch)
-    name = theirs.grad_fn.name().replace("torch::autograd::", "")
-    if expr in KNOWN_DIFFERENCES:
-        assert (name, ours.grad_fn.name()) == KNOWN_DIFFERENCES[expr]
-    else:
-        assert ours.grad_fn.name() == name
+    assert ours.grad_fn.name() == theirs.grad_fn.name().replace("torch::autograd::", "")
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+
+
+# Where torch builds an op from others, naivegraph builds it the same way, so a drawing
+# of the graph matches torch's node for node.  (Elsewhere only the output's node is
+# compared: torch's matmul, for one, expands into several kernels that naivegraph keeps
+# as one node named after the last.)
+SAME_GRAPH = ["linear", "linear vector", "linear 3d", "linear no bias", "Linear module",
+              "addmm", "number / tensor", "t", "t vector", "zero_", "copy_", "float",
+              "mm", "mse_loss", "softmax", "sum dim"]
+
+
+@pytest.mark.parametrize("expr", SAME_GRAPH)
+def test_whole_graph_matches_torch_node_for_node(expr):
+    assert _graph(NAMED[expr](ng)) == _graph(NAMED[expr](torch))
