@@ -268,8 +268,14 @@ class OpMethods:
         if not shape:
             return self.reshape(1)
         start, end = start_dim % len(shape), end_dim % len(shape)
-        merged = int(np.prod(shape[start:end + 1]))
-        return self.reshape(shape[:start] + (merged,) + shape[end + 1:])
+        group = shape[start:end + 1]
+        merged = -1 if None in group else int(np.prod(group))
+        # An unknown size (a static placeholder's None) is left for reshape's -1 to find.
+        new = tuple(-1 if d is None else d for d in shape[:start] + (merged,) + shape[end + 1:])
+        if new.count(-1) > 1:
+            raise ValueError(f"flatten({start_dim}, {end_dim}) of shape {shape} leaves more than "
+                             "one size unknown; declare more of the placeholder's shape")
+        return self.reshape(new)
 
     def transpose(self, dim0: int, dim1: int):
         return self._op("transpose", dim0=dim0, dim1=dim1)
@@ -299,12 +305,7 @@ class OpMethods:
         return self._op("unsqueeze", dim=dim)
 
     def expand(self, *sizes):
-        sizes = shape_arg(sizes)
-        if -1 in sizes:
-            known = self._known_shape("expand(-1, ...)")
-            lead = len(sizes) - len(known)
-            sizes = tuple(known[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-        return self._op("expand", shape=sizes)
+        return self._op("expand", shape=shape_arg(sizes))  # -1 keeps a size, as in torch
 
     def expand_as(self, other):
         return self.expand(other.shape)

@@ -238,8 +238,20 @@ defop("min", _extreme(np.min), [_extreme_partial], backward=_minmax_name("Min"),
 # ----------------------------------------------------------------------------------
 defop("reshape", lambda x, shape: np.reshape(x, shape),
       [lambda g, x, out, shape: F.reshape(g, shape=tuple(x.shape))], backward="ViewBackward0")
-defop("expand", lambda x, shape: np.broadcast_to(x, shape),
-      [lambda g, x, out, shape: F.sum_to(g, shape=tuple(x.shape))])
+
+
+def _expand(x, shape):
+    x = np.asarray(x)
+    lead = len(shape) - x.ndim
+    if lead < 0:
+        raise ValueError(f"expand: {len(shape)} sizes given for a tensor with {x.ndim} "
+                         "dimensions; give at least one size per dimension")
+    # -1 keeps the size the tensor has in that dimension (new leading ones have none).
+    sizes = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(shape))
+    return np.broadcast_to(x, sizes)
+
+
+defop("expand", _expand, [lambda g, x, out, shape: F.sum_to(g, shape=tuple(x.shape))])
 defop("sum_to", lambda x, shape: _np_sum_to(np.asarray(x), shape),
       [lambda g, x, out, shape: F.expand(g, shape=tuple(x.shape))])
 defop("transpose", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),

@@ -193,7 +193,7 @@ class Node(OpMethods):
         return self
 
     def __repr__(self) -> str:
-        shape = "?" if self.shape is None else self.shape
+        shape = _shape_text(self.shape)
         dtype = "?" if self.dtype is None else self.dtype.name
         return f"<{type(self).__name__} {self.name!r} op={self.op_name} shape={shape} dtype={dtype}>"
 
@@ -206,8 +206,9 @@ class Node(OpMethods):
     __float__ = __int__ = __index__ = __bool__
 
     def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError(f"len() of node {self.name!r} needs a known shape with at least one dimension")
+        if not self.shape or self.shape[0] is None:
+            raise TypeError(f"len() of node {self.name!r} needs a known first dimension, but its "
+                            f"shape is {_shape_text(self.shape)}")
         return self.shape[0]
 
     def __iter__(self):
@@ -439,9 +440,10 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
     the real forward.
     """
     shapes = [n.shape for n in inputs]
-    for s in shapes:
-        if s is None or None in s:
-            return None, _dtype_guess(inputs)
+    if any(s is None for s in shapes):
+        return None, _dtype_guess(inputs)
+    if any(None in s for s in shapes):
+        return _infer_partial(op, inputs, attrs, shapes)
     try:
         if op.elementwise:
             out_shape = _broadcast(shapes)
@@ -473,6 +475,49 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
         except Exception:
             new_error = ValueError(message)
         raise new_error from error
+
+
+# Stand-in sizes for the unknown (None) dimensions of placeholders.  An output
+# dimension that comes out the same for all of them does not depend on the unknown
+# sizes; one that changes is unknown too.  1 is among them so that slicing (x[:2],
+# which clamps) and squeezing show their dependence on the size.
+_STAND_INS = (1, 2, 3)
+
+
+def _infer_partial(op: OpDef, inputs: Sequence[Node], attrs: dict,
+                   shapes: Sequence[tuple]) -> tuple[tuple | None, Any]:
+    """(shape, dtype) when some input dimensions are unknown: None marks each output
+    dimension that depends on them; the whole shape is None if even the rank does, or
+    if the op fails for some of the sizes (the run-time sizes decide, as before)."""
+    key = _probe_key(op, inputs, attrs, shapes)
+    known = None if key is None else _PARTIAL.get(key)
+    if known is not None:
+        return known
+    outcomes = []
+    for size in _STAND_INS:
+        concrete = [tuple(size if d is None else d for d in s) for s in shapes]
+        try:
+            result = _probe(op, inputs, attrs, concrete)
+        except Exception:
+            return None, _dtype_guess(inputs)
+        outcomes.append((np.shape(result), np.result_type(result)))
+    if len({len(shape) for shape, _ in outcomes}) != 1:
+        known = None, outcomes[0][1]
+    else:
+        dims = zip(*(shape for shape, _ in outcomes))
+        known = tuple(d[0] if len(set(d)) == 1 else None for d in dims), outcomes[0][1]
+    if key is not None:
+        if len(_PARTIAL) >= _PROBES_MAX:
+            _PARTIAL.clear()
+        _PARTIAL[key] = known
+    return known
+
+
+_PARTIAL: dict[tuple, tuple] = {}  # the answers of _infer_partial, cached like _PROBES
+
+
+def _shape_text(shape: tuple | None) -> str:
+    return "?" if shape is None else str(shape)
 
 
 def _dtype_guess(inputs: Sequence[Node]) -> Any:

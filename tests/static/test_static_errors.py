@@ -155,11 +155,38 @@ def test_none_dimension_accepts_any_batch_size():
     with g:
         x = ns.placeholder("x", shape=(None, 3))
         s = ns.sum(x, dim=1)
-    assert s.shape is None
+    assert s.shape == (None,)  # the batch size stays unknown; everything else is inferred
     (out,) = g.forward(x=np.ones((5, 3)), fetches=[s])
     assert out.tolist() == [3.0] * 5
     with pytest.raises(ValueError, match=r"has shape \(5, 4\).*\(None, 3\)"):
         g.forward(x=np.ones((5, 4)))
+
+
+def test_shapes_below_an_unknown_batch_keep_every_dimension_that_does_not_depend_on_it():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 3))
+        h = (x @ ns.Variable(np.ones((3, 2)), name="w") + ns.Variable(np.zeros(2), name="b")).relu()
+        images = ns.placeholder("images", shape=(None, 3, 4))
+        shapes = {
+            "h": h.shape, "h.T": h.T.shape, "mean": h.mean().shape, "sum(dim=0)": h.sum(0).shape,
+            "x[:2]": x[:2].shape, "x[0]": x[0].shape, "flatten(1)": images.flatten(1).shape,
+            "expand": x.unsqueeze(1).expand(-1, 4, -1).shape, "squeeze()": x.squeeze().shape,
+        }
+    assert shapes == {
+        "h": (None, 2), "h.T": (2, None), "mean": (), "sum(dim=0)": (2,),
+        "x[:2]": (None, 3),  # 1 row for a batch of 1, 2 for larger ones
+        "x[0]": (3,), "flatten(1)": (None, 12), "expand": (None, 4, 3),
+        "squeeze()": None,  # even the rank depends on the batch size (1 is squeezed)
+    }
+    (out,) = g.forward(x=np.ones((5, 3)), fetches=[h.T])
+    assert out.shape == (2, 5)
+
+
+def test_len_of_a_node_with_an_unknown_first_dimension_says_so():
+    with ns.Graph():
+        x = ns.placeholder("x", shape=(None, 3))
+        with pytest.raises(TypeError, match=r"needs a known first dimension.*\(None, 3\)"):
+            len(x)
 
 
 def test_reset_default_graph_inside_a_block_is_refused():
