@@ -66,6 +66,7 @@ class OpDef:
     elementwise: bool = False  # broadcasting op: gradients are summed back to shape
     differentiable: bool = True
     variadic: bool = False  # takes a list of tensors (cat, stack)
+    commutative: bool = False  # operand order does not matter (drawings label it otherwise)
     vjp_all: Callable[..., Sequence[Any]] | None = None  # variadic rule: all grads at once
     doc: str = ""
     attrs_doc: dict = field(default_factory=dict)
@@ -145,7 +146,7 @@ def call(op: OpDef, args: tuple, attrs: dict):
 def defop(name: str, forward: Callable, partials: Sequence[Partial | None] | None = None, *,
           backward: str | Callable[[dict, Sequence[tuple]], str] | None = None, saves: Sequence = (),
           elementwise: bool = False, differentiable: bool = True, variadic: bool = False,
-          vjp_all: Callable | None = None, doc: str = "") -> OpDef:
+          commutative: bool = False, vjp_all: Callable | None = None, doc: str = "") -> OpDef:
     """Add one primitive to the table and return it.
 
     >>> import numpy as np
@@ -166,6 +167,7 @@ def defop(name: str, forward: Callable, partials: Sequence[Partial | None] | Non
         elementwise=elementwise,
         differentiable=differentiable and (partials is not None or vjp_all is not None),
         variadic=variadic,
+        commutative=commutative,
         vjp_all=vjp_all,
         doc=doc or (forward.__doc__ or ""),
     )

@@ -53,12 +53,13 @@ def _minmax_name(base):
 # ----------------------------------------------------------------------------------
 # Elementwise arithmetic (numpy broadcasting; gradients are summed back to shape)
 # ----------------------------------------------------------------------------------
-defop("add", np.add, [lambda g, x, y, out: g, lambda g, x, y, out: g], elementwise=True)
+defop("add", np.add, [lambda g, x, y, out: g, lambda g, x, y, out: g], elementwise=True,
+      commutative=True)
 defop("sub", np.subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True,
       backward=lambda attrs, shapes: ("RsubBackward1" if isinstance(shapes[0], ScalarShape)
                                       else "SubBackward0"))
 defop("mul", np.multiply, [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
-      saves=(0, 1), elementwise=True)
+      saves=(0, 1), elementwise=True, commutative=True)
 defop("div", np.true_divide, [lambda g, x, y, out: g / y,
                               lambda g, x, y, out: -g * x / (y * y)],
       saves=(0, 1), elementwise=True)
@@ -93,11 +94,11 @@ defop("pow", np.power, [_pow_base_partial, _pow_exponent_partial],
 defop("maximum", np.maximum,
       [lambda g, x, y, out: g * F.gt(x, y) + g * F.eq(x, y) * 0.5,
        lambda g, x, y, out: g * F.lt(x, y) + g * F.eq(x, y) * 0.5],
-      saves=(0, 1), elementwise=True)
+      saves=(0, 1), elementwise=True, commutative=True)
 defop("minimum", np.minimum,
       [lambda g, x, y, out: g * F.lt(x, y) + g * F.eq(x, y) * 0.5,
        lambda g, x, y, out: g * F.gt(x, y) + g * F.eq(x, y) * 0.5],
-      saves=(0, 1), elementwise=True)
+      saves=(0, 1), elementwise=True, commutative=True)
 defop("where", np.where,
       [None, lambda g, c, x, y, out: g * c, lambda g, c, x, y, out: g * F.logical_not(c)],
       saves=(0,), elementwise=True)
@@ -162,7 +163,8 @@ defop("copy", lambda x, src: np.array(np.broadcast_to(np.asarray(src, dtype=np.a
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("lt", np.less), ("le", np.less_equal),
                    ("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
-    defop(_name, _fn, elementwise=True)
+    defop(_name, _fn, elementwise=True,
+          commutative=_name in ("eq", "ne", "logical_and", "logical_or"))
 defop("logical_not", np.logical_not, elementwise=True)
 defop("sign", np.sign, elementwise=True)
 

@@ -155,10 +155,14 @@ class Item:
 
 @dataclass
 class Sketch:
-    """Items in traversal order plus edges ``(tail index, head index, kind)``."""
+    """Items in traversal order plus edges ``(tail index, head index, kind, operand)``.
+
+    ``operand`` is the input position an edge stands for, drawn as a small label where
+    the order of operands matters (``a - b``), else None.
+    """
 
     items: list[Item] = field(default_factory=list)
-    edges: list[tuple[int, int, str]] = field(default_factory=list)
+    edges: list[tuple[int, int, str, int | None]] = field(default_factory=list)
     clusters: dict[str, dict[str, str]] = field(default_factory=dict)
     _index: dict[Any, int] = field(default_factory=dict)
 
@@ -176,8 +180,8 @@ class Sketch:
         self._index[key] = index
         return index, True
 
-    def edge(self, tail: int, head: int, kind: str = "data") -> None:
-        self.edges.append((tail, head, kind))
+    def edge(self, tail: int, head: int, kind: str = "data", operand: int | None = None) -> None:
+        self.edges.append((tail, head, kind, operand))
 
     def __len__(self) -> int:
         return len(self.items)
@@ -390,22 +394,37 @@ def emit(sketch: Sketch, drawing: Drawing, max_nodes: int | None = 500,
 def _write_edges(sketch: Sketch, drawing: Drawing, new_id: dict[int, str],
                  note_id: str | None) -> set[str]:
     """Edges between kept items as they are; edges to hidden ones go through the note."""
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, int | None]] = set()
     used: set[str] = set()
     body = drawing.body
     edge_text = {kind: _attr_text(attrs) for kind, (attrs, _) in EDGES.items()}
-    for tail, head, kind in sketch.edges:
+    for tail, head, kind, operand in sketch.edges:
         a, b = new_id.get(tail), new_id.get(head)
         if a is None and b is None:
             continue
         if a is None or b is None:
-            a, b, kind = (a or note_id), (b or note_id), "note"
-        if (a, b, kind) in seen:
+            a, b, kind, operand = (a or note_id), (b or note_id), "note", None
+        if (a, b, kind, operand) in seen:
             continue
-        seen.add((a, b, kind))
-        body.append(f"\t{a} -> {b} [{edge_text[kind]}]\n")
+        seen.add((a, b, kind, operand))
+        text = edge_text[kind]
+        if operand is not None:
+            text += f" {_attr_text(OPERAND_LABEL)} label={operand}"
+            used.add("operand")
+        body.append(f"\t{a} -> {b} [{text}]\n")
         used.add(kind)
     return used
+
+
+OPERAND_LABEL = dict(fontsize="9", fontcolor="#616161")
+
+
+def operand_position(op: Any, position: int, count: int) -> int | None:
+    """The label of input ``position`` of ``op`` (an OpDef) among ``count`` inputs:
+    its position where the order of operands matters, else None."""
+    if op is None or count < 2 or getattr(op, "commutative", False):
+        return None
+    return position
 
 
 def _quote(text: str) -> str:
@@ -432,8 +451,9 @@ def add_legend(drawing: graphviz.Digraph, styles: Iterable[str], edges: Iterable
     It is a single HTML-table node, so it never pulls on the layout of the graph, and
     its samples do not count as graph nodes (their class is ``legend``).
     """
+    edges_used = set(edges)
     styles = [s for s in _LEGEND_ORDER if s in set(styles)]
-    edges = [e for e in EDGES if e in set(edges)]
+    edges = [e for e in EDGES if e in edges_used]
     if not styles and not edges:
         return
     rows = []
@@ -449,6 +469,9 @@ def add_legend(drawing: graphviz.Digraph, styles: Iterable[str], edges: Iterable
                  "┄┄▶" if attrs.get("style") in ("dashed", "dotted") else "──▶")
         rows.append(f'<tr><td><font color="{attrs["color"]}">{arrow}</font></td>'
                     f'<td align="left">{html.escape(text)}</td></tr>')
+    if "operand" in edges_used:
+        rows.append(f'<tr><td><font color="{OPERAND_LABEL["fontcolor"]}">0 1</font></td>'
+                    '<td align="left">operand position (in a - b, a is 0)</td></tr>')
     table = ('<<table border="0" cellborder="0" cellspacing="3" cellpadding="2">'
              + "".join(rows) + "</table>>")
     with drawing.subgraph(name="cluster_legend") as sub:

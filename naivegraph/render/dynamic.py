@@ -24,7 +24,7 @@ import numpy as np
 
 from ..dynamic.node import AccumulateGrad, OpNode
 from ..dynamic.tensor import Tensor
-from .dot import Item, Sketch, format_shape, format_value, html_label
+from .dot import Item, Sketch, format_shape, format_value, html_label, operand_position
 
 # ----------------------------------------------------------------------------- names
 
@@ -212,6 +212,10 @@ class _ShapeOnly:
         self.shape = shape
 
 
+def _operand(fn: Any, i: int) -> int | None:
+    return operand_position(getattr(fn, "op", None), i, len(fn.next_functions))
+
+
 def _inputs(fn: Any) -> range:
     return range(len(fn.next_functions))
 
@@ -247,7 +251,7 @@ def forward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
             in_index, new = sketch.add((prefix,) + key, make)
             if new and producer is not None:
                 queue.append((producer, in_index))
-            sketch.edge(in_index, op_index, "data")
+            sketch.edge(in_index, op_index, "data", _operand(fn, i))
 
 
 # ----------------------------------------------------------------------------- backward
@@ -285,9 +289,9 @@ def backward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
                 saved, _ = sketch.add((prefix, "saved", id(fn), role), lambda r=role, s=shape: Item(
                     "saved", _describe_saved, (fn, r, s, ctx), "saved value", cluster))
                 sketch.edge(saved, index, "saved")
-        for child, _ in fn.next_functions:
+        for i, (child, _) in enumerate(fn.next_functions):
             if child is not None:
-                sketch.edge(index, node_index(child), "grad")
+                sketch.edge(index, node_index(child), "grad", _operand(fn, i))
 
 
 def _grad_fn_item(fn: Any, ctx: _Context, cluster: str | None) -> Item:

@@ -17,7 +17,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .dot import Item, Sketch, emit, format_shape, format_value, html_label, new_drawing, Drawing
+from .dot import (Drawing, Item, Sketch, emit, format_shape, format_value, html_label, new_drawing,
+                  operand_position)
 
 
 def _static():
@@ -130,14 +131,15 @@ def add_graph(sketch: Sketch, order: Sequence[Any], allowed: set, roots: Sequenc
         index_of(root)
     while queue:
         node, index = queue.popleft()
-        for inp in node.inputs:
+        for i, inp in enumerate(node.inputs):
             if inp not in allowed:
                 continue
             source = index_of(inp)
+            operand = operand_position(getattr(node, "op", None), i, len(node.inputs))
             if reverse:
-                sketch.edge(index, source, "grad")
+                sketch.edge(index, source, "grad", operand)
             else:
-                sketch.edge(source, index, "data")
+                sketch.edge(source, index, "data", operand)
 
 
 def static_sketch(obj: Any, kind: str | None, show_values: bool = True) -> tuple[Sketch, str]:

@@ -195,3 +195,38 @@ def test_bad_kind_is_a_clear_error(reference):
 def test_ng_render_is_the_same_function_before_and_after_importing_the_package(reference):
     import naivegraph.render  # noqa: F401  (binds the package to ng.render)
     assert "MeanBackward0" in ng.render(reference["loss"], kind="backward").source
+
+
+def _operands_into(dot, title: str) -> dict[str, str]:
+    """For the node titled ``title``: input title -> operand label of its edge."""
+    (node,) = dot.by_title(title)
+    return {dot.nodes[a].title: attrs.get("label") for a, b, attrs in dot.edges if b == node.id}
+
+
+def test_edges_into_an_op_whose_operand_order_matters_are_labelled_by_position():
+    a = ng.tensor([1.0, 2.0], requires_grad=True)
+    b = ng.tensor([3.0, 4.0], requires_grad=True)
+    diff = a - b
+    total = a + b
+    forward = render(diff, kind="forward", params={"a": a, "b": b})
+    assert _operands_into(parse_dot(forward.source), "sub") == {"a": "0", "b": "1"}
+    assert "operand position" in forward.source  # and the legend says what the labels mean
+    plain = render(total, kind="forward", params={"a": a, "b": b})
+    assert _operands_into(parse_dot(plain.source), "add") == {"a": None, "b": None}
+    assert "operand position" not in plain.source
+
+
+def test_backward_edges_name_the_input_each_gradient_is_for():
+    a = ng.tensor(2.0, requires_grad=True)
+    b = ng.tensor(3.0, requires_grad=True)
+    dot = parse_dot(render(a / b, kind="backward", params={"a": a, "b": b}).source)
+    (div,) = dot.by_title("DivBackward0")
+    labels = sorted(attrs.get("label") for s, t, attrs in dot.edges if s == div.id)
+    assert labels == ["0", "1"]
+
+
+def test_the_same_tensor_on_both_sides_of_a_subtraction_draws_two_edges():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    dot = parse_dot(render(x - x, kind="forward", params={"x": x}).source)
+    (sub,) = dot.by_title("sub")
+    assert sorted(attrs.get("label") for _, b, attrs in dot.edges if b == sub.id) == ["0", "1"]

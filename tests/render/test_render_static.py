@@ -108,3 +108,14 @@ def test_ng_render_accepts_static_graph_node_and_list(static_reference):
     g, n = static_reference
     assert ng.render(g).source.startswith("digraph")
     assert ng.render([n["l4"], n["loss"]]).source.count("class=output") == 2  # both asked for
+
+
+def test_static_edges_into_a_division_are_labelled_numerator_0_denominator_1():
+    with ns.Graph() as g:
+        a = ns.placeholder("a", shape=(2,))
+        b = ns.Variable(np.ones(2), name="b")
+        q = a / b
+    dot = parse_dot(render(g).source)
+    (div,) = [x for x in dot.nodes.values() if x.title == q.name]
+    labels = {dot.nodes[s].title: attrs.get("label") for s, t, attrs in dot.edges if t == div.id}
+    assert labels == {"a": "0", "b": "1"}
