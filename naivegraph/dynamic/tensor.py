@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from collections import namedtuple
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -25,7 +24,6 @@ from .node import AccumulateGrad, _HookDict, add_hook, find_node_class, meta_of,
 _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze",
                        "expand", "getitem"})
-MinMax = namedtuple("MinMax", ["values", "indices"])
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
@@ -618,31 +616,6 @@ class Tensor(OpMethods):
 
     def __ne__(self, other):
         return _op("ne", self, other)
-
-    def _extreme(self, name: str, arg: Callable, dim, keepdim: bool):
-        if dim is None or isinstance(dim, Tensor):
-            return getattr(OpMethods, name)(self, dim, keepdim)
-        values = _op(name, self, dim=int(dim), keepdim=keepdim)
-        indices = arg(self._data, axis=int(dim))
-        if keepdim:
-            indices = np.expand_dims(indices, int(dim))
-        return MinMax(values, Tensor._make(np.asarray(indices), False, None, 0))
-
-    def max(self, dim=None, keepdim: bool = False):
-        """The largest value; along ``dim``, a (values, indices) pair as in torch."""
-        return self._extreme("max", np.argmax, dim, keepdim)
-
-    def min(self, dim=None, keepdim: bool = False):
-        """The smallest value; along ``dim``, a (values, indices) pair as in torch."""
-        return self._extreme("min", np.argmin, dim, keepdim)
-
-    def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
-        out = np.argmax(self._data, axis=dim, keepdims=keepdim)
-        return Tensor._make(np.asarray(out), False, None, 0)
-
-    def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
-        out = np.argmin(self._data, axis=dim, keepdims=keepdim)
-        return Tensor._make(np.asarray(out), False, None, 0)
 
     def __iter__(self):
         if self.ndim == 0:

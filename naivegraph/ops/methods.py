@@ -9,6 +9,7 @@ returns indices; a static node rejects an index that is itself a node).
 from __future__ import annotations
 
 import numbers
+from collections import namedtuple
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from .core import OPS
 from .shapes import resolve_shape
 
 _NO_ATTRS: dict = {}  # shared by attribute-free calls; never mutated
+MinMax = namedtuple("MinMax", ["values", "indices"])  # what max(dim) / min(dim) return
 
 
 def shape_arg(shape: tuple) -> tuple:
@@ -225,16 +227,29 @@ class OpMethods:
         return self._op("mean", dim=dim_arg(dim), keepdim=keepdim)
 
     def max(self, dim=None, keepdim: bool = False):
-        """Largest values (over ``dim``); with another tensor, the elementwise maximum."""
-        if dim is not None and not isinstance(dim, (int, np.integer)):
-            return self.maximum(dim)
-        return self._op("max", dim=dim_arg(dim), keepdim=keepdim)
+        """The largest value; along ``dim``, a ``(values, indices)`` pair as in torch; with
+        another tensor, the elementwise maximum."""
+        return self._extreme("max", "argmax", "maximum", dim, keepdim)
 
     def min(self, dim=None, keepdim: bool = False):
-        """Smallest values (over ``dim``); with another tensor, the elementwise minimum."""
-        if dim is not None and not isinstance(dim, (int, np.integer)):
-            return self.minimum(dim)
-        return self._op("min", dim=dim_arg(dim), keepdim=keepdim)
+        """The smallest value; along ``dim``, a ``(values, indices)`` pair as in torch; with
+        another tensor, the elementwise minimum."""
+        return self._extreme("min", "argmin", "minimum", dim, keepdim)
+
+    def _extreme(self, name: str, position: str, elementwise: str, dim, keepdim: bool):
+        if dim is None:
+            return self._op(name, dim=None, keepdim=keepdim)
+        if not isinstance(dim, (int, np.integer)):
+            return self._op(elementwise, dim)
+        dim = int(dim)
+        return MinMax(self._op(name, dim=dim, keepdim=keepdim),
+                      self._op(position, dim=dim, keepdim=keepdim))
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False):
+        return self._op("argmax", dim=None if dim is None else int(dim), keepdim=keepdim)
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False):
+        return self._op("argmin", dim=None if dim is None else int(dim), keepdim=keepdim)
 
     # -- linear algebra -----------------------------------------------------------------
     def matmul(self, other):

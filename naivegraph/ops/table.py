@@ -235,6 +235,16 @@ defop("max", _extreme(np.max), [_extreme_partial], backward=_minmax_name("Max"),
 defop("min", _extreme(np.min), [_extreme_partial], backward=_minmax_name("Min"),
       saves=(0, "out"))
 
+
+def _position_of(finder):
+    def forward(x, dim=None, keepdim=False):
+        return finder(x, axis=dim, keepdims=keepdim)
+    return forward
+
+
+defop("argmax", _position_of(np.argmax), doc="Index of the largest value (over ``dim``).")
+defop("argmin", _position_of(np.argmin), doc="Index of the smallest value (over ``dim``).")
+
 # ----------------------------------------------------------------------------------
 # Shape and indexing (numpy views where numpy gives one)
 # ----------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ True
 
 from .graph import Graph, get_default_graph, reset_default_graph
 from .nodes import Constant, Node, Operation, Placeholder, Variable, constant, expression, placeholder
-from .functions import (abs, add, cat, clamp, cos, cross_entropy, div, eq, exp, expand, flatten,
-                        ge, gt, le, log, log_softmax, logical_and, logical_not, logical_or, lt,
+from .functions import (abs, add, argmax, argmin, cat, clamp, cos, cross_entropy, div, eq, exp,
+                        expand, flatten, ge, gt, le, log, log_softmax, logical_and, logical_not, logical_or, lt,
                         matmul, max, maximum, mean, min, minimum, mm, mse_loss, mul, ne, neg,
                         nll_loss, permute, pow, relu, reshape, sigmoid, sin, softmax, sqrt,
                         squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze, view, where)

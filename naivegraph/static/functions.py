@@ -99,14 +99,24 @@ def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Operation:
     return _node(x).mean(dim=dim, keepdim=keepdim)
 
 
-def max(x: Any, dim: Any = None, keepdim: bool = False) -> Operation:  # noqa: A001
-    """Largest values over ``dim`` (values only, like ``torch.amax``)."""
+def max(x: Any, dim: Any = None, keepdim: bool = False):  # noqa: A001
+    """The largest value; along ``dim``, a ``(values, indices)`` pair, as in torch."""
     return _node(x).max(dim=dim, keepdim=keepdim)
 
 
-def min(x: Any, dim: Any = None, keepdim: bool = False) -> Operation:  # noqa: A001
-    """Smallest values over ``dim`` (values only, like ``torch.amin``)."""
+def min(x: Any, dim: Any = None, keepdim: bool = False):  # noqa: A001
+    """The smallest value; along ``dim``, a ``(values, indices)`` pair, as in torch."""
     return _node(x).min(dim=dim, keepdim=keepdim)
+
+
+def argmax(x: Any, dim: int | None = None, keepdim: bool = False) -> Operation:
+    """Index of the largest value (over ``dim``; of the flattened ``x`` when None)."""
+    return _node(x).argmax(dim=dim, keepdim=keepdim)
+
+
+def argmin(x: Any, dim: int | None = None, keepdim: bool = False) -> Operation:
+    """Index of the smallest value (over ``dim``; of the flattened ``x`` when None)."""
+    return _node(x).argmin(dim=dim, keepdim=keepdim)
 
 
 def reshape(x: Any, *shape: Any) -> Operation:

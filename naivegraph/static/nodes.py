@@ -230,13 +230,6 @@ class Node(OpMethods):
                             "must be known when the graph is built (use ns.where for masks)")
         return index
 
-    def max(self, dim=None, keepdim=False):
-        """Largest values (like ``torch.amax``: values only, no indices)."""
-        return OpMethods.max(self, dim, keepdim)
-
-    def min(self, dim=None, keepdim=False):
-        """Smallest values (like ``torch.amin``: values only, no indices)."""
-        return OpMethods.min(self, dim, keepdim)
 
 
 def _require_shape(node: Node, what: str) -> tuple:

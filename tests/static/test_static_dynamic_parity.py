@@ -12,8 +12,9 @@ if not hasattr(ng, "tensor"):
 PROGRAMS = {
     "reference": lambda m, x, w: m.mean((x * w + 3.0) * (x * w * 4.0)),
     "activations": lambda m, x, w: m.sum(m.sigmoid(x) * m.tanh(w) + m.relu(x - w)),
-    # max/min without dim: with dim, dynamic mode returns (values, indices) as torch does.
     "reductions": lambda m, x, w: m.max(x * w) + m.sum(m.mean(x, dim=0) * m.min(w)),
+    # along a dim, both modes return (values, indices), as torch does
+    "max_dim": lambda m, x, w: m.sum(m.max(x * w, dim=1)[0] * m.min(w, 1).values),
     "matmul_softmax": lambda m, x, w: m.sum(m.softmax(x @ m.transpose(w, 0, 1), 1) ** 2),
     "shapes": lambda m, x, w: m.sum(m.reshape(m.permute(x, 1, 0), 6) * m.flatten(w)),
     "cat_stack": lambda m, x, w: m.sum(m.cat([x, w], dim=0) ** 3) + m.sum(m.stack([x, w]).exp()),
@@ -46,3 +47,15 @@ def test_static_matches_dynamic_values_and_gradients(name):
     g.forward(x=x_value, fetches=[loss])
     g.backward(loss)
     np.testing.assert_allclose(w.grad, w_dyn.grad.numpy(), rtol=1e-13, atol=1e-15)
+
+
+def test_max_along_a_dim_unpacks_into_values_and_indices_in_both_modes():
+    data = np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    values, indices = ng.tensor(data).max(dim=1)
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 3))
+        node_values, node_indices = x.max(dim=1)
+        first = ns.argmin(x, dim=1)
+    assert node_values.shape == node_indices.shape == (None,)
+    got = g.forward(x=data, fetches=[node_values, node_indices, first])
+    assert [a.tolist() for a in got] == [values.tolist(), indices.tolist(), [0, 1]]

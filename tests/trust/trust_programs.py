@@ -223,7 +223,7 @@ class StaticBackend:
         return self.ns
 
     def max_dim(self, x, dim, keepdim, which):
-        return getattr(self.ns, which)(x, dim=dim, keepdim=keepdim)
+        return getattr(self.ns, which)(x, dim=dim, keepdim=keepdim).values
 
     def inplace(self, x, method, *args, **kwargs):
         name = method.rstrip("_")
