@@ -99,6 +99,32 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
+    def to(self, dtype=None, *args, **kwargs) -> "Module":
+        """Cast every floating parameter (and its gradient) to ``dtype``, in place.
+
+        The Parameter objects stay the same, so an optimiser built before still holds
+        them.  A device argument such as ``"cpu"`` is accepted and ignored.
+
+        >>> import naivegraph as ng
+        >>> ng.nn.Linear(2, 3, dtype=ng.float32).double().weight.dtype
+        dtype('float64')
+        """
+        if dtype is None or isinstance(dtype, str):
+            return self
+        dtype = np.dtype(dtype)
+        for p in self.parameters():
+            if p._data.dtype.kind in "fc" and p._data.dtype != dtype:
+                p._data = p._data.astype(dtype)
+                if p._grad is not None:
+                    p._grad = p._grad._cast(dtype)
+        return self
+
+    def double(self) -> "Module":
+        return self.to(np.float64)
+
+    def float(self) -> "Module":
+        return self.to(np.float32)
+
     def extra_repr(self) -> str:
         return ""
 
