@@ -2,8 +2,9 @@
 
 Each method is one op-table call through the class's own backend (``_ng_apply``):
 a ``Tensor`` computes at once, a static ``Node`` adds itself to its graph.  A class
-overrides a method only where its mode really differs (a tensor's ``max(dim)`` also
-returns indices; a static node rejects an index that is itself a node).
+overrides a method only where its mode really differs (a tensor divides a number by
+itself as torch does, through ``reciprocal``; a static node rejects an index that is
+itself a node).
 """
 
 from __future__ import annotations

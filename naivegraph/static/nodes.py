@@ -231,11 +231,10 @@ class Node(OpMethods):
         return index
 
 
-
 def _require_shape(node: Node, what: str) -> tuple:
     if node.shape is None:
-        raise ValueError(f"{what} needs the shape of {node.name!r}, which is unknown; give the "
-                         f"placeholder it depends on a shape")
+        raise ValueError(f"{what} needs the shape of {node.name!r}, whose rank is unknown; give "
+                         f"the placeholder it depends on a shape")
     return node.shape
 
 
