@@ -17,10 +17,9 @@ from ..ops.core import _backend_of
 from .tensor import Tensor
 
 _METHODS = ["exp", "log", "sqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid", "relu", "abs",
-            "neg",
-            "sign", "sum", "mean", "max", "min", "argmax", "argmin", "reshape", "transpose",
-            "permute", "t", "squeeze", "unsqueeze", "flatten", "matmul", "mm", "softmax",
-            "log_softmax", "clamp", "maximum", "minimum", "pow", "clone", "detach"]
+            "neg", "sign", "sum", "mean", "max", "min", "argmax", "argmin", "reshape",
+            "transpose", "permute", "t", "squeeze", "unsqueeze", "flatten", "matmul", "mm",
+            "softmax", "log_softmax", "clamp", "maximum", "minimum", "pow", "clone", "detach"]
 
 
 def _as_operand(x):
@@ -120,5 +119,5 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-__all__ = _METHODS + ["add", "sub", "mul", "div", "addmm", "where", "cat", "stack", "eq", "gt", "lt", "ge",
-                      "le", "numel", "allclose", "is_tensor"]
+__all__ = _METHODS + ["add", "sub", "mul", "div", "addmm", "where", "cat", "stack", "eq", "gt",
+                      "lt", "ge", "le", "numel", "allclose", "is_tensor"]

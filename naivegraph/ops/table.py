@@ -255,10 +255,8 @@ defop("reshape", lambda x, shape: np.reshape(x, shape),
 def _expand(x, shape):
     x = np.asarray(x)
     lead = len(shape) - x.ndim
-    if lead < 0:
-        raise ValueError(f"expand: {len(shape)} sizes given for a tensor with {x.ndim} "
-                         "dimensions; give at least one size per dimension")
-    # -1 keeps the size the tensor has in that dimension (new leading ones have none).
+    # -1 keeps the size the tensor has in that dimension (new leading ones have none; too
+    # few sizes fail in broadcast_to, which the error explainer turns into a message).
     sizes = tuple(x.shape[i - lead] if s == -1 and i >= lead else s for i, s in enumerate(shape))
     return np.broadcast_to(x, sizes)
 
@@ -434,7 +432,16 @@ def _matmul_partial(which):
 
 defop("matmul", np.matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1),
       backward=_matmul_name)
-defop("addmm", lambda bias, mat1, mat2: np.matmul(mat1, mat2) + bias,
+
+
+def _addmm(bias, mat1, mat2):
+    if np.ndim(mat1) != 2 or np.ndim(mat2) != 2:
+        raise ValueError(f"addmm multiplies matrices, got {np.ndim(mat1)}-D and "
+                         f"{np.ndim(mat2)}-D operands; use matmul and + for other shapes")
+    return np.matmul(mat1, mat2) + bias
+
+
+defop("addmm", _addmm,
       [lambda g, bias, mat1, mat2, out: _summed_to(g, bias.shape),
        lambda g, bias, mat1, mat2, out: F.matmul(g, F.t(mat2)),
        lambda g, bias, mat1, mat2, out: F.matmul(F.t(mat1), g)],
