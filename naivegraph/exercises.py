@@ -177,6 +177,17 @@ def _close(got: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5,
         return False
 
 
+def _hint_for(got: Any, mistakes: list[tuple[tuple, str]], otherwise: str) -> str:
+    """The hint of the first known wrong answer that ``got`` equals, else ``otherwise``.
+
+    ``mistakes`` lists ``(wrong values, hint)``: the values a common misconception gives.
+    """
+    for values, hint in mistakes:
+        if any(_close(got, v) for v in values):
+            return hint
+    return otherwise
+
+
 def _call(exercise: str, fn: Callable, *args, **kwargs):
     """Call the learner's function; a crash becomes a readable failure (not an exception)."""
     try:
@@ -205,6 +216,16 @@ def _returned_blank(exercise: str, value: Any) -> Result | None:
         return _todo(exercise, "(your function returned None: fill in its body and make it "
                                "`return` the answer.)")
     return None
+
+
+def _answer(exercise: str, fn: Callable, *args) -> tuple[Result | None, Any]:
+    """Call the learner's function: ``(None, value)``, or ``(result, None)`` when it
+    raised or returned nothing, ``result`` being what the checker should return."""
+    ok, value = _call(exercise, fn, *args)
+    if not ok:
+        return value, None
+    blank = _returned_blank(exercise, value)
+    return (blank, None) if blank is not None else (None, value)
 
 
 CHECKERS: dict[str, Callable] = {}
@@ -283,12 +304,11 @@ def check_l1_grad(l1_grad) -> Result:
         return _todo(ex)
     if _close(l1_grad, 7.0):
         return _ok(ex, "d loss / d l1 = 0.25 * (l3 + l2 * w3) = 0.25 * (8 + 20) = 7 per element.")
-    if _close(l1_grad, 28.0):
-        hint = "that is d loss / d w1 summed over elements; for l1 keep one element (and its 1/4)."
-    elif _close(l1_grad, 2.0) or _close(l1_grad, 5.0):
-        hint = "l1 feeds two paths (through l2 and through l3): add both contributions."
-    else:
-        hint = "l4 = (l1 + w2) * (l1 * w3): differentiate with the product rule, then times 1/4."
+    hint = _hint_for(l1_grad, [
+        ((28.0,), "that is d loss / d w1 summed over elements; for l1 keep one element (and "
+                  "its 1/4)."),
+        ((2.0, 5.0), "l1 feeds two paths (through l2 and through l3): add both contributions."),
+    ], "l4 = (l1 + w2) * (l1 * w3): differentiate with the product rule, then times 1/4.")
     return _wrong(ex, "7", _show(l1_grad), hint)
 
 
@@ -385,12 +405,9 @@ def check_find_leaves(find_leaves) -> Result:
     ]
     names = {id(a): "a", id(b): "b", id(c): "c"}
     for text, tensor, want in cases:
-        ok, got = _call(ex, find_leaves, tensor)
-        if not ok:
-            return got
-        blank = _returned_blank(ex, got)
-        if blank is not None:
-            return blank
+        stop, got = _answer(ex, find_leaves, tensor)
+        if stop is not None:
+            return stop
         try:
             got_ids = {id(t) for t in got}
         except TypeError:
@@ -455,12 +472,10 @@ def check_accumulated_grad(x_grad) -> Result:
         return _todo(ex)
     if _close(x_grad, 12.0):
         return _ok(ex, "each backward adds 2x = 6 into x.grad: 6 + 6 = 12.")
-    if _close(x_grad, 6.0):
-        hint = "backward does not overwrite .grad, it adds to it; zero it between steps."
-    elif _close(x_grad, 9.0) or _close(x_grad, 18.0):
-        hint = "the gradient of x**2 is 2x, not x**2; then remember the second backward."
-    else:
-        hint = "d(x**2)/dx = 2x = 6 at x = 3; what happens to .grad after a second backward?"
+    hint = _hint_for(x_grad, [
+        ((6.0,), "backward does not overwrite .grad, it adds to it; zero it between steps."),
+        ((9.0, 18.0), "the gradient of x**2 is 2x, not x**2; then remember the second backward."),
+    ], "d(x**2)/dx = 2x = 6 at x = 3; what happens to .grad after a second backward?")
     return _wrong(ex, "12", _show(x_grad), hint)
 
 
@@ -474,12 +489,9 @@ def check_manual_gradient(gradf) -> Result:
     ng = _ng()
     xs = np.array([[-1.5, -0.3, 0.0, 0.4], [1.0, 1.7, -2.2, 0.9], [2.5, -0.8, 0.1, 1.3]])
     want = 2 * xs * np.exp(xs) + xs ** 2 * np.exp(xs)
-    ok, got = _call(ex, gradf, ng.tensor(xs))
-    if not ok:
-        return got
-    blank = _returned_blank(ex, got)
-    if blank is not None:
-        return blank
+    stop, got = _answer(ex, gradf, ng.tensor(xs))
+    if stop is not None:
+        return stop
     if _close(got, want, shape_free=False):
         return _ok(ex, "2x e^x + x^2 e^x matches what autograd computes.")
     if _close(got, 2 * xs * np.exp(xs)):
@@ -501,13 +513,11 @@ def check_second_derivative(first, second) -> Result:
         return _wrong(ex, "first derivative 27", _show(first), "d(x^3)/dx = 3x^2 = 27 at x = 3.")
     if _close(second, 18.0):
         return _ok(ex, "f'(3) = 27 and f''(3) = 18: differentiate the graph that computed f'.")
-    if _close(second, 6.0):
-        hint = "6x, evaluated at x = 3."
-    elif _close(second, 27.0) or _close(second, 54.0):
-        hint = ("differentiate the first derivative (built with create_graph=True) once more; "
-                "do not reuse x.grad, which accumulates.")
-    else:
-        hint = "d(3x^2)/dx = 6x."
+    hint = _hint_for(second, [
+        ((6.0,), "6x, evaluated at x = 3."),
+        ((27.0, 54.0), "differentiate the first derivative (built with create_graph=True) once "
+                       "more; do not reuse x.grad, which accumulates."),
+    ], "d(3x^2)/dx = 6x.")
     return _wrong(ex, "second derivative 18", _show(second), hint)
 
 
@@ -520,12 +530,11 @@ def check_vector_backward(x_grad) -> Result:
     want = [2.0, 0.4, 0.06]
     if _close(x_grad, want, shape_free=False):
         return _ok(ex, "backward(v) computes v^T J = v * 2x = [2, 0.4, 0.06].")
-    if _close(x_grad, [2.0, 4.0, 6.0]):
-        hint = "you computed 2x; each element is weighted by the matching entry of `gradient`."
-    elif _close(x_grad, [1.0, 0.2, 0.03]):
-        hint = "d(x*x)/dx is 2x, not x."
-    else:
-        hint = "x.grad[i] = gradient[i] * dy[i]/dx[i]."
+    hint = _hint_for(x_grad, [
+        (([2.0, 4.0, 6.0],), "you computed 2x; each element is weighted by the matching entry "
+                             "of `gradient`."),
+        (([1.0, 0.2, 0.03],), "d(x*x)/dx is 2x, not x."),
+    ], "x.grad[i] = gradient[i] * dy[i]/dx[i].")
     return _wrong(ex, "[2, 0.4, 0.06]", _show(x_grad), hint)
 
 
@@ -566,12 +575,9 @@ def check_reset_leaf(reset) -> Result:
         return bad
     ng = _ng()
     a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
-    ok, got = _call(ex, reset, a)
-    if not ok:
-        return got
-    blank = _returned_blank(ex, got)
-    if blank is not None:
-        return blank
+    stop, got = _answer(ex, reset, a)
+    if stop is not None:
+        return stop
     if got is not a:
         return _fail(ex, "your function returned a different tensor; hint: change `a` itself "
                          "(in place, through a.data, a.detach() or under ng.no_grad()) and "
@@ -665,12 +671,9 @@ def check_finetune_setup(setup) -> Result:
     model = _tiny_net()
     old_fc = model.fc
     body_before = [p.detach().numpy().copy() for p in model.body.parameters()]
-    ok, opt = _call(ex, setup, model, 3)
-    if not ok:
-        return opt
-    blank = _returned_blank(ex, opt)
-    if blank is not None:
-        return blank
+    stop, opt = _answer(ex, setup, model, 3)
+    if stop is not None:
+        return stop
     if not hasattr(opt, "step") or not hasattr(opt, "param_groups") and not hasattr(opt, "params"):
         return _fail(ex, f"expected an optimizer, got {type(opt).__name__}; hint: return "
                          "ng.optim.SGD(model.fc.parameters(), lr=...).")
@@ -717,12 +720,9 @@ def check_inference(predict) -> Result:
     ng = _ng()
     model = _tiny_net()
     x = ng.randn(4, 2)
-    ok, out = _call(ex, predict, model, x)
-    if not ok:
-        return out
-    blank = _returned_blank(ex, out)
-    if blank is not None:
-        return blank
+    stop, out = _answer(ex, predict, model, x)
+    if stop is not None:
+        return stop
     with ng.no_grad():
         want = model(x).numpy()
     if not _close(out, want, shape_free=False):
@@ -777,12 +777,9 @@ def check_compiled_step(f) -> Result:
     bad = _not_callable(ex, f)
     if bad is not None:
         return bad
-    ok, out = _call(ex, f, np.ones((2, 2)))
-    if not ok:
-        return out
-    blank = _returned_blank(ex, out)
-    if blank is not None:
-        return blank
+    stop, out = _answer(ex, f, np.ones((2, 2)))
+    if stop is not None:
+        return stop
     try:
         values = [float(_array(v)) for v in out]
     except Exception:  # noqa: BLE001
@@ -853,12 +850,9 @@ def check_where_fix(f) -> Result:
     if bad is not None:
         return bad
     ng = _ng()
-    ok, eager = _call(ex, f, ng.tensor([1.0, -2.0]))
-    if not ok:
-        return eager
-    blank = _returned_blank(ex, eager)
-    if blank is not None:
-        return blank
+    stop, eager = _answer(ex, f, ng.tensor([1.0, -2.0]))
+    if stop is not None:
+        return stop
     import naivegraph.static as ns
     try:
         traced = ns.trace(f, np.ones(2))
@@ -996,12 +990,9 @@ def check_accuracy_fn(accuracy) -> Result:
         return bad
     logits = np.array([[2.0, 1.0], [0.1, 0.3], [5.0, -1.0], [0.0, 0.2], [1.0, 3.0]])
     labels = np.array([0, 1, 1, 0, 1])
-    ok, got = _call(ex, accuracy, logits, labels)
-    if not ok:
-        return got
-    blank = _returned_blank(ex, got)
-    if blank is not None:
-        return blank
+    stop, got = _answer(ex, accuracy, logits, labels)
+    if stop is not None:
+        return stop
     if _close(got, 0.6):
         ng = _ng()
         ok, got2 = _call(ex, accuracy, ng.tensor(logits), ng.tensor(labels))
@@ -1035,12 +1026,9 @@ def check_train_step(train_step) -> Result:
     opt = ng.optim.SGD(model.parameters(), lr=0.5)
     losses = []
     for _ in range(15):
-        ok, loss = _call(ex, train_step, model, opt, ng.tensor(X), ng.tensor(y))
-        if not ok:
-            return loss
-        blank = _returned_blank(ex, loss)
-        if blank is not None:
-            return blank
+        stop, loss = _answer(ex, train_step, model, opt, ng.tensor(X), ng.tensor(y))
+        if stop is not None:
+            return stop
         try:
             losses.append(float(_array(loss)))
         except Exception:  # noqa: BLE001
