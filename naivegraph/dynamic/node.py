@@ -322,10 +322,9 @@ node_class_of_op: dict[OpDef, type] = {}
 
 def find_node_class(op: OpDef, attrs: dict, saved: list) -> type:
     """The node class for one call of ``op``; ``node_class_of_op`` caches fixed names."""
-    name = op.backward_name
-    if callable(name):
-        return node_class(name(attrs, [shape_of(s) for s in saved]))
-    node_class_of_op[op] = cls = node_class(name)
+    if callable(op.backward_name):  # depends on the call: not cached
+        return node_class(op.grad_fn_name(attrs, [shape_of(s) for s in saved]))
+    node_class_of_op[op] = cls = node_class(op.backward_name)
     return cls
 
 
