@@ -503,8 +503,9 @@ def _mse(x, y, reduction="mean"):
 
 def _mse_partial(sign):
     def partial(g, x, y, out, reduction="mean"):
-        scale = 2.0 / max(int(np.prod(x.shape)), 1) if reduction == "mean" else 2.0
         diff = (x - y) if sign > 0 else (y - x)
+        # the mean is over the broadcast shape (torch), not over x's own size
+        scale = 2.0 / max(int(np.prod(diff.shape)), 1) if reduction == "mean" else 2.0
         return g * diff * scale
     return partial
 
