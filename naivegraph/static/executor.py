@@ -51,16 +51,47 @@ def check_feed(placeholder: Placeholder, value: Any) -> np.ndarray:
     Data that is not numeric (TypeError) or is a ragged nested list (ValueError) is
     refused with the placeholder named.
     """
-    array = value
-    if type(array) is not np.ndarray or array.dtype != placeholder.dtype:
-        array = numeric_data(value, f"the value fed to placeholder {placeholder.name!r}")
-        array = np.asarray(array, dtype=placeholder.dtype)
+    data = np.asarray(numeric_data(value, f"the value fed to placeholder {placeholder.name!r}"))
+    array = _cast_feed(placeholder, data)
     if not _shape_matches(placeholder.shape, array.shape):
         raise ValueError(
             f"the value fed to placeholder {placeholder.name!r} has shape {array.shape}, but "
             f"the placeholder was declared with shape {placeholder.shape}; feed an array of "
             f"shape {placeholder.shape} (None in a declared shape accepts any size)")
     return array
+
+
+def _cast_feed(placeholder: Placeholder, data: np.ndarray) -> np.ndarray:
+    """``data`` in the placeholder's dtype; unsafe casts are refused.
+
+    A cast within a kind (float64 -> float32) or upwards (int -> float) is fine; one
+    that would drop an imaginary part or a fraction, or overflow an integer, is not.
+    """
+    target = placeholder.dtype
+    integers = data.dtype.kind in "iu" and target.kind in "iu"  # checked by value below
+    if not (integers or np.can_cast(data.dtype, target, casting="same_kind")):
+        raise TypeError(
+            f"the value fed to placeholder {placeholder.name!r} has dtype {data.dtype}, which "
+            f"cannot be cast to the placeholder's dtype {target} without losing information; "
+            f"convert it explicitly (e.g. array.astype(np.{target.name})) or declare the "
+            f"placeholder with dtype={data.dtype.name}")
+    # No copy of a feed of the right dtype (memory planning); results are never the
+    # caller's array or a view of it: ``Plan.fetched`` copies those on the way out.
+    with np.errstate(over="ignore"):  # an overflow is reported below, as a TypeError
+        array = data.astype(target, copy=False)
+    if integers and not np.array_equal(array, data):
+        raise _does_not_fit(placeholder, data)
+    if target.kind in "fc" and target.itemsize < data.dtype.itemsize and \
+            np.count_nonzero(np.isinf(array)) != np.count_nonzero(np.isinf(data)):
+        raise _does_not_fit(placeholder, data)  # finite values that overflow to inf
+    return array
+
+
+def _does_not_fit(placeholder: Placeholder, data: np.ndarray) -> TypeError:
+    return TypeError(
+        f"the value fed to placeholder {placeholder.name!r} (dtype {data.dtype}) has values "
+        f"that do not fit its dtype {placeholder.dtype}; declare the placeholder with a "
+        f"wider dtype")
 
 
 def collect_feeds(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any]
@@ -155,6 +186,7 @@ class Plan:
                 self.variables.append((i, node._state))
         self.placeholder_slots = [self.slot.get(p) for p in placeholders]
         self.fetch_slots = [self.slot[f] for f in fetches]
+        self.leaf_slots = [i for i, n in enumerate(self.order) if not isinstance(n, Operation)]
         protected = set(fetches) | set(keep)
         self.steps = self._schedule(protected, free)
 
@@ -214,6 +246,24 @@ class Plan:
             node = order[step[2]]
             raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
         return values
+
+
+    def fetched(self, values: list[Any]) -> list[Any]:
+        """The fetched values, none of them storage a leaf keeps (a Variable's array,
+        a constant, a fed array) nor a view of it: writing to a result changes nothing.
+
+        Results computed by the run are handed out as they are (no copy of intermediates).
+        """
+        leaves = [values[i] for i in self.leaf_slots if isinstance(values[i], np.ndarray)]
+        result = []
+        for slot in self.fetch_slots:
+            value = values[slot]
+            if isinstance(value, np.ndarray) and any(
+                    value is leaf or (value.base is not None and np.may_share_memory(value, leaf))
+                    for leaf in leaves):
+                value = value.copy()
+            result.append(value)
+        return result
 
 
 def shape_of(value: Any) -> tuple:
@@ -281,7 +331,7 @@ def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
         if isinstance(node, (Operation, Placeholder)):
             node._value = value
     graph._last_run_shapes = shapes
-    return None if fetches is None else [values[s] for s in plan.fetch_slots]
+    return None if fetches is None else plan.fetched(values)
 
 
 # -------------------------------------------------------------------------- compile
@@ -326,7 +376,7 @@ class CompiledFunction:
     def __call__(self, *arrays: Any) -> list[np.ndarray]:
         values = self.plan.run(self._convert(arrays))
         # numpy reduces to scalars (np.float64); callers get arrays, 0-d or not, always.
-        return [np.asarray(values[s]) for s in self.plan.fetch_slots]
+        return [np.asarray(v) for v in self.plan.fetched(values)]
 
     def __repr__(self) -> str:
         return (f"<CompiledFunction {len(self.plan.steps)} steps: "

@@ -280,8 +280,9 @@ class Variable(Node):
 
     def assign(self, value: Any) -> "Variable":
         """Replace the stored value (same shape; cast to the variable's dtype)."""
-        array = np.asarray(numeric_data(value, f"the value assigned to Variable {self.name!r}"),
-                           dtype=self.dtype)
+        # np.array: a private copy, as in __init__
+        array = np.array(numeric_data(value, f"the value assigned to Variable {self.name!r}"),
+                         dtype=self.dtype)
         if array.shape != self.shape:
             raise ValueError(
                 f"cannot assign a value of shape {array.shape} to Variable {self.name!r} of "
@@ -299,11 +300,13 @@ class Constant(Node):
 
     kind = "constant"
 
-    def __init__(self, value: Any, what: str = "a constant") -> None:
+    def __init__(self, value: Any, what: str = "a constant", copy: bool = True) -> None:
         value = numeric_data(value, what)
         if _is_weak_scalar(value):
             shape, dtype = (), np.result_type(value)
         else:
+            if copy:  # a private copy: later edits of the caller's array do not leak in
+                value = np.array(value) if isinstance(value, np.ndarray) else value
             shape, dtype = np.shape(value), np.asarray(value).dtype
         super().__init__("constant", (), shape, dtype)
         self._value = value

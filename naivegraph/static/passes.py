@@ -57,7 +57,7 @@ def copy_node(node: Node, inputs: Sequence[Node], graph: Graph) -> Node:
         Node.__init__(new, "variable", (), node.shape, node.dtype)
         new.trainable, new._state = node.trainable, node._state  # shared storage
     elif isinstance(node, Constant):
-        new = Constant(node.value)
+        new = Constant(node.value, copy=False)  # constants never change: share
     elif isinstance(node, Placeholder):
         new = Placeholder("placeholder", (), node.shape, node.dtype)
     else:
@@ -130,7 +130,7 @@ def constant_folding(graph: Graph, keep: Iterable[Node] | None = None) -> Graph:
             return None
         with np.errstate(all="ignore"):
             value = node.op.forward(*node.args_for([i.value for i in inputs]), **node.attrs)
-        folded = Constant(value)
+        folded = Constant(value, copy=False)
         new._register(folded, node.name, "const")
         folded.is_gradient = node.is_gradient
         changes.append(f"{node.name} -> constant {_short(value)}")

@@ -53,3 +53,112 @@ def test_mse_loss_broadcast_input_gradient_sums_over_the_broadcast_axis():
     g.forward()
     g.backward(loss)
     np.testing.assert_allclose(w.grad, [[6.0], [12.0]])  # 3 columns x 2 x w
+
+
+# -- 10: feeds refuse casts that lose information ---------------------------------------
+def _typed_placeholders():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        i = ns.placeholder("i", shape=(2,), dtype=np.int64)
+        u = ns.placeholder("u", shape=(), dtype=np.uint8)
+        f32 = ns.placeholder("f32", shape=(), dtype=np.float32)
+    return g, x, i, u, f32
+
+
+@pytest.mark.parametrize("name, value, phrase", [
+    ("x", np.array([1 + 2j, 2.0]), "dtype complex128, which cannot be cast to the placeholder's dtype float64"),
+    ("i", [1.7, 2.9], "dtype float64, which cannot be cast to the placeholder's dtype int64"),
+    ("u", 300, "has values that do not fit its dtype uint8"),
+    ("u", -1, "has values that do not fit its dtype uint8"),
+    ("f32", 1e300, "has values that do not fit its dtype float32"),
+])
+def test_feed_with_an_unsafe_cast_is_refused_naming_placeholder_and_dtypes(name, value, phrase):
+    g, *_ = _typed_placeholders()
+    for run in (lambda: g.forward({name: value}, fetches=[name]),
+                lambda: g.compile([name], [name])(value)):
+        with pytest.raises(TypeError, match=f"placeholder '{name}'") as info:
+            run()
+        assert phrase in str(info.value)
+    assert len(g.nodes) == 4
+
+
+@pytest.mark.parametrize("name, value, expected", [
+    ("x", [1, 2], np.array([1.0, 2.0])),                 # int -> float is safe
+    ("x", np.array([True, False]), np.array([1.0, 0.0])),
+    ("i", np.array([1, 2], dtype=np.int32), np.array([1, 2])),
+    ("u", 255, np.array(255, dtype=np.uint8)),
+    ("f32", 0.5, np.array(0.5, dtype=np.float32)),
+])
+def test_feed_with_a_safe_cast_is_accepted(name, value, expected):
+    g, *_ = _typed_placeholders()
+    out, = g.forward({name: value}, fetches=[name])
+    assert out.dtype == g[name].dtype
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(g.compile([name], [name])(value)[0], expected)
+
+
+# -- 11: no result shares storage with a constant, a Variable or a feed ---------------
+def test_constant_keeps_a_copy_of_the_array_it_was_built_from():
+    arr = np.array([1.0, 2.0])
+    with ns.Graph() as g:
+        c = ns.constant(arr)
+        y = c * 2.0
+    arr[0] = 100.0
+    np.testing.assert_array_equal(g.compile([], [y])()[0], [2.0, 4.0])
+    np.testing.assert_array_equal(g.compile([], [y], optimize=False)()[0], [2.0, 4.0])
+
+
+def test_literal_operand_is_copied_when_the_node_is_built():
+    arr = np.array([1.0, 2.0])
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        y = x + arr
+    arr[:] = 0.0
+    np.testing.assert_array_equal(g.forward(x=np.zeros(2), fetches=[y])[0], [1.0, 2.0])
+
+
+def test_assign_keeps_a_copy_of_the_array_assigned():
+    with ns.Graph():
+        w = ns.Variable([1.0, 2.0], name="w")
+    new = np.array([5.0, 6.0])
+    w.assign(new)
+    new[0] = 0.0
+    np.testing.assert_array_equal(w.value, [5.0, 6.0])
+
+
+def _aliasing_graph():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        w = ns.Variable([1.0, 2.0], name="w")
+        c = ns.constant(np.array([7.0, 8.0]))
+        plus_minus_zero = x + (-0.0)          # optimised away to x itself
+        w_column = w.reshape(2, 1)            # a view of the Variable's array
+        x_row = x.reshape(1, 2)               # a view of the fed array
+    return g, x, w, c, [x, w, c, plus_minus_zero, w_column, x_row]
+
+
+@pytest.mark.parametrize("entry", ["forward", "compile", "compile_optimized"])
+def test_writing_to_a_result_changes_no_variable_constant_or_feed(entry):
+    g, x, w, c, fetches = _aliasing_graph()
+    feed = np.array([3.0, 4.0])
+    if entry == "forward":
+        results = g.forward({x: feed}, fetches=fetches)
+    else:
+        results = g.compile([x], fetches, optimize=entry == "compile_optimized")(feed)
+    assert not any(r is feed for r in results)
+    for r in results:
+        r[...] = -1.0
+    np.testing.assert_array_equal(feed, [3.0, 4.0])
+    np.testing.assert_array_equal(w.value, [1.0, 2.0])
+    np.testing.assert_array_equal(g.compile([], [c])()[0], [7.0, 8.0])
+    np.testing.assert_array_equal(g.compile([x], [x * 1.0])(feed)[0], [3.0, 4.0])
+
+
+def test_optimized_identity_output_is_not_the_input_array():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        y = x - 0.0
+    a = np.array([1.0, 2.0])
+    out = g.compile([x], [y], optimize=True)(a)[0]
+    assert out is not a and not np.shares_memory(out, a)
+    np.testing.assert_array_equal(out, a)
