@@ -331,6 +331,10 @@ def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
         if isinstance(node, (Operation, Placeholder)):
             node._value = value
     graph._last_run_shapes = shapes
+    # assign replaces a Variable's array: keeping the ones this run read lets a later
+    # backward use the values of the run it follows, as TensorFlow 1 does.
+    graph._last_run_variables = {node: value for node, value in zip(plan.order, values)
+                                 if isinstance(node, Variable)}
     return None if fetches is None else plan.fetched(values)
 
 

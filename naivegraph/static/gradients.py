@@ -94,12 +94,17 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None) -> None:
             f"retain_grad(), so there is no gradient to compute")
     seed = _seed_value(loss, grad)
     shapes = getattr(graph, "_last_run_shapes", {})
+    run_values = getattr(graph, "_last_run_variables", {})
+
+    def value_of(node: Node) -> Any:
+        """The value ``node`` had in the last run (a Variable may have been assigned since)."""
+        return run_values[node] if node in run_values else node.value
 
     def operands(node: Operation) -> tuple:
         op = node.op
-        inputs = [_saved_or_meta(inp, op.saves_input(i), shapes, node)
+        inputs = [_saved_or_meta(inp, value_of(inp), op.saves_input(i), shapes, node)
                   for i, inp in enumerate(node.inputs)]
-        out = _saved_or_meta(node, op.saves_out, shapes, node)
+        out = _saved_or_meta(node, node.value, op.saves_out, shapes, node)
         return inputs, out, [_run_shape(inp, shapes) for inp in node.inputs]
 
     grads = reverse_sweep(order, {loss: seed}, flows, operands,
@@ -136,14 +141,14 @@ def _seed_value(loss: Node, grad: Any) -> np.ndarray:
     return grad
 
 
-def _saved_or_meta(node: Node, saved: bool, shapes: dict, user: Operation) -> Any:
+def _saved_or_meta(node: Node, value: Any, saved: bool, shapes: dict, user: Operation) -> Any:
     if not saved:
         return Meta(_run_shape(node, shapes), node.dtype or np.float64)
-    if node.value is None:
+    if value is None:
         raise RuntimeError(
             f"the value of {node.name!r} needed to differentiate {user.name!r} was freed; "
             f"run graph.forward again (fetching the loss) right before graph.backward")
-    return node.value
+    return value
 
 
 # -------------------------------------------------------------------------- symbolic

@@ -173,7 +173,9 @@ class Graph:
         """Numeric reverse sweep after ``forward``: fill ``.grad`` of Variables and retained nodes.
 
         Each call replaces the previous gradients (a static graph has no accumulation,
-        so there is nothing to zero between steps).
+        so there is nothing to zero between steps).  Gradients use the values of the
+        run this backward follows: a Variable assigned since then is read as it was
+        during that run.
         """
         from .executor import paused_gc
         from .gradients import numeric_backward

@@ -162,3 +162,34 @@ def test_optimized_identity_output_is_not_the_input_array():
     out = g.compile([x], [y], optimize=True)(a)[0]
     assert out is not a and not np.shares_memory(out, a)
     np.testing.assert_array_equal(out, a)
+
+
+# -- 8f: backward uses the values of the run it follows --------------------------------
+@pytest.mark.parametrize("fetch", [False, True])
+def test_assign_between_forward_and_backward_does_not_leak_into_the_gradient(fetch):
+    with ns.Graph() as g:
+        w = ns.Variable(3.0, name="w")
+        y = w * w
+    if fetch:
+        g.forward(fetches=[y])
+    else:
+        g.forward()
+    w.assign(10.0)
+    g.backward(y)
+    assert float(y.value) == 9.0
+    assert float(w.grad) == 6.0          # d(w*w)/dw at the run's w = 3, not 2 * 10
+    assert float(w.value) == 10.0        # the assign itself stands
+    g.forward()
+    g.backward(y)
+    assert (float(y.value), float(w.grad)) == (100.0, 20.0)
+
+
+def test_assign_between_forward_and_backward_through_a_matmul_chain():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(1, 2))
+        w = ns.Variable([[1.0], [2.0]], name="w")
+        loss = ((x @ w) ** 2).sum()
+    g.forward(x=np.array([[1.0, 1.0]]))
+    w.assign([[5.0], [5.0]])
+    g.backward(loss)
+    np.testing.assert_array_equal(w.grad, [[6.0], [6.0]])  # 2 * (1 + 2) * x
