@@ -145,7 +145,13 @@ def _short(value: Any) -> str:
 
 # -------------------------------------------------------------------------- CSE
 def _freeze(value: Any) -> Any:
-    """A hashable key for an attribute value (arrays by content); TypeError if impossible."""
+    """A hashable key for an attribute value (arrays by content); TypeError if impossible.
+
+    Floats compare by bit pattern: ``0.0 == -0.0`` in Python, but ``1 / 0.0`` and
+    ``1 / -0.0`` differ, and NaN (never equal to itself) still matches its own bits.
+    """
+    if type(value) in (float, complex):
+        return (type(value).__name__, np.array(value).tobytes())
     if isinstance(value, np.ndarray):
         return ("ndarray", value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, slice):
@@ -204,11 +210,27 @@ def dead_node_elimination(graph: Graph, keep: Iterable[Node] | None = None) -> G
 
 
 # -------------------------------------------------------------------------- algebra
-def _constant_equal(node: Node, number: float) -> bool:
+def _constant_equal(node: Node, number: float, negative_zero: bool | None = None) -> bool:
+    """``node`` is a constant whose every element equals ``number``.
+
+    ``negative_zero`` (True/False) also asks every float zero to have that sign:
+    ``x + 0.0`` turns ``-0.0`` into ``0.0``, while ``x + (-0.0)`` is exactly ``x``.
+    """
     if not isinstance(node, Constant):
         return False
     value = np.asarray(node.value)
-    return value.size > 0 and value.dtype != object and bool(np.all(value == number))
+    if value.size == 0 or value.dtype == object or not bool(np.all(value == number)):
+        return False
+    if negative_zero is None:
+        return True
+    if value.dtype.kind not in "fc":
+        return not negative_zero  # an integer 0 acts as +0.0 on floats
+    return bool(np.all(np.signbit(value.real) == negative_zero))
+
+
+def _is_exact(x: Node) -> bool:
+    """Integers and booleans have no -0.0, NaN or inf: every identity holds for them."""
+    return x.dtype is not None and x.dtype.kind in "biu"
 
 
 def _same_shape_and_dtype(candidate: Node, node: Node) -> bool:
@@ -218,15 +240,36 @@ def _same_shape_and_dtype(candidate: Node, node: Node) -> bool:
 
 
 def _identity_operand(node: Operation, inputs: Sequence[Node]) -> tuple[Node, str] | None:
+    """The input ``node`` always equals bit for bit (shape and dtype aside), and the rule.
+
+    IEEE arithmetic decides: ``x * 1``, ``x / 1`` and ``x - 0.0`` are exact for every x
+    (NaN, inf and -0.0 included), but ``x + 0.0`` is ``0.0`` at ``x = -0.0``, so only
+    ``x + (-0.0)`` is dropped, unless x is an integer or boolean.
+    """
     name = node.op.name
-    if name in ("add", "mul") and len(inputs) == 2:
-        unit = 0.0 if name == "add" else 1.0
+    if any(i.dtype is not None and i.dtype.kind == "c" for i in inputs):
+        # complex arithmetic mixes parts: (inf+1j) * 1 has a nan real part
+        return _structural_identity(node, inputs)
+    if name == "mul" and len(inputs) == 2:
         for this, other in ((0, 1), (1, 0)):
-            if _constant_equal(inputs[this], unit):
-                sign = "+" if name == "add" else "*"
-                return inputs[other], f"x {sign} {unit:g} -> x"
-    if name in ("sub", "div") and _constant_equal(inputs[1], 0.0 if name == "sub" else 1.0):
-        return inputs[0], "x - 0 -> x" if name == "sub" else "x / 1 -> x"
+            if _constant_equal(inputs[this], 1.0):
+                return inputs[other], "x * 1 -> x"
+    if name == "add" and len(inputs) == 2:
+        for this, other in ((0, 1), (1, 0)):
+            zero_sign = None if _is_exact(inputs[other]) else True
+            if _constant_equal(inputs[this], 0.0, negative_zero=zero_sign):
+                return inputs[other], "x + 0 -> x" if zero_sign is None else "x + (-0.0) -> x"
+    if name == "sub" and _constant_equal(inputs[1], 0.0,
+                                         negative_zero=None if _is_exact(inputs[0]) else False):
+        return inputs[0], "x - 0 -> x"
+    if name == "div" and _constant_equal(inputs[1], 1.0):
+        return inputs[0], "x / 1 -> x"
+    return _structural_identity(node, inputs)
+
+
+def _structural_identity(node: Operation, inputs: Sequence[Node]) -> tuple[Node, str] | None:
+    """Rules exact for every dtype: x ** 1, -(-x) and reshapes to the same shape."""
+    name = node.op.name
     if name == "pow_scalar" and node.attrs.get("exponent") == 1:
         return inputs[0], "x ** 1 -> x"
     if name == "neg" and isinstance(inputs[0], Operation) and inputs[0].op.name == "neg":
@@ -239,13 +282,16 @@ def _identity_operand(node: Operation, inputs: Sequence[Node]) -> tuple[Node, st
 
 def algebraic_simplification(graph: Graph, keep: Iterable[Node] | None = None,
                              assume_finite: bool = False) -> Graph:
-    """Apply identities: x*1, 1*x, x+0, 0+x, x-0, x/1, x**1, -(-x), no-op reshapes.
+    """Apply identities that hold bit for bit: x*1, 1*x, x+(-0.0), x-0.0, x/1, x**1,
+    -(-x), no-op reshapes (and x+0, x-0 for integer x).
 
     An identity is applied only when the result keeps its shape and dtype
-    (``x * ones((3, 2))`` broadcasts a ``(2,)`` x, so it stays).  ``x * 0 -> 0`` is
-    applied to integer and boolean x, and to floats only with ``assume_finite``:
-    ``inf * 0`` is ``nan``, so it is not an identity for floats.  ``x ** 2`` is left
-    alone: numpy already computes it as ``x * x``.
+    (``x * ones((3, 2))`` broadcasts a ``(2,)`` x, so it stays).  ``x + 0.0`` stays:
+    at ``x = -0.0`` it is ``+0.0`` (and ``1 / (x + 0.0)`` is ``inf``, not ``-inf``).
+    ``x * 0 -> 0`` is applied to integer and boolean x, and to floats only with
+    ``assume_finite`` (which also gives up the sign of zero): ``inf * 0`` is ``nan``
+    and ``-1.0 * 0`` is ``-0.0``.  ``x ** 2`` is left alone: numpy already computes it
+    as ``x * x``.
     """
     def visit(node, inputs, new, changes):
         if not isinstance(node, Operation):
@@ -456,7 +502,7 @@ def optimize(graph: Graph, passes: Sequence[Pass] | None = None,
     >>> import naivegraph.static as ns
     >>> with ns.Graph() as g:
     ...     x = ns.placeholder("x", shape=(3,))
-    ...     y = (x * 1.0 + 0.0).sum()
+    ...     y = (x * 1.0 - 0.0).sum()
     >>> new, report = ns.optimize(g, fetches=[y])
     >>> ns.expression(report.mapping[y])
     'sum(x, dim=None, keepdim=False)'

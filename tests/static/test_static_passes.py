@@ -81,7 +81,7 @@ def test_simplification_respects_shape_and_dtype():
     g = ns.Graph()
     with g:
         x = ns.placeholder("x", shape=(2,), dtype=np.float32)
-        same = x * 1.0 + 0.0 - 0.0  # weak Python scalars keep float32: all identities apply
+        same = x * 1.0 + (-0.0) - 0.0  # weak Python scalars keep float32: all identities apply
         widened = x * np.ones(2)  # float64 ones would change the dtype: must stay
         broadcast = x * np.ones((3, 2), dtype=np.float32)  # changes the shape: must stay
         twice = -(-x)
@@ -180,7 +180,7 @@ def _binary(name, a, b):
     if name == "div_safe":
         return a / (b * b + 1.0)
     if name == "add_one":
-        return a + 0.0  # food for simplification
+        return a + (-0.0)  # food for simplification (x + 0.0 is not x at -0.0)
     if name == "mul_one":
         return 1.0 * a
     if name == "mul_const":

@@ -193,3 +193,99 @@ def test_assign_between_forward_and_backward_through_a_matmul_chain():
     w.assign([[5.0], [5.0]])
     g.backward(loss)
     np.testing.assert_array_equal(w.grad, [[6.0], [6.0]])  # 2 * (1 + 2) * x
+
+
+# -- 8g: optimisation keeps IEEE results bit for bit ---------------------------------
+TINY = np.finfo(np.float64).tiny
+SPECIAL = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e308, -1e308, TINY, -TINY, 1.0, -2.5])
+
+
+def _rules(x):
+    """One expression per rewrite rule (and per rule that must *not* fire)."""
+    c = ns.constant
+    return {
+        "x + 0.0": x + 0.0, "0.0 + x": 0.0 + x, "x + (-0.0)": x + (-0.0), "(-0.0) + x": -0.0 + x,
+        "x - 0.0": x - 0.0, "x - (-0.0)": x - (-0.0), "x + int 0": x + 0, "x - int 0": x - 0,
+        "x * 1": x * 1.0, "1 * x": 1.0 * x, "x * int 1": x * 1, "x / 1": x / 1.0,
+        "x ** 1": x ** 1, "-(-x)": -(-x), "x * 0": x * 0.0, "0 * x": 0.0 * x,
+        "x * -0.0": x * -0.0, "1 / (x + 0.0)": 1.0 / (x + 0.0),
+        "x / 0.0 + x / -0.0": x / 0.0 + x / -0.0,
+        "x / c(0.0) + x / c(-0.0)": x / c(0.0) + x / c(-0.0),
+        "x / c(nan) + x / c(nan)": x / c(np.nan) + x / c(np.nan),
+        "folded -0.0": x * (c(-0.0) * 1.0), "folded 0 * inf": x + c(0.0) * np.inf,
+        "x + zeros(n)": x + np.zeros(SPECIAL.shape), "x * ones(n)": x * np.ones(SPECIAL.shape),
+        "x + (-zeros)": x + c(-np.zeros(SPECIAL.shape)),
+        "reshape": x.reshape(SPECIAL.shape), "fused chain": ns.exp(-(x * 1.0 + 0.0)) / 2.0 - x,
+        "cse twins": ns.sqrt(x) + ns.sqrt(x),
+    }
+
+
+def _bits(array):
+    array = np.asarray(array)
+    return array.dtype, array.shape, array.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_rewrite_rule_keeps_results_bit_for_bit_on_special_values(dtype):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=SPECIAL.shape, dtype=dtype)
+        rules = _rules(x)
+    with np.errstate(over="ignore"):  # 1e308 is inf in float32
+        feed = SPECIAL.astype(dtype)
+    with np.errstate(all="ignore"):
+        raw = g.compile([x], list(rules.values()), optimize=False)(feed)
+        fast = g.compile([x], list(rules.values()), optimize=True)(feed)
+    for name, a, b in zip(rules, raw, fast):
+        assert _bits(a) == _bits(b), f"{name}: {a} became {b}"
+
+
+def test_optimisation_really_rewrites_the_rules_it_may():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(3,))
+        exact = [x + (-0.0), x - 0.0, x * 1.0, 1.0 * x, x / 1.0, x ** 1, -(-x)]
+        inexact = [x + 0.0, 0.0 + x, x - (-0.0), x * 0.0]
+    _, report = ns.optimize(g, fetches=exact + inexact)
+    assert all(report.mapping[e] is report.mapping[x] for e in exact)
+    assert not any(report.mapping[e] is report.mapping[x] for e in inexact)
+
+
+def test_scalar_plus_zeros_vector_keeps_the_broadcast_shape():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        y = x + ns.constant(-np.zeros(3))
+    out, = g.compile([x], [y], optimize=True)(np.array(-0.0))
+    assert out.shape == (3,)
+    assert np.signbit(out).all()
+
+
+def test_cse_does_not_merge_zero_and_negative_zero_constants():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        y = x / 0.0 + x / -0.0
+    with np.errstate(all="ignore"):
+        out, = g.compile([x], [y], optimize=True)(np.array(1.0))
+    assert np.isnan(out)        # inf + -inf; merged constants would give inf
+
+
+def test_plus_zero_is_not_dropped_because_it_flips_negative_zero():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        y = 1.0 / (x + 0.0)
+    with np.errstate(divide="ignore"):
+        out, = g.compile([x], [y], optimize=True)(np.array(-0.0))
+    assert out == np.inf
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.complex128])
+def test_rewrite_rules_keep_integer_and_complex_results_exactly(dtype):
+    feed = np.array([0, 1, -3, 7], dtype=dtype)
+    if dtype is np.complex128:
+        feed = np.array([complex(np.inf, 1), complex(-0.0, -0.0), complex(np.nan, 0), 1j])
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(4,), dtype=dtype)
+        outs = [x + 0, x - 0, x * 1, 1 * x, x * 0, 0 * x, -(-x), x + (-0.0), x * 1.0]
+    with np.errstate(all="ignore"):
+        raw = g.compile([x], outs, optimize=False)(feed)
+        fast = g.compile([x], outs, optimize=True)(feed)
+    for a, b in zip(raw, fast):
+        assert _bits(a) == _bits(b)
