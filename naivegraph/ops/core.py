@@ -115,19 +115,29 @@ _backend_by_type: dict[type, Callable | None] = {}
 
 
 def _backend_of(args) -> Callable | None:
+    found = None
     for a in args:
         kind = type(a)
         try:
             apply = _backend_by_type[kind]
         except KeyError:  # first time this type is seen: ask the class once
             apply = _backend_by_type[kind] = getattr(kind, "_ng_apply", None)
+        if apply is None and (kind is list or kind is tuple):
+            apply = _backend_of(a)
         if apply is not None:
-            return apply
-        if kind is list or kind is tuple:
-            found = _backend_of(a)
-            if found is not None:
-                return found
-    return None
+            if found is not None and apply is not found:
+                raise mixed_modes_error(args)
+            found = apply
+    return found
+
+
+def mixed_modes_error(args) -> TypeError:
+    """Operands of two backends (a dynamic tensor and a static node): they cannot mix."""
+    kinds = " and ".join(dict.fromkeys(type(a).__name__ for a in args if hasattr(a, "_ng_apply")))
+    return TypeError(
+        f"dynamic tensors and static graph nodes do not mix (got {kinds}): a static node has "
+        f"no value until its graph runs, a tensor has one now. Bring a tensor's values into "
+        f"the graph explicitly with ns.constant(t.numpy()), or use dynamic ops throughout")
 
 
 def call(op: OpDef, args: tuple, attrs: dict):

@@ -14,7 +14,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .core import OPS
+from .core import OPS, mixed_modes_error
 from .shapes import resolve_shape
 
 _NO_ATTRS: dict = {}  # shared by attribute-free calls; never mutated
@@ -56,14 +56,24 @@ def _split_integer_index(index: tuple) -> tuple[tuple, tuple]:
     return first, rest
 
 
+def _same_mode(self, others) -> None:
+    """A dynamic tensor and a static node meeting in an operator is a clear TypeError."""
+    for other in others:
+        if type(other) is not type(self) and getattr(type(other), "_ng_apply", None) not in (
+                None, self._ng_apply):
+            raise mixed_modes_error((self, *others))
+
+
 def _operator(name: str, dunder: str):
     """``x <op> y`` and its reflected twin ``y <op> x``, bound to the op once."""
     op = OPS[name]
 
     def forward(self, other):
+        _same_mode(self, (other,))
         return self._ng_apply(op, (self, other), _NO_ATTRS)
 
     def reflected(self, other):
+        _same_mode(self, (other,))
         return self._ng_apply(op, (other, self), _NO_ATTRS)
 
     forward.__name__, reflected.__name__ = f"__{dunder}__", f"__r{dunder}__"
@@ -76,6 +86,8 @@ class OpMethods:
     __slots__ = ()
 
     def _op(self, name: str, *others, **attrs):
+        if others:
+            _same_mode(self, others)
         return self._ng_apply(OPS[name], (self, *others), attrs or _NO_ATTRS)
 
     def _known_shape(self, what: str) -> tuple:
@@ -254,6 +266,7 @@ class OpMethods:
 
     # -- linear algebra -----------------------------------------------------------------
     def matmul(self, other):
+        _same_mode(self, (other,))
         dims = (self.ndim, np.ndim(other) if not hasattr(other, "_ng_apply") else other.ndim)
         if 0 in dims:
             raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "

@@ -13,12 +13,13 @@ import numpy as np
 
 from ..ops import OPS
 from .graph import get_default_graph
-from .nodes import Constant, Node, Operation, _shape_arg, apply
+from .nodes import Constant, Node, Operation, _refuse_other_modes, _shape_arg, apply
 
 
 def _node(x: Any) -> Node:
     if isinstance(x, Node):
         return x
+    _refuse_other_modes((x,))
     graph = get_default_graph()
     c = Constant(x)
     graph._register(c, None, "const")

@@ -167,8 +167,11 @@ def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
     >>> dx.is_gradient
     True
     """
-    ys = [ys] if isinstance(ys, Node) else list(ys)
-    xs = [xs] if isinstance(xs, Node) else list(xs)
+    ys = _node_list(ys, "ys")
+    xs = _node_list(xs, "xs")
+    if not ys:
+        raise ValueError("ns.gradients got no ys: pass the node (or list of nodes) to "
+                         "differentiate, e.g. ns.gradients(loss, [w])")
     if grad_ys is None:
         grad_ys = [None] * len(ys)
     elif isinstance(grad_ys, Node) or not isinstance(grad_ys, (list, tuple)):
@@ -190,6 +193,21 @@ def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
         finally:
             graph._gradient_depth -= 1
     return [grads.get(x) for x in xs]
+
+
+def _node_list(value: Any, what: str) -> list[Node]:
+    """``value`` (a node or a list/tuple of nodes) as a list; a clear TypeError otherwise."""
+    items = [value] if isinstance(value, Node) else value
+    if not isinstance(items, (list, tuple)):
+        items = [value]
+    for item in items:
+        if not isinstance(item, Node):
+            text = repr(item)
+            raise TypeError(
+                f"ns.gradients: {what} must be static nodes (a node or a list of nodes), but it "
+                f"contains {type(item).__name__} {text if len(text) <= 40 else text[:37] + '...'}; "
+                f"build values into the graph first (ns.constant, ns.Variable, ns.placeholder)")
+    return list(items)
 
 
 def _symbolic_seeds(graph: Graph, ys: Sequence[Node], grad_ys: Sequence[Any], flows: set) -> dict:

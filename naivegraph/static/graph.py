@@ -56,8 +56,11 @@ class Graph:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        popped = _stack().pop()
-        assert popped is self, "graphs must be exited in the order they were entered"
+        """Leave the graph; refused (stack unchanged) unless it is the innermost one."""
+        stack = _stack()
+        if not stack or stack[-1] is not self:
+            raise RuntimeError(_exit_order_message(self, stack))
+        stack.pop()
 
     def as_default(self) -> "Graph":
         """Same as using the graph itself as a context manager (TensorFlow 1 spelling)."""
@@ -211,6 +214,16 @@ def _stack() -> list[Graph]:
     if not hasattr(_local, "stack"):
         _local.stack = []
     return _local.stack
+
+
+def _exit_order_message(graph: Graph, stack: list[Graph]) -> str:
+    if graph not in stack:
+        return (f"{graph.name} is not open (it was never entered, or was already exited), so it "
+                f"cannot be exited; use `with graph:` to enter and exit it in pairs")
+    inner = ", ".join(g.name for g in stack[stack.index(graph) + 1:])
+    return (f"{graph.name} was exited while {inner} (entered after it) is still open; graphs "
+            f"must be exited in the reverse order they were entered, as nested `with` "
+            f"blocks do. The default-graph stack is unchanged")
 
 
 def get_default_graph() -> Graph:

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ops import OPS, OpDef
+from ..ops.core import mixed_modes_error
 from ..ops.methods import OpMethods
 from ..ops.methods import shape_arg as _shape_arg
 from ..ops.shapes import broadcast_shapes
@@ -198,6 +199,9 @@ class Node(OpMethods):
         return f"<{type(self).__name__} {self.name!r} op={self.op_name} shape={shape} dtype={dtype}>"
 
     __hash__ = object.__hash__  # nodes are dict keys; __eq__ is deliberately not defined
+    # numpy defers to our reflected operators (array * node builds a node, not an
+    # object array of nodes) and refuses ufuncs on nodes, which have no value yet.
+    __array_ufunc__ = None
 
     # ------------------------------------------------------------------ no Python control flow
     def __bool__(self) -> bool:
@@ -370,6 +374,7 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
     leaves the graph exactly as it was.
     """
     flat = list(args[0]) if op.variadic else list(args)
+    _refuse_other_modes(flat)
     graph = graph_of(flat) or get_default_graph()
     inputs = [a if isinstance(a, Node) else Constant(a, f"an operand of {op.name}") for a in flat]
     shape, dtype = infer(op, inputs, attrs)
@@ -379,6 +384,13 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
             graph._register(inp, None, "const")
     graph._register(node, None, op.name)
     return node
+
+
+def _refuse_other_modes(operands: Sequence[Any]) -> None:
+    """A dynamic tensor among the operands is refused, not silently made a constant."""
+    for operand in operands:
+        if not isinstance(operand, Node) and hasattr(type(operand), "_ng_apply"):
+            raise mixed_modes_error(operands)
 
 
 # -------------------------------------------------------------------------- shape inference

@@ -289,3 +289,115 @@ def test_rewrite_rules_keep_integer_and_complex_results_exactly(dtype):
         fast = g.compile([x], outs, optimize=True)(feed)
     for a, b in zip(raw, fast):
         assert _bits(a) == _bits(b)
+
+
+# -- 14s: modes do not mix; gradients and graph stacks refuse misuse clearly ----------
+import operator  # noqa: E402
+
+MIXING = "dynamic tensors and static graph nodes do not mix"
+
+MIXED_CALLS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+    "pow": operator.pow, "matmul": operator.matmul,
+    "maximum": lambda a, b: a.maximum(b), "minimum": lambda a, b: a.minimum(b),
+    "ng.where": lambda a, b: ng.where(ng.tensor([True, False]), a, b),
+    "ng.cat": lambda a, b: ng.cat([a, b]), "ng.stack": lambda a, b: ng.stack([a, b]),
+    "ns.cat": lambda a, b: ns.cat([a, b]), "ns.add": lambda a, b: ns.add(a, b),
+    "ns.where": lambda a, b: ns.where(ns.get_default_graph()["mask"], a, b),
+    "ns.maximum": lambda a, b: ns.maximum(a, b), "ns.matmul": lambda a, b: ns.matmul(a, b),
+}
+
+
+@pytest.mark.parametrize("tensor_first", [True, False])
+@pytest.mark.parametrize("name", list(MIXED_CALLS))
+def test_dynamic_tensor_meeting_a_static_node_is_refused_and_graph_unchanged(name, tensor_first):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        ns.constant([True, False], name="mask")
+    t = ng.tensor([1.0, 2.0], requires_grad=True)
+    a, b = (t, x) if tensor_first else (x, t)
+    with g:
+        with pytest.raises(TypeError, match=MIXING) as info:
+            MIXED_CALLS[name](a, b)
+    assert "ns.constant(t.numpy())" in str(info.value)
+    assert len(g.nodes) == 2
+    assert t.grad is None and repr(t) == "tensor([1., 2.], requires_grad=True)"
+
+
+@pytest.mark.parametrize("function", [ns.exp, ns.neg, ns.relu, lambda t: ns.sum(t),
+                                      lambda t: ns.reshape(t, 2, 1)])
+def test_static_function_given_only_a_dynamic_tensor_is_refused(function):
+    with ns.Graph() as g:
+        with pytest.raises(TypeError, match=MIXING):
+            function(ng.tensor([1.0, 2.0]))
+    assert len(g.nodes) == 0
+
+
+def test_explicit_constant_from_tensor_values_is_the_way_in():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        y = ns.constant(ng.tensor([1.0, 2.0]).numpy()) * x
+    np.testing.assert_array_equal(g.forward(x=np.array([3.0, 4.0]), fetches=[y])[0], [3.0, 8.0])
+
+
+def test_numpy_array_on_the_left_of_a_node_builds_one_node():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        y = np.array([2.0, 3.0]) * x
+        z = np.float64(2.0) + x
+    assert isinstance(y, ns.Operation) and isinstance(z, ns.Operation)
+    assert len(g.nodes) == 5
+    out = g.forward(x=np.array([1.0, 1.0]), fetches=[y, z])
+    np.testing.assert_array_equal(out[0], [2.0, 3.0])
+    np.testing.assert_array_equal(out[1], [3.0, 3.0])
+
+
+@pytest.mark.parametrize("ys, xs, error, phrase", [
+    ([], [], ValueError, "ns.gradients got no ys"),
+    (3.0, "x", TypeError, "ys must be static nodes (a node or a list of nodes), but it contains float 3.0"),
+    ("y", ["x", 3.0], TypeError, "xs must be static nodes (a node or a list of nodes), but it contains float 3.0"),
+    ("y", [None], TypeError, "xs must be static nodes"),
+    ("y", "tensor", TypeError, "xs must be static nodes (a node or a list of nodes), but it contains Tensor"),
+])
+def test_gradients_with_bad_arguments_raise_clearly_and_add_nothing(ys, xs, error, phrase):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        y = x * x
+    named = {"x": x, "y": y, "tensor": ng.tensor(1.0)}
+    pick = lambda v: [pick(i) for i in v] if isinstance(v, list) else named.get(v, v) \
+        if isinstance(v, str) else v  # noqa: E731
+    with pytest.raises(error) as info:
+        ns.gradients(pick(ys), pick(xs))
+    assert phrase in str(info.value)
+    assert len(g.nodes) == 2
+
+
+def test_gradients_with_no_xs_is_an_empty_list():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        y = x * x
+    assert ns.gradients(y, []) == []
+    assert len(g.nodes) == 2
+
+
+def test_graph_exited_out_of_order_is_refused_and_the_stack_stays_right():
+    g1, g2 = ns.Graph(name="outer"), ns.Graph(name="inner")
+    g1.__enter__()
+    g2.__enter__()
+    try:
+        with pytest.raises(RuntimeError, match="outer was exited while inner"):
+            g1.__exit__(None, None, None)
+        assert ns.get_default_graph() is g2
+    finally:
+        g2.__exit__(None, None, None)
+        g1.__exit__(None, None, None)
+    assert ns.get_default_graph() is not g1 and ns.get_default_graph() is not g2
+    with pytest.raises(RuntimeError, match="outer is not open"):
+        g1.__exit__(None, None, None)
+
+
+def test_nested_with_blocks_still_work():
+    with ns.Graph(name="a") as a:
+        with ns.Graph(name="b") as b:
+            assert ns.get_default_graph() is b
+        assert ns.get_default_graph() is a
