@@ -211,12 +211,14 @@ class Plan:
                           none if freed is None else tuple(sorted(set(freed)))))
         return steps
 
-    def run(self, feed_values: Sequence[Any], shapes: dict | None = None) -> list[Any]:
+    def run(self, feed_values: Sequence[Any], shapes: dict | None = None,
+            check_numerics: bool = False) -> list[Any]:
         """One run: the list of slot values (freed slots are None).
 
         With ``shapes`` (a dict), the shape of every value freed during the run is
         recorded there: ``graph.backward`` needs the shapes of values it does not keep
-        (a kept value carries its own shape).
+        (a kept value carries its own shape).  With ``check_numerics`` the run stops at
+        the first value (inputs first, then each step) holding NaN or inf.
         """
         values = self.template.copy()
         for slot, state in self.variables:
@@ -226,8 +228,20 @@ class Plan:
                 values[slot] = value
         order = self.order
         step = None
+        if check_numerics:
+            for slot in self.leaf_slots:
+                check_finite(values[slot], order[slot])
         try:
-            if shapes is None:
+            if check_numerics:
+                for step in self.steps:
+                    fn, ins, out, frees = step
+                    values[out] = fn(*[values[i] for i in ins])
+                    check_finite(values[out], order[out])
+                    for slot in frees:
+                        if shapes is not None:
+                            shapes[order[slot]] = shape_of(values[slot])
+                        values[slot] = None
+            elif shapes is None:
                 for step in self.steps:
                     fn, ins, out, frees = step
                     values[out] = fn(*[values[i] for i in ins])
@@ -241,7 +255,7 @@ class Plan:
                         shapes[order[slot]] = shape_of(values[slot])
                         values[slot] = None
         except Exception as error:
-            if step is None:
+            if step is None or isinstance(error, NumericsError):
                 raise
             node = order[step[2]]
             raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
@@ -264,6 +278,25 @@ class Plan:
                 value = value.copy()
             result.append(value)
         return result
+
+
+class NumericsError(FloatingPointError):
+    """``check_numerics`` found NaN or inf (raised as is, never re-wrapped)."""
+
+
+def check_finite(value: Any, node: Node, what: str = "value", during: str = "") -> None:
+    """Raise :class:`NumericsError` naming ``node``, its op and build line if ``value``
+    holds NaN or inf."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "fc" or np.isfinite(array).all():
+        return
+    from .graph import describe_site
+    nans = int(np.count_nonzero(np.isnan(array)))
+    infs = int(np.count_nonzero(np.isinf(array)))
+    raise NumericsError(
+        f"check_numerics: the {what} of node {node.name!r} ({node.op_name}) has {nans} NaN and "
+        f"{infs} inf of {array.size} element(s){during}; it was "
+        f"{describe_site(getattr(node, 'built_at', None))}")
 
 
 def shape_of(value: Any) -> tuple:
@@ -309,7 +342,8 @@ def kept_for_backward(graph: Graph, order: Sequence[Node]) -> set[Node]:
 
 
 def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
-                fetches: Sequence | None, free_intermediates: bool | None) -> list | None:
+                fetches: Sequence | None, free_intermediates: bool | None,
+                check_numerics: bool = False) -> list | None:
     fed = collect_feeds(graph, feeds, named)
     if fetches is None:
         targets = list(graph.nodes)
@@ -323,7 +357,7 @@ def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
         keep = kept_for_backward(graph, order) if free else ()
         plan = Plan(graph, targets, placeholders, keep=keep, free=free, order=order)
         shapes: dict[Node, tuple] = {}
-        values = plan.run([fed[p] for p in placeholders], shapes)
+        values = plan.run([fed[p] for p in placeholders], shapes, check_numerics)
     for node in graph.nodes:
         if isinstance(node, (Operation, Placeholder)):
             node._value = None
@@ -348,8 +382,9 @@ class CompiledFunction:
     """
 
     def __init__(self, graph: Graph, inputs: Sequence[Placeholder | None],
-                 outputs: Sequence[Node], report: Any = None) -> None:
+                 outputs: Sequence[Node], report: Any = None, check_numerics: bool = False) -> None:
         self.graph = graph
+        self.check_numerics = check_numerics
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.report = report
@@ -378,7 +413,7 @@ class CompiledFunction:
         return converted
 
     def __call__(self, *arrays: Any) -> list[np.ndarray]:
-        values = self.plan.run(self._convert(arrays))
+        values = self.plan.run(self._convert(arrays), check_numerics=self.check_numerics)
         # numpy reduces to scalars (np.float64); callers get arrays, 0-d or not, always.
         return [np.asarray(v) for v in self.plan.fetched(values)]
 
@@ -388,8 +423,8 @@ class CompiledFunction:
                 f"({', '.join(o.name for o in self.outputs)})>")
 
 
-def compile_graph(graph: Graph, inputs: Sequence, outputs: Sequence, optimize: bool
-                  ) -> CompiledFunction:
+def compile_graph(graph: Graph, inputs: Sequence, outputs: Sequence, optimize: bool,
+                  check_numerics: bool = False) -> CompiledFunction:
     inputs = [graph.resolve(i) for i in inputs]
     for node in inputs:
         if not isinstance(node, Placeholder):
@@ -401,9 +436,10 @@ def compile_graph(graph: Graph, inputs: Sequence, outputs: Sequence, optimize: b
         if isinstance(node, Placeholder) and node not in given:
             raise missing_feed_error(node, next(o for o in outputs if node in ancestors([o])))
     if not optimize:
-        return CompiledFunction(graph, inputs, outputs)
+        return CompiledFunction(graph, inputs, outputs, check_numerics=check_numerics)
     from .passes import optimize as run_passes
     new_graph, report = run_passes(graph, fetches=outputs)
     mapping = report.mapping
     new_inputs = [mapping.get(p) for p in inputs]
-    return CompiledFunction(new_graph, new_inputs, [mapping[o] for o in outputs], report)
+    return CompiledFunction(new_graph, new_inputs, [mapping[o] for o in outputs], report,
+                            check_numerics)

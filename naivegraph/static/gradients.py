@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..ops import Meta
-from .executor import paused_gc, shape_of, topological_order
+from .executor import check_finite, paused_gc, shape_of, topological_order
 from .graph import Graph, graph_of
 from .nodes import Constant, Node, Operation, Variable, _to_array, numeric_data
 
@@ -54,11 +54,13 @@ def flowing(order: Sequence[Node], sources: Iterable[Node]) -> set[Node]:
 
 
 def reverse_sweep(order: Sequence[Node], seeds: dict, flows: set[Node],
-                  operands: Callable[[Operation], tuple], keep: Callable[[Node], bool]) -> dict:
+                  operands: Callable[[Operation], tuple], keep: Callable[[Node], bool],
+                  check: Callable[[Node, Any, Operation], None] | None = None) -> dict:
     """Propagate ``seeds`` backwards through ``order``; return node -> gradient.
 
     ``operands(node)`` returns ``(inputs, out, shapes)`` as the rules should see
     them; a gradient is dropped once used unless ``keep(node)`` says otherwise.
+    ``check(input, gradient, node)``, if given, sees each gradient a rule produced.
     """
     grads = dict(seeds)
     for node in reversed(order):
@@ -71,6 +73,8 @@ def reverse_sweep(order: Sequence[Node], seeds: dict, flows: set[Node],
             input_grads = node.op.pullback(g, inputs, out, node.attrs, needs, shapes)
             for inp, gi, need in zip(node.inputs, input_grads, needs):
                 if gi is not None and need:
+                    if check is not None:
+                        check(inp, gi, node)
                     before = grads.get(inp)
                     grads[inp] = gi if before is None else before + gi
         if not keep(node):
@@ -79,7 +83,8 @@ def reverse_sweep(order: Sequence[Node], seeds: dict, flows: set[Node],
 
 
 # -------------------------------------------------------------------------- numeric
-def numeric_backward(graph: Graph, loss: Node, grad: Any = None) -> None:
+def numeric_backward(graph: Graph, loss: Node, grad: Any = None,
+                     check_numerics: bool = False) -> None:
     """Fill ``.grad`` of trainable Variables and retained nodes from the last forward run."""
     if loss.value is None:
         raise RuntimeError(
@@ -107,14 +112,26 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None) -> None:
         out = _saved_or_meta(node, node.value, op.saves_out, shapes, node)
         return inputs, out, [_run_shape(inp, shapes) for inp in node.inputs]
 
+    check = None
+    if check_numerics:
+        check_finite(seed, loss, "gradient seed")
+        check = _gradient_check
     grads = reverse_sweep(order, {loss: seed}, flows, operands,
-                          keep=lambda n: n.retains_grad or isinstance(n, Variable))
+                          keep=lambda n: n.retains_grad or isinstance(n, Variable), check=check)
     for node in graph.nodes:
         if isinstance(node, Variable) or node.retains_grad:
             g = grads.get(node)
             node.grad = None if g is None else np.asarray(g)
         elif node.grad is not None:
             node.grad = None
+
+
+def _gradient_check(node: Node, gradient: Any, user: Operation) -> None:
+    """check_numerics for one gradient: name the op whose backward made it, and its line."""
+    from .graph import describe_site
+    check_finite(gradient, node, "gradient",
+                 f", made by the backward of {user.name!r} ({user.op_name}) "
+                 f"{describe_site(user.built_at)}")
 
 
 def _run_shape(node: Node, shapes: dict) -> tuple:

@@ -21,6 +21,8 @@ True
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
@@ -86,6 +88,7 @@ class Graph:
                 f"placeholders when feeding, so pick another name (or omit it for an automatic one)")
         node.name = name
         node.graph = self
+        node.built_at = build_site()
         if self._gradient_depth:
             node.is_gradient = True
         self.nodes.append(node)
@@ -152,7 +155,8 @@ class Graph:
 
     # ------------------------------------------------------------------ running
     def forward(self, feeds: Mapping | None = None, fetches: Sequence | None = None, *,
-                free_intermediates: bool | None = None, **named_feeds: Any) -> list | None:
+                free_intermediates: bool | None = None, check_numerics: bool = False,
+                **named_feeds: Any) -> list | None:
         """Run the graph: fill ``.value`` of the nodes that are computed and kept.
 
         ``feeds`` maps placeholders (nodes or names) to arrays; keyword arguments feed
@@ -162,6 +166,11 @@ class Graph:
         unless it is fetched or a later ``backward`` needs it; the fetched values are
         returned.  ``free_intermediates`` overrides that choice either way.
 
+        With ``check_numerics=True`` the run stops at the first value (fed, stored or
+        computed) that holds NaN or inf and raises ``FloatingPointError`` naming the
+        node, its op and the line of your code that built it; the node values of the
+        previous run are left as they were.
+
         >>> import numpy as np, naivegraph.static as ns
         >>> with ns.Graph() as g:
         ...     x = ns.placeholder("x", shape=(2,))
@@ -170,28 +179,45 @@ class Graph:
         [9.0]
         """
         from .executor import run_forward
-        return run_forward(self, feeds, named_feeds, fetches, free_intermediates)
+        return run_forward(self, feeds, named_feeds, fetches, free_intermediates, check_numerics)
 
-    def backward(self, loss: "Node", grad: Any = None) -> None:
+    def backward(self, loss: "Node", grad: Any = None, check_numerics: bool = False) -> None:
         """Numeric reverse sweep after ``forward``: fill ``.grad`` of Variables and retained nodes.
 
         Each call replaces the previous gradients (a static graph has no accumulation,
         so there is nothing to zero between steps).  Gradients use the values of the
         run this backward follows: a Variable assigned since then is read as it was
         during that run.
+
+        With ``check_numerics=True`` the sweep stops at the first gradient holding NaN
+        or inf and raises ``FloatingPointError`` naming the node, the op whose backward
+        produced it and the line of your code that built that op; every ``.grad`` is
+        left as it was.
+
+        >>> import numpy as np, naivegraph.static as ns
+        >>> with ns.Graph() as g:
+        ...     w = ns.Variable(0.0, name="w")
+        ...     loss = ns.sqrt(w)
+        >>> g.forward()
+        >>> g.backward(loss, check_numerics=True)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        naivegraph.static.executor.NumericsError: check_numerics: the gradient of node 'w' (variable) has 0 NaN and 1 inf ...
         """
         from .executor import paused_gc
         from .gradients import numeric_backward
         with paused_gc():
-            numeric_backward(self, self.resolve(loss), grad)
+            numeric_backward(self, self.resolve(loss), grad, check_numerics)
 
-    def compile(self, inputs: Sequence, outputs: Sequence, optimize: bool = True
-                ) -> "CompiledFunction":
+    def compile(self, inputs: Sequence, outputs: Sequence, optimize: bool = True,
+                check_numerics: bool = False) -> "CompiledFunction":
         """A reusable callable ``f(*arrays) -> [output arrays]`` for the part ``outputs`` need.
 
         The execution plan (order, slots, when to free each value) is computed once
         here; every call is then a tight loop over numpy forwards.  With ``optimize``
         the plan runs on the graph returned by :func:`naivegraph.static.optimize`.
+        ``check_numerics`` makes every call check each value as ``forward`` does
+        (in an optimised graph a fused chain is checked as one node).
 
         >>> import numpy as np, naivegraph.static as ns
         >>> with ns.Graph() as g:
@@ -203,7 +229,36 @@ class Graph:
         [9.0, 6.0]
         """
         from .executor import compile_graph
-        return compile_graph(self, inputs, outputs, optimize)
+        return compile_graph(self, inputs, outputs, optimize, check_numerics)
+
+
+# ---------------------------------------------------------------------- build sites
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_inside_package: dict[str, bool] = {}  # code filename -> is it part of naivegraph?
+
+
+def build_site() -> tuple[str, int] | None:
+    """(file, line) of the innermost frame outside naivegraph: the user's line that
+    built a node.  One dict lookup per frame, so recording it for every node is cheap."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        inside = _inside_package.get(filename)
+        if inside is None:
+            inside = _inside_package[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
+        if not inside:
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def describe_site(site: tuple[str, int] | None) -> str:
+    """``file:line: source text`` of a build site (or a note that it is unknown)."""
+    if site is None:
+        return "built inside naivegraph"
+    import linecache
+    text = linecache.getline(site[0], site[1]).strip()
+    return f"built at {site[0]}:{site[1]}" + (f": {text}" if text else "")
 
 
 # ---------------------------------------------------------------------- default graph

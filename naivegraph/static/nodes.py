@@ -169,6 +169,7 @@ class Node(OpMethods):
         self.grad = None
         self.is_gradient = False
         self.retains_grad = False
+        self.built_at: tuple[str, int] | None = None  # (file, line) of the user code
 
     # ------------------------------------------------------------------ basics
     @property

@@ -64,7 +64,7 @@ def copy_node(node: Node, inputs: Sequence[Node], graph: Graph) -> Node:
         new = Operation(node.op, inputs, node.shape, node.dtype, node.attrs)
     new.retains_grad = node.retains_grad
     graph._register(new, node.name, node.kind)
-    new.is_gradient = node.is_gradient
+    new.is_gradient, new.built_at = node.is_gradient, node.built_at
     return new
 
 
@@ -132,7 +132,7 @@ def constant_folding(graph: Graph, keep: Iterable[Node] | None = None) -> Graph:
             value = node.op.forward(*node.args_for([i.value for i in inputs]), **node.attrs)
         folded = Constant(value, copy=False)
         new._register(folded, node.name, "const")
-        folded.is_gradient = node.is_gradient
+        folded.is_gradient, folded.built_at = node.is_gradient, node.built_at
         changes.append(f"{node.name} -> constant {_short(value)}")
         return folded
     return rewrite(graph, visit, "constant_folding")
@@ -307,6 +307,7 @@ def algebraic_simplification(graph: Graph, keep: Iterable[Node] | None = None,
                 if _constant_equal(inputs[this], 0.0) and safe:
                     zeros = Constant(np.zeros(node.shape, dtype=node.dtype))
                     new._register(zeros, node.name, "const")
+                    zeros.built_at = node.built_at
                     changes.append(f"{node.name}: x * 0 -> zeros{node.shape}")
                     return zeros
         return None
@@ -420,7 +421,7 @@ def elementwise_fusion(graph: Graph, keep: Iterable[Node] | None = None) -> Grap
                             members=names)
             fused = Operation(op, [new_of[e] for e in external], node.shape, node.dtype)
             new._register(fused, None, "fused")
-            fused.is_gradient = node.is_gradient
+            fused.is_gradient, fused.built_at = node.is_gradient, node.built_at
             changes.append(f"{fused.name} = {' > '.join(names)}")
             return fused
         if node in in_group:

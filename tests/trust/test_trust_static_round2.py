@@ -401,3 +401,95 @@ def test_nested_with_blocks_still_work():
         with ns.Graph(name="b") as b:
             assert ns.get_default_graph() is b
         assert ns.get_default_graph() is a
+
+
+# -- A: check_numerics names the first bad node, its op and the line that built it -----
+def _log_of_zero_graph():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        w = ns.Variable([1.0, 2.0], name="w")
+        h = x * w
+        y = ns.log(h)  # the line check_numerics must point at
+        loss = ns.sum(y * 2.0)
+    return g, x, w, y, loss
+
+
+def _line_of(text):
+    with open(__file__) as source:
+        return next(i for i, line in enumerate(source, 1) if text in line)
+
+
+@pytest.mark.parametrize("how", ["forward", "forward_fetches", "compile_raw"])
+def test_check_numerics_forward_stops_at_the_first_bad_node(how):
+    g, x, w, y, loss = _log_of_zero_graph()
+    g.forward(x=np.array([1.0, 1.0]))
+    before = [None if n.value is None else np.array(n.value) for n in g.nodes]
+    bad = np.array([0.0, 1.0])
+    with np.errstate(all="ignore"), pytest.raises(FloatingPointError) as info:
+        if how == "forward":
+            g.forward(x=bad, check_numerics=True)
+        elif how == "forward_fetches":
+            g.forward(x=bad, fetches=[loss], check_numerics=True)
+        else:
+            g.compile([x], [loss], optimize=False, check_numerics=True)(bad)
+    message = str(info.value)
+    assert "node 'log_1' (log) has 0 NaN and 1 inf of 2 element(s)" in message
+    assert f"{__file__}:{_line_of('the line check_numerics must point at')}" in message
+    assert "y = ns.log(h)" in message
+    after = [None if n.value is None else np.array(n.value) for n in g.nodes]
+    assert len(after) == len(before) == 7
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_check_numerics_in_an_optimised_function_names_the_fused_node_and_its_line():
+    g, x, w, y, loss = _log_of_zero_graph()
+    f = g.compile([x], [loss], check_numerics=True)
+    with np.errstate(all="ignore"), pytest.raises(FloatingPointError, match=r"fused\[") as info:
+        f(np.array([0.0, 1.0]))
+    assert "inf" in str(info.value) and __file__ in str(info.value)
+
+
+def test_check_numerics_off_by_default_and_clean_runs_pass():
+    g, x, w, y, loss = _log_of_zero_graph()
+    with np.errstate(all="ignore"):
+        out, = g.forward(x=np.array([0.0, 1.0]), fetches=[loss])
+    assert out == -np.inf
+    out, = g.forward(x=np.array([1.0, 1.0]), fetches=[loss], check_numerics=True)
+    assert out == pytest.approx(2 * np.log(2.0))
+    g.backward(loss, check_numerics=True)
+    np.testing.assert_allclose(w.grad, [2.0, 1.0])
+
+
+def test_check_numerics_nan_feed_is_reported_at_the_placeholder():
+    g, x, *_ = _log_of_zero_graph()
+    with pytest.raises(FloatingPointError, match="node 'x' \\(placeholder\\) has 1 NaN and 0 inf"):
+        g.forward(x=np.array([np.nan, 1.0]), check_numerics=True)
+
+
+def test_check_numerics_backward_names_the_op_whose_backward_made_the_bad_gradient():
+    with ns.Graph() as g:
+        w = ns.Variable([0.0, 4.0], name="w")
+        loss = ns.sum(ns.sqrt(w))  # sqrt'(0) is inf
+    g.forward()
+    with np.errstate(all="ignore"):
+        g.backward(loss)
+    previous = np.array(w.grad)
+    with np.errstate(all="ignore"), pytest.raises(FloatingPointError) as info:
+        g.backward(loss, check_numerics=True)
+    message = str(info.value)
+    assert "the gradient of node 'w' (variable) has 0 NaN and 1 inf of 2 element(s)" in message
+    assert "made by the backward of 'sqrt_1' (sqrt)" in message
+    assert f"{__file__}:{_line_of('sqrt' + chr(39) + '(0) is inf')}" in message
+    np.testing.assert_array_equal(w.grad, previous)  # .grad untouched by the failed sweep
+
+
+def test_nodes_record_the_user_line_that_built_them_including_gradient_nodes():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        y = ns.exp(x)  # built here
+        dy, = ns.gradients(y, [x])  # gradient nodes built here
+    assert y.built_at == (__file__, _line_of("y = ns.exp(x)  # built here"))
+    assert dy.built_at == (__file__, _line_of("# gradient nodes built here"))
+    small, report = ns.optimize(g, fetches=[y])
+    assert report.mapping[y].built_at == y.built_at
