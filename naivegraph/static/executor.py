@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .graph import Graph
-from .nodes import Constant, Node, Operation, Placeholder, Variable, numeric_data
+from .nodes import Constant, Node, Operation, Placeholder, Variable, numeric_data, safe_cast
 
 
 @contextlib.contextmanager
@@ -64,34 +64,11 @@ def check_feed(placeholder: Placeholder, value: Any) -> np.ndarray:
 def _cast_feed(placeholder: Placeholder, data: np.ndarray) -> np.ndarray:
     """``data`` in the placeholder's dtype; unsafe casts are refused.
 
-    A cast within a kind (float64 -> float32) or upwards (int -> float) is fine; one
-    that would drop an imaginary part or a fraction, or overflow an integer, is not.
+    No copy of a feed of the right dtype (memory planning); results are never the
+    caller's array or a view of it: ``Plan.fetched`` copies those on the way out.
     """
-    target = placeholder.dtype
-    integers = data.dtype.kind in "iu" and target.kind in "iu"  # checked by value below
-    if not (integers or np.can_cast(data.dtype, target, casting="same_kind")):
-        raise TypeError(
-            f"the value fed to placeholder {placeholder.name!r} has dtype {data.dtype}, which "
-            f"cannot be cast to the placeholder's dtype {target} without losing information; "
-            f"convert it explicitly (e.g. array.astype(np.{target.name})) or declare the "
-            f"placeholder with dtype={data.dtype.name}")
-    # No copy of a feed of the right dtype (memory planning); results are never the
-    # caller's array or a view of it: ``Plan.fetched`` copies those on the way out.
-    with np.errstate(over="ignore"):  # an overflow is reported below, as a TypeError
-        array = data.astype(target, copy=False)
-    if integers and not np.array_equal(array, data):
-        raise _does_not_fit(placeholder, data)
-    if target.kind in "fc" and target.itemsize < data.dtype.itemsize and \
-            np.count_nonzero(np.isinf(array)) != np.count_nonzero(np.isinf(data)):
-        raise _does_not_fit(placeholder, data)  # finite values that overflow to inf
-    return array
-
-
-def _does_not_fit(placeholder: Placeholder, data: np.ndarray) -> TypeError:
-    return TypeError(
-        f"the value fed to placeholder {placeholder.name!r} (dtype {data.dtype}) has values "
-        f"that do not fit its dtype {placeholder.dtype}; declare the placeholder with a "
-        f"wider dtype")
+    return safe_cast(data, placeholder.dtype, f"the value fed to placeholder {placeholder.name!r}",
+                     "the placeholder")
 
 
 def collect_feeds(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any]

@@ -118,12 +118,23 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None,
         check = _gradient_check
     grads = reverse_sweep(order, {loss: seed}, flows, operands,
                           keep=lambda n: n.retains_grad or isinstance(n, Variable), check=check)
+    handed_out: set[int] = {id(seed)}
     for node in graph.nodes:
         if isinstance(node, Variable) or node.retains_grad:
             g = grads.get(node)
-            node.grad = None if g is None else np.asarray(g)
+            node.grad = None if g is None else _own_array(g, handed_out)
         elif node.grad is not None:
             node.grad = None
+
+
+def _own_array(gradient: Any, handed_out: set[int]) -> np.ndarray:
+    """``gradient`` as an array no other ``.grad``, the seed or the caller's ``grad=``
+    shares (``a + b`` passes one array to both), copying only when needed."""
+    array = np.asarray(gradient)
+    if id(array) in handed_out or array.base is not None:
+        array = array.copy()
+    handed_out.add(id(array))
+    return array
 
 
 def _gradient_check(node: Node, gradient: Any, user: Operation) -> None:

@@ -146,6 +146,30 @@ def numeric_data(value: Any, what: str) -> Any:
     raise _not_numeric(value, bad, what)
 
 
+def safe_cast(data: np.ndarray, target: np.dtype, what: str, owner: str) -> np.ndarray:
+    """``data`` as ``target`` (no copy if it already is); casts that lose information
+    raise a TypeError saying ``what`` it was and naming both dtypes.
+
+    A cast within a kind (float64 -> float32) or upwards (int -> float) is fine; one
+    that would drop an imaginary part or a fraction, or overflow, is not.
+    """
+    integers = data.dtype.kind in "iu" and target.kind in "iu"  # checked by value below
+    if not (integers or np.can_cast(data.dtype, target, casting="same_kind")):
+        raise TypeError(
+            f"{what} has dtype {data.dtype}, which cannot be cast to {owner}'s dtype {target} "
+            f"without losing information; convert it explicitly (e.g. "
+            f"array.astype(np.{target.name})) or create {owner} with dtype {data.dtype.name}")
+    with np.errstate(over="ignore"):  # an overflow is reported below, as a TypeError
+        array = data.astype(target, copy=False)
+    overflow = (integers and not np.array_equal(array, data)) or (
+        target.kind in "fc" and target.itemsize < data.dtype.itemsize
+        and np.count_nonzero(np.isinf(array)) != np.count_nonzero(np.isinf(data)))
+    if overflow:
+        raise TypeError(f"{what} (dtype {data.dtype}) has values that do not fit its dtype "
+                        f"{target}; create {owner} with a wider dtype")
+    return array
+
+
 def _not_numeric(value: Any, bad: Any, what: str) -> TypeError:
     found = f"it is {_describe(bad)}" if bad is value else f"it contains {_describe(bad)}"
     return TypeError(f"{what} must be numeric data ({NUMERIC_DATA}), but {found}")
@@ -285,9 +309,10 @@ class Variable(Node):
 
     def assign(self, value: Any) -> "Variable":
         """Replace the stored value (same shape; cast to the variable's dtype)."""
+        what = f"the value assigned to Variable {self.name!r}"
         # np.array: a private copy, as in __init__
-        array = np.array(numeric_data(value, f"the value assigned to Variable {self.name!r}"),
-                         dtype=self.dtype)
+        array = np.array(safe_cast(np.asarray(numeric_data(value, what)), self.dtype, what,
+                                   "the Variable"))
         if array.shape != self.shape:
             raise ValueError(
                 f"cannot assign a value of shape {array.shape} to Variable {self.name!r} of "

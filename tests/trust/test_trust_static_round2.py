@@ -493,3 +493,79 @@ def test_nodes_record_the_user_line_that_built_them_including_gradient_nodes():
     assert dy.built_at == (__file__, _line_of("# gradient nodes built here"))
     small, report = ns.optimize(g, fetches=[y])
     assert report.mapping[y].built_at == y.built_at
+
+
+# -- hostile follow-ups: assign casts, shared gradients, state after errors ------------
+@pytest.mark.parametrize("initial, trainable, value, phrase", [
+    ([1.0, 2.0], True, [1 + 2j, 0.0], "dtype complex128, which cannot be cast to the Variable's dtype float64"),
+    ([1, 2], False, [1.7, 2.9], "dtype float64, which cannot be cast to the Variable's dtype int64"),
+    (np.array([1, 2], dtype=np.uint8), False, [1, 300], "has values that do not fit its dtype uint8"),
+])
+def test_assign_refuses_a_lossy_cast_and_keeps_the_old_value(initial, trainable, value, phrase):
+    with ns.Graph():
+        v = ns.Variable(initial, name="v", trainable=trainable)
+    old = np.array(v.value)
+    with pytest.raises(TypeError, match="the value assigned to Variable 'v'") as info:
+        v.assign(value)
+    assert phrase in str(info.value)
+    np.testing.assert_array_equal(v.value, old)
+
+
+def test_assign_accepts_ints_into_a_float_variable():
+    with ns.Graph():
+        v = ns.Variable([1.0, 2.0], name="v")
+    v.assign([3, 4])
+    assert v.value.dtype == np.float64 and v.value.tolist() == [3.0, 4.0]
+
+
+def test_gradients_of_two_variables_do_not_share_storage_with_each_other_or_the_seed():
+    torch = pytest.importorskip("torch")
+    with ns.Graph() as g:
+        a = ns.Variable([1.0, 2.0], name="a")
+        b = ns.Variable([3.0, 4.0], name="b")
+        y = a + b.reshape(2)
+    seed = np.array([1.0, 5.0])
+    g.forward()
+    g.backward(y, grad=seed)
+    ta = torch.tensor([1.0, 2.0], requires_grad=True)
+    tb = torch.tensor([3.0, 4.0], requires_grad=True)
+    (ta + tb.reshape(2)).backward(torch.tensor([1.0, 5.0]))
+    a.grad[0] = 100.0
+    np.testing.assert_array_equal(b.grad, tb.grad.numpy())
+    np.testing.assert_array_equal(seed, [1.0, 5.0])
+    assert not np.shares_memory(a.grad, b.grad) and not np.shares_memory(b.grad, seed)
+
+
+def _state(g):
+    return len(g.nodes), [np.array(v.value).tolist() for v in g.variables], \
+        [None if n.grad is None else np.array(n.grad).tolist() for n in g.nodes]
+
+
+def test_every_failing_entry_point_leaves_nodes_variables_and_grads_unchanged():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        w = ns.Variable([1.0, 2.0], name="w")
+        loss = ns.sum(ns.log(x * w))
+    g.forward(x=np.array([1.0, 1.0]))
+    g.backward(loss)
+    before = _state(g)
+    failures = [
+        lambda: g.forward(x=np.ones(3)),                                    # wrong shape
+        lambda: g.forward(x=np.array([1 + 1j, 1.0])),                       # lossy cast
+        lambda: g.forward(fetches=[loss]),                                  # missing feed
+        lambda: g.forward(x=np.array([0.0, 1.0]), check_numerics=True),     # -inf
+        lambda: g.compile([x], [loss])(np.ones(3)),
+        lambda: g.compile([], [loss]),
+        lambda: g.backward(loss, grad=np.ones(2)),                          # grad shape
+        lambda: ns.gradients(loss, [x, 1.0]),
+        lambda: ns.gradients(loss, [w], grad_ys=[1.0, 2.0]),
+        lambda: w.assign([1.0, 2.0, 3.0]),
+        lambda: w.assign(["a", "b"]),
+        lambda: loss * ng.tensor(1.0),
+        lambda: ng.tensor(1.0) - loss,
+    ]
+    for fail in failures:
+        with np.errstate(all="ignore"), pytest.raises((TypeError, ValueError, RuntimeError,
+                                                        FloatingPointError)):
+            fail()
+        assert _state(g) == before
