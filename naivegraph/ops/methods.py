@@ -69,11 +69,13 @@ def _operator(name: str, dunder: str):
     op = OPS[name]
 
     def forward(self, other):
-        _same_mode(self, (other,))
+        if type(other) is not type(self):  # the common same-type case skips the check
+            _same_mode(self, (other,))
         return self._ng_apply(op, (self, other), _NO_ATTRS)
 
     def reflected(self, other):
-        _same_mode(self, (other,))
+        if type(other) is not type(self):
+            _same_mode(self, (other,))
         return self._ng_apply(op, (other, self), _NO_ATTRS)
 
     forward.__name__, reflected.__name__ = f"__{dunder}__", f"__r{dunder}__"

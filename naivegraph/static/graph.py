@@ -36,6 +36,12 @@ _graph_ids = itertools.count(1)
 class Graph:
     """A static computational graph: build nodes inside ``with graph:``, then run it.
 
+    ``forward``, ``backward`` and ``compile`` accept ``check_numerics=True``: the run
+    stops at the first value or gradient holding NaN or inf and the
+    ``FloatingPointError`` names the node, its op and the line of your code that
+    built it (each node records it in ``built_at``).  Graphs must be exited in the
+    reverse order they were entered; anything else raises and changes nothing.
+
     Attributes:
         nodes: every node, in creation (= topological) order.
         lineage: for a graph made by an optimisation pass, where it came from
