@@ -228,6 +228,13 @@ class Node(OpMethods):
     # object array of nodes) and refuses ufuncs on nodes, which have no value yet.
     __array_ufunc__ = None
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # Without this numpy would read a node as a sequence, building x[0], x[1], ...
+        raise TypeError(
+            f"static node {self.name!r} has no value while the graph is being built, so it "
+            f"cannot become a numpy array or a tensor; use it directly in ns.* ops, and read "
+            f"values from graph.forward(...) or a compiled function once the graph runs")
+
     # ------------------------------------------------------------------ no Python control flow
     def __bool__(self) -> bool:
         raise TypeError(control_flow_message(self))

@@ -569,3 +569,32 @@ def test_every_failing_entry_point_leaves_nodes_variables_and_grads_unchanged():
                                                         FloatingPointError)):
             fail()
         assert _state(g) == before
+
+
+@pytest.mark.parametrize("convert, phrase", [
+    (lambda x: ns.constant(x), "a constant must be numeric data"),
+    (lambda x: ns.constant([[x, 1.0]]), "it contains Placeholder"),
+    (lambda x: ns.Variable([x, 1.0], name="v"), "the value of Variable 'v' must be numeric data"),
+    (lambda x: np.asarray(x), "static node 'x' has no value while the graph is being built"),
+    (lambda x: ng.tensor(x), "static node 'x' has no value while the graph is being built"),
+])
+def test_a_node_used_as_data_is_refused_without_building_index_nodes(convert, phrase):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+    with g:
+        with pytest.raises(TypeError) as info:
+            convert(x)
+    assert phrase in str(info.value)
+    assert len(g.nodes) == 1   # numpy used to read x as a sequence, building x[0], x[1]
+
+
+def test_writing_to_a_compiled_constant_result_does_not_change_the_next_call():
+    with ns.Graph() as g:
+        c = ns.constant(np.array([1.0, 2.0]))
+        y = c * 2.0                     # folded into a constant by the optimiser
+    f = g.compile([], [y, c])
+    for out in f():
+        out[...] = 0.0
+    first, second = f()
+    np.testing.assert_array_equal(first, [2.0, 4.0])
+    np.testing.assert_array_equal(second, [1.0, 2.0])
