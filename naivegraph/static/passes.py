@@ -152,6 +152,8 @@ def _freeze(value: Any) -> Any:
     """
     if type(value) in (float, complex):
         return (type(value).__name__, np.array(value).tobytes())
+    if isinstance(value, np.generic):
+        return ("generic", value.dtype.str, value.tobytes())
     if isinstance(value, np.ndarray):
         return ("ndarray", value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, slice):

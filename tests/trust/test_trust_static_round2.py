@@ -618,3 +618,16 @@ def test_writing_to_a_compiled_constant_result_does_not_change_the_next_call():
     first, second = f()
     np.testing.assert_array_equal(first, [2.0, 4.0])
     np.testing.assert_array_equal(second, [1.0, 2.0])
+
+
+@pytest.mark.parametrize("zero, negative_zero", [(0.0, -0.0), (np.float64(0.0), np.float64(-0.0))])
+def test_cse_keeps_ops_whose_attributes_differ_only_in_the_sign_of_zero(zero, negative_zero):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        y = 1.0 / ns.clamp(x, min=zero) + 1.0 / ns.clamp(x, min=negative_zero)
+    new, _ = ns.optimize(g, passes=[ns.common_subexpression_elimination], fetches=[y])
+    assert [n.op_name for n in new.nodes].count("clamp") == 2
+    with np.errstate(all="ignore"):
+        raw = g.compile([x], [y], optimize=False)(np.array(-1.0))
+        fast = g.compile([x], [y], optimize=True)(np.array(-1.0))
+    assert _bits(raw[0]) == _bits(fast[0])
