@@ -245,16 +245,34 @@ class Plan:
 
         Results computed by the run are handed out as they are (no copy of intermediates).
         """
-        leaves = [values[i] for i in self.leaf_slots if isinstance(values[i], np.ndarray)]
+        leaves = self.leaf_arrays(values)
         result = []
         for slot in self.fetch_slots:
             value = values[slot]
-            if isinstance(value, np.ndarray) and any(
-                    value is leaf or (value.base is not None and np.may_share_memory(value, leaf))
-                    for leaf in leaves):
+            if _shares_leaf_storage(value, leaves):
                 value = value.copy()
             result.append(value)
         return result
+
+    def leaf_arrays(self, values: list[Any]) -> list[np.ndarray]:
+        """The arrays of this run's leaves: Variables' storage, constants, feeds."""
+        return [values[i] for i in self.leaf_slots if isinstance(values[i], np.ndarray)]
+
+
+def _shares_leaf_storage(value: Any, leaves: Sequence[np.ndarray]) -> bool:
+    """``value`` is a leaf's array or a view of one (a fresh result has ``base`` None)."""
+    return isinstance(value, np.ndarray) and any(
+        value is leaf or (value.base is not None and np.may_share_memory(value, leaf))
+        for leaf in leaves)
+
+
+def _read_only_if_view(value: Any, leaves: Sequence[np.ndarray]) -> Any:
+    """A node's kept value that views a leaf (``w.reshape(...)``) becomes a read-only
+    view, so writing to ``node.value`` cannot change a Variable, constant or feed."""
+    if _shares_leaf_storage(value, leaves):
+        value = value.view()
+        value.flags.writeable = False
+    return value
 
 
 class NumericsError(FloatingPointError):
@@ -338,8 +356,11 @@ def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
     for node in graph.nodes:
         if isinstance(node, (Operation, Placeholder)):
             node._value = None
+    leaves = plan.leaf_arrays(values)
     for node, value in zip(plan.order, values):
-        if isinstance(node, (Operation, Placeholder)):
+        if isinstance(node, Operation):
+            node._value = _read_only_if_view(value, leaves)
+        elif isinstance(node, Placeholder):
             node._value = value
     graph._last_run_shapes = shapes
     # assign replaces a Variable's array: keeping the ones this run read lets a later

@@ -631,3 +631,20 @@ def test_cse_keeps_ops_whose_attributes_differ_only_in_the_sign_of_zero(zero, ne
         raw = g.compile([x], [y], optimize=False)(np.array(-1.0))
         fast = g.compile([x], [y], optimize=True)(np.array(-1.0))
     assert _bits(raw[0]) == _bits(fast[0])
+
+
+def test_kept_node_value_that_views_a_variable_or_feed_is_read_only():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        w = ns.Variable([1.0, 2.0], name="w")
+        w_column = w.reshape(2, 1)
+        x_row = x.reshape(1, 2)
+        doubled = w * 2.0
+    feed = np.array([3.0, 4.0])
+    g.forward(x=feed)
+    for view in (w_column.value, x_row.value):
+        with pytest.raises(ValueError, match="read-only"):
+            view[0, 0] = -1.0
+    doubled.value[0] = 0.0            # a fresh result is the node's own: writable
+    np.testing.assert_array_equal(w.value, [1.0, 2.0])
+    np.testing.assert_array_equal(feed, [3.0, 4.0])
