@@ -1126,9 +1126,13 @@ KNOWN_BUG_CLASSES = {
     "retain_grad_accumulate": "retain_grad() overwrites instead of accumulating",
     "pow_at_zero": "d/dx x**y at x=0, y=0 is nan",
     "int_index_0d_view": "x[0] of a 1-d tensor is a copy, not a 0-d view sharing memory",
+    "view_of_noncontiguous": ".view() of a transposed/expanded tensor works where torch raises",
+    "expanded_write": "a write into an expanded view raises numpy's ValueError",
+    "noop_squeeze_view": "squeeze() with no size-1 dim: not a view (no leaf check)",
     "inplace_into_view": "an in-place write into a view of a tensor that requires grad raises",
     "bool_subtraction": "bool - bool / int - bool: TypeError or no error where torch raises",
     "nan_max_min": "max/min/maximum/minimum with NaN",
+    "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
     "nan_relu_abs": "relu/abs/clamp at NaN; relu(-0.0)",
     "where_nonbool": "where with a non-bool condition",
     "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
@@ -1333,6 +1337,8 @@ def _view_shape(op: str, shape: tuple) -> tuple | None:
     if op == "t":
         return shape[::-1] if len(shape) <= 2 else None
     if op == "squeeze":
+        if 1 not in shape and not enabled("noop_squeeze_view"):
+            return None
         return tuple(s for s in shape if s != 1)
     if op == "unsqueeze":
         return (1,) + shape
@@ -1382,18 +1388,23 @@ def view_inplace_cases(draw) -> Case:
     or two views, one in-place write into the base or the last view, then a loss that
     reads the base, the view or both."""
     shape = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
-    bases = ["intermediate", "intermediate", "intermediate", "leaf"]
-    if enabled("plain_view_write"):
-        bases.append("plain")
-    base = draw(st.sampled_from(bases))
+    base = draw(st.sampled_from(["intermediate", "intermediate", "leaf", "plain"]))
     views, vshape = [], shape
     for _ in range(draw(st.integers(1, 2))):
-        ops = [op for op in VIEW_OPS if _view_shape(op, vshape) is not None]
+        ops = [op for op in VIEW_OPS if _view_shape(op, vshape) is not None
+               and (op != "view" or not views or enabled("view_of_noncontiguous"))]
         op = draw(st.sampled_from(ops))
         views.append(op)
         vshape = _view_shape(op, vshape)
     target = draw(st.sampled_from(["base", "view"]))
-    if not enabled("inplace_into_view") and base != "leaf":
+    # the write lands in a view of a non-leaf that requires grad: an intermediate, or a
+    # copy of the leaf (list indexing always copies; reshape/flatten copy in torch when
+    # the input is not contiguous)
+    copies = {"list", "reshape", "flatten"}
+    into_grad_view = base == "intermediate" or base == "leaf" and bool(copies & set(views))
+    if not enabled("inplace_into_view") and into_grad_view or \
+            not enabled("expanded_write") and "expand" in views or \
+            not enabled("plain_view_write") and base == "plain":
         target = "base"
     tshape = shape if target == "base" else vshape
     method = draw(st.sampled_from(WRITE_METHODS))
@@ -1566,6 +1577,8 @@ def special_value_cases(draw, static: bool = False) -> Case:
     picks = draw(_special_array(shape))
     picks2 = draw(_special_array(shape))
     nan_free = not any(math.isnan(v) for _, v in picks + picks2)
+    # maximum(0.0, -0.0): torch returns the first operand on a tie
+    zero_tie = any(v == 0 for _, v in picks) and any(v == 0 for _, v in picks2)
     # relu/abs/clamp are known wrong at NaN and at -0.0 (relu(-0.0) is -0.0 in torch)
     plain = nan_free and not any(v == 0 and math.copysign(1, v) < 0 for _, v in picks)
     op, attrs = None, {}
@@ -1581,6 +1594,7 @@ def special_value_cases(draw, static: bool = False) -> Case:
     elif family == "binary":
         ops = [b for b in SPECIAL_BINARY
                if (enabled("nan_max_min") or nan_free or b not in ("maximum", "minimum"))
+               and (enabled("max_min_zero_tie") or not zero_tie or b not in ("maximum", "minimum"))
                and (enabled("pow_at_zero") or b != "pow")]
         op = draw(st.sampled_from(ops))
     else:
