@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -1124,6 +1125,7 @@ KNOWN_BUG_CLASSES = {
     "view_inplace_grad": "writes through/into views of intermediates give stale or lost grads",
     "plain_view_write": "writing a grad-carrying value into a view of a plain tensor",
     "retain_grad_accumulate": "retain_grad() overwrites instead of accumulating",
+    "data_reassign": "x.data = new after use: backward still uses the old values",
     "pow_at_zero": "d/dx x**y at x=0, y=0 is nan",
     "int_index_0d_view": "x[0] of a 1-d tensor is a copy, not a 0-d view sharing memory",
     "view_of_noncontiguous": ".view() of a transposed/expanded tensor works where torch raises",
@@ -1210,7 +1212,7 @@ class NgLib:
 
 
 class Trace(list):
-    """(label, observation) pairs; ``observe`` copies arrays so later writes cannot leak in."""
+    """(label, observation) pairs; arrays are copied so later in-place writes cannot leak in."""
 
     def __init__(self, lib):
         super().__init__()
@@ -1226,28 +1228,13 @@ class Trace(list):
 def run_case(lib, case: Case) -> Trace:
     """Interpret ``case`` on ``lib``; an exception ends the trace with its type name."""
     trace = Trace(lib)
-    with _quiet():
+    with warnings.catch_warnings():  # numpy's "invalid value" warnings: values are compared
+        warnings.simplefilter("ignore")
         try:
             CASE_RUNNERS[case.kind](lib, case, trace)
         except Exception as exc:  # the type is the observation
             trace.append(("raised", type(exc).__name__))
     return trace
-
-
-def _quiet():
-    import warnings
-    cm = warnings.catch_warnings()
-    cm.__enter__()
-    warnings.simplefilter("ignore")
-
-    class _Exit:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            cm.__exit__(*exc)
-            return False
-    return _Exit()
 
 
 def run_case_torch(case: Case) -> Trace:
@@ -1282,7 +1269,8 @@ def assert_same_special(actual, expected, what: str, signed_zeros: bool = True) 
         np.testing.assert_array_equal(a, b, err_msg=what)
         return
     a, b = a.astype(np.float64), b.astype(np.float64)
-    assert np.array_equal(np.isnan(a), np.isnan(b)), f"{what}: NaN at {np.isnan(a)} != {np.isnan(b)}\n{a}\n{b}"
+    assert np.array_equal(np.isnan(a), np.isnan(b)), \
+        f"{what}: NaN at {np.isnan(a)} != {np.isnan(b)}\n{a}\n{b}"
     ok = ~np.isnan(b)
     assert np.array_equal(a[ok & np.isinf(b)], b[ok & np.isinf(b)]) and \
         np.array_equal(np.isinf(a), np.isinf(b)), f"{what}: infinities differ\n{a}\n{b}"
@@ -1493,8 +1481,9 @@ def repeated_backward_cases(draw) -> Case:
     retain = (draw(st.booleans()), draw(st.booleans()))
     if not enabled("retain_grad_accumulate"):
         retain = (False, False)
+    choices = BACKWARD_ACTIONS + (("set_data",) if enabled("data_reassign") else ())
     actions = ["backward"] + draw(st.lists(st.sampled_from(
-        BACKWARD_ACTIONS),
+        choices),
         min_size=1, max_size=4))
     if "backward" not in actions[1:]:
         actions.append("backward")
@@ -1531,6 +1520,8 @@ def _run_repeated_backward(lib, case: Case, trace: Trace) -> None:
             for h in hs:
                 if h.grad is not None:
                     h.grad.zero_()
+        elif action == "set_data":  # backward must see the new data, as torch's does
+            x.data = lib.tensor(_data(seed + 4, case["shape"]))
         elif action == "multi":
             g1 = lib.tensor(np.random.default_rng(seed + 2).normal(size=case["shape"]))
             g2 = lib.tensor(np.random.default_rng(seed + 3).normal(size=case["shape"]))
@@ -1654,7 +1645,8 @@ def run_special_static(case: Case) -> Trace:
     low = 0.0 if case["op"] == "pow" else -2.0
     xv = _special_values(seed, shape, case["picks"], low)
     yv = _special_values(seed + 1, shape, case["picks2"])
-    with _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         try:
             g = ns.Graph()
             with g:
