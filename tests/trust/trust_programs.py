@@ -18,6 +18,11 @@ float64 precision (rtol 1e-9) are then meaningful.
 
 The repr of a program is Python that rebuilds it, so a failing example found by
 Hypothesis can be pasted as a named regression test.
+
+Round 2 (bottom of the file) adds small :class:`Case` s aimed at what the programs above
+never do: views with in-place writes, repeated backward with ``retain_grad``, NaN/inf/
+signed zeros, mixed dtypes and hooks.  ``KNOWN_BUG_CLASSES`` (below) switches off the
+features that hit bugs known today.
 """
 
 from __future__ import annotations
@@ -51,6 +56,40 @@ FUZZ = settings.get_profile("naivegraph-fuzz")
 
 RTOL = 1e-9
 ATOL = 1e-10
+
+# ----------------------------------------------------------------------------------
+# Known bugs: features of the round-2 generators (bottom of this file) that hit bugs
+# known today.  The default run leaves them out, so `make test` stays green;
+# NAIVEGRAPH_FUZZ_KNOWN_BUGS=1, or deleting a name here once its fix has landed, puts
+# them back.  Each name is one `if enabled(...)` in a generator and one xfail test in
+# test_trust_fuzz_round2_findings.py.
+# ----------------------------------------------------------------------------------
+KNOWN_BUG_CLASSES = {
+    "view_inplace_grad": "writes through/into views of intermediates give stale or lost grads",
+    "plain_view_write": "writing a grad-carrying value into a view of a plain tensor",
+    "retain_grad_accumulate": "retain_grad() overwrites instead of accumulating",
+    "data_reassign": "x.data = new after use: backward still uses the old values",
+    "pow_at_zero": "d/dx x**y at x=0, y=0 is nan",
+    "int_index_0d_view": "x[0] of a 1-d tensor is a copy, not a 0-d view sharing memory",
+    "view_of_noncontiguous": ".view() of a transposed/expanded tensor works where torch raises",
+    "expanded_write": "a write into an expanded view raises numpy's ValueError",
+    "noop_squeeze_view": "squeeze() with no size-1 dim: not a view (no leaf check)",
+    "inplace_into_view": "an in-place write into a view of a tensor that requires grad raises",
+    "bool_subtraction": "bool - bool / int - bool: TypeError or no error where torch raises",
+    "nan_max_min": "max/min/maximum/minimum with NaN",
+    "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
+    "nan_relu_abs": "relu/abs/clamp at NaN; relu(-0.0)",
+    "where_nonbool": "where with a non-bool condition",
+    "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
+    "hook_changes_type": "a hook may change the shape/dtype of a gradient",
+    "static_signed_zero": "static passes drop signed zeros (x + 0.0 -> x, CSE 0.0 / -0.0)",
+}
+_ALL_BUGS = os.environ.get("NAIVEGRAPH_FUZZ_KNOWN_BUGS", "") not in ("", "0")
+
+
+def enabled(feature: str) -> bool:
+    """Whether the generators may use ``feature`` (always, unless it is a known bug)."""
+    return _ALL_BUGS or feature not in KNOWN_BUG_CLASSES
 
 
 # ----------------------------------------------------------------------------------
@@ -1118,37 +1157,6 @@ def programs(draw, max_steps: int = 8, kinds: Sequence[str] | None = None):
 # Two traces must agree label for label; see :func:`assert_same_trace`.
 # ==================================================================================
 
-# Features of the generators that hit bugs known today.  The default run leaves them
-# out, so `make test` stays green; NAIVEGRAPH_FUZZ_KNOWN_BUGS=1 (or removing a name
-# here once its fix has landed) puts them back.  Each name is one `if enabled(...)`.
-KNOWN_BUG_CLASSES = {
-    "view_inplace_grad": "writes through/into views of intermediates give stale or lost grads",
-    "plain_view_write": "writing a grad-carrying value into a view of a plain tensor",
-    "retain_grad_accumulate": "retain_grad() overwrites instead of accumulating",
-    "data_reassign": "x.data = new after use: backward still uses the old values",
-    "pow_at_zero": "d/dx x**y at x=0, y=0 is nan",
-    "int_index_0d_view": "x[0] of a 1-d tensor is a copy, not a 0-d view sharing memory",
-    "view_of_noncontiguous": ".view() of a transposed/expanded tensor works where torch raises",
-    "expanded_write": "a write into an expanded view raises numpy's ValueError",
-    "noop_squeeze_view": "squeeze() with no size-1 dim: not a view (no leaf check)",
-    "inplace_into_view": "an in-place write into a view of a tensor that requires grad raises",
-    "bool_subtraction": "bool - bool / int - bool: TypeError or no error where torch raises",
-    "nan_max_min": "max/min/maximum/minimum with NaN",
-    "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
-    "nan_relu_abs": "relu/abs/clamp at NaN; relu(-0.0)",
-    "where_nonbool": "where with a non-bool condition",
-    "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
-    "hook_changes_type": "a hook may change the shape/dtype of a gradient",
-    "static_signed_zero": "static passes drop signed zeros (x + 0.0 -> x, CSE 0.0 / -0.0)",
-}
-_ALL_BUGS = os.environ.get("NAIVEGRAPH_FUZZ_KNOWN_BUGS", "") not in ("", "0")
-
-
-def enabled(feature: str) -> bool:
-    """Whether the generators may use ``feature`` (always, unless it is a known bug)."""
-    return _ALL_BUGS or feature not in KNOWN_BUG_CLASSES
-
-
 @dataclass(frozen=True)
 class Case:
     """One round-2 program: ``kind`` names the interpreter, ``data`` its parameters."""
@@ -1161,9 +1169,6 @@ class Case:
 
     def __getitem__(self, key):
         return dict(self.data)[key]
-
-    def get(self, key, default=None):
-        return dict(self.data).get(key, default)
 
 
 def _case(kind: str, **data) -> Case:
@@ -1611,8 +1616,8 @@ def _special_op(M, case: Case, x, y):
             return getattr(M, op)(x, y)
         if op == "where":
             return M.where(x > 0, x, y)
-        return {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y}.get(op) \
-            if op != "pow" else x ** y
+        return {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
+                "div": lambda: x / y, "pow": lambda: x ** y}[op]()
     c = attrs["c"]
     return {"add": x + c, "sub": x - c, "mul": x * c, "rsub": c - x}[op]
 
