@@ -74,3 +74,13 @@ def test_every_round2_class_has_a_test():
 def test_known_bug_flags_are_documented_and_switch_features_off():
     assert all(isinstance(why, str) and why for why in KNOWN_BUG_CLASSES.values())
     assert enabled("a feature with no known bug")
+
+
+def test_known_bug_setting_selects_named_classes_and_rejects_unknown_names():
+    from trust_programs import _bugs_to_fuzz
+    assert _bugs_to_fuzz("") == frozenset()
+    assert _bugs_to_fuzz("0") == frozenset()
+    assert _bugs_to_fuzz("1") == frozenset(KNOWN_BUG_CLASSES)
+    assert _bugs_to_fuzz("nan_max_min, pow_at_zero") == {"nan_max_min", "pow_at_zero"}
+    with pytest.raises(ValueError, match="unknown classes \\['nan_maxmin'\\]"):
+        _bugs_to_fuzz("nan_maxmin")

@@ -84,12 +84,34 @@ KNOWN_BUG_CLASSES = {
     "hook_changes_type": "a hook may change the shape/dtype of a gradient",
     "static_signed_zero": "static passes drop signed zeros (x + 0.0 -> x, CSE 0.0 / -0.0)",
 }
-_ALL_BUGS = os.environ.get("NAIVEGRAPH_FUZZ_KNOWN_BUGS", "") not in ("", "0")
+
+
+def _bugs_to_fuzz(setting: str) -> frozenset:
+    """NAIVEGRAPH_FUZZ_KNOWN_BUGS: "1" fuzzes every known bug, "nan_max_min,pow_at_zero"
+    only those (to check one fix), unset or "0" none."""
+    if setting in ("", "0"):
+        return frozenset()
+    if setting == "1":
+        return frozenset(KNOWN_BUG_CLASSES)
+    names = frozenset(n.strip() for n in setting.split(",") if n.strip())
+    unknown = sorted(names - set(KNOWN_BUG_CLASSES))
+    if unknown:
+        raise ValueError(f"NAIVEGRAPH_FUZZ_KNOWN_BUGS names unknown classes {unknown}; "
+                         f"choose from {sorted(KNOWN_BUG_CLASSES)}, or 1 for all")
+    return names
+
+
+_BUGS_TO_FUZZ = _bugs_to_fuzz(os.environ.get("NAIVEGRAPH_FUZZ_KNOWN_BUGS", ""))
 
 
 def enabled(feature: str) -> bool:
-    """Whether the generators may use ``feature`` (always, unless it is a known bug)."""
-    return _ALL_BUGS or feature not in KNOWN_BUG_CLASSES
+    """Whether the generators may use ``feature``: always, unless it is a known bug that
+    NAIVEGRAPH_FUZZ_KNOWN_BUGS does not ask for.
+
+    >>> enabled("a feature with no known bug")
+    True
+    """
+    return feature in _BUGS_TO_FUZZ or feature not in KNOWN_BUG_CLASSES
 
 
 # ----------------------------------------------------------------------------------
@@ -1396,21 +1418,23 @@ def view_inplace_cases(draw) -> Case:
     copies = {"list", "reshape", "flatten"}
     into_grad_view = base == "intermediate" or base == "leaf" and bool(copies & set(views))
     if not enabled("inplace_into_view") and into_grad_view or \
-            not enabled("expanded_write") and "expand" in views or \
-            not enabled("plain_view_write") and base == "plain":
+            not enabled("expanded_write") and "expand" in views:
         target = "base"
     tshape = shape if target == "base" else vshape
     method = draw(st.sampled_from(WRITE_METHODS))
     operand = None
     if method in ("add_", "sub_", "mul_", "div_", "copy_", "setitem", "iadd"):
-        wants_tensor = base == "plain" or method == "copy_" or draw(st.booleans())
-        if wants_tensor:
+        if base == "plain" or method == "copy_" or draw(st.booleans()):
             region = tshape[1:] if method == "setitem" and tshape else tshape
-            operand = ("tensor", _suffix_compatible(draw, region))
+            # a grad-carrying value written into a view of a plain tensor
+            carries_grad = target == "base" or base != "plain" or enabled("plain_view_write")
+            operand = ("tensor" if carries_grad else "plain_tensor",
+                       _suffix_compatible(draw, region))
         else:
             operand = ("scalar", draw(st.sampled_from([0.5, -1.5, 2.0])))
     use = draw(st.sampled_from(["base", "view", "both"]))
-    if not enabled("view_inplace_grad"):
+    stale_read = base != "plain" or operand is not None and operand[0] == "tensor"
+    if not enabled("view_inplace_grad") and stale_read:
         use = target  # read only what was written, never the stale other alias
     return _case("view_inplace", shape=shape, base=base, views=tuple(views), target=target,
                  method=method, operand=operand, use=use, seed=draw(st.integers(0, 2**16)))
@@ -1457,8 +1481,9 @@ def _run_view_inplace(lib, case: Case, trace: Trace) -> None:
             value = spec
         else:
             low = 0.5 if case["method"] == "div_" else -2.0
-            value = lib.tensor(_data(seed + 2, spec, low=low), requires_grad=True)
-            leaves.append(("y", value))
+            value = lib.tensor(_data(seed + 2, spec, low=low), requires_grad=kind == "tensor")
+            if kind == "tensor":
+                leaves.append(("y", value))
     _write(base if case["target"] == "base" else view, case["method"], value)
     trace.value("base", base)
     trace.value("view", view)
@@ -1468,6 +1493,9 @@ def _run_view_inplace(lib, case: Case, trace: Trace) -> None:
             w = lib.tensor(np.random.default_rng(seed + 3 + k).normal(size=tuple(t.shape)))
             term = (t * w).sum()
             loss = term if loss is None else loss + term
+    trace.append(("loss requires grad", str(loss.requires_grad)))
+    if not loss.requires_grad:  # a plain base with plain values written in
+        return
     loss.backward()
     for name, leaf in leaves:
         trace.grad(name, leaf)
@@ -1572,9 +1600,13 @@ def special_value_cases(draw, static: bool = False) -> Case:
     family = draw(st.sampled_from(["reduce", "unary", "binary", "scalar"]))
     picks = draw(_special_array(shape))
     picks2 = draw(_special_array(shape))
+    if draw(st.booleans()):  # specials at the same positions: NaN vs inf, 0.0 vs -0.0 ties
+        picks2 = tuple((pos, draw(st.sampled_from(SPECIALS))) for pos, _ in picks)
+    if family == "scalar" and draw(st.booleans()):  # x + 0.0 with x = -0.0
+        picks = ((0, draw(st.sampled_from([0.0, -0.0]))),) + tuple(p for p in picks if p[0])
     nan_free = not any(math.isnan(v) for _, v in picks + picks2)
     # maximum(0.0, -0.0): torch returns the first operand on a tie
-    zero_tie = any(v == 0 for _, v in picks) and any(v == 0 for _, v in picks2)
+    zero_tie = bool({p for p, v in picks if v == 0} & {p for p, v in picks2 if v == 0})
     # relu/abs/clamp are known wrong at NaN and at -0.0 (relu(-0.0) is -0.0 in torch)
     plain = nan_free and not any(v == 0 and math.copysign(1, v) < 0 for _, v in picks)
     op, attrs = None, {}
