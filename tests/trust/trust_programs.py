@@ -18,12 +18,18 @@ float64 precision (rtol 1e-9) are then meaningful.
 
 The repr of a program is Python that rebuilds it, so a failing example found by
 Hypothesis can be pasted as a named regression test.
+
+Round 2 (bottom of the file) adds small :class:`Case` s aimed at what the programs above
+never do: views with in-place writes, repeated backward with ``retain_grad``, NaN/inf/
+signed zeros, mixed dtypes and hooks.  ``KNOWN_BUG_CLASSES`` (below) switches off the
+features that hit bugs known today.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -50,6 +56,62 @@ FUZZ = settings.get_profile("naivegraph-fuzz")
 
 RTOL = 1e-9
 ATOL = 1e-10
+
+# ----------------------------------------------------------------------------------
+# Known bugs: features of the round-2 generators (bottom of this file) that hit bugs
+# known today.  The default run leaves them out, so `make test` stays green;
+# NAIVEGRAPH_FUZZ_KNOWN_BUGS=1, or deleting a name here once its fix has landed, puts
+# them back.  Each name guards generator features with `enabled(...)` and has at least
+# one xfail test in test_trust_fuzz_round2_findings.py.
+# ----------------------------------------------------------------------------------
+KNOWN_BUG_CLASSES = {
+    "view_inplace_grad": "writes through/into views of intermediates give stale or lost grads",
+    "plain_view_write": "writing a grad-carrying value into a view of a plain tensor",
+    "retain_grad_accumulate": "retain_grad() overwrites instead of accumulating",
+    "data_reassign": "x.data = new after use: backward still uses the old values",
+    "pow_at_zero": "d/dx x**y at x=0, y=0 is nan",
+    "int_index_0d_view": "x[0] of a 1-d tensor is a copy, not a 0-d view sharing memory",
+    "view_of_noncontiguous": ".view() of a transposed/expanded tensor works where torch raises",
+    "expanded_write": "a write into an expanded view raises numpy's ValueError",
+    "noop_squeeze_view": "squeeze() with no size-1 dim: not a view (no leaf check)",
+    "inplace_into_view": "an in-place write into a view of a tensor that requires grad raises",
+    "bool_subtraction": "bool - bool / int - bool: TypeError or no error where torch raises",
+    "nan_max_min": "max/min/maximum/minimum with NaN",
+    "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
+    "nan_relu_abs": "relu/abs gradients at NaN; relu(-0.0) is 0.0",
+    "where_nonbool": "where with a non-bool condition",
+    "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
+    "hook_changes_type": "a hook may change the shape/dtype of a gradient",
+    "static_signed_zero": "static passes drop signed zeros (x + 0.0 -> x, CSE 0.0 / -0.0)",
+}
+
+
+def _bugs_to_fuzz(setting: str) -> frozenset:
+    """NAIVEGRAPH_FUZZ_KNOWN_BUGS: "1" fuzzes every known bug, "nan_max_min,pow_at_zero"
+    only those (to check one fix), unset or "0" none."""
+    if setting in ("", "0"):
+        return frozenset()
+    if setting == "1":
+        return frozenset(KNOWN_BUG_CLASSES)
+    names = frozenset(n.strip() for n in setting.split(",") if n.strip())
+    unknown = sorted(names - set(KNOWN_BUG_CLASSES))
+    if unknown:
+        raise ValueError(f"NAIVEGRAPH_FUZZ_KNOWN_BUGS names unknown classes {unknown}; "
+                         f"choose from {sorted(KNOWN_BUG_CLASSES)}, or 1 for all")
+    return names
+
+
+_BUGS_TO_FUZZ = _bugs_to_fuzz(os.environ.get("NAIVEGRAPH_FUZZ_KNOWN_BUGS", ""))
+
+
+def enabled(feature: str) -> bool:
+    """Whether the generators may use ``feature``: always, unless it is a known bug that
+    NAIVEGRAPH_FUZZ_KNOWN_BUGS does not ask for.
+
+    >>> enabled("a feature with no known bug")
+    True
+    """
+    return feature in _BUGS_TO_FUZZ or feature not in KNOWN_BUG_CLASSES
 
 
 # ----------------------------------------------------------------------------------
@@ -1105,3 +1167,711 @@ def programs(draw, max_steps: int = 8, kinds: Sequence[str] | None = None):
         reject()
     seed = draw(st.integers(0, 2**16))
     return Program(tuple(gen.inputs), tuple(gen.steps), seed)
+
+
+# ==================================================================================
+# Round 2: program classes aimed at aliasing, repeated backward, special values,
+# dtypes and hooks.  Each class is a Hypothesis strategy of small frozen *cases* and one
+# interpreter ``run_case(lib, case)`` shared by torch and dynamic mode (and, for special
+# values, a static graph).  An interpreter returns a *trace*: a list of
+# ``(label, observation)`` pairs, where an observation is an array, a dtype name,
+# ``None`` (no gradient) or ``("raised", ExceptionTypeName)`` (the trace stops there).
+# Two traces must agree label for label; see :func:`assert_same_trace`.
+# ==================================================================================
+
+@dataclass(frozen=True)
+class Case:
+    """One round-2 program: ``kind`` names the interpreter, ``data`` its parameters."""
+
+    kind: str
+    data: tuple  # ((key, value), ...): hashable and printed as Python
+
+    def __repr__(self) -> str:
+        return f"Case({self.kind!r}, {self.data!r})"
+
+    def __getitem__(self, key):
+        return dict(self.data)[key]
+
+
+def _case(kind: str, **data) -> Case:
+    return Case(kind, tuple(sorted(data.items())))
+
+
+# -- libraries: the only place torch and naivegraph differ ---------------------------
+class TorchLib:
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        self.M = torch
+        self.dtypes = {"bool": torch.bool, "int32": torch.int32, "int64": torch.int64,
+                       "float32": torch.float32, "float64": torch.float64}
+
+    def tensor(self, data, dtype: str = "float64", requires_grad: bool = False):
+        return self.M.tensor(np.asarray(data), dtype=self.dtypes[dtype],
+                             requires_grad=requires_grad)
+
+    def array(self, t) -> np.ndarray:
+        return _torch_array(t)
+
+    def dtype_name(self, t) -> str:
+        return str(t.dtype).replace("torch.", "")
+
+
+class NgLib:
+    name = "dynamic"
+
+    def __init__(self):
+        import naivegraph as ng
+        self.M = ng
+        self.dtypes = {"bool": ng.bool_, "int32": ng.int32, "int64": ng.int64,
+                       "float32": ng.float32, "float64": ng.float64}
+
+    def tensor(self, data, dtype: str = "float64", requires_grad: bool = False):
+        return self.M.tensor(np.asarray(data, dtype=self.dtypes[dtype]),
+                             requires_grad=requires_grad)
+
+    def array(self, t) -> np.ndarray:
+        return np.array(t.detach().numpy(), copy=True)
+
+    def dtype_name(self, t) -> str:
+        return np.dtype(t.dtype).name
+
+
+class Trace(list):
+    """(label, observation) pairs; arrays are copied so later in-place writes cannot leak in."""
+
+    def __init__(self, lib):
+        super().__init__()
+        self.lib = lib
+
+    def value(self, label: str, t) -> None:
+        self.append((label, None if t is None else self.lib.array(t)))
+
+    def grad(self, label: str, t) -> None:
+        self.value(label + ".grad", t.grad)
+
+
+def run_case(lib, case: Case) -> Trace:
+    """Interpret ``case`` on ``lib``; an exception ends the trace with its type name."""
+    trace = Trace(lib)
+    with warnings.catch_warnings():  # numpy's "invalid value" warnings: values are compared
+        warnings.simplefilter("ignore")
+        try:
+            CASE_RUNNERS[case.kind](lib, case, trace)
+        except Exception as exc:  # the type is the observation
+            trace.append(("raised", type(exc).__name__))
+    return trace
+
+
+def run_case_torch(case: Case) -> Trace:
+    """The oracle.  torch's default float dtype is float32 where naivegraph's is float64:
+    the oracle runs with torch's default set to float64 so Python floats mean the same."""
+    import torch
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        return run_case(TorchLib(), case)
+    finally:
+        torch.set_default_dtype(old)
+
+
+def run_case_dynamic(case: Case) -> Trace:
+    return run_case(NgLib(), case)
+
+
+# -- comparison ------------------------------------------------------------------------
+def assert_same_special(actual, expected, what: str, signed_zeros: bool = True) -> None:
+    """Equal shapes; NaN exactly where the oracle has NaN; infinities equal with sign;
+    finite values to rtol 1e-9 (float64) / 1e-5 (float32); with ``signed_zeros``, zeros
+    equal in sign (``np.signbit``).
+
+    Values are compared with signed zeros (1/x tells -0.0 from 0.0, and IEEE 754 fixes
+    the sign for every op used here).  Gradients are not: a zero gradient is +0.0 when a
+    library masks (torch) and may be -0.0 when it multiplies by a 0/1 mask (numpy), and
+    neither is more right."""
+    a, b = np.asarray(actual), np.asarray(expected)
+    assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
+    if b.dtype == np.bool_ or a.dtype == np.bool_ or np.issubdtype(b.dtype, np.integer):
+        np.testing.assert_array_equal(a, b, err_msg=what)
+        return
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    assert np.array_equal(np.isnan(a), np.isnan(b)), \
+        f"{what}: NaN at {np.isnan(a)} != {np.isnan(b)}\n{a}\n{b}"
+    ok = ~np.isnan(b)
+    assert np.array_equal(a[ok & np.isinf(b)], b[ok & np.isinf(b)]) and \
+        np.array_equal(np.isinf(a), np.isinf(b)), f"{what}: infinities differ\n{a}\n{b}"
+    zero = ok & (a == 0) & (b == 0) & signed_zeros
+    assert np.array_equal(np.signbit(a[zero]), np.signbit(b[zero])), \
+        f"{what}: signed zeros differ\n{a!r}\n{b!r}"
+    rtol = 1e-5 if np.asarray(expected).dtype == np.float32 else RTOL
+    fin = ok & np.isfinite(b)
+    np.testing.assert_allclose(a[fin], b[fin], rtol=rtol, atol=ATOL, err_msg=what)
+
+
+def assert_same_trace(got: Trace, want: Trace, label: str) -> None:
+    """Same observations in the same order; an exception must be of the same type."""
+    got_labels = [k for k, _ in got]
+    want_labels = [k for k, _ in want]
+    assert got_labels == want_labels, (
+        f"{label}: observed {got_labels} != {want_labels}\n"
+        f"  got   {dict(got).get('raised', 'no exception')}\n"
+        f"  want  {dict(want).get('raised', 'no exception')}")
+    for (k, a), (_, b) in zip(got, want):
+        what = f"{label}: {k}"
+        if k == "raised" or isinstance(b, str) or isinstance(a, str):
+            assert a == b, f"{what}: {a!r} != {b!r}"
+        elif a is None or b is None:
+            assert a is None and b is None, f"{what}: {a!r} != {b!r}"
+        else:
+            assert_same_special(a, b, what, signed_zeros=".grad" not in k and "grad(" not in k)
+
+
+def _data(seed: int, shape, low=-2.0, high=2.0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(low, high, size=shape)
+
+
+# -- class 1: views with in-place writes ---------------------------------------------
+VIEW_OPS = ("slice_step", "int", "list", "reshape", "view", "transpose", "t", "permute",
+            "squeeze", "unsqueeze", "flatten", "expand")
+
+
+def _view_shape(op: str, shape: tuple) -> tuple | None:
+    """Shape of ``op`` applied to ``shape``, or None when ``op`` does not apply."""
+    z = np.zeros(shape)
+    if op == "slice_step":
+        return z[::2].shape if shape else None
+    if op == "int" and len(shape) == 1 and not enabled("int_index_0d_view"):
+        return None
+    if op in ("int", "list"):
+        return z[0].shape if op == "int" and shape else (z[[0, -1]].shape if shape else None)
+    if op in ("reshape", "view"):
+        return (int(np.prod(shape)),)
+    if op in ("transpose", "permute"):
+        return shape[::-1]
+    if op == "t":
+        return shape[::-1] if len(shape) <= 2 else None
+    if op == "squeeze":
+        if 1 not in shape and not enabled("noop_squeeze_view"):
+            return None
+        return tuple(s for s in shape if s != 1)
+    if op == "unsqueeze":
+        return (1,) + shape
+    if op == "flatten":
+        return (int(np.prod(shape)),) if shape else (1,)
+    if op == "expand":
+        return (2,) + shape
+    raise ValueError(op)
+
+
+def _apply_view(t, op: str):
+    nd = t.dim() if hasattr(t, "dim") else t.ndim
+    if op == "slice_step":
+        return t[::2]
+    if op == "int":
+        return t[0]
+    if op == "list":
+        return t[[0, -1]]  # advanced indexing: a copy in torch, not a view
+    if op == "reshape":
+        return t.reshape(-1)
+    if op == "view":
+        return t.view(-1)
+    if op == "transpose":
+        return t.transpose(0, nd - 1) if nd else t
+    if op == "permute":
+        return t.permute(tuple(range(nd))[::-1])
+    if op == "t":
+        return t.t()
+    if op == "squeeze":
+        return t.squeeze()
+    if op == "unsqueeze":
+        return t.unsqueeze(0)
+    if op == "flatten":
+        return t.flatten()
+    if op == "expand":
+        return t.expand((2,) + tuple(t.shape))
+    raise ValueError(op)
+
+
+WRITE_METHODS = ("add_", "sub_", "mul_", "div_", "exp_", "clamp_", "fill_", "zero_", "copy_",
+                 "setitem", "iadd")
+
+
+@st.composite
+def view_inplace_cases(draw) -> Case:
+    """A base (intermediate ``x * c``, a plain tensor, or the leaf itself), a chain of one
+    or two views, one in-place write into the base or the last view, then a loss that
+    reads the base, the view or both."""
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
+    base = draw(st.sampled_from(["intermediate", "intermediate", "leaf", "plain"]))
+    views, vshape = [], shape
+    for _ in range(draw(st.integers(1, 2))):
+        ops = [op for op in VIEW_OPS if _view_shape(op, vshape) is not None
+               and (op != "view" or not views or enabled("view_of_noncontiguous"))]
+        op = draw(st.sampled_from(ops))
+        views.append(op)
+        vshape = _view_shape(op, vshape)
+    target = draw(st.sampled_from(["base", "view"]))
+    # the write lands in a view of a non-leaf that requires grad: an intermediate, or a
+    # copy of the leaf (list indexing always copies; reshape/flatten copy in torch when
+    # the input is not contiguous)
+    copies = {"list", "reshape", "flatten"}
+    into_grad_view = base == "intermediate" or base == "leaf" and bool(copies & set(views))
+    if not enabled("inplace_into_view") and into_grad_view or \
+            not enabled("expanded_write") and "expand" in views:
+        target = "base"
+    tshape = shape if target == "base" else vshape
+    method = draw(st.sampled_from(WRITE_METHODS))
+    operand = None
+    if method in ("add_", "sub_", "mul_", "div_", "copy_", "setitem", "iadd"):
+        if base == "plain" or method == "copy_" or draw(st.booleans()):
+            region = tshape[1:] if method == "setitem" and tshape else tshape
+            # a grad-carrying value written into a view of a plain tensor
+            carries_grad = target == "base" or base != "plain" or enabled("plain_view_write")
+            operand = ("tensor" if carries_grad else "plain_tensor",
+                       _suffix_compatible(draw, region))
+        else:
+            operand = ("scalar", draw(st.sampled_from([0.5, -1.5, 2.0])))
+    use = draw(st.sampled_from(["base", "view", "both"]))
+    # Reading the other alias after a write hits the stale-grad bug, except for a plain
+    # base: plain values written in leave nothing to be stale, and a grad-carrying value
+    # written into its view is the plain_view_write class.
+    plain_write = base == "plain" and (operand is None or operand[0] != "tensor" or
+                                       target == "view" and enabled("plain_view_write"))
+    if not enabled("view_inplace_grad") and not plain_write:
+        use = target
+    return _case("view_inplace", shape=shape, base=base, views=tuple(views), target=target,
+                 method=method, operand=operand, use=use, seed=draw(st.integers(0, 2**16)))
+
+
+def _write(t, method: str, value):
+    if method == "exp_":
+        t.exp_()
+    elif method == "clamp_":
+        t.clamp_(min=-0.5, max=0.8)
+    elif method == "fill_":
+        t.fill_(0.25)
+    elif method == "zero_":
+        t.zero_()
+    elif method == "setitem":
+        if t.dim() == 0:
+            t[()] = value
+        else:
+            t[0] = value
+    elif method == "iadd":
+        t += value
+    else:
+        getattr(t, method)(value)
+
+
+def _run_view_inplace(lib, case: Case, trace: Trace) -> None:
+    seed, shape = case["seed"], case["shape"]
+    x = lib.tensor(_data(seed, shape), requires_grad=True)
+    leaves = [("x", x)]
+    if case["base"] == "leaf":
+        base = x
+    elif case["base"] == "plain":
+        base = lib.tensor(_data(seed + 1, shape))
+    else:
+        base = x * 1.5
+    chain = [base]
+    for op in case["views"]:
+        chain.append(_apply_view(chain[-1], op))
+    view = chain[-1]
+    value = None
+    if case["operand"] is not None:
+        kind, spec = case["operand"]
+        if kind == "scalar":
+            value = spec
+        else:
+            low = 0.5 if case["method"] == "div_" else -2.0
+            value = lib.tensor(_data(seed + 2, spec, low=low), requires_grad=kind == "tensor")
+            if kind == "tensor":
+                leaves.append(("y", value))
+    _write(base if case["target"] == "base" else view, case["method"], value)
+    trace.value("base", base)
+    trace.value("view", view)
+    loss = None
+    for k, t in enumerate([base, view]):
+        if case["use"] in ("both", ("base", "view")[k]):
+            w = lib.tensor(np.random.default_rng(seed + 3 + k).normal(size=tuple(t.shape)))
+            term = (t * w).sum()
+            loss = term if loss is None else loss + term
+    trace.append(("loss requires grad", str(loss.requires_grad)))
+    if not loss.requires_grad:  # a plain base with plain values written in
+        return
+    loss.backward()
+    for name, leaf in leaves:
+        trace.grad(name, leaf)
+
+
+# -- class 2: repeated backward, retain_grad, autograd.grad, zeroing --------------------
+BACKWARD_ACTIONS = ("backward", "backward", "grad_x", "grad_h", "zero_x", "none_x",
+                    "zero_h", "multi")
+
+
+@st.composite
+def repeated_backward_cases(draw) -> Case:
+    """A chain x -> h1 -> h2 -> loss with retain_grad on some intermediates and a list of
+    actions (backward with retain_graph, autograd.grad, zeroing); .grad read after each."""
+    shape = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    retain = (draw(st.booleans()), draw(st.booleans()))
+    if not enabled("retain_grad_accumulate"):
+        retain = (False, False)
+    choices = BACKWARD_ACTIONS + (("set_data",) if enabled("data_reassign") else ())
+    actions = ["backward"] + draw(st.lists(st.sampled_from(
+        choices),
+        min_size=1, max_size=4))
+    if "backward" not in actions[1:]:
+        actions.append("backward")
+    last_frees = draw(st.booleans()) and draw(st.booleans())
+    return _case("repeated_backward", shape=shape, retain=retain, actions=tuple(actions),
+                 last_frees=last_frees, seed=draw(st.integers(0, 2**16)))
+
+
+def _run_repeated_backward(lib, case: Case, trace: Trace) -> None:
+    M, seed = lib.M, case["seed"]
+    x = lib.tensor(_data(seed, case["shape"]), requires_grad=True)
+    h1 = (x * 0.5).tanh()
+    h2 = h1 * h1 + x.sin()
+    hs = [h for h, keep in zip((h1, h2), case["retain"]) if keep]
+    for h in hs:
+        h.retain_grad()
+    w = lib.tensor(np.random.default_rng(seed + 1).normal(size=case["shape"]))
+    loss = (h2 * w).sum() + h1.sum()
+    actions = case["actions"]
+    for step, action in enumerate(actions):
+        retain = not (case["last_frees"] and step == len(actions) - 1)
+        if action == "backward":
+            loss.backward(retain_graph=retain)
+        elif action == "grad_x":
+            trace.value(f"{step}: grad(loss, x)", M.autograd.grad(loss, [x], retain_graph=True)[0])
+        elif action == "grad_h":
+            trace.value(f"{step}: grad(loss, h1)", M.autograd.grad(loss, [h1], retain_graph=True)[0])
+        elif action == "zero_x":
+            if x.grad is not None:
+                x.grad.zero_()
+        elif action == "none_x":
+            x.grad = None
+        elif action == "zero_h":
+            for h in hs:
+                if h.grad is not None:
+                    h.grad.zero_()
+        elif action == "set_data":  # backward must see the new data, as torch's does
+            x.data = lib.tensor(_data(seed + 4, case["shape"]))
+        elif action == "multi":
+            g1 = lib.tensor(np.random.default_rng(seed + 2).normal(size=case["shape"]))
+            g2 = lib.tensor(np.random.default_rng(seed + 3).normal(size=case["shape"]))
+            M.autograd.backward([h1 * 2.0, h2 * 3.0], [g1, g2], retain_graph=retain)
+        trace.grad(f"{step}: {action}: x", x)
+        for k, h in enumerate(hs):
+            trace.grad(f"{step}: {action}: h{k}", h)
+
+
+# -- class 3: NaN, inf and signed zeros ----------------------------------------------------
+SPECIALS = (math.nan, math.inf, -math.inf, 0.0, -0.0)
+SPECIAL_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg",
+                 "clamp")
+SPECIAL_BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "where")
+SPECIAL_SCALAR = ("add", "sub", "mul", "rsub")
+
+
+@st.composite
+def _special_array(draw, shape: tuple):
+    """(seed, {flat position: special}): random finite values with a few specials.  At
+    most one zero per tensor, so max/min never tie between 0.0 and -0.0."""
+    n = int(np.prod(shape))
+    picks = draw(st.lists(st.tuples(st.integers(0, max(n - 1, 0)), st.sampled_from(SPECIALS)),
+                          max_size=min(n, 3), unique_by=lambda p: p[0]))
+    zeros = [p for p in picks if p[1] == 0.0]
+    picks = [p for p in picks if p[1] != 0.0] + zeros[:1]
+    return tuple(sorted(picks))
+
+
+def _special_values(seed: int, shape: tuple, picks, low=-2.0) -> np.ndarray:
+    a = _data(seed, shape, low=low).reshape(-1)
+    for pos, v in picks:
+        a[pos] = v
+    return a.reshape(shape)
+
+
+@st.composite
+def special_value_cases(draw, static: bool = False) -> Case:
+    """One op (reduction, unary, binary, or x <op> signed-zero scalar) on inputs holding
+    NaN, +-inf and +-0.0; the loss is sum(out * w) with finite w.  ``static``: cases for
+    a static graph, whose optimiser is known to fold ``x + 0.0`` (flag below)."""
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
+    family = draw(st.sampled_from(["reduce", "unary", "binary", "scalar"]))
+    picks = draw(_special_array(shape))
+    picks2 = draw(_special_array(shape))
+    if draw(st.booleans()):  # specials at the same positions: NaN vs inf, 0.0 vs -0.0 ties
+        picks2 = tuple((pos, draw(st.sampled_from(SPECIALS))) for pos, _ in picks)
+    if family == "scalar" and draw(st.booleans()):  # x + 0.0 with x = -0.0
+        picks = ((0, draw(st.sampled_from([0.0, -0.0]))),) + tuple(p for p in picks if p[0])
+    nan_free = not any(math.isnan(v) for _, v in picks + picks2)
+    # maximum(0.0, -0.0): torch returns the first operand on a tie
+    zero_tie = bool({p for p, v in picks if v == 0} & {p for p, v in picks2 if v == 0})
+    # relu/abs are known wrong at NaN and at -0.0 (relu(-0.0) is -0.0 in torch)
+    plain = nan_free and not any(v == 0 and math.copysign(1, v) < 0 for _, v in picks)
+    op, attrs = None, {}
+    if family == "reduce":
+        ops = ["sum", "mean"] + (["max", "min"] if enabled("nan_max_min") or nan_free else [])
+        op = draw(st.sampled_from(ops))
+        attrs = {"dim": draw(st.sampled_from([None] + list(range(len(shape))))),
+                 "keepdim": draw(st.booleans())}
+    elif family == "unary":
+        ops = [u for u in SPECIAL_UNARY
+               if enabled("nan_relu_abs") or plain or u not in ("relu", "abs")]
+        op = draw(st.sampled_from(ops))
+    elif family == "binary":
+        ops = [b for b in SPECIAL_BINARY
+               if (enabled("nan_max_min") or nan_free or b not in ("maximum", "minimum"))
+               and (enabled("max_min_zero_tie") or not zero_tie or b not in ("maximum", "minimum"))
+               and (enabled("pow_at_zero") or b != "pow")]
+        op = draw(st.sampled_from(ops))
+    else:
+        op = draw(st.sampled_from(SPECIAL_SCALAR))
+        zeros = [0.0, -0.0] if not static or enabled("static_signed_zero") else []
+        attrs = {"c": draw(st.sampled_from(zeros + [1.0, 2.5]))}
+    return _case("special", shape=shape, family=family, op=op, attrs=tuple(attrs.items()),
+                 picks=picks, picks2=picks2, seed=draw(st.integers(0, 2**16)))
+
+
+def _special_op(M, case: Case, x, y):
+    op, attrs = case["op"], dict(case["attrs"])
+    family = case["family"]
+    if family == "reduce":
+        if op in ("sum", "mean") or attrs["dim"] is None:
+            return getattr(x, op)() if attrs["dim"] is None else \
+                getattr(x, op)(dim=attrs["dim"], keepdim=attrs["keepdim"])
+        return getattr(x, op)(dim=attrs["dim"], keepdim=attrs["keepdim"])[0]
+    if family == "unary":
+        return x.clamp(min=-0.5, max=0.8) if op == "clamp" else getattr(x, op)()
+    if family == "binary":
+        if op in ("maximum", "minimum"):
+            return getattr(M, op)(x, y)
+        if op == "where":
+            return M.where(x > 0, x, y)
+        return {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
+                "div": lambda: x / y, "pow": lambda: x ** y}[op]()
+    c = attrs["c"]
+    return {"add": x + c, "sub": x - c, "mul": x * c, "rsub": c - x}[op]
+
+
+def _run_special(lib, case: Case, trace: Trace) -> None:
+    seed, shape = case["seed"], case["shape"]
+    low = 0.0 if case["op"] == "pow" else -2.0  # pow: a real base, as in the lessons
+    x = lib.tensor(_special_values(seed, shape, case["picks"], low), requires_grad=True)
+    y = lib.tensor(_special_values(seed + 1, shape, case["picks2"]), requires_grad=True)
+    out = _special_op(lib.M, case, x, y)
+    trace.value("out", out)
+    w = lib.tensor(np.random.default_rng(seed + 2).normal(size=tuple(out.shape)))
+    (out * w).sum().backward()
+    trace.grad("x", x)
+    if case["family"] == "binary":
+        trace.grad("y", y)
+
+
+def run_special_static(case: Case) -> Trace:
+    """The special-values case as a static graph, compiled with optimisation: values and
+    symbolic gradients, observed under the same labels as dynamic mode."""
+    import naivegraph.static as ns
+
+    class StaticLib(NgLib):
+        name = "static"
+
+    lib = StaticLib()
+    trace = Trace(lib)
+    seed, shape = case["seed"], case["shape"]
+    low = 0.0 if case["op"] == "pow" else -2.0
+    xv = _special_values(seed, shape, case["picks"], low)
+    yv = _special_values(seed + 1, shape, case["picks2"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            g = ns.Graph()
+            with g:
+                x = ns.placeholder("x", shape=shape)
+                y = ns.placeholder("y", shape=shape)
+                out = _special_op(ns, case, x, y)
+                w = np.random.default_rng(seed + 2).normal(size=tuple(out.shape))
+                gx, gy = ns.gradients((out * w).sum(), [x, y])
+            fetch = [out, gx] + ([gy] if case["family"] == "binary" else [])
+            fetch = [f if f is not None else ns.zeros_like(x) for f in fetch]
+            vals = g.compile([x, y], fetch, optimize=True)(xv, yv)
+            names = ["out", "x.grad", "y.grad"]
+            for name, v in zip(names, vals):
+                trace.append((name, np.asarray(v)))
+        except Exception as exc:
+            trace.append(("raised", type(exc).__name__))
+    return trace
+
+
+# -- class 4: mixed dtypes ---------------------------------------------------------------
+DTYPES = ("bool", "int32", "int64", "float32", "float64")
+MIXED_OPS = ("add", "sub", "mul", "div", "maximum", "minimum", "lt", "eq", "where")
+
+
+@st.composite
+def mixed_dtype_cases(draw) -> Case:
+    """A 1-d or 2-d tensor of one dtype with a 0-d tensor or a Python scalar of another,
+    either order; the result's dtype and values, and the gradient of float operands."""
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
+    da = draw(st.sampled_from(DTYPES))
+    other = draw(st.sampled_from(["tensor0d", "python"]))
+    db = draw(st.sampled_from(DTYPES if other == "tensor0d" else ("bool", "int", "float")))
+    op = draw(st.sampled_from(MIXED_OPS))
+    if op == "sub" and "bool" in (da, db) and not enabled("bool_subtraction"):
+        op = "add"
+    if op in ("maximum", "minimum"):
+        other = "tensor0d"
+        db = db if db in DTYPES else "float64"
+    if not enabled("zero_dim_promotion") and other == "tensor0d" and da != db:
+        other, db = "tensor_same_dtype", da
+    if op == "where" and not enabled("where_nonbool"):
+        cond = "bool"
+    else:
+        cond = draw(st.sampled_from(DTYPES)) if op == "where" else "bool"
+    return _case("mixed_dtype", shape=shape, da=da, other=other, db=db, op=op, cond=cond,
+                 reflected=draw(st.booleans()), seed=draw(st.integers(0, 2**16)))
+
+
+def _typed_values(seed: int, shape, dtype: str) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype.startswith("int"):
+        return rng.integers(-3, 4, size=shape)
+    return rng.uniform(-2, 2, size=shape)
+
+
+def _run_mixed_dtype(lib, case: Case, trace: Trace) -> None:
+    M, seed, shape, op = lib.M, case["seed"], case["shape"], case["op"]
+    da, db = case["da"], case["db"]
+    a = lib.tensor(_typed_values(seed, shape, da), da, requires_grad=da.startswith("float"))
+    if case["other"] == "python":
+        raw = _typed_values(seed + 1, (), {"int": "int64", "float": "float64"}.get(db, db))
+        b = {"bool": bool, "int": int, "float": float}[db](raw)
+    else:
+        b = lib.tensor(_typed_values(seed + 1, (), db), db,
+                       requires_grad=db.startswith("float"))
+    p, q = (b, a) if case["reflected"] else (a, b)
+    if op in ("maximum", "minimum"):
+        out = getattr(M, op)(p, q)
+    elif op == "where":
+        cond = lib.tensor(_typed_values(seed + 2, shape, case["cond"]), case["cond"])
+        out = M.where(cond, p, q)
+    else:
+        out = {"add": lambda: p + q, "sub": lambda: p - q, "mul": lambda: p * q,
+               "div": lambda: p / q, "lt": lambda: p < q, "eq": lambda: p == q}[op]()
+    trace.append(("dtype", lib.dtype_name(out)))
+    trace.value("out", out)
+    if out.requires_grad:
+        w = lib.tensor(np.random.default_rng(seed + 3).normal(size=tuple(out.shape)),
+                       lib.dtype_name(out))
+        (out * w).sum().backward()
+        trace.append(("a.grad dtype", None if a.grad is None else lib.dtype_name(a.grad)))
+        trace.grad("a", a)
+
+
+# -- class 5: hooks ------------------------------------------------------------------------
+HOOK_PLACES = ("x", "h", "h_post", "h_pre", "out_pre")
+HOOK_KINDS = ("scale", "replace", "observe")
+
+
+@st.composite
+def hook_cases(draw) -> Case:
+    """Hooks on a leaf, an intermediate and on grad_fn nodes (pre and post) that scale,
+    replace or only observe gradients; sometimes retain_grad on the intermediate."""
+    shape = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    hooks = draw(st.lists(st.tuples(st.sampled_from(HOOK_PLACES), st.sampled_from(HOOK_KINDS)),
+                          min_size=1, max_size=3))
+    bad = None
+    if enabled("hook_changes_type") and draw(st.integers(0, 3)) == 0:
+        bad = draw(st.sampled_from(["shape", "dtype"]))
+    return _case("hooks", shape=shape, hooks=tuple(hooks), retain=draw(st.booleans()),
+                 bad=bad, seed=draw(st.integers(0, 2**16)))
+
+
+def _run_hooks(lib, case: Case, trace: Trace) -> None:
+    seed, shape = case["seed"], case["shape"]
+    x = lib.tensor(_data(seed, shape), requires_grad=True)
+    h = x.exp() * 0.5
+    if case["retain"]:
+        h.retain_grad()
+    out = h * h + x
+    seen = []
+
+    def tensor_hook(k, kind):
+        def hook(g):
+            seen.append((f"hook{k} saw", lib.array(g)))
+            if kind == "scale":
+                return g * 3.0
+            if kind == "replace":
+                return g * 0.0 + lib.tensor(_data(seed + 10 + k, tuple(g.shape)), lib.dtype_name(g))
+            return None
+        return hook
+
+    for k, (place, kind) in enumerate(case["hooks"]):
+        hook = tensor_hook(k, kind)
+        if place == "x":
+            x.register_hook(hook)
+        elif place == "h":
+            h.register_hook(hook)
+        elif place == "h_post":  # (grad_inputs, grad_outputs) -> new grad_inputs
+            h.grad_fn.register_hook(lambda gi, go, hook=hook: _map_grads(hook, gi))
+        else:  # (grad_outputs) -> new grad_outputs
+            node = h.grad_fn if place == "h_pre" else out.grad_fn
+            node.register_prehook(lambda go, hook=hook: _map_grads(hook, go))
+    if case["bad"] is not None:
+        bad = case["bad"]
+        h.register_hook(lambda g: g.sum() if bad == "shape" else g.float())
+    w = lib.tensor(np.random.default_rng(seed + 1).normal(size=shape))
+    (out * w).sum().backward()
+    trace.extend(seen)
+    trace.grad("x", x)
+    if case["retain"]:
+        trace.grad("h", h)
+
+
+def _map_grads(hook, grads):
+    """A tensor hook applied to each gradient of a node hook's tuple (None stays None)."""
+    out = []
+    for g in grads:
+        r = None if g is None else hook(g)
+        out.append(g if r is None else r)
+    return tuple(out)
+
+
+CASE_RUNNERS = {
+    "view_inplace": _run_view_inplace,
+    "repeated_backward": _run_repeated_backward,
+    "special": _run_special,
+    "mixed_dtype": _run_mixed_dtype,
+    "hooks": _run_hooks,
+}
+
+def torch_may_raise(case: Case) -> bool:
+    """Whether ``case`` is meant to probe an error.  The other cases must run cleanly in
+    torch: a program torch rejects would compare nothing but exception types."""
+    c = dict(case.data)
+    if case.kind == "view_inplace":
+        # leaf writes, expanded writes and version-counter errors depend on which op
+        # saved which tensor: torch decides, naivegraph must match the type
+        return True
+    if case.kind == "repeated_backward":
+        return c["last_frees"]
+    if case.kind == "hooks":
+        return c["bad"] is not None
+    if case.kind == "mixed_dtype":
+        return c["cond"] != "bool" or c["op"] == "sub" and "bool" in (c["da"], c["db"])
+    return False
+
+
+ROUND2_STRATEGIES = {
+    "view_inplace": view_inplace_cases,
+    "repeated_backward": repeated_backward_cases,
+    "special": special_value_cases,
+    "mixed_dtype": mixed_dtype_cases,
+    "hooks": hook_cases,
+}
