@@ -82,7 +82,6 @@ KNOWN_BUG_CLASSES = {
     "where_nonbool": "where with a non-bool condition",
     "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
     "hook_changes_type": "a hook may change the shape/dtype of a gradient",
-    "static_signed_zero": "static passes drop signed zeros (x + 0.0 -> x, CSE 0.0 / -0.0)",
 }
 
 
@@ -1631,7 +1630,7 @@ def special_value_cases(draw, static: bool = False) -> Case:
         op = draw(st.sampled_from(ops))
     else:
         op = draw(st.sampled_from(SPECIAL_SCALAR))
-        zeros = [0.0, -0.0] if not static or enabled("static_signed_zero") else []
+        zeros = [0.0, -0.0]
         attrs = {"c": draw(st.sampled_from(zeros + [1.0, 2.5]))}
     return _case("special", shape=shape, family=family, op=op, attrs=tuple(attrs.items()),
                  picks=picks, picks2=picks2, seed=draw(st.integers(0, 2**16)))
