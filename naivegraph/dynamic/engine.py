@@ -328,13 +328,15 @@ def _store_grad(tensor: Tensor, grad, create_graph: bool, retain: bool = False,
     if grad.dtype != tensor._data.dtype and tensor._data.dtype.kind in "fc":
         grad = grad.astype(tensor._data.dtype)
         owned = True
-    if current is None or retain:
+    if current is None:
         keep = owned and not retain and grad.base is None and grad.flags.writeable
         tensor._grad = Tensor._make(grad if keep else np.array(grad, copy=True), False, None, 0)
+    elif retain:  # a retained grad accumulates across backward calls, as a leaf's does
+        tensor._grad = Tensor._make(np.asarray(current._data + grad), False, None, 0)
     elif current._data.shape == grad.shape and current._data.flags.writeable:
         current._data += grad
-    else:
-        tensor._grad = Tensor._make(current._data + grad, False, None, 0)
+    else:  # np.asarray: numpy hands back a scalar, not an array, for 0-d sums
+        tensor._grad = Tensor._make(np.asarray(current._data + grad), False, None, 0)
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
@@ -349,8 +351,16 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
         inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    _check_gradient_count(tensors, grad_tensors)
     keep = create_graph if retain_graph is None else retain_graph
     execute(tensors, list(grad_tensors), keep, create_graph, accumulate_into=inputs)
+
+
+def _check_gradient_count(outputs: list, gradients) -> None:
+    """One gradient per output, or the extra outputs would be silently dropped."""
+    if len(gradients) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(gradients)} gradients: "
+                           "pass one gradient (or None) per output.")
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -375,6 +385,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         grad_outputs = [None] * len(outputs)
     elif isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
+    _check_gradient_count(outputs, grad_outputs)
     keep = create_graph if retain_graph is None else retain_graph
     found = execute(outputs, list(grad_outputs), keep, create_graph, capture=inputs)
     results = []

@@ -180,7 +180,6 @@ def test_inplace_on_noop_squeeze_of_leaf_raises_leaf_error():
 
 
 # -- repeated backward (retain_grad_accumulate, data_reassign) -------------------------
-@pytest.mark.xfail(strict=True, reason="retain_grad() overwrites instead of accumulating")
 def test_retained_grad_accumulates_over_two_backward_calls():
     def f(M):
         x = M.tensor([1., 2.], requires_grad=True)

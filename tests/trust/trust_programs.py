@@ -67,7 +67,6 @@ ATOL = 1e-10
 KNOWN_BUG_CLASSES = {
     "view_inplace_grad": "writes through/into views of intermediates give stale or lost grads",
     "plain_view_write": "writing a grad-carrying value into a view of a plain tensor",
-    "retain_grad_accumulate": "retain_grad() overwrites instead of accumulating",
     "data_reassign": "x.data = new after use: backward still uses the old values",
     "pow_at_zero": "d/dx x**y at x=0, y=0 is nan",
     "int_index_0d_view": "x[0] of a 1-d tensor is a copy, not a 0-d view sharing memory",

@@ -1,0 +1,59 @@
+"""Engine findings of the second trust round, each checked against torch 2.13."""
+
+import numpy as np
+import pytest
+
+import naivegraph as ng
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_backward_with_fewer_gradients_than_outputs_is_refused(lib):
+    a = lib.ones(2, requires_grad=True)
+    b = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
+        lib.autograd.backward([a * 2, b * 3], [lib.ones(2)])
+    assert a.grad is None and b.grad is None
+
+
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_grad_with_fewer_grad_outputs_than_outputs_is_refused(lib):
+    a = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
+        lib.autograd.grad([a * 2, a * 3], a, grad_outputs=[lib.ones(2)])
+
+
+def test_retained_grad_accumulates_over_backward_calls_like_torch():
+    results = []
+    for lib in (ng, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = x * 2
+        h.retain_grad()
+        loss = (h * 3).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        results.append((h.grad.tolist(), x.grad.tolist()))
+    assert results[0] == results[1] == ([6.0, 6.0], [12.0, 12.0])
+
+
+def test_retained_grad_set_to_none_starts_afresh():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    h.retain_grad()
+    loss = h.sum()
+    loss.backward(retain_graph=True)
+    h.grad = None
+    loss.backward()
+    np.testing.assert_array_equal(h.grad.numpy(), [1.0, 1.0])
+
+
+def test_accumulated_grad_of_a_0d_tensor_is_a_tensor_that_can_be_zeroed():
+    x = ng.tensor(1.0, requires_grad=True)
+    h = x * 2
+    h.retain_grad()
+    h.backward(retain_graph=True)
+    h.backward()
+    h.grad.zero_()
+    x.grad.zero_()
+    assert h.grad.item() == 0.0 and x.grad.item() == 0.0
