@@ -78,7 +78,10 @@ defop("pow_scalar", lambda x, exponent: np.power(x, exponent), [_pow_scalar_part
 
 
 def _pow_base_partial(g, x, y, out):
-    return g * y * x ** (y - 1.0)
+    # PyTorch masks this partial to 0 where the exponent is 0: at x = 0 the formula
+    # would be 0 * 0 ** -1 = nan, yet x ** 0 is the constant 1.
+    zero = F.eq(y, 0.0)
+    return F.where(zero, 0.0 * g, g * y * x ** F.where(zero, 1.0, y - 1.0))
 
 
 def _pow_exponent_partial(g, x, y, out):
@@ -99,7 +102,16 @@ defop("minimum", np.minimum,
       [lambda g, x, y, out: g * F.lt(x, y) + g * F.eq(x, y) * 0.5,
        lambda g, x, y, out: g * F.gt(x, y) + g * F.eq(x, y) * 0.5],
       saves=(0, 1), elementwise=True, commutative=True)
-defop("where", np.where,
+def _where(condition, x, y):
+    # A float condition would scale the gradient by its value: refuse it, as torch does.
+    if np.asarray(condition).dtype != np.bool_:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {np.asarray(condition).dtype}: compare first, "
+                           "e.g. where(c > 0, x, y), or convert with c.bool().")
+    return np.where(condition, x, y)
+
+
+defop("where", _where,
       [None, lambda g, c, x, y, out: g * c, lambda g, c, x, y, out: g * F.logical_not(c)],
       saves=(0,), elementwise=True)
 

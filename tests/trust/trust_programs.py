@@ -68,7 +68,6 @@ KNOWN_BUG_CLASSES = {
     "view_inplace_grad": "writes through/into views of intermediates give stale or lost grads",
     "plain_view_write": "writing a grad-carrying value into a view of a plain tensor",
     "data_reassign": "x.data = new after use: backward still uses the old values",
-    "pow_at_zero": "d/dx x**y at x=0, y=0 is nan",
     "int_index_0d_view": "x[0] of a 1-d tensor is a copy, not a 0-d view sharing memory",
     "view_of_noncontiguous": ".view() of a transposed/expanded tensor works where torch raises",
     "expanded_write": "a write into an expanded view raises numpy's ValueError",
@@ -78,7 +77,6 @@ KNOWN_BUG_CLASSES = {
     "nan_max_min": "max/min/maximum/minimum with NaN",
     "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
     "nan_relu_abs": "relu/abs gradients at NaN; relu(-0.0) is 0.0",
-    "where_nonbool": "where with a non-bool condition",
     "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
     "hook_changes_type": "a hook may change the shape/dtype of a gradient",
 }
