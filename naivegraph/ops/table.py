@@ -138,9 +138,13 @@ def _sigmoid(x):
 
 defop("sigmoid", _sigmoid, [lambda g, x, out: g * out * (1.0 - out)], saves=("out",),
       elementwise=True)
-defop("relu", lambda x: np.maximum(x, 0).astype(np.asarray(x).dtype, copy=False),
-      [lambda g, x, out: g * F.gt(out, 0.0)], saves=("out",), elementwise=True)
-defop("abs", np.abs, [lambda g, x, out: g * F.sign(x)], saves=(0,), elementwise=True)
+# relu and abs follow PyTorch at special values: relu keeps -0.0 and NaN (it only
+# replaces x < 0), passes the gradient at NaN (only out <= 0 blocks it), and abs's
+# gradient at NaN is 0 (torch's sgn(NaN) is 0, numpy's sign(NaN) is NaN).
+defop("relu", lambda x: np.where(x < 0, 0, x).astype(np.asarray(x).dtype, copy=False),
+      [lambda g, x, out: g * F.logical_not(F.le(out, 0.0))], saves=("out",), elementwise=True)
+defop("abs", np.abs, [lambda g, x, out: g * F.gt(x, 0.0) - g * F.lt(x, 0.0)], saves=(0,),
+      elementwise=True)
 
 
 def _clamp(x, min=None, max=None):

@@ -261,7 +261,6 @@ def test_maximum_of_zero_and_negative_zero_returns_the_first_operand():
     assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True, reason="relu(-0.0) is 0.0 and relu's gradient at NaN is 0")
 def test_relu_keeps_negative_zero_and_passes_gradient_at_nan():
     def f(M):
         x = M.tensor([NAN, -0.0], requires_grad=True)
@@ -275,7 +274,6 @@ def test_relu_keeps_negative_zero_and_passes_gradient_at_nan():
     assert_same(gg, wg)
 
 
-@pytest.mark.xfail(strict=True, reason="abs's gradient at NaN is NaN")
 def test_abs_gradient_at_nan_is_zero():
     def f(M):
         x = M.tensor([NAN], requires_grad=True)

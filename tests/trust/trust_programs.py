@@ -76,7 +76,6 @@ KNOWN_BUG_CLASSES = {
     "bool_subtraction": "bool - bool / int - bool: TypeError or no error where torch raises",
     "nan_max_min": "max/min/maximum/minimum with NaN",
     "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
-    "nan_relu_abs": "relu/abs gradients at NaN; relu(-0.0) is 0.0",
     "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
     "hook_changes_type": "a hook may change the shape/dtype of a gradient",
 }
