@@ -79,18 +79,34 @@ def _for_hook(grad) -> Tensor | None:
     return Tensor._make(grad, False, None, 0)
 
 
-def _from_hook(result, shown, create_graph: bool):
+def _from_hook(hook, result, shown, create_graph: bool):
     """A hook's return value: None keeps the (perhaps changed) ``shown``; a tensor replaces it."""
     if result is None:
         result = shown
     elif not isinstance(result, Tensor):
         raise TypeError(f"a gradient hook must return a Tensor or None, got {type(result).__name__}")
+    elif shown is not None:
+        _check_replacement(hook, result, shown)
     return result if create_graph or result is None else result._data
+
+
+def _check_replacement(hook, result: Tensor, shown: Tensor) -> None:
+    """A replacement gradient must look like the one it replaces, or a leaf would store
+    a .grad of the wrong shape or dtype and fail later, far from the hook (as torch)."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if result.shape != shown.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value: the gradient has "
+                           f"shape {tuple(shown.shape)}, the hook returned shape "
+                           f"{tuple(result.shape)}. Return a gradient of the same shape.")
+    if result.dtype != shown.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {shown.dtype} "
+                           f"got {result.dtype}). Return a gradient of the same dtype, "
+                           "e.g. with .to(grad.dtype).")
 
 
 def _apply_hook(hook, grad, create_graph: bool):
     shown = _for_hook(grad)
-    return _from_hook(hook(shown), shown, create_graph)
+    return _from_hook(hook, hook(shown), shown, create_graph)
 
 
 def _apply_tuple_hook(hook, grads: list, *more: list, create_graph: bool) -> list:
@@ -99,7 +115,7 @@ def _apply_tuple_hook(hook, grads: list, *more: list, create_graph: bool) -> lis
     replaced = hook(tuple(shown), *(tuple(_for_hook(g) for g in m) for m in more))
     if replaced is None:
         replaced = shown
-    return [_from_hook(r, s, create_graph) for r, s in zip(replaced, shown)]
+    return [_from_hook(hook, r, s, create_graph) for r, s in zip(replaced, shown)]
 
 
 def _run_tensor_hooks(node: Node, grads: list, create_graph: bool) -> None:

@@ -57,3 +57,42 @@ def test_accumulated_grad_of_a_0d_tensor_is_a_tensor_that_can_be_zeroed():
     h.grad.zero_()
     x.grad.zero_()
     assert h.grad.item() == 0.0 and x.grad.item() == 0.0
+
+
+def _wrong_shape(grad):
+    return ng.ones(3)
+
+
+def _wrong_dtype(grad):
+    return grad.float()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("hook, phrase", [(_wrong_shape, "has changed the size of value"),
+                                          (_wrong_dtype, "has changed the type of value")])
+def test_tensor_hook_that_changes_the_gradient_is_refused_and_grads_stay(hook, phrase,
+                                                                         create_graph):
+    a = ng.tensor([1.0, 2.0], requires_grad=True)
+    b = ng.tensor([3.0, 4.0], requires_grad=True)
+    a.grad = ng.tensor([10.0, 10.0])
+    (a * b).sum().backward()
+    before = (a.grad.tolist(), b.grad.tolist())
+    b.register_hook(hook)
+    with pytest.raises(RuntimeError, match=f"hook '{hook.__name__}' {phrase}"):
+        (a * b).sum().backward(create_graph=create_graph)
+    assert (a.grad.tolist(), b.grad.tolist()) == before
+
+
+@pytest.mark.parametrize("where", ["prehook", "posthook", "intermediate"])
+def test_node_and_intermediate_hooks_that_change_the_shape_are_refused(where):
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    if where == "prehook":
+        h.grad_fn.register_prehook(lambda grads: (ng.ones(3),))
+    elif where == "posthook":
+        h.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (ng.ones(3), None))
+    else:
+        h.register_hook(lambda grad: grad.sum())
+    with pytest.raises(RuntimeError, match="has changed the size of value"):
+        h.sum().backward()
+    assert x.grad is None

@@ -77,7 +77,6 @@ KNOWN_BUG_CLASSES = {
     "nan_max_min": "max/min/maximum/minimum with NaN",
     "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
     "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
-    "hook_changes_type": "a hook may change the shape/dtype of a gradient",
 }
 
 
