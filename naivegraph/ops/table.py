@@ -94,13 +94,19 @@ defop("pow", np.power, [_pow_base_partial, _pow_exponent_partial],
       backward=lambda attrs, shapes: ("PowBackward2" if isinstance(shapes[0], ScalarShape)
                                       else "PowBackward1"),
       saves=(0, 1, "out"), elementwise=True)
+def _unless_beaten(g, x, y, beaten):
+    # PyTorch: the whole gradient unless the other operand wins, half of it on a tie.
+    # Comparisons with NaN are False, so both operands get the gradient at a NaN.
+    return g * F.logical_not(beaten) - g * F.eq(x, y) * 0.5
+
+
 defop("maximum", np.maximum,
-      [lambda g, x, y, out: g * F.gt(x, y) + g * F.eq(x, y) * 0.5,
-       lambda g, x, y, out: g * F.lt(x, y) + g * F.eq(x, y) * 0.5],
+      [lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y)),
+       lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y))],
       saves=(0, 1), elementwise=True, commutative=True)
 defop("minimum", np.minimum,
-      [lambda g, x, y, out: g * F.lt(x, y) + g * F.eq(x, y) * 0.5,
-       lambda g, x, y, out: g * F.gt(x, y) + g * F.eq(x, y) * 0.5],
+      [lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y)),
+       lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y))],
       saves=(0, 1), elementwise=True, commutative=True)
 def _where(condition, x, y):
     # A float condition would scale the gradient by its value: refuse it, as torch does.
@@ -237,7 +243,9 @@ defop("first_true", _first_true)  # a mask: carries no gradient
 
 
 def _extreme_partial(g, x, out, dim=None, keepdim=False):
-    hit = F.eq(x, _restore(out, x.shape, dim, keepdim))
+    value = _restore(out, x.shape, dim, keepdim)
+    # A NaN wins the reduction, so it takes the gradient (x != x only at NaN), as in torch.
+    hit = F.logical_or(F.eq(x, value), F.logical_and(F.ne(x, x), F.ne(value, value)))
     if dim is not None:
         # max(dim)/min(dim) return an index per slice; only that element gets the gradient.
         return _restore(g, x.shape, dim, keepdim) * F.first_true(hit, dim=dim)

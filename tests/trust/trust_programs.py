@@ -74,7 +74,6 @@ KNOWN_BUG_CLASSES = {
     "noop_squeeze_view": "squeeze() with no size-1 dim: not a view (no leaf check)",
     "inplace_into_view": "an in-place write into a view of a tensor that requires grad raises",
     "bool_subtraction": "bool - bool / int - bool: TypeError or no error where torch raises",
-    "nan_max_min": "max/min/maximum/minimum with NaN",
     "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
     "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
 }
