@@ -80,7 +80,7 @@ KNOWN_BUG_CLASSES = {
 
 
 def _bugs_to_fuzz(setting: str) -> frozenset:
-    """NAIVEGRAPH_FUZZ_KNOWN_BUGS: "1" fuzzes every known bug, "nan_max_min,pow_at_zero"
+    """NAIVEGRAPH_FUZZ_KNOWN_BUGS: "1" fuzzes every known bug, "zero_dim_promotion,data_reassign"
     only those (to check one fix), unset or "0" none."""
     if setting in ("", "0"):
         return frozenset()
