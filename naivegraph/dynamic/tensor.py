@@ -296,6 +296,10 @@ class Tensor(OpMethods):
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: grad has shape "
                                    f"{value.shape}, tensor has shape {self.shape}")
+            if value.dtype != self.dtype:  # else the next backward fails half-way (torch)
+                raise RuntimeError(f"attempting to assign a gradient with dtype {value.dtype} "
+                                   f"to a tensor of dtype {self.dtype}. The gradient must match "
+                                   f"the tensor's dtype: use .to({self.dtype}).")
         self._grad = value
 
     @property

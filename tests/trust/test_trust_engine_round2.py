@@ -96,3 +96,20 @@ def test_node_and_intermediate_hooks_that_change_the_shape_are_refused(where):
     with pytest.raises(RuntimeError, match="has changed the size of value"):
         h.sum().backward()
     assert x.grad is None
+
+
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_assigning_a_grad_of_another_dtype_is_refused(lib):
+    x = lib.ones(2, requires_grad=True, dtype=lib.float64)
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype"):
+        x.grad = lib.tensor([1, 2])
+    assert x.grad is None
+
+
+def test_refused_grad_assignment_keeps_the_next_backward_whole():
+    a = ng.tensor([1.0, 2.0], requires_grad=True)
+    b = ng.tensor([3.0, 4.0], requires_grad=True)
+    with pytest.raises(RuntimeError):
+        a.grad = ng.tensor([1, 2])
+    (a * b).sum().backward()
+    assert a.grad.tolist() == [3.0, 4.0] and b.grad.tolist() == [1.0, 2.0]
