@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .grad_mode import _state
-from .node import AccumulateGrad, Node
+from .node import AccumulateGrad, Node, data_shape_changed
 from .tensor import Tensor
 
 
@@ -298,6 +298,9 @@ def _write_gradients(retained: list, leaf_updates: list, create_graph: bool) -> 
     array nothing else holds becomes the leaf's ``.grad`` without a copy, as PyTorch's
     AccumulateGrad steals a gradient whose use count is 1.
     """
+    for leaf, grad in leaf_updates:
+        if tuple(grad.shape) != leaf.shape:  # refuse before any .grad is written
+            raise RuntimeError(data_shape_changed(grad.shape, leaf.shape))
     for tensor, grad in retained:
         _store_grad(tensor, grad, create_graph, retain=True)
     retained.clear()

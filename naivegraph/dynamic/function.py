@@ -131,7 +131,11 @@ class Function:
 
 def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
     for t in ctx.dirty:
-        t._check_inplace()
+        t._check_inplace("mark_dirty")
+        if t._base is not None and (t._base._rg or t._rg):
+            raise RuntimeError("a custom Function changed a view in place (mark_dirty): "
+                               "naivegraph cannot rewrite its base's history through a custom "
+                               "Function; pass the base itself, or a .clone() of the view")
         t._counter().value += 1
     node = _node_class(cls).__new__(_node_class(cls))
     Node.__init__(node, tuple(a._edge() if isinstance(a, Tensor) else (None, 0) for a in args))

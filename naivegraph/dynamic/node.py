@@ -256,6 +256,8 @@ class OpNode(Node):
             self._check_versions()
             if create_graph:  # the rule must see tensors, to record its own graph
                 inputs, out = self._saved_as_tensors()
+            else:
+                inputs = self._current_inputs()
         return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs)
 
     def _check_versions(self) -> None:
@@ -264,6 +266,19 @@ class OpNode(Node):
             if current != version:
                 origin = ("the output 0 of " + self.name()) if position == "out" else _origin(owner)
                 raise _modified_in_place(self.saved_array(position), origin, current, version)
+
+    def _current_inputs(self) -> list:
+        """The saved inputs, read through their tensors: ``x.data = new`` after the op
+        replaced ``x``'s storage, and PyTorch's backward then reads the new one."""
+        inputs = self.saved
+        for position, owner, _ in self.sources:
+            if position != "out" and owner._data is not inputs[position]:
+                if owner._data.shape != inputs[position].shape:
+                    raise RuntimeError(data_shape_changed(inputs[position].shape, owner.shape))
+                if inputs is self.saved:
+                    inputs = list(inputs)
+                inputs[position] = owner._data
+        return inputs
 
     def _saved_as_tensors(self) -> tuple[list, object]:
         from .tensor import Tensor  # an output is rebuilt, attached to the node that made it
@@ -274,6 +289,12 @@ class OpNode(Node):
             else:
                 inputs[position] = owner
         return inputs, out
+
+
+def data_shape_changed(was: tuple, now: tuple) -> str:
+    return (f"a tensor used in this graph had shape {tuple(was)} and now has shape "
+            f"{tuple(now)}: its .data was replaced by one of another shape after the graph was "
+            "built. Replace .data before using the tensor, or build the graph again.")
 
 
 def _modified_in_place(data, origin: str, current: int, version: int) -> RuntimeError:
@@ -339,3 +360,106 @@ class AccumulateGrad(Node):
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
         return []  # the engine accumulates, after the whole pass succeeded
+
+
+# ----------------------------------------------------------------------------------
+# Views and in-place writes into them (PyTorch's view + rebase)
+# ----------------------------------------------------------------------------------
+OVERLAPPING_WRITE = ("unsupported operation: more than one element of the written-to tensor "
+                     "refers to a single memory location. Please clone() the tensor before "
+                     "performing the operation.")
+
+
+def has_internal_overlap(data: np.ndarray) -> bool:
+    """Several elements in one memory location: an ``expand``-ed dimension."""
+    return any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape))
+
+
+def writable(data: np.ndarray) -> np.ndarray:
+    """A writable alias of a read-only numpy view (numpy's broadcast_to) of writable memory."""
+    if data.flags.writeable:
+        return data
+    owner = data
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    return np.ndarray(data.shape, data.dtype, buffer=owner, offset=offset, strides=data.strides)
+
+
+# A view remembers its *chain*: the view ops, with their attrs and the metadata of
+# their input, that take its base's array to its own.  Both nodes below replay it.
+
+
+def replay_view(value, chain: tuple):
+    """Apply a view chain to ``value`` (an array: a writable numpy view; a tensor: views)."""
+    for op, attrs, _ in chain:
+        value = op.dispatch(value, **attrs)
+    return value
+
+
+class AsStridedBackward0(Node):
+    """The history of a view whose base was changed in place after the view was made.
+
+    The view's own node is stale then (it points at the base's old history); PyTorch
+    regenerates it as one node over the base's current history, and so do we.  Its
+    backward runs the VJPs of the chain's view ops, last first.
+    """
+
+    __slots__ = ("chain",)
+
+    def __init__(self, base_edge: tuple, chain: tuple) -> None:
+        Node.__init__(self, (base_edge,))
+        self.chain = chain
+
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        g = grad_outputs[0]
+        for op, attrs, source in reversed(self.chain):
+            g = op.pullback(g, [source], None, attrs, (True,))[0]
+        return [g]
+
+
+class CopySlices(Node):
+    """The new history of a base after an in-place op wrote into one of its views.
+
+    ``fn`` is the in-place op's own node, recorded on the view; its first input (the
+    view's old value) is a window of the base's old value, so its gradient is written
+    back into that window of the base's gradient, and the rest of the base's gradient
+    passes through unchanged (the write did not touch it).  ``fn``'s other inputs get
+    their gradients as usual.
+    """
+
+    __slots__ = ("chain", "fn")
+
+    def __init__(self, base_edge: tuple, chain: tuple, fn: Node) -> None:
+        Node.__init__(self, (base_edge,) + tuple(fn.next_functions[1:]))
+        self.chain = chain
+        self.fn = fn
+
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        g = grad_outputs[0]
+        if create_graph:
+            from .tensor import Tensor  # the backward is recorded: work on tensors
+            whole = g.clone() if isinstance(g, Tensor) else Tensor._make(np.array(g), False, None, 0)
+        else:
+            whole = np.array(g, copy=True)
+        window = replay_view(whole, self.chain)
+        if has_internal_overlap(window._data if create_graph else window):
+            raise RuntimeError(OVERLAPPING_WRITE)  # the write went into an expanded view
+        grads = self.fn.apply([window.clone() if create_graph else window.copy()],
+                              create_graph)
+        if self.next_functions[0][0] is None:
+            return [None] + list(grads[1:])
+        part = grads[0] if grads[0] is not None else 0.0  # e.g. a rule with no partial
+        if create_graph:
+            window.copy_(part)
+        else:
+            np.copyto(writable(window), part)
+        return [whole] + list(grads[1:])
+
+    @property
+    def freed(self) -> bool:
+        return self.fn.freed
+
+    def release(self) -> None:
+        self._released = True
+        self.fn.release()

@@ -19,7 +19,9 @@ from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
 from ..ops.methods import shape_arg as _shape_arg
 from .grad_mode import _state
-from .node import AccumulateGrad, _HookDict, add_hook, find_node_class, meta_of, node_class_of_op
+from .node import (OVERLAPPING_WRITE, AccumulateGrad, AsStridedBackward0, CopySlices,
+                   _HookDict, add_hook, find_node_class, has_internal_overlap, meta_of,
+                   node_class_of_op, writable)
 
 _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze",
@@ -28,6 +30,12 @@ _VIEW_OPS = frozenset({"reshape", "transpose", "t", "permute", "squeeze", "unsqu
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
                         "in-place operation.")
+NO_GRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked).")
 
 
 class _Counter:
@@ -74,14 +82,53 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
         result.grad_fn = _record(op, inputs, attrs, result)
     else:
         result._rg = False
-    if op.name in _VIEW_OPS and out.base is not None and isinstance(inputs[0], Tensor):
-        _mark_view(result, inputs[0])
+    if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and _aliases(out, datas[0]):
+        if out is datas[0]:  # numpy gave the input back (a no-op squeeze): still a view
+            result._data = out.view()
+        _mark_view(result, inputs[0], op, attrs)
     return result
 
 
-def _mark_view(view: "Tensor", source: "Tensor") -> None:
-    view._base = source._base if source._base is not None else source
+def _aliases(out: np.ndarray, source: np.ndarray) -> bool:
+    """Whether ``out`` shares ``source``'s memory (reshape of a transposed array copies)."""
+    return out is source or (out.base is not None and np.may_share_memory(out, source))
+
+
+def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None:
+    """Make ``view`` a view of ``source``'s base, remembering how to rebuild it from there.
+
+    The base keeps a weak set of its views: an in-place op on the base, or on any of
+    them, changes what every view reads, so each gets a new history (see ``_rebase_views``).
+    """
+    link = (op, attrs, meta_of(source._data))
+    base = source._base
+    if base is None:
+        view._base, view._view_chain = source, (link,)
+    else:
+        view._base, view._view_chain = base, source._view_chain + (link,)
     view._vc = source._counter()
+    if not _state.enabled:
+        view._made_in_no_grad = True
+    base = view._base
+    if base._views is None:
+        base._views = weakref.WeakSet()
+    base._views.add(view)
+
+
+def _is_basic_index(index) -> bool:
+    """Integers, slices, None and ``...`` only: numpy (and torch) then give a view."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, slice)
+               or isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_))
+               for p in parts)
+
+
+def _drop_leading_ones(value: "Tensor", ndim: int) -> "Tensor":
+    """``b[0] = v`` with ``v`` of shape (1, 3) for a (3,) row: torch drops leading 1s."""
+    shape = value.shape
+    while len(shape) > ndim and shape[0] == 1:
+        shape = shape[1:]
+    return value.reshape(shape) if shape != value.shape else value
 
 
 def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
@@ -198,6 +245,9 @@ class Tensor(OpMethods):
     _retains_grad = False
     _hooks = None
     _acc = None
+    _view_chain = ()  # view ops from _base's array to this one's
+    _views = None  # on a base: weak set of its live views
+    _made_in_no_grad = False
 
     _ng_apply = staticmethod(apply)  # the op table dispatches tensors here
     __array_ufunc__ = None  # numpy defers to our reflected operators
@@ -506,7 +556,10 @@ class Tensor(OpMethods):
                  inputs=inputs)
 
     # -- in-place ops ------------------------------------------------------------------
-    def _check_inplace(self) -> None:
+    def _check_inplace(self, name: str) -> None:
+        """Refuse an in-place op that PyTorch refuses, before anything is changed."""
+        if name not in ("fill", "zero") and has_internal_overlap(self._data):
+            raise RuntimeError(OVERLAPPING_WRITE)  # torch lets fill_/zero_ through
         if not _state.enabled:
             return
         if self._rg and self.grad_fn is None:
@@ -516,14 +569,17 @@ class Tensor(OpMethods):
         if base is not None and base._rg:
             if base.grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
-            raise RuntimeError(
-                "in-place change of a view of a tensor that requires grad is not supported: "
-                "naivegraph cannot rewrite the history of the base tensor. Use an out-of-place "
-                "op, or .clone() the view before changing it.")
+            if self._made_in_no_grad:
+                raise RuntimeError(NO_GRAD_VIEW_INPLACE)
 
     def _inplace(self, name: str, *others, **attrs) -> "Tensor":
-        """Run op ``name`` and write its result into this tensor's own storage."""
-        self._check_inplace()
+        """Run op ``name`` and write its result into this tensor's own storage.
+
+        On a view, the write lands in the base's memory, so the *base's* history is
+        rewritten (a ``CopySlices`` node over its old one), as PyTorch does; every view
+        of the base then reads through that new history.
+        """
+        self._check_inplace(name)
         op = OPS[name]
         datas = [self._data] + [o._data if isinstance(o, Tensor) else o for o in others]
         try:
@@ -542,15 +598,36 @@ class Tensor(OpMethods):
         # Save the inputs *before* writing: an operand that is this very tensor
         # (t.mul_(t)) then fails the version check at backward, as in PyTorch.
         node = _record(op, (self._snapshot(op),) + others, attrs, self) if record else None
-        np.copyto(self._data, result, casting="same_kind")
+        np.copyto(writable(self._data), result, casting="same_kind")
         self._counter().value += 1
         if record:
             if op.saves_out:  # the saved output is this tensor after the write
                 node.sources = node.sources[:-1] + (("out", self._vc, self._vc.value),)
-            self._rg = True
-            self.grad_fn = node
-            self._output_nr = 0
+            self._rewrite_history(node)
         return self
+
+    def _rewrite_history(self, node) -> None:
+        """``node`` (the in-place op just recorded) becomes the history of this tensor, or,
+        for a view, of its base through ``CopySlices``; then every view is rebased."""
+        base = self._base
+        if base is None:
+            base, node = self, node
+        else:
+            node = CopySlices(base._edge(), self._view_chain, node)
+        base.grad_fn, base._rg, base._output_nr = node, True, 0
+        base._rebase_views()
+
+    def _rebase_views(self) -> None:
+        """Give every live view of this base a history over the base's current one
+        (PyTorch regenerates a stale view's grad_fn as ``AsStridedBackward0``)."""
+        if not self._views:
+            return
+        edge = self._edge()
+        for view in list(self._views):
+            if view._made_in_no_grad:
+                continue  # a view made in no_grad mode records no history
+            view.grad_fn = AsStridedBackward0(edge, view._view_chain)
+            view._rg, view._output_nr = True, 0
 
     def _snapshot(self, op: OpDef) -> "Tensor":
         """This tensor as it was before an in-place op (its data copied only if saved)."""
@@ -594,7 +671,16 @@ class Tensor(OpMethods):
         return self._inplace("copy", src)
 
     def __setitem__(self, index, value) -> None:
-        self._inplace("index_put", value, index=_index_arg(index))
+        index = _index_arg(index)
+        if not _is_basic_index(index):  # a mask or integer arrays: the region is a copy
+            self._inplace("index_put", value, index=index)
+            return
+        # As torch: the region is a view, and the value is copied into it, so the write
+        # is an in-place op on a view (CopySlices over this tensor's history).
+        region = self[index]
+        if isinstance(value, Tensor) and value.ndim > region.ndim:
+            value = _drop_leading_ones(value, region.ndim)
+        region.copy_(value)
 
     __iadd__ = add_
     __isub__ = sub_
@@ -625,6 +711,21 @@ class Tensor(OpMethods):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
+
+    def view(self, *shape) -> "Tensor":
+        """The same memory with another shape; unlike ``reshape`` it never copies, so it
+        refuses a layout that a new shape cannot describe (e.g. after ``.t()``).
+
+        >>> import naivegraph as ng
+        >>> ng.arange(6.).view(2, 3).shape
+        (2, 3)
+        """
+        result = self.reshape(*shape)
+        if self._data.size and not np.may_share_memory(result._data, self._data):
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+        return result
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self._cast(other.dtype)

@@ -348,7 +348,16 @@ def _scatter(g, shape, index):
     return out
 
 
-defop("getitem", lambda x, index: np.asarray(x)[index],
+def _getitem(x, index):
+    x = np.asarray(x)
+    out = x[index]
+    if not isinstance(out, np.ndarray):  # all-integer index: numpy hands back a scalar copy;
+        # a trailing ``...`` gives the 0-d view that torch returns, sharing memory
+        out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+    return out
+
+
+defop("getitem", _getitem,
       [lambda g, x, out, index: F.scatter(g, shape=tuple(x.shape), index=index)],
       backward=_index_name)
 defop("scatter", _scatter, [lambda g, x, out, shape, index: F.getitem(g, index=index)],
@@ -381,7 +390,7 @@ def _index_put_value_partial(g, x, v, out, index):
 defop("index_put", _index_put,
       [lambda g, x, v, out, index: g * _keep_mask(tuple(x.shape), index),
        _index_put_value_partial],
-      backward="CopySlices", elementwise=False)
+      backward="IndexPutBackward0", elementwise=False)
 
 
 def _split_partials(g, inputs, out, needs, dim):

@@ -62,8 +62,6 @@ def raises_same(f, error, phrase):
 # -- views and in-place writes (KNOWN_BUG_CLASSES: view_inplace_grad, plain_view_write,
 #    inplace_into_view, int_index_0d_view, view_of_noncontiguous, expanded_write,
 #    noop_squeeze_view) ----------------------------------------------------------------
-@pytest.mark.xfail(strict=True,
-                   reason="a view read after an in-place op on its base gives a stale grad")
 def test_view_read_after_mul_inplace_on_base_gets_the_new_gradient():
     def f(M):
         x = M.tensor([1., 2., 3.], requires_grad=True)
@@ -77,7 +75,6 @@ def test_view_read_after_mul_inplace_on_base_gets_the_new_gradient():
     assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True, reason="a view read after exp_ on its base ignores the exp")
 def test_view_read_after_exp_inplace_on_base_differentiates_the_exp():
     def f(M):
         x = M.tensor([1., 2.], requires_grad=True)
@@ -91,8 +88,6 @@ def test_view_read_after_exp_inplace_on_base_differentiates_the_exp():
     np.testing.assert_allclose(arr(got), arr(want), rtol=1e-15)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="a tensor added into the base does not reach an earlier view's grad")
 def test_tensor_added_into_base_gets_gradient_through_an_earlier_view():
     def f(M):
         x = M.tensor([1., 2.], requires_grad=True)
@@ -108,8 +103,6 @@ def test_tensor_added_into_base_gets_gradient_through_an_earlier_view():
     assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="writing a grad-carrying tensor into a view of a plain tensor loses the grad")
 def test_tensor_added_into_view_of_plain_tensor_gets_gradient():
     def f(M):
         b = M.zeros(3)
@@ -122,8 +115,6 @@ def test_tensor_added_into_view_of_plain_tensor_gets_gradient():
     assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="in-place into a view of a non-leaf raises instead of rewriting history")
 def test_inplace_into_view_of_intermediate_rewrites_its_history():
     def f(M):
         x = M.tensor([[1., 2.], [3., 4.]], requires_grad=True)
@@ -136,7 +127,6 @@ def test_inplace_into_view_of_intermediate_rewrites_its_history():
     assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True, reason="x[0] of a 1-d tensor is a copy, not a 0-d view")
 def test_int_index_of_1d_tensor_is_a_view_that_sees_later_writes():
     def f(M):
         a = M.zeros(3)
@@ -148,19 +138,16 @@ def test_int_index_of_1d_tensor_is_a_view_that_sees_later_writes():
     assert got.item() == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason=".view() of a transposed tensor works where torch raises")
 def test_view_of_transposed_tensor_raises_and_points_to_reshape():
     raises_same(lambda M: M.ones(2, 3).t().view(-1), RuntimeError, "view size is not compatible")
 
 
-@pytest.mark.xfail(strict=True, reason="writing into an expanded view raises numpy's ValueError")
 def test_add_inplace_into_expanded_view_raises_runtime_error():
     def f(M):
         M.zeros(1, 1).squeeze().expand(2).add_(M.tensor(1.0))
     raises_same(f, RuntimeError, "more than one element of the written-to tensor")
 
 
-@pytest.mark.xfail(strict=True, reason="fill_ into an expanded view raises numpy's ValueError")
 def test_fill_inplace_into_expanded_view_fills_the_base():
     def f(M):
         b = M.zeros(3, 1)
@@ -171,8 +158,6 @@ def test_fill_inplace_into_expanded_view_fills_the_base():
     assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="squeeze() without a size-1 dim is not a view: no leaf check")
 def test_inplace_on_noop_squeeze_of_leaf_raises_leaf_error():
     def f(M):
         M.tensor([[1., 2.], [3., 4.]], requires_grad=True).squeeze().add_(0.5)
@@ -194,7 +179,6 @@ def test_retained_grad_accumulates_over_two_backward_calls():
     assert_same(got, want)
 
 
-@pytest.mark.xfail(strict=True, reason="backward uses the values from before x.data = new")
 def test_backward_after_data_reassignment_uses_the_new_data():
     def f(M):
         x = M.tensor([1., 2.], requires_grad=True)

@@ -65,14 +65,6 @@ ATOL = 1e-10
 # one xfail test in test_trust_fuzz_round2_findings.py.
 # ----------------------------------------------------------------------------------
 KNOWN_BUG_CLASSES = {
-    "view_inplace_grad": "writes through/into views of intermediates give stale or lost grads",
-    "plain_view_write": "writing a grad-carrying value into a view of a plain tensor",
-    "data_reassign": "x.data = new after use: backward still uses the old values",
-    "int_index_0d_view": "x[0] of a 1-d tensor is a copy, not a 0-d view sharing memory",
-    "view_of_noncontiguous": ".view() of a transposed/expanded tensor works where torch raises",
-    "expanded_write": "a write into an expanded view raises numpy's ValueError",
-    "noop_squeeze_view": "squeeze() with no size-1 dim: not a view (no leaf check)",
-    "inplace_into_view": "an in-place write into a view of a tensor that requires grad raises",
     "bool_subtraction": "bool - bool / int - bool: TypeError or no error where torch raises",
     "max_min_zero_tie": "maximum/minimum(0.0, -0.0) returns the second operand, torch the first",
     "zero_dim_promotion": "0-d tensors of another dtype promote like numpy, not torch",
