@@ -16,8 +16,8 @@ def _prepare(inputs):
     for x in inputs:
         if not isinstance(x, Tensor):
             raise TypeError(f"jacobian/hessian inputs must be Tensors, got {type(x).__name__}")
-    return single, tuple(x.detach().requires_grad_(True) if x.dtype.kind in "fc"
-                         else x for x in inputs)
+    # An integer input cannot require grad: torch raises here too (no zero Jacobian).
+    return single, tuple(x.detach().requires_grad_(True) for x in inputs)
 
 
 def jacobian(func: Callable, inputs, create_graph: bool = False):

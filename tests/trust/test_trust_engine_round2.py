@@ -113,3 +113,12 @@ def test_refused_grad_assignment_keeps_the_next_backward_whole():
         a.grad = ng.tensor([1, 2])
     (a * b).sum().backward()
     assert a.grad.tolist() == [3.0, 4.0] and b.grad.tolist() == [1.0, 2.0]
+
+
+def test_jacobian_of_an_integer_input_raises_as_torch():
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.autograd.functional.jacobian(lambda x: x * 2, torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="floating point"):
+        ng.autograd.functional.jacobian(lambda x: x * 2, ng.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="floating point"):
+        ng.autograd.functional.hessian(lambda x: (x * x).sum(), ng.tensor([1, 2]))
