@@ -15,6 +15,7 @@ Static mode (build, then run) lives in :mod:`naivegraph.static`.
 """
 
 from . import autograd, nn, optim
+from .dynamic.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .dynamic.engine import backward
 from .dynamic.factories import (arange, bool_, double, empty, eye, float, float16, float32,
                                 float64, from_numpy, full, full_like, int8, int32, int64,
@@ -33,7 +34,8 @@ from . import render as _render_package  # noqa: E402,F401
 from .render import render  # noqa: E402
 
 
-__all__ = ["Tensor", "autograd", "backward", "enable_grad", "is_grad_enabled", "nn", "no_grad",
+__all__ = ["Tensor", "autograd", "backward", "enable_grad", "is_anomaly_check_nan_enabled",
+           "is_anomaly_enabled", "is_grad_enabled", "nn", "no_grad",
            "optim", "render", "set_grad_enabled", "tensor", "ones", "zeros", "full", "rand",
            "randn", "arange", "from_numpy", "ones_like", "zeros_like", "full_like", "rand_like",
            "randn_like", "manual_seed", "float32", "float64", "int64"] + list(_function_names)

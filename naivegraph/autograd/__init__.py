@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 
 from ..check import GradcheckError, gradcheck
+from ..dynamic.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
+                                    is_anomaly_enabled, set_detect_anomaly)
 from ..dynamic.engine import backward, grad
 from ..dynamic.function import Function, FunctionCtx
 from ..dynamic.grad_mode import enable_grad, no_grad, set_grad_enabled
@@ -34,5 +36,7 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tenso
     return t
 
 
-__all__ = ["Function", "FunctionCtx", "GradcheckError", "Variable", "backward", "enable_grad",
-           "functional", "grad", "gradcheck", "no_grad", "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "Variable", "backward",
+           "detect_anomaly", "enable_grad", "functional", "grad", "gradcheck",
+           "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "no_grad",
+           "set_detect_anomaly", "set_grad_enabled"]

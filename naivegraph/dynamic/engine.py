@@ -15,6 +15,8 @@ from typing import Sequence
 import numpy as np
 
 from .grad_mode import _state
+from .anomaly_mode import check_outputs, warn_error_in
+from .anomaly_mode import mode as anomaly
 from .node import AccumulateGrad, Node, data_shape_changed
 from .tensor import Tensor
 
@@ -183,7 +185,11 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
             grads = buffers.pop(node, None)
             if grads is None:
                 continue
-            if plain and node._hooks is None and type(node) is not AccumulateGrad:
+            if anomaly.enabled:
+                grad_inputs = _visit_checked(run, node, grads)
+                if grad_inputs is None:
+                    continue
+            elif plain and node._hooks is None and type(node) is not AccumulateGrad:
                 grad_inputs = node.apply(grads, create_graph)  # the common case
             else:
                 grad_inputs = run.visit(node, grads)
@@ -199,6 +205,19 @@ def _execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_i
         for node in ran:
             node.release()
     return run.found(), run.retained, run.leaf_updates
+
+
+def _visit_checked(run: "_Pass", node: Node, grads: list) -> list | None:
+    """``run.visit`` in anomaly mode: say where a failing node was created, and stop at
+    the first node that returns NaN."""
+    try:
+        grad_inputs = run.visit(node, grads)
+    except Exception:
+        warn_error_in(node)
+        raise
+    if grad_inputs is not None:
+        check_outputs(node, grad_inputs)
+    return grad_inputs
 
 
 def _roots(outputs: Sequence[Tensor], gradients: Sequence, create_graph: bool) -> list:

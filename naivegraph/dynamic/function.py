@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .anomaly_mode import mode as anomaly
+from .anomaly_mode import record_creation
 from .grad_mode import _state, no_grad
 from .node import SECOND_BACKWARD, Node, SavedTensor
 from .tensor import Tensor
@@ -143,6 +145,8 @@ def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
     node.function = cls
     node.num_outputs = len(outputs)
     node.shapes = tuple(a.shape if isinstance(a, Tensor) else None for a in args)
+    if anomaly.enabled:
+        record_creation(node)
     skip = {id(t) for t in getattr(ctx, "non_differentiable", ())}
     for i, out in enumerate(outputs):
         if isinstance(out, Tensor) and id(out) not in skip and out.dtype.kind in "fc":

@@ -18,6 +18,8 @@ from ..ops.core import OpDef
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
 from ..ops.methods import shape_arg as _shape_arg
+from .anomaly_mode import mode as anomaly
+from .anomaly_mode import record_creation
 from .grad_mode import _state
 from .node import (OVERLAPPING_WRITE, AccumulateGrad, AsStridedBackward0, CopySlices,
                    _HookDict, add_hook, find_node_class, has_internal_overlap, meta_of,
@@ -80,6 +82,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     if any_grad and _state.enabled and op.differentiable:
         result._rg = True
         result.grad_fn = _record(op, inputs, attrs, result)
+        if anomaly.enabled:
+            record_creation(result.grad_fn)
     else:
         result._rg = False
     if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and _aliases(out, datas[0]):
@@ -598,6 +602,8 @@ class Tensor(OpMethods):
         # Save the inputs *before* writing: an operand that is this very tensor
         # (t.mul_(t)) then fails the version check at backward, as in PyTorch.
         node = _record(op, (self._snapshot(op),) + others, attrs, self) if record else None
+        if record and anomaly.enabled:
+            record_creation(node)
         np.copyto(writable(self._data), result, casting="same_kind")
         self._counter().value += 1
         if record:
