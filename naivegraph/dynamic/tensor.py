@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import OPS
-from ..ops.core import OpDef
+from ..ops.core import OpDef, inplace_result_dtype
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
 from ..ops.methods import shape_arg as _shape_arg
@@ -531,6 +531,7 @@ class Tensor(OpMethods):
         except (ValueError, TypeError, IndexError) as error:
             raise explain(op.name, op.elementwise, datas, attrs, error) from None
         result = np.asarray(result)
+        inplace_result_dtype(self._data.dtype, result)  # torch's casting rule and message
         if not np.can_cast(result.dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
                                f"type {self._data.dtype}")

@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from .core import OPS, ScalarShape, defop, op_function
+from .core import (DEFAULT_FLOAT, OPS, ScalarShape, defop, op_function, promote, promoted,
+                   result_type)
 from .shapes import normalize_dims, reduced_keepdim_shape, sum_to as _np_sum_to
 
 
@@ -53,15 +54,40 @@ def _minmax_name(base):
 # ----------------------------------------------------------------------------------
 # Elementwise arithmetic (numpy broadcasting; gradients are summed back to shape)
 # ----------------------------------------------------------------------------------
-defop("add", np.add, [lambda g, x, y, out: g, lambda g, x, y, out: g], elementwise=True,
-      commutative=True)
-defop("sub", np.subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True,
+def _is_bool(value) -> bool:
+    return isinstance(value, (bool, np.bool_)) or getattr(value, "dtype", None) == np.bool_
+
+
+def _subtract(x, y):
+    # torch refuses to subtract booleans (numpy raises a TypeError about ufuncs).
+    bools = _is_bool(x), _is_bool(y)
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return np.subtract(*promote(x, y))
+
+
+def _divide(x, y):
+    # True division, as torch: integers and booleans divide as floats.
+    dtype = result_type(x, y)
+    if dtype is not None and dtype.kind in "biu":
+        return np.true_divide(np.asarray(x, dtype=DEFAULT_FLOAT), np.asarray(y, dtype=DEFAULT_FLOAT))
+    return np.true_divide(*promote(x, y))
+
+
+defop("add", promoted(np.add), [lambda g, x, y, out: g, lambda g, x, y, out: g],
+      elementwise=True, commutative=True)
+defop("sub", _subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True,
       backward=lambda attrs, shapes: ("RsubBackward1" if isinstance(shapes[0], ScalarShape)
                                       else "SubBackward0"))
-defop("mul", np.multiply, [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
+defop("mul", promoted(np.multiply), [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
       saves=(0, 1), elementwise=True, commutative=True)
-defop("div", np.true_divide, [lambda g, x, y, out: g / y,
-                              lambda g, x, y, out: -g * x / (y * y)],
+defop("div", _divide, [lambda g, x, y, out: g / y,
+                       lambda g, x, y, out: -g * x / (y * y)],
       saves=(0, 1), elementwise=True)
 defop("reciprocal", lambda x: np.true_divide(1, x), [lambda g, x, out: -g * out * out],
       saves=("out",), elementwise=True)
@@ -81,40 +107,61 @@ def _pow_base_partial(g, x, y, out):
     # PyTorch masks this partial to 0 where the exponent is 0: at x = 0 the formula
     # would be 0 * 0 ** -1 = nan, yet x ** 0 is the constant 1.
     zero = F.eq(y, 0.0)
-    return F.where(zero, 0.0 * g, g * y * x ** F.where(zero, 1.0, y - 1.0))
+    return F.where(zero, 0.0, g * y * x ** F.where(zero, 1.0, y - 1.0))
 
 
 def _pow_exponent_partial(g, x, y, out):
     # d(x**y)/dy = x**y * log(x); PyTorch defines it as 0 where x == 0 and y >= 0.
     safe = F.logical_and(F.eq(x, 0.0), F.ge(y, 0.0))
-    return F.where(safe, 0.0 * g, g * out * F.log(F.where(safe, 1.0, x)))
+    return F.where(safe, 0.0, g * out * F.log(F.where(safe, 1.0, x)))
 
 
-defop("pow", np.power, [_pow_base_partial, _pow_exponent_partial],
+def _power(x, y):
+    if result_type(x, y) == np.bool_:
+        if isinstance(y, bool):  # torch's mask ** True is the mask, mask ** False all True
+            return np.logical_or(x, not y)
+        raise NotImplementedError("\"pow\" not implemented for 'Bool': raise numbers, not "
+                                  "masks; convert first, e.g. mask.long() ** 2")
+    return np.power(*promote(x, y))
+
+
+defop("pow", _power, [_pow_base_partial, _pow_exponent_partial],
       backward=lambda attrs, shapes: ("PowBackward2" if isinstance(shapes[0], ScalarShape)
                                       else "PowBackward1"),
       saves=(0, 1, "out"), elementwise=True)
 def _unless_beaten(g, x, y, beaten):
     # PyTorch: the whole gradient unless the other operand wins, half of it on a tie.
-    # Comparisons with NaN are False, so both operands get the gradient at a NaN.
-    return g * F.logical_not(beaten) - g * F.eq(x, y) * 0.5
+    # Comparisons with NaN are False, so both operands get the gradient at a NaN.  A
+    # beaten operand gets an exact 0 (a mask, not g * 0, which is NaN for g = inf).
+    return F.where(beaten, 0.0, F.where(F.eq(x, y), g * 0.5, g))
 
 
-defop("maximum", np.maximum,
+def _extremum(wins):
+    """Elementwise max/min as torch: a NaN wins, and on a tie (0.0 and -0.0 included)
+    the first operand is the result (numpy's maximum returns the second)."""
+    def forward(x, y):
+        x, y = promote(x, y)
+        return np.where(np.logical_or(wins(y, x), np.not_equal(y, y)), y, x)
+    return forward
+
+
+defop("maximum", _extremum(np.greater),
       [lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y)),
        lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y))],
       saves=(0, 1), elementwise=True, commutative=True)
-defop("minimum", np.minimum,
+defop("minimum", _extremum(np.less),
       [lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y)),
        lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y))],
       saves=(0, 1), elementwise=True, commutative=True)
+
+
 def _where(condition, x, y):
     # A float condition would scale the gradient by its value: refuse it, as torch does.
     if np.asarray(condition).dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {np.asarray(condition).dtype}: compare first, "
                            "e.g. where(c > 0, x, y), or convert with c.bool().")
-    return np.where(condition, x, y)
+    return np.where(condition, *promote(x, y))
 
 
 defop("where", _where,
@@ -147,10 +194,12 @@ defop("sigmoid", _sigmoid, [lambda g, x, out: g * out * (1.0 - out)], saves=("ou
 # relu and abs follow PyTorch at special values: relu keeps -0.0 and NaN (it only
 # replaces x < 0), passes the gradient at NaN (only out <= 0 blocks it), and abs's
 # gradient at NaN is 0 (torch's sgn(NaN) is 0, numpy's sign(NaN) is NaN).
+# Masks select with where rather than multiply: g * 0 would be NaN for an infinite g.
 defop("relu", lambda x: np.where(x < 0, 0, x).astype(np.asarray(x).dtype, copy=False),
-      [lambda g, x, out: g * F.logical_not(F.le(out, 0.0))], saves=("out",), elementwise=True)
-defop("abs", np.abs, [lambda g, x, out: g * F.gt(x, 0.0) - g * F.lt(x, 0.0)], saves=(0,),
-      elementwise=True)
+      [lambda g, x, out: F.where(F.le(out, 0.0), 0.0, g)], saves=("out",), elementwise=True)
+defop("abs", np.abs,
+      [lambda g, x, out: F.where(F.gt(x, 0.0), g, F.where(F.lt(x, 0.0), -g, g * 0.0))],
+      saves=(0,), elementwise=True)
 
 
 def _clamp(x, min=None, max=None):
@@ -158,12 +207,10 @@ def _clamp(x, min=None, max=None):
 
 
 def _clamp_partial(g, x, out, min=None, max=None):
-    mask = g * 1.0
-    if min is not None:
-        mask = mask * F.ge(x, min)
+    inside = F.ge(x, min) if min is not None else None
     if max is not None:
-        mask = mask * F.le(x, max)
-    return mask
+        inside = F.le(x, max) if inside is None else F.logical_and(inside, F.le(x, max))
+    return F.where(inside, g, 0.0)
 
 
 defop("clamp", _clamp, [_clamp_partial], backward="ClampBackward1", saves=(0,),
@@ -185,7 +232,7 @@ defop("copy", lambda x, src: np.array(np.broadcast_to(np.asarray(src, dtype=np.a
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("lt", np.less), ("le", np.less_equal),
                    ("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
-    defop(_name, _fn, elementwise=True,
+    defop(_name, promoted(_fn), elementwise=True,
           commutative=_name in ("eq", "ne", "logical_and", "logical_or"))
 defop("logical_not", np.logical_not, elementwise=True)
 defop("sign", np.sign, elementwise=True)

@@ -57,3 +57,263 @@ def test_static_where_refuses_a_float_condition_at_build_and_adds_no_node():
         with pytest.raises(RuntimeError, match="where expected condition to be a boolean"):
             ns.where(c, x, 5.0)
         assert len(g.nodes) == before
+
+
+# -- dtype promotion: torch's category-then-dimension rule, both modes ----------------------
+DTYPES = ["bool", "int32", "int64", "float32", "float64"]
+KINDS = ["1d", "0d", "python"]
+PYTHON_VALUES = {"bool": True, "int64": 2, "float64": 2.5}  # what a Python number stands for
+PROMOTING_OPS = {
+    "+": lambda M, a, b: a + b,
+    "*": lambda M, a, b: a * b,
+    "/": lambda M, a, b: a / b,
+    "**": lambda M, a, b: a ** b,
+    "maximum": lambda M, a, b: M.maximum(a, b),
+    "where": lambda M, a, b: M.where(M.tensor([True, False]) if M is not ns else
+                                     ns.constant(np.array([True, False])), a, b),
+}
+
+
+def _operand(lib, dtype: str, kind: str):
+    if kind == "python":
+        return PYTHON_VALUES[dtype]
+    values = np.array([1, 2] if kind == "1d" else 3).astype(dtype)
+    if dtype == "bool":
+        values = values.astype(bool)
+    if lib is torch:
+        return torch.tensor(values)
+    return ng.tensor(values)
+
+
+def _grid():
+    for op in PROMOTING_OPS:
+        for da in DTYPES:
+            for ka in KINDS:
+                for db in DTYPES:
+                    for kb in KINDS:
+                        if "python" in (ka, kb) and (
+                                "1d" not in (ka, kb) or op == "maximum"
+                                or (ka == "python" and da not in PYTHON_VALUES)
+                                or (kb == "python" and db not in PYTHON_VALUES)):
+                            continue  # torch.maximum takes tensors only; one tensor has dims
+                        if "1d" in (ka, kb):
+                            yield op, da, ka, db, kb
+
+
+GRID = list(_grid())
+
+
+def _torch_result(op, da, ka, db, kb):
+    try:
+        return str(PROMOTING_OPS[op](torch, _operand(torch, da, ka),
+                                     _operand(torch, db, kb)).dtype).replace("torch.", "")
+    except RuntimeError:
+        return RuntimeError
+
+
+def _expected(op, da, ka, db, kb):
+    """torch's dtype, except where torch uses its default float (float32) and naivegraph
+    its own (float64): a Python float or a division with no floating tensor operand."""
+    want = _torch_result(op, da, ka, db, kb)
+    floating_tensor = any(d.startswith("float") and k != "python"
+                          for d, k in ((da, ka), (db, kb)))
+    if want == "float32" and not floating_tensor:
+        return "float64"
+    return want
+
+
+@pytest.mark.parametrize("op, da, ka, db, kb", GRID)
+def test_dynamic_result_dtype_follows_torch_promotion(op, da, ka, db, kb):
+    want = _expected(op, da, ka, db, kb)
+    a, b = _operand(ng, da, ka), _operand(ng, db, kb)
+    if want is RuntimeError:
+        with pytest.raises(RuntimeError):
+            PROMOTING_OPS[op](ng, a, b)
+        return
+    assert np.dtype(PROMOTING_OPS[op](ng, a, b).dtype).name == want
+
+
+def _static_operand(dtype: str, kind: str, name: str):
+    if kind == "python":
+        return PYTHON_VALUES[dtype], None
+    shape = (2,) if kind == "1d" else ()
+    return ns.placeholder(name, shape=shape, dtype=np.dtype(dtype)), shape
+
+
+@pytest.mark.parametrize("op, da, ka, db, kb", GRID)
+def test_static_result_dtype_follows_torch_promotion_at_build_and_at_run(op, da, ka, db, kb):
+    want = _expected(op, da, ka, db, kb)
+    g = ns.Graph()
+    with g:
+        a, sa = _static_operand(da, ka, "a")
+        b, sb = _static_operand(db, kb, "b")
+        if want is RuntimeError:
+            with pytest.raises(RuntimeError):
+                PROMOTING_OPS[op](ns, a, b)
+            return
+        out = PROMOTING_OPS[op](ns, a, b)
+    assert out.dtype.name == want
+    feeds = {node: np.ones(shape, dtype=np.dtype(name)) for node, shape, name
+             in ((a, sa, da), (b, sb, db)) if shape is not None}
+    (value,) = g.forward(feeds, fetches=[out])
+    assert np.asarray(value).dtype.name == want
+
+
+def test_float32_times_a_zero_dim_float64_stays_float32_with_float32_gradients():
+    x = ng.ones(3, dtype=ng.float32, requires_grad=True)
+    s = ng.tensor(2.0, requires_grad=True)
+    y = x * s
+    y.sum().backward()
+    tx = torch.ones(3, dtype=torch.float32, requires_grad=True)
+    ts = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    (tx * ts).sum().backward()
+    assert y.dtype == np.float32 and str((tx * ts).dtype) == "torch.float32"
+    assert x.grad.dtype == np.float32 and s.grad.dtype == np.float64
+    assert x.grad.tolist() == tx.grad.tolist() == [2.0, 2.0, 2.0]
+    assert s.grad.item() == ts.grad.item() == 3.0
+
+
+def test_static_float32_gradient_through_a_zero_dim_float64_constant_stays_float32():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(3,), dtype=np.float32)
+        y = x * ns.constant(np.array(2.0))
+        (dx,) = ns.gradients(ns.sum(y * y), [x])
+    assert y.dtype == np.float32 and dx.dtype == np.float32
+    (value,) = g.forward({x: np.ones(3, np.float32)}, fetches=[dx])
+    assert value.dtype == np.float32 and value.tolist() == [8.0, 8.0, 8.0]
+
+
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_the_three_promotion_examples_of_the_lesson(lib):
+    f32 = getattr(lib, "float32")
+    assert (lib.ones(3, dtype=f32) * lib.tensor(2.0)).dtype == f32
+    assert (lib.tensor([1, 2]) * lib.tensor(2.0, dtype=f32)).dtype == f32
+    i32 = lib.tensor(np.array([1, 2], dtype=np.int32))
+    assert (i32 + lib.tensor(3)).dtype == i32.dtype
+
+
+def test_integer_division_is_true_division_in_float64():
+    out = ng.tensor([1, 2]) / ng.tensor(2)
+    assert out.dtype == np.float64 and out.tolist() == [0.5, 1.0]
+    assert (torch.tensor([1, 2]) / torch.tensor(2)).tolist() == [0.5, 1.0]
+
+
+def test_comparison_promotes_the_zero_dim_operand_to_the_tensor_dtype_first():
+    # torch compares in float32 here: 0.1 rounded to float32 equals the element.
+    want = (torch.tensor([0.1], dtype=torch.float32) == torch.tensor(0.1, dtype=torch.float64))
+    got = ng.tensor(np.array([0.1], np.float32)) == ng.tensor(0.1)
+    assert want.tolist() == got.tolist() == [True]
+
+
+def test_inplace_add_of_a_zero_dim_float64_keeps_float32():
+    x = ng.ones(2, dtype=ng.float32)
+    x.add_(ng.tensor(1.5))
+    tx = torch.ones(2, dtype=torch.float32)
+    tx.add_(torch.tensor(1.5, dtype=torch.float64))
+    assert x.dtype == np.float32 and x.tolist() == tx.tolist() == [2.5, 2.5]
+
+
+@pytest.mark.parametrize("make, out_type", [
+    (lambda M: M.tensor([1, 2]).add_(1.5), "Long"),
+    (lambda M: M.tensor([1, 2]).add_(M.tensor(1.5)), "Long"),
+    (lambda M: M.tensor([1, 2]).div_(2), "Long"),
+    (lambda M: M.tensor([1, 2]).exp_(), "Long"),
+    (lambda M: M.tensor([True, False]).add_(1), "Bool"),
+], ids=["int_add_float", "int_add_0d_float", "int_div_", "int_exp_", "bool_add_int"])
+def test_inplace_result_that_cannot_be_cast_back_raises_torch_error(make, out_type):
+    phrase = f"can't be cast to the desired output type {out_type}"
+    with pytest.raises(RuntimeError, match=phrase):
+        make(torch)
+    with pytest.raises(RuntimeError, match=phrase):
+        make(ng)
+
+
+def test_failed_inplace_cast_leaves_the_tensor_unchanged():
+    x = ng.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="result type Double can't be cast"):
+        x.add_(1.5)
+    assert x.tolist() == [1, 2] and x._version == 0
+
+
+def test_int32_inplace_add_of_an_int64_tensor_stays_int32():
+    x = ng.tensor(np.array([1, 2], np.int32))
+    x.add_(ng.tensor([1, 2]))
+    assert x.dtype == np.int32 and x.tolist() == [2, 4]
+
+
+# -- bool subtraction: refused with torch's message ------------------------------------
+TWO_BOOLS = "Subtraction, the `-` operator, with two bool tensors is not supported"
+ONE_BOOL = "Subtraction, the `-` operator, with a bool tensor is not supported"
+
+
+@pytest.mark.parametrize("make, phrase", [
+    (lambda M: M.tensor([True, False]) - M.tensor([True, True]), TWO_BOOLS),
+    (lambda M: M.tensor([True, False]) - True, TWO_BOOLS),
+    (lambda M: True - M.tensor([True, False]), TWO_BOOLS),
+    (lambda M: M.tensor(True) - M.tensor(False), TWO_BOOLS),
+    (lambda M: M.tensor([1, 2]) - True, ONE_BOOL),
+    (lambda M: True - M.tensor([1, 2]), ONE_BOOL),
+    (lambda M: M.tensor([1, 2]) - M.tensor([True, False]), ONE_BOOL),
+    (lambda M: M.tensor([True, False]) - M.tensor([1, 2]), ONE_BOOL),
+    (lambda M: M.tensor([1.0, 2.0]) - M.tensor([True, False]), ONE_BOOL),
+    (lambda M: M.tensor([True, False]) - 1.5, ONE_BOOL),
+    (lambda M: M.tensor([1.0]).sub(M.tensor([True])), ONE_BOOL),
+])
+def test_subtraction_with_bools_raises_like_torch(make, phrase):
+    for lib in (torch, ng):
+        with pytest.raises(RuntimeError, match=phrase.replace("`", ".")):
+            make(lib)
+
+
+def test_static_bool_subtraction_is_refused_at_build_and_adds_no_node():
+    g = ns.Graph()
+    with g:
+        m = ns.placeholder("m", shape=(2,), dtype=np.bool_)
+        before = len(g.nodes)
+        with pytest.raises(RuntimeError, match="with two bool tensors is not supported"):
+            m - m
+        with pytest.raises(RuntimeError, match="If you are trying to invert a mask, use the"):
+            1.0 - m
+        assert len(g.nodes) == before
+
+
+# -- maximum/minimum of 0.0 and -0.0: the first operand, as torch's scalar loop ----------
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_zero_tie_returns_the_first_operand_in_dynamic_mode(name):
+    a, b = [0.0, -0.0, 1.0], [-0.0, 0.0, 1.0]
+    want = getattr(torch, name)(torch.tensor(a), torch.tensor(b))
+    got = getattr(ng, name)(ng.tensor(a), ng.tensor(b))
+    assert np.signbit(got.numpy()).tolist() == np.signbit(want.numpy()).tolist() == [
+        False, True, False]
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_zero_tie_returns_the_first_operand_in_static_mode(name):
+    g = ns.Graph()
+    with g:
+        a = ns.placeholder("a", shape=(2,))
+        b = ns.placeholder("b", shape=(2,))
+        out = getattr(ns, name)(a, b)
+    (value,) = g.compile([a, b], [out], optimize=True)(np.array([0.0, -0.0]),
+                                                        np.array([-0.0, 0.0]))
+    assert np.signbit(value).tolist() == [False, True]
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_and_minimum_still_propagate_nan_from_either_side(name):
+    nan = float("nan")
+    got = getattr(ng, name)(ng.tensor([nan, 1.0, 2.0]), ng.tensor([1.0, nan, 3.0]))
+    want = getattr(torch, name)(torch.tensor([nan, 1.0, 2.0]), torch.tensor([1.0, nan, 3.0]))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_maximum_gradient_is_exactly_zero_for_the_beaten_operand_even_for_infinite_grad():
+    x = ng.tensor([1.0, 3.0], requires_grad=True)
+    y = ng.tensor([2.0, 3.0], requires_grad=True)
+    ng.maximum(x, y).backward(ng.tensor([float("inf"), 2.0]))
+    tx = torch.tensor([1.0, 3.0], requires_grad=True)
+    ty = torch.tensor([2.0, 3.0], requires_grad=True)
+    torch.maximum(tx, ty).backward(torch.tensor([float("inf"), 2.0]))
+    assert x.grad.tolist() == tx.grad.tolist() == [0.0, 1.0]
+    assert y.grad.tolist() == ty.grad.tolist() == [float("inf"), 1.0]
