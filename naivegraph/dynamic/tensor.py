@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import OPS
-from ..ops.core import OpDef, inplace_result_dtype
+from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
 from ..ops.methods import shape_arg as _shape_arg
@@ -70,6 +70,7 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     result.grad_fn = None
     result._output_nr = 0
     if any_grad and _state.enabled and op.differentiable:
+        refuse_complex_result(op, out)
         result._rg = True
         result.grad_fn = _record(op, inputs, attrs, result)
     else:
@@ -259,6 +260,8 @@ class Tensor(OpMethods):
             hint = "" if value else (" If you want to use a computed variable in a subgraph that "
                                      "doesn't require differentiation use var_no_grad = var.detach().")
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
+        if value and self._data.dtype.kind == "c":
+            raise complex_autograd_error(f"a complex tensor ({self._data.dtype}) cannot require grad")
         if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients "

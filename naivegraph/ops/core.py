@@ -400,3 +400,37 @@ def inplace_result_dtype(out_dtype, result) -> np.dtype:
             f"{torch_dtype_name(out_dtype)}: an in-place op keeps its tensor's dtype; use the "
             f"out-of-place op (x = x + y) or convert first with x.{call_}")
     return out_dtype
+
+
+# ----------------------------------------------------------------------------------
+# Complex numbers: values yes, gradients no
+# ----------------------------------------------------------------------------------
+def complex_autograd_error(what: str) -> RuntimeError:
+    """The error for a complex value that would take part in autograd.
+
+    naivegraph's gradients are real derivatives; torch differentiates complex values
+    with the conjugate Wirtinger convention, so the numbers would silently differ.
+    """
+    return RuntimeError(
+        f"{what}: naivegraph's autograd is real-valued only (torch's complex gradients use "
+        "the conjugate Wirtinger convention, which naivegraph does not implement). Keep the "
+        "real and imaginary parts as two real tensors, or leave the complex value out of "
+        "the gradient (detach it / do not require grad).")
+
+
+def refuse_complex_result(op: OpDef, out) -> None:
+    """Raise if ``op``, run on a tensor that requires grad, produced a complex value."""
+    if np.result_type(out).kind == "c":
+        raise complex_autograd_error(
+            f"{op.name} mixes a complex operand (result dtype {np.result_type(out)}) with a "
+            "tensor that requires grad")
+
+
+def refuse_complex_nodes(nodes) -> None:
+    """Raise if a static node that gradients flow through holds complex values."""
+    for node in nodes:
+        dtype = getattr(node, "dtype", None)
+        if dtype is not None and np.dtype(dtype).kind == "c":
+            raise complex_autograd_error(
+                f"ns.gradients would flow through {getattr(node, 'name', node)!r}, which is "
+                f"complex ({np.dtype(dtype)})")

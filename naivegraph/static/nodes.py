@@ -299,7 +299,7 @@ class Variable(Node):
         what = "the value of a Variable" if name is None else f"the value of Variable {name!r}"
         # np.array: a private copy, so later edits of `value` do not leak in
         array = np.array(numeric_data(value, what))
-        if not np.issubdtype(array.dtype, np.floating) and trainable:
+        if not np.issubdtype(array.dtype, np.inexact) and trainable:  # complex stays complex
             array = array.astype(np.float64)
         super().__init__("variable", (), array.shape, array.dtype)
         self.trainable = trainable

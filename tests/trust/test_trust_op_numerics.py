@@ -317,3 +317,69 @@ def test_maximum_gradient_is_exactly_zero_for_the_beaten_operand_even_for_infini
     torch.maximum(tx, ty).backward(torch.tensor([float("inf"), 2.0]))
     assert x.grad.tolist() == tx.grad.tolist() == [0.0, 1.0]
     assert y.grad.tolist() == ty.grad.tolist() == [float("inf"), 1.0]
+
+
+# -- complex values: computed, but never differentiated ------------------------------------
+REAL_ONLY = "naivegraph's autograd is real-valued only"
+
+
+def test_complex_tensor_cannot_be_created_requiring_grad():
+    with pytest.raises(RuntimeError, match=REAL_ONLY):
+        ng.tensor([1 + 1j, 2.0], requires_grad=True)
+
+
+def test_requires_grad_on_a_complex_tensor_is_refused_and_leaves_it_unchanged():
+    z = ng.tensor([1 + 1j])
+    with pytest.raises(RuntimeError, match="complex tensor \\(complex128\\) cannot require grad"):
+        z.requires_grad_()
+    with pytest.raises(RuntimeError, match=REAL_ONLY):
+        z.requires_grad = True
+    assert z.requires_grad is False and z.tolist() == [1 + 1j]
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x * ng.tensor([1j, 2.0]),
+    lambda x: x * 1j,
+    lambda x: ng.tensor([1j, 0j]) + x,
+], ids=["complex_tensor", "python_complex", "complex_first"])
+def test_an_op_mixing_complex_with_a_tensor_that_requires_grad_is_refused(make):
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="mixes a complex operand .* requires grad"):
+        make(x)
+    assert x.grad is None and x.grad_fn is None
+
+
+def test_complex_arithmetic_without_gradients_still_works_like_torch():
+    got = (ng.tensor([1 + 1j, 2.0]) * ng.tensor([2.0, 1j])).abs()
+    want = (torch.tensor([1 + 1j, 2.0]) * torch.tensor([2.0, 1j])).abs()
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    x = ng.tensor([1.0], requires_grad=True)
+    with ng.no_grad():
+        assert (x * 1j).dtype == np.complex128
+
+
+def test_float32_times_complex_python_number_is_complex64_as_in_torch():
+    got = ng.ones(2, dtype=ng.float32) * 1j
+    want = torch.ones(2, dtype=torch.float32) * 1j
+    assert got.dtype == np.complex64 and str(want.dtype) == "torch.complex64"
+
+
+def test_static_gradients_through_a_complex_constant_are_refused_and_add_no_node():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(2,))
+        loss = ns.sum(ns.abs(x * ns.constant(np.array([1j, 2.0]))))
+        before = len(g.nodes)
+        with pytest.raises(RuntimeError, match="ns.gradients would flow through .* complex"):
+            ns.gradients(loss, [x])
+        assert len(g.nodes) == before
+
+
+def test_static_gradients_of_a_complex_variable_are_refused_naming_it():
+    g = ns.Graph()
+    with g:
+        v = ns.Variable(np.array([1 + 1j]), name="v")
+        loss = ns.sum(ns.abs(v * v))
+        with pytest.raises(RuntimeError, match="flow through 'v', which is complex"):
+            ns.gradients(loss, [v])
+    assert v.dtype == np.complex128  # not silently made real
