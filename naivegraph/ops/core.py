@@ -197,7 +197,7 @@ def defop(name: str, forward: Callable, partials: Sequence[Partial | None] | Non
 
     >>> import numpy as np
     >>> from naivegraph.ops import OPS
-    >>> OPS["mul"].forward(np.array(2.0), np.array(3.0))
+    >>> float(OPS["mul"].forward(np.array(2.0), np.array(3.0)))
     6.0
     """
     if name in OPS:

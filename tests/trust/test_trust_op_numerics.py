@@ -383,3 +383,73 @@ def test_static_gradients_of_a_complex_variable_are_refused_naming_it():
         with pytest.raises(RuntimeError, match="flow through 'v', which is complex"):
             ns.gradients(loss, [v])
     assert v.dtype == np.complex128  # not silently made real
+
+
+# -- .to(...) and full(...) ------------------------------------------------------------------
+TO_CALLS = {
+    "device_and_dtype": lambda M, t: t.to("cpu", M.float32),
+    "dtype_keyword_and_device_keyword": lambda M, t: t.to(dtype=M.float32, device="cpu"),
+    "dtype_only": lambda M, t: t.to(M.float32),
+    "other_tensor": lambda M, t: t.to(M.tensor([1], dtype=M.int32)),
+    "device_only": lambda M, t: t.to(device="cpu"),
+    "device_positional": lambda M, t: t.to("cpu"),
+    "nothing": lambda M, t: t.to(),
+}
+
+
+@pytest.mark.parametrize("call", TO_CALLS, ids=list(TO_CALLS))
+def test_to_converts_like_torch(call):
+    t = torch.tensor([1.5, -2.0], dtype=torch.float64, requires_grad=True)
+    x = ng.tensor([1.5, -2.0], requires_grad=True)
+    want, got = TO_CALLS[call](torch, t), TO_CALLS[call](ng, x)
+    assert np.dtype(got.dtype).name == str(want.dtype).replace("torch.", "")
+    assert got.tolist() == want.tolist()
+    assert (got is x) == (want is t)
+    assert got.requires_grad == want.requires_grad
+    assert (got.grad_fn.name() if got.grad_fn else None) == (
+        want.grad_fn.name() if want.grad_fn else None)
+
+
+def test_to_float32_keeps_the_graph_and_sends_a_float64_gradient_back():
+    x = ng.tensor([1.5, -2.0], requires_grad=True)
+    (x.to("cpu", ng.float32) * 2).sum().backward()
+    assert x.grad.dtype == np.float64 and x.grad.tolist() == [2.0, 2.0]
+
+
+def test_to_with_copy_true_returns_a_new_tensor_even_for_the_same_dtype():
+    x = ng.tensor([1.0, 2.0])
+    y = x.to(copy=True)
+    assert y is not x and y.tolist() == [1.0, 2.0]
+    y.add_(1.0)
+    assert x.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("call, error, phrase", [
+    (lambda t: t.to("cuda"), RuntimeError, "runs on the CPU only, so it cannot move a tensor to 'cuda'"),
+    (lambda t: t.to(device="mps"), RuntimeError, "CPU only"),
+    (lambda t: t.to("cuda:0", ng.float32), RuntimeError, "CPU only"),
+    (lambda t: t.to("float32"), RuntimeError, "Invalid device string: 'float32'.*ng.float32"),
+    (lambda t: t.to(3), TypeError, "expected a dtype such as ng.float32"),
+    (lambda t: t.to("cpu", "cpu"), TypeError, "two devices"),
+    (lambda t: t.to(ng.float32, ng.float64), TypeError, "two dtypes"),
+], ids=["cuda", "mps_keyword", "cuda_with_dtype", "dtype_as_string", "a_number",
+        "two_devices", "two_dtypes"])
+def test_to_refuses_other_devices_and_bad_arguments_clearly(call, error, phrase):
+    x = ng.tensor([1.0, 2.0])
+    with pytest.raises(error, match=phrase):
+        call(x)
+    assert x.dtype == np.float64
+
+
+@pytest.mark.parametrize("fill, want", [(True, "bool"), (3, "int64"), (0.5, "float64")])
+def test_full_infers_its_dtype_from_the_fill_as_torch(fill, want):
+    got = ng.full((2,), fill)
+    torch_dtype = str(torch.full((2,), fill).dtype).replace("torch.", "")
+    # torch's default float is float32; naivegraph's is float64
+    assert got.dtype.name == want == (torch_dtype if want != "float64" else "float64")
+    assert got.tolist() == torch.full((2,), fill).tolist()
+
+
+def test_full_with_an_explicit_dtype_and_full_like_keep_the_asked_dtype():
+    assert ng.full((2,), 3, dtype=ng.float32).dtype == np.float32
+    assert ng.full_like(ng.tensor([1, 2]), 7).dtype == np.int64
