@@ -269,8 +269,28 @@ defop("mean", _mean, [lambda g, x, out, dim=None, keepdim=False:
       backward=_reduction_name("Mean"))
 
 
-def _extreme(reducer):
+def _check_not_empty(name: str, x, dim, whole_error: type = IndexError, hint: str = "") -> None:
+    """torch's errors for reducing nothing (numpy's say "zero-size array ... identity").
+    torch raises ``whole_error`` for a full reduction (max: RuntimeError, argmax:
+    IndexError) and IndexError for an empty ``dim``."""
+    shape = np.shape(x)
+    if dim is None:
+        if math.prod(shape) == 0:
+            raise whole_error(f"{name}(): Expected reduction dim to be specified for "
+                              f"input.numel() == 0.{hint}")
+        return
+    for axis in (dim if isinstance(dim, tuple) else (dim,)):
+        if -len(shape) <= axis < len(shape) and shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {axis % len(shape)} to have "
+                             "non-zero size.")
+
+
+_SPECIFY_DIM = " Specify the reduction dim with the 'dim' argument."
+
+
+def _extreme(name, reducer):
     def forward(x, dim=None, keepdim=False):
+        _check_not_empty(name, x, dim, RuntimeError, _SPECIFY_DIM)
         return reducer(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
     return forward
 
@@ -301,20 +321,21 @@ def _extreme_partial(g, x, out, dim=None, keepdim=False):
     return _restore(g, x.shape, dim, keepdim) * hit / F.expand(count, shape=tuple(x.shape))
 
 
-defop("max", _extreme(np.max), [_extreme_partial], backward=_minmax_name("Max"),
+defop("max", _extreme("max", np.max), [_extreme_partial], backward=_minmax_name("Max"),
       saves=(0, "out"))
-defop("min", _extreme(np.min), [_extreme_partial], backward=_minmax_name("Min"),
+defop("min", _extreme("min", np.min), [_extreme_partial], backward=_minmax_name("Min"),
       saves=(0, "out"))
 
 
-def _position_of(finder):
+def _position_of(name, finder):
     def forward(x, dim=None, keepdim=False):
+        _check_not_empty(name, x, dim)
         return finder(x, axis=dim, keepdims=keepdim)
     return forward
 
 
-defop("argmax", _position_of(np.argmax), doc="Index of the largest value (over ``dim``).")
-defop("argmin", _position_of(np.argmin), doc="Index of the smallest value (over ``dim``).")
+defop("argmax", _position_of("argmax", np.argmax), doc="Index of the largest value (over ``dim``).")
+defop("argmin", _position_of("argmin", np.argmin), doc="Index of the smallest value (over ``dim``).")
 
 # ----------------------------------------------------------------------------------
 # Shape and indexing (numpy views where numpy gives one)

@@ -453,3 +453,113 @@ def test_full_infers_its_dtype_from_the_fill_as_torch(fill, want):
 def test_full_with_an_explicit_dtype_and_full_like_keep_the_asked_dtype():
     assert ng.full((2,), 3, dtype=ng.float32).dtype == np.float32
     assert ng.full_like(ng.tensor([1, 2]), 7).dtype == np.int64
+
+
+# -- reductions of nothing, unbatched cross_entropy, silent special values --------------------
+EMPTY_REDUCTIONS = {
+    "max": lambda M: M.zeros(0).max(),
+    "min": lambda M: M.zeros(0).min(),
+    "argmax": lambda M: M.zeros(0).argmax(),
+    "argmin_2d": lambda M: M.zeros(2, 0).argmin(),
+    "max_dim": lambda M: M.zeros(0).max(0),
+    "min_dim_negative": lambda M: M.zeros(2, 0).min(-1),
+    "argmax_dim": lambda M: M.zeros(3, 0).argmax(1),
+}
+
+
+@pytest.mark.parametrize("name", EMPTY_REDUCTIONS, ids=list(EMPTY_REDUCTIONS))
+def test_reducing_an_empty_tensor_raises_torch_error(name):
+    with pytest.raises(Exception) as want:
+        EMPTY_REDUCTIONS[name](torch)
+    with pytest.raises(want.type) as got:
+        EMPTY_REDUCTIONS[name](ng)
+    assert str(got.value) == str(want.value)
+    assert "zero-size" not in str(got.value)
+
+
+def test_max_along_a_nonempty_dim_of_an_empty_tensor_is_empty_as_in_torch():
+    values, indices = ng.zeros(0, 2).max(dim=1)
+    assert values.shape == indices.shape == (0,)
+
+
+def test_static_max_of_an_empty_placeholder_is_refused_at_build():
+    with ns.Graph():
+        x = ns.placeholder("x", shape=(0,))
+        with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+            ns.max(x)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target", ["index", "probabilities"])
+def test_cross_entropy_of_one_unbatched_sample_matches_torch(reduction, target):
+    logits = np.array([0.3, -1.2, 2.0])
+    make = {"index": lambda M: M.tensor(2), "probabilities":
+            lambda M: M.tensor(np.array([0.2, 0.3, 0.5]))}[target]  # float64 in both
+    x, tx = ng.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    got = ng.nn.functional.cross_entropy(x, make(ng), reduction=reduction)
+    want = torch.nn.functional.cross_entropy(tx, make(torch), reduction=reduction)
+    assert got.shape == tuple(want.shape) == ()
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+    got.backward()
+    want.backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_class_probabilities_of_a_batch_matches_torch(reduction):
+    logits = np.array([[0.3, -1.2, 2.0], [1.0, 0.0, -1.0]])
+    probs = np.array([[0.2, 0.3, 0.5], [0.9, 0.1, 0.0]])
+    x, tx = ng.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    got = ng.nn.functional.cross_entropy(x, ng.tensor(probs), reduction=reduction)
+    want = torch.nn.functional.cross_entropy(tx, torch.tensor(probs), reduction=reduction)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("target, error, phrase", [
+    (lambda: ng.tensor([1]), ValueError, "one class index of shape \\(\\)"),
+    (lambda: ng.tensor(5), IndexError, "Target 5 is out of bounds"),
+    (lambda: ng.tensor(1.0), TypeError, "class indices of an integer dtype"),
+])
+def test_cross_entropy_of_one_sample_refuses_bad_targets_clearly(target, error, phrase):
+    with pytest.raises(error, match=phrase):
+        ng.nn.functional.cross_entropy(ng.tensor([0.3, -1.2, 2.0]), target())
+
+
+SPECIAL = [0.0, -1.0, float("inf"), float("nan"), 1e308]
+SILENT_PROGRAMS = {
+    "log": lambda x: x.log(),
+    "sqrt": lambda x: x.sqrt(),
+    "divide_by_zero": lambda x: 1.0 / (x * 0.0),
+    "exp_overflow": lambda x: (x * 10.0).exp(),
+    "inf_minus_inf": lambda x: x * 1e308 - x * 1e308,
+    "pow": lambda x: x ** -0.5,
+    "sum_overflow": lambda x: (x * 1e308).sum() * x,
+}
+
+
+@pytest.mark.parametrize("name", SILENT_PROGRAMS, ids=list(SILENT_PROGRAMS))
+def test_special_values_pass_silently_forward_and_backward_as_in_torch(name, recwarn):
+    program = SILENT_PROGRAMS[name]
+    x = ng.tensor(SPECIAL, requires_grad=True)
+    tx = torch.tensor(SPECIAL, dtype=torch.float64, requires_grad=True)
+    got, want = program(x), program(tx)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_array_equal(np.isnan(got.detach().numpy()), np.isnan(want.detach().numpy()))
+    np.testing.assert_array_equal(np.isnan(x.grad.numpy()), np.isnan(tx.grad.numpy()))
+    assert [str(w.message) for w in recwarn] == []
+
+
+@pytest.mark.parametrize("name", SILENT_PROGRAMS, ids=list(SILENT_PROGRAMS))
+def test_special_values_pass_silently_through_a_compiled_static_graph(name, recwarn):
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(len(SPECIAL),))
+        out = ns.sum(SILENT_PROGRAMS[name](x))
+        (dx,) = ns.gradients(out, [x])
+    for optimize in (False, True):
+        g.compile([x], [out, dx], optimize=optimize)(np.array(SPECIAL))
+    assert [str(w.message) for w in recwarn] == []
