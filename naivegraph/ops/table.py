@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .core import (DEFAULT_FLOAT, OPS, ScalarShape, defop, op_function, promote, promoted,
-                   result_type)
+                   result_type, torch_dtype_name)
 from .shapes import normalize_dims, reduced_keepdim_shape, sum_to as _np_sum_to
 
 
@@ -89,7 +89,7 @@ defop("mul", promoted(np.multiply), [lambda g, x, y, out: g * y, lambda g, x, y,
 defop("div", _divide, [lambda g, x, y, out: g / y,
                        lambda g, x, y, out: -g * x / (y * y)],
       saves=(0, 1), elementwise=True)
-defop("reciprocal", lambda x: np.true_divide(1, x), [lambda g, x, out: -g * out * out],
+defop("reciprocal", lambda x: np.true_divide(1, _as_floating(x)), [lambda g, x, out: -g * out * out],
       saves=("out",), elementwise=True)
 
 
@@ -171,19 +171,43 @@ defop("where", _where,
 # ----------------------------------------------------------------------------------
 # Elementwise unary
 # ----------------------------------------------------------------------------------
-defop("neg", np.negative, [lambda g, x, out: -g], elementwise=True)
-defop("exp", np.exp, [lambda g, x, out: g * out], saves=("out",), elementwise=True)
-defop("log", np.log, [lambda g, x, out: g / x], saves=(0,), elementwise=True)
-defop("sqrt", np.sqrt, [lambda g, x, out: g / (out * 2.0)], saves=("out",), elementwise=True)
-defop("sin", np.sin, [lambda g, x, out: g * F.cos(x)], saves=(0,), elementwise=True)
-defop("cos", np.cos, [lambda g, x, out: -g * F.sin(x)], saves=(0,), elementwise=True)
-defop("tanh", np.tanh, [lambda g, x, out: g * (1.0 - out * out)], saves=("out",),
+def _as_floating(x):
+    """Integers and booleans as naivegraph's default float, as torch computes exp(int):
+    numpy would pick float16 for int8/uint8/bool and float32 for int16."""
+    x = np.asarray(x)
+    return x.astype(DEFAULT_FLOAT) if x.dtype.kind in "biu" else x
+
+
+def _floating(ufunc):
+    def forward(x):
+        return ufunc(_as_floating(x))
+    forward.__name__ = ufunc.__name__
+    forward.__doc__ = ufunc.__doc__
+    return forward
+
+
+def _negative(x):
+    if np.asarray(x).dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return np.negative(x)
+
+
+defop("neg", _negative, [lambda g, x, out: -g], elementwise=True)
+defop("exp", _floating(np.exp), [lambda g, x, out: g * out], saves=("out",), elementwise=True)
+defop("log", _floating(np.log), [lambda g, x, out: g / x], saves=(0,), elementwise=True)
+defop("sqrt", _floating(np.sqrt), [lambda g, x, out: g / (out * 2.0)], saves=("out",),
+      elementwise=True)
+defop("sin", _floating(np.sin), [lambda g, x, out: g * F.cos(x)], saves=(0,), elementwise=True)
+defop("cos", _floating(np.cos), [lambda g, x, out: -g * F.sin(x)], saves=(0,), elementwise=True)
+defop("tanh", _floating(np.tanh), [lambda g, x, out: g * (1.0 - out * out)], saves=("out",),
       elementwise=True)
 
 
 def _sigmoid(x):
     # exp(-|x|) never overflows, and both branches avoid cancellation in the tails.
-    x = np.asarray(x)
+    x = _as_floating(x)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(np.result_type(x, 1.0),
                                                                     copy=False)
@@ -195,9 +219,34 @@ defop("sigmoid", _sigmoid, [lambda g, x, out: g * out * (1.0 - out)], saves=("ou
 # replaces x < 0), passes the gradient at NaN (only out <= 0 blocks it), and abs's
 # gradient at NaN is 0 (torch's sgn(NaN) is 0, numpy's sign(NaN) is NaN).
 # Masks select with where rather than multiply: g * 0 would be NaN for an infinite g.
-defop("relu", lambda x: np.where(x < 0, 0, x).astype(np.asarray(x).dtype, copy=False),
+def _relu(x):
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu: a mask is already >= 0; "
+                           "convert it with .float() if you need numbers")
+    return np.where(x < 0, 0, x).astype(x.dtype, copy=False)
+
+
+def _abs(x):
+    if np.asarray(x).dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool': a mask has no sign; "
+                                  "convert it with .long() or .float() first")
+    return np.abs(x)
+
+
+def _sign(x):
+    # torch: the sign of a mask is the mask, and the sign of NaN is 0 (numpy's is NaN).
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        return x.copy()
+    out = np.sign(x)
+    return np.where(np.isnan(out), 0, out).astype(out.dtype, copy=False) if x.dtype.kind in "fc" \
+        else out
+
+
+defop("relu", _relu,
       [lambda g, x, out: F.where(F.le(out, 0.0), 0.0, g)], saves=("out",), elementwise=True)
-defop("abs", np.abs,
+defop("abs", _abs,
       [lambda g, x, out: F.where(F.gt(x, 0.0), g, F.where(F.lt(x, 0.0), -g, g * 0.0))],
       saves=(0,), elementwise=True)
 
@@ -235,7 +284,7 @@ for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
     defop(_name, promoted(_fn), elementwise=True,
           commutative=_name in ("eq", "ne", "logical_and", "logical_or"))
 defop("logical_not", np.logical_not, elementwise=True)
-defop("sign", np.sign, elementwise=True)
+defop("sign", _sign, elementwise=True)
 
 # ----------------------------------------------------------------------------------
 # Reductions
@@ -243,8 +292,10 @@ defop("sign", np.sign, elementwise=True)
 
 
 def _sum(x, dim=None, keepdim=False):
-    # The ufunc's own reduce: np.sum adds a Python-level dispatch layer per call.
-    return np.add.reduce(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+    # The ufunc's own reduce: np.sum adds a Python-level dispatch layer per call.  Integers
+    # and booleans add up in int64, as in torch (numpy would use uint64 for uint8).
+    dtype = np.int64 if np.result_type(x).kind in "biu" else None
+    return np.add.reduce(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim, dtype=dtype)
 
 
 def _mean(x, dim=None, keepdim=False):
@@ -329,6 +380,9 @@ defop("min", _extreme("min", np.min), [_extreme_partial], backward=_minmax_name(
 
 def _position_of(name, finder):
     def forward(x, dim=None, keepdim=False):
+        if np.result_type(x) == np.bool_:
+            raise RuntimeError(f"{name}(): does not support bool input; convert the mask with "
+                               ".long() first")
         _check_not_empty(name, x, dim)
         return finder(x, axis=dim, keepdims=keepdim)
     return forward
@@ -522,7 +576,17 @@ def _matmul_partial(which):
     return partial
 
 
-defop("matmul", np.matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1),
+def _matmul(x, y):
+    # torch's matmul does not promote: float32 @ float64 is an error, not a float64 result.
+    a, b = np.result_type(x), np.result_type(y)
+    if a != b:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{torch_dtype_name(a).lower()} != {torch_dtype_name(b).lower()}; "
+                           f"convert one operand first, e.g. with .to({np.dtype(a).name})")
+    return np.matmul(x, y)
+
+
+defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1),
       backward=_matmul_name)
 
 
@@ -530,6 +594,13 @@ def _addmm(bias, mat1, mat2):
     if np.ndim(mat1) != 2 or np.ndim(mat2) != 2:
         raise ValueError(f"addmm multiplies matrices, got {np.ndim(mat1)}-D and "
                          f"{np.ndim(mat2)}-D operands; use matmul and + for other shapes")
+    dtypes = [np.result_type(v) for v in (bias, mat1, mat2)]
+    if len(set(dtypes)) > 1:  # torch's addmm (nn.Linear) does not promote either
+        a, b = (dtypes[0], dtypes[2]) if dtypes[0] != dtypes[2] else (dtypes[1], dtypes[2])
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{torch_dtype_name(a)} and {torch_dtype_name(b)}; convert the "
+                           "input or the layer first (e.g. x.double() or layer parameters "
+                           "created with the input's dtype)")
     return np.matmul(mat1, mat2) + bias
 
 
@@ -544,13 +615,23 @@ defop("addmm", _addmm,
 # ----------------------------------------------------------------------------------
 
 
+def _check_floating(kernel: str, x) -> None:
+    dtype = np.result_type(x)
+    if dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{torch_dtype_name(dtype)}': it needs floating "
+            "point input; convert with .double() or .float() first")
+
+
 def _softmax(x, dim):
+    _check_floating("softmax_lastdim_kernel_impl", x)
     shifted = x - np.max(x, axis=dim, keepdims=True)
     e = np.exp(shifted)
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def _log_softmax(x, dim):
+    _check_floating("log_softmax_lastdim_kernel_impl", x)
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 

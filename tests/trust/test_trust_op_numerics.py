@@ -563,3 +563,122 @@ def test_special_values_pass_silently_through_a_compiled_static_graph(name, recw
     for optimize in (False, True):
         g.compile([x], [out, dx], optimize=optimize)(np.array(SPECIAL))
     assert [str(w.message) for w in recwarn] == []
+
+
+# -- hostile probes: integers and booleans where floats are needed, mixed matmul ----------------
+FLOATING_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal"]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("name", FLOATING_UNARY)
+def test_floating_unary_op_of_integers_gives_the_default_float_with_torch_values(name, dtype):
+    values = np.array([1, 2, 0]).astype(dtype)
+    got = getattr(ng.tensor(values), name)()
+    want = getattr(torch.tensor(values), name)()
+    assert got.dtype == np.float64  # torch: its default float (float32)
+    assert str(want.dtype) == "torch.float32"
+    np.testing.assert_allclose(got.numpy(), want.numpy().astype(np.float64), rtol=1e-6)
+
+
+@pytest.mark.parametrize("make, error, phrase", [
+    (lambda M: -M.tensor([True, False]), RuntimeError, "Negation, the `-` operator, on a bool"),
+    (lambda M: M.tensor([True]).relu(), RuntimeError, "Boolean inputs not supported for relu"),
+    (lambda M: M.tensor([True]).abs(), NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"),
+    (lambda M: M.tensor([True]).argmax(), RuntimeError, "argmax\\(\\): does not support bool input"),
+    (lambda M: M.tensor([1, 2]).softmax(0), NotImplementedError,
+     "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
+    (lambda M: M.tensor([1, 2]).log_softmax(0), NotImplementedError,
+     "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
+    (lambda M: M.ones(2, 2, dtype=M.float32) @ M.ones(2, 2, dtype=M.float64), RuntimeError,
+     "expected m1 and m2 to have the same dtype, but got: float != double"),
+    (lambda M: M.ones(2, 3) @ M.ones(3, dtype=M.int64), RuntimeError, "same dtype"),
+    (lambda M: M.nn.functional.linear(M.ones(2, 2, dtype=M.float32),
+                                      M.ones(3, 2, dtype=M.float64),
+                                      M.ones(3, dtype=M.float64)), RuntimeError, "same dtype"),
+], ids=["neg_bool", "relu_bool", "abs_bool", "argmax_bool", "softmax_int", "log_softmax_int",
+        "matmul_f32_f64", "matmul_float_int", "linear_f32_input_f64_layer"])
+def test_ops_torch_refuses_for_these_dtypes_are_refused_alike(make, error, phrase):
+    with pytest.raises(error, match=phrase.replace("`", ".")):
+        make(torch)
+    with pytest.raises(error, match=phrase.replace("`", ".")):
+        make(ng)
+
+
+def test_sign_of_a_mask_is_the_mask_and_sums_of_small_ints_are_int64():
+    assert ng.tensor([True, False]).sign().tolist() == torch.tensor([True, False]).sign().tolist()
+    for dtype in ("bool", "uint8", "int8", "int32"):
+        values = np.array([200, 100, 1]).astype(dtype)
+        got, want = ng.tensor(values).sum(), torch.tensor(values).sum()
+        assert got.dtype == np.int64 and str(want.dtype) == "torch.int64"
+        assert got.item() == want.item()
+
+
+def test_float32_gradients_stay_float32_through_a_chain_with_float64_scalars():
+    def chain(M, x):
+        s = M.tensor(np.array(0.5))  # float64 0-d in both
+        h = (x * s).exp().log().tanh().sigmoid() + s
+        h = M.maximum(h, s) * 2.5 - 1.0
+        return (h.softmax(0) * h).sum() / 0.5  # (0-d float32 / 0-d float64 is float64)
+    x = ng.tensor(np.array([0.1, -0.3, 2.0], np.float32), requires_grad=True)
+    tx = torch.tensor(np.array([0.1, -0.3, 2.0], np.float32), requires_grad=True)
+    got, want = chain(ng, x), chain(torch, tx)
+    got.backward()
+    want.backward()
+    assert got.dtype == np.float32 and str(want.dtype) == "torch.float32"
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5)
+
+
+def test_static_float32_graph_stays_float32_with_python_and_zero_dim_constants():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(3,), dtype=np.float32)
+        h = (x * ns.constant(np.array(0.5))).exp() * 2.5 + 1.0
+        loss = ns.sum(h.softmax(0) * h)
+        (dx,) = ns.gradients(loss, [x])
+    assert {h.dtype, loss.dtype, dx.dtype} == {np.dtype(np.float32)}
+    got_loss, got_dx = g.compile([x], [loss, dx])(np.array([0.1, -0.3, 2.0], np.float32))
+    tx = torch.tensor(np.array([0.1, -0.3, 2.0], np.float32), requires_grad=True)
+    th = (tx * torch.tensor(0.5, dtype=torch.float64)).exp() * 2.5 + 1.0
+    (th.softmax(0) * th).sum().backward()
+    assert got_dx.dtype == np.float32
+    np.testing.assert_allclose(got_dx, tx.grad.numpy(), rtol=1e-5)
+
+
+SPECIAL_INPUT = np.array([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.5, -2.0])
+UNARY_ALL = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg",
+             "reciprocal", "sign"]
+
+
+@pytest.mark.parametrize("name", UNARY_ALL)
+def test_every_unary_op_matches_torch_on_nan_inf_and_signed_zero(name, recwarn):
+    x = ng.tensor(SPECIAL_INPUT, requires_grad=name != "sign")
+    tx = torch.tensor(SPECIAL_INPUT, requires_grad=name != "sign")
+    got, want = getattr(x, name)(), getattr(tx, name)()
+    got_values, want_values = got.detach().numpy(), want.detach().numpy()
+    np.testing.assert_allclose(got_values, want_values, rtol=1e-14)
+    zero = want_values == 0
+    assert np.signbit(got_values[zero]).tolist() == np.signbit(want_values[zero]).tolist()
+    if name != "sign":
+        got.backward(ng.ones(7))
+        want.backward(torch.ones(7, dtype=torch.float64))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-14)
+    assert not recwarn.list
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_every_reduction_matches_torch_on_nan_and_inf(name, dim, recwarn):
+    data = SPECIAL_INPUT[:6].reshape(2, 3)
+    x, tx = ng.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    if dim is None:
+        got, want = getattr(x, name)(), getattr(tx, name)()
+    else:
+        got, want = getattr(x, name)(dim=dim), getattr(tx, name)(dim=dim)
+        if name in ("max", "min"):
+            got, want = got[0], want[0]
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    assert not recwarn.list
