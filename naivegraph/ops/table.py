@@ -99,7 +99,14 @@ def _pow_scalar_partial(g, x, out, exponent):
     return g * exponent * x ** (exponent - 1)
 
 
-defop("pow_scalar", lambda x, exponent: np.power(x, exponent), [_pow_scalar_partial],
+def _power_scalar(x, exponent):
+    if isinstance(exponent, int) and exponent < 0 and np.result_type(x).kind in "biu":
+        raise RuntimeError("Integers to negative integer powers are not allowed. Use a float "
+                           f"exponent ({exponent}.0) or convert the tensor with .double() first")
+    return np.power(x, exponent)
+
+
+defop("pow_scalar", _power_scalar, [_pow_scalar_partial],
       backward="PowBackward0", saves=(0,), elementwise=True)
 
 
@@ -117,12 +124,24 @@ def _pow_exponent_partial(g, x, y, out):
 
 
 def _power(x, y):
-    if result_type(x, y) == np.bool_:
+    dtype = result_type(x, y)
+    if dtype == np.bool_:
         if isinstance(y, bool):  # torch's mask ** True is the mask, mask ** False all True
             return np.logical_or(x, not y)
         raise NotImplementedError("\"pow\" not implemented for 'Bool': raise numbers, not "
                                   "masks; convert first, e.g. mask.long() ** 2")
-    return np.power(*promote(x, y))
+    x, y = promote(x, y)
+    if dtype is not None and dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+        return _integer_power_with_negative_exponents(np.asarray(x), np.asarray(y))
+    return np.power(x, y)
+
+
+def _integer_power_with_negative_exponents(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """torch's integer x ** y for y < 0 (numpy refuses): 1 stays 1, -1 alternates in sign
+    with the parity of y, every other base truncates 1 / x**|y| to 0."""
+    positive = np.power(x, np.maximum(y, 0))
+    negative = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+    return np.where(y < 0, negative, positive).astype(positive.dtype, copy=False)
 
 
 defop("pow", _power, [_pow_base_partial, _pow_exponent_partial],
@@ -525,9 +544,10 @@ def _unstack_partials(g, inputs, out, needs, dim):
             for i, need in enumerate(needs)]
 
 
-defop("cat", lambda xs, dim=0: np.concatenate(xs, axis=dim), vjp_all=_split_partials,
+# cat and stack promote their tensors as torch does (int32 with float32 is float32).
+defop("cat", lambda xs, dim=0: np.concatenate(promote(*xs), axis=dim), vjp_all=_split_partials,
       variadic=True)
-defop("stack", lambda xs, dim=0: np.stack(xs, axis=dim), vjp_all=_unstack_partials,
+defop("stack", lambda xs, dim=0: np.stack(promote(*xs), axis=dim), vjp_all=_unstack_partials,
       variadic=True)
 
 # ----------------------------------------------------------------------------------

@@ -682,3 +682,28 @@ def test_every_reduction_matches_torch_on_nan_and_inf(name, dim, recwarn):
     want.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
     assert not recwarn.list
+
+
+def test_integer_to_a_negative_python_integer_power_raises_torch_error():
+    for lib in (torch, ng):
+        with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+            lib.tensor([1, 2]) ** -1
+
+
+def test_integer_tensor_to_negative_integer_tensor_powers_truncates_as_torch():
+    base, exponent = [0, 1, -1, 2, -2, 3, -1], [-1, -1, -1, -1, -1, -2, -2]
+    want = torch.tensor(base) ** torch.tensor(exponent)
+    got = ng.tensor(base) ** ng.tensor(exponent)
+    assert got.dtype == np.int64 and got.tolist() == want.tolist() == [0, 1, -1, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+def test_cat_and_stack_promote_like_torch_and_send_float32_gradients(join):
+    x = ng.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    n = ng.tensor(np.array([3, 4], np.int32))
+    out = getattr(ng, join)([x, n])
+    want = getattr(torch, join)([torch.tensor(np.array([1.0, 2.0], np.float32)),
+                                 torch.tensor(np.array([3, 4], np.int32))])
+    assert out.dtype == np.float32 and str(want.dtype) == "torch.float32"
+    out.sum().backward()
+    assert x.grad.dtype == np.float32 and x.grad.tolist() == [1.0, 1.0]
