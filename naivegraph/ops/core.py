@@ -132,6 +132,8 @@ def quiet(forward: Callable) -> Callable:
     def silent(*args, **attrs):
         with np.errstate(all="ignore"):
             return forward(*args, **attrs)
+    if isinstance(forward, np.ufunc):
+        silent.ufunc = forward  # takes out= itself (wraps copied the marks of functions)
     return silent
 
 
@@ -346,12 +348,22 @@ def promote(*operands) -> tuple:
     return tuple(_as_dtype(operand, dtype) for operand in operands)
 
 
+def writes_like(ufunc: np.ufunc) -> Callable:
+    """Mark a forward that takes numpy's ``out=`` as ``ufunc`` does, so that a static
+    graph's memory planner may write its result into a buffer that is no longer needed."""
+    def mark(forward: Callable) -> Callable:
+        forward.ufunc = ufunc
+        return forward
+    return mark
+
+
 def promoted(ufunc: Callable, name: str | None = None) -> Callable:
     """A two-operand forward that promotes as torch does, then calls ``ufunc``."""
-    def forward(x, y):
+    @writes_like(ufunc)
+    def forward(x, y, out=None):
         if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype:
-            return ufunc(x, y)  # the common case: nothing to promote
-        return ufunc(*promote(x, y))
+            return ufunc(x, y, out=out)  # the common case: nothing to promote
+        return ufunc(*promote(x, y), out=out)
 
     forward.__name__ = name or getattr(ufunc, "__name__", "forward")
     forward.__doc__ = getattr(ufunc, "__doc__", None)

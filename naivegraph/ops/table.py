@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .core import (DEFAULT_FLOAT, OPS, ScalarShape, defop, op_function, promote, promoted,
-                   result_type, torch_dtype_name)
+                   result_type, torch_dtype_name, writes_like)
 from .shapes import normalize_dims, reduced_keepdim_shape, sum_to as _np_sum_to
 
 
@@ -58,7 +58,8 @@ def _is_bool(value) -> bool:
     return isinstance(value, (bool, np.bool_)) or getattr(value, "dtype", None) == np.bool_
 
 
-def _subtract(x, y):
+@writes_like(np.subtract)
+def _subtract(x, y, out=None):
     # torch refuses to subtract booleans (numpy raises a TypeError about ufuncs).
     bools = _is_bool(x), _is_bool(y)
     if all(bools):
@@ -68,15 +69,17 @@ def _subtract(x, y):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
                            "supported. If you are trying to invert a mask, use the `~` or "
                            "`logical_not()` operator instead.")
-    return np.subtract(*promote(x, y))
+    return np.subtract(*promote(x, y), out=out)
 
 
-def _divide(x, y):
+@writes_like(np.true_divide)
+def _divide(x, y, out=None):
     # True division, as torch: integers and booleans divide as floats.
     dtype = result_type(x, y)
     if dtype is not None and dtype.kind in "biu":
-        return np.true_divide(np.asarray(x, dtype=DEFAULT_FLOAT), np.asarray(y, dtype=DEFAULT_FLOAT))
-    return np.true_divide(*promote(x, y))
+        x, y = np.asarray(x, dtype=DEFAULT_FLOAT), np.asarray(y, dtype=DEFAULT_FLOAT)
+        return np.true_divide(x, y, out=out)
+    return np.true_divide(*promote(x, y), out=out)
 
 
 defop("add", promoted(np.add), [lambda g, x, y, out: g, lambda g, x, y, out: g],
@@ -198,19 +201,21 @@ def _as_floating(x):
 
 
 def _floating(ufunc):
-    def forward(x):
-        return ufunc(_as_floating(x))
+    @writes_like(ufunc)
+    def forward(x, out=None):
+        return ufunc(_as_floating(x), out=out)
     forward.__name__ = ufunc.__name__
     forward.__doc__ = ufunc.__doc__
     return forward
 
 
-def _negative(x):
+@writes_like(np.negative)
+def _negative(x, out=None):
     if np.asarray(x).dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    return np.negative(x)
+    return np.negative(x, out=out)
 
 
 defop("neg", _negative, [lambda g, x, out: -g], elementwise=True)

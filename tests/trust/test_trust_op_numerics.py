@@ -707,3 +707,18 @@ def test_cat_and_stack_promote_like_torch_and_send_float32_gradients(join):
     assert out.dtype == np.float32 and str(want.dtype) == "torch.float32"
     out.sum().backward()
     assert x.grad.dtype == np.float32 and x.grad.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("name, args", [
+    ("add", 2), ("sub", 2), ("mul", 2), ("div", 2), ("neg", 1), ("exp", 1), ("tanh", 1),
+    ("lt", 2), ("logical_not", 1)])
+def test_elementwise_forwards_write_into_a_given_buffer_for_the_static_memory_planner(name, args):
+    from naivegraph.ops import OPS
+    operands = [np.array([0.5, 2.0]), np.array([4.0, 1.0])][:args]
+    if name == "logical_not":
+        operands = [np.array([True, False])]
+    expected = OPS[name].forward(*operands)
+    buffer = np.empty_like(expected)
+    assert OPS[name].forward.ufunc is not None
+    assert OPS[name].forward(*operands, out=buffer) is buffer
+    np.testing.assert_array_equal(buffer, expected)
