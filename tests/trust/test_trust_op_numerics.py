@@ -722,3 +722,15 @@ def test_elementwise_forwards_write_into_a_given_buffer_for_the_static_memory_pl
     assert OPS[name].forward.ufunc is not None
     assert OPS[name].forward(*operands, out=buffer) is buffer
     np.testing.assert_array_equal(buffer, expected)
+
+
+def test_static_dtype_of_an_unknown_shape_placeholder_op_agrees_with_its_run():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", dtype=np.float32)  # shape unknown: dtype inferred by rule
+        i = ns.placeholder("i", dtype=np.int32)
+        outs = [x * ns.constant(np.array(2.0)), x * 2.5, i + ns.constant(np.array(3)), i * 2.5]
+    declared = [o.dtype.name for o in outs]
+    values = g.forward({x: np.ones(2, np.float32), i: np.ones(2, np.int32)}, fetches=outs)
+    assert declared == [np.asarray(v).dtype.name for v in values] == [
+        "float32", "float32", "int32", "float64"]
