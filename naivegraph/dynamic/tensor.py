@@ -261,7 +261,8 @@ class Tensor(OpMethods):
                                      "doesn't require differentiation use var_no_grad = var.detach().")
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and self._data.dtype.kind == "c":
-            raise complex_autograd_error(f"a complex tensor ({self._data.dtype}) cannot require grad")
+            raise complex_autograd_error(
+                f"a complex tensor ({self._data.dtype}) cannot require grad")
         if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients "

@@ -138,7 +138,8 @@ def quiet(forward: Callable) -> Callable:
 
 
 @quiet  # inf * 0 inside a rule is NaN in torch too, silently
-def _quiet_partials(op: OpDef, g, inputs: Sequence, out, attrs: dict, needs: Sequence[bool]) -> list:
+def _quiet_partials(op: OpDef, g, inputs: Sequence, out, attrs: dict,
+                    needs: Sequence[bool]) -> list:
     """Every needed partial of ``op`` (None elsewhere), before summing back to shape."""
     if op.vjp_all is not None:
         return list(op.vjp_all(g, list(inputs), out, needs, **attrs))
@@ -398,7 +399,7 @@ def inplace_result_dtype(out_dtype, result) -> np.dtype:
     >>> inplace_result_dtype(np.int64, np.array([1.5]))
     Traceback (most recent call last):
     ...
-    RuntimeError: result type Double can't be cast to the desired output type Long: an in-place op keeps its tensor's dtype; use the out-of-place op (x = x + y) or convert first with x.double()
+    RuntimeError: result type Double can't be cast to the desired output type Long: ...
     """
     out_dtype = np.dtype(out_dtype)
     source = np.dtype(getattr(result, "dtype", result))

@@ -92,7 +92,8 @@ defop("mul", promoted(np.multiply), [lambda g, x, y, out: g * y, lambda g, x, y,
 defop("div", _divide, [lambda g, x, y, out: g / y,
                        lambda g, x, y, out: -g * x / (y * y)],
       saves=(0, 1), elementwise=True)
-defop("reciprocal", lambda x: np.true_divide(1, _as_floating(x)), [lambda g, x, out: -g * out * out],
+defop("reciprocal", lambda x: np.true_divide(1, _as_floating(x)),
+      [lambda g, x, out: -g * out * out],
       saves=("out",), elementwise=True)
 
 
@@ -412,8 +413,10 @@ def _position_of(name, finder):
     return forward
 
 
-defop("argmax", _position_of("argmax", np.argmax), doc="Index of the largest value (over ``dim``).")
-defop("argmin", _position_of("argmin", np.argmin), doc="Index of the smallest value (over ``dim``).")
+defop("argmax", _position_of("argmax", np.argmax),
+      doc="Index of the largest value (over ``dim``).")
+defop("argmin", _position_of("argmin", np.argmin),
+      doc="Index of the smallest value (over ``dim``).")
 
 # ----------------------------------------------------------------------------------
 # Shape and indexing (numpy views where numpy gives one)

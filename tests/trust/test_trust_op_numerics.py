@@ -425,7 +425,8 @@ def test_to_with_copy_true_returns_a_new_tensor_even_for_the_same_dtype():
 
 
 @pytest.mark.parametrize("call, error, phrase", [
-    (lambda t: t.to("cuda"), RuntimeError, "runs on the CPU only, so it cannot move a tensor to 'cuda'"),
+    (lambda t: t.to("cuda"), RuntimeError,
+     "runs on the CPU only, so it cannot move a tensor to 'cuda'"),
     (lambda t: t.to(device="mps"), RuntimeError, "CPU only"),
     (lambda t: t.to("cuda:0", ng.float32), RuntimeError, "CPU only"),
     (lambda t: t.to("float32"), RuntimeError, "Invalid device string: 'float32'.*ng.float32"),
@@ -583,8 +584,10 @@ def test_floating_unary_op_of_integers_gives_the_default_float_with_torch_values
 @pytest.mark.parametrize("make, error, phrase", [
     (lambda M: -M.tensor([True, False]), RuntimeError, "Negation, the `-` operator, on a bool"),
     (lambda M: M.tensor([True]).relu(), RuntimeError, "Boolean inputs not supported for relu"),
-    (lambda M: M.tensor([True]).abs(), NotImplementedError, "\"abs_cpu\" not implemented for 'Bool'"),
-    (lambda M: M.tensor([True]).argmax(), RuntimeError, "argmax\\(\\): does not support bool input"),
+    (lambda M: M.tensor([True]).abs(), NotImplementedError,
+     "\"abs_cpu\" not implemented for 'Bool'"),
+    (lambda M: M.tensor([True]).argmax(), RuntimeError,
+     "argmax\\(\\): does not support bool input"),
     (lambda M: M.tensor([1, 2]).softmax(0), NotImplementedError,
      "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
     (lambda M: M.tensor([1, 2]).log_softmax(0), NotImplementedError,
@@ -686,7 +689,7 @@ def test_every_reduction_matches_torch_on_nan_and_inf(name, dim, recwarn):
 
 def test_integer_to_a_negative_python_integer_power_raises_torch_error():
     for lib in (torch, ng):
-        with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+        with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
             lib.tensor([1, 2]) ** -1
 
 
