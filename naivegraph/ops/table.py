@@ -698,6 +698,7 @@ defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,), backward="NllLoss
 
 
 def _mse(x, y, reduction="mean"):
+    _check_floating("mse_cpu", np.result_type(*promote(x, y)))
     sq = (x - y) ** 2
     return sq.mean() if reduction == "mean" else sq.sum() if reduction == "sum" else sq
 

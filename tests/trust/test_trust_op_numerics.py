@@ -737,3 +737,11 @@ def test_static_dtype_of_an_unknown_shape_placeholder_op_agrees_with_its_run():
     values = g.forward({x: np.ones(2, np.float32), i: np.ones(2, np.int32)}, fetches=outs)
     assert declared == [np.asarray(v).dtype.name for v in values] == [
         "float32", "float32", "int32", "float64"]
+
+
+def test_mse_loss_of_integer_tensors_is_refused_like_torch():
+    for lib in (torch, ng):
+        with pytest.raises(NotImplementedError, match="\"mse_cpu\" not implemented for 'Long'"):
+            lib.nn.functional.mse_loss(lib.tensor([1, 2]), lib.tensor([1, 3]))
+    got = ng.nn.functional.mse_loss(ng.tensor([1.0, 2.0]), ng.tensor([1, 3]))
+    assert got.dtype == np.float64 and got.item() == 0.5
