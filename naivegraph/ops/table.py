@@ -104,6 +104,8 @@ def _pow_scalar_partial(g, x, out, exponent):
 
 
 def _power_scalar(x, exponent):
+    if isinstance(exponent, bool):
+        return _power(x, exponent)  # a mask to a bool power stays a mask
     if isinstance(exponent, int) and exponent < 0 and np.result_type(x).kind in "biu":
         raise RuntimeError("Integers to negative integer powers are not allowed. Use a float "
                            f"exponent ({exponent}.0) or convert the tensor with .double() first")

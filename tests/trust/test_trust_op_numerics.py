@@ -745,3 +745,39 @@ def test_mse_loss_of_integer_tensors_is_refused_like_torch():
             lib.nn.functional.mse_loss(lib.tensor([1, 2]), lib.tensor([1, 3]))
     got = ng.nn.functional.mse_loss(ng.tensor([1.0, 2.0]), ng.tensor([1, 3]))
     assert got.dtype == np.float64 and got.item() == 0.5
+
+
+INPLACE_OPS = ["add_", "sub_", "mul_", "div_", "pow_"]
+
+
+def _inplace_grid():
+    for da in DTYPES:
+        for db in DTYPES:
+            for kb in KINDS:
+                if kb == "python" and db not in PYTHON_VALUES:
+                    continue
+                for op in INPLACE_OPS:
+                    yield da, op, db, kb
+
+
+def _inplace_outcome(lib, da, op, db, kb):
+    target = _operand(lib, da, "1d")
+    try:
+        result = getattr(target, op)(_operand(lib, db, kb))
+    except RuntimeError as error:  # NotImplementedError included
+        return type(error), None, None
+    values = result.numpy() if lib is ng else result.detach().numpy()
+    return None, np.dtype(values.dtype).name, values.astype(float).tolist()
+
+
+@pytest.mark.parametrize("da, op, db, kb", list(_inplace_grid()))
+def test_inplace_op_keeps_dtype_or_refuses_exactly_as_torch(da, op, db, kb):
+    torch.set_default_dtype(torch.float64)  # Python floats mean float64 in both
+    try:
+        want = _inplace_outcome(torch, da, op, db, kb)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    got = _inplace_outcome(ng, da, op, db, kb)
+    assert got[:2] == want[:2]
+    if want[2] is not None:
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
