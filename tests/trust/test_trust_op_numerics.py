@@ -68,7 +68,11 @@ PROMOTING_OPS = {
     "*": lambda M, a, b: a * b,
     "/": lambda M, a, b: a / b,
     "**": lambda M, a, b: a ** b,
+    "-": lambda M, a, b: a - b,
+    "<": lambda M, a, b: a < b,
+    "eq": lambda M, a, b: M.eq(a, b),  # static nodes keep == for identity
     "maximum": lambda M, a, b: M.maximum(a, b),
+    "minimum": lambda M, a, b: M.minimum(a, b),
     "where": lambda M, a, b: M.where(M.tensor([True, False]) if M is not ns else
                                      ns.constant(np.array([True, False])), a, b),
 }
@@ -92,10 +96,12 @@ def _grid():
                 for db in DTYPES:
                     for kb in KINDS:
                         if "python" in (ka, kb) and (
-                                "1d" not in (ka, kb) or op == "maximum"
+                                "1d" not in (ka, kb) or op in ("maximum", "minimum")
+                                or (ka == "python" and op == "eq")
                                 or (ka == "python" and da not in PYTHON_VALUES)
                                 or (kb == "python" and db not in PYTHON_VALUES)):
-                            continue  # torch.maximum takes tensors only; one tensor has dims
+                            continue  # torch.maximum takes tensors only, torch.eq a tensor
+                            # first; and one operand must have dims
                         if "1d" in (ka, kb):
                             yield op, da, ka, db, kb
 
