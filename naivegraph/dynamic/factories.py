@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import threading
 from typing import Any
 
@@ -12,7 +13,7 @@ from .tensor import Tensor, _as_array, _shape_arg
 float32, float64, float16 = np.float32, np.float64, np.float16
 int64, int32, int8, uint8 = np.int64, np.int32, np.int8, np.uint8
 bool_ = np.bool_
-float = float64  # noqa: A001  (torch.float / torch.long spellings)
+float = float32  # noqa: A001  (torch.float is float32, as x.float(); torch.double float64)
 double = float64
 long = int64
 
@@ -63,9 +64,10 @@ def _filled(fill, shape, dtype, requires_grad) -> Tensor:
 
 def _fill_dtype(fill_value) -> np.dtype | None:
     """The dtype torch infers from ``full``'s fill: bool, int64, float64 (naivegraph's
-    default float) or complex128; None for a value to be checked by numpy."""
-    for kind, dtype in ((bool, np.bool_), (int, np.int64), (float, np.float64),
-                        (complex, np.complex128)):
+    default float) or complex128; None for a value to be checked by numpy.  (This
+    module's ``float`` is the dtype alias, so the Python types come from builtins.)"""
+    for kind, dtype in ((builtins.bool, np.bool_), (builtins.int, np.int64),
+                        (builtins.float, np.float64), (builtins.complex, np.complex128)):
         if isinstance(fill_value, kind) or isinstance(fill_value, np.generic) and np.dtype(
                 type(fill_value)).kind == np.dtype(dtype).kind:
             return np.dtype(dtype)

@@ -787,3 +787,11 @@ def test_inplace_op_keeps_dtype_or_refuses_exactly_as_torch(da, op, db, kb):
     assert got[:2] == want[:2]
     if want[2] is not None:
         np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+
+
+def test_dtype_aliases_mean_what_torch_and_the_cast_methods_mean():
+    x = ng.tensor([1.5])
+    assert np.dtype(ng.float) == np.float32 == x.float().dtype == x.to(ng.float).dtype
+    assert np.dtype(ng.double) == np.float64 == x.double().dtype
+    assert np.dtype(ng.long) == np.int64 == x.long().dtype
+    assert str(torch.float) == "torch.float32" and str(torch.double) == "torch.float64"
