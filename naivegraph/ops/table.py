@@ -279,7 +279,13 @@ defop("abs", _abs,
 
 
 def _clamp(x, min=None, max=None):
-    return np.clip(x, min, max)
+    # The bounds take part in torch's promotion: float32 clamped by a 0-d float64 tensor
+    # stays float32, an integer tensor clamped by 0.5 becomes float.
+    given = [b for b in (min, max) if b is not None]
+    x, *promoted_bounds = promote(x, *given)
+    low = promoted_bounds.pop(0) if min is not None else None
+    high = promoted_bounds.pop(0) if max is not None else None
+    return np.clip(x, low, high)
 
 
 def _clamp_partial(g, x, out, min=None, max=None):

@@ -795,3 +795,32 @@ def test_dtype_aliases_mean_what_torch_and_the_cast_methods_mean():
     assert np.dtype(ng.double) == np.float64 == x.double().dtype
     assert np.dtype(ng.long) == np.int64 == x.long().dtype
     assert str(torch.float) == "torch.float32" and str(torch.double) == "torch.float64"
+
+
+@pytest.mark.parametrize("make", [
+    lambda M: M.tensor(np.array([1.0, 2.0, 3.0])).clamp(min=M.tensor(np.array(1.5)),
+                                                        max=M.tensor(np.full(3, 2.5))),
+    lambda M: M.tensor(np.array([1.0, 2.0, 3.0], np.float32)).clamp(min=M.tensor(1.5)),
+    lambda M: M.tensor([1, 2, 3]).clamp(min=2),
+    lambda M: M.tensor([1, 2, 3]).clamp(max=2),
+    lambda M: M.tensor(np.array([float("nan"), -1.0])).clamp(min=0.0, max=1.0),
+], ids=["tensor_bounds", "float32_with_0d_float64_bound", "int_min", "int_max", "nan"])
+def test_clamp_values_and_dtype_match_torch(make):
+    got, want = make(ng), make(torch)
+    assert got.dtype.name == str(want.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_clamp_of_integers_by_a_float_bound_gives_the_default_float():
+    got = ng.tensor([1, 2, 3]).clamp(min=1.5)
+    assert got.dtype == np.float64 and got.tolist() == [1.5, 2.0, 3.0]
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        ng.tensor([1, 2, 3]).clamp_(min=1.5)
+
+
+def test_clamp_gradient_flows_inside_tensor_bounds_and_a_grad_bound_is_refused():
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x.clamp(min=ng.tensor(1.5), max=ng.tensor([2.5, 2.5, 2.5])).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]
+    with pytest.raises(RuntimeError, match="a min bound that requires grad is not supported"):
+        x.clamp(min=ng.tensor(1.5, requires_grad=True))
