@@ -117,8 +117,10 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None,
     if check_numerics:
         check_finite(seed, loss, "gradient seed")
         check = _gradient_check
-    grads = reverse_sweep(order, {loss: seed}, flows, operands,
-                          keep=lambda n: n.retains_grad or isinstance(n, Variable), check=check)
+    with np.errstate(all="ignore"):  # summing inf and -inf gradients is NaN, silently
+        grads = reverse_sweep(order, {loss: seed}, flows, operands,
+                              keep=lambda n: n.retains_grad or isinstance(n, Variable),
+                              check=check)
     handed_out: set[int] = {id(seed)}
     for node in graph.nodes:
         if isinstance(node, Variable) or node.retains_grad:

@@ -824,3 +824,25 @@ def test_clamp_gradient_flows_inside_tensor_bounds_and_a_grad_bound_is_refused()
     assert x.grad.tolist() == [0.0, 1.0, 0.0]
     with pytest.raises(RuntimeError, match="a min bound that requires grad is not supported"):
         x.clamp(min=ng.tensor(1.5, requires_grad=True))
+
+
+def test_gradients_of_inf_and_minus_inf_summing_to_nan_are_silent_in_both_modes(recwarn):
+    inf = float("inf")
+    x = ng.tensor([1.0], requires_grad=True)
+    (x * inf + x * -inf).sum().backward()  # two paths meet in the engine's sum
+    (x * inf).sum().backward()  # and accumulate into .grad
+    tx = torch.tensor([1.0], requires_grad=True)
+    (tx * inf + tx * -inf).sum().backward()
+    assert np.isnan(x.grad.item()) and np.isnan(tx.grad.item())
+    g = ns.Graph()
+    with g:
+        p = ns.placeholder("p", shape=(1,))
+        (dp,) = ns.gradients(ns.sum(p * inf + p * -inf), [p])
+    assert np.isnan(g.compile([p], [dp])(np.array([1.0]))[0]).all()
+    with g:
+        v = ns.Variable(np.array([1.0]), name="v")
+        out = ns.sum(v * inf + v * -inf)
+    g.forward(fetches=[out])
+    g.backward(out)  # the numeric backward sums at the Variable too
+    assert np.isnan(v.grad).all()
+    assert not recwarn.list
