@@ -258,11 +258,9 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
     if kind in _PYTHON_DTYPES:
         return _PYTHON_NUMBER, _PYTHON_DTYPES[kind]
     dtype = getattr(operand, "dtype", None)
-    if dtype is not None and not isinstance(operand, Meta):  # a tensor or a static node
+    if dtype is not None:  # a tensor, a static node (shape None: unknown rank) or a Meta
         shape = getattr(operand, "shape", None)
         return (_ZERO_DIM if shape == () else _DIMENSIONED), np.dtype(dtype)
-    if isinstance(operand, Meta):
-        return (_ZERO_DIM if operand.shape == () else _DIMENSIONED), np.dtype(operand.dtype)
     if isinstance(operand, (bool, int, float, complex)):  # subclasses, e.g. IntEnum
         return _PYTHON_NUMBER, _PYTHON_DTYPES[next(t for t in (bool, int, float, complex)
                                                    if isinstance(operand, t))]
