@@ -159,9 +159,10 @@ def execute(outputs: Sequence[Tensor], gradients: Sequence, keep_graph: bool,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        found, retained, leaf_updates = _execute(outputs, gradients, keep_graph, create_graph,
-                                                 capture, accumulate_into)
-        _write_gradients(retained, leaf_updates, create_graph)
+        with np.errstate(all="ignore"):  # summing inf and -inf gradients is NaN, silently
+            found, retained, leaf_updates = _execute(outputs, gradients, keep_graph,
+                                                     create_graph, capture, accumulate_into)
+            _write_gradients(retained, leaf_updates, create_graph)
         return found
     finally:
         if collecting:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import threading
 from typing import Any
 
@@ -12,7 +13,7 @@ from .tensor import Tensor, _as_array, _shape_arg
 float32, float64, float16 = np.float32, np.float64, np.float16
 int64, int32, int8, uint8 = np.int64, np.int32, np.int8, np.uint8
 bool_ = np.bool_
-float = float64  # noqa: A001  (torch.float / torch.long spellings)
+float = float32  # noqa: A001  (torch.float is float32, as x.float(); torch.double float64)
 double = float64
 long = int64
 
@@ -61,6 +62,18 @@ def _filled(fill, shape, dtype, requires_grad) -> Tensor:
     return _finish(np.full(_shape_arg(shape), fill, dtype=dtype or np.float64), requires_grad)
 
 
+def _fill_dtype(fill_value) -> np.dtype | None:
+    """The dtype torch infers from ``full``'s fill: bool, int64, float64 (naivegraph's
+    default float) or complex128; None for a value to be checked by numpy.  (This
+    module's ``float`` is the dtype alias, so the Python types come from builtins.)"""
+    for kind, dtype in ((builtins.bool, np.bool_), (builtins.int, np.int64),
+                        (builtins.float, np.float64), (builtins.complex, np.complex128)):
+        if isinstance(fill_value, kind) or isinstance(fill_value, np.generic) and np.dtype(
+                type(fill_value)).kind == np.dtype(dtype).kind:
+            return np.dtype(dtype)
+    return None
+
+
 def ones(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
     """All ones; ``ng.ones(2, 3)`` and ``ng.ones([2, 3])`` both work."""
     return _filled(1, shape, dtype, requires_grad)
@@ -72,9 +85,16 @@ def zeros(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
 
 
 def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Every element equal to ``fill_value``."""
-    if dtype is None and isinstance(fill_value, (int, np.integer)) and not isinstance(fill_value, bool):
-        dtype = np.int64
+    """Every element equal to ``fill_value``; the dtype follows the fill, as in torch.
+
+    >>> import naivegraph as ng
+    >>> ng.full((2,), True), ng.full((2,), 3), ng.full((2,), 0.5)
+    (tensor([True, True]), tensor([3, 3]), tensor([0.5000, 0.5000]))
+    """
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = _fill_dtype(fill_value)
     return _filled(fill_value, (shape,), dtype, requires_grad)
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import OPS
-from ..ops.core import OpDef
+from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
 from ..ops.methods import shape_arg as _shape_arg
@@ -80,6 +80,7 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     result.grad_fn = None
     result._output_nr = 0
     if any_grad and _state.enabled and op.differentiable:
+        refuse_complex_result(op, out)
         result._rg = True
         result.grad_fn = _record(op, inputs, attrs, result)
         if anomaly.enabled:
@@ -313,6 +314,9 @@ class Tensor(OpMethods):
             hint = "" if value else (" If you want to use a computed variable in a subgraph that "
                                      "doesn't require differentiation use var_no_grad = var.detach().")
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
+        if value and self._data.dtype.kind == "c":
+            raise complex_autograd_error(
+                f"a complex tensor ({self._data.dtype}) cannot require grad")
         if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients "
@@ -447,13 +451,25 @@ class Tensor(OpMethods):
             return format(self.item(), spec)
         return repr(self) if not spec else format(repr(self), spec)
 
-    def to(self, dtype=None, *args, **kwargs) -> "Tensor":
-        if dtype is None or isinstance(dtype, str) and dtype in ("cpu",):
-            return self
-        return self._cast(np.dtype(dtype))
+    def to(self, *args, device=None, dtype=None, non_blocking: bool = False,
+           copy: bool = False) -> "Tensor":
+        """This tensor in another dtype (and on the CPU, the only device), as torch's
+        ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``, ``to(dtype=...)``.
+        Returns ``self`` when nothing changes, unless ``copy=True``.
 
-    def _cast(self, dtype: np.dtype) -> "Tensor":
-        if self._data.dtype == dtype:
+        >>> import naivegraph as ng
+        >>> ng.tensor([1.5, 2.0]).to("cpu", ng.float32)
+        tensor([1.5000, 2.0000], dtype=float32)
+        >>> ng.tensor([1.5]).to(ng.tensor([1])).dtype.name
+        'int64'
+        """
+        device, dtype = _to_arguments(args, device, dtype)
+        _check_device(device)
+        target = self._data.dtype if dtype is None else dtype
+        return self._cast(target, copy=copy)
+
+    def _cast(self, dtype: np.dtype, copy: bool = False) -> "Tensor":
+        if self._data.dtype == dtype and not copy:
             return self
         if self._rg and dtype.kind in "fc":
             return _op("to_copy", self, dtype=dtype)
@@ -591,9 +607,7 @@ class Tensor(OpMethods):
         except (ValueError, TypeError, IndexError) as error:
             raise explain(op.name, op.elementwise, datas, attrs, error) from None
         result = np.asarray(result)
-        if not np.can_cast(result.dtype, self._data.dtype, casting="same_kind"):
-            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output "
-                               f"type {self._data.dtype}")
+        inplace_result_dtype(self._data.dtype, result)  # torch's casting rule and message
         if result.shape != self._data.shape:
             raise RuntimeError(f"output with shape {self._data.shape} doesn't match the broadcast "
                                f"shape {result.shape}")
@@ -762,6 +776,68 @@ def _as_array(data: Any, dtype) -> np.ndarray:
     elif array.dtype.kind == "c":
         pass
     return array
+
+
+def _to_arguments(args: tuple, device, dtype) -> tuple:
+    """(device, dtype) from ``to``'s arguments: a string or device is a device, a tensor
+    lends its dtype, anything else must be a dtype."""
+    if len(args) > 2:
+        raise TypeError(f"to() takes at most a device and a dtype (or one tensor), but got "
+                        f"{len(args)} positional arguments")
+    for arg in args:
+        if arg is None:  # torch's to(None): nothing to change
+            continue
+        if isinstance(arg, Tensor):
+            if len(args) > 1:
+                raise TypeError("to(other) takes the tensor alone: its dtype and device are "
+                                "the ones to use")
+            found = ("dtype", arg.dtype)
+        elif isinstance(arg, str) or type(arg).__name__ == "device":
+            found = ("device", arg)
+        else:
+            found = ("dtype", _dtype_arg(arg))
+        if found[0] == "device":
+            if device is not None:
+                raise TypeError("to() got two devices; pass one device and/or one dtype")
+            device = found[1]
+        else:
+            if dtype is not None:
+                raise TypeError("to() got two dtypes; pass one device and/or one dtype")
+            dtype = found[1]
+    return device, (None if dtype is None else _dtype_arg(dtype))
+
+
+def _dtype_arg(dtype) -> np.dtype:
+    """``dtype`` as a numeric numpy dtype, or a TypeError that says what a dtype is."""
+    try:
+        found = np.dtype(dtype)
+    except TypeError:
+        found = None
+    if dtype is None or found is None or found.kind not in "biufc":
+        raise TypeError(f"to() expected a dtype such as ng.float32 or ng.int64, a device such "
+                        f"as 'cpu', or a tensor, but got {_short(dtype)}")
+    return found
+
+
+def _check_device(device) -> None:
+    """naivegraph computes with numpy on the CPU: any other device is an error."""
+    if device is None:
+        return
+    name = str(device)
+    if name in ("cpu", "cpu:0"):
+        return
+    if _names_a_dtype(name):
+        raise RuntimeError(f"Invalid device string: {name!r}; a string names a device. For a "
+                           f"dtype pass ng.{name}, e.g. x.to(ng.{name})")
+    raise RuntimeError(f"naivegraph runs on the CPU only, so it cannot move a tensor to "
+                       f"{name!r}; use 'cpu' or leave the device out")
+
+
+def _names_a_dtype(name: str) -> bool:
+    try:
+        return np.dtype(name).kind in "biufc"
+    except TypeError:
+        return False
 
 
 def _first_non_number(data):

@@ -105,11 +105,50 @@ def nll_loss(input, target, reduction: str = "mean"):
 
 
 def cross_entropy(input, target, reduction: str = "mean"):
-    """Softmax cross-entropy of logits ``input`` (N, C) against class indices ``target``.
+    """Softmax cross-entropy of logits ``input`` (N, C) against class indices ``target``
+    (N,), as torch also for one unbatched sample: logits (C,) and a class index of shape
+    (); or against class probabilities of the input's own shape.
 
     >>> import naivegraph as ng
     >>> loss = ng.nn.functional.cross_entropy(ng.zeros(2, 4), ng.tensor([0, 3]))
     >>> round(loss.item(), 4)  # log(4)
     1.3863
+    >>> round(ng.nn.functional.cross_entropy(ng.zeros(4), ng.tensor(3)).item(), 4)
+    1.3863
     """
-    return nll_loss(log_softmax(_operand(input), dim=1), target, reduction=reduction)
+    _check_reduction(reduction)
+    input = _operand(input)
+    shape = tuple(input.shape)
+    if _is_probabilities(target, shape):
+        return _cross_entropy_with_probabilities(input, target, reduction)
+    if len(shape) == 1:
+        return _unbatched_cross_entropy(input, target, reduction)
+    return nll_loss(log_softmax(input, dim=1), target, reduction=reduction)
+
+
+def _is_probabilities(target, shape: tuple) -> bool:
+    """A floating target of the input's shape holds class probabilities (torch's rule;
+    a floating target of another shape is refused as a bad index target)."""
+    dtype = getattr(target, "dtype", None)
+    return dtype is not None and np.dtype(dtype).kind == "f" and \
+        tuple(getattr(target, "shape", ())) == shape
+
+
+def _cross_entropy_with_probabilities(input, target, reduction: str):
+    # -sum over classes of p * log_softmax; "mean" averages over the samples only.
+    per_sample = -(target * log_softmax(input, dim=-1)).sum(dim=-1)
+    if reduction == "none":
+        return per_sample
+    return per_sample.mean() if reduction == "mean" else per_sample.sum()
+
+
+def _unbatched_cross_entropy(input, target, reduction: str):
+    """Logits (C,) of one sample and its class index of shape (): a batch of one."""
+    indices = _class_indices(target)
+    if indices.shape != ():
+        raise ValueError(f"cross_entropy: logits of shape {tuple(input.shape)} are one sample, "
+                         f"so the target is one class index of shape (), got shape "
+                         f"{indices.shape}; for a batch pass logits of shape (N, C)")
+    loss = nll_loss(log_softmax(input.unsqueeze(0), dim=1), indices.reshape(1),
+                    reduction=reduction)
+    return loss.reshape(()) if reduction == "none" else loss

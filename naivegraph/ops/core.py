@@ -16,6 +16,7 @@ read, which is what makes in-place checks and memory release exact.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -91,24 +92,62 @@ class OpDef:
         The types decide where the arithmetic happens (numpy, dynamic, static).
         ``shapes`` defaults to the inputs' own shapes.
         """
-        if self.vjp_all is not None:
-            grads = list(self.vjp_all(g, list(inputs), out, needs, **attrs))
-        else:
-            grads = [None] * len(needs)
-            for i, (partial, need) in enumerate(zip(self.partials, needs)):
-                if need and partial is not None:
-                    grads[i] = partial(g, *inputs, out, **attrs)
+        grads = _quiet_partials(self, g, inputs, out, attrs, needs)
         if self.elementwise:
             for i, gi in enumerate(grads):
                 if gi is not None:
                     shape = inputs[i].shape if shapes is None else shapes[i]
                     if gi.shape != shape:
                         grads[i] = OPS["sum_to"].dispatch(gi, shape=tuple(shape))
+        for i, gi in enumerate(grads):
+            if gi is not None:
+                grads[i] = _in_dtype_of(gi, inputs[i])
         return grads
 
     def dispatch(self, *args, **attrs):
         """Run this op on whatever ``args`` are: arrays, tensors or static nodes."""
         return call(self, args, attrs)
+
+
+def _in_dtype_of(grad, value):
+    """``grad`` in the floating dtype of the input ``value`` it belongs to, as torch's
+    engine casts: a float32 input gets a float32 gradient even where its op promoted
+    it against a float64 operand."""
+    want = getattr(value, "dtype", None)
+    have = getattr(grad, "dtype", None)
+    if want is None or have is None or want == have or np.dtype(want).kind not in "fc":
+        return grad
+    if isinstance(grad, (np.ndarray, np.generic)):
+        return np.asarray(grad).astype(want)
+    return OPS["to_copy"].dispatch(grad, dtype=np.dtype(want))
+
+
+def quiet(forward: Callable) -> Callable:
+    """``forward`` without numpy's RuntimeWarnings (divide by zero, invalid value,
+    overflow): torch is silent there and returns inf/NaN, and a warning would point the
+    learner at naivegraph's internals rather than at their own line."""
+    # A plain function, not numpy's errstate decorator: a frame inside numpy would hide
+    # the user's line from the static nodes built inside (they record where they were made).
+    @functools.wraps(forward)
+    def silent(*args, **attrs):
+        with np.errstate(all="ignore"):
+            return forward(*args, **attrs)
+    if isinstance(forward, np.ufunc):
+        silent.ufunc = forward  # takes out= itself (wraps copied the marks of functions)
+    return silent
+
+
+@quiet  # inf * 0 inside a rule is NaN in torch too, silently
+def _quiet_partials(op: OpDef, g, inputs: Sequence, out, attrs: dict,
+                    needs: Sequence[bool]) -> list:
+    """Every needed partial of ``op`` (None elsewhere), before summing back to shape."""
+    if op.vjp_all is not None:
+        return list(op.vjp_all(g, list(inputs), out, needs, **attrs))
+    grads = [None] * len(needs)
+    for i, (partial, need) in enumerate(zip(op.partials, needs)):
+        if need and partial is not None:
+            grads[i] = partial(g, *inputs, out, **attrs)
+    return grads
 
 
 _backend_by_type: dict[type, Callable | None] = {}
@@ -161,7 +200,7 @@ def defop(name: str, forward: Callable, partials: Sequence[Partial | None] | Non
 
     >>> import numpy as np
     >>> from naivegraph.ops import OPS
-    >>> OPS["mul"].forward(np.array(2.0), np.array(3.0))
+    >>> float(OPS["mul"].forward(np.array(2.0), np.array(3.0)))
     6.0
     """
     if name in OPS:
@@ -170,7 +209,7 @@ def defop(name: str, forward: Callable, partials: Sequence[Partial | None] | Non
         backward = "".join(part.capitalize() for part in name.split("_")) + "Backward0"
     op = OpDef(
         name=name,
-        forward=forward,
+        forward=quiet(forward),
         partials=tuple(partials) if partials is not None else None,
         backward_name=backward,
         saves=frozenset(saves),
@@ -196,3 +235,213 @@ def op_function(name: str) -> Callable:
     function.__qualname__ = name
     function.__doc__ = op.doc
     return function
+
+
+# ----------------------------------------------------------------------------------
+# Type promotion: PyTorch's rule, in one place for both modes
+# ----------------------------------------------------------------------------------
+#: What a Python float (or a division of integers) becomes.  torch uses float32;
+#: naivegraph teaches in float64 so that gradient checks are exact enough.
+DEFAULT_FLOAT = np.dtype(np.float64)
+DEFAULT_COMPLEX = np.dtype(np.complex128)
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}  # bool < integer < floating < complex
+_DIMENSIONED, _ZERO_DIM, _PYTHON_NUMBER = 2, 1, 0  # who decides the dtype first
+_PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: DEFAULT_FLOAT,
+                  complex: DEFAULT_COMPLEX}
+
+
+def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
+    """(priority, dtype) of one operand; None for what is not a number at all."""
+    if isinstance(operand, (np.ndarray, np.generic)):
+        return (_DIMENSIONED if operand.ndim else _ZERO_DIM), operand.dtype
+    kind = type(operand)
+    if kind in _PYTHON_DTYPES:
+        return _PYTHON_NUMBER, _PYTHON_DTYPES[kind]
+    dtype = getattr(operand, "dtype", None)
+    if dtype is not None:  # a tensor, a static node (shape None: unknown rank) or a Meta
+        shape = getattr(operand, "shape", None)
+        return (_ZERO_DIM if shape == () else _DIMENSIONED), np.dtype(dtype)
+    if isinstance(operand, (bool, int, float, complex)):  # subclasses, e.g. IntEnum
+        return _PYTHON_NUMBER, _PYTHON_DTYPES[next(t for t in (bool, int, float, complex)
+                                                   if isinstance(operand, t))]
+    return None
+
+
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """torch.promote_types: within a category numpy's rule; across categories the higher
+    one's dtype (int64 with float32 is float32, numpy says float64), widened only to
+    keep a float's precision inside a complex."""
+    a, b = np.dtype(a), np.dtype(b)
+    if _CATEGORY[a.kind] == _CATEGORY[b.kind] or {a.kind, b.kind} == {"f", "c"}:
+        return np.promote_types(a, b)
+    return a if _CATEGORY[a.kind] > _CATEGORY[b.kind] else b
+
+
+def _combine_categories(higher: np.dtype | None, lower: np.dtype | None) -> np.dtype | None:
+    """torch's combine_categories: the higher-priority dtype wins unless ``lower`` is of
+    a higher category (bool < integer < floating < complex)."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    high, low = _CATEGORY[higher.kind], _CATEGORY[lower.kind]
+    if high == 3:
+        return higher
+    if low == 3:  # a float tensor keeps its precision: float32 with complex -> complex64
+        return np.result_type(higher, np.complex64) if high == 2 else lower
+    if high == 2:
+        return higher
+    if high == 0 or low == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> np.dtype | None:
+    """The dtype PyTorch gives an elementwise op on ``operands``.
+
+    Operands are ranked: tensors with dimensions, then 0-d tensors, then Python
+    numbers.  The highest-ranked group decides the dtype, unless a lower group holds a
+    higher *category* (bool < integer < floating < complex): then that group's dtype
+    is used (a Python float gives ``DEFAULT_FLOAT``, float64).  numpy instead lets a
+    0-d array promote a float32 array to float64.  None if an operand is not a number.
+
+    >>> import numpy as np
+    >>> result_type(np.ones(3, np.float32), np.array(2.0)).name   # torch: float32
+    'float32'
+    >>> result_type(np.array([1, 2], np.int32), np.array(3)).name
+    'int32'
+    >>> result_type(np.array([1, 2]), 2.5).name
+    'float64'
+    """
+    groups: list[np.dtype | None] = [None, None, None]
+    for operand in operands:
+        found = _priority_and_dtype(operand)
+        if found is None or found[1].kind not in _CATEGORY:
+            return None
+        priority, dtype = found
+        current = groups[priority]
+        groups[priority] = dtype if current is None else promote_types(current, dtype)
+    python, zero_dim, dimensioned = groups
+    return _combine_categories(dimensioned, _combine_categories(zero_dim, python))
+
+
+def _as_dtype(operand, dtype: np.dtype):
+    """An array operand cast to ``dtype``; Python numbers stay weak (numpy keeps them
+    from promoting), and an operand already of ``dtype`` is passed through uncopied."""
+    if isinstance(operand, (np.ndarray, np.generic)):
+        return operand if operand.dtype == dtype else np.asarray(operand).astype(dtype)
+    if type(operand) in _PYTHON_DTYPES:
+        return operand
+    return np.asarray(operand, dtype=dtype)
+
+
+def promote(*operands) -> tuple:
+    """``operands`` cast to their torch :func:`result_type`, ready for a numpy ufunc.
+
+    Operands that are not numbers come back unchanged, so numpy's own error (turned
+    into a clear one by :mod:`naivegraph.ops.errors`) still names them.
+    """
+    dtype = result_type(*operands)
+    if dtype is None:
+        return operands
+    return tuple(_as_dtype(operand, dtype) for operand in operands)
+
+
+def writes_like(ufunc: np.ufunc) -> Callable:
+    """Mark a forward that takes numpy's ``out=`` as ``ufunc`` does, so that a static
+    graph's memory planner may write its result into a buffer that is no longer needed."""
+    def mark(forward: Callable) -> Callable:
+        forward.ufunc = ufunc
+        return forward
+    return mark
+
+
+def promoted(ufunc: Callable, name: str | None = None) -> Callable:
+    """A two-operand forward that promotes as torch does, then calls ``ufunc``."""
+    @writes_like(ufunc)
+    def forward(x, y, out=None):
+        if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype:
+            return ufunc(x, y, out=out)  # the common case: nothing to promote
+        return ufunc(*promote(x, y), out=out)
+
+    forward.__name__ = name or getattr(ufunc, "__name__", "forward")
+    forward.__doc__ = getattr(ufunc, "__doc__", None)
+    return forward
+
+
+_TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
+                "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def torch_dtype_name(dtype) -> str:
+    """PyTorch's name of a dtype in its messages (``Float`` for float32)."""
+    name = np.dtype(dtype).name
+    return _TORCH_NAMES.get(name, name)
+
+
+def _can_cast(source: np.dtype, target: np.dtype) -> bool:
+    """torch's canCast: no complex into real, no float into integer, nothing but bool
+    into bool.  Narrowing within a category (float64 into float32) is allowed."""
+    source_category, target_category = _CATEGORY[source.kind], _CATEGORY[target.kind]
+    if target_category == 0:
+        return source_category == 0
+    return source_category <= target_category
+
+
+def inplace_result_dtype(out_dtype, result) -> np.dtype:
+    """The dtype an in-place op writes (``out_dtype``, the tensor's own), after checking
+    that ``result`` (the op's value, or its dtype) may be written into it.
+
+    >>> import numpy as np
+    >>> inplace_result_dtype(np.int64, np.array([1.5]))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: result type Double can't be cast to the desired output type Long: ...
+    """
+    out_dtype = np.dtype(out_dtype)
+    source = np.dtype(getattr(result, "dtype", result))
+    if source.kind in _CATEGORY and out_dtype.kind in _CATEGORY \
+            and not _can_cast(source, out_dtype):
+        method = {"float64": "double", "float32": "float", "int64": "long", "int32": "int",
+                  "bool": "bool"}.get(source.name, f"to(ng.{source.name})")
+        call_ = f"{method}()" if not method.startswith("to(") else method
+        raise RuntimeError(
+            f"result type {torch_dtype_name(source)} can't be cast to the desired output type "
+            f"{torch_dtype_name(out_dtype)}: an in-place op keeps its tensor's dtype; use the "
+            f"out-of-place op (x = x + y) or convert first with x.{call_}")
+    return out_dtype
+
+
+# ----------------------------------------------------------------------------------
+# Complex numbers: values yes, gradients no
+# ----------------------------------------------------------------------------------
+def complex_autograd_error(what: str) -> RuntimeError:
+    """The error for a complex value that would take part in autograd.
+
+    naivegraph's gradients are real derivatives; torch differentiates complex values
+    with the conjugate Wirtinger convention, so the numbers would silently differ.
+    """
+    return RuntimeError(
+        f"{what}: naivegraph's autograd is real-valued only (torch's complex gradients use "
+        "the conjugate Wirtinger convention, which naivegraph does not implement). Keep the "
+        "real and imaginary parts as two real tensors, or leave the complex value out of "
+        "the gradient (detach it / do not require grad).")
+
+
+def refuse_complex_result(op: OpDef, out) -> None:
+    """Raise if ``op``, run on a tensor that requires grad, produced a complex value."""
+    if np.result_type(out).kind == "c":
+        raise complex_autograd_error(
+            f"{op.name} mixes a complex operand (result dtype {np.result_type(out)}) with a "
+            "tensor that requires grad")
+
+
+def refuse_complex_nodes(nodes) -> None:
+    """Raise if a static node that gradients flow through holds complex values."""
+    for node in nodes:
+        dtype = getattr(node, "dtype", None)
+        if dtype is not None and np.dtype(dtype).kind == "c":
+            raise complex_autograd_error(
+                f"ns.gradients would flow through {getattr(node, 'name', node)!r}, which is "
+                f"complex ({np.dtype(dtype)})")

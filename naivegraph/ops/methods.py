@@ -56,6 +56,18 @@ def _split_integer_index(index: tuple) -> tuple[tuple, tuple]:
     return first, rest
 
 
+def _bound(value, name: str):
+    """A clamp bound given as a tensor, as its values: the bound itself gets no gradient."""
+    if value is None or not hasattr(type(value), "_ng_apply"):
+        return value
+    if getattr(value, "requires_grad", False):
+        raise RuntimeError(f"clamp: a {name} bound that requires grad is not supported, since "
+                           "naivegraph does not send gradients to clamp's bounds; pass "
+                           f"{name}=bound.detach(), or use maximum/minimum to differentiate "
+                           "through it")
+    return np.asarray(value)
+
+
 def _same_mode(self, others) -> None:
     """A dynamic tensor and a static node meeting in an operator is a clear TypeError."""
     for other in others:
@@ -204,7 +216,7 @@ class OpMethods:
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
-        return self._op("clamp", min=min, max=max)
+        return self._op("clamp", min=_bound(min, "min"), max=_bound(max, "max"))
 
     def maximum(self, other):
         return self._op("maximum", other)

@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from .core import OPS, ScalarShape, defop, op_function
+from .core import (DEFAULT_FLOAT, OPS, ScalarShape, defop, op_function, promote, promoted,
+                   result_type, torch_dtype_name, writes_like)
 from .shapes import normalize_dims, reduced_keepdim_shape, sum_to as _np_sum_to
 
 
@@ -53,17 +54,46 @@ def _minmax_name(base):
 # ----------------------------------------------------------------------------------
 # Elementwise arithmetic (numpy broadcasting; gradients are summed back to shape)
 # ----------------------------------------------------------------------------------
-defop("add", np.add, [lambda g, x, y, out: g, lambda g, x, y, out: g], elementwise=True,
-      commutative=True)
-defop("sub", np.subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True,
+def _is_bool(value) -> bool:
+    return isinstance(value, (bool, np.bool_)) or getattr(value, "dtype", None) == np.bool_
+
+
+@writes_like(np.subtract)
+def _subtract(x, y, out=None):
+    # torch refuses to subtract booleans (numpy raises a TypeError about ufuncs).
+    bools = _is_bool(x), _is_bool(y)
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    return np.subtract(*promote(x, y), out=out)
+
+
+@writes_like(np.true_divide)
+def _divide(x, y, out=None):
+    # True division, as torch: integers and booleans divide as floats.
+    dtype = result_type(x, y)
+    if dtype is not None and dtype.kind in "biu":
+        x, y = np.asarray(x, dtype=DEFAULT_FLOAT), np.asarray(y, dtype=DEFAULT_FLOAT)
+        return np.true_divide(x, y, out=out)
+    return np.true_divide(*promote(x, y), out=out)
+
+
+defop("add", promoted(np.add), [lambda g, x, y, out: g, lambda g, x, y, out: g],
+      elementwise=True, commutative=True)
+defop("sub", _subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True,
       backward=lambda attrs, shapes: ("RsubBackward1" if isinstance(shapes[0], ScalarShape)
                                       else "SubBackward0"))
-defop("mul", np.multiply, [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
+defop("mul", promoted(np.multiply), [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
       saves=(0, 1), elementwise=True, commutative=True)
-defop("div", np.true_divide, [lambda g, x, y, out: g / y,
-                              lambda g, x, y, out: -g * x / (y * y)],
+defop("div", _divide, [lambda g, x, y, out: g / y,
+                       lambda g, x, y, out: -g * x / (y * y)],
       saves=(0, 1), elementwise=True)
-defop("reciprocal", lambda x: np.true_divide(1, x), [lambda g, x, out: -g * out * out],
+defop("reciprocal", lambda x: np.true_divide(1, _as_floating(x)),
+      [lambda g, x, out: -g * out * out],
       saves=("out",), elementwise=True)
 
 
@@ -73,7 +103,16 @@ def _pow_scalar_partial(g, x, out, exponent):
     return g * exponent * x ** (exponent - 1)
 
 
-defop("pow_scalar", lambda x, exponent: np.power(x, exponent), [_pow_scalar_partial],
+def _power_scalar(x, exponent):
+    if isinstance(exponent, bool):
+        return _power(x, exponent)  # a mask to a bool power stays a mask
+    if isinstance(exponent, int) and exponent < 0 and np.result_type(x).kind in "biu":
+        raise RuntimeError("Integers to negative integer powers are not allowed. Use a float "
+                           f"exponent ({exponent}.0) or convert the tensor with .double() first")
+    return np.power(x, exponent)
+
+
+defop("pow_scalar", _power_scalar, [_pow_scalar_partial],
       backward="PowBackward0", saves=(0,), elementwise=True)
 
 
@@ -81,40 +120,73 @@ def _pow_base_partial(g, x, y, out):
     # PyTorch masks this partial to 0 where the exponent is 0: at x = 0 the formula
     # would be 0 * 0 ** -1 = nan, yet x ** 0 is the constant 1.
     zero = F.eq(y, 0.0)
-    return F.where(zero, 0.0 * g, g * y * x ** F.where(zero, 1.0, y - 1.0))
+    return F.where(zero, 0.0, g * y * x ** F.where(zero, 1.0, y - 1.0))
 
 
 def _pow_exponent_partial(g, x, y, out):
     # d(x**y)/dy = x**y * log(x); PyTorch defines it as 0 where x == 0 and y >= 0.
     safe = F.logical_and(F.eq(x, 0.0), F.ge(y, 0.0))
-    return F.where(safe, 0.0 * g, g * out * F.log(F.where(safe, 1.0, x)))
+    return F.where(safe, 0.0, g * out * F.log(F.where(safe, 1.0, x)))
 
 
-defop("pow", np.power, [_pow_base_partial, _pow_exponent_partial],
+def _power(x, y):
+    dtype = result_type(x, y)
+    if dtype == np.bool_:
+        if isinstance(y, bool):  # torch's mask ** True is the mask, mask ** False all True
+            return np.logical_or(x, not y)
+        raise NotImplementedError("\"pow\" not implemented for 'Bool': raise numbers, not "
+                                  "masks; convert first, e.g. mask.long() ** 2")
+    x, y = promote(x, y)
+    if dtype is not None and dtype.kind in "iu" and np.any(np.asarray(y) < 0):
+        return _integer_power_with_negative_exponents(np.asarray(x), np.asarray(y))
+    return np.power(x, y)
+
+
+def _integer_power_with_negative_exponents(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """torch's integer x ** y for y < 0 (numpy refuses): 1 stays 1, -1 alternates in sign
+    with the parity of y, every other base truncates 1 / x**|y| to 0."""
+    positive = np.power(x, np.maximum(y, 0))
+    negative = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+    return np.where(y < 0, negative, positive).astype(positive.dtype, copy=False)
+
+
+defop("pow", _power, [_pow_base_partial, _pow_exponent_partial],
       backward=lambda attrs, shapes: ("PowBackward2" if isinstance(shapes[0], ScalarShape)
                                       else "PowBackward1"),
       saves=(0, 1, "out"), elementwise=True)
 def _unless_beaten(g, x, y, beaten):
     # PyTorch: the whole gradient unless the other operand wins, half of it on a tie.
-    # Comparisons with NaN are False, so both operands get the gradient at a NaN.
-    return g * F.logical_not(beaten) - g * F.eq(x, y) * 0.5
+    # Comparisons with NaN are False, so both operands get the gradient at a NaN.  A
+    # beaten operand gets an exact 0 (a mask, not g * 0, which is NaN for g = inf).
+    return F.where(beaten, 0.0, F.where(F.eq(x, y), g * 0.5, g))
 
 
-defop("maximum", np.maximum,
+def _extremum(wins):
+    """Elementwise max/min as torch: a NaN wins, and on a tie (0.0 and -0.0 included)
+    the first operand is the result (numpy's maximum returns the second)."""
+    def forward(x, y):
+        x, y = promote(x, y)
+        return np.where(np.logical_or(wins(y, x), np.not_equal(y, y)), y, x)
+    return forward
+
+
+defop("maximum", _extremum(np.greater),
       [lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y)),
        lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y))],
       saves=(0, 1), elementwise=True, commutative=True)
-defop("minimum", np.minimum,
+defop("minimum", _extremum(np.less),
       [lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y)),
        lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y))],
       saves=(0, 1), elementwise=True, commutative=True)
+
+
 def _where(condition, x, y):
     # A float condition would scale the gradient by its value: refuse it, as torch does.
     if np.asarray(condition).dtype != np.bool_:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {np.asarray(condition).dtype}: compare first, "
                            "e.g. where(c > 0, x, y), or convert with c.bool().")
-    return np.where(condition, x, y)
+    return np.where(condition, *promote(x, y))
 
 
 defop("where", _where,
@@ -124,19 +196,45 @@ defop("where", _where,
 # ----------------------------------------------------------------------------------
 # Elementwise unary
 # ----------------------------------------------------------------------------------
-defop("neg", np.negative, [lambda g, x, out: -g], elementwise=True)
-defop("exp", np.exp, [lambda g, x, out: g * out], saves=("out",), elementwise=True)
-defop("log", np.log, [lambda g, x, out: g / x], saves=(0,), elementwise=True)
-defop("sqrt", np.sqrt, [lambda g, x, out: g / (out * 2.0)], saves=("out",), elementwise=True)
-defop("sin", np.sin, [lambda g, x, out: g * F.cos(x)], saves=(0,), elementwise=True)
-defop("cos", np.cos, [lambda g, x, out: -g * F.sin(x)], saves=(0,), elementwise=True)
-defop("tanh", np.tanh, [lambda g, x, out: g * (1.0 - out * out)], saves=("out",),
+def _as_floating(x):
+    """Integers and booleans as naivegraph's default float, as torch computes exp(int):
+    numpy would pick float16 for int8/uint8/bool and float32 for int16."""
+    x = np.asarray(x)
+    return x.astype(DEFAULT_FLOAT) if x.dtype.kind in "biu" else x
+
+
+def _floating(ufunc):
+    @writes_like(ufunc)
+    def forward(x, out=None):
+        return ufunc(_as_floating(x), out=out)
+    forward.__name__ = ufunc.__name__
+    forward.__doc__ = ufunc.__doc__
+    return forward
+
+
+@writes_like(np.negative)
+def _negative(x, out=None):
+    if np.asarray(x).dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return np.negative(x, out=out)
+
+
+defop("neg", _negative, [lambda g, x, out: -g], elementwise=True)
+defop("exp", _floating(np.exp), [lambda g, x, out: g * out], saves=("out",), elementwise=True)
+defop("log", _floating(np.log), [lambda g, x, out: g / x], saves=(0,), elementwise=True)
+defop("sqrt", _floating(np.sqrt), [lambda g, x, out: g / (out * 2.0)], saves=("out",),
+      elementwise=True)
+defop("sin", _floating(np.sin), [lambda g, x, out: g * F.cos(x)], saves=(0,), elementwise=True)
+defop("cos", _floating(np.cos), [lambda g, x, out: -g * F.sin(x)], saves=(0,), elementwise=True)
+defop("tanh", _floating(np.tanh), [lambda g, x, out: g * (1.0 - out * out)], saves=("out",),
       elementwise=True)
 
 
 def _sigmoid(x):
     # exp(-|x|) never overflows, and both branches avoid cancellation in the tails.
-    x = np.asarray(x)
+    x = _as_floating(x)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(np.result_type(x, 1.0),
                                                                     copy=False)
@@ -147,23 +245,54 @@ defop("sigmoid", _sigmoid, [lambda g, x, out: g * out * (1.0 - out)], saves=("ou
 # relu and abs follow PyTorch at special values: relu keeps -0.0 and NaN (it only
 # replaces x < 0), passes the gradient at NaN (only out <= 0 blocks it), and abs's
 # gradient at NaN is 0 (torch's sgn(NaN) is 0, numpy's sign(NaN) is NaN).
-defop("relu", lambda x: np.where(x < 0, 0, x).astype(np.asarray(x).dtype, copy=False),
-      [lambda g, x, out: g * F.logical_not(F.le(out, 0.0))], saves=("out",), elementwise=True)
-defop("abs", np.abs, [lambda g, x, out: g * F.gt(x, 0.0) - g * F.lt(x, 0.0)], saves=(0,),
-      elementwise=True)
+# Masks select with where rather than multiply: g * 0 would be NaN for an infinite g.
+def _relu(x):
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu: a mask is already >= 0; "
+                           "convert it with .float() if you need numbers")
+    return np.where(x < 0, 0, x).astype(x.dtype, copy=False)
+
+
+def _abs(x):
+    if np.asarray(x).dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool': a mask has no sign; "
+                                  "convert it with .long() or .float() first")
+    return np.abs(x)
+
+
+def _sign(x):
+    # torch: the sign of a mask is the mask, and the sign of NaN is 0 (numpy's is NaN).
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        return x.copy()
+    out = np.sign(x)
+    return np.where(np.isnan(out), 0, out).astype(out.dtype, copy=False) if x.dtype.kind in "fc" \
+        else out
+
+
+defop("relu", _relu,
+      [lambda g, x, out: F.where(F.le(out, 0.0), 0.0, g)], saves=("out",), elementwise=True)
+defop("abs", _abs,
+      [lambda g, x, out: F.where(F.gt(x, 0.0), g, F.where(F.lt(x, 0.0), -g, g * 0.0))],
+      saves=(0,), elementwise=True)
 
 
 def _clamp(x, min=None, max=None):
-    return np.clip(x, min, max)
+    # The bounds take part in torch's promotion: float32 clamped by a 0-d float64 tensor
+    # stays float32, an integer tensor clamped by 0.5 becomes float.
+    given = [b for b in (min, max) if b is not None]
+    x, *promoted_bounds = promote(x, *given)
+    low = promoted_bounds.pop(0) if min is not None else None
+    high = promoted_bounds.pop(0) if max is not None else None
+    return np.clip(x, low, high)
 
 
 def _clamp_partial(g, x, out, min=None, max=None):
-    mask = g * 1.0
-    if min is not None:
-        mask = mask * F.ge(x, min)
+    inside = F.ge(x, min) if min is not None else None
     if max is not None:
-        mask = mask * F.le(x, max)
-    return mask
+        inside = F.le(x, max) if inside is None else F.logical_and(inside, F.le(x, max))
+    return F.where(inside, g, 0.0)
 
 
 defop("clamp", _clamp, [_clamp_partial], backward="ClampBackward1", saves=(0,),
@@ -185,10 +314,10 @@ defop("copy", lambda x, src: np.array(np.broadcast_to(np.asarray(src, dtype=np.a
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
                    ("ge", np.greater_equal), ("lt", np.less), ("le", np.less_equal),
                    ("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
-    defop(_name, _fn, elementwise=True,
+    defop(_name, promoted(_fn), elementwise=True,
           commutative=_name in ("eq", "ne", "logical_and", "logical_or"))
 defop("logical_not", np.logical_not, elementwise=True)
-defop("sign", np.sign, elementwise=True)
+defop("sign", _sign, elementwise=True)
 
 # ----------------------------------------------------------------------------------
 # Reductions
@@ -196,8 +325,10 @@ defop("sign", np.sign, elementwise=True)
 
 
 def _sum(x, dim=None, keepdim=False):
-    # The ufunc's own reduce: np.sum adds a Python-level dispatch layer per call.
-    return np.add.reduce(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+    # The ufunc's own reduce: np.sum adds a Python-level dispatch layer per call.  Integers
+    # and booleans add up in int64, as in torch (numpy would use uint64 for uint8).
+    dtype = np.int64 if np.result_type(x).kind in "biu" else None
+    return np.add.reduce(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim, dtype=dtype)
 
 
 def _mean(x, dim=None, keepdim=False):
@@ -222,8 +353,28 @@ defop("mean", _mean, [lambda g, x, out, dim=None, keepdim=False:
       backward=_reduction_name("Mean"))
 
 
-def _extreme(reducer):
+def _check_not_empty(name: str, x, dim, whole_error: type = IndexError, hint: str = "") -> None:
+    """torch's errors for reducing nothing (numpy's say "zero-size array ... identity").
+    torch raises ``whole_error`` for a full reduction (max: RuntimeError, argmax:
+    IndexError) and IndexError for an empty ``dim``."""
+    shape = np.shape(x)
+    if dim is None:
+        if math.prod(shape) == 0:
+            raise whole_error(f"{name}(): Expected reduction dim to be specified for "
+                              f"input.numel() == 0.{hint}")
+        return
+    for axis in (dim if isinstance(dim, tuple) else (dim,)):
+        if -len(shape) <= axis < len(shape) and shape[axis] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {axis % len(shape)} to have "
+                             "non-zero size.")
+
+
+_SPECIFY_DIM = " Specify the reduction dim with the 'dim' argument."
+
+
+def _extreme(name, reducer):
     def forward(x, dim=None, keepdim=False):
+        _check_not_empty(name, x, dim, RuntimeError, _SPECIFY_DIM)
         return reducer(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
     return forward
 
@@ -254,20 +405,26 @@ def _extreme_partial(g, x, out, dim=None, keepdim=False):
     return _restore(g, x.shape, dim, keepdim) * hit / F.expand(count, shape=tuple(x.shape))
 
 
-defop("max", _extreme(np.max), [_extreme_partial], backward=_minmax_name("Max"),
+defop("max", _extreme("max", np.max), [_extreme_partial], backward=_minmax_name("Max"),
       saves=(0, "out"))
-defop("min", _extreme(np.min), [_extreme_partial], backward=_minmax_name("Min"),
+defop("min", _extreme("min", np.min), [_extreme_partial], backward=_minmax_name("Min"),
       saves=(0, "out"))
 
 
-def _position_of(finder):
+def _position_of(name, finder):
     def forward(x, dim=None, keepdim=False):
+        if np.result_type(x) == np.bool_:
+            raise RuntimeError(f"{name}(): does not support bool input; convert the mask with "
+                               ".long() first")
+        _check_not_empty(name, x, dim)
         return finder(x, axis=dim, keepdims=keepdim)
     return forward
 
 
-defop("argmax", _position_of(np.argmax), doc="Index of the largest value (over ``dim``).")
-defop("argmin", _position_of(np.argmin), doc="Index of the smallest value (over ``dim``).")
+defop("argmax", _position_of("argmax", np.argmax),
+      doc="Index of the largest value (over ``dim``).")
+defop("argmin", _position_of("argmin", np.argmin),
+      doc="Index of the smallest value (over ``dim``).")
 
 # ----------------------------------------------------------------------------------
 # Shape and indexing (numpy views where numpy gives one)
@@ -412,9 +569,10 @@ def _unstack_partials(g, inputs, out, needs, dim):
             for i, need in enumerate(needs)]
 
 
-defop("cat", lambda xs, dim=0: np.concatenate(xs, axis=dim), vjp_all=_split_partials,
+# cat and stack promote their tensors as torch does (int32 with float32 is float32).
+defop("cat", lambda xs, dim=0: np.concatenate(promote(*xs), axis=dim), vjp_all=_split_partials,
       variadic=True)
-defop("stack", lambda xs, dim=0: np.stack(xs, axis=dim), vjp_all=_unstack_partials,
+defop("stack", lambda xs, dim=0: np.stack(promote(*xs), axis=dim), vjp_all=_unstack_partials,
       variadic=True)
 
 # ----------------------------------------------------------------------------------
@@ -463,7 +621,17 @@ def _matmul_partial(which):
     return partial
 
 
-defop("matmul", np.matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1),
+def _matmul(x, y):
+    # torch's matmul does not promote: float32 @ float64 is an error, not a float64 result.
+    a, b = np.result_type(x), np.result_type(y)
+    if a != b:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{torch_dtype_name(a).lower()} != {torch_dtype_name(b).lower()}; "
+                           f"convert one operand first, e.g. with .to({np.dtype(a).name})")
+    return np.matmul(x, y)
+
+
+defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1),
       backward=_matmul_name)
 
 
@@ -471,6 +639,13 @@ def _addmm(bias, mat1, mat2):
     if np.ndim(mat1) != 2 or np.ndim(mat2) != 2:
         raise ValueError(f"addmm multiplies matrices, got {np.ndim(mat1)}-D and "
                          f"{np.ndim(mat2)}-D operands; use matmul and + for other shapes")
+    dtypes = [np.result_type(v) for v in (bias, mat1, mat2)]
+    if len(set(dtypes)) > 1:  # torch's addmm (nn.Linear) does not promote either
+        a, b = (dtypes[0], dtypes[2]) if dtypes[0] != dtypes[2] else (dtypes[1], dtypes[2])
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{torch_dtype_name(a)} and {torch_dtype_name(b)}; convert the "
+                           "input or the layer first (e.g. x.double() or layer parameters "
+                           "created with the input's dtype)")
     return np.matmul(mat1, mat2) + bias
 
 
@@ -485,13 +660,23 @@ defop("addmm", _addmm,
 # ----------------------------------------------------------------------------------
 
 
+def _check_floating(kernel: str, x) -> None:
+    dtype = np.result_type(x)
+    if dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{torch_dtype_name(dtype)}': it needs floating "
+            "point input; convert with .double() or .float() first")
+
+
 def _softmax(x, dim):
+    _check_floating("softmax_lastdim_kernel_impl", x)
     shifted = x - np.max(x, axis=dim, keepdims=True)
     e = np.exp(shifted)
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def _log_softmax(x, dim):
+    _check_floating("log_softmax_lastdim_kernel_impl", x)
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
@@ -530,6 +715,7 @@ defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,), backward="NllLoss
 
 
 def _mse(x, y, reduction="mean"):
+    _check_floating("mse_cpu", np.result_type(*promote(x, y)))
     sq = (x - y) ** 2
     return sq.mean() if reduction == "mean" else sq.sum() if reduction == "sum" else sq
 

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from ..ops import Meta
+from ..ops.core import refuse_complex_nodes
 from .executor import check_finite, paused_gc, shape_of, topological_order
 from .graph import Graph, graph_of
 from .nodes import Constant, Node, Operation, Variable, _to_array, numeric_data
@@ -116,8 +117,10 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None,
     if check_numerics:
         check_finite(seed, loss, "gradient seed")
         check = _gradient_check
-    grads = reverse_sweep(order, {loss: seed}, flows, operands,
-                          keep=lambda n: n.retains_grad or isinstance(n, Variable), check=check)
+    with np.errstate(all="ignore"):  # summing inf and -inf gradients is NaN, silently
+        grads = reverse_sweep(order, {loss: seed}, flows, operands,
+                              keep=lambda n: n.retains_grad or isinstance(n, Variable),
+                              check=check)
     handed_out: set[int] = {id(seed)}
     for node in graph.nodes:
         if isinstance(node, Variable) or node.retains_grad:
@@ -210,6 +213,7 @@ def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
     with paused_gc():
         order = topological_order(graph, ys)
         flows = flowing(order, xs)
+        refuse_complex_nodes(n for n in order if n in flows)
         size = len(graph.nodes)
         graph._gradient_depth += 1
         try:  # built atomically: a failure removes every node this call added

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ops import OPS, OpDef
-from ..ops.core import mixed_modes_error
+from ..ops.core import mixed_modes_error, result_type
 from ..ops.methods import OpMethods
 from ..ops.methods import shape_arg as _shape_arg
 from ..ops.shapes import broadcast_shapes
@@ -299,7 +299,7 @@ class Variable(Node):
         what = "the value of a Variable" if name is None else f"the value of Variable {name!r}"
         # np.array: a private copy, so later edits of `value` do not leak in
         array = np.array(numeric_data(value, what))
-        if not np.issubdtype(array.dtype, np.floating) and trainable:
+        if not np.issubdtype(array.dtype, np.inexact) and trainable:  # complex stays complex
             array = array.astype(np.float64)
         super().__init__("variable", (), array.shape, array.dtype)
         self.trainable = trainable
@@ -561,8 +561,9 @@ def _shape_text(shape: tuple | None) -> str:
 
 
 def _dtype_guess(inputs: Sequence[Node]) -> Any:
-    dtypes = [n.dtype for n in inputs if n.dtype is not None]
-    return np.result_type(*dtypes) if dtypes else None
+    known = [n.value if isinstance(n, Constant) and _is_weak_scalar(n.value) else n
+             for n in inputs if n.dtype is not None]
+    return result_type(*known) if known else None  # torch's rule, as the run will apply
 
 
 def _format_attrs(attrs: dict) -> str:

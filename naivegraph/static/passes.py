@@ -352,7 +352,7 @@ def _fused_program(members: Sequence[Operation], external: Sequence[Node]):
         # A buffer produced inside the chain, read for the last time here, with the
         # output's shape and dtype, can take the output: a ufunc writes in place.
         reuse = None
-        if isinstance(m.op.forward, np.ufunc) and not m.attrs:
+        if getattr(m.op.forward, "ufunc", None) is not None and not m.attrs:  # takes out=
             reuse = next((index[i] for i in m.inputs if index.get(i) in frees
                           and i.shape == m.shape and i.dtype == m.dtype), None)
         steps.append((_step_function(m), m.op.forward, refs, index[m], frees, reuse))
