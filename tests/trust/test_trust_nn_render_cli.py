@@ -1,0 +1,238 @@
+"""Trust: nn module registration, render's input checks and the CLI's error handling.
+
+nn listings are compared name for name with torch.nn on the same nested models.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import naivegraph as ng
+from naivegraph import nn
+
+
+# --------------------------------------------------------------------- nn registration
+def _nested(lib, ones):
+    """The same model in torch.nn or naivegraph.nn: nesting, a shared layer, late params."""
+
+    class Block(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = lib.Parameter(ones(2))
+            self.inner = lib.Sequential(lib.Linear(2, 2), lib.ReLU(), lib.Linear(2, 2, bias=False))
+            self.shift = lib.Parameter(ones(2))
+
+    class Net(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = lib.Linear(2, 2)
+            self.blocks = lib.Sequential(Block(), lib.Tanh(), Block())
+            self.gain = lib.Parameter(ones(1))
+            self.tied = self.first          # the same layer under a second name
+            self.head = lib.Linear(2, 1)
+
+    return Net()
+
+
+def _listings(model):
+    return {
+        "named_parameters": [n for n, _ in model.named_parameters()],
+        "all_parameters": [n for n, _ in model.named_parameters(remove_duplicate=False)],
+        "own_parameters": [n for n, _ in model.named_parameters(recurse=False)],
+        "prefixed": [n for n, _ in model.named_parameters(prefix="net")],
+        "named_modules": [n for n, _ in model.named_modules()],
+        "all_modules": [n for n, _ in model.named_modules(remove_duplicate=False)],
+        "named_children": [n for n, _ in model.named_children()],
+        "children": [type(m).__name__ for m in model.children()],
+        "parameters": [tuple(p.shape) for p in model.parameters()],
+        "state_dict": list(model.state_dict()),
+    }
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+def test_nested_model_lists_names_depth_first_in_torch_order(torch):
+    ours = _listings(_nested(nn, ng.ones))
+    theirs = _listings(_nested(torch.nn, torch.ones))
+    assert ours == theirs
+    assert ours["named_parameters"] == [
+        "gain", "first.weight", "first.bias",
+        "blocks.0.scale", "blocks.0.shift", "blocks.0.inner.0.weight", "blocks.0.inner.0.bias",
+        "blocks.0.inner.2.weight",
+        "blocks.2.scale", "blocks.2.shift", "blocks.2.inner.0.weight", "blocks.2.inner.0.bias",
+        "blocks.2.inner.2.weight", "head.weight", "head.bias"]
+
+
+def _edit(lib, ones, steps):
+    m = lib.Module()
+    for step in steps:
+        step(m, lib, ones)
+    return [n for n, _ in m.named_parameters()], [n for n, _ in m.named_modules()]
+
+
+EDITS = {
+    "reassigned parameter keeps its place": [
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
+        lambda m, lib, ones: setattr(m, "b", lib.Parameter(ones(1))),
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(2)))],
+    "parameter set to None is skipped and refilled in place": [
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
+        lambda m, lib, ones: setattr(m, "b", lib.Parameter(ones(1))),
+        lambda m, lib, ones: setattr(m, "a", None),
+        lambda m, lib, ones: setattr(m, "c", lib.Parameter(ones(1))),
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1)))],
+    "deleted parameter goes and comes back at the end": [
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
+        lambda m, lib, ones: setattr(m, "b", lib.Parameter(ones(1))),
+        lambda m, lib, ones: delattr(m, "a"),
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1)))],
+    "submodule replaced keeps its place, None hides it": [
+        lambda m, lib, ones: setattr(m, "x", lib.Linear(1, 1)),
+        lambda m, lib, ones: setattr(m, "y", lib.Linear(1, 1)),
+        lambda m, lib, ones: setattr(m, "x", lib.Linear(1, 2)),
+        lambda m, lib, ones: setattr(m, "y", None)],
+    "plain attribute turned into a parameter": [
+        lambda m, lib, ones: setattr(m, "a", 5),
+        lambda m, lib, ones: setattr(m, "b", lib.Parameter(ones(1))),
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1)))],
+    "submodule replaced by a parameter": [
+        lambda m, lib, ones: setattr(m, "x", lib.Linear(1, 1)),
+        lambda m, lib, ones: setattr(m, "x", lib.Parameter(ones(1)))],
+}
+
+
+@pytest.mark.parametrize("case", list(EDITS))
+def test_attribute_edits_register_as_in_torch(torch, case):
+    assert _edit(nn, ng.ones, EDITS[case]) == _edit(torch.nn, torch.ones, EDITS[case])
+
+
+def test_reassigned_parameter_keeps_its_place():
+    m = nn.Module()
+    m.a, m.b = nn.Parameter(ng.ones(1)), nn.Parameter(ng.ones(1))
+    new = nn.Parameter(ng.zeros(1))
+    m.a = new
+    assert [n for n, _ in m.named_parameters()] == ["a", "b"]
+    assert m.a is new
+
+
+def test_plain_tensor_over_a_parameter_is_refused_and_keeps_the_parameter(torch):
+    m = nn.Module()
+    p = nn.Parameter(ng.ones(1))
+    m.a = p
+    with pytest.raises(TypeError, match=r"^cannot assign 'naivegraph.Tensor' as parameter 'a' "
+                                        r"\(naivegraph.nn.Parameter or None expected\)$"):
+        m.a = ng.ones(1)
+    assert m.a is p and [n for n, _ in m.named_parameters()] == ["a"]
+    t = torch.nn.Module()
+    t.a = torch.nn.Parameter(torch.ones(1))
+    with pytest.raises(TypeError, match="as parameter 'a'"):
+        t.a = torch.ones(1)
+
+
+def test_non_module_over_a_submodule_is_refused_and_keeps_the_submodule(torch):
+    m = nn.Module()
+    child = nn.Linear(1, 1)
+    m.c = child
+    with pytest.raises(TypeError, match=r"^cannot assign 'int' as child module 'c' "
+                                        r"\(naivegraph.nn.Module or None expected\)$"):
+        m.c = 3
+    assert m.c is child and [n for n, _ in m.named_parameters()] == ["c.weight", "c.bias"]
+    t = torch.nn.Module()
+    t.c = torch.nn.Linear(1, 1)
+    with pytest.raises(TypeError, match="cannot assign 'int' as child module 'c'"):
+        t.c = 3
+
+
+def test_module_over_a_parameter_is_refused_with_the_type_named():
+    m = nn.Module()
+    m.p = nn.Parameter(ng.ones(1))
+    with pytest.raises(TypeError, match="cannot assign 'naivegraph.nn.modules.Linear' as "
+                                        "parameter 'p'"):
+        m.p = nn.Linear(1, 1)
+    assert [n for n, _ in m.named_parameters()] == ["p"] and list(m.children()) == []
+
+
+def test_deleted_parameter_and_submodule_are_gone():
+    m = nn.Module()
+    m.a, m.c = nn.Parameter(ng.ones(1)), nn.Linear(1, 1)
+    del m.a
+    del m.c
+    assert list(m.named_parameters()) == [] and list(m.named_modules()) == [("", m)]
+    with pytest.raises(AttributeError, match="'Module' object has no attribute 'a'"):
+        m.a
+    with pytest.raises(AttributeError, match="no attribute 'zz'"):
+        del m.zz
+
+
+def test_parameter_set_to_none_reads_none_and_is_not_listed():
+    m = nn.Linear(2, 1)
+    m.bias = None
+    assert m.bias is None
+    assert [n for n, _ in m.named_parameters()] == ["weight"]
+    assert list(m.state_dict()) == ["weight"]
+
+
+def test_parameter_shared_between_submodules_appears_once_at_its_first_name(torch):
+    def build(lib, ones):
+        a, b = lib.Linear(2, 2), lib.Linear(2, 2)
+        b.weight = a.weight
+        return lib.Sequential(a, b)
+
+    ours, theirs = build(nn, ng.ones), build(torch.nn, torch.ones)
+    assert [n for n, _ in ours.named_parameters()] == ["0.weight", "0.bias", "1.bias"]
+    assert _listings(ours) == _listings(theirs)
+    assert len(list(ours.parameters())) == 3
+
+
+def test_zero_grad_reaches_every_nested_and_shared_parameter():
+    model = _nested(nn, ng.ones)
+    for p in model.parameters():
+        p.grad = ng.ones(p.shape)
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_module_containing_itself_is_refused_before_anything_changes():
+    outer, inner = nn.Module(), nn.Module()
+    outer.inner = inner
+    with pytest.raises(ValueError, match="would form a cycle"):
+        inner.back = outer
+    with pytest.raises(ValueError, match="would form a cycle"):
+        outer.me = outer
+    assert list(inner.children()) == [] and [n for n, _ in outer.named_modules()] == ["", "inner"]
+    assert "me" not in outer.__dict__
+
+
+def test_state_dict_round_trip_copies_values_in_place():
+    a, b = _nested(nn, ng.ones), _nested(nn, ng.ones)
+    weight = b.first.weight
+    result = b.load_state_dict(a.state_dict())
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert b.first.weight is weight
+    assert [p.tolist() for p in b.parameters()] == [p.tolist() for p in a.parameters()]
+
+
+def test_load_state_dict_with_a_bad_key_or_shape_changes_nothing(torch):
+    model = nn.Linear(2, 1)
+    before = (model.weight.tolist(), model.bias.tolist())
+    state = {"weight": ng.zeros(1, 3), "bias": ng.zeros(1), "extra": ng.zeros(1)}
+    with pytest.raises(RuntimeError) as info:
+        model.load_state_dict(state)
+    message = str(info.value)
+    assert message.startswith("Error(s) in loading state_dict for Linear:")
+    assert 'Unexpected key(s) in state_dict: "extra".' in message
+    assert ("size mismatch for weight: copying a param with shape [1, 3] from checkpoint, "
+            "the shape in current model is [1, 2].") in message
+    assert (model.weight.tolist(), model.bias.tolist()) == before
+    t = torch.nn.Linear(2, 1)
+    with pytest.raises(RuntimeError, match="size mismatch for weight"):
+        t.load_state_dict({"weight": torch.zeros(1, 3), "bias": torch.zeros(1),
+                           "extra": torch.zeros(1)})
+    missing = nn.Linear(2, 1)
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "bias"'):
+        missing.load_state_dict({"weight": ng.zeros(1, 2)})
+    loose = missing.load_state_dict({"weight": ng.zeros(1, 2)}, strict=False)
+    assert loose.missing_keys == ["bias"] and missing.weight.tolist() == [[0.0, 0.0]]
