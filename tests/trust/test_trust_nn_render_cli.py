@@ -236,3 +236,72 @@ def test_load_state_dict_with_a_bad_key_or_shape_changes_nothing(torch):
         missing.load_state_dict({"weight": ng.zeros(1, 2)})
     loose = missing.load_state_dict({"weight": ng.zeros(1, 2)}, strict=False)
     assert loose.missing_keys == ["bias"] and missing.weight.tolist() == [[0.0, 0.0]]
+
+
+# --------------------------------------------------------------------- render inputs
+ACCEPTS = ("render\\(\\) draws a naivegraph Tensor or a list of Tensors \\(dynamic mode\\), "
+           "or a static Graph, Node or list of Nodes; got ")
+
+
+@pytest.fixture
+def leaf():
+    return ng.tensor([1.0, 2.0], requires_grad=True)
+
+
+@pytest.mark.parametrize("bad, shown", [
+    (None, "None"),
+    ({"a": 1}, "a dict \\(to draw its tensors pass a list"),
+    ([], "an empty list"),
+    ((), "an empty tuple"),
+    (3.0, "float 3.0"),
+    ("loss", "str 'loss'"),
+    (ng.nn, "module <module 'naivegraph.nn'"),
+])
+def test_render_refuses_what_it_cannot_draw_and_says_what_it_accepts(bad, shown):
+    with pytest.raises(TypeError, match=ACCEPTS + shown):
+        ng.render(bad)
+
+
+def test_render_names_the_bad_item_of_a_list(leaf):
+    with pytest.raises(TypeError, match=ACCEPTS + "item 1 of the list is int 3$"):
+        ng.render([leaf, 3])
+
+
+def test_render_refuses_a_list_mixing_modes_and_a_graph_inside_a_list(leaf):
+    import naivegraph.static as ns
+
+    graph = ns.Graph()
+    with graph:
+        a = ns.placeholder("a")
+    with pytest.raises(TypeError, match="mixing Tensors and static Nodes"):
+        ng.render([a, leaf])
+    with pytest.raises(TypeError, match=ACCEPTS + "item 0 of the list is Graph"):
+        ng.render([graph])
+    assert ng.render(graph).stats["shown"] == 1 and ng.render([a]).stats["shown"] == 1
+
+
+def test_render_refuses_an_unknown_kind(leaf):
+    with pytest.raises(ValueError, match="kind must be one of forward, backward, both "
+                                         "\\(or None\\), not 'sideways'"):
+        ng.render(leaf, kind="sideways")
+
+
+def test_backward_drawing_of_a_tensor_without_grad_graph_says_how_to_get_one():
+    with pytest.raises(ValueError, match="kind='backward' draws the grad_fn graph, but nothing "
+                                         "given has one.*requires_grad=True"):
+        ng.render(ng.ones(2) * 2, kind="backward")
+    assert ng.render(ng.ones(2) * 2, kind="forward").stats["shown"] == 1
+
+
+@pytest.mark.parametrize("option, error, phrase", [
+    ({"params": ["w"]}, TypeError, "params must be a dict of names to tensors"),
+    ({"max_nodes": "5"}, TypeError, "max_nodes must be an int"),
+    ({"max_nodes": True}, TypeError, "max_nodes must be an int"),
+    ({"max_nodes": 1}, ValueError, "max_nodes must be at least 2"),
+    ({"rankdir": "sideways"}, ValueError, "rankdir must be one of TB, LR, BT, RL"),
+    ({"backend": "matplotlib"}, ValueError, "unknown backend 'matplotlib'"),
+    ({"title": 3}, TypeError, "title must be a str or None"),
+])
+def test_render_refuses_bad_options_before_drawing(leaf, option, error, phrase):
+    with pytest.raises(error, match=phrase):
+        ng.render(leaf * 2, **option)
