@@ -5,6 +5,9 @@ nn listings are compared name for name with torch.nn on the same nested models.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 import naivegraph as ng
@@ -305,3 +308,97 @@ def test_backward_drawing_of_a_tensor_without_grad_graph_says_how_to_get_one():
 def test_render_refuses_bad_options_before_drawing(leaf, option, error, phrase):
     with pytest.raises(error, match=phrase):
         ng.render(leaf * 2, **option)
+
+
+# --------------------------------------------------------------------- the CLI
+def _one_error_line(capsys, status, expected_status, phrase):
+    err = capsys.readouterr().err
+    assert status == expected_status
+    assert err.startswith("naivegraph: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    assert phrase in err, err
+    return err
+
+
+def test_cli_unknown_example_lists_the_names(capsys, tmp_path):
+    from naivegraph.cli import main
+
+    status = main(["render", "nosuch", "--out", str(tmp_path)])
+    _one_error_line(capsys, status, 2, "unknown example 'nosuch'; choose from reference, exp, "
+                                       "mlp, static-reference")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_render_help_lists_the_examples(capsys):
+    from naivegraph.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["render", "--help"])
+    assert done.value.code == 0
+    assert "examples: reference, exp, mlp, static-reference" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("out, reason", [("/proc/naivegraph-x", "No such file or directory"),
+                                         ("FILE/sub", "Not a directory")])
+def test_cli_unwritable_out_is_one_line_before_any_work(capsys, tmp_path, out, reason):
+    from naivegraph.cli import main
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    out = out.replace("FILE", str(a_file))
+    status = main(["render", "exp", "--out", out])
+    _one_error_line(capsys, status, 2, f"cannot write into --out {out}: {reason}; pass --out")
+
+
+def test_cli_missing_package_is_one_line_saying_what_to_install(capsys, tmp_path, monkeypatch):
+    from naivegraph.cli import main
+
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "matplotlib", None)
+        status = main(["figures", "--out", str(tmp_path)])
+    _one_error_line(capsys, status, 1, "needs the Python package 'matplotlib', which cannot be "
+                                       "imported")
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "PIL", None)
+        status = main(["tour", "--out", str(tmp_path)])
+    _one_error_line(capsys, status, 1, "install it with `pip install pillow`")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_missing_package_met_late_is_still_one_line(capsys, tmp_path, monkeypatch):
+    import naivegraph.cli as cli
+
+    def render_needing_a_lost_package(out, names):
+        import naivegraph_lost_package  # noqa: F401
+
+    monkeypatch.setattr(cli, "_render_examples", render_needing_a_lost_package)
+    status = cli.main(["render", "exp", "--out", str(tmp_path)])
+    _one_error_line(capsys, status, 1, "pip install naivegraph_lost_package")
+
+
+@pytest.mark.parametrize("folder, phrase", [
+    ("/no/such/lessons", "lessons folder /no/such/lessons does not exist; pass --lessons"),
+    ("EMPTY", "no lesson notebooks (*.ipynb) in EMPTY"),
+    ("FILE", "lessons folder FILE is not a folder"),
+])
+def test_cli_check_without_lessons_says_so_and_exits_2(capsys, tmp_path, folder, phrase):
+    from naivegraph.cli import main
+
+    (tmp_path / "file.txt").write_text("")
+    folder = folder.replace("EMPTY", str(tmp_path)).replace("FILE", str(tmp_path / "file.txt"))
+    phrase = phrase.replace("EMPTY", str(tmp_path)).replace("FILE", str(tmp_path / "file.txt"))
+    status = main(["check", "--lessons", folder])
+    err = _one_error_line(capsys, status, 2, phrase)
+    assert "correct" not in err
+
+
+def test_cli_errors_through_a_real_process_have_no_traceback(tmp_path):
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "naivegraph.cli", "render", "nosuch",
+                           "--out", str(tmp_path)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("naivegraph: error: unknown example 'nosuch'")
+    assert "Traceback" not in done.stderr
