@@ -68,6 +68,9 @@ def render(obj: Any, kind: str | None = None, show_values: bool = True,
         A :class:`Drawing` (a ``graphviz.Digraph``): ``.source`` is the DOT text,
         ``.pipe(format="png")`` the bytes, ``.render("file", format="pdf")`` a file;
         in Jupyter it shows as SVG.  ``.stats`` tells how many nodes were hidden.
+        ``.pipe`` / ``.render`` refuse a drawing too big to lay out in reasonable time
+        (``LayoutTooLarge``, before Graphviz starts; ``force=True`` overrides) and warn
+        about a large one: limits measured in :mod:`naivegraph.render.engine`.
 
     >>> import naivegraph as ng
     >>> a = ng.tensor(2.0, requires_grad=True)

@@ -402,3 +402,89 @@ def test_cli_errors_through_a_real_process_have_no_traceback(tmp_path):
     assert done.stdout == ""
     assert done.stderr.startswith("naivegraph: error: unknown example 'nosuch'")
     assert "Traceback" not in done.stderr
+
+
+# --------------------------------------------------------------------- layout-cost guard
+def _chain(ops: int):
+    x = ng.ones(2, requires_grad=True)
+    y = x
+    for _ in range(ops):
+        y = y * 1.01
+    return y.sum()
+
+
+@pytest.fixture
+def no_layout(monkeypatch):
+    """Engines that fail the test if a layout is ever started."""
+    from naivegraph.render import engine
+
+    def started(source, fmt):
+        raise AssertionError("a layout engine was started")
+
+    monkeypatch.setattr(engine, "_ENGINES", {"dot": started, "pygraphviz": started})
+    return engine
+
+
+def test_layout_cost_counts_nodes_edges_and_ranks_skipped():
+    from naivegraph.render.engine import SKIP_WEIGHT, layout_cost
+
+    cost = layout_cost("digraph {\n a [label=x]\n a -> b\n b -> c\n a -> c\n c -> d\n a -> d\n}")
+    assert cost == (4, 5, 3)
+    assert cost.total == 4 + 5 + SKIP_WEIGHT * 3
+    drawing = ng.render(_chain(10), max_nodes=None, params={}, legend=False)
+    assert layout_cost(drawing.source) == (33, 32, 0)  # sum, output, 10 x (mul, result, 1.01), leaf
+
+
+def test_huge_drawing_is_refused_before_layout_with_its_size_and_the_ways_out(no_layout):
+    import time
+
+    drawing = ng.render(_chain(20_000), max_nodes=None, params={})
+    started = time.perf_counter()
+    with pytest.raises(no_layout.LayoutTooLarge) as refused:
+        drawing.pipe("svg")
+    assert time.perf_counter() - started < 10  # the estimate only reads the DOT text
+    message = str(refused.value)
+    assert message.startswith("refusing to lay out a drawing of 60,004 nodes and 60,002 edges "
+                              "(layout cost 120,006")  # 60,003 + the legend
+    assert "max_nodes=500" in message and "force=True" in message
+    assert isinstance(refused.value, no_layout.RenderError)
+    with pytest.raises(no_layout.LayoutTooLarge):
+        drawing.render("/nonexistent-never-written/x", format="png")
+
+
+def test_force_lays_out_a_refused_drawing(no_layout, monkeypatch):
+    drawing = ng.render(_chain(6_000), max_nodes=None, params={})
+    monkeypatch.setitem(no_layout._ENGINES, "pygraphviz", lambda source, fmt: b"<svg/>")
+    monkeypatch.setattr(no_layout, "BACKENDS", ("pygraphviz",))
+    with pytest.warns(UserWarning, match="laying out a drawing of 18,004 nodes"):
+        assert drawing.pipe("svg", force=True) == b"<svg/>"
+
+
+def test_large_drawing_warns_and_small_one_is_silent(no_layout, monkeypatch):
+    import warnings
+
+    monkeypatch.setitem(no_layout._ENGINES, "pygraphviz", lambda source, fmt: b"<svg/>")
+    monkeypatch.setattr(no_layout, "BACKENDS", ("pygraphviz",))
+    large = ng.render(_chain(1_000), max_nodes=None, params={})
+    with pytest.warns(UserWarning, match=r"\(layout cost 6,0\d\d, 0 ranks skipped by long "
+                                         r"edges\) may take a while.*max_nodes=500"):
+        large.pipe("svg")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ng.render(_chain(20_000), params={}).pipe("svg") == b"<svg/>"  # collapsed
+
+
+def test_input_reused_far_down_the_graph_counts_as_costly(no_layout):
+    x = ng.ones(2, requires_grad=True)
+    y = x
+    for step in range(400):
+        y = y * 1.01 + x if step % 2 else y * 1.01
+    drawing = ng.render(y.sum(), max_nodes=None, params={})
+    assert no_layout.layout_cost(drawing.source).nodes < 2_000
+    with pytest.raises(no_layout.LayoutTooLarge, match="ranks skipped by long edges"):
+        drawing.pipe("png")
+
+
+def test_refused_drawing_shows_the_reason_in_jupyter(no_layout):
+    bundle = ng.render(_chain(20_000), max_nodes=None, params={})._repr_mimebundle_()
+    assert bundle["text/plain"].startswith("refusing to lay out a drawing of 60,004 nodes")
