@@ -90,6 +90,9 @@ class Module:
             raise AttributeError("cannot assign attributes before Module.__init__() call: "
                                  "call super().__init__() first in your __init__")
         params, modules = self._parameters, self._modules
+        if isinstance(value, (Parameter, Module)) and ("." in name or not name):
+            raise KeyError(f'cannot register "{name}": a parameter or module name must be '
+                           'non-empty and must not contain "." (dots join nested names)')
         if isinstance(value, Parameter):
             self._forget(name, keep="_parameters")
             params[name] = value  # an existing key keeps its place, as in torch
@@ -341,8 +344,12 @@ class Sequential(Module):
 
     def __init__(self, *modules: Module) -> None:
         super().__init__()
+        for m in modules:  # check all first: a bad argument leaves nothing half-built
+            if m is not None and not isinstance(m, Module):
+                raise TypeError(f"{_typename(m)} is not a Module subclass: Sequential takes "
+                                "modules such as nn.Linear(2, 3) or nn.ReLU()")
         for i, m in enumerate(modules):
-            setattr(self, str(i), m)
+            self._modules[str(i)] = m
 
     def __getitem__(self, index: int) -> Module:
         return list(self._modules.values())[index]

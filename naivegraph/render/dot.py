@@ -323,6 +323,10 @@ class Drawing(graphviz.Digraph):
 
 
 def _output_path(filename, directory, fmt, outfile) -> str:
+    for option, value in (("filename", filename), ("directory", directory), ("outfile", outfile)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{option} must be a path (str or os.PathLike), "
+                            f"not {type(value).__name__}")
     if outfile is not None:
         return os.fspath(outfile)
     fmt = engine.check_format(fmt or "svg")

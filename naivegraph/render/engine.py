@@ -135,6 +135,8 @@ def check_layout_cost(source: str, force: bool = False) -> LayoutCost:
     Above :data:`REFUSE_COST` this raises :class:`LayoutTooLarge` unless ``force`` is
     true; above :data:`WARN_COST` it warns (``UserWarning``).
     """
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be True or False, not {force!r}")
     cost = layout_cost(source)
     size = (f"{cost.nodes:,} nodes and {cost.edges:,} edges (layout cost {cost.total:,}, "
             f"{cost.virtual:,} ranks skipped by long edges)")

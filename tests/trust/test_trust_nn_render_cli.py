@@ -488,3 +488,73 @@ def test_input_reused_far_down_the_graph_counts_as_costly(no_layout):
 def test_refused_drawing_shows_the_reason_in_jupyter(no_layout):
     bundle = ng.render(_chain(20_000), max_nodes=None, params={})._repr_mimebundle_()
     assert bundle["text/plain"].startswith("refusing to lay out a drawing of 60,004 nodes")
+
+
+# --------------------------------------------------------------------- hostile inputs
+def test_sequential_refuses_a_non_module_like_torch(torch):
+    with pytest.raises(TypeError, match="^int is not a Module subclass"):
+        nn.Sequential(nn.ReLU(), 3)
+    with pytest.raises(TypeError, match="^int is not a Module subclass"):
+        torch.nn.Sequential(torch.nn.ReLU(), 3)
+    assert [n for n, _ in nn.Sequential(None, nn.ReLU()).named_children()] == \
+        [n for n, _ in torch.nn.Sequential(None, torch.nn.ReLU()).named_children()] == ["1"]
+
+
+def test_dotted_or_empty_names_cannot_register(torch):
+    m = nn.Module()
+    for name in ("a.b", ""):
+        with pytest.raises(KeyError, match='must be non-empty and must not contain "."'):
+            setattr(m, name, nn.Parameter(ng.ones(1)))
+        with pytest.raises(KeyError, match='must be non-empty and must not contain "."'):
+            setattr(m, name, nn.ReLU())
+    assert list(m.named_parameters()) == [] and list(m.children()) == []
+    with pytest.raises(KeyError, match='parameter name can'):
+        torch.nn.Module().register_parameter("a.b", torch.nn.Parameter(torch.ones(1)))
+
+
+def test_load_state_dict_refuses_a_non_mapping(torch):
+    with pytest.raises(TypeError, match="Expected state_dict to be dict-like, got list"):
+        nn.Linear(1, 1).load_state_dict([1])
+    with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
+        torch.nn.Linear(1, 1).load_state_dict([1])
+
+
+def test_longer_cycle_of_submodules_is_refused():
+    a, b, c = nn.Module(), nn.Module(), nn.Module()
+    a.b, b.c = b, c
+    with pytest.raises(ValueError, match="cannot assign Module as child module 'a' of Module"):
+        c.a = a
+    assert [n for n, _ in a.named_modules(remove_duplicate=False)] == ["", "b", "b.c"]
+    assert "Module(" in repr(a)
+
+
+def test_render_optimization_entries_refuse_wrong_types(leaf):
+    from naivegraph.render import render_gradient_optimization, render_optimization
+
+    for bad in (None, 3, leaf):
+        with pytest.raises(TypeError, match="render_optimization\\(\\) draws a static ns.Graph"):
+            render_optimization(bad)
+    with pytest.raises(TypeError, match="gradient nodes returned by ns.gradients; got NoneType"):
+        render_gradient_optimization(None)
+    with pytest.raises(TypeError, match="got a list holding Tensor"):
+        render_gradient_optimization([leaf])
+
+
+def test_drawing_outputs_refuse_wrong_types(leaf, tmp_path):
+    drawing = ng.render(leaf * 2)
+    with pytest.raises(TypeError, match="outfile must be a path"):
+        drawing.render(outfile=3)
+    with pytest.raises(ValueError, match="unsupported output format 3"):
+        drawing.pipe(3)
+    with pytest.raises(TypeError, match="force must be True or False, not 'no'"):
+        drawing.pipe("svg", force="no")
+
+
+def test_render_examples_takes_one_name_as_a_string_and_refuses_a_bad_folder(tmp_path):
+    from naivegraph.render.examples import render_examples
+
+    written = render_examples(tmp_path, names="exp", formats=("dot",))
+    assert sorted(Path(p).name for p in written) == ["exp_after_backward.dot", "exp_backward.dot",
+                                                      "exp_forward.dot"]
+    with pytest.raises(TypeError, match="outdir must be a folder path, not NoneType"):
+        render_examples(None, names=["exp"])
