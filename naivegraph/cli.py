@@ -325,10 +325,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (error.name or "").split(".")[0] == "naivegraph":
             raise  # a bug in naivegraph itself, not a missing package
         return _fail(parser, str(_missing_package((error.name or "?").split(".")[0], error)), 1)
-    except OSError as error:
-        where = f" {error.filename}" if error.filename else ""
-        return _fail(parser, f"cannot write{where}: {error.strerror or error}; check the "
-                             "path and its permissions", 1)
+    except OSError as error:  # a file vanished or filled the disk while the command ran
+        where = f"{error.filename}: " if error.filename else ""
+        return _fail(parser, f"{where}{error.strerror or error}; check the path, its "
+                             "permissions and the free space", 1)
 
 
 def _fail(parser: argparse.ArgumentParser, message: str, status: int) -> int:

@@ -558,3 +558,15 @@ def test_render_examples_takes_one_name_as_a_string_and_refuses_a_bad_folder(tmp
                                                       "exp_forward.dot"]
     with pytest.raises(TypeError, match="outdir must be a folder path, not NoneType"):
         render_examples(None, names=["exp"])
+
+
+def test_cli_file_error_met_while_writing_is_one_line(capsys, tmp_path, monkeypatch):
+    import naivegraph.cli as cli
+
+    def disk_full(out, names):
+        raise OSError(28, "No space left on device", str(out / "exp_forward.svg"))
+
+    monkeypatch.setattr(cli, "_render_examples", disk_full)
+    status = cli.main(["render", "exp", "--out", str(tmp_path)])
+    _one_error_line(capsys, status, 1, f"{tmp_path / 'exp_forward.svg'}: No space left on "
+                                       "device; check the path")
