@@ -61,8 +61,8 @@ class LayoutTooLarge(RenderError):
 #: chain of 500 ops                            1,503  1,502  0        3,005   0.3
 #: chain of 1,000 ops                          3,003  3,002  0        6,005   0.8
 #: chain of 3,300 ops                          9,903  9,902  0        19,805  21
-#: 30 steps, one input feeding all of them     123    137    690      3,710   0.3
-#: 60 steps, one input feeding all of them     243    272    2,730    14,165  11
+#: 30 steps, the input re-added every 2nd      123    137    690      3,710   0.3
+#: 60 steps, the input re-added every 2nd      243    272    2,730    14,165  11
 #: ==========================================  =====  =====  =======  ======  =======
 #:
 #: Time grows faster than linearly, and an edge skipping many ranks (an input reused far
