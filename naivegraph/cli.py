@@ -10,10 +10,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -24,6 +26,48 @@ import numpy as np
 # Relative to where the command runs: `make lab` and `make figures` run at the repo root.
 DEFAULT_FIGURES = Path("figures")
 DEFAULT_LESSONS = Path("lessons")
+
+
+class CommandError(Exception):
+    """A problem the user can fix: printed as one ``naivegraph: error:`` line, no traceback."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+#: Import name -> what to ``pip install`` for the packages the drawing commands use.
+PACKAGES = {"graphviz": "graphviz", "pygraphviz": "pygraphviz", "matplotlib": "matplotlib",
+            "PIL": "pillow"}
+
+
+def _require(*modules: str) -> None:
+    """Fail before any work when a package a command needs cannot be imported."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as error:  # name the package that is really missing
+            raise _missing_package((error.name or name).split(".")[0], error) from error
+
+
+def _missing_package(name: str, error: Exception) -> CommandError:
+    package = PACKAGES.get(name, name)
+    return CommandError(f"this command needs the Python package {package!r}, which cannot be "
+                        f"imported ({error}); install it with `pip install {package}`", 1)
+
+
+def _writable_folder(out: str) -> Path:
+    """``--out`` as a folder that exists and accepts files, or a CommandError saying why not."""
+    folder = Path(out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise CommandError(f"cannot write into --out {out}: {reason}; pass --out with a "
+                           "folder you can write to") from error
+    return folder
 
 
 def _step(message: str, index: int, total: int) -> None:
@@ -99,7 +143,8 @@ def format_table(rows: Sequence[tuple[str, str, str]]) -> str:
 
 # ------------------------------------------------------------------------- commands
 def cmd_tour(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+    _require("graphviz", "matplotlib", "PIL")
+    out = _writable_folder(args.out)
     total = 4
     print("naivegraph tour: l1 = input*w1; l2 = l1 + w2; l3 = l1*w3; l4 = l2*l3; "
           "loss = mean(l4)\nwith input = ones(2, 2), w1 = 2, w2 = 3, w3 = 4.\n")
@@ -152,26 +197,43 @@ def _animations(out: Path) -> list[Path]:
 
 
 def cmd_figures(args: argparse.Namespace) -> int:
-    _print_written(_write_figures(Path(args.out)))
+    _require("graphviz", "matplotlib", "PIL")
+    _print_written(_write_figures(_writable_folder(args.out)))
     return 0
 
 
+def _example_names() -> tuple[str, ...]:
+    from .render.examples import EXAMPLES
+    return EXAMPLES
+
+
 def cmd_render(args: argparse.Namespace) -> int:
-    for path in _render_examples(Path(args.out), args.names or None):
+    _require("graphviz")
+    unknown = [name for name in args.names if name not in _example_names()]
+    if unknown:
+        raise CommandError(f"unknown example {', '.join(map(repr, unknown))}; choose from "
+                           f"{', '.join(_example_names())} (see `naivegraph render --help`)")
+    for path in _render_examples(_writable_folder(args.out), args.names or None):
         print(path)
     return 0
 
 
 def _find_lesson(name: str | None, folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise CommandError(f"lessons folder {folder} {what}; pass --lessons with the folder "
+                           "that holds the lesson notebooks (lessons/ in the repository)")
     notebooks = sorted(folder.glob("*.ipynb"))
+    if not notebooks:
+        raise CommandError(f"no lesson notebooks (*.ipynb) in {folder}; pass --lessons with "
+                           "the folder that holds them (lessons/ in the repository)")
     if name is None:
         return notebooks
     matches = [p for p in notebooks if p.stem == name or p.stem.startswith(f"{int(name):02d}_")] \
         if name.isdigit() else [p for p in notebooks if name in p.stem]
     if not matches:
-        listed = ", ".join(p.stem for p in notebooks) or "none found"
-        raise SystemExit(f"naivegraph check: no lesson matches {name!r} in {folder} "
-                         f"(lessons: {listed})")
+        listed = ", ".join(p.stem for p in notebooks)
+        raise CommandError(f"no lesson matches {name!r} in {folder} (lessons: {listed})")
     return matches
 
 
@@ -221,8 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
     figures = sub.add_parser("figures", help="regenerate every figure")
     figures.add_argument("--out", default=str(DEFAULT_FIGURES))
     figures.set_defaults(run=cmd_figures)
-    render = sub.add_parser("render", help="draw the built-in example graphs")
-    render.add_argument("names", nargs="*", help="examples to draw (default: all)")
+    render = sub.add_parser("render", help="draw the built-in example graphs",
+                            epilog=f"examples: {_example_list()}",
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    render.add_argument("names", nargs="*", metavar="NAME",
+                        help="examples to draw (default: all; listed below)")
     render.add_argument("--out", default=str(DEFAULT_FIGURES))
     render.set_defaults(run=cmd_render)
     check = sub.add_parser("check", help="run a lesson's exercises and print the results")
@@ -237,9 +302,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _example_list() -> str:
+    try:
+        return ", ".join(_example_names())
+    except ImportError as error:  # the drawing packages are missing: say so in --help
+        return f"(cannot list them: {error})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.run(args)
+    """Run one ``naivegraph`` command; problems the user can fix print one line, no traceback.
+
+    >>> main(["check", "--lessons", "/no/such/folder"])
+    2
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except CommandError as error:
+        return _fail(parser, str(error), error.status)
+    except ImportError as error:
+        if (error.name or "").split(".")[0] == "naivegraph":
+            raise  # a bug in naivegraph itself, not a missing package
+        return _fail(parser, str(_missing_package((error.name or "?").split(".")[0], error)), 1)
+    except OSError as error:  # a file vanished or filled the disk while the command ran
+        where = f"{error.filename}: " if error.filename else ""
+        return _fail(parser, f"{where}{error.strerror or error}; check the path, its "
+                             "permissions and the free space", 1)
+
+
+def _fail(parser: argparse.ArgumentParser, message: str, status: int) -> int:
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

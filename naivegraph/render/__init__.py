@@ -68,6 +68,9 @@ def render(obj: Any, kind: str | None = None, show_values: bool = True,
         A :class:`Drawing` (a ``graphviz.Digraph``): ``.source`` is the DOT text,
         ``.pipe(format="png")`` the bytes, ``.render("file", format="pdf")`` a file;
         in Jupyter it shows as SVG.  ``.stats`` tells how many nodes were hidden.
+        ``.pipe`` / ``.render`` refuse a drawing too big to lay out in reasonable time
+        (``LayoutTooLarge``, before Graphviz starts; ``force=True`` overrides) and warn
+        about a large one: limits measured in :mod:`naivegraph.render.engine`.
 
     >>> import naivegraph as ng
     >>> a = ng.tensor(2.0, requires_grad=True)
@@ -82,9 +85,11 @@ def render(obj: Any, kind: str | None = None, show_values: bool = True,
     n2 -> n1 [color="#424242"]
     }
     """
-    if kind is not None and kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)} (or None), not {kind!r}")
-    if params is None and not _is_static(obj):
+    _check_render_options(kind, params, max_nodes, rankdir, backend, title)
+    mode = _mode_of(obj)
+    if mode == "dynamic" and kind == "backward":
+        _require_backward_graph(obj)
+    if params is None and mode == "dynamic":
         from .dynamic import caller_names
         params = caller_names(_PACKAGE_DIR)
     # Drawing allocates many small objects and no cycles: the cyclic collector would
@@ -98,11 +103,88 @@ def render(obj: Any, kind: str | None = None, show_values: bool = True,
             gc.enable()
 
 
+ACCEPTS = ("render() draws a naivegraph Tensor or a list of Tensors (dynamic mode), "
+           "or a static Graph, Node or list of Nodes")
+
+RANKDIRS = ("TB", "LR", "BT", "RL")
+
+
+def _describe(obj: Any) -> str:
+    if obj is None:
+        return "None"
+    if isinstance(obj, Mapping):
+        return (f"a {type(obj).__name__} (to draw its tensors pass a list, e.g. "
+                "render(list(d.values())); names go in params=)")
+    if isinstance(obj, (list, tuple)) and not obj:
+        return f"an empty {type(obj).__name__}"
+    return f"{type(obj).__name__} {obj!r:.60}"
+
+
+def _mode_of(obj: Any) -> str:
+    """``"dynamic"`` or ``"static"``; anything else is a TypeError naming what was given."""
+    from ..dynamic.tensor import Tensor
+
+    items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+    if not items or isinstance(obj, Mapping):
+        raise TypeError(f"{ACCEPTS}; got {_describe(obj)}")
+    modes = []
+    for position, item in enumerate(items):
+        if isinstance(item, Tensor):
+            modes.append("dynamic")
+        elif _is_static_drawable(item, whole_graph_ok=item is obj):
+            modes.append("static")
+        else:
+            where = "" if items == [obj] else f"item {position} of the {type(obj).__name__} is "
+            raise TypeError(f"{ACCEPTS}; got {where}{_describe(item)}")
+    if len(set(modes)) > 1:
+        raise TypeError(f"{ACCEPTS}; got a {type(obj).__name__} mixing Tensors and static "
+                        "Nodes: draw each mode with its own render() call")
+    return modes[0]
+
+
+def _is_static_drawable(obj: Any, whole_graph_ok: bool) -> bool:
+    if not (type(obj).__module__ or "").startswith("naivegraph.static"):
+        return False
+    import naivegraph.static as ns
+    return isinstance(obj, ns.Node) or (whole_graph_ok and isinstance(obj, ns.Graph))
+
+
+def _require_backward_graph(obj: Any) -> None:
+    tensors = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+    if not any(t.grad_fn is not None or t.requires_grad for t in tensors):
+        raise ValueError("kind='backward' draws the grad_fn graph, but nothing given has one: "
+                         "no grad_fn and requires_grad=False.  Create the leaves with "
+                         "requires_grad=True before computing it, or draw kind='forward'")
+
+
+def _check_render_options(kind: Any, params: Any, max_nodes: Any, rankdir: Any,
+                          backend: Any, title: Any) -> None:
+    """Refuse bad options before any work, each with what is accepted."""
+    from .engine import BACKENDS
+
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)} (or None), not {kind!r}")
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError("params must be a dict of names to tensors, e.g. params={'w1': w1}, "
+                        f"not {type(params).__name__}")
+    if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, int)):
+        raise TypeError(f"max_nodes must be an int (or None for no limit), not {max_nodes!r}")
+    if max_nodes is not None and max_nodes < 2:
+        raise ValueError(f"max_nodes must be at least 2 (or None for no limit), not {max_nodes}")
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    if backend not in (None, "auto", *BACKENDS):
+        raise ValueError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)} "
+                         "or None")
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be a str or None, not {type(title).__name__}")
+
+
 def _render(obj: Any, kind: str | None, show_values: bool, params: Mapping[str, Any] | None,
             max_nodes: int | None, legend: bool, rankdir: str, title: str | None,
             backend: str | None) -> Drawing:
     started = time.perf_counter()
-    if _is_static(obj):
+    if _mode_of(obj) == "static":
         from .static import static_sketch
         sketch, default_title = static_sketch(obj, kind, show_values)
     else:

@@ -258,26 +258,34 @@ class Drawing(graphviz.Digraph):
         return super()._copy_kwargs(backend=self.backend, **kwargs)
 
     def pipe(self, format: str | None = None, *args: Any, backend: str | None = None,
-             encoding: str | None = None, **ignored: Any) -> bytes | str:
-        """The drawing as ``format`` bytes (``str`` if ``encoding`` is given)."""
-        data = engine.pipe(self.source, format or self.format or "svg", backend or self.backend)
+             encoding: str | None = None, force: bool = False, **ignored: Any) -> bytes | str:
+        """The drawing as ``format`` bytes (``str`` if ``encoding`` is given).
+
+        A drawing too big to lay out in reasonable time raises
+        :class:`~naivegraph.render.engine.LayoutTooLarge` before Graphviz starts (and one
+        merely large warns); ``force=True`` lays it out anyway.  See
+        :data:`~naivegraph.render.engine.REFUSE_COST` for the measured limits.
+        """
+        data = engine.pipe(self.source, format or self.format or "svg", backend or self.backend,
+                           force=force)
         return data.decode(encoding) if encoding else data
 
     def render(self, filename: str | os.PathLike | None = None, directory: str | None = None,
                view: bool = False, cleanup: bool = False, format: str | None = None,
                *args: Any, outfile: str | os.PathLike | None = None, backend: str | None = None,
-               **ignored: Any) -> str:
+               force: bool = False, **ignored: Any) -> str:
         """Write the drawing to a file and return its path.
 
         ``render("fig/loss", format="png")`` writes ``fig/loss.png``;
         ``render(outfile="fig/loss.pdf")`` takes the format from the suffix.  Unlike
         ``graphviz.Digraph.render`` no DOT source file is written next to it (use
-        ``.save()`` for that).
+        ``.save()`` for that).  ``force=True`` lays out a drawing that :meth:`pipe`
+        refuses as too big.
         """
         path = _output_path(filename, directory, format or self.format, outfile)
         fmt = os.path.splitext(path)[1][1:] if format is None and outfile else \
             (format or self.format or "svg")
-        data = self.pipe(fmt, backend=backend)
+        data = self.pipe(fmt, backend=backend, force=force)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "wb") as handle:
             handle.write(data)
@@ -295,7 +303,7 @@ class Drawing(graphviz.Digraph):
             if "image/png" in wanted:
                 bundle["image/png"] = self._repr_image_png()
             return bundle
-        except engine.GraphvizUnavailable as error:
+        except (engine.GraphvizUnavailable, engine.LayoutTooLarge) as error:
             # Visible in the cell, never a silent switch to the DOT text.
             message = str(error)
             return {"text/plain": message,
@@ -315,6 +323,10 @@ class Drawing(graphviz.Digraph):
 
 
 def _output_path(filename, directory, fmt, outfile) -> str:
+    for option, value in (("filename", filename), ("directory", directory), ("outfile", outfile)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{option} must be a path (str or os.PathLike), "
+                            f"not {type(value).__name__}")
     if outfile is not None:
         return os.fspath(outfile)
     fmt = engine.check_format(fmt or "svg")

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
-from typing import Callable, Iterator
+import warnings
+from collections import defaultdict, deque
+from typing import Callable, Iterator, NamedTuple
 
 #: Output formats every engine of the chain can write (a deliberate, tested subset).
 FORMATS = ("svg", "png", "pdf", "jpg", "jpeg", "gif", "ps", "eps", "json", "dot", "plain")
@@ -42,6 +45,112 @@ class GraphvizUnavailable(RuntimeError):
 
 class RenderError(RuntimeError):
     """An engine was found but failed on this DOT source (a bug in the drawing)."""
+
+
+class LayoutTooLarge(RenderError):
+    """The drawing is so big that Graphviz would run for minutes: refused before layout."""
+
+
+#: Layout cost (see :func:`layout_cost`) above which rendering warns, and above which it
+#: refuses unless ``force=True``.  Measured with pygraphviz's ``dot`` on a busy 2-core
+#: machine (SVG, legend off), drawings of dynamic graphs with ``max_nodes=None``:
+#:
+#: ==========================================  =====  =====  =======  ======  =======
+#: graph                                       nodes  edges  skipped  cost    seconds
+#: ==========================================  =====  =====  =======  ======  =======
+#: chain of 500 ops                            1,503  1,502  0        3,005   0.3
+#: chain of 1,000 ops                          3,003  3,002  0        6,005   0.8
+#: chain of 3,300 ops                          9,903  9,902  0        19,805  21
+#: 30 steps, the input re-added every 2nd      123    137    690      3,710   0.3
+#: 60 steps, the input re-added every 2nd      243    272    2,730    14,165  11
+#: ==========================================  =====  =====  =======  ======  =======
+#:
+#: Time grows faster than linearly, and an edge skipping many ranks (an input reused far
+#: down the graph) costs more than a node, hence :data:`SKIP_WEIGHT`.  A chain of 20,000
+#: ops (cost about 120,000) is refused at once instead of running for minutes.
+WARN_COST = 5_000
+REFUSE_COST = 15_000
+SKIP_WEIGHT = 5
+
+# One statement per line, as graphviz.Digraph writes DOT.
+_EDGE = re.compile(r'^\s*("[^"]*"|[\w.]+)\s*->\s*("[^"]*"|[\w.]+)', re.M)
+_NODE = re.compile(r'^\s*("[^"]*"|[\w.]+)\s*(?:\[|;?$)', re.M)
+_KEYWORDS = {"node", "edge", "graph", "subgraph", "digraph", "strict", "}", "{"}
+
+
+class LayoutCost(NamedTuple):
+    """What laying out a DOT source costs: ``nodes + edges + SKIP_WEIGHT * virtual``.
+
+    ``virtual`` counts the ranks edges skip: Graphviz routes a long edge through one
+    extra point per skipped rank.
+    """
+
+    nodes: int
+    edges: int
+    virtual: int
+
+    @property
+    def total(self) -> int:
+        return self.nodes + self.edges + SKIP_WEIGHT * self.virtual
+
+
+def layout_cost(source: str) -> LayoutCost:
+    """Estimate the work of laying out ``source`` from its nodes and edges, without Graphviz.
+
+    >>> layout_cost("digraph {\\n a -> b\\n b -> c\\n a -> c\\n}")
+    LayoutCost(nodes=3, edges=3, virtual=1)
+    """
+    edges = _EDGE.findall(source)
+    nodes = {n for n in _NODE.findall(source) if n not in _KEYWORDS}
+    nodes.update(name for edge in edges for name in edge)
+    return LayoutCost(len(nodes), len(edges), _skipped_ranks(edges))
+
+
+def _skipped_ranks(edges: list[tuple[str, str]]) -> int:
+    """Ranks skipped by the edges, each node ranked by its longest path to a sink.
+
+    Ranking from the sinks puts a constant or leaf just above its (first) consumer, as
+    Graphviz's own ranking does, so only genuinely long edges count.
+    """
+    tails, outdegree = defaultdict(list), defaultdict(int)
+    for tail, head in edges:
+        tails[head].append(tail)
+        outdegree[tail] += 1
+        outdegree.setdefault(head, 0)
+    height = dict.fromkeys(outdegree, 0)
+    ready = deque(n for n, d in outdegree.items() if d == 0)
+    while ready:  # nodes on a cycle are never ready and keep height 0: an estimate only
+        head = ready.popleft()
+        for tail in tails[head]:
+            height[tail] = max(height[tail], height[head] + 1)
+            outdegree[tail] -= 1
+            if outdegree[tail] == 0:
+                ready.append(tail)
+    return sum(max(0, abs(height[t] - height[h]) - 1) for t, h in edges)
+
+
+def check_layout_cost(source: str, force: bool = False) -> LayoutCost:
+    """Refuse (or warn about) a layout that would take Graphviz long, before it starts.
+
+    Above :data:`REFUSE_COST` this raises :class:`LayoutTooLarge` unless ``force`` is
+    true; above :data:`WARN_COST` it warns (``UserWarning``).
+    """
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be True or False, not {force!r}")
+    cost = layout_cost(source)
+    size = (f"{cost.nodes:,} nodes and {cost.edges:,} edges (layout cost {cost.total:,}, "
+            f"{cost.virtual:,} ranks skipped by long edges)")
+    if cost.total > REFUSE_COST and not force:
+        raise LayoutTooLarge(
+            f"refusing to lay out a drawing of {size}: above {REFUSE_COST:,}, Graphviz takes "
+            "from tens of seconds to many minutes.  Draw it collapsed with "
+            "ng.render(..., max_nodes=500) (or fewer), or lay it out anyway with "
+            ".pipe(..., force=True) or .render(..., force=True)")
+    if cost.total > WARN_COST:
+        warnings.warn(f"laying out a drawing of {size} may take a while (seconds to "
+                      "minutes); ng.render(..., max_nodes=500) draws it collapsed",
+                      UserWarning, stacklevel=4)
+    return cost
 
 
 def check_format(fmt: str) -> str:
@@ -130,11 +239,14 @@ def available_backends() -> list[str]:
     return found
 
 
-def pipe(source: str, fmt: str = "svg", backend: str | None = None) -> bytes:
+def pipe(source: str, fmt: str = "svg", backend: str | None = None,
+         force: bool = False) -> bytes:
     """Render DOT ``source`` to ``fmt`` bytes with the first engine that works.
 
     ``backend`` forces one engine ("dot" or "pygraphviz"); a forced engine that is
     missing raises :class:`GraphvizUnavailable` instead of trying the other one.
+    A drawing whose :func:`layout_cost` is above :data:`REFUSE_COST` raises
+    :class:`LayoutTooLarge` before any engine starts, unless ``force=True``.
     """
     fmt = check_format(fmt)
     if backend in (None, "auto"):
@@ -143,6 +255,7 @@ def pipe(source: str, fmt: str = "svg", backend: str | None = None) -> bytes:
         names = [backend]
     else:
         raise ValueError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)} or None")
+    check_layout_cost(source, force)
     reasons, failures = [], []
     for name in names:
         try:

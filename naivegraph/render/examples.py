@@ -122,12 +122,15 @@ def render_examples(outdir: str | os.PathLike, names: Iterable[str] | None = Non
                     backend: str | None = None) -> list[str]:
     """Draw the built-in examples into ``outdir``; return the paths written.
 
-    ``names``: any of :data:`EXAMPLES` (default: all).  Unknown names raise a
-    ``ValueError`` listing the known ones.
+    ``names``: any of :data:`EXAMPLES`, or one of them as a string (default: all).
+    Unknown names raise a ``ValueError`` listing the known ones.
     """
     from .engine import check_format
+    if not isinstance(outdir, (str, os.PathLike)):
+        raise TypeError(f"outdir must be a folder path, not {type(outdir).__name__}")
     outdir = os.fspath(outdir)
-    chosen = list(EXAMPLES if names is None else names)
+    # One name given as a string means that example, not its letters.
+    chosen = list(EXAMPLES if names is None else [names] if isinstance(names, str) else names)
     unknown = [n for n in chosen if n not in DYNAMIC and n not in STATIC]
     if unknown:
         raise ValueError(f"unknown example(s) {', '.join(unknown)}; choose from "

@@ -185,6 +185,10 @@ def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
     True
     """
     ns = _static()
+    if not isinstance(graph, ns.Graph):
+        raise TypeError("render_optimization() draws a static ns.Graph before and after "
+                        f"ns.optimize; got {type(graph).__name__} (for a dynamic tensor use "
+                        "ng.render)")
     new_graph, report = ns.optimize(graph, fetches=fetches)
     keep = list(graph.sinks() if fetches is None else [graph.resolve(f) for f in fetches])
     new_roots = [report.mapping[k] for k in keep if k in report.mapping]
@@ -199,6 +203,13 @@ def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
     drawing.report, drawing.optimized = report, new_graph
     return drawing
+
+
+def _describe_items(obj: Any) -> str:
+    if isinstance(obj, (list, tuple)):
+        kinds = sorted({type(o).__name__ for o in obj if not isinstance(o, _static().Node)})
+        return f"a {type(obj).__name__} holding {', '.join(kinds)}"
+    return type(obj).__name__
 
 
 def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = True,
@@ -218,6 +229,12 @@ def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = Tr
     True
     """
     ns = _static()
+    if isinstance(grads, ns.Node):
+        grads = [grads]
+    if not isinstance(grads, (list, tuple)) or not all(g is None or isinstance(g, ns.Node)
+                                                       for g in grads):
+        raise TypeError("render_gradient_optimization() draws the list of gradient nodes "
+                        f"returned by ns.gradients; got {_describe_items(grads)}")
     grads = [g for g in grads if g is not None]
     if not grads:
         raise ValueError("no gradient nodes to draw (ns.gradients returned only None)")
