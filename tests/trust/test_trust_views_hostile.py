@@ -1009,3 +1009,80 @@ def test_many_views_of_a_tensor_with_grad_do_not_grow_memory():
         tracemalloc.stop()
     assert second - first < 200_000, (first, second)
     assert len(x._views or ()) == 0
+
+
+# -- fourth batch: gradients with respect to rewritten tensors ------------------------------
+def test_hooks_on_the_written_view_before_and_after_the_write():
+    def program(M):
+        x = leaf(M, [1., 2., 3.])
+        a = x * 1
+        v = a[1:]
+        seen = []
+        v.register_hook(lambda g: seen.append(("before", g.clone())))
+        v.mul_(M.tensor([2., 3.]))
+        v.register_hook(lambda g: seen.append(("after", g.clone())))
+        (a * a).sum().backward()
+        return x.grad, seen
+    same_as_torch(program)
+
+
+def test_autograd_grad_with_respect_to_a_base_rewritten_through_a_view():
+    def program(M):
+        x = leaf(M, [1., 2., 3.])
+        a = x * 1
+        v = a[1:]
+        v.mul_(3)
+        ga, = M.autograd.grad((a * a).sum(), a, retain_graph=True)
+        gv, = M.autograd.grad((v * v).sum() + a.sum(), v)
+        return ga, gv
+    same_as_torch(program)
+
+
+def test_backward_inputs_a_base_rewritten_through_a_view():
+    def program(M):
+        x = leaf(M, [1., 2., 3.])
+        a = x * 1
+        a[0:2].mul_(3)
+        (a * a).sum().backward(inputs=[a])
+        return a.grad, x.grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_as_torch(program)
+
+
+def test_write_through_a_view_after_data_replaced_on_its_base():
+    def program(M):
+        x = leaf(M, [1., 2., 3.])
+        a = x * 2
+        v = a[1:]
+        a.data = M.tensor([10., 20., 30.])
+        v.mul_(3)
+        (a * a).sum().backward()
+        return a, v, x.grad, name(a)
+    same_as_torch(program)
+
+
+def test_write_into_a_view_of_a_view_taken_after_the_base_was_rewritten():
+    def program(M):
+        x = leaf(M, [1., 2., 3., 4.])
+        a = x * 1
+        v1 = a[1:]
+        a.mul_(2)
+        v2 = v1[1:]
+        v2.add_(x[:2])
+        (v1 * v1).sum().backward()
+        return a, v1, v2, x.grad, name(v1), name(v2)
+    same_as_torch(program)
+
+
+def test_sgd_step_on_a_parameter_with_a_live_view():
+    def program(M):
+        p = leaf(M, [1., 2., 3.])
+        v = p[0:2]
+        opt = M.optim.SGD([p], lr=0.5)
+        (p * p).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        (v * v).sum().backward()
+        return p, v, p.grad
+    same_as_torch(program)
