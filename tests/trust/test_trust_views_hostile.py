@@ -1165,3 +1165,16 @@ def test_setitem_with_none_and_ellipsis_indices():
         (a ** 2).sum().backward()
         return a, x.grad, t.grad, name(a)
     same_as_torch(program)
+
+
+@pytest.mark.xfail(strict=True, reason="CopySlices replays the view chain on a C-ordered copy of "
+                   "the gradient; when the base is column-major a reshape in the chain copies, "
+                   "so the written window's gradient is silently lost")
+def test_write_through_a_flat_view_of_a_column_major_base():
+    def program(M):
+        x = leaf(M, [[1., 2., 3.], [4., 5., 6.]])
+        a = x.t() * 1          # (3, 2), column-major memory in torch and numpy
+        a.t().view(-1).mul_(M.tensor([1., 2., 3., 4., 5., 6.]))
+        a.sum().backward()
+        return a, x.grad
+    same_as_torch(program)
