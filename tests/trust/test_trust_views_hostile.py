@@ -1178,3 +1178,31 @@ def test_write_through_a_flat_view_of_a_column_major_base():
         a.sum().backward()
         return a, x.grad
     same_as_torch(program)
+
+
+@pytest.mark.xfail(strict=True, reason="with create_graph the zero gradient that CopySlices passes "
+                   "to the overwritten base stays connected to x, so the second pass gives zeros "
+                   "where torch leaves x.grad None")
+def test_double_backward_after_a_view_write_overwrote_everything_x_gave():
+    def program(M):
+        x = leaf(M, [1., 2.])
+        y = leaf(M, [3., 4.])
+        a = x * 1
+        a[:] = y * 1
+        g, = M.autograd.grad((a * a).sum(), x, create_graph=True)
+        ((g * g).sum() + (y * y).sum()).backward()
+        return g, g.requires_grad, x.grad, y.grad
+    same_as_torch(program)
+
+
+@pytest.mark.xfail(strict=True, reason="the create_graph gradient of an overwritten base requires "
+                   "grad, so backward through it runs where torch says it does not require grad")
+def test_double_backward_through_a_disconnected_zero_gradient_is_refused():
+    def program(M):
+        x = leaf(M, [1., 2.])
+        a = x * 1
+        a[:] = 5.0
+        g, = M.autograd.grad((a * a).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        return x.grad
+    same_as_torch(program)
