@@ -1206,3 +1206,28 @@ def test_double_backward_through_a_disconnected_zero_gradient_is_refused():
         (g * g).sum().backward()
         return x.grad
     same_as_torch(program)
+
+
+
+@pytest.mark.xfail(strict=True, reason="the VJP of copy/fill/zero/index_put for the overwritten "
+                   "part is g * 0 (or g * mask), so an infinite incoming gradient becomes NaN; "
+                   "torch passes exact zeros")
+@pytest.mark.parametrize("write", ["copy", "fill", "zero", "setitem", "index_put"])
+def test_overwritten_part_gets_an_exact_zero_gradient_even_from_inf(write):
+    def program(M):
+        x = leaf(M, [1., 2.])
+        a = x * 1
+        if write == "copy":
+            a[0:1].copy_(M.tensor([5.]))
+        elif write == "fill":
+            a[0:1].fill_(5.)
+        elif write == "zero":
+            a[0:1].zero_()
+        elif write == "setitem":
+            a[0] = 5.
+        else:
+            a[[0]] = 5.
+        with np.errstate(invalid="ignore"):
+            (a * M.tensor([float("inf"), 1.])).sum().backward()
+        return x.grad
+    same_as_torch(program)
