@@ -1231,3 +1231,25 @@ def test_overwritten_part_gets_an_exact_zero_gradient_even_from_inf(write):
             (a * M.tensor([float("inf"), 1.])).sum().backward()
         return x.grad
     same_as_torch(program)
+
+
+def test_setitem_with_a_0d_integer_tensor_index_on_a_view():
+    def program(M):
+        x = leaf(M, [[1., 2., 3.], [4., 5., 6.]])
+        a = x * 1
+        v = a[1]
+        v[M.tensor(2)] = 0.5
+        a[0][M.tensor([True, False, True])] = -1.0
+        (a * a).sum().backward()
+        return a, x.grad, name(a)
+    same_as_torch(program)
+
+
+def test_mask_write_into_an_integer_view():
+    def program(M):
+        a = M.tensor([[1, 2, 3], [4, 5, 6]])
+        v = a[:, 1:]
+        v[v > 3] = 0
+        v.add_(M.tensor([10, 20]))
+        return a, v
+    same_as_torch(program)
