@@ -141,7 +141,8 @@ def test_two_writes_through_two_siblings_with_grad_operands():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="mul by a Python number saves its tensor operand, so a later write to it fails backward's version check; torch saves only the number")
+@pytest.mark.xfail(strict=True, reason="mul by a Python number saves its tensor operand, so a "
+                   "later write to it fails backward's version check; torch saves only the number")
 def test_setitem_of_a_view_with_a_sibling_value_is_torchs():
     def program(M):
         x = leaf(M, [1., 2., 3., 4.])
@@ -185,7 +186,8 @@ def test_copy_from_a_transposed_alias_is_refused():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="partial overlap of an operand with the written tensor is not refused")
+@pytest.mark.xfail(strict=True, reason="partial overlap of an operand with the written tensor is "
+                   "not refused")
 def test_mul_by_a_0d_view_of_itself_is_refused():
     def program(M):
         a = M.tensor([1., 2., 3.])
@@ -250,7 +252,8 @@ def test_second_backward_after_a_write_to_a_saved_base_is_refused():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="mul by a Python number saves its tensor operand, so a later write to it fails backward's version check; torch saves only the number")
+@pytest.mark.xfail(strict=True, reason="mul by a Python number saves its tensor operand, so a "
+                   "later write to it fails backward's version check; torch saves only the number")
 def test_second_backward_after_a_write_to_an_unsaved_base_is_fine():
     def program(M):
         x = leaf(M, [1., 2.])
@@ -309,7 +312,8 @@ def test_hook_on_a_view_after_the_base_is_rewritten():
     np.testing.assert_array_equal(seen[0].numpy(), [4., 8.])
 
 
-@pytest.mark.xfail(strict=True, reason="retain_grad stays on the view's stale grad_fn; torch moves it to AsStridedBackward0, so .grad is None")
+@pytest.mark.xfail(strict=True, reason="retain_grad stays on the view's stale grad_fn; torch moves "
+                   "it to AsStridedBackward0, so .grad is None")
 def test_retain_grad_on_a_view_before_the_base_is_rewritten():
     def program(M):
         x = leaf(M, [1., 2., 3.])
@@ -322,7 +326,8 @@ def test_retain_grad_on_a_view_before_the_base_is_rewritten():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="retain_grad stays on the old grad_fn: .grad is the gradient of the value before the write (silently wrong)")
+@pytest.mark.xfail(strict=True, reason="retain_grad stays on the old grad_fn: .grad is the "
+                   "gradient of the value before the write (silently wrong)")
 def test_retain_grad_on_a_base_then_write_through_a_view():
     def program(M):
         x = leaf(M, [1., 2., 3.])
@@ -402,7 +407,8 @@ def test_detach_in_place_of_a_view_is_refused_and_leaves_it_unchanged():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="detach_() of a view is refused only when the base requires grad; torch refuses every view")
+@pytest.mark.xfail(strict=True, reason="detach_() of a view is refused only when the base requires "
+                   "grad; torch refuses every view")
 def test_detach_in_place_of_a_view_of_a_plain_tensor():
     def program(M):
         a = M.tensor([1., 2.])
@@ -462,7 +468,8 @@ def test_view_of_a_leaf_made_in_no_grad_reports_requires_grad_and_refuses_grad_f
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="a write under no_grad does not rebase views, so grad_fn keeps its old name where torch gives AsStridedBackward0")
+@pytest.mark.xfail(strict=True, reason="a write under no_grad does not rebase views, so grad_fn "
+                   "keeps its old name where torch gives AsStridedBackward0")
 def test_view_of_a_leaf_made_with_grad_written_in_no_grad_then_used():
     def program(M):
         p = leaf(M, [1., 2., 3.])
@@ -722,7 +729,8 @@ def test_many_index_views_of_a_long_lived_tensor_do_not_accumulate():
 
 
 # -- second batch: dtype casts on writes, unbind views, more history ----------------------
-@pytest.mark.xfail(strict=True, reason="retain_grad stays on the grad_fn before the in-place op: .grad is the gradient of the old value (silently wrong)")
+@pytest.mark.xfail(strict=True, reason="retain_grad stays on the grad_fn before the in-place op: "
+                   ".grad is the gradient of the old value (silently wrong)")
 def test_retain_grad_then_in_place_on_the_base_itself():
     def program(M):
         x = leaf(M, [1., 2., 3.])
@@ -771,7 +779,8 @@ def test_iterating_rows_gives_views_that_a_plain_tensor_may_write():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="iteration gives select views that may be written; torch iterates with unbind, whose multi-output views refuse in-place ops under grad")
+@pytest.mark.xfail(strict=True, reason="iteration gives select views that may be written; torch "
+                   "iterates with unbind, whose multi-output views refuse in-place ops under grad")
 def test_iterating_rows_of_a_tensor_with_grad_and_writing_them_is_refused():
     def program(M):
         x = leaf(M, [[1., 2.], [3., 4.]])
@@ -882,7 +891,8 @@ def test_detached_base_written_through_its_view_bumps_the_shared_version():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="a no_grad view of a base written with grad on says 'does not require grad' instead of torch's no_grad-view error")
+@pytest.mark.xfail(strict=True, reason="a no_grad view of a base written with grad on says 'does "
+                   "not require grad' instead of torch's no_grad-view error")
 def test_no_grad_view_of_an_intermediate_used_after_a_write_to_its_base():
     def program(M):
         x = leaf(M, [1., 2., 3.])
@@ -916,10 +926,13 @@ def test_requires_grad_on_a_view_of_a_plain_tensor_then_base_written_with_grad()
         a.mul_(t)
         (v * v).sum().backward()
         return a, v.grad, t.grad, v.is_leaf, name(v)
-    same_as_torch(program)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns: .grad of a non-leaf
+        same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="a view made a leaf by requires_grad_() is refused as 'a leaf Variable' where torch says 'a view of a leaf Variable'")
+@pytest.mark.xfail(strict=True, reason="a view made a leaf by requires_grad_() is refused as 'a "
+                   "leaf Variable' where torch says 'a view of a leaf Variable'")
 def test_requires_grad_on_a_view_then_written_in_place_is_refused():
     def program(M):
         a = M.tensor([1., 2., 3.])
@@ -1127,7 +1140,8 @@ def test_render_of_rebased_views_in_every_kind():
 
 
 # -- fifth batch: indexing edges that make views -------------------------------------------
-@pytest.mark.xfail(strict=True, reason="a negative slice step gives numpy's reversed view where torch raises ValueError")
+@pytest.mark.xfail(strict=True, reason="a negative slice step gives numpy's reversed view where "
+                   "torch raises ValueError")
 def test_negative_step_slice_is_refused_as_torch():
     def program(M):
         a = M.tensor([1., 2., 3.])
@@ -1135,7 +1149,8 @@ def test_negative_step_slice_is_refused_as_torch():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="the IndexError carries numpy's wording ('for axis 0') instead of torch's ('for dimension 0')")
+@pytest.mark.xfail(strict=True, reason="the IndexError carries numpy's wording ('for axis 0') "
+                   "instead of torch's ('for dimension 0')")
 def test_out_of_range_index_of_a_view_is_an_index_error():
     def program(M):
         a = M.tensor([[1., 2., 3.]])
@@ -1180,9 +1195,9 @@ def test_write_through_a_flat_view_of_a_column_major_base():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="with create_graph the zero gradient that CopySlices passes "
-                   "to the overwritten base stays connected to x, so the second pass gives zeros "
-                   "where torch leaves x.grad None")
+@pytest.mark.xfail(strict=True, reason="copy's VJP for the overwritten tensor is g * 0.0, which "
+                   "stays connected under create_graph (torch: zeros_like), so g requires grad "
+                   "and x gets zeros where torch leaves x.grad None")
 def test_double_backward_after_a_view_write_overwrote_everything_x_gave():
     def program(M):
         x = leaf(M, [1., 2.])
@@ -1195,8 +1210,9 @@ def test_double_backward_after_a_view_write_overwrote_everything_x_gave():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="the create_graph gradient of an overwritten base requires "
-                   "grad, so backward through it runs where torch says it does not require grad")
+@pytest.mark.xfail(strict=True, reason="copy's VJP g * 0.0 keeps the create_graph gradient of an "
+                   "overwritten base connected, so backward through it runs where torch says it "
+                   "does not require grad")
 def test_double_backward_through_a_disconnected_zero_gradient_is_refused():
     def program(M):
         x = leaf(M, [1., 2.])
