@@ -161,6 +161,12 @@ class Node:
             hooks.retained = {}
         hooks.retained[output_nr] = weakref.ref(tensor)
 
+    def _forget(self, output_nr: int, tensor) -> None:
+        """Stop retaining ``tensor``'s gradient here (its history moved to another node)."""
+        retained = self._hooks.retained if self._hooks is not None else None
+        if retained and retained.get(output_nr, lambda: None)() is tensor:
+            del retained[output_nr]
+
     # -- backward -------------------------------------------------------------------
     @property
     def freed(self) -> bool:
@@ -390,6 +396,21 @@ def writable(data: np.ndarray) -> np.ndarray:
 # their input, that take its base's array to its own.  Both nodes below replay it.
 
 
+def memory_order(data: np.ndarray) -> tuple:
+    """The axes of ``data`` from the slowest-changing in memory to the fastest."""
+    return tuple(sorted(range(data.ndim), key=lambda axis: -abs(data.strides[axis])))
+
+
+def copy_in_order(data: np.ndarray, order: tuple) -> np.ndarray:
+    """A fresh copy of ``data`` laid out in memory in axis ``order``.
+
+    A view chain replayed on it is then made of views exactly where it was on the base
+    (``a.t().view(-1)`` of a column-major base is a view; of a C-ordered copy, a copy).
+    """
+    inverse = tuple(np.argsort(order))
+    return np.array(np.transpose(data, order), order="C").transpose(inverse)
+
+
 def replay_view(value, chain: tuple):
     """Apply a view chain to ``value`` (an array: a writable numpy view; a tensor: views)."""
     for op, attrs, _ in chain:
@@ -428,20 +449,22 @@ class CopySlices(Node):
     their gradients as usual.
     """
 
-    __slots__ = ("chain", "fn")
+    __slots__ = ("chain", "fn", "order")
 
-    def __init__(self, base_edge: tuple, chain: tuple, fn: Node) -> None:
+    def __init__(self, base_edge: tuple, chain: tuple, fn: Node, order: tuple) -> None:
         Node.__init__(self, (base_edge,) + tuple(fn.next_functions[1:]))
         self.chain = chain
         self.fn = fn
+        self.order = order  # the base's memory layout, which the chain's views rely on
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
         g = grad_outputs[0]
         if create_graph:
             from .tensor import Tensor  # the backward is recorded: work on tensors
             whole = g.clone() if isinstance(g, Tensor) else Tensor._make(np.array(g), False, None, 0)
+            whole._data = copy_in_order(whole._data, self.order)  # a fresh tensor: safe
         else:
-            whole = np.array(g, copy=True)
+            whole = copy_in_order(np.asarray(g), self.order)
         window = replay_view(whole, self.chain)
         if has_internal_overlap(window._data if create_graph else window):
             raise RuntimeError(OVERLAPPING_WRITE)  # the write went into an expanded view

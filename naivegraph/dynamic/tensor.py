@@ -22,6 +22,7 @@ from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .grad_mode import _state
 from .node import (OVERLAPPING_WRITE, AccumulateGrad, AsStridedBackward0, CopySlices,
+                   memory_order,
                    _HookDict, add_hook, find_node_class, has_internal_overlap, meta_of,
                    node_class_of_op, writable)
 
@@ -97,6 +98,12 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
 def _aliases(out: np.ndarray, source: np.ndarray) -> bool:
     """Whether ``out`` shares ``source``'s memory (reshape of a transposed array copies)."""
     return out is source or (out.base is not None and np.may_share_memory(out, source))
+
+
+def _same_window(view: np.ndarray, data: np.ndarray) -> bool:
+    """Whether ``view`` is all of ``data``: same start, shape and strides."""
+    return (view.shape == data.shape and view.strides == data.strides
+            and view.__array_interface__["data"][0] == data.__array_interface__["data"][0])
 
 
 def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None:
@@ -633,9 +640,17 @@ class Tensor(OpMethods):
         if base is None:
             base, node = self, node
         else:
-            node = CopySlices(base._edge(), self._view_chain, node)
-        base.grad_fn, base._rg, base._output_nr = node, True, 0
+            node = CopySlices(base._edge(), self._view_chain, node, memory_order(base._data))
+        base._take_history(node)
         base._rebase_views()
+
+    def _take_history(self, node) -> None:
+        """``node`` replaces this tensor's history after an in-place op; a retained
+        gradient moves with it, so ``.grad`` is the gradient of the new value (torch)."""
+        if self._retains_grad:
+            self.grad_fn._forget(self._output_nr, self)
+            node._retain(0, self)
+        self.grad_fn, self._rg, self._output_nr = node, True, 0
 
     def _rebase_views(self) -> None:
         """Give every live view of this base a history over the base's current one
@@ -646,8 +661,7 @@ class Tensor(OpMethods):
         for view in list(self._views):
             if view._made_in_no_grad:
                 continue  # a view made in no_grad mode records no history
-            view.grad_fn = AsStridedBackward0(edge, view._view_chain)
-            view._rg, view._output_nr = True, 0
+            view._take_history(AsStridedBackward0(edge, view._view_chain))
 
     def _snapshot(self, op: OpDef) -> "Tensor":
         """This tensor as it was before an in-place op (its data copied only if saved)."""
@@ -700,6 +714,8 @@ class Tensor(OpMethods):
         region = self[index]
         if isinstance(value, Tensor) and value.ndim > region.ndim:
             value = _drop_leading_ones(value, region.ndim)
+        if _same_window(region._data, self._data):
+            region = self  # torch skips full slices (a[:] = v): a plain copy, no CopySlices
         region.copy_(value)
 
     __iadd__ = add_

@@ -190,7 +190,9 @@ def _where(condition, x, y):
 
 
 defop("where", _where,
-      [None, lambda g, c, x, y, out: g * c, lambda g, c, x, y, out: g * F.logical_not(c)],
+      # where(), not g * c: the unselected side gets an exact 0 even where g is inf
+      [None, lambda g, c, x, y, out: F.where(c, g, 0.0),
+       lambda g, c, x, y, out: F.where(c, 0.0, g)],
       saves=(0,), elementwise=True)
 
 # ----------------------------------------------------------------------------------
@@ -301,13 +303,16 @@ defop("clone", np.copy, [lambda g, x, out: g])
 defop("to_copy", lambda x, dtype: np.asarray(x).astype(dtype),
       [lambda g, x, out, dtype: g if g.dtype == x.dtype else F.to_copy(g, dtype=x.dtype)],
       backward="ToCopyBackward0", doc="A copy cast to ``dtype`` (``x.float()``, ``x.to(...)``).")
-# What in-place writers compute; the old value gets no gradient.
-defop("fill", lambda x, value: np.full_like(x, value), [lambda g, x, out, value: g * 0.0],
-      backward="FillBackward2")  # PyTorch's fill_(scalar)
-defop("zero", np.zeros_like, [lambda g, x, out: g * 0.0], backward="ZeroBackward0")
+# What in-place writers compute; the old value gets no gradient: zeros that are
+# constants (not g * 0, which is NaN where g is inf and stays connected to g's graph).
+defop("zeros_like", np.zeros_like, doc="Zeros of ``x``'s shape and dtype; no gradient flows.")
+defop("fill", lambda x, value: np.full_like(x, value),
+      [lambda g, x, out, value: F.zeros_like(g)], backward="FillBackward2")  # fill_(scalar)
+defop("zero", np.zeros_like, [lambda g, x, out: F.zeros_like(g)], backward="ZeroBackward0")
 defop("copy", lambda x, src: np.array(np.broadcast_to(np.asarray(src, dtype=np.asarray(x).dtype),
                                                       np.shape(x))),
-      [lambda g, x, src, out: g * 0.0, lambda g, x, src, out: g], backward="CopyBackwards",
+      [lambda g, x, src, out: F.zeros_like(g), lambda g, x, src, out: g],
+      backward="CopyBackwards",
       elementwise=True, doc="``src`` broadcast to ``x``'s shape and dtype (``x.copy_(src)``).")
 
 # Comparisons and friends: results carry no gradient (PyTorch returns bool tensors).
@@ -545,7 +550,7 @@ def _index_put_value_partial(g, x, v, out, index):
 
 
 defop("index_put", _index_put,
-      [lambda g, x, v, out, index: g * _keep_mask(tuple(x.shape), index),
+      [lambda g, x, v, out, index: F.where(_keep_mask(tuple(x.shape), index), g, 0.0),
        _index_put_value_partial],
       backward="IndexPutBackward0", elementwise=False)
 

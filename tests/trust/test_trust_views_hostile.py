@@ -312,8 +312,6 @@ def test_hook_on_a_view_after_the_base_is_rewritten():
     np.testing.assert_array_equal(seen[0].numpy(), [4., 8.])
 
 
-@pytest.mark.xfail(strict=True, reason="retain_grad stays on the view's stale grad_fn; torch moves "
-                   "it to AsStridedBackward0, so .grad is None")
 def test_retain_grad_on_a_view_before_the_base_is_rewritten():
     def program(M):
         x = leaf(M, [1., 2., 3.])
@@ -326,8 +324,6 @@ def test_retain_grad_on_a_view_before_the_base_is_rewritten():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="retain_grad stays on the old grad_fn: .grad is the "
-                   "gradient of the value before the write (silently wrong)")
 def test_retain_grad_on_a_base_then_write_through_a_view():
     def program(M):
         x = leaf(M, [1., 2., 3.])
@@ -729,8 +725,6 @@ def test_many_index_views_of_a_long_lived_tensor_do_not_accumulate():
 
 
 # -- second batch: dtype casts on writes, unbind views, more history ----------------------
-@pytest.mark.xfail(strict=True, reason="retain_grad stays on the grad_fn before the in-place op: "
-                   ".grad is the gradient of the old value (silently wrong)")
 def test_retain_grad_then_in_place_on_the_base_itself():
     def program(M):
         x = leaf(M, [1., 2., 3.])
@@ -1182,9 +1176,6 @@ def test_setitem_with_none_and_ellipsis_indices():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="CopySlices replays the view chain on a C-ordered copy of "
-                   "the gradient; when the base is column-major a reshape in the chain copies, "
-                   "so the written window's gradient is silently lost")
 def test_write_through_a_flat_view_of_a_column_major_base():
     def program(M):
         x = leaf(M, [[1., 2., 3.], [4., 5., 6.]])
@@ -1195,9 +1186,6 @@ def test_write_through_a_flat_view_of_a_column_major_base():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="copy's VJP for the overwritten tensor is g * 0.0, which "
-                   "stays connected under create_graph (torch: zeros_like), so g requires grad "
-                   "and x gets zeros where torch leaves x.grad None")
 def test_double_backward_after_a_view_write_overwrote_everything_x_gave():
     def program(M):
         x = leaf(M, [1., 2.])
@@ -1210,9 +1198,6 @@ def test_double_backward_after_a_view_write_overwrote_everything_x_gave():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="copy's VJP g * 0.0 keeps the create_graph gradient of an "
-                   "overwritten base connected, so backward through it runs where torch says it "
-                   "does not require grad")
 def test_double_backward_through_a_disconnected_zero_gradient_is_refused():
     def program(M):
         x = leaf(M, [1., 2.])
@@ -1224,10 +1209,6 @@ def test_double_backward_through_a_disconnected_zero_gradient_is_refused():
     same_as_torch(program)
 
 
-
-@pytest.mark.xfail(strict=True, reason="the VJP of copy/fill/zero/index_put for the overwritten "
-                   "part is g * 0 (or g * mask), so an infinite incoming gradient becomes NaN; "
-                   "torch passes exact zeros")
 @pytest.mark.parametrize("write", ["copy", "fill", "zero", "setitem", "index_put"])
 def test_overwritten_part_gets_an_exact_zero_gradient_even_from_inf(write):
     def program(M):
