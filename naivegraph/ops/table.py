@@ -512,7 +512,15 @@ def _scatter(g, shape, index):
 
 def _getitem(x, index):
     x = np.asarray(x)
-    out = x[index]
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(part, slice) and part.step is not None and part.step <= 0
+           for part in parts):  # torch has no reversed views
+        raise ValueError("step must be greater than zero: a slice cannot reverse a tensor; "
+                         "index with reversed positions instead, x[ng.arange(n - 1, -1, -1)]")
+    try:
+        out = x[index]
+    except IndexError as error:  # torch's wording: dimensions, not axes
+        raise IndexError(str(error).replace(" for axis ", " for dimension ")) from None
     if not isinstance(out, np.ndarray):  # all-integer index: numpy hands back a scalar copy;
         # a trailing ``...`` gives the 0-d view that torch returns, sharing memory
         out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]

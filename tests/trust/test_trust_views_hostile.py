@@ -1134,8 +1134,6 @@ def test_render_of_rebased_views_in_every_kind():
 
 
 # -- fifth batch: indexing edges that make views -------------------------------------------
-@pytest.mark.xfail(strict=True, reason="a negative slice step gives numpy's reversed view where "
-                   "torch raises ValueError")
 def test_negative_step_slice_is_refused_as_torch():
     def program(M):
         a = M.tensor([1., 2., 3.])
@@ -1143,8 +1141,6 @@ def test_negative_step_slice_is_refused_as_torch():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="the IndexError carries numpy's wording ('for axis 0') "
-                   "instead of torch's ('for dimension 0')")
 def test_out_of_range_index_of_a_view_is_an_index_error():
     def program(M):
         a = M.tensor([[1., 2., 3.]])
