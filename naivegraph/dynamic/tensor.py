@@ -149,7 +149,7 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
     Kept lean on purpose: it runs once per recorded op, and every object it allocates
     is one more for Python's garbage collector to scan while the graph is alive.
     """
-    saves = op.saves
+    saves = op.saves_for(tuple(isinstance(a, Tensor) and a._rg for a in inputs))
     edges, saved, needs = [], [], []
     sources = ()  # (position, tensor, version) of each saved tensor
     constants = None  # weak refs to inputs that do not require grad, for drawings
@@ -622,7 +622,7 @@ class Tensor(OpMethods):
             self._rg or any(isinstance(o, Tensor) and o._rg for o in others))
         # Save the inputs *before* writing: an operand that is this very tensor
         # (t.mul_(t)) then fails the version check at backward, as in PyTorch.
-        node = _record(op, (self._snapshot(op),) + others, attrs, self) if record else None
+        node = _record(op, (self._snapshot(op, others),) + others, attrs, self) if record else None
         if record and anomaly.enabled:
             record_creation(node)
         np.copyto(writable(self._data), result, casting="same_kind")
@@ -663,9 +663,10 @@ class Tensor(OpMethods):
                 continue  # a view made in no_grad mode records no history
             view._take_history(AsStridedBackward0(edge, view._view_chain))
 
-    def _snapshot(self, op: OpDef) -> "Tensor":
+    def _snapshot(self, op: OpDef, others: tuple) -> "Tensor":
         """This tensor as it was before an in-place op (its data copied only if saved)."""
-        data = self._data.copy() if op.saves_input(0) else self._data
+        needs = (self._rg,) + tuple(isinstance(o, Tensor) and o._rg for o in others)
+        data = self._data.copy() if 0 in op.saves_for(needs) else self._data
         old = Tensor._make(data, self._rg, self.grad_fn, self._output_nr)
         old._acc = self._acc
         if self.grad_fn is None and self._rg:

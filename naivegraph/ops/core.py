@@ -16,7 +16,9 @@ read, which is what makes in-place checks and memory release exact.
 
 from __future__ import annotations
 
+import dis
 import functools
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -71,6 +73,12 @@ class OpDef:
     vjp_all: Callable[..., Sequence[Any]] | None = None  # variadic rule: all grads at once
     doc: str = ""
     attrs_doc: dict = field(default_factory=dict)
+    _saves_by_needs: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def _reads(self) -> tuple:
+        """Per partial, the input positions whose values it reads (None: unknown)."""
+        return tuple(inputs_read(p, len(self.partials)) for p in self.partials)
 
     def grad_fn_name(self, attrs: dict, shapes: Sequence[tuple]) -> str:
         """PyTorch's name for this op's backward node (some depend on attrs/shapes)."""
@@ -79,6 +87,23 @@ class OpDef:
 
     def saves_input(self, i: int) -> bool:
         return i in self.saves
+
+    def saves_for(self, needs: tuple) -> frozenset:
+        """What backward keeps when only the inputs in ``needs`` want a gradient.
+
+        As torch: ``x * 3`` keeps no copy of ``x`` (only d/d3 would read it), so a
+        later in-place write to ``x`` does not break backward.
+        """
+        try:
+            return self._saves_by_needs[needs]
+        except KeyError:
+            pass
+        kept = self.saves
+        if self.partials is not None and all(r is not None for r in self._reads):
+            read = set().union(*(r for r, need in zip(self._reads, needs) if need))
+            kept = frozenset(k for k in kept if k == "out" or k in read)
+        self._saves_by_needs[needs] = kept
+        return kept
 
     @property
     def saves_out(self) -> bool:
@@ -222,6 +247,22 @@ def defop(name: str, forward: Callable, partials: Sequence[Partial | None] | Non
     )
     OPS[name] = op
     return op
+
+
+def inputs_read(partial: Partial | None, n_inputs: int) -> frozenset | None:
+    """The input positions a partial's code loads (None when that cannot be told)."""
+    if partial is None:
+        return frozenset()
+    code = getattr(partial, "__code__", None)
+    if code is None or code.co_cellvars or code.co_flags & inspect.CO_VARARGS:
+        return None  # not plain Python, or a parameter captured by an inner function
+    loaded = set()
+    for instruction in dis.get_instructions(code):
+        if instruction.opname.startswith("LOAD_FAST"):  # 3.13 pairs names in a tuple
+            value = instruction.argval
+            loaded.update(value if isinstance(value, tuple) else (value,))
+    names = code.co_varnames[1:1 + n_inputs]  # (g, *inputs, out, **attrs)
+    return frozenset(i for i, name in enumerate(names) if name in loaded)
 
 
 def op_function(name: str) -> Callable:

@@ -110,7 +110,7 @@ def test_backward_frees_memory_measured_with_tracemalloc():
     try:
         h = x
         for _ in range(50):
-            h = (h * 1.01).sin() * 0.5  # each step saves two arrays of 8 kB
+            h = (h * 1.01).sin() * 0.5  # each step saves sin's 8 kB input, and no more
         loss = h.sum()
         del h
         gc.collect()
@@ -120,8 +120,8 @@ def test_backward_frees_memory_measured_with_tracemalloc():
         after = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
-    # ~100 saved 8 kB arrays (≈800 kB) must be gone; only the gradient (8 kB) is new.
-    assert with_graph - after > 600_000, (with_graph, after)
+    # 50 saved 8 kB arrays (≈400 kB) must be gone; only the gradient (8 kB) is new.
+    assert with_graph - after > 380_000, (with_graph, after)
     assert x.grad.shape == (1000,)
 
 
