@@ -640,7 +640,11 @@ class Tensor(OpMethods):
         if base is None:
             base, node = self, node
         else:
-            node = CopySlices(base._edge(), self._view_chain, node, memory_order(base._data))
+            inner = node
+            node = CopySlices(base._edge(), self._view_chain, inner, memory_order(base._data))
+            trace = getattr(inner, "_metadata", {}).get("traceback_")
+            if trace:  # anomaly mode: the write's forward site, for both nodes
+                node.metadata["traceback_"] = trace
         base._take_history(node)
         base._rebase_views()
 

@@ -1091,8 +1091,6 @@ def test_sgd_step_on_a_parameter_with_a_live_view():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="in anomaly mode the CopySlices node of a write into a "
-                   "view records no forward traceback (only the inner node does)")
 def test_anomaly_mode_records_the_traceback_of_a_write_into_a_view():
     def program(M):
         x = leaf(M, [1., 2., 3.])
