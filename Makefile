@@ -18,13 +18,25 @@ TORCH_STAMP := $(VENV)/.torch
 
 PYTEST_ARGS ?=
 
-.PHONY: lab test figures bench clean
+# The readable path alone: the dynamic suite and the differential fuzzers again with
+# every speed trick of naivegraph/fast.py switched off (results must not change).
+READABLE_TESTS := tests/dynamic tests/trust/test_trust_fuzz_torch.py \
+	tests/trust/test_trust_fuzz_round2.py tests/trust/test_trust_views_inplace.py \
+	tests/trust/test_trust_views_hostile.py
+
+.PHONY: lab test test-readable figures bench clean
 
 lab: $(STAMP)
 	$(BIN)/naivegraph tour
 
 test: $(STAMP) $(TORCH_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+ifeq ($(PYTEST_ARGS),)
+	$(MAKE) --no-print-directory test-readable
+endif
+
+test-readable: $(STAMP) $(TORCH_STAMP)
+	NAIVEGRAPH_FAST=0 $(BIN)/python -m pytest -q -p no:cacheprovider $(READABLE_TESTS)
 
 figures: $(STAMP)
 	$(BIN)/naivegraph figures

@@ -15,9 +15,29 @@ from typing import Callable
 
 import numpy as np
 
+from .. import fast
 from ..ops.core import SCALAR_SHAPE, Meta, OpDef
 
 _handle_ids = itertools.count()
+
+# The Tensor class sits above this module (a tensor records nodes), yet under
+# create_graph, for hooks and for ``.grad`` the nodes and the engine make tensors.
+# tensor.py registers its class here when it is imported, so imports go one way.
+tensor_class: type = type(None)
+
+
+def register_tensor_class(cls: type) -> None:
+    global tensor_class
+    tensor_class = cls
+
+
+def is_tensor(value) -> bool:
+    return isinstance(value, tensor_class)
+
+
+def as_tensor(value):
+    """``value`` as a tensor: a tensor is kept, an array is wrapped (no history)."""
+    return value if isinstance(value, tensor_class) else tensor_class._make(value, False, None, 0)
 
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -287,11 +307,10 @@ class OpNode(Node):
         return inputs
 
     def _saved_as_tensors(self) -> tuple[list, object]:
-        from .tensor import Tensor  # an output is rebuilt, attached to the node that made it
         inputs, out = list(self.saved), self.saved_out
         for position, owner, _ in self.sources:
-            if position == "out":
-                out = Tensor._make(self.saved_out, True, self, 0)
+            if position == "out":  # rebuilt, attached to the node that made it
+                out = tensor_class._make(self.saved_out, True, self, 0)
             else:
                 inputs[position] = owner
         return inputs, out
@@ -317,18 +336,9 @@ def shape_of(value) -> tuple:
     return value.shape if isinstance(value, (np.ndarray, Meta)) else SCALAR_SHAPE
 
 
-_metas: dict[tuple, Meta] = {}
-
-
 def meta_of(array) -> Meta:
-    """A shared Meta for ``array``'s shape and dtype (cached: nodes are made per op)."""
-    key = (array.shape, array.dtype)
-    meta = _metas.get(key)
-    if meta is None:
-        if len(_metas) > 4096:
-            _metas.clear()
-        meta = _metas[key] = Meta(array.shape, array.dtype)
-    return meta
+    """The shape and dtype of ``array``, kept where the array itself is not needed."""
+    return fast.cached_meta(array.shape, array.dtype, Meta)
 
 
 _node_classes: dict[str, type] = {}
@@ -343,15 +353,13 @@ def node_class(name: str) -> type:
     return cls
 
 
-#: op -> its node class, for ops whose PyTorch name does not depend on the call.
-node_class_of_op: dict[OpDef, type] = {}
-
-
 def find_node_class(op: OpDef, attrs: dict, saved: list) -> type:
-    """The node class for one call of ``op``; ``node_class_of_op`` caches fixed names."""
-    if callable(op.backward_name):  # depends on the call: not cached
-        return node_class(op.grad_fn_name(attrs, [shape_of(s) for s in saved]))
-    node_class_of_op[op] = cls = node_class(op.backward_name)
+    """The node class for one call of ``op``, named as PyTorch names it."""
+    cls = fast.cached_node_class(op)
+    if cls is None:
+        cls = node_class(op.grad_fn_name(attrs, [shape_of(s) for s in saved]))
+        if not callable(op.backward_name):  # the name does not depend on the call
+            fast.remember_node_class(op, cls)
     return cls
 
 
@@ -460,8 +468,8 @@ class CopySlices(Node):
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
         g = grad_outputs[0]
         if create_graph:
-            from .tensor import Tensor  # the backward is recorded: work on tensors
-            whole = g.clone() if isinstance(g, Tensor) else Tensor._make(np.array(g), False, None, 0)
+            # the backward is recorded: work on tensors
+            whole = g.clone() if isinstance(g, tensor_class) else as_tensor(np.array(g))
             whole._data = copy_in_order(whole._data, self.order)  # a fresh tensor: safe
         else:
             whole = copy_in_order(np.asarray(g), self.order)

@@ -21,10 +21,10 @@ from ..ops.methods import shape_arg as _shape_arg
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .grad_mode import _state
+from .engine import backward as _backward
 from .node import (OVERLAPPING_WRITE, AccumulateGrad, AsStridedBackward0, CopySlices,
-                   memory_order,
-                   _HookDict, add_hook, find_node_class, has_internal_overlap, meta_of,
-                   node_class_of_op, writable)
+                   _HookDict, add_hook, find_node_class, has_internal_overlap, memory_order,
+                   meta_of, register_tensor_class, writable)
 
 _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze",
@@ -178,7 +178,7 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
         sources += (("out", counter, counter.value),)
     else:
         saved_out = meta_of(out)
-    cls = node_class_of_op.get(op) or find_node_class(op, attrs, saved)
+    cls = find_node_class(op, attrs, saved)
     return cls(op, attrs, tuple(edges), saved, saved_out, sources, tuple(needs), constants,
                weakref.ref(result))
 
@@ -578,9 +578,8 @@ class Tensor(OpMethods):
         >>> w.grad
         tensor(6.)
         """
-        from .engine import backward
-        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                 inputs=inputs)
+        _backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+                  inputs=inputs)
 
     # -- in-place ops ------------------------------------------------------------------
     def _check_inplace(self, name: str) -> None:
@@ -770,6 +769,9 @@ class Tensor(OpMethods):
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self._cast(other.dtype)
+
+
+register_tensor_class(Tensor)  # nodes and the engine build tensors of this class
 
 
 def _as_array(data: Any, dtype) -> np.ndarray:

@@ -1,0 +1,148 @@
+"""The fast layer changes speed, never results: on and off agree bit for bit.
+
+The whole dynamic suite and the differential fuzzers also run with the layer off
+(``NAIVEGRAPH_FAST=0``, a step of ``make test``); these tests run chosen programs both
+ways in one process and compare every array exactly.
+"""
+
+import gc
+
+import numpy as np
+import pytest
+
+import naivegraph as ng
+from naivegraph import fast
+
+
+def _reference_example():
+    x = ng.ones([2, 2])
+    w1 = ng.tensor(2.0, requires_grad=True)
+    w2 = ng.tensor(3.0, requires_grad=True)
+    l3 = x * w1 + w2
+    loss = (l3 * (x * w1 * 4)).mean()
+    loss.backward()
+    return [loss, w1.grad, w2.grad]
+
+
+def _mlp_steps():
+    ng.manual_seed(0)
+    model = ng.nn.Sequential(ng.nn.Linear(4, 8), ng.nn.ReLU(), ng.nn.Linear(8, 3))
+    opt = ng.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = ng.randn(16, 4)
+    y = ng.randint(0, 3, (16,))
+    losses = []
+    for _ in range(5):
+        opt.zero_grad()
+        loss = ng.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    return losses + [p.detach() for p in model.parameters()]
+
+
+def _hooks_retain_and_double_backward():
+    x = ng.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: g * 2)
+    a = x.exp()
+    a.retain_grad()
+    a.register_hook(lambda g: seen.append(g.clone()))
+    y = (a * x).sum()
+    (gx,) = ng.autograd.grad(y, x, create_graph=True)
+    gx.sum().backward(retain_graph=True)
+    y.backward()
+    return [gx, x.grad, a.grad] + seen
+
+
+def _views_and_in_place():
+    x = ng.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    a = x.t() * 1
+    a.t().view(-1).mul_(ng.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
+    a[0].exp_()
+    (a * a).sum().backward()
+    return [a.detach(), x.grad]
+
+
+def _long_chain():
+    x = ng.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(2000):
+        y = y * 0.999 + 0.001
+    y.backward()
+    return [y, x.grad]
+
+
+PROGRAMS = [_reference_example, _mlp_steps, _hooks_retain_and_double_backward,
+            _views_and_in_place, _long_chain]
+
+
+def _arrays(results):
+    return [np.array(r._data if isinstance(r, ng.Tensor) else r) for r in results]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.__name__.strip("_") for p in PROGRAMS])
+def test_results_are_bit_for_bit_the_same_with_the_fast_layer_off(program):
+    on = _arrays(program())
+    with fast.disabled():
+        off = _arrays(program())
+    assert len(on) == len(off)
+    for got, want in zip(off, on):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+
+
+def test_reference_numbers_hold_with_the_fast_layer_off():
+    with fast.disabled():
+        loss, g1, g2 = _reference_example()
+    assert loss.item() == 40.0 and g1.item() == 28.0 and g2.item() == 8.0
+
+
+def test_disabled_switches_off_and_restores():
+    before = fast.enabled
+    with fast.disabled():
+        assert fast.enabled is False
+    assert fast.enabled is before
+
+
+def test_disabled_restores_the_switch_after_an_error():
+    before = fast.enabled
+    with pytest.raises(ZeroDivisionError):
+        with fast.disabled():
+            1 / 0
+    assert fast.enabled is before
+
+
+def test_the_garbage_collector_is_paused_only_by_the_fast_layer():
+    states = []
+    x = ng.tensor(1.0, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: states.append(gc.isenabled()))
+    assert gc.isenabled()
+    y.backward(retain_graph=True)
+    with fast.disabled():
+        y.backward()
+    assert states == [False, True]
+    assert gc.isenabled()
+
+
+def test_is_unshared_sees_only_the_callers_own_reference():
+    value = np.zeros(3)
+    assert fast.is_unshared(value)  # a .grad may then keep it without a copy
+    alias = [value]
+    assert not fast.is_unshared(value)
+    alias.clear()
+    with fast.disabled():
+        assert not fast.is_unshared(value)  # off: always copied
+
+
+def test_meta_and_node_class_caches_are_bypassed_when_off():
+    from naivegraph.dynamic.node import meta_of
+    a = np.zeros((2, 3))
+    assert meta_of(a) is meta_of(np.ones((2, 3)))
+    with fast.disabled():
+        assert meta_of(a) is not meta_of(np.ones((2, 3)))
+        assert meta_of(a).shape == (2, 3)
+    x = ng.tensor([1.0], requires_grad=True)
+    with fast.disabled():
+        name = type((x * 2).grad_fn).__name__
+    assert name == type((x * 2).grad_fn).__name__ == "MulBackward0"
