@@ -103,7 +103,7 @@ def _roots(outputs: Sequence, gradients: Sequence, create_graph: bool) -> list:
     """(node, output_nr, gradient) where the pass starts, one per output."""
     roots = []
     for i, (tensor, gradient) in enumerate(zip(outputs, gradients)):
-        if not tensor._rg:
+        if not tensor._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn (call .requires_grad_() on a leaf, or check that "
                                "no_grad() was not active when it was computed)")
@@ -166,7 +166,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for t in inputs:
         if not is_tensor(t):
             raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
-        if not t._rg:
+        if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)

@@ -134,7 +134,7 @@ class Function:
 def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
     for t in ctx.dirty:
         t._check_inplace("mark_dirty")
-        if t._base is not None and (t._base._rg or t._rg):
+        if t._base is not None and (t._base._requires_grad or t._requires_grad):
             raise RuntimeError("a custom Function changed a view in place (mark_dirty): "
                                "naivegraph cannot rewrite its base's history through a custom "
                                "Function; pass the base itself, or a .clone() of the view")
@@ -153,6 +153,6 @@ def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
             if any(out is a for a in args) and not any(out is d for d in ctx.dirty):
                 raise RuntimeError("a custom Function returned an input unchanged; return "
                                    "x.clone() or mark_dirty(x) if you changed it in place")
-            out._rg = True
+            out._requires_grad = True
             out.grad_fn = node
             out._output_nr = i

@@ -63,7 +63,7 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     for a in inputs:
         if isinstance(a, Tensor):
             datas.append(a._data)
-            if a._rg:
+            if a._requires_grad:
                 any_grad = True
         else:
             datas.append(a)
@@ -82,12 +82,12 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     result._output_nr = 0
     if any_grad and _state.enabled and op.differentiable:
         refuse_complex_result(op, out)
-        result._rg = True
+        result._requires_grad = True
         result.grad_fn = _record(op, inputs, attrs, result)
         if anomaly.enabled:
             record_creation(result.grad_fn)
     else:
-        result._rg = False
+        result._requires_grad = False
     if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and _aliases(out, datas[0]):
         if out is datas[0]:  # numpy gave the input back (a no-op squeeze): still a view
             result._data = out.view()
@@ -118,7 +118,7 @@ def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None
         view._base, view._view_chain = source, (link,)
     else:
         view._base, view._view_chain = base, source._view_chain + (link,)
-    view._vc = source._counter()
+    view._version_counter = source._counter()
     if not _state.enabled:
         view._made_in_no_grad = True
     base = view._base
@@ -149,7 +149,7 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
     Kept lean on purpose: it runs once per recorded op, and every object it allocates
     is one more for Python's garbage collector to scan while the graph is alive.
     """
-    saves = op.saves_for(tuple(isinstance(a, Tensor) and a._rg for a in inputs))
+    saves = op.saves_for(tuple(isinstance(a, Tensor) and a._requires_grad for a in inputs))
     edges, saved, needs = [], [], []
     sources = ()  # (position, tensor, version) of each saved tensor
     constants = None  # weak refs to inputs that do not require grad, for drawings
@@ -160,7 +160,7 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
                 sources += ((i, a, a._version),)
             else:
                 saved.append(meta_of(a._data))
-            if a._rg:
+            if a._requires_grad:
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
                 needs.append(True)
@@ -249,14 +249,14 @@ class Tensor(OpMethods):
     tensor(7.3891)
     """
 
-    __slots__ = ("_data", "_rg", "grad_fn", "_output_nr", "__dict__", "__weakref__")
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_output_nr", "__dict__", "__weakref__")
     # Rarely set state lives in __dict__ only when used; these are the defaults.
     _grad = None
-    _vc = None
+    _version_counter = None
     _base = None
     _retains_grad = False
     _hooks = None
-    _acc = None
+    _accumulator_ref = None
     _view_chain = ()  # view ops from _base's array to this one's
     _views = None  # on a base: weak set of its live views
     _made_in_no_grad = False
@@ -271,7 +271,7 @@ class Tensor(OpMethods):
                 and type(self) is Tensor:
             array = array.astype(np.float64)  # ng.Tensor([1, 2]) is float, as in torch
         self._data = array
-        self._rg = False
+        self._requires_grad = False
         self.grad_fn = None
         self._output_nr = 0
         if requires_grad:
@@ -281,38 +281,38 @@ class Tensor(OpMethods):
     def _make(cls, data: np.ndarray, requires_grad: bool, grad_fn, output_nr: int) -> "Tensor":
         t = _new(cls)
         t._data = data
-        t._rg = requires_grad
+        t._requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_nr = output_nr
         return t
 
     # -- bookkeeping ----------------------------------------------------------------
     def _counter(self) -> _Counter:
-        vc = self._vc
+        vc = self._version_counter
         if vc is None:
-            vc = self._vc = _Counter()
+            vc = self._version_counter = _Counter()
         return vc
 
     def _accumulator(self) -> AccumulateGrad:
-        ref = self._acc
+        ref = self._accumulator_ref
         acc = ref() if ref is not None else None
         if acc is None:
             acc = AccumulateGrad(self)
-            self._acc = weakref.ref(acc)
+            self._accumulator_ref = weakref.ref(acc)
         return acc
 
     def _edge(self) -> tuple:
         fn = self.grad_fn
         if fn is not None:
             return (fn, self._output_nr)
-        if self._rg:
+        if self._requires_grad:
             return (self._accumulator(), 0)
         return (None, 0)
 
     # -- attributes -----------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        return self._rg
+        return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -329,7 +329,7 @@ class Tensor(OpMethods):
                 "Only Tensors of floating point and complex dtype can require gradients "
                 f"(this tensor has dtype {self._data.dtype}); create it with floats, e.g. "
                 "ng.tensor([1., 2.]) or dtype=ng.float32.")
-        self._rg = value
+        self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` in place (leaves only) and return self."""
@@ -395,7 +395,7 @@ class Tensor(OpMethods):
 
     @property
     def _version(self) -> int:
-        return self._vc.value if self._vc is not None else 0
+        return self._version_counter.value if self._version_counter is not None else 0
 
     @property
     def device(self) -> str:
@@ -429,7 +429,7 @@ class Tensor(OpMethods):
 
     def numpy(self) -> np.ndarray:
         """The underlying array (shared memory). Refused while the tensor requires grad."""
-        if self._rg:
+        if self._requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
@@ -478,7 +478,7 @@ class Tensor(OpMethods):
     def _cast(self, dtype: np.dtype, copy: bool = False) -> "Tensor":
         if self._data.dtype == dtype and not copy:
             return self
-        if self._rg and dtype.kind in "fc":
+        if self._requires_grad and dtype.kind in "fc":
             return _op("to_copy", self, dtype=dtype)
         return Tensor._make(self._data.astype(dtype), False, None, 0)
 
@@ -509,7 +509,7 @@ class Tensor(OpMethods):
             parts.append(f"dtype={self._data.dtype.name}")
         if self.grad_fn is not None:
             parts.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self._rg:
+        elif self._requires_grad:
             parts.append("requires_grad=True")
         return "tensor(" + ", ".join(parts) + ")"
 
@@ -522,16 +522,16 @@ class Tensor(OpMethods):
     def detach(self) -> "Tensor":
         """A tensor sharing storage (and version counter) but with no history."""
         t = Tensor._make(self._data, False, None, 0)
-        t._vc = self._counter()
+        t._version_counter = self._counter()
         return t
 
     def detach_(self) -> "Tensor":
         """Cut this tensor out of the graph: it becomes a leaf that does not require grad."""
-        if self._base is not None and self._base._rg:
+        if self._base is not None and self._base._requires_grad:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._output_nr = 0
-        self._rg = False
+        self._requires_grad = False
         return self
 
     def clone(self) -> "Tensor":
@@ -539,7 +539,7 @@ class Tensor(OpMethods):
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
-        if not self._rg:
+        if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return
@@ -560,7 +560,7 @@ class Tensor(OpMethods):
         tensor([2., 2., 2.])
         >>> h.remove()
         """
-        if not self._rg:
+        if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             return self.grad_fn._add_tensor_hook(self._output_nr, hook)
@@ -588,11 +588,11 @@ class Tensor(OpMethods):
             raise RuntimeError(OVERLAPPING_WRITE)  # torch lets fill_/zero_ through
         if not _state.enabled:
             return
-        if self._rg and self.grad_fn is None:
+        if self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE + " Change leaf values inside `with ng.no_grad():` "
                                "or through .data / .detach(), before using them.")
         base = self._base
-        if base is not None and base._rg:
+        if base is not None and base._requires_grad:
             if base.grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
             if self._made_in_no_grad:
@@ -618,7 +618,7 @@ class Tensor(OpMethods):
             raise RuntimeError(f"output with shape {self._data.shape} doesn't match the broadcast "
                                f"shape {result.shape}")
         record = _state.enabled and op.differentiable and (
-            self._rg or any(isinstance(o, Tensor) and o._rg for o in others))
+            self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
         # Save the inputs *before* writing: an operand that is this very tensor
         # (t.mul_(t)) then fails the version check at backward, as in PyTorch.
         node = _record(op, (self._snapshot(op, others),) + others, attrs, self) if record else None
@@ -628,7 +628,8 @@ class Tensor(OpMethods):
         self._counter().value += 1
         if record:
             if op.saves_out:  # the saved output is this tensor after the write
-                node.sources = node.sources[:-1] + (("out", self._vc, self._vc.value),)
+                counter = self._version_counter
+                node.sources = node.sources[:-1] + (("out", counter, counter.value),)
             self._rewrite_history(node)
         return self
 
@@ -653,7 +654,7 @@ class Tensor(OpMethods):
         if self._retains_grad:
             self.grad_fn._forget(self._output_nr, self)
             node._retain(0, self)
-        self.grad_fn, self._rg, self._output_nr = node, True, 0
+        self.grad_fn, self._requires_grad, self._output_nr = node, True, 0
 
     def _rebase_views(self) -> None:
         """Give every live view of this base a history over the base's current one
@@ -668,12 +669,12 @@ class Tensor(OpMethods):
 
     def _snapshot(self, op: OpDef, others: tuple) -> "Tensor":
         """This tensor as it was before an in-place op (its data copied only if saved)."""
-        needs = (self._rg,) + tuple(isinstance(o, Tensor) and o._rg for o in others)
+        needs = (self._requires_grad,) + tuple(isinstance(o, Tensor) and o._requires_grad for o in others)
         data = self._data.copy() if 0 in op.saves_for(needs) else self._data
-        old = Tensor._make(data, self._rg, self.grad_fn, self._output_nr)
-        old._acc = self._acc
-        if self.grad_fn is None and self._rg:
-            old._acc = weakref.ref(self._accumulator())
+        old = Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
+        old._accumulator_ref = self._accumulator_ref
+        if self.grad_fn is None and self._requires_grad:
+            old._accumulator_ref = weakref.ref(self._accumulator())
         return old
 
     def add_(self, other, alpha=1) -> "Tensor":

@@ -273,8 +273,8 @@ def backward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
         root, _ = sketch.add((prefix, "tensor", id(tensor)),
                              lambda t=tensor: _tensor_item(t, ctx, cluster))
         fn = tensor.grad_fn
-        if fn is None and tensor._acc is not None:
-            fn = tensor._acc()  # a leaf output: its AccumulateGrad, if one exists
+        if fn is None and tensor._accumulator_ref is not None:
+            fn = tensor._accumulator_ref()  # a leaf output: its AccumulateGrad, if one exists
         if fn is not None:
             sketch.edge(root, node_index(fn), "grad")
     while queue:
