@@ -7,6 +7,7 @@ from typing import Callable
 import numpy as np
 
 from .engine import grad
+from .functions import stack
 from .tensor import Tensor
 
 
@@ -44,7 +45,6 @@ def jacobian(func: Callable, inputs, create_graph: bool = False):
         for i, (x, g) in enumerate(zip(xs, grads)):
             rows[i].append(g if g is not None else Tensor._make(np.zeros(x.shape, x.dtype),
                                                                 False, None, 0))
-    from .functions import stack
     results = tuple(stack(r).reshape(out.shape + x.shape) for r, x in zip(rows, xs))
     return results[0] if single else results
 
