@@ -389,13 +389,18 @@ def has_internal_overlap(data: np.ndarray) -> bool:
     return any(stride == 0 and size > 1 for stride, size in zip(data.strides, data.shape))
 
 
+def memory_owner(data: np.ndarray) -> np.ndarray:
+    """The array that owns ``data``'s memory (the end of its chain of numpy bases)."""
+    while isinstance(data.base, np.ndarray):
+        data = data.base
+    return data
+
+
 def writable(data: np.ndarray) -> np.ndarray:
     """A writable alias of a read-only numpy view (numpy's broadcast_to) of writable memory."""
     if data.flags.writeable:
         return data
-    owner = data
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
+    owner = memory_owner(data)
     offset = data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
     return np.ndarray(data.shape, data.dtype, buffer=owner, offset=offset, strides=data.strides)
 

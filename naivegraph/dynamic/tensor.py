@@ -24,7 +24,7 @@ from .grad_mode import _state
 from .engine import backward as _backward
 from .node import (OVERLAPPING_WRITE, AccumulateGrad, AsStridedBackward0, CopySlices,
                    _HookDict, add_hook, find_node_class, has_internal_overlap, memory_order,
-                   meta_of, register_tensor_class, writable)
+                   memory_owner, meta_of, register_tensor_class, writable)
 
 _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze",
@@ -96,8 +96,18 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
 
 
 def _aliases(out: np.ndarray, source: np.ndarray) -> bool:
-    """Whether ``out`` shares ``source``'s memory (reshape of a transposed array copies)."""
-    return out is source or (out.base is not None and np.may_share_memory(out, source))
+    """Whether ``out`` shares ``source``'s memory (reshape of a transposed array copies).
+
+    An empty slice shares no byte, yet numpy made it a view of the same owner, as torch
+    makes it a view of the same base."""
+    if out is source:
+        return True
+    if out.base is None:
+        return False
+    if out.size == 0:
+        return memory_owner(out) is memory_owner(source)
+    return np.may_share_memory(out, source)
+
 
 
 def _same_window(view: np.ndarray, data: np.ndarray) -> bool:
@@ -527,7 +537,7 @@ class Tensor(OpMethods):
 
     def detach_(self) -> "Tensor":
         """Cut this tensor out of the graph: it becomes a leaf that does not require grad."""
-        if self._base is not None and self._base._requires_grad:
+        if self._base is not None:  # torch: a view shares its base's history
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._output_nr = 0
@@ -589,6 +599,9 @@ class Tensor(OpMethods):
         if not _state.enabled:
             return
         if self._requires_grad and self.grad_fn is None:
+            if self._base is not None:  # a view made a leaf by requires_grad_()
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside "
+                                   "`with ng.no_grad():`.")
             raise RuntimeError(LEAF_INPLACE + " Change leaf values inside `with ng.no_grad():` "
                                "or through .data / .detach(), before using them.")
         base = self._base

@@ -399,8 +399,6 @@ def test_detach_in_place_of_a_view_is_refused_and_leaves_it_unchanged():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="detach_() of a view is refused only when the base requires "
-                   "grad; torch refuses every view")
 def test_detach_in_place_of_a_view_of_a_plain_tensor():
     def program(M):
         a = M.tensor([1., 2.])
@@ -606,8 +604,6 @@ def test_empty_views_are_written_and_backpropagated():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="an empty slice is not made a view (np.may_share_memory "
-                   "is False for empty arrays), so it shares no version counter or history")
 def test_empty_view_shares_the_version_counter_and_history():
     def program(M):
         x = leaf(M, [[1., 2., 3.]])
@@ -921,8 +917,6 @@ def test_requires_grad_on_a_view_of_a_plain_tensor_then_base_written_with_grad()
         same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="a view made a leaf by requires_grad_() is refused as 'a "
-                   "leaf Variable' where torch says 'a view of a leaf Variable'")
 def test_requires_grad_on_a_view_then_written_in_place_is_refused():
     def program(M):
         a = M.tensor([1., 2., 3.])
