@@ -27,3 +27,4 @@ from .executor import CompiledFunction, Plan
 from .passes import (OptimizationReport, algebraic_simplification, common_subexpression_elimination,
                      constant_folding, dead_node_elimination, elementwise_fusion, optimize)
 from .trace import Traced, trace
+from . import session  # noqa: E402,F401  (graphs run through it: see session.py)

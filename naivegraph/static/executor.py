@@ -10,32 +10,14 @@ later ``backward``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .graph import Graph
+from .. import fast
+from .graph import Graph, RunState, describe_site
 from .nodes import Constant, Node, Operation, Placeholder, Variable, numeric_data, safe_cast
-
-
-@contextlib.contextmanager
-def paused_gc():
-    """Pause the cyclic garbage collector for one whole-graph pass.
-
-    A pass allocates per node while the whole graph is alive: left on, the collector
-    would rescan that graph again and again (a third of the time of a 1,000,000-op
-    chain).  Static graphs are freed by reference counting, so nothing waits on it.
-    """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 # -------------------------------------------------------------------------- feeds
@@ -285,7 +267,6 @@ def check_finite(value: Any, node: Node, what: str = "value", during: str = "") 
     array = np.asarray(value)
     if array.dtype.kind not in "fc" or np.isfinite(array).all():
         return
-    from .graph import describe_site
     nans = int(np.count_nonzero(np.isnan(array)))
     infs = int(np.count_nonzero(np.isinf(array)))
     raise NumericsError(
@@ -347,7 +328,7 @@ def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
         targets = [graph.resolve(f) for f in fetches]
         free = True if free_intermediates is None else free_intermediates
     placeholders = list(fed)
-    with paused_gc():
+    with fast.paused_gc():
         order = list(graph.nodes) if fetches is None else topological_order(graph, targets)
         keep = kept_for_backward(graph, order) if free else ()
         plan = Plan(graph, targets, placeholders, keep=keep, free=free, order=order)
@@ -362,11 +343,8 @@ def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
             node._value = _read_only_if_view(value, leaves)
         elif isinstance(node, Placeholder):
             node._value = value
-    graph._last_run_shapes = shapes
-    # assign replaces a Variable's array: keeping the ones this run read lets a later
-    # backward use the values of the run it follows, as TensorFlow 1 does.
-    graph._last_run_variables = {node: value for node, value in zip(plan.order, values)
-                                 if isinstance(node, Variable)}
+    graph.last_run = RunState(shapes, {node: value for node, value in zip(plan.order, values)
+                                       if isinstance(node, Variable)})
     return None if fetches is None else plan.fetched(values)
 
 
@@ -387,7 +365,7 @@ class CompiledFunction:
         self.outputs = list(outputs)
         self.report = report
         used = [p for p in self.inputs if p is not None]
-        with paused_gc():
+        with fast.paused_gc():
             self.plan = Plan(graph, self.outputs, used, free=True)
         # An input the outputs do not need is accepted and ignored (placeholder None).
         self._checks = [(p, None, None, False) if p is None else
@@ -419,25 +397,3 @@ class CompiledFunction:
         return (f"<CompiledFunction {len(self.plan.steps)} steps: "
                 f"({', '.join(p.name for p in self.inputs if p is not None)}) -> "
                 f"({', '.join(o.name for o in self.outputs)})>")
-
-
-def compile_graph(graph: Graph, inputs: Sequence, outputs: Sequence, optimize: bool,
-                  check_numerics: bool = False) -> CompiledFunction:
-    inputs = [graph.resolve(i) for i in inputs]
-    for node in inputs:
-        if not isinstance(node, Placeholder):
-            raise TypeError(f"compile inputs must be placeholders, but {node.name!r} is a "
-                            f"{type(node).__name__}")
-    outputs = [graph.resolve(o) for o in outputs]
-    given = set(inputs)
-    for node in ancestors(outputs):
-        if isinstance(node, Placeholder) and node not in given:
-            raise missing_feed_error(node, next(o for o in outputs if node in ancestors([o])))
-    if not optimize:
-        return CompiledFunction(graph, inputs, outputs, check_numerics=check_numerics)
-    from .passes import optimize as run_passes
-    new_graph, report = run_passes(graph, fetches=outputs)
-    mapping = report.mapping
-    new_inputs = [mapping.get(p) for p in inputs]
-    return CompiledFunction(new_graph, new_inputs, [mapping[o] for o in outputs], report,
-                            check_numerics)

@@ -27,8 +27,9 @@ import numpy as np
 
 from ..ops import Meta
 from ..ops.core import refuse_complex_nodes
-from .executor import check_finite, paused_gc, shape_of, topological_order
-from .graph import Graph, graph_of
+from .. import fast
+from .executor import check_finite, shape_of, topological_order
+from .graph import Graph, describe_site, graph_of
 from .nodes import Constant, Node, Operation, Variable, _to_array, numeric_data
 
 
@@ -99,8 +100,8 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None,
             f"{loss.name!r} does not depend on any trainable Variable or node marked with "
             f"retain_grad(), so there is no gradient to compute")
     seed = _seed_value(loss, grad)
-    shapes = getattr(graph, "_last_run_shapes", {})
-    run_values = getattr(graph, "_last_run_variables", {})
+    shapes = graph.last_run.shapes
+    run_values = graph.last_run.variables
 
     def value_of(node: Node) -> Any:
         """The value ``node`` had in the last run (a Variable may have been assigned since)."""
@@ -142,7 +143,6 @@ def _own_array(gradient: Any, handed_out: set[int]) -> np.ndarray:
 
 def _gradient_check(node: Node, gradient: Any, user: Operation) -> None:
     """check_numerics for one gradient: name the op whose backward made it, and its line."""
-    from .graph import describe_site
     check_finite(gradient, node, "gradient",
                  f", made by the backward of {user.name!r} ({user.op_name}) "
                  f"{describe_site(user.built_at)}")
@@ -210,7 +210,7 @@ def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
     if len(grad_ys) != len(ys):
         raise ValueError(f"got {len(grad_ys)} grad_ys for {len(ys)} ys; give one per y")
     graph = graph_of(ys + xs)
-    with paused_gc():
+    with fast.paused_gc():
         order = topological_order(graph, ys)
         flows = flowing(order, xs)
         refuse_complex_nodes(n for n in order if n in flows)

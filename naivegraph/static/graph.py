@@ -20,17 +20,33 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import linecache
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover  (annotations only: nothing is imported at run time)
     from .executor import CompiledFunction
     from .nodes import Node
 
 _graph_ids = itertools.count(1)
+
+
+@dataclass
+class RunState:
+    """What the last ``forward`` of a graph leaves for the ``backward`` that follows it.
+
+    ``shapes``: node -> the shape its value had; ``variables``: Variable -> the array it
+    held during that run (``assign`` replaces a Variable's array: a later backward still
+    uses the values of the run it follows, as TensorFlow 1 does).
+    """
+
+    shapes: dict = field(default_factory=dict)
+    variables: dict = field(default_factory=dict)
 
 
 class Graph:
@@ -57,6 +73,7 @@ class Graph:
         self._counters: dict[str, int] = {}
         self._gradient_depth = 0  # > 0 while ns.gradients is adding nodes
         self.lineage = None
+        self.last_run = RunState()
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Graph":
@@ -124,13 +141,11 @@ class Graph:
 
     @property
     def placeholders(self) -> list["Node"]:
-        from .nodes import Placeholder
-        return [n for n in self.nodes if isinstance(n, Placeholder)]
+        return [n for n in self.nodes if n.kind == "placeholder"]
 
     @property
     def variables(self) -> list["Node"]:
-        from .nodes import Variable
-        return [n for n in self.nodes if isinstance(n, Variable)]
+        return [n for n in self.nodes if n.kind == "variable"]
 
     def consumers(self) -> dict["Node", list["Node"]]:
         """node -> the nodes that use it as an input (one entry per use)."""
@@ -147,10 +162,9 @@ class Graph:
 
     def resolve(self, node_or_name: "Node | str") -> "Node":
         """A node of this graph given itself or its name; a clear error otherwise."""
-        from .nodes import Node
         if isinstance(node_or_name, str):
             return self[node_or_name]
-        if not isinstance(node_or_name, Node):
+        if not _is_node(node_or_name):
             raise TypeError(f"expected a node of {self.name} or a node name, got "
                             f"{type(node_or_name).__name__}")
         if node_or_name.graph is not self:
@@ -184,8 +198,8 @@ class Graph:
         >>> [float(v) for v in g.forward(x=np.array([1.0, 2.0]), fetches=[y])]
         [9.0]
         """
-        from .executor import run_forward
-        return run_forward(self, feeds, named_feeds, fetches, free_intermediates, check_numerics)
+        return _session.forward(self, feeds, named_feeds, fetches, free_intermediates,
+                                check_numerics)
 
     def backward(self, loss: "Node", grad: Any = None, check_numerics: bool = False) -> None:
         """Numeric reverse sweep after ``forward``: fill ``.grad`` of Variables and retained nodes.
@@ -210,10 +224,7 @@ class Graph:
         ...
         naivegraph.static.executor.NumericsError: check_numerics: the gradient of node 'w' (variable) has 0 NaN and 1 inf ...
         """
-        from .executor import paused_gc
-        from .gradients import numeric_backward
-        with paused_gc():
-            numeric_backward(self, self.resolve(loss), grad, check_numerics)
+        _session.backward(self, self.resolve(loss), grad, check_numerics)
 
     def compile(self, inputs: Sequence, outputs: Sequence, optimize: bool = True,
                 check_numerics: bool = False) -> "CompiledFunction":
@@ -234,8 +245,22 @@ class Graph:
         >>> [float(v) for v in f(np.array(3.0))]
         [9.0, 6.0]
         """
-        from .executor import compile_graph
-        return compile_graph(self, inputs, outputs, optimize, check_numerics)
+        return _session.compile(self, inputs, outputs, optimize, check_numerics)
+
+
+def _is_node(value: object) -> bool:
+    return hasattr(value, "kind") and hasattr(value, "inputs") and hasattr(value, "graph")
+
+
+# Running a graph lives in naivegraph.static.session, which imports the executor, the
+# gradients and the passes (each of which imports this module); it registers itself
+# here when naivegraph.static is imported, so imports still go one way.
+_session: Any = None
+
+
+def register_session(session: Any) -> None:
+    global _session
+    _session = session
 
 
 # ---------------------------------------------------------------------- build sites
@@ -262,7 +287,6 @@ def describe_site(site: tuple[str, int] | None) -> str:
     """``file:line: source text`` of a build site (or a note that it is unknown)."""
     if site is None:
         return "built inside naivegraph"
-    import linecache
     text = linecache.getline(site[0], site[1]).strip()
     return f"built at {site[0]}:{site[1]}" + (f": {text}" if text else "")
 
@@ -285,6 +309,22 @@ def _exit_order_message(graph: Graph, stack: list[Graph]) -> str:
     return (f"{graph.name} was exited while {inner} (entered after it) is still open; graphs "
             f"must be exited in the reverse order they were entered, as nested `with` "
             f"blocks do. The default-graph stack is unchanged")
+
+
+def current_trace() -> str | None:
+    """A description of the function being traced on this thread, if any."""
+    return getattr(_local, "tracing", None)
+
+
+@contextlib.contextmanager
+def tracing(description: str) -> Iterator[None]:
+    """Mark this thread as tracing ``description`` (errors then say so)."""
+    previous = current_trace()
+    _local.tracing = description
+    try:
+        yield
+    finally:
+        _local.tracing = previous
 
 
 def get_default_graph() -> Graph:

@@ -24,7 +24,7 @@ from ..ops.core import mixed_modes_error, result_type
 from ..ops.methods import OpMethods
 from ..ops.methods import shape_arg as _shape_arg
 from ..ops.shapes import broadcast_shapes
-from .graph import Graph, get_default_graph, graph_of
+from .graph import Graph, current_trace, get_default_graph, graph_of
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -583,7 +583,6 @@ def _user_frame():
 
 def control_flow_message(node: Node) -> str:
     """Why ``bool(node)`` cannot work, where it happened, and what to use instead."""
-    from .trace import current_trace
     frame = _user_frame()
     where = ""
     if frame is not None:

@@ -20,21 +20,13 @@ value that does not exist yet, so it raises an error naming that line.
 from __future__ import annotations
 
 import inspect
-import threading
 from typing import Any, Callable
 
 import numpy as np
 
 from .executor import CompiledFunction
-from .graph import Graph
+from .graph import Graph, tracing
 from .nodes import Constant, Node, _to_array, placeholder
-
-_local = threading.local()
-
-
-def current_trace() -> str | None:
-    """A description of the function being traced on this thread, if any."""
-    return getattr(_local, "tracing", None)
 
 
 def _parameter_names(fn: Callable, count: int) -> list[str]:
@@ -81,12 +73,8 @@ def trace(fn: Callable, *example_inputs: Any) -> Traced:
             array = _to_array(example)
             array = np.asarray(array)
             inputs.append(placeholder(name, shape=array.shape, dtype=array.dtype))
-        previous = current_trace()
-        _local.tracing = f"{getattr(fn, '__qualname__', fn)!s}"
-        try:
+        with tracing(f"{getattr(fn, '__qualname__', fn)!s}"):
             result = fn(*inputs)
-        finally:
-            _local.tracing = previous
         single = not isinstance(result, (tuple, list))
         results = [result] if single else list(result)
         outputs = []
