@@ -12,7 +12,7 @@ import numpy as np
 from ..dynamic.factories import _random
 from ..dynamic.functions import where
 from ..dynamic.grad_mode import no_grad
-from ..dynamic.tensor import Tensor
+from ..dynamic.tensor import Tensor, _check_device, _to_arguments
 from . import functional as F
 from . import losses
 
@@ -289,25 +289,38 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
-    def to(self, dtype=None, *args, **kwargs) -> "Module":
+    def to(self, *args, device=None, dtype=None, non_blocking: bool = False) -> "Module":
         """Cast every floating parameter (and its gradient) to ``dtype``, in place.
 
-        The Parameter objects stay the same, so an optimiser built before still holds
-        them.  A device argument such as ``"cpu"`` is accepted and ignored.
+        Takes what ``Tensor.to`` takes: ``to(dtype)``, ``to(device)``, ``to(device,
+        dtype)``, keywords.  The Parameter objects stay the same, so an optimiser built
+        before still holds them.  The device must be the CPU, the only one naivegraph has.
 
         >>> import naivegraph as ng
         >>> ng.nn.Linear(2, 3, dtype=ng.float32).double().weight.dtype
         dtype('float64')
+        >>> ng.nn.Linear(2, 3).to("cpu", ng.float32).weight.dtype
+        dtype('float32')
         """
-        if dtype is None or isinstance(dtype, str):
+        device, dtype = _to_arguments(args, device, dtype)
+        _check_device(device)
+        if dtype is None:
             return self
-        dtype = np.dtype(dtype)
         for p in self.parameters():
             if p._data.dtype.kind in "fc" and p._data.dtype != dtype:
                 p._data = p._data.astype(dtype)
                 if p._grad is not None:
                     p._grad = p._grad._cast(dtype)
         return self
+
+    def cpu(self) -> "Module":
+        """The module itself: its parameters are on the CPU already."""
+        return self
+
+    def cuda(self, device=None) -> "Module":
+        """Refused: naivegraph has no GPU (``ng.cuda.is_available()`` is False)."""
+        _check_device("cuda" if device is None else f"cuda:{device}")
+        return self  # pragma: no cover - _check_device always raises for cuda
 
     def double(self) -> "Module":
         return self.to(np.float64)

@@ -397,3 +397,17 @@ def test_a_classifier_trains_with_bce_with_logits_and_init(torch):
         optimizer.step()
     assert loss.item() < 0.05 * first
     assert ((model(x) > 0).long().tolist()) == [0, 1, 1, 1]
+
+
+def test_module_to_takes_devices_and_dtypes_as_tensor_to_does(torch):
+    for lib in (ng, torch):
+        model = lib.nn.Linear(2, 3)
+        weight = model.weight
+        assert model.to("cpu") is model and model.cpu() is model
+        assert model.to(lib.device("cpu"), lib.float32).weight.dtype == lib.float32
+        assert model.to(device="cpu", dtype=lib.float64).weight.dtype == lib.float64
+        assert model.weight is weight  # cast in place: an optimiser keeps its parameters
+    with pytest.raises(RuntimeError, match="naivegraph runs on the CPU only"):
+        ng.nn.Linear(2, 3).to("cuda")
+    with pytest.raises(RuntimeError, match="naivegraph runs on the CPU only"):
+        ng.nn.Linear(2, 3).cuda()
