@@ -264,10 +264,14 @@ class Adagrad(Optimizer):
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value,
                                       eps=eps))
+        for group in self.param_groups:  # filled at once, as torch does
+            for p in group["params"]:
+                self.state[id(p)] = {"step": 0, "sum": np.full_like(
+                    p._data, group["initial_accumulator_value"])}
 
     def step(self) -> None:
         for p, g, group, state in self._updates():
-            if "sum" not in state:  # torch fills the sum when the optimiser is built
+            if "sum" not in state:  # a parameter of a group added later
                 state["sum"] = np.full_like(p._data, group["initial_accumulator_value"])
             t = state["step"] = state.get("step", 0) + 1
             if group["weight_decay"]:

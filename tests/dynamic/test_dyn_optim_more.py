@@ -213,6 +213,17 @@ def test_state_dict_layout_matches_torch(torch):
         {i: ["momentum_buffer", "square_avg", "step"] for i in range(3)}, [[0, 1, 2]])
 
 
+def test_adagrad_state_exists_before_the_first_step_as_torch(torch):
+    def state(lib):
+        optimizer = lib.optim.Adagrad(make_params(lib), initial_accumulator_value=0.5)
+        return {i: {k: np.asarray(v.tolist() if hasattr(v, "tolist") else v).tolist()
+                    for k, v in entry.items()} for i, entry in
+                optimizer.state_dict()["state"].items()}
+
+    assert state(ng) == state(torch)
+    assert state(ng)[1] == {"step": 0, "sum": [0.5, 0.5]}
+
+
 def test_state_dict_values_match_torch(torch):
     def state(lib):
         params = make_params(lib)
@@ -271,3 +282,12 @@ def test_existing_imports_of_optim_keep_working():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert isinstance(ng.optim.Adam(make_params(ng)), Optimizer)
+
+
+def test_a_group_added_later_is_optimised_as_torch(torch):
+    def make(lib, ps):
+        optimizer = lib.optim.Adagrad(ps[:2], lr=0.3)
+        optimizer.add_param_group({"params": [ps[2]], "lr": 0.1})
+        return optimizer
+
+    assert_same_history(run(ng, make), run(torch, make))
