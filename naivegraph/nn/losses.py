@@ -1,14 +1,16 @@
 """Binary cross-entropy losses built from existing tensor ops (no op-table entries).
 
-They follow ``torch.nn.functional``'s names, arguments, values and error messages; the
-graph they record is the composition (``LogBackward0``, ``MulBackward0``, ...), not
-torch's single ``BinaryCrossEntropyBackward0`` node.
+They follow ``torch.nn.functional``'s names, arguments, values and error messages.
+``binary_cross_entropy`` is one custom node (``BinaryCrossEntropyBackward``) carrying
+torch's gradient formula; the logits form is a composition of ops (``ExpBackward0``,
+``LogBackward0``, ...) where torch has one node.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..dynamic.function import Function
 from ..dynamic.tensor import Tensor
 from . import functional as F
 
@@ -36,6 +38,37 @@ def _torch_size(shape: tuple) -> str:
     return f"torch.Size({list(shape)})"
 
 
+# torch's EPSILON of the BCE gradient is the float 1e-12 (9.99999996e-13 as a double).
+_BCE_EPSILON = float(np.float32(1e-12))
+
+
+def _clamped_log(x: Tensor) -> Tensor:
+    return x.log().clamp(min=-100)
+
+
+class BinaryCrossEntropy(Function):
+    """Elementwise BCE with torch's own gradient, ``(p - t) / max(p (1 - p), 1e-12)``.
+
+    Composing the loss from ``log`` and ``clamp`` would give 0 * inf = NaN at p = 0 or 1
+    (a saturated sigmoid), where torch's formula stays finite.
+    """
+
+    @staticmethod
+    def forward(ctx, input: Tensor, target: Tensor) -> Tensor:
+        ctx.save_for_backward(input, target)
+        return -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        input, target = ctx.saved_tensors
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad * (input - target) / ((1 - input) * input).clamp(min=_BCE_EPSILON)
+        if ctx.needs_input_grad[1]:
+            grad_target = grad * (_clamped_log(1 - input) - _clamped_log(input))
+        return grad_input, grad_target
+
+
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          reduction: str = "mean") -> Tensor:
     """``-(t * log(p) + (1 - t) * log(1 - p))`` for probabilities ``p`` in [0, 1].
@@ -59,9 +92,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError("all elements of input should be between 0 and 1: pass "
                            "probabilities (apply sigmoid first), or use "
                            "binary_cross_entropy_with_logits on the raw scores")
-    log_p = input.log().clamp(min=-100)
-    log_not_p = (1 - input).log().clamp(min=-100)
-    loss = -(target * log_p + (1 - target) * log_not_p)
+    loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)

@@ -153,6 +153,27 @@ def test_bce_loss_clamps_the_log_at_minus_100_as_torch(torch):
     assert torch.nn.BCELoss()(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0])).item() == 100.0
 
 
+@pytest.mark.parametrize("target", [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+def test_bce_loss_gradient_at_saturated_probabilities_is_torchs_not_nan(torch, target):
+    p, tp = both(torch, [0.0, 1.0], requires_grad=True)
+    loss = nn.BCELoss()(p, ng.tensor(target))
+    expected = torch.nn.BCELoss()(tp, torch.tensor(target, dtype=torch.float64))
+    loss.backward()
+    expected.backward()
+    assert loss.item() == expected.item()
+    assert p.grad.tolist() == tp.grad.tolist()
+    assert not np.isnan(p.grad.tolist()).any()
+
+
+def test_bce_loss_gradient_reaches_the_target_as_torch(torch):
+    p, tp = both(torch, [0.3, 0.8], requires_grad=True)
+    t, tt = both(torch, [0.6, 0.1], requires_grad=True)
+    nn.BCELoss(reduction="sum")(p, t).backward()
+    torch.nn.BCELoss(reduction="sum")(tp, tt).backward()
+    assert_close(p.grad, tp.grad)
+    assert_close(t.grad, tt.grad)
+
+
 def test_bce_loss_refuses_values_outside_0_1_and_mismatched_shapes_as_torch(torch):
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         torch.nn.BCELoss()(torch.tensor([1.5]), torch.tensor([1.0]))
