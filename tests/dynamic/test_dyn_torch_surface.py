@@ -418,3 +418,56 @@ def test_autograd_grad_runs_no_post_accumulate_hook(torch):
     y.register_post_accumulate_grad_hook(lambda t: seen.append(1))
     ng.autograd.grad((y * 2).sum(), y)
     assert seen == []
+
+
+# -- a learner's program, unchanged -----------------------------------------------------------
+LEARNER_PROGRAM = '''
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+x = torch.linspace(-1, 1, 16, device=device).unsqueeze(1)
+y = (3 * x).sin()
+
+model = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1)).to(device)
+with torch.no_grad():
+    for p in model.parameters():
+        p.copy_(torch.linspace(-0.5, 0.5, p.numel()).reshape(p.shape))
+print(model)
+
+optimizer = optim.RMSprop(model.parameters(), lr=0.01, momentum=0.5)
+scheduler = optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)
+loss_fn = nn.MSELoss()
+for epoch in range(30):
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    scheduler.step()
+
+buffer = io.BytesIO()
+torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, buffer)
+buffer.seek(0)
+checkpoint = torch.load(buffer)
+restored = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+restored.load_state_dict(checkpoint["model"])
+restored.eval()
+with torch.inference_mode():
+    final = loss_fn(restored(x), y).item()
+'''
+
+
+def run_learner_program(module, capsys):
+    namespace = {"torch": module, "nn": module.nn, "optim": module.optim, "io": io}
+    exec(LEARNER_PROGRAM, namespace)
+    return namespace["final"], capsys.readouterr().out, namespace["scheduler"].get_last_lr()
+
+
+def test_a_learner_program_runs_unchanged_and_gives_torchs_numbers(torch, capsys):
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # naivegraph's default, so 1.5 means the same
+    try:
+        expected = run_learner_program(torch, capsys)
+    finally:
+        torch.set_default_dtype(previous)
+    ours = run_learner_program(ng, capsys)
+    assert ours[1] == expected[1]  # print(model)
+    assert ours[2] == expected[2] == [0.00125]
+    assert ours[0] == pytest.approx(expected[0], rel=1e-12)
