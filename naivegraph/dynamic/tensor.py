@@ -271,6 +271,9 @@ class Tensor(OpMethods):
         if dtype is None and array.dtype.kind in "iub" and isinstance(data, (list, tuple)) \
                 and type(self) is Tensor:
             array = array.astype(np.float64)  # ng.Tensor([1, 2]) is float, as in torch
+        if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
+            from .factories import _default_float  # factories imports this module
+            array = _default_float(array)  # Python floats follow set_default_dtype
         self._data = array
         self._requires_grad = False
         self.grad_fn = None

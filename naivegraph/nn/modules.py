@@ -9,7 +9,7 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from ..dynamic.factories import _random
+from ..dynamic.factories import _random, get_default_dtype
 from ..dynamic.functions import where
 from ..dynamic.grad_mode import no_grad
 from ..dynamic.tensor import Tensor, _check_device, _to_arguments
@@ -386,8 +386,9 @@ class Linear(Module):
     """``y = x @ W.T + b`` with PyTorch's default initialisation (uniform ±1/sqrt(in))."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 dtype=np.float64) -> None:
+                 dtype=None) -> None:
         super().__init__()
+        dtype = dtype or get_default_dtype()
         self.in_features, self.out_features = in_features, out_features
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
         draw = lambda *shape: _random.generator.uniform(-bound, bound, shape).astype(dtype)  # noqa: E731
@@ -531,8 +532,9 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 dtype=np.float64) -> None:
+                 dtype=None) -> None:
         super().__init__()
+        dtype = dtype or get_default_dtype()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")

@@ -118,6 +118,10 @@ def test_set_default_dtype_float32_makes_python_floats_float32_as_in_torch(torch
         "randn": lambda m: m.randn(2),
         "eye": lambda m: m.eye(2),
         "empty": lambda m: m.empty(2),
+        "Tensor": lambda m: m.Tensor([1.5]),
+        "Tensor_ints": lambda m: m.Tensor([1, 2]),
+        "Linear": lambda m: m.nn.Linear(2, 2).weight,
+        "Embedding": lambda m: m.nn.Embedding(3, 2).weight,
     }
     for name, call in calls.items():
         assert str(call(ng).dtype) == str(call(torch).dtype).removeprefix("torch."), name
