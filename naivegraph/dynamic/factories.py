@@ -211,8 +211,8 @@ def _shape_or_size(name: str, shape: tuple, size) -> tuple:
 
 
 def _fill_dtype(fill_value) -> np.dtype | None:
-    """The dtype torch infers from ``full``'s fill: bool, int64, float64 (naivegraph's
-    default float) or complex128; None for a value to be checked by numpy.  (This
+    """The dtype torch infers from ``full``'s fill: bool, int64, the default float dtype
+    or its complex counterpart; None for a value to be checked by numpy.  (This
     module's ``float`` is the dtype alias, so the Python types come from builtins.)"""
     for kind, dtype in ((builtins.bool, np.bool_), (builtins.int, np.int64),
                         (builtins.float, get_default_dtype()),
