@@ -26,6 +26,12 @@ from .dynamic.functions import __all__ as _function_names
 from .dynamic.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dynamic.tensor import Tensor
 
+# PyTorch's top-level surface for learner code (devices, default dtype, legacy types, files)
+from .dynamic.factories import (DoubleTensor, FloatTensor, LongTensor, cuda, device,
+                                empty_like, get_default_dtype, inference_mode,
+                                set_default_dtype)
+from .dynamic.serialization import load, save
+
 __version__ = "0.1.0"
 
 # Import the package first, then bind the function: importing a submodule sets the
@@ -38,4 +44,7 @@ __all__ = ["Tensor", "autograd", "backward", "enable_grad", "is_anomaly_check_na
            "is_anomaly_enabled", "is_grad_enabled", "nn", "no_grad",
            "optim", "render", "set_grad_enabled", "tensor", "ones", "zeros", "full", "rand",
            "randn", "arange", "from_numpy", "ones_like", "zeros_like", "full_like", "rand_like",
-           "randn_like", "manual_seed", "float32", "float64", "int64"] + list(_function_names)
+           "randn_like", "manual_seed", "float32", "float64", "int64",
+           "device", "cuda", "get_default_dtype", "set_default_dtype", "FloatTensor",
+           "DoubleTensor", "LongTensor", "inference_mode", "empty_like", "save", "load",
+           ] + list(_function_names)

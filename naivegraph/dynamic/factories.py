@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import threading
 from typing import Any
 
 import numpy as np
 
-from .tensor import Tensor, _as_array, _shape_arg
+from .grad_mode import no_grad
+from .tensor import Tensor, _as_array, _check_device, _shape_arg
 
 float32, float64, float16 = np.float32, np.float64, np.float16
 int64, int32, int8, uint8 = np.int64, np.int32, np.int8, np.uint8
@@ -16,6 +18,135 @@ bool_ = np.bool_
 float = float32  # noqa: A001  (torch.float is float32, as x.float(); torch.double float64)
 double = float64
 long = int64
+
+# torch's device types: a known one that is not the CPU gets "runs on the CPU only" when
+# used, an unknown word gets torch's "Expected one of ..." at once.
+_DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu", "hpu", "mtia")
+
+
+class device:
+    """A device name as in ``torch.device``: ``ng.device("cpu")``, ``ng.device("cuda", 0)``.
+
+    naivegraph computes with numpy on the CPU, so tensors live on ``device(type='cpu')``;
+    naming another device is allowed (``ng.device("cuda")``), using it raises RuntimeError.
+
+    >>> import naivegraph as ng
+    >>> ng.device("cpu"), ng.ones(2).device == ng.device("cpu")
+    (device(type='cpu'), True)
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: "str | device", index: int | None = None) -> None:  # noqa: A002
+        if isinstance(type, device):
+            type, index = type.type, type.index if index is None else index
+        if not isinstance(type, str):
+            raise TypeError(f"device() expected a string such as 'cpu' or 'cuda:0', "
+                            f"got {_type_name(type)}")
+        name, _, number = type.partition(":")
+        if name not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at "
+                               f"start of device string: {type}")
+        if number:
+            if index is not None or not number.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}': write 'cpu' or "
+                                   "'cuda:0' (a type, then an optional index)")
+            index = builtins.int(number)
+        object.__setattr__(self, "type", name)
+        object.__setattr__(self, "index", index)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"device.{name} is read-only: make a new ng.device(...) instead")
+
+    def __repr__(self) -> str:
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> builtins.bool:
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> builtins.int:
+        return hash((self.type, self.index))
+
+
+def _type_name(value) -> str:
+    return type(value).__name__
+
+
+class _Cuda:
+    """``ng.cuda``: there is no GPU in naivegraph, so code written for one takes the CPU path.
+
+    >>> import naivegraph as ng
+    >>> ng.cuda.is_available(), ng.cuda.device_count()
+    (False, 0)
+    """
+
+    @staticmethod
+    def is_available() -> builtins.bool:
+        return False
+
+    @staticmethod
+    def device_count() -> builtins.int:
+        return 0
+
+    @staticmethod
+    def manual_seed(seed: builtins.int) -> None:
+        """Accepted and ignored, as torch does without a GPU (seed with ``ng.manual_seed``)."""
+
+    manual_seed_all = manual_seed
+
+
+cuda = _Cuda()
+
+
+class _DefaultDtype:
+    # Process-wide, as torch's default dtype is (not per thread).
+    value = np.dtype(np.float64)
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype that Python floats become: float64 unless ``set_default_dtype`` changed it.
+
+    This differs from PyTorch on purpose: torch starts at float32, naivegraph at float64,
+    so gradients checked by finite differences agree to many digits.
+
+    >>> import naivegraph as ng
+    >>> ng.get_default_dtype()
+    dtype('float64')
+    """
+    return _DefaultDtype.value
+
+
+def set_default_dtype(d) -> None:
+    """Make Python floats (``ng.tensor([1.5])``, ``ng.ones(2)``, ``ng.arange(3.)``, ...)
+    become ``d``, a floating dtype, as ``torch.set_default_dtype`` does.
+
+    >>> import naivegraph as ng
+    >>> ng.set_default_dtype(ng.float32); ng.tensor([1.5]).dtype
+    dtype('float32')
+    >>> ng.set_default_dtype(ng.float64)
+    """
+    try:
+        found = np.dtype(d)
+    except TypeError:
+        found = None
+    if d is None or d is builtins.float or found is None or found.kind != "f":
+        raise TypeError(f"invalid dtype object: only floating-point types are supported as "
+                        f"the default type (got {d!r}); pass ng.float32 or ng.float64")
+    _DefaultDtype.value = found
+
+
+def _default_float(array: np.ndarray) -> np.ndarray:
+    """``array`` with a float64 (complex128) made from Python numbers moved to the default."""
+    default = _DefaultDtype.value
+    if array.dtype == np.float64 and default != np.float64:
+        return array.astype(default)
+    if array.dtype == np.complex128 and default == np.float32:
+        return array.astype(np.complex64)
+    return array
 
 
 class _Random(threading.local):
@@ -37,10 +168,11 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def tensor(data: Any, requires_grad: bool = False, dtype=None) -> Tensor:
+def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
     """A new leaf tensor holding a copy of ``data``.
 
-    Python floats become float64; numpy arrays keep their dtype (float32 stays float32).
+    Python floats become the default dtype (float64 unless ``set_default_dtype`` changed
+    it); numpy arrays and tensors keep their dtype (float32 stays float32).
 
     >>> import naivegraph as ng
     >>> ng.tensor([1.0, 2.0], requires_grad=True)
@@ -48,7 +180,11 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None) -> Tensor:
     """
     # Not Tensor(data): the legacy constructor turns integer lists into floats, while
     # torch.tensor keeps the inferred dtype (int64 for ints, bool for booleans).
-    return _finish(_as_array(data, dtype), requires_grad)
+    _check_device(device)
+    array = _as_array(data, dtype)
+    if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
+        array = _default_float(array)
+    return _finish(array, requires_grad)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -58,33 +194,46 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array, False, None, 0)
 
 
-def _filled(fill, shape, dtype, requires_grad) -> Tensor:
-    return _finish(np.full(_shape_arg(shape), fill, dtype=dtype or np.float64), requires_grad)
+def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
+    _check_device(device)
+    return _finish(np.full(_shape_arg(shape), fill, dtype=dtype or get_default_dtype()),
+                   requires_grad)
+
+
+def _shape_or_size(name: str, shape: tuple, size) -> tuple:
+    """The shape given positionally (``randn(2, 3)``) or as ``size=(2, 3)``, not both."""
+    if size is None:
+        return shape
+    if shape:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both a "
+                        f"shape {shape} and size={size!r}: give the shape once")
+    return (size,)
 
 
 def _fill_dtype(fill_value) -> np.dtype | None:
-    """The dtype torch infers from ``full``'s fill: bool, int64, float64 (naivegraph's
-    default float) or complex128; None for a value to be checked by numpy.  (This
+    """The dtype torch infers from ``full``'s fill: bool, int64, the default float dtype
+    or its complex counterpart; None for a value to be checked by numpy.  (This
     module's ``float`` is the dtype alias, so the Python types come from builtins.)"""
     for kind, dtype in ((builtins.bool, np.bool_), (builtins.int, np.int64),
-                        (builtins.float, np.float64), (builtins.complex, np.complex128)):
+                        (builtins.float, get_default_dtype()),
+                        (builtins.complex, _default_float(np.zeros(0, np.complex128)).dtype)):
         if isinstance(fill_value, kind) or isinstance(fill_value, np.generic) and np.dtype(
                 type(fill_value)).kind == np.dtype(dtype).kind:
             return np.dtype(dtype)
     return None
 
 
-def ones(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    """All ones; ``ng.ones(2, 3)`` and ``ng.ones([2, 3])`` both work."""
-    return _filled(1, shape, dtype, requires_grad)
+def ones(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """All ones; ``ng.ones(2, 3)``, ``ng.ones([2, 3])`` and ``ng.ones(size=(2, 3))`` work."""
+    return _filled(1, _shape_or_size("ones", shape, size), dtype, requires_grad, device)
 
 
-def zeros(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """All zeros."""
-    return _filled(0, shape, dtype, requires_grad)
+    return _filled(0, _shape_or_size("zeros", shape, size), dtype, requires_grad, device)
 
 
-def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Every element equal to ``fill_value``; the dtype follows the fill, as in torch.
 
     >>> import naivegraph as ng
@@ -95,47 +244,86 @@ def full(shape, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
         fill_value = fill_value.item()
     if dtype is None:
         dtype = _fill_dtype(fill_value)
-    return _filled(fill_value, (shape,), dtype, requires_grad)
+    return _filled(fill_value, (shape,), dtype, requires_grad, device)
 
 
-def empty(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    return zeros(*shape, dtype=dtype, requires_grad=requires_grad)
+def empty(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of the given shape whose values are unspecified (naivegraph gives zeros)."""
+    return _filled(0, _shape_or_size("empty", shape, size), dtype, requires_grad, device)
 
 
-def rand(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Uniform on [0, 1)."""
-    data = _random.generator.random(_shape_arg(shape)).astype(dtype or np.float64)
+def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform on [0, 1); ``ng.rand(2, 3)`` or ``ng.rand(size=(2, 3))``.
+
+    >>> import naivegraph as ng
+    >>> ng.rand(size=(2, 3)).shape
+    (2, 3)
+    """
+    _check_device(device)
+    shape = _shape_arg(_shape_or_size("rand", shape, size))
+    return _finish(_random.generator.random(shape).astype(dtype or get_default_dtype()),
+                   requires_grad)
+
+
+def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal; ``ng.randn(2, 3)`` or ``ng.randn(size=(2, 3))``.
+
+    >>> import naivegraph as ng
+    >>> ng.randn(size=(2, 3)).shape
+    (2, 3)
+    """
+    _check_device(device)
+    shape = _shape_arg(_shape_or_size("randn", shape, size))
+    data = _random.generator.standard_normal(shape).astype(dtype or get_default_dtype())
     return _finish(data, requires_grad)
 
 
-def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Standard normal."""
-    data = _random.generator.standard_normal(_shape_arg(shape)).astype(dtype or np.float64)
-    return _finish(data, requires_grad)
+def randint(low: int, high=None, size=None, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
+    """Integers drawn uniformly from [low, high); ``randint(high, size)`` starts at 0.
+
+    >>> import naivegraph as ng
+    >>> ng.randint(3, 4, (2,)).tolist(), ng.randint(1, (2,)).tolist()
+    ([3, 3], [0, 0])
+    """
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high  # torch's randint(high, size)
+    if high is None or size is None:
+        raise TypeError("randint() needs high and size: randint(low, high, size) or "
+                        "randint(high, size), e.g. ng.randint(0, 10, (3,))")
+    _check_device(device)
+    data = _random.generator.integers(low, high, _shape_arg((size,)))
+    return _finish(data.astype(dtype or np.int64), requires_grad)
 
 
-def randint(low: int, high: int, size, dtype=None) -> Tensor:
-    return _finish(_random.generator.integers(low, high, _shape_arg((size,))).astype(dtype or np.int64), False)
-
-
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
-    """Evenly spaced values in [start, end); integer arguments give int64."""
+def arange(start, end=None, step=1, dtype=None, device=None,
+           requires_grad: bool = False) -> Tensor:
+    """Evenly spaced values in [start, end); integer arguments give int64, floats the
+    default dtype."""
+    _check_device(device)
     if end is None:
         start, end = 0, start
-    return _finish(np.arange(start, end, step, dtype=dtype), requires_grad)
+    array = np.arange(start, end, step, dtype=dtype)
+    return _finish(array if dtype is not None else _default_float(array), requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.linspace(start, end, steps, dtype=dtype or np.float64), requires_grad)
+def linspace(start, end, steps: int, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    _check_device(device)
+    return _finish(np.linspace(start, end, steps, dtype=dtype or get_default_dtype()),
+                   requires_grad)
 
 
-def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _finish(np.eye(n, m, dtype=dtype or np.float64), requires_grad)
+def eye(n: int, m: int | None = None, dtype=None, device=None,
+        requires_grad: bool = False) -> Tensor:
+    _check_device(device)
+    return _finish(np.eye(n, m, dtype=dtype or get_default_dtype()), requires_grad)
 
 
 def _like(maker):
-    def like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-        return maker(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return maker(t.shape, dtype=dtype or t.dtype, device=device,
+                     requires_grad=requires_grad)
     like.__name__ = maker.__name__ + "_like"
     like.__doc__ = f"Like ``{maker.__name__}`` with the shape (and dtype) of ``t``."
     return like
@@ -145,7 +333,109 @@ ones_like = _like(ones)
 zeros_like = _like(zeros)
 rand_like = _like(rand)
 randn_like = _like(randn)
+empty_like = _like(empty)
 
 
-def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)
+def full_like(t: Tensor, fill_value, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device,
+                requires_grad=requires_grad)
+
+
+
+class _LegacyTensorType(type):
+    """The metaclass of ``FloatTensor`` & co.: calling one builds a tensor of its dtype,
+    and ``isinstance(t, ng.FloatTensor)`` asks for that dtype, as in torch."""
+
+    dtype: np.dtype
+
+    def __call__(cls, *args, device=None) -> Tensor:
+        _check_device(device)
+        if not args:
+            return _finish(np.zeros(0, cls.dtype), False)
+        if all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
+            return _finish(np.zeros(args, cls.dtype), False)  # a shape: values unspecified
+        if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, Tensor)):
+            return _finish(_as_array(args[0], None).astype(cls.dtype), False)
+        raise TypeError(f"{cls.__name__}() takes a shape of ints ({cls.__name__}(2, 3)) or "
+                        f"data ({cls.__name__}([1, 2])), but got "
+                        f"({', '.join(_type_name(a) for a in args)})")
+
+    def __instancecheck__(cls, value) -> builtins.bool:
+        return isinstance(value, Tensor) and value.dtype == cls.dtype
+
+
+class FloatTensor(metaclass=_LegacyTensorType):
+    """torch's legacy float32 constructor: ``FloatTensor([1, 2])`` holds the data,
+    ``FloatTensor(2, 3)`` has that shape (values unspecified; naivegraph gives zeros).
+
+    >>> import naivegraph as ng
+    >>> ng.FloatTensor([1, 2]), ng.FloatTensor(2, 3).shape
+    (tensor([1., 2.], dtype=float32), (2, 3))
+    """
+
+    dtype = np.dtype(np.float32)
+
+
+class DoubleTensor(metaclass=_LegacyTensorType):
+    """torch's legacy float64 constructor, as ``FloatTensor``.
+
+    >>> import naivegraph as ng
+    >>> ng.DoubleTensor([1, 2])
+    tensor([1., 2.])
+    """
+
+    dtype = np.dtype(np.float64)
+
+
+class LongTensor(metaclass=_LegacyTensorType):
+    """torch's legacy int64 constructor, as ``FloatTensor``.
+
+    >>> import naivegraph as ng
+    >>> ng.LongTensor([1, 2])
+    tensor([1, 2])
+    """
+
+    dtype = np.dtype(np.int64)
+
+
+class inference_mode:
+    """``torch.inference_mode``: for this lab the same as ``no_grad`` (ops record no
+    history); a context manager, a decorator (``@ng.inference_mode()`` or bare), and
+    ``inference_mode(False)`` changes nothing.
+
+    >>> import naivegraph as ng
+    >>> w = ng.tensor(2.0, requires_grad=True)
+    >>> with ng.inference_mode():
+    ...     (w * 3).requires_grad
+    False
+    """
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # used bare: @ng.inference_mode
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: builtins.bool = True) -> None:
+        self.mode = builtins.bool(mode)
+        self._contexts: list = []
+
+    def __enter__(self) -> None:
+        context = no_grad() if self.mode else None
+        self._contexts.append(context)
+        if context is not None:
+            context.__enter__()
+
+    def __exit__(self, *exc) -> None:
+        context = self._contexts.pop()
+        if context is not None:
+            context.__exit__(*exc)
+
+    def __call__(self, function):
+        mode = self.mode
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return function(*args, **kwargs)
+        return wrapper

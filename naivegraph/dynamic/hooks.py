@@ -105,6 +105,7 @@ class Visitor:
             leaf, grad = self.leaf_updates.pop()
             owned = fast.is_unshared(grad)  # on its own line: a call's arguments hold refs
             store_grad(leaf, grad, self.create_graph, owned=owned)
+            run_post_accumulate_hooks(leaf)
 
 
 class AnomalyVisitor(Visitor):
@@ -208,6 +209,11 @@ def _leaf_gradient(leaf, grad, create_graph: bool):
 
 
 # -- .grad -------------------------------------------------------------------------------
+def run_post_accumulate_hooks(leaf) -> None:
+    from .tensor import run_post_accumulate_hooks as run  # tensor imports this module
+    run(leaf)
+
+
 def store_grad(tensor, grad, create_graph: bool, retain: bool = False,
                owned: bool = False) -> None:
     """Add ``grad`` to ``tensor.grad`` (PyTorch's AccumulateGrad, and retain_grad).

@@ -243,7 +243,8 @@ def _float_formatter(finite: np.ndarray) -> Callable:
 
 
 def _default_dtype_for(dtype: np.dtype) -> bool:
-    return dtype in (np.float64, np.int64, np.bool_)
+    from .factories import get_default_dtype  # factories imports this module
+    return dtype in (get_default_dtype(), np.int64, np.bool_)
 
 
 class Tensor(OpMethods):
@@ -280,6 +281,9 @@ class Tensor(OpMethods):
         if dtype is None and array.dtype.kind in "iub" and isinstance(data, (list, tuple)) \
                 and type(self) is Tensor:
             array = array.astype(np.float64)  # ng.Tensor([1, 2]) is float, as in torch
+        if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
+            from .factories import _default_float  # factories imports this module
+            array = _default_float(array)  # Python floats follow set_default_dtype
         self._data = array
         self._requires_grad = False
         self.grad_fn = None
@@ -408,8 +412,10 @@ class Tensor(OpMethods):
         return self._version_counter.value if self._version_counter is not None else 0
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self):
+        """``device(type='cpu')``: naivegraph computes with numpy on the CPU."""
+        from .factories import device  # factories imports this module
+        return device("cpu")
 
     def size(self, dim: int | None = None):
         """The shape, or one dimension of it."""
@@ -438,8 +444,9 @@ class Tensor(OpMethods):
         return self._data.tolist()
 
     def numpy(self) -> np.ndarray:
-        """The underlying array (shared memory). Refused while the tensor requires grad."""
-        if self._requires_grad:
+        """The underlying array (shared memory). Refused while the tensor requires grad,
+        unless grad mode is off (``with ng.no_grad():``), as in torch."""
+        if self._requires_grad and _state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._data
@@ -783,6 +790,116 @@ class Tensor(OpMethods):
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self._cast(other.dtype)
+
+    # -- PyTorch surface for learner code (no new ops: built from existing ones) -------
+    def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
+        """Refused: naivegraph has no GPU (``ng.cuda.is_available()`` is False)."""
+        _check_device("cuda" if device is None else f"cuda:{device}")
+        return self  # pragma: no cover - _check_device always raises for cuda
+
+    def eq(self, other) -> "Tensor":
+        """Elementwise ``==`` as a bool tensor."""
+        return _op("eq", self, other)
+
+    def ne(self, other) -> "Tensor":
+        return _op("ne", self, other)
+
+    def gt(self, other) -> "Tensor":
+        return _op("gt", self, other)
+
+    def lt(self, other) -> "Tensor":
+        return _op("lt", self, other)
+
+    def ge(self, other) -> "Tensor":
+        return _op("ge", self, other)
+
+    def le(self, other) -> "Tensor":
+        return _op("le", self, other)
+
+    def equal(self, other: "Tensor") -> bool:
+        """True if ``other`` has the same shape and the same values (a Python bool).
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([1, 2]).equal(ng.tensor([1.0, 2.0])), ng.ones(2).equal(ng.ones(3))
+        (True, False)
+        """
+        if not isinstance(other, Tensor):
+            raise TypeError(f"equal(): argument 'other' must be Tensor, not "
+                            f"{type(other).__name__}")
+        return self.shape == other.shape and bool(np.array_equal(self._data, other._data))
+
+    def _count_true(self, dim, keepdim: bool) -> "tuple[Tensor, int]":
+        """How many elements are nonzero (along ``dim``), and how many were counted."""
+        plain = self.detach()  # a count has no gradient
+        nonzero = plain if plain._data.dtype == np.bool_ else plain.ne(0)
+        counted = plain._data.size if dim is None else plain._data.shape[dim]
+        return nonzero.long().sum(dim=dim, keepdim=keepdim), counted
+
+    def all(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        """True where every element (along ``dim``) is nonzero, as a bool tensor.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([[1, 0], [1, 1]]).all(dim=1)
+        tensor([False,  True])
+        """
+        count, counted = self._count_true(dim, keepdim)
+        return count.eq(counted)
+
+    def any(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        """True where some element (along ``dim``) is nonzero, as a bool tensor.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([0.0, 2.0]).any()
+        tensor(True)
+        """
+        count, _ = self._count_true(dim, keepdim)
+        return count.gt(0)
+
+    def square(self) -> "Tensor":
+        """``self ** 2`` (torch records it as ``PowBackward0`` too)."""
+        return self.pow(2)
+
+    def sin_(self) -> "Tensor":
+        return self._inplace("sin")
+
+    def cos_(self) -> "Tensor":
+        return self._inplace("cos")
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> Any:
+        """Call ``hook(tensor)`` each time backward has added to this leaf's ``.grad``.
+
+        Used to update a parameter as soon as its gradient is ready.  Returns a handle
+        whose ``remove()`` unregisters it.  (``autograd.grad`` accumulates nothing, so it
+        calls no such hook.)
+
+        >>> import naivegraph as ng
+        >>> w = ng.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = w.register_post_accumulate_grad_hook(lambda t: print(t.grad))
+        >>> (w * 3).sum().backward()
+        tensor([3., 3.])
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors: register it on a leaf (a parameter), or use "
+                               "register_hook on this tensor")
+        hooks = self.__dict__.get("_post_accumulate_hooks")
+        if hooks is None:
+            hooks = self.__dict__["_post_accumulate_hooks"] = _HookDict()
+        return add_hook(hooks, hook)
+
+
+def run_post_accumulate_hooks(leaf: "Tensor") -> None:
+    """Run ``leaf``'s post-accumulate-grad hooks (after its ``.grad`` was written)."""
+    hooks = leaf.__dict__.get("_post_accumulate_hooks")
+    for hook in tuple(hooks.values()) if hooks else ():
+        result = hook(leaf)
+        if result is not None:
+            raise TypeError(f"a post accumulate grad hook must return None (it may change "
+                            f"the tensor in place), but it returned "
+                            f"'{type(result).__name__}'")
 
 
 register_tensor_class(Tensor)  # nodes and the engine build tensors of this class

@@ -1,8 +1,10 @@
 """A small training kit for the lessons: modules, layers and losses (PyTorch names)."""
 
-from . import functional
-from .modules import (CrossEntropyLoss, Linear, Module, MSELoss, Parameter, ReLU, Sequential,
-                      Sigmoid, Tanh)
+from . import functional, init, losses
+from .modules import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, Embedding, Flatten, Linear,
+                      LogSoftmax, Module, MSELoss, NLLLoss, Parameter, ReLU, Sequential, Sigmoid,
+                      Softmax, Tanh)
 
-__all__ = ["CrossEntropyLoss", "Linear", "MSELoss", "Module", "Parameter", "ReLU", "Sequential",
-           "Sigmoid", "Tanh", "functional"]
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Embedding", "Flatten", "Linear",
+           "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential",
+           "Sigmoid", "Softmax", "Tanh", "functional", "init", "losses"]

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Iterator, Mapping
 
 import numpy as np
 
-from ..dynamic.factories import _random
+from ..dynamic.factories import _random, get_default_dtype
+from ..dynamic.functions import where
 from ..dynamic.grad_mode import no_grad
-from ..dynamic.tensor import Tensor
+from ..dynamic.tensor import Tensor, _check_device, _to_arguments
 from . import functional as F
+from . import losses
 
 
 _IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -38,6 +41,8 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__  # print(param) too, as in torch (Tensor binds __str__ to its own)
 
 
 def _typename(value) -> str:
@@ -284,19 +289,23 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
-    def to(self, dtype=None, *args, **kwargs) -> "Module":
+    def to(self, *args, device=None, dtype=None, non_blocking: bool = False) -> "Module":
         """Cast every floating parameter (and its gradient) to ``dtype``, in place.
 
-        The Parameter objects stay the same, so an optimiser built before still holds
-        them.  A device argument such as ``"cpu"`` is accepted and ignored.
+        Takes what ``Tensor.to`` takes: ``to(dtype)``, ``to(device)``, ``to(device,
+        dtype)``, keywords.  The Parameter objects stay the same, so an optimiser built
+        before still holds them.  The device must be the CPU, the only one naivegraph has.
 
         >>> import naivegraph as ng
         >>> ng.nn.Linear(2, 3, dtype=ng.float32).double().weight.dtype
         dtype('float64')
+        >>> ng.nn.Linear(2, 3).to("cpu", ng.float32).weight.dtype
+        dtype('float32')
         """
-        if dtype is None or isinstance(dtype, str):
+        device, dtype = _to_arguments(args, device, dtype)
+        _check_device(device)
+        if dtype is None:
             return self
-        dtype = np.dtype(dtype)
         for p in self.parameters():
             if p._data.dtype.kind in "fc" and p._data.dtype != dtype:
                 p._data = p._data.astype(dtype)
@@ -304,18 +313,72 @@ class Module:
                     p._grad = p._grad._cast(dtype)
         return self
 
+    def cpu(self) -> "Module":
+        """The module itself: its parameters are on the CPU already."""
+        return self
+
+    def cuda(self, device=None) -> "Module":
+        """Refused: naivegraph has no GPU (``ng.cuda.is_available()`` is False)."""
+        _check_device("cuda" if device is None else f"cuda:{device}")
+        return self  # pragma: no cover - _check_device always raises for cuda
+
     def double(self) -> "Module":
         return self.to(np.float64)
 
     def float(self) -> "Module":
         return self.to(np.float32)
 
+    def add_module(self, name: str, module: "Module | None") -> None:
+        """Register ``module`` as the child ``name``, as ``setattr`` would."""
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        setattr(self, name, module)
+        self._modules[name] = module  # also when None: keeps the (empty) slot
+
+    def apply(self, fn) -> "Module":
+        """Call ``fn`` on every submodule (children first) and then on this module, as
+        torch does; used to initialise weights.
+
+        >>> import naivegraph as ng
+        >>> def init(m):
+        ...     if isinstance(m, ng.nn.Linear):
+        ...         ng.nn.init.zeros_(m.weight)
+        >>> ng.nn.Sequential(ng.nn.Linear(2, 1)).apply(init)[0].weight
+        Parameter containing:
+        tensor([[0., 0.]], requires_grad=True)
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
     def extra_repr(self) -> str:
+        """The arguments shown inside ``Name(...)``; subclasses override it."""
         return ""
 
     def __repr__(self) -> str:
-        lines = [f"  ({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
-        body = ("\n" + "\n".join(lines) + "\n") if lines else self.extra_repr()
+        """PyTorch's layout: ``Name(extra)`` alone, else one ``(name): child`` per line.
+
+        >>> import naivegraph as ng
+        >>> ng.nn.Sequential(ng.nn.Linear(2, 3), ng.nn.ReLU())
+        Sequential(
+          (0): Linear(in_features=2, out_features=3, bias=True)
+          (1): ReLU()
+        )
+        """
+        extra_lines = self.extra_repr().split("\n") if self.extra_repr() else []
+        child_lines = [f"({name}): " + repr(m).replace("\n", "\n  ")
+                       for name, m in self._modules.items()]
+        if len(extra_lines) == 1 and not child_lines:
+            body = extra_lines[0]
+        elif extra_lines or child_lines:
+            body = "\n  " + "\n  ".join(extra_lines + child_lines) + "\n"
+        else:
+            body = ""
         return f"{type(self).__name__}({body})"
 
 
@@ -323,8 +386,9 @@ class Linear(Module):
     """``y = x @ W.T + b`` with PyTorch's default initialisation (uniform ±1/sqrt(in))."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 dtype=np.float64) -> None:
+                 dtype=None) -> None:
         super().__init__()
+        dtype = dtype or get_default_dtype()
         self.in_features, self.out_features = in_features, out_features
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
         draw = lambda *shape: _random.generator.uniform(-bound, bound, shape).astype(dtype)  # noqa: E731
@@ -398,3 +462,159 @@ class CrossEntropyLoss(Module):
 
     def forward(self, input, target):
         return F.cross_entropy(input, target, reduction=self.reduction)
+
+
+class Flatten(Module):
+    """Flatten dimensions ``start_dim`` to ``end_dim`` (by default all but the batch).
+
+    >>> import naivegraph as ng
+    >>> ng.nn.Flatten()(ng.ones(2, 3, 4)).shape
+    (2, 12)
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x):
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+def _implicit_dim(name: str, ndim: int) -> int:
+    """torch's legacy choice of dim when ``Softmax()`` got none: 0 for 0-, 1- and 3-d
+    inputs, else 1; with torch's warning, because it is rarely what was meant."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+class Softmax(Module):
+    """``softmax`` along ``dim``: the values along it become probabilities summing to 1.
+
+    >>> import naivegraph as ng
+    >>> ng.nn.Softmax(dim=1)(ng.zeros(1, 4))
+    tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
+    """
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        dim = self.dim if self.dim is not None else _implicit_dim(type(self).__name__.lower(),
+                                                                   x.dim())
+        return F.softmax(x, dim=dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """``log_softmax`` along ``dim`` (pairs with ``NLLLoss``)."""
+
+    def forward(self, x):
+        dim = self.dim if self.dim is not None else _implicit_dim("log_softmax", x.dim())
+        return F.log_softmax(x, dim=dim)
+
+
+class Embedding(Module):
+    """A lookup table: ``weight[indices]``, one learnable row of ``embedding_dim`` values
+    per index.  Rows start as N(0, 1) draws, as in torch; the row ``padding_idx`` starts
+    at zero and gets no gradient.
+
+    >>> import naivegraph as ng
+    >>> emb = ng.nn.Embedding(10, 3, padding_idx=0)
+    >>> emb(ng.tensor([[0, 2], [4, 0]])).shape, emb.weight[0].tolist()
+    ((2, 2, 3), [0.0, 0.0, 0.0])
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 dtype=None) -> None:
+        super().__init__()
+        dtype = dtype or get_default_dtype()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
+        rows = _random.generator.standard_normal((num_embeddings, embedding_dim)).astype(dtype)
+        if padding_idx is not None:
+            rows[padding_idx] = 0
+        self.weight = Parameter(Tensor._make(rows, False, None, 0))
+
+    def forward(self, indices):
+        self._check_indices(indices)
+        rows = self.weight[indices]
+        if self.padding_idx is None:
+            return rows
+        padded = (indices == self.padding_idx).unsqueeze(-1)
+        return where(padded, rows.detach(), rows)  # the padding row's gradient stays zero
+
+    def _check_indices(self, indices) -> None:
+        if not isinstance(indices, Tensor) or indices.dtype.kind not in "iu":
+            got = indices.dtype if isinstance(indices, Tensor) else _typename(indices)
+            raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
+                               f"following scalar types: Long, Int; but got {got} instead "
+                               "(while checking arguments for embedding): use .long()")
+        data = indices._data
+        if data.size and (data.min() < 0 or data.max() >= self.num_embeddings):
+            raise IndexError(f"index out of range in self: indices must be in "
+                             f"0..{self.num_embeddings - 1}, got {int(data.min())}.."
+                             f"{int(data.max())}")
+
+    def extra_repr(self) -> str:
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
+
+
+class _Loss(Module):
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = reduction  # checked when called, as in torch
+
+
+class NLLLoss(_Loss):
+    """Negative log-likelihood of log-probabilities (N, C) at class indices (N,)."""
+
+    def forward(self, input, target):
+        return losses.nll_loss(input, target, reduction=self.reduction)
+
+
+class BCELoss(_Loss):
+    """Binary cross-entropy of probabilities in [0, 1] (apply ``Sigmoid`` first).
+
+    >>> import naivegraph as ng
+    >>> ng.nn.BCELoss()(ng.tensor([0.5, 0.5]), ng.tensor([1.0, 0.0]))
+    tensor(0.6931)
+    """
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.weight = weight
+
+    def forward(self, input, target):
+        return losses.binary_cross_entropy(input, target, weight=self.weight,
+                                           reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross-entropy of raw scores (logits), stable for any magnitude.
+
+    >>> import naivegraph as ng
+    >>> ng.nn.BCEWithLogitsLoss()(ng.tensor([0.0]), ng.tensor([1.0]))
+    tensor(0.6931)
+    """
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None) -> None:
+        super().__init__(reduction)
+        self.weight, self.pos_weight = weight, pos_weight
+
+    def forward(self, input, target):
+        return losses.binary_cross_entropy_with_logits(
+            input, target, weight=self.weight, reduction=self.reduction,
+            pos_weight=self.pos_weight)

@@ -1,0 +1,134 @@
+"""Binary cross-entropy losses built from existing tensor ops (no op-table entries).
+
+They follow ``torch.nn.functional``'s names, arguments, values and error messages.
+``binary_cross_entropy`` is one custom node (``BinaryCrossEntropyBackward``) carrying
+torch's gradient formula; the logits form is a composition of ops (``ExpBackward0``,
+``LogBackward0``, ...) where torch has one node.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dynamic.function import Function
+from ..dynamic.tensor import Tensor
+from . import functional as F
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', "
+                         "'sum' or 'none'")
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    return loss.mean() if reduction == "mean" else loss.sum()
+
+
+def _as_tensor(value, name: str) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    raise TypeError(f"{name} must be a Tensor, not {type(value).__name__}: wrap it with "
+                    "ng.tensor(...)")
+
+
+def _torch_size(shape: tuple) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+# torch's EPSILON of the BCE gradient is the float 1e-12 (9.99999996e-13 as a double).
+_BCE_EPSILON = float(np.float32(1e-12))
+
+
+def _clamped_log(x: Tensor) -> Tensor:
+    return x.log().clamp(min=-100)
+
+
+class BinaryCrossEntropy(Function):
+    """Elementwise BCE with torch's own gradient, ``(p - t) / max(p (1 - p), 1e-12)``.
+
+    Composing the loss from ``log`` and ``clamp`` would give 0 * inf = NaN at p = 0 or 1
+    (a saturated sigmoid), where torch's formula stays finite.
+    """
+
+    @staticmethod
+    def forward(ctx, input: Tensor, target: Tensor) -> Tensor:
+        ctx.save_for_backward(input, target)
+        return -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        input, target = ctx.saved_tensors
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad * (input - target) / ((1 - input) * input).clamp(min=_BCE_EPSILON)
+        if ctx.needs_input_grad[1]:
+            grad_target = grad * (_clamped_log(1 - input) - _clamped_log(input))
+        return grad_input, grad_target
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """``-(t * log(p) + (1 - t) * log(1 - p))`` for probabilities ``p`` in [0, 1].
+
+    Each log is clamped at -100 as in torch, so ``p`` of exactly 0 or 1 gives a loss of
+    100, not infinity.
+
+    >>> import naivegraph as ng
+    >>> from naivegraph.nn.losses import binary_cross_entropy
+    >>> binary_cross_entropy(ng.tensor([0.5, 0.9]), ng.tensor([1.0, 1.0]))
+    tensor(0.3993)
+    """
+    _check_reduction(reduction)
+    input, target = _as_tensor(input, "input"), _as_tensor(target, "target")
+    if input.shape != target.shape:
+        raise ValueError(f"Using a target size ({_torch_size(target.shape)}) that is different "
+                         f"to the input size ({_torch_size(input.shape)}) is deprecated. Please "
+                         "ensure they have the same size.")
+    values = input.detach()._data
+    if np.any(~((values >= 0) & (values <= 1))):
+        raise RuntimeError("all elements of input should be between 0 and 1: pass "
+                           "probabilities (apply sigmoid first), or use "
+                           "binary_cross_entropy_with_logits on the raw scores")
+    loss = BinaryCrossEntropy.apply(input, target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross-entropy of ``sigmoid(input)``, computed stably from the logits.
+
+    ``log(1 + exp(-x))`` is written as ``m + log(exp(-m) + exp(-x - m))`` with
+    ``m = max(-x, 0)``, so no ``exp`` overflows for logits of any size.
+
+    >>> import naivegraph as ng
+    >>> from naivegraph.nn.losses import binary_cross_entropy_with_logits as bce
+    >>> bce(ng.tensor([1000.0, -1000.0]), ng.tensor([0.0, 1.0]))
+    tensor(1000.)
+    """
+    _check_reduction(reduction)
+    input, target = _as_tensor(input, "input"), _as_tensor(target, "target")
+    if input.shape != target.shape:
+        raise ValueError(f"Target size ({_torch_size(target.shape)}) must be the same as input "
+                         f"size ({_torch_size(input.shape)})")
+    shift = (-input).clamp(min=0)
+    softplus_neg = shift + ((-shift).exp() + (-input - shift).exp()).log()  # log(1 + e^-x)
+    if pos_weight is None:
+        loss = (1 - target) * input + softplus_neg
+    else:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """``nn.functional.nll_loss`` (log-probabilities (N, C), class indices (N,)),
+    re-exported so the loss modules take all their functions from here."""
+    return F.nll_loss(input, target, reduction=reduction)
