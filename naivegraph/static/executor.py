@@ -182,11 +182,11 @@ class Plan:
         values = self.template.copy()
         for slot, state in self.variables:
             values[slot] = state[0]
-        for slot, value in zip(self.placeholder_slots, feed_values):
-            if slot is not None:
-                values[slot] = value
+        for feed_slot, value in zip(self.placeholder_slots, feed_values):
+            if feed_slot is not None:
+                values[feed_slot] = value
         order = self.order
-        step = None
+        step: Any = None
         if check_numerics:
             for slot in self.leaf_slots:
                 check_finite(values[slot], order[slot])

@@ -148,7 +148,7 @@ def _gradient_check(node: Node, gradient: Any, user: Operation) -> None:
                  f"{describe_site(user.built_at)}")
 
 
-def _run_shape(node: Node, shapes: dict) -> tuple:
+def _run_shape(node: Node, shapes: dict) -> Any:
     """The shape ``node`` had in the last run (its value may have been freed since)."""
     shape = shapes.get(node)
     if shape is None:
@@ -210,6 +210,7 @@ def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
     if len(grad_ys) != len(ys):
         raise ValueError(f"got {len(grad_ys)} grad_ys for {len(ys)} ys; give one per y")
     graph = graph_of(ys + xs)
+    assert graph is not None  # ys were checked to be nodes above
     with fast.paused_gc():
         order = topological_order(graph, ys)
         flows = flowing(order, xs)

@@ -27,6 +27,7 @@ import os
 import sys
 import threading
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover  (annotations only: nothing is imported at run time)
@@ -72,7 +73,7 @@ class Graph:
         self._reserved: set[str] = set()  # names a pass will reuse when it copies nodes
         self._counters: dict[str, int] = {}
         self._gradient_depth = 0  # > 0 while ns.gradients is adding nodes
-        self.lineage = None
+        self.lineage: Any = None  # a Lineage (passes.py) for a graph made by a pass
         self.last_run = RunState()
 
     # ------------------------------------------------------------------ context
@@ -167,9 +168,10 @@ class Graph:
         if not _is_node(node_or_name):
             raise TypeError(f"expected a node of {self.name} or a node name, got "
                             f"{type(node_or_name).__name__}")
-        if node_or_name.graph is not self:
+        owner = node_or_name.graph
+        if owner is not self:
             raise ValueError(
-                f"node {node_or_name.name!r} belongs to {node_or_name.graph.name}, not to "
+                f"node {node_or_name.name!r} belongs to {getattr(owner, 'name', None)}, not to "
                 f"{self.name}: nodes of two graphs cannot be mixed")
         return node_or_name
 
@@ -271,7 +273,7 @@ _inside_package: dict[str, bool] = {}  # code filename -> is it part of naivegra
 def build_site() -> tuple[str, int] | None:
     """(file, line) of the innermost frame outside naivegraph: the user's line that
     built a node.  One dict lookup per frame, so recording it for every node is cheap."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
         inside = _inside_package.get(filename)

@@ -127,7 +127,7 @@ def numeric_data(value: Any, what: str) -> Any:
         raise ValueError(f"{what} cannot be read as an array: {error}") from error
     if _is_weak_scalar(array):
         return array
-    kind = array.dtype.kind if isinstance(array, np.ndarray) else None
+    kind = array.dtype.kind if isinstance(array, np.ndarray) else ""
     if kind in _NUMERIC_KINDS:
         return array
     if kind == "O":  # numbers numpy kept as objects (e.g. a mix with None) are checked one by one
@@ -146,7 +146,7 @@ def numeric_data(value: Any, what: str) -> Any:
     raise _not_numeric(value, bad, what)
 
 
-def safe_cast(data: np.ndarray, target: np.dtype, what: str, owner: str) -> np.ndarray:
+def safe_cast(data: np.ndarray, target: Any, what: str, owner: str) -> np.ndarray:
     """``data`` as ``target`` (no copy if it already is); casts that lose information
     raise a TypeError saying ``what`` it was and naming both dtypes.
 
@@ -190,7 +190,7 @@ class Node(OpMethods):
         self.name: str = "<unregistered>"
         self.graph: Graph | None = None
         self._value = None
-        self.grad = None
+        self.grad: np.ndarray | None = None
         self.is_gradient = False
         self.retains_grad = False
         self.built_at: tuple[str, int] | None = None  # (file, line) of the user code
@@ -479,7 +479,7 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
     op is run once on zero-stride dummies, which is cheap and exactly as strict as
     the real forward.
     """
-    shapes = [n.shape for n in inputs]
+    shapes: list[Any] = [n.shape for n in inputs]
     if any(s is None for s in shapes):
         return None, _dtype_guess(inputs)
     if any(None in s for s in shapes):

@@ -28,7 +28,7 @@ The symbolic gradient of ``y = x**2`` shows the passes at work: the raw rule
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, cast
 
 import numpy as np
 
@@ -52,6 +52,7 @@ class Lineage:
 
 def copy_node(node: Node, inputs: Sequence[Node], graph: Graph) -> Node:
     """A copy of ``node`` in ``graph`` with the given (already copied) inputs, same name."""
+    new: Node
     if isinstance(node, Variable):
         new = object.__new__(Variable)
         Node.__init__(new, "variable", (), node.shape, node.dtype)
@@ -96,7 +97,7 @@ def rewrite(graph: Graph, visit: Visitor, pass_name: str,
         result = visit(node, inputs, new, changes) if complete or node in always_visit else SKIP
         if result is SKIP:
             continue
-        mapping[node] = copy_node(node, inputs, new) if result is None else result
+        mapping[node] = copy_node(node, inputs, new) if result is None else cast(Node, result)
     new.lineage = Lineage(graph, mapping, changes, pass_name)
     return new
 
@@ -328,7 +329,7 @@ class FusedOpDef(OpDef):
 def _fusable(node: Node) -> bool:
     if not (_is_pure(node) and node.op.elementwise and not getattr(node.op, "inference_only", False)):
         return False
-    shapes = [i.shape for i in node.inputs]
+    shapes: list[Any] = [i.shape for i in node.inputs]
     if node.shape is None or any(s is None or None in s for s in shapes):
         return False
     try:  # really shape-preserving (mse_loss broadcasts, then reduces)
@@ -340,7 +341,7 @@ def _fusable(node: Node) -> bool:
 def _fused_program(members: Sequence[Operation], external: Sequence[Node]):
     """A numpy function running ``members`` in order, reusing buffers it owns."""
     position = {n: i for i, n in enumerate(external)}
-    index = {n: len(external) + k for k, n in enumerate(members)}
+    index: dict[Node, int] = {n: len(external) + k for k, n in enumerate(members)}
     last_use: dict[Node, Operation] = {}
     for m in members:
         for inp in m.inputs:

@@ -68,7 +68,7 @@ def trace(fn: Callable, *example_inputs: Any) -> Traced:
     graph = Graph(name=f"trace_{getattr(fn, '__name__', 'function')}")
     names = _parameter_names(fn, len(example_inputs))
     with graph:
-        inputs = []
+        inputs: list[Node] = []
         for name, example in zip(names, example_inputs):
             array = _to_array(example)
             array = np.asarray(array)
