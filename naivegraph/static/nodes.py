@@ -127,7 +127,7 @@ def numeric_data(value: Any, what: str) -> Any:
         raise ValueError(f"{what} cannot be read as an array: {error}") from error
     if _is_weak_scalar(array):
         return array
-    kind = array.dtype.kind if isinstance(array, np.ndarray) else ""
+    kind = getattr(getattr(array, "dtype", None), "kind", "?")  # "?": not numeric data
     if kind in _NUMERIC_KINDS:
         return array
     if kind == "O":  # numbers numpy kept as objects (e.g. a mix with None) are checked one by one
