@@ -210,8 +210,14 @@ def _leaf_gradient(leaf, grad, create_graph: bool):
 
 # -- .grad -------------------------------------------------------------------------------
 def run_post_accumulate_hooks(leaf) -> None:
-    from .tensor import run_post_accumulate_hooks as run  # tensor imports this module
-    run(leaf)
+    """Run ``leaf``'s post-accumulate-grad hooks (after its ``.grad`` was written)."""
+    hooks = leaf.__dict__.get("_post_accumulate_hooks")
+    for hook in tuple(hooks.values()) if hooks else ():
+        result = hook(leaf)
+        if result is not None:
+            raise TypeError(f"a post accumulate grad hook must return None (it may change "
+                            f"the tensor in place), but it returned "
+                            f"'{type(result).__name__}'")
 
 
 def store_grad(tensor, grad, create_graph: bool, retain: bool = False,

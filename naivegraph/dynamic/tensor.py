@@ -891,17 +891,6 @@ class Tensor(OpMethods):
         return add_hook(hooks, hook)
 
 
-def run_post_accumulate_hooks(leaf: "Tensor") -> None:
-    """Run ``leaf``'s post-accumulate-grad hooks (after its ``.grad`` was written)."""
-    hooks = leaf.__dict__.get("_post_accumulate_hooks")
-    for hook in tuple(hooks.values()) if hooks else ():
-        result = hook(leaf)
-        if result is not None:
-            raise TypeError(f"a post accumulate grad hook must return None (it may change "
-                            f"the tensor in place), but it returned "
-                            f"'{type(result).__name__}'")
-
-
 register_tensor_class(Tensor)  # nodes and the engine build tensors of this class
 
 
