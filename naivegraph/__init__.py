@@ -30,7 +30,7 @@ from .dynamic.tensor import Tensor
 from .dynamic.factories import (DoubleTensor, FloatTensor, LongTensor, cuda, device,
                                 empty_like, get_default_dtype, inference_mode,
                                 set_default_dtype)
-from .dynamic.serialization import load, save
+from .serialization import load, save
 
 __version__ = "0.1.0"
 

@@ -19,6 +19,7 @@ from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
 from ..ops.methods import shape_arg as _shape_arg
 from .anomaly_mode import mode as anomaly
+from .defaults import _default_float, device, get_default_dtype
 from .anomaly_mode import record_creation
 from .grad_mode import _state
 from .engine import backward as _backward
@@ -243,7 +244,6 @@ def _float_formatter(finite: np.ndarray) -> Callable:
 
 
 def _default_dtype_for(dtype: np.dtype) -> bool:
-    from .factories import get_default_dtype  # factories imports this module
     return dtype in (get_default_dtype(), np.int64, np.bool_)
 
 
@@ -282,7 +282,6 @@ class Tensor(OpMethods):
                 and type(self) is Tensor:
             array = array.astype(np.float64)  # ng.Tensor([1, 2]) is float, as in torch
         if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
-            from .factories import _default_float  # factories imports this module
             array = _default_float(array)  # Python floats follow set_default_dtype
         self._data = array
         self._requires_grad = False
@@ -414,7 +413,6 @@ class Tensor(OpMethods):
     @property
     def device(self):
         """``device(type='cpu')``: naivegraph computes with numpy on the CPU."""
-        from .factories import device  # factories imports this module
         return device("cpu")
 
     def size(self, dim: int | None = None):

@@ -16,7 +16,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .tensor import Tensor, _check_device
+from .dynamic.tensor import Tensor, _check_device
+from .nn.modules import Parameter
 
 _HEADER = "__naivegraph__"
 _FORMAT = 1
@@ -45,8 +46,6 @@ class _Encoder:
                         "(save a module's state_dict(), not the module)")
 
     def _tensor(self, t: Tensor) -> dict:
-        from ..nn.modules import Parameter  # nn builds on dynamic, not the other way
-
         if id(t) not in self._seen:
             self._seen[id(t)] = len(self.arrays)
             self.arrays.append(np.asarray(t._data))
@@ -141,8 +140,6 @@ class _Decoder:
         raise ValueError(f"unknown entry {sorted(data)}")
 
     def _tensor(self, data: dict) -> Tensor:
-        from ..nn.modules import Parameter
-
         index = int(data["tensor"])
         if index not in self._made:
             array = self.arrays[f"t{index}"]
