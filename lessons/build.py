@@ -33,7 +33,7 @@ BLANK = re.compile(r"«(.*?)»", re.DOTALL)
 SETUP = """\
 import numpy as np
 import naivegraph as ng
-from naivegraph import exercises as ex
+from naivegraph.lessons import exercises as ex
 
 np.set_printoptions(precision=4, suppress=True)"""
 

@@ -1,8 +1,6 @@
-"""Checking answers: ``gradcheck`` for gradients, and the lessons' exercise checkers.
+"""``gradcheck``: compare autograd's gradients with finite differences.
 
-``gradcheck`` compares autograd with finite differences.  The exercise checkers
-(``check_leaf_grads``, ... and ``run_notebook``) are defined in
-:mod:`naivegraph.exercises` and re-exported here.
+(The lessons' exercise checkers live in :mod:`naivegraph.lessons.exercises`.)
 """
 
 from __future__ import annotations
@@ -103,6 +101,3 @@ def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rto
             return False
     return True
 
-
-from .exercises import (CHECKERS, NotebookRun, Result, run_notebook,  # noqa: E402
-                        solutions_notebook)

@@ -23,6 +23,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from . import examples
+from . import static as ns
+
 # Relative to where the command runs: `make lab` and `make figures` run at the repo root.
 DEFAULT_FIGURES = Path("figures")
 DEFAULT_LESSONS = Path("lessons")
@@ -77,19 +80,14 @@ def _step(message: str, index: int, total: int) -> None:
 # ------------------------------------------------------------------------- the example
 def reference_dynamic(x: np.ndarray) -> dict:
     """The example in dynamic mode, forward and backward: loss and leaf gradients."""
-    from .examples import reference_dynamic as build
-
-    env = build(x)
+    env = examples.reference_dynamic(x)
     env["loss"].backward()
     return {"loss": env["loss"].item(), **{w: env[w].grad.item() for w in ("w1", "w2", "w3")}}
 
 
 def build_reference_static():
     """The same model as a static graph, compiled once: returns ``f(x) -> [loss, grads]``."""
-    import naivegraph.static as ns
-    from .examples import reference_static
-
-    graph, loss, nodes = reference_static()
+    graph, loss, nodes = examples.reference_static()
     with graph:
         grads = ns.gradients(loss, [nodes["w1"], nodes["w2"], nodes["w3"]])
     return graph.compile(inputs=[nodes["input"]], outputs=[loss, *grads], optimize=True)
@@ -178,17 +176,17 @@ def _print_written(written: list[Path]) -> None:
 
 
 def _render_examples(out: Path, names) -> list[Path]:
-    from .render.examples import render_examples
+    from .render.examples import render_examples  # needs graphviz
     return [Path(p) for p in render_examples(out, names=names)]
 
 
 def _plot_figures(out: Path) -> list[Path]:
-    from .plots import make_all_figures
+    from .lessons.plots import make_all_figures  # needs matplotlib
     return [Path(p) for p in make_all_figures(out)]
 
 
 def _animations(out: Path) -> list[Path]:
-    from .render.animate import animate_dynamic_step, animate_static_runs
+    from .render.animate import animate_dynamic_step, animate_static_runs  # needs pillow
     written = animate_dynamic_step(out / "animation_dynamic_step.gif",
                                    out / "animation_dynamic_step")
     written += animate_static_runs(out / "animation_static_runs.gif",
@@ -203,7 +201,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
 
 def _example_names() -> tuple[str, ...]:
-    from .render.examples import EXAMPLES
+    from .render.examples import EXAMPLES  # needs graphviz
     return EXAMPLES
 
 
@@ -238,7 +236,7 @@ def _find_lesson(name: str | None, folder: Path) -> list[Path]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .exercises import run_notebook
+    from .lessons.exercises import run_notebook  # needs nbclient
 
     symbols = {"pass": "✓", "fail": "✗", "todo": "○"}
     counts = {"pass": 0, "fail": 0, "todo": 0}

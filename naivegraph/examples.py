@@ -18,6 +18,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import static as ns
+from .dynamic.factories import ones, tensor
+
 Step = tuple[str, str, Callable[[dict], Any]]  # (name, formula shown, function of env)
 
 #: The forward steps, as functions of the values built so far (tensors or nodes).
@@ -42,9 +45,8 @@ def run_steps(env: dict, steps: list[Step] = REFERENCE_STEPS) -> dict:
 
 def reference_leaves(input: np.ndarray | None = None) -> dict:
     """The dynamic-mode leaves: ``input`` (no gradient) and the weights w1..w3."""
-    import naivegraph as ng
-    leaves = {"input": ng.ones([2, 2]) if input is None else ng.tensor(input)}
-    leaves.update({name: ng.tensor(value, requires_grad=True)
+    leaves = {"input": ones([2, 2]) if input is None else tensor(input)}
+    leaves.update({name: tensor(value, requires_grad=True)
                    for name, value in REFERENCE_WEIGHTS.items()})
     return leaves
 
@@ -56,7 +58,6 @@ def reference_dynamic(input: np.ndarray | None = None) -> dict:
 
 def reference_static(name: str = "static_reference") -> tuple[Any, Any, dict]:
     """The example built (not run) as a static graph: ``(graph, loss, nodes)``."""
-    import naivegraph.static as ns
     graph = ns.Graph(name=name)
     with graph:
         env = {"input": ns.placeholder("input", shape=(2, 2))}

@@ -24,7 +24,7 @@ CELLS = [
     import tracemalloc
 
     import naivegraph.static as ns
-    from naivegraph import plots
+    from naivegraph.lessons import plots
 
     X, y = plots.two_moons(200, seed=0)
     rng = np.random.default_rng(0)

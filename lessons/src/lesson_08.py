@@ -259,7 +259,7 @@ CELLS = [
     ex.check_jacobian(J)
     """),
     code("""
-    from naivegraph import plots
+    from naivegraph.lessons import plots
 
     rows = []
     for k in range(3):

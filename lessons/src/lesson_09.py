@@ -18,7 +18,7 @@ CELLS = [
     """),
     code("""
     import naivegraph.static as ns
-    from naivegraph import plots
+    from naivegraph.lessons import plots
 
     X, y = plots.spirals(200, turns=1.0, noise=0.1, seed=0)
     print(X.shape, np.bincount(y))

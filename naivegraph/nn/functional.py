@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dynamic.tensor import Tensor
 from ..ops import OPS
 from ..ops.core import _backend_of
 
 
 def _operand(x):
+    """A static node or tensor as it is; anything else (an array) as a dynamic tensor."""
     if _backend_of((x,)) is None:
-        from ..dynamic.tensor import Tensor
         return Tensor(x)
     return x
 

@@ -16,13 +16,21 @@ training step and :mod:`naivegraph.render.examples` for the built-in examples.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from .dot import Drawing, emit, new_drawing
-from .engine import GraphvizUnavailable, RenderError, available_backends, check_format
+from .. import fast
+from .. import static as ns
+from ..dynamic.tensor import Tensor
+from .dot import emit
+from .dynamic import caller_names, dynamic_sketch, names_from
+from .engine import (BACKENDS, GraphvizUnavailable, RenderError, available_backends,
+                     check_format)
+from .static import render_gradient_optimization, render_optimization, static_sketch
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .drawing import Drawing
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,11 +40,12 @@ __all__ = ["Drawing", "GraphvizUnavailable", "RenderError", "available_backends"
            "render_optimization", "render_gradient_optimization", "KINDS"]
 
 
-def _is_static(obj: Any) -> bool:
-    module = type(obj).__module__ or ""
-    if module.startswith("naivegraph.static"):
-        return True
-    return isinstance(obj, (list, tuple)) and bool(obj) and all(_is_static(o) for o in obj)
+def __getattr__(name: str) -> Any:
+    """``naivegraph.render.Drawing``, imported on first use (it needs graphviz)."""
+    if name == "Drawing":
+        from .drawing import Drawing
+        return Drawing
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def render(obj: Any, kind: str | None = None, show_values: bool = True,
@@ -90,17 +99,9 @@ def render(obj: Any, kind: str | None = None, show_values: bool = True,
     if mode == "dynamic" and kind == "backward":
         _require_backward_graph(obj)
     if params is None and mode == "dynamic":
-        from .dynamic import caller_names
         params = caller_names(_PACKAGE_DIR)
-    # Drawing allocates many small objects and no cycles: the cyclic collector would
-    # otherwise rescan the whole (possibly 100,000-node) graph over and over.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with fast.paused_gc():  # drawing a 100,000-node graph allocates per node
         return _render(obj, kind, show_values, params, max_nodes, legend, rankdir, title, backend)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 ACCEPTS = ("render() draws a naivegraph Tensor or a list of Tensors (dynamic mode), "
@@ -122,8 +123,6 @@ def _describe(obj: Any) -> str:
 
 def _mode_of(obj: Any) -> str:
     """``"dynamic"`` or ``"static"``; anything else is a TypeError naming what was given."""
-    from ..dynamic.tensor import Tensor
-
     items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
     if not items or isinstance(obj, Mapping):
         raise TypeError(f"{ACCEPTS}; got {_describe(obj)}")
@@ -143,9 +142,6 @@ def _mode_of(obj: Any) -> str:
 
 
 def _is_static_drawable(obj: Any, whole_graph_ok: bool) -> bool:
-    if not (type(obj).__module__ or "").startswith("naivegraph.static"):
-        return False
-    import naivegraph.static as ns
     return isinstance(obj, ns.Node) or (whole_graph_ok and isinstance(obj, ns.Graph))
 
 
@@ -160,8 +156,6 @@ def _require_backward_graph(obj: Any) -> None:
 def _check_render_options(kind: Any, params: Any, max_nodes: Any, rankdir: Any,
                           backend: Any, title: Any) -> None:
     """Refuse bad options before any work, each with what is accepted."""
-    from .engine import BACKENDS
-
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)} (or None), not {kind!r}")
     if params is not None and not isinstance(params, Mapping):
@@ -185,26 +179,13 @@ def _render(obj: Any, kind: str | None, show_values: bool, params: Mapping[str, 
             backend: str | None) -> Drawing:
     started = time.perf_counter()
     if _mode_of(obj) == "static":
-        from .static import static_sketch
         sketch, default_title = static_sketch(obj, kind, show_values)
     else:
-        from .dynamic import dynamic_sketch, names_from
         kind = kind or "forward"
         sketch = dynamic_sketch(obj, kind, names_from(params), show_values)
         default_title = None
+    from .drawing import new_drawing  # graphviz loads with the first drawing
     drawing = new_drawing(title if title is not None else default_title, rankdir, backend)
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
     drawing.stats["seconds"] = time.perf_counter() - started
     return drawing
-
-
-def render_optimization(*args: Any, **kwargs: Any) -> Drawing:
-    """A static graph before and after ``ns.optimize``, side by side (see ``static.py``)."""
-    from .static import render_optimization as _impl
-    return _impl(*args, **kwargs)
-
-
-def render_gradient_optimization(*args: Any, **kwargs: Any) -> Drawing:
-    """The raw and the optimised symbolic gradient graph, side by side."""
-    from .static import render_gradient_optimization as _impl
-    return _impl(*args, **kwargs)

@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import html
 import io
 import os
 from typing import Any, Callable, Sequence
@@ -26,8 +27,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from PIL import Image
 
+from ..dynamic.grad_mode import no_grad
 from ..examples import REFERENCE_STEPS, Step, reference_leaves, reference_static
-from .dot import Item, Sketch, emit, new_drawing
+from .dot import Item, Sketch, emit, format_value
+from .drawing import new_drawing
+from .dynamic import _Context, backward_sketch, forward_sketch, names_from
+from .static import _ancestors, _roots_within, add_graph
 
 def reference_steps() -> tuple[dict, list[Step]]:
     """Leaves and forward steps of the reference example (loss 40; grads 28 / 8 / 10)."""
@@ -53,14 +58,12 @@ def _append_line(describe: Callable, line: str) -> Callable:
     """A describe function that adds ``line`` (bold red) under the original label."""
     def wrapped(item: Item) -> tuple[str, str]:
         label, tooltip = describe(item)
-        import html
         extra = f'<br/><font point-size="10" color="#c62828"><b>{html.escape(line)}</b></font>'
         return label[:-1] + extra + ">", tooltip
     return wrapped
 
 
 def _short(value: Any) -> str:
-    from .dot import format_value
     array = np.asarray(getattr(value, "_data", value))
     text = format_value(array)
     if text is None:  # too big to print: a representative entry and the shape
@@ -79,7 +82,6 @@ def dynamic_step_frames(leaves: dict | None = None, steps: Sequence[Step] | None
     ``fn(env)`` computes the tensor ``name`` from the tensors computed so far; the last
     step is the loss.  Default: the reference example of the notes.
     """
-    from .dynamic import _Context, backward_sketch, forward_sketch, names_from
     if steps is None:
         leaves, steps = reference_steps()
     env = dict(leaves)
@@ -110,7 +112,6 @@ def dynamic_step_frames(leaves: dict | None = None, steps: Sequence[Step] | None
 
 def _backward_frames(env: dict, loss: Any, backend: str | None) -> list[Image.Image]:
     """One frame each time a gradient reaches a non-leaf tensor, drawn from its hook."""
-    from .dynamic import _Context, backward_sketch, names_from
     names = names_from(env)
     by_fn = {id(t.grad_fn): (n, t) for n, t in env.items() if getattr(t, "grad_fn", None)}
     done: dict[int, str] = {}
@@ -146,9 +147,7 @@ def _backward_frames(env: dict, loss: Any, backend: str | None) -> list[Image.Im
 
 
 def _after_step_frame(env: dict, leaves: dict, lr: float, backend: str | None) -> Image.Image:
-    import naivegraph as ng
-    from .dynamic import _Context, forward_sketch, names_from
-    with ng.no_grad():
+    with no_grad():
         for t in leaves.values():
             if t.requires_grad and t._grad is not None:
                 t -= lr * t._grad
@@ -174,7 +173,6 @@ def static_run_frames(graph: Any = None, feeds: Sequence[dict] | None = None,
     ``feeds`` is one feed dict (placeholder name -> array) per run; by default the
     reference graph is run on ``ones``, ``2 * ones`` and ``3 * ones``.
     """
-    from .static import add_graph, _ancestors, _roots_within
     if graph is None:
         graph, _, _ = static_reference_graph()
         feeds = [{"input": np.full((2, 2), float(r))} for r in (1, 2, 3)]

@@ -9,7 +9,7 @@ A drawing is made in three steps, so that huge graphs stay cheap:
    node that says what was hidden;
 3. :func:`emit` numbers the kept items ``n0, n1, ...`` (traversal order, so the ids
    are stable from one drawing of the same graph to the next), computes their labels
-   and writes DOT into a :class:`Drawing`.
+   and writes DOT into a :class:`~naivegraph.render.drawing.Drawing`.
 
 Every node carries a ``class`` attribute naming its style (``leaf``, ``nograd``,
 ``freed`` ...): tests read it back from the DOT, and it ends up as a CSS class in SVG.
@@ -22,12 +22,16 @@ import re
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-import graphviz
 import numpy as np
 
 from . import engine
+
+if TYPE_CHECKING:  # pragma: no cover  (annotations only: graphviz loads on first drawing)
+    import graphviz
+
+    from .drawing import Drawing
 
 FONT = "Helvetica"
 
@@ -230,127 +234,6 @@ def collapse(sketch: Sketch, max_nodes: int | None) -> Collapsed:
 
 def _plural(category: str, count: int) -> str:
     return category if count == 1 else category + "s"
-
-
-# ----------------------------------------------------------------------------- drawing
-class Drawing(graphviz.Digraph):
-    """A ``graphviz.Digraph`` that renders through naivegraph's engine chain.
-
-    ``dot`` on PATH first, then pygraphviz in-process (see :mod:`naivegraph.render.engine`).
-    Jupyter shows it as SVG; if no engine can run, the cell shows the installation hint
-    instead of silently falling back to text.  ``.source`` always works.
-
-    >>> d = Drawing()
-    >>> d.node("n0", "a"); d.node("n1", "b"); d.edge("n0", "n1")
-    >>> d.pipe("svg")[:5] in (b"<?xml", b"<svg ")
-    True
-    """
-
-    #: statistics filled by the builders: node counts, hidden count, timing
-    stats: dict
-
-    def __init__(self, *args: Any, backend: str | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.backend = backend
-        self.stats = {}
-
-    def _copy_kwargs(self, **kwargs: Any) -> dict:
-        return super()._copy_kwargs(backend=self.backend, **kwargs)
-
-    def pipe(self, format: str | None = None, *args: Any, backend: str | None = None,
-             encoding: str | None = None, force: bool = False, **ignored: Any) -> bytes | str:
-        """The drawing as ``format`` bytes (``str`` if ``encoding`` is given).
-
-        A drawing too big to lay out in reasonable time raises
-        :class:`~naivegraph.render.engine.LayoutTooLarge` before Graphviz starts (and one
-        merely large warns); ``force=True`` lays it out anyway.  See
-        :data:`~naivegraph.render.engine.REFUSE_COST` for the measured limits.
-        """
-        data = engine.pipe(self.source, format or self.format or "svg", backend or self.backend,
-                           force=force)
-        return data.decode(encoding) if encoding else data
-
-    def render(self, filename: str | os.PathLike | None = None, directory: str | None = None,
-               view: bool = False, cleanup: bool = False, format: str | None = None,
-               *args: Any, outfile: str | os.PathLike | None = None, backend: str | None = None,
-               force: bool = False, **ignored: Any) -> str:
-        """Write the drawing to a file and return its path.
-
-        ``render("fig/loss", format="png")`` writes ``fig/loss.png``;
-        ``render(outfile="fig/loss.pdf")`` takes the format from the suffix.  Unlike
-        ``graphviz.Digraph.render`` no DOT source file is written next to it (use
-        ``.save()`` for that).  ``force=True`` lays out a drawing that :meth:`pipe`
-        refuses as too big.
-        """
-        path = _output_path(filename, directory, format or self.format, outfile)
-        fmt = os.path.splitext(path)[1][1:] if format is None and outfile else \
-            (format or self.format or "svg")
-        data = self.pipe(fmt, backend=backend, force=force)
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "wb") as handle:
-            handle.write(data)
-        return path
-
-    # Jupyter: everything goes through self.pipe, i.e. our engine chain.
-    def _repr_mimebundle_(self, include: Iterable[str] | None = None,
-                          exclude: Iterable[str] | None = None, **_: Any) -> dict:
-        wanted = set(include) if include is not None else {"image/svg+xml"}
-        wanted -= set(exclude or ())
-        try:
-            bundle = {}
-            if "image/svg+xml" in wanted:
-                bundle["image/svg+xml"] = self._repr_image_svg_xml()
-            if "image/png" in wanted:
-                bundle["image/png"] = self._repr_image_png()
-            return bundle
-        except (engine.GraphvizUnavailable, engine.LayoutTooLarge) as error:
-            # Visible in the cell, never a silent switch to the DOT text.
-            message = str(error)
-            return {"text/plain": message,
-                    "text/html": '<pre style="color:#b71c1c">' + html.escape(message) + "</pre>"}
-
-    def _repr_svg_(self) -> str:
-        return self._repr_image_svg_xml()
-
-    def _repr_image_svg_xml(self) -> str:
-        return self.pipe("svg", encoding="utf-8")
-
-    def _repr_image_png(self) -> bytes:
-        return self.pipe("png")
-
-    def _repr_image_jpeg(self) -> bytes:
-        return self.pipe("jpeg")
-
-
-def _output_path(filename, directory, fmt, outfile) -> str:
-    for option, value in (("filename", filename), ("directory", directory), ("outfile", outfile)):
-        if value is not None and not isinstance(value, (str, os.PathLike)):
-            raise TypeError(f"{option} must be a path (str or os.PathLike), "
-                            f"not {type(value).__name__}")
-    if outfile is not None:
-        return os.fspath(outfile)
-    fmt = engine.check_format(fmt or "svg")
-    if filename is None:
-        filename = "naivegraph"
-    path = os.fspath(filename)
-    if directory is not None:
-        path = os.path.join(os.fspath(directory), path)
-    if not path.lower().endswith("." + fmt):
-        path = f"{path}.{fmt}"
-    return path
-
-
-def new_drawing(title: str | None = None, rankdir: str = "TB",
-                backend: str | None = None) -> Drawing:
-    """An empty drawing with the lab's fonts and spacing."""
-    drawing = Drawing(name="naivegraph", backend=backend)
-    drawing.attr(rankdir=rankdir, fontname=FONT, fontsize="12", nodesep="0.3", ranksep="0.35",
-                 labelloc="t", newrank="true")
-    if title:
-        drawing.attr(label=title, fontsize="14")
-    drawing.attr("node", fontname=FONT, fontsize="11", margin="0.12,0.05", height="0.3")
-    drawing.attr("edge", fontname=FONT, fontsize="9", arrowsize="0.7")
-    return drawing
 
 
 def emit(sketch: Sketch, drawing: Drawing, max_nodes: int | None = 500,

@@ -21,29 +21,33 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .. import static as ns
+from ..dynamic.factories import manual_seed, randn, tensor, zeros
+from ..examples import reference_dynamic
+from . import render, render_gradient_optimization
+from .animate import static_reference_graph
+from .engine import check_format
+
 
 def _reference() -> dict:
-    from ..examples import reference_dynamic
     return reference_dynamic()
 
 
 def _exp() -> dict:
-    import naivegraph as ng
-    a = ng.tensor(2.0, requires_grad=True)
+    a = tensor(2.0, requires_grad=True)
     b = a.exp()  # tensor(7.3891, grad_fn=<ExpBackward0>)
     return dict(a=a, b=b, loss=b)
 
 
 def _mlp() -> dict:
     """A 2-layer net on a batch of 4: x -> Linear(3, 4) -> ReLU -> Linear(4, 1) -> MSE."""
-    import naivegraph as ng
-    ng.manual_seed(0)
-    x = ng.randn(4, 3)
-    target = ng.randn(4, 1)
-    W1 = ng.randn(3, 4).requires_grad_()
-    b1 = ng.zeros(4).requires_grad_()
-    W2 = ng.randn(4, 1).requires_grad_()
-    b2 = ng.zeros(1).requires_grad_()
+    manual_seed(0)
+    x = randn(4, 3)
+    target = randn(4, 1)
+    W1 = randn(3, 4).requires_grad_()
+    b1 = zeros(4).requires_grad_()
+    W2 = randn(4, 1).requires_grad_()
+    b2 = zeros(1).requires_grad_()
     h = (x @ W1 + b1).relu()
     y = h @ W2 + b2
     loss = ((y - target) ** 2).mean()
@@ -58,7 +62,6 @@ STATIC: dict[str, Callable[[], tuple]] = {}
 
 
 def _static_reference() -> tuple:
-    from .animate import static_reference_graph
     return static_reference_graph()
 
 
@@ -74,7 +77,6 @@ def _write(drawing: Any, outdir: str, stem: str, formats: Sequence[str]) -> list
 def render_dynamic_example(name: str, outdir: str, formats: Sequence[str] = ("svg", "png"),
                            backend: str | None = None) -> list[str]:
     """Forward, backward and after-backward drawings of dynamic example ``name``."""
-    from . import render
     tensors = DYNAMIC[name]()
     loss = tensors["loss"]
     stem = name.replace("-", "_")
@@ -94,8 +96,6 @@ def render_dynamic_example(name: str, outdir: str, formats: Sequence[str] = ("sv
 def render_static_example(name: str, outdir: str, formats: Sequence[str] = ("svg", "png"),
                           backend: str | None = None) -> list[str]:
     """Built, run, symbolic-gradient and optimised drawings of static example ``name``."""
-    import naivegraph.static as ns
-    from . import render, render_gradient_optimization
     graph, loss, nodes = STATIC[name]()
     stem = name.replace("-", "_")
     paths = []
@@ -125,7 +125,6 @@ def render_examples(outdir: str | os.PathLike, names: Iterable[str] | None = Non
     ``names``: any of :data:`EXAMPLES`, or one of them as a string (default: all).
     Unknown names raise a ``ValueError`` listing the known ones.
     """
-    from .engine import check_format
     if not isinstance(outdir, (str, os.PathLike)):
         raise TypeError(f"outdir must be a folder path, not {type(outdir).__name__}")
     outdir = os.fspath(outdir)

@@ -17,13 +17,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .dot import (Drawing, Item, Sketch, emit, format_shape, format_value, html_label, new_drawing,
+from .. import static
+from .dot import (Item, Sketch, emit, format_shape, format_value, html_label,
                   operand_position)
-
-
-def _static():
-    from .. import static  # imported late: rendering dynamic graphs must not need it
-    return static
 
 
 # ----------------------------------------------------------------------------- selection
@@ -50,7 +46,7 @@ def _roots_within(nodes: Sequence[Any], allowed: set) -> list:
 
 def _select(obj: Any, kind: str | None) -> tuple[list, set, list, str]:
     """``(order, allowed, roots, title)`` for what ``obj`` and ``kind`` ask to draw."""
-    ns = _static()
+    ns = static
     if isinstance(obj, ns.Graph):
         order, title = list(obj.nodes), obj.name
     else:
@@ -170,7 +166,7 @@ def _pass_summary(report: Any) -> str:
 def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
                         show_values: bool = True, max_nodes: int | None = 500,
                         legend: bool = True, rankdir: str = "TB",
-                        backend: str | None = None) -> Drawing:
+                        backend: str | None = None) -> Any:
     """``graph`` before and after ``ns.optimize``, as two clusters of one drawing.
 
     The drawing's ``.report`` is the :class:`OptimizationReport`; ``.optimized`` the
@@ -184,7 +180,7 @@ def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
     >>> "cluster_before" in d.source and "cluster_after" in d.source
     True
     """
-    ns = _static()
+    ns = static
     if not isinstance(graph, ns.Graph):
         raise TypeError("render_optimization() draws a static ns.Graph before and after "
                         f"ns.optimize; got {type(graph).__name__} (for a dynamic tensor use "
@@ -199,6 +195,7 @@ def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
     add_graph(sketch, graph.nodes, _ancestors(keep), keep, show_values, cluster=before)
     add_graph(sketch, new_graph.nodes, _ancestors(new_roots), new_roots, show_values,
               cluster=after)
+    from .drawing import new_drawing  # graphviz loads with the first drawing
     drawing = new_drawing(f"{graph.name}: optimisation", rankdir, backend)
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
     drawing.report, drawing.optimized = report, new_graph
@@ -207,14 +204,14 @@ def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
 
 def _describe_items(obj: Any) -> str:
     if isinstance(obj, (list, tuple)):
-        kinds = sorted({type(o).__name__ for o in obj if not isinstance(o, _static().Node)})
+        kinds = sorted({type(o).__name__ for o in obj if not isinstance(o, static.Node)})
         return f"a {type(obj).__name__} holding {', '.join(kinds)}"
     return type(obj).__name__
 
 
 def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = True,
                                  max_nodes: int | None = 500, legend: bool = True,
-                                 rankdir: str = "TB", backend: str | None = None) -> Drawing:
+                                 rankdir: str = "TB", backend: str | None = None) -> Any:
     """The symbolic gradient graph of ``grads`` (from ``ns.gradients``), raw and optimised.
 
     Raw gradients repeat work (multiplications by ones, sums over broadcast shapes,
@@ -228,7 +225,7 @@ def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = Tr
     >>> "class=gradient" in d.source
     True
     """
-    ns = _static()
+    ns = static
     if isinstance(grads, ns.Node):
         grads = [grads]
     if not isinstance(grads, (list, tuple)) or not all(g is None or isinstance(g, ns.Node)
@@ -249,6 +246,7 @@ def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = Tr
                    f"({_pass_summary(report)})", "#66bb6a")
     add_graph(sketch, graph.nodes, raw_nodes, grads, show_values, cluster=raw)
     add_graph(sketch, new_graph.nodes, new_nodes, new_grads, show_values, cluster=opt)
+    from .drawing import new_drawing  # graphviz loads with the first drawing
     drawing = new_drawing("symbolic gradient graph, before and after optimisation", rankdir,
                           backend)
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)

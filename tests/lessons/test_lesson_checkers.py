@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import naivegraph as ng
-from naivegraph import exercises as ex
+from naivegraph.lessons import exercises as ex
 
 
 # -- reference answers and typical mistakes, as functions where the checker wants one ------

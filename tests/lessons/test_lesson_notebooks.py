@@ -16,7 +16,7 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-from naivegraph.exercises import exercise_ids, run_notebook  # noqa: E402
+from naivegraph.lessons.exercises import exercise_ids, run_notebook  # noqa: E402
 
 LESSONS = Path(__file__).resolve().parents[2] / "lessons"
 NOTEBOOKS = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))

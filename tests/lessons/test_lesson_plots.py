@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from naivegraph import plots
+from naivegraph.lessons import plots
 
 
 def test_each_figure_function_returns_and_saves(tmp_path):

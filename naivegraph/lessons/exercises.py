@@ -23,6 +23,7 @@ executes a notebook and collects the exercise results printed by its cells.
 
 from __future__ import annotations
 
+import copy
 import html
 import math
 import re
@@ -31,6 +32,9 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
+
+import naivegraph as ng
+import naivegraph.static as ns
 
 __all__ = [
     "Result", "CHECKERS", "solutions_notebook", "run_notebook", "NotebookRun",
@@ -239,11 +243,6 @@ def _checker(exercise: str):
     return register
 
 
-def _ng():
-    import naivegraph as ng
-    return ng
-
-
 # ----------------------------------------------------------------------------------
 # Lesson 01: computational graphs
 # ----------------------------------------------------------------------------------
@@ -394,7 +393,6 @@ def check_find_leaves(find_leaves) -> Result:
     bad = _not_callable(ex, find_leaves)
     if bad is not None:
         return bad
-    ng = _ng()
     a = ng.tensor([1.0, 2.0], requires_grad=True)
     b = ng.tensor(3.0, requires_grad=True)
     c = ng.tensor([5.0, 6.0])  # no grad: must not be reported
@@ -434,7 +432,6 @@ def check_double_hook(hook) -> Result:
     bad = _not_callable(ex, hook)
     if bad is not None:
         return bad
-    ng = _ng()
     v = ng.tensor([0.0, 1.0, 2.0], requires_grad=True)
     seen = []
 
@@ -486,7 +483,6 @@ def check_manual_gradient(gradf) -> Result:
     bad = _not_callable(ex, gradf)
     if bad is not None:
         return bad
-    ng = _ng()
     xs = np.array([[-1.5, -0.3, 0.0, 0.4], [1.0, 1.7, -2.2, 0.9], [2.5, -0.8, 0.1, 1.3]])
     want = 2 * xs * np.exp(xs) + xs ** 2 * np.exp(xs)
     stop, got = _answer(ex, gradf, ng.tensor(xs))
@@ -573,7 +569,6 @@ def check_reset_leaf(reset) -> Result:
     bad = _not_callable(ex, reset)
     if bad is not None:
         return bad
-    ng = _ng()
     a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
     stop, got = _answer(ex, reset, a)
     if stop is not None:
@@ -644,7 +639,6 @@ def check_requires_grad_flow(a_requires_grad, b_requires_grad, c_requires_grad) 
 
 
 def _tiny_net():
-    ng = _ng()
 
     class Net(ng.nn.Module):
         def __init__(self):
@@ -667,7 +661,6 @@ def check_finetune_setup(setup) -> Result:
     bad = _not_callable(ex, setup)
     if bad is not None:
         return bad
-    ng = _ng()
     model = _tiny_net()
     old_fc = model.fc
     body_before = [p.detach().numpy().copy() for p in model.body.parameters()]
@@ -717,7 +710,6 @@ def check_inference(predict) -> Result:
     bad = _not_callable(ex, predict)
     if bad is not None:
         return bad
-    ng = _ng()
     model = _tiny_net()
     x = ng.randn(4, 2)
     stop, out = _answer(ex, predict, model, x)
@@ -849,11 +841,9 @@ def check_where_fix(f) -> Result:
     bad = _not_callable(ex, f)
     if bad is not None:
         return bad
-    ng = _ng()
     stop, eager = _answer(ex, f, ng.tensor([1.0, -2.0]))
     if stop is not None:
         return stop
-    import naivegraph.static as ns
     try:
         traced = ns.trace(f, np.ones(2))
     except Exception as exc:  # noqa: BLE001
@@ -994,7 +984,6 @@ def check_accuracy_fn(accuracy) -> Result:
     if stop is not None:
         return stop
     if _close(got, 0.6):
-        ng = _ng()
         ok, got2 = _call(ex, accuracy, ng.tensor(logits), ng.tensor(labels))
         if ok and _close(got2, 0.6):
             return _ok(ex, "accuracy = mean(argmax(logits, axis=1) == labels) = 3/5.")
@@ -1017,7 +1006,6 @@ def check_train_step(train_step) -> Result:
     bad = _not_callable(ex, train_step)
     if bad is not None:
         return bad
-    ng = _ng()
     ng.manual_seed(1)
     rng = np.random.default_rng(1)
     X = rng.normal(size=(32, 2))
@@ -1091,7 +1079,6 @@ def _read(path_or_nb):
 
 def solutions_notebook(path):
     """The notebook with every exercise cell's source replaced by its reference solution."""
-    import copy
     nb = copy.deepcopy(_read(path))
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("naivegraph", {})
@@ -1127,7 +1114,6 @@ def run_notebook(path, solutions: bool = False, timeout: int = 300,
     from nbclient import NotebookClient
     nb = solutions_notebook(path) if solutions else _read(path)
     if not solutions:
-        import copy
         nb = copy.deepcopy(nb)
     folder = Path(path).resolve().parent if isinstance(path, (str, Path)) else Path.cwd()
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name or _kernel_name(),

@@ -4,19 +4,25 @@ Every function builds a new :class:`matplotlib.figure.Figure` without touching p
 global state (so it works headless, with the Agg canvas, and nothing piles up in a
 notebook), returns it, and saves it when given ``path`` (format from the suffix).
 
->>> from naivegraph import plots
+>>> from naivegraph.lessons import plots
 >>> fig = plots.loss_curves({"dynamic": [1.0, 0.5, 0.25], "static": [1.0, 0.5, 0.25]})
->>> type(fig).__name__
-'Figure'
+>>> isinstance(fig, plots.Figure), type(fig).__name__
+(True, 'LessonFigure')
 """
 
 from __future__ import annotations
 
+import io
 import os
+import time
+import tracemalloc
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
+
+import naivegraph as ng
+import naivegraph.static as ns
 
 if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
     import matplotlib
@@ -38,7 +44,6 @@ class LessonFigure(Figure):
     """A Figure that shows itself as a PNG in Jupyter without pyplot."""
 
     def _repr_png_(self) -> bytes:
-        import io
         buf = io.BytesIO()
         self.savefig(buf, format="png", dpi=90)
         return buf.getvalue()
@@ -263,11 +268,6 @@ def _descent(f_grad: Callable, start, lr: float, steps: int) -> np.ndarray:
 
 def _train_pair(X, y, steps: int = 300, lr: float = 0.5, hidden: int = 16, seed: int = 0):
     """Train the same MLP in dynamic and static mode; return losses, predict fn, timings."""
-    import time
-
-    import naivegraph as ng
-    import naivegraph.static as ns
-
     def init():
         rng = np.random.default_rng(seed)
         return [rng.normal(scale=1 / np.sqrt(2), size=(2, hidden)), np.zeros(hidden),
@@ -360,11 +360,6 @@ def make_all_figures(outdir) -> list[Path]:
 
 def iteration_costs(X, y, hidden: int = 16):
     """Graph nodes built, and peak bytes allocated (tracemalloc), in one training iteration."""
-    import tracemalloc
-
-    import naivegraph as ng
-    import naivegraph.static as ns
-
     rng = np.random.default_rng(0)
     init = [rng.normal(size=(2, hidden)), np.zeros(hidden), rng.normal(size=(hidden, 2)),
             np.zeros(2)]

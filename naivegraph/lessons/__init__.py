@@ -1,0 +1,10 @@
+"""The lessons' tooling: exercise checkers, notebook running, and the figures.
+
+Imported by the notebooks (``from naivegraph.lessons import exercises as ex``) and by
+the command line, never by ``import naivegraph``: the autograd core needs numpy only.
+
+- :mod:`naivegraph.lessons.exercises`: one checker per exercise, and running a lesson
+  notebook to report on every exercise in it;
+- :mod:`naivegraph.lessons.plots`: the matplotlib figures of the lessons (and the small
+  models they train in both modes).
+"""
