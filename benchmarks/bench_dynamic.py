@@ -86,7 +86,7 @@ CHAIN = 1000
 def chain(lib):
     w = lib.tensor(0.5, requires_grad=True)
     y = w
-    for i in range(CHAIN // 2):
+    for _ in range(CHAIN // 2):
         y = y * 0.999
         y = y + 0.001
     y.backward()
@@ -95,10 +95,10 @@ def chain(lib):
 
 def chain_numpy():
     y = np.float64(0.5)
-    for i in range(CHAIN // 2):
+    for _ in range(CHAIN // 2):
         y = y * 0.999 + 0.001
     grad = 1.0
-    for i in range(CHAIN // 2):
+    for _ in range(CHAIN // 2):
         grad = grad * 0.999
     return grad
 

@@ -53,6 +53,7 @@ def long_chain(ng) -> object:
 def measure(key: str, off: tuple, repeats: int, inner: int) -> float:
     """Seconds per call of workload ``key`` with the tricks in ``off`` replaced."""
     import bench_dynamic as b
+
     import naivegraph as ng
     if off:
         from naivegraph import fast

@@ -73,7 +73,7 @@ def compiled_reference() -> Callable[[], object]:
 def dynamic_reference() -> Callable[[], object] | None:
     try:
         import naivegraph as ng
-        ng.tensor
+        _ = ng.tensor
     except (ImportError, AttributeError):
         return None
     w1 = ng.tensor(2.0, requires_grad=True)

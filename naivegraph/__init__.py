@@ -16,20 +16,50 @@ Static mode (build, then run) lives in :mod:`naivegraph.static`.
 
 from . import autograd, nn, optim
 from .dynamic.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
+
+# PyTorch's top-level surface for learner code (devices, default dtype, legacy types, files)
+from .dynamic.defaults import cuda, device, get_default_dtype, set_default_dtype
 from .dynamic.engine import backward
-from .dynamic.factories import (arange, bool_, double, empty, eye, float, float16, float32,
-                                float64, from_numpy, full, full_like, int8, int32, int64,
-                                linspace, long, manual_seed, ones, ones_like, rand, rand_like,
-                                randint, randn, randn_like, tensor, uint8, zeros, zeros_like)
+from .dynamic.factories import (
+                                DoubleTensor,
+                                FloatTensor,
+                                LongTensor,
+                                arange,
+                                bool_,
+                                double,
+                                empty,
+                                empty_like,
+                                eye,
+                                float,
+                                float16,
+                                float32,
+                                float64,
+                                from_numpy,
+                                full,
+                                full_like,
+                                inference_mode,
+                                int8,
+                                int32,
+                                int64,
+                                linspace,
+                                long,
+                                manual_seed,
+                                ones,
+                                ones_like,
+                                rand,
+                                rand_like,
+                                randint,
+                                randn,
+                                randn_like,
+                                tensor,
+                                uint8,
+                                zeros,
+                                zeros_like,
+)
 from .dynamic.functions import *  # noqa: F401,F403  (ng.exp, ng.sum, ng.cat, ...)
 from .dynamic.functions import __all__ as _function_names
 from .dynamic.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dynamic.tensor import Tensor
-
-# PyTorch's top-level surface for learner code (devices, default dtype, legacy types, files)
-from .dynamic.factories import (DoubleTensor, FloatTensor, LongTensor, cuda, device,
-                                empty_like, get_default_dtype, inference_mode,
-                                set_default_dtype)
 from .serialization import load, save
 
 __version__ = "0.1.0"
@@ -38,7 +68,6 @@ __version__ = "0.1.0"
 # parent's attribute of the same name, so the function must come after it.
 from . import render as _render_package  # noqa: E402,F401
 from .render import render  # noqa: E402
-
 
 __all__ = ["Tensor", "autograd", "backward", "enable_grad", "is_anomaly_check_nan_enabled",
            "is_anomaly_enabled", "is_grad_enabled", "nn", "no_grad",

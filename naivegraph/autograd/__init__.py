@@ -5,8 +5,12 @@ from __future__ import annotations
 import warnings
 
 from ..check import GradcheckError, gradcheck
-from ..dynamic.anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,
-                                    is_anomaly_enabled, set_detect_anomaly)
+from ..dynamic.anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from ..dynamic.engine import backward, grad
 from ..dynamic.function import Function, FunctionCtx
 from ..dynamic.grad_mode import enable_grad, no_grad, set_grad_enabled

@@ -10,7 +10,6 @@ import builtins
 
 import numpy as np
 
-
 # torch's device types: a known one that is not the CPU gets "runs on the CPU only" when
 # used, an unknown word gets torch's "Expected one of ..." at once.
 _DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu", "hpu", "mtia")

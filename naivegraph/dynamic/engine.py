@@ -176,7 +176,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     keep = create_graph if retain_graph is None else retain_graph
     found = execute(outputs, list(grad_outputs), keep, create_graph, capture=inputs)
     results = []
-    for t, g in zip(inputs, found):
+    for g in found:
         if g is None:
             if not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "

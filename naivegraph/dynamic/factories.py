@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .defaults import (_default_float, _type_name, cuda, device,  # noqa: F401  (re-exported)
-                       get_default_dtype, set_default_dtype)
+from ..ops.methods import shape_arg as _shape_arg
+from .defaults import _default_float, _type_name, get_default_dtype
 from .grad_mode import no_grad
-from .tensor import Tensor, _as_array, _check_device, _shape_arg
+from .tensor import Tensor, _as_array, _check_device
 
 float32, float64, float16 = np.float32, np.float64, np.float16
 int64, int32, int8, uint8 = np.int64, np.int32, np.int8, np.uint8

@@ -17,15 +17,26 @@ from ..ops import OPS
 from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
-from ..ops.methods import shape_arg as _shape_arg
 from .anomaly_mode import mode as anomaly
-from .defaults import _default_float, device, get_default_dtype
 from .anomaly_mode import record_creation
-from .grad_mode import _state
+from .defaults import _default_float, device, get_default_dtype
 from .engine import backward as _backward
-from .node import (OVERLAPPING_WRITE, AccumulateGrad, AsStridedBackward0, CopySlices,
-                   _HookDict, add_hook, find_node_class, has_internal_overlap, memory_order,
-                   memory_owner, meta_of, register_tensor_class, writable)
+from .grad_mode import _state
+from .node import (
+    OVERLAPPING_WRITE,
+    AccumulateGrad,
+    AsStridedBackward0,
+    CopySlices,
+    _HookDict,
+    add_hook,
+    find_node_class,
+    has_internal_overlap,
+    memory_order,
+    memory_owner,
+    meta_of,
+    register_tensor_class,
+    writable,
+)
 
 _new = object.__new__
 _VIEW_OPS = frozenset({"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze",
@@ -465,7 +476,7 @@ class Tensor(OpMethods):
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
 
     def __format__(self, spec: str) -> str:

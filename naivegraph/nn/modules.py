@@ -9,13 +9,13 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from ..dynamic.factories import _random, get_default_dtype
+from ..dynamic.defaults import get_default_dtype
+from ..dynamic.factories import _random
 from ..dynamic.functions import where
 from ..dynamic.grad_mode import no_grad
 from ..dynamic.tensor import Tensor, _check_device, _to_arguments
 from . import functional as F
 from . import losses
-
 
 _IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 

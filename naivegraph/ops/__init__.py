@@ -1,7 +1,7 @@
 """The op table shared by dynamic and static mode: see :mod:`naivegraph.ops.table`."""
 
-from .core import OPS, Meta, OpDef, call, defop, op_function
 from . import table as _table  # noqa: F401  (fills OPS)
+from .core import OPS, Meta, OpDef, call, defop, op_function
 from .table import F
 
 __all__ = ["OPS", "Meta", "OpDef", "F", "call", "defop", "op_function"]

@@ -16,9 +16,20 @@ import math
 
 import numpy as np
 
-from .core import (DEFAULT_FLOAT, OPS, ScalarShape, defop, op_function, promote, promoted,
-                   result_type, torch_dtype_name, writes_like)
-from .shapes import normalize_dims, reduced_keepdim_shape, sum_to as _np_sum_to
+from .core import (
+    DEFAULT_FLOAT,
+    OPS,
+    ScalarShape,
+    defop,
+    op_function,
+    promote,
+    promoted,
+    result_type,
+    torch_dtype_name,
+    writes_like,
+)
+from .shapes import normalize_dims, reduced_keepdim_shape
+from .shapes import sum_to as _np_sum_to
 
 
 class _Functions:

@@ -25,8 +25,7 @@ from .. import static as ns
 from ..dynamic.tensor import Tensor
 from .dot import emit
 from .dynamic import caller_names, dynamic_sketch, names_from
-from .engine import (BACKENDS, GraphvizUnavailable, RenderError, available_backends,
-                     check_format)
+from .engine import BACKENDS, GraphvizUnavailable, RenderError, available_backends, check_format
 from .static import render_gradient_optimization, render_optimization, static_sketch
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -32,7 +32,8 @@ from ..examples import REFERENCE_STEPS, Step, reference_leaves, reference_static
 from .dot import Item, Sketch, emit, format_value
 from .drawing import new_drawing
 from .dynamic import _Context, backward_sketch, forward_sketch, names_from
-from .static import _ancestors, _roots_within, add_graph
+from .static import _roots_within, add_graph
+
 
 def reference_steps() -> tuple[dict, list[Step]]:
     """Leaves and forward steps of the reference example (loss 40; grads 28 / 8 / 10)."""

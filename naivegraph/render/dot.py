@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import html
 import re
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
-
-from . import engine
 
 if TYPE_CHECKING:  # pragma: no cover  (annotations only: graphviz loads on first drawing)
     import graphviz

@@ -286,8 +286,8 @@ def backward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
             continue
         if isinstance(fn, OpNode):
             for role, shape in fn.saved_tensors_meta:
-                saved, _ = sketch.add((prefix, "saved", id(fn), role), lambda r=role, s=shape: Item(
-                    "saved", _describe_saved, (fn, r, s, ctx), "saved value", cluster))
+                saved, _ = sketch.add((prefix, "saved", id(fn), role), lambda f=fn, r=role, s=shape: Item(
+                    "saved", _describe_saved, (f, r, s, ctx), "saved value", cluster))
                 sketch.edge(saved, index, "saved")
         for i, (child, _) in enumerate(fn.next_functions):
             if child is not None:

@@ -15,12 +15,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Iterable, Sequence
 
-import numpy as np
-
 from .. import static
-from .dot import (Item, Sketch, emit, format_shape, format_value, html_label,
-                  operand_position)
-
+from .dot import Item, Sketch, emit, format_shape, format_value, html_label, operand_position
 
 # ----------------------------------------------------------------------------- selection
 

@@ -15,16 +15,81 @@ True
 (2.0, 1.0)
 """
 
-from .graph import Graph, get_default_graph, reset_default_graph
-from .nodes import Constant, Node, Operation, Placeholder, Variable, constant, expression, placeholder
-from .functions import (abs, add, argmax, argmin, cat, clamp, cos, cross_entropy, div, eq, exp,
-                        expand, flatten, ge, gt, le, log, log_softmax, logical_and, logical_not, logical_or, lt,
-                        matmul, max, maximum, mean, min, minimum, mm, mse_loss, mul, ne, neg,
-                        nll_loss, permute, pow, relu, reshape, sigmoid, sin, softmax, sqrt,
-                        squeeze, stack, sub, sum, t, tanh, transpose, unsqueeze, view, where)
-from .gradients import gradients
-from .executor import CompiledFunction, Plan
-from .passes import (OptimizationReport, algebraic_simplification, common_subexpression_elimination,
-                     constant_folding, dead_node_elimination, elementwise_fusion, optimize)
-from .trace import Traced, trace
 from . import session  # noqa: E402,F401  (graphs run through it: see session.py)
+from .executor import CompiledFunction, Plan
+from .functions import (
+                        abs,
+                        add,
+                        argmax,
+                        argmin,
+                        cat,
+                        clamp,
+                        cos,
+                        cross_entropy,
+                        div,
+                        eq,
+                        exp,
+                        expand,
+                        flatten,
+                        ge,
+                        gt,
+                        le,
+                        log,
+                        log_softmax,
+                        logical_and,
+                        logical_not,
+                        logical_or,
+                        lt,
+                        matmul,
+                        max,
+                        maximum,
+                        mean,
+                        min,
+                        minimum,
+                        mm,
+                        mse_loss,
+                        mul,
+                        ne,
+                        neg,
+                        nll_loss,
+                        permute,
+                        pow,
+                        relu,
+                        reshape,
+                        sigmoid,
+                        sin,
+                        softmax,
+                        sqrt,
+                        squeeze,
+                        stack,
+                        sub,
+                        sum,
+                        t,
+                        tanh,
+                        transpose,
+                        unsqueeze,
+                        view,
+                        where,
+)
+from .gradients import gradients
+from .graph import Graph, get_default_graph, reset_default_graph
+from .nodes import (
+                        Constant,
+                        Node,
+                        Operation,
+                        Placeholder,
+                        Variable,
+                        constant,
+                        expression,
+                        placeholder,
+)
+from .passes import (
+                        OptimizationReport,
+                        algebraic_simplification,
+                        common_subexpression_elimination,
+                        constant_folding,
+                        dead_node_elimination,
+                        elementwise_fusion,
+                        optimize,
+)
+from .trace import Traced, trace

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ops import OPS
 from .graph import get_default_graph
-from .nodes import Constant, Node, Operation, _refuse_other_modes, _shape_arg, apply
+from .nodes import Constant, Node, Operation, _refuse_other_modes, apply
 
 
 def _node(x: Any) -> Node:

@@ -25,9 +25,9 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .. import fast
 from ..ops import Meta
 from ..ops.core import refuse_complex_nodes
-from .. import fast
 from .executor import check_finite, shape_of, topological_order
 from .graph import Graph, describe_site, graph_of
 from .nodes import Constant, Node, Operation, Variable, _to_array, numeric_data

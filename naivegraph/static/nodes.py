@@ -19,10 +19,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..ops import OPS, OpDef
+from ..ops import OpDef
 from ..ops.core import mixed_modes_error, result_type
 from ..ops.methods import OpMethods
-from ..ops.methods import shape_arg as _shape_arg
 from ..ops.shapes import broadcast_shapes
 from .graph import Graph, current_trace, get_default_graph, graph_of
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..ops import OpDef
 from ..ops.shapes import broadcast_shapes
-from .executor import ancestors, _step_function
+from .executor import _step_function, ancestors
 from .graph import Graph
 from .nodes import Constant, Node, Operation, Placeholder, Variable
 

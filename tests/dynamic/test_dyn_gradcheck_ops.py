@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import naivegraph as ng
-from naivegraph.ops import F, OPS
+from naivegraph.ops import OPS, F
 
 nnF = ng.nn.functional
 

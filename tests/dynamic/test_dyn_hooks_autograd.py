@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import naivegraph as ng
-
 
 # -- tensor hooks --------------------------------------------------------------------------------
 

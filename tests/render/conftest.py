@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-import naivegraph as ng
 from naivegraph.examples import reference_dynamic
 
 NODE = re.compile(r"^\s*(n\d+|legend) \[(.*)\]\s*$")

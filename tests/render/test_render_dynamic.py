@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import parse_dot, reference_example
 
 import naivegraph as ng
 from naivegraph.render import render
-
-from conftest import parse_dot, reference_example
 
 LEAVES = {"w1", "w2", "w3"}
 

@@ -6,11 +6,9 @@ import builtins
 import shutil
 
 import pytest
-
-from naivegraph.render import GraphvizUnavailable, render
-from naivegraph.render import engine
-
 from conftest import reference_example
+
+from naivegraph.render import GraphvizUnavailable, engine, render
 
 MAGIC = {"svg": (b"<?xml", b"<svg"), "png": (b"\x89PNG",), "pdf": (b"%PDF",)}
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="no `dot` binary on PATH")

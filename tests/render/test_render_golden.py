@@ -11,10 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import reference_example
 
 from naivegraph.render import render
-
-from conftest import reference_example
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from conftest import parse_dot
 from work import growth
 
 import naivegraph as ng
 from naivegraph.render import render
-
-from conftest import parse_dot
 
 
 def _chain(n: int):

@@ -258,7 +258,7 @@ def test_feeding_non_numbers_is_a_type_error_naming_the_placeholder(graph, value
 
 def test_feeding_lists_ragged_deeper_down_says_where():
     with ns.Graph() as g:
-        x = ns.placeholder("x3", shape=(2, 2, None))
+        ns.placeholder("x3", shape=(2, 2, None))
     with pytest.raises(ValueError, match=r"placeholder 'x3' is ragged: its lists at depth 2"):
         g.forward(x3=[[[1.0], [2.0]], [[3.0], [4.0, 5.0]]])
 

@@ -2,11 +2,17 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import naivegraph.static as ns
-from naivegraph.static.passes import (algebraic_simplification, common_subexpression_elimination,
-                                      constant_folding, dead_node_elimination, elementwise_fusion)
+from naivegraph.static.passes import (
+    algebraic_simplification,
+    common_subexpression_elimination,
+    constant_folding,
+    dead_node_elimination,
+    elementwise_fusion,
+)
 
 PASSES = [constant_folding, algebraic_simplification, common_subexpression_elimination,
           dead_node_elimination, elementwise_fusion]

@@ -8,10 +8,10 @@ Wall-clock times are measured by ``benchmarks/bench_scale.py``.
 
 import numpy as np
 import pytest
+from work import growth
 
 import naivegraph.static as ns
 from naivegraph.static import nodes as static_nodes
-from work import growth
 
 SHORT, LONG = 200, 2_000
 LINEAR_BOUND = 15  # 10x longer chain: linear ~10x, quadratic ~100x

@@ -16,11 +16,22 @@ from hypothesis import given
 
 torch = pytest.importorskip("torch")
 
-from trust_programs import (FUZZ, KNOWN_BUG_CLASSES, ROUND2_STRATEGIES,  # noqa: E402
-                            assert_same_trace, enabled, hook_cases, mixed_dtype_cases,
-                            repeated_backward_cases, run_case_dynamic, run_case_torch,
-                            run_special_static, special_value_cases, torch_may_raise,
-                            view_inplace_cases)
+from trust_programs import (  # noqa: E402
+    FUZZ,
+    KNOWN_BUG_CLASSES,
+    ROUND2_STRATEGIES,
+    assert_same_trace,
+    enabled,
+    hook_cases,
+    mixed_dtype_cases,
+    repeated_backward_cases,
+    run_case_dynamic,
+    run_case_torch,
+    run_special_static,
+    special_value_cases,
+    torch_may_raise,
+    view_inplace_cases,
+)
 
 
 def check_against_torch(case):

@@ -8,9 +8,7 @@ derivatives and Hessian-vector products must agree to float64 precision.
 Raise the example count with ``NAIVEGRAPH_FUZZ_EXAMPLES=2000``.
 """
 
-import pytest
 from hypothesis import given
-
 from trust_programs import FUZZ, assert_same_results, programs, run_dynamic, run_static
 
 STATIC_MODES = ["forward", "compile", "compile-optimized", "optimize"]

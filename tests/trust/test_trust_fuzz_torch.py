@@ -10,8 +10,7 @@ from hypothesis import given
 
 torch = pytest.importorskip("torch")
 
-from trust_programs import (FUZZ, assert_same_results, programs, run_dynamic,  # noqa: E402
-                            run_static, run_torch)
+from trust_programs import FUZZ, assert_same_results, programs, run_dynamic, run_static, run_torch  # noqa: E402
 
 
 @FUZZ

@@ -192,7 +192,7 @@ def test_static_float32_gradient_through_a_zero_dim_float64_constant_stays_float
 
 @pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
 def test_the_three_promotion_examples_of_the_lesson(lib):
-    f32 = getattr(lib, "float32")
+    f32 = lib.float32
     assert (lib.ones(3, dtype=f32) * lib.tensor(2.0)).dtype == f32
     assert (lib.tensor([1, 2]) * lib.tensor(2.0, dtype=f32)).dtype == f32
     i32 = lib.tensor(np.array([1, 2], dtype=np.int32))

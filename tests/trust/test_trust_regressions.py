@@ -7,11 +7,9 @@ with the bug in one line: the suite stays green and the bug stays visible.
 
 import numpy as np
 import pytest
+from trust_programs import Input, Program, Step, assert_same_results, run_dynamic, run_static
 
 import naivegraph as ng
-import naivegraph.static as ns
-
-from trust_programs import Input, Program, Step, assert_same_results, run_dynamic, run_static
 
 
 # -- in-place ops whose other operand is the tensor itself ---------------------------

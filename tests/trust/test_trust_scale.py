@@ -8,10 +8,10 @@ import sys
 import time
 
 import numpy as np
+from work import growth
 
 import naivegraph as ng
 import naivegraph.static as ns
-from work import growth
 
 CHAIN = 1_000_000
 
@@ -102,7 +102,7 @@ def test_deep_narrow_mlp_gradients_agree_between_modes():
     model = ng.nn.Sequential(*layers)
     loss = ng.nn.functional.mse_loss(model(ng.tensor(x_value)), ng.tensor(y_value))
     loss.backward()
-    dyn = [(l.weight.grad.numpy(), l.bias.grad.numpy()) for l in layers[::2]]
+    dyn = [(layer.weight.grad.numpy(), layer.bias.grad.numpy()) for layer in layers[::2]]
 
     g = ns.Graph()
     with g:
