@@ -24,16 +24,22 @@ READABLE_TESTS := tests/dynamic tests/trust/test_trust_fuzz_torch.py \
 	tests/trust/test_trust_fuzz_round2.py tests/trust/test_trust_views_inplace.py \
 	tests/trust/test_trust_views_hostile.py
 
-.PHONY: lab test test-readable figures bench clean
+.PHONY: lab test test-readable lint figures bench clean
 
 lab: $(STAMP)
 	$(BIN)/naivegraph tour
 
-test: $(STAMP) $(TORCH_STAMP)
+test: $(STAMP) $(TORCH_STAMP) lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 ifeq ($(PYTEST_ARGS),)
 	$(MAKE) --no-print-directory test-readable
 endif
+
+# Lint and format (ruff) and a type check of the op table and static mode (mypy).
+lint: $(STAMP)
+	$(BIN)/python -m ruff check naivegraph tests benchmarks
+	$(BIN)/python -m ruff format --check naivegraph tests benchmarks
+	$(BIN)/python -m mypy
 
 test-readable: $(STAMP) $(TORCH_STAMP)
 	NAIVEGRAPH_FAST=0 $(BIN)/python -m pytest -q -p no:cacheprovider $(READABLE_TESTS)

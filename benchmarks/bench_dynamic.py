@@ -153,6 +153,7 @@ def make_mlp(lib, x, y, params):
         loss.backward()
         opt.step()
         return loss
+
     return step
 
 
@@ -180,12 +181,15 @@ def measure(key: str, library: str, repeats: int, inner: int) -> float | None:
 
 def measure_in_subprocess(key: str, library: str, repeats: int, inner: int) -> float | None:
     """Run ``measure`` in a fresh interpreter that imports only ``library``."""
-    code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r});"
-            f"import bench_dynamic as b; print(repr(b.measure({key!r}, {library!r}, "
-            f"{repeats}, {inner})))")
+    code = (
+        f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r});"
+        f"import bench_dynamic as b; print(repr(b.measure({key!r}, {library!r}, "
+        f"{repeats}, {inner})))"
+    )
     env = dict(os.environ, NAIVEGRAPH_BENCH_ONLY=library)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
     return eval(out.stdout.strip().splitlines()[-1])  # a float or None, printed by us
 
 
@@ -206,36 +210,50 @@ def run(quick: bool = False, same_process: bool = False, rounds: int = 3) -> lis
         for _ in range(rounds):
             for library in LIBRARIES:
                 samples[library].append(measure_once(key, library, reps, inner))
-        times = {library: None if None in found else min(found)
-                 for library, found in samples.items()}
+        times = {
+            library: None if None in found else min(found) for library, found in samples.items()
+        }
         rows.append(dict(workload=name, **times))
     return rows
 
 
 def format_rows(rows: list[dict]) -> str:
-    head = (f"{'workload':38} {'naivegraph':>12} {'torch':>12} {'numpy':>12} "
-            f"{'ng/torch':>9} {'ng/numpy':>9}")
+    head = (
+        f"{'workload':38} {'naivegraph':>12} {'torch':>12} {'numpy':>12} "
+        f"{'ng/torch':>9} {'ng/numpy':>9}"
+    )
     lines = [head, "-" * len(head)]
     for r in rows:
         t = r["torch"]
         lines.append(
             f"{r['workload']:38} {r['naivegraph'] * 1e6:10.1f}us "
             f"{(t * 1e6 if t else float('nan')):10.1f}us {r['numpy'] * 1e6:10.1f}us "
-            f"{(r['naivegraph'] / t if t else float('nan')):9.2f} {r['naivegraph'] / r['numpy']:9.2f}")
+            f"{(r['naivegraph'] / t if t else float('nan')):9.2f} "
+            f"{r['naivegraph'] / r['numpy']:9.2f}"
+        )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--same-process", action="store_true",
-                        help="run all libraries in this one process (shows GC interference)")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="measure every library this many times, in turns (default 3)")
+    parser.add_argument(
+        "--same-process",
+        action="store_true",
+        help="run all libraries in this one process (shows GC interference)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="measure every library this many times, in turns (default 3)",
+    )
     args = parser.parse_args()
-    print(f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
-          f"threads: torch {torch.get_num_threads() if torch else '-'}, "
-          f"best of {args.rounds} rounds")
+    print(
+        f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
+        f"threads: torch {torch.get_num_threads() if torch else '-'}, "
+        f"best of {args.rounds} rounds"
+    )
     print(format_rows(run(args.quick, args.same_process, args.rounds)))
 
 

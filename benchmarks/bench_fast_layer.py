@@ -55,8 +55,10 @@ def measure(key: str, off: tuple, repeats: int, inner: int) -> float:
     import bench_dynamic as b
 
     import naivegraph as ng
+
     if off:
         from naivegraph import fast
+
         for trick in off:
             name, plain = FALLBACKS[trick]
             setattr(fast, name, plain)
@@ -70,15 +72,19 @@ def measure(key: str, off: tuple, repeats: int, inner: int) -> float:
     return b.median_time(fn, repeats if key != "long_chain" else 3, inner)
 
 
-def measure_in_subprocess(key: str, off: tuple, repeats: int, inner: int, tree: str,
-                          env_off: bool = False) -> float:
-    code = (f"import sys; sys.path[:0] = [{tree!r}, {HERE!r}]; import bench_fast_layer as f; "
-            f"print(repr(f.measure({key!r}, {off!r}, {repeats}, {inner})))")
+def measure_in_subprocess(
+    key: str, off: tuple, repeats: int, inner: int, tree: str, env_off: bool = False
+) -> float:
+    code = (
+        f"import sys; sys.path[:0] = [{tree!r}, {HERE!r}]; import bench_fast_layer as f; "
+        f"print(repr(f.measure({key!r}, {off!r}, {repeats}, {inner})))"
+    )
     env = dict(os.environ, NAIVEGRAPH_BENCH_ONLY="naivegraph")
     if env_off:
         env["NAIVEGRAPH_FAST"] = "0"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True, cwd=tree)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, cwd=tree
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 

@@ -54,6 +54,7 @@ def static(n: int, with_backward: bool) -> tuple[float, float, float | None]:
 def draw(n: int) -> float:
     """Seconds to produce the DOT source of an n-op dynamic chain's forward view."""
     from naivegraph.render import render
+
     x = ng.tensor(2.0, requires_grad=True)
     y = x
     for _ in range(n):
@@ -66,12 +67,16 @@ def draw(n: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-depth", type=float, default=1e6)
-    parser.add_argument("--render-max-depth", type=float, default=1e5,
-                        help="largest chain drawn as DOT")
+    parser.add_argument(
+        "--render-max-depth", type=float, default=1e5, help="largest chain drawn as DOT"
+    )
     args = parser.parse_args()
-    depths = [10 ** k for k in range(3, 8) if 10 ** k <= args.max_depth]
+    depths = [10**k for k in range(3, 8) if 10**k <= args.max_depth]
 
-    print(f"{'mode':<16}{'depth':>9}{'build/fwd s':>13}{'backward s':>12}{'us/op':>9}{'vs smallest':>13}")
+    print(
+        f"{'mode':<16}{'depth':>9}{'build/fwd s':>13}{'backward s':>12}{'us/op':>9}"
+        f"{'vs smallest':>13}"
+    )
     rows: dict[str, list[tuple[int, float]]] = {}
 
     def report(mode, n, first, second):
@@ -81,8 +86,10 @@ def main() -> None:
         ratio = per_op / base[0][1] if base else 1.0
         base.append((n, per_op))
         back = "-" if second is None else f"{second:.3f}"
-        print(f"{mode:<16}{n:>9}{first:>13.3f}{back:>12}{per_op * 1e6:>9.2f}{ratio:>12.2f}x",
-              flush=True)
+        print(
+            f"{mode:<16}{n:>9}{first:>13.3f}{back:>12}{per_op * 1e6:>9.2f}{ratio:>12.2f}x",
+            flush=True,
+        )
 
     for n in depths:
         report("dynamic", n, *dynamic(n))
@@ -100,8 +107,10 @@ def main() -> None:
     for mode, points in rows.items():
         ratios = [p / points[0][1] for _, p in points]
         verdict = "linear" if max(ratios) < 2.0 else "NOT linear"
-        print(f"{mode:<16} time/depth from {points[0][0]} to {points[-1][0]}: x{ratios[-1]:.2f} "
-              f"-> {verdict}")
+        print(
+            f"{mode:<16} time/depth from {points[0][0]} to {points[-1][0]}: x{ratios[-1]:.2f} "
+            f"-> {verdict}"
+        )
 
 
 if __name__ == "__main__":

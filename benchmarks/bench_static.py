@@ -36,8 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import naivegraph.static as ns  # noqa: E402
 
 
-def median_times(fns: list[Callable[[], object]], number: int, repeat: int,
-                 warmup: int = 3) -> list[float]:
+def median_times(
+    fns: list[Callable[[], object]], number: int, repeat: int, warmup: int = 3
+) -> list[float]:
     """Median seconds per call of each function, measured interleaved.
 
     The functions take turns batch by batch, so a slow phase of the machine (other
@@ -61,7 +62,11 @@ def compiled_reference() -> Callable[[], object]:
     g = ns.Graph()
     with g:
         x = ns.placeholder("input", shape=(2, 2))
-        w1, w2, w3 = ns.Variable(2.0, name="w1"), ns.Variable(3.0, name="w2"), ns.Variable(4.0, name="w3")
+        w1, w2, w3 = (
+            ns.Variable(2.0, name="w1"),
+            ns.Variable(3.0, name="w2"),
+            ns.Variable(4.0, name="w3"),
+        )
         l1 = x * w1
         loss = ns.mean((l1 + w2) * (l1 * w3))
         grads = ns.gradients(loss, [w1, w2, w3])
@@ -73,6 +78,7 @@ def compiled_reference() -> Callable[[], object]:
 def dynamic_reference() -> Callable[[], object] | None:
     try:
         import naivegraph as ng
+
         _ = ng.tensor
     except (ImportError, AttributeError):
         return None
@@ -89,6 +95,7 @@ def dynamic_reference() -> Callable[[], object] | None:
         loss = ((l1 + w2) * (l1 * w3)).mean()
         loss.backward()
         return loss
+
     return step
 
 
@@ -107,6 +114,7 @@ def torch_reference() -> Callable[[], object] | None:
         loss = ((l1 + w2) * (l1 * w3)).mean()
         loss.backward()
         return loss
+
     return step
 
 
@@ -115,8 +123,12 @@ def mlp_data(seed: int = 0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(256, 784)).astype(np.float32)
     y = rng.integers(0, 10, size=256)
-    params = [(rng.normal(size=(784, 256)) * 0.05).astype(np.float32), np.zeros(256, np.float32),
-              (rng.normal(size=(256, 10)) * 0.05).astype(np.float32), np.zeros(10, np.float32)]
+    params = [
+        (rng.normal(size=(784, 256)) * 0.05).astype(np.float32),
+        np.zeros(256, np.float32),
+        (rng.normal(size=(256, 10)) * 0.05).astype(np.float32),
+        np.zeros(10, np.float32),
+    ]
     return X, y, params
 
 
@@ -138,6 +150,7 @@ def static_mlp_step(lr: float = 0.1) -> Callable[[], object]:
         for v, gv in zip(variables, gs):
             v.value -= lr * gv  # in place, as the numpy version does
         return loss_value
+
     return step
 
 
@@ -161,6 +174,7 @@ def numpy_mlp_step(lr: float = 0.1) -> Callable[[], object]:
         for p, gp in ((W1, dW1), (b1, db1), (W2, dW2), (b2, db2)):
             p -= lr * gp
         return loss
+
     return step
 
 
@@ -197,9 +211,11 @@ def main() -> None:
     repeat = 5 if args.quick else 15
 
     print("1. replay: reference example, loss + 3 gradients per iteration")
-    rows = [("static, compiled once", compiled_reference()),
-            ("dynamic, rebuilt each iteration", dynamic_reference()),
-            ("PyTorch eager", torch_reference())]
+    rows = [
+        ("static, compiled once", compiled_reference()),
+        ("dynamic, rebuilt each iteration", dynamic_reference()),
+        ("PyTorch eager", torch_reference()),
+    ]
     present = [(label, fn) for label, fn in rows if fn is not None]
     times = median_times([fn for _, fn in present], number=1000, repeat=repeat)
     base = times[0]
@@ -211,8 +227,9 @@ def main() -> None:
 
     print("2. MLP 784-256-10, batch 256, float32: forward + backward + SGD step")
     print(f"   max |loss difference| static vs numpy over 3 steps: {check_mlp_agreement():.2e}")
-    t_static, t_numpy = median_times([static_mlp_step(), numpy_mlp_step()], number=5,
-                                     repeat=repeat * 4)
+    t_static, t_numpy = median_times(
+        [static_mlp_step(), numpy_mlp_step()], number=5, repeat=repeat * 4
+    )
     print(f"   {'static, compiled':<34} {t_static * 1e3:10.2f} ms")
     print(f"   {'hand-written numpy':<34} {t_numpy * 1e3:10.2f} ms")
     print(f"   static / numpy = {t_static / t_numpy:.3f}")

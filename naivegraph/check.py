@@ -55,8 +55,14 @@ def analytical_jacobian(func: Callable, inputs: Sequence[Tensor]) -> list:
     return jacobians
 
 
-def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True) -> bool:
+def gradcheck(
+    func: Callable,
+    inputs,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
     """True when autograd's gradients of ``func`` match finite differences.
 
     Inputs that require grad are checked; they should be float64 (float32 finite
@@ -73,8 +79,10 @@ def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rto
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
     for i in checked:
         if inputs[i].dtype != np.float64:
-            raise GradcheckError(f"input {i} is {inputs[i].dtype}: gradcheck needs float64 inputs "
-                                 "for reliable finite differences")
+            raise GradcheckError(
+                f"input {i} is {inputs[i].dtype}: gradcheck needs float64 inputs "
+                "for reliable finite differences"
+            )
 
     def wrapped(*xs):
         out = func(*xs)
@@ -97,7 +105,7 @@ def gradcheck(func: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rto
             if raise_exception:
                 raise GradcheckError(
                     f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                    f"numerical:{n}\nanalytical:{a}\n")
+                    f"numerical:{n}\nanalytical:{a}\n"
+                )
             return False
     return True
-

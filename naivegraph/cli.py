@@ -1,10 +1,10 @@
 """The ``naivegraph`` command: ``tour``, ``figures``, ``render``, ``check``, ``lessons``.
 
-    naivegraph tour              # the reference example in both modes, and every figure
-    naivegraph figures           # regenerate figures/ (plots and graph drawings)
-    naivegraph render [NAME...]  # draw the built-in example graphs
-    naivegraph check [LESSON]    # run a lesson notebook and report its exercises
-    naivegraph lessons           # open the lessons in JupyterLab (when installed)
+naivegraph tour              # the reference example in both modes, and every figure
+naivegraph figures           # regenerate figures/ (plots and graph drawings)
+naivegraph render [NAME...]  # draw the built-in example graphs
+naivegraph check [LESSON]    # run a lesson notebook and report its exercises
+naivegraph lessons           # open the lessons in JupyterLab (when installed)
 """
 
 from __future__ import annotations
@@ -40,8 +40,12 @@ class CommandError(Exception):
 
 
 #: Import name -> what to ``pip install`` for the packages the drawing commands use.
-PACKAGES = {"graphviz": "graphviz", "pygraphviz": "pygraphviz", "matplotlib": "matplotlib",
-            "PIL": "pillow"}
+PACKAGES = {
+    "graphviz": "graphviz",
+    "pygraphviz": "pygraphviz",
+    "matplotlib": "matplotlib",
+    "PIL": "pillow",
+}
 
 
 def _require(*modules: str) -> None:
@@ -55,8 +59,11 @@ def _require(*modules: str) -> None:
 
 def _missing_package(name: str, error: Exception) -> CommandError:
     package = PACKAGES.get(name, name)
-    return CommandError(f"this command needs the Python package {package!r}, which cannot be "
-                        f"imported ({error}); install it with `pip install {package}`", 1)
+    return CommandError(
+        f"this command needs the Python package {package!r}, which cannot be "
+        f"imported ({error}); install it with `pip install {package}`",
+        1,
+    )
 
 
 def _writable_folder(out: str) -> Path:
@@ -68,8 +75,9 @@ def _writable_folder(out: str) -> Path:
             pass
     except OSError as error:
         reason = error.strerror or str(error)
-        raise CommandError(f"cannot write into --out {out}: {reason}; pass --out with a "
-                           "folder you can write to") from error
+        raise CommandError(
+            f"cannot write into --out {out}: {reason}; pass --out with a folder you can write to"
+        ) from error
     return folder
 
 
@@ -125,11 +133,20 @@ def tour_table(x: np.ndarray) -> tuple[list[tuple[str, str, str]], dict]:
     m_sta = _peak_bytes(lambda: compiled(x))
     rows = [("loss", f"{dynamic['loss']:g}", f"{static['loss']:g}")]
     rows += [(f"dloss/d{w}", f"{dynamic[w]:g}", f"{static[w]:g}") for w in ("w1", "w2", "w3")]
-    rows += [("time per forward+backward", f"{t_dyn * 1e6:.1f} us (rebuilt)",
-              f"{t_sta * 1e6:.1f} us (compiled)"),
-             ("peak traced memory", f"{m_dyn / 1024:.1f} KiB", f"{m_sta / 1024:.1f} KiB")]
-    return rows, {"dynamic": dynamic, "static": static, "time": (t_dyn, t_sta),
-                  "memory": (m_dyn, m_sta)}
+    rows += [
+        (
+            "time per forward+backward",
+            f"{t_dyn * 1e6:.1f} us (rebuilt)",
+            f"{t_sta * 1e6:.1f} us (compiled)",
+        ),
+        ("peak traced memory", f"{m_dyn / 1024:.1f} KiB", f"{m_sta / 1024:.1f} KiB"),
+    ]
+    return rows, {
+        "dynamic": dynamic,
+        "static": static,
+        "time": (t_dyn, t_sta),
+        "memory": (m_dyn, m_sta),
+    }
 
 
 def format_table(rows: Sequence[tuple[str, str, str]]) -> str:
@@ -144,13 +161,17 @@ def cmd_tour(args: argparse.Namespace) -> int:
     _require("graphviz", "matplotlib", "PIL")
     out = _writable_folder(args.out)
     total = 4
-    print("naivegraph tour: l1 = input*w1; l2 = l1 + w2; l3 = l1*w3; l4 = l2*l3; "
-          "loss = mean(l4)\nwith input = ones(2, 2), w1 = 2, w2 = 3, w3 = 4.\n")
+    print(
+        "naivegraph tour: l1 = input*w1; l2 = l1 + w2; l3 = l1*w3; l4 = l2*l3; "
+        "loss = mean(l4)\nwith input = ones(2, 2), w1 = 2, w2 = 3, w3 = 4.\n"
+    )
     _step("running the example in both modes", 1, total)
     rows, _ = tour_table(np.ones((2, 2)))
     print(format_table(rows))
-    print("\nDynamic mode rebuilds the graph on every run and frees it after backward;\n"
-          "static mode built it once, optimised it, and replays it.\n")
+    print(
+        "\nDynamic mode rebuilds the graph on every run and frees it after backward;\n"
+        "static mode built it once, optimised it, and replays it.\n"
+    )
     written = _write_figures(out, first_step=2, total=total)
     _print_written(written)
     return 0
@@ -177,20 +198,23 @@ def _print_written(written: list[Path]) -> None:
 
 def _render_examples(out: Path, names) -> list[Path]:
     from .render.examples import render_examples  # needs graphviz
+
     return [Path(p) for p in render_examples(out, names=names)]
 
 
 def _plot_figures(out: Path) -> list[Path]:
     from .lessons.plots import make_all_figures  # needs matplotlib
+
     return [Path(p) for p in make_all_figures(out)]
 
 
 def _animations(out: Path) -> list[Path]:
     from .render.animate import animate_dynamic_step, animate_static_runs  # needs pillow
-    written = animate_dynamic_step(out / "animation_dynamic_step.gif",
-                                   out / "animation_dynamic_step")
-    written += animate_static_runs(out / "animation_static_runs.gif",
-                                   out / "animation_static_runs")
+
+    written = animate_dynamic_step(
+        out / "animation_dynamic_step.gif", out / "animation_dynamic_step"
+    )
+    written += animate_static_runs(out / "animation_static_runs.gif", out / "animation_static_runs")
     return [Path(p) for p in written]
 
 
@@ -202,6 +226,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
 def _example_names() -> tuple[str, ...]:
     from .render.examples import EXAMPLES  # needs graphviz
+
     return EXAMPLES
 
 
@@ -209,8 +234,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     _require("graphviz")
     unknown = [name for name in args.names if name not in _example_names()]
     if unknown:
-        raise CommandError(f"unknown example {', '.join(map(repr, unknown))}; choose from "
-                           f"{', '.join(_example_names())} (see `naivegraph render --help`)")
+        raise CommandError(
+            f"unknown example {', '.join(map(repr, unknown))}; choose from "
+            f"{', '.join(_example_names())} (see `naivegraph render --help`)"
+        )
     for path in _render_examples(_writable_folder(args.out), args.names or None):
         print(path)
     return 0
@@ -219,16 +246,23 @@ def cmd_render(args: argparse.Namespace) -> int:
 def _find_lesson(name: str | None, folder: Path) -> list[Path]:
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
-        raise CommandError(f"lessons folder {folder} {what}; pass --lessons with the folder "
-                           "that holds the lesson notebooks (lessons/ in the repository)")
+        raise CommandError(
+            f"lessons folder {folder} {what}; pass --lessons with the folder "
+            "that holds the lesson notebooks (lessons/ in the repository)"
+        )
     notebooks = sorted(folder.glob("*.ipynb"))
     if not notebooks:
-        raise CommandError(f"no lesson notebooks (*.ipynb) in {folder}; pass --lessons with "
-                           "the folder that holds them (lessons/ in the repository)")
+        raise CommandError(
+            f"no lesson notebooks (*.ipynb) in {folder}; pass --lessons with "
+            "the folder that holds them (lessons/ in the repository)"
+        )
     if name is None:
         return notebooks
-    matches = [p for p in notebooks if p.stem == name or p.stem.startswith(f"{int(name):02d}_")] \
-        if name.isdigit() else [p for p in notebooks if name in p.stem]
+    matches = (
+        [p for p in notebooks if p.stem == name or p.stem.startswith(f"{int(name):02d}_")]
+        if name.isdigit()
+        else [p for p in notebooks if name in p.stem]
+    )
     if not matches:
         listed = ", ".join(p.stem for p in notebooks)
         raise CommandError(f"no lesson matches {name!r} in {folder} (lessons: {listed})")
@@ -246,8 +280,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         for outcome in run_notebook(path, solutions=args.solutions).results:
             counts[outcome.status] += 1
             print(f"    {symbols[outcome.status]} [{outcome.exercise}] {outcome.message}")
-    print(f"\n{counts['pass']} correct, {counts['fail']} not yet right, "
-          f"{counts['todo']} not done yet")
+    print(
+        f"\n{counts['pass']} correct, {counts['fail']} not yet right, {counts['todo']} not done yet"
+    )
     return 1 if counts["fail"] else 0
 
 
@@ -265,9 +300,11 @@ def cmd_lessons(args: argparse.Namespace) -> int:
     folder = Path(args.lessons)
     program = _jupyterlab()
     if program is None:
-        print("JupyterLab is not installed. Install it with\n    pip install jupyterlab\n"
-              f"then run `naivegraph lessons`, or open the notebooks in {folder} with any "
-              "Jupyter front end.")
+        print(
+            "JupyterLab is not installed. Install it with\n    pip install jupyterlab\n"
+            f"then run `naivegraph lessons`, or open the notebooks in {folder} with any "
+            "Jupyter front end."
+        )
         return 1
     return subprocess.call([program, str(folder)])
 
@@ -281,18 +318,23 @@ def build_parser() -> argparse.ArgumentParser:
     figures = sub.add_parser("figures", help="regenerate every figure")
     figures.add_argument("--out", default=str(DEFAULT_FIGURES))
     figures.set_defaults(run=cmd_figures)
-    render = sub.add_parser("render", help="draw the built-in example graphs",
-                            epilog=f"examples: {_example_list()}",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    render.add_argument("names", nargs="*", metavar="NAME",
-                        help="examples to draw (default: all; listed below)")
+    render = sub.add_parser(
+        "render",
+        help="draw the built-in example graphs",
+        epilog=f"examples: {_example_list()}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    render.add_argument(
+        "names", nargs="*", metavar="NAME", help="examples to draw (default: all; listed below)"
+    )
     render.add_argument("--out", default=str(DEFAULT_FIGURES))
     render.set_defaults(run=cmd_render)
     check = sub.add_parser("check", help="run a lesson's exercises and print the results")
     check.add_argument("lesson", nargs="?", help="lesson number or name (default: all)")
     check.add_argument("--lessons", default=str(DEFAULT_LESSONS), help="folder of notebooks")
-    check.add_argument("--solutions", action="store_true",
-                       help="run with the reference solutions filled in")
+    check.add_argument(
+        "--solutions", action="store_true", help="run with the reference solutions filled in"
+    )
     check.set_defaults(run=cmd_check)
     lessons = sub.add_parser("lessons", help="open the lessons in JupyterLab")
     lessons.add_argument("--lessons", default=str(DEFAULT_LESSONS))
@@ -325,8 +367,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(parser, str(_missing_package((error.name or "?").split(".")[0], error)), 1)
     except OSError as error:  # a file vanished or filled the disk while the command ran
         where = f"{error.filename}: " if error.filename else ""
-        return _fail(parser, f"{where}{error.strerror or error}; check the path, its "
-                             "permissions and the free space", 1)
+        return _fail(
+            parser,
+            f"{where}{error.strerror or error}; check the path, its permissions and the free space",
+            1,
+        )
 
 
 def _fail(parser: argparse.ArgumentParser, message: str, status: int) -> int:

@@ -46,8 +46,9 @@ def run_steps(env: dict, steps: list[Step] = REFERENCE_STEPS) -> dict:
 def reference_leaves(input: np.ndarray | None = None) -> dict:
     """The dynamic-mode leaves: ``input`` (no gradient) and the weights w1..w3."""
     leaves = {"input": ones([2, 2]) if input is None else tensor(input)}
-    leaves.update({name: tensor(value, requires_grad=True)
-                   for name, value in REFERENCE_WEIGHTS.items()})
+    leaves.update(
+        {name: tensor(value, requires_grad=True) for name, value in REFERENCE_WEIGHTS.items()}
+    )
     return leaves
 
 

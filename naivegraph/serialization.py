@@ -41,23 +41,30 @@ class _Encoder:
             return {kind: [self.encode(v, f"{where}[{i}]") for i, v in enumerate(obj)]}
         if isinstance(obj, dict):
             return self._dict(obj, where)
-        raise TypeError(f"ng.save cannot store {where}, a {type(obj).__name__}: it stores "
-                        "tensors, numbers, strings, None and lists, tuples and dicts of them "
-                        "(save a module's state_dict(), not the module)")
+        raise TypeError(
+            f"ng.save cannot store {where}, a {type(obj).__name__}: it stores "
+            "tensors, numbers, strings, None and lists, tuples and dicts of them "
+            "(save a module's state_dict(), not the module)"
+        )
 
     def _tensor(self, t: Tensor) -> dict:
         if id(t) not in self._seen:
             self._seen[id(t)] = len(self.arrays)
             self.arrays.append(np.asarray(t._data))
-        return {"tensor": self._seen[id(t)], "requires_grad": t.requires_grad,
-                "parameter": isinstance(t, Parameter)}
+        return {
+            "tensor": self._seen[id(t)],
+            "requires_grad": t.requires_grad,
+            "parameter": isinstance(t, Parameter),
+        }
 
     def _dict(self, obj: dict, where: str) -> dict:
         items = []
         for key, value in obj.items():
             if not isinstance(key, _SCALARS):
-                raise TypeError(f"ng.save cannot store the dict key {key!r} in {where}: keys "
-                                "must be strings, numbers, booleans or None")
+                raise TypeError(
+                    f"ng.save cannot store the dict key {key!r} in {where}: keys "
+                    "must be strings, numbers, booleans or None"
+                )
             items.append([self.encode(key, where), self.encode(value, f"{where}[{key!r}]")])
         return {"dict": items, "ordered": isinstance(obj, OrderedDict)}
 
@@ -104,20 +111,33 @@ def load(f: str | os.PathLike | BinaryIO, map_location=None, weights_only: bool 
             arrays = {key: archive[key] for key in archive.files if key != _HEADER}
     except FileNotFoundError:
         raise
-    except (zipfile.BadZipFile, ValueError, KeyError, OSError, EOFError, TypeError,
-            UnicodeDecodeError):
-        raise RuntimeError(f"ng.load: {name} is not a file written by ng.save: ng.load reads "
-                           "only ng.save's .npz files (never pickle, so not torch's files); "
-                           "save the data again with ng.save") from None
+    except (
+        zipfile.BadZipFile,
+        ValueError,
+        KeyError,
+        OSError,
+        EOFError,
+        TypeError,
+        UnicodeDecodeError,
+    ):
+        raise RuntimeError(
+            f"ng.load: {name} is not a file written by ng.save: ng.load reads "
+            "only ng.save's .npz files (never pickle, so not torch's files); "
+            "save the data again with ng.save"
+        ) from None
     if not isinstance(header, dict) or header.get("format") != _FORMAT:
-        raise RuntimeError(f"ng.load: {name} has an unknown format version "
-                           f"{header.get('format') if isinstance(header, dict) else header!r}; "
-                           "it was written by another version of naivegraph")
+        raise RuntimeError(
+            f"ng.load: {name} has an unknown format version "
+            f"{header.get('format') if isinstance(header, dict) else header!r}; "
+            "it was written by another version of naivegraph"
+        )
     try:
         return _Decoder(arrays).decode(header["object"])
     except (KeyError, TypeError, IndexError, ValueError) as error:
-        raise RuntimeError(f"ng.load: {name} is damaged: its description does not match its "
-                           f"arrays ({type(error).__name__}: {error})") from None
+        raise RuntimeError(
+            f"ng.load: {name} is damaged: its description does not match its "
+            f"arrays ({type(error).__name__}: {error})"
+        ) from None
 
 
 class _Decoder:

@@ -33,8 +33,12 @@ def tour(tmp_path_factory):
 def test_tour_prints_the_reference_numbers_for_both_modes(tour):
     _, status, text = tour
     assert status == 0
-    for quantity, number in [("loss", "40"), ("dloss/dw1", "28"), ("dloss/dw2", "8"),
-                             ("dloss/dw3", "10")]:
+    for quantity, number in [
+        ("loss", "40"),
+        ("dloss/dw1", "28"),
+        ("dloss/dw2", "8"),
+        ("dloss/dw3", "10"),
+    ]:
         assert re.search(rf"^{re.escape(quantity)}\s+{number}\s+{number}$", text, re.M), text
     assert "[4/4]" in text  # progress is shown step by step
 
@@ -42,11 +46,19 @@ def test_tour_prints_the_reference_numbers_for_both_modes(tour):
 def test_tour_writes_every_drawing_plot_and_animation(tour):
     out, _, _ = tour
     written = _files(out)
-    for name in ["reference_forward.svg", "reference_backward.png",
-                 "reference_after_backward.svg", "static_reference_gradients.svg",
-                 "static_reference_optimized.png", "gradient_descent.png", "jacobian.png",
-                 "static_vs_dynamic.png", "capstone_decision_boundary.png",
-                 "animation_dynamic_step.gif", "animation_static_runs.gif"]:
+    for name in [
+        "reference_forward.svg",
+        "reference_backward.png",
+        "reference_after_backward.svg",
+        "static_reference_gradients.svg",
+        "static_reference_optimized.png",
+        "gradient_descent.png",
+        "jacobian.png",
+        "static_vs_dynamic.png",
+        "capstone_decision_boundary.png",
+        "animation_dynamic_step.gif",
+        "animation_static_runs.gif",
+    ]:
         assert name in written
     frames = [f for f in written if f.startswith("animation_dynamic_step/")]
     assert len(frames) >= 5
@@ -61,8 +73,13 @@ def test_committed_plots_are_reproduced_byte_for_byte(tour):
     out, _, _ = tour
     # matplotlib output is deterministic; Graphviz drawings are compared only when the
     # same engine made them (a system `dot` may be another Graphviz version).
-    names = ["gradient_descent.png", "jacobian.png", "capstone_loss_curves.png",
-             "capstone_decision_boundary.png", "static_vs_dynamic.png"]
+    names = [
+        "gradient_descent.png",
+        "jacobian.png",
+        "capstone_loss_curves.png",
+        "capstone_decision_boundary.png",
+        "static_vs_dynamic.png",
+    ]
     if shutil.which("dot") is None:
         names += ["reference_forward.svg", "reference_backward.svg", "static_reference_run.svg"]
     for name in names:
@@ -71,9 +88,11 @@ def test_committed_plots_are_reproduced_byte_for_byte(tour):
 
 def test_render_draws_only_the_named_example(tmp_path, capsys):
     assert main(["render", "exp", "--out", str(tmp_path)]) == 0
-    assert _files(tmp_path) == {f"exp_{view}.{fmt}" for view in
-                                ("forward", "backward", "after_backward")
-                                for fmt in ("svg", "png")}
+    assert _files(tmp_path) == {
+        f"exp_{view}.{fmt}"
+        for view in ("forward", "backward", "after_backward")
+        for fmt in ("svg", "png")
+    }
 
 
 def test_check_reports_unfinished_exercises_as_not_done_yet(capsys):
@@ -90,12 +109,15 @@ def test_check_with_solutions_reports_every_exercise_correct(capsys):
 
 def test_check_names_the_lessons_when_none_matches(capsys):
     assert main(["check", "nonsense", "--lessons", str(REPO / "lessons")]) == 2
-    assert re.match("naivegraph: error: no lesson matches 'nonsense'.*01_computational_graphs",
-                    capsys.readouterr().err)
+    assert re.match(
+        "naivegraph: error: no lesson matches 'nonsense'.*01_computational_graphs",
+        capsys.readouterr().err,
+    )
 
 
-@pytest.mark.skipif(_jupyterlab() is not None,
-                    reason="JupyterLab is installed here: the command would start it")
+@pytest.mark.skipif(
+    _jupyterlab() is not None, reason="JupyterLab is installed here: the command would start it"
+)
 def test_lessons_without_jupyterlab_says_how_to_install_it(capsys):
     assert main(["lessons"]) == 1
     assert "pip install jupyterlab" in capsys.readouterr().out

@@ -12,9 +12,7 @@ import pygraphviz
 def test_naivegraph_console_script_is_registered_to_cli_main():
     scripts = entry_points(group="console_scripts", name="naivegraph")
 
-    assert [(ep.dist.name, ep.value) for ep in scripts] == [
-        ("naivegraph", "naivegraph.cli:main")
-    ]
+    assert [(ep.dist.name, ep.value) for ep in scripts] == [("naivegraph", "naivegraph.cli:main")]
 
 
 def test_pygraphviz_lays_out_two_node_graph_to_svg_in_process(monkeypatch):

@@ -24,10 +24,33 @@ ALLOWED = {
     "serialization": {"fast", "ops", "dynamic", "nn"},
     "examples": {"fast", "ops", "dynamic", "static", "nn", "optim"},
     "render": {"fast", "ops", "dynamic", "static", "examples"},
-    "lessons": {"fast", "ops", "dynamic", "static", "nn", "optim", "autograd", "check",
-                "examples", "render", "serialization"},
-    "cli": {"fast", "ops", "dynamic", "static", "nn", "optim", "autograd", "check",
-            "examples", "render", "lessons", "serialization"},
+    "lessons": {
+        "fast",
+        "ops",
+        "dynamic",
+        "static",
+        "nn",
+        "optim",
+        "autograd",
+        "check",
+        "examples",
+        "render",
+        "serialization",
+    },
+    "cli": {
+        "fast",
+        "ops",
+        "dynamic",
+        "static",
+        "nn",
+        "optim",
+        "autograd",
+        "check",
+        "examples",
+        "render",
+        "lessons",
+        "serialization",
+    },
     "__main__": {"cli"},
 }
 
@@ -35,9 +58,13 @@ ALLOWED = {
 # Modules that need a package beyond numpy (graphviz, pillow, matplotlib, nbclient): they
 # may be imported inside a function, as optional dependencies are, so that
 # ``import naivegraph`` stays numpy-only and a missing package is one clear error.
-NEEDS_MORE_THAN_NUMPY = {"naivegraph.render.drawing", "naivegraph.render.examples",
-                         "naivegraph.render.animate", "naivegraph.lessons.plots",
-                         "naivegraph.lessons.exercises"}
+NEEDS_MORE_THAN_NUMPY = {
+    "naivegraph.render.drawing",
+    "naivegraph.render.examples",
+    "naivegraph.render.animate",
+    "naivegraph.lessons.plots",
+    "naivegraph.lessons.exercises",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -60,11 +87,12 @@ def _target(module: str, node: ast.ImportFrom) -> str:
 def _imports(module: str, tree: ast.Module):
     """(line, imported naivegraph module, at module level?) for every import; imports
     under ``if TYPE_CHECKING:`` are for annotations only and never run."""
-    typing_only = {id(n) for stmt in ast.walk(tree) if _is_type_checking_block(stmt)
-                   for n in ast.walk(stmt)}
+    typing_only = {
+        id(n) for stmt in ast.walk(tree) if _is_type_checking_block(stmt) for n in ast.walk(stmt)
+    }
     top_level = {id(n) for n in tree.body} | {
-        id(n) for stmt in tree.body if isinstance(stmt, (ast.If, ast.Try))
-        for n in ast.walk(stmt)}
+        id(n) for stmt in tree.body if isinstance(stmt, (ast.If, ast.Try)) for n in ast.walk(stmt)
+    }
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
@@ -72,8 +100,10 @@ def _imports(module: str, tree: ast.Module):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             target = _target(module, node)
-            names = [f"{target}.{alias.name}" if _is_module(f"{target}.{alias.name}") else target
-                     for alias in node.names]
+            names = [
+                f"{target}.{alias.name}" if _is_module(f"{target}.{alias.name}") else target
+                for alias in node.names
+            ]
         else:
             continue
         for name in names:
@@ -84,7 +114,8 @@ def _imports(module: str, tree: ast.Module):
 def _is_type_checking_block(node: ast.AST) -> bool:
     test = getattr(node, "test", None) if isinstance(node, ast.If) else None
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _is_module(name: str) -> bool:
@@ -126,7 +157,7 @@ def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
                 state[path.pop()] = 2
                 stack.pop()
             elif state.get(child) == 1:
-                return path[path.index(child):] + [child]
+                return path[path.index(child) :] + [child]
             elif not state.get(child) and child in edges:
                 state[child] = 1
                 path.append(child)
@@ -143,8 +174,9 @@ def _parents(name: str) -> set[str]:
 def test_there_is_no_import_cycle_in_the_package():
     edges, _ = _graph()
     # a subpackage's __init__ importing its own modules is not a cycle back to it
-    cycle = _cycle({m: {t for t in targets if t not in _parents(m) and t != m}
-                    for m, targets in edges.items()})
+    cycle = _cycle(
+        {m: {t for t in targets if t not in _parents(m) and t != m} for m, targets in edges.items()}
+    )
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
@@ -161,8 +193,11 @@ def test_each_layer_imports_only_the_layers_below_it():
         if layer == "naivegraph":  # the package's __init__ gathers the public API
             continue
         allowed = ALLOWED[layer] | {layer}
-        wrong += [f"{module} imports {t}" for t in sorted(targets)
-                  if t != "naivegraph" and _layer(t) not in allowed]
+        wrong += [
+            f"{module} imports {t}"
+            for t in sorted(targets)
+            if t != "naivegraph" and _layer(t) not in allowed
+        ]
     assert not wrong, "\n".join(wrong)
 
 

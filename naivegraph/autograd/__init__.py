@@ -29,8 +29,11 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tenso
     ('Tensor', True)
     """
     if volatile:
-        warnings.warn("volatile was removed and now has no effect. Use `with ng.no_grad():` "
-                      "instead.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "volatile was removed and now has no effect. Use `with ng.no_grad():` instead.",
+            UserWarning,
+            stacklevel=2,
+        )
     if isinstance(data, Tensor):
         t = Tensor._make(data._data, False, None, 0)
     else:
@@ -40,7 +43,20 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tenso
     return t
 
 
-__all__ = ["Function", "FunctionCtx", "GradcheckError", "Variable", "backward",
-           "detect_anomaly", "enable_grad", "functional", "grad", "gradcheck",
-           "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "no_grad",
-           "set_detect_anomaly", "set_grad_enabled"]
+__all__ = [
+    "Function",
+    "FunctionCtx",
+    "GradcheckError",
+    "Variable",
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "functional",
+    "grad",
+    "gradcheck",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "no_grad",
+    "set_detect_anomaly",
+    "set_grad_enabled",
+]

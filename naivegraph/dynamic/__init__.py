@@ -4,5 +4,12 @@ from .engine import backward, grad
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Tensor
 
-__all__ = ["Tensor", "backward", "enable_grad", "grad", "is_grad_enabled", "no_grad",
-           "set_grad_enabled"]
+__all__ = [
+    "Tensor",
+    "backward",
+    "enable_grad",
+    "grad",
+    "is_grad_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]

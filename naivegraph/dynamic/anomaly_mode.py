@@ -79,8 +79,12 @@ class detect_anomaly:
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan
         self._previous = (mode.enabled, mode.check_nan)
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
-                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime "
+            "and should only be enabled for debugging.",
+            UserWarning,
+            stacklevel=2,
+        )
 
     def __enter__(self) -> None:
         self._previous = (mode.enabled, mode.check_nan)
@@ -94,14 +98,18 @@ class detect_anomaly:
         def wrapper(*args, **kwargs):
             with self.__class__(self.check_nan):
                 return function(*args, **kwargs)
+
         return wrapper
 
 
 # -- used by the engine and the recorders ------------------------------------------------
 def record_creation(node) -> None:
     """Keep the user's stack (frames outside naivegraph) in ``node.metadata``."""
-    stack = [frame for frame in traceback.extract_stack()[:-1]
-             if not os.path.abspath(frame.filename).startswith(_PACKAGE + os.sep)]
+    stack = [
+        frame
+        for frame in traceback.extract_stack()[:-1]
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE + os.sep)
+    ]
     node.metadata["traceback_"] = traceback.format_list(stack)
 
 
@@ -109,8 +117,10 @@ def creation_site(node) -> str:
     """Where ``node`` was created, or a hint when it was created outside anomaly mode."""
     trace = node.metadata.get("traceback_") if hasattr(node, "metadata") else None
     if not trace:
-        return ("No forward traceback was recorded: enable anomaly detection before the "
-                "forward pass that created this node.")
+        return (
+            "No forward traceback was recorded: enable anomaly detection before the "
+            "forward pass that created this node."
+        )
     return "It was created at (most recent call last):\n" + "".join(trace[-3:]).rstrip()
 
 
@@ -121,13 +131,19 @@ def check_outputs(node, grad_inputs) -> None:
     for i, grad in enumerate(grad_inputs):
         data = getattr(grad, "_data", grad)
         if isinstance(data, np.ndarray) and data.dtype.kind in "fc" and np.isnan(data).any():
-            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
-                               f"output. {creation_site(node)}")
+            raise RuntimeError(
+                f"Function '{node.name()}' returned nan values in its {i}th "
+                f"output. {creation_site(node)}"
+            )
 
 
 def warn_error_in(node) -> None:
     """Before an error in backward ``node`` propagates: show where the node was made."""
     trace = node.metadata.get("traceback_") if hasattr(node, "metadata") else None
     if trace:
-        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
-                      "the error:\n" + "".join(trace).rstrip(), UserWarning, stacklevel=2)
+        warnings.warn(
+            f"Error detected in {node.name()}. Traceback of forward call that caused "
+            "the error:\n" + "".join(trace).rstrip(),
+            UserWarning,
+            stacklevel=2,
+        )

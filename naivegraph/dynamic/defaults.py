@@ -32,16 +32,21 @@ class device:
         if isinstance(type, device):
             type, index = type.type, type.index if index is None else index
         if not isinstance(type, str):
-            raise TypeError(f"device() expected a string such as 'cpu' or 'cuda:0', "
-                            f"got {_type_name(type)}")
+            raise TypeError(
+                f"device() expected a string such as 'cpu' or 'cuda:0', got {_type_name(type)}"
+            )
         name, _, number = type.partition(":")
         if name not in _DEVICE_TYPES:
-            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at "
-                               f"start of device string: {type}")
+            raise RuntimeError(
+                f"Expected one of {', '.join(_DEVICE_TYPES)} device type at "
+                f"start of device string: {type}"
+            )
         if number:
             if index is not None or not number.isdigit():
-                raise RuntimeError(f"Invalid device string: '{type}': write 'cpu' or "
-                                   "'cuda:0' (a type, then an optional index)")
+                raise RuntimeError(
+                    f"Invalid device string: '{type}': write 'cpu' or "
+                    "'cuda:0' (a type, then an optional index)"
+                )
             index = builtins.int(number)
         object.__setattr__(self, "type", name)
         object.__setattr__(self, "index", index)
@@ -125,8 +130,10 @@ def set_default_dtype(d) -> None:
     except TypeError:
         found = None
     if d is None or d is builtins.float or found is None or found.kind != "f":
-        raise TypeError(f"invalid dtype object: only floating-point types are supported as "
-                        f"the default type (got {d!r}); pass ng.float32 or ng.float64")
+        raise TypeError(
+            f"invalid dtype object: only floating-point types are supported as "
+            f"the default type (got {d!r}); pass ng.float32 or ng.float64"
+        )
     _DefaultDtype.value = found
 
 

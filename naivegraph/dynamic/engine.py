@@ -25,8 +25,14 @@ from .hooks import AnomalyVisitor, Visitor
 from .node import Node, as_tensor, is_tensor
 
 
-def execute(outputs: Sequence, gradients: Sequence, keep_graph: bool, create_graph: bool,
-            capture: Sequence | None = None, accumulate_into: Sequence | None = None) -> list:
+def execute(
+    outputs: Sequence,
+    gradients: Sequence,
+    keep_graph: bool,
+    create_graph: bool,
+    capture: Sequence | None = None,
+    accumulate_into: Sequence | None = None,
+) -> list:
     """Run backward from ``outputs``, seeded with ``gradients``.
 
     ``capture``: return the gradients reaching these tensors instead of accumulating
@@ -35,7 +41,8 @@ def execute(outputs: Sequence, gradients: Sequence, keep_graph: bool, create_gra
     roots = _roots(outputs, gradients, create_graph)
     order = topological_order([node for node, _, _ in roots])
     visitor = (AnomalyVisitor if anomaly.enabled else Visitor)(
-        order, create_graph, capture, accumulate_into)
+        order, create_graph, capture, accumulate_into
+    )
     # inf - inf in a sum of gradients is NaN, silently, as in torch
     with fast.paused_gc(), np.errstate(all="ignore"):
         with set_grad_enabled(create_graph):  # create_graph: the VJPs are recorded too
@@ -104,11 +111,18 @@ def _roots(outputs: Sequence, gradients: Sequence, create_graph: bool) -> list:
     roots = []
     for i, (tensor, gradient) in enumerate(zip(outputs, gradients)):
         if not tensor._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
-                               "a grad_fn (call .requires_grad_() on a leaf, or check that "
-                               "no_grad() was not active when it was computed)")
-        roots.append((tensor._edge()[0], tensor._output_nr,
-                      _root_gradient(tensor, gradient, i, create_graph)))
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have "
+                "a grad_fn (call .requires_grad_() on a leaf, or check that "
+                "no_grad() was not active when it was computed)"
+            )
+        roots.append(
+            (
+                tensor._edge()[0],
+                tensor._output_nr,
+                _root_gradient(tensor, gradient, i, create_graph),
+            )
+        )
     return roots
 
 
@@ -122,12 +136,18 @@ def _root_gradient(tensor, gradient, index: int, create_graph: bool):
     if gradient.shape != tensor.shape:
         raise RuntimeError(
             f"Mismatch in shape: grad_output[{index}] has a shape of {gradient.shape} and "
-            f"output[{index}] has a shape of {tensor.shape}.")
+            f"output[{index}] has a shape of {tensor.shape}."
+        )
     return gradient if create_graph else gradient._data
 
 
-def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
-             create_graph: bool = False, inputs=None) -> None:
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs=None,
+) -> None:
     """Accumulate gradients of ``tensors`` into the leaves' ``.grad`` (torch.autograd.backward)."""
     tensors = [tensors] if is_tensor(tensors) else list(tensors)
     if grad_tensors is None:
@@ -146,12 +166,20 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
 def _check_gradient_count(outputs: list, gradients) -> None:
     """One gradient per output, or the extra outputs would be silently dropped."""
     if len(gradients) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(gradients)} gradients: "
-                           "pass one gradient (or None) per output.")
+        raise RuntimeError(
+            f"got {len(outputs)} tensors and {len(gradients)} gradients: "
+            "pass one gradient (or None) per output."
+        )
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple:
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated.
 
     >>> import naivegraph as ng
@@ -179,11 +207,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     for g in found:
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been "
+                    "used in the graph. Set allow_unused=True if this is the "
+                    "desired behavior."
+                )
             results.append(None)
         else:
             results.append(as_tensor(g) if create_graph else as_tensor(np.array(g, copy=True)))
     return tuple(results)
-

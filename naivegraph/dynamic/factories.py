@@ -21,6 +21,7 @@ float = float32  # noqa: A001  (torch.float is float32, as x.float(); torch.doub
 double = float64
 long = int64
 
+
 class _Random(threading.local):
     generator = np.random.default_rng()
 
@@ -68,8 +69,9 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
     _check_device(device)
-    return _finish(np.full(_shape_arg(shape), fill, dtype=dtype or get_default_dtype()),
-                   requires_grad)
+    return _finish(
+        np.full(_shape_arg(shape), fill, dtype=dtype or get_default_dtype()), requires_grad
+    )
 
 
 def _shape_or_size(name: str, shape: tuple, size) -> tuple:
@@ -77,8 +79,10 @@ def _shape_or_size(name: str, shape: tuple, size) -> tuple:
     if size is None:
         return shape
     if shape:
-        raise TypeError(f"{name}() received an invalid combination of arguments - got both a "
-                        f"shape {shape} and size={size!r}: give the shape once")
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got both a "
+            f"shape {shape} and size={size!r}: give the shape once"
+        )
     return (size,)
 
 
@@ -86,11 +90,17 @@ def _fill_dtype(fill_value) -> np.dtype | None:
     """The dtype torch infers from ``full``'s fill: bool, int64, the default float dtype
     or its complex counterpart; None for a value to be checked by numpy.  (This
     module's ``float`` is the dtype alias, so the Python types come from builtins.)"""
-    for kind, dtype in ((builtins.bool, np.bool_), (builtins.int, np.int64),
-                        (builtins.float, get_default_dtype()),
-                        (builtins.complex, _default_float(np.zeros(0, np.complex128)).dtype)):
-        if isinstance(fill_value, kind) or isinstance(fill_value, np.generic) and np.dtype(
-                type(fill_value)).kind == np.dtype(dtype).kind:
+    for kind, dtype in (
+        (builtins.bool, np.bool_),
+        (builtins.int, np.int64),
+        (builtins.float, get_default_dtype()),
+        (builtins.complex, _default_float(np.zeros(0, np.complex128)).dtype),
+    ):
+        if (
+            isinstance(fill_value, kind)
+            or isinstance(fill_value, np.generic)
+            and np.dtype(type(fill_value)).kind == np.dtype(dtype).kind
+        ):
             return np.dtype(dtype)
     return None
 
@@ -133,8 +143,9 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("rand", shape, size))
-    return _finish(_random.generator.random(shape).astype(dtype or get_default_dtype()),
-                   requires_grad)
+    return _finish(
+        _random.generator.random(shape).astype(dtype or get_default_dtype()), requires_grad
+    )
 
 
 def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -150,8 +161,9 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     return _finish(data, requires_grad)
 
 
-def randint(low: int, high=None, size=None, dtype=None, device=None,
-            requires_grad: bool = False) -> Tensor:
+def randint(
+    low: int, high=None, size=None, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
     """Integers drawn uniformly from [low, high); ``randint(high, size)`` starts at 0.
 
     >>> import naivegraph as ng
@@ -161,15 +173,16 @@ def randint(low: int, high=None, size=None, dtype=None, device=None,
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high  # torch's randint(high, size)
     if high is None or size is None:
-        raise TypeError("randint() needs high and size: randint(low, high, size) or "
-                        "randint(high, size), e.g. ng.randint(0, 10, (3,))")
+        raise TypeError(
+            "randint() needs high and size: randint(low, high, size) or "
+            "randint(high, size), e.g. ng.randint(0, 10, (3,))"
+        )
     _check_device(device)
     data = _random.generator.integers(low, high, _shape_arg((size,)))
     return _finish(data.astype(dtype or np.int64), requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None,
-           requires_grad: bool = False) -> Tensor:
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Evenly spaced values in [start, end); integer arguments give int64, floats the
     default dtype."""
     _check_device(device)
@@ -179,23 +192,26 @@ def arange(start, end=None, step=1, dtype=None, device=None,
     return _finish(array if dtype is not None else _default_float(array), requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, device=None,
-             requires_grad: bool = False) -> Tensor:
+def linspace(
+    start, end, steps: int, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
     _check_device(device)
-    return _finish(np.linspace(start, end, steps, dtype=dtype or get_default_dtype()),
-                   requires_grad)
+    return _finish(
+        np.linspace(start, end, steps, dtype=dtype or get_default_dtype()), requires_grad
+    )
 
 
-def eye(n: int, m: int | None = None, dtype=None, device=None,
-        requires_grad: bool = False) -> Tensor:
+def eye(
+    n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
     _check_device(device)
     return _finish(np.eye(n, m, dtype=dtype or get_default_dtype()), requires_grad)
 
 
 def _like(maker):
     def like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-        return maker(t.shape, dtype=dtype or t.dtype, device=device,
-                     requires_grad=requires_grad)
+        return maker(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+
     like.__name__ = maker.__name__ + "_like"
     like.__doc__ = f"Like ``{maker.__name__}`` with the shape (and dtype) of ``t``."
     return like
@@ -208,11 +224,12 @@ randn_like = _like(randn)
 empty_like = _like(empty)
 
 
-def full_like(t: Tensor, fill_value, dtype=None, device=None,
-              requires_grad: bool = False) -> Tensor:
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device,
-                requires_grad=requires_grad)
-
+def full_like(
+    t: Tensor, fill_value, dtype=None, device=None, requires_grad: bool = False
+) -> Tensor:
+    return full(
+        t.shape, fill_value, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad
+    )
 
 
 class _LegacyTensorType(type):
@@ -229,9 +246,11 @@ class _LegacyTensorType(type):
             return _finish(np.zeros(args, cls.dtype), False)  # a shape: values unspecified
         if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray, Tensor)):
             return _finish(_as_array(args[0], None).astype(cls.dtype), False)
-        raise TypeError(f"{cls.__name__}() takes a shape of ints ({cls.__name__}(2, 3)) or "
-                        f"data ({cls.__name__}([1, 2])), but got "
-                        f"({', '.join(_type_name(a) for a in args)})")
+        raise TypeError(
+            f"{cls.__name__}() takes a shape of ints ({cls.__name__}(2, 3)) or "
+            f"data ({cls.__name__}([1, 2])), but got "
+            f"({', '.join(_type_name(a) for a in args)})"
+        )
 
     def __instancecheck__(cls, value) -> builtins.bool:
         return isinstance(value, Tensor) and value.dtype == cls.dtype
@@ -310,4 +329,5 @@ class inference_mode:
         def wrapper(*args, **kwargs):
             with inference_mode(mode):
                 return function(*args, **kwargs)
+
         return wrapper

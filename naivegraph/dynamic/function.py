@@ -42,8 +42,10 @@ class FunctionCtx:
         """Keep tensors for backward; in-place changes to them are detected."""
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save tensors (or None), but argument "
-                                f"is of type {type(t).__name__}; store other values on ctx directly")
+                raise TypeError(
+                    "save_for_backward can only save tensors (or None), but argument "
+                    f"is of type {type(t).__name__}; store other values on ctx directly"
+                )
         self._saved = [SavedTensor(t) if t is not None else None for t in tensors]
 
     @property
@@ -66,8 +68,10 @@ class BackwardCFunction(Node):
     __slots__ = ("ctx", "function", "num_outputs", "shapes")
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
-        grads = [g if isinstance(g, Tensor) or g is None else Tensor._make(g, False, None, 0)
-                 for g in grad_outputs]
+        grads = [
+            g if isinstance(g, Tensor) or g is None else Tensor._make(g, False, None, 0)
+            for g in grad_outputs
+        ]
         result = self.function.backward(self.ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -75,18 +79,22 @@ class BackwardCFunction(Node):
             raise RuntimeError(
                 f"function {self.name()} returned an incorrect number of gradients (expected "
                 f"{len(self.next_functions)}, got {len(result)}): return one per forward input, "
-                "None for inputs that are not tensors")
+                "None for inputs that are not tensors"
+            )
         out = []
         for g, shape in zip(result, self.shapes):
             if g is None:
                 out.append(None)
                 continue
             if not isinstance(g, Tensor):
-                raise TypeError(f"{self.name()}.backward must return Tensors or None, got "
-                                f"{type(g).__name__}")
+                raise TypeError(
+                    f"{self.name()}.backward must return Tensors or None, got {type(g).__name__}"
+                )
             if shape is not None and g.shape != shape:
-                raise RuntimeError(f"Function {self.name()} returned an invalid gradient - got "
-                                   f"shape {g.shape} but expected shape {shape}")
+                raise RuntimeError(
+                    f"Function {self.name()} returned an invalid gradient - got "
+                    f"shape {g.shape} but expected shape {shape}"
+                )
             out.append(g if create_graph else g._data)
         return out
 
@@ -135,9 +143,11 @@ def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
     for t in ctx.dirty:
         t._check_inplace("mark_dirty")
         if t._base is not None and (t._base._requires_grad or t._requires_grad):
-            raise RuntimeError("a custom Function changed a view in place (mark_dirty): "
-                               "naivegraph cannot rewrite its base's history through a custom "
-                               "Function; pass the base itself, or a .clone() of the view")
+            raise RuntimeError(
+                "a custom Function changed a view in place (mark_dirty): "
+                "naivegraph cannot rewrite its base's history through a custom "
+                "Function; pass the base itself, or a .clone() of the view"
+            )
         t._counter().value += 1
     node = _node_class(cls).__new__(_node_class(cls))
     Node.__init__(node, tuple(a._edge() if isinstance(a, Tensor) else (None, 0) for a in args))
@@ -151,8 +161,10 @@ def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
     for i, out in enumerate(outputs):
         if isinstance(out, Tensor) and id(out) not in skip and out.dtype.kind in "fc":
             if any(out is a for a in args) and not any(out is d for d in ctx.dirty):
-                raise RuntimeError("a custom Function returned an input unchanged; return "
-                                   "x.clone() or mark_dirty(x) if you changed it in place")
+                raise RuntimeError(
+                    "a custom Function returned an input unchanged; return "
+                    "x.clone() or mark_dirty(x) if you changed it in place"
+                )
             out._requires_grad = True
             out.grad_fn = node
             out._output_nr = i

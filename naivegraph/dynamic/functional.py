@@ -40,11 +40,13 @@ def jacobian(func: Callable, inputs, create_graph: bool = False):
         if not out.requires_grad:
             grads = (None,) * len(xs)
         else:
-            grads = grad(flat[k], xs, retain_graph=True, create_graph=create_graph,
-                         allow_unused=True)
+            grads = grad(
+                flat[k], xs, retain_graph=True, create_graph=create_graph, allow_unused=True
+            )
         for i, (x, g) in enumerate(zip(xs, grads)):
-            rows[i].append(g if g is not None else Tensor._make(np.zeros(x.shape, x.dtype),
-                                                                False, None, 0))
+            rows[i].append(
+                g if g is not None else Tensor._make(np.zeros(x.shape, x.dtype), False, None, 0)
+            )
     results = tuple(stack(r).reshape(out.shape + x.shape) for r, x in zip(rows, xs))
     return results[0] if single else results
 
@@ -68,8 +70,10 @@ def hessian(func: Callable, inputs):
     # Row block i is the Jacobian of dfunc/dx_i with respect to every input.
     blocks = []
     for i, x in enumerate(xs):
+
         def ith(*args, i=i, x=x):
             g = gradients(*args)[i]  # None: func does not depend on x_i
             return g if g is not None else Tensor._make(np.zeros(x.shape, x.dtype), False, None, 0)
+
         blocks.append(jacobian(ith, xs))
     return blocks[0][0] if single else tuple(tuple(row) for row in blocks)

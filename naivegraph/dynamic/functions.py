@@ -16,21 +16,57 @@ from ..ops import OPS
 from ..ops.core import _backend_of
 from .tensor import Tensor
 
-_METHODS = ["exp", "log", "sqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid", "relu", "abs",
-            "neg", "sign", "sum", "mean", "max", "min", "argmax", "argmin", "reshape",
-            "transpose", "permute", "t", "squeeze", "unsqueeze", "flatten", "matmul", "mm",
-            "softmax", "log_softmax", "clamp", "maximum", "minimum", "pow", "clone", "detach"]
+_METHODS = [
+    "exp",
+    "log",
+    "sqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "abs",
+    "neg",
+    "sign",
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "reshape",
+    "transpose",
+    "permute",
+    "t",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "matmul",
+    "mm",
+    "softmax",
+    "log_softmax",
+    "clamp",
+    "maximum",
+    "minimum",
+    "pow",
+    "clone",
+    "detach",
+]
 
 
 def _as_operand(x):
     if _backend_of((x,)) is not None:
         return x
-    return Tensor(x, dtype=np.asarray(x).dtype if not isinstance(x, (int, float, list, tuple)) else None)
+    return Tensor(
+        x, dtype=np.asarray(x).dtype if not isinstance(x, (int, float, list, tuple)) else None
+    )
 
 
 def _method(name: str):
     def function(input, *args, **kwargs):
         return getattr(_as_operand(input), name)(*args, **kwargs)
+
     function.__name__ = name
     function.__qualname__ = name
     function.__doc__ = f"``ng.{name}(x, ...)`` is ``x.{name}(...)``."
@@ -82,7 +118,9 @@ def stack(tensors: Sequence, dim: int = 0):
 
 def _check_sequence(name: str, tensors) -> None:
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}() expects a list or tuple of tensors, got {type(tensors).__name__}")
+        raise TypeError(
+            f"{name}() expects a list or tuple of tensors, got {type(tensors).__name__}"
+        )
     if not tensors:
         raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
 
@@ -119,5 +157,21 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-__all__ = _METHODS + ["add", "sub", "mul", "div", "addmm", "where", "cat", "stack", "eq", "gt",
-                      "lt", "ge", "le", "numel", "allclose", "is_tensor"]
+__all__ = _METHODS + [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "addmm",
+    "where",
+    "cat",
+    "stack",
+    "eq",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "numel",
+    "allclose",
+    "is_tensor",
+]

@@ -49,6 +49,7 @@ class _GradModeContext:
                 return function(*args, **kwargs)
             finally:
                 _state.enabled = previous
+
         return wrapper
 
 

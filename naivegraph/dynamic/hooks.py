@@ -24,8 +24,9 @@ class Visitor:
     (``backward(inputs=...)``).  Either way, nodes that lead to none of them are skipped.
     """
 
-    def __init__(self, order: list[Node], create_graph: bool, capture=None,
-                 accumulate_into=None) -> None:
+    def __init__(
+        self, order: list[Node], create_graph: bool, capture=None, accumulate_into=None
+    ) -> None:
         self.create_graph = create_graph
         self.capture = capture
         self.targets = capture if capture is not None else accumulate_into
@@ -60,8 +61,9 @@ class Visitor:
             grads[0] = _leaf_gradient(node.variable, grads[0], self.create_graph)
         if id(node) in self.target_edges:
             self._take(node, grads, is_leaf)
-            if not is_leaf and not any(id(child) in self.useful
-                                       for child, _ in node.next_functions if child is not None):
+            if not is_leaf and not any(
+                id(child) in self.useful for child, _ in node.next_functions if child is not None
+            ):
                 return None
         if is_leaf:
             if self.capture is None and (self.targets is None or id(node) in self.target_edges):
@@ -128,7 +130,8 @@ def _nodes_leading_to(order: list[Node], targets: set[int]) -> set[int]:
     useful: set[int] = set()
     for node in reversed(order):  # producers first: children are decided before parents
         if id(node) in targets or any(
-                child is not None and id(child) in useful for child, _ in node.next_functions):
+            child is not None and id(child) in useful for child, _ in node.next_functions
+        ):
             useful.add(id(node))
     return useful
 
@@ -148,7 +151,9 @@ def _from_hook(hook, result, shown, create_graph: bool):
     if result is None:
         result = shown
     elif not is_tensor(result):
-        raise TypeError(f"a gradient hook must return a Tensor or None, got {type(result).__name__}")
+        raise TypeError(
+            f"a gradient hook must return a Tensor or None, got {type(result).__name__}"
+        )
     elif shown is not None:
         _check_replacement(hook, result, shown)
     return result if create_graph or result is None else result._data
@@ -159,13 +164,17 @@ def _check_replacement(hook, result, shown) -> None:
     a .grad of the wrong shape or dtype and fail later, far from the hook (as torch)."""
     name = getattr(hook, "__name__", type(hook).__name__)
     if result.shape != shown.shape:
-        raise RuntimeError(f"hook '{name}' has changed the size of value: the gradient has "
-                           f"shape {tuple(shown.shape)}, the hook returned shape "
-                           f"{tuple(result.shape)}. Return a gradient of the same shape.")
+        raise RuntimeError(
+            f"hook '{name}' has changed the size of value: the gradient has "
+            f"shape {tuple(shown.shape)}, the hook returned shape "
+            f"{tuple(result.shape)}. Return a gradient of the same shape."
+        )
     if result.dtype != shown.dtype:
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was {shown.dtype} "
-                           f"got {result.dtype}). Return a gradient of the same dtype, "
-                           "e.g. with .to(grad.dtype).")
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {shown.dtype} "
+            f"got {result.dtype}). Return a gradient of the same dtype, "
+            "e.g. with .to(grad.dtype)."
+        )
 
 
 def _apply_hook(hook, grad, create_graph: bool):
@@ -215,13 +224,14 @@ def run_post_accumulate_hooks(leaf) -> None:
     for hook in tuple(hooks.values()) if hooks else ():
         result = hook(leaf)
         if result is not None:
-            raise TypeError(f"a post accumulate grad hook must return None (it may change "
-                            f"the tensor in place), but it returned "
-                            f"'{type(result).__name__}'")
+            raise TypeError(
+                f"a post accumulate grad hook must return None (it may change "
+                f"the tensor in place), but it returned "
+                f"'{type(result).__name__}'"
+            )
 
 
-def store_grad(tensor, grad, create_graph: bool, retain: bool = False,
-               owned: bool = False) -> None:
+def store_grad(tensor, grad, create_graph: bool, retain: bool = False, owned: bool = False) -> None:
     """Add ``grad`` to ``tensor.grad`` (PyTorch's AccumulateGrad, and retain_grad).
 
     ``owned``: nothing else refers to ``grad``, so it may be kept without a copy.

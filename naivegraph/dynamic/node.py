@@ -39,12 +39,14 @@ def as_tensor(value):
     """``value`` as a tensor: a tensor is kept, an array is wrapped (no history)."""
     return value if isinstance(value, tensor_class) else tensor_class._make(value, False, None, 0)
 
+
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
     "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
     "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward.")
+    "calling backward."
+)
 
 
 class RemovableHandle:
@@ -94,8 +96,7 @@ class SavedTensor:
     def unpack(self):
         current = self.tensor._version
         if current != self.version:
-            raise _modified_in_place(self.tensor._data, _origin(self.tensor), current,
-                                     self.version)
+            raise _modified_in_place(self.tensor._data, _origin(self.tensor), current, self.version)
         return self.tensor
 
 
@@ -210,12 +211,29 @@ class OpNode(Node):
     for the output, so the version check and ``create_graph`` can find the tensor.
     """
 
-    __slots__ = ("op", "attrs", "saved", "saved_out", "sources", "needs", "_constants",
-                 "output_ref")
+    __slots__ = (
+        "op",
+        "attrs",
+        "saved",
+        "saved_out",
+        "sources",
+        "needs",
+        "_constants",
+        "output_ref",
+    )
 
-    def __init__(self, op: OpDef, attrs: dict, next_functions: tuple, saved: list,
-                 saved_out, sources: tuple, needs: tuple, constants: dict | None,
-                 output_ref) -> None:
+    def __init__(
+        self,
+        op: OpDef,
+        attrs: dict,
+        next_functions: tuple,
+        saved: list,
+        saved_out,
+        sources: tuple,
+        needs: tuple,
+        constants: dict | None,
+        output_ref,
+    ) -> None:
         self.next_functions = next_functions
         self._hooks = None
         self._released = False
@@ -244,15 +262,23 @@ class OpNode(Node):
         require grad, a plain constant, or None (follow ``next_functions`` instead)."""
         constants = self._constants or {}
         tensors = {position for position, _, _ in self.sources}
-        return tuple(constants.get(i, None if edge[0] is not None or i in tensors
-                                   or isinstance(s, Meta) else s)
-                     for i, (edge, s) in enumerate(zip(self.next_functions, self.saved)))
+        return tuple(
+            constants.get(
+                i, None if edge[0] is not None or i in tensors or isinstance(s, Meta) else s
+            )
+            for i, (edge, s) in enumerate(zip(self.next_functions, self.saved))
+        )
 
     @property
     def saved_tensors_meta(self) -> list[tuple[str, tuple]]:
         """(role, shape) of what this node keeps for backward, for drawings."""
-        return [("result" if position == "out" else f"input {position}",
-                 tuple(self.saved_array(position).shape)) for position, _, _ in self.sources]
+        return [
+            (
+                "result" if position == "out" else f"input {position}",
+                tuple(self.saved_array(position).shape),
+            )
+            for position, _, _ in self.sources
+        ]
 
     def saved_array(self, position):
         """The array kept for input ``position`` (or ``"out"``); a Meta once freed."""
@@ -317,9 +343,11 @@ class OpNode(Node):
 
 
 def data_shape_changed(was: tuple, now: tuple) -> str:
-    return (f"a tensor used in this graph had shape {tuple(was)} and now has shape "
-            f"{tuple(now)}: its .data was replaced by one of another shape after the graph was "
-            "built. Replace .data before using the tensor, or build the graph again.")
+    return (
+        f"a tensor used in this graph had shape {tuple(was)} and now has shape "
+        f"{tuple(now)}: its .data was replaced by one of another shape after the graph was "
+        "built. Replace .data before using the tensor, or build the graph again."
+    )
 
 
 def _modified_in_place(data, origin: str, current: int, version: int) -> RuntimeError:
@@ -328,7 +356,8 @@ def _modified_in_place(data, origin: str, current: int, version: int) -> Runtime
         f"inplace operation: [tensor of shape {tuple(data.shape)}, dtype {data.dtype}], which "
         f"is {origin}, is at version {current}; expected version {version} instead. Hint: it "
         "was changed in place after an op saved it for backward. Use an out-of-place op "
-        "(b = b * 2, not b *= 2 or b[0] = ...) or .clone() it before changing it.")
+        "(b = b * 2, not b *= 2 or b[0] = ...) or .clone() it before changing it."
+    )
 
 
 def shape_of(value) -> tuple:
@@ -379,9 +408,11 @@ class AccumulateGrad(Node):
 # ----------------------------------------------------------------------------------
 # Views and in-place writes into them (PyTorch's view + rebase)
 # ----------------------------------------------------------------------------------
-OVERLAPPING_WRITE = ("unsupported operation: more than one element of the written-to tensor "
-                     "refers to a single memory location. Please clone() the tensor before "
-                     "performing the operation.")
+OVERLAPPING_WRITE = (
+    "unsupported operation: more than one element of the written-to tensor "
+    "refers to a single memory location. Please clone() the tensor before "
+    "performing the operation."
+)
 
 
 def has_internal_overlap(data: np.ndarray) -> bool:
@@ -481,8 +512,7 @@ class CopySlices(Node):
         window = replay_view(whole, self.chain)
         if has_internal_overlap(window._data if create_graph else window):
             raise RuntimeError(OVERLAPPING_WRITE)  # the write went into an expanded view
-        grads = self.fn.apply([window.clone() if create_graph else window.copy()],
-                              create_graph)
+        grads = self.fn.apply([window.clone() if create_graph else window.copy()], create_graph)
         if self.next_functions[0][0] is None:
             return [None] + list(grads[1:])
         part = grads[0] if grads[0] is not None else 0.0  # e.g. a rule with no partial

@@ -39,18 +39,21 @@ from .node import (
 )
 
 _new = object.__new__
-_VIEW_OPS = frozenset({"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze",
-                       "expand", "getitem"})
+_VIEW_OPS = frozenset(
+    {"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze", "expand", "getitem"}
+)
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-VIEW_OF_LEAF_INPLACE = ("a view of a leaf Variable that requires grad is being used in an "
-                        "in-place operation.")
+VIEW_OF_LEAF_INPLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
 NO_GRAD_VIEW_INPLACE = (
     "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
     "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
     "your code by moving both the view and the inplace either both inside the no_grad block "
     "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
-    "to be tracked).")
+    "to be tracked)."
+)
 
 
 class _Counter:
@@ -121,11 +124,13 @@ def _aliases(out: np.ndarray, source: np.ndarray) -> bool:
     return np.may_share_memory(out, source)
 
 
-
 def _same_window(view: np.ndarray, data: np.ndarray) -> bool:
     """Whether ``view`` is all of ``data``: same start, shape and strides."""
-    return (view.shape == data.shape and view.strides == data.strides
-            and view.__array_interface__["data"][0] == data.__array_interface__["data"][0])
+    return (
+        view.shape == data.shape
+        and view.strides == data.strides
+        and view.__array_interface__["data"][0] == data.__array_interface__["data"][0]
+    )
 
 
 def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None:
@@ -152,9 +157,14 @@ def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None
 def _is_basic_index(index) -> bool:
     """Integers, slices, None and ``...`` only: numpy (and torch) then give a view."""
     parts = index if isinstance(index, tuple) else (index,)
-    return all(p is None or p is Ellipsis or isinstance(p, slice)
-               or isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_))
-               for p in parts)
+    return all(
+        p is None
+        or p is Ellipsis
+        or isinstance(p, slice)
+        or isinstance(p, (int, np.integer))
+        and not isinstance(p, (bool, np.bool_))
+        for p in parts
+    )
 
 
 def _drop_leading_ones(value: "Tensor", ndim: int) -> "Tensor":
@@ -201,8 +211,17 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
     else:
         saved_out = meta_of(out)
     cls = find_node_class(op, attrs, saved)
-    return cls(op, attrs, tuple(edges), saved, saved_out, sources, tuple(needs), constants,
-               weakref.ref(result))
+    return cls(
+        op,
+        attrs,
+        tuple(edges),
+        saved,
+        saved_out,
+        sources,
+        tuple(needs),
+        constants,
+        weakref.ref(result),
+    )
 
 
 _NO_EDGE = (None, 0)
@@ -233,10 +252,16 @@ def _format_array(data: np.ndarray) -> str:
         finite = data[np.isfinite(data)] if data.size else data
         fmt = _float_formatter(finite)
     width = max((len(fmt(v)) for v in data.flat), default=0) if data.size <= 1000 else 0
-    pad = (lambda v: fmt(v).rjust(width))
-    return np.array2string(data, separator=", ", prefix="tensor(", max_line_width=80,
-                           threshold=1000, edgeitems=3,
-                           formatter={"all": pad})
+    pad = lambda v: fmt(v).rjust(width)
+    return np.array2string(
+        data,
+        separator=", ",
+        prefix="tensor(",
+        max_line_width=80,
+        threshold=1000,
+        edgeitems=3,
+        formatter={"all": pad},
+    )
 
 
 def _float_formatter(finite: np.ndarray) -> Callable:
@@ -248,8 +273,9 @@ def _float_formatter(finite: np.ndarray) -> Callable:
         if nonzero.size and nonzero.max() >= 1e8:
             return lambda v: f"{v:.4e}"
         return lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)
-    if nonzero.size and (nonzero.max() / nonzero.min() > 1000 or nonzero.max() >= 1e8
-                         or nonzero.min() < 1e-4):
+    if nonzero.size and (
+        nonzero.max() / nonzero.min() > 1000 or nonzero.max() >= 1e8 or nonzero.min() < 1e-4
+    ):
         return lambda v: f"{v:.4e}"
     return lambda v: f"{v:.4f}" if np.isfinite(v) else str(v)
 
@@ -289,8 +315,12 @@ class Tensor(OpMethods):
 
     def __init__(self, data: Any = (), requires_grad: bool = False, dtype=None) -> None:
         array = _as_array(data, dtype)
-        if dtype is None and array.dtype.kind in "iub" and isinstance(data, (list, tuple)) \
-                and type(self) is Tensor:
+        if (
+            dtype is None
+            and array.dtype.kind in "iub"
+            and isinstance(data, (list, tuple))
+            and type(self) is Tensor
+        ):
             array = array.astype(np.float64)  # ng.Tensor([1, 2]) is float, as in torch
         if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
             array = _default_float(array)  # Python floats follow set_default_dtype
@@ -342,17 +372,25 @@ class Tensor(OpMethods):
     def requires_grad(self, value: bool) -> None:
         value = bool(value)
         if self.grad_fn is not None:
-            hint = "" if value else (" If you want to use a computed variable in a subgraph that "
-                                     "doesn't require differentiation use var_no_grad = var.detach().")
+            hint = (
+                ""
+                if value
+                else (
+                    " If you want to use a computed variable in a subgraph that "
+                    "doesn't require differentiation use var_no_grad = var.detach()."
+                )
+            )
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and self._data.dtype.kind == "c":
             raise complex_autograd_error(
-                f"a complex tensor ({self._data.dtype}) cannot require grad")
+                f"a complex tensor ({self._data.dtype}) cannot require grad"
+            )
         if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients "
                 f"(this tensor has dtype {self._data.dtype}); create it with floats, e.g. "
-                "ng.tensor([1., 2.]) or dtype=ng.float32.")
+                "ng.tensor([1., 2.]) or dtype=ng.float32."
+            )
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -373,22 +411,30 @@ class Tensor(OpMethods):
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
                 "indeed want the .grad field to be populated for a non-leaf Tensor, use "
                 ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
-                "mistake, make sure you access the leaf Tensor instead.", UserWarning, stacklevel=2)
+                "mistake, make sure you access the leaf Tensor instead.",
+                UserWarning,
+                stacklevel=2,
+            )
         return self._grad
 
     @grad.setter
     def grad(self, value) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
-                                f"{type(value).__name__}")
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got {type(value).__name__}"
+                )
             if value.shape != self.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: grad has shape "
-                                   f"{value.shape}, tensor has shape {self.shape}")
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: grad has shape "
+                    f"{value.shape}, tensor has shape {self.shape}"
+                )
             if value.dtype != self.dtype:  # else the next backward fails half-way (torch)
-                raise RuntimeError(f"attempting to assign a gradient with dtype {value.dtype} "
-                                   f"to a tensor of dtype {self.dtype}. The gradient must match "
-                                   f"the tensor's dtype: use .to({self.dtype}).")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype {value.dtype} "
+                    f"to a tensor of dtype {self.dtype}. The gradient must match "
+                    f"the tensor's dtype: use .to({self.dtype})."
+                )
         self._grad = value
 
     @property
@@ -445,8 +491,9 @@ class Tensor(OpMethods):
     def item(self) -> float | int | bool:
         """The single value of a one-element tensor as a Python number."""
         if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
-                               "to Scalar")
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
         return self._data.reshape(()).item()
 
     def tolist(self):
@@ -456,8 +503,10 @@ class Tensor(OpMethods):
         """The underlying array (shared memory). Refused while the tensor requires grad,
         unless grad mode is off (``with ng.no_grad():``), as in torch."""
         if self._requires_grad and _state.enabled:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use "
+                "tensor.detach().numpy() instead."
+            )
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -484,8 +533,9 @@ class Tensor(OpMethods):
             return format(self.item(), spec)
         return repr(self) if not spec else format(repr(self), spec)
 
-    def to(self, *args, device=None, dtype=None, non_blocking: bool = False,
-           copy: bool = False) -> "Tensor":
+    def to(
+        self, *args, device=None, dtype=None, non_blocking: bool = False, copy: bool = False
+    ) -> "Tensor":
         """This tensor in another dtype (and on the CPU, the only device), as torch's
         ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``, ``to(dtype=...)``.
         Returns ``self`` when nothing changes, unless ``copy=True``.
@@ -594,8 +644,13 @@ class Tensor(OpMethods):
             self._hooks = _HookDict()
         return add_hook(self._hooks, hook)
 
-    def backward(self, gradient=None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs=None) -> None:
+    def backward(
+        self,
+        gradient=None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs=None,
+    ) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
 
         >>> import naivegraph as ng
@@ -604,8 +659,13 @@ class Tensor(OpMethods):
         >>> w.grad
         tensor(6.)
         """
-        _backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                  inputs=inputs)
+        _backward(
+            [self],
+            None if gradient is None else [gradient],
+            retain_graph,
+            create_graph,
+            inputs=inputs,
+        )
 
     # -- in-place ops ------------------------------------------------------------------
     def _check_inplace(self, name: str) -> None:
@@ -616,10 +676,11 @@ class Tensor(OpMethods):
             return
         if self._requires_grad and self.grad_fn is None:
             if self._base is not None:  # a view made a leaf by requires_grad_()
-                raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside "
-                                   "`with ng.no_grad():`.")
-            raise RuntimeError(LEAF_INPLACE + " Change leaf values inside `with ng.no_grad():` "
-                               "or through .data / .detach(), before using them.")
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
+            raise RuntimeError(
+                LEAF_INPLACE + " Change leaf values inside `with ng.no_grad():` "
+                "or through .data / .detach(), before using them."
+            )
         base = self._base
         if base is not None and base._requires_grad:
             if base.grad_fn is None:
@@ -644,10 +705,18 @@ class Tensor(OpMethods):
         result = np.asarray(result)
         inplace_result_dtype(self._data.dtype, result)  # torch's casting rule and message
         if result.shape != self._data.shape:
-            raise RuntimeError(f"output with shape {self._data.shape} doesn't match the broadcast "
-                               f"shape {result.shape}")
-        record = _state.enabled and op.differentiable and (
-            self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
+            raise RuntimeError(
+                f"output with shape {self._data.shape} doesn't match the broadcast "
+                f"shape {result.shape}"
+            )
+        record = (
+            _state.enabled
+            and op.differentiable
+            and (
+                self._requires_grad
+                or any(isinstance(o, Tensor) and o._requires_grad for o in others)
+            )
+        )
         # Save the inputs *before* writing: an operand that is this very tensor
         # (t.mul_(t)) then fails the version check at backward, as in PyTorch.
         node = _record(op, (self._snapshot(op, others),) + others, attrs, self) if record else None
@@ -698,7 +767,9 @@ class Tensor(OpMethods):
 
     def _snapshot(self, op: OpDef, others: tuple) -> "Tensor":
         """This tensor as it was before an in-place op (its data copied only if saved)."""
-        needs = (self._requires_grad,) + tuple(isinstance(o, Tensor) and o._requires_grad for o in others)
+        needs = (self._requires_grad,) + tuple(
+            isinstance(o, Tensor) and o._requires_grad for o in others
+        )
         data = self._data.copy() if 0 in op.saves_for(needs) else self._data
         old = Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
         old._accumulator_ref = self._accumulator_ref
@@ -794,7 +865,8 @@ class Tensor(OpMethods):
         if self._data.size and not np.may_share_memory(result._data, self._data):
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+            )
         return result
 
     def type_as(self, other: "Tensor") -> "Tensor":
@@ -833,8 +905,7 @@ class Tensor(OpMethods):
         (True, False)
         """
         if not isinstance(other, Tensor):
-            raise TypeError(f"equal(): argument 'other' must be Tensor, not "
-                            f"{type(other).__name__}")
+            raise TypeError(f"equal(): argument 'other' must be Tensor, not {type(other).__name__}")
         return self.shape == other.shape and bool(np.array_equal(self._data, other._data))
 
     def _count_true(self, dim, keepdim: bool) -> "tuple[Tensor, int]":
@@ -888,12 +959,13 @@ class Tensor(OpMethods):
         tensor([3., 3.])
         """
         if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
-                               "tensors: register it on a leaf (a parameter), or use "
-                               "register_hook on this tensor")
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf "
+                "tensors: register it on a leaf (a parameter), or use "
+                "register_hook on this tensor"
+            )
         hooks = self.__dict__.get("_post_accumulate_hooks")
         if hooks is None:
             hooks = self.__dict__["_post_accumulate_hooks"] = _HookDict()
@@ -908,21 +980,27 @@ def _as_array(data: Any, dtype) -> np.ndarray:
     if isinstance(data, Tensor):
         array = data._data.copy()
     elif data is None:
-        raise TypeError("Could not infer dtype of NoneType: pass a number, a (nested) list of "
-                        "numbers or a numpy array")
+        raise TypeError(
+            "Could not infer dtype of NoneType: pass a number, a (nested) list of "
+            "numbers or a numpy array"
+        )
     else:
         try:
             array = np.array(data, dtype=dtype)
         except ValueError as error:
             if "inhomogeneous" in str(error) or "sequence" in str(error):
-                raise ValueError(f"expected a rectangular (nested) list of numbers, but the rows "
-                                 f"have different lengths: {_short(data)}") from None
+                raise ValueError(
+                    f"expected a rectangular (nested) list of numbers, but the rows "
+                    f"have different lengths: {_short(data)}"
+                ) from None
             raise TypeError(f"could not convert {_short(data)} to a tensor: {error}") from None
         except TypeError as error:
             raise TypeError(f"could not convert {_short(data)} to a tensor: {error}") from None
     if array.dtype.kind not in "biufc":
-        raise TypeError(f"new(): invalid data type '{type(_first_non_number(data)).__name__}': a tensor holds "
-                        "numbers (or booleans) only")
+        raise TypeError(
+            f"new(): invalid data type '{type(_first_non_number(data)).__name__}': a tensor holds "
+            "numbers (or booleans) only"
+        )
     if dtype is not None:
         array = array.astype(dtype, copy=False)
     elif array.dtype.kind == "c":
@@ -934,15 +1012,18 @@ def _to_arguments(args: tuple, device, dtype) -> tuple:
     """(device, dtype) from ``to``'s arguments: a string or device is a device, a tensor
     lends its dtype, anything else must be a dtype."""
     if len(args) > 2:
-        raise TypeError(f"to() takes at most a device and a dtype (or one tensor), but got "
-                        f"{len(args)} positional arguments")
+        raise TypeError(
+            f"to() takes at most a device and a dtype (or one tensor), but got "
+            f"{len(args)} positional arguments"
+        )
     for arg in args:
         if arg is None:  # torch's to(None): nothing to change
             continue
         if isinstance(arg, Tensor):
             if len(args) > 1:
-                raise TypeError("to(other) takes the tensor alone: its dtype and device are "
-                                "the ones to use")
+                raise TypeError(
+                    "to(other) takes the tensor alone: its dtype and device are the ones to use"
+                )
             found = ("dtype", arg.dtype)
         elif isinstance(arg, str) or type(arg).__name__ == "device":
             found = ("device", arg)
@@ -966,8 +1047,10 @@ def _dtype_arg(dtype) -> np.dtype:
     except TypeError:
         found = None
     if dtype is None or found is None or found.kind not in "biufc":
-        raise TypeError(f"to() expected a dtype such as ng.float32 or ng.int64, a device such "
-                        f"as 'cpu', or a tensor, but got {_short(dtype)}")
+        raise TypeError(
+            f"to() expected a dtype such as ng.float32 or ng.int64, a device such "
+            f"as 'cpu', or a tensor, but got {_short(dtype)}"
+        )
     return found
 
 
@@ -979,10 +1062,14 @@ def _check_device(device) -> None:
     if name in ("cpu", "cpu:0"):
         return
     if _names_a_dtype(name):
-        raise RuntimeError(f"Invalid device string: {name!r}; a string names a device. For a "
-                           f"dtype pass ng.{name}, e.g. x.to(ng.{name})")
-    raise RuntimeError(f"naivegraph runs on the CPU only, so it cannot move a tensor to "
-                       f"{name!r}; use 'cpu' or leave the device out")
+        raise RuntimeError(
+            f"Invalid device string: {name!r}; a string names a device. For a "
+            f"dtype pass ng.{name}, e.g. x.to(ng.{name})"
+        )
+    raise RuntimeError(
+        f"naivegraph runs on the CPU only, so it cannot move a tensor to "
+        f"{name!r}; use 'cpu' or leave the device out"
+    )
 
 
 def _names_a_dtype(name: str) -> bool:

@@ -65,7 +65,9 @@ def linear(x, weight, bias=None):
 
 def _check_reduction(reduction: str) -> None:
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+        raise ValueError(
+            f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'"
+        )
 
 
 def mse_loss(input, target, reduction: str = "mean"):
@@ -78,16 +80,20 @@ def mse_loss(input, target, reduction: str = "mean"):
     _check_reduction(reduction)
     shapes = (tuple(input.shape), tuple(target.shape))
     if shapes[0] != shapes[1]:
-        raise ValueError(f"mse_loss: input shape {shapes[0]} and target shape {shapes[1]} must "
-                         "match (broadcasting them is almost always a bug)")
+        raise ValueError(
+            f"mse_loss: input shape {shapes[0]} and target shape {shapes[1]} must "
+            "match (broadcasting them is almost always a bug)"
+        )
     return OPS["mse_loss"].dispatch(_operand(input), target, reduction=reduction)
 
 
 def _class_indices(target) -> np.ndarray:
     data = np.asarray(getattr(target, "_data", target))
     if data.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy expects class indices of an integer dtype as target, got "
-                        f"{data.dtype}; use target.long()")
+        raise TypeError(
+            f"cross_entropy expects class indices of an integer dtype as target, got "
+            f"{data.dtype}; use target.long()"
+        )
     return data
 
 
@@ -97,12 +103,17 @@ def nll_loss(input, target, reduction: str = "mean"):
     indices = _class_indices(target)
     shape = tuple(input.shape)
     if len(shape) != 2 or indices.shape != (shape[0],):
-        raise ValueError(f"nll_loss: expected input of shape (N, C) and target of shape (N,), got "
-                         f"{shape} and {indices.shape}")
+        raise ValueError(
+            f"nll_loss: expected input of shape (N, C) and target of shape (N,), got "
+            f"{shape} and {indices.shape}"
+        )
     if indices.size and (indices.min() < 0 or indices.max() >= shape[1]):
-        raise IndexError(f"Target {int(indices.max())} is out of bounds: classes are 0..{shape[1] - 1}")
-    return OPS["nll_loss"].dispatch(input, target if _backend_of((target,)) else indices,
-                                    reduction=reduction)
+        raise IndexError(
+            f"Target {int(indices.max())} is out of bounds: classes are 0..{shape[1] - 1}"
+        )
+    return OPS["nll_loss"].dispatch(
+        input, target if _backend_of((target,)) else indices, reduction=reduction
+    )
 
 
 def cross_entropy(input, target, reduction: str = "mean"):
@@ -131,8 +142,11 @@ def _is_probabilities(target, shape: tuple) -> bool:
     """A floating target of the input's shape holds class probabilities (torch's rule;
     a floating target of another shape is refused as a bad index target)."""
     dtype = getattr(target, "dtype", None)
-    return dtype is not None and np.dtype(dtype).kind == "f" and \
-        tuple(getattr(target, "shape", ())) == shape
+    return (
+        dtype is not None
+        and np.dtype(dtype).kind == "f"
+        and tuple(getattr(target, "shape", ())) == shape
+    )
 
 
 def _cross_entropy_with_probabilities(input, target, reduction: str):
@@ -147,9 +161,10 @@ def _unbatched_cross_entropy(input, target, reduction: str):
     """Logits (C,) of one sample and its class index of shape (): a batch of one."""
     indices = _class_indices(target)
     if indices.shape != ():
-        raise ValueError(f"cross_entropy: logits of shape {tuple(input.shape)} are one sample, "
-                         f"so the target is one class index of shape (), got shape "
-                         f"{indices.shape}; for a batch pass logits of shape (N, C)")
-    loss = nll_loss(log_softmax(input.unsqueeze(0), dim=1), indices.reshape(1),
-                    reduction=reduction)
+        raise ValueError(
+            f"cross_entropy: logits of shape {tuple(input.shape)} are one sample, "
+            f"so the target is one class index of shape (), got shape "
+            f"{indices.shape}; for a batch pass logits of shape (N, C)"
+        )
+    loss = nll_loss(log_softmax(input.unsqueeze(0), dim=1), indices.reshape(1), reduction=reduction)
     return loss.reshape(()) if reduction == "none" else loss

@@ -15,14 +15,24 @@ from ..dynamic.factories import _random
 from ..dynamic.grad_mode import no_grad
 from ..dynamic.tensor import Tensor
 
-_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "sigmoid")
+_LINEAR = (
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "sigmoid",
+)
 
 
 def _check_tensor(tensor) -> None:
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"nn.init fills a Tensor in place, got {type(tensor).__name__}: pass "
-                        "a parameter such as layer.weight")
+        raise TypeError(
+            f"nn.init fills a Tensor in place, got {type(tensor).__name__}: pass "
+            "a parameter such as layer.weight"
+        )
 
 
 def _fill(tensor: Tensor, make) -> Tensor:
@@ -51,7 +61,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
         slope = 0.01 if param is None else param
         if isinstance(slope, bool) or not isinstance(slope, (int, float)):
             raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + slope ** 2))
+        return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
@@ -60,8 +70,9 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     _check_tensor(tensor)
     if tensor.dim() < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
-                         "dimensions")
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
     receptive = int(np.prod(tensor.shape[2:])) if tensor.dim() > 2 else 1
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
@@ -127,8 +138,9 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu") -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+) -> Tensor:
     """He: uniform on ±gain * sqrt(3 / fan), gain from ``calculate_gain(nonlinearity, a)``.
 
     >>> import naivegraph as ng
@@ -140,8 +152,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound)
 
 
-def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu") -> Tensor:
+def kaiming_normal_(
+    tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"
+) -> Tensor:
     """He: normal with std gain / sqrt(fan)."""
     std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     return normal_(tensor, 0.0, std)

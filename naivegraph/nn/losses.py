@@ -17,8 +17,9 @@ from . import functional as F
 
 def _check_reduction(reduction: str) -> None:
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', "
-                         "'sum' or 'none'")
+        raise ValueError(
+            f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'"
+        )
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -30,8 +31,9 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 def _as_tensor(value, name: str) -> Tensor:
     if isinstance(value, Tensor):
         return value
-    raise TypeError(f"{name} must be a Tensor, not {type(value).__name__}: wrap it with "
-                    "ng.tensor(...)")
+    raise TypeError(
+        f"{name} must be a Tensor, not {type(value).__name__}: wrap it with ng.tensor(...)"
+    )
 
 
 def _torch_size(shape: tuple) -> str:
@@ -69,8 +71,9 @@ class BinaryCrossEntropy(Function):
         return grad_input, grad_target
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                         reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+) -> Tensor:
     """``-(t * log(p) + (1 - t) * log(1 - p))`` for probabilities ``p`` in [0, 1].
 
     Each log is clamped at -100 as in torch, so ``p`` of exactly 0 or 1 gives a loss of
@@ -84,23 +87,31 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _check_reduction(reduction)
     input, target = _as_tensor(input, "input"), _as_tensor(target, "target")
     if input.shape != target.shape:
-        raise ValueError(f"Using a target size ({_torch_size(target.shape)}) that is different "
-                         f"to the input size ({_torch_size(input.shape)}) is deprecated. Please "
-                         "ensure they have the same size.")
+        raise ValueError(
+            f"Using a target size ({_torch_size(target.shape)}) that is different "
+            f"to the input size ({_torch_size(input.shape)}) is deprecated. Please "
+            "ensure they have the same size."
+        )
     values = input.detach()._data
     if np.any(~((values >= 0) & (values <= 1))):
-        raise RuntimeError("all elements of input should be between 0 and 1: pass "
-                           "probabilities (apply sigmoid first), or use "
-                           "binary_cross_entropy_with_logits on the raw scores")
+        raise RuntimeError(
+            "all elements of input should be between 0 and 1: pass "
+            "probabilities (apply sigmoid first), or use "
+            "binary_cross_entropy_with_logits on the raw scores"
+        )
     loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
-                                     weight: Tensor | None = None, reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
     """Binary cross-entropy of ``sigmoid(input)``, computed stably from the logits.
 
     ``log(1 + exp(-x))`` is written as ``m + log(exp(-m) + exp(-x - m))`` with
@@ -114,8 +125,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     _check_reduction(reduction)
     input, target = _as_tensor(input, "input"), _as_tensor(target, "target")
     if input.shape != target.shape:
-        raise ValueError(f"Target size ({_torch_size(target.shape)}) must be the same as input "
-                         f"size ({_torch_size(input.shape)})")
+        raise ValueError(
+            f"Target size ({_torch_size(target.shape)}) must be the same as input "
+            f"size ({_torch_size(input.shape)})"
+        )
     shift = (-input).clamp(min=0)
     softplus_neg = shift + ((-shift).exp() + (-input - shift).exp()).log()  # log(1 + e^-x)
     if pos_weight is None:

@@ -30,8 +30,11 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
-        array = np.zeros(0) if data is None else (data._data if isinstance(data, Tensor)
-                                                  else np.asarray(data, dtype=np.float64))
+        array = (
+            np.zeros(0)
+            if data is None
+            else (data._data if isinstance(data, Tensor) else np.asarray(data, dtype=np.float64))
+        )
         p = Tensor._make.__func__(cls, array, False, None, 0)
         p.requires_grad = requires_grad
         return p
@@ -92,19 +95,25 @@ class Module:
 
     def __setattr__(self, name: str, value) -> None:
         if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign attributes before Module.__init__() call: "
-                                 "call super().__init__() first in your __init__")
+            raise AttributeError(
+                "cannot assign attributes before Module.__init__() call: "
+                "call super().__init__() first in your __init__"
+            )
         params, modules = self._parameters, self._modules
         if isinstance(value, (Parameter, Module)) and ("." in name or not name):
-            raise KeyError(f'cannot register "{name}": a parameter or module name must be '
-                           'non-empty and must not contain "." (dots join nested names)')
+            raise KeyError(
+                f'cannot register "{name}": a parameter or module name must be '
+                'non-empty and must not contain "." (dots join nested names)'
+            )
         if isinstance(value, Parameter):
             self._forget(name, keep="_parameters")
             params[name] = value  # an existing key keeps its place, as in torch
         elif name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(naivegraph.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(naivegraph.nn.Parameter or None expected)"
+                )
             params[name] = None
         elif isinstance(value, Module):
             self._refuse_cycle(name, value)
@@ -112,8 +121,10 @@ class Module:
             modules[name] = value
         elif name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                "(naivegraph.nn.Module or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' "
+                    "(naivegraph.nn.Module or None expected)"
+                )
             modules[name] = None
         else:
             object.__setattr__(self, name, value)
@@ -139,9 +150,11 @@ class Module:
     def _refuse_cycle(self, name: str, child: "Module") -> None:
         # A module inside itself would make every walk (repr, train, named_*) endless.
         if any(m is self for _, m in child.named_modules(remove_duplicate=True)):
-            raise ValueError(f"cannot assign {type(child).__name__} as child module '{name}' "
-                             f"of {type(self).__name__}: it already contains this module, so "
-                             "the modules would form a cycle; assign a new module instead")
+            raise ValueError(
+                f"cannot assign {type(child).__name__} as child module '{name}' "
+                f"of {type(self).__name__}: it already contains this module, so "
+                "the modules would form a cycle; assign a new module instead"
+            )
 
     def forward(self, *args, **kwargs):  # pragma: no cover - defined by subclasses
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
@@ -149,8 +162,9 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
-    def named_modules(self, memo: set | None = None, prefix: str = "",
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
+    def named_modules(
+        self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, "Module"]]:
         """This module and every submodule, depth-first in registration order.
 
         A module reachable twice appears once (at its first name) unless
@@ -189,8 +203,9 @@ class Module:
         for _, child in self.named_children():
             yield child
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
         """Every parameter with its dotted name, in PyTorch's order.
 
         Depth-first over submodules in registration order; a shared parameter appears
@@ -202,8 +217,11 @@ class Module:
         >>> [name for name, _ in model.named_parameters()]
         ['0.weight', '0.bias', '2.weight', '2.bias']
         """
-        owners = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                  if recurse else [(prefix, self)])
+        owners = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         seen = set()
         for owner_name, owner in owners:
             for name, p in owner._parameters.items():
@@ -226,8 +244,9 @@ class Module:
         >>> list(ng.nn.Linear(2, 1).state_dict())
         ['weight', 'bias']
         """
-        return OrderedDict((name, p.detach()) for name, p
-                           in self.named_parameters(prefix, remove_duplicate=False))
+        return OrderedDict(
+            (name, p.detach()) for name, p in self.named_parameters(prefix, remove_duplicate=False)
+        )
 
     def load_state_dict(self, state_dict: Mapping[str, Tensor], strict: bool = True):
         """Copy values from ``state_dict`` into the parameters, in place.
@@ -248,20 +267,29 @@ class Module:
         own = dict(self.named_parameters(remove_duplicate=False))
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        errors = [f"size mismatch for {k}: copying a param with shape "
-                  f"{_shape_of(state_dict[k])} from checkpoint, the shape in current model is "
-                  f"{list(own[k].shape)}."
-                  for k in own if k in state_dict
-                  and _shape_of(state_dict[k]) != list(own[k].shape)]
+        errors = [
+            f"size mismatch for {k}: copying a param with shape "
+            f"{_shape_of(state_dict[k])} from checkpoint, the shape in current model is "
+            f"{list(own[k].shape)}."
+            for k in own
+            if k in state_dict and _shape_of(state_dict[k]) != list(own[k].shape)
+        ]
         if strict and unexpected:
-            errors.insert(0, "Unexpected key(s) in state_dict: "
-                          + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            errors.insert(
+                0,
+                "Unexpected key(s) in state_dict: "
+                + ", ".join(f'"{k}"' for k in unexpected)
+                + ". ",
+            )
         if strict and missing:
-            errors.insert(0, "Missing key(s) in state_dict: "
-                          + ", ".join(f'"{k}"' for k in missing) + ". ")
+            errors.insert(
+                0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". "
+            )
         if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(errors))
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
         with no_grad():
             for name, p in own.items():
                 if name in state_dict:
@@ -371,8 +399,9 @@ class Module:
         )
         """
         extra_lines = self.extra_repr().split("\n") if self.extra_repr() else []
-        child_lines = [f"({name}): " + repr(m).replace("\n", "\n  ")
-                       for name, m in self._modules.items()]
+        child_lines = [
+            f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()
+        ]
         if len(extra_lines) == 1 and not child_lines:
             body = extra_lines[0]
         elif extra_lines or child_lines:
@@ -385,8 +414,7 @@ class Module:
 class Linear(Module):
     """``y = x @ W.T + b`` with PyTorch's default initialisation (uniform ±1/sqrt(in))."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 dtype=None) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype=None) -> None:
         super().__init__()
         dtype = dtype or get_default_dtype()
         self.in_features, self.out_features = in_features, out_features
@@ -399,8 +427,10 @@ class Linear(Module):
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Sequential(Module):
@@ -410,8 +440,10 @@ class Sequential(Module):
         super().__init__()
         for m in modules:  # check all first: a bad argument leaves nothing half-built
             if m is not None and not isinstance(m, Module):
-                raise TypeError(f"{_typename(m)} is not a Module subclass: Sequential takes "
-                                "modules such as nn.Linear(2, 3) or nn.ReLU()")
+                raise TypeError(
+                    f"{_typename(m)} is not a Module subclass: Sequential takes "
+                    "modules such as nn.Linear(2, 3) or nn.ReLU()"
+                )
         for i, m in enumerate(modules):
             self._modules[str(i)] = m
 
@@ -486,8 +518,12 @@ class Flatten(Module):
 def _implicit_dim(name: str, ndim: int) -> int:
     """torch's legacy choice of dim when ``Softmax()`` got none: 0 for 0-, 1- and 3-d
     inputs, else 1; with torch's warning, because it is rarely what was meant."""
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call "
+        "to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=3,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -504,8 +540,11 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, x):
-        dim = self.dim if self.dim is not None else _implicit_dim(type(self).__name__.lower(),
-                                                                   x.dim())
+        dim = (
+            self.dim
+            if self.dim is not None
+            else _implicit_dim(type(self).__name__.lower(), x.dim())
+        )
         return F.softmax(x, dim=dim)
 
     def extra_repr(self) -> str:
@@ -531,8 +570,9 @@ class Embedding(Module):
     ((2, 2, 3), [0.0, 0.0, 0.0])
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 dtype=None) -> None:
+    def __init__(
+        self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, dtype=None
+    ) -> None:
         super().__init__()
         dtype = dtype or get_default_dtype()
         if padding_idx is not None:
@@ -557,14 +597,18 @@ class Embedding(Module):
     def _check_indices(self, indices) -> None:
         if not isinstance(indices, Tensor) or indices.dtype.kind not in "iu":
             got = indices.dtype if isinstance(indices, Tensor) else _typename(indices)
-            raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
-                               f"following scalar types: Long, Int; but got {got} instead "
-                               "(while checking arguments for embedding): use .long()")
+            raise RuntimeError(
+                "Expected tensor for argument #1 'indices' to have one of the "
+                f"following scalar types: Long, Int; but got {got} instead "
+                "(while checking arguments for embedding): use .long()"
+            )
         data = indices._data
         if data.size and (data.min() < 0 or data.max() >= self.num_embeddings):
-            raise IndexError(f"index out of range in self: indices must be in "
-                             f"0..{self.num_embeddings - 1}, got {int(data.min())}.."
-                             f"{int(data.max())}")
+            raise IndexError(
+                f"index out of range in self: indices must be in "
+                f"0..{self.num_embeddings - 1}, got {int(data.min())}.."
+                f"{int(data.max())}"
+            )
 
     def extra_repr(self) -> str:
         padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
@@ -597,8 +641,9 @@ class BCELoss(_Loss):
         self.weight = weight
 
     def forward(self, input, target):
-        return losses.binary_cross_entropy(input, target, weight=self.weight,
-                                           reduction=self.reduction)
+        return losses.binary_cross_entropy(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -609,12 +654,16 @@ class BCEWithLogitsLoss(_Loss):
     tensor(0.6931)
     """
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
-                 pos_weight: Tensor | None = None) -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
+    ) -> None:
         super().__init__(reduction)
         self.weight, self.pos_weight = weight, pos_weight
 
     def forward(self, input, target):
         return losses.binary_cross_entropy_with_logits(
-            input, target, weight=self.weight, reduction=self.reduction,
-            pos_weight=self.pos_weight)
+            input, target, weight=self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )

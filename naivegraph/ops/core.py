@@ -78,7 +78,8 @@ class OpDef:
     @property
     def _reads(self) -> tuple:
         """Per partial, the input positions whose values it reads (None: unknown)."""
-        return tuple(inputs_read(p, len(self.partials)) for p in self.partials)
+        partials = self.partials or ()
+        return tuple(inputs_read(p, len(partials)) for p in partials)
 
     def grad_fn_name(self, attrs: dict, shapes: Sequence[tuple]) -> str:
         """PyTorch's name for this op's backward node (some depend on attrs/shapes)."""
@@ -109,8 +110,15 @@ class OpDef:
     def saves_out(self) -> bool:
         return "out" in self.saves
 
-    def pullback(self, g, inputs: Sequence, out, attrs: dict, needs: Sequence[bool],
-                 shapes: Sequence[tuple] | None = None) -> list:
+    def pullback(
+        self,
+        g,
+        inputs: Sequence,
+        out,
+        attrs: dict,
+        needs: Sequence[bool],
+        shapes: Sequence[tuple] | None = None,
+    ) -> list:
         """Gradients for every input (None where not needed), summed back to shape.
 
         ``inputs``/``out`` are values or :class:`Meta`; ``g`` is the output gradient.
@@ -151,25 +159,28 @@ def quiet(forward: Callable) -> Callable:
     """``forward`` without numpy's RuntimeWarnings (divide by zero, invalid value,
     overflow): torch is silent there and returns inf/NaN, and a warning would point the
     learner at naivegraph's internals rather than at their own line."""
+
     # A plain function, not numpy's errstate decorator: a frame inside numpy would hide
     # the user's line from the static nodes built inside (they record where they were made).
     @functools.wraps(forward)
-    def silent(*args, **attrs):
+    def silent(*args: Any, **attrs: Any) -> Any:
         with np.errstate(all="ignore"):
             return forward(*args, **attrs)
+
     if isinstance(forward, np.ufunc):
-        silent.ufunc = forward  # takes out= itself (wraps copied the marks of functions)
+        silent.ufunc = forward  # type: ignore[attr-defined]  # takes out= itself (wraps copied the marks of functions)
     return silent
 
 
 @quiet  # inf * 0 inside a rule is NaN in torch too, silently
-def _quiet_partials(op: OpDef, g, inputs: Sequence, out, attrs: dict,
-                    needs: Sequence[bool]) -> list:
+def _quiet_partials(
+    op: OpDef, g, inputs: Sequence, out, attrs: dict, needs: Sequence[bool]
+) -> list:
     """Every needed partial of ``op`` (None elsewhere), before summing back to shape."""
     if op.vjp_all is not None:
         return list(op.vjp_all(g, list(inputs), out, needs, **attrs))
     grads = [None] * len(needs)
-    for i, (partial, need) in enumerate(zip(op.partials, needs)):
+    for i, (partial, need) in enumerate(zip(op.partials or (), needs)):
         if need and partial is not None:
             grads[i] = partial(g, *inputs, out, **attrs)
     return grads
@@ -201,7 +212,8 @@ def mixed_modes_error(args) -> TypeError:
     return TypeError(
         f"dynamic tensors and static graph nodes do not mix (got {kinds}): a static node has "
         f"no value until its graph runs, a tensor has one now. Bring a tensor's values into "
-        f"the graph explicitly with ns.constant(t.numpy()), or use dynamic ops throughout")
+        f"the graph explicitly with ns.constant(t.numpy()), or use dynamic ops throughout"
+    )
 
 
 def call(op: OpDef, args: tuple, attrs: dict):
@@ -217,10 +229,20 @@ def call(op: OpDef, args: tuple, attrs: dict):
     return op.forward(*args, **attrs)
 
 
-def defop(name: str, forward: Callable, partials: Sequence[Partial | None] | None = None, *,
-          backward: str | Callable[[dict, Sequence[tuple]], str] | None = None, saves: Sequence = (),
-          elementwise: bool = False, differentiable: bool = True, variadic: bool = False,
-          commutative: bool = False, vjp_all: Callable | None = None, doc: str = "") -> OpDef:
+def defop(
+    name: str,
+    forward: Callable,
+    partials: Sequence[Partial | None] | None = None,
+    *,
+    backward: str | Callable[[dict, Sequence[tuple]], str] | None = None,
+    saves: Sequence = (),
+    elementwise: bool = False,
+    differentiable: bool = True,
+    variadic: bool = False,
+    commutative: bool = False,
+    vjp_all: Callable | None = None,
+    doc: str = "",
+) -> OpDef:
     """Add one primitive to the table and return it.
 
     >>> import numpy as np
@@ -256,12 +278,12 @@ def inputs_read(partial: Partial | None, n_inputs: int) -> frozenset | None:
     code = getattr(partial, "__code__", None)
     if code is None or code.co_cellvars or code.co_flags & inspect.CO_VARARGS:
         return None  # not plain Python, or a parameter captured by an inner function
-    loaded = set()
+    loaded: set[str] = set()
     for instruction in dis.get_instructions(code):
         if instruction.opname.startswith("LOAD_FAST"):  # 3.13 pairs names in a tuple
             value = instruction.argval
             loaded.update(value if isinstance(value, tuple) else (value,))
-    names = code.co_varnames[1:1 + n_inputs]  # (g, *inputs, out, **attrs)
+    names = code.co_varnames[1 : 1 + n_inputs]  # (g, *inputs, out, **attrs)
     return frozenset(i for i, name in enumerate(names) if name in loaded)
 
 
@@ -287,8 +309,12 @@ DEFAULT_FLOAT = np.dtype(np.float64)
 DEFAULT_COMPLEX = np.dtype(np.complex128)
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}  # bool < integer < floating < complex
 _DIMENSIONED, _ZERO_DIM, _PYTHON_NUMBER = 2, 1, 0  # who decides the dtype first
-_PYTHON_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: DEFAULT_FLOAT,
-                  complex: DEFAULT_COMPLEX}
+_PYTHON_DTYPES = {
+    bool: np.dtype(np.bool_),
+    int: np.dtype(np.int64),
+    float: DEFAULT_FLOAT,
+    complex: DEFAULT_COMPLEX,
+}
 
 
 def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
@@ -303,8 +329,9 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
         shape = getattr(operand, "shape", None)
         return (_ZERO_DIM if shape == () else _DIMENSIONED), np.dtype(dtype)
     if isinstance(operand, (bool, int, float, complex)):  # subclasses, e.g. IntEnum
-        return _PYTHON_NUMBER, _PYTHON_DTYPES[next(t for t in (bool, int, float, complex)
-                                                   if isinstance(operand, t))]
+        return _PYTHON_NUMBER, _PYTHON_DTYPES[
+            next(t for t in (bool, int, float, complex) if isinstance(operand, t))
+        ]
     return None
 
 
@@ -388,17 +415,20 @@ def promote(*operands) -> tuple:
     return tuple(_as_dtype(operand, dtype) for operand in operands)
 
 
-def writes_like(ufunc: np.ufunc) -> Callable:
+def writes_like(ufunc: Callable) -> Callable:
     """Mark a forward that takes numpy's ``out=`` as ``ufunc`` does, so that a static
     graph's memory planner may write its result into a buffer that is no longer needed."""
+
     def mark(forward: Callable) -> Callable:
-        forward.ufunc = ufunc
+        forward.ufunc = ufunc  # type: ignore[attr-defined]  # read by the static planner
         return forward
+
     return mark
 
 
 def promoted(ufunc: Callable, name: str | None = None) -> Callable:
     """A two-operand forward that promotes as torch does, then calls ``ufunc``."""
+
     @writes_like(ufunc)
     def forward(x, y, out=None):
         if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype:
@@ -410,9 +440,19 @@ def promoted(ufunc: Callable, name: str | None = None) -> Callable:
     return forward
 
 
-_TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
-                "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_TORCH_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
 
 
 def torch_dtype_name(dtype) -> str:
@@ -442,15 +482,24 @@ def inplace_result_dtype(out_dtype, result) -> np.dtype:
     """
     out_dtype = np.dtype(out_dtype)
     source = np.dtype(getattr(result, "dtype", result))
-    if source.kind in _CATEGORY and out_dtype.kind in _CATEGORY \
-            and not _can_cast(source, out_dtype):
-        method = {"float64": "double", "float32": "float", "int64": "long", "int32": "int",
-                  "bool": "bool"}.get(source.name, f"to(ng.{source.name})")
+    if (
+        source.kind in _CATEGORY
+        and out_dtype.kind in _CATEGORY
+        and not _can_cast(source, out_dtype)
+    ):
+        method = {
+            "float64": "double",
+            "float32": "float",
+            "int64": "long",
+            "int32": "int",
+            "bool": "bool",
+        }.get(source.name, f"to(ng.{source.name})")
         call_ = f"{method}()" if not method.startswith("to(") else method
         raise RuntimeError(
             f"result type {torch_dtype_name(source)} can't be cast to the desired output type "
             f"{torch_dtype_name(out_dtype)}: an in-place op keeps its tensor's dtype; use the "
-            f"out-of-place op (x = x + y) or convert first with x.{call_}")
+            f"out-of-place op (x = x + y) or convert first with x.{call_}"
+        )
     return out_dtype
 
 
@@ -467,7 +516,8 @@ def complex_autograd_error(what: str) -> RuntimeError:
         f"{what}: naivegraph's autograd is real-valued only (torch's complex gradients use "
         "the conjugate Wirtinger convention, which naivegraph does not implement). Keep the "
         "real and imaginary parts as two real tensors, or leave the complex value out of "
-        "the gradient (detach it / do not require grad).")
+        "the gradient (detach it / do not require grad)."
+    )
 
 
 def refuse_complex_result(op: OpDef, out) -> None:
@@ -475,7 +525,8 @@ def refuse_complex_result(op: OpDef, out) -> None:
     if np.result_type(out).kind == "c":
         raise complex_autograd_error(
             f"{op.name} mixes a complex operand (result dtype {np.result_type(out)}) with a "
-            "tensor that requires grad")
+            "tensor that requires grad"
+        )
 
 
 def refuse_complex_nodes(nodes) -> None:
@@ -485,4 +536,5 @@ def refuse_complex_nodes(nodes) -> None:
         if dtype is not None and np.dtype(dtype).kind == "c":
             raise complex_autograd_error(
                 f"ns.gradients would flow through {getattr(node, 'name', node)!r}, which is "
-                f"complex ({np.dtype(dtype)})")
+                f"complex ({np.dtype(dtype)})"
+            )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 from collections import namedtuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -44,15 +45,21 @@ def _is_integer(part) -> bool:
 
 
 def _mixes_integers_and_arrays(index) -> bool:
-    return (isinstance(index, tuple) and any(_is_integer(p) for p in index)
-            and any(isinstance(p, (np.ndarray, list)) for p in index))
+    return (
+        isinstance(index, tuple)
+        and any(_is_integer(p) for p in index)
+        and any(isinstance(p, (np.ndarray, list)) for p in index)
+    )
 
 
 def _split_integer_index(index: tuple) -> tuple[tuple, tuple]:
     """``x[0, :, [1]]`` as ``x[0, :, :][:, [1]]``: basic part first, arrays after."""
     first = tuple(slice(None) if isinstance(p, (np.ndarray, list)) else p for p in index)
-    rest = tuple(p if isinstance(p, (np.ndarray, list)) or p is Ellipsis else slice(None)
-                 for p in index if not _is_integer(p))
+    rest = tuple(
+        p if isinstance(p, (np.ndarray, list)) or p is Ellipsis else slice(None)
+        for p in index
+        if not _is_integer(p)
+    )
     return first, rest
 
 
@@ -61,10 +68,12 @@ def _bound(value, name: str):
     if value is None or not hasattr(type(value), "_ng_apply"):
         return value
     if getattr(value, "requires_grad", False):
-        raise RuntimeError(f"clamp: a {name} bound that requires grad is not supported, since "
-                           "naivegraph does not send gradients to clamp's bounds; pass "
-                           f"{name}=bound.detach(), or use maximum/minimum to differentiate "
-                           "through it")
+        raise RuntimeError(
+            f"clamp: a {name} bound that requires grad is not supported, since "
+            "naivegraph does not send gradients to clamp's bounds; pass "
+            f"{name}=bound.detach(), or use maximum/minimum to differentiate "
+            "through it"
+        )
     return np.asarray(value)
 
 
@@ -72,7 +81,9 @@ def _same_mode(self, others) -> None:
     """A dynamic tensor and a static node meeting in an operator is a clear TypeError."""
     for other in others:
         if type(other) is not type(self) and getattr(type(other), "_ng_apply", None) not in (
-                None, self._ng_apply):
+            None,
+            self._ng_apply,
+        ):
             raise mixed_modes_error((self, *others))
 
 
@@ -98,6 +109,11 @@ class OpMethods:
     """Mixin: the arithmetic, reductions and shape methods both modes speak."""
 
     __slots__ = ()
+
+    # Provided by each mode's class (dynamic Tensor, static Node):
+    _ng_apply: Callable
+    shape: Any
+    dtype: Any
 
     def _op(self, name: str, *others, **attrs):
         if others:
@@ -249,8 +265,10 @@ class OpMethods:
     def mean(self, dim=None, keepdim: bool = False):
         dtype = self.dtype
         if dtype is not None and np.dtype(dtype).kind not in "fc":
-            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
-                               f"a floating point or complex dtype. Got: {np.dtype(dtype)}")
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either "
+                f"a floating point or complex dtype. Got: {np.dtype(dtype)}"
+            )
         return self._op("mean", dim=dim_arg(dim), keepdim=keepdim)
 
     def max(self, dim=None, keepdim: bool = False):
@@ -269,8 +287,9 @@ class OpMethods:
         if not isinstance(dim, (int, np.integer)):
             return self._op(elementwise, dim)
         dim = int(dim)
-        return MinMax(self._op(name, dim=dim, keepdim=keepdim),
-                      self._op(position, dim=dim, keepdim=keepdim))
+        return MinMax(
+            self._op(name, dim=dim, keepdim=keepdim), self._op(position, dim=dim, keepdim=keepdim)
+        )
 
     def argmax(self, dim: int | None = None, keepdim: bool = False):
         return self._op("argmax", dim=None if dim is None else int(dim), keepdim=keepdim)
@@ -283,14 +302,18 @@ class OpMethods:
         _same_mode(self, (other,))
         dims = (self.ndim, np.ndim(other) if not hasattr(other, "_ng_apply") else other.ndim)
         if 0 in dims:
-            raise RuntimeError("both arguments to matmul need to be at least 1D, but they are "
-                               f"{dims[0]}D and {dims[1]}D")
+            raise RuntimeError(
+                "both arguments to matmul need to be at least 1D, but they are "
+                f"{dims[0]}D and {dims[1]}D"
+            )
         return self._ng_apply(OPS["matmul"], (self, other), _NO_ATTRS)
 
     def mm(self, other):
         dims = (self.ndim, getattr(other, "ndim", np.ndim(other)))
         if any(d is not None and d != 2 for d in dims):
-            raise RuntimeError("mm: both arguments must be 2-D matrices; use matmul for other shapes")
+            raise RuntimeError(
+                "mm: both arguments must be 2-D matrices; use matmul for other shapes"
+            )
         return self.matmul(other)
 
     # -- shape ---------------------------------------------------------------------------
@@ -311,13 +334,15 @@ class OpMethods:
         if not shape:
             return self.reshape(1)
         start, end = start_dim % len(shape), end_dim % len(shape)
-        group = shape[start:end + 1]
+        group = shape[start : end + 1]
         merged = -1 if None in group else int(np.prod(group))
         # An unknown size (a static placeholder's None) is left for reshape's -1 to find.
-        new = tuple(-1 if d is None else d for d in shape[:start] + (merged,) + shape[end + 1:])
+        new = tuple(-1 if d is None else d for d in shape[:start] + (merged,) + shape[end + 1 :])
         if new.count(-1) > 1:
-            raise ValueError(f"flatten({start_dim}, {end_dim}) of shape {shape} leaves more than "
-                             "one size unknown; declare more of the placeholder's shape")
+            raise ValueError(
+                f"flatten({start_dim}, {end_dim}) of shape {shape} leaves more than "
+                "one size unknown; declare more of the placeholder's shape"
+            )
         return self.reshape(new)
 
     def transpose(self, dim0: int, dim1: int):

@@ -20,13 +20,17 @@ def normalize_dims(dim, ndim: int) -> tuple[int, ...] | None:
         # PyTorch lets a 0-d tensor be reduced over dim 0 or -1.
         for d in dims:
             if d not in (0, -1):
-                raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got {d})")
+                raise IndexError(
+                    f"Dimension out of range (expected to be in range of [-1, 0], but got {d})"
+                )
         return None
     out = []
     for d in dims:
         if not -ndim <= d < ndim:
             raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {d})")
+                f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                f"but got {d})"
+            )
         out.append(int(d) % ndim)
     return tuple(out)
 
@@ -50,8 +54,8 @@ def broadcast_shapes(*shapes: Iterable[int]) -> tuple[int, ...]:
     except ValueError:
         listed = " and ".join(str(tuple(s)) for s in shapes)
         raise ValueError(
-            f"shapes {listed} cannot be broadcast together: trailing dimensions must be "
-            f"equal or 1") from None
+            f"shapes {listed} cannot be broadcast together: trailing dimensions must be equal or 1"
+        ) from None
 
 
 def sum_to(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
@@ -65,7 +69,8 @@ def sum_to(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
         return x
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1)
+        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
+    )
     if axes:
         x = x.sum(axis=axes, keepdims=True)
     return x.reshape(shape)

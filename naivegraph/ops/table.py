@@ -74,12 +74,16 @@ def _subtract(x, y, out=None):
     # torch refuses to subtract booleans (numpy raises a TypeError about ufuncs).
     bools = _is_bool(x), _is_bool(y)
     if all(bools):
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not "
+            "supported. Use the `^` or `logical_xor()` operator instead."
+        )
     if any(bools):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
-                           "supported. If you are trying to invert a mask, use the `~` or "
-                           "`logical_not()` operator instead.")
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not "
+            "supported. If you are trying to invert a mask, use the `~` or "
+            "`logical_not()` operator instead."
+        )
     return np.subtract(*promote(x, y), out=out)
 
 
@@ -93,19 +97,44 @@ def _divide(x, y, out=None):
     return np.true_divide(*promote(x, y), out=out)
 
 
-defop("add", promoted(np.add), [lambda g, x, y, out: g, lambda g, x, y, out: g],
-      elementwise=True, commutative=True)
-defop("sub", _subtract, [lambda g, x, y, out: g, lambda g, x, y, out: -g], elementwise=True,
-      backward=lambda attrs, shapes: ("RsubBackward1" if isinstance(shapes[0], ScalarShape)
-                                      else "SubBackward0"))
-defop("mul", promoted(np.multiply), [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
-      saves=(0, 1), elementwise=True, commutative=True)
-defop("div", _divide, [lambda g, x, y, out: g / y,
-                       lambda g, x, y, out: -g * x / (y * y)],
-      saves=(0, 1), elementwise=True)
-defop("reciprocal", lambda x: np.true_divide(1, _as_floating(x)),
-      [lambda g, x, out: -g * out * out],
-      saves=("out",), elementwise=True)
+defop(
+    "add",
+    promoted(np.add),
+    [lambda g, x, y, out: g, lambda g, x, y, out: g],
+    elementwise=True,
+    commutative=True,
+)
+defop(
+    "sub",
+    _subtract,
+    [lambda g, x, y, out: g, lambda g, x, y, out: -g],
+    elementwise=True,
+    backward=lambda attrs, shapes: (
+        "RsubBackward1" if isinstance(shapes[0], ScalarShape) else "SubBackward0"
+    ),
+)
+defop(
+    "mul",
+    promoted(np.multiply),
+    [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
+    saves=(0, 1),
+    elementwise=True,
+    commutative=True,
+)
+defop(
+    "div",
+    _divide,
+    [lambda g, x, y, out: g / y, lambda g, x, y, out: -g * x / (y * y)],
+    saves=(0, 1),
+    elementwise=True,
+)
+defop(
+    "reciprocal",
+    lambda x: np.true_divide(1, _as_floating(x)),
+    [lambda g, x, out: -g * out * out],
+    saves=("out",),
+    elementwise=True,
+)
 
 
 def _pow_scalar_partial(g, x, out, exponent):
@@ -118,13 +147,21 @@ def _power_scalar(x, exponent):
     if isinstance(exponent, bool):
         return _power(x, exponent)  # a mask to a bool power stays a mask
     if isinstance(exponent, int) and exponent < 0 and np.result_type(x).kind in "biu":
-        raise RuntimeError("Integers to negative integer powers are not allowed. Use a float "
-                           f"exponent ({exponent}.0) or convert the tensor with .double() first")
+        raise RuntimeError(
+            "Integers to negative integer powers are not allowed. Use a float "
+            f"exponent ({exponent}.0) or convert the tensor with .double() first"
+        )
     return np.power(x, exponent)
 
 
-defop("pow_scalar", _power_scalar, [_pow_scalar_partial],
-      backward="PowBackward0", saves=(0,), elementwise=True)
+defop(
+    "pow_scalar",
+    _power_scalar,
+    [_pow_scalar_partial],
+    backward="PowBackward0",
+    saves=(0,),
+    elementwise=True,
+)
 
 
 def _pow_base_partial(g, x, y, out):
@@ -145,8 +182,10 @@ def _power(x, y):
     if dtype == np.bool_:
         if isinstance(y, bool):  # torch's mask ** True is the mask, mask ** False all True
             return np.logical_or(x, not y)
-        raise NotImplementedError("\"pow\" not implemented for 'Bool': raise numbers, not "
-                                  "masks; convert first, e.g. mask.long() ** 2")
+        raise NotImplementedError(
+            "\"pow\" not implemented for 'Bool': raise numbers, not "
+            "masks; convert first, e.g. mask.long() ** 2"
+        )
     x, y = promote(x, y)
     if dtype is not None and dtype.kind in "iu" and np.any(np.asarray(y) < 0):
         return _integer_power_with_negative_exponents(np.asarray(x), np.asarray(y))
@@ -161,10 +200,18 @@ def _integer_power_with_negative_exponents(x: np.ndarray, y: np.ndarray) -> np.n
     return np.where(y < 0, negative, positive).astype(positive.dtype, copy=False)
 
 
-defop("pow", _power, [_pow_base_partial, _pow_exponent_partial],
-      backward=lambda attrs, shapes: ("PowBackward2" if isinstance(shapes[0], ScalarShape)
-                                      else "PowBackward1"),
-      saves=(0, 1, "out"), elementwise=True)
+defop(
+    "pow",
+    _power,
+    [_pow_base_partial, _pow_exponent_partial],
+    backward=lambda attrs, shapes: (
+        "PowBackward2" if isinstance(shapes[0], ScalarShape) else "PowBackward1"
+    ),
+    saves=(0, 1, "out"),
+    elementwise=True,
+)
+
+
 def _unless_beaten(g, x, y, beaten):
     # PyTorch: the whole gradient unless the other operand wins, half of it on a tie.
     # Comparisons with NaN are False, so both operands get the gradient at a NaN.  A
@@ -175,36 +222,58 @@ def _unless_beaten(g, x, y, beaten):
 def _extremum(wins):
     """Elementwise max/min as torch: a NaN wins, and on a tie (0.0 and -0.0 included)
     the first operand is the result (numpy's maximum returns the second)."""
+
     def forward(x, y):
         x, y = promote(x, y)
         return np.where(np.logical_or(wins(y, x), np.not_equal(y, y)), y, x)
+
     return forward
 
 
-defop("maximum", _extremum(np.greater),
-      [lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y)),
-       lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y))],
-      saves=(0, 1), elementwise=True, commutative=True)
-defop("minimum", _extremum(np.less),
-      [lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y)),
-       lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y))],
-      saves=(0, 1), elementwise=True, commutative=True)
+defop(
+    "maximum",
+    _extremum(np.greater),
+    [
+        lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y)),
+        lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y)),
+    ],
+    saves=(0, 1),
+    elementwise=True,
+    commutative=True,
+)
+defop(
+    "minimum",
+    _extremum(np.less),
+    [
+        lambda g, x, y, out: _unless_beaten(g, x, y, F.gt(x, y)),
+        lambda g, x, y, out: _unless_beaten(g, x, y, F.lt(x, y)),
+    ],
+    saves=(0, 1),
+    elementwise=True,
+    commutative=True,
+)
 
 
 def _where(condition, x, y):
     # A float condition would scale the gradient by its value: refuse it, as torch does.
     if np.asarray(condition).dtype != np.bool_:
-        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {np.asarray(condition).dtype}: compare first, "
-                           "e.g. where(c > 0, x, y), or convert with c.bool().")
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor "
+            f"with dtype {np.asarray(condition).dtype}: compare first, "
+            "e.g. where(c > 0, x, y), or convert with c.bool()."
+        )
     return np.where(condition, *promote(x, y))
 
 
-defop("where", _where,
-      # where(), not g * c: the unselected side gets an exact 0 even where g is inf
-      [None, lambda g, c, x, y, out: F.where(c, g, 0.0),
-       lambda g, c, x, y, out: F.where(c, 0.0, g)],
-      saves=(0,), elementwise=True)
+defop(
+    "where",
+    _where,
+    # where(), not g * c: the unselected side gets an exact 0 even where g is inf
+    [None, lambda g, c, x, y, out: F.where(c, g, 0.0), lambda g, c, x, y, out: F.where(c, 0.0, g)],
+    saves=(0,),
+    elementwise=True,
+)
+
 
 # ----------------------------------------------------------------------------------
 # Elementwise unary
@@ -220,6 +289,7 @@ def _floating(ufunc):
     @writes_like(ufunc)
     def forward(x, out=None):
         return ufunc(_as_floating(x), out=out)
+
     forward.__name__ = ufunc.__name__
     forward.__doc__ = ufunc.__doc__
     return forward
@@ -228,33 +298,49 @@ def _floating(ufunc):
 @writes_like(np.negative)
 def _negative(x, out=None):
     if np.asarray(x).dtype == np.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
-                           "you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If "
+            "you are trying to invert a mask, use the `~` or `logical_not()` "
+            "operator instead."
+        )
     return np.negative(x, out=out)
 
 
 defop("neg", _negative, [lambda g, x, out: -g], elementwise=True)
 defop("exp", _floating(np.exp), [lambda g, x, out: g * out], saves=("out",), elementwise=True)
 defop("log", _floating(np.log), [lambda g, x, out: g / x], saves=(0,), elementwise=True)
-defop("sqrt", _floating(np.sqrt), [lambda g, x, out: g / (out * 2.0)], saves=("out",),
-      elementwise=True)
+defop(
+    "sqrt",
+    _floating(np.sqrt),
+    [lambda g, x, out: g / (out * 2.0)],
+    saves=("out",),
+    elementwise=True,
+)
 defop("sin", _floating(np.sin), [lambda g, x, out: g * F.cos(x)], saves=(0,), elementwise=True)
 defop("cos", _floating(np.cos), [lambda g, x, out: -g * F.sin(x)], saves=(0,), elementwise=True)
-defop("tanh", _floating(np.tanh), [lambda g, x, out: g * (1.0 - out * out)], saves=("out",),
-      elementwise=True)
+defop(
+    "tanh",
+    _floating(np.tanh),
+    [lambda g, x, out: g * (1.0 - out * out)],
+    saves=("out",),
+    elementwise=True,
+)
 
 
 def _sigmoid(x):
     # exp(-|x|) never overflows, and both branches avoid cancellation in the tails.
     x = _as_floating(x)
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(np.result_type(x, 1.0),
-                                                                    copy=False)
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(
+        np.result_type(x, 1.0), copy=False
+    )
 
 
-defop("sigmoid", _sigmoid, [lambda g, x, out: g * out * (1.0 - out)], saves=("out",),
-      elementwise=True)
+defop(
+    "sigmoid", _sigmoid, [lambda g, x, out: g * out * (1.0 - out)], saves=("out",), elementwise=True
+)
+
+
 # relu and abs follow PyTorch at special values: relu keeps -0.0 and NaN (it only
 # replaces x < 0), passes the gradient at NaN (only out <= 0 blocks it), and abs's
 # gradient at NaN is 0 (torch's sgn(NaN) is 0, numpy's sign(NaN) is NaN).
@@ -262,15 +348,19 @@ defop("sigmoid", _sigmoid, [lambda g, x, out: g * out * (1.0 - out)], saves=("ou
 def _relu(x):
     x = np.asarray(x)
     if x.dtype == np.bool_:
-        raise RuntimeError("Boolean inputs not supported for relu: a mask is already >= 0; "
-                           "convert it with .float() if you need numbers")
+        raise RuntimeError(
+            "Boolean inputs not supported for relu: a mask is already >= 0; "
+            "convert it with .float() if you need numbers"
+        )
     return np.where(x < 0, 0, x).astype(x.dtype, copy=False)
 
 
 def _abs(x):
     if np.asarray(x).dtype == np.bool_:
-        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool': a mask has no sign; "
-                                  "convert it with .long() or .float() first")
+        raise NotImplementedError(
+            "\"abs_cpu\" not implemented for 'Bool': a mask has no sign; "
+            "convert it with .long() or .float() first"
+        )
     return np.abs(x)
 
 
@@ -280,15 +370,27 @@ def _sign(x):
     if x.dtype == np.bool_:
         return x.copy()
     out = np.sign(x)
-    return np.where(np.isnan(out), 0, out).astype(out.dtype, copy=False) if x.dtype.kind in "fc" \
+    return (
+        np.where(np.isnan(out), 0, out).astype(out.dtype, copy=False)
+        if x.dtype.kind in "fc"
         else out
+    )
 
 
-defop("relu", _relu,
-      [lambda g, x, out: F.where(F.le(out, 0.0), 0.0, g)], saves=("out",), elementwise=True)
-defop("abs", _abs,
-      [lambda g, x, out: F.where(F.gt(x, 0.0), g, F.where(F.lt(x, 0.0), -g, g * 0.0))],
-      saves=(0,), elementwise=True)
+defop(
+    "relu",
+    _relu,
+    [lambda g, x, out: F.where(F.le(out, 0.0), 0.0, g)],
+    saves=("out",),
+    elementwise=True,
+)
+defop(
+    "abs",
+    _abs,
+    [lambda g, x, out: F.where(F.gt(x, 0.0), g, F.where(F.lt(x, 0.0), -g, g * 0.0))],
+    saves=(0,),
+    elementwise=True,
+)
 
 
 def _clamp(x, min=None, max=None):
@@ -308,30 +410,53 @@ def _clamp_partial(g, x, out, min=None, max=None):
     return F.where(inside, g, 0.0)
 
 
-defop("clamp", _clamp, [_clamp_partial], backward="ClampBackward1", saves=(0,),
-      elementwise=True)
+defop("clamp", _clamp, [_clamp_partial], backward="ClampBackward1", saves=(0,), elementwise=True)
 defop("clone", np.copy, [lambda g, x, out: g])
-defop("to_copy", lambda x, dtype: np.asarray(x).astype(dtype),
-      [lambda g, x, out, dtype: g if g.dtype == x.dtype else F.to_copy(g, dtype=x.dtype)],
-      backward="ToCopyBackward0", doc="A copy cast to ``dtype`` (``x.float()``, ``x.to(...)``).")
+defop(
+    "to_copy",
+    lambda x, dtype: np.asarray(x).astype(dtype),
+    [lambda g, x, out, dtype: g if g.dtype == x.dtype else F.to_copy(g, dtype=x.dtype)],
+    backward="ToCopyBackward0",
+    doc="A copy cast to ``dtype`` (``x.float()``, ``x.to(...)``).",
+)
 # What in-place writers compute; the old value gets no gradient: zeros that are
 # constants (not g * 0, which is NaN where g is inf and stays connected to g's graph).
 defop("zeros_like", np.zeros_like, doc="Zeros of ``x``'s shape and dtype; no gradient flows.")
-defop("fill", lambda x, value: np.full_like(x, value),
-      [lambda g, x, out, value: F.zeros_like(g)], backward="FillBackward2")  # fill_(scalar)
+defop(
+    "fill",
+    lambda x, value: np.full_like(x, value),
+    [lambda g, x, out, value: F.zeros_like(g)],
+    backward="FillBackward2",
+)  # fill_(scalar)
 defop("zero", np.zeros_like, [lambda g, x, out: F.zeros_like(g)], backward="ZeroBackward0")
-defop("copy", lambda x, src: np.array(np.broadcast_to(np.asarray(src, dtype=np.asarray(x).dtype),
-                                                      np.shape(x))),
-      [lambda g, x, src, out: F.zeros_like(g), lambda g, x, src, out: g],
-      backward="CopyBackwards",
-      elementwise=True, doc="``src`` broadcast to ``x``'s shape and dtype (``x.copy_(src)``).")
+defop(
+    "copy",
+    lambda x, src: np.array(
+        np.broadcast_to(np.asarray(src, dtype=np.asarray(x).dtype), np.shape(x))
+    ),
+    [lambda g, x, src, out: F.zeros_like(g), lambda g, x, src, out: g],
+    backward="CopyBackwards",
+    elementwise=True,
+    doc="``src`` broadcast to ``x``'s shape and dtype (``x.copy_(src)``).",
+)
 
 # Comparisons and friends: results carry no gradient (PyTorch returns bool tensors).
-for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("gt", np.greater),
-                   ("ge", np.greater_equal), ("lt", np.less), ("le", np.less_equal),
-                   ("logical_and", np.logical_and), ("logical_or", np.logical_or)]:
-    defop(_name, promoted(_fn), elementwise=True,
-          commutative=_name in ("eq", "ne", "logical_and", "logical_or"))
+for _name, _fn in [
+    ("eq", np.equal),
+    ("ne", np.not_equal),
+    ("gt", np.greater),
+    ("ge", np.greater_equal),
+    ("lt", np.less),
+    ("le", np.less_equal),
+    ("logical_and", np.logical_and),
+    ("logical_or", np.logical_or),
+]:
+    defop(
+        _name,
+        promoted(_fn),
+        elementwise=True,
+        commutative=_name in ("eq", "ne", "logical_and", "logical_or"),
+    )
 defop("logical_not", np.logical_not, elementwise=True)
 defop("sign", _sign, elementwise=True)
 
@@ -361,12 +486,22 @@ def _count(shape, dim):
     return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
 
 
-defop("sum", _sum, [lambda g, x, out, dim=None, keepdim=False:
-                    _restore(g, x.shape, dim, keepdim)],
-      backward=_reduction_name("Sum"))
-defop("mean", _mean, [lambda g, x, out, dim=None, keepdim=False:
-                      _restore(g, x.shape, dim, keepdim) / max(_count(x.shape, dim), 1)],
-      backward=_reduction_name("Mean"))
+defop(
+    "sum",
+    _sum,
+    [lambda g, x, out, dim=None, keepdim=False: _restore(g, x.shape, dim, keepdim)],
+    backward=_reduction_name("Sum"),
+)
+defop(
+    "mean",
+    _mean,
+    [
+        lambda g, x, out, dim=None, keepdim=False: (
+            _restore(g, x.shape, dim, keepdim) / max(_count(x.shape, dim), 1)
+        )
+    ],
+    backward=_reduction_name("Mean"),
+)
 
 
 def _check_not_empty(name: str, x, dim, whole_error: type = IndexError, hint: str = "") -> None:
@@ -376,13 +511,15 @@ def _check_not_empty(name: str, x, dim, whole_error: type = IndexError, hint: st
     shape = np.shape(x)
     if dim is None:
         if math.prod(shape) == 0:
-            raise whole_error(f"{name}(): Expected reduction dim to be specified for "
-                              f"input.numel() == 0.{hint}")
+            raise whole_error(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{hint}"
+            )
         return
-    for axis in (dim if isinstance(dim, tuple) else (dim,)):
+    for axis in dim if isinstance(dim, tuple) else (dim,):
         if -len(shape) <= axis < len(shape) and shape[axis] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {axis % len(shape)} to have "
-                             "non-zero size.")
+            raise IndexError(
+                f"{name}(): Expected reduction dim {axis % len(shape)} to have non-zero size."
+            )
 
 
 _SPECIFY_DIM = " Specify the reduction dim with the 'dim' argument."
@@ -392,6 +529,7 @@ def _extreme(name, reducer):
     def forward(x, dim=None, keepdim=False):
         _check_not_empty(name, x, dim, RuntimeError, _SPECIFY_DIM)
         return reducer(x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim)
+
     return forward
 
 
@@ -421,32 +559,48 @@ def _extreme_partial(g, x, out, dim=None, keepdim=False):
     return _restore(g, x.shape, dim, keepdim) * hit / F.expand(count, shape=tuple(x.shape))
 
 
-defop("max", _extreme("max", np.max), [_extreme_partial], backward=_minmax_name("Max"),
-      saves=(0, "out"))
-defop("min", _extreme("min", np.min), [_extreme_partial], backward=_minmax_name("Min"),
-      saves=(0, "out"))
+defop(
+    "max",
+    _extreme("max", np.max),
+    [_extreme_partial],
+    backward=_minmax_name("Max"),
+    saves=(0, "out"),
+)
+defop(
+    "min",
+    _extreme("min", np.min),
+    [_extreme_partial],
+    backward=_minmax_name("Min"),
+    saves=(0, "out"),
+)
 
 
 def _position_of(name, finder):
     def forward(x, dim=None, keepdim=False):
         if np.result_type(x) == np.bool_:
-            raise RuntimeError(f"{name}(): does not support bool input; convert the mask with "
-                               ".long() first")
+            raise RuntimeError(
+                f"{name}(): does not support bool input; convert the mask with .long() first"
+            )
         _check_not_empty(name, x, dim)
         return finder(x, axis=dim, keepdims=keepdim)
+
     return forward
 
 
-defop("argmax", _position_of("argmax", np.argmax),
-      doc="Index of the largest value (over ``dim``).")
-defop("argmin", _position_of("argmin", np.argmin),
-      doc="Index of the smallest value (over ``dim``).")
+defop("argmax", _position_of("argmax", np.argmax), doc="Index of the largest value (over ``dim``).")
+defop(
+    "argmin", _position_of("argmin", np.argmin), doc="Index of the smallest value (over ``dim``)."
+)
 
 # ----------------------------------------------------------------------------------
 # Shape and indexing (numpy views where numpy gives one)
 # ----------------------------------------------------------------------------------
-defop("reshape", lambda x, shape: np.reshape(x, shape),
-      [lambda g, x, out, shape: F.reshape(g, shape=tuple(x.shape))], backward="ViewBackward0")
+defop(
+    "reshape",
+    lambda x, shape: np.reshape(x, shape),
+    [lambda g, x, out, shape: F.reshape(g, shape=tuple(x.shape))],
+    backward="ViewBackward0",
+)
 
 
 def _expand(x, shape):
@@ -459,10 +613,16 @@ def _expand(x, shape):
 
 
 defop("expand", _expand, [lambda g, x, out, shape: F.sum_to(g, shape=tuple(x.shape))])
-defop("sum_to", lambda x, shape: _np_sum_to(np.asarray(x), shape),
-      [lambda g, x, out, shape: F.expand(g, shape=tuple(x.shape))])
-defop("transpose", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
-      [lambda g, x, out, dim0, dim1: F.transpose(g, dim0=dim0, dim1=dim1)])
+defop(
+    "sum_to",
+    lambda x, shape: _np_sum_to(np.asarray(x), shape),
+    [lambda g, x, out, shape: F.expand(g, shape=tuple(x.shape))],
+)
+defop(
+    "transpose",
+    lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+    [lambda g, x, out, dim0, dim1: F.transpose(g, dim0=dim0, dim1=dim1)],
+)
 
 
 def _t(x):
@@ -472,8 +632,13 @@ def _t(x):
 
 
 defop("t", _t, [lambda g, x, out: F.t(g)], backward="TBackward0")
-defop("permute", lambda x, dims: np.transpose(x, dims),
-      [lambda g, x, out, dims: F.permute(g, dims=tuple(np.argsort(dims).tolist()))])
+defop(
+    "permute",
+    lambda x, dims: np.transpose(x, dims),
+    [lambda g, x, out, dims: F.permute(g, dims=tuple(np.argsort(dims).tolist()))],
+)
+
+
 def _squeeze(x, dim=None):
     # As in torch, squeezing a dimension whose size is not 1 leaves it (a no-op view).
     x = np.asarray(x)
@@ -486,14 +651,24 @@ def _squeeze(x, dim=None):
 
 def _squeeze_name(attrs, shapes):
     dim = attrs.get("dim")
-    return "SqueezeBackward0" if dim is None else (
-        "SqueezeBackward1" if isinstance(dim, (int, np.integer)) else "SqueezeBackward2")
+    return (
+        "SqueezeBackward0"
+        if dim is None
+        else ("SqueezeBackward1" if isinstance(dim, (int, np.integer)) else "SqueezeBackward2")
+    )
 
 
-defop("squeeze", _squeeze, [lambda g, x, out, dim=None: F.reshape(g, shape=tuple(x.shape))],
-      backward=_squeeze_name)
-defop("unsqueeze", lambda x, dim: np.expand_dims(x, dim),
-      [lambda g, x, out, dim: F.reshape(g, shape=tuple(x.shape))])
+defop(
+    "squeeze",
+    _squeeze,
+    [lambda g, x, out, dim=None: F.reshape(g, shape=tuple(x.shape))],
+    backward=_squeeze_name,
+)
+defop(
+    "unsqueeze",
+    lambda x, dim: np.expand_dims(x, dim),
+    [lambda g, x, out, dim: F.reshape(g, shape=tuple(x.shape))],
+)
 
 
 def _index_name(attrs, shapes):
@@ -524,10 +699,13 @@ def _scatter(g, shape, index):
 def _getitem(x, index):
     x = np.asarray(x)
     parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(part, slice) and part.step is not None and part.step <= 0
-           for part in parts):  # torch has no reversed views
-        raise ValueError("step must be greater than zero: a slice cannot reverse a tensor; "
-                         "index with reversed positions instead, x[ng.arange(n - 1, -1, -1)]")
+    if any(
+        isinstance(part, slice) and part.step is not None and part.step <= 0 for part in parts
+    ):  # torch has no reversed views
+        raise ValueError(
+            "step must be greater than zero: a slice cannot reverse a tensor; "
+            "index with reversed positions instead, x[ng.arange(n - 1, -1, -1)]"
+        )
     try:
         out = x[index]
     except IndexError as error:  # torch's wording: dimensions, not axes
@@ -538,11 +716,18 @@ def _getitem(x, index):
     return out
 
 
-defop("getitem", _getitem,
-      [lambda g, x, out, index: F.scatter(g, shape=tuple(x.shape), index=index)],
-      backward=_index_name)
-defop("scatter", _scatter, [lambda g, x, out, shape, index: F.getitem(g, index=index)],
-      backward="IndexPutBackward0")
+defop(
+    "getitem",
+    _getitem,
+    [lambda g, x, out, index: F.scatter(g, shape=tuple(x.shape), index=index)],
+    backward=_index_name,
+)
+defop(
+    "scatter",
+    _scatter,
+    [lambda g, x, out, shape, index: F.getitem(g, index=index)],
+    backward="IndexPutBackward0",
+)
 
 
 def _index_put(x, value, index):
@@ -568,10 +753,16 @@ def _index_put_value_partial(g, x, v, out, index):
     return _summed_to(F.getitem(g, index=index), getattr(v, "shape", ()))
 
 
-defop("index_put", _index_put,
-      [lambda g, x, v, out, index: F.where(_keep_mask(tuple(x.shape), index), g, 0.0),
-       _index_put_value_partial],
-      backward="IndexPutBackward0", elementwise=False)
+defop(
+    "index_put",
+    _index_put,
+    [
+        lambda g, x, v, out, index: F.where(_keep_mask(tuple(x.shape), index), g, 0.0),
+        _index_put_value_partial,
+    ],
+    backward="IndexPutBackward0",
+    elementwise=False,
+)
 
 
 def _split_partials(g, inputs, out, needs, dim):
@@ -589,15 +780,25 @@ def _split_partials(g, inputs, out, needs, dim):
 
 def _unstack_partials(g, inputs, out, needs, dim):
     axis = dim % (len(inputs[0].shape) + 1)
-    return [F.getitem(g, index=(slice(None),) * axis + (i,)) if need else None
-            for i, need in enumerate(needs)]
+    return [
+        F.getitem(g, index=(slice(None),) * axis + (i,)) if need else None
+        for i, need in enumerate(needs)
+    ]
 
 
 # cat and stack promote their tensors as torch does (int32 with float32 is float32).
-defop("cat", lambda xs, dim=0: np.concatenate(promote(*xs), axis=dim), vjp_all=_split_partials,
-      variadic=True)
-defop("stack", lambda xs, dim=0: np.stack(promote(*xs), axis=dim), vjp_all=_unstack_partials,
-      variadic=True)
+defop(
+    "cat",
+    lambda xs, dim=0: np.concatenate(promote(*xs), axis=dim),
+    vjp_all=_split_partials,
+    variadic=True,
+)
+defop(
+    "stack",
+    lambda xs, dim=0: np.stack(promote(*xs), axis=dim),
+    vjp_all=_unstack_partials,
+    variadic=True,
+)
 
 # ----------------------------------------------------------------------------------
 # Linear algebra
@@ -642,6 +843,7 @@ def _matmul_partial(which):
             grad = F.sum_to(grad, shape=tuple(target))
         shape = (x if which == 0 else y).shape
         return grad if tuple(grad.shape) == tuple(shape) else F.reshape(grad, shape=tuple(shape))
+
     return partial
 
 
@@ -649,35 +851,48 @@ def _matmul(x, y):
     # torch's matmul does not promote: float32 @ float64 is an error, not a float64 result.
     a, b = np.result_type(x), np.result_type(y)
     if a != b:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{torch_dtype_name(a).lower()} != {torch_dtype_name(b).lower()}; "
-                           f"convert one operand first, e.g. with .to({np.dtype(a).name})")
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: "
+            f"{torch_dtype_name(a).lower()} != {torch_dtype_name(b).lower()}; "
+            f"convert one operand first, e.g. with .to({np.dtype(a).name})"
+        )
     return np.matmul(x, y)
 
 
-defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1),
-      backward=_matmul_name)
+defop(
+    "matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1), backward=_matmul_name
+)
 
 
 def _addmm(bias, mat1, mat2):
     if np.ndim(mat1) != 2 or np.ndim(mat2) != 2:
-        raise ValueError(f"addmm multiplies matrices, got {np.ndim(mat1)}-D and "
-                         f"{np.ndim(mat2)}-D operands; use matmul and + for other shapes")
+        raise ValueError(
+            f"addmm multiplies matrices, got {np.ndim(mat1)}-D and "
+            f"{np.ndim(mat2)}-D operands; use matmul and + for other shapes"
+        )
     dtypes = [np.result_type(v) for v in (bias, mat1, mat2)]
     if len(set(dtypes)) > 1:  # torch's addmm (nn.Linear) does not promote either
         a, b = (dtypes[0], dtypes[2]) if dtypes[0] != dtypes[2] else (dtypes[1], dtypes[2])
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{torch_dtype_name(a)} and {torch_dtype_name(b)}; convert the "
-                           "input or the layer first (e.g. x.double() or layer parameters "
-                           "created with the input's dtype)")
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got "
+            f"{torch_dtype_name(a)} and {torch_dtype_name(b)}; convert the "
+            "input or the layer first (e.g. x.double() or layer parameters "
+            "created with the input's dtype)"
+        )
     return np.matmul(mat1, mat2) + bias
 
 
-defop("addmm", _addmm,
-      [lambda g, bias, mat1, mat2, out: _summed_to(g, bias.shape),
-       lambda g, bias, mat1, mat2, out: F.matmul(g, F.t(mat2)),
-       lambda g, bias, mat1, mat2, out: F.matmul(F.t(mat1), g)],
-      saves=(1, 2), doc="``bias + mat1 @ mat2`` for matrices: the op behind ``nn.Linear``.")
+defop(
+    "addmm",
+    _addmm,
+    [
+        lambda g, bias, mat1, mat2, out: _summed_to(g, bias.shape),
+        lambda g, bias, mat1, mat2, out: F.matmul(g, F.t(mat2)),
+        lambda g, bias, mat1, mat2, out: F.matmul(F.t(mat1), g),
+    ],
+    saves=(1, 2),
+    doc="``bias + mat1 @ mat2`` for matrices: the op behind ``nn.Linear``.",
+)
 
 # ----------------------------------------------------------------------------------
 # Neural-network building blocks
@@ -689,7 +904,8 @@ def _check_floating(kernel: str, x) -> None:
     if dtype.kind not in "fc":
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{torch_dtype_name(dtype)}': it needs floating "
-            "point input; convert with .double() or .float() first")
+            "point input; convert with .double() or .float() first"
+        )
 
 
 def _softmax(x, dim):
@@ -705,20 +921,30 @@ def _log_softmax(x, dim):
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
-defop("softmax", _softmax,
-      [lambda g, x, out, dim: out * (g - F.sum(g * out, dim=dim, keepdim=True))],
-      saves=("out",))
-defop("log_softmax", _log_softmax,
-      [lambda g, x, out, dim: g - F.exp(out) * F.sum(g, dim=dim, keepdim=True)],
-      saves=("out",))
+defop(
+    "softmax",
+    _softmax,
+    [lambda g, x, out, dim: out * (g - F.sum(g * out, dim=dim, keepdim=True))],
+    saves=("out",),
+)
+defop(
+    "log_softmax",
+    _log_softmax,
+    [lambda g, x, out, dim: g - F.exp(out) * F.sum(g, dim=dim, keepdim=True)],
+    saves=("out",),
+)
 
 
 def _one_hot(target, num_classes):
     return np.asarray(target)[..., None] == np.arange(num_classes)
 
 
-defop("one_hot", _one_hot, elementwise=False,
-      doc="Boolean (..., num_classes) mask, True at each target class (no gradient).")
+defop(
+    "one_hot",
+    _one_hot,
+    elementwise=False,
+    doc="Boolean (..., num_classes) mask, True at each target class (no gradient).",
+)
 
 
 def _nll_loss(logp, target, reduction="mean"):
@@ -750,8 +976,15 @@ def _mse_partial(sign):
         # the mean is over the broadcast shape (torch), not over x's own size
         scale = 2.0 / max(int(np.prod(diff.shape)), 1) if reduction == "mean" else 2.0
         return g * diff * scale
+
     return partial
 
 
-defop("mse_loss", _mse, [_mse_partial(+1), _mse_partial(-1)], saves=(0, 1),
-      backward="MseLossBackward0", elementwise=True)
+defop(
+    "mse_loss",
+    _mse,
+    [_mse_partial(+1), _mse_partial(-1)],
+    saves=(0, 1),
+    backward="MseLossBackward0",
+    elementwise=True,
+)

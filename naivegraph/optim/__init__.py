@@ -46,10 +46,18 @@ class Optimizer:
         {0: {'momentum_buffer': tensor([2.])}}
         """
         index = {id(p): i for i, p in enumerate(self._params())}
-        state = {index[key]: {name: _export(value) for name, value in entry.items()}
-                 for key, entry in self.state.items() if key in index}
-        groups = [dict({k: v for k, v in g.items() if k != "params"},
-                       params=[index[id(p)] for p in g["params"]]) for g in self.param_groups]
+        state = {
+            index[key]: {name: _export(value) for name, value in entry.items()}
+            for key, entry in self.state.items()
+            if key in index
+        }
+        groups = [
+            dict(
+                {k: v for k, v in g.items() if k != "params"},
+                params=[index[id(p)] for p in g["params"]],
+            )
+            for g in self.param_groups
+        ]
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -60,31 +68,41 @@ class Optimizer:
         """
         groups, state = self._checked_state(state_dict)
         params = self._params()
-        self.state = {id(params[int(i)]): {name: _import(value) for name, value in entry.items()}
-                      for i, entry in state.items()}
+        self.state = {
+            id(params[int(i)]): {name: _import(value) for name, value in entry.items()}
+            for i, entry in state.items()
+        }
         for group, saved in zip(self.param_groups, groups):
             group.update({k: v for k, v in saved.items() if k != "params"})
 
     def _checked_state(self, state_dict) -> tuple[list, dict]:
         if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
-            raise ValueError("optimizer state_dict must be a dict with the keys 'state' and "
-                             "'param_groups', as optimizer.state_dict() returns")
+            raise ValueError(
+                "optimizer state_dict must be a dict with the keys 'state' and "
+                "'param_groups', as optimizer.state_dict() returns"
+            )
         groups, state = state_dict["param_groups"], state_dict["state"]
         if len(groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(own["params"]) for g, own in zip(groups, self.param_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match "
-                             "the size of optimizer's group")
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match "
+                "the size of optimizer's group"
+            )
         params = self._params()
         for i, entry in state.items():
             if not 0 <= int(i) < len(params):
-                raise ValueError(f"loaded state dict has state for parameter {i}, but the "
-                                 f"optimizer has {len(params)} parameters")
+                raise ValueError(
+                    f"loaded state dict has state for parameter {i}, but the "
+                    f"optimizer has {len(params)} parameters"
+                )
             for name, value in entry.items():
                 shape = np.shape(_import(value))
                 if shape not in ((), params[int(i)].shape):
-                    raise ValueError(f"loaded state dict has {name} of shape {shape} for "
-                                     f"parameter {i} of shape {params[int(i)].shape}")
+                    raise ValueError(
+                        f"loaded state dict has {name} of shape {shape} for "
+                        f"parameter {i} of shape {params[int(i)].shape}"
+                    )
         return groups, state
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -111,8 +129,10 @@ class Optimizer:
 def _param_group(group: dict, defaults: dict) -> dict:
     """A checked parameter group: its parameters as a list, every setting filled in."""
     if not isinstance(group, dict) or "params" not in group:
-        raise TypeError("a parameter group is a dict with a 'params' entry, e.g. "
-                        "{'params': model.parameters(), 'lr': 0.01}")
+        raise TypeError(
+            "a parameter group is a dict with a 'params' entry, e.g. "
+            "{'params': model.parameters(), 'lr': 0.01}"
+        )
     params = group["params"]
     params = [params] if isinstance(params, Tensor) else list(params)
     for p in params:
@@ -131,8 +151,11 @@ def _refuse_shared(groups: list[dict]) -> None:
 
 def _export(value):
     """A state entry for state_dict: arrays become tensors (copies), numbers stay."""
-    return Tensor._make(np.array(value, copy=True), False, None, 0) \
-        if isinstance(value, np.ndarray) else value
+    return (
+        Tensor._make(np.array(value, copy=True), False, None, 0)
+        if isinstance(value, np.ndarray)
+        else value
+    )
 
 
 def _import(value):
@@ -143,12 +166,19 @@ def _import(value):
 class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum and weight decay."""
 
-    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0,
-                 weight_decay: float = 0.0, nesterov: bool = False) -> None:
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ) -> None:
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
-        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay,
-                                      nesterov=nesterov))
+        super().__init__(
+            params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov)
+        )
 
     def step(self) -> None:
         for p, g, group, state in self._updates():
@@ -165,8 +195,14 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba), with PyTorch's defaults."""
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas=(0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
 
     def step(self) -> None:
@@ -177,8 +213,8 @@ class Adam(Optimizer):
             t = state["step"] = state.get("step", 0) + 1
             m = state["exp_avg"] = beta1 * state.get("exp_avg", 0.0) + (1 - beta1) * g
             v = state["exp_avg_sq"] = beta2 * state.get("exp_avg_sq", 0.0) + (1 - beta2) * g * g
-            m_hat = m / (1 - beta1 ** t)
-            v_hat = v / (1 - beta2 ** t)
+            m_hat = m / (1 - beta1**t)
+            v_hat = v / (1 - beta2**t)
             self._write(p, group["lr"] * m_hat / (np.sqrt(v_hat) + group["eps"]))
 
 
@@ -207,15 +243,35 @@ class RMSprop(Optimizer):
     0.0
     """
 
-    def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
-                 weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False) -> None:
-        for name, value in (("learning rate", lr), ("epsilon value", eps),
-                            ("momentum value", momentum),
-                            ("weight_decay value", weight_decay), ("alpha value", alpha)):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum: float = 0.0,
+        centered: bool = False,
+    ) -> None:
+        for name, value in (
+            ("learning rate", lr),
+            ("epsilon value", eps),
+            ("momentum value", momentum),
+            ("weight_decay value", weight_decay),
+            ("alpha value", alpha),
+        ):
             _check_positive(name, value)
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+            ),
+        )
 
     def step(self) -> None:
         for p, g, group, state in self._updates():
@@ -223,8 +279,9 @@ class RMSprop(Optimizer):
                 g = g + group["weight_decay"] * p._data
             alpha = group["alpha"]
             state["step"] = state.get("step", 0) + 1
-            square_avg = state.get("square_avg", np.zeros_like(p._data)) * alpha \
-                + (1 - alpha) * g * g
+            square_avg = (
+                state.get("square_avg", np.zeros_like(p._data)) * alpha + (1 - alpha) * g * g
+            )
             state["square_avg"] = square_avg
             if group["centered"]:
                 grad_avg = _lerp(state.get("grad_avg", np.zeros_like(p._data)), g, 1 - alpha)
@@ -253,21 +310,39 @@ class Adagrad(Optimizer):
     0.5
     """
 
-    def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0.0,
-                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10) -> None:
-        for name, value in (("learning rate", lr), ("lr_decay value", lr_decay),
-                            ("weight_decay value", weight_decay),
-                            ("initial_accumulator_value value", initial_accumulator_value),
-                            ("epsilon value", eps)):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-2,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        eps: float = 1e-10,
+    ) -> None:
+        for name, value in (
+            ("learning rate", lr),
+            ("lr_decay value", lr_decay),
+            ("weight_decay value", weight_decay),
+            ("initial_accumulator_value value", initial_accumulator_value),
+            ("epsilon value", eps),
+        ):
             _check_positive(name, value)
-        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value,
-                                      eps=eps))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                lr_decay=lr_decay,
+                weight_decay=weight_decay,
+                initial_accumulator_value=initial_accumulator_value,
+                eps=eps,
+            ),
+        )
         for group in self.param_groups:  # filled at once, as torch does
             for p in group["params"]:
-                self.state[id(p)] = {"step": 0, "sum": np.full_like(
-                    p._data, group["initial_accumulator_value"])}
+                self.state[id(p)] = {
+                    "step": 0,
+                    "sum": np.full_like(p._data, group["initial_accumulator_value"]),
+                }
 
     def step(self) -> None:
         for p, g, group, state in self._updates():

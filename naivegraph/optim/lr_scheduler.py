@@ -16,8 +16,10 @@ class LRScheduler:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         if last_epoch != -1 and any("initial_lr" not in g for g in optimizer.param_groups):
-            raise KeyError("param 'initial_lr' is not specified in param_groups when resuming "
-                           "an optimizer: pass last_epoch=-1 for a new schedule")
+            raise KeyError(
+                "param 'initial_lr' is not specified in param_groups when resuming "
+                "an optimizer: pass last_epoch=-1 for a new schedule"
+            )
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             group.setdefault("initial_lr", group["lr"])
@@ -61,11 +63,14 @@ class StepLR(LRScheduler):
     [1.0, 1.0, 0.5, 0.5, 0.25]
     """
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         if isinstance(step_size, bool) or not isinstance(step_size, int) or step_size < 1:
-            raise ValueError(f"step_size must be a positive integer (epochs between two "
-                             f"changes of lr), got {step_size!r}")
+            raise ValueError(
+                f"step_size must be a positive integer (epochs between two "
+                f"changes of lr), got {step_size!r}"
+            )
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 

@@ -35,22 +35,39 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 KINDS = ("forward", "backward", "both")
 
-__all__ = ["Drawing", "GraphvizUnavailable", "RenderError", "available_backends", "render",
-           "render_optimization", "render_gradient_optimization", "KINDS"]
+__all__ = [
+    "Drawing",
+    "GraphvizUnavailable",
+    "RenderError",
+    "available_backends",
+    "render",
+    "render_optimization",
+    "render_gradient_optimization",
+    "KINDS",
+]
 
 
 def __getattr__(name: str) -> Any:
     """``naivegraph.render.Drawing``, imported on first use (it needs graphviz)."""
     if name == "Drawing":
         from .drawing import Drawing
+
         return Drawing
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def render(obj: Any, kind: str | None = None, show_values: bool = True,
-           params: Mapping[str, Any] | None = None, *, max_nodes: int | None = 500,
-           legend: bool = True, rankdir: str = "TB", title: str | None = None,
-           backend: str | None = None) -> Drawing:
+def render(
+    obj: Any,
+    kind: str | None = None,
+    show_values: bool = True,
+    params: Mapping[str, Any] | None = None,
+    *,
+    max_nodes: int | None = 500,
+    legend: bool = True,
+    rankdir: str = "TB",
+    title: str | None = None,
+    backend: str | None = None,
+) -> Drawing:
     """Draw a dynamic tensor (or a list of them), a static node or a whole static graph.
 
     Args:
@@ -103,8 +120,10 @@ def render(obj: Any, kind: str | None = None, show_values: bool = True,
         return _render(obj, kind, show_values, params, max_nodes, legend, rankdir, title, backend)
 
 
-ACCEPTS = ("render() draws a naivegraph Tensor or a list of Tensors (dynamic mode), "
-           "or a static Graph, Node or list of Nodes")
+ACCEPTS = (
+    "render() draws a naivegraph Tensor or a list of Tensors (dynamic mode), "
+    "or a static Graph, Node or list of Nodes"
+)
 
 RANKDIRS = ("TB", "LR", "BT", "RL")
 
@@ -113,8 +132,10 @@ def _describe(obj: Any) -> str:
     if obj is None:
         return "None"
     if isinstance(obj, Mapping):
-        return (f"a {type(obj).__name__} (to draw its tensors pass a list, e.g. "
-                "render(list(d.values())); names go in params=)")
+        return (
+            f"a {type(obj).__name__} (to draw its tensors pass a list, e.g. "
+            "render(list(d.values())); names go in params=)"
+        )
     if isinstance(obj, (list, tuple)) and not obj:
         return f"an empty {type(obj).__name__}"
     return f"{type(obj).__name__} {obj!r:.60}"
@@ -135,8 +156,10 @@ def _mode_of(obj: Any) -> str:
             where = "" if items == [obj] else f"item {position} of the {type(obj).__name__} is "
             raise TypeError(f"{ACCEPTS}; got {where}{_describe(item)}")
     if len(set(modes)) > 1:
-        raise TypeError(f"{ACCEPTS}; got a {type(obj).__name__} mixing Tensors and static "
-                        "Nodes: draw each mode with its own render() call")
+        raise TypeError(
+            f"{ACCEPTS}; got a {type(obj).__name__} mixing Tensors and static "
+            "Nodes: draw each mode with its own render() call"
+        )
     return modes[0]
 
 
@@ -147,19 +170,24 @@ def _is_static_drawable(obj: Any, whole_graph_ok: bool) -> bool:
 def _require_backward_graph(obj: Any) -> None:
     tensors = list(obj) if isinstance(obj, (list, tuple)) else [obj]
     if not any(t.grad_fn is not None or t.requires_grad for t in tensors):
-        raise ValueError("kind='backward' draws the grad_fn graph, but nothing given has one: "
-                         "no grad_fn and requires_grad=False.  Create the leaves with "
-                         "requires_grad=True before computing it, or draw kind='forward'")
+        raise ValueError(
+            "kind='backward' draws the grad_fn graph, but nothing given has one: "
+            "no grad_fn and requires_grad=False.  Create the leaves with "
+            "requires_grad=True before computing it, or draw kind='forward'"
+        )
 
 
-def _check_render_options(kind: Any, params: Any, max_nodes: Any, rankdir: Any,
-                          backend: Any, title: Any) -> None:
+def _check_render_options(
+    kind: Any, params: Any, max_nodes: Any, rankdir: Any, backend: Any, title: Any
+) -> None:
     """Refuse bad options before any work, each with what is accepted."""
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)} (or None), not {kind!r}")
     if params is not None and not isinstance(params, Mapping):
-        raise TypeError("params must be a dict of names to tensors, e.g. params={'w1': w1}, "
-                        f"not {type(params).__name__}")
+        raise TypeError(
+            "params must be a dict of names to tensors, e.g. params={'w1': w1}, "
+            f"not {type(params).__name__}"
+        )
     if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, int)):
         raise TypeError(f"max_nodes must be an int (or None for no limit), not {max_nodes!r}")
     if max_nodes is not None and max_nodes < 2:
@@ -167,15 +195,22 @@ def _check_render_options(kind: Any, params: Any, max_nodes: Any, rankdir: Any,
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     if backend not in (None, "auto", *BACKENDS):
-        raise ValueError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)} "
-                         "or None")
+        raise ValueError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)} or None")
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a str or None, not {type(title).__name__}")
 
 
-def _render(obj: Any, kind: str | None, show_values: bool, params: Mapping[str, Any] | None,
-            max_nodes: int | None, legend: bool, rankdir: str, title: str | None,
-            backend: str | None) -> Drawing:
+def _render(
+    obj: Any,
+    kind: str | None,
+    show_values: bool,
+    params: Mapping[str, Any] | None,
+    max_nodes: int | None,
+    legend: bool,
+    rankdir: str,
+    title: str | None,
+    backend: str | None,
+) -> Drawing:
     started = time.perf_counter()
     if _mode_of(obj) == "static":
         sketch, default_title = static_sketch(obj, kind, show_values)
@@ -184,6 +219,7 @@ def _render(obj: Any, kind: str | None, show_values: bool, params: Mapping[str, 
         sketch = dynamic_sketch(obj, kind, names_from(params), show_values)
         default_title = None
     from .drawing import new_drawing  # graphviz loads with the first drawing
+
     drawing = new_drawing(title if title is not None else default_title, rankdir, backend)
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
     drawing.stats["seconds"] = time.perf_counter() - started

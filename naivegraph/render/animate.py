@@ -57,10 +57,12 @@ def _frame(sketch: Sketch, title: str, backend: str | None, rankdir: str = "TB")
 
 def _append_line(describe: Callable, line: str) -> Callable:
     """A describe function that adds ``line`` (bold red) under the original label."""
+
     def wrapped(item: Item) -> tuple[str, str]:
         label, tooltip = describe(item)
         extra = f'<br/><font point-size="10" color="#c62828"><b>{html.escape(line)}</b></font>'
         return label[:-1] + extra + ">", tooltip
+
     return wrapped
 
 
@@ -75,8 +77,12 @@ def _short(value: Any) -> str:
 # ----------------------------------------------------------------------------- dynamic
 
 
-def dynamic_step_frames(leaves: dict | None = None, steps: Sequence[Step] | None = None,
-                        lr: float = 0.01, backend: str | None = None) -> list[Image.Image]:
+def dynamic_step_frames(
+    leaves: dict | None = None,
+    steps: Sequence[Step] | None = None,
+    lr: float = 0.01,
+    backend: str | None = None,
+) -> list[Image.Image]:
     """Frames of one dynamic training step: grow, flow back, free, update.
 
     ``leaves`` maps names to leaf tensors; ``steps`` are ``(name, formula, fn)`` where
@@ -97,16 +103,26 @@ def dynamic_step_frames(leaves: dict | None = None, steps: Sequence[Step] | None
         for item in sketch.items:  # only the newest result is "the output" in this frame
             if item.style == "output" and item.payload[0] is not env[name]:
                 item.style = "tensor"
-        frames.append(_frame(sketch, f"forward {k}/{len(steps)}: {formula}  (eager: computed "
-                                     f"and recorded at once)", backend))
+        frames.append(
+            _frame(
+                sketch,
+                f"forward {k}/{len(steps)}: {formula}  (eager: computed and recorded at once)",
+                backend,
+            )
+        )
     loss = env[steps[-1][0]]
     frames.extend(_backward_frames(env, loss, backend))
     names = names_from(env)
     ctx = _Context(names, True, [loss])
     sketch = Sketch()
     backward_sketch(sketch, [loss], ctx)
-    frames.append(_frame(sketch, "after backward(): the non-leaf graph is freed (dotted); "
-                                 "leaves keep .grad", backend))
+    frames.append(
+        _frame(
+            sketch,
+            "after backward(): the non-leaf graph is freed (dotted); leaves keep .grad",
+            backend,
+        )
+    )
     frames.append(_after_step_frame(env, leaves, lr, backend))
     return frames
 
@@ -134,11 +150,19 @@ def _backward_frames(env: dict, loss: Any, backend: str | None) -> list[Image.Im
                 item.style = "pending"
             if id(fn) in done:
                 item.describe = _append_line(item.describe, done[id(fn)])
-        frames.append(_frame(sketch, f"backward: the gradient reaches {name} "
-                                     f"({current_fn.name()} runs next)", backend))
+        frames.append(
+            _frame(
+                sketch,
+                f"backward: the gradient reaches {name} ({current_fn.name()} runs next)",
+                backend,
+            )
+        )
 
-    handles = [t.register_hook(lambda g, fn=t.grad_fn: draw(fn, g))
-               for n, t in env.items() if getattr(t, "grad_fn", None) is not None]
+    handles = [
+        t.register_hook(lambda g, fn=t.grad_fn: draw(fn, g))
+        for n, t in env.items()
+        if getattr(t, "grad_fn", None) is not None
+    ]
     try:
         loss.backward()
     finally:
@@ -155,8 +179,12 @@ def _after_step_frame(env: dict, leaves: dict, lr: float, backend: str | None) -
     ctx = _Context(names_from(leaves), True, [])
     sketch = Sketch()
     forward_sketch(sketch, list(leaves.values())[::-1], ctx)
-    return _frame(sketch, f"optimizer step w ← w − {lr}·grad: only the leaves remain; "
-                          "the next forward builds a new graph", backend)
+    return _frame(
+        sketch,
+        f"optimizer step w ← w − {lr}·grad: only the leaves remain; "
+        "the next forward builds a new graph",
+        backend,
+    )
 
 
 # ----------------------------------------------------------------------------- static
@@ -167,8 +195,9 @@ def static_reference_graph() -> tuple[Any, Any, dict]:
     return reference_static()
 
 
-def static_run_frames(graph: Any = None, feeds: Sequence[dict] | None = None,
-                      backend: str | None = None) -> list[Image.Image]:
+def static_run_frames(
+    graph: Any = None, feeds: Sequence[dict] | None = None, backend: str | None = None
+) -> list[Image.Image]:
     """Frames of a static graph: built once (no values), then values flowing on each run.
 
     ``feeds`` is one feed dict (placeholder name -> array) per run; by default the
@@ -193,17 +222,24 @@ def static_run_frames(graph: Any = None, feeds: Sequence[dict] | None = None,
                         item.style = "pending"
         return sketch
 
-    frames = [_frame(sketch_with(None), "static: the graph is built once; nothing is "
-                                         "computed yet", backend)]
+    frames = [
+        _frame(
+            sketch_with(None), "static: the graph is built once; nothing is computed yet", backend
+        )
+    ]
     ops = [n for n in order if n.kind == "operation"]
     for run, feed in enumerate(feeds or [], 1):
         graph.forward(feed)
         leaves = {n for n in order if n.kind != "operation"}
         for k in range(len(ops) + 1):
             text = ", ".join(f"{name}={_short(v)}" for name, v in feed.items())
-            frames.append(_frame(sketch_with(leaves | set(ops[:k])),
-                                 f"run {run}: feed {text}; {k}/{len(ops)} ops computed "
-                                 f"(same graph, new values)", backend))
+            frames.append(
+                _frame(
+                    sketch_with(leaves | set(ops[:k])),
+                    f"run {run}: feed {text}; {k}/{len(ops)} ops computed (same graph, new values)",
+                    backend,
+                )
+            )
     return frames
 
 
@@ -222,9 +258,13 @@ def pad_to_common_size(frames: Sequence[Image.Image]) -> list[Image.Image]:
     return padded
 
 
-def save_animation(frames: Sequence[Image.Image], gif_path: str | os.PathLike,
-                   png_dir: str | os.PathLike | None = None, ms_per_frame: int = 1100,
-                   last_frame_ms: int = 3000) -> list[str]:
+def save_animation(
+    frames: Sequence[Image.Image],
+    gif_path: str | os.PathLike,
+    png_dir: str | os.PathLike | None = None,
+    ms_per_frame: int = 1100,
+    last_frame_ms: int = 3000,
+) -> list[str]:
     """Write ``frames`` as a looping GIF (and as ``frame_000.png`` ... in ``png_dir``).
 
     Returns the paths written, the GIF first.
@@ -235,8 +275,14 @@ def save_animation(frames: Sequence[Image.Image], gif_path: str | os.PathLike,
     gif_path = os.fspath(gif_path)
     os.makedirs(os.path.dirname(os.path.abspath(gif_path)), exist_ok=True)
     durations = [ms_per_frame] * (len(padded) - 1) + [last_frame_ms]
-    padded[0].save(gif_path, save_all=True, append_images=padded[1:], duration=durations,
-                   loop=0, optimize=False)
+    padded[0].save(
+        gif_path,
+        save_all=True,
+        append_images=padded[1:],
+        duration=durations,
+        loop=0,
+        optimize=False,
+    )
     written = [gif_path]
     if png_dir is not None:
         os.makedirs(png_dir, exist_ok=True)
@@ -247,13 +293,19 @@ def save_animation(frames: Sequence[Image.Image], gif_path: str | os.PathLike,
     return written
 
 
-def animate_dynamic_step(gif_path: str | os.PathLike, png_dir: str | os.PathLike | None = None,
-                         backend: str | None = None) -> list[str]:
+def animate_dynamic_step(
+    gif_path: str | os.PathLike,
+    png_dir: str | os.PathLike | None = None,
+    backend: str | None = None,
+) -> list[str]:
     """GIF (and PNG frames) of one dynamic training step of the reference example."""
     return save_animation(dynamic_step_frames(backend=backend), gif_path, png_dir)
 
 
-def animate_static_runs(gif_path: str | os.PathLike, png_dir: str | os.PathLike | None = None,
-                        backend: str | None = None) -> list[str]:
+def animate_static_runs(
+    gif_path: str | os.PathLike,
+    png_dir: str | os.PathLike | None = None,
+    backend: str | None = None,
+) -> list[str]:
     """GIF (and PNG frames) of the static reference graph built once and run three times."""
     return save_animation(static_run_frames(backend=backend), gif_path, png_dir)

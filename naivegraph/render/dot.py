@@ -36,32 +36,90 @@ FONT = "Helvetica"
 #: leaves are green; the rest is chosen so that each role reads differently in print too
 #: (fill *and* border style differ, not only the hue).
 STYLES: dict[str, tuple[dict[str, str], str]] = {
-    "leaf": (dict(shape="box", style="rounded,filled", fillcolor="#a5d6a7", color="#2e7d32",
-                  penwidth="1.6"), "leaf tensor that requires grad (gets .grad)"),
-    "nograd": (dict(shape="box", style="rounded,filled", fillcolor="#eeeeee", color="#9e9e9e",
-                    fontcolor="#616161"), "does not require grad (input, constant)"),
-    "tensor": (dict(shape="box", style="rounded,filled", fillcolor="#ffffff", color="#424242"),
-               "intermediate result (non-leaf)"),
-    "output": (dict(shape="box", style="rounded,filled,bold", fillcolor="#ffcc80",
-                    color="#e65100", penwidth="2"), "output being drawn"),
-    "op": (dict(shape="ellipse", style="filled", fillcolor="#bbdefb", color="#1565c0"),
-           "operation (forward)"),
-    "grad_fn": (dict(shape="box", style="filled", fillcolor="#c5cae9", color="#283593"),
-                "grad_fn node: computes input gradients"),
-    "accumulate": (dict(shape="box", style="filled", fillcolor="#dcedc8", color="#2e7d32"),
-                   "AccumulateGrad: adds into the leaf's .grad"),
-    "saved": (dict(shape="box", style="dashed,filled", fillcolor="#fffde7", color="#8d6e63",
-                   fontcolor="#5d4037"), "value saved for backward (dashed)"),
-    "gradient": (dict(shape="box", style="rounded,filled", fillcolor="#e1bee7", color="#6a1b9a",
-                      penwidth="1.4"), "symbolic gradient node (built by ns.gradients)"),
-    "freed": (dict(style="dotted,filled", fillcolor="#fafafa", color="#9e9e9e",
-                   fontcolor="#9e9e9e"), "freed by backward() (no retain_graph)"),
-    "active": (dict(shape="box", style="filled,bold", fillcolor="#ffcdd2", color="#c62828",
-                    penwidth="2.2"), "gradient arriving now (animation)"),
-    "pending": (dict(shape="box", style="dashed", color="#bdbdbd", fontcolor="#9e9e9e"),
-                "not reached yet (animation)"),
-    "note": (dict(shape="note", style="filled", fillcolor="#fff9c4", color="#f9a825"),
-             "hidden part of a large graph"),
+    "leaf": (
+        dict(
+            shape="box",
+            style="rounded,filled",
+            fillcolor="#a5d6a7",
+            color="#2e7d32",
+            penwidth="1.6",
+        ),
+        "leaf tensor that requires grad (gets .grad)",
+    ),
+    "nograd": (
+        dict(
+            shape="box",
+            style="rounded,filled",
+            fillcolor="#eeeeee",
+            color="#9e9e9e",
+            fontcolor="#616161",
+        ),
+        "does not require grad (input, constant)",
+    ),
+    "tensor": (
+        dict(shape="box", style="rounded,filled", fillcolor="#ffffff", color="#424242"),
+        "intermediate result (non-leaf)",
+    ),
+    "output": (
+        dict(
+            shape="box",
+            style="rounded,filled,bold",
+            fillcolor="#ffcc80",
+            color="#e65100",
+            penwidth="2",
+        ),
+        "output being drawn",
+    ),
+    "op": (
+        dict(shape="ellipse", style="filled", fillcolor="#bbdefb", color="#1565c0"),
+        "operation (forward)",
+    ),
+    "grad_fn": (
+        dict(shape="box", style="filled", fillcolor="#c5cae9", color="#283593"),
+        "grad_fn node: computes input gradients",
+    ),
+    "accumulate": (
+        dict(shape="box", style="filled", fillcolor="#dcedc8", color="#2e7d32"),
+        "AccumulateGrad: adds into the leaf's .grad",
+    ),
+    "saved": (
+        dict(
+            shape="box",
+            style="dashed,filled",
+            fillcolor="#fffde7",
+            color="#8d6e63",
+            fontcolor="#5d4037",
+        ),
+        "value saved for backward (dashed)",
+    ),
+    "gradient": (
+        dict(
+            shape="box",
+            style="rounded,filled",
+            fillcolor="#e1bee7",
+            color="#6a1b9a",
+            penwidth="1.4",
+        ),
+        "symbolic gradient node (built by ns.gradients)",
+    ),
+    "freed": (
+        dict(style="dotted,filled", fillcolor="#fafafa", color="#9e9e9e", fontcolor="#9e9e9e"),
+        "freed by backward() (no retain_graph)",
+    ),
+    "active": (
+        dict(
+            shape="box", style="filled,bold", fillcolor="#ffcdd2", color="#c62828", penwidth="2.2"
+        ),
+        "gradient arriving now (animation)",
+    ),
+    "pending": (
+        dict(shape="box", style="dashed", color="#bdbdbd", fontcolor="#9e9e9e"),
+        "not reached yet (animation)",
+    ),
+    "note": (
+        dict(shape="note", style="filled", fillcolor="#fff9c4", color="#f9a825"),
+        "hidden part of a large graph",
+    ),
 }
 
 #: edge kind -> (DOT edge attributes, legend text).
@@ -134,8 +192,9 @@ def format_value(value: Any, max_elements: int = 4) -> str | None:
         return None
     if array.ndim == 0:
         return _number(array.item())
-    return np.array2string(array, separator=", ", max_line_width=10_000,
-                           formatter={"all": _number}).replace("\n", "")
+    return np.array2string(
+        array, separator=", ", max_line_width=10_000, formatter={"all": _number}
+    ).replace("\n", "")
 
 
 # ----------------------------------------------------------------------------- model
@@ -233,8 +292,9 @@ def _plural(category: str, count: int) -> str:
     return category if count == 1 else category + "s"
 
 
-def emit(sketch: Sketch, drawing: Drawing, max_nodes: int | None = 500,
-         legend: bool = True) -> Drawing:
+def emit(
+    sketch: Sketch, drawing: Drawing, max_nodes: int | None = 500, legend: bool = True
+) -> Drawing:
     """Write ``sketch`` into ``drawing``: collapse, number, label, cluster, legend."""
     shown = collapse(sketch, max_nodes)
     new_id = {old: f"n{i}" for i, old in enumerate(shown.kept)}
@@ -278,13 +338,15 @@ def emit(sketch: Sketch, drawing: Drawing, max_nodes: int | None = 500,
         if freed_seen:
             used_styles.add("freed")
         add_legend(drawing, used_styles, used_edges)
-    drawing.stats.update(items=len(sketch.items), shown=len(shown.kept), hidden=shown.hidden,
-                         note=shown.note)
+    drawing.stats.update(
+        items=len(sketch.items), shown=len(shown.kept), hidden=shown.hidden, note=shown.note
+    )
     return drawing
 
 
-def _write_edges(sketch: Sketch, drawing: Drawing, new_id: dict[int, str],
-                 note_id: str | None) -> set[str]:
+def _write_edges(
+    sketch: Sketch, drawing: Drawing, new_id: dict[int, str], note_id: str | None
+) -> set[str]:
     """Edges between kept items as they are; edges to hidden ones go through the note."""
     seen: set[tuple[str, str, str, int | None]] = set()
     used: set[str] = set()
@@ -333,8 +395,21 @@ _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z_0-9]*$|^-?\d+(\.\d+)?$").match
 
 
 #: legend order: how a reader meets them, from the inputs to the gradients
-_LEGEND_ORDER = ("leaf", "nograd", "tensor", "output", "op", "grad_fn", "accumulate", "saved",
-                 "gradient", "active", "pending", "freed", "note")
+_LEGEND_ORDER = (
+    "leaf",
+    "nograd",
+    "tensor",
+    "output",
+    "op",
+    "grad_fn",
+    "accumulate",
+    "saved",
+    "gradient",
+    "active",
+    "pending",
+    "freed",
+    "note",
+)
 
 
 def add_legend(drawing: graphviz.Digraph, styles: Iterable[str], edges: Iterable[str] = ()) -> None:
@@ -352,20 +427,36 @@ def add_legend(drawing: graphviz.Digraph, styles: Iterable[str], edges: Iterable
     for style in styles:
         attrs, text = STYLES[style]
         fill = attrs.get("fillcolor", "#ffffff")
-        border = "dotted" if style == "freed" else ("dashed" if "dashed" in attrs["style"] else "solid")
-        rows.append(f'<tr><td width="26" bgcolor="{fill}" color="{attrs.get("color", "#000000")}" '
-                    f'border="1" style="{border}"> </td><td align="left">{html.escape(text)}</td></tr>')
+        border = (
+            "dotted" if style == "freed" else ("dashed" if "dashed" in attrs["style"] else "solid")
+        )
+        rows.append(
+            f'<tr><td width="26" bgcolor="{fill}" color="{attrs.get("color", "#000000")}" '
+            f'border="1" style="{border}"> </td><td align="left">{html.escape(text)}</td></tr>'
+        )
     for kind in edges:
         attrs, text = EDGES[kind]
-        arrow = ("┄┄┄" if attrs.get("arrowhead") == "none" else
-                 "┄┄▶" if attrs.get("style") in ("dashed", "dotted") else "──▶")
-        rows.append(f'<tr><td><font color="{attrs["color"]}">{arrow}</font></td>'
-                    f'<td align="left">{html.escape(text)}</td></tr>')
+        arrow = (
+            "┄┄┄"
+            if attrs.get("arrowhead") == "none"
+            else "┄┄▶"
+            if attrs.get("style") in ("dashed", "dotted")
+            else "──▶"
+        )
+        rows.append(
+            f'<tr><td><font color="{attrs["color"]}">{arrow}</font></td>'
+            f'<td align="left">{html.escape(text)}</td></tr>'
+        )
     if "operand" in edges_used:
-        rows.append(f'<tr><td><font color="{OPERAND_LABEL["fontcolor"]}">0 1</font></td>'
-                    '<td align="left">operand position (in a - b, a is 0)</td></tr>')
-    table = ('<<table border="0" cellborder="0" cellspacing="3" cellpadding="2">'
-             + "".join(rows) + "</table>>")
+        rows.append(
+            f'<tr><td><font color="{OPERAND_LABEL["fontcolor"]}">0 1</font></td>'
+            '<td align="left">operand position (in a - b, a is 0)</td></tr>'
+        )
+    table = (
+        '<<table border="0" cellborder="0" cellspacing="3" cellpadding="2">'
+        + "".join(rows)
+        + "</table>>"
+    )
     with drawing.subgraph(name="cluster_legend") as sub:
         sub.attr(label="legend", style="rounded", color="#bdbdbd", fontsize="10", fontname=FONT)
         sub.node("legend", table, shape="plaintext", fontsize="9", **{"class": "legend"})

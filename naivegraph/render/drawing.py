@@ -41,8 +41,15 @@ class Drawing(graphviz.Digraph):
     def _copy_kwargs(self, **kwargs: Any) -> dict:
         return super()._copy_kwargs(backend=self.backend, **kwargs)
 
-    def pipe(self, format: str | None = None, *args: Any, backend: str | None = None,
-             encoding: str | None = None, force: bool = False, **ignored: Any) -> bytes | str:
+    def pipe(
+        self,
+        format: str | None = None,
+        *args: Any,
+        backend: str | None = None,
+        encoding: str | None = None,
+        force: bool = False,
+        **ignored: Any,
+    ) -> bytes | str:
         """The drawing as ``format`` bytes (``str`` if ``encoding`` is given).
 
         A drawing too big to lay out in reasonable time raises
@@ -50,14 +57,24 @@ class Drawing(graphviz.Digraph):
         merely large warns); ``force=True`` lays it out anyway.  See
         :data:`~naivegraph.render.engine.REFUSE_COST` for the measured limits.
         """
-        data = engine.pipe(self.source, format or self.format or "svg", backend or self.backend,
-                           force=force)
+        data = engine.pipe(
+            self.source, format or self.format or "svg", backend or self.backend, force=force
+        )
         return data.decode(encoding) if encoding else data
 
-    def render(self, filename: str | os.PathLike | None = None, directory: str | None = None,
-               view: bool = False, cleanup: bool = False, format: str | None = None,
-               *args: Any, outfile: str | os.PathLike | None = None, backend: str | None = None,
-               force: bool = False, **ignored: Any) -> str:
+    def render(
+        self,
+        filename: str | os.PathLike | None = None,
+        directory: str | None = None,
+        view: bool = False,
+        cleanup: bool = False,
+        format: str | None = None,
+        *args: Any,
+        outfile: str | os.PathLike | None = None,
+        backend: str | None = None,
+        force: bool = False,
+        **ignored: Any,
+    ) -> str:
         """Write the drawing to a file and return its path.
 
         ``render("fig/loss", format="png")`` writes ``fig/loss.png``;
@@ -67,8 +84,11 @@ class Drawing(graphviz.Digraph):
         refuses as too big.
         """
         path = _output_path(filename, directory, format or self.format, outfile)
-        fmt = os.path.splitext(path)[1][1:] if format is None and outfile else \
-            (format or self.format or "svg")
+        fmt = (
+            os.path.splitext(path)[1][1:]
+            if format is None and outfile
+            else (format or self.format or "svg")
+        )
         data = self.pipe(fmt, backend=backend, force=force)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "wb") as handle:
@@ -76,8 +96,9 @@ class Drawing(graphviz.Digraph):
         return path
 
     # Jupyter: everything goes through self.pipe, i.e. our engine chain.
-    def _repr_mimebundle_(self, include: Iterable[str] | None = None,
-                          exclude: Iterable[str] | None = None, **_: Any) -> dict:
+    def _repr_mimebundle_(
+        self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None, **_: Any
+    ) -> dict:
         wanted = set(include) if include is not None else {"image/svg+xml"}
         wanted -= set(exclude or ())
         try:
@@ -90,8 +111,10 @@ class Drawing(graphviz.Digraph):
         except (engine.GraphvizUnavailable, engine.LayoutTooLarge) as error:
             # Visible in the cell, never a silent switch to the DOT text.
             message = str(error)
-            return {"text/plain": message,
-                    "text/html": '<pre style="color:#b71c1c">' + html.escape(message) + "</pre>"}
+            return {
+                "text/plain": message,
+                "text/html": '<pre style="color:#b71c1c">' + html.escape(message) + "</pre>",
+            }
 
     def _repr_svg_(self) -> str:
         return self._repr_image_svg_xml()
@@ -109,8 +132,9 @@ class Drawing(graphviz.Digraph):
 def _output_path(filename, directory, fmt, outfile) -> str:
     for option, value in (("filename", filename), ("directory", directory), ("outfile", outfile)):
         if value is not None and not isinstance(value, (str, os.PathLike)):
-            raise TypeError(f"{option} must be a path (str or os.PathLike), "
-                            f"not {type(value).__name__}")
+            raise TypeError(
+                f"{option} must be a path (str or os.PathLike), not {type(value).__name__}"
+            )
     if outfile is not None:
         return os.fspath(outfile)
     fmt = engine.check_format(fmt or "svg")
@@ -124,12 +148,20 @@ def _output_path(filename, directory, fmt, outfile) -> str:
     return path
 
 
-def new_drawing(title: str | None = None, rankdir: str = "TB",
-                backend: str | None = None) -> Drawing:
+def new_drawing(
+    title: str | None = None, rankdir: str = "TB", backend: str | None = None
+) -> Drawing:
     """An empty drawing with the lab's fonts and spacing."""
     drawing = Drawing(name="naivegraph", backend=backend)
-    drawing.attr(rankdir=rankdir, fontname=FONT, fontsize="12", nodesep="0.3", ranksep="0.35",
-                 labelloc="t", newrank="true")
+    drawing.attr(
+        rankdir=rankdir,
+        fontname=FONT,
+        fontsize="12",
+        nodesep="0.3",
+        ranksep="0.35",
+        labelloc="t",
+        newrank="true",
+    )
     if title:
         drawing.attr(label=title, fontsize="14")
     drawing.attr("node", fontname=FONT, fontsize="11", margin="0.12,0.05", height="0.3")

@@ -49,8 +49,9 @@ def caller_names(skip_prefix: str) -> dict[str, Any]:
         frame = frame.f_back
     if frame is None:
         return {}
-    return {k: v for k, v in frame.f_locals.items()
-            if isinstance(v, Tensor) and not k.startswith("_")}
+    return {
+        k: v for k, v in frame.f_locals.items() if isinstance(v, Tensor) and not k.startswith("_")
+    }
 
 
 class _Context:
@@ -92,15 +93,18 @@ def _describe_tensor(item: Item) -> tuple[str, str]:
         if grad is not None:
             grad_text = format_value(grad._data)
             lines.append(f"grad {grad_text}" if grad_text else f"grad {format_shape(grad.shape)}")
-    tooltip = f"{name or 'tensor'} {shape} requires_grad={tensor.requires_grad} " \
-              f"is_leaf={tensor.is_leaf}"
+    tooltip = (
+        f"{name or 'tensor'} {shape} requires_grad={tensor.requires_grad} is_leaf={tensor.is_leaf}"
+    )
     return html_label(name, *lines), tooltip
 
 
-def _tensor_item(tensor: Tensor | None, ctx: _Context, cluster: str | None,
-                 meta: Any = None) -> Item:
-    return Item(_tensor_style(tensor, ctx), _describe_tensor, (tensor, meta, ctx), "tensor",
-                cluster)
+def _tensor_item(
+    tensor: Tensor | None, ctx: _Context, cluster: str | None, meta: Any = None
+) -> Item:
+    return Item(
+        _tensor_style(tensor, ctx), _describe_tensor, (tensor, meta, ctx), "tensor", cluster
+    )
 
 
 def _describe_constant(item: Item) -> tuple[str, str]:
@@ -116,7 +120,7 @@ def _op_name(fn: Any) -> str:
     if isinstance(fn, OpNode):
         return fn.op.name
     name = fn.name()  # a custom Function: its backward is named after the class
-    return name[:-len("Backward")] if name.endswith("Backward") else name
+    return name[: -len("Backward")] if name.endswith("Backward") else name
 
 
 def _short_attrs(attrs: Mapping[str, Any]) -> str:
@@ -134,15 +138,17 @@ def _describe_grad_fn(item: Item) -> tuple[str, str]:
     fn, ctx = item.payload
     if isinstance(fn, AccumulateGrad):
         name = ctx.names.get(id(fn.variable))
-        return html_label("AccumulateGrad", f"into {name}.grad" if name else ""), \
-            "adds the incoming gradient to the leaf's .grad"
+        return html_label(
+            "AccumulateGrad", f"into {name}.grad" if name else ""
+        ), "adds the incoming gradient to the leaf's .grad"
     extra = []
     if isinstance(fn, OpNode) and fn.output_meta is not None:
         extra.append(f"{fn.op.name} → {format_shape(fn.output_meta.shape)}")
     if fn.freed:
         extra.append("freed")
     return html_label(fn.name(), *extra), f"{fn.name()}: next_functions = " + ", ".join(
-        "None" if n is None else n.name() for n, _ in fn.next_functions)
+        "None" if n is None else n.name() for n, _ in fn.next_functions
+    )
 
 
 def _describe_saved(item: Item) -> tuple[str, str]:
@@ -220,21 +226,27 @@ def _inputs(fn: Any) -> range:
     return range(len(fn.next_functions))
 
 
-def forward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
-                   cluster: str | None = None) -> None:
+def forward_sketch(
+    sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context, cluster: str | None = None
+) -> None:
     """Add the forward graph of ``outputs`` to ``sketch`` (tensors and ops)."""
     queue: deque = deque()
     prefix = cluster or ""
     for tensor in outputs:
-        key = (prefix, "out", id(tensor.grad_fn), tensor._output_nr) if tensor.grad_fn \
+        key = (
+            (prefix, "out", id(tensor.grad_fn), tensor._output_nr)
+            if tensor.grad_fn
             else (prefix, "tensor", id(tensor))
+        )
         index, _ = sketch.add(key, lambda t=tensor: _tensor_item(t, ctx, cluster))
         if tensor.grad_fn is not None:
             queue.append((tensor.grad_fn, index))
     while queue:
         fn, out_index = queue.popleft()
-        op_index, created = sketch.add((prefix, "op", id(fn)), lambda f=fn: Item(
-            "op", _describe_op, f, f"{_op_name(f)} op", cluster, freed=f.freed))
+        op_index, created = sketch.add(
+            (prefix, "op", id(fn)),
+            lambda f=fn: Item("op", _describe_op, f, f"{_op_name(f)} op", cluster, freed=f.freed),
+        )
         sketch.edge(op_index, out_index, "data")
         if not created:
             continue
@@ -244,10 +256,11 @@ def forward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
             if key[0] == "const" and extra is None:
                 continue  # a custom Function's non-tensor argument: nothing to draw
             if key[0] == "const":
-                make = (lambda v=extra: Item("nograd", _describe_constant, (v, ctx), "constant",
-                                             cluster))
+                make = lambda v=extra: Item(
+                    "nograd", _describe_constant, (v, ctx), "constant", cluster
+                )
             else:
-                make = (lambda t=tensor, m=extra: _tensor_item(t, ctx, cluster, m))
+                make = lambda t=tensor, m=extra: _tensor_item(t, ctx, cluster, m)
             in_index, new = sketch.add((prefix,) + key, make)
             if new and producer is not None:
                 queue.append((producer, in_index))
@@ -257,8 +270,9 @@ def forward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
 # ----------------------------------------------------------------------------- backward
 
 
-def backward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
-                    cluster: str | None = None) -> None:
+def backward_sketch(
+    sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context, cluster: str | None = None
+) -> None:
     """Add the backward graph of ``outputs``: grad_fn nodes, AccumulateGrad, saved values."""
     prefix = cluster or ""
     queue: deque = deque()
@@ -270,8 +284,9 @@ def backward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
         return index
 
     for tensor in outputs:
-        root, _ = sketch.add((prefix, "tensor", id(tensor)),
-                             lambda t=tensor: _tensor_item(t, ctx, cluster))
+        root, _ = sketch.add(
+            (prefix, "tensor", id(tensor)), lambda t=tensor: _tensor_item(t, ctx, cluster)
+        )
         fn = tensor.grad_fn
         if fn is None and tensor._accumulator_ref is not None:
             fn = tensor._accumulator_ref()  # a leaf output: its AccumulateGrad, if one exists
@@ -280,14 +295,20 @@ def backward_sketch(sketch: Sketch, outputs: Sequence[Tensor], ctx: _Context,
     while queue:
         fn, index = queue.popleft()
         if isinstance(fn, AccumulateGrad):
-            leaf, _ = sketch.add((prefix, "tensor", id(fn.variable)),
-                                 lambda v=fn.variable: _tensor_item(v, ctx, cluster))
+            leaf, _ = sketch.add(
+                (prefix, "tensor", id(fn.variable)),
+                lambda v=fn.variable: _tensor_item(v, ctx, cluster),
+            )
             sketch.edge(index, leaf, "grad")
             continue
         if isinstance(fn, OpNode):
             for role, shape in fn.saved_tensors_meta:
-                saved, _ = sketch.add((prefix, "saved", id(fn), role), lambda f=fn, r=role, s=shape: Item(
-                    "saved", _describe_saved, (f, r, s, ctx), "saved value", cluster))
+                saved, _ = sketch.add(
+                    (prefix, "saved", id(fn), role),
+                    lambda f=fn, r=role, s=shape: Item(
+                        "saved", _describe_saved, (f, r, s, ctx), "saved value", cluster
+                    ),
+                )
                 sketch.edge(saved, index, "saved")
         for i, (child, _) in enumerate(fn.next_functions):
             if child is not None:
@@ -312,8 +333,9 @@ def as_tensors(obj: Any) -> list[Tensor]:
     return items
 
 
-def dynamic_sketch(outputs: Iterable[Tensor], kind: str, names: dict[int, str],
-                   show_values: bool = True) -> Sketch:
+def dynamic_sketch(
+    outputs: Iterable[Tensor], kind: str, names: dict[int, str], show_values: bool = True
+) -> Sketch:
     """The sketch of ``kind`` ("forward", "backward" or "both") for ``outputs``."""
     outputs = as_tensors(outputs)
     ctx = _Context(names, show_values, outputs)
@@ -323,10 +345,12 @@ def dynamic_sketch(outputs: Iterable[Tensor], kind: str, names: dict[int, str],
     elif kind == "backward":
         backward_sketch(sketch, outputs, ctx)
     elif kind == "both":
-        sketch.clusters["forward"] = dict(label="forward: values flow down", style="rounded",
-                                          color="#90a4ae", fontsize="12")
-        sketch.clusters["backward"] = dict(label="backward: gradients flow down",
-                                           style="rounded", color="#ef9a9a", fontsize="12")
+        sketch.clusters["forward"] = dict(
+            label="forward: values flow down", style="rounded", color="#90a4ae", fontsize="12"
+        )
+        sketch.clusters["backward"] = dict(
+            label="backward: gradients flow down", style="rounded", color="#ef9a9a", fontsize="12"
+        )
         forward_sketch(sketch, outputs, ctx, cluster="forward")
         backward_sketch(sketch, outputs, ctx, cluster="backward")
     else:

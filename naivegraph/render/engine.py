@@ -36,7 +36,8 @@ INSTALL_HINT = (
     "Install one of them:\n"
     "  pip install pygraphviz      (its wheel bundles Graphviz: nothing else to install)\n"
     "  apt-get install graphviz    (or brew install graphviz; puts `dot` on PATH)\n"
-    "The DOT text is still available as `.source`.")
+    "The DOT text is still available as `.source`."
+)
 
 
 class GraphvizUnavailable(RuntimeError):
@@ -138,18 +139,24 @@ def check_layout_cost(source: str, force: bool = False) -> LayoutCost:
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, not {force!r}")
     cost = layout_cost(source)
-    size = (f"{cost.nodes:,} nodes and {cost.edges:,} edges (layout cost {cost.total:,}, "
-            f"{cost.virtual:,} ranks skipped by long edges)")
+    size = (
+        f"{cost.nodes:,} nodes and {cost.edges:,} edges (layout cost {cost.total:,}, "
+        f"{cost.virtual:,} ranks skipped by long edges)"
+    )
     if cost.total > REFUSE_COST and not force:
         raise LayoutTooLarge(
             f"refusing to lay out a drawing of {size}: above {REFUSE_COST:,}, Graphviz takes "
             "from tens of seconds to many minutes.  Draw it collapsed with "
             "ng.render(..., max_nodes=500) (or fewer), or lay it out anyway with "
-            ".pipe(..., force=True) or .render(..., force=True)")
+            ".pipe(..., force=True) or .render(..., force=True)"
+        )
     if cost.total > WARN_COST:
-        warnings.warn(f"laying out a drawing of {size} may take a while (seconds to "
-                      "minutes); ng.render(..., max_nodes=500) draws it collapsed",
-                      UserWarning, stacklevel=4)
+        warnings.warn(
+            f"laying out a drawing of {size} may take a while (seconds to "
+            "minutes); ng.render(..., max_nodes=500) draws it collapsed",
+            UserWarning,
+            stacklevel=4,
+        )
     return cost
 
 
@@ -174,8 +181,9 @@ def _pipe_dot(source: str, fmt: str) -> bytes:
     if program is None:
         raise GraphvizUnavailable("the Graphviz `dot` program is not on PATH")
     try:
-        done = subprocess.run([program, f"-T{fmt}"], input=source.encode("utf-8"),
-                              capture_output=True, timeout=120)
+        done = subprocess.run(
+            [program, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True, timeout=120
+        )
     except OSError as error:  # found but not runnable (broken install, wrong arch)
         raise GraphvizUnavailable(f"`{program}` could not run: {error}") from error
     if done.returncode != 0:
@@ -194,8 +202,10 @@ def _pipe_pygraphviz(source: str, fmt: str) -> bytes:
             return graph.draw(format=fmt, prog="dot")
         except Exception as error:
             detail = messages().strip()
-            raise RenderError(f"pygraphviz failed to render {fmt}: {error}"
-                              + (f"\nGraphviz said: {detail}" if detail else "")) from error
+            raise RenderError(
+                f"pygraphviz failed to render {fmt}: {error}"
+                + (f"\nGraphviz said: {detail}" if detail else "")
+            ) from error
 
 
 @contextlib.contextmanager
@@ -233,14 +243,14 @@ def available_backends() -> list[str]:
         found.append("dot")
     try:
         import pygraphviz  # noqa: F401
+
         found.append("pygraphviz")
     except Exception:
         pass
     return found
 
 
-def pipe(source: str, fmt: str = "svg", backend: str | None = None,
-         force: bool = False) -> bytes:
+def pipe(source: str, fmt: str = "svg", backend: str | None = None, force: bool = False) -> bytes:
     """Render DOT ``source`` to ``fmt`` bytes with the first engine that works.
 
     ``backend`` forces one engine ("dot" or "pygraphviz"); a forced engine that is
@@ -269,4 +279,7 @@ def pipe(source: str, fmt: str = "svg", backend: str | None = None,
         raise failures[0]
     raise GraphvizUnavailable(
         "cannot render the drawing: no Graphviz engine is available ("
-        + "; ".join(reasons) + ").\n" + INSTALL_HINT)
+        + "; ".join(reasons)
+        + ").\n"
+        + INSTALL_HINT
+    )

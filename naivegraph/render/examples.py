@@ -74,52 +74,93 @@ def _write(drawing: Any, outdir: str, stem: str, formats: Sequence[str]) -> list
     return [drawing.render(os.path.join(outdir, stem), format=fmt) for fmt in formats]
 
 
-def render_dynamic_example(name: str, outdir: str, formats: Sequence[str] = ("svg", "png"),
-                           backend: str | None = None) -> list[str]:
+def render_dynamic_example(
+    name: str, outdir: str, formats: Sequence[str] = ("svg", "png"), backend: str | None = None
+) -> list[str]:
     """Forward, backward and after-backward drawings of dynamic example ``name``."""
     tensors = DYNAMIC[name]()
     loss = tensors["loss"]
     stem = name.replace("-", "_")
     paths = []
-    paths += _write(render(loss, kind="forward", params=tensors, backend=backend,
-                           title=f"{name}: forward graph"), outdir, f"{stem}_forward", formats)
-    paths += _write(render(loss, kind="backward", params=tensors, backend=backend,
-                           title=f"{name}: backward graph (before backward)"),
-                    outdir, f"{stem}_backward", formats)
+    paths += _write(
+        render(
+            loss, kind="forward", params=tensors, backend=backend, title=f"{name}: forward graph"
+        ),
+        outdir,
+        f"{stem}_forward",
+        formats,
+    )
+    paths += _write(
+        render(
+            loss,
+            kind="backward",
+            params=tensors,
+            backend=backend,
+            title=f"{name}: backward graph (before backward)",
+        ),
+        outdir,
+        f"{stem}_backward",
+        formats,
+    )
     loss.backward()
-    paths += _write(render(loss, kind="backward", params=tensors, backend=backend,
-                           title=f"{name}: after loss.backward() (graph freed)"),
-                    outdir, f"{stem}_after_backward", formats)
+    paths += _write(
+        render(
+            loss,
+            kind="backward",
+            params=tensors,
+            backend=backend,
+            title=f"{name}: after loss.backward() (graph freed)",
+        ),
+        outdir,
+        f"{stem}_after_backward",
+        formats,
+    )
     return paths
 
 
-def render_static_example(name: str, outdir: str, formats: Sequence[str] = ("svg", "png"),
-                          backend: str | None = None) -> list[str]:
+def render_static_example(
+    name: str, outdir: str, formats: Sequence[str] = ("svg", "png"), backend: str | None = None
+) -> list[str]:
     """Built, run, symbolic-gradient and optimised drawings of static example ``name``."""
     graph, loss, nodes = STATIC[name]()
     stem = name.replace("-", "_")
     paths = []
-    paths += _write(render(graph, backend=backend, title=f"{name}: built, nothing computed"),
-                    outdir, f"{stem}_forward", formats)
+    paths += _write(
+        render(graph, backend=backend, title=f"{name}: built, nothing computed"),
+        outdir,
+        f"{stem}_forward",
+        formats,
+    )
     feeds = {p.name: np.ones(p.shape) for p in graph.placeholders}
     graph.forward(feeds)
     graph.backward(loss)
-    paths += _write(render(graph, backend=backend, title=f"{name}: after forward and backward"),
-                    outdir, f"{stem}_run", formats)
+    paths += _write(
+        render(graph, backend=backend, title=f"{name}: after forward and backward"),
+        outdir,
+        f"{stem}_run",
+        formats,
+    )
     wrt = [n for n in graph.nodes if n.kind == "variable"]
     grads = ns.gradients(loss, wrt)
     graph.forward(feeds)
-    paths += _write(render(graph, backend=backend,
-                           title=f"{name}: with symbolic gradient nodes"),
-                    outdir, f"{stem}_gradients", formats)
-    paths += _write(render_gradient_optimization(grads, backend=backend), outdir,
-                    f"{stem}_optimized", formats)
+    paths += _write(
+        render(graph, backend=backend, title=f"{name}: with symbolic gradient nodes"),
+        outdir,
+        f"{stem}_gradients",
+        formats,
+    )
+    paths += _write(
+        render_gradient_optimization(grads, backend=backend), outdir, f"{stem}_optimized", formats
+    )
     return paths
 
 
-def render_examples(outdir: str | os.PathLike, names: Iterable[str] | None = None,
-                    formats: Sequence[str] = ("svg", "png"),
-                    backend: str | None = None) -> list[str]:
+def render_examples(
+    outdir: str | os.PathLike,
+    names: Iterable[str] | None = None,
+    formats: Sequence[str] = ("svg", "png"),
+    backend: str | None = None,
+) -> list[str]:
     """Draw the built-in examples into ``outdir``; return the paths written.
 
     ``names``: any of :data:`EXAMPLES`, or one of them as a string (default: all).
@@ -132,8 +173,9 @@ def render_examples(outdir: str | os.PathLike, names: Iterable[str] | None = Non
     chosen = list(EXAMPLES if names is None else [names] if isinstance(names, str) else names)
     unknown = [n for n in chosen if n not in DYNAMIC and n not in STATIC]
     if unknown:
-        raise ValueError(f"unknown example(s) {', '.join(unknown)}; choose from "
-                         f"{', '.join(EXAMPLES)}")
+        raise ValueError(
+            f"unknown example(s) {', '.join(unknown)}; choose from {', '.join(EXAMPLES)}"
+        )
     formats = [check_format(f) for f in formats]
     os.makedirs(outdir, exist_ok=True)
     paths: list[str] = []

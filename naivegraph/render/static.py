@@ -101,8 +101,15 @@ def _category(node: Any) -> str:
     return f"{node.op_name} op" if node.kind == "operation" else node.kind
 
 
-def add_graph(sketch: Sketch, order: Sequence[Any], allowed: set, roots: Sequence[Any],
-              show_values: bool, cluster: str | None = None, reverse: bool = False) -> None:
+def add_graph(
+    sketch: Sketch,
+    order: Sequence[Any],
+    allowed: set,
+    roots: Sequence[Any],
+    show_values: bool,
+    cluster: str | None = None,
+    reverse: bool = False,
+) -> None:
     """Add the nodes of ``allowed`` reachable from ``roots`` to ``sketch``.
 
     ``reverse`` draws edges in gradient direction (node -> its inputs): the numeric
@@ -113,8 +120,12 @@ def add_graph(sketch: Sketch, order: Sequence[Any], allowed: set, roots: Sequenc
     queue: deque = deque()
 
     def index_of(node: Any) -> int:
-        index, created = sketch.add((prefix, id(node)), lambda: Item(
-            _style(node, output_ids), _describe, (node, show_values), _category(node), cluster))
+        index, created = sketch.add(
+            (prefix, id(node)),
+            lambda: Item(
+                _style(node, output_ids), _describe, (node, show_values), _category(node), cluster
+            ),
+        )
         if created:
             queue.append((node, index))
         return index
@@ -159,10 +170,16 @@ def _pass_summary(report: Any) -> str:
     return ", ".join(parts) if parts else "no changes"
 
 
-def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
-                        show_values: bool = True, max_nodes: int | None = 500,
-                        legend: bool = True, rankdir: str = "TB",
-                        backend: str | None = None) -> Any:
+def render_optimization(
+    graph: Any,
+    fetches: Sequence[Any] | None = None,
+    *,
+    show_values: bool = True,
+    max_nodes: int | None = 500,
+    legend: bool = True,
+    rankdir: str = "TB",
+    backend: str | None = None,
+) -> Any:
     """``graph`` before and after ``ns.optimize``, as two clusters of one drawing.
 
     The drawing's ``.report`` is the :class:`OptimizationReport`; ``.optimized`` the
@@ -178,20 +195,26 @@ def render_optimization(graph: Any, fetches: Sequence[Any] | None = None, *,
     """
     ns = static
     if not isinstance(graph, ns.Graph):
-        raise TypeError("render_optimization() draws a static ns.Graph before and after "
-                        f"ns.optimize; got {type(graph).__name__} (for a dynamic tensor use "
-                        "ng.render)")
+        raise TypeError(
+            "render_optimization() draws a static ns.Graph before and after "
+            f"ns.optimize; got {type(graph).__name__} (for a dynamic tensor use "
+            "ng.render)"
+        )
     new_graph, report = ns.optimize(graph, fetches=fetches)
     keep = list(graph.sinks() if fetches is None else [graph.resolve(f) for f in fetches])
     new_roots = [report.mapping[k] for k in keep if k in report.mapping]
     sketch = Sketch()
     before = _cluster(sketch, "before", f"before: {len(graph.nodes)} nodes", "#90a4ae")
-    after = _cluster(sketch, "after", f"after ns.optimize: {len(new_graph.nodes)} nodes\n"
-                     f"({_pass_summary(report)})", "#66bb6a")
+    after = _cluster(
+        sketch,
+        "after",
+        f"after ns.optimize: {len(new_graph.nodes)} nodes\n({_pass_summary(report)})",
+        "#66bb6a",
+    )
     add_graph(sketch, graph.nodes, _ancestors(keep), keep, show_values, cluster=before)
-    add_graph(sketch, new_graph.nodes, _ancestors(new_roots), new_roots, show_values,
-              cluster=after)
+    add_graph(sketch, new_graph.nodes, _ancestors(new_roots), new_roots, show_values, cluster=after)
     from .drawing import new_drawing  # graphviz loads with the first drawing
+
     drawing = new_drawing(f"{graph.name}: optimisation", rankdir, backend)
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
     drawing.report, drawing.optimized = report, new_graph
@@ -205,9 +228,15 @@ def _describe_items(obj: Any) -> str:
     return type(obj).__name__
 
 
-def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = True,
-                                 max_nodes: int | None = 500, legend: bool = True,
-                                 rankdir: str = "TB", backend: str | None = None) -> Any:
+def render_gradient_optimization(
+    grads: Sequence[Any],
+    *,
+    show_values: bool = True,
+    max_nodes: int | None = 500,
+    legend: bool = True,
+    rankdir: str = "TB",
+    backend: str | None = None,
+) -> Any:
     """The symbolic gradient graph of ``grads`` (from ``ns.gradients``), raw and optimised.
 
     Raw gradients repeat work (multiplications by ones, sums over broadcast shapes,
@@ -224,10 +253,13 @@ def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = Tr
     ns = static
     if isinstance(grads, ns.Node):
         grads = [grads]
-    if not isinstance(grads, (list, tuple)) or not all(g is None or isinstance(g, ns.Node)
-                                                       for g in grads):
-        raise TypeError("render_gradient_optimization() draws the list of gradient nodes "
-                        f"returned by ns.gradients; got {_describe_items(grads)}")
+    if not isinstance(grads, (list, tuple)) or not all(
+        g is None or isinstance(g, ns.Node) for g in grads
+    ):
+        raise TypeError(
+            "render_gradient_optimization() draws the list of gradient nodes "
+            f"returned by ns.gradients; got {_describe_items(grads)}"
+        )
     grads = [g for g in grads if g is not None]
     if not grads:
         raise ValueError("no gradient nodes to draw (ns.gradients returned only None)")
@@ -238,13 +270,19 @@ def render_gradient_optimization(grads: Sequence[Any], *, show_values: bool = Tr
     raw_nodes = _ancestors(grads)
     new_nodes = _ancestors(new_grads)
     raw = _cluster(sketch, "raw", f"raw symbolic gradients: {len(raw_nodes)} nodes", "#ba68c8")
-    opt = _cluster(sketch, "optimized", f"after ns.optimize: {len(new_nodes)} nodes\n"
-                   f"({_pass_summary(report)})", "#66bb6a")
+    opt = _cluster(
+        sketch,
+        "optimized",
+        f"after ns.optimize: {len(new_nodes)} nodes\n({_pass_summary(report)})",
+        "#66bb6a",
+    )
     add_graph(sketch, graph.nodes, raw_nodes, grads, show_values, cluster=raw)
     add_graph(sketch, new_graph.nodes, new_nodes, new_grads, show_values, cluster=opt)
     from .drawing import new_drawing  # graphviz loads with the first drawing
-    drawing = new_drawing("symbolic gradient graph, before and after optimisation", rankdir,
-                          backend)
+
+    drawing = new_drawing(
+        "symbolic gradient graph, before and after optimisation", rankdir, backend
+    )
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
     drawing.report, drawing.optimized = report, new_graph
     return drawing

@@ -24,7 +24,9 @@ from .nodes import Constant, Node, Operation, Placeholder, Variable, numeric_dat
 def _shape_matches(declared: tuple | None, actual: tuple) -> bool:
     if declared is None:
         return True
-    return len(declared) == len(actual) and all(d is None or d == a for d, a in zip(declared, actual))
+    return len(declared) == len(actual) and all(
+        d is None or d == a for d, a in zip(declared, actual)
+    )
 
 
 def check_feed(placeholder: Placeholder, value: Any) -> np.ndarray:
@@ -39,7 +41,8 @@ def check_feed(placeholder: Placeholder, value: Any) -> np.ndarray:
         raise ValueError(
             f"the value fed to placeholder {placeholder.name!r} has shape {array.shape}, but "
             f"the placeholder was declared with shape {placeholder.shape}; feed an array of "
-            f"shape {placeholder.shape} (None in a declared shape accepts any size)")
+            f"shape {placeholder.shape} (None in a declared shape accepts any size)"
+        )
     return array
 
 
@@ -49,12 +52,17 @@ def _cast_feed(placeholder: Placeholder, data: np.ndarray) -> np.ndarray:
     No copy of a feed of the right dtype (memory planning); results are never the
     caller's array or a view of it: ``Plan.fetched`` copies those on the way out.
     """
-    return safe_cast(data, placeholder.dtype, f"the value fed to placeholder {placeholder.name!r}",
-                     "the placeholder")
+    return safe_cast(
+        data,
+        placeholder.dtype,
+        f"the value fed to placeholder {placeholder.name!r}",
+        "the placeholder",
+    )
 
 
-def collect_feeds(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any]
-                  ) -> dict[Placeholder, np.ndarray]:
+def collect_feeds(
+    graph: Graph, feeds: Mapping | None, named: Mapping[str, Any]
+) -> dict[Placeholder, np.ndarray]:
     """Validate ``feeds`` (nodes or names -> arrays) and keyword feeds into one dict."""
     items = list((feeds or {}).items()) + list(named.items())
     result: dict[Placeholder, np.ndarray] = {}
@@ -62,21 +70,25 @@ def collect_feeds(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any]
         if isinstance(key, str):
             if key not in graph._by_name:
                 names = ", ".join(p.name for p in graph.placeholders) or "none"
-                raise KeyError(f"unknown placeholder name {key!r} in the feeds; the placeholders "
-                               f"of {graph.name} are: {names}")
+                raise KeyError(
+                    f"unknown placeholder name {key!r} in the feeds; the placeholders "
+                    f"of {graph.name} are: {names}"
+                )
             node = graph._by_name[key]
         else:
             node = graph.resolve(key)
         if not isinstance(node, Placeholder):
-            hint = (" (change a Variable with .assign(value))" if isinstance(node, Variable) else "")
-            raise TypeError(f"only placeholders can be fed, but {node.name!r} is a "
-                            f"{type(node).__name__}{hint}")
+            hint = " (change a Variable with .assign(value))" if isinstance(node, Variable) else ""
+            raise TypeError(
+                f"only placeholders can be fed, but {node.name!r} is a {type(node).__name__}{hint}"
+            )
         result[node] = check_feed(node, value)
     return result
 
 
 def ancestors(fetches: Iterable[Node]) -> set[Node]:
-    """Every node the ``fetches`` depend on, including themselves (iterative: no recursion limit)."""
+    """Every node the ``fetches`` depend on, including themselves (iterative: no
+    recursion limit)."""
     seen: set[Node] = set()
     add = seen.add
     todo = list(fetches)
@@ -100,10 +112,13 @@ def topological_order(graph: Graph, roots: Iterable[Node]) -> list[Node]:
 
 
 def missing_feed_error(placeholder: Placeholder, fetch: Node | None = None) -> ValueError:
-    needed = f" ({fetch.name!r} depends on it)" if fetch is not None and fetch is not placeholder else ""
+    needed = (
+        f" ({fetch.name!r} depends on it)" if fetch is not None and fetch is not placeholder else ""
+    )
     return ValueError(
         f"placeholder {placeholder.name!r} needs a value{needed}: feed it, e.g. "
-        f"graph.forward({{{placeholder.name!r}: array}}) or graph.forward({placeholder.name}=array)")
+        f"graph.forward({{{placeholder.name!r}: array}}) or graph.forward({placeholder.name}=array)"
+    )
 
 
 # -------------------------------------------------------------------------- plans
@@ -125,9 +140,15 @@ class Plan:
         steps: ``(forward, input slots, output slot, slots to free afterwards)``.
     """
 
-    def __init__(self, graph: Graph, fetches: Sequence[Node], placeholders: Sequence[Placeholder],
-                 keep: Iterable[Node] = (), free: bool = True,
-                 order: Sequence[Node] | None = None) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        fetches: Sequence[Node],
+        placeholders: Sequence[Placeholder],
+        keep: Iterable[Node] = (),
+        free: bool = True,
+        order: Sequence[Node] | None = None,
+    ) -> None:
         # ``order`` lets a caller that already sorted the needed nodes skip doing it again.
         self.order = topological_order(graph, fetches) if order is None else list(order)
         self.slot = {n: i for i, n in enumerate(self.order)}
@@ -159,19 +180,27 @@ class Plan:
                 for inp in node.inputs:
                     last_reader[inp] = node
             for value_node, reader in last_reader.items():
-                # Leaves are held by the graph or the caller anyway: freeing their slot saves nothing.
+                # Leaves are held by the graph or the caller anyway: freeing their slot
+                # saves nothing.
                 if isinstance(value_node, Operation) and value_node not in protected:
                     frees.setdefault(reader, []).append(slot[value_node])
         none: tuple = ()
         steps = []
         for n in ops:
             freed = frees.get(n)
-            steps.append((_step_function(n), tuple([slot[i] for i in n.inputs]), slot[n],
-                          none if freed is None else tuple(sorted(set(freed)))))
+            steps.append(
+                (
+                    _step_function(n),
+                    tuple([slot[i] for i in n.inputs]),
+                    slot[n],
+                    none if freed is None else tuple(sorted(set(freed))),
+                )
+            )
         return steps
 
-    def run(self, feed_values: Sequence[Any], shapes: dict | None = None,
-            check_numerics: bool = False) -> list[Any]:
+    def run(
+        self, feed_values: Sequence[Any], shapes: dict | None = None, check_numerics: bool = False
+    ) -> list[Any]:
         """One run: the list of slot values (freed slots are None).
 
         With ``shapes`` (a dict), the shape of every value freed during the run is
@@ -217,9 +246,10 @@ class Plan:
             if step is None or isinstance(error, NumericsError):
                 raise
             node = order[step[2]]
-            raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
+            raise type(error)(
+                f"while running node {node.name!r} ({node.op_name}): {error}"
+            ) from error
         return values
-
 
     def fetched(self, values: list[Any]) -> list[Any]:
         """The fetched values, none of them storage a leaf keeps (a Variable's array,
@@ -245,7 +275,8 @@ def _shares_leaf_storage(value: Any, leaves: Sequence[np.ndarray]) -> bool:
     """``value`` is a leaf's array or a view of one (a fresh result has ``base`` None)."""
     return isinstance(value, np.ndarray) and any(
         value is leaf or (value.base is not None and np.may_share_memory(value, leaf))
-        for leaf in leaves)
+        for leaf in leaves
+    )
 
 
 def _read_only_if_view(value: Any, leaves: Sequence[np.ndarray]) -> Any:
@@ -272,7 +303,8 @@ def check_finite(value: Any, node: Node, what: str = "value", during: str = "") 
     raise NumericsError(
         f"check_numerics: the {what} of node {node.name!r} ({node.op_name}) has {nans} NaN and "
         f"{infs} inf of {array.size} element(s){during}; it was "
-        f"{describe_site(getattr(node, 'built_at', None))}")
+        f"{describe_site(getattr(node, 'built_at', None))}"
+    )
 
 
 def shape_of(value: Any) -> tuple:
@@ -317,9 +349,14 @@ def kept_for_backward(graph: Graph, order: Sequence[Node]) -> set[Node]:
     return keep
 
 
-def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
-                fetches: Sequence | None, free_intermediates: bool | None,
-                check_numerics: bool = False) -> list | None:
+def run_forward(
+    graph: Graph,
+    feeds: Mapping | None,
+    named: Mapping[str, Any],
+    fetches: Sequence | None,
+    free_intermediates: bool | None,
+    check_numerics: bool = False,
+) -> list | None:
     fed = collect_feeds(graph, feeds, named)
     if fetches is None:
         targets = list(graph.nodes)
@@ -343,8 +380,10 @@ def run_forward(graph: Graph, feeds: Mapping | None, named: Mapping[str, Any],
             node._value = _read_only_if_view(value, leaves)
         elif isinstance(node, Placeholder):
             node._value = value
-    graph.last_run = RunState(shapes, {node: value for node, value in zip(plan.order, values)
-                                       if isinstance(node, Variable)})
+    graph.last_run = RunState(
+        shapes,
+        {node: value for node, value in zip(plan.order, values) if isinstance(node, Variable)},
+    )
     return None if fetches is None else plan.fetched(values)
 
 
@@ -357,8 +396,14 @@ class CompiledFunction:
     outputs do not need it), ``plan``.
     """
 
-    def __init__(self, graph: Graph, inputs: Sequence[Placeholder | None],
-                 outputs: Sequence[Node], report: Any = None, check_numerics: bool = False) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        inputs: Sequence[Placeholder | None],
+        outputs: Sequence[Node],
+        report: Any = None,
+        check_numerics: bool = False,
+    ) -> None:
         self.graph = graph
         self.check_numerics = check_numerics
         self.inputs = list(inputs)
@@ -368,21 +413,29 @@ class CompiledFunction:
         with fast.paused_gc():
             self.plan = Plan(graph, self.outputs, used, free=True)
         # An input the outputs do not need is accepted and ignored (placeholder None).
-        self._checks = [(p, None, None, False) if p is None else
-                        (p, p.dtype, p.shape, p.shape is not None and None not in p.shape)
-                        for p in self.inputs]
+        self._checks = [
+            (p, None, None, False)
+            if p is None
+            else (p, p.dtype, p.shape, p.shape is not None and None not in p.shape)
+            for p in self.inputs
+        ]
 
     def _convert(self, arrays: Sequence[Any]) -> list[Any]:
         if len(arrays) != len(self._checks):
             names = ", ".join(c[0].name if c[0] is not None else "(unused)" for c in self._checks)
-            raise TypeError(f"this compiled function takes {len(self._checks)} input(s) "
-                            f"({names}) but got {len(arrays)}")
+            raise TypeError(
+                f"this compiled function takes {len(self._checks)} input(s) "
+                f"({names}) but got {len(arrays)}"
+            )
         converted = []
         for value, (placeholder, dtype, shape, exact) in zip(arrays, self._checks):
             if placeholder is None:
                 continue
-            if type(value) is np.ndarray and value.dtype == dtype and (
-                    value.shape == shape if exact else _shape_matches(shape, value.shape)):
+            if (
+                type(value) is np.ndarray
+                and value.dtype == dtype
+                and (value.shape == shape if exact else _shape_matches(shape, value.shape))
+            ):
                 converted.append(value)  # the common case: no conversion, one comparison
             else:
                 converted.append(check_feed(placeholder, value))
@@ -394,6 +447,8 @@ class CompiledFunction:
         return [np.asarray(v) for v in self.plan.fetched(values)]
 
     def __repr__(self) -> str:
-        return (f"<CompiledFunction {len(self.plan.steps)} steps: "
-                f"({', '.join(p.name for p in self.inputs if p is not None)}) -> "
-                f"({', '.join(o.name for o in self.outputs)})>")
+        return (
+            f"<CompiledFunction {len(self.plan.steps)} steps: "
+            f"({', '.join(p.name for p in self.inputs if p is not None)}) -> "
+            f"({', '.join(o.name for o in self.outputs)})>"
+        )

@@ -29,6 +29,7 @@ def _node(x: Any) -> Node:
 def _unary(name: str):
     def function(x: Any) -> Operation:
         return apply(OPS[name], (_node(x),), {})
+
     function.__name__ = name
     function.__doc__ = f"Elementwise ``{name}(x)`` as a graph node (computed when the graph runs)."
     return function
@@ -51,6 +52,7 @@ def _binary(name: str):
         if not isinstance(x, Node) and not isinstance(y, Node):
             x = _node(x)
         return apply(OPS[name], (x, y), {})
+
     function.__name__ = name
     function.__doc__ = f"``{name}(x, y)`` with numpy broadcasting, as a graph node."
     return function

@@ -38,7 +38,8 @@ def _check_differentiable(node: Operation) -> None:
         raise RuntimeError(
             f"node {node.name!r} ({node.op.name}) comes from an inference-only optimisation "
             f"(elementwise fusion) and has no gradient rule; build gradients on the original "
-            f"graph with ns.gradients before optimising, or run backward on the unoptimised graph")
+            f"graph with ns.gradients before optimising, or run backward on the unoptimised graph"
+        )
 
 
 def flowing(order: Sequence[Node], sources: Iterable[Node]) -> set[Node]:
@@ -55,9 +56,14 @@ def flowing(order: Sequence[Node], sources: Iterable[Node]) -> set[Node]:
     return result
 
 
-def reverse_sweep(order: Sequence[Node], seeds: dict, flows: set[Node],
-                  operands: Callable[[Operation], tuple], keep: Callable[[Node], bool],
-                  check: Callable[[Node, Any, Operation], None] | None = None) -> dict:
+def reverse_sweep(
+    order: Sequence[Node],
+    seeds: dict,
+    flows: set[Node],
+    operands: Callable[[Operation], tuple],
+    keep: Callable[[Node], bool],
+    check: Callable[[Node, Any, Operation], None] | None = None,
+) -> dict:
     """Propagate ``seeds`` backwards through ``order``; return node -> gradient.
 
     ``operands(node)`` returns ``(inputs, out, shapes)`` as the rules should see
@@ -85,20 +91,23 @@ def reverse_sweep(order: Sequence[Node], seeds: dict, flows: set[Node],
 
 
 # -------------------------------------------------------------------------- numeric
-def numeric_backward(graph: Graph, loss: Node, grad: Any = None,
-                     check_numerics: bool = False) -> None:
+def numeric_backward(
+    graph: Graph, loss: Node, grad: Any = None, check_numerics: bool = False
+) -> None:
     """Fill ``.grad`` of trainable Variables and retained nodes from the last forward run."""
     if loss.value is None:
         raise RuntimeError(
             f"{loss.name!r} has no value: run graph.forward(...) first (with {loss.name!r} "
-            f"among the fetches if you pass fetches), then graph.backward({loss.name})")
+            f"among the fetches if you pass fetches), then graph.backward({loss.name})"
+        )
     order = topological_order(graph, [loss])
     sources = [n for n in order if (isinstance(n, Variable) and n.trainable) or n.retains_grad]
     flows = flowing(order, sources)
     if loss not in flows:
         raise RuntimeError(
             f"{loss.name!r} does not depend on any trainable Variable or node marked with "
-            f"retain_grad(), so there is no gradient to compute")
+            f"retain_grad(), so there is no gradient to compute"
+        )
     seed = _seed_value(loss, grad)
     shapes = graph.last_run.shapes
     run_values = graph.last_run.variables
@@ -109,8 +118,10 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None,
 
     def operands(node: Operation) -> tuple:
         op = node.op
-        inputs = [_saved_or_meta(inp, value_of(inp), op.saves_input(i), shapes, node)
-                  for i, inp in enumerate(node.inputs)]
+        inputs = [
+            _saved_or_meta(inp, value_of(inp), op.saves_input(i), shapes, node)
+            for i, inp in enumerate(node.inputs)
+        ]
         out = _saved_or_meta(node, node.value, op.saves_out, shapes, node)
         return inputs, out, [_run_shape(inp, shapes) for inp in node.inputs]
 
@@ -119,9 +130,14 @@ def numeric_backward(graph: Graph, loss: Node, grad: Any = None,
         check_finite(seed, loss, "gradient seed")
         check = _gradient_check
     with np.errstate(all="ignore"):  # summing inf and -inf gradients is NaN, silently
-        grads = reverse_sweep(order, {loss: seed}, flows, operands,
-                              keep=lambda n: n.retains_grad or isinstance(n, Variable),
-                              check=check)
+        grads = reverse_sweep(
+            order,
+            {loss: seed},
+            flows,
+            operands,
+            keep=lambda n: n.retains_grad or isinstance(n, Variable),
+            check=check,
+        )
     handed_out: set[int] = {id(seed)}
     for node in graph.nodes:
         if isinstance(node, Variable) or node.retains_grad:
@@ -143,9 +159,12 @@ def _own_array(gradient: Any, handed_out: set[int]) -> np.ndarray:
 
 def _gradient_check(node: Node, gradient: Any, user: Operation) -> None:
     """check_numerics for one gradient: name the op whose backward made it, and its line."""
-    check_finite(gradient, node, "gradient",
-                 f", made by the backward of {user.name!r} ({user.op_name}) "
-                 f"{describe_site(user.built_at)}")
+    check_finite(
+        gradient,
+        node,
+        "gradient",
+        f", made by the backward of {user.name!r} ({user.op_name}) {describe_site(user.built_at)}",
+    )
 
 
 def _run_shape(node: Node, shapes: dict) -> Any:
@@ -163,12 +182,15 @@ def _seed_value(loss: Node, grad: Any) -> np.ndarray:
         if value.size != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs: {loss.name!r} has "
-                f"shape {value.shape}; pass grad=... of that shape to graph.backward")
+                f"shape {value.shape}; pass grad=... of that shape to graph.backward"
+            )
         return np.ones_like(value)
     grad = np.asarray(_to_array(grad), dtype=value.dtype)
     if grad.shape != value.shape:
-        raise ValueError(f"the gradient passed to backward has shape {grad.shape} but "
-                         f"{loss.name!r} has shape {value.shape}; they must match")
+        raise ValueError(
+            f"the gradient passed to backward has shape {grad.shape} but "
+            f"{loss.name!r} has shape {value.shape}; they must match"
+        )
     return grad
 
 
@@ -178,13 +200,15 @@ def _saved_or_meta(node: Node, value: Any, saved: bool, shapes: dict, user: Oper
     if value is None:
         raise RuntimeError(
             f"the value of {node.name!r} needed to differentiate {user.name!r} was freed; "
-            f"run graph.forward again (fetching the loss) right before graph.backward")
+            f"run graph.forward again (fetching the loss) right before graph.backward"
+        )
     return value
 
 
 # -------------------------------------------------------------------------- symbolic
-def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
-              grad_ys: Any | Sequence[Any] | None = None) -> list[Node | None]:
+def gradients(
+    ys: Node | Sequence[Node], xs: Node | Sequence[Node], grad_ys: Any | Sequence[Any] | None = None
+) -> list[Node | None]:
     """Add d(sum of ys)/d(x) for each x to the graph, as new nodes; return them.
 
     ``grad_ys`` weights each y (default: ones, so a scalar y gives its gradient).
@@ -201,8 +225,10 @@ def gradients(ys: Node | Sequence[Node], xs: Node | Sequence[Node],
     ys = _node_list(ys, "ys")
     xs = _node_list(xs, "xs")
     if not ys:
-        raise ValueError("ns.gradients got no ys: pass the node (or list of nodes) to "
-                         "differentiate, e.g. ns.gradients(loss, [w])")
+        raise ValueError(
+            "ns.gradients got no ys: pass the node (or list of nodes) to "
+            "differentiate, e.g. ns.gradients(loss, [w])"
+        )
     if grad_ys is None:
         grad_ys = [None] * len(ys)
     elif isinstance(grad_ys, Node) or not isinstance(grad_ys, (list, tuple)):
@@ -239,7 +265,8 @@ def _node_list(value: Any, what: str) -> list[Node]:
             raise TypeError(
                 f"ns.gradients: {what} must be static nodes (a node or a list of nodes), but it "
                 f"contains {type(item).__name__} {text if len(text) <= 40 else text[:37] + '...'}; "
-                f"build values into the graph first (ns.constant, ns.Variable, ns.placeholder)")
+                f"build values into the graph first (ns.constant, ns.Variable, ns.placeholder)"
+            )
     return list(items)
 
 
@@ -253,8 +280,9 @@ def _symbolic_seeds(graph: Graph, ys: Sequence[Node], grad_ys: Sequence[Any], fl
             gy = Constant(np.ones(y.shape, dtype=y.dtype))
             graph._register(gy, None, "ones")
         elif not isinstance(gy, Node):
-            gy = Constant(np.asarray(numeric_data(gy, f"the grad_ys entry for {y.name!r}"),
-                                     dtype=y.dtype))
+            gy = Constant(
+                np.asarray(numeric_data(gy, f"the grad_ys entry for {y.name!r}"), dtype=y.dtype)
+            )
             graph._register(gy, None, "grad_y")
         seeds[y] = gy if y not in seeds else seeds[y] + gy
     return seeds
@@ -264,12 +292,15 @@ def _known_shape(node: Node) -> tuple:
     if node.shape is None or None in node.shape:
         raise ValueError(
             f"symbolic gradients need known shapes, but {node.name!r} has shape {node.shape}; "
-            f"declare full placeholder shapes, or use graph.backward (numeric) instead")
+            f"declare full placeholder shapes, or use graph.backward (numeric) instead"
+        )
     return node.shape
 
 
 def _symbolic_operands(node: Operation) -> tuple:
-    inputs = [inp if node.op.saves_input(i) else Meta(_known_shape(inp), inp.dtype)
-              for i, inp in enumerate(node.inputs)]
+    inputs = [
+        inp if node.op.saves_input(i) else Meta(_known_shape(inp), inp.dtype)
+        for i, inp in enumerate(node.inputs)
+    ]
     out = node if node.op.saves_out else Meta(_known_shape(node), node.dtype)
     return inputs, out, [_known_shape(inp) for inp in node.inputs]

@@ -109,7 +109,8 @@ class Graph:
         elif name in self._by_name:
             raise ValueError(
                 f"a node named {name!r} already exists in {self.name}; names identify "
-                f"placeholders when feeding, so pick another name (or omit it for an automatic one)")
+                f"placeholders when feeding, so pick another name (or omit it for an automatic one)"
+            )
         node.name = name
         node.graph = self
         node.built_at = build_site()
@@ -166,19 +167,27 @@ class Graph:
         if isinstance(node_or_name, str):
             return self[node_or_name]
         if not _is_node(node_or_name):
-            raise TypeError(f"expected a node of {self.name} or a node name, got "
-                            f"{type(node_or_name).__name__}")
+            raise TypeError(
+                f"expected a node of {self.name} or a node name, got {type(node_or_name).__name__}"
+            )
         owner = node_or_name.graph
         if owner is not self:
             raise ValueError(
                 f"node {node_or_name.name!r} belongs to {getattr(owner, 'name', None)}, not to "
-                f"{self.name}: nodes of two graphs cannot be mixed")
+                f"{self.name}: nodes of two graphs cannot be mixed"
+            )
         return node_or_name
 
     # ------------------------------------------------------------------ running
-    def forward(self, feeds: Mapping | None = None, fetches: Sequence | None = None, *,
-                free_intermediates: bool | None = None, check_numerics: bool = False,
-                **named_feeds: Any) -> list | None:
+    def forward(
+        self,
+        feeds: Mapping | None = None,
+        fetches: Sequence | None = None,
+        *,
+        free_intermediates: bool | None = None,
+        check_numerics: bool = False,
+        **named_feeds: Any,
+    ) -> list | None:
         """Run the graph: fill ``.value`` of the nodes that are computed and kept.
 
         ``feeds`` maps placeholders (nodes or names) to arrays; keyword arguments feed
@@ -200,8 +209,9 @@ class Graph:
         >>> [float(v) for v in g.forward(x=np.array([1.0, 2.0]), fetches=[y])]
         [9.0]
         """
-        return _session.forward(self, feeds, named_feeds, fetches, free_intermediates,
-                                check_numerics)
+        return _session.forward(
+            self, feeds, named_feeds, fetches, free_intermediates, check_numerics
+        )
 
     def backward(self, loss: "Node", grad: Any = None, check_numerics: bool = False) -> None:
         """Numeric reverse sweep after ``forward``: fill ``.grad`` of Variables and retained nodes.
@@ -224,12 +234,17 @@ class Graph:
         >>> g.backward(loss, check_numerics=True)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        naivegraph.static.executor.NumericsError: check_numerics: the gradient of node 'w' (variable) has 0 NaN and 1 inf ...
+        naivegraph.static.executor.NumericsError: check_numerics: the gradient of node 'w' ...
         """
         _session.backward(self, self.resolve(loss), grad, check_numerics)
 
-    def compile(self, inputs: Sequence, outputs: Sequence, optimize: bool = True,
-                check_numerics: bool = False) -> "CompiledFunction":
+    def compile(
+        self,
+        inputs: Sequence,
+        outputs: Sequence,
+        optimize: bool = True,
+        check_numerics: bool = False,
+    ) -> "CompiledFunction":
         """A reusable callable ``f(*arrays) -> [output arrays]`` for the part ``outputs`` need.
 
         The execution plan (order, slots, when to free each value) is computed once
@@ -305,12 +320,16 @@ def _stack() -> list[Graph]:
 
 def _exit_order_message(graph: Graph, stack: list[Graph]) -> str:
     if graph not in stack:
-        return (f"{graph.name} is not open (it was never entered, or was already exited), so it "
-                f"cannot be exited; use `with graph:` to enter and exit it in pairs")
-    inner = ", ".join(g.name for g in stack[stack.index(graph) + 1:])
-    return (f"{graph.name} was exited while {inner} (entered after it) is still open; graphs "
-            f"must be exited in the reverse order they were entered, as nested `with` "
-            f"blocks do. The default-graph stack is unchanged")
+        return (
+            f"{graph.name} is not open (it was never entered, or was already exited), so it "
+            f"cannot be exited; use `with graph:` to enter and exit it in pairs"
+        )
+    inner = ", ".join(g.name for g in stack[stack.index(graph) + 1 :])
+    return (
+        f"{graph.name} was exited while {inner} (entered after it) is still open; graphs "
+        f"must be exited in the reverse order they were entered, as nested `with` "
+        f"blocks do. The default-graph stack is unchanged"
+    )
 
 
 def current_trace() -> str | None:
@@ -344,7 +363,8 @@ def reset_default_graph() -> Graph:
     if _stack():
         raise RuntimeError(
             "reset_default_graph() was called inside a `with graph:` block; leave the "
-            "block first (nodes built there would otherwise point at a discarded graph)")
+            "block first (nodes built there would otherwise point at a discarded graph)"
+        )
     _local.default = Graph(name="default_graph")
     return _local.default
 
@@ -362,5 +382,6 @@ def graph_of(nodes: Iterable[Any]) -> Graph | None:
             raise ValueError(
                 f"nodes of two graphs cannot be mixed: {found[0].name!r} belongs to "
                 f"{found[1].name} but {node.name!r} belongs to {graph.name}; build both "
-                f"inside the same `with graph:` block")
+                f"inside the same `with graph:` block"
+            )
     return None if found is None else found[1]

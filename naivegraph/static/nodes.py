@@ -90,7 +90,9 @@ def _ragged_detail(value: Any) -> str | None:
             return f"at depth {depth} it mixes lists and single numbers"
         lengths = list(dict.fromkeys(len(x) for x in sequences))
         if len(lengths) > 1:
-            listed = " and ".join(str(n) for n in lengths[:2]) + (" and more" if len(lengths) > 2 else "")
+            listed = " and ".join(str(n) for n in lengths[:2]) + (
+                " and more" if len(lengths) > 2 else ""
+            )
             where = "rows" if depth == 1 else f"lists at depth {depth}"
             return f"its {where} have different lengths ({listed})"
         level = [y for x in sequences for y in x]
@@ -105,10 +107,10 @@ def numeric_data(value: Any, what: str) -> Any:
     ValueError saying where the rows differ.  Numeric data passes through untouched
     (Python numbers stay weak), so this costs one dtype check on the common path.
 
-    >>> numeric_data([1, "a"], "a constant")
+    >>> numeric_data([1, "a"], "a constant")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: a constant must be numeric data (numbers, a numeric array, a nested list of numbers, or a tensor), but it contains str 'a'
+    TypeError: a constant must be numeric data (numbers, a numeric array, ... str 'a'
     """
     if _is_weak_scalar(value):
         return value
@@ -119,7 +121,8 @@ def numeric_data(value: Any, what: str) -> Any:
         if detail is not None:
             raise ValueError(
                 f"{what} is ragged: {detail}; nested lists must be rectangular, like an "
-                f"array (every row the same length)") from None
+                f"array (every row the same length)"
+            ) from None
         bad = _first_non_number(value)
         if bad is not _ALL_NUMBERS:
             raise _not_numeric(value, bad, what) from None
@@ -136,8 +139,14 @@ def numeric_data(value: Any, what: str) -> Any:
             if converted.dtype.kind in _NUMERIC_KINDS:
                 return converted
             # numbers numpy has no dtype for (Decimal, Fraction): name the first one
-            bad = next((item for item in converted.flat
-                        if not isinstance(item, (int, float, complex, np.generic))), converted)
+            bad = next(
+                (
+                    item
+                    for item in converted.flat
+                    if not isinstance(item, (int, float, complex, np.generic))
+                ),
+                converted,
+            )
     else:
         bad = _first_non_number(value)
         if bad is _ALL_NUMBERS:
@@ -157,15 +166,20 @@ def safe_cast(data: np.ndarray, target: Any, what: str, owner: str) -> np.ndarra
         raise TypeError(
             f"{what} has dtype {data.dtype}, which cannot be cast to {owner}'s dtype {target} "
             f"without losing information; convert it explicitly (e.g. "
-            f"array.astype(np.{target.name})) or create {owner} with dtype {data.dtype.name}")
+            f"array.astype(np.{target.name})) or create {owner} with dtype {data.dtype.name}"
+        )
     with np.errstate(over="ignore"):  # an overflow is reported below, as a TypeError
         array = data.astype(target, copy=False)
     overflow = (integers and not np.array_equal(array, data)) or (
-        target.kind in "fc" and target.itemsize < data.dtype.itemsize
-        and np.count_nonzero(np.isinf(array)) != np.count_nonzero(np.isinf(data)))
+        target.kind in "fc"
+        and target.itemsize < data.dtype.itemsize
+        and np.count_nonzero(np.isinf(array)) != np.count_nonzero(np.isinf(data))
+    )
     if overflow:
-        raise TypeError(f"{what} (dtype {data.dtype}) has values that do not fit its dtype "
-                        f"{target}; create {owner} with a wider dtype")
+        raise TypeError(
+            f"{what} (dtype {data.dtype}) has values that do not fit its dtype "
+            f"{target}; create {owner} with a wider dtype"
+        )
     return array
 
 
@@ -179,8 +193,14 @@ class Node(OpMethods):
 
     kind = "node"
 
-    def __init__(self, op: Any, inputs: Sequence["Node"], shape: tuple | None, dtype: Any,
-                 attrs: dict | None = None) -> None:
+    def __init__(
+        self,
+        op: Any,
+        inputs: Sequence["Node"],
+        shape: tuple | None,
+        dtype: Any,
+        attrs: dict | None = None,
+    ) -> None:
         self.op = op
         self.inputs: tuple[Node, ...] = tuple(inputs)
         self.attrs: dict = dict(attrs or {})
@@ -220,7 +240,9 @@ class Node(OpMethods):
     def __repr__(self) -> str:
         shape = _shape_text(self.shape)
         dtype = "?" if self.dtype is None else self.dtype.name
-        return f"<{type(self).__name__} {self.name!r} op={self.op_name} shape={shape} dtype={dtype}>"
+        return (
+            f"<{type(self).__name__} {self.name!r} op={self.op_name} shape={shape} dtype={dtype}>"
+        )
 
     __hash__ = object.__hash__  # nodes are dict keys; __eq__ is deliberately not defined
     # numpy defers to our reflected operators (array * node builds a node, not an
@@ -232,7 +254,8 @@ class Node(OpMethods):
         raise TypeError(
             f"static node {self.name!r} has no value while the graph is being built, so it "
             f"cannot become a numpy array or a tensor; use it directly in ns.* ops, and read "
-            f"values from graph.forward(...) or a compiled function once the graph runs")
+            f"values from graph.forward(...) or a compiled function once the graph runs"
+        )
 
     # ------------------------------------------------------------------ no Python control flow
     def __bool__(self) -> bool:
@@ -242,8 +265,10 @@ class Node(OpMethods):
 
     def __len__(self) -> int:
         if not self.shape or self.shape[0] is None:
-            raise TypeError(f"len() of node {self.name!r} needs a known first dimension, but its "
-                            f"shape is {_shape_text(self.shape)}")
+            raise TypeError(
+                f"len() of node {self.name!r} needs a known first dimension, but its "
+                f"shape is {_shape_text(self.shape)}"
+            )
         return self.shape[0]
 
     def __iter__(self):
@@ -260,16 +285,22 @@ class Node(OpMethods):
         return _require_shape(self, what)
 
     def _index(self, index):
-        if any(isinstance(part, Node) for part in (index if isinstance(index, tuple) else (index,))):
-            raise TypeError("indexing with a node is not supported in a static graph: the index "
-                            "must be known when the graph is built (use ns.where for masks)")
+        if any(
+            isinstance(part, Node) for part in (index if isinstance(index, tuple) else (index,))
+        ):
+            raise TypeError(
+                "indexing with a node is not supported in a static graph: the index "
+                "must be known when the graph is built (use ns.where for masks)"
+            )
         return index
 
 
 def _require_shape(node: Node, what: str) -> tuple:
     if node.shape is None:
-        raise ValueError(f"{what} needs the shape of {node.name!r}, whose rank is unknown; give "
-                         f"the placeholder it depends on a shape")
+        raise ValueError(
+            f"{what} needs the shape of {node.name!r}, whose rank is unknown; give "
+            f"the placeholder it depends on a shape"
+        )
     return node.shape
 
 
@@ -317,12 +348,14 @@ class Variable(Node):
         """Replace the stored value (same shape; cast to the variable's dtype)."""
         what = f"the value assigned to Variable {self.name!r}"
         # np.array: a private copy, as in __init__
-        array = np.array(safe_cast(np.asarray(numeric_data(value, what)), self.dtype, what,
-                                   "the Variable"))
+        array = np.array(
+            safe_cast(np.asarray(numeric_data(value, what)), self.dtype, what, "the Variable")
+        )
         if array.shape != self.shape:
             raise ValueError(
                 f"cannot assign a value of shape {array.shape} to Variable {self.name!r} of "
-                f"shape {self.shape}: a variable keeps its shape (build a new one instead)")
+                f"shape {self.shape}: a variable keeps its shape (build a new one instead)"
+            )
         self._state[0] = array
         return self
 
@@ -387,11 +420,11 @@ def constant(value: Any, name: str | None = None) -> Constant:
     """A fixed leaf of the default graph: numbers, a numeric array or a tensor.
 
     >>> import naivegraph.static as ns
-    >>> with ns.Graph():
+    >>> with ns.Graph():  # doctest: +ELLIPSIS
     ...     ns.constant([1, "a"])
     Traceback (most recent call last):
     ...
-    TypeError: a constant must be numeric data (numbers, a numeric array, a nested list of numbers, or a tensor), but it contains str 'a'
+    TypeError: a constant must be numeric data (numbers, a numeric array, ... str 'a'
     """
     node = Constant(value, "a constant" if name is None else f"constant {name!r}")
     get_default_graph()._register(node, name, "const")
@@ -428,9 +461,11 @@ def _refuse_other_modes(operands: Sequence[Any]) -> None:
 # -------------------------------------------------------------------------- shape inference
 def _probe(op: OpDef, inputs: Sequence[Node], attrs: dict, shapes: Sequence[tuple]) -> Any:
     dummies = [
-        node.value if isinstance(node, Constant) and _is_weak_scalar(node.value)
+        node.value
+        if isinstance(node, Constant) and _is_weak_scalar(node.value)
         else np.broadcast_to(np.zeros((), dtype=node.dtype), shape)
-        for node, shape in zip(inputs, shapes)]
+        for node, shape in zip(inputs, shapes)
+    ]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         args = (dummies,) if op.variadic else dummies
@@ -446,7 +481,9 @@ _PROBES_MAX = 4096
 _HASHABLE_ATTR = (int, float, bool, complex, str, type(None))
 
 
-def _probe_key(op: OpDef, inputs: Sequence[Node], attrs: dict, small: Sequence[tuple]) -> tuple | None:
+def _probe_key(
+    op: OpDef, inputs: Sequence[Node], attrs: dict, small: Sequence[tuple]
+) -> tuple | None:
     """What an elementwise probe's answer depends on, or None if it cannot be a dict key."""
     parts: list = [op]
     for name, value in attrs.items():
@@ -523,8 +560,9 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
 _STAND_INS = (1, 2, 3)
 
 
-def _infer_partial(op: OpDef, inputs: Sequence[Node], attrs: dict,
-                   shapes: Sequence[tuple]) -> tuple[tuple | None, Any]:
+def _infer_partial(
+    op: OpDef, inputs: Sequence[Node], attrs: dict, shapes: Sequence[tuple]
+) -> tuple[tuple | None, Any]:
     """(shape, dtype) when some input dimensions are unknown: None marks each output
     dimension that depends on them; the whole shape is None if even the rank does, or
     if the op fails for some of the sizes (the run-time sizes decide, as before)."""
@@ -560,8 +598,11 @@ def _shape_text(shape: tuple | None) -> str:
 
 
 def _dtype_guess(inputs: Sequence[Node]) -> Any:
-    known = [n.value if isinstance(n, Constant) and _is_weak_scalar(n.value) else n
-             for n in inputs if n.dtype is not None]
+    known = [
+        n.value if isinstance(n, Constant) and _is_weak_scalar(n.value) else n
+        for n in inputs
+        if n.dtype is not None
+    ]
     return result_type(*known) if known else None  # torch's rule, as the run will apply
 
 
@@ -586,8 +627,9 @@ def control_flow_message(node: Node) -> str:
     where = ""
     if frame is not None:
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-        where = (f"\n  at {frame.f_code.co_filename}:{frame.f_lineno} in "
-                 f"{frame.f_code.co_name}: {line}")
+        where = (
+            f"\n  at {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}: {line}"
+        )
     tracing = current_trace()
     context = f" while tracing {tracing}" if tracing else ""
     return (
@@ -595,7 +637,8 @@ def control_flow_message(node: Node) -> str:
         f"the truth value of node {node.name!r} is needed{context}, but static nodes have "
         f"no value while the graph is being built.{where}\n"
         f"Use ns.where(condition, a, b) to choose values inside the graph, or run the "
-        f"code in dynamic mode (import naivegraph as ng), where every value exists at once.")
+        f"code in dynamic mode (import naivegraph as ng), where every value exists at once."
+    )
 
 
 # -------------------------------------------------------------------------- printing
@@ -619,8 +662,11 @@ def _expr(node: Node, depth: int, top: bool = False) -> str:
     if isinstance(node, Constant):
         value = node.value
         if np.size(value) == 1:
-            return repr(value.item() if isinstance(value, np.generic) else
-                        (np.asarray(value).item() if not _is_weak_scalar(value) else value))
+            return repr(
+                value.item()
+                if isinstance(value, np.generic)
+                else (np.asarray(value).item() if not _is_weak_scalar(value) else value)
+            )
         return node.name
     if not isinstance(node, Operation):
         return node.name
@@ -634,7 +680,10 @@ def _expr(node: Node, depth: int, top: bool = False) -> str:
     if name == "neg":
         return f"-{args[0]}"
     if name == "pow_scalar":
-        return f"{args[0]} ** {node.attrs['exponent']!r}" if top else \
-            f"({args[0]} ** {node.attrs['exponent']!r})"
+        return (
+            f"{args[0]} ** {node.attrs['exponent']!r}"
+            if top
+            else f"({args[0]} ** {node.attrs['exponent']!r})"
+        )
     extra = [f"{k}={v!r}" for k, v in node.attrs.items()]
     return f"{name}({', '.join(args + extra)})"

@@ -74,8 +74,13 @@ SKIP = object()  # a visitor's answer: "this node does not exist in the new grap
 Visitor = Callable[[Node, list, Graph, list], Any]
 
 
-def rewrite(graph: Graph, visit: Visitor, pass_name: str,
-            nodes: Iterable[Node] | None = None, always_visit: Iterable[Node] = ()) -> Graph:
+def rewrite(
+    graph: Graph,
+    visit: Visitor,
+    pass_name: str,
+    nodes: Iterable[Node] | None = None,
+    always_visit: Iterable[Node] = (),
+) -> Graph:
     """Copy ``graph`` (or only ``nodes`` of it), letting ``visit`` replace nodes.
 
     ``visit(node, new_inputs, new_graph, changes)`` returns a node of the new graph to
@@ -109,8 +114,11 @@ def _keep(graph: Graph, keep: Iterable[Node] | None) -> set[Node]:
 def _is_pure(node: Node) -> bool:
     """Same inputs give the same output: no randomness, no state (never merged or folded)."""
     op = node.op
-    return isinstance(node, Operation) and not getattr(op, "stateful", False) \
+    return (
+        isinstance(node, Operation)
+        and not getattr(op, "stateful", False)
         and not getattr(op, "random", False)
+    )
 
 
 # -------------------------------------------------------------------------- constant folding
@@ -126,6 +134,7 @@ def constant_folding(graph: Graph, keep: Iterable[Node] | None = None) -> Graph:
     >>> [n.name for n in dead_node_elimination(new, keep=[new.lineage.mapping[y]]).nodes]
     ['mul_1']
     """
+
     def visit(node, inputs, new, changes):
         if not (_is_pure(node) and inputs and all(isinstance(i, Constant) for i in inputs)):
             return None
@@ -136,6 +145,7 @@ def constant_folding(graph: Graph, keep: Iterable[Node] | None = None) -> Graph:
         folded.is_gradient, folded.built_at = node.is_gradient, node.built_at
         changes.append(f"{node.name} -> constant {_short(value)}")
         return folded
+
     return rewrite(graph, visit, "constant_folding")
 
 
@@ -170,8 +180,12 @@ def _freeze(value: Any) -> Any:
 def _cse_key(node: Node, inputs: Sequence[Node]) -> Any:
     try:
         if isinstance(node, Constant):
-            return ("constant", _freeze(node.value) if not isinstance(node.value, np.generic)
-                    else _freeze(np.asarray(node.value)) + ("scalar",))
+            return (
+                "constant",
+                _freeze(node.value)
+                if not isinstance(node.value, np.generic)
+                else _freeze(np.asarray(node.value)) + ("scalar",),
+            )
         if _is_pure(node):
             return (node.op, tuple(inputs), _freeze(node.attrs))
     except TypeError:
@@ -199,6 +213,7 @@ def common_subexpression_elimination(graph: Graph, keep: Iterable[Node] | None =
         copy = copy_node(node, inputs, new)
         seen.setdefault(key, copy)
         return copy
+
     return rewrite(graph, visit, "common_subexpression_elimination")
 
 
@@ -238,8 +253,12 @@ def _is_exact(x: Node) -> bool:
 
 def _same_shape_and_dtype(candidate: Node, node: Node) -> bool:
     """Replacing ``node`` by ``candidate`` must not change the result's shape or dtype."""
-    return candidate.shape is not None and None not in candidate.shape and \
-        candidate.shape == node.shape and candidate.dtype == node.dtype
+    return (
+        candidate.shape is not None
+        and None not in candidate.shape
+        and candidate.shape == node.shape
+        and candidate.dtype == node.dtype
+    )
 
 
 def _identity_operand(node: Operation, inputs: Sequence[Node]) -> tuple[Node, str] | None:
@@ -262,8 +281,9 @@ def _identity_operand(node: Operation, inputs: Sequence[Node]) -> tuple[Node, st
             zero_sign = None if _is_exact(inputs[other]) else True
             if _constant_equal(inputs[this], 0.0, negative_zero=zero_sign):
                 return inputs[other], "x + 0 -> x" if zero_sign is None else "x + (-0.0) -> x"
-    if name == "sub" and _constant_equal(inputs[1], 0.0,
-                                         negative_zero=None if _is_exact(inputs[0]) else False):
+    if name == "sub" and _constant_equal(
+        inputs[1], 0.0, negative_zero=None if _is_exact(inputs[0]) else False
+    ):
         return inputs[0], "x - 0 -> x"
     if name == "div" and _constant_equal(inputs[1], 1.0):
         return inputs[0], "x / 1 -> x"
@@ -277,14 +297,18 @@ def _structural_identity(node: Operation, inputs: Sequence[Node]) -> tuple[Node,
         return inputs[0], "x ** 1 -> x"
     if name == "neg" and isinstance(inputs[0], Operation) and inputs[0].op.name == "neg":
         return inputs[0].inputs[0], "-(-x) -> x"
-    if name in ("reshape", "expand", "sum_to") and inputs[0].shape is not None and \
-            tuple(node.attrs.get("shape", ())) == inputs[0].shape:
+    if (
+        name in ("reshape", "expand", "sum_to")
+        and inputs[0].shape is not None
+        and tuple(node.attrs.get("shape", ())) == inputs[0].shape
+    ):
         return inputs[0], f"{name} to the same shape -> x"
     return None
 
 
-def algebraic_simplification(graph: Graph, keep: Iterable[Node] | None = None,
-                             assume_finite: bool = False) -> Graph:
+def algebraic_simplification(
+    graph: Graph, keep: Iterable[Node] | None = None, assume_finite: bool = False
+) -> Graph:
     """Apply identities that hold bit for bit: x*1, 1*x, x+(-0.0), x-0.0, x/1, x**1,
     -(-x), no-op reshapes (and x+0, x-0 for integer x).
 
@@ -296,6 +320,7 @@ def algebraic_simplification(graph: Graph, keep: Iterable[Node] | None = None,
     and ``-1.0 * 0`` is ``-0.0``.  ``x ** 2`` is left alone: numpy already computes it
     as ``x * x``.
     """
+
     def visit(node, inputs, new, changes):
         if not isinstance(node, Operation):
             return None
@@ -314,6 +339,7 @@ def algebraic_simplification(graph: Graph, keep: Iterable[Node] | None = None,
                     changes.append(f"{node.name}: x * 0 -> zeros{node.shape}")
                     return zeros
         return None
+
     return rewrite(graph, visit, "algebraic_simplification")
 
 
@@ -327,7 +353,9 @@ class FusedOpDef(OpDef):
 
 
 def _fusable(node: Node) -> bool:
-    if not (_is_pure(node) and node.op.elementwise and not getattr(node.op, "inference_only", False)):
+    if not (
+        _is_pure(node) and node.op.elementwise and not getattr(node.op, "inference_only", False)
+    ):
         return False
     shapes: list[Any] = [i.shape for i in node.inputs]
     if node.shape is None or any(s is None or None in s for s in shapes):
@@ -354,8 +382,14 @@ def _fused_program(members: Sequence[Operation], external: Sequence[Node]):
         # output's shape and dtype, can take the output: a ufunc writes in place.
         reuse = None
         if getattr(m.op.forward, "ufunc", None) is not None and not m.attrs:  # takes out=
-            reuse = next((index[i] for i in m.inputs if index.get(i) in frees
-                          and i.shape == m.shape and i.dtype == m.dtype), None)
+            reuse = next(
+                (
+                    index[i]
+                    for i in m.inputs
+                    if index.get(i) in frees and i.shape == m.shape and i.dtype == m.dtype
+                ),
+                None,
+            )
         steps.append((_step_function(m), m.op.forward, refs, index[m], frees, reuse))
     result = index[members[-1]]
     size = len(external) + len(members)
@@ -373,6 +407,7 @@ def _fused_program(members: Sequence[Operation], external: Sequence[Node]):
                 if slot != out:
                     values[slot] = None
         return values[result]
+
     return forward
 
 
@@ -390,8 +425,12 @@ def elementwise_fusion(graph: Graph, keep: Iterable[Node] | None = None) -> Grap
     users = graph.consumers()
 
     def absorbed(node: Node) -> bool:
-        return (_fusable(node) and node not in protected and len(users[node]) == 1
-                and _fusable(users[node][0]))
+        return (
+            _fusable(node)
+            and node not in protected
+            and len(users[node]) == 1
+            and _fusable(users[node][0])
+        )
 
     order = {n: i for i, n in enumerate(graph.nodes)}
     groups: dict[Node, list[Node]] = {}
@@ -418,10 +457,14 @@ def elementwise_fusion(graph: Graph, keep: Iterable[Node] | None = None) -> Grap
                     if i not in inside and i not in external:
                         external.append(i)
             names = tuple(m.name for m in members)
-            op = FusedOpDef(name="fused[" + ">".join(m.op.name for m in members) + "]",
-                            forward=_fused_program(members, external), partials=None,
-                            backward_name="FusedBackward", differentiable=False,
-                            members=names)
+            op = FusedOpDef(
+                name="fused[" + ">".join(m.op.name for m in members) + "]",
+                forward=_fused_program(members, external),
+                partials=None,
+                backward_name="FusedBackward",
+                differentiable=False,
+                members=names,
+            )
             fused = Operation(op, [new_of[e] for e in external], node.shape, node.dtype)
             new._register(fused, None, "fused")
             fused.is_gradient, fused.built_at = node.is_gradient, node.built_at
@@ -442,6 +485,7 @@ def elementwise_fusion(graph: Graph, keep: Iterable[Node] | None = None) -> Grap
         if result is not SKIP:
             new_of[node] = result
         return result
+
     return rewrite(graph, recording_visit, "elementwise_fusion", always_visit=groups)
 
 
@@ -468,8 +512,10 @@ class OptimizationReport:
     def lookup(self, node: Node) -> Node:
         """The node of the optimised graph that computes what ``node`` computed."""
         if node not in self.mapping:
-            raise KeyError(f"{node.name!r} has no counterpart in the optimised graph: it was "
-                           f"not needed by the fetches (pass it in fetches to keep it)")
+            raise KeyError(
+                f"{node.name!r} has no counterpart in the optimised graph: it was "
+                f"not needed by the fetches (pass it in fetches to keep it)"
+            )
         return self.mapping[node]
 
     @property
@@ -477,11 +523,15 @@ class OptimizationReport:
         return sum(len(p.changes) for p in self.passes)
 
     def __str__(self) -> str:
-        lines = [f"optimize {self.source.name}: {len(self.source.nodes)} nodes -> "
-                 f"{len(self.result.nodes)} nodes"]
+        lines = [
+            f"optimize {self.source.name}: {len(self.source.nodes)} nodes -> "
+            f"{len(self.result.nodes)} nodes"
+        ]
         for p in self.passes:
-            lines.append(f"  {p.name:<34} {len(p.changes):>3} change(s)  "
-                         f"{p.nodes_before} -> {p.nodes_after} nodes")
+            lines.append(
+                f"  {p.name:<34} {len(p.changes):>3} change(s)  "
+                f"{p.nodes_before} -> {p.nodes_after} nodes"
+            )
             lines.extend(f"      {c}" for c in p.changes[:12])
             if len(p.changes) > 12:
                 lines.append(f"      ... and {len(p.changes) - 12} more")
@@ -489,13 +539,17 @@ class OptimizationReport:
 
 
 Pass = Callable[..., Graph]
-REPEATED_PASSES: tuple[Pass, ...] = (constant_folding, algebraic_simplification,
-                                     common_subexpression_elimination)
+REPEATED_PASSES: tuple[Pass, ...] = (
+    constant_folding,
+    algebraic_simplification,
+    common_subexpression_elimination,
+)
 FINAL_PASSES: tuple[Pass, ...] = (dead_node_elimination, elementwise_fusion)
 
 
-def optimize(graph: Graph, passes: Sequence[Pass] | None = None,
-             fetches: Sequence[Node] | None = None) -> tuple[Graph, OptimizationReport]:
+def optimize(
+    graph: Graph, passes: Sequence[Pass] | None = None, fetches: Sequence[Node] | None = None
+) -> tuple[Graph, OptimizationReport]:
     """Run optimisation passes; return ``(new_graph, report)``.
 
     By default folding, simplification and CSE repeat until nothing changes (one
@@ -520,8 +574,9 @@ def optimize(graph: Graph, passes: Sequence[Pass] | None = None,
         nonlocal current, keep, mapping
         new = pass_fn(current, keep=keep)
         lineage = new.lineage
-        report = reports.setdefault(pass_fn.__name__, PassReport(pass_fn.__name__,
-                                                                 nodes_before=len(current.nodes)))
+        report = reports.setdefault(
+            pass_fn.__name__, PassReport(pass_fn.__name__, nodes_before=len(current.nodes))
+        )
         report.changes.extend(lineage.changes)
         report.nodes_after = len(new.nodes)
         keep = [lineage.mapping[k] for k in keep]

@@ -20,9 +20,14 @@ from .nodes import Node, Placeholder
 from .passes import optimize as run_passes
 
 
-def forward(graph: Graph, feeds: Mapping | None, named_feeds: Mapping[str, Any],
-            fetches: Sequence | None, free_intermediates: bool | None,
-            check_numerics: bool) -> list | None:
+def forward(
+    graph: Graph,
+    feeds: Mapping | None,
+    named_feeds: Mapping[str, Any],
+    fetches: Sequence | None,
+    free_intermediates: bool | None,
+    check_numerics: bool,
+) -> list | None:
     """``graph.forward``: run the graph on the feeds (see its docstring)."""
     return run_forward(graph, feeds, named_feeds, fetches, free_intermediates, check_numerics)
 
@@ -33,15 +38,17 @@ def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
         numeric_backward(graph, loss, grad, check_numerics)
 
 
-def compile(graph: Graph, inputs: Sequence, outputs: Sequence, optimize: bool,
-            check_numerics: bool = False) -> CompiledFunction:
+def compile(
+    graph: Graph, inputs: Sequence, outputs: Sequence, optimize: bool, check_numerics: bool = False
+) -> CompiledFunction:
     """``graph.compile``: a reusable function over the part of the graph ``outputs`` need,
     planned on the optimised graph when ``optimize`` is true."""
     inputs = [graph.resolve(i) for i in inputs]
     for node in inputs:
         if not isinstance(node, Placeholder):
-            raise TypeError(f"compile inputs must be placeholders, but {node.name!r} is a "
-                            f"{type(node).__name__}")
+            raise TypeError(
+                f"compile inputs must be placeholders, but {node.name!r} is a {type(node).__name__}"
+            )
     outputs = [graph.resolve(o) for o in outputs]
     given = set(inputs)
     for node in ancestors(outputs):
@@ -52,8 +59,9 @@ def compile(graph: Graph, inputs: Sequence, outputs: Sequence, optimize: bool,
     new_graph, report = run_passes(graph, fetches=outputs)
     mapping = report.mapping
     new_inputs = [mapping.get(p) for p in inputs]
-    return CompiledFunction(new_graph, new_inputs, [mapping[o] for o in outputs], report,
-                            check_numerics)
+    return CompiledFunction(
+        new_graph, new_inputs, [mapping[o] for o in outputs], report, check_numerics
+    )
 
 
 register_session(sys.modules[__name__])

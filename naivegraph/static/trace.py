@@ -31,8 +31,11 @@ from .nodes import Constant, Node, _to_array, placeholder
 
 def _parameter_names(fn: Callable, count: int) -> list[str]:
     try:
-        params = [p.name for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = [
+            p.name
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         params = []
     names = params[:count]
@@ -40,10 +43,12 @@ def _parameter_names(fn: Callable, count: int) -> list[str]:
 
 
 class Traced:
-    """A traced function: its ``graph``, placeholder ``inputs``, ``outputs``; call it like ``fn``."""
+    """A traced function: its ``graph``, placeholder ``inputs`` and ``outputs``; call it
+    like ``fn``."""
 
-    def __init__(self, fn: Callable, graph: Graph, inputs: list[Node], outputs: list[Node],
-                 single: bool) -> None:
+    def __init__(
+        self, fn: Callable, graph: Graph, inputs: list[Node], outputs: list[Node], single: bool
+    ) -> None:
         self.fn, self.graph, self.inputs, self.outputs = fn, graph, inputs, outputs
         self._single = single
         self._compiled: CompiledFunction | None = None

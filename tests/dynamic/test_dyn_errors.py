@@ -20,7 +20,9 @@ def test_requires_grad_on_integer_dtype_raises():
 def test_backward_of_non_scalar_without_gradient_raises_and_graph_survives():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     y = x * x
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         y.backward()
     assert x.grad is None
     y.backward(ng.ones(2))
@@ -44,15 +46,19 @@ def test_autograd_grad_outputs_of_wrong_shape_raises_mismatch_in_shape():
         ng.autograd.grad(x * 2, x, grad_outputs=ng.ones(2, 1))
 
 
-@pytest.mark.parametrize("make", [
-    lambda: ng.tensor([1.0, 2.0]).sum(),
-    lambda: ng.tensor(3.0),
-    lambda: _under_no_grad(),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ng.tensor([1.0, 2.0]).sum(),
+        lambda: ng.tensor(3.0),
+        lambda: _under_no_grad(),
+    ],
+)
 def test_backward_of_tensor_without_grad_fn_raises(make):
     out = make()
-    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does "
-                                           "not have a grad_fn"):
+    with pytest.raises(
+        RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"
+    ):
         out.backward()
     assert out.grad is None and out.grad_fn is None
 
@@ -65,15 +71,18 @@ def _under_no_grad():
 
 def test_retain_grad_on_tensor_not_requiring_grad_raises():
     t = ng.ones(2)
-    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
+    with pytest.raises(
+        RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"
+    ):
         t.retain_grad()
     assert not t.retains_grad
 
 
 def test_register_hook_on_tensor_not_requiring_grad_raises():
     t = ng.ones(2)
-    with pytest.raises(RuntimeError,
-                       match="cannot register a hook on a tensor that doesn't require gradient"):
+    with pytest.raises(
+        RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"
+    ):
         t.register_hook(lambda g: g)
     t.requires_grad_()
     handle = t.register_hook(lambda g: g * 3)
@@ -82,17 +91,28 @@ def test_register_hook_on_tensor_not_requiring_grad_raises():
     handle.remove()
 
 
-@pytest.mark.parametrize("change", [
-    lambda a: a.add_(1.0), lambda a: a.sub_(1.0), lambda a: a.mul_(2.0), lambda a: a.div_(2.0),
-    lambda a: a.pow_(2), lambda a: a.exp_(), lambda a: a.fill_(0.0), lambda a: a.zero_(),
-    lambda a: a.clamp_(0.0, 1.0), lambda a: a.__setitem__(0, 5.0),
-    lambda a: a.copy_(ng.zeros(3)),
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda a: a.add_(1.0),
+        lambda a: a.sub_(1.0),
+        lambda a: a.mul_(2.0),
+        lambda a: a.div_(2.0),
+        lambda a: a.pow_(2),
+        lambda a: a.exp_(),
+        lambda a: a.fill_(0.0),
+        lambda a: a.zero_(),
+        lambda a: a.clamp_(0.0, 1.0),
+        lambda a: a.__setitem__(0, 5.0),
+        lambda a: a.copy_(ng.zeros(3)),
+    ],
+)
 def test_in_place_on_leaf_requiring_grad_raises_and_leaves_it_unchanged(change):
     a = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    with pytest.raises(RuntimeError,
-                       match="a leaf Variable that requires grad is being used in an in-place "
-                             "operation."):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad is being used in an in-place operation.",
+    ):
         change(a)
     assert a.tolist() == [1.0, 2.0, 3.0] and a._version == 0
     assert a.is_leaf and a.grad_fn is None
@@ -103,8 +123,11 @@ def test_in_place_on_leaf_requiring_grad_raises_and_leaves_it_unchanged(change):
 def test_in_place_on_view_of_leaf_requiring_grad_raises():
     a = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
     view = a[1:]
-    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being "
-                                           "used in an in-place operation."):
+    with pytest.raises(
+        RuntimeError,
+        match="a view of a leaf Variable that requires grad is being "
+        "used in an in-place operation.",
+    ):
         view.mul_(2.0)
     assert a.tolist() == [1.0, 2.0, 3.0]
 
@@ -117,8 +140,10 @@ def test_modified_saved_tensor_raises_with_versions_and_graph_stays_usable_after
     with pytest.raises(RuntimeError) as info:
         loss.backward()
     message = str(info.value)
-    assert "one of the variables needed for gradient computation has been modified by an " \
-           "inplace operation" in message
+    assert (
+        "one of the variables needed for gradient computation has been modified by an "
+        "inplace operation" in message
+    )
     assert "is at version 1; expected version 0 instead." in message
     assert a.grad is None
 
@@ -169,7 +194,9 @@ def test_second_backward_through_graph_without_saved_tensors_is_allowed():
 def test_autograd_grad_of_input_not_requiring_grad_raises():
     x = ng.tensor([1.0], requires_grad=True)
     c = ng.tensor([1.0])
-    with pytest.raises(RuntimeError, match="One of the differentiated Tensors does not require grad"):
+    with pytest.raises(
+        RuntimeError, match="One of the differentiated Tensors does not require grad"
+    ):
         ng.autograd.grad((x * c).sum(), [x, c])
 
 

@@ -72,8 +72,13 @@ def _long_chain():
     return [y, x.grad]
 
 
-PROGRAMS = [_reference_example, _mlp_steps, _hooks_retain_and_double_backward,
-            _views_and_in_place, _long_chain]
+PROGRAMS = [
+    _reference_example,
+    _mlp_steps,
+    _hooks_retain_and_double_backward,
+    _views_and_in_place,
+    _long_chain,
+]
 
 
 def _arrays(results):
@@ -137,6 +142,7 @@ def test_is_unshared_sees_only_the_callers_own_reference():
 
 def test_meta_and_node_class_caches_are_bypassed_when_off():
     from naivegraph.dynamic.node import meta_of
+
     a = np.zeros((2, 3))
     assert meta_of(a) is meta_of(np.ones((2, 3)))
     with fast.disabled():

@@ -53,14 +53,19 @@ def case(op, cid, fn, *inputs):
     CASES.setdefault(op, []).append((f"{op}-{cid}", fn, inputs))
 
 
-BOOL_MASK = np.array([[True, False, True, True], [False, False, True, False],
-                      [True, True, False, True]])
+BOOL_MASK = np.array(
+    [[True, False, True, True], [False, False, True, False], [True, True, False, True]]
+)
 
 # -- elementwise binary with broadcasting ---------------------------------------------
-for op, f in [("add", lambda x, y: x + y), ("sub", lambda x, y: x - y),
-              ("mul", lambda x, y: x * y), ("div", lambda x, y: x / y),
-              ("maximum", lambda x, y: ng.maximum(x, y)),
-              ("minimum", lambda x, y: ng.minimum(x, y))]:
+for op, f in [
+    ("add", lambda x, y: x + y),
+    ("sub", lambda x, y: x - y),
+    ("mul", lambda x, y: x * y),
+    ("div", lambda x, y: x / y),
+    ("maximum", lambda x, y: ng.maximum(x, y)),
+    ("minimum", lambda x, y: ng.minimum(x, y)),
+]:
     kind = "distinct" if op in ("maximum", "minimum") else "away"
     case(op, "same", f, (kind, (2, 3)), ("away", (2, 3)))
     case(op, "col-row", f, (kind, (3, 1)), ("away", (1, 4)))
@@ -79,31 +84,47 @@ case("reciprocal", "method", lambda x: x.reciprocal(), ("away", (3,)))
 case("div", "python-denominator", lambda x: x / 4.0, ("anyv", (2, 3)))
 case("maximum", "constant-other", lambda x: ng.maximum(x, ng.tensor(0.1)), ("away", (5,)))
 
-case("pow_scalar", "cube", lambda x: x ** 3, ("anyv", (2, 3)))
-case("pow_scalar", "sqrt", lambda x: x ** 0.5, ("pos", (2, 3)))
-case("pow_scalar", "negative", lambda x: x ** -2, ("away", (2, 3)))
-case("pow_scalar", "zero", lambda x: x ** 0, ("anyv", (3,)))
-case("pow_scalar", "one", lambda x: x ** 1, ("anyv", (3,)))
+case("pow_scalar", "cube", lambda x: x**3, ("anyv", (2, 3)))
+case("pow_scalar", "sqrt", lambda x: x**0.5, ("pos", (2, 3)))
+case("pow_scalar", "negative", lambda x: x**-2, ("away", (2, 3)))
+case("pow_scalar", "zero", lambda x: x**0, ("anyv", (3,)))
+case("pow_scalar", "one", lambda x: x**1, ("anyv", (3,)))
 case("pow_scalar", "method", lambda x: x.pow(2.5), ("pos", (3,)))
-case("pow", "tensor-tensor", lambda x, y: x ** y, ("pos", (2, 3)), ("anyv", (2, 3)))
-case("pow", "broadcast", lambda x, y: x ** y, ("pos", (3, 1)), ("anyv", (4,)))
-case("pow", "python-base", lambda y: 2.0 ** y, ("anyv", (2, 3)))
-case("pow", "zero-dim-exponent", lambda x, y: x ** y, ("pos", (4,)), ("anyv", ()))
+case("pow", "tensor-tensor", lambda x, y: x**y, ("pos", (2, 3)), ("anyv", (2, 3)))
+case("pow", "broadcast", lambda x, y: x**y, ("pos", (3, 1)), ("anyv", (4,)))
+case("pow", "python-base", lambda y: 2.0**y, ("anyv", (2, 3)))
+case("pow", "zero-dim-exponent", lambda x, y: x**y, ("pos", (4,)), ("anyv", ()))
 
-case("where", "mask", lambda x, y: ng.where(ng.tensor(BOOL_MASK), x, y),
-     ("anyv", (3, 4)), ("anyv", (3, 4)))
-case("where", "broadcast", lambda x, y: ng.where(ng.tensor(BOOL_MASK), x, y),
-     ("anyv", (3, 1)), ("anyv", (4,)))
+case(
+    "where",
+    "mask",
+    lambda x, y: ng.where(ng.tensor(BOOL_MASK), x, y),
+    ("anyv", (3, 4)),
+    ("anyv", (3, 4)),
+)
+case(
+    "where",
+    "broadcast",
+    lambda x, y: ng.where(ng.tensor(BOOL_MASK), x, y),
+    ("anyv", (3, 1)),
+    ("anyv", (4,)),
+)
 case("where", "data-dependent", lambda x: ng.where(x > 0, x * 2, x.exp()), ("away", (3, 4)))
 
 # -- elementwise unary ----------------------------------------------------------------
-for op, f, kind in [("neg", lambda x: -x, "anyv"), ("exp", lambda x: x.exp(), "anyv"),
-                    ("log", lambda x: x.log(), "pos"), ("sqrt", lambda x: x.sqrt(), "pos"),
-                    ("sin", lambda x: x.sin(), "anyv"), ("cos", lambda x: x.cos(), "anyv"),
-                    ("tanh", lambda x: x.tanh(), "anyv"),
-                    ("sigmoid", lambda x: x.sigmoid(), "anyv"),
-                    ("relu", lambda x: x.relu(), "away"), ("abs", lambda x: x.abs(), "away"),
-                    ("clone", lambda x: x.clone(), "anyv")]:
+for op, f, kind in [
+    ("neg", lambda x: -x, "anyv"),
+    ("exp", lambda x: x.exp(), "anyv"),
+    ("log", lambda x: x.log(), "pos"),
+    ("sqrt", lambda x: x.sqrt(), "pos"),
+    ("sin", lambda x: x.sin(), "anyv"),
+    ("cos", lambda x: x.cos(), "anyv"),
+    ("tanh", lambda x: x.tanh(), "anyv"),
+    ("sigmoid", lambda x: x.sigmoid(), "anyv"),
+    ("relu", lambda x: x.relu(), "away"),
+    ("abs", lambda x: x.abs(), "away"),
+    ("clone", lambda x: x.clone(), "anyv"),
+]:
     case(op, "matrix", f, (kind, (2, 3)))
     case(op, "scalar", f, (kind, ()))
 case("neg", "method", lambda x: x.neg(), ("anyv", (3,)))
@@ -118,21 +139,23 @@ case("fill", "direct", lambda x: F.fill(x, value=2.0) + x, ("anyv", (2, 3)))
 case("fill", "in-place", lambda x: (x * 1).fill_(3.0) * x, ("anyv", (2, 3)))
 case("zero", "in-place", lambda x: (x * 1).zero_() + x * x, ("anyv", (2, 3)))
 case("copy", "in-place", lambda x, y: (x * 1).copy_(y) * x, ("anyv", (2, 3)), ("anyv", (2, 3)))
-case("copy", "broadcast-source", lambda x, y: (x * 1).copy_(y) * x, ("anyv", (2, 3)),
-     ("anyv", (3,)))
+case(
+    "copy", "broadcast-source", lambda x, y: (x * 1).copy_(y) * x, ("anyv", (2, 3)), ("anyv", (3,))
+)
 # Through a wider float and back: float32 would lose more than finite differences resolve.
-case("to_copy", "longdouble-and-back", lambda x: x.to(np.longdouble).double() * x,
-     ("anyv", (2, 3)))
+case("to_copy", "longdouble-and-back", lambda x: x.to(np.longdouble).double() * x, ("anyv", (2, 3)))
 
 # -- reductions ---------------------------------------------------------------------------
 for op in ("sum", "mean"):
     case(op, "all", lambda x, op=op: getattr(x, op)(), ("anyv", (2, 3, 4)))
     for dim in (0, 1, -1, (0, 2), (-1, -3), (1,)):
         for keepdim in (False, True):
-            case(op, f"dim{dim}-keepdim{keepdim}",
-                 lambda x, op=op, dim=dim, keepdim=keepdim: getattr(x, op)(dim=dim,
-                                                                           keepdim=keepdim),
-                 ("anyv", (2, 3, 4)))
+            case(
+                op,
+                f"dim{dim}-keepdim{keepdim}",
+                lambda x, op=op, dim=dim, keepdim=keepdim: getattr(x, op)(dim=dim, keepdim=keepdim),
+                ("anyv", (2, 3, 4)),
+            )
     case(op, "scalar-input", lambda x, op=op: getattr(x, op)(), ("anyv", ()))
     case(op, "scalar-input-dim0", lambda x, op=op: getattr(x, op)(0), ("anyv", ()))
     case(op, "function", lambda x, op=op: getattr(ng, op)(x, 1), ("anyv", (2, 3)))
@@ -140,11 +163,13 @@ for op in ("max", "min"):
     case(op, "all", lambda x, op=op: getattr(x, op)(), ("distinct", (3, 4)))
     for dim in (0, 1, -1):
         for keepdim in (False, True):
-            case(op, f"dim{dim}-keepdim{keepdim}",
-                 lambda x, op=op, dim=dim, keepdim=keepdim: getattr(x, op)(dim, keepdim)[0],
-                 ("distinct", (3, 4)))
-    case(op, "values-attr", lambda x, op=op: getattr(x, op)(dim=2).values,
-         ("distinct", (2, 3, 4)))
+            case(
+                op,
+                f"dim{dim}-keepdim{keepdim}",
+                lambda x, op=op, dim=dim, keepdim=keepdim: getattr(x, op)(dim, keepdim)[0],
+                ("distinct", (3, 4)),
+            )
+    case(op, "values-attr", lambda x, op=op: getattr(x, op)(dim=2).values, ("distinct", (2, 3, 4)))
 
 # -- shapes ---------------------------------------------------------------------------------
 case("reshape", "reshape", lambda x: x.reshape(3, 4), ("anyv", (2, 6)))
@@ -169,26 +194,58 @@ case("unsqueeze", "front", lambda x: x.unsqueeze(0), ("anyv", (2, 3)))
 case("unsqueeze", "negative", lambda x: x.unsqueeze(-1), ("anyv", (2, 3)))
 
 # -- indexing -------------------------------------------------------------------------------
-for cid, index in [("int", 1), ("negative-int", -1), ("slice", slice(1, 3)),
-                   ("step-slice", slice(None, None, 2)), ("negative-slice", slice(-2, None)),
-                   ("int-slice", (0, slice(1, None))), ("slice-int", (slice(1, None), -1)),
-                   ("ellipsis", (Ellipsis, 2)), ("none", (None, 1)),
-                   ("fancy-repeated", [0, 2, 0, 0]), ("fancy-2d", ([0, 2, 2], [1, 1, 3])),
-                   ("bool-mask", BOOL_MASK), ("fancy-and-slice", ([2, 0, 2], slice(0, 3)))]:
+for cid, index in [
+    ("int", 1),
+    ("negative-int", -1),
+    ("slice", slice(1, 3)),
+    ("step-slice", slice(None, None, 2)),
+    ("negative-slice", slice(-2, None)),
+    ("int-slice", (0, slice(1, None))),
+    ("slice-int", (slice(1, None), -1)),
+    ("ellipsis", (Ellipsis, 2)),
+    ("none", (None, 1)),
+    ("fancy-repeated", [0, 2, 0, 0]),
+    ("fancy-2d", ([0, 2, 2], [1, 1, 3])),
+    ("bool-mask", BOOL_MASK),
+    ("fancy-and-slice", ([2, 0, 2], slice(0, 3))),
+]:
     case("getitem", cid, lambda x, index=index: x[index], ("anyv", (3, 4)))
 case("getitem", "tensor-index", lambda x: x[ng.tensor([1, 1, 0])], ("anyv", (3, 4)))
-case("getitem", "iterate", lambda x: ng.stack(list(x)) * ng.arange(3.0).reshape(3, 1),
-     ("anyv", (3, 2)))
-case("scatter", "repeated", lambda x: F.scatter(x, shape=(3, 4), index=([0, 2, 0], [1, 1, 1])),
-     ("anyv", (3,)))
-case("index_put", "setitem-value", lambda x, v: _setitem(x, (0, slice(1, 3)), v),
-     ("anyv", (3, 4)), ("anyv", (2,)))
-case("index_put", "setitem-broadcast", lambda x, v: _setitem(x, BOOL_MASK, v),
-     ("anyv", (3, 4)), ("anyv", ()))
+case(
+    "getitem",
+    "iterate",
+    lambda x: ng.stack(list(x)) * ng.arange(3.0).reshape(3, 1),
+    ("anyv", (3, 2)),
+)
+case(
+    "scatter",
+    "repeated",
+    lambda x: F.scatter(x, shape=(3, 4), index=([0, 2, 0], [1, 1, 1])),
+    ("anyv", (3,)),
+)
+case(
+    "index_put",
+    "setitem-value",
+    lambda x, v: _setitem(x, (0, slice(1, 3)), v),
+    ("anyv", (3, 4)),
+    ("anyv", (2,)),
+)
+case(
+    "index_put",
+    "setitem-broadcast",
+    lambda x, v: _setitem(x, BOOL_MASK, v),
+    ("anyv", (3, 4)),
+    ("anyv", ()),
+)
 case("index_put", "setitem-constant", lambda x: _setitem(x, 1, 5.0), ("anyv", (3, 4)))
 case("index_put", "copy_", lambda x, y: (x * 1).copy_(y) * x, ("anyv", (2, 3)), ("anyv", (2, 3)))
-case("index_put", "direct", lambda x, v: F.index_put(x, v, index=(slice(None), 0)),
-     ("anyv", (3, 4)), ("anyv", (3,)))
+case(
+    "index_put",
+    "direct",
+    lambda x, v: F.index_put(x, v, index=(slice(None), 0)),
+    ("anyv", (3, 4)),
+    ("anyv", (3,)),
+)
 
 
 def _setitem(x, index, value):
@@ -199,29 +256,63 @@ def _setitem(x, index, value):
 
 # -- joining --------------------------------------------------------------------------------
 for dim in (0, 1, -1):
-    case("cat", f"dim{dim}", lambda a, b, dim=dim: ng.cat([a, b, a], dim=dim),
-         ("anyv", (2, 3)), ("anyv", (2, 3)))
-    case("stack", f"dim{dim}", lambda a, b, dim=dim: ng.stack([a, b, a], dim=dim),
-         ("anyv", (2, 3)), ("anyv", (2, 3)))
+    case(
+        "cat",
+        f"dim{dim}",
+        lambda a, b, dim=dim: ng.cat([a, b, a], dim=dim),
+        ("anyv", (2, 3)),
+        ("anyv", (2, 3)),
+    )
+    case(
+        "stack",
+        f"dim{dim}",
+        lambda a, b, dim=dim: ng.stack([a, b, a], dim=dim),
+        ("anyv", (2, 3)),
+        ("anyv", (2, 3)),
+    )
 case("cat", "unequal-sizes", lambda a, b: ng.cat([a, b], dim=1), ("anyv", (2, 1)), ("anyv", (2, 3)))
 case("cat", "constant-member", lambda a: ng.cat([a, ng.ones(2, 3)]), ("anyv", (1, 3)))
 case("stack", "constant-member", lambda a: ng.stack([ng.ones(3), a]), ("anyv", (3,)))
 
 # -- linear algebra -------------------------------------------------------------------------
-for cid, sa, sb in [("1d-1d", (3,), (3,)), ("2d-1d", (2, 3), (3,)), ("1d-2d", (3,), (3, 2)),
-                    ("2d-2d", (2, 3), (3, 4)), ("3d-3d", (2, 2, 3), (2, 3, 4)),
-                    ("3d-2d", (2, 2, 3), (3, 4)), ("2d-3d", (4, 2), (2, 2, 3)),
-                    ("3d-1d", (2, 2, 3), (3,)), ("1d-3d", (3,), (2, 3, 2)),
-                    ("broadcast-4d-3d", (2, 1, 2, 3), (3, 3, 2))]:
+for cid, sa, sb in [
+    ("1d-1d", (3,), (3,)),
+    ("2d-1d", (2, 3), (3,)),
+    ("1d-2d", (3,), (3, 2)),
+    ("2d-2d", (2, 3), (3, 4)),
+    ("3d-3d", (2, 2, 3), (2, 3, 4)),
+    ("3d-2d", (2, 2, 3), (3, 4)),
+    ("2d-3d", (4, 2), (2, 2, 3)),
+    ("3d-1d", (2, 2, 3), (3,)),
+    ("1d-3d", (3,), (2, 3, 2)),
+    ("broadcast-4d-3d", (2, 1, 2, 3), (3, 3, 2)),
+]:
     case("matmul", cid, lambda a, b: a @ b, ("anyv", sa), ("anyv", sb))
 case("matmul", "mm", lambda a, b: a.mm(b), ("anyv", (2, 3)), ("anyv", (3, 2)))
-case("matmul", "linear-without-bias", lambda x, w: ng.nn.functional.linear(x, w),
-     ("anyv", (4, 2)), ("anyv", (3, 2)))
+case(
+    "matmul",
+    "linear-without-bias",
+    lambda x, w: ng.nn.functional.linear(x, w),
+    ("anyv", (4, 2)),
+    ("anyv", (3, 2)),
+)
 for cid, shape in [("linear", (4, 2)), ("linear-vector", (2,)), ("linear-3d", (2, 4, 2))]:
-    case("addmm", cid, lambda x, w, b: ng.nn.functional.linear(x, w, b),
-         ("anyv", shape), ("anyv", (3, 2)), ("anyv", (3,)))
-case("addmm", "broadcast-bias", lambda b, x, y: ng.addmm(b, x, y), ("anyv", (1, 4)),
-     ("anyv", (2, 3)), ("anyv", (3, 4)))
+    case(
+        "addmm",
+        cid,
+        lambda x, w, b: ng.nn.functional.linear(x, w, b),
+        ("anyv", shape),
+        ("anyv", (3, 2)),
+        ("anyv", (3,)),
+    )
+case(
+    "addmm",
+    "broadcast-bias",
+    lambda b, x, y: ng.addmm(b, x, y),
+    ("anyv", (1, 4)),
+    ("anyv", (2, 3)),
+    ("anyv", (3, 4)),
+)
 case("matmul", "same-tensor", lambda a: a @ a, ("anyv", (3, 3)))
 
 # -- neural-network blocks ------------------------------------------------------------------
@@ -229,21 +320,32 @@ for op in ("softmax", "log_softmax"):
     for dim in (0, 1, -1):
         case(op, f"dim{dim}", lambda x, op=op, dim=dim: getattr(x, op)(dim), ("anyv", (3, 4)))
     case(op, "3d", lambda x, op=op: getattr(nnF, op)(x, dim=1), ("anyv", (2, 3, 2)))
-    case(op, "large-logits", lambda x, op=op: getattr(x, op)(-1) * 1.0,
-         ("const_shift", (2, 3)))
+    case(op, "large-logits", lambda x, op=op: getattr(x, op)(-1) * 1.0, ("const_shift", (2, 3)))
 TARGET = np.array([2, 0, 1, 2])
 for reduction in ("mean", "sum", "none"):
-    case("mse_loss", reduction, lambda x, y, r=reduction: nnF.mse_loss(x, y, reduction=r),
-         ("anyv", (2, 3)), ("anyv", (2, 3)))
-    case("nll_loss", reduction, lambda x, r=reduction: nnF.nll_loss(x, ng.tensor(TARGET),
-                                                                     reduction=r),
-         ("anyv", (4, 3)))
-    case("nll_loss", f"cross_entropy-{reduction}",
-         lambda x, r=reduction: nnF.cross_entropy(x, ng.tensor(TARGET), reduction=r),
-         ("anyv", (4, 3)))
+    case(
+        "mse_loss",
+        reduction,
+        lambda x, y, r=reduction: nnF.mse_loss(x, y, reduction=r),
+        ("anyv", (2, 3)),
+        ("anyv", (2, 3)),
+    )
+    case(
+        "nll_loss",
+        reduction,
+        lambda x, r=reduction: nnF.nll_loss(x, ng.tensor(TARGET), reduction=r),
+        ("anyv", (4, 3)),
+    )
+    case(
+        "nll_loss",
+        f"cross_entropy-{reduction}",
+        lambda x, r=reduction: nnF.cross_entropy(x, ng.tensor(TARGET), reduction=r),
+        ("anyv", (4, 3)),
+    )
 case("mse_loss", "module", lambda x, y: ng.nn.MSELoss()(x, y), ("anyv", (3,)), ("anyv", (3,)))
-case("nll_loss", "module", lambda x: ng.nn.CrossEntropyLoss()(x, ng.tensor(TARGET)),
-     ("anyv", (4, 3)))
+case(
+    "nll_loss", "module", lambda x: ng.nn.CrossEntropyLoss()(x, ng.tensor(TARGET)), ("anyv", (4, 3))
+)
 
 # -- in-place ops on non-leaves -------------------------------------------------------------
 case("add", "add_", lambda x, y: (x * 1).add_(y), ("anyv", (2, 3)), ("anyv", (3,)))
@@ -256,8 +358,7 @@ case("pow_scalar", "pow_", lambda x: (x * 1).pow_(3), ("anyv", (2, 3)))
 case("pow", "pow_-tensor", lambda x, y: (x * 1).pow_(y), ("pos", (2, 3)), ("anyv", (2, 3)))
 case("exp", "exp_", lambda x: (x * 2).exp_(), ("anyv", (2, 3)))
 case("clamp", "clamp_", lambda x: (x * 1).clamp_(-1.0, 1.0), ("away", (3, 4)))
-case("exp", "chain-of-in-place", lambda x: (x * 1).mul_(2).add_(1).exp_().log(),
-     ("anyv", (2, 3)))
+case("exp", "chain-of-in-place", lambda x: (x * 1).mul_(2).add_(1).exp_().log(), ("anyv", (2, 3)))
 
 
 def _iop(x, y, kind):
@@ -270,6 +371,7 @@ def _iop(x, y, kind):
 
 
 # ---------------------------------------------------------------------------------------------
+
 
 def _make(case_id, makers):
     rng = _rng(case_id)
@@ -329,8 +431,7 @@ def test_second_derivative_gradcheck(cid, fn, makers):
 
     def vjp(*args):
         *xs, v = args
-        grads = ng.autograd.grad(fn(*xs), xs, grad_outputs=v, create_graph=True,
-                                 allow_unused=True)
+        grads = ng.autograd.grad(fn(*xs), xs, grad_outputs=v, create_graph=True, allow_unused=True)
         return ng.cat([g.reshape(-1) for g in grads if g is not None])
 
     assert ng.autograd.gradcheck(vjp, inputs + (v,))

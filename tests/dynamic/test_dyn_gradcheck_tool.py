@@ -11,7 +11,7 @@ from naivegraph.autograd import GradcheckError
 def test_gradcheck_passes_view_returning_functions():
     # A reshape or index of the input shares its memory: the finite differences must copy
     # each evaluation before the input is perturbed again.
-    x = ng.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    x = ng.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     assert ng.autograd.gradcheck(lambda x: x.reshape(4), (x,))
     assert ng.autograd.gradcheck(lambda x: x[0], (x,))
     assert ng.autograd.gradcheck(lambda x: x.transpose(0, 1), (x,))
@@ -19,10 +19,10 @@ def test_gradcheck_passes_view_returning_functions():
 
 def test_gradcheck_of_function_that_calls_autograd_grad():
     # A second-derivative check: the function itself differentiates with create_graph.
-    x = ng.tensor([1., -2., 0.5], requires_grad=True)
+    x = ng.tensor([1.0, -2.0, 0.5], requires_grad=True)
 
     def first_derivative(x):
-        (g,) = ng.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        (g,) = ng.autograd.grad((x**3).sum(), x, create_graph=True)
         return g
 
     assert ng.autograd.gradcheck(first_derivative, (x,))
@@ -40,19 +40,19 @@ def test_gradcheck_detects_a_wrong_vjp():
             (x,) = ctx.saved_tensors
             return grad * x  # should be 2 * x
 
-    x = ng.tensor([1., 2.], requires_grad=True)
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(GradcheckError, match="Jacobian mismatch"):
         ng.autograd.gradcheck(WrongSquare.apply, (x,))
     assert ng.autograd.gradcheck(WrongSquare.apply, (x,), raise_exception=False) is False
 
 
 def test_gradcheck_refuses_float32_inputs():
-    x = ng.tensor([1., 2.], dtype=ng.float32, requires_grad=True)
+    x = ng.tensor([1.0, 2.0], dtype=ng.float32, requires_grad=True)
     with pytest.raises(GradcheckError, match="float64"):
         ng.autograd.gradcheck(lambda x: x * 2, (x,))
 
 
 def test_gradcheck_leaves_inputs_unchanged():
-    x = ng.tensor([1., 2., 3.], requires_grad=True)
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
     ng.autograd.gradcheck(lambda x: (x.exp() * x).sum(), (x,))
-    assert x.tolist() == [1., 2., 3.] and x.grad is None
+    assert x.tolist() == [1.0, 2.0, 3.0] and x.grad is None

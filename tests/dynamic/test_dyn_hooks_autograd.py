@@ -8,6 +8,7 @@ import naivegraph as ng
 
 # -- tensor hooks --------------------------------------------------------------------------------
 
+
 def test_leaf_hook_replacement_changes_accumulated_grad():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     x.register_hook(lambda g: g + 10)
@@ -94,6 +95,7 @@ def test_node_post_hook_can_replace_grad_inputs():
 
 # -- accumulation and backward(inputs=) ------------------------------------------------------------
 
+
 def test_gradients_accumulate_across_two_backwards():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     (x * x).sum().backward()
@@ -139,15 +141,16 @@ def test_ng_backward_of_several_tensors():
 
 # -- autograd.grad ---------------------------------------------------------------------------------
 
+
 def test_autograd_grad_returns_without_accumulating():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
-    (g,) = ng.autograd.grad((x ** 2).sum(), x)
+    (g,) = ng.autograd.grad((x**2).sum(), x)
     assert g.tolist() == [2.0, 4.0] and x.grad is None and not g.requires_grad
 
 
 def test_autograd_grad_with_grad_outputs():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
-    (g,) = ng.autograd.grad(x ** 2, x, grad_outputs=ng.tensor([1.0, 10.0]))
+    (g,) = ng.autograd.grad(x**2, x, grad_outputs=ng.tensor([1.0, 10.0]))
     assert g.tolist() == [2.0, 40.0]
 
 
@@ -160,7 +163,7 @@ def test_autograd_grad_of_intermediate():
 
 def test_second_derivative_of_cube_is_six_x():
     x = ng.tensor([1.0, -2.0, 0.5], requires_grad=True)
-    (dx,) = ng.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    (dx,) = ng.autograd.grad((x**3).sum(), x, create_graph=True)
     assert dx.requires_grad and dx.tolist() == [3.0, 12.0, 0.75]
     (d2x,) = ng.autograd.grad(dx.sum(), x)
     assert d2x.tolist() == [6.0, -12.0, 3.0]
@@ -168,7 +171,7 @@ def test_second_derivative_of_cube_is_six_x():
 
 def test_third_derivative_through_backward_create_graph():
     x = ng.tensor(2.0, requires_grad=True)
-    y = x ** 4
+    y = x**4
     y.backward(create_graph=True)
     g1 = x.grad
     assert g1.item() == 32.0 and g1.requires_grad
@@ -179,24 +182,26 @@ def test_third_derivative_through_backward_create_graph():
 
 
 def test_functional_jacobian_values():
-    J = ng.autograd.functional.jacobian(lambda x: x ** 2, ng.tensor([1.0, 2.0]))
+    J = ng.autograd.functional.jacobian(lambda x: x**2, ng.tensor([1.0, 2.0]))
     assert J.tolist() == [[2.0, 0.0], [0.0, 4.0]]
     A = ng.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     J = ng.autograd.functional.jacobian(lambda x: A @ x, ng.tensor([1.0, 1.0, 1.0]))
     assert J.tolist() == A.tolist()
-    Ja, Jb = ng.autograd.functional.jacobian(lambda a, b: a * b,
-                                             (ng.tensor([1.0, 2.0]), ng.tensor([3.0, 4.0])))
+    Ja, Jb = ng.autograd.functional.jacobian(
+        lambda a, b: a * b, (ng.tensor([1.0, 2.0]), ng.tensor([3.0, 4.0]))
+    )
     assert Ja.tolist() == [[3.0, 0.0], [0.0, 4.0]] and Jb.tolist() == [[1.0, 0.0], [0.0, 2.0]]
 
 
 def test_functional_hessian_values():
-    H = ng.autograd.functional.hessian(lambda x: (x ** 3).sum(), ng.tensor([1.0, 2.0]))
+    H = ng.autograd.functional.hessian(lambda x: (x**3).sum(), ng.tensor([1.0, 2.0]))
     assert H.tolist() == [[6.0, 0.0], [0.0, 12.0]]
     H = ng.autograd.functional.hessian(lambda x: x[0] * x[1] + x[0] ** 2, ng.tensor([1.0, 2.0]))
     assert H.tolist() == [[2.0, 1.0], [1.0, 0.0]]
 
 
 # -- custom Function -------------------------------------------------------------------------------
+
 
 class Square(ng.autograd.Function):
     @staticmethod

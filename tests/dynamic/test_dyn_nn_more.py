@@ -18,13 +18,16 @@ def torch():
 
 def both(torch, data, requires_grad=False):
     """The same float64 values as a naivegraph tensor and a torch tensor."""
-    return (ng.tensor(data, requires_grad=requires_grad),
-            torch.tensor(data, dtype=torch.float64, requires_grad=requires_grad))
+    return (
+        ng.tensor(data, requires_grad=requires_grad),
+        torch.tensor(data, dtype=torch.float64, requires_grad=requires_grad),
+    )
 
 
 def assert_close(ours, theirs, rtol=1e-12):
-    np.testing.assert_allclose(np.asarray(ours.tolist()), theirs.detach().numpy(), rtol=rtol,
-                               atol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(ours.tolist()), theirs.detach().numpy(), rtol=rtol, atol=1e-14
+    )
 
 
 # -- layers ------------------------------------------------------------------------------
@@ -104,8 +107,9 @@ def test_embedding_refuses_bad_indices_with_torchs_errors(torch):
         nn.Embedding(3, 2)(ng.tensor([3]))
     with pytest.raises(IndexError, match="index out of range in self"):
         nn.Embedding(3, 2)(ng.tensor([-1]))
-    with pytest.raises(RuntimeError, match="'indices' to have one of the following scalar "
-                                           "types: Long, Int"):
+    with pytest.raises(
+        RuntimeError, match="'indices' to have one of the following scalar types: Long, Int"
+    ):
         nn.Embedding(3, 2)(ng.tensor([1.0]))
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(3, 2, padding_idx=3)
@@ -120,8 +124,9 @@ CLASSES = [2, 0, 1]
 def test_nll_loss_after_log_softmax_matches_torch(torch, reduction):
     x, tx = both(torch, LOGITS, requires_grad=True)
     loss = nn.NLLLoss(reduction=reduction)(nn.LogSoftmax(dim=1)(x), ng.tensor(CLASSES))
-    expected = torch.nn.NLLLoss(reduction=reduction)(torch.nn.LogSoftmax(dim=1)(tx),
-                                                     torch.tensor(CLASSES))
+    expected = torch.nn.NLLLoss(reduction=reduction)(
+        torch.nn.LogSoftmax(dim=1)(tx), torch.tensor(CLASSES)
+    )
     assert_close(loss, expected)
     loss.sum().backward()
     expected.sum().backward()
@@ -138,10 +143,13 @@ def test_bce_loss_matches_torch_values_and_gradients(torch, reduction, weighted)
     p, tp = both(torch, PROBS, requires_grad=True)
     weight = [2.0, 0.5] if weighted else None
     ours = nn.BCELoss(weight=ng.tensor(weight) if weighted else None, reduction=reduction)
-    theirs = torch.nn.BCELoss(weight=torch.tensor(weight, dtype=torch.float64)
-                              if weighted else None, reduction=reduction)
-    loss, expected = ours(p, ng.tensor(TARGETS)), theirs(tp, torch.tensor(TARGETS,
-                                                                          dtype=torch.float64))
+    theirs = torch.nn.BCELoss(
+        weight=torch.tensor(weight, dtype=torch.float64) if weighted else None, reduction=reduction
+    )
+    loss, expected = (
+        ours(p, ng.tensor(TARGETS)),
+        theirs(tp, torch.tensor(TARGETS, dtype=torch.float64)),
+    )
     assert_close(loss, expected)
     loss.sum().backward()
     expected.sum().backward()
@@ -181,8 +189,10 @@ def test_bce_loss_refuses_values_outside_0_1_and_mismatched_shapes_as_torch(torc
         nn.BCELoss()(ng.tensor([1.5]), ng.tensor([1.0]))
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         nn.BCELoss()(ng.tensor([float("nan")]), ng.tensor([1.0]))
-    message = (r"Using a target size \(torch.Size\(\[2\]\)\) that is different to the input "
-               r"size \(torch.Size\(\[2, 1\]\)\) is deprecated")
+    message = (
+        r"Using a target size \(torch.Size\(\[2\]\)\) that is different to the input "
+        r"size \(torch.Size\(\[2, 1\]\)\) is deprecated"
+    )
     with pytest.raises(ValueError, match=message):
         torch.nn.BCELoss()(torch.tensor([[0.5], [0.2]]), torch.tensor([1.0, 0.0]))
     with pytest.raises(ValueError, match=message):
@@ -196,11 +206,13 @@ LOGIT_VALUES = [[0.5, -1.0], [30.0, -40.0], [0.0, 3.0]]
 @pytest.mark.parametrize("pos_weight", [None, [3.0, 0.5]])
 def test_bce_with_logits_matches_torch_values_and_gradients(torch, reduction, pos_weight):
     x, tx = both(torch, LOGIT_VALUES, requires_grad=True)
-    ours = nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=None if pos_weight is None
-                                else ng.tensor(pos_weight))
-    theirs = torch.nn.BCEWithLogitsLoss(reduction=reduction, pos_weight=None if pos_weight
-                                        is None else torch.tensor(pos_weight,
-                                                                  dtype=torch.float64))
+    ours = nn.BCEWithLogitsLoss(
+        reduction=reduction, pos_weight=None if pos_weight is None else ng.tensor(pos_weight)
+    )
+    theirs = torch.nn.BCEWithLogitsLoss(
+        reduction=reduction,
+        pos_weight=None if pos_weight is None else torch.tensor(pos_weight, dtype=torch.float64),
+    )
     loss = ours(x, ng.tensor(TARGETS))
     expected = theirs(tx, torch.tensor(TARGETS, dtype=torch.float64))
     assert_close(loss, expected)
@@ -214,7 +226,8 @@ def test_bce_with_logits_is_finite_for_huge_logits_as_torch(torch):
     target = [0.0, 1.0, 1.0]
     loss = nn.BCEWithLogitsLoss(reduction="none")(x, ng.tensor(target))
     expected = torch.nn.BCEWithLogitsLoss(reduction="none")(
-        tx, torch.tensor(target, dtype=torch.float64))
+        tx, torch.tensor(target, dtype=torch.float64)
+    )
     assert loss.tolist() == expected.tolist() == [1000.0, 1000.0, 0.0]
     loss.sum().backward()
     expected.sum().backward()
@@ -222,8 +235,10 @@ def test_bce_with_logits_is_finite_for_huge_logits_as_torch(torch):
 
 
 def test_bce_with_logits_refuses_mismatched_shapes_as_torch(torch):
-    message = (r"Target size \(torch.Size\(\[2\]\)\) must be the same as input size "
-               r"\(torch.Size\(\[2, 1\]\)\)")
+    message = (
+        r"Target size \(torch.Size\(\[2\]\)\) must be the same as input size "
+        r"\(torch.Size\(\[2, 1\]\)\)"
+    )
     with pytest.raises(ValueError, match=message):
         torch.nn.BCEWithLogitsLoss()(torch.tensor([[0.5], [0.2]]), torch.tensor([1.0, 0.0]))
     with pytest.raises(ValueError, match=message):
@@ -235,8 +250,11 @@ def test_a_bad_reduction_is_refused_when_called_as_in_torch(torch, name):
     with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
         torch.nn.BCELoss(reduction="avg")(torch.tensor([0.5]), torch.tensor([1.0]))
     loss = getattr(nn, name)(reduction="avg")
-    inputs = ((ng.tensor([[-0.5, -1.0]]), ng.tensor([0])) if name == "NLLLoss"
-              else (ng.tensor([0.5]), ng.tensor([1.0])))
+    inputs = (
+        (ng.tensor([[-0.5, -1.0]]), ng.tensor([0]))
+        if name == "NLLLoss"
+        else (ng.tensor([0.5]), ng.tensor([1.0]))
+    )
     with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
         loss(*inputs)
 
@@ -247,9 +265,15 @@ def test_loss_reprs_match_torch(torch):
 
 
 # -- nn.init --------------------------------------------------------------------------------
-@pytest.mark.parametrize("call", [
-    lambda init, t: init.zeros_(t), lambda init, t: init.ones_(t),
-    lambda init, t: init.constant_(t, 0.25)], ids=["zeros_", "ones_", "constant_"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda init, t: init.zeros_(t),
+        lambda init, t: init.ones_(t),
+        lambda init, t: init.constant_(t, 0.25),
+    ],
+    ids=["zeros_", "ones_", "constant_"],
+)
 def test_constant_inits_fill_in_place_and_return_the_tensor_as_torch(torch, call):
     w, tw = ng.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
     version, tversion = w._version, tw._version
@@ -273,44 +297,66 @@ def test_uniform_and_normal_draw_with_the_requested_parameters():
     assert abs(values.mean() - 1.0) < 0.005 and abs(values.std() - 0.5) < 0.005
 
 
-@pytest.mark.parametrize("name,kwargs,bound", [
-    ("xavier_uniform_", {}, math.sqrt(6 / 500)),
-    ("xavier_uniform_", {"gain": 2.0}, 2 * math.sqrt(6 / 500)),
-    ("kaiming_uniform_", {}, math.sqrt(2) * math.sqrt(3 / 300)),
-    ("kaiming_uniform_", {"mode": "fan_out", "nonlinearity": "relu"},
-     math.sqrt(2) * math.sqrt(3 / 200)),
-    ("kaiming_uniform_", {"a": math.sqrt(5)}, math.sqrt(2 / 6) * math.sqrt(3 / 300)),
-])
+@pytest.mark.parametrize(
+    "name,kwargs,bound",
+    [
+        ("xavier_uniform_", {}, math.sqrt(6 / 500)),
+        ("xavier_uniform_", {"gain": 2.0}, 2 * math.sqrt(6 / 500)),
+        ("kaiming_uniform_", {}, math.sqrt(2) * math.sqrt(3 / 300)),
+        (
+            "kaiming_uniform_",
+            {"mode": "fan_out", "nonlinearity": "relu"},
+            math.sqrt(2) * math.sqrt(3 / 200),
+        ),
+        ("kaiming_uniform_", {"a": math.sqrt(5)}, math.sqrt(2 / 6) * math.sqrt(3 / 300)),
+    ],
+)
 def test_uniform_schemes_fill_up_to_torchs_bound(name, kwargs, bound):
     values = draw(lambda w: getattr(nn.init, name)(w, **kwargs))
     assert np.abs(values).max() <= bound
     assert np.abs(values).max() > 0.99 * bound  # the whole range is used
 
 
-@pytest.mark.parametrize("name,kwargs,std", [
-    ("xavier_normal_", {}, math.sqrt(2 / 500)),
-    ("kaiming_normal_", {}, math.sqrt(2) / math.sqrt(300)),
-    ("kaiming_normal_", {"mode": "fan_out", "nonlinearity": "tanh"}, (5 / 3) / math.sqrt(200)),
-])
+@pytest.mark.parametrize(
+    "name,kwargs,std",
+    [
+        ("xavier_normal_", {}, math.sqrt(2 / 500)),
+        ("kaiming_normal_", {}, math.sqrt(2) / math.sqrt(300)),
+        ("kaiming_normal_", {"mode": "fan_out", "nonlinearity": "tanh"}, (5 / 3) / math.sqrt(200)),
+    ],
+)
 def test_normal_schemes_draw_with_torchs_std(name, kwargs, std):
     values = draw(lambda w: getattr(nn.init, name)(w, **kwargs))
     assert abs(values.std() / std - 1) < 0.01 and abs(values.mean()) < 0.01 * std * 10
 
 
 def test_calculate_gain_matches_torch(torch):
-    for args in [("linear",), ("sigmoid",), ("tanh",), ("relu",), ("leaky_relu",),
-                 ("leaky_relu", 0.2), ("selu",), ("conv2d",)]:
+    for args in [
+        ("linear",),
+        ("sigmoid",),
+        ("tanh",),
+        ("relu",),
+        ("leaky_relu",),
+        ("leaky_relu", 0.2),
+        ("selu",),
+        ("conv2d",),
+    ]:
         assert nn.init.calculate_gain(*args) == torch.nn.init.calculate_gain(*args)
 
 
 def test_init_errors_match_torch(torch):
-    with pytest.raises(ValueError, match="Fan in and fan out can not be computed for tensor "
-                                         "with fewer than 2 dimensions"):
+    with pytest.raises(
+        ValueError,
+        match="Fan in and fan out can not be computed for tensor with fewer than 2 dimensions",
+    ):
         nn.init.xavier_uniform_(ng.ones(3))
     with pytest.raises(ValueError, match="Unsupported nonlinearity foo"):
         nn.init.kaiming_uniform_(ng.ones(3, 2), nonlinearity="foo")
-    with pytest.raises(ValueError, match=r"Mode fan not supported, please use one of "
-                                         r"\['fan_in', 'fan_out'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"Mode fan not supported, please use one of "
+        r"\['fan_in', 'fan_out'\]",
+    ):
         nn.init.kaiming_uniform_(ng.ones(3, 2), mode="fan")
     w = ng.ones(3, 2)
     with pytest.raises(ValueError, match="Unsupported nonlinearity"):
@@ -329,25 +375,31 @@ def test_init_keeps_a_float32_parameter_float32():
 # -- module walks and reprs -------------------------------------------------------------------
 def build(lib):
     inner = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.Tanh())
-    return lib.nn.Sequential(lib.nn.Flatten(), lib.nn.Linear(4, 3), inner, lib.nn.ReLU(),
-                             lib.nn.Linear(3, 1, bias=False))
+    return lib.nn.Sequential(
+        lib.nn.Flatten(), lib.nn.Linear(4, 3), inner, lib.nn.ReLU(), lib.nn.Linear(3, 1, bias=False)
+    )
 
 
 def test_named_modules_children_and_named_children_match_torch(torch):
     ours, theirs = build(ng), build(torch)
     assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
-    assert [type(m).__name__ for m in ours.modules()] == \
-        [type(m).__name__ for m in theirs.modules()]
+    assert [type(m).__name__ for m in ours.modules()] == [
+        type(m).__name__ for m in theirs.modules()
+    ]
     assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()]
-    assert [type(m).__name__ for m in ours.children()] == \
-        [type(m).__name__ for m in theirs.children()]
+    assert [type(m).__name__ for m in ours.children()] == [
+        type(m).__name__ for m in theirs.children()
+    ]
 
 
 def test_repr_of_nested_modules_matches_torch_line_for_line(torch):
     assert repr(build(ng)) == repr(build(torch))
     assert repr(build(ng)).splitlines()[:4] == [
-        "Sequential(", "  (0): Flatten(start_dim=1, end_dim=-1)",
-        "  (1): Linear(in_features=4, out_features=3, bias=True)", "  (2): Sequential("]
+        "Sequential(",
+        "  (0): Flatten(start_dim=1, end_dim=-1)",
+        "  (1): Linear(in_features=4, out_features=3, bias=True)",
+        "  (2): Sequential(",
+    ]
 
 
 def test_repr_of_a_custom_module_with_extra_repr_and_children_matches_torch(torch):
@@ -360,6 +412,7 @@ def test_repr_of_a_custom_module_with_extra_repr_and_children_matches_torch(torc
 
             def extra_repr(self):
                 return "scale=2"
+
         return Net()
 
     assert repr(make(ng)) == repr(make(torch))
@@ -368,13 +421,24 @@ def test_repr_of_a_custom_module_with_extra_repr_and_children_matches_torch(torc
 def test_train_and_eval_set_training_everywhere_as_torch(torch):
     ours, theirs = build(ng), build(torch)
     assert ours.eval() is ours and theirs.eval() is theirs
-    assert [m.training for m in ours.modules()] == [m.training for m in theirs.modules()] \
+    assert (
+        [m.training for m in ours.modules()]
+        == [m.training for m in theirs.modules()]
         == [False] * 8
+    )
     ours.train()
     assert all(m.training for m in ours.modules())
     ours[2].train(False)
-    assert [m.training for m in ours.modules()] == [True, True, True, False, False, False,
-                                                    True, True]
+    assert [m.training for m in ours.modules()] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        True,
+        True,
+    ]
 
 
 def test_apply_visits_children_first_then_the_module_as_torch(torch):
@@ -404,8 +468,7 @@ def test_printing_a_parameter_starts_with_parameter_containing_as_torch(torch):
 def test_a_classifier_trains_with_bce_with_logits_and_init(torch):
     ng.manual_seed(0)
     model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1), nn.Flatten(0))
-    model.apply(lambda m: nn.init.xavier_uniform_(m.weight) if isinstance(m, nn.Linear)
-                else None)
+    model.apply(lambda m: nn.init.xavier_uniform_(m.weight) if isinstance(m, nn.Linear) else None)
     x = ng.tensor([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
     y = ng.tensor([0.0, 1.0, 1.0, 1.0])
     optimizer = ng.optim.SGD(model.parameters(), lr=0.5)

@@ -18,7 +18,7 @@ V = np.array([[0.3, -0.6]])
 
 def _train(lib, make_optimizer, steps: int = 5) -> list[list[np.ndarray]]:
     """A 3-2-1 tanh network fitted to X, Y; the parameters after every step."""
-    tensor = (lambda a: lib.tensor(a, dtype=lib.float64, requires_grad=True))
+    tensor = lambda a: lib.tensor(a, dtype=lib.float64, requires_grad=True)
     params = [tensor(W), tensor(B), tensor(V)]
     optimizer = make_optimizer(lib, params)
     history = []
@@ -37,10 +37,12 @@ OPTIMIZERS = {
     "SGD": lambda lib, ps: lib.optim.SGD(ps, lr=0.1),
     "SGD momentum": lambda lib, ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9),
     "SGD nesterov + weight decay": lambda lib, ps: lib.optim.SGD(
-        ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+        ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01
+    ),
     "Adam": lambda lib, ps: lib.optim.Adam(ps, lr=0.05),
     "Adam betas + weight decay": lambda lib, ps: lib.optim.Adam(
-        ps, lr=0.05, betas=(0.8, 0.99), weight_decay=0.01),
+        ps, lr=0.05, betas=(0.8, 0.99), weight_decay=0.01
+    ),
 }
 
 
@@ -108,8 +110,9 @@ def test_linear_starts_within_pytorch_bound_and_registers_its_parameters():
 
 
 def test_module_double_casts_parameters_in_place_so_an_existing_optimizer_still_works():
-    model = ng.nn.Sequential(ng.nn.Linear(2, 3, dtype=ng.float32), ng.nn.Tanh(),
-                             ng.nn.Linear(3, 1, dtype=ng.float32))
+    model = ng.nn.Sequential(
+        ng.nn.Linear(2, 3, dtype=ng.float32), ng.nn.Tanh(), ng.nn.Linear(3, 1, dtype=ng.float32)
+    )
     weight = model[0].weight
     optimizer = ng.optim.SGD(model.parameters(), lr=0.1)
     assert model.double() is model

@@ -17,8 +17,11 @@ def torch():
 
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [-1.0, 1.0, 1.0], [0.0, -2.0, 0.5]])
 Y = np.array([[1.0], [-0.5], [0.25], [2.0]])
-START = [np.array([[0.1, -0.2, 0.3], [0.4, 0.0, -0.1]]), np.array([0.05, -0.05]),
-         np.array([[0.3, -0.6]])]
+START = [
+    np.array([[0.1, -0.2, 0.3], [0.4, 0.0, -0.1]]),
+    np.array([0.05, -0.05]),
+    np.array([[0.3, -0.6]]),
+]
 
 
 def make_params(lib):
@@ -37,8 +40,9 @@ def train_steps(lib, params, optimizer, steps, scheduler=None):
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
-        history.append([p.detach().numpy().copy() for p in params]
-                       + [optimizer.param_groups[0]["lr"]])
+        history.append(
+            [p.detach().numpy().copy() for p in params] + [optimizer.param_groups[0]["lr"]]
+        )
     return history
 
 
@@ -54,8 +58,9 @@ def assert_same_history(ours, theirs, rtol=1e-13):
     assert len(ours) == len(theirs)
     for step, (a, b) in enumerate(zip(ours, theirs)):
         for x, y in zip(a, b):
-            np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-14 if rtol else 0,
-                                       err_msg=f"step {step + 1}")
+            np.testing.assert_allclose(
+                x, y, rtol=rtol, atol=1e-14 if rtol else 0, err_msg=f"step {step + 1}"
+            )
 
 
 OPTIMIZERS = {
@@ -63,15 +68,16 @@ OPTIMIZERS = {
     "RMSprop lr alpha eps": lambda lib, ps: lib.optim.RMSprop(ps, lr=0.05, alpha=0.9, eps=1e-6),
     "RMSprop momentum": lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01, momentum=0.9),
     "RMSprop centered": lambda lib, ps: lib.optim.RMSprop(ps, lr=0.01, centered=True),
-    "RMSprop centered alpha<0.5": lambda lib, ps: lib.optim.RMSprop(ps, alpha=0.3,
-                                                                     centered=True),
+    "RMSprop centered alpha<0.5": lambda lib, ps: lib.optim.RMSprop(ps, alpha=0.3, centered=True),
     "RMSprop weight decay + momentum + centered": lambda lib, ps: lib.optim.RMSprop(
-        ps, lr=0.02, weight_decay=0.1, momentum=0.5, centered=True),
+        ps, lr=0.02, weight_decay=0.1, momentum=0.5, centered=True
+    ),
     "Adagrad defaults": lambda lib, ps: lib.optim.Adagrad(ps),
     "Adagrad lr": lambda lib, ps: lib.optim.Adagrad(ps, lr=0.3),
     "Adagrad lr_decay": lambda lib, ps: lib.optim.Adagrad(ps, lr=0.3, lr_decay=0.05),
     "Adagrad weight decay + accumulator": lambda lib, ps: lib.optim.Adagrad(
-        ps, lr=0.2, weight_decay=0.01, initial_accumulator_value=0.1, eps=1e-6),
+        ps, lr=0.2, weight_decay=0.01, initial_accumulator_value=0.1, eps=1e-6
+    ),
 }
 
 
@@ -85,21 +91,29 @@ def test_defaults_are_torchs(torch, name):
     ours = getattr(ng.optim, name)(make_params(ng)).defaults
     theirs = getattr(torch.optim, name)(make_params(torch)).defaults
     assert ours == {k: theirs[k] for k in ours}
-    assert set(theirs) - set(ours) <= {"foreach", "maximize", "differentiable", "capturable",
-                                       "fused"}
+    assert set(theirs) - set(ours) <= {
+        "foreach",
+        "maximize",
+        "differentiable",
+        "capturable",
+        "fused",
+    }
 
 
-@pytest.mark.parametrize("name,kwargs,message", [
-    ("RMSprop", {"lr": -1}, "Invalid learning rate: -1"),
-    ("RMSprop", {"alpha": -1}, "Invalid alpha value: -1"),
-    ("RMSprop", {"eps": -1}, "Invalid epsilon value: -1"),
-    ("RMSprop", {"momentum": -1}, "Invalid momentum value: -1"),
-    ("RMSprop", {"weight_decay": -1}, "Invalid weight_decay value: -1"),
-    ("Adagrad", {"lr": -1}, "Invalid learning rate: -1"),
-    ("Adagrad", {"lr_decay": -1}, "Invalid lr_decay value: -1"),
-    ("Adagrad", {"eps": -1}, "Invalid epsilon value: -1"),
-    ("Adagrad", {"initial_accumulator_value": -1}, "Invalid initial_accumulator_value value"),
-])
+@pytest.mark.parametrize(
+    "name,kwargs,message",
+    [
+        ("RMSprop", {"lr": -1}, "Invalid learning rate: -1"),
+        ("RMSprop", {"alpha": -1}, "Invalid alpha value: -1"),
+        ("RMSprop", {"eps": -1}, "Invalid epsilon value: -1"),
+        ("RMSprop", {"momentum": -1}, "Invalid momentum value: -1"),
+        ("RMSprop", {"weight_decay": -1}, "Invalid weight_decay value: -1"),
+        ("Adagrad", {"lr": -1}, "Invalid learning rate: -1"),
+        ("Adagrad", {"lr_decay": -1}, "Invalid lr_decay value: -1"),
+        ("Adagrad", {"eps": -1}, "Invalid epsilon value: -1"),
+        ("Adagrad", {"initial_accumulator_value": -1}, "Invalid initial_accumulator_value value"),
+    ],
+)
 def test_bad_settings_are_refused_with_torchs_message(torch, name, kwargs, message):
     with pytest.raises(ValueError, match=message):
         getattr(torch.optim, name)(make_params(torch), **kwargs)
@@ -110,8 +124,9 @@ def test_bad_settings_are_refused_with_torchs_message(torch, name, kwargs, messa
 # -- parameter groups -------------------------------------------------------------------------
 def test_parameter_groups_take_their_own_settings_as_torch(torch):
     def make(lib, ps):
-        return lib.optim.RMSprop([{"params": ps[:2]}, {"params": ps[2], "lr": 0.05}],
-                                 lr=0.01, momentum=0.5)
+        return lib.optim.RMSprop(
+            [{"params": ps[:2]}, {"params": ps[2], "lr": 0.05}], lr=0.01, momentum=0.5
+        )
 
     assert_same_history(run(ng, make), run(torch, make))
     groups = make(ng, make_params(ng)).param_groups
@@ -154,8 +169,7 @@ def test_step_lr_sequence_and_get_last_lr_match_torch(torch):
             scheduler.step()
         return seen, opt.param_groups[0]["initial_lr"], scheduler.last_epoch
 
-    assert lrs(ng) == lrs(torch) == (
-        [[1.0], [1.0], [0.5], [0.5], [0.25], [0.25], [0.125]], 1.0, 7)
+    assert lrs(ng) == lrs(torch) == ([[1.0], [1.0], [0.5], [0.5], [0.25], [0.25], [0.125]], 1.0, 7)
 
 
 def test_scheduler_refuses_what_is_not_an_optimizer(torch):
@@ -206,19 +220,28 @@ def test_state_dict_layout_matches_torch(torch):
         optimizer = lib.optim.RMSprop(params, momentum=0.9)
         train_steps(lib, params, optimizer, 2)
         state = optimizer.state_dict()
-        return ({i: sorted(entry) for i, entry in state["state"].items()},
-                [g["params"] for g in state["param_groups"]])
+        return (
+            {i: sorted(entry) for i, entry in state["state"].items()},
+            [g["params"] for g in state["param_groups"]],
+        )
 
-    assert layout(ng) == layout(torch) == (
-        {i: ["momentum_buffer", "square_avg", "step"] for i in range(3)}, [[0, 1, 2]])
+    assert (
+        layout(ng)
+        == layout(torch)
+        == ({i: ["momentum_buffer", "square_avg", "step"] for i in range(3)}, [[0, 1, 2]])
+    )
 
 
 def test_adagrad_state_exists_before_the_first_step_as_torch(torch):
     def state(lib):
         optimizer = lib.optim.Adagrad(make_params(lib), initial_accumulator_value=0.5)
-        return {i: {k: np.asarray(v.tolist() if hasattr(v, "tolist") else v).tolist()
-                    for k, v in entry.items()} for i, entry in
-                optimizer.state_dict()["state"].items()}
+        return {
+            i: {
+                k: np.asarray(v.tolist() if hasattr(v, "tolist") else v).tolist()
+                for k, v in entry.items()
+            }
+            for i, entry in optimizer.state_dict()["state"].items()
+        }
 
     assert state(ng) == state(torch)
     assert state(ng)[1] == {"step": 0, "sum": [0.5, 0.5]}
@@ -233,8 +256,11 @@ def test_state_dict_values_match_torch(torch):
 
     ours, theirs = state(ng), state(torch)
     for i in range(3):
-        np.testing.assert_allclose(ours["state"][i]["momentum_buffer"].tolist(),
-                                   theirs["state"][i]["momentum_buffer"].tolist(), rtol=1e-13)
+        np.testing.assert_allclose(
+            ours["state"][i]["momentum_buffer"].tolist(),
+            theirs["state"][i]["momentum_buffer"].tolist(),
+            rtol=1e-13,
+        )
     assert ours["param_groups"][0]["lr"] == theirs["param_groups"][0]["lr"] == 0.1
 
 
@@ -264,13 +290,17 @@ def test_load_state_dict_refuses_a_mismatch_with_torchs_message_and_changes_noth
     torch_optimizer = torch.optim.SGD(make_params(torch), lr=0.1)
     with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):
         torch_optimizer.load_state_dict({"state": {}, "param_groups": [{"params": [0, 1]}]})
-    bad_shape = {"state": {0: {"momentum_buffer": ng.zeros(5)}},
-                 "param_groups": [{"params": [0, 1, 2], "lr": 9.0}]}
-    with pytest.raises(ValueError, match=r"momentum_buffer of shape \(5,\) for parameter 0 "
-                                         r"of shape \(2, 3\)"):
+    bad_shape = {
+        "state": {0: {"momentum_buffer": ng.zeros(5)}},
+        "param_groups": [{"params": [0, 1, 2], "lr": 9.0}],
+    }
+    with pytest.raises(
+        ValueError,
+        match=r"momentum_buffer of shape \(5,\) for parameter 0 "
+        r"of shape \(2, 3\)",
+    ):
         optimizer.load_state_dict(bad_shape)
-    with pytest.raises(ValueError, match="must be a dict with the keys 'state' and "
-                                         "'param_groups'"):
+    with pytest.raises(ValueError, match="must be a dict with the keys 'state' and 'param_groups'"):
         optimizer.load_state_dict({"lr": 1})
     assert optimizer.param_groups[0]["lr"] == 0.1 and optimizer.state == {}
 

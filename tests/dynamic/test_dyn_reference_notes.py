@@ -35,6 +35,7 @@ def l1_to_l4_model():
 
 # -- note 000: a Function node per op -------------------------------------------------
 
+
 def test_exp_of_two_prints_value_and_exp_backward():
     a = ng.tensor(2.0, requires_grad=True)
     b = a.exp()
@@ -54,10 +55,12 @@ def test_l1_to_l4_forward_values_and_grad_fns():
     assert repr(loss.data) == "tensor(40.)"
     assert loss.item() == 40.0
     assert loss.grad_fn.name() == "MeanBackward0"
-    assert [t.requires_grad for t in (input, w1, w2, w3, l1, l2, l3, l4, loss)] == \
-        [False] + [True] * 8
-    np.testing.assert_array_equal(l2.numpy() if not l2.requires_grad else l2.detach().numpy(),
-                                  np.full((2, 2), 5.0))
+    assert [t.requires_grad for t in (input, w1, w2, w3, l1, l2, l3, l4, loss)] == [False] + [
+        True
+    ] * 8
+    np.testing.assert_array_equal(
+        l2.numpy() if not l2.requires_grad else l2.detach().numpy(), np.full((2, 2), 5.0)
+    )
     np.testing.assert_array_equal(l3.detach().numpy(), np.full((2, 2), 8.0))
     np.testing.assert_array_equal(l4.detach().numpy(), np.full((2, 2), 40.0))
 
@@ -66,8 +69,11 @@ def test_l1_to_l4_backward_gives_28_8_10():
     _, (w1, w2, w3), _, loss = l1_to_l4_model()
     loss.backward()
     assert (w1.grad.item(), w2.grad.item(), w3.grad.item()) == (28.0, 8.0, 10.0)
-    assert (repr(w1.grad), repr(w2.grad), repr(w3.grad)) == \
-        ("tensor(28.)", "tensor(8.)", "tensor(10.)")
+    assert (repr(w1.grad), repr(w2.grad), repr(w3.grad)) == (
+        "tensor(28.)",
+        "tensor(8.)",
+        "tensor(10.)",
+    )
     # The scalar weights were broadcast over 2x2: their gradient is the sum, a scalar.
     assert w1.grad.shape == w2.grad.shape == w3.grad.shape == ()
 
@@ -112,7 +118,8 @@ def test_hooks_print_intermediate_gradients_without_keeping_them(capsys):
     assert capsys.readouterr().out == (
         "loss grad:  tensor(1.)\n"
         "l4 grad:  tensor([[0.2500, 0.2500],\n        [0.2500, 0.2500]])\n"
-        "l1 grad:  tensor([[7., 7.],\n        [7., 7.]])\n")
+        "l1 grad:  tensor([[7., 7.],\n        [7., 7.]])\n"
+    )
     with pytest.warns(UserWarning, match=NON_LEAF_GRAD):
         assert loss.grad is None
 
@@ -126,6 +133,7 @@ def test_user_created_tensor_is_leaf_and_computed_one_is_not():
 
 
 # -- note 000: in-place operations ----------------------------------------------------
+
 
 def test_rebinding_to_exp_is_not_in_place():
     a = ng.tensor([3.0, 1.0])
@@ -158,8 +166,10 @@ def test_version_counter_bumps_and_saved_tensor_modified_raises():
     with pytest.raises(RuntimeError) as info:
         loss.backward()
     message = str(info.value)
-    assert message.startswith("one of the variables needed for gradient computation has been "
-                              "modified by an inplace operation")
+    assert message.startswith(
+        "one of the variables needed for gradient computation has been "
+        "modified by an inplace operation"
+    )
     assert "is at version 1; expected version 0 instead" in message
     assert a.grad is None  # nothing was accumulated
 
@@ -175,36 +185,36 @@ def test_in_place_on_non_leaf_not_needed_by_backward_is_fine():
 
 
 def test_setitem_on_leaf_requiring_grad_raises():
-    a = ng.tensor([10., 5., 2., 3.], requires_grad=True)
+    a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
     assert repr(a) == "tensor([10.,  5.,  2.,  3.], requires_grad=True)"
     assert a.is_leaf
     with pytest.raises(RuntimeError, match=LEAF_INPLACE):
         a[:] = 0
-    assert a.tolist() == [10., 5., 2., 3.] and a._version == 0 and a.is_leaf
+    assert a.tolist() == [10.0, 5.0, 2.0, 3.0] and a._version == 0 and a.is_leaf
 
 
 @pytest.mark.parametrize("change", ["add_", "iadd"])
 def test_add_in_place_on_leaf_requiring_grad_raises(change):
-    a = ng.tensor([10., 5., 2., 3.], requires_grad=True)
+    a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
     original = a
     with pytest.raises(RuntimeError, match=LEAF_INPLACE):
         if change == "add_":
-            a.add_(10.)
+            a.add_(10.0)
         else:
-            a += 10.
+            a += 10.0
     assert a is original
-    assert a.tolist() == [10., 5., 2., 3.] and a._version == 0
+    assert a.tolist() == [10.0, 5.0, 2.0, 3.0] and a._version == 0
     assert a.is_leaf and a.requires_grad and a.grad_fn is None
 
 
 @pytest.mark.parametrize("route", ["data", "detach"])
 def test_changing_leaf_through_data_or_detach_gives_grads_of_5(route):
-    a = ng.tensor([10., 5., 2., 3.], requires_grad=True)
+    a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
     original = a
     if route == "data":
-        a.data.fill_(10.)
+        a.data.fill_(10.0)
     else:
-        a.detach().fill_(10.)
+        a.detach().fill_(10.0)
     assert a is original
     assert repr(a) == "tensor([10., 10., 10., 10.], requires_grad=True)"
     assert a.is_leaf
@@ -214,9 +224,9 @@ def test_changing_leaf_through_data_or_detach_gives_grads_of_5(route):
 
 
 def test_changing_leaf_under_no_grad_gives_grads_of_5():
-    a = ng.tensor([10., 5., 2., 3.], requires_grad=True)
+    a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
     with ng.no_grad():
-        a[:] = 10.
+        a[:] = 10.0
     assert repr(a) == "tensor([10., 10., 10., 10.], requires_grad=True)"
     assert a.is_leaf and a.grad_fn is None
     loss = (a * a).mean()
@@ -225,6 +235,7 @@ def test_changing_leaf_under_no_grad_gives_grads_of_5():
 
 
 # -- note 000 / 004: the graph is freed by backward ----------------------------------
+
 
 def test_second_backward_without_retain_graph_raises():
     a = ng.tensor([3.0, 1.0], requires_grad=True)
@@ -268,6 +279,7 @@ def test_dynamic_graph_has_values_at_once():
 
 # -- note 001: Variable, requires_grad propagation, next_functions -------------------
 
+
 def test_variable_example_flags_and_grads():
     Variable = ng.autograd.Variable
     a = Variable(ng.ones(3, 4), requires_grad=True)
@@ -276,8 +288,12 @@ def test_variable_example_flags_and_grads():
     d = c.sum()
     d.backward()
     assert isinstance(a, ng.Tensor)
-    assert (a.requires_grad, b.requires_grad, c.requires_grad, d.requires_grad) == \
-        (True, False, True, True)
+    assert (a.requires_grad, b.requires_grad, c.requires_grad, d.requires_grad) == (
+        True,
+        False,
+        True,
+        True,
+    )
     assert (a.is_leaf, b.is_leaf, c.is_leaf, d.is_leaf) == (True, True, False, False)
     np.testing.assert_array_equal(a.grad.numpy(), np.ones((3, 4)))
     assert b.grad is None
@@ -291,10 +307,10 @@ def test_variable_example_flags_and_grads():
 
 def test_x_squared_exp_matches_hand_derived_gradient():
     def f(x):
-        return x ** 2 * ng.exp(x)
+        return x**2 * ng.exp(x)
 
     def gradf(x):
-        return 2 * x * ng.exp(x) + x ** 2 * ng.exp(x)
+        return 2 * x * ng.exp(x) + x**2 * ng.exp(x)
 
     ng.manual_seed(0)
     x = ng.autograd.Variable(ng.randn(3, 4), requires_grad=True)
@@ -303,14 +319,15 @@ def test_x_squared_exp_matches_hand_derived_gradient():
     expected = gradf(x.detach())
     np.testing.assert_allclose(x.grad.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
     xs = x.detach().numpy()
-    np.testing.assert_allclose(x.grad.numpy(), 2 * xs * np.exp(xs) + xs ** 2 * np.exp(xs),
-                               rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * xs * np.exp(xs) + xs**2 * np.exp(xs), rtol=1e-12)
 
 
 def test_non_scalar_backward_without_gradient_raises():
     x = ng.randn(3, 4, requires_grad=True)
-    y = x ** 2 * ng.exp(x)
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    y = x**2 * ng.exp(x)
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         y.backward()
     assert x.grad is None
     y.backward(ng.ones(y.size()))  # the graph is intact after the error
@@ -323,10 +340,20 @@ def test_next_functions_of_y_equals_w_times_x_plus_b():
     b = ng.autograd.Variable(ng.rand(1), requires_grad=True)
     y = w.mul(x)
     z = y.add(b)
-    assert (x.is_leaf, w.is_leaf, b.is_leaf, y.is_leaf, z.is_leaf) == \
-        (True, True, True, False, False)
-    assert (x.requires_grad, w.requires_grad, b.requires_grad, y.requires_grad,
-            z.requires_grad) == (False, True, True, True, True)
+    assert (x.is_leaf, w.is_leaf, b.is_leaf, y.is_leaf, z.is_leaf) == (
+        True,
+        True,
+        True,
+        False,
+        False,
+    )
+    assert (
+        x.requires_grad,
+        w.requires_grad,
+        b.requires_grad,
+        y.requires_grad,
+        z.requires_grad,
+    ) == (False, True, True, True, True)
     assert (x.grad_fn, w.grad_fn, b.grad_fn) == (None, None, None)
     assert y.grad_fn.name() == "MulBackward0" and z.grad_fn.name() == "AddBackward0"
 
@@ -345,14 +372,14 @@ def test_next_functions_of_y_equals_w_times_x_plus_b():
 
 
 def test_hook_doubling_gradient_gives_twos_and_remove_restores():
-    v = ng.autograd.Variable(ng.tensor([0., 0., 0.]), requires_grad=True)
+    v = ng.autograd.Variable(ng.tensor([0.0, 0.0, 0.0]), requires_grad=True)
     h = v.register_hook(lambda grad: grad * 2)  # double the gradient
-    v.backward(ng.tensor([1., 1., 1.]))
+    v.backward(ng.tensor([1.0, 1.0, 1.0]))
     assert repr(v.grad) == "tensor([2., 2., 2.])"
     h.remove()
     v.grad = None
-    v.backward(ng.tensor([1., 1., 1.]))
-    assert v.grad.tolist() == [1., 1., 1.]
+    v.backward(ng.tensor([1.0, 1.0, 1.0]))
+    assert v.grad.tolist() == [1.0, 1.0, 1.0]
 
 
 def test_volatile_warns_and_has_no_effect():
@@ -370,6 +397,7 @@ def test_volatile_message_points_to_no_grad():
 
 
 # -- notes 002 / 003: excluding subgraphs, freezing a model ---------------------------
+
 
 def test_requires_grad_propagation_from_one_input():
     x = ng.randn(5, 5)

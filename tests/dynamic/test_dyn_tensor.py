@@ -12,6 +12,7 @@ NON_FLOAT = "Only Tensors of floating point and complex dtype can require gradie
 
 # -- creation and dtypes --------------------------------------------------------------------
 
+
 def test_tensor_of_python_ints_is_int64_and_of_bools_is_bool():
     assert ng.tensor([1, 2]).dtype == np.int64
     assert ng.tensor(3).dtype == np.int64
@@ -58,11 +59,14 @@ def test_shapes_given_as_ints_or_sequences():
     assert x.size() == (2, 3) and x.size(1) == 3 and x.ndim == 2 and x.shape == (2, 3)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: ng.tensor([1, 2], requires_grad=True),
-    lambda: ng.ones(2, dtype=ng.int64, requires_grad=True),
-    lambda: ng.arange(3).requires_grad_(),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ng.tensor([1, 2], requires_grad=True),
+        lambda: ng.ones(2, dtype=ng.int64, requires_grad=True),
+        lambda: ng.arange(3).requires_grad_(),
+    ],
+)
 def test_requires_grad_on_integer_tensor_raises(make):
     with pytest.raises(RuntimeError, match=NON_FLOAT):
         make()
@@ -77,11 +81,12 @@ def test_requires_grad_error_leaves_integer_tensor_usable():
 
 # -- repr ---------------------------------------------------------------------------------
 
+
 def test_repr_matches_torch():
-    assert repr(ng.tensor([1., 2.], requires_grad=True)) == "tensor([1., 2.], requires_grad=True)"
-    assert repr(ng.tensor(28.)) == "tensor(28.)"
+    assert repr(ng.tensor([1.0, 2.0], requires_grad=True)) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(ng.tensor(28.0)) == "tensor(28.)"
     assert repr(ng.full((2, 2), 0.25)) == "tensor([[0.2500, 0.2500],\n        [0.2500, 0.2500]])"
-    assert repr(ng.tensor([10., 1.])) == "tensor([10.,  1.])"
+    assert repr(ng.tensor([10.0, 1.0])) == "tensor([10.,  1.])"
     assert repr(ng.tensor([1, 2])) == "tensor([1, 2])"
     x = ng.tensor(2.0, requires_grad=True)
     assert repr(x * 3) == "tensor(6., grad_fn=<MulBackward0>)"
@@ -89,13 +94,15 @@ def test_repr_matches_torch():
 
 # -- requires_grad, leaves, detach, data ------------------------------------------------------
 
+
 def test_requires_grad_can_be_set_on_leaves_only():
     x = ng.tensor([1.0, 2.0])
     x.requires_grad = True
     assert x.requires_grad and x.is_leaf
     y = x * 2
-    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf "
-                                           "variables"):
+    with pytest.raises(
+        RuntimeError, match="you can only change requires_grad flags of leaf variables"
+    ):
         y.requires_grad = False
     assert y.requires_grad and y.grad_fn.name() == "MulBackward0"
 
@@ -156,6 +163,7 @@ def test_item_and_tolist():
 
 # -- in-place writes through indexing ----------------------------------------------------------
 
+
 def test_setitem_with_broadcast_tensor_value_sums_its_gradient():
     x = ng.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     v = ng.tensor(5.0, requires_grad=True)
@@ -176,6 +184,7 @@ def test_in_place_chain_keeps_correct_gradient():
 
 
 # -- max / min ties ----------------------------------------------------------------------------
+
 
 def test_max_along_dim_with_ties_gives_gradient_to_the_returned_index_only():
     x = ng.tensor([[1.0, 1.0, 0.0], [2.0, 3.0, 3.0]], requires_grad=True)

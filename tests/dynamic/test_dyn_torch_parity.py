@@ -45,7 +45,7 @@ UNARY = {
     "sigmoid": lambda lib, x: x.sigmoid(),
     "relu": lambda lib, x: x.relu(),
     "abs": lambda lib, x: x.abs(),
-    "square": lambda lib, x: x ** 2,
+    "square": lambda lib, x: x**2,
     "cube": lambda lib, x: x.pow(3),
     "scalar_add": lambda lib, x: x + 1.5,
     "scalar_sub": lambda lib, x: x - 0.5,
@@ -102,18 +102,30 @@ def _shape_ok(*tensors):
         return False
 
 
-program = st.fixed_dictionaries({
-    "seed": st.integers(0, 2 ** 32 - 1),
-    "leaves": st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
-    "steps": st.lists(
-        st.one_of(
-            st.tuples(st.just(1), st.sampled_from(sorted(UNARY)), st.integers(0, 99),
-                      st.integers(0, 99)),
-            st.tuples(st.just(2), st.sampled_from(sorted(BINARY)), st.integers(0, 99),
-                      st.integers(0, 99)),
+program = st.fixed_dictionaries(
+    {
+        "seed": st.integers(0, 2**32 - 1),
+        "leaves": st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
+        "steps": st.lists(
+            st.one_of(
+                st.tuples(
+                    st.just(1),
+                    st.sampled_from(sorted(UNARY)),
+                    st.integers(0, 99),
+                    st.integers(0, 99),
+                ),
+                st.tuples(
+                    st.just(2),
+                    st.sampled_from(sorted(BINARY)),
+                    st.integers(0, 99),
+                    st.integers(0, 99),
+                ),
+            ),
+            min_size=1,
+            max_size=12,
         ),
-        min_size=1, max_size=12),
-})
+    }
+)
 
 
 def _run(lib, datas, steps):
@@ -138,8 +150,11 @@ def _run(lib, datas, steps):
     return leaves, pool, total
 
 
-@settings(max_examples=EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(program)
 def test_random_programs_match_torch(prog):
     rng = np.random.default_rng(prog["seed"])
@@ -149,8 +164,13 @@ def test_random_programs_match_torch(prog):
     assert len(ng_pool) == len(th_pool)
     for k, (a, b) in enumerate(zip(ng_pool, th_pool)):
         assert tuple(a.shape) == tuple(b.shape), k
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10,
-                                   atol=1e-12, err_msg=f"value of step {k}")
+        np.testing.assert_allclose(
+            a.detach().numpy(),
+            b.detach().numpy(),
+            rtol=1e-10,
+            atol=1e-12,
+            err_msg=f"value of step {k}",
+        )
         assert _name(a) == _name(b), f"grad_fn of step {k}"
         assert a.requires_grad == b.requires_grad and a.is_leaf == b.is_leaf
     np.testing.assert_allclose(ng_total.item(), th_total.item(), rtol=1e-10)
@@ -159,6 +179,7 @@ def test_random_programs_match_torch(prog):
 
 
 # -- grad_fn names of single expressions ----------------------------------------------------------
+
 
 def _r(lib, shape, seed):
     data = np.random.default_rng(seed).uniform(0.5, 1.5, shape)
@@ -245,8 +266,7 @@ NAMED = {
     "cross_entropy": lambda L: _nn(L).cross_entropy(_r(L, (2, 3), 0), L.tensor([0, 2])),
     "linear": lambda L: _nn(L).linear(_r(L, (2, 3), 0), _r(L, (4, 3), 1), _r(L, (4,), 2)),
     "linear vector": lambda L: _nn(L).linear(_r(L, (3,), 0), _r(L, (4, 3), 1), _r(L, (4,), 2)),
-    "linear 3d": lambda L: _nn(L).linear(_r(L, (2, 2, 3), 0), _r(L, (4, 3), 1),
-                                         _r(L, (4,), 2)),
+    "linear 3d": lambda L: _nn(L).linear(_r(L, (2, 2, 3), 0), _r(L, (4, 3), 1), _r(L, (4,), 2)),
     "linear no bias": lambda L: _nn(L).linear(_r(L, (2, 3), 0), _r(L, (4, 3), 1)),
     "Linear module": lambda L: _linear_module(L)(_r(L, (2, 3), 0).detach()),
     "addmm": lambda L: L.addmm(_r(L, (4,), 0), _r(L, (2, 3), 1), _r(L, (3, 4), 2)),
@@ -273,14 +293,17 @@ NAMED = {
     "clamp_": lambda L: (_r(L, (3,), 0) * 1.0).clamp_(min=1.0),
 }
 
+
 def _nn(L):
     return torch.nn.functional if L is torch else ng.nn.functional
 
 
 def _graph(tensor) -> list:
     """Every node below ``tensor``, breadth first: its name and its inputs' names."""
+
     def name(fn):
         return None if fn is None else fn.name().replace("torch::autograd::", "")
+
     seen, nodes, queue = set(), [], [tensor.grad_fn]
     while queue:
         fn = queue.pop(0)
@@ -305,9 +328,24 @@ def test_grad_fn_name_and_value_match_torch(expr):
 # of the graph matches torch's node for node.  (Elsewhere only the output's node is
 # compared: torch's matmul, for one, expands into several kernels that naivegraph keeps
 # as one node named after the last.)
-SAME_GRAPH = ["linear", "linear vector", "linear 3d", "linear no bias", "Linear module",
-              "addmm", "number / tensor", "t", "t vector", "zero_", "copy_", "float",
-              "mm", "mse_loss", "softmax", "sum dim"]
+SAME_GRAPH = [
+    "linear",
+    "linear vector",
+    "linear 3d",
+    "linear no bias",
+    "Linear module",
+    "addmm",
+    "number / tensor",
+    "t",
+    "t vector",
+    "zero_",
+    "copy_",
+    "float",
+    "mm",
+    "mse_loss",
+    "softmax",
+    "sum dim",
+]
 
 
 @pytest.mark.parametrize("expr", SAME_GRAPH)

@@ -101,8 +101,7 @@ def test_default_dtype_is_float64_unlike_torchs_float32(torch):
     assert torch.get_default_dtype() == torch.float32
 
 
-def test_set_default_dtype_float32_makes_python_floats_float32_as_in_torch(torch,
-                                                                            default_float32):
+def test_set_default_dtype_float32_makes_python_floats_float32_as_in_torch(torch, default_float32):
     calls = {
         "tensor": lambda m: m.tensor([1.5]),
         "tensor_scalar": lambda m: m.tensor(1.5),
@@ -134,20 +133,23 @@ def test_set_default_dtype_refuses_non_floating_types(torch):
     with pytest.raises(TypeError, match="only floating-point types are supported"):
         torch.set_default_dtype(torch.int64)
     for bad in (ng.int64, float, "int32", None):
-        with pytest.raises(TypeError, match="only floating-point types are supported as the "
-                                            "default type"):
+        with pytest.raises(
+            TypeError, match="only floating-point types are supported as the default type"
+        ):
             ng.set_default_dtype(bad)
     assert ng.get_default_dtype() == np.float64
 
 
 # -- legacy constructors -----------------------------------------------------------------
 def test_legacy_constructors_match_torch(torch):
-    pairs = [(ng.FloatTensor([1, 2]), torch.FloatTensor([1, 2])),
-             (ng.DoubleTensor([1.5, 2]), torch.DoubleTensor([1.5, 2])),
-             (ng.LongTensor([1, 2]), torch.LongTensor([1, 2])),
-             (ng.FloatTensor(2, 3), torch.FloatTensor(2, 3)),
-             (ng.LongTensor(4), torch.LongTensor(4)),
-             (ng.FloatTensor(), torch.FloatTensor())]
+    pairs = [
+        (ng.FloatTensor([1, 2]), torch.FloatTensor([1, 2])),
+        (ng.DoubleTensor([1.5, 2]), torch.DoubleTensor([1.5, 2])),
+        (ng.LongTensor([1, 2]), torch.LongTensor([1, 2])),
+        (ng.FloatTensor(2, 3), torch.FloatTensor(2, 3)),
+        (ng.LongTensor(4), torch.LongTensor(4)),
+        (ng.FloatTensor(), torch.FloatTensor()),
+    ]
     for ours, theirs in pairs:
         assert ours.shape == tuple(theirs.shape)
         assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
@@ -227,17 +229,28 @@ def roundtrip(obj):
 
 
 def test_save_and_load_a_tensor_keeps_values_dtype_and_requires_grad(torch):
-    for t in (ng.tensor([[1.5, -2.0], [3.0, 4.25]]), ng.tensor([1, 2], dtype=ng.int32),
-              ng.tensor([True, False]), ng.tensor(3.0, requires_grad=True),
-              ng.ones(2, dtype=ng.float32)):
+    for t in (
+        ng.tensor([[1.5, -2.0], [3.0, 4.25]]),
+        ng.tensor([1, 2], dtype=ng.int32),
+        ng.tensor([True, False]),
+        ng.tensor(3.0, requires_grad=True),
+        ng.ones(2, dtype=ng.float32),
+    ):
         back = roundtrip(t)
         assert back.dtype == t.dtype and back.tolist() == t.tolist()
         assert back.requires_grad == t.requires_grad and back.is_leaf
 
 
 def test_save_and_load_nested_containers_of_tensors_and_numbers(torch):
-    obj = {"epoch": 3, "loss": 0.25, "name": "run", "none": None,
-           "history": [1.0, 2.0], "pair": (ng.ones(2), 7), "nested": {"w": [ng.zeros(1)]}}
+    obj = {
+        "epoch": 3,
+        "loss": 0.25,
+        "name": "run",
+        "none": None,
+        "history": [1.0, 2.0],
+        "pair": (ng.ones(2), 7),
+        "nested": {"w": [ng.zeros(1)]},
+    }
     back = roundtrip(obj)
     assert list(back) == list(obj)
     assert back["epoch"] == 3 and back["loss"] == 0.25 and back["name"] == "run"
@@ -283,8 +296,11 @@ def test_the_file_is_a_plain_npz_without_pickle(tmp_path):
 
 def test_saving_an_unsupported_object_is_refused_before_the_file_is_written(tmp_path):
     path = tmp_path / "m.pt"
-    with pytest.raises(TypeError, match=r"ng.save cannot store the object\['m'\], a Linear.*"
-                                        r"save a module's state_dict\(\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"ng.save cannot store the object\['m'\], a Linear.*"
+        r"save a module's state_dict\(\)",
+    ):
         ng.save({"m": ng.nn.Linear(1, 1)}, path)
     assert not path.exists()
 
@@ -311,8 +327,13 @@ def test_load_map_location_may_only_name_the_cpu(tmp_path):
 
 # -- tensor methods ---------------------------------------------------------------------------
 def test_equal_compares_shape_and_values_as_torch(torch):
-    cases = [([1.0, 2.0], [1.0, 2.0]), ([1, 2], [1.0, 2.0]), ([1.0, 2.0], [1.0, 3.0]),
-             ([1.0, 2.0], [1.0, 2.0, 3.0]), ([float("nan")], [float("nan")])]
+    cases = [
+        ([1.0, 2.0], [1.0, 2.0]),
+        ([1, 2], [1.0, 2.0]),
+        ([1.0, 2.0], [1.0, 3.0]),
+        ([1.0, 2.0], [1.0, 2.0, 3.0]),
+        ([float("nan")], [float("nan")]),
+    ]
     for a, b in cases:
         expected = torch.tensor(a).equal(torch.tensor(b))
         assert ng.tensor(a).equal(ng.tensor(b)) is expected
@@ -323,14 +344,17 @@ def test_equal_compares_shape_and_values_as_torch(torch):
 @pytest.mark.parametrize("name", ["eq", "ne", "gt", "lt", "ge", "le"])
 def test_comparison_methods_match_torch(torch, name):
     a, b = [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]
-    assert getattr(ng.tensor(a), name)(ng.tensor(b)).tolist() == \
-        getattr(torch.tensor(a), name)(torch.tensor(b)).tolist()
+    assert (
+        getattr(ng.tensor(a), name)(ng.tensor(b)).tolist()
+        == getattr(torch.tensor(a), name)(torch.tensor(b)).tolist()
+    )
     assert getattr(ng.tensor(a), name)(2.0).tolist() == getattr(torch.tensor(a), name)(2.0).tolist()
 
 
 @pytest.mark.parametrize("name", ["all", "any"])
-@pytest.mark.parametrize("data", [[[1, 0], [1, 1]], [[0.0, 0.0], [2.0, -1.0]],
-                                  [[True, False], [False, False]], [[5]]])
+@pytest.mark.parametrize(
+    "data", [[[1, 0], [1, 1]], [[0.0, 0.0], [2.0, -1.0]], [[True, False], [False, False]], [[5]]]
+)
 def test_all_and_any_match_torch_with_and_without_dim(torch, name, data):
     ours, theirs = ng.tensor(data), torch.tensor(data)
     for kwargs in ({}, {"dim": 0}, {"dim": 1}, {"dim": 1, "keepdim": True}):
@@ -425,7 +449,7 @@ def test_autograd_grad_runs_no_post_accumulate_hook(torch):
 
 
 # -- a learner's program, unchanged -----------------------------------------------------------
-LEARNER_PROGRAM = '''
+LEARNER_PROGRAM = """
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 x = torch.linspace(-1, 1, 16, device=device).unsqueeze(1)
 y = (3 * x).sin()
@@ -455,7 +479,7 @@ restored.load_state_dict(checkpoint["model"])
 restored.eval()
 with torch.inference_mode():
     final = loss_fn(restored(x), y).item()
-'''
+"""
 
 
 def run_learner_program(module, capsys):

@@ -49,12 +49,12 @@ def _split_attrs(text: str) -> dict:
                 j += 1
                 if depth == 0:
                     break
-            attrs[key], i = text[i + 1:j - 1], j
+            attrs[key], i = text[i + 1 : j - 1], j
         elif text[i] == '"':
             j = i + 1
             while text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            attrs[key], i = text[i + 1:j], j + 1
+            attrs[key], i = text[i + 1 : j], j + 1
         else:
             j = i
             while j < len(text) and not text[j].isspace():

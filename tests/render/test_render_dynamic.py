@@ -59,13 +59,21 @@ def test_accumulate_grad_nodes_point_at_their_leaves(reference):
 def test_backward_view_uses_pytorch_names_and_gradient_direction(reference):
     dot = parse_dot(render(reference["loss"], kind="backward", params=reference).source)
     names = sorted(n.title for n in dot.with_class("grad_fn"))
-    assert names == ["AddBackward0", "MeanBackward0", "MulBackward0", "MulBackward0",
-                     "MulBackward0"]
+    assert names == [
+        "AddBackward0",
+        "MeanBackward0",
+        "MulBackward0",
+        "MulBackward0",
+        "MulBackward0",
+    ]
     (loss,) = dot.by_title("loss")
     (first,) = dot.successors(loss.id)
     assert dot.nodes[first].title == "MeanBackward0"
-    assert all(attrs["color"] == "#c62828" for a, b, attrs in dot.edges
-               if "saved" not in dot.nodes[a].classes)
+    assert all(
+        attrs["color"] == "#c62828"
+        for a, b, attrs in dot.edges
+        if "saved" not in dot.nodes[a].classes
+    )
 
 
 def test_saved_tensors_are_dashed_and_named(reference):
@@ -196,6 +204,7 @@ def test_bad_kind_is_a_clear_error(reference):
 
 def test_ng_render_is_the_same_function_before_and_after_importing_the_package(reference):
     import naivegraph.render  # noqa: F401  (binds the package to ng.render)
+
     assert "MeanBackward0" in ng.render(reference["loss"], kind="backward").source
 
 

@@ -121,13 +121,15 @@ def test_the_subprocess_path_with_a_stand_in_dot_program(drawing, tmp_path, monk
     """Without a system Graphviz, a `dot` script that lays out with pygraphviz stands in:
     it exercises the subprocess route (arguments, stdin, stdout) end to end."""
     import sys
+
     fake = tmp_path / "dot"
     fake.write_text(
         f"#!{sys.executable}\n"
         "import sys, pygraphviz\n"
         "fmt = sys.argv[1][2:]\n"
         "graph = pygraphviz.AGraph(string=sys.stdin.read())\n"
-        "sys.stdout.buffer.write(graph.draw(format=fmt, prog='dot'))\n")
+        "sys.stdout.buffer.write(graph.draw(format=fmt, prog='dot'))\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert engine.available_backends()[0] == "dot"
@@ -135,8 +137,9 @@ def test_the_subprocess_path_with_a_stand_in_dot_program(drawing, tmp_path, monk
         _check(drawing.pipe(fmt, backend="dot"), fmt)
 
 
-def test_a_failing_dot_is_reported_when_nothing_else_works(drawing, tmp_path, monkeypatch,
-                                                             no_pygraphviz):
+def test_a_failing_dot_is_reported_when_nothing_else_works(
+    drawing, tmp_path, monkeypatch, no_pygraphviz
+):
     fake = tmp_path / "dot"
     fake.write_text("#!/bin/sh\necho 'Format: \"png\" not recognized' >&2\nexit 1\n")
     fake.chmod(0o755)

@@ -33,6 +33,7 @@ def test_drawing_work_grows_linearly_with_graph_size():
     def draw(n):
         _, y = _chain(n)  # n ops + n tensors + the leaf in the forward view
         assert len(parse_dot(render(y, params={}, max_nodes=None).source).nodes) == 2 * n + 1
+
     assert growth(draw, 200, 2_000) < 15
 
 
@@ -56,8 +57,9 @@ def test_a_chain_of_one_kind_is_named_as_such():
     y = x
     for _ in range(300):
         y = y + 1.0  # AddBackward0 saves nothing: the hidden middle is one kind of node
-    (note,) = parse_dot(render(y, kind="backward", params={}, max_nodes=50).source
-                        ).with_class("note")
+    (note,) = parse_dot(render(y, kind="backward", params={}, max_nodes=50).source).with_class(
+        "note"
+    )
     assert note.text.endswith("… 253 more nodes of the same kind hidden: 253 AddBackward0s")
     everything = parse_dot(render(y, kind="backward", params={}, max_nodes=None).source)
     assert not everything.with_class("note") and len(everything.nodes) == 303

@@ -84,7 +84,9 @@ def test_before_and_after_optimize_side_by_side():
         x = ns.placeholder("x", shape=(3,))
         y = ((x * 1.0 + 0.0) * (x * 1.0 + 0.0)).sum()
     drawing = render_optimization(g, fetches=[y])
-    assert "subgraph cluster_before" in drawing.source and "subgraph cluster_after" in drawing.source
+    assert (
+        "subgraph cluster_before" in drawing.source and "subgraph cluster_after" in drawing.source
+    )
     assert f"before: {len(g.nodes)} nodes" in drawing.source
     assert len(drawing.optimized.nodes) < len(g.nodes)
     assert drawing.report.total_changes > 0

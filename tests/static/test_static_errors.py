@@ -43,7 +43,9 @@ def test_compiled_function_checks_feed_shape(graph):
 
 def test_feeding_a_variable_is_a_type_error_pointing_to_assign(graph):
     g, x, w, y = graph
-    with pytest.raises(TypeError, match=r"only placeholders can be fed, but 'w' is a Variable.*assign"):
+    with pytest.raises(
+        TypeError, match=r"only placeholders can be fed, but 'w' is a Variable.*assign"
+    ):
         g.forward({x: np.ones((2, 2)), w: 3.0})
 
 
@@ -87,7 +89,9 @@ def test_incompatible_shapes_fail_at_build_time_naming_both():
         b = ns.placeholder("b", shape=(4,))
         with pytest.raises(ValueError, match=r"\(2, 3\) and \(4,\) cannot be broadcast"):
             a + b
-        with pytest.raises(ValueError, match=r"cannot build matmul on inputs of shapes \(2, 3\), \(4,\)"):
+        with pytest.raises(
+            ValueError, match=r"cannot build matmul on inputs of shapes \(2, 3\), \(4,\)"
+        ):
             a @ b
 
 
@@ -138,7 +142,9 @@ def test_backward_of_non_scalar_needs_a_gradient(graph):
     with g:
         z = x * w
     g.forward(input=np.ones((2, 2)))
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         g.backward(z)
     g.backward(z, grad=np.ones((2, 2)))
     assert float(w.grad) == 4.0
@@ -168,14 +174,25 @@ def test_shapes_below_an_unknown_batch_keep_every_dimension_that_does_not_depend
         h = (x @ ns.Variable(np.ones((3, 2)), name="w") + ns.Variable(np.zeros(2), name="b")).relu()
         images = ns.placeholder("images", shape=(None, 3, 4))
         shapes = {
-            "h": h.shape, "h.T": h.T.shape, "mean": h.mean().shape, "sum(dim=0)": h.sum(0).shape,
-            "x[:2]": x[:2].shape, "x[0]": x[0].shape, "flatten(1)": images.flatten(1).shape,
-            "expand": x.unsqueeze(1).expand(-1, 4, -1).shape, "squeeze()": x.squeeze().shape,
+            "h": h.shape,
+            "h.T": h.T.shape,
+            "mean": h.mean().shape,
+            "sum(dim=0)": h.sum(0).shape,
+            "x[:2]": x[:2].shape,
+            "x[0]": x[0].shape,
+            "flatten(1)": images.flatten(1).shape,
+            "expand": x.unsqueeze(1).expand(-1, 4, -1).shape,
+            "squeeze()": x.squeeze().shape,
         }
     assert shapes == {
-        "h": (None, 2), "h.T": (2, None), "mean": (), "sum(dim=0)": (2,),
+        "h": (None, 2),
+        "h.T": (2, None),
+        "mean": (),
+        "sum(dim=0)": (2,),
         "x[:2]": (None, 3),  # 1 row for a batch of 1, 2 for larger ones
-        "x[0]": (3,), "flatten(1)": (None, 12), "expand": (None, 4, 3),
+        "x[0]": (3,),
+        "flatten(1)": (None, 12),
+        "expand": (None, 4, 3),
         "squeeze()": None,  # even the rank depends on the batch size (1 is squeezed)
     }
     (out,) = g.forward(x=np.ones((5, 3)), fetches=[h.T])
@@ -209,7 +226,9 @@ def test_default_graph_collects_nodes_outside_blocks():
 # Feeds that are not numeric, or not rectangular, are refused naming the placeholder
 # ---------------------------------------------------------------------------------
 def _values_and_names(g):
-    return [n.name for n in g.nodes], [None if n.value is None else np.copy(n.value) for n in g.nodes]
+    return [n.name for n in g.nodes], [
+        None if n.value is None else np.copy(n.value) for n in g.nodes
+    ]
 
 
 def _assert_unchanged(g, before):
@@ -232,8 +251,11 @@ def test_feeding_a_ragged_list_names_the_placeholder_and_the_row_lengths(graph):
     g, x, w, y = graph
     g.forward(input=np.ones((2, 2)))
     before = _values_and_names(g)
-    with pytest.raises(ValueError, match=r"placeholder 'input' is ragged: its rows have "
-                                         r"different lengths \(2 and 1\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"placeholder 'input' is ragged: its rows have "
+        r"different lengths \(2 and 1\)",
+    ):
         g.forward({x: [[1.0, 2.0], [3.0]]})
     _assert_unchanged(g, before)
 
@@ -244,11 +266,16 @@ def test_feeding_a_list_with_a_string_names_the_element_that_is_not_a_number(gra
         g.forward(input=[[1.0, "a"], [2.0, 3.0]])
 
 
-@pytest.mark.parametrize("value, found", [(None, "is NoneType None"),
-                                          ([[1.0, None], [2.0, 3.0]], "contains NoneType None"),
-                                          ("1.5", "is str '1.5'"),
-                                          (np.array([["a", "b"], ["c", "d"]]), "dtype <U1")],
-                         ids=["None", "list-with-None", "numeric-string", "string-array"])
+@pytest.mark.parametrize(
+    "value, found",
+    [
+        (None, "is NoneType None"),
+        ([[1.0, None], [2.0, 3.0]], "contains NoneType None"),
+        ("1.5", "is str '1.5'"),
+        (np.array([["a", "b"], ["c", "d"]]), "dtype <U1"),
+    ],
+    ids=["None", "list-with-None", "numeric-string", "string-array"],
+)
 def test_feeding_non_numbers_is_a_type_error_naming_the_placeholder(graph, value, found):
     g, x, w, y = graph
     with pytest.raises(TypeError, match="placeholder 'input' must be numeric data") as info:
@@ -274,8 +301,13 @@ def test_compiled_function_refuses_bad_feeds_naming_the_placeholder(graph):
 
 def test_numeric_feeds_of_any_kind_are_still_accepted(graph):
     g, x, w, y = graph
-    for value in ([[1, 2], [3, 4]], [[True, False], [1, 2]], np.array([[1, 2], [3, 4]], dtype=object),
-                  np.arange(4, dtype=np.int32).reshape(2, 2), ((1.0, 2.0), (3.0, 4.0))):
+    for value in (
+        [[1, 2], [3, 4]],
+        [[True, False], [1, 2]],
+        np.array([[1, 2], [3, 4]], dtype=object),
+        np.arange(4, dtype=np.int32).reshape(2, 2),
+        ((1.0, 2.0), (3.0, 4.0)),
+    ):
         (result,) = g.forward({x: value}, fetches=[y])
         assert float(result) == pytest.approx(2.0 * float(np.sum(np.asarray(value, dtype=float))))
 
@@ -283,12 +315,17 @@ def test_numeric_feeds_of_any_kind_are_still_accepted(graph):
 # ---------------------------------------------------------------------------------
 # Constants and Variables hold numbers only
 # ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("value, found", [([1, "a"], "contains str 'a'"),
-                                          ("abc", "is str 'abc'"),
-                                          (None, "is NoneType None"),
-                                          ([1.0, None], "contains NoneType None"),
-                                          (np.array(["a", "b"]), "dtype <U1")],
-                         ids=["list-with-string", "string", "None", "list-with-None", "string-array"])
+@pytest.mark.parametrize(
+    "value, found",
+    [
+        ([1, "a"], "contains str 'a'"),
+        ("abc", "is str 'abc'"),
+        (None, "is NoneType None"),
+        ([1.0, None], "contains NoneType None"),
+        (np.array(["a", "b"]), "dtype <U1"),
+    ],
+    ids=["list-with-string", "string", "None", "list-with-None", "string-array"],
+)
 def test_constant_of_non_numbers_is_a_type_error_naming_what_was_found(value, found):
     g = ns.Graph()
     with g:
@@ -307,8 +344,11 @@ def test_named_constant_of_a_string_is_refused_by_name():
 
 def test_ragged_constant_is_a_value_error_with_the_row_lengths():
     with ns.Graph() as g:
-        with pytest.raises(ValueError, match=r"a constant is ragged: its rows have different "
-                                             r"lengths \(2 and 1\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"a constant is ragged: its rows have different "
+            r"lengths \(2 and 1\)",
+        ):
             ns.constant([[1, 2], [3]])
     assert len(g.nodes) == 0
 
@@ -343,7 +383,17 @@ def test_assigning_non_numbers_to_a_variable_is_refused_and_keeps_the_value():
 
 def test_numeric_constants_of_every_kind_are_still_accepted():
     with ns.Graph():
-        dtypes = [ns.constant(v).dtype for v in (1, 2.5, True, 1 + 2j, [1, 2], [[True, False]],
-                                                 np.float32(2.0),
-                                                 np.array([1, 2], dtype=object))]
+        dtypes = [
+            ns.constant(v).dtype
+            for v in (
+                1,
+                2.5,
+                True,
+                1 + 2j,
+                [1, 2],
+                [[True, False]],
+                np.float32(2.0),
+                np.array([1, 2], dtype=object),
+            )
+        ]
     assert [d.kind for d in dtypes] == ["i", "f", "b", "c", "i", "b", "f", "i"]

@@ -14,22 +14,29 @@ from naivegraph.static.passes import (
     elementwise_fusion,
 )
 
-PASSES = [constant_folding, algebraic_simplification, common_subexpression_elimination,
-          dead_node_elimination, elementwise_fusion]
+PASSES = [
+    constant_folding,
+    algebraic_simplification,
+    common_subexpression_elimination,
+    dead_node_elimination,
+    elementwise_fusion,
+]
 
 
 def test_gradient_of_square_shrinks_to_two_x():
     g = ns.Graph()
     with g:
         x = ns.placeholder("x", shape=())
-        dx, = ns.gradients(x ** 2, [x])
+        (dx,) = ns.gradients(x**2, [x])
     assert ns.expression(dx) == "(1.0 * 2) * (x ** 1)"
     assert len(g.nodes) == 7
     small, report = ns.optimize(g, fetches=[dx])
     new_dx = report.mapping[dx]
     assert ns.expression(new_dx) == "2.0 * x"
     assert len(small.nodes) == 3
-    assert [float(v) for v in small.compile([small["x"]], [new_dx], optimize=False)(np.array(5.0))] == [10.0]
+    assert [
+        float(v) for v in small.compile([small["x"]], [new_dx], optimize=False)(np.array(5.0))
+    ] == [10.0]
     text = str(report)
     assert "7 nodes -> 3 nodes" in text
     assert "mul_1 -> constant 2.0" in text
@@ -160,9 +167,13 @@ def test_optimize_report_lists_each_pass():
         y = ns.exp(x) * 1.0 + ns.exp(x)
     new, report = ns.optimize(g, fetches=[y])
     names = [p.name for p in report.passes]
-    assert names == ["constant_folding", "algebraic_simplification",
-                     "common_subexpression_elimination", "dead_node_elimination",
-                     "elementwise_fusion"]
+    assert names == [
+        "constant_folding",
+        "algebraic_simplification",
+        "common_subexpression_elimination",
+        "dead_node_elimination",
+        "elementwise_fusion",
+    ]
     text = str(report)
     assert "mul_1: x * 1 -> x (exp_1)" in text and "exp_2 == exp_1" in text
 
@@ -200,8 +211,15 @@ def programs(draw):
     steps = []
     for _ in range(draw(st.integers(2, 12))):
         kind = draw(st.sampled_from(["unary", "binary", "reduce", "matmul", "repeat"]))
-        steps.append((kind, draw(st.sampled_from(UNARY)), draw(st.sampled_from(BINARY)),
-                      draw(st.integers(0, 100)), draw(st.integers(0, 100))))
+        steps.append(
+            (
+                kind,
+                draw(st.sampled_from(UNARY)),
+                draw(st.sampled_from(BINARY)),
+                draw(st.integers(0, 100)),
+                draw(st.integers(0, 100)),
+            )
+        )
     return steps
 
 
@@ -240,20 +258,25 @@ def test_every_pass_preserves_outputs_and_gradients(steps, seed):
         new = pass_fn(g, keep=fetches)
         m = new.lineage.mapping
         new_inputs = [new[p.name] if p.name in new._by_name else p for p in inputs]
-        got = new.compile([p for p in new_inputs if p.graph is new],
-                          [m[f] for f in fetches], optimize=False)(
-            *[v for p, v in zip(new_inputs, feeds) if p.graph is new])
+        got = new.compile(
+            [p for p in new_inputs if p.graph is new], [m[f] for f in fetches], optimize=False
+        )(*[v for p, v in zip(new_inputs, feeds) if p.graph is new])
         for r, o in zip(reference, got):
             np.testing.assert_allclose(o, r, rtol=1e-12, atol=1e-12, err_msg=pass_fn.__name__)
     optimized = g.compile(inputs, fetches, optimize=True)(*feeds)
     for r, o in zip(reference, optimized):
         np.testing.assert_allclose(o, r, rtol=1e-12, atol=1e-12)
     # Numeric backward after the non-fusing passes equals the symbolic gradient (w first).
-    non_fusing = [constant_folding, algebraic_simplification, common_subexpression_elimination,
-                  dead_node_elimination]
+    non_fusing = [
+        constant_folding,
+        algebraic_simplification,
+        common_subexpression_elimination,
+        dead_node_elimination,
+    ]
     new, report = ns.optimize(g, passes=non_fusing, fetches=fetches)
     loss = report.mapping[fetches[0]]
-    new.forward({p.name: v for p, v in zip(inputs, feeds) if p.name in new._by_name},
-                fetches=[loss])
+    new.forward(
+        {p.name: v for p, v in zip(inputs, feeds) if p.name in new._by_name}, fetches=[loss]
+    )
     new.backward(loss)
     np.testing.assert_allclose(new["w"].grad, reference[1], rtol=1e-12, atol=1e-12)

@@ -29,8 +29,12 @@ def expected(x):
     dloss/dw2 = mean(l3) = mean(8x)
     dloss/dw3 = mean(l2 * l1) = mean((2x + 3) * 2x) = mean(4x^2 + 6x)
     """
-    return (np.mean(16 * x**2 + 24 * x), np.mean(16 * x**2 + 12 * x), np.mean(8 * x),
-            np.mean(4 * x**2 + 6 * x))
+    return (
+        np.mean(16 * x**2 + 24 * x),
+        np.mean(16 * x**2 + 12 * x),
+        np.mean(8 * x),
+        np.mean(4 * x**2 + 6 * x),
+    )
 
 
 def test_expected_numbers_match_the_notes_for_ones_input():
@@ -146,9 +150,9 @@ def test_second_derivative_of_cube():
     g = ns.Graph()
     with g:
         x = ns.placeholder("x", shape=())
-        dy, = ns.gradients(x ** 3, [x])
-        d2y, = ns.gradients(dy, [x])
-        d3y, = ns.gradients(d2y, [x])
+        (dy,) = ns.gradients(x**3, [x])
+        (d2y,) = ns.gradients(dy, [x])
+        (d3y,) = ns.gradients(d2y, [x])
     f = g.compile([x], [dy, d2y, d3y])
     assert [float(v) for v in f(np.array(2.0))] == [12.0, 12.0, 6.0]
 
@@ -158,9 +162,9 @@ def test_second_derivative_of_x_squared_times_exp():
     g = ns.Graph()
     with g:
         x = ns.placeholder("x", shape=(3,))
-        y = ns.sum(x ** 2 * ns.exp(x))
-        dy, = ns.gradients(y, [x])
-        d2y, = ns.gradients(ns.sum(dy), [x])
+        y = ns.sum(x**2 * ns.exp(x))
+        (dy,) = ns.gradients(y, [x])
+        (d2y,) = ns.gradients(ns.sum(dy), [x])
     v = np.array([-1.0, 0.5, 2.0])
     got_d, got_d2 = g.compile([x], [dy, d2y])(v)
     np.testing.assert_allclose(got_d, (v**2 + 2 * v) * np.exp(v), rtol=1e-12)

@@ -39,6 +39,7 @@ def _symbolic_gradients(n):
     def build():
         with g:
             ns.gradients(y, [w])
+
     return build
 
 
@@ -47,8 +48,11 @@ def _forward(n):
     return lambda: g.forward(fetches=[y])
 
 
-@pytest.mark.parametrize("prepare", [_numeric_backward, _symbolic_gradients, _forward],
-                         ids=["graph.backward", "ns.gradients", "graph.forward"])
+@pytest.mark.parametrize(
+    "prepare",
+    [_numeric_backward, _symbolic_gradients, _forward],
+    ids=["graph.backward", "ns.gradients", "graph.forward"],
+)
 def test_work_grows_linearly_with_chain_depth(prepare):
     ratio = growth(lambda n: prepare(n)(), SHORT, LONG)
     assert ratio < LINEAR_BOUND, f"{LONG} ops cost {ratio:.1f}x the work of {SHORT} ops"
@@ -98,9 +102,9 @@ def test_cached_shape_inference_still_raises_at_build_time_naming_both_shapes():
 def test_cached_dtype_tells_an_int_exponent_from_a_float_one():
     with ns.Graph():
         k = ns.placeholder("k", shape=(3,), dtype=np.int64)
-        assert (k ** 2).dtype == np.int64
-        assert (k ** 2.0).dtype == np.float64
-        assert (k ** 2).dtype == np.int64
+        assert (k**2).dtype == np.int64
+        assert (k**2.0).dtype == np.float64
+        assert (k**2).dtype == np.int64
 
 
 def test_cached_dtype_keeps_numpy_weak_typing_of_python_numbers():

@@ -13,7 +13,9 @@ def affine_tanh(x, w):
 def test_trace_uses_parameter_names_shapes_and_dtypes():
     traced = ns.trace(affine_tanh, np.ones((4, 3), dtype=np.float32), np.ones((3, 2), np.float32))
     assert [(p.name, p.shape, p.dtype.name) for p in traced.inputs] == [
-        ("x", (4, 3), "float32"), ("w", (3, 2), "float32")]
+        ("x", (4, 3), "float32"),
+        ("w", (3, 2), "float32"),
+    ]
     assert traced.outputs[0].shape == (4,)
     assert all(n.value is None for n in traced.graph.nodes)  # tracing computed nothing
 
@@ -63,7 +65,13 @@ def test_trace_accepts_dynamic_tensors_and_dynamic_functions():
 
     traced = ns.trace(f, ng.tensor([1.0, 2.0]), ng.tensor([0.5, 0.5]))
     assert [n.op_name for n in traced.graph.nodes if n.kind == "operation"] == [
-        "mul", "exp", "sum", "tanh", "mean", "add"]
+        "mul",
+        "exp",
+        "sum",
+        "tanh",
+        "mean",
+        "add",
+    ]
     x, w = np.array([0.3, -1.0]), np.array([2.0, 1.5])
     expected = f(ng.tensor(x), ng.tensor(w)).item()
     assert float(traced(x, w)) == pytest.approx(expected, rel=1e-14)

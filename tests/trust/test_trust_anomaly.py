@@ -66,8 +66,9 @@ def test_an_error_in_a_node_warns_with_its_creation_site():
     message, got = run_in_anomaly_mode(ng, program)
     assert "modified by an inplace operation" in message
     for warned in (want, got):
-        assert any(w.startswith("Error detected in ExpBackward0") and "y = x.exp()" in w
-                   for w in warned), warned
+        assert any(
+            w.startswith("Error detected in ExpBackward0") and "y = x.exp()" in w for w in warned
+        ), warned
 
 
 def test_check_nan_false_lets_nan_through():

@@ -17,9 +17,16 @@ xfail = lambda reason: pytest.mark.xfail(strict=True, reason=reason)  # noqa: E7
 
 def snapshot(*tensors):
     """Everything about some tensors that an error must not change."""
-    return [(t.numpy().copy() if not t.requires_grad else t.detach().numpy().copy(),
-             t.requires_grad, t.grad_fn, t._version,
-             None if t._grad is None else t._grad.numpy().copy()) for t in tensors]
+    return [
+        (
+            t.numpy().copy() if not t.requires_grad else t.detach().numpy().copy(),
+            t.requires_grad,
+            t.grad_fn,
+            t._version,
+            None if t._grad is None else t._grad.numpy().copy(),
+        )
+        for t in tensors
+    ]
 
 
 def assert_unchanged(before, tensors):
@@ -42,17 +49,37 @@ CREATION = [
     pytest.param(lambda: ng.tensor([1.0, None]), TypeError, ["NoneType"], id="list-with-None"),
     pytest.param(lambda: ng.tensor(None), TypeError, ["NoneType"], id="None"),
     pytest.param(lambda: ng.tensor([[1, 2], [3]]), ValueError, ["different lengths"], id="ragged"),
-    pytest.param(lambda: ng.tensor([[1.0], [2.0, 3.0]], requires_grad=True), ValueError,
-                 ["different lengths"], id="ragged-requires-grad"),
+    pytest.param(
+        lambda: ng.tensor([[1.0], [2.0, 3.0]], requires_grad=True),
+        ValueError,
+        ["different lengths"],
+        id="ragged-requires-grad",
+    ),
     pytest.param(lambda: ng.tensor({"a": 1}), TypeError, ["dict"], id="dict"),
-    pytest.param(lambda: ng.tensor([1, 2], requires_grad=True), RuntimeError,
-                 ["Only Tensors of floating point", "int64"], id="int-requires-grad"),
-    pytest.param(lambda: ng.tensor([True], requires_grad=True), RuntimeError,
-                 ["Only Tensors of floating point"], id="bool-requires-grad"),
-    pytest.param(lambda: ng.arange(3).requires_grad_(), RuntimeError,
-                 ["Only Tensors of floating point"], id="int-requires-grad_"),
-    pytest.param(lambda: ng.zeros(2, dtype=ng.int64).requires_grad_(), RuntimeError,
-                 ["Only Tensors of floating point"], id="int-zeros-requires-grad_"),
+    pytest.param(
+        lambda: ng.tensor([1, 2], requires_grad=True),
+        RuntimeError,
+        ["Only Tensors of floating point", "int64"],
+        id="int-requires-grad",
+    ),
+    pytest.param(
+        lambda: ng.tensor([True], requires_grad=True),
+        RuntimeError,
+        ["Only Tensors of floating point"],
+        id="bool-requires-grad",
+    ),
+    pytest.param(
+        lambda: ng.arange(3).requires_grad_(),
+        RuntimeError,
+        ["Only Tensors of floating point"],
+        id="int-requires-grad_",
+    ),
+    pytest.param(
+        lambda: ng.zeros(2, dtype=ng.int64).requires_grad_(),
+        RuntimeError,
+        ["Only Tensors of floating point"],
+        id="int-zeros-requires-grad_",
+    ),
 ]
 
 
@@ -77,36 +104,67 @@ OPS_BAD = [
     pytest.param(lambda a: a @ ng.ones(4, 5), RuntimeError, ["(2, 3)", "(4, 5)"], id="matmul"),
     pytest.param(lambda a: a.mm(ng.ones(4, 5)), RuntimeError, ["(2, 3)", "(4, 5)"], id="mm"),
     pytest.param(lambda a: a.matmul(ng.tensor(2.0)), RuntimeError, ["at least 1D"], id="matmul-0d"),
-    pytest.param(lambda a: ng.cat([a, ng.ones(2, 4)], dim=0), ValueError, ["dimension 1"],
-                 id="cat"),
-    pytest.param(lambda a: a.reshape(4), RuntimeError, ["invalid for input of size 6"],
-                 id="reshape"),
+    pytest.param(
+        lambda a: ng.cat([a, ng.ones(2, 4)], dim=0), ValueError, ["dimension 1"], id="cat"
+    ),
+    pytest.param(
+        lambda a: a.reshape(4), RuntimeError, ["invalid for input of size 6"], id="reshape"
+    ),
     pytest.param(lambda a: a.sum(dim=2), IndexError, ["Dimension out of range"], id="sum-dim"),
     pytest.param(lambda a: a.transpose(0, 2), IndexError, ["out of range"], id="transpose-dim"),
     pytest.param(lambda a: a.softmax(dim=2), IndexError, ["out of range"], id="softmax-dim"),
     pytest.param(lambda a: a.expand(4, 2), RuntimeError, ["(2, 3)", "(4, 2)"], id="expand"),
-    pytest.param(lambda a: a.expand(3, -1), RuntimeError, ["(3, -1)", "(2, 3)"],
-                 id="expand-keeping-a-size-that-does-not-fit"),
-    pytest.param(lambda a: ng.addmm(ng.ones(4), a.unsqueeze(0), ng.ones(3, 4)), ValueError,
-                 ["matrices", "3-D"], id="addmm-not-matrices"),
-    pytest.param(lambda a: a.unsqueeze(0).t(), RuntimeError, ["<= 2 dimensions", "3D"],
-                 id="t-of-3d"),
+    pytest.param(
+        lambda a: a.expand(3, -1),
+        RuntimeError,
+        ["(3, -1)", "(2, 3)"],
+        id="expand-keeping-a-size-that-does-not-fit",
+    ),
+    pytest.param(
+        lambda a: ng.addmm(ng.ones(4), a.unsqueeze(0), ng.ones(3, 4)),
+        ValueError,
+        ["matrices", "3-D"],
+        id="addmm-not-matrices",
+    ),
+    pytest.param(
+        lambda a: a.unsqueeze(0).t(), RuntimeError, ["<= 2 dimensions", "3D"], id="t-of-3d"
+    ),
     pytest.param(lambda a: a + "x", TypeError, ["str"], id="add-string"),
     pytest.param(lambda a: a + None, TypeError, ["NoneType"], id="add-None"),
-    pytest.param(lambda a: ng.nn.functional.mse_loss(a, ng.ones(3)), ValueError,
-                 ["(2, 3)", "(3,)"], id="mse-loss"),
-    pytest.param(lambda a: ng.nn.functional.cross_entropy(a, ng.tensor([0.0, 1.0])), TypeError,
-                 ["integer"], id="cross-entropy-float-target"),
-    pytest.param(lambda a: ng.nn.functional.cross_entropy(a, ng.tensor([0, 5])), IndexError,
-                 ["out of bounds"], id="cross-entropy-class-out-of-range"),
+    pytest.param(
+        lambda a: ng.nn.functional.mse_loss(a, ng.ones(3)),
+        ValueError,
+        ["(2, 3)", "(3,)"],
+        id="mse-loss",
+    ),
+    pytest.param(
+        lambda a: ng.nn.functional.cross_entropy(a, ng.tensor([0.0, 1.0])),
+        TypeError,
+        ["integer"],
+        id="cross-entropy-float-target",
+    ),
+    pytest.param(
+        lambda a: ng.nn.functional.cross_entropy(a, ng.tensor([0, 5])),
+        IndexError,
+        ["out of bounds"],
+        id="cross-entropy-class-out-of-range",
+    ),
     pytest.param(lambda a: a[5], IndexError, ["out of bounds"], id="index"),
-    pytest.param(lambda a: a.add_(1.0), RuntimeError, ["leaf Variable that requires grad"],
-                 id="inplace-on-leaf"),
+    pytest.param(
+        lambda a: a.add_(1.0),
+        RuntimeError,
+        ["leaf Variable that requires grad"],
+        id="inplace-on-leaf",
+    ),
     pytest.param(lambda a: a.numpy(), RuntimeError, ["detach()"], id="numpy-requires-grad"),
     pytest.param(lambda a: a.item(), RuntimeError, ["6 elements"], id="item"),
     pytest.param(lambda a: bool(a), RuntimeError, ["ambiguous"], id="bool"),
-    pytest.param(lambda a: setattr(a, "grad", ng.ones(2)), RuntimeError, ["different size"],
-                 id="assign-grad-shape"),
+    pytest.param(
+        lambda a: setattr(a, "grad", ng.ones(2)),
+        RuntimeError,
+        ["different size"],
+        id="assign-grad-shape",
+    ),
 ]
 
 
@@ -212,6 +270,7 @@ def test_hook_that_changes_a_saved_tensor_is_caught_at_backward():
     def change_b(grad):
         with ng.no_grad():
             b.mul_(10)
+
     d.register_hook(change_b)  # runs before SinBackward reads b
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         d.sum().backward()
@@ -226,6 +285,7 @@ def test_hook_that_changes_data_not_needed_by_backward_is_fine():
     def change_b(grad):
         with ng.no_grad():
             b.mul_(10)  # b's own hook runs after b*b's backward used it
+
     b.register_hook(change_b)
     loss.backward()
     np.testing.assert_array_equal(a.grad.numpy(), [8.0, 16.0])
@@ -264,12 +324,23 @@ def test_hook_returning_a_non_tensor():
 # ----------------------------------------------------------------------------------
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 1.0])
 NAN_OPS = {
-    "exp": lambda x: x.exp(), "log": lambda x: x.log(), "sqrt": lambda x: x.sqrt(),
-    "sigmoid": lambda x: x.sigmoid(), "tanh": lambda x: x.tanh(), "relu": lambda x: x.relu(),
-    "abs": lambda x: x.abs(), "mul": lambda x: x * x, "div": lambda x: 1.0 / x,
-    "sum": lambda x: x.sum(), "mean": lambda x: x.mean(), "max": lambda x: x.max(),
-    "softmax": lambda x: x.softmax(0), "log_softmax": lambda x: x.log_softmax(0),
-    "matmul": lambda x: x @ x, "clamp": lambda x: x.clamp(-1, 1), "pow": lambda x: x ** 2,
+    "exp": lambda x: x.exp(),
+    "log": lambda x: x.log(),
+    "sqrt": lambda x: x.sqrt(),
+    "sigmoid": lambda x: x.sigmoid(),
+    "tanh": lambda x: x.tanh(),
+    "relu": lambda x: x.relu(),
+    "abs": lambda x: x.abs(),
+    "mul": lambda x: x * x,
+    "div": lambda x: 1.0 / x,
+    "sum": lambda x: x.sum(),
+    "mean": lambda x: x.mean(),
+    "max": lambda x: x.max(),
+    "softmax": lambda x: x.softmax(0),
+    "log_softmax": lambda x: x.log_softmax(0),
+    "matmul": lambda x: x @ x,
+    "clamp": lambda x: x.clamp(-1, 1),
+    "pow": lambda x: x**2,
     "maximum": lambda x: ng.maximum(x, ng.zeros(4)),
 }
 
@@ -345,13 +416,16 @@ def test_empty_matmul_and_cat():
 BIG = [1e4, -1e4, 0.0, 800.0, -800.0]
 
 
-@pytest.mark.parametrize("name, f", [
-    ("sigmoid", lambda x: x.sigmoid()),
-    ("tanh", lambda x: x.tanh()),
-    ("softmax", lambda x: x.softmax(0)),
-    ("log_softmax", lambda x: x.log_softmax(0)),
-    ("relu", lambda x: x.relu()),
-])
+@pytest.mark.parametrize(
+    "name, f",
+    [
+        ("sigmoid", lambda x: x.sigmoid()),
+        ("tanh", lambda x: x.tanh()),
+        ("softmax", lambda x: x.softmax(0)),
+        ("log_softmax", lambda x: x.log_softmax(0)),
+        ("relu", lambda x: x.relu()),
+    ],
+)
 def test_extreme_logits_stay_finite(name, f):
     x = ng.tensor(BIG, requires_grad=True)
     y = f(x)
@@ -362,8 +436,9 @@ def test_extreme_logits_stay_finite(name, f):
 
 def test_sigmoid_values_at_extremes():
     x = ng.tensor([1e4, -1e4, 40.0, -40.0])
-    np.testing.assert_allclose(x.sigmoid().numpy(), [1.0, 0.0, 1.0, 4.248354255291589e-18],
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        x.sigmoid().numpy(), [1.0, 0.0, 1.0, 4.248354255291589e-18], rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("scale", [1e4, 1e100, 1e-300])
@@ -406,49 +481,117 @@ def _other_graph_node():
 
 
 STATIC_BAD = [
-    ("missing-feed", lambda g, x, w, c, loss: g.forward(fetches=[loss]), ValueError, ["'x'", "feed"]),
+    (
+        "missing-feed",
+        lambda g, x, w, c, loss: g.forward(fetches=[loss]),
+        ValueError,
+        ["'x'", "feed"],
+    ),
     ("missing-feed-compiled", lambda g, x, w, c, loss: g.compile([], [loss]), ValueError, ["'x'"]),
-    ("wrong-feed-shape", lambda g, x, w, c, loss: g.forward({x: np.ones((3, 2))}), ValueError,
-     ["(3, 2)", "(2, 2)", "'x'"]),
-    ("wrong-feed-shape-compiled", lambda g, x, w, c, loss: g.compile([x], [loss])(np.ones(4)),
-     ValueError, ["(4,)", "(2, 2)"]),
-    ("feed-variable", lambda g, x, w, c, loss: g.forward({x: np.ones((2, 2)), w: np.ones(2)}),
-     TypeError, ["only placeholders can be fed", "assign"]),
-    ("feed-constant", lambda g, x, w, c, loss: g.forward({x: np.ones((2, 2)), c: 1.0}),
-     TypeError, ["only placeholders can be fed"]),
-    ("feed-operation", lambda g, x, w, c, loss: g.forward({x: np.ones((2, 2)), loss: 1.0}),
-     TypeError, ["only placeholders can be fed"]),
+    (
+        "wrong-feed-shape",
+        lambda g, x, w, c, loss: g.forward({x: np.ones((3, 2))}),
+        ValueError,
+        ["(3, 2)", "(2, 2)", "'x'"],
+    ),
+    (
+        "wrong-feed-shape-compiled",
+        lambda g, x, w, c, loss: g.compile([x], [loss])(np.ones(4)),
+        ValueError,
+        ["(4,)", "(2, 2)"],
+    ),
+    (
+        "feed-variable",
+        lambda g, x, w, c, loss: g.forward({x: np.ones((2, 2)), w: np.ones(2)}),
+        TypeError,
+        ["only placeholders can be fed", "assign"],
+    ),
+    (
+        "feed-constant",
+        lambda g, x, w, c, loss: g.forward({x: np.ones((2, 2)), c: 1.0}),
+        TypeError,
+        ["only placeholders can be fed"],
+    ),
+    (
+        "feed-operation",
+        lambda g, x, w, c, loss: g.forward({x: np.ones((2, 2)), loss: 1.0}),
+        TypeError,
+        ["only placeholders can be fed"],
+    ),
     ("feed-unknown-name", lambda g, x, w, c, loss: g.forward(z=np.ones(2)), KeyError, ["'z'"]),
-    ("feed-other-graph", lambda g, x, w, c, loss: g.forward({_other_graph_node(): np.ones((2, 2))}),
-     ValueError, ["cannot be mixed"]),
-    ("mix-graphs", lambda g, x, w, c, loss: x + _other_graph_node(), ValueError,
-     ["cannot be mixed"]),
+    (
+        "feed-other-graph",
+        lambda g, x, w, c, loss: g.forward({_other_graph_node(): np.ones((2, 2))}),
+        ValueError,
+        ["cannot be mixed"],
+    ),
+    (
+        "mix-graphs",
+        lambda g, x, w, c, loss: x + _other_graph_node(),
+        ValueError,
+        ["cannot be mixed"],
+    ),
     ("bool", lambda g, x, w, c, loss: bool(loss), TypeError, ["ns.where", "dynamic mode"]),
     ("if-node", lambda g, x, w, c, loss: 1 if loss else 0, TypeError, ["ns.where"]),
     ("float", lambda g, x, w, c, loss: float(loss), TypeError, ["ns.where"]),
     ("shape-mismatch", lambda g, x, w, c, loss: x + np.ones(3), ValueError, ["(2, 2)", "(3,)"]),
-    ("matmul-mismatch", lambda g, x, w, c, loss: x @ np.ones((3, 3)), ValueError,
-     ["(2, 2)", "(3, 3)"]),
+    (
+        "matmul-mismatch",
+        lambda g, x, w, c, loss: x @ np.ones((3, 3)),
+        ValueError,
+        ["(2, 2)", "(3, 3)"],
+    ),
     ("bad-dim", lambda g, x, w, c, loss: x.sum(dim=5), IndexError, ["Dimension out of range"]),
-    ("compile-non-placeholder", lambda g, x, w, c, loss: g.compile([w], [loss]), TypeError,
-     ["placeholders"]),
-    ("compiled-wrong-count", lambda g, x, w, c, loss: g.compile([x], [loss])(), TypeError,
-     ["1 input"]),
-    ("backward-before-forward", lambda g, x, w, c, loss: g.backward(loss), RuntimeError,
-     ["forward"]),
-    ("assign-wrong-shape", lambda g, x, w, c, loss: w.assign(np.ones(3)), ValueError,
-     ["(3,)", "(2,)"]),
-    ("duplicate-name", lambda g, x, w, c, loss: ns.placeholder("x"), ValueError, ["already exists"]),
+    (
+        "compile-non-placeholder",
+        lambda g, x, w, c, loss: g.compile([w], [loss]),
+        TypeError,
+        ["placeholders"],
+    ),
+    (
+        "compiled-wrong-count",
+        lambda g, x, w, c, loss: g.compile([x], [loss])(),
+        TypeError,
+        ["1 input"],
+    ),
+    (
+        "backward-before-forward",
+        lambda g, x, w, c, loss: g.backward(loss),
+        RuntimeError,
+        ["forward"],
+    ),
+    (
+        "assign-wrong-shape",
+        lambda g, x, w, c, loss: w.assign(np.ones(3)),
+        ValueError,
+        ["(3,)", "(2,)"],
+    ),
+    (
+        "duplicate-name",
+        lambda g, x, w, c, loss: ns.placeholder("x"),
+        ValueError,
+        ["already exists"],
+    ),
     ("feed-string", lambda g, x, w, c, loss: g.forward({x: "abc"}), TypeError, ["'x'"]),
-    ("feed-ragged", lambda g, x, w, c, loss: g.forward({x: [[1.0, 2.0], [3.0]]}),
-     ValueError, ["'x'"]),
+    (
+        "feed-ragged",
+        lambda g, x, w, c, loss: g.forward({x: [[1.0, 2.0], [3.0]]}),
+        ValueError,
+        ["'x'"],
+    ),
     ("constant-string", lambda g, x, w, c, loss: ns.constant([1, "a"]), TypeError, ["str"]),
 ]
 
 
-@pytest.mark.parametrize("case, action, error, phrases", [
-    pytest.param(*p.values, marks=p.marks, id=p.values[0]) if hasattr(p, "marks")
-    else pytest.param(*p, id=p[0]) for p in STATIC_BAD])
+@pytest.mark.parametrize(
+    "case, action, error, phrases",
+    [
+        pytest.param(*p.values, marks=p.marks, id=p.values[0])
+        if hasattr(p, "marks")
+        else pytest.param(*p, id=p[0])
+        for p in STATIC_BAD
+    ],
+)
 def test_static_error_is_clear_and_graph_unchanged(case, action, error, phrases):
     g, x, w, c, loss = _graph()
     count, names = len(g.nodes), [n.name for n in g.nodes]

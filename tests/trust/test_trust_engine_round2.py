@@ -68,10 +68,16 @@ def _wrong_dtype(grad):
 
 
 @pytest.mark.parametrize("create_graph", [False, True])
-@pytest.mark.parametrize("hook, phrase", [(_wrong_shape, "has changed the size of value"),
-                                          (_wrong_dtype, "has changed the type of value")])
-def test_tensor_hook_that_changes_the_gradient_is_refused_and_grads_stay(hook, phrase,
-                                                                         create_graph):
+@pytest.mark.parametrize(
+    "hook, phrase",
+    [
+        (_wrong_shape, "has changed the size of value"),
+        (_wrong_dtype, "has changed the type of value"),
+    ],
+)
+def test_tensor_hook_that_changes_the_gradient_is_refused_and_grads_stay(
+    hook, phrase, create_graph
+):
     a = ng.tensor([1.0, 2.0], requires_grad=True)
     b = ng.tensor([3.0, 4.0], requires_grad=True)
     a.grad = ng.tensor([10.0, 10.0])

@@ -78,8 +78,13 @@ def test_fuzz_static_special_values_match_torch(case):
 
 
 def test_every_round2_class_has_a_test():
-    assert set(ROUND2_STRATEGIES) == {"view_inplace", "repeated_backward", "special",
-                                      "mixed_dtype", "hooks"}
+    assert set(ROUND2_STRATEGIES) == {
+        "view_inplace",
+        "repeated_backward",
+        "special",
+        "mixed_dtype",
+        "hooks",
+    }
 
 
 def test_known_bug_flags_are_documented_and_switch_features_off():
@@ -89,9 +94,13 @@ def test_known_bug_flags_are_documented_and_switch_features_off():
 
 def test_known_bug_setting_selects_named_classes_and_rejects_unknown_names(monkeypatch):
     import trust_programs
+
     # every class found so far is fixed: check the selection on two made-up ones
-    monkeypatch.setattr(trust_programs, "KNOWN_BUG_CLASSES",
-                        {"first_bug": "one thing", "second_bug": "another", "third_bug": "x"})
+    monkeypatch.setattr(
+        trust_programs,
+        "KNOWN_BUG_CLASSES",
+        {"first_bug": "one thing", "second_bug": "another", "third_bug": "x"},
+    )
     select = trust_programs._bugs_to_fuzz
     assert select("") == frozenset()
     assert select("0") == frozenset()

@@ -37,8 +37,8 @@ def test_no_leak_over_ten_thousand_training_steps():
 
 def test_intermediates_are_freed_after_backward():
     x = ng.randn(50, 50, requires_grad=True)
-    h = (x * 2).exp()          # exp saves its output
-    z = (h * h).sin()          # mul saves both inputs, sin saves its input
+    h = (x * 2).exp()  # exp saves its output
+    z = (h * h).sin()  # mul saves both inputs, sin saves its input
     arrays = [weakref.ref(t._data) for t in (h, z)]
     loss = z.sum()
     loss.backward()

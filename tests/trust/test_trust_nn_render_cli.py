@@ -31,7 +31,7 @@ def _nested(lib, ones):
             self.first = lib.Linear(2, 2)
             self.blocks = lib.Sequential(Block(), lib.Tanh(), Block())
             self.gain = lib.Parameter(ones(1))
-            self.tied = self.first          # the same layer under a second name
+            self.tied = self.first  # the same layer under a second name
             self.head = lib.Linear(2, 1)
 
     return Net()
@@ -62,11 +62,22 @@ def test_nested_model_lists_names_depth_first_in_torch_order(torch):
     theirs = _listings(_nested(torch.nn, torch.ones))
     assert ours == theirs
     assert ours["named_parameters"] == [
-        "gain", "first.weight", "first.bias",
-        "blocks.0.scale", "blocks.0.shift", "blocks.0.inner.0.weight", "blocks.0.inner.0.bias",
+        "gain",
+        "first.weight",
+        "first.bias",
+        "blocks.0.scale",
+        "blocks.0.shift",
+        "blocks.0.inner.0.weight",
+        "blocks.0.inner.0.bias",
         "blocks.0.inner.2.weight",
-        "blocks.2.scale", "blocks.2.shift", "blocks.2.inner.0.weight", "blocks.2.inner.0.bias",
-        "blocks.2.inner.2.weight", "head.weight", "head.bias"]
+        "blocks.2.scale",
+        "blocks.2.shift",
+        "blocks.2.inner.0.weight",
+        "blocks.2.inner.0.bias",
+        "blocks.2.inner.2.weight",
+        "head.weight",
+        "head.bias",
+    ]
 
 
 def _edit(lib, ones, steps):
@@ -80,30 +91,36 @@ EDITS = {
     "reassigned parameter keeps its place": [
         lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
         lambda m, lib, ones: setattr(m, "b", lib.Parameter(ones(1))),
-        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(2)))],
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(2))),
+    ],
     "parameter set to None is skipped and refilled in place": [
         lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
         lambda m, lib, ones: setattr(m, "b", lib.Parameter(ones(1))),
         lambda m, lib, ones: setattr(m, "a", None),
         lambda m, lib, ones: setattr(m, "c", lib.Parameter(ones(1))),
-        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1)))],
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
+    ],
     "deleted parameter goes and comes back at the end": [
         lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
         lambda m, lib, ones: setattr(m, "b", lib.Parameter(ones(1))),
         lambda m, lib, ones: delattr(m, "a"),
-        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1)))],
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
+    ],
     "submodule replaced keeps its place, None hides it": [
         lambda m, lib, ones: setattr(m, "x", lib.Linear(1, 1)),
         lambda m, lib, ones: setattr(m, "y", lib.Linear(1, 1)),
         lambda m, lib, ones: setattr(m, "x", lib.Linear(1, 2)),
-        lambda m, lib, ones: setattr(m, "y", None)],
+        lambda m, lib, ones: setattr(m, "y", None),
+    ],
     "plain attribute turned into a parameter": [
         lambda m, lib, ones: setattr(m, "a", 5),
         lambda m, lib, ones: setattr(m, "b", lib.Parameter(ones(1))),
-        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1)))],
+        lambda m, lib, ones: setattr(m, "a", lib.Parameter(ones(1))),
+    ],
     "submodule replaced by a parameter": [
         lambda m, lib, ones: setattr(m, "x", lib.Linear(1, 1)),
-        lambda m, lib, ones: setattr(m, "x", lib.Parameter(ones(1)))],
+        lambda m, lib, ones: setattr(m, "x", lib.Parameter(ones(1))),
+    ],
 }
 
 
@@ -125,8 +142,11 @@ def test_plain_tensor_over_a_parameter_is_refused_and_keeps_the_parameter(torch)
     m = nn.Module()
     p = nn.Parameter(ng.ones(1))
     m.a = p
-    with pytest.raises(TypeError, match=r"^cannot assign 'naivegraph.Tensor' as parameter 'a' "
-                                        r"\(naivegraph.nn.Parameter or None expected\)$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^cannot assign 'naivegraph.Tensor' as parameter 'a' "
+        r"\(naivegraph.nn.Parameter or None expected\)$",
+    ):
         m.a = ng.ones(1)
     assert m.a is p and [n for n, _ in m.named_parameters()] == ["a"]
     t = torch.nn.Module()
@@ -139,8 +159,11 @@ def test_non_module_over_a_submodule_is_refused_and_keeps_the_submodule(torch):
     m = nn.Module()
     child = nn.Linear(1, 1)
     m.c = child
-    with pytest.raises(TypeError, match=r"^cannot assign 'int' as child module 'c' "
-                                        r"\(naivegraph.nn.Module or None expected\)$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^cannot assign 'int' as child module 'c' "
+        r"\(naivegraph.nn.Module or None expected\)$",
+    ):
         m.c = 3
     assert m.c is child and [n for n, _ in m.named_parameters()] == ["c.weight", "c.bias"]
     t = torch.nn.Module()
@@ -152,8 +175,9 @@ def test_non_module_over_a_submodule_is_refused_and_keeps_the_submodule(torch):
 def test_module_over_a_parameter_is_refused_with_the_type_named():
     m = nn.Module()
     m.p = nn.Parameter(ng.ones(1))
-    with pytest.raises(TypeError, match="cannot assign 'naivegraph.nn.modules.Linear' as "
-                                        "parameter 'p'"):
+    with pytest.raises(
+        TypeError, match="cannot assign 'naivegraph.nn.modules.Linear' as parameter 'p'"
+    ):
         m.p = nn.Linear(1, 1)
     assert [n for n, _ in m.named_parameters()] == ["p"] and list(m.children()) == []
 
@@ -227,13 +251,16 @@ def test_load_state_dict_with_a_bad_key_or_shape_changes_nothing(torch):
     message = str(info.value)
     assert message.startswith("Error(s) in loading state_dict for Linear:")
     assert 'Unexpected key(s) in state_dict: "extra".' in message
-    assert ("size mismatch for weight: copying a param with shape [1, 3] from checkpoint, "
-            "the shape in current model is [1, 2].") in message
+    assert (
+        "size mismatch for weight: copying a param with shape [1, 3] from checkpoint, "
+        "the shape in current model is [1, 2]."
+    ) in message
     assert (model.weight.tolist(), model.bias.tolist()) == before
     t = torch.nn.Linear(2, 1)
     with pytest.raises(RuntimeError, match="size mismatch for weight"):
-        t.load_state_dict({"weight": torch.zeros(1, 3), "bias": torch.zeros(1),
-                           "extra": torch.zeros(1)})
+        t.load_state_dict(
+            {"weight": torch.zeros(1, 3), "bias": torch.zeros(1), "extra": torch.zeros(1)}
+        )
     missing = nn.Linear(2, 1)
     with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "bias"'):
         missing.load_state_dict({"weight": ng.zeros(1, 2)})
@@ -242,8 +269,10 @@ def test_load_state_dict_with_a_bad_key_or_shape_changes_nothing(torch):
 
 
 # --------------------------------------------------------------------- render inputs
-ACCEPTS = ("render\\(\\) draws a naivegraph Tensor or a list of Tensors \\(dynamic mode\\), "
-           "or a static Graph, Node or list of Nodes; got ")
+ACCEPTS = (
+    "render\\(\\) draws a naivegraph Tensor or a list of Tensors \\(dynamic mode\\), "
+    "or a static Graph, Node or list of Nodes; got "
+)
 
 
 @pytest.fixture
@@ -251,15 +280,18 @@ def leaf():
     return ng.tensor([1.0, 2.0], requires_grad=True)
 
 
-@pytest.mark.parametrize("bad, shown", [
-    (None, "None"),
-    ({"a": 1}, "a dict \\(to draw its tensors pass a list"),
-    ([], "an empty list"),
-    ((), "an empty tuple"),
-    (3.0, "float 3.0"),
-    ("loss", "str 'loss'"),
-    (ng.nn, "module <module 'naivegraph.nn'"),
-])
+@pytest.mark.parametrize(
+    "bad, shown",
+    [
+        (None, "None"),
+        ({"a": 1}, "a dict \\(to draw its tensors pass a list"),
+        ([], "an empty list"),
+        ((), "an empty tuple"),
+        (3.0, "float 3.0"),
+        ("loss", "str 'loss'"),
+        (ng.nn, "module <module 'naivegraph.nn'"),
+    ],
+)
 def test_render_refuses_what_it_cannot_draw_and_says_what_it_accepts(bad, shown):
     with pytest.raises(TypeError, match=ACCEPTS + shown):
         ng.render(bad)
@@ -284,27 +316,35 @@ def test_render_refuses_a_list_mixing_modes_and_a_graph_inside_a_list(leaf):
 
 
 def test_render_refuses_an_unknown_kind(leaf):
-    with pytest.raises(ValueError, match="kind must be one of forward, backward, both "
-                                         "\\(or None\\), not 'sideways'"):
+    with pytest.raises(
+        ValueError,
+        match="kind must be one of forward, backward, both \\(or None\\), not 'sideways'",
+    ):
         ng.render(leaf, kind="sideways")
 
 
 def test_backward_drawing_of_a_tensor_without_grad_graph_says_how_to_get_one():
-    with pytest.raises(ValueError, match="kind='backward' draws the grad_fn graph, but nothing "
-                                         "given has one.*requires_grad=True"):
+    with pytest.raises(
+        ValueError,
+        match="kind='backward' draws the grad_fn graph, but nothing "
+        "given has one.*requires_grad=True",
+    ):
         ng.render(ng.ones(2) * 2, kind="backward")
     assert ng.render(ng.ones(2) * 2, kind="forward").stats["shown"] == 1
 
 
-@pytest.mark.parametrize("option, error, phrase", [
-    ({"params": ["w"]}, TypeError, "params must be a dict of names to tensors"),
-    ({"max_nodes": "5"}, TypeError, "max_nodes must be an int"),
-    ({"max_nodes": True}, TypeError, "max_nodes must be an int"),
-    ({"max_nodes": 1}, ValueError, "max_nodes must be at least 2"),
-    ({"rankdir": "sideways"}, ValueError, "rankdir must be one of TB, LR, BT, RL"),
-    ({"backend": "matplotlib"}, ValueError, "unknown backend 'matplotlib'"),
-    ({"title": 3}, TypeError, "title must be a str or None"),
-])
+@pytest.mark.parametrize(
+    "option, error, phrase",
+    [
+        ({"params": ["w"]}, TypeError, "params must be a dict of names to tensors"),
+        ({"max_nodes": "5"}, TypeError, "max_nodes must be an int"),
+        ({"max_nodes": True}, TypeError, "max_nodes must be an int"),
+        ({"max_nodes": 1}, ValueError, "max_nodes must be at least 2"),
+        ({"rankdir": "sideways"}, ValueError, "rankdir must be one of TB, LR, BT, RL"),
+        ({"backend": "matplotlib"}, ValueError, "unknown backend 'matplotlib'"),
+        ({"title": 3}, TypeError, "title must be a str or None"),
+    ],
+)
 def test_render_refuses_bad_options_before_drawing(leaf, option, error, phrase):
     with pytest.raises(error, match=phrase):
         ng.render(leaf * 2, **option)
@@ -324,8 +364,12 @@ def test_cli_unknown_example_lists_the_names(capsys, tmp_path):
     from naivegraph.cli import main
 
     status = main(["render", "nosuch", "--out", str(tmp_path)])
-    _one_error_line(capsys, status, 2, "unknown example 'nosuch'; choose from reference, exp, "
-                                       "mlp, static-reference")
+    _one_error_line(
+        capsys,
+        status,
+        2,
+        "unknown example 'nosuch'; choose from reference, exp, mlp, static-reference",
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -338,8 +382,10 @@ def test_cli_render_help_lists_the_examples(capsys):
     assert "examples: reference, exp, mlp, static-reference" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("out, reason", [("/proc/naivegraph-x", "No such file or directory"),
-                                         ("FILE/sub", "Not a directory")])
+@pytest.mark.parametrize(
+    "out, reason",
+    [("/proc/naivegraph-x", "No such file or directory"), ("FILE/sub", "Not a directory")],
+)
 def test_cli_unwritable_out_is_one_line_before_any_work(capsys, tmp_path, out, reason):
     from naivegraph.cli import main
 
@@ -356,8 +402,9 @@ def test_cli_missing_package_is_one_line_saying_what_to_install(capsys, tmp_path
     with monkeypatch.context() as patch:
         patch.setitem(sys.modules, "matplotlib", None)
         status = main(["figures", "--out", str(tmp_path)])
-    _one_error_line(capsys, status, 1, "needs the Python package 'matplotlib', which cannot be "
-                                       "imported")
+    _one_error_line(
+        capsys, status, 1, "needs the Python package 'matplotlib', which cannot be imported"
+    )
     with monkeypatch.context() as patch:
         patch.setitem(sys.modules, "PIL", None)
         status = main(["tour", "--out", str(tmp_path)])
@@ -376,11 +423,14 @@ def test_cli_missing_package_met_late_is_still_one_line(capsys, tmp_path, monkey
     _one_error_line(capsys, status, 1, "pip install naivegraph_lost_package")
 
 
-@pytest.mark.parametrize("folder, phrase", [
-    ("/no/such/lessons", "lessons folder /no/such/lessons does not exist; pass --lessons"),
-    ("EMPTY", "no lesson notebooks (*.ipynb) in EMPTY"),
-    ("FILE", "lessons folder FILE is not a folder"),
-])
+@pytest.mark.parametrize(
+    "folder, phrase",
+    [
+        ("/no/such/lessons", "lessons folder /no/such/lessons does not exist; pass --lessons"),
+        ("EMPTY", "no lesson notebooks (*.ipynb) in EMPTY"),
+        ("FILE", "lessons folder FILE is not a folder"),
+    ],
+)
 def test_cli_check_without_lessons_says_so_and_exits_2(capsys, tmp_path, folder, phrase):
     from naivegraph.cli import main
 
@@ -395,9 +445,13 @@ def test_cli_check_without_lessons_says_so_and_exits_2(capsys, tmp_path, folder,
 def test_cli_errors_through_a_real_process_have_no_traceback(tmp_path):
     import subprocess
 
-    done = subprocess.run([sys.executable, "-m", "naivegraph.cli", "render", "nosuch",
-                           "--out", str(tmp_path)], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2], timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "naivegraph.cli", "render", "nosuch", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.startswith("naivegraph: error: unknown example 'nosuch'")
@@ -444,8 +498,9 @@ def test_huge_drawing_is_refused_before_layout_with_its_size_and_the_ways_out(no
         drawing.pipe("svg")
     assert time.perf_counter() - started < 10  # the estimate only reads the DOT text
     message = str(refused.value)
-    assert message.startswith("refusing to lay out a drawing of 60,004 nodes and 60,002 edges "
-                              "(layout cost 120,006")  # 60,003 + the legend
+    assert message.startswith(
+        "refusing to lay out a drawing of 60,004 nodes and 60,002 edges (layout cost 120,006"
+    )  # 60,003 + the legend
     assert "max_nodes=500" in message and "force=True" in message
     assert isinstance(refused.value, no_layout.RenderError)
     with pytest.raises(no_layout.LayoutTooLarge):
@@ -466,8 +521,11 @@ def test_large_drawing_warns_and_small_one_is_silent(no_layout, monkeypatch):
     monkeypatch.setitem(no_layout._ENGINES, "pygraphviz", lambda source, fmt: b"<svg/>")
     monkeypatch.setattr(no_layout, "BACKENDS", ("pygraphviz",))
     large = ng.render(_chain(1_000), max_nodes=None, params={})
-    with pytest.warns(UserWarning, match=r"\(layout cost 6,0\d\d, 0 ranks skipped by long "
-                                         r"edges\) may take a while.*max_nodes=500"):
+    with pytest.warns(
+        UserWarning,
+        match=r"\(layout cost 6,0\d\d, 0 ranks skipped by long "
+        r"edges\) may take a while.*max_nodes=500",
+    ):
         large.pipe("svg")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -496,8 +554,11 @@ def test_sequential_refuses_a_non_module_like_torch(torch):
         nn.Sequential(nn.ReLU(), 3)
     with pytest.raises(TypeError, match="^int is not a Module subclass"):
         torch.nn.Sequential(torch.nn.ReLU(), 3)
-    assert [n for n, _ in nn.Sequential(None, nn.ReLU()).named_children()] == \
-        [n for n, _ in torch.nn.Sequential(None, torch.nn.ReLU()).named_children()] == ["1"]
+    assert (
+        [n for n, _ in nn.Sequential(None, nn.ReLU()).named_children()]
+        == [n for n, _ in torch.nn.Sequential(None, torch.nn.ReLU()).named_children()]
+        == ["1"]
+    )
 
 
 def test_dotted_or_empty_names_cannot_register(torch):
@@ -508,7 +569,7 @@ def test_dotted_or_empty_names_cannot_register(torch):
         with pytest.raises(KeyError, match='must be non-empty and must not contain "."'):
             setattr(m, name, nn.ReLU())
     assert list(m.named_parameters()) == [] and list(m.children()) == []
-    with pytest.raises(KeyError, match='parameter name can'):
+    with pytest.raises(KeyError, match="parameter name can"):
         torch.nn.Module().register_parameter("a.b", torch.nn.Parameter(torch.ones(1)))
 
 
@@ -554,8 +615,11 @@ def test_render_examples_takes_one_name_as_a_string_and_refuses_a_bad_folder(tmp
     from naivegraph.render.examples import render_examples
 
     written = render_examples(tmp_path, names="exp", formats=("dot",))
-    assert sorted(Path(p).name for p in written) == ["exp_after_backward.dot", "exp_backward.dot",
-                                                      "exp_forward.dot"]
+    assert sorted(Path(p).name for p in written) == [
+        "exp_after_backward.dot",
+        "exp_backward.dot",
+        "exp_forward.dot",
+    ]
     with pytest.raises(TypeError, match="outdir must be a folder path, not NoneType"):
         render_examples(None, names=["exp"])
 
@@ -568,5 +632,9 @@ def test_cli_file_error_met_while_writing_is_one_line(capsys, tmp_path, monkeypa
 
     monkeypatch.setattr(cli, "_render_examples", disk_full)
     status = cli.main(["render", "exp", "--out", str(tmp_path)])
-    _one_error_line(capsys, status, 1, f"{tmp_path / 'exp_forward.svg'}: No space left on "
-                                       "device; check the path")
+    _one_error_line(
+        capsys,
+        status,
+        1,
+        f"{tmp_path / 'exp_forward.svg'}: No space left on device; check the path",
+    )

@@ -15,14 +15,14 @@ EXPONENTS = [0.0, 1.0, 2.0, 0.5, 0.0]
 def _torch_pow_grads():
     x = torch.tensor(BASES, dtype=torch.float64, requires_grad=True)
     y = torch.tensor(EXPONENTS, dtype=torch.float64, requires_grad=True)
-    (x ** y).sum().backward()
+    (x**y).sum().backward()
     return x.grad.numpy(), y.grad.numpy()
 
 
 def test_pow_gradients_at_zero_base_match_torch_in_dynamic_mode():
     x = ng.tensor(BASES, requires_grad=True)
     y = ng.tensor(EXPONENTS, requires_grad=True)
-    (x ** y).sum().backward()
+    (x**y).sum().backward()
     want_x, want_y = _torch_pow_grads()
     np.testing.assert_array_equal(x.grad.numpy(), want_x)
     np.testing.assert_array_equal(y.grad.numpy(), want_y)
@@ -34,7 +34,7 @@ def test_pow_gradients_at_zero_base_match_torch_in_static_mode():
     with g:
         x = ns.placeholder("x", shape=(5,))
         y = ns.placeholder("y", shape=(5,))
-        dx, dy = ns.gradients(ns.sum(x ** y), [x, y])
+        dx, dy = ns.gradients(ns.sum(x**y), [x, y])
     got_x, got_y = g.compile([x, y], [dx, dy])(np.array(BASES), np.array(EXPONENTS))
     want_x, want_y = _torch_pow_grads()
     np.testing.assert_array_equal(got_x, want_x)
@@ -67,14 +67,15 @@ PROMOTING_OPS = {
     "+": lambda M, a, b: a + b,
     "*": lambda M, a, b: a * b,
     "/": lambda M, a, b: a / b,
-    "**": lambda M, a, b: a ** b,
+    "**": lambda M, a, b: a**b,
     "-": lambda M, a, b: a - b,
     "<": lambda M, a, b: a < b,
     "eq": lambda M, a, b: M.eq(a, b),  # static nodes keep == for identity
     "maximum": lambda M, a, b: M.maximum(a, b),
     "minimum": lambda M, a, b: M.minimum(a, b),
-    "where": lambda M, a, b: M.where(M.tensor([True, False]) if M is not ns else
-                                     ns.constant(np.array([True, False])), a, b),
+    "where": lambda M, a, b: M.where(
+        M.tensor([True, False]) if M is not ns else ns.constant(np.array([True, False])), a, b
+    ),
 }
 
 
@@ -96,10 +97,12 @@ def _grid():
                 for db in DTYPES:
                     for kb in KINDS:
                         if "python" in (ka, kb) and (
-                                "1d" not in (ka, kb) or op in ("maximum", "minimum")
-                                or (ka == "python" and op == "eq")
-                                or (ka == "python" and da not in PYTHON_VALUES)
-                                or (kb == "python" and db not in PYTHON_VALUES)):
+                            "1d" not in (ka, kb)
+                            or op in ("maximum", "minimum")
+                            or (ka == "python" and op == "eq")
+                            or (ka == "python" and da not in PYTHON_VALUES)
+                            or (kb == "python" and db not in PYTHON_VALUES)
+                        ):
                             continue  # torch.maximum takes tensors only, torch.eq a tensor
                             # first; and one operand must have dims
                         if "1d" in (ka, kb):
@@ -111,8 +114,9 @@ GRID = list(_grid())
 
 def _torch_result(op, da, ka, db, kb):
     try:
-        return str(PROMOTING_OPS[op](torch, _operand(torch, da, ka),
-                                     _operand(torch, db, kb)).dtype).replace("torch.", "")
+        return str(
+            PROMOTING_OPS[op](torch, _operand(torch, da, ka), _operand(torch, db, kb)).dtype
+        ).replace("torch.", "")
     except RuntimeError:
         return RuntimeError
 
@@ -121,8 +125,7 @@ def _expected(op, da, ka, db, kb):
     """torch's dtype, except where torch uses its default float (float32) and naivegraph
     its own (float64): a Python float or a division with no floating tensor operand."""
     want = _torch_result(op, da, ka, db, kb)
-    floating_tensor = any(d.startswith("float") and k != "python"
-                          for d, k in ((da, ka), (db, kb)))
+    floating_tensor = any(d.startswith("float") and k != "python" for d, k in ((da, ka), (db, kb)))
     if want == "float32" and not floating_tensor:
         return "float64"
     return want
@@ -159,8 +162,11 @@ def test_static_result_dtype_follows_torch_promotion_at_build_and_at_run(op, da,
             return
         out = PROMOTING_OPS[op](ns, a, b)
     assert out.dtype.name == want
-    feeds = {node: np.ones(shape, dtype=np.dtype(name)) for node, shape, name
-             in ((a, sa, da), (b, sb, db)) if shape is not None}
+    feeds = {
+        node: np.ones(shape, dtype=np.dtype(name))
+        for node, shape, name in ((a, sa, da), (b, sb, db))
+        if shape is not None
+    }
     (value,) = g.forward(feeds, fetches=[out])
     assert np.asarray(value).dtype.name == want
 
@@ -207,7 +213,7 @@ def test_integer_division_is_true_division_in_float64():
 
 def test_comparison_promotes_the_zero_dim_operand_to_the_tensor_dtype_first():
     # torch compares in float32 here: 0.1 rounded to float32 equals the element.
-    want = (torch.tensor([0.1], dtype=torch.float32) == torch.tensor(0.1, dtype=torch.float64))
+    want = torch.tensor([0.1], dtype=torch.float32) == torch.tensor(0.1, dtype=torch.float64)
     got = ng.tensor(np.array([0.1], np.float32)) == ng.tensor(0.1)
     assert want.tolist() == got.tolist() == [True]
 
@@ -220,13 +226,17 @@ def test_inplace_add_of_a_zero_dim_float64_keeps_float32():
     assert x.dtype == np.float32 and x.tolist() == tx.tolist() == [2.5, 2.5]
 
 
-@pytest.mark.parametrize("make, out_type", [
-    (lambda M: M.tensor([1, 2]).add_(1.5), "Long"),
-    (lambda M: M.tensor([1, 2]).add_(M.tensor(1.5)), "Long"),
-    (lambda M: M.tensor([1, 2]).div_(2), "Long"),
-    (lambda M: M.tensor([1, 2]).exp_(), "Long"),
-    (lambda M: M.tensor([True, False]).add_(1), "Bool"),
-], ids=["int_add_float", "int_add_0d_float", "int_div_", "int_exp_", "bool_add_int"])
+@pytest.mark.parametrize(
+    "make, out_type",
+    [
+        (lambda M: M.tensor([1, 2]).add_(1.5), "Long"),
+        (lambda M: M.tensor([1, 2]).add_(M.tensor(1.5)), "Long"),
+        (lambda M: M.tensor([1, 2]).div_(2), "Long"),
+        (lambda M: M.tensor([1, 2]).exp_(), "Long"),
+        (lambda M: M.tensor([True, False]).add_(1), "Bool"),
+    ],
+    ids=["int_add_float", "int_add_0d_float", "int_div_", "int_exp_", "bool_add_int"],
+)
 def test_inplace_result_that_cannot_be_cast_back_raises_torch_error(make, out_type):
     phrase = f"can't be cast to the desired output type {out_type}"
     with pytest.raises(RuntimeError, match=phrase):
@@ -253,19 +263,22 @@ TWO_BOOLS = "Subtraction, the `-` operator, with two bool tensors is not support
 ONE_BOOL = "Subtraction, the `-` operator, with a bool tensor is not supported"
 
 
-@pytest.mark.parametrize("make, phrase", [
-    (lambda M: M.tensor([True, False]) - M.tensor([True, True]), TWO_BOOLS),
-    (lambda M: M.tensor([True, False]) - True, TWO_BOOLS),
-    (lambda M: True - M.tensor([True, False]), TWO_BOOLS),
-    (lambda M: M.tensor(True) - M.tensor(False), TWO_BOOLS),
-    (lambda M: M.tensor([1, 2]) - True, ONE_BOOL),
-    (lambda M: True - M.tensor([1, 2]), ONE_BOOL),
-    (lambda M: M.tensor([1, 2]) - M.tensor([True, False]), ONE_BOOL),
-    (lambda M: M.tensor([True, False]) - M.tensor([1, 2]), ONE_BOOL),
-    (lambda M: M.tensor([1.0, 2.0]) - M.tensor([True, False]), ONE_BOOL),
-    (lambda M: M.tensor([True, False]) - 1.5, ONE_BOOL),
-    (lambda M: M.tensor([1.0]).sub(M.tensor([True])), ONE_BOOL),
-])
+@pytest.mark.parametrize(
+    "make, phrase",
+    [
+        (lambda M: M.tensor([True, False]) - M.tensor([True, True]), TWO_BOOLS),
+        (lambda M: M.tensor([True, False]) - True, TWO_BOOLS),
+        (lambda M: True - M.tensor([True, False]), TWO_BOOLS),
+        (lambda M: M.tensor(True) - M.tensor(False), TWO_BOOLS),
+        (lambda M: M.tensor([1, 2]) - True, ONE_BOOL),
+        (lambda M: True - M.tensor([1, 2]), ONE_BOOL),
+        (lambda M: M.tensor([1, 2]) - M.tensor([True, False]), ONE_BOOL),
+        (lambda M: M.tensor([True, False]) - M.tensor([1, 2]), ONE_BOOL),
+        (lambda M: M.tensor([1.0, 2.0]) - M.tensor([True, False]), ONE_BOOL),
+        (lambda M: M.tensor([True, False]) - 1.5, ONE_BOOL),
+        (lambda M: M.tensor([1.0]).sub(M.tensor([True])), ONE_BOOL),
+    ],
+)
 def test_subtraction_with_bools_raises_like_torch(make, phrase):
     for lib in (torch, ng):
         with pytest.raises(RuntimeError, match=phrase.replace("`", ".")):
@@ -290,8 +303,11 @@ def test_zero_tie_returns_the_first_operand_in_dynamic_mode(name):
     a, b = [0.0, -0.0, 1.0], [-0.0, 0.0, 1.0]
     want = getattr(torch, name)(torch.tensor(a), torch.tensor(b))
     got = getattr(ng, name)(ng.tensor(a), ng.tensor(b))
-    assert np.signbit(got.numpy()).tolist() == np.signbit(want.numpy()).tolist() == [
-        False, True, False]
+    assert (
+        np.signbit(got.numpy()).tolist()
+        == np.signbit(want.numpy()).tolist()
+        == [False, True, False]
+    )
 
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
@@ -301,8 +317,7 @@ def test_zero_tie_returns_the_first_operand_in_static_mode(name):
         a = ns.placeholder("a", shape=(2,))
         b = ns.placeholder("b", shape=(2,))
         out = getattr(ns, name)(a, b)
-    (value,) = g.compile([a, b], [out], optimize=True)(np.array([0.0, -0.0]),
-                                                        np.array([-0.0, 0.0]))
+    (value,) = g.compile([a, b], [out], optimize=True)(np.array([0.0, -0.0]), np.array([-0.0, 0.0]))
     assert np.signbit(value).tolist() == [False, True]
 
 
@@ -343,11 +358,15 @@ def test_requires_grad_on_a_complex_tensor_is_refused_and_leaves_it_unchanged():
     assert z.requires_grad is False and z.tolist() == [1 + 1j]
 
 
-@pytest.mark.parametrize("make", [
-    lambda x: x * ng.tensor([1j, 2.0]),
-    lambda x: x * 1j,
-    lambda x: ng.tensor([1j, 0j]) + x,
-], ids=["complex_tensor", "python_complex", "complex_first"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x * ng.tensor([1j, 2.0]),
+        lambda x: x * 1j,
+        lambda x: ng.tensor([1j, 0j]) + x,
+    ],
+    ids=["complex_tensor", "python_complex", "complex_first"],
+)
 def test_an_op_mixing_complex_with_a_tensor_that_requires_grad_is_refused(make):
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="mixes a complex operand .* requires grad"):
@@ -413,7 +432,8 @@ def test_to_converts_like_torch(call):
     assert (got is x) == (want is t)
     assert got.requires_grad == want.requires_grad
     assert (got.grad_fn.name() if got.grad_fn else None) == (
-        want.grad_fn.name() if want.grad_fn else None)
+        want.grad_fn.name() if want.grad_fn else None
+    )
 
 
 def test_to_float32_keeps_the_graph_and_sends_a_float64_gradient_back():
@@ -430,17 +450,31 @@ def test_to_with_copy_true_returns_a_new_tensor_even_for_the_same_dtype():
     assert x.tolist() == [1.0, 2.0]
 
 
-@pytest.mark.parametrize("call, error, phrase", [
-    (lambda t: t.to("cuda"), RuntimeError,
-     "runs on the CPU only, so it cannot move a tensor to 'cuda'"),
-    (lambda t: t.to(device="mps"), RuntimeError, "CPU only"),
-    (lambda t: t.to("cuda:0", ng.float32), RuntimeError, "CPU only"),
-    (lambda t: t.to("float32"), RuntimeError, "Invalid device string: 'float32'.*ng.float32"),
-    (lambda t: t.to(3), TypeError, "expected a dtype such as ng.float32"),
-    (lambda t: t.to("cpu", "cpu"), TypeError, "two devices"),
-    (lambda t: t.to(ng.float32, ng.float64), TypeError, "two dtypes"),
-], ids=["cuda", "mps_keyword", "cuda_with_dtype", "dtype_as_string", "a_number",
-        "two_devices", "two_dtypes"])
+@pytest.mark.parametrize(
+    "call, error, phrase",
+    [
+        (
+            lambda t: t.to("cuda"),
+            RuntimeError,
+            "runs on the CPU only, so it cannot move a tensor to 'cuda'",
+        ),
+        (lambda t: t.to(device="mps"), RuntimeError, "CPU only"),
+        (lambda t: t.to("cuda:0", ng.float32), RuntimeError, "CPU only"),
+        (lambda t: t.to("float32"), RuntimeError, "Invalid device string: 'float32'.*ng.float32"),
+        (lambda t: t.to(3), TypeError, "expected a dtype such as ng.float32"),
+        (lambda t: t.to("cpu", "cpu"), TypeError, "two devices"),
+        (lambda t: t.to(ng.float32, ng.float64), TypeError, "two dtypes"),
+    ],
+    ids=[
+        "cuda",
+        "mps_keyword",
+        "cuda_with_dtype",
+        "dtype_as_string",
+        "a_number",
+        "two_devices",
+        "two_dtypes",
+    ],
+)
 def test_to_refuses_other_devices_and_bad_arguments_clearly(call, error, phrase):
     x = ng.tensor([1.0, 2.0])
     with pytest.raises(error, match=phrase):
@@ -500,8 +534,10 @@ def test_static_max_of_an_empty_placeholder_is_refused_at_build():
 @pytest.mark.parametrize("target", ["index", "probabilities"])
 def test_cross_entropy_of_one_unbatched_sample_matches_torch(reduction, target):
     logits = np.array([0.3, -1.2, 2.0])
-    make = {"index": lambda M: M.tensor(2), "probabilities":
-            lambda M: M.tensor(np.array([0.2, 0.3, 0.5]))}[target]  # float64 in both
+    make = {
+        "index": lambda M: M.tensor(2),
+        "probabilities": lambda M: M.tensor(np.array([0.2, 0.3, 0.5])),
+    }[target]  # float64 in both
     x, tx = ng.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
     got = ng.nn.functional.cross_entropy(x, make(ng), reduction=reduction)
     want = torch.nn.functional.cross_entropy(tx, make(torch), reduction=reduction)
@@ -525,11 +561,14 @@ def test_cross_entropy_with_class_probabilities_of_a_batch_matches_torch(reducti
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("target, error, phrase", [
-    (lambda: ng.tensor([1]), ValueError, "one class index of shape \\(\\)"),
-    (lambda: ng.tensor(5), IndexError, "Target 5 is out of bounds"),
-    (lambda: ng.tensor(1.0), TypeError, "class indices of an integer dtype"),
-])
+@pytest.mark.parametrize(
+    "target, error, phrase",
+    [
+        (lambda: ng.tensor([1]), ValueError, "one class index of shape \\(\\)"),
+        (lambda: ng.tensor(5), IndexError, "Target 5 is out of bounds"),
+        (lambda: ng.tensor(1.0), TypeError, "class indices of an integer dtype"),
+    ],
+)
 def test_cross_entropy_of_one_sample_refuses_bad_targets_clearly(target, error, phrase):
     with pytest.raises(error, match=phrase):
         ng.nn.functional.cross_entropy(ng.tensor([0.3, -1.2, 2.0]), target())
@@ -542,7 +581,7 @@ SILENT_PROGRAMS = {
     "divide_by_zero": lambda x: 1.0 / (x * 0.0),
     "exp_overflow": lambda x: (x * 10.0).exp(),
     "inf_minus_inf": lambda x: x * 1e308 - x * 1e308,
-    "pow": lambda x: x ** -0.5,
+    "pow": lambda x: x**-0.5,
     "sum_overflow": lambda x: (x * 1e308).sum() * x,
 }
 
@@ -587,25 +626,59 @@ def test_floating_unary_op_of_integers_gives_the_default_float_with_torch_values
     np.testing.assert_allclose(got.numpy(), want.numpy().astype(np.float64), rtol=1e-6)
 
 
-@pytest.mark.parametrize("make, error, phrase", [
-    (lambda M: -M.tensor([True, False]), RuntimeError, "Negation, the `-` operator, on a bool"),
-    (lambda M: M.tensor([True]).relu(), RuntimeError, "Boolean inputs not supported for relu"),
-    (lambda M: M.tensor([True]).abs(), NotImplementedError,
-     "\"abs_cpu\" not implemented for 'Bool'"),
-    (lambda M: M.tensor([True]).argmax(), RuntimeError,
-     "argmax\\(\\): does not support bool input"),
-    (lambda M: M.tensor([1, 2]).softmax(0), NotImplementedError,
-     "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
-    (lambda M: M.tensor([1, 2]).log_softmax(0), NotImplementedError,
-     "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
-    (lambda M: M.ones(2, 2, dtype=M.float32) @ M.ones(2, 2, dtype=M.float64), RuntimeError,
-     "expected m1 and m2 to have the same dtype, but got: float != double"),
-    (lambda M: M.ones(2, 3) @ M.ones(3, dtype=M.int64), RuntimeError, "same dtype"),
-    (lambda M: M.nn.functional.linear(M.ones(2, 2, dtype=M.float32),
-                                      M.ones(3, 2, dtype=M.float64),
-                                      M.ones(3, dtype=M.float64)), RuntimeError, "same dtype"),
-], ids=["neg_bool", "relu_bool", "abs_bool", "argmax_bool", "softmax_int", "log_softmax_int",
-        "matmul_f32_f64", "matmul_float_int", "linear_f32_input_f64_layer"])
+@pytest.mark.parametrize(
+    "make, error, phrase",
+    [
+        (lambda M: -M.tensor([True, False]), RuntimeError, "Negation, the `-` operator, on a bool"),
+        (lambda M: M.tensor([True]).relu(), RuntimeError, "Boolean inputs not supported for relu"),
+        (
+            lambda M: M.tensor([True]).abs(),
+            NotImplementedError,
+            "\"abs_cpu\" not implemented for 'Bool'",
+        ),
+        (
+            lambda M: M.tensor([True]).argmax(),
+            RuntimeError,
+            "argmax\\(\\): does not support bool input",
+        ),
+        (
+            lambda M: M.tensor([1, 2]).softmax(0),
+            NotImplementedError,
+            "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'",
+        ),
+        (
+            lambda M: M.tensor([1, 2]).log_softmax(0),
+            NotImplementedError,
+            "\"log_softmax_lastdim_kernel_impl\" not implemented for 'Long'",
+        ),
+        (
+            lambda M: M.ones(2, 2, dtype=M.float32) @ M.ones(2, 2, dtype=M.float64),
+            RuntimeError,
+            "expected m1 and m2 to have the same dtype, but got: float != double",
+        ),
+        (lambda M: M.ones(2, 3) @ M.ones(3, dtype=M.int64), RuntimeError, "same dtype"),
+        (
+            lambda M: M.nn.functional.linear(
+                M.ones(2, 2, dtype=M.float32),
+                M.ones(3, 2, dtype=M.float64),
+                M.ones(3, dtype=M.float64),
+            ),
+            RuntimeError,
+            "same dtype",
+        ),
+    ],
+    ids=[
+        "neg_bool",
+        "relu_bool",
+        "abs_bool",
+        "argmax_bool",
+        "softmax_int",
+        "log_softmax_int",
+        "matmul_f32_f64",
+        "matmul_float_int",
+        "linear_f32_input_f64_layer",
+    ],
+)
 def test_ops_torch_refuses_for_these_dtypes_are_refused_alike(make, error, phrase):
     with pytest.raises(error, match=phrase.replace("`", ".")):
         make(torch)
@@ -628,6 +701,7 @@ def test_float32_gradients_stay_float32_through_a_chain_with_float64_scalars():
         h = (x * s).exp().log().tanh().sigmoid() + s
         h = M.maximum(h, s) * 2.5 - 1.0
         return (h.softmax(0) * h).sum() / 0.5  # (0-d float32 / 0-d float64 is float64)
+
     x = ng.tensor(np.array([0.1, -0.3, 2.0], np.float32), requires_grad=True)
     tx = torch.tensor(np.array([0.1, -0.3, 2.0], np.float32), requires_grad=True)
     got, want = chain(ng, x), chain(torch, tx)
@@ -655,8 +729,20 @@ def test_static_float32_graph_stays_float32_with_python_and_zero_dim_constants()
 
 
 SPECIAL_INPUT = np.array([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.5, -2.0])
-UNARY_ALL = ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg",
-             "reciprocal", "sign"]
+UNARY_ALL = [
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "abs",
+    "neg",
+    "reciprocal",
+    "sign",
+]
 
 
 @pytest.mark.parametrize("name", UNARY_ALL)
@@ -711,18 +797,31 @@ def test_cat_and_stack_promote_like_torch_and_send_float32_gradients(join):
     x = ng.tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
     n = ng.tensor(np.array([3, 4], np.int32))
     out = getattr(ng, join)([x, n])
-    want = getattr(torch, join)([torch.tensor(np.array([1.0, 2.0], np.float32)),
-                                 torch.tensor(np.array([3, 4], np.int32))])
+    want = getattr(torch, join)(
+        [torch.tensor(np.array([1.0, 2.0], np.float32)), torch.tensor(np.array([3, 4], np.int32))]
+    )
     assert out.dtype == np.float32 and str(want.dtype) == "torch.float32"
     out.sum().backward()
     assert x.grad.dtype == np.float32 and x.grad.tolist() == [1.0, 1.0]
 
 
-@pytest.mark.parametrize("name, args", [
-    ("add", 2), ("sub", 2), ("mul", 2), ("div", 2), ("neg", 1), ("exp", 1), ("tanh", 1),
-    ("lt", 2), ("logical_not", 1)])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("add", 2),
+        ("sub", 2),
+        ("mul", 2),
+        ("div", 2),
+        ("neg", 1),
+        ("exp", 1),
+        ("tanh", 1),
+        ("lt", 2),
+        ("logical_not", 1),
+    ],
+)
 def test_elementwise_forwards_write_into_a_given_buffer_for_the_static_memory_planner(name, args):
     from naivegraph.ops import OPS
+
     operands = [np.array([0.5, 2.0]), np.array([4.0, 1.0])][:args]
     if name == "logical_not":
         operands = [np.array([True, False])]
@@ -741,8 +840,11 @@ def test_static_dtype_of_an_unknown_shape_placeholder_op_agrees_with_its_run():
         outs = [x * ns.constant(np.array(2.0)), x * 2.5, i + ns.constant(np.array(3)), i * 2.5]
     declared = [o.dtype.name for o in outs]
     values = g.forward({x: np.ones(2, np.float32), i: np.ones(2, np.int32)}, fetches=outs)
-    assert declared == [np.asarray(v).dtype.name for v in values] == [
-        "float32", "float32", "int32", "float64"]
+    assert (
+        declared
+        == [np.asarray(v).dtype.name for v in values]
+        == ["float32", "float32", "int32", "float64"]
+    )
 
 
 def test_mse_loss_of_integer_tensors_is_refused_like_torch():
@@ -797,14 +899,19 @@ def test_dtype_aliases_mean_what_torch_and_the_cast_methods_mean():
     assert str(torch.float) == "torch.float32" and str(torch.double) == "torch.float64"
 
 
-@pytest.mark.parametrize("make", [
-    lambda M: M.tensor(np.array([1.0, 2.0, 3.0])).clamp(min=M.tensor(np.array(1.5)),
-                                                        max=M.tensor(np.full(3, 2.5))),
-    lambda M: M.tensor(np.array([1.0, 2.0, 3.0], np.float32)).clamp(min=M.tensor(1.5)),
-    lambda M: M.tensor([1, 2, 3]).clamp(min=2),
-    lambda M: M.tensor([1, 2, 3]).clamp(max=2),
-    lambda M: M.tensor(np.array([float("nan"), -1.0])).clamp(min=0.0, max=1.0),
-], ids=["tensor_bounds", "float32_with_0d_float64_bound", "int_min", "int_max", "nan"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda M: M.tensor(np.array([1.0, 2.0, 3.0])).clamp(
+            min=M.tensor(np.array(1.5)), max=M.tensor(np.full(3, 2.5))
+        ),
+        lambda M: M.tensor(np.array([1.0, 2.0, 3.0], np.float32)).clamp(min=M.tensor(1.5)),
+        lambda M: M.tensor([1, 2, 3]).clamp(min=2),
+        lambda M: M.tensor([1, 2, 3]).clamp(max=2),
+        lambda M: M.tensor(np.array([float("nan"), -1.0])).clamp(min=0.0, max=1.0),
+    ],
+    ids=["tensor_bounds", "float32_with_0d_float64_bound", "int_min", "int_max", "nan"],
+)
 def test_clamp_values_and_dtype_match_torch(make):
     got, want = make(ng), make(torch)
     assert got.dtype.name == str(want.dtype).replace("torch.", "")

@@ -89,40 +89,68 @@ REGRESSION_PROGRAMS = {
     # A leaf used twice by one op and by a broadcasting add: gradients accumulate.
     "reuse_and_broadcast": Program(
         inputs=(Input((2, 3)), Input((3,), "positive", variable=True)),
-        steps=(Step("input", (), {"k": 0}), Step("input", (), {"k": 1}),
-               Step("mul", (0, 0)), Step("div", (2, 1)), Step("sum", (3,), {"dim": 0})),
-        seed=3),
+        steps=(
+            Step("input", (), {"k": 0}),
+            Step("input", (), {"k": 1}),
+            Step("mul", (0, 0)),
+            Step("div", (2, 1)),
+            Step("sum", (3,), {"dim": 0}),
+        ),
+        seed=3,
+    ),
     # Indexing with repeated indices: the scatter must add, not overwrite.
     "repeated_fancy_index": Program(
         inputs=(Input((4, 2)),),
-        steps=(Step("input", (), {"k": 0}), Step("getitem", (0,), {"index": [0, 0, 3]}),
-               Step("exp", (1,))),
-        seed=5),
+        steps=(
+            Step("input", (), {"k": 0}),
+            Step("getitem", (0,), {"index": [0, 0, 3]}),
+            Step("exp", (1,)),
+        ),
+        seed=5,
+    ),
     # setitem of a broadcast value on a clone: the value's gradient is summed back.
     "setitem_broadcast_value": Program(
         inputs=(Input((3, 2)), Input((2,))),
-        steps=(Step("input", (), {"k": 0}), Step("input", (), {"k": 1}),
-               Step("setitem", (0, 1), {"index": slice(0, 2)}), Step("sin", (2,))),
-        seed=9),
+        steps=(
+            Step("input", (), {"k": 0}),
+            Step("input", (), {"k": 1}),
+            Step("setitem", (0, 1), {"index": slice(0, 2)}),
+            Step("sin", (2,)),
+        ),
+        seed=9,
+    ),
     # matmul of a batch by a vector, then softmax along a negative dim.
     "batched_matvec_softmax": Program(
         inputs=(Input((2, 3, 4)), Input((4,))),
-        steps=(Step("input", (), {"k": 0}), Step("input", (), {"k": 1}),
-               Step("matmul", (0, 1)), Step("softmax", (2,), {"dim": -1}),
-               Step("log", (3,))),
-        seed=11),
+        steps=(
+            Step("input", (), {"k": 0}),
+            Step("input", (), {"k": 1}),
+            Step("matmul", (0, 1)),
+            Step("softmax", (2,), {"dim": -1}),
+            Step("log", (3,)),
+        ),
+        seed=11,
+    ),
     # reductions over a tuple of dims with keepdim, then an in-place exp_ on the result.
     "tuple_dims_then_inplace": Program(
         inputs=(Input((2, 3, 2)),),
-        steps=(Step("input", (), {"k": 0}), Step("mean", (0,), {"dim": (0, 2), "keepdim": True}),
-               Step("inplace", (1,), {"method": "exp_"}), Step("mul", (2, 0))),
-        seed=13),
+        steps=(
+            Step("input", (), {"k": 0}),
+            Step("mean", (0,), {"dim": (0, 2), "keepdim": True}),
+            Step("inplace", (1,), {"method": "exp_"}),
+            Step("mul", (2, 0)),
+        ),
+        seed=13,
+    ),
     # cross-entropy with reduction='none' and a repeated class.
     "cross_entropy_none": Program(
         inputs=(Input((3, 4)),),
-        steps=(Step("input", (), {"k": 0}),
-               Step("cross_entropy", (0,), {"target": (1, 1, 3), "reduction": "none"})),
-        seed=17),
+        steps=(
+            Step("input", (), {"k": 0}),
+            Step("cross_entropy", (0,), {"target": (1, 1, 3), "reduction": "none"}),
+        ),
+        seed=17,
+    ),
 }
 
 

@@ -47,6 +47,7 @@ def test_static_backward_work_is_linear_in_depth():
         g, w, y = _static_chain(n)
         g.forward(fetches=[y])
         g.backward(y)
+
     ratio = growth(backward_of_chain, 500, 5000)
     assert ratio < 15, f"5000 nodes cost {ratio:.1f}x the work of 500 (linear: ~10x)"
 
@@ -59,8 +60,10 @@ def test_static_million_op_chain_forward_and_backward():
     ran = time.perf_counter()
     g.backward(y)
     done = time.perf_counter()
-    print(f"\nstatic {CHAIN} ops: build {built - start:.1f}s, forward {ran - built:.1f}s, "
-          f"backward {done - ran:.1f}s")
+    print(
+        f"\nstatic {CHAIN} ops: build {built - start:.1f}s, forward {ran - built:.1f}s, "
+        f"backward {done - ran:.1f}s"
+    )
     assert float(y.value) == 2.0 and float(w.grad) == 1.0
 
 
@@ -83,8 +86,13 @@ DEPTH, WIDTH, BATCH = 100, 8, 4
 
 def _weights():
     rng = np.random.default_rng(0)
-    return [(rng.normal(scale=1 / np.sqrt(WIDTH), size=(WIDTH, WIDTH)),
-             rng.normal(scale=0.1, size=WIDTH)) for _ in range(DEPTH)]
+    return [
+        (
+            rng.normal(scale=1 / np.sqrt(WIDTH), size=(WIDTH, WIDTH)),
+            rng.normal(scale=0.1, size=WIDTH),
+        )
+        for _ in range(DEPTH)
+    ]
 
 
 def test_deep_narrow_mlp_gradients_agree_between_modes():
@@ -107,8 +115,10 @@ def test_deep_narrow_mlp_gradients_agree_between_modes():
     g = ns.Graph()
     with g:
         x = ns.placeholder("x", shape=(BATCH, WIDTH))
-        params = [(ns.Variable(w, name=f"w{i}"), ns.Variable(b, name=f"b{i}"))
-                  for i, (w, b) in enumerate(weights)]
+        params = [
+            (ns.Variable(w, name=f"w{i}"), ns.Variable(b, name=f"b{i}"))
+            for i, (w, b) in enumerate(weights)
+        ]
         h = x
         for w, b in params:
             h = ns.tanh(h @ w.T + b)

@@ -21,7 +21,7 @@ def _mse_broadcast_graph():
         w = ns.Variable([1.0, 2.0, 3.0], name="w")
         target = ns.constant(np.zeros((2, 3)))
         loss = ns.mse_loss(w, target)
-        dw, = ns.gradients(loss, [w])
+        (dw,) = ns.gradients(loss, [w])
     return g, w, loss, dw
 
 
@@ -49,7 +49,7 @@ def test_mse_loss_broadcast_target_symbolic_gradient_matches_torch():
 
 def test_mse_loss_broadcast_input_gradient_sums_over_the_broadcast_axis():
     with ns.Graph() as g:
-        w = ns.Variable([[1.0], [2.0]], name="w")   # (2, 1) against a (2, 3) target
+        w = ns.Variable([[1.0], [2.0]], name="w")  # (2, 1) against a (2, 3) target
         loss = ns.mse_loss(w, np.zeros((2, 3)), reduction="sum")
     g.forward()
     g.backward(loss)
@@ -66,33 +66,45 @@ def _typed_placeholders():
     return g, x, i, u, f32
 
 
-@pytest.mark.parametrize("name, value, phrase", [
-    ("x", np.array([1 + 2j, 2.0]), "dtype complex128, which cannot be cast to the placeholder's dtype float64"),
-    ("i", [1.7, 2.9], "dtype float64, which cannot be cast to the placeholder's dtype int64"),
-    ("u", 300, "has values that do not fit its dtype uint8"),
-    ("u", -1, "has values that do not fit its dtype uint8"),
-    ("f32", 1e300, "has values that do not fit its dtype float32"),
-])
+@pytest.mark.parametrize(
+    "name, value, phrase",
+    [
+        (
+            "x",
+            np.array([1 + 2j, 2.0]),
+            "dtype complex128, which cannot be cast to the placeholder's dtype float64",
+        ),
+        ("i", [1.7, 2.9], "dtype float64, which cannot be cast to the placeholder's dtype int64"),
+        ("u", 300, "has values that do not fit its dtype uint8"),
+        ("u", -1, "has values that do not fit its dtype uint8"),
+        ("f32", 1e300, "has values that do not fit its dtype float32"),
+    ],
+)
 def test_feed_with_an_unsafe_cast_is_refused_naming_placeholder_and_dtypes(name, value, phrase):
     g, *_ = _typed_placeholders()
-    for run in (lambda: g.forward({name: value}, fetches=[name]),
-                lambda: g.compile([name], [name])(value)):
+    for run in (
+        lambda: g.forward({name: value}, fetches=[name]),
+        lambda: g.compile([name], [name])(value),
+    ):
         with pytest.raises(TypeError, match=f"placeholder '{name}'") as info:
             run()
         assert phrase in str(info.value)
     assert len(g.nodes) == 4
 
 
-@pytest.mark.parametrize("name, value, expected", [
-    ("x", [1, 2], np.array([1.0, 2.0])),                 # int -> float is safe
-    ("x", np.array([True, False]), np.array([1.0, 0.0])),
-    ("i", np.array([1, 2], dtype=np.int32), np.array([1, 2])),
-    ("u", 255, np.array(255, dtype=np.uint8)),
-    ("f32", 0.5, np.array(0.5, dtype=np.float32)),
-])
+@pytest.mark.parametrize(
+    "name, value, expected",
+    [
+        ("x", [1, 2], np.array([1.0, 2.0])),  # int -> float is safe
+        ("x", np.array([True, False]), np.array([1.0, 0.0])),
+        ("i", np.array([1, 2], dtype=np.int32), np.array([1, 2])),
+        ("u", 255, np.array(255, dtype=np.uint8)),
+        ("f32", 0.5, np.array(0.5, dtype=np.float32)),
+    ],
+)
 def test_feed_with_a_safe_cast_is_accepted(name, value, expected):
     g, *_ = _typed_placeholders()
-    out, = g.forward({name: value}, fetches=[name])
+    (out,) = g.forward({name: value}, fetches=[name])
     assert out.dtype == g[name].dtype
     np.testing.assert_array_equal(out, expected)
     np.testing.assert_array_equal(g.compile([name], [name])(value)[0], expected)
@@ -132,9 +144,9 @@ def _aliasing_graph():
         x = ns.placeholder("x", shape=(2,))
         w = ns.Variable([1.0, 2.0], name="w")
         c = ns.constant(np.array([7.0, 8.0]))
-        plus_minus_zero = x + (-0.0)          # optimised away to x itself
-        w_column = w.reshape(2, 1)            # a view of the Variable's array
-        x_row = x.reshape(1, 2)               # a view of the fed array
+        plus_minus_zero = x + (-0.0)  # optimised away to x itself
+        w_column = w.reshape(2, 1)  # a view of the Variable's array
+        x_row = x.reshape(1, 2)  # a view of the fed array
     return g, x, w, c, [x, w, c, plus_minus_zero, w_column, x_row]
 
 
@@ -178,8 +190,8 @@ def test_assign_between_forward_and_backward_does_not_leak_into_the_gradient(fet
     w.assign(10.0)
     g.backward(y)
     assert float(y.value) == 9.0
-    assert float(w.grad) == 6.0          # d(w*w)/dw at the run's w = 3, not 2 * 10
-    assert float(w.value) == 10.0        # the assign itself stands
+    assert float(w.grad) == 6.0  # d(w*w)/dw at the run's w = 3, not 2 * 10
+    assert float(w.value) == 10.0  # the assign itself stands
     g.forward()
     g.backward(y)
     assert (float(y.value), float(w.grad)) == (100.0, 20.0)
@@ -198,26 +210,43 @@ def test_assign_between_forward_and_backward_through_a_matmul_chain():
 
 # -- 8g: optimisation keeps IEEE results bit for bit ---------------------------------
 TINY = np.finfo(np.float64).tiny
-SPECIAL = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1e308, -1e308, TINY, -TINY, 5e-324,
-                    1.0, -2.5])
+SPECIAL = np.array(
+    [0.0, -0.0, np.nan, np.inf, -np.inf, 1e308, -1e308, TINY, -TINY, 5e-324, 1.0, -2.5]
+)
 
 
 def _rules(x):
     """One expression per rewrite rule (and per rule that must *not* fire)."""
     c = ns.constant
     return {
-        "x + 0.0": x + 0.0, "0.0 + x": 0.0 + x, "x + (-0.0)": x + (-0.0), "(-0.0) + x": -0.0 + x,
-        "x - 0.0": x - 0.0, "x - (-0.0)": x - (-0.0), "x + int 0": x + 0, "x - int 0": x - 0,
-        "x * 1": x * 1.0, "1 * x": 1.0 * x, "x * int 1": x * 1, "x / 1": x / 1.0,
-        "x ** 1": x ** 1, "-(-x)": -(-x), "x * 0": x * 0.0, "0 * x": 0.0 * x,
-        "x * -0.0": x * -0.0, "1 / (x + 0.0)": 1.0 / (x + 0.0),
+        "x + 0.0": x + 0.0,
+        "0.0 + x": 0.0 + x,
+        "x + (-0.0)": x + (-0.0),
+        "(-0.0) + x": -0.0 + x,
+        "x - 0.0": x - 0.0,
+        "x - (-0.0)": x - (-0.0),
+        "x + int 0": x + 0,
+        "x - int 0": x - 0,
+        "x * 1": x * 1.0,
+        "1 * x": 1.0 * x,
+        "x * int 1": x * 1,
+        "x / 1": x / 1.0,
+        "x ** 1": x**1,
+        "-(-x)": -(-x),
+        "x * 0": x * 0.0,
+        "0 * x": 0.0 * x,
+        "x * -0.0": x * -0.0,
+        "1 / (x + 0.0)": 1.0 / (x + 0.0),
         "x / 0.0 + x / -0.0": x / 0.0 + x / -0.0,
         "x / c(0.0) + x / c(-0.0)": x / c(0.0) + x / c(-0.0),
         "x / c(nan) + x / c(nan)": x / c(np.nan) + x / c(np.nan),
-        "folded -0.0": x * (c(-0.0) * 1.0), "folded 0 * inf": x + c(0.0) * np.inf,
-        "x + zeros(n)": x + np.zeros(SPECIAL.shape), "x * ones(n)": x * np.ones(SPECIAL.shape),
+        "folded -0.0": x * (c(-0.0) * 1.0),
+        "folded 0 * inf": x + c(0.0) * np.inf,
+        "x + zeros(n)": x + np.zeros(SPECIAL.shape),
+        "x * ones(n)": x * np.ones(SPECIAL.shape),
         "x + (-zeros)": x + c(-np.zeros(SPECIAL.shape)),
-        "reshape": x.reshape(SPECIAL.shape), "fused chain": ns.exp(-(x * 1.0 + 0.0)) / 2.0 - x,
+        "reshape": x.reshape(SPECIAL.shape),
+        "fused chain": ns.exp(-(x * 1.0 + 0.0)) / 2.0 - x,
         "cse twins": ns.sqrt(x) + ns.sqrt(x),
     }
 
@@ -241,9 +270,16 @@ def test_every_rewrite_rule_keeps_results_bit_for_bit_on_special_values(dtype):
         assert _bits(a) == _bits(b), f"{name}: {a} became {b}"
 
 
-@pytest.mark.parametrize("one_pass", [ns.constant_folding, ns.algebraic_simplification,
-                                      ns.common_subexpression_elimination,
-                                      ns.dead_node_elimination, ns.elementwise_fusion])
+@pytest.mark.parametrize(
+    "one_pass",
+    [
+        ns.constant_folding,
+        ns.algebraic_simplification,
+        ns.common_subexpression_elimination,
+        ns.dead_node_elimination,
+        ns.elementwise_fusion,
+    ],
+)
 def test_each_pass_alone_keeps_results_bit_for_bit_on_special_values(one_pass):
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=SPECIAL.shape)
@@ -253,8 +289,9 @@ def test_each_pass_alone_keeps_results_bit_for_bit_on_special_values(one_pass):
     new, report = ns.optimize(g, passes=[one_pass], fetches=fetches)
     with np.errstate(all="ignore"):
         raw = g.compile([x], fetches, optimize=False)(SPECIAL)
-        fast = new.compile([report.mapping[x]], [report.mapping[f] for f in fetches],
-                           optimize=False)(SPECIAL)
+        fast = new.compile(
+            [report.mapping[x]], [report.mapping[f] for f in fetches], optimize=False
+        )(SPECIAL)
     assert report.total_changes > 0
     for name, a, b in zip(rules, raw, fast):
         assert _bits(a) == _bits(b), f"{one_pass.__name__} changed {name}: {a} became {b}"
@@ -263,7 +300,7 @@ def test_each_pass_alone_keeps_results_bit_for_bit_on_special_values(one_pass):
 def test_optimisation_really_rewrites_the_rules_it_may():
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=(3,))
-        exact = [x + (-0.0), x - 0.0, x * 1.0, 1.0 * x, x / 1.0, x ** 1, -(-x)]
+        exact = [x + (-0.0), x - 0.0, x * 1.0, 1.0 * x, x / 1.0, x**1, -(-x)]
         inexact = [x + 0.0, 0.0 + x, x - (-0.0), x * 0.0]
     _, report = ns.optimize(g, fetches=exact + inexact)
     assert all(report.mapping[e] is report.mapping[x] for e in exact)
@@ -274,7 +311,7 @@ def test_scalar_plus_zeros_vector_keeps_the_broadcast_shape():
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=())
         y = x + ns.constant(-np.zeros(3))
-    out, = g.compile([x], [y], optimize=True)(np.array(-0.0))
+    (out,) = g.compile([x], [y], optimize=True)(np.array(-0.0))
     assert out.shape == (3,)
     assert np.signbit(out).all()
 
@@ -284,8 +321,8 @@ def test_cse_does_not_merge_zero_and_negative_zero_constants():
         x = ns.placeholder("x", shape=())
         y = x / 0.0 + x / -0.0
     with np.errstate(all="ignore"):
-        out, = g.compile([x], [y], optimize=True)(np.array(1.0))
-    assert np.isnan(out)        # inf + -inf; merged constants would give inf
+        (out,) = g.compile([x], [y], optimize=True)(np.array(1.0))
+    assert np.isnan(out)  # inf + -inf; merged constants would give inf
 
 
 def test_plus_zero_is_not_dropped_because_it_flips_negative_zero():
@@ -293,7 +330,7 @@ def test_plus_zero_is_not_dropped_because_it_flips_negative_zero():
         x = ns.placeholder("x", shape=())
         y = 1.0 / (x + 0.0)
     with np.errstate(divide="ignore"):
-        out, = g.compile([x], [y], optimize=True)(np.array(-0.0))
+        (out,) = g.compile([x], [y], optimize=True)(np.array(-0.0))
     assert out == np.inf
 
 
@@ -317,14 +354,22 @@ def test_rewrite_rules_keep_integer_and_complex_results_exactly(dtype):
 MIXING = "dynamic tensors and static graph nodes do not mix"
 
 MIXED_CALLS = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
-    "pow": operator.pow, "matmul": operator.matmul,
-    "maximum": lambda a, b: a.maximum(b), "minimum": lambda a, b: a.minimum(b),
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "pow": operator.pow,
+    "matmul": operator.matmul,
+    "maximum": lambda a, b: a.maximum(b),
+    "minimum": lambda a, b: a.minimum(b),
     "ng.where": lambda a, b: ng.where(ng.tensor([True, False]), a, b),
-    "ng.cat": lambda a, b: ng.cat([a, b]), "ng.stack": lambda a, b: ng.stack([a, b]),
-    "ns.cat": lambda a, b: ns.cat([a, b]), "ns.add": lambda a, b: ns.add(a, b),
+    "ng.cat": lambda a, b: ng.cat([a, b]),
+    "ng.stack": lambda a, b: ng.stack([a, b]),
+    "ns.cat": lambda a, b: ns.cat([a, b]),
+    "ns.add": lambda a, b: ns.add(a, b),
     "ns.where": lambda a, b: ns.where(ns.get_default_graph()["mask"], a, b),
-    "ns.maximum": lambda a, b: ns.maximum(a, b), "ns.matmul": lambda a, b: ns.matmul(a, b),
+    "ns.maximum": lambda a, b: ns.maximum(a, b),
+    "ns.matmul": lambda a, b: ns.matmul(a, b),
 }
 
 
@@ -344,8 +389,9 @@ def test_dynamic_tensor_meeting_a_static_node_is_refused_and_graph_unchanged(nam
     assert t.grad is None and repr(t) == "tensor([1., 2.], requires_grad=True)"
 
 
-@pytest.mark.parametrize("function", [ns.exp, ns.neg, ns.relu, lambda t: ns.sum(t),
-                                      lambda t: ns.reshape(t, 2, 1)])
+@pytest.mark.parametrize(
+    "function", [ns.exp, ns.neg, ns.relu, lambda t: ns.sum(t), lambda t: ns.reshape(t, 2, 1)]
+)
 def test_static_function_given_only_a_dynamic_tensor_is_refused(function):
     with ns.Graph() as g:
         with pytest.raises(TypeError, match=MIXING):
@@ -372,16 +418,28 @@ def test_numpy_array_on_the_left_of_a_node_builds_one_node():
     np.testing.assert_array_equal(out[1], [3.0, 3.0])
 
 
-@pytest.mark.parametrize("call, error, phrase", [
-    (lambda x, y: ns.gradients([], []), ValueError, "ns.gradients got no ys"),
-    (lambda x, y: ns.gradients(3.0, [x]), TypeError,
-     "ys must be static nodes (a node or a list of nodes), but it contains float 3.0"),
-    (lambda x, y: ns.gradients(y, [x, 3.0]), TypeError,
-     "xs must be static nodes (a node or a list of nodes), but it contains float 3.0"),
-    (lambda x, y: ns.gradients(y, [None]), TypeError, "xs must be static nodes"),
-    (lambda x, y: ns.gradients(y, ng.tensor(1.0)), TypeError,
-     "xs must be static nodes (a node or a list of nodes), but it contains Tensor"),
-])
+@pytest.mark.parametrize(
+    "call, error, phrase",
+    [
+        (lambda x, y: ns.gradients([], []), ValueError, "ns.gradients got no ys"),
+        (
+            lambda x, y: ns.gradients(3.0, [x]),
+            TypeError,
+            "ys must be static nodes (a node or a list of nodes), but it contains float 3.0",
+        ),
+        (
+            lambda x, y: ns.gradients(y, [x, 3.0]),
+            TypeError,
+            "xs must be static nodes (a node or a list of nodes), but it contains float 3.0",
+        ),
+        (lambda x, y: ns.gradients(y, [None]), TypeError, "xs must be static nodes"),
+        (
+            lambda x, y: ns.gradients(y, ng.tensor(1.0)),
+            TypeError,
+            "xs must be static nodes (a node or a list of nodes), but it contains Tensor",
+        ),
+    ],
+)
 def test_gradients_with_bad_arguments_raise_clearly_and_add_nothing(call, error, phrase):
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=())
@@ -473,9 +531,9 @@ def test_check_numerics_in_an_optimised_function_names_the_fused_node_and_its_li
 def test_check_numerics_off_by_default_and_clean_runs_pass():
     g, x, w, y, loss = _log_of_zero_graph()
     with np.errstate(all="ignore"):
-        out, = g.forward(x=np.array([0.0, 1.0]), fetches=[loss])
+        (out,) = g.forward(x=np.array([0.0, 1.0]), fetches=[loss])
     assert out == -np.inf
-    out, = g.forward(x=np.array([1.0, 1.0]), fetches=[loss], check_numerics=True)
+    (out,) = g.forward(x=np.array([1.0, 1.0]), fetches=[loss], check_numerics=True)
     assert out == pytest.approx(2 * np.log(2.0))
     g.backward(loss, check_numerics=True)
     np.testing.assert_allclose(w.grad, [2.0, 1.0])
@@ -508,7 +566,7 @@ def test_nodes_record_the_user_line_that_built_them_including_gradient_nodes():
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=())
         y = ns.exp(x)  # built here
-        dy, = ns.gradients(y, [x])  # gradient nodes built here
+        (dy,) = ns.gradients(y, [x])  # gradient nodes built here
     assert y.built_at == (__file__, _line_of("y = ns.exp(x)  # built here"))
     assert dy.built_at == (__file__, _line_of("# gradient nodes built here"))
     small, report = ns.optimize(g, fetches=[y])
@@ -516,11 +574,29 @@ def test_nodes_record_the_user_line_that_built_them_including_gradient_nodes():
 
 
 # -- hostile follow-ups: assign casts, shared gradients, state after errors ------------
-@pytest.mark.parametrize("initial, trainable, value, phrase", [
-    ([1.0, 2.0], True, [1 + 2j, 0.0], "dtype complex128, which cannot be cast to the Variable's dtype float64"),
-    ([1, 2], False, [1.7, 2.9], "dtype float64, which cannot be cast to the Variable's dtype int64"),
-    (np.array([1, 2], dtype=np.uint8), False, [1, 300], "has values that do not fit its dtype uint8"),
-])
+@pytest.mark.parametrize(
+    "initial, trainable, value, phrase",
+    [
+        (
+            [1.0, 2.0],
+            True,
+            [1 + 2j, 0.0],
+            "dtype complex128, which cannot be cast to the Variable's dtype float64",
+        ),
+        (
+            [1, 2],
+            False,
+            [1.7, 2.9],
+            "dtype float64, which cannot be cast to the Variable's dtype int64",
+        ),
+        (
+            np.array([1, 2], dtype=np.uint8),
+            False,
+            [1, 300],
+            "has values that do not fit its dtype uint8",
+        ),
+    ],
+)
 def test_assign_refuses_a_lossy_cast_and_keeps_the_old_value(initial, trainable, value, phrase):
     with ns.Graph():
         v = ns.Variable(initial, name="v", trainable=trainable)
@@ -557,8 +633,11 @@ def test_gradients_of_two_variables_do_not_share_storage_with_each_other_or_the_
 
 
 def _state(g):
-    return len(g.nodes), [np.array(v.value).tolist() for v in g.variables], \
-        [None if n.grad is None else np.array(n.grad).tolist() for n in g.nodes]
+    return (
+        len(g.nodes),
+        [np.array(v.value).tolist() for v in g.variables],
+        [None if n.grad is None else np.array(n.grad).tolist() for n in g.nodes],
+    )
 
 
 def test_every_failing_entry_point_leaves_nodes_variables_and_grads_unchanged():
@@ -570,13 +649,13 @@ def test_every_failing_entry_point_leaves_nodes_variables_and_grads_unchanged():
     g.backward(loss)
     before = _state(g)
     failures = [
-        lambda: g.forward(x=np.ones(3)),                                    # wrong shape
-        lambda: g.forward(x=np.array([1 + 1j, 1.0])),                       # lossy cast
-        lambda: g.forward(fetches=[loss]),                                  # missing feed
-        lambda: g.forward(x=np.array([0.0, 1.0]), check_numerics=True),     # -inf
+        lambda: g.forward(x=np.ones(3)),  # wrong shape
+        lambda: g.forward(x=np.array([1 + 1j, 1.0])),  # lossy cast
+        lambda: g.forward(fetches=[loss]),  # missing feed
+        lambda: g.forward(x=np.array([0.0, 1.0]), check_numerics=True),  # -inf
         lambda: g.compile([x], [loss])(np.ones(3)),
         lambda: g.compile([], [loss]),
-        lambda: g.backward(loss, grad=np.ones(2)),                          # grad shape
+        lambda: g.backward(loss, grad=np.ones(2)),  # grad shape
         lambda: ns.gradients(loss, [x, 1.0]),
         lambda: ns.gradients(loss, [w], grad_ys=[1.0, 2.0]),
         lambda: w.assign([1.0, 2.0, 3.0]),
@@ -585,19 +664,27 @@ def test_every_failing_entry_point_leaves_nodes_variables_and_grads_unchanged():
         lambda: ng.tensor(1.0) - loss,
     ]
     for fail in failures:
-        with np.errstate(all="ignore"), pytest.raises((TypeError, ValueError, RuntimeError,
-                                                        FloatingPointError)):
+        with (
+            np.errstate(all="ignore"),
+            pytest.raises((TypeError, ValueError, RuntimeError, FloatingPointError)),
+        ):
             fail()
         assert _state(g) == before
 
 
-@pytest.mark.parametrize("convert, phrase", [
-    (lambda x: ns.constant(x), "a constant must be numeric data"),
-    (lambda x: ns.constant([[x, 1.0]]), "it contains Placeholder"),
-    (lambda x: ns.Variable([x, 1.0], name="v"), "the value of Variable 'v' must be numeric data"),
-    (lambda x: np.asarray(x), "static node 'x' has no value while the graph is being built"),
-    (lambda x: ng.tensor(x), "static node 'x' has no value while the graph is being built"),
-])
+@pytest.mark.parametrize(
+    "convert, phrase",
+    [
+        (lambda x: ns.constant(x), "a constant must be numeric data"),
+        (lambda x: ns.constant([[x, 1.0]]), "it contains Placeholder"),
+        (
+            lambda x: ns.Variable([x, 1.0], name="v"),
+            "the value of Variable 'v' must be numeric data",
+        ),
+        (lambda x: np.asarray(x), "static node 'x' has no value while the graph is being built"),
+        (lambda x: ng.tensor(x), "static node 'x' has no value while the graph is being built"),
+    ],
+)
 def test_a_node_used_as_data_is_refused_without_building_index_nodes(convert, phrase):
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=(2,))
@@ -605,13 +692,13 @@ def test_a_node_used_as_data_is_refused_without_building_index_nodes(convert, ph
         with pytest.raises(TypeError) as info:
             convert(x)
     assert phrase in str(info.value)
-    assert len(g.nodes) == 1   # numpy used to read x as a sequence, building x[0], x[1]
+    assert len(g.nodes) == 1  # numpy used to read x as a sequence, building x[0], x[1]
 
 
 def test_writing_to_a_compiled_constant_result_does_not_change_the_next_call():
     with ns.Graph() as g:
         c = ns.constant(np.array([1.0, 2.0]))
-        y = c * 2.0                     # folded into a constant by the optimiser
+        y = c * 2.0  # folded into a constant by the optimiser
     f = g.compile([], [y, c])
     for out in f():
         out[...] = 0.0
@@ -645,6 +732,6 @@ def test_kept_node_value_that_views_a_variable_or_feed_is_read_only():
     for view in (w_column.value, x_row.value):
         with pytest.raises(ValueError, match="read-only"):
             view[0, 0] = -1.0
-    doubled.value[0] = 0.0            # a fresh result is the node's own: writable
+    doubled.value[0] = 0.0  # a fresh result is the node's own: writable
     np.testing.assert_array_equal(w.value, [1.0, 2.0])
     np.testing.assert_array_equal(feed, [3.0, 4.0])

@@ -17,6 +17,7 @@ def _in_thread(fn):
             result["value"] = fn()
         except BaseException as error:  # pragma: no cover - reported below
             errors.append(error)
+
     t = threading.Thread(target=run)
     t.start()
     t.join()
@@ -78,8 +79,9 @@ def _train(seed, steps=300):
 def test_two_threads_training_at_once_match_one_at_a_time():
     sequential = [_train(1), _train(2)]
     results = {}
-    threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, _train(s)))
-               for s in (1, 2)]
+    threads = [
+        threading.Thread(target=lambda s=s: results.__setitem__(s, _train(s))) for s in (1, 2)
+    ]
     for t in threads:
         t.start()
     for t in threads:

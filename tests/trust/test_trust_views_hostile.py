@@ -52,7 +52,8 @@ def assert_equal(got, want, where="result"):
         assert isinstance(got, Raised), f"{where}: torch raised {want}, naivegraph gave {got!r}"
         assert got[0] == want[0], f"{where}: error types differ: {got} vs torch {want}"
         assert key_phrase(want[1]) in got[1].lower(), (
-            f"{where}: torch says {want[1]!r}, naivegraph says {got[1]!r}")
+            f"{where}: torch says {want[1]!r}, naivegraph says {got[1]!r}"
+        )
     elif isinstance(got, Raised):
         raise AssertionError(f"{where}: naivegraph raised {got}, torch gave {want!r}")
     elif isinstance(want, (list, tuple)):
@@ -94,30 +95,32 @@ def name(t):
 # -- chains of views, siblings, repeated writes ------------------------------------------
 def test_write_through_a_view_of_a_view_of_a_view():
     def program(M):
-        x = leaf(M, [[1., 2., 3.], [4., 5., 6.], [7., 8., 9.]])
+        x = leaf(M, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
         a = x * 1
         v = a[1:][:, 1:][0]
-        v.mul_(M.tensor([3., 4.]))
+        v.mul_(M.tensor([3.0, 4.0]))
         (a * a).sum().backward()
         return a, v, x.grad, name(a), name(v)
+
     same_as_torch(program)
 
 
 def test_view_of_view_written_then_read_through_a_sibling_of_another_depth():
     def program(M):
-        x = leaf(M, [1., 2., 3., 4., 5., 6.])
+        x = leaf(M, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
         a = x * 1
-        deep = a.view(2, 3)[:, 1:].t()   # shape (2, 2)
+        deep = a.view(2, 3)[:, 1:].t()  # shape (2, 2)
         sib = a[2:5]
-        deep[1].mul_(10.0)               # writes a[2] and a[5]
+        deep[1].mul_(10.0)  # writes a[2] and a[5]
         (sib * sib).sum().backward()
         return a, sib, deep, x.grad, name(sib), name(deep)
+
     same_as_torch(program)
 
 
 def test_write_base_then_take_a_view_then_write_the_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         a.mul_(2)
         v = a[1:]
@@ -125,134 +128,153 @@ def test_write_base_then_take_a_view_then_write_the_view():
         v.exp_()
         (a * a).sum().backward()
         return a, v, x.grad, name(a), name(v)
+
     same_as_torch(program)
 
 
 def test_two_writes_through_two_siblings_with_grad_operands():
     def program(M):
-        x = leaf(M, [1., 2., 3., 4.])
-        w = leaf(M, [2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0, 4.0])
+        w = leaf(M, [2.0, 3.0])
         a = x * 1
         u, v = a[0:2], a[2:4]
         u.mul_(w)
-        v.add_(u)            # the operand is a sibling view, already rewritten
-        (a ** 2).sum().backward()
+        v.add_(u)  # the operand is a sibling view, already rewritten
+        (a**2).sum().backward()
         return a, x.grad, w.grad
+
     same_as_torch(program)
 
 
 def test_setitem_of_a_view_with_a_sibling_value_is_torchs():
     def program(M):
-        x = leaf(M, [1., 2., 3., 4.])
+        x = leaf(M, [1.0, 2.0, 3.0, 4.0])
         a = x * 1
         a[0:2] = a[2:4] * 3
         (a * a).sum().backward()
         return a, x.grad
+
     same_as_torch(program)
 
 
 def test_write_into_a_tranposed_tensor_through_setitem():
     def program(M):
-        x = leaf(M, [[1., 2.], [3., 4.], [5., 6.]])
-        y = leaf(M, [10., 20., 30.])
+        x = leaf(M, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        y = leaf(M, [10.0, 20.0, 30.0])
         a = (x * 1).t()
         a[0] = y
         a[1, 2] = y[0] * 2
-        (a * M.tensor([[1., 2., 3.], [4., 5., 6.]])).sum().backward()
+        (a * M.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
         return a, x.grad, y.grad, name(a)
+
     same_as_torch(program)
 
 
 # -- overlap between operand and written view --------------------------------------------
-@pytest.mark.xfail(strict=True, reason="partial overlap of operand and destination is not "
-                   "refused; numpy's buffered add gives a value where torch raises")
+@pytest.mark.xfail(
+    strict=True,
+    reason="partial overlap of operand and destination is not "
+    "refused; numpy's buffered add gives a value where torch raises",
+)
 def test_add_of_an_overlapping_view_of_the_same_base_is_refused():
     def program(M):
-        a = M.tensor([1., 2., 3., 4.])
+        a = M.tensor([1.0, 2.0, 3.0, 4.0])
         a[1:].add_(a[:-1])
         return a
+
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="copy_ from a transposed alias of the destination is "
-                   "not refused as torch's partial overlap")
+@pytest.mark.xfail(
+    strict=True,
+    reason="copy_ from a transposed alias of the destination is "
+    "not refused as torch's partial overlap",
+)
 def test_copy_from_a_transposed_alias_is_refused():
     def program(M):
-        a = M.tensor([[1., 2.], [3., 4.]])
+        a = M.tensor([[1.0, 2.0], [3.0, 4.0]])
         a.copy_(a.t())
         return a
+
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="partial overlap of an operand with the written tensor is "
-                   "not refused")
+@pytest.mark.xfail(
+    strict=True, reason="partial overlap of an operand with the written tensor is not refused"
+)
 def test_mul_by_a_0d_view_of_itself_is_refused():
     def program(M):
-        a = M.tensor([1., 2., 3.])
+        a = M.tensor([1.0, 2.0, 3.0])
         a.mul_(a[0])
         return a
+
     same_as_torch(program)
 
 
 def test_add_of_the_tensor_itself_is_allowed():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         a.add_(a)
         a.sum().backward()
         return a, x.grad
+
     same_as_torch(program)
 
 
 def test_write_into_a_row_of_an_expanded_view_reaches_the_base():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         e = a.unsqueeze(0).expand(3, 2)
         e[1].mul_(5.0)
-        (a * M.tensor([1., 10.])).sum().backward()
+        (a * M.tensor([1.0, 10.0])).sum().backward()
         return a, e, x.grad
+
     same_as_torch(program)
 
 
 def test_fill_of_an_expanded_view_with_grad_then_backward():
     def program(M):
-        x = leaf(M, [[1.], [2.]])
+        x = leaf(M, [[1.0], [2.0]])
         a = x * 1
         a.expand(2, 3).fill_(7.0)
         a.sum().backward()
         return a, x.grad
+
     same_as_torch(program)
 
 
 # -- repeated backward, create_graph --------------------------------------------------------
 def test_double_backward_through_copyslices_of_a_view_of_a_view():
     def program(M):
-        x = leaf(M, [1., 2., 3., 4.])
+        x = leaf(M, [1.0, 2.0, 3.0, 4.0])
         a = x * 1
         a.view(2, 2)[1][1:].mul_(x[0])
-        y = (a ** 3).sum()
-        g, = M.autograd.grad(y, x, create_graph=True)
-        g2, = M.autograd.grad((g * M.tensor([1., 2., 3., 4.])).sum(), x)
+        y = (a**3).sum()
+        (g,) = M.autograd.grad(y, x, create_graph=True)
+        (g2,) = M.autograd.grad((g * M.tensor([1.0, 2.0, 3.0, 4.0])).sum(), x)
         return g, g2
+
     same_as_torch(program)
 
 
 def test_second_backward_after_a_write_to_a_saved_base_is_refused():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         y = (a * a).sum()
         y.backward(retain_graph=True)
         a[0].mul_(2)
         y.backward()
         return x.grad
+
     same_as_torch(program)
 
 
 def test_second_backward_after_a_write_to_an_unsaved_base_is_fine():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         y = (a * 3).sum()
         y.backward(retain_graph=True)
@@ -261,27 +283,29 @@ def test_second_backward_after_a_write_to_an_unsaved_base_is_fine():
         first = x.grad.clone()
         a.sum().backward()
         return first, x.grad, a._version
+
     same_as_torch(program)
 
 
 def test_retained_copyslices_graph_backward_twice_with_views_in_between():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 2
         v = a[1:]
         v.mul_(v.detach() + 1)
-        y = (a * M.tensor([1., 2., 3.])).sum()
+        y = (a * M.tensor([1.0, 2.0, 3.0])).sum()
         y.backward(retain_graph=True)
-        w = a[:2]   # a new view of the rewritten base
+        w = a[:2]  # a new view of the rewritten base
         y.backward()
         return x.grad, name(w), name(v)
+
     same_as_torch(program)
 
 
 # -- hooks, retain_grad, inputs= ----------------------------------------------------------
 def test_hook_on_a_view_before_the_base_is_rewritten():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[0:2]
         seen = []
@@ -289,6 +313,7 @@ def test_hook_on_a_view_before_the_base_is_rewritten():
         a.mul_(2)
         (v * v).sum().backward()
         return x.grad, [s for s in seen], name(v)
+
     same_as_torch(program)
 
 
@@ -296,80 +321,86 @@ def test_hook_on_a_view_after_the_base_is_rewritten():
     # torch 2.13 answers x.grad [80, 160, 0], hook saw [4, 8] when run alone; inside
     # this test process its register_hook on the rebased view crashes the interpreter,
     # so its answer is written down rather than asked for.
-    x = ng.tensor([1., 2., 3.], requires_grad=True)
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
     a = x * 1
     v = a[0:2]
     a.mul_(2)
     seen = []
     v.register_hook(lambda g: seen.append(g.clone()) or g * 10)
     (v * v).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [80., 160., 0.])
+    np.testing.assert_array_equal(x.grad.numpy(), [80.0, 160.0, 0.0])
     assert len(seen) == 1
-    np.testing.assert_array_equal(seen[0].numpy(), [4., 8.])
+    np.testing.assert_array_equal(seen[0].numpy(), [4.0, 8.0])
 
 
 def test_retain_grad_on_a_view_before_the_base_is_rewritten():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[1:]
         v.retain_grad()
         a.mul_(3)
         (v * v).sum().backward()
         return x.grad, v.grad
+
     same_as_torch(program)
 
 
 def test_retain_grad_on_a_base_then_write_through_a_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         a.retain_grad()
         a[0:2].mul_(3)
         (a * a).sum().backward()
         return x.grad, a.grad, a.retains_grad
+
     same_as_torch(program)
 
 
 def test_retain_grad_on_a_view_then_write_through_that_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[1:]
         v.retain_grad()
         v.mul_(3)
         (a * a).sum().backward()
         return x.grad, v.grad
+
     same_as_torch(program)
 
 
 def test_autograd_grad_with_respect_to_a_rebased_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[0:2]
         a.mul_(2)
-        g, = M.autograd.grad((v * v).sum(), v)
+        (g,) = M.autograd.grad((v * v).sum(), v)
         return g
+
     same_as_torch(program)
 
 
 def test_autograd_grad_with_respect_to_a_view_the_loss_does_not_pass_through():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[0:2]
         a.mul_(2)
         return M.autograd.grad(a.sum(), v, allow_unused=True)
+
     same_as_torch(program)
 
 
 def test_backward_inputs_a_view_of_a_leaf():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         v = x[1:]
         (v * v).sum().backward(inputs=[v])
         return v.grad, x.grad
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         same_as_torch(program)
@@ -377,51 +408,55 @@ def test_backward_inputs_a_view_of_a_leaf():
 
 def test_backward_inputs_the_base_after_a_write_through_a_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
-        w = leaf(M, [5.])
+        x = leaf(M, [1.0, 2.0, 3.0])
+        w = leaf(M, [5.0])
         a = x * 1
         a[0:1].mul_(w)
         (a * a).sum().backward(inputs=[w])
         return w.grad, x.grad
+
     same_as_torch(program)
 
 
 # -- detach, no_grad, optimizer-style updates ----------------------------------------------
 def test_detach_in_place_of_a_view_is_refused_and_leaves_it_unchanged():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         v = a[0:1]
         try:
             v.detach_()
         except RuntimeError as error:
             return str(error).split(".")[0], name(v), v.requires_grad
+
     same_as_torch(program)
 
 
 def test_detach_in_place_of_a_view_of_a_plain_tensor():
     def program(M):
-        a = M.tensor([1., 2.])
+        a = M.tensor([1.0, 2.0])
         v = a[0:1]
         v.detach_()
         v.mul_(3)
         return a, v.requires_grad
+
     same_as_torch(program)
 
 
 def test_detached_view_written_then_backward_through_a_saved_base():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         y = (a * a).sum()
         a[0:1].detach().mul_(5)
         y.backward()
+
     same_as_torch(program)
 
 
 def test_optimizer_style_update_of_a_slice_of_a_leaf():
     def program(M):
-        p = leaf(M, [1., 2., 3.])
+        p = leaf(M, [1.0, 2.0, 3.0])
         (p * p).sum().backward()
         with M.no_grad():
             p[0:2] -= 0.1 * p.grad[0:2]
@@ -430,101 +465,116 @@ def test_optimizer_style_update_of_a_slice_of_a_leaf():
         p.grad = None
         (p * p * p).sum().backward()
         return after, p.grad
+
     same_as_torch(program)
 
 
 def test_view_of_a_leaf_made_in_no_grad_then_written_in_no_grad():
     def program(M):
-        p = leaf(M, [1., 2., 3.])
+        p = leaf(M, [1.0, 2.0, 3.0])
         with M.no_grad():
             v = p[1:]
             v.mul_(2)
         (p * p).sum().backward()
         return p, v, p.grad, p._version, v._version
+
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="a view made under no_grad of a tensor requiring grad "
-                   "reports requires_grad False (torch: True) and its grad_fn after a write to "
-                   "the base is None where torch raises")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a view made under no_grad of a tensor requiring grad "
+    "reports requires_grad False (torch: True) and its grad_fn after a write to "
+    "the base is None where torch raises",
+)
 def test_view_of_a_leaf_made_in_no_grad_reports_requires_grad_and_refuses_grad_fn():
     def program(M):
-        p = leaf(M, [1., 2., 3.])
+        p = leaf(M, [1.0, 2.0, 3.0])
         with M.no_grad():
             v = p[1:]
             v.mul_(2)
         flags = (v.requires_grad, v.is_leaf)
         return flags, v.grad_fn
+
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="a write under no_grad does not rebase views, so grad_fn "
-                   "keeps its old name where torch gives AsStridedBackward0")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a write under no_grad does not rebase views, so grad_fn "
+    "keeps its old name where torch gives AsStridedBackward0",
+)
 def test_view_of_a_leaf_made_with_grad_written_in_no_grad_then_used():
     def program(M):
-        p = leaf(M, [1., 2., 3.])
+        p = leaf(M, [1.0, 2.0, 3.0])
         v = p[1:]
         with M.no_grad():
             v.mul_(2)
         (v * v).sum().backward()
         return p, p.grad, name(v)
+
     same_as_torch(program)
 
 
 def test_view_made_in_no_grad_of_intermediate_then_written_in_no_grad_then_base_read():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         with M.no_grad():
             a[0:2].mul_(5)
         (a * a).sum().backward()
         return a, x.grad, name(a)
+
     same_as_torch(program)
 
 
 # -- .data --------------------------------------------------------------------------------
 def test_data_replaced_on_a_base_with_views():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         v = x[0:2]
-        x.data = M.tensor([10., 20., 30.])
+        x.data = M.tensor([10.0, 20.0, 30.0])
         before = v.clone()
         (v * x[1:]).sum().backward()
         return before, x.grad
+
     same_as_torch(program)
 
 
 def test_data_replaced_on_a_base_with_views_then_written_in_no_grad():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         v = x[0:2]
-        x.data = M.tensor([10., 20., 30.])
+        x.data = M.tensor([10.0, 20.0, 30.0])
         with M.no_grad():
             x.mul_(2)
         return x, v
+
     same_as_torch(program)
 
 
 def test_data_of_a_view_written_reaches_the_base():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[0:2]
         v.data.mul_(10)
         a.sum().backward()
         return a, x.grad, a._version
+
     same_as_torch(program)
 
 
 def test_data_assigned_on_a_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[0:2]
-        v.data = M.tensor([7., 8.])
+        v.data = M.tensor([7.0, 8.0])
         v.mul_(2)
         (a * a).sum().backward()
         return a, v, x.grad
+
     same_as_torch(program)
 
 
@@ -540,6 +590,7 @@ def test_integer_views_write_and_refuse_float_results():
         except RuntimeError as error:
             return a, v, type(error).__name__, str(error).split(" ")[:2], a._version
         return a, v
+
     got = same_as_torch(program)
     assert got[2] == "RuntimeError"
 
@@ -552,18 +603,20 @@ def test_bool_views_write():
         v.fill_(True)
         b[1] = True
         return b, v
+
     same_as_torch(program)
 
 
 def test_failed_write_leaves_data_and_version_unchanged():
     def program(M):
-        a = M.tensor([1., 2., 3.])
+        a = M.tensor([1.0, 2.0, 3.0])
         v = a[0:2]
         try:
-            v.add_(M.tensor([1., 2., 3.]))
+            v.add_(M.tensor([1.0, 2.0, 3.0]))
         except RuntimeError:
             pass
         return a, a._version, v._version
+
     same_as_torch(program)
 
 
@@ -577,36 +630,39 @@ def test_0d_views_of_a_0d_tensor():
         w.add_(1)
         (a * a).backward()
         return a, v, w, x.grad, name(v), name(w)
+
     same_as_torch(program)
 
 
 def test_0d_view_of_a_vector_setitem_with_a_0d_tensor_that_needs_grad():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         s = leaf(M, 4.0)
         a = x * 1
         a[1] = s * s
         a[0] += s
-        (a * M.tensor([2., 3.])).sum().backward()
+        (a * M.tensor([2.0, 3.0])).sum().backward()
         return a, x.grad, s.grad
+
     same_as_torch(program)
 
 
 def test_empty_views_are_written_and_backpropagated():
     def program(M):
-        x = leaf(M, [[1., 2., 3.]])
+        x = leaf(M, [[1.0, 2.0, 3.0]])
         a = x * 1
-        e = a[1:]        # (0, 3)
+        e = a[1:]  # (0, 3)
         e.mul_(2)
         a[:, 1:1] = 5.0
         a.sum().backward()
         return a, e, x.grad
+
     same_as_torch(program)
 
 
 def test_empty_view_shares_the_version_counter_and_history():
     def program(M):
-        x = leaf(M, [[1., 2., 3.]])
+        x = leaf(M, [[1.0, 2.0, 3.0]])
         a = x * 1
         y = (a * a).sum()
         e = a[1:]
@@ -614,21 +670,24 @@ def test_empty_view_shares_the_version_counter_and_history():
         versions = (a._version, e._version, name(a), e._base is a)
         y.backward()
         return versions
+
     same_as_torch(program)
 
 
 def test_view_of_an_empty_transposed_tensor():
     def program(M):
         return M.zeros(0, 3).t().view(-1).shape
+
     same_as_torch(program)
 
 
 def test_view_of_a_strided_vector_that_torch_can_describe():
     def program(M):
-        a = M.arange(8.)
+        a = M.arange(8.0)
         v = a[::2].view(2, 2)
-        v[1, 1] = 100.
+        v[1, 1] = 100.0
         return a, v
+
     same_as_torch(program)
 
 
@@ -637,6 +696,7 @@ def test_slice_of_an_nn_parameter_written_with_grad_is_refused():
     def program(M):
         lin = M.nn.Linear(2, 2)
         lin.weight[0].mul_(2)
+
     same_as_torch(program)
 
 
@@ -645,21 +705,22 @@ def test_slice_of_an_nn_parameter_updated_in_no_grad_then_trained():
         lin = M.nn.Linear(2, 2)
         start = lin.weight._version
         with M.no_grad():
-            lin.weight.copy_(M.tensor([[1., 2.], [3., 4.]]))
+            lin.weight.copy_(M.tensor([[1.0, 2.0], [3.0, 4.0]]))
             lin.bias.zero_()
             lin.weight[0] += 1.0
             lin.bias[1:] = 0.5
-        out = lin(M.tensor([[1., -1.]]))
+        out = lin(M.tensor([[1.0, -1.0]]))
         out.sum().backward()
         return out, lin.weight.grad, lin.bias.grad, lin.weight.is_leaf, lin.weight._version - start
+
     same_as_torch(program)
 
 
 # -- anomaly mode --------------------------------------------------------------------------
 def test_anomaly_mode_names_copyslices_for_nan_through_a_view_write():
     def program(M):
-        x = leaf(M, [0., 1.])
-        t = leaf(M, [0.])
+        x = leaf(M, [0.0, 1.0])
+        t = leaf(M, [0.0])
         a = x * 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -670,13 +731,14 @@ def test_anomaly_mode_names_copyslices_for_nan_through_a_view_write():
                 except RuntimeError as error:  # torch spells 'torch::autograd::CopySlices'
                     return str(error).replace("torch::autograd::", "").split(".")[0], x.grad
         return x.grad
+
     got = same_as_torch(program)
     assert got[0] == "Function 'CopySlices' returned nan values in its 0th output"
 
 
 def test_anomaly_mode_through_views_without_nan():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with M.autograd.detect_anomaly():
@@ -686,16 +748,17 @@ def test_anomaly_mode_through_views_without_nan():
                 a.mul_(3)
                 (v * v).sum().backward()
         return x.grad, name(v)
+
     same_as_torch(program)
 
 
 # -- rendering -----------------------------------------------------------------------------
 def test_render_of_a_graph_with_copyslices_and_asstrided():
-    x = ng.tensor([1., 2., 3.], requires_grad=True)
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
     a = x * 1
     v = a[1:]
     a[0:1].mul_(2)
-    loss = (a.sum() + v.sum())
+    loss = a.sum() + v.sum()
     source = ng.render(loss, kind="backward").source
     assert "CopySlices" in source and "AsStridedBackward0" in source
 
@@ -719,12 +782,13 @@ def test_many_index_views_of_a_long_lived_tensor_do_not_accumulate():
 # -- second batch: dtype casts on writes, unbind views, more history ----------------------
 def test_retain_grad_then_in_place_on_the_base_itself():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         a.retain_grad()
         a.mul_(3)
         (a * a).sum().backward()
         return x.grad, a.grad
+
     same_as_torch(program)
 
 
@@ -734,6 +798,7 @@ def test_setitem_of_a_float_number_into_an_integer_view_truncates():
         a[0] = 2.7
         a[1:].fill_(-1.5)
         return a
+
     same_as_torch(program)
 
 
@@ -743,6 +808,7 @@ def test_copy_of_a_float_tensor_into_an_integer_view_casts():
         a[1:].copy_(M.tensor([1.5, 2.5]))
         a[0] = M.tensor(9.9)
         return a
+
     same_as_torch(program)
 
 
@@ -753,78 +819,88 @@ def test_copy_of_ints_into_a_bool_view_and_bools_into_a_float_view():
         f = M.zeros(3)
         f[1:] = M.tensor([True, False])
         return b, f
+
     same_as_torch(program)
 
 
 def test_iterating_rows_gives_views_that_a_plain_tensor_may_write():
     def program(M):
-        a = M.tensor([[1., 2.], [3., 4.]])
+        a = M.tensor([[1.0, 2.0], [3.0, 4.0]])
         for row in a:
             row.mul_(2)
         return a
+
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="iteration gives select views that may be written; torch "
-                   "iterates with unbind, whose multi-output views refuse in-place ops under grad")
+@pytest.mark.xfail(
+    strict=True,
+    reason="iteration gives select views that may be written; torch "
+    "iterates with unbind, whose multi-output views refuse in-place ops under grad",
+)
 def test_iterating_rows_of_a_tensor_with_grad_and_writing_them_is_refused():
     def program(M):
-        x = leaf(M, [[1., 2.], [3., 4.]])
+        x = leaf(M, [[1.0, 2.0], [3.0, 4.0]])
         a = x * 1
         for row in a:
             row.mul_(2)
         a.sum().backward()
         return x.grad
+
     same_as_torch(program)
 
 
 def test_double_backward_through_asstrided_of_a_rebased_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[1:]
         a.mul_(x)
-        y = (v ** 3).sum()
-        g, = M.autograd.grad(y, x, create_graph=True)
-        h, = M.autograd.grad(g.sum(), x)
+        y = (v**3).sum()
+        (g,) = M.autograd.grad(y, x, create_graph=True)
+        (h,) = M.autograd.grad(g.sum(), x)
         return g, h, name(v)
+
     same_as_torch(program)
 
 
 def test_index_put_and_mask_writes_into_a_view_with_grad():
     def program(M):
-        x = leaf(M, [1., 2., 3., 4.])
-        t = leaf(M, [10., 20.])
+        x = leaf(M, [1.0, 2.0, 3.0, 4.0])
+        t = leaf(M, [10.0, 20.0])
         a = x * 1
         v = a[1:]
         v[[0, 2]] = t
         a[a > 15] = 0.0
-        (a * M.tensor([1., 2., 3., 4.])).sum().backward()
+        (a * M.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
         return a, x.grad, t.grad, name(a)
+
     same_as_torch(program)
 
 
 def test_write_through_a_column_of_an_expanded_view_with_a_grad_value():
     def program(M):
-        x = leaf(M, [1., 2.])
-        t = leaf(M, [7., 8.])
+        x = leaf(M, [1.0, 2.0])
+        t = leaf(M, [7.0, 8.0])
         a = x * 1
         e = a.unsqueeze(1).expand(2, 3)
         e[:, 0] = t
         (a * a).sum().backward()
         return a, x.grad, t.grad
+
     same_as_torch(program)
 
 
 def test_hook_on_the_base_registered_before_a_write_through_a_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         seen = []
         a.register_hook(lambda g: seen.append(g.clone()))
         a[1:].mul_(2)
         (a * a).sum().backward()
         return x.grad, seen
+
     same_as_torch(program)
 
 
@@ -836,37 +912,40 @@ def test_clamp_and_pow_writes_through_views_of_views():
         a[:, 0::2][0].pow_(2)
         a.sum().backward()
         return a, x.grad
+
     same_as_torch(program)
 
 
 def test_permute_squeeze_flatten_chain_written_then_read_through_base():
     def program(M):
-        x = leaf(M, [[[1., 2.], [3., 4.]]])   # (1, 2, 2)
+        x = leaf(M, [[[1.0, 2.0], [3.0, 4.0]]])  # (1, 2, 2)
         a = x * 1
         v = a.squeeze(0).permute(1, 0).unsqueeze(0)[0][1]
-        v.add_(M.tensor([100., 200.]))
+        v.add_(M.tensor([100.0, 200.0]))
         w = a.flatten()
-        (w * M.tensor([1., 2., 3., 4.])).sum().backward()
+        (w * M.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
         return a, w, x.grad, name(w)
+
     same_as_torch(program)
 
 
 def test_data_replaced_on_an_intermediate_base_with_a_written_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 2
         v = a[1:]
         v.mul_(3)
-        a.data = M.tensor([5., 6., 7.])
+        a.data = M.tensor([5.0, 6.0, 7.0])
         r = (a * 1).sum()
         r.backward()
         return a, v, x.grad
+
     same_as_torch(program)
 
 
 def test_detached_base_written_through_its_view_bumps_the_shared_version():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         y = (a * a).sum()
         d = a.detach()
@@ -874,20 +953,25 @@ def test_detached_base_written_through_its_view_bumps_the_shared_version():
         versions = (a._version, d._version)
         y.backward()
         return versions
+
     same_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="a no_grad view of a base written with grad on says 'does "
-                   "not require grad' instead of torch's no_grad-view error")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a no_grad view of a base written with grad on says 'does "
+    "not require grad' instead of torch's no_grad-view error",
+)
 def test_no_grad_view_of_an_intermediate_used_after_a_write_to_its_base():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         with M.no_grad():
             v = a[1:]
         a.mul_(2)
         (v * 2).sum().backward()
         return x.grad
+
     same_as_torch(program)
 
 
@@ -899,19 +983,21 @@ def test_view_of_0d_as_1_element_and_back_shares_memory():
         v.mul_(5)
         a.backward()
         return a, x.grad, a._version
+
     same_as_torch(program)
 
 
 # -- third batch: leaves made from views, unused inputs, failed writes ---------------------
 def test_requires_grad_on_a_view_of_a_plain_tensor_then_base_written_with_grad():
     def program(M):
-        a = M.tensor([1., 2., 3.])
+        a = M.tensor([1.0, 2.0, 3.0])
         v = a[1:]
         v.requires_grad_()
-        t = leaf(M, [2.])
+        t = leaf(M, [2.0])
         a.mul_(t)
         (v * v).sum().backward()
         return a, v.grad, t.grad, v.is_leaf, name(v)
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch warns: .grad of a non-leaf
         same_as_torch(program)
@@ -919,16 +1005,17 @@ def test_requires_grad_on_a_view_of_a_plain_tensor_then_base_written_with_grad()
 
 def test_requires_grad_on_a_view_then_written_in_place_is_refused():
     def program(M):
-        a = M.tensor([1., 2., 3.])
+        a = M.tensor([1.0, 2.0, 3.0])
         v = a[1:]
         v.requires_grad_()
         v.mul_(2)
+
     same_as_torch(program)
 
 
 def test_autograd_grad_of_an_unused_view_of_a_leaf():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         v = x[1:]
         y = (x * x).sum()
         unused = M.autograd.grad(y, v, retain_graph=True, allow_unused=True)
@@ -937,12 +1024,13 @@ def test_autograd_grad_of_an_unused_view_of_a_leaf():
         except RuntimeError as error:  # torch 2.13 starts "The differentiated Tensor at index 0"
             return unused, "appears to not have been used in the graph" in str(error)
         return unused
+
     same_as_torch(program)
 
 
 def test_refused_write_into_a_leaf_view_changes_nothing():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         t = leaf(M, 5.0)
         try:
             x[0] = t
@@ -954,12 +1042,13 @@ def test_refused_write_into_a_leaf_view_changes_nothing():
             pass
         (x * x).sum().backward()
         return x, x._version, x.grad, t.grad, name(x)
+
     same_as_torch(program)
 
 
 def test_refused_overlapping_write_changes_nothing():
     def program(M):
-        x = leaf(M, [[1.], [2.]])
+        x = leaf(M, [[1.0], [2.0]])
         a = x * 1
         try:
             a.expand(2, 3).mul_(2)
@@ -967,26 +1056,29 @@ def test_refused_overlapping_write_changes_nothing():
             pass
         a.sum().backward()
         return a, a._version, x.grad, name(a)
+
     same_as_torch(program)
 
 
 def test_zero_write_into_a_view_under_anomaly_mode_then_double_backward():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with M.autograd.detect_anomaly():
-                a = x ** 2
+                a = x**2
                 a[1:2].zero_()
-                g, = M.autograd.grad((a * a).sum(), x, create_graph=True)
-                h, = M.autograd.grad(g.sum(), x)
+                (g,) = M.autograd.grad((a * a).sum(), x, create_graph=True)
+                (h,) = M.autograd.grad(g.sum(), x)
         return g, h
+
     same_as_torch(program)
 
 
 def test_many_views_of_a_tensor_with_grad_do_not_grow_memory():
     import tracemalloc
-    x = ng.arange(100.).requires_grad_()
+
+    x = ng.arange(100.0).requires_grad_()
 
     def loop(n):
         for i in range(n):
@@ -1011,37 +1103,40 @@ def test_many_views_of_a_tensor_with_grad_do_not_grow_memory():
 # -- fourth batch: gradients with respect to rewritten tensors ------------------------------
 def test_hooks_on_the_written_view_before_and_after_the_write():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[1:]
         seen = []
         v.register_hook(lambda g: seen.append(("before", g.clone())))
-        v.mul_(M.tensor([2., 3.]))
+        v.mul_(M.tensor([2.0, 3.0]))
         v.register_hook(lambda g: seen.append(("after", g.clone())))
         (a * a).sum().backward()
         return x.grad, seen
+
     same_as_torch(program)
 
 
 def test_autograd_grad_with_respect_to_a_base_rewritten_through_a_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[1:]
         v.mul_(3)
-        ga, = M.autograd.grad((a * a).sum(), a, retain_graph=True)
-        gv, = M.autograd.grad((v * v).sum() + a.sum(), v)
+        (ga,) = M.autograd.grad((a * a).sum(), a, retain_graph=True)
+        (gv,) = M.autograd.grad((v * v).sum() + a.sum(), v)
         return ga, gv
+
     same_as_torch(program)
 
 
 def test_backward_inputs_a_base_rewritten_through_a_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         a[0:2].mul_(3)
         (a * a).sum().backward(inputs=[a])
         return a.grad, x.grad
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         same_as_torch(program)
@@ -1049,19 +1144,20 @@ def test_backward_inputs_a_base_rewritten_through_a_view():
 
 def test_write_through_a_view_after_data_replaced_on_its_base():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 2
         v = a[1:]
-        a.data = M.tensor([10., 20., 30.])
+        a.data = M.tensor([10.0, 20.0, 30.0])
         v.mul_(3)
         (a * a).sum().backward()
         return a, v, x.grad, name(a)
+
     same_as_torch(program)
 
 
 def test_write_into_a_view_of_a_view_taken_after_the_base_was_rewritten():
     def program(M):
-        x = leaf(M, [1., 2., 3., 4.])
+        x = leaf(M, [1.0, 2.0, 3.0, 4.0])
         a = x * 1
         v1 = a[1:]
         a.mul_(2)
@@ -1069,12 +1165,13 @@ def test_write_into_a_view_of_a_view_taken_after_the_base_was_rewritten():
         v2.add_(x[:2])
         (v1 * v1).sum().backward()
         return a, v1, v2, x.grad, name(v1), name(v2)
+
     same_as_torch(program)
 
 
 def test_sgd_step_on_a_parameter_with_a_live_view():
     def program(M):
-        p = leaf(M, [1., 2., 3.])
+        p = leaf(M, [1.0, 2.0, 3.0])
         v = p[0:2]
         opt = M.optim.SGD([p], lr=0.5)
         (p * p).sum().backward()
@@ -1082,12 +1179,13 @@ def test_sgd_step_on_a_parameter_with_a_live_view():
         opt.zero_grad()
         (v * v).sum().backward()
         return p, v, p.grad
+
     same_as_torch(program)
 
 
 def test_anomaly_mode_records_the_traceback_of_a_write_into_a_view():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with M.autograd.detect_anomaly():
@@ -1095,23 +1193,25 @@ def test_anomaly_mode_records_the_traceback_of_a_write_into_a_view():
                 a[0:1].mul_(2)  # the write
         meta = a.grad_fn.metadata
         return name(a), "traceback_" in meta and "# the write" in "".join(meta["traceback_"])
+
     assert same_as_torch(program) == ("CopySlices", True)
 
 
 def test_exp_written_into_a_view_then_a_sibling_written_is_a_version_error():
     def program(M):
-        x = leaf(M, [1., 2., 3.])
+        x = leaf(M, [1.0, 2.0, 3.0])
         a = x * 1
         v = a[0:2]
         v.exp_()
         a[2:].mul_(2)
         a.sum().backward()
         return x.grad
+
     same_as_torch(program)
 
 
 def test_render_of_rebased_views_in_every_kind():
-    x = ng.tensor([1., 2., 3.], requires_grad=True)
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
     a = x * 1
     v = a[1:]
     v.mul_(2)
@@ -1124,105 +1224,114 @@ def test_render_of_rebased_views_in_every_kind():
 # -- fifth batch: indexing edges that make views -------------------------------------------
 def test_negative_step_slice_is_refused_as_torch():
     def program(M):
-        a = M.tensor([1., 2., 3.])
+        a = M.tensor([1.0, 2.0, 3.0])
         return a[::-1]
+
     same_as_torch(program)
 
 
 def test_out_of_range_index_of_a_view_is_an_index_error():
     def program(M):
-        a = M.tensor([[1., 2., 3.]])
+        a = M.tensor([[1.0, 2.0, 3.0]])
         return a[0][1:][5]
+
     same_as_torch(program)
 
 
 def test_0d_view_len_and_item_after_the_base_is_written():
     def program(M):
-        a = M.tensor([1., 2., 3.])
+        a = M.tensor([1.0, 2.0, 3.0])
         v = a[1]
         a.mul_(10)
         try:
             len(v)
         except TypeError as error:
             return v.item(), v.shape, str(error)
+
     same_as_torch(program)
 
 
 def test_setitem_with_none_and_ellipsis_indices():
     def program(M):
-        x = leaf(M, [[1., 2.], [3., 4.]])
-        t = leaf(M, [5., 6.])
+        x = leaf(M, [[1.0, 2.0], [3.0, 4.0]])
+        t = leaf(M, [5.0, 6.0])
         a = x * 1
         a[None, ..., 1] = t
         a[..., 0][None] += 1.0
-        (a ** 2).sum().backward()
+        (a**2).sum().backward()
         return a, x.grad, t.grad, name(a)
+
     same_as_torch(program)
 
 
 def test_write_through_a_flat_view_of_a_column_major_base():
     def program(M):
-        x = leaf(M, [[1., 2., 3.], [4., 5., 6.]])
-        a = x.t() * 1          # (3, 2), column-major memory in torch and numpy
-        a.t().view(-1).mul_(M.tensor([1., 2., 3., 4., 5., 6.]))
+        x = leaf(M, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        a = x.t() * 1  # (3, 2), column-major memory in torch and numpy
+        a.t().view(-1).mul_(M.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
         a.sum().backward()
         return a, x.grad
+
     same_as_torch(program)
 
 
 def test_double_backward_after_a_view_write_overwrote_everything_x_gave():
     def program(M):
-        x = leaf(M, [1., 2.])
-        y = leaf(M, [3., 4.])
+        x = leaf(M, [1.0, 2.0])
+        y = leaf(M, [3.0, 4.0])
         a = x * 1
         a[:] = y * 1
-        g, = M.autograd.grad((a * a).sum(), x, create_graph=True)
+        (g,) = M.autograd.grad((a * a).sum(), x, create_graph=True)
         ((g * g).sum() + (y * y).sum()).backward()
         return g, g.requires_grad, x.grad, y.grad
+
     same_as_torch(program)
 
 
 def test_double_backward_through_a_disconnected_zero_gradient_is_refused():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         a[:] = 5.0
-        g, = M.autograd.grad((a * a).sum(), x, create_graph=True)
+        (g,) = M.autograd.grad((a * a).sum(), x, create_graph=True)
         (g * g).sum().backward()
         return x.grad
+
     same_as_torch(program)
 
 
 @pytest.mark.parametrize("write", ["copy", "fill", "zero", "setitem", "index_put"])
 def test_overwritten_part_gets_an_exact_zero_gradient_even_from_inf(write):
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
         if write == "copy":
-            a[0:1].copy_(M.tensor([5.]))
+            a[0:1].copy_(M.tensor([5.0]))
         elif write == "fill":
-            a[0:1].fill_(5.)
+            a[0:1].fill_(5.0)
         elif write == "zero":
             a[0:1].zero_()
         elif write == "setitem":
-            a[0] = 5.
+            a[0] = 5.0
         else:
-            a[[0]] = 5.
+            a[[0]] = 5.0
         with np.errstate(invalid="ignore"):
-            (a * M.tensor([float("inf"), 1.])).sum().backward()
+            (a * M.tensor([float("inf"), 1.0])).sum().backward()
         return x.grad
+
     same_as_torch(program)
 
 
 def test_setitem_with_a_0d_integer_tensor_index_on_a_view():
     def program(M):
-        x = leaf(M, [[1., 2., 3.], [4., 5., 6.]])
+        x = leaf(M, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
         a = x * 1
         v = a[1]
         v[M.tensor(2)] = 0.5
         a[0][M.tensor([True, False, True])] = -1.0
         (a * a).sum().backward()
         return a, x.grad, name(a)
+
     same_as_torch(program)
 
 
@@ -1233,28 +1342,31 @@ def test_mask_write_into_an_integer_view():
         v[v > 3] = 0
         v.add_(M.tensor([10, 20]))
         return a, v
+
     same_as_torch(program)
 
 
 # -- what backward keeps: only the values a needed partial reads (torch's saved set) -----
 def test_a_write_to_a_tensor_multiplied_by_a_constant_does_not_break_backward():
     def program(M):
-        x = leaf(M, [1., 2.])
+        x = leaf(M, [1.0, 2.0])
         a = x * 1
-        c = M.tensor([3., 4.])
-        y = (a * c).sum()          # only d/da is needed: c is kept, a is not
+        c = M.tensor([3.0, 4.0])
+        y = (a * c).sum()  # only d/da is needed: c is kept, a is not
         a.add_(1)
         y.backward()
         return x.grad
+
     same_as_torch(program)
 
 
 def test_a_write_to_the_kept_constant_operand_still_breaks_backward():
     def program(M):
-        x = leaf(M, [1., 2.])
-        c = M.tensor([3., 4.])
+        x = leaf(M, [1.0, 2.0])
+        c = M.tensor([3.0, 4.0])
         y = (x * c).sum()
         c.add_(1)
         y.backward()
         return x.grad
+
     same_as_torch(program)

@@ -48,8 +48,11 @@ settings.register_profile(
     # The default run is reproducible (same examples every time); a long run with
     # NAIVEGRAPH_FUZZ_EXAMPLES explores new random programs.
     derandomize=not _EXAMPLES,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
     print_blob=True,
 )
 FUZZ = settings.get_profile("naivegraph-fuzz")
@@ -79,8 +82,10 @@ def _bugs_to_fuzz(setting: str) -> frozenset:
     names = frozenset(n.strip() for n in setting.split(",") if n.strip())
     unknown = sorted(names - set(KNOWN_BUG_CLASSES))
     if unknown:
-        raise ValueError(f"NAIVEGRAPH_FUZZ_KNOWN_BUGS names unknown classes {unknown}; "
-                         f"choose from {sorted(KNOWN_BUG_CLASSES)}, or 1 for all")
+        raise ValueError(
+            f"NAIVEGRAPH_FUZZ_KNOWN_BUGS names unknown classes {unknown}; "
+            f"choose from {sorted(KNOWN_BUG_CLASSES)}, or 1 for all"
+        )
     return names
 
 
@@ -130,8 +135,10 @@ class Program:
     def __repr__(self) -> str:
         inputs = ",\n        ".join(repr(i) for i in self.inputs)
         steps = ",\n        ".join(repr(s) for s in self.steps)
-        return (f"Program(\n    inputs=(\n        {inputs},\n    ),\n    steps=(\n        {steps},\n"
-                f"    ),\n    seed={self.seed})")
+        return (
+            f"Program(\n    inputs=(\n        {inputs},\n    ),\n    steps=(\n        {steps},\n"
+            f"    ),\n    seed={self.seed})"
+        )
 
     # Data: inputs, output weights (cotangents) and the direction of the second derivative.
     def input_arrays(self) -> list[np.ndarray]:
@@ -195,6 +202,7 @@ class TorchBackend(DynamicLike):
 
     def __init__(self):
         import torch
+
         self.torch = torch
         self.M = torch
         self.F = torch.nn.functional
@@ -217,6 +225,7 @@ class DynamicBackend(DynamicLike):
 
     def __init__(self):
         import naivegraph as ng
+
         self.ng = ng
         self.M = ng
         self.F = ng.nn.functional
@@ -242,6 +251,7 @@ class StaticBackend:
     def __init__(self):
         import naivegraph.static as ns
         from naivegraph.ops import OPS
+
         self.ns = ns
         self.M = ns
         self.OPS = OPS
@@ -327,7 +337,7 @@ def apply_step(B, step: Step, pool: list, leaves: list):
         if kind == "div":
             return c / x if reflected else x / c
         if kind == "pow":
-            return c ** x if reflected else x ** c
+            return c**x if reflected else x**c
         raise ValueError(kind)
     if op in ("maximum", "minimum"):
         return getattr(M, op)(a[0], a[1])
@@ -407,8 +417,9 @@ def build(B, program: Program):
     weights, so every intermediate result is checked by the gradients.
     """
     arrays = program.input_arrays()
-    leaves = [B.leaf(arr, spec, name=f"x{i}") for i, (arr, spec) in
-              enumerate(zip(arrays, program.inputs))]
+    leaves = [
+        B.leaf(arr, spec, name=f"x{i}") for i, (arr, spec) in enumerate(zip(arrays, program.inputs))
+    ]
     pool = []
     for step in program.steps:
         pool.append(apply_step(B, step, pool, leaves))
@@ -437,6 +448,7 @@ def hvp_objective(grads, directions, zero):
 # ----------------------------------------------------------------------------------
 def run_torch(program: Program) -> dict:
     import torch
+
     B = TorchBackend()
     leaves, pool, loss = build(B, program)
     grads = torch.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)
@@ -446,8 +458,13 @@ def run_torch(program: Program) -> dict:
         second = [None] * len(leaves)
     else:
         second = torch.autograd.grad(obj, leaves, allow_unused=True)
-    return _result(program, [B.value(p) for p in pool], float(loss.detach()),
-                   [_torch_array(g) for g in grads], [_torch_array(g) for g in second])
+    return _result(
+        program,
+        [B.value(p) for p in pool],
+        float(loss.detach()),
+        [_torch_array(g) for g in grads],
+        [_torch_array(g) for g in second],
+    )
 
 
 def _torch_array(g):
@@ -462,6 +479,7 @@ def _torch_array(g):
 
 def run_dynamic(program: Program, check_backward: bool = True) -> dict:
     import naivegraph as ng
+
     B = DynamicBackend()
     leaves, pool, loss = build(B, program)
     grads = ng.autograd.grad(loss, leaves, create_graph=True, allow_unused=True)
@@ -471,9 +489,13 @@ def run_dynamic(program: Program, check_backward: bool = True) -> dict:
         second = [None] * len(leaves)
     else:
         second = ng.autograd.grad(obj, leaves, allow_unused=True)
-    result = _result(program, [B.value(p) for p in pool], float(loss.detach().item()),
-                     [None if g is None else g.detach().numpy() for g in grads],
-                     [None if g is None else g.detach().numpy() for g in second])
+    result = _result(
+        program,
+        [B.value(p) for p in pool],
+        float(loss.detach().item()),
+        [None if g is None else g.detach().numpy() for g in grads],
+        [None if g is None else g.detach().numpy() for g in second],
+    )
     if check_backward:
         # The plain .backward() path (numpy fast path, accumulation into .grad).
         leaves2, _, loss2 = build(B, program)
@@ -485,6 +507,7 @@ def run_dynamic(program: Program, check_backward: bool = True) -> dict:
 def build_static(program: Program):
     """The program as a static graph, with symbolic first and second derivatives."""
     import naivegraph.static as ns
+
     B = StaticBackend()
     g = ns.Graph()
     with g:
@@ -503,7 +526,7 @@ def run_static(program: Program, mode: str) -> dict:
     n = len(leaves)
 
     def outputs_of(values, i0):
-        return values[i0:i0 + n]
+        return values[i0 : i0 + n]
 
     if mode == "forward":
         for p, _ in B.placeholders:
@@ -519,14 +542,18 @@ def run_static(program: Program, mode: str) -> dict:
         result["backward"] = [None if x.grad is None else np.asarray(x.grad) for x in leaves]
         return result
 
-    fetch = list(pool) + [loss] + [d for d in grads if d is not None] + \
-        [d for d in second if d is not None]
+    fetch = (
+        list(pool)
+        + [loss]
+        + [d for d in grads if d is not None]
+        + [d for d in second if d is not None]
+    )
 
     def unpack(values):
         vals = [np.asarray(v) for v in values]
         k = len(pool)
         out_pool, loss_value = vals[:k], float(vals[k])
-        rest = vals[k + 1:]
+        rest = vals[k + 1 :]
         first = [None if d is None else rest.pop(0) for d in grads]
         sec = [None if d is None else rest.pop(0) for d in second]
         return _result(program, out_pool, loss_value, first, sec)
@@ -538,6 +565,7 @@ def run_static(program: Program, mode: str) -> dict:
         return unpack(f(*arrays))
     if mode == "optimize":
         import naivegraph.static as ns
+
         nodes_before = len(g.nodes)
         new, report = ns.optimize(g, fetches=fetch)
         assert len(g.nodes) == nodes_before, "ns.optimize changed its input graph"
@@ -548,8 +576,9 @@ def run_static(program: Program, mode: str) -> dict:
 
 def _result(program, values, loss, first, second) -> dict:
     shapes = [spec.shape for spec in program.inputs]
-    fill = lambda gs: [np.zeros(s) if g is None else np.asarray(g, dtype=float)
-                       for g, s in zip(gs, shapes)]
+    fill = lambda gs: [
+        np.zeros(s) if g is None else np.asarray(g, dtype=float) for g, s in zip(gs, shapes)
+    ]
     return {"values": values, "loss": loss, "grads": fill(first), "second": fill(second)}
 
 
@@ -559,8 +588,9 @@ def assert_close(actual, expected, what: str, rtol: float = RTOL, atol: float = 
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     finite = expected[np.isfinite(expected)]
     scale = max(1.0, float(np.max(np.abs(finite)))) if finite.size else 1.0
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale, equal_nan=True,
-                               err_msg=what)
+    np.testing.assert_allclose(
+        actual, expected, rtol=rtol, atol=atol * scale, equal_nan=True, err_msg=what
+    )
 
 
 def assert_same_results(got: dict, want: dict, label: str) -> None:
@@ -597,7 +627,7 @@ DIM = st.integers(1, 3)
 def _suffix_compatible(draw, shape: tuple) -> tuple:
     """A shape that broadcasts against ``shape`` to exactly ``shape``."""
     keep = draw(st.integers(0, len(shape)))
-    tail = shape[len(shape) - keep:]
+    tail = shape[len(shape) - keep :]
     return tuple(1 if draw(st.booleans()) and draw(st.booleans()) else d for d in tail)
 
 
@@ -619,8 +649,12 @@ class Gen:
             positive = draw(st.booleans()) and draw(st.booleans())
         variable = draw(st.booleans()) and draw(st.booleans())
         self.inputs.append(Input(tuple(shape), "positive" if positive else "real", variable))
-        return self.add("input", (), {"k": len(self.inputs) - 1},
-                        Entry(tuple(shape), 2.0, 0.5 if positive else None))
+        return self.add(
+            "input",
+            (),
+            {"k": len(self.inputs) - 1},
+            Entry(tuple(shape), 2.0, 0.5 if positive else None),
+        )
 
     def add(self, op: str, args: Sequence[int], attrs: dict, entry: Entry) -> int:
         self.steps.append(Step(op, tuple(args), attrs))
@@ -641,8 +675,9 @@ class Gen:
         c = self.draw(st.sampled_from([0.5, 1.0, 1.5]))
         if e.hi <= 30:
             sq = self.add("mul", (i, i), {}, Entry(e.shape, e.hi * e.hi, None))
-            return self.add("scalar", (sq,), {"c": c, "kind": "add"},
-                            Entry(e.shape, e.hi * e.hi + c, c))
+            return self.add(
+                "scalar", (sq,), {"c": c, "kind": "add"}, Entry(e.shape, e.hi * e.hi + c, c)
+            )
         s = self.add("sigmoid", (i,), {}, Entry(e.shape, 1.0, None))
         return self.add("scalar", (s,), {"c": c, "kind": "add"}, Entry(e.shape, 1.0 + c, c))
 
@@ -668,6 +703,7 @@ class Gen:
                 return True
             except ValueError:
                 return False
+
         j = self.pick(ok) if draw(st.booleans()) else None
         if j is None:
             if exact or draw(st.booleans()):
@@ -729,8 +765,12 @@ class Gen:
                 i = self.bounded(i, 3.0)
                 e = self.entries[i]
                 hi = max(c, 1 / c) ** e.hi
-                self.add("scalar", (i,), {"c": c, "kind": kind, "reflected": True},
-                         Entry(e.shape, hi, 1 / hi))
+                self.add(
+                    "scalar",
+                    (i,),
+                    {"c": c, "kind": kind, "reflected": True},
+                    Entry(e.shape, hi, 1 / hi),
+                )
                 return
             c = draw(st.sampled_from([2, 3, 0.5, -1.0, 1.5, 2.0]))
             i = self.bounded(i, 20.0)
@@ -744,22 +784,50 @@ class Gen:
         if kind == "div" and reflected:
             i = self.positive(i)
             e = self.entries[i]
-            self.add("scalar", (i,), {"c": c, "kind": kind, "reflected": True},
-                     Entry(e.shape, abs(c) / e.lo, abs(c) / e.hi if c > 0 else None))
+            self.add(
+                "scalar",
+                (i,),
+                {"c": c, "kind": kind, "reflected": True},
+                Entry(e.shape, abs(c) / e.lo, abs(c) / e.hi if c > 0 else None),
+            )
             return
-        hi = e.hi + abs(c) if kind in ("add", "sub") else e.hi * abs(c) if kind == "mul" \
+        hi = (
+            e.hi + abs(c)
+            if kind in ("add", "sub")
+            else e.hi * abs(c)
+            if kind == "mul"
             else e.hi / abs(c)
+        )
         lo = None
         if e.lo and c > 0 and kind in ("mul", "div"):
             lo = e.lo * c if kind == "mul" else e.lo / c
         if e.lo and kind == "add" and c > 0 and not reflected:
             lo = e.lo + c
-        self.add("scalar", (i,), {"c": c, "kind": kind, "reflected": reflected}, Entry(e.shape, hi, lo))
+        self.add(
+            "scalar", (i,), {"c": c, "kind": kind, "reflected": reflected}, Entry(e.shape, hi, lo)
+        )
 
     def op_unary(self):
         draw = self.draw
-        op = draw(st.sampled_from(["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu",
-                                   "abs", "neg", "negate", "clamp", "clone"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "exp",
+                    "log",
+                    "sqrt",
+                    "sin",
+                    "cos",
+                    "tanh",
+                    "sigmoid",
+                    "relu",
+                    "abs",
+                    "neg",
+                    "negate",
+                    "clamp",
+                    "clone",
+                ]
+            )
+        )
         i = self.pick()
         if op in ("log", "sqrt"):
             i = self.positive(i)
@@ -779,14 +847,21 @@ class Gen:
             new = Entry(e.shape, 1.0, 1 / (1 + math.exp(e.hi)) if e.hi < 20 else None)
         elif op == "clamp":
             which = draw(st.sampled_from(["min", "max", "both"]))
-            lo_c, hi_c = sorted(draw(st.lists(st.sampled_from([-1.0, -0.3, 0.2, 0.7, 1.2]),
-                                              min_size=2, max_size=2, unique=True)))
+            lo_c, hi_c = sorted(
+                draw(
+                    st.lists(
+                        st.sampled_from([-1.0, -0.3, 0.2, 0.7, 1.2]),
+                        min_size=2,
+                        max_size=2,
+                        unique=True,
+                    )
+                )
+            )
             if which in ("min", "both"):
                 attrs["min"] = lo_c
             if which in ("max", "both"):
                 attrs["max"] = hi_c
-            new = Entry(e.shape, e.hi if which == "min" else max(e.hi, abs(lo_c), abs(hi_c)),
-                        None)
+            new = Entry(e.shape, e.hi if which == "min" else max(e.hi, abs(lo_c), abs(hi_c)), None)
             new.hi = max(new.hi, abs(lo_c), abs(hi_c))
         elif op in ("abs", "clone"):
             new = Entry(e.shape, e.hi, e.lo)
@@ -826,18 +901,42 @@ class Gen:
             else:
                 attrs["dim"] = self._dim(nd)
             attrs["keepdim"] = draw(st.booleans())
-            shape = np.zeros(e.shape).sum(axis=attrs["dim"] if isinstance(attrs["dim"], tuple)
-                                          else attrs["dim"], keepdims=attrs["keepdim"]).shape
+            shape = (
+                np.zeros(e.shape)
+                .sum(
+                    axis=attrs["dim"] if isinstance(attrs["dim"], tuple) else attrs["dim"],
+                    keepdims=attrs["keepdim"],
+                )
+                .shape
+            )
         else:
             shape = ()
         n = int(np.prod(e.shape)) if op == "sum" else 1
-        self.add(op, (i,), attrs, Entry(tuple(shape), e.hi * n,
-                                        e.lo if op != "sum" else (e.lo if e.lo else None)))
+        self.add(
+            op,
+            (i,),
+            attrs,
+            Entry(tuple(shape), e.hi * n, e.lo if op != "sum" else (e.lo if e.lo else None)),
+        )
 
     def op_shape(self):
         draw = self.draw
-        op = draw(st.sampled_from(["reshape", "transpose", "permute", "t", "squeeze", "unsqueeze",
-                                   "expand", "flatten", "getitem", "getitem"]))
+        op = draw(
+            st.sampled_from(
+                [
+                    "reshape",
+                    "transpose",
+                    "permute",
+                    "t",
+                    "squeeze",
+                    "unsqueeze",
+                    "expand",
+                    "flatten",
+                    "getitem",
+                    "getitem",
+                ]
+            )
+        )
         i = self.pick()
         e = self.entries[i]
         shape, nd = e.shape, len(e.shape)
@@ -895,8 +994,9 @@ class Gen:
         elif op == "expand":
             lead = tuple(draw(st.lists(DIM, max_size=1)))
             body = tuple(draw(DIM) if s == 1 and draw(st.booleans()) else s for s in shape)
-            spelled = lead + tuple(-1 if s == b and draw(st.booleans()) else b
-                                   for s, b in zip(shape, body))
+            spelled = lead + tuple(
+                -1 if s == b and draw(st.booleans()) else b for s, b in zip(shape, body)
+            )
             attrs["shape"] = spelled
             out = lead + body
             self.add(op, (i,), attrs, Entry(tuple(out), e.hi, e.lo))
@@ -909,19 +1009,23 @@ class Gen:
                 s0 = draw(st.integers(0, nd - 1))
                 s1 = draw(st.integers(s0, nd - 1))
                 attrs = {"start": s0, "end": s1 - nd if draw(st.booleans()) else s1}
-                out = shape[:s0] + (int(np.prod(shape[s0:s1 + 1])),) + shape[s1 + 1:]
+                out = shape[:s0] + (int(np.prod(shape[s0 : s1 + 1])),) + shape[s1 + 1 :]
         else:  # getitem
             if nd == 0:
                 index = ...
             else:
                 parts = []
                 used_list = False
-                for s in shape[:draw(st.integers(1, nd))]:
+                for s in shape[: draw(st.integers(1, nd))]:
                     kind = draw(st.sampled_from(["int", "slice", "full", "list"]))
                     # numpy and torch disagree on int + list in one index (a known bug,
                     # see test_trust_regressions): keep the fuzzer on the common ground.
-                    if kind == "int" and used_list or kind == "list" and any(
-                            isinstance(p, int) for p in parts):
+                    if (
+                        kind == "int"
+                        and used_list
+                        or kind == "list"
+                        and any(isinstance(p, int) for p in parts)
+                    ):
                         kind = "full"
                     if kind == "int":
                         parts.append(draw(st.integers(-s, s - 1)))
@@ -954,9 +1058,12 @@ class Gen:
             d = self._dim(nd)
             for _ in range(draw(st.integers(1, 2))):
                 want = list(shape)
-                same = [k for k, e in enumerate(self.entries)
-                        if len(e.shape) == nd and all(a == b for n_, (a, b) in
-                                                      enumerate(zip(e.shape, shape)) if n_ != d % nd)]
+                same = [
+                    k
+                    for k, e in enumerate(self.entries)
+                    if len(e.shape) == nd
+                    and all(a == b for n_, (a, b) in enumerate(zip(e.shape, shape)) if n_ != d % nd)
+                ]
                 if same and draw(st.booleans()):
                     members.append(draw(st.sampled_from(same)))
                 else:
@@ -1033,7 +1140,11 @@ class Gen:
             self.add(op, (i,), {"dim": d}, new)
         elif op == "mse_loss":
             i = self.bounded(self.pick(), 100.0)
-            j = self.pick(lambda e: e.shape == self.entries[i].shape) if draw(st.booleans()) else None
+            j = (
+                self.pick(lambda e: e.shape == self.entries[i].shape)
+                if draw(st.booleans())
+                else None
+            )
             if j is None:
                 j = self.new_input(self.entries[i].shape)
             j = self.bounded(j, 100.0)
@@ -1053,13 +1164,32 @@ class Gen:
             n, c = e.shape
             target = tuple(draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)))
             reduction = draw(st.sampled_from(["mean", "sum", "none"]))
-            self.add(op, (i,), {"target": target, "reduction": reduction},
-                     Entry((n,) if reduction == "none" else (), (2 * e.hi + 2) * n, None))
+            self.add(
+                op,
+                (i,),
+                {"target": target, "reduction": reduction},
+                Entry((n,) if reduction == "none" else (), (2 * e.hi + 2) * n, None),
+            )
 
     def op_inplace(self):
         draw = self.draw
-        method = draw(st.sampled_from(["add_", "sub_", "mul_", "div_", "pow_", "exp_", "clamp_",
-                                       "iadd", "setitem", "fill_", "add_alpha"]))
+        method = draw(
+            st.sampled_from(
+                [
+                    "add_",
+                    "sub_",
+                    "mul_",
+                    "div_",
+                    "pow_",
+                    "exp_",
+                    "clamp_",
+                    "iadd",
+                    "setitem",
+                    "fill_",
+                    "add_alpha",
+                ]
+            )
+        )
         i = self.pick()
         e = self.entries[i]
         if method in ("add_", "sub_", "mul_", "iadd", "add_alpha"):
@@ -1073,16 +1203,24 @@ class Gen:
             if method == "iadd":
                 self.add("iadd", (i, j), {}, Entry(a.shape, hi, None))
             elif method == "add_alpha":
-                self.add("inplace", (i, j), {"method": "add_", "kwargs": {"alpha": 2.0}},
-                         Entry(a.shape, hi, None))
+                self.add(
+                    "inplace",
+                    (i, j),
+                    {"method": "add_", "kwargs": {"alpha": 2.0}},
+                    Entry(a.shape, hi, None),
+                )
             else:
                 self.add("inplace", (i, j), {"method": method}, Entry(a.shape, hi, None))
         elif method == "div_":
             j = self.partner(i, exact=True, positive=True)
             i = self.bounded(i, 100.0)
             if j == i:
-                j = self.add("clone", (j,), {}, Entry(self.entries[j].shape, self.entries[j].hi,
-                                                      self.entries[j].lo))
+                j = self.add(
+                    "clone",
+                    (j,),
+                    {},
+                    Entry(self.entries[j].shape, self.entries[j].hi, self.entries[j].lo),
+                )
             a, b = self.entries[i], self.entries[j]
             self.add("inplace", (i, j), {"method": "div_"}, Entry(a.shape, a.hi / b.lo, None))
         elif method == "pow_":
@@ -1090,36 +1228,66 @@ class Gen:
             a = self.entries[i]
             c = draw(st.sampled_from([2, 0.5, -1.0]))
             hi = max(a.hi, 1 / a.lo) ** abs(c)
-            self.add("inplace", (i,), {"method": "pow_", "extra": (c,)},
-                     Entry(a.shape, hi, min(a.lo, 1 / a.hi) ** abs(c)))
+            self.add(
+                "inplace",
+                (i,),
+                {"method": "pow_", "extra": (c,)},
+                Entry(a.shape, hi, min(a.lo, 1 / a.hi) ** abs(c)),
+            )
         elif method == "exp_":
             i = self.bounded(i, EXP_MAX)
             a = self.entries[i]
-            self.add("inplace", (i,), {"method": "exp_"},
-                     Entry(a.shape, math.exp(a.hi), math.exp(-a.hi)))
+            self.add(
+                "inplace", (i,), {"method": "exp_"}, Entry(a.shape, math.exp(a.hi), math.exp(-a.hi))
+            )
         elif method == "clamp_":
-            self.add("inplace", (i,), {"method": "clamp_", "kwargs": {"min": -0.5, "max": 0.8}},
-                     Entry(e.shape, max(e.hi, 0.8), None))
+            self.add(
+                "inplace",
+                (i,),
+                {"method": "clamp_", "kwargs": {"min": -0.5, "max": 0.8}},
+                Entry(e.shape, max(e.hi, 0.8), None),
+            )
         elif method == "fill_":
             self.add("fill", (i,), {"value": 0.25}, Entry(e.shape, 0.25, 0.25))
         else:  # setitem: a scalar or a tensor value into an indexed region
             if not e.shape:
-                self.add("setitem", (i,), {"index": (), "value": 1.5}, Entry(e.shape, max(e.hi, 1.5)))
+                self.add(
+                    "setitem", (i,), {"index": (), "value": 1.5}, Entry(e.shape, max(e.hi, 1.5))
+                )
                 return
             s = e.shape[0]
-            index = draw(st.sampled_from([0, slice(0, max(1, s - 1)), [0, s - 1],
-                                          (slice(None), 0) if len(e.shape) > 1 else -1]))
+            index = draw(
+                st.sampled_from(
+                    [
+                        0,
+                        slice(0, max(1, s - 1)),
+                        [0, s - 1],
+                        (slice(None), 0) if len(e.shape) > 1 else -1,
+                    ]
+                )
+            )
             region = np.zeros(e.shape)[index].shape
             if draw(st.booleans()):
-                self.add("setitem", (i,), {"index": index, "value": -0.75},
-                         Entry(e.shape, max(e.hi, 0.75)))
+                self.add(
+                    "setitem",
+                    (i,),
+                    {"index": index, "value": -0.75},
+                    Entry(e.shape, max(e.hi, 0.75)),
+                )
             else:
-                j = self.pick(lambda x: _broadcasts_to(x.shape, region)) if draw(st.booleans()) \
+                j = (
+                    self.pick(lambda x: _broadcasts_to(x.shape, region))
+                    if draw(st.booleans())
                     else None
+                )
                 if j is None or j == i:
                     j = self.new_input(_suffix_compatible(draw, region))
-                self.add("setitem", (i, j), {"index": index},
-                         Entry(self.entries[i].shape, max(self.entries[i].hi, self.entries[j].hi)))
+                self.add(
+                    "setitem",
+                    (i, j),
+                    {"index": index},
+                    Entry(self.entries[i].shape, max(self.entries[i].hi, self.entries[j].hi)),
+                )
 
 
 def _broadcasts_to(shape, target) -> bool:
@@ -1129,8 +1297,23 @@ def _broadcasts_to(shape, target) -> bool:
         return False
 
 
-OP_KINDS = ["binary", "binary", "scalar", "unary", "unary", "where", "reduce", "reduce", "shape",
-            "shape", "join", "matmul", "nn", "inplace", "inplace"]
+OP_KINDS = [
+    "binary",
+    "binary",
+    "scalar",
+    "unary",
+    "unary",
+    "where",
+    "reduce",
+    "reduce",
+    "shape",
+    "shape",
+    "join",
+    "matmul",
+    "nn",
+    "inplace",
+    "inplace",
+]
 
 
 @st.composite
@@ -1147,6 +1330,7 @@ def programs(draw, max_steps: int = 8, kinds: Sequence[str] | None = None):
     # Keep numerics safe: every magnitude bounded (the loss sums them all).
     if any(e.hi > 1e6 for e in gen.entries):
         from hypothesis import reject
+
         reject()
     seed = draw(st.integers(0, 2**16))
     return Program(tuple(gen.inputs), tuple(gen.steps), seed)
@@ -1161,6 +1345,7 @@ def programs(draw, max_steps: int = 8, kinds: Sequence[str] | None = None):
 # ``None`` (no gradient) or ``("raised", ExceptionTypeName)`` (the trace stops there).
 # Two traces must agree label for label; see :func:`assert_same_trace`.
 # ==================================================================================
+
 
 @dataclass(frozen=True)
 class Case:
@@ -1186,13 +1371,20 @@ class TorchLib:
 
     def __init__(self):
         import torch
+
         self.M = torch
-        self.dtypes = {"bool": torch.bool, "int32": torch.int32, "int64": torch.int64,
-                       "float32": torch.float32, "float64": torch.float64}
+        self.dtypes = {
+            "bool": torch.bool,
+            "int32": torch.int32,
+            "int64": torch.int64,
+            "float32": torch.float32,
+            "float64": torch.float64,
+        }
 
     def tensor(self, data, dtype: str = "float64", requires_grad: bool = False):
-        return self.M.tensor(np.asarray(data), dtype=self.dtypes[dtype],
-                             requires_grad=requires_grad)
+        return self.M.tensor(
+            np.asarray(data), dtype=self.dtypes[dtype], requires_grad=requires_grad
+        )
 
     def array(self, t) -> np.ndarray:
         return _torch_array(t)
@@ -1206,13 +1398,20 @@ class NgLib:
 
     def __init__(self):
         import naivegraph as ng
+
         self.M = ng
-        self.dtypes = {"bool": ng.bool_, "int32": ng.int32, "int64": ng.int64,
-                       "float32": ng.float32, "float64": ng.float64}
+        self.dtypes = {
+            "bool": ng.bool_,
+            "int32": ng.int32,
+            "int64": ng.int64,
+            "float32": ng.float32,
+            "float64": ng.float64,
+        }
 
     def tensor(self, data, dtype: str = "float64", requires_grad: bool = False):
-        return self.M.tensor(np.asarray(data, dtype=self.dtypes[dtype]),
-                             requires_grad=requires_grad)
+        return self.M.tensor(
+            np.asarray(data, dtype=self.dtypes[dtype]), requires_grad=requires_grad
+        )
 
     def array(self, t) -> np.ndarray:
         return np.array(t.detach().numpy(), copy=True)
@@ -1251,6 +1450,7 @@ def run_case_torch(case: Case) -> Trace:
     """The oracle.  torch's default float dtype is float32 where naivegraph's is float64:
     the oracle runs with torch's default set to float64 so Python floats mean the same."""
     import torch
+
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
@@ -1279,14 +1479,17 @@ def assert_same_special(actual, expected, what: str, signed_zeros: bool = True) 
         np.testing.assert_array_equal(a, b, err_msg=what)
         return
     a, b = a.astype(np.float64), b.astype(np.float64)
-    assert np.array_equal(np.isnan(a), np.isnan(b)), \
+    assert np.array_equal(np.isnan(a), np.isnan(b)), (
         f"{what}: NaN at {np.isnan(a)} != {np.isnan(b)}\n{a}\n{b}"
+    )
     ok = ~np.isnan(b)
-    assert np.array_equal(a[ok & np.isinf(b)], b[ok & np.isinf(b)]) and \
-        np.array_equal(np.isinf(a), np.isinf(b)), f"{what}: infinities differ\n{a}\n{b}"
+    assert np.array_equal(a[ok & np.isinf(b)], b[ok & np.isinf(b)]) and np.array_equal(
+        np.isinf(a), np.isinf(b)
+    ), f"{what}: infinities differ\n{a}\n{b}"
     zero = ok & (a == 0) & (b == 0) & signed_zeros
-    assert np.array_equal(np.signbit(a[zero]), np.signbit(b[zero])), \
+    assert np.array_equal(np.signbit(a[zero]), np.signbit(b[zero])), (
         f"{what}: signed zeros differ\n{a!r}\n{b!r}"
+    )
     rtol = 1e-5 if np.asarray(expected).dtype == np.float32 else RTOL
     fin = ok & np.isfinite(b)
     np.testing.assert_allclose(a[fin], b[fin], rtol=rtol, atol=ATOL, err_msg=what)
@@ -1299,7 +1502,8 @@ def assert_same_trace(got: Trace, want: Trace, label: str) -> None:
     assert got_labels == want_labels, (
         f"{label}: observed {got_labels} != {want_labels}\n"
         f"  got   {dict(got).get('raised', 'no exception')}\n"
-        f"  want  {dict(want).get('raised', 'no exception')}")
+        f"  want  {dict(want).get('raised', 'no exception')}"
+    )
     for (k, a), (_, b) in zip(got, want):
         what = f"{label}: {k}"
         if k == "raised" or isinstance(b, str) or isinstance(a, str):
@@ -1315,8 +1519,20 @@ def _data(seed: int, shape, low=-2.0, high=2.0) -> np.ndarray:
 
 
 # -- class 1: views with in-place writes ---------------------------------------------
-VIEW_OPS = ("slice_step", "int", "list", "reshape", "view", "transpose", "t", "permute",
-            "squeeze", "unsqueeze", "flatten", "expand")
+VIEW_OPS = (
+    "slice_step",
+    "int",
+    "list",
+    "reshape",
+    "view",
+    "transpose",
+    "t",
+    "permute",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "expand",
+)
 
 
 def _view_shape(op: str, shape: tuple) -> tuple | None:
@@ -1376,8 +1592,19 @@ def _apply_view(t, op: str):
     raise ValueError(op)
 
 
-WRITE_METHODS = ("add_", "sub_", "mul_", "div_", "exp_", "clamp_", "fill_", "zero_", "copy_",
-                 "setitem", "iadd")
+WRITE_METHODS = (
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "exp_",
+    "clamp_",
+    "fill_",
+    "zero_",
+    "copy_",
+    "setitem",
+    "iadd",
+)
 
 
 @st.composite
@@ -1389,8 +1616,12 @@ def view_inplace_cases(draw) -> Case:
     base = draw(st.sampled_from(["intermediate", "intermediate", "leaf", "plain"]))
     views, vshape = [], shape
     for _ in range(draw(st.integers(1, 2))):
-        ops = [op for op in VIEW_OPS if _view_shape(op, vshape) is not None
-               and (op != "view" or not views or enabled("view_of_noncontiguous"))]
+        ops = [
+            op
+            for op in VIEW_OPS
+            if _view_shape(op, vshape) is not None
+            and (op != "view" or not views or enabled("view_of_noncontiguous"))
+        ]
         op = draw(st.sampled_from(ops))
         views.append(op)
         vshape = _view_shape(op, vshape)
@@ -1400,8 +1631,12 @@ def view_inplace_cases(draw) -> Case:
     # the input is not contiguous)
     copies = {"list", "reshape", "flatten"}
     into_grad_view = base == "intermediate" or base == "leaf" and bool(copies & set(views))
-    if not enabled("inplace_into_view") and into_grad_view or \
-            not enabled("expanded_write") and "expand" in views:
+    if (
+        not enabled("inplace_into_view")
+        and into_grad_view
+        or not enabled("expanded_write")
+        and "expand" in views
+    ):
         target = "base"
     tshape = shape if target == "base" else vshape
     method = draw(st.sampled_from(WRITE_METHODS))
@@ -1411,20 +1646,35 @@ def view_inplace_cases(draw) -> Case:
             region = tshape[1:] if method == "setitem" and tshape else tshape
             # a grad-carrying value written into a view of a plain tensor
             carries_grad = target == "base" or base != "plain" or enabled("plain_view_write")
-            operand = ("tensor" if carries_grad else "plain_tensor",
-                       _suffix_compatible(draw, region))
+            operand = (
+                "tensor" if carries_grad else "plain_tensor",
+                _suffix_compatible(draw, region),
+            )
         else:
             operand = ("scalar", draw(st.sampled_from([0.5, -1.5, 2.0])))
     use = draw(st.sampled_from(["base", "view", "both"]))
     # Reading the other alias after a write hits the stale-grad bug, except for a plain
     # base: plain values written in leave nothing to be stale, and a grad-carrying value
     # written into its view is the plain_view_write class.
-    plain_write = base == "plain" and (operand is None or operand[0] != "tensor" or
-                                       target == "view" and enabled("plain_view_write"))
+    plain_write = base == "plain" and (
+        operand is None
+        or operand[0] != "tensor"
+        or target == "view"
+        and enabled("plain_view_write")
+    )
     if not enabled("view_inplace_grad") and not plain_write:
         use = target
-    return _case("view_inplace", shape=shape, base=base, views=tuple(views), target=target,
-                 method=method, operand=operand, use=use, seed=draw(st.integers(0, 2**16)))
+    return _case(
+        "view_inplace",
+        shape=shape,
+        base=base,
+        views=tuple(views),
+        target=target,
+        method=method,
+        operand=operand,
+        use=use,
+        seed=draw(st.integers(0, 2**16)),
+    )
 
 
 def _write(t, method: str, value):
@@ -1489,8 +1739,16 @@ def _run_view_inplace(lib, case: Case, trace: Trace) -> None:
 
 
 # -- class 2: repeated backward, retain_grad, autograd.grad, zeroing --------------------
-BACKWARD_ACTIONS = ("backward", "backward", "grad_x", "grad_h", "zero_x", "none_x",
-                    "zero_h", "multi")
+BACKWARD_ACTIONS = (
+    "backward",
+    "backward",
+    "grad_x",
+    "grad_h",
+    "zero_x",
+    "none_x",
+    "zero_h",
+    "multi",
+)
 
 
 @st.composite
@@ -1502,14 +1760,18 @@ def repeated_backward_cases(draw) -> Case:
     if not enabled("retain_grad_accumulate"):
         retain = (False, False)
     choices = BACKWARD_ACTIONS + (("set_data",) if enabled("data_reassign") else ())
-    actions = ["backward"] + draw(st.lists(st.sampled_from(
-        choices),
-        min_size=1, max_size=4))
+    actions = ["backward"] + draw(st.lists(st.sampled_from(choices), min_size=1, max_size=4))
     if "backward" not in actions[1:]:
         actions.append("backward")
     last_frees = draw(st.booleans()) and draw(st.booleans())
-    return _case("repeated_backward", shape=shape, retain=retain, actions=tuple(actions),
-                 last_frees=last_frees, seed=draw(st.integers(0, 2**16)))
+    return _case(
+        "repeated_backward",
+        shape=shape,
+        retain=retain,
+        actions=tuple(actions),
+        last_frees=last_frees,
+        seed=draw(st.integers(0, 2**16)),
+    )
 
 
 def _run_repeated_backward(lib, case: Case, trace: Trace) -> None:
@@ -1530,7 +1792,9 @@ def _run_repeated_backward(lib, case: Case, trace: Trace) -> None:
         elif action == "grad_x":
             trace.value(f"{step}: grad(loss, x)", M.autograd.grad(loss, [x], retain_graph=True)[0])
         elif action == "grad_h":
-            trace.value(f"{step}: grad(loss, h1)", M.autograd.grad(loss, [h1], retain_graph=True)[0])
+            trace.value(
+                f"{step}: grad(loss, h1)", M.autograd.grad(loss, [h1], retain_graph=True)[0]
+            )
         elif action == "zero_x":
             if x.grad is not None:
                 x.grad.zero_()
@@ -1553,8 +1817,19 @@ def _run_repeated_backward(lib, case: Case, trace: Trace) -> None:
 
 # -- class 3: NaN, inf and signed zeros ----------------------------------------------------
 SPECIALS = (math.nan, math.inf, -math.inf, 0.0, -0.0)
-SPECIAL_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg",
-                 "clamp")
+SPECIAL_UNARY = (
+    "exp",
+    "log",
+    "sqrt",
+    "sin",
+    "cos",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "abs",
+    "neg",
+    "clamp",
+)
 SPECIAL_BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "where")
 SPECIAL_SCALAR = ("add", "sub", "mul", "rsub")
 
@@ -1564,8 +1839,13 @@ def _special_array(draw, shape: tuple):
     """(seed, {flat position: special}): random finite values with a few specials.  At
     most one zero per tensor, so max/min never tie between 0.0 and -0.0."""
     n = int(np.prod(shape))
-    picks = draw(st.lists(st.tuples(st.integers(0, max(n - 1, 0)), st.sampled_from(SPECIALS)),
-                          max_size=min(n, 3), unique_by=lambda p: p[0]))
+    picks = draw(
+        st.lists(
+            st.tuples(st.integers(0, max(n - 1, 0)), st.sampled_from(SPECIALS)),
+            max_size=min(n, 3),
+            unique_by=lambda p: p[0],
+        )
+    )
     zeros = [p for p in picks if p[1] == 0.0]
     picks = [p for p in picks if p[1] != 0.0] + zeros[:1]
     return tuple(sorted(picks))
@@ -1596,32 +1876,48 @@ def special_value_cases(draw, static: bool = False) -> Case:
     # scalar loop: its SIMD kernel (full chunks of 8 float64 on this CPU, 16 float32)
     # returns the second.  Which zero comes out then depends on the CPU, so a tie is
     # only drawn where torch takes the scalar loop: fewer than 8 elements.
-    simd_zero_tie = bool({p for p, v in picks if v == 0} & {p for p, v in picks2 if v == 0}) \
+    simd_zero_tie = (
+        bool({p for p, v in picks if v == 0} & {p for p, v in picks2 if v == 0})
         and math.prod(shape) >= 8
+    )
     # relu/abs are known wrong at NaN and at -0.0 (relu(-0.0) is -0.0 in torch)
     plain = nan_free and not any(v == 0 and math.copysign(1, v) < 0 for _, v in picks)
     op, attrs = None, {}
     if family == "reduce":
         ops = ["sum", "mean"] + (["max", "min"] if enabled("nan_max_min") or nan_free else [])
         op = draw(st.sampled_from(ops))
-        attrs = {"dim": draw(st.sampled_from([None] + list(range(len(shape))))),
-                 "keepdim": draw(st.booleans())}
+        attrs = {
+            "dim": draw(st.sampled_from([None] + list(range(len(shape))))),
+            "keepdim": draw(st.booleans()),
+        }
     elif family == "unary":
-        ops = [u for u in SPECIAL_UNARY
-               if enabled("nan_relu_abs") or plain or u not in ("relu", "abs")]
+        ops = [
+            u for u in SPECIAL_UNARY if enabled("nan_relu_abs") or plain or u not in ("relu", "abs")
+        ]
         op = draw(st.sampled_from(ops))
     elif family == "binary":
-        ops = [b for b in SPECIAL_BINARY
-               if (enabled("nan_max_min") or nan_free or b not in ("maximum", "minimum"))
-               and (not simd_zero_tie or b not in ("maximum", "minimum"))
-               and (enabled("pow_at_zero") or b != "pow")]
+        ops = [
+            b
+            for b in SPECIAL_BINARY
+            if (enabled("nan_max_min") or nan_free or b not in ("maximum", "minimum"))
+            and (not simd_zero_tie or b not in ("maximum", "minimum"))
+            and (enabled("pow_at_zero") or b != "pow")
+        ]
         op = draw(st.sampled_from(ops))
     else:
         op = draw(st.sampled_from(SPECIAL_SCALAR))
         zeros = [0.0, -0.0]
         attrs = {"c": draw(st.sampled_from(zeros + [1.0, 2.5]))}
-    return _case("special", shape=shape, family=family, op=op, attrs=tuple(attrs.items()),
-                 picks=picks, picks2=picks2, seed=draw(st.integers(0, 2**16)))
+    return _case(
+        "special",
+        shape=shape,
+        family=family,
+        op=op,
+        attrs=tuple(attrs.items()),
+        picks=picks,
+        picks2=picks2,
+        seed=draw(st.integers(0, 2**16)),
+    )
 
 
 def _special_op(M, case: Case, x, y):
@@ -1629,8 +1925,11 @@ def _special_op(M, case: Case, x, y):
     family = case["family"]
     if family == "reduce":
         if op in ("sum", "mean") or attrs["dim"] is None:
-            return getattr(x, op)() if attrs["dim"] is None else \
-                getattr(x, op)(dim=attrs["dim"], keepdim=attrs["keepdim"])
+            return (
+                getattr(x, op)()
+                if attrs["dim"] is None
+                else getattr(x, op)(dim=attrs["dim"], keepdim=attrs["keepdim"])
+            )
         return getattr(x, op)(dim=attrs["dim"], keepdim=attrs["keepdim"])[0]
     if family == "unary":
         return x.clamp(min=-0.5, max=0.8) if op == "clamp" else getattr(x, op)()
@@ -1639,8 +1938,13 @@ def _special_op(M, case: Case, x, y):
             return getattr(M, op)(x, y)
         if op == "where":
             return M.where(x > 0, x, y)
-        return {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
-                "div": lambda: x / y, "pow": lambda: x ** y}[op]()
+        return {
+            "add": lambda: x + y,
+            "sub": lambda: x - y,
+            "mul": lambda: x * y,
+            "div": lambda: x / y,
+            "pow": lambda: x**y,
+        }[op]()
     c = attrs["c"]
     return {"add": x + c, "sub": x - c, "mul": x * c, "rsub": c - x}[op]
 
@@ -1719,8 +2023,17 @@ def mixed_dtype_cases(draw) -> Case:
         cond = "bool"
     else:
         cond = draw(st.sampled_from(DTYPES)) if op == "where" else "bool"
-    return _case("mixed_dtype", shape=shape, da=da, other=other, db=db, op=op, cond=cond,
-                 reflected=draw(st.booleans()), seed=draw(st.integers(0, 2**16)))
+    return _case(
+        "mixed_dtype",
+        shape=shape,
+        da=da,
+        other=other,
+        db=db,
+        op=op,
+        cond=cond,
+        reflected=draw(st.booleans()),
+        seed=draw(st.integers(0, 2**16)),
+    )
 
 
 def _typed_values(seed: int, shape, dtype: str) -> np.ndarray:
@@ -1740,8 +2053,7 @@ def _run_mixed_dtype(lib, case: Case, trace: Trace) -> None:
         raw = _typed_values(seed + 1, (), {"int": "int64", "float": "float64"}.get(db, db))
         b = {"bool": bool, "int": int, "float": float}[db](raw)
     else:
-        b = lib.tensor(_typed_values(seed + 1, (), db), db,
-                       requires_grad=db.startswith("float"))
+        b = lib.tensor(_typed_values(seed + 1, (), db), db, requires_grad=db.startswith("float"))
     p, q = (b, a) if case["reflected"] else (a, b)
     if op in ("maximum", "minimum"):
         out = getattr(M, op)(p, q)
@@ -1749,13 +2061,20 @@ def _run_mixed_dtype(lib, case: Case, trace: Trace) -> None:
         cond = lib.tensor(_typed_values(seed + 2, shape, case["cond"]), case["cond"])
         out = M.where(cond, p, q)
     else:
-        out = {"add": lambda: p + q, "sub": lambda: p - q, "mul": lambda: p * q,
-               "div": lambda: p / q, "lt": lambda: p < q, "eq": lambda: p == q}[op]()
+        out = {
+            "add": lambda: p + q,
+            "sub": lambda: p - q,
+            "mul": lambda: p * q,
+            "div": lambda: p / q,
+            "lt": lambda: p < q,
+            "eq": lambda: p == q,
+        }[op]()
     trace.append(("dtype", lib.dtype_name(out)))
     trace.value("out", out)
     if out.requires_grad:
-        w = lib.tensor(np.random.default_rng(seed + 3).normal(size=tuple(out.shape)),
-                       lib.dtype_name(out))
+        w = lib.tensor(
+            np.random.default_rng(seed + 3).normal(size=tuple(out.shape)), lib.dtype_name(out)
+        )
         (out * w).sum().backward()
         trace.append(("a.grad dtype", None if a.grad is None else lib.dtype_name(a.grad)))
         trace.grad("a", a)
@@ -1771,13 +2090,24 @@ def hook_cases(draw) -> Case:
     """Hooks on a leaf, an intermediate and on grad_fn nodes (pre and post) that scale,
     replace or only observe gradients; sometimes retain_grad on the intermediate."""
     shape = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
-    hooks = draw(st.lists(st.tuples(st.sampled_from(HOOK_PLACES), st.sampled_from(HOOK_KINDS)),
-                          min_size=1, max_size=3))
+    hooks = draw(
+        st.lists(
+            st.tuples(st.sampled_from(HOOK_PLACES), st.sampled_from(HOOK_KINDS)),
+            min_size=1,
+            max_size=3,
+        )
+    )
     bad = None
     if enabled("hook_changes_type") and draw(st.integers(0, 3)) == 0:
         bad = draw(st.sampled_from(["shape", "dtype"]))
-    return _case("hooks", shape=shape, hooks=tuple(hooks), retain=draw(st.booleans()),
-                 bad=bad, seed=draw(st.integers(0, 2**16)))
+    return _case(
+        "hooks",
+        shape=shape,
+        hooks=tuple(hooks),
+        retain=draw(st.booleans()),
+        bad=bad,
+        seed=draw(st.integers(0, 2**16)),
+    )
 
 
 def _run_hooks(lib, case: Case, trace: Trace) -> None:
@@ -1797,6 +2127,7 @@ def _run_hooks(lib, case: Case, trace: Trace) -> None:
             if kind == "replace":
                 return g * 0.0 + lib.tensor(_data(seed + 10 + k, tuple(g.shape)), lib.dtype_name(g))
             return None
+
         return hook
 
     for k, (place, kind) in enumerate(case["hooks"]):
@@ -1837,6 +2168,7 @@ CASE_RUNNERS = {
     "mixed_dtype": _run_mixed_dtype,
     "hooks": _run_hooks,
 }
+
 
 def torch_may_raise(case: Case) -> bool:
     """Whether ``case`` is meant to probe an error.  The other cases must run cleanly in
