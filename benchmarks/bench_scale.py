@@ -18,8 +18,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import naivegraph as ng  # noqa: E402
-import naivegraph.static as ns  # noqa: E402
+import naivegraph as ng
+import naivegraph.static as ns
 
 
 def dynamic(n: int) -> tuple[float, float]:

@@ -56,7 +56,7 @@ from .dynamic.factories import (
     zeros,
     zeros_like,
 )
-from .dynamic.functions import *  # noqa: F401,F403  (ng.exp, ng.sum, ng.cat, ...)
+from .dynamic.functions import *  # noqa: F403  (ng.exp, ng.sum, ng.cat, ...)
 from .dynamic.functions import __all__ as _function_names
 from .dynamic.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dynamic.tensor import Tensor
@@ -66,8 +66,8 @@ __version__ = "0.1.0"
 
 # Import the package first, then bind the function: importing a submodule sets the
 # parent's attribute of the same name, so the function must come after it.
-from . import render as _render_package  # noqa: E402,F401
-from .render import render  # noqa: E402
+from . import render as _render_package
+from .render import render
 
 __all__ = [
     "Tensor",

@@ -152,7 +152,7 @@ def tour_table(x: np.ndarray) -> tuple[list[tuple[str, str, str]], dict]:
 def format_table(rows: Sequence[tuple[str, str, str]]) -> str:
     head = ("", "dynamic (eager)", "static (build, then run)")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(3)]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
     return "\n".join([line(head), "  ".join("-" * w for w in widths), *map(line, rows)])
 
 

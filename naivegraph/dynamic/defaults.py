@@ -28,7 +28,7 @@ class device:
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type: "str | device", index: int | None = None) -> None:  # noqa: A002
+    def __init__(self, type: "str | device", index: int | None = None) -> None:
         if isinstance(type, device):
             type, index = type.type, type.index if index is None else index
         if not isinstance(type, str):

@@ -17,7 +17,7 @@ from .tensor import Tensor, _as_array, _check_device
 float32, float64, float16 = np.float32, np.float64, np.float16
 int64, int32, int8, uint8 = np.int64, np.int32, np.int8, np.uint8
 bool_ = np.bool_
-float = float32  # noqa: A001  (torch.float is float32, as x.float(); torch.double float64)
+float = float32
 double = float64
 long = int64
 

@@ -365,9 +365,8 @@ def shape_of(value) -> tuple:
     return value.shape if isinstance(value, (np.ndarray, Meta)) else SCALAR_SHAPE
 
 
-def meta_of(array) -> Meta:
-    """The shape and dtype of ``array``, kept where the array itself is not needed."""
-    return fast.cached_meta(array.shape, array.dtype, Meta)
+#: meta_of(array): the shape and dtype of ``array``, kept where the array is not needed
+meta_of = fast.cached_meta(Meta)
 
 
 _node_classes: dict[str, type] = {}
@@ -384,11 +383,11 @@ def node_class(name: str) -> type:
 
 def find_node_class(op: OpDef, attrs: dict, saved: list) -> type:
     """The node class for one call of ``op``, named as PyTorch names it."""
-    cls = fast.cached_node_class(op)
+    cls = fast.node_class_of_op.get(op) if fast.enabled else None
     if cls is None:
         cls = node_class(op.grad_fn_name(attrs, [shape_of(s) for s in saved]))
         if not callable(op.backward_name):  # the name does not depend on the call
-            fast.remember_node_class(op, cls)
+            fast.node_class_of_op[op] = cls
     return cls
 
 

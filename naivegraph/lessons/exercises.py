@@ -196,7 +196,7 @@ def _call(exercise: str, fn: Callable, *args, **kwargs):
     """Call the learner's function; a crash becomes a readable failure (not an exception)."""
     try:
         return True, fn(*args, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - reported to the learner
+    except Exception as exc:  # any error is reported to the learner
         frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip this helper's frame
         package = str(Path(__file__).resolve().parent)
         yours = [f for f in frames if not str(Path(f.filename).resolve()).startswith(package)]
@@ -444,7 +444,7 @@ def check_double_hook(hook) -> Result:
     v.register_hook(spy)
     try:
         v.backward(ng.tensor([1.0, 2.0, 3.0]))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # any error: reported to the learner
         return _fail(ex, f"backward failed with your hook: {type(exc).__name__}: {exc}; hint: the "
                          "hook gets the gradient tensor and returns a tensor of the same shape.")
     if v.grad is None:
@@ -746,7 +746,7 @@ def check_static_model(graph, x, loss) -> Result:
     try:
         graph.forward({x: np.ones((2, 2))})
         value = loss.value
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # any error: reported to the learner
         return _fail(ex, f"running the graph failed: {type(exc).__name__}: {exc}")
     if not _close(value, 40.0):
         return _wrong(ex, "loss = 40 for x = ones(2, 2)", _show(value),
@@ -754,7 +754,7 @@ def check_static_model(graph, x, loss) -> Result:
     try:
         graph.forward({x: 2 * np.ones((2, 2))})
         value2 = loss.value
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # any error: reported to the learner
         return _fail(ex, f"running the graph failed: {type(exc).__name__}: {exc}")
     if not _close(value2, (4 + 3) * (4 * 4)):
         return _wrong(ex, "loss = 112 for x = 2 * ones(2, 2)", _show(value2),
@@ -774,7 +774,7 @@ def check_compiled_step(f) -> Result:
         return stop
     try:
         values = [float(_array(v)) for v in out]
-    except Exception:  # noqa: BLE001
+    except Exception:  # any error: reported to the learner
         return _fail(ex, f"expected a list of 4 scalars, got {_show(out)}; hint: "
                          "outputs=[loss, *ns.gradients(loss, [w1, w2, w3])].")
     if len(values) != 4:
@@ -846,7 +846,7 @@ def check_where_fix(f) -> Result:
         return stop
     try:
         traced = ns.trace(f, np.ones(2))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # any error: reported to the learner
         return _fail(ex, f"tracing failed: {type(exc).__name__}: {str(exc).splitlines()[0]}; "
                          "hint: no Python `if` on tensor values: choose with ng.where(cond, a, b).")
     for feed, want in (([1.0, 2.0], [2.0, 4.0]), ([-1.0, -2.0], [1.0, 2.0]),
@@ -924,7 +924,7 @@ def check_jacobian(J) -> Result:
     want = np.array([[y, x], [1.0, math.cos(y)], [math.exp(x) * y, math.exp(x)]])
     try:
         got = _array(J)
-    except Exception:  # noqa: BLE001
+    except Exception:  # any error: reported to the learner
         return _fail(ex, "expected a 3x2 array (rows: outputs, columns: inputs).")
     if got.shape == (2, 3) and np.allclose(got, want.T, atol=1e-6):
         return _wrong(ex, "a 3x2 matrix (one row per output)", "its transpose",
@@ -1019,7 +1019,7 @@ def check_train_step(train_step) -> Result:
             return stop
         try:
             losses.append(float(_array(loss)))
-        except Exception:  # noqa: BLE001
+        except Exception:  # any error: reported to the learner
             return _fail(ex, f"expected the loss as a number, got {type(loss).__name__}; "
                              "hint: return loss.item().")
     if not all(np.isfinite(losses)):

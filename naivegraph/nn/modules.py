@@ -419,7 +419,7 @@ class Linear(Module):
         dtype = dtype or get_default_dtype()
         self.in_features, self.out_features = in_features, out_features
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
-        draw = lambda *shape: _random.generator.uniform(-bound, bound, shape).astype(dtype)  # noqa: E731
+        draw = lambda *shape: _random.generator.uniform(-bound, bound, shape).astype(dtype)
         self.weight = Parameter(Tensor._make(draw(out_features, in_features), False, None, 0))
         self.bias = Parameter(Tensor._make(draw(out_features), False, None, 0)) if bias else None
 

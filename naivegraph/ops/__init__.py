@@ -1,6 +1,6 @@
 """The op table shared by dynamic and static mode: see :mod:`naivegraph.ops.table`."""
 
-from . import table as _table  # noqa: F401  (fills OPS)
+from . import table as _table
 from .core import OPS, Meta, OpDef, call, defop, op_function
 from .table import F
 

@@ -15,7 +15,7 @@ True
 (2.0, 1.0)
 """
 
-from . import session  # noqa: E402,F401  (graphs run through it: see session.py)
+from . import session
 from .executor import CompiledFunction, Plan
 from .functions import (
     abs,

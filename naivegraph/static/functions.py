@@ -43,7 +43,7 @@ cos = _unary("cos")
 tanh = _unary("tanh")
 sigmoid = _unary("sigmoid")
 relu = _unary("relu")
-abs = _unary("abs")  # noqa: A001  (same name as torch.abs)
+abs = _unary("abs")
 neg = _unary("neg")
 
 
@@ -65,14 +65,14 @@ logical_and, logical_or = _binary("logical_and"), _binary("logical_or")
 logical_not = _unary("logical_not")
 
 
-def pow(x: Any, exponent: Any) -> Operation:  # noqa: A001
+def pow(x: Any, exponent: Any) -> Operation:
     """``x ** exponent``; a Python number exponent keeps the op ``pow_scalar``."""
     if isinstance(exponent, Node) and not isinstance(x, Node):
         return apply(OPS["pow"], (x, exponent), {})
     return _node(x) ** exponent
 
 
-def clamp(x: Any, min: Any = None, max: Any = None) -> Operation:  # noqa: A002
+def clamp(x: Any, min: Any = None, max: Any = None) -> Operation:
     """Limit ``x`` to ``[min, max]`` (either bound may be None)."""
     return _node(x).clamp(min, max)
 
@@ -92,7 +92,7 @@ def where(condition: Any, x: Any, y: Any) -> Operation:
     return apply(OPS["where"], (condition, x, y), {})
 
 
-def sum(x: Any, dim: Any = None, keepdim: bool = False) -> Operation:  # noqa: A001
+def sum(x: Any, dim: Any = None, keepdim: bool = False) -> Operation:
     """Sum over ``dim`` (all axes when None)."""
     return _node(x).sum(dim=dim, keepdim=keepdim)
 
@@ -102,12 +102,12 @@ def mean(x: Any, dim: Any = None, keepdim: bool = False) -> Operation:
     return _node(x).mean(dim=dim, keepdim=keepdim)
 
 
-def max(x: Any, dim: Any = None, keepdim: bool = False):  # noqa: A001
+def max(x: Any, dim: Any = None, keepdim: bool = False):
     """The largest value; along ``dim``, a ``(values, indices)`` pair, as in torch."""
     return _node(x).max(dim=dim, keepdim=keepdim)
 
 
-def min(x: Any, dim: Any = None, keepdim: bool = False):  # noqa: A001
+def min(x: Any, dim: Any = None, keepdim: bool = False):
     """The smallest value; along ``dim``, a ``(values, indices)`` pair, as in torch."""
     return _node(x).min(dim=dim, keepdim=keepdim)
 

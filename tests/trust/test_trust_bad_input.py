@@ -12,7 +12,7 @@ import pytest
 import naivegraph as ng
 import naivegraph.static as ns
 
-xfail = lambda reason: pytest.mark.xfail(strict=True, reason=reason)  # noqa: E731
+xfail = lambda reason: pytest.mark.xfail(strict=True, reason=reason)
 
 
 def snapshot(*tensors):
