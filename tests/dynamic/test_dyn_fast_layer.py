@@ -14,6 +14,16 @@ import naivegraph as ng
 from naivegraph import fast
 
 
+@pytest.fixture(autouse=True)
+def fast_layer_on():
+    """Each test starts with the layer on, even in ``make test-readable`` (which turns it
+    off for the whole process): these tests compare on with off."""
+    previous = fast.enabled
+    fast.set_enabled(True)
+    yield
+    fast.set_enabled(previous)
+
+
 def _reference_example():
     x = ng.ones([2, 2])
     w1 = ng.tensor(2.0, requires_grad=True)
