@@ -16,7 +16,8 @@ from typing import Callable
 import numpy as np
 
 from .. import fast
-from ..ops.core import SCALAR_SHAPE, Meta, OpDef
+from ..ops.core import Meta, OpDef
+from ..ops.names import SCALAR_SHAPE
 
 _handle_ids = itertools.count()
 

@@ -24,6 +24,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .names import backward_name_of
+
 Partial = Callable[..., Any]
 
 #: name -> OpDef.  Filled by the ``defop`` calls in the sibling modules.
@@ -45,16 +47,6 @@ class Meta:
 
     def __repr__(self) -> str:
         return f"Meta(shape={self.shape}, dtype={np.dtype(self.dtype).name})"
-
-
-class ScalarShape(tuple):
-    """The shape ``()`` of a Python number operand (``2 - x``), told apart from a 0-d
-    tensor's so that backward names can follow PyTorch (``RsubBackward1``)."""
-
-    __slots__ = ()
-
-
-SCALAR_SHAPE = ScalarShape()
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,7 +245,7 @@ def defop(
     if name in OPS:
         raise ValueError(f"op {name!r} is defined twice; every op has exactly one entry")
     if backward is None:
-        backward = "".join(part.capitalize() for part in name.split("_")) + "Backward0"
+        backward = backward_name_of(name)  # torch's naming lives in names.py
     op = OpDef(
         name=name,
         forward=quiet(forward),

@@ -1,13 +1,23 @@
 """Every primitive of naivegraph, once: numpy forward + one partial VJP per input.
 
-Read a line such as::
+How to read a ``defop``::
 
     defop("mul", np.multiply, [lambda g, x, y, out: g * y,
                                lambda g, x, y, out: g * x], saves=(0, 1), elementwise=True)
 
-as "d(x*y)/dx applied to g is g*y; backward needs both inputs kept".  Partials only use
-operators and ``F.<op>(...)`` so they work on arrays, tensors and static nodes alike
-(see :mod:`naivegraph.ops.core`).  Adding an op means adding one ``defop`` here.
+- the name, then the numpy forward: ``mul(x, y)`` computes ``np.multiply(x, y)``;
+- one partial per input, each a vector-Jacobian product: given ``g``, the gradient of
+  the output, the first returns the gradient of ``x`` (``g * y``), the second that of
+  ``y``; ``None`` where an input gets no gradient (an index, a mask);
+- ``saves``: which inputs (or ``"out"``) backward must keep: here both;
+- ``elementwise``: numpy broadcasting applies, and each gradient is summed back to its
+  input's shape.
+
+Partials only use operators and ``F.<op>(...)``, so one rule differentiates arrays,
+dynamic tensors (``create_graph=True``) and static nodes (symbolic gradients) alike (see
+:mod:`naivegraph.ops.core`).  Adding an op means adding one ``defop`` here.  The entries
+run from the simplest (elementwise arithmetic) to the most composite (losses); what
+PyTorch calls each op's backward node is kept apart, in :mod:`naivegraph.ops.names`.
 """
 
 from __future__ import annotations
@@ -19,7 +29,6 @@ import numpy as np
 from .core import (
     DEFAULT_FLOAT,
     OPS,
-    ScalarShape,
     defop,
     op_function,
     promote,
@@ -51,15 +60,6 @@ def _restore(g, shape, dim, keepdim):
     if not keepdim or dim is None:
         g = F.reshape(g, shape=reduced_keepdim_shape(shape, dim))
     return F.expand(g, shape=tuple(shape))
-
-
-def _reduction_name(base):
-    return lambda attrs, shapes: f"{base}Backward{0 if attrs.get('dim') is None else 1}"
-
-
-def _minmax_name(base):
-    # PyTorch: full reduction -> MaxBackward1, along a dim -> MaxBackward0.
-    return lambda attrs, shapes: f"{base}Backward{1 if attrs.get('dim') is None else 0}"
 
 
 # ----------------------------------------------------------------------------------
@@ -109,9 +109,6 @@ defop(
     _subtract,
     [lambda g, x, y, out: g, lambda g, x, y, out: -g],
     elementwise=True,
-    backward=lambda attrs, shapes: (
-        "RsubBackward1" if isinstance(shapes[0], ScalarShape) else "SubBackward0"
-    ),
 )
 defop(
     "mul",
@@ -158,7 +155,6 @@ defop(
     "pow_scalar",
     _power_scalar,
     [_pow_scalar_partial],
-    backward="PowBackward0",
     saves=(0,),
     elementwise=True,
 )
@@ -204,9 +200,6 @@ defop(
     "pow",
     _power,
     [_pow_base_partial, _pow_exponent_partial],
-    backward=lambda attrs, shapes: (
-        "PowBackward2" if isinstance(shapes[0], ScalarShape) else "PowBackward1"
-    ),
     saves=(0, 1, "out"),
     elementwise=True,
 )
@@ -410,13 +403,12 @@ def _clamp_partial(g, x, out, min=None, max=None):
     return F.where(inside, g, 0.0)
 
 
-defop("clamp", _clamp, [_clamp_partial], backward="ClampBackward1", saves=(0,), elementwise=True)
+defop("clamp", _clamp, [_clamp_partial], saves=(0,), elementwise=True)
 defop("clone", np.copy, [lambda g, x, out: g])
 defop(
     "to_copy",
     lambda x, dtype: np.asarray(x).astype(dtype),
     [lambda g, x, out, dtype: g if g.dtype == x.dtype else F.to_copy(g, dtype=x.dtype)],
-    backward="ToCopyBackward0",
     doc="A copy cast to ``dtype`` (``x.float()``, ``x.to(...)``).",
 )
 # What in-place writers compute; the old value gets no gradient: zeros that are
@@ -426,16 +418,14 @@ defop(
     "fill",
     lambda x, value: np.full_like(x, value),
     [lambda g, x, out, value: F.zeros_like(g)],
-    backward="FillBackward2",
 )  # fill_(scalar)
-defop("zero", np.zeros_like, [lambda g, x, out: F.zeros_like(g)], backward="ZeroBackward0")
+defop("zero", np.zeros_like, [lambda g, x, out: F.zeros_like(g)])
 defop(
     "copy",
     lambda x, src: np.array(
         np.broadcast_to(np.asarray(src, dtype=np.asarray(x).dtype), np.shape(x))
     ),
     [lambda g, x, src, out: F.zeros_like(g), lambda g, x, src, out: g],
-    backward="CopyBackwards",
     elementwise=True,
     doc="``src`` broadcast to ``x``'s shape and dtype (``x.copy_(src)``).",
 )
@@ -490,7 +480,6 @@ defop(
     "sum",
     _sum,
     [lambda g, x, out, dim=None, keepdim=False: _restore(g, x.shape, dim, keepdim)],
-    backward=_reduction_name("Sum"),
 )
 defop(
     "mean",
@@ -500,7 +489,6 @@ defop(
             _restore(g, x.shape, dim, keepdim) / max(_count(x.shape, dim), 1)
         )
     ],
-    backward=_reduction_name("Mean"),
 )
 
 
@@ -563,14 +551,12 @@ defop(
     "max",
     _extreme("max", np.max),
     [_extreme_partial],
-    backward=_minmax_name("Max"),
     saves=(0, "out"),
 )
 defop(
     "min",
     _extreme("min", np.min),
     [_extreme_partial],
-    backward=_minmax_name("Min"),
     saves=(0, "out"),
 )
 
@@ -599,7 +585,6 @@ defop(
     "reshape",
     lambda x, shape: np.reshape(x, shape),
     [lambda g, x, out, shape: F.reshape(g, shape=tuple(x.shape))],
-    backward="ViewBackward0",
 )
 
 
@@ -631,7 +616,7 @@ def _t(x):
     return np.transpose(x)
 
 
-defop("t", _t, [lambda g, x, out: F.t(g)], backward="TBackward0")
+defop("t", _t, [lambda g, x, out: F.t(g)])
 defop(
     "permute",
     lambda x, dims: np.transpose(x, dims),
@@ -649,45 +634,16 @@ def _squeeze(x, dim=None):
     return x.view() if out is x else out  # always a view, never the input array itself
 
 
-def _squeeze_name(attrs, shapes):
-    dim = attrs.get("dim")
-    return (
-        "SqueezeBackward0"
-        if dim is None
-        else ("SqueezeBackward1" if isinstance(dim, (int, np.integer)) else "SqueezeBackward2")
-    )
-
-
 defop(
     "squeeze",
     _squeeze,
     [lambda g, x, out, dim=None: F.reshape(g, shape=tuple(x.shape))],
-    backward=_squeeze_name,
 )
 defop(
     "unsqueeze",
     lambda x, dim: np.expand_dims(x, dim),
     [lambda g, x, out, dim: F.reshape(g, shape=tuple(x.shape))],
 )
-
-
-def _index_name(attrs, shapes):
-    index = attrs["index"]
-    parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(p, (np.ndarray, list)) for p in parts):
-        return "IndexBackward0"
-    # PyTorch applies basic indices left to right; the node is that of the last one
-    # (a full slice ":" records nothing).
-    for p in reversed(parts):
-        if p == slice(None):
-            continue
-        if p is None:
-            return "UnsqueezeBackward0"
-        if isinstance(p, (int, np.integer)):
-            return "SelectBackward0"
-        if isinstance(p, slice):
-            return "SliceBackward0"
-    return "AliasBackward0"  # x[...]
 
 
 def _scatter(g, shape, index):
@@ -720,13 +676,11 @@ defop(
     "getitem",
     _getitem,
     [lambda g, x, out, index: F.scatter(g, shape=tuple(x.shape), index=index)],
-    backward=_index_name,
 )
 defop(
     "scatter",
     _scatter,
     [lambda g, x, out, shape, index: F.getitem(g, index=index)],
-    backward="IndexPutBackward0",
 )
 
 
@@ -760,7 +714,6 @@ defop(
         lambda g, x, v, out, index: F.where(_keep_mask(tuple(x.shape), index), g, 0.0),
         _index_put_value_partial,
     ],
-    backward="IndexPutBackward0",
     elementwise=False,
 )
 
@@ -805,22 +758,6 @@ defop(
 # ----------------------------------------------------------------------------------
 
 
-def _matmul_name(attrs, shapes):
-    # PyTorch names the last kernel its matmul dispatches to: vector x matrix ends in a
-    # squeeze, a matrix times a batch in a transposed copy, other batched products in a
-    # reshape of the folded/bmm result.
-    a, b = (len(s) for s in shapes)
-    if a == 1 and b == 1:
-        return "DotBackward0"
-    if a == 2 and b == 1:
-        return "MvBackward0"
-    if a == 1 and b == 2:
-        return "SqueezeBackward4"
-    if a == 2 and b == 2:
-        return "MmBackward0"
-    return "CloneBackward0" if a == 2 else "UnsafeViewBackward0"
-
-
 def _matmul_partial(which):
     def partial(g, x, y, out):
         if len(x.shape) == 1 and len(y.shape) == 1:
@@ -859,9 +796,7 @@ def _matmul(x, y):
     return np.matmul(x, y)
 
 
-defop(
-    "matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1), backward=_matmul_name
-)
+defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1))
 
 
 def _addmm(bias, mat1, mat2):
@@ -961,7 +896,7 @@ def _nll_partial(g, logp, target, out, reduction="mean"):
     return scale * hot
 
 
-defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,), backward="NllLossBackward0")
+defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,))
 
 
 def _mse(x, y, reduction="mean"):
@@ -985,6 +920,5 @@ defop(
     _mse,
     [_mse_partial(+1), _mse_partial(-1)],
     saves=(0, 1),
-    backward="MseLossBackward0",
     elementwise=True,
 )

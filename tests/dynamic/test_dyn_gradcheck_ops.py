@@ -435,3 +435,14 @@ def test_second_derivative_gradcheck(cid, fn, makers):
         return ng.cat([g.reshape(-1) for g in grads if g is not None])
 
     assert ng.autograd.gradcheck(vjp, inputs + (v,))
+
+
+def test_the_naming_table_names_only_ops_of_the_table_and_every_op_has_a_name():
+    from naivegraph.ops.names import GRAD_FN_NAMES, default_name
+
+    assert set(GRAD_FN_NAMES) <= set(OPS), sorted(set(GRAD_FN_NAMES) - set(OPS))
+    for name, op in OPS.items():
+        listed = GRAD_FN_NAMES.get(name)
+        assert op.backward_name == (listed or default_name(name)), name
+    # a listed name differs from the default: the table holds only what torch renames
+    assert all(v != default_name(k) for k, v in GRAD_FN_NAMES.items() if isinstance(v, str))
