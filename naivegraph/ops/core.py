@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .names import backward_name_of
+from .shapes import same_shape, unknown_shape
 
 Partial = Callable[..., Any]
 
@@ -122,8 +123,7 @@ class OpDef:
             for i, gi in enumerate(grads):
                 if gi is not None:
                     shape = inputs[i].shape if shapes is None else shapes[i]
-                    if gi.shape != shape:
-                        grads[i] = OPS["sum_to"].dispatch(gi, shape=tuple(shape))
+                    grads[i] = summed_to(gi, inputs[i], shape)
         for i, gi in enumerate(grads):
             if gi is not None:
                 grads[i] = _in_dtype_of(gi, inputs[i])
@@ -132,6 +132,22 @@ class OpDef:
     def dispatch(self, *args, **attrs):
         """Run this op on whatever ``args`` are: arrays, tensors or static nodes."""
         return call(self, args, attrs)
+
+
+def summed_to(g, like, shape=None):
+    """``g`` summed back to the shape of ``like`` (or ``shape``) after broadcasting; ``g``
+    itself when it already fits.  A plain number ``like`` has shape ().
+
+    A static graph may know only part of a shape (``None`` for a size fed at run time):
+    then the sum reads the target shape from ``like``'s value when the graph runs.
+    """
+    if shape is None:
+        shape = getattr(like, "shape", ())
+    if same_shape(g.shape, shape):
+        return g
+    if unknown_shape(shape):
+        return OPS["sum_to_like"].dispatch(g, like)
+    return OPS["sum_to"].dispatch(g, shape=tuple(shape))
 
 
 def _in_dtype_of(grad, value):

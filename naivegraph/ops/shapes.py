@@ -7,6 +7,25 @@ from typing import Iterable, Sequence
 import numpy as np
 
 
+def unknown_shape(shape) -> bool:
+    """True for a static graph's shape whose rank (None) or some size (None) is unknown.
+
+    >>> unknown_shape((None, 3)), unknown_shape((2, 3)), unknown_shape(None)
+    (True, False, True)
+    """
+    return shape is None or None in shape
+
+
+def same_shape(a, b) -> bool:
+    """Equal shapes; two unknown sizes in the same place count as equal, as in TensorFlow 1
+    (they are the batch size that flows through the graph).
+
+    >>> same_shape((None, 3), (None, 3)), same_shape((2, 3), [2, 3]), same_shape(None, ())
+    (True, True, False)
+    """
+    return a is not None and b is not None and tuple(a) == tuple(b)
+
+
 def normalize_dims(dim, ndim: int) -> tuple[int, ...] | None:
     """``dim`` as numpy wants it: None (all axes) or a tuple of non-negative axes.
 

@@ -34,10 +34,11 @@ from .core import (
     promote,
     promoted,
     result_type,
+    summed_to,
     torch_dtype_name,
     writes_like,
 )
-from .shapes import normalize_dims, reduced_keepdim_shape
+from .shapes import normalize_dims, reduced_keepdim_shape, same_shape, unknown_shape
 from .shapes import sum_to as _np_sum_to
 
 
@@ -55,11 +56,61 @@ class _Functions:
 F = _Functions()
 
 
-def _restore(g, shape, dim, keepdim):
-    """Broadcast a reduced gradient ``g`` back over the input ``shape``."""
+# ----------------------------------------------------------------------------------
+# Shapes in rules.  A rule reads the shape of a value it did not keep from a Meta, and
+# arrays and tensors always know theirs.  A static graph may not: a placeholder of shape
+# (None, 3) takes any batch size.  There the helpers below build an op that reads the
+# size from the value itself when the graph runs (``reshape_like``, ``expand_like``,
+# ``sum_to_like``, ``count``), so one symbolic gradient serves every batch size.  Known
+# shapes take the plain ops, so what dynamic mode records does not change.
+# ----------------------------------------------------------------------------------
+def _reshape_to(g, like):
+    """``g`` with the shape of ``like`` (its saved value or its Meta)."""
+    if unknown_shape(like.shape):
+        return F.reshape_like(g, like)
+    return F.reshape(g, shape=tuple(like.shape))
+
+
+def _expand_to(g, like):
+    """``g`` broadcast to the shape of ``like``."""
+    if unknown_shape(like.shape):
+        return F.expand_like(g, like)
+    return F.expand(g, shape=tuple(like.shape))
+
+
+def _restore(g, x, dim, keepdim):
+    """Broadcast a reduced gradient ``g`` back over the shape of the input ``x``."""
+    if unknown_shape(x.shape):
+        if dim is not None and not keepdim:
+            for axis in sorted(normalize_dims(dim, _rank_of(x, "a reduction's gradient"))):
+                g = F.unsqueeze(g, dim=axis)
+        return F.expand_like(g, x)
     if not keepdim or dim is None:
-        g = F.reshape(g, shape=reduced_keepdim_shape(shape, dim))
-    return F.expand(g, shape=tuple(shape))
+        g = F.reshape(g, shape=reduced_keepdim_shape(x.shape, dim))
+    return F.expand(g, shape=tuple(x.shape))
+
+
+def _rank_of(x, what: str) -> int:
+    if x.shape is None:
+        raise ValueError(
+            f"{what} needs the rank of its input, which the graph does not know; give the "
+            f"placeholder it depends on a shape (None marks a size known only at run time)"
+        )
+    return len(x.shape)
+
+
+def _count_of_shape(shape, dim) -> int:
+    """How many elements a reduction over ``dim`` takes in (at least 1)."""
+    axes = normalize_dims(dim, len(shape))
+    count = math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
+    return max(count, 1)
+
+
+def _count(x, dim):
+    """:func:`_count_of_shape` of ``x``: a number, or a node reading it at run time."""
+    if unknown_shape(x.shape):
+        return F.count(x, dim=dim)
+    return _count_of_shape(x.shape, dim)
 
 
 # ----------------------------------------------------------------------------------
@@ -463,7 +514,9 @@ def _sum(x, dim=None, keepdim=False):
 
 
 def _mean(x, dim=None, keepdim=False):
-    count = _count(np.shape(x), dim)
+    shape = np.shape(x)
+    axes = normalize_dims(dim, len(shape))
+    count = math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
     total = _sum(x, dim, keepdim)
     if count == 0:  # the mean of nothing is nan, quietly, as in PyTorch
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -471,24 +524,15 @@ def _mean(x, dim=None, keepdim=False):
     return total / count
 
 
-def _count(shape, dim):
-    axes = normalize_dims(dim, len(shape))
-    return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
-
-
 defop(
     "sum",
     _sum,
-    [lambda g, x, out, dim=None, keepdim=False: _restore(g, x.shape, dim, keepdim)],
+    [lambda g, x, out, dim=None, keepdim=False: _restore(g, x, dim, keepdim)],
 )
 defop(
     "mean",
     _mean,
-    [
-        lambda g, x, out, dim=None, keepdim=False: (
-            _restore(g, x.shape, dim, keepdim) / max(_count(x.shape, dim), 1)
-        )
-    ],
+    [lambda g, x, out, dim=None, keepdim=False: _restore(g, x, dim, keepdim) / _count(x, dim)],
 )
 
 
@@ -536,15 +580,15 @@ defop("first_true", _first_true)  # a mask: carries no gradient
 
 
 def _extreme_partial(g, x, out, dim=None, keepdim=False):
-    value = _restore(out, x.shape, dim, keepdim)
+    value = _restore(out, x, dim, keepdim)
     # A NaN wins the reduction, so it takes the gradient (x != x only at NaN), as in torch.
     hit = F.logical_or(F.eq(x, value), F.logical_and(F.ne(x, x), F.ne(value, value)))
     if dim is not None:
         # max(dim)/min(dim) return an index per slice; only that element gets the gradient.
-        return _restore(g, x.shape, dim, keepdim) * F.first_true(hit, dim=dim)
+        return _restore(g, x, dim, keepdim) * F.first_true(hit, dim=dim)
     # A full reduction shares the gradient evenly between ties (PyTorch's MaxBackward1).
     count = F.sum(hit * 1.0, dim=dim, keepdim=True)
-    return _restore(g, x.shape, dim, keepdim) * hit / F.expand(count, shape=tuple(x.shape))
+    return _restore(g, x, dim, keepdim) * hit / _expand_to(count, x)
 
 
 defop(
@@ -584,7 +628,7 @@ defop(
 defop(
     "reshape",
     lambda x, shape: np.reshape(x, shape),
-    [lambda g, x, out, shape: F.reshape(g, shape=tuple(x.shape))],
+    [lambda g, x, out, shape: _reshape_to(g, x)],
 )
 
 
@@ -597,11 +641,39 @@ def _expand(x, shape):
     return np.broadcast_to(x, sizes)
 
 
-defop("expand", _expand, [lambda g, x, out, shape: F.sum_to(g, shape=tuple(x.shape))])
+defop("expand", _expand, [lambda g, x, out, shape: summed_to(g, x)])
 defop(
     "sum_to",
     lambda x, shape: _np_sum_to(np.asarray(x), shape),
-    [lambda g, x, out, shape: F.expand(g, shape=tuple(x.shape))],
+    [lambda g, x, out, shape: _expand_to(g, x)],
+)
+# The same three with the target shape read from a second operand when the graph runs
+# (static graphs with unknown sizes; see _unknown above).  The operand gives only its shape.
+defop(
+    "reshape_like",
+    lambda x, like: np.reshape(x, np.shape(like)),
+    [lambda g, x, like, out: _reshape_to(g, x), None],
+    doc="``x`` reshaped to the shape of ``like``.",
+)
+defop(
+    "expand_like",
+    lambda x, like: np.broadcast_to(x, np.shape(like)),
+    [lambda g, x, like, out: summed_to(g, x), None],
+    doc="``x`` broadcast to the shape of ``like``.",
+)
+defop(
+    "sum_to_like",
+    lambda x, like: _np_sum_to(np.asarray(x), np.shape(like)),
+    [lambda g, x, like, out: _expand_to(g, x), None],
+    doc="``x`` summed back to the shape of ``like`` (the inverse of broadcasting).",
+)
+defop(
+    "count",
+    lambda x, dim=None: np.asarray(
+        _count_of_shape(np.shape(x), dim),
+        dtype=np.result_type(x) if np.result_type(x).kind == "f" else DEFAULT_FLOAT,
+    ),
+    doc="How many elements a reduction of ``x`` over ``dim`` averages (at least 1).",
 )
 defop(
     "transpose",
@@ -637,12 +709,12 @@ def _squeeze(x, dim=None):
 defop(
     "squeeze",
     _squeeze,
-    [lambda g, x, out, dim=None: F.reshape(g, shape=tuple(x.shape))],
+    [lambda g, x, out, dim=None: _reshape_to(g, x)],
 )
 defop(
     "unsqueeze",
     lambda x, dim: np.expand_dims(x, dim),
-    [lambda g, x, out, dim: F.reshape(g, shape=tuple(x.shape))],
+    [lambda g, x, out, dim: _reshape_to(g, x)],
 )
 
 
@@ -675,13 +747,25 @@ def _getitem(x, index):
 defop(
     "getitem",
     _getitem,
-    [lambda g, x, out, index: F.scatter(g, shape=tuple(x.shape), index=index)],
+    [lambda g, x, out, index: _scatter_to(g, x, index)],
 )
 defop(
     "scatter",
     _scatter,
     [lambda g, x, out, shape, index: F.getitem(g, index=index)],
 )
+defop(
+    "scatter_like",
+    lambda x, like, index: _scatter(x, np.shape(like), index),
+    [lambda g, x, like, out, index: F.getitem(g, index=index), None],
+    doc="``x`` added into zeros of the shape of ``like`` at ``index``.",
+)
+
+
+def _scatter_to(g, x, index):
+    if unknown_shape(x.shape):
+        return F.scatter_like(g, x, index=index)
+    return F.scatter(g, shape=tuple(x.shape), index=index)
 
 
 def _index_put(x, value, index):
@@ -696,22 +780,23 @@ def _keep_mask(shape, index):
     return mask
 
 
-def _summed_to(g, shape):
-    """``g`` summed back to ``shape`` after broadcasting (itself when it already fits)."""
-    shape = tuple(shape)
-    return g if tuple(g.shape) == shape else F.sum_to(g, shape=shape)
-
-
 def _index_put_value_partial(g, x, v, out, index):
     # The value is broadcast into the indexed region: sum its gradient back to its shape.
-    return _summed_to(F.getitem(g, index=index), getattr(v, "shape", ()))
+    return summed_to(F.getitem(g, index=index), v)
+
+
+def _index_put_target_partial(g, x, v, out, index):
+    # The overwritten region gets no gradient.  Unknown sizes: write zeros into a copy of g.
+    if unknown_shape(x.shape):
+        return F.index_put(g, 0.0, index=index)
+    return F.where(_keep_mask(tuple(x.shape), index), g, 0.0)
 
 
 defop(
     "index_put",
     _index_put,
     [
-        lambda g, x, v, out, index: F.where(_keep_mask(tuple(x.shape), index), g, 0.0),
+        _index_put_target_partial,
         _index_put_value_partial,
     ],
     elementwise=False,
@@ -772,14 +857,11 @@ def _matmul_partial(which):
             g2 = F.unsqueeze(g2, dim=-1)
         if which == 0:
             grad = F.matmul(g2, F.transpose(y2, dim0=-1, dim1=-2))
-            target = x2.shape if len(x.shape) > 1 else (1,) + tuple(x.shape)
         else:
             grad = F.matmul(F.transpose(x2, dim0=-1, dim1=-2), g2)
-            target = y2.shape if len(y.shape) > 1 else tuple(y.shape) + (1,)
-        if tuple(grad.shape) != tuple(target):
-            grad = F.sum_to(grad, shape=tuple(target))
-        shape = (x if which == 0 else y).shape
-        return grad if tuple(grad.shape) == tuple(shape) else F.reshape(grad, shape=tuple(shape))
+        grad = summed_to(grad, x2 if which == 0 else y2)
+        like = x if which == 0 else y
+        return grad if same_shape(grad.shape, like.shape) else _reshape_to(grad, like)
 
     return partial
 
@@ -821,7 +903,7 @@ defop(
     "addmm",
     _addmm,
     [
-        lambda g, bias, mat1, mat2, out: _summed_to(g, bias.shape),
+        lambda g, bias, mat1, mat2, out: summed_to(g, bias),
         lambda g, bias, mat1, mat2, out: F.matmul(g, F.t(mat2)),
         lambda g, bias, mat1, mat2, out: F.matmul(F.t(mat1), g),
     ],
@@ -892,7 +974,7 @@ def _nll_partial(g, logp, target, out, reduction="mean"):
     hot = F.one_hot(target, num_classes=logp.shape[1])
     if reduction == "none":
         return -(F.unsqueeze(g, dim=1) * hot)
-    scale = -g / logp.shape[0] if reduction == "mean" else -g  # scalar work before (N, C)
+    scale = -g / _count(logp, 0) if reduction == "mean" else -g  # scalar work before (N, C)
     return scale * hot
 
 
@@ -909,7 +991,7 @@ def _mse_partial(sign):
     def partial(g, x, y, out, reduction="mean"):
         diff = (x - y) if sign > 0 else (y - x)
         # the mean is over the broadcast shape (torch), not over x's own size
-        scale = 2.0 / max(int(np.prod(diff.shape)), 1) if reduction == "mean" else 2.0
+        scale = 2.0 / _count(diff, None) if reduction == "mean" else 2.0
         return g * diff * scale
 
     return partial

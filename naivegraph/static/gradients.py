@@ -26,8 +26,9 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .. import fast
-from ..ops import Meta
+from ..ops import OPS, Meta
 from ..ops.core import refuse_complex_nodes
+from ..ops.shapes import unknown_shape
 from .executor import check_finite, shape_of, topological_order
 from .graph import Graph, describe_site, graph_of
 from .nodes import Constant, Node, Operation, Variable, _to_array, numeric_data
@@ -275,8 +276,9 @@ def _symbolic_seeds(graph: Graph, ys: Sequence[Node], grad_ys: Sequence[Any], fl
     for y, gy in zip(ys, grad_ys):
         if y not in flows:
             continue
-        if gy is None:
-            _known_shape(y)
+        if gy is None and unknown_shape(y.shape):
+            gy = OPS["fill"].dispatch(y, value=1.0)  # ones, shaped like y when the graph runs
+        elif gy is None:
             gy = Constant(np.ones(y.shape, dtype=y.dtype))
             graph._register(gy, None, "ones")
         elif not isinstance(gy, Node):
@@ -288,19 +290,14 @@ def _symbolic_seeds(graph: Graph, ys: Sequence[Node], grad_ys: Sequence[Any], fl
     return seeds
 
 
-def _known_shape(node: Node) -> tuple:
-    if node.shape is None or None in node.shape:
-        raise ValueError(
-            f"symbolic gradients need known shapes, but {node.name!r} has shape {node.shape}; "
-            f"declare full placeholder shapes, or use graph.backward (numeric) instead"
-        )
-    return node.shape
-
-
 def _symbolic_operands(node: Operation) -> tuple:
+    """The rules see a node where they may read it, else its Meta.  A node whose shape
+    is not fully known is always handed over: the rule reads its sizes when the graph
+    runs (the value is there anyway; a static run keeps what its readers need)."""
+    op = node.op
     inputs = [
-        inp if node.op.saves_input(i) else Meta(_known_shape(inp), inp.dtype)
+        inp if op.saves_input(i) or unknown_shape(inp.shape) else Meta(inp.shape, inp.dtype)
         for i, inp in enumerate(node.inputs)
     ]
-    out = node if node.op.saves_out else Meta(_known_shape(node), node.dtype)
-    return inputs, out, [_known_shape(inp) for inp in node.inputs]
+    out = node if op.saves_out or unknown_shape(node.shape) else Meta(node.shape, node.dtype)
+    return inputs, out, [inp.shape for inp in node.inputs]

@@ -181,6 +181,10 @@ case("expand", "expand", lambda x: x.expand(2, 3, 4), ("anyv", (3, 1)))
 case("expand", "minus-one", lambda x: x.expand(-1, 4), ("anyv", (3, 1)))
 case("expand", "expand-as", lambda x: x.expand_as(ng.zeros(2, 4)), ("anyv", (4,)))
 case("sum_to", "direct", lambda x: F.sum_to(x, shape=(3, 1)), ("anyv", (2, 3, 4)))
+# The *_like ops take the target shape from a second operand (static graphs, unknown sizes).
+case("reshape_like", "like", lambda x: F.reshape_like(x, ng.zeros(3, 4)), ("anyv", (2, 6)))
+case("expand_like", "like", lambda x: F.expand_like(x, ng.zeros(2, 3, 4)), ("anyv", (3, 1)))
+case("sum_to_like", "like", lambda x: F.sum_to_like(x, ng.zeros(3, 1)), ("anyv", (2, 3, 4)))
 case("transpose", "transpose", lambda x: x.transpose(0, 2), ("anyv", (2, 3, 4)))
 case("t", "matrix", lambda x: x.t(), ("anyv", (2, 3)))
 case("t", "vector", lambda x: x.t() * x, ("anyv", (3,)))
@@ -221,6 +225,12 @@ case(
     "scatter",
     "repeated",
     lambda x: F.scatter(x, shape=(3, 4), index=([0, 2, 0], [1, 1, 1])),
+    ("anyv", (3,)),
+)
+case(
+    "scatter_like",
+    "repeated",
+    lambda x: F.scatter_like(x, ng.zeros(3, 4), index=([0, 2, 0], [1, 1, 1])),
     ("anyv", (3,)),
 )
 case(
@@ -407,7 +417,7 @@ def test_non_differentiable_ops_record_no_history():
             out = op.dispatch(x)
         elif name == "one_hot":
             out = op.dispatch(ng.tensor([0, 2, 1]), num_classes=3)
-        elif name in ("argmax", "argmin"):
+        elif name in ("argmax", "argmin", "count"):
             out = op.dispatch(x, dim=0)
         else:
             out = op.dispatch(x, x * 0 + 1)
