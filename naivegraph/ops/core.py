@@ -63,6 +63,7 @@ class OpDef:
     differentiable: bool = True
     variadic: bool = False  # takes a list of tensors (cat, stack)
     commutative: bool = False  # operand order does not matter (drawings label it otherwise)
+    stateful: bool = False  # writes state (assign): never folded, merged or run for display
     vjp_all: Callable[..., Sequence[Any]] | None = None  # variadic rule: all grads at once
     doc: str = ""
     attrs_doc: dict = field(default_factory=dict)
@@ -248,6 +249,7 @@ def defop(
     differentiable: bool = True,
     variadic: bool = False,
     commutative: bool = False,
+    stateful: bool = False,
     vjp_all: Callable | None = None,
     doc: str = "",
 ) -> OpDef:
@@ -272,6 +274,7 @@ def defop(
         differentiable=differentiable and (partials is not None or vjp_all is not None),
         variadic=variadic,
         commutative=commutative,
+        stateful=stateful,
         vjp_all=vjp_all,
         doc=doc or (forward.__doc__ or ""),
     )

@@ -1004,3 +1004,33 @@ defop(
     saves=(0, 1),
     elementwise=True,
 )
+
+
+# ----------------------------------------------------------------------------------
+# State (static graphs): a Variable's update as a node, run when fetched
+# ----------------------------------------------------------------------------------
+def _assign(variable, value):
+    # The new value only: the static executor stores it into the Variable once the
+    # whole run has succeeded, so every read in that run sees the old value.
+    value = np.asarray(value)
+    if value.shape != np.shape(variable):
+        raise ValueError(
+            f"cannot assign a value of shape {value.shape} to a variable of shape "
+            f"{np.shape(variable)}: a variable keeps its shape"
+        )
+    return value.astype(np.result_type(variable), copy=False)
+
+
+defop(
+    "assign",
+    _assign,
+    stateful=True,
+    doc="The new value of a Variable (``ns.assign``); stored when the run ends.",
+)
+defop(
+    "group",
+    lambda xs: None,
+    variadic=True,
+    stateful=True,
+    doc="Runs its inputs (updates) for their effect; its value is None (``tf.group``).",
+)

@@ -15,7 +15,7 @@ True
 (2.0, 1.0)
 """
 
-from . import session
+from . import optim, session
 from .executor import CompiledFunction, Plan
 from .functions import (
     abs,
@@ -79,6 +79,7 @@ from .nodes import (
     Operation,
     Placeholder,
     Variable,
+    assign,
     constant,
     expression,
     placeholder,

@@ -164,10 +164,11 @@ class Plan:
                 self.template[i] = node.value
             elif isinstance(node, Variable):
                 self.variables.append((i, node._state))
+        self.updates = _updates_of(self.order, self.slot)
         self.placeholder_slots = [self.slot.get(p) for p in placeholders]
         self.fetch_slots = [self.slot[f] for f in fetches]
         self.leaf_slots = [i for i, n in enumerate(self.order) if not isinstance(n, Operation)]
-        protected = set(fetches) | set(keep)
+        protected = set(fetches) | set(keep) | {self.order[i] for i, _ in self.updates}
         self.steps = self._schedule(protected, free)
 
     def _schedule(self, protected: set[Node], free: bool) -> list[tuple]:
@@ -249,7 +250,19 @@ class Plan:
             raise type(error)(
                 f"while running node {node.name!r} ({node.op_name}): {error}"
             ) from error
+        if self.updates:
+            self._commit(values)
         return values
+
+    def _commit(self, values: list[Any]) -> None:
+        """Store the new values of this run's updates: only once every step succeeded,
+        all together, so a failed run changes no Variable."""
+        leaves = self.leaf_arrays(values)
+        for slot, variable in self.updates:
+            value = values[slot]
+            # The new storage must be the Variable's own: not a feed, a constant or
+            # another Variable's array (``v.assign(w)``), which could change under it.
+            variable._state[0] = value.copy() if _shares_leaf_storage(value, leaves) else value
 
     def fetched(self, values: list[Any]) -> list[Any]:
         """The fetched values, none of them storage a leaf keeps (a Variable's array,
@@ -257,7 +270,7 @@ class Plan:
 
         Results computed by the run are handed out as they are (no copy of intermediates).
         """
-        leaves = self.leaf_arrays(values)
+        leaves = self.leaf_arrays(values) + [values[slot] for slot, _ in self.updates]
         result = []
         for slot in self.fetch_slots:
             value = values[slot]
@@ -269,6 +282,38 @@ class Plan:
     def leaf_arrays(self, values: list[Any]) -> list[np.ndarray]:
         """The arrays of this run's leaves: Variables' storage, constants, feeds."""
         return [values[i] for i in self.leaf_slots if isinstance(values[i], np.ndarray)]
+
+
+def _updates_of(order: Sequence[Node], slot: Mapping[Node, int]) -> list[tuple[int, Variable]]:
+    """(slot of the new value, Variable) for each assign node of a plan.  Two updates of
+    one Variable in one run are refused: which one wins would be arbitrary."""
+    updates: list[tuple[int, Variable]] = []
+    seen: dict[int, Node] = {}
+    for node in order:
+        if isinstance(node, Operation) and node.op.name == "assign":
+            variable = node.inputs[0]
+            assert isinstance(variable, Variable)
+            other = seen.setdefault(id(variable._state), node)
+            if other is not node:
+                raise ValueError(
+                    f"one run would update Variable {variable.name!r} twice ({other.name!r} "
+                    f"and {node.name!r}), and which value wins would be arbitrary; fetch one "
+                    f"of them per run, or combine both changes into one assign"
+                )
+            updates.append((slot[node], variable))
+    return updates
+
+
+def without_updates(nodes: Sequence[Node]) -> list[Node]:
+    """``nodes`` (in topological order) minus the updates and what depends on them:
+    a run of the whole graph computes every value but changes no Variable."""
+    updating: set[Node] = set()
+    for node in nodes:
+        if isinstance(node, Operation) and (
+            node.op.stateful or any(i in updating for i in node.inputs)
+        ):
+            updating.add(node)
+    return [n for n in nodes if n not in updating] if updating else list(nodes)
 
 
 def _shares_leaf_storage(value: Any, leaves: Sequence[np.ndarray]) -> bool:
@@ -359,14 +404,14 @@ def run_forward(
 ) -> list | None:
     fed = collect_feeds(graph, feeds, named)
     if fetches is None:
-        targets = list(graph.nodes)
+        targets = without_updates(graph.nodes)
         free = bool(free_intermediates)  # whole-graph runs keep every value unless asked
     else:
         targets = [graph.resolve(f) for f in fetches]
         free = True if free_intermediates is None else free_intermediates
     placeholders = list(fed)
     with fast.paused_gc():
-        order = list(graph.nodes) if fetches is None else topological_order(graph, targets)
+        order = targets if fetches is None else topological_order(graph, targets)
         keep = kept_for_backward(graph, order) if free else ()
         plan = Plan(graph, targets, placeholders, keep=keep, free=free, order=order)
         shapes: dict[Node, tuple] = {}
@@ -403,15 +448,17 @@ class CompiledFunction:
         outputs: Sequence[Node],
         report: Any = None,
         check_numerics: bool = False,
+        updates: Sequence[Node] = (),
     ) -> None:
         self.graph = graph
         self.check_numerics = check_numerics
         self.inputs = list(inputs)
         self.outputs = list(outputs)
+        self.updates = list(updates)  # assign nodes run by every call, not returned
         self.report = report
         used = [p for p in self.inputs if p is not None]
         with fast.paused_gc():
-            self.plan = Plan(graph, self.outputs, used, free=True)
+            self.plan = Plan(graph, self.outputs + self.updates, used, free=True)
         # An input the outputs do not need is accepted and ignored (placeholder None).
         self._checks = [
             (p, None, None, False)
@@ -444,11 +491,18 @@ class CompiledFunction:
     def __call__(self, *arrays: Any) -> list[np.ndarray]:
         values = self.plan.run(self._convert(arrays), check_numerics=self.check_numerics)
         # numpy reduces to scalars (np.float64); callers get arrays, 0-d or not, always.
-        return [np.asarray(v) for v in self.plan.fetched(values)]
+        return [as_result(v) for v in self.plan.fetched(values)[: len(self.outputs)]]
 
     def __repr__(self) -> str:
+        updates = f", updates {', '.join(u.name for u in self.updates)}" if self.updates else ""
         return (
             f"<CompiledFunction {len(self.plan.steps)} steps: "
             f"({', '.join(p.name for p in self.inputs if p is not None)}) -> "
-            f"({', '.join(o.name for o in self.outputs)})>"
+            f"({', '.join(o.name for o in self.outputs)}){updates}>"
         )
+
+
+def as_result(value: Any) -> Any:
+    """A fetched value as callers get it: an array (numpy reduces to scalars such as
+    np.float64), or None for a node that has no value (a group of updates)."""
+    return None if value is None else np.asarray(value)

@@ -119,6 +119,14 @@ class Graph:
         self.nodes.append(node)
         self._by_name[name] = node
 
+    def rename(self, node: "Node", name: str) -> None:
+        """Give ``node`` of this graph the name ``name``; refused (nothing changes) if taken."""
+        if name in self._by_name:
+            raise ValueError(f"a node named {name!r} already exists in {self.name}; pick another")
+        del self._by_name[node.name]
+        node.name = name
+        self._by_name[name] = node
+
     def _rollback(self, size: int) -> None:
         """Remove nodes created after ``len(self.nodes) == size`` (an aborted composite build)."""
         for node in self.nodes[size:]:
@@ -238,14 +246,42 @@ class Graph:
         """
         _session.backward(self, self.resolve(loss), grad, check_numerics)
 
+    def run(self, fetches: Any, feed_dict: Mapping | None = None, **named_feeds: Any) -> Any:
+        """The values of ``fetches``, like TensorFlow 1's ``Session.run``.
+
+        ``fetches`` is a node (or its name), or a list/tuple of them: the result has the
+        same structure.  ``feed_dict`` maps placeholders (nodes or names) to arrays;
+        keyword arguments feed by name.  Only what the fetches need is computed.
+        Fetched updates (assign nodes, an optimiser's step) are stored once the run
+        succeeded: every read of a Variable in the run sees its value from before the
+        run.  Node ``.value`` attributes are left alone (``forward`` sets them).
+
+        >>> import numpy as np, naivegraph.static as ns
+        >>> with ns.Graph() as g:
+        ...     x = ns.placeholder("x", shape=(None,))
+        ...     w = ns.Variable(1.0, name="w")
+        ...     loss = ((x * w - 2.0) ** 2).mean()
+        ...     update = w.assign(w + 0.5)
+        >>> [float(v) for v in g.run([loss, update], {x: np.array([1.0, 3.0])})]
+        [1.0, 1.5]
+        >>> float(w.value)
+        1.5
+        """
+        return _session.run(self, fetches, feed_dict, named_feeds)
+
     def compile(
         self,
         inputs: Sequence,
         outputs: Sequence,
         optimize: bool = True,
         check_numerics: bool = False,
+        updates: Any = (),
     ) -> "CompiledFunction":
         """A reusable callable ``f(*arrays) -> [output arrays]`` for the part ``outputs`` need.
+
+        ``updates`` (Theano's): ``[(variable, new_value), ...]`` or a dict; every call
+        stores each new value in its Variable once the call succeeded (all reads in
+        the call see the values from before it).
 
         The execution plan (order, slots, when to free each value) is computed once
         here; every call is then a tight loop over numpy forwards.  With ``optimize``
@@ -262,7 +298,7 @@ class Graph:
         >>> [float(v) for v in f(np.array(3.0))]
         [9.0, 6.0]
         """
-        return _session.compile(self, inputs, outputs, optimize, check_numerics)
+        return _session.compile(self, inputs, outputs, optimize, check_numerics, updates)
 
 
 def _is_node(value: object) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..ops import OpDef
+from ..ops import OPS, OpDef
 from ..ops.core import mixed_modes_error, result_type
 from ..ops.methods import OpMethods
 from ..ops.shapes import broadcast_shapes
@@ -344,8 +344,13 @@ class Variable(Node):
     def value(self, new: Any) -> None:
         self.assign(new)
 
-    def assign(self, value: Any) -> "Variable":
-        """Replace the stored value (same shape; cast to the variable's dtype)."""
+    def assign(self, value: Any) -> Any:
+        """``self = value``.  A node gives an *assign node*: the update is part of the
+        graph and happens each time a run fetches it (see :func:`assign`).  A plain
+        value (number, array) is stored at once (same shape; cast to the variable's
+        dtype) and the variable itself is returned."""
+        if isinstance(value, Node):
+            return assign(self, value)
         what = f"the value assigned to Variable {self.name!r}"
         # np.array: a private copy, as in __init__
         array = np.array(
@@ -451,6 +456,76 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
     return node
 
 
+def assign(variable: Any, value: Any, name: str | None = None) -> Any:
+    """An update of ``variable`` to ``value`` as a node of the graph (TF1's ``assign``).
+
+    Nothing changes when the node is built.  Each run that fetches it (``g.run``, a
+    compiled function's ``updates``, an optimiser's step) computes ``value`` and
+    stores it once the whole run has succeeded: every read of a Variable in one run
+    sees its value from before the run, and all updates of a run are committed
+    together at its end.  The node's own value is the new value.  A plain value
+    (not a node) is stored at once, as ``variable.assign(array)``.
+
+    >>> import numpy as np, naivegraph.static as ns
+    >>> with ns.Graph() as g:
+    ...     w = ns.Variable([1.0, 2.0], name="w")
+    ...     step = ns.assign(w, w * 2.0)
+    >>> g.run(step).tolist(), w.value.tolist()
+    ([2.0, 4.0], [2.0, 4.0])
+    """
+    if not isinstance(variable, Variable):
+        raise TypeError(
+            f"assign updates a Variable, but got {_describe_operand(variable)}; create "
+            f"state with ns.Variable(initial_value, name=...)"
+        )
+    if not isinstance(value, Node):
+        return variable.assign(value)
+    _check_assignable(variable, value)
+    graph = variable.graph
+    assert graph is not None
+    size = len(graph.nodes)
+    node = apply(OPS["assign"], (variable, value), {})
+    if name is not None:
+        try:
+            graph.rename(node, name)
+        except ValueError:
+            graph._rollback(size)
+            raise
+    return node
+
+
+def _describe_operand(value: Any) -> str:
+    if isinstance(value, Node):
+        return f"{value.kind} {value.name!r}"
+    return type(value).__name__
+
+
+def _check_assignable(variable: Variable, value: Node) -> None:
+    """Refuse at build time what the update could never store: another shape or a dtype
+    that loses information (sizes unknown until the run are checked when it runs)."""
+    if value.graph is not variable.graph:
+        raise ValueError(
+            f"cannot assign {value.name!r} of {getattr(value.graph, 'name', None)} to "
+            f"Variable {variable.name!r} of {getattr(variable.graph, 'name', None)}: nodes of "
+            f"two graphs cannot be mixed"
+        )
+    shape = value.shape
+    if shape is not None and (
+        len(shape) != len(variable.shape)
+        or any(d is not None and d != v for d, v in zip(shape, variable.shape))
+    ):
+        raise ValueError(
+            f"cannot assign {value.name!r} of shape {shape} to Variable {variable.name!r} of "
+            f"shape {variable.shape}: a variable keeps its shape"
+        )
+    if value.dtype is not None and not np.can_cast(value.dtype, variable.dtype, "same_kind"):
+        raise TypeError(
+            f"cannot assign {value.name!r} of dtype {value.dtype} to Variable "
+            f"{variable.name!r} of dtype {variable.dtype} without losing information; "
+            f"convert it in the graph first (e.g. value.to(np.{variable.dtype.name}))"
+        )
+
+
 def _refuse_other_modes(operands: Sequence[Any]) -> None:
     """A dynamic tensor among the operands is refused, not silently made a constant."""
     for operand in operands:
@@ -515,6 +590,8 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
     op is run once on zero-stride dummies, which is cheap and exactly as strict as
     the real forward.
     """
+    if op.name == "group":  # it has no value: it only makes its inputs run
+        return None, None
     shapes: list[Any] = [n.shape for n in inputs]
     if any(s is None for s in shapes):
         return None, _dtype_guess(inputs)

@@ -114,11 +114,7 @@ def _keep(graph: Graph, keep: Iterable[Node] | None) -> set[Node]:
 def _is_pure(node: Node) -> bool:
     """Same inputs give the same output: no randomness, no state (never merged or folded)."""
     op = node.op
-    return (
-        isinstance(node, Operation)
-        and not getattr(op, "stateful", False)
-        and not getattr(op, "random", False)
-    )
+    return isinstance(node, Operation) and not op.stateful
 
 
 # -------------------------------------------------------------------------- constant folding

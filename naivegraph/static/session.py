@@ -13,10 +13,18 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from .. import fast
-from .executor import CompiledFunction, ancestors, missing_feed_error, run_forward
+from .executor import (
+    CompiledFunction,
+    Plan,
+    ancestors,
+    as_result,
+    collect_feeds,
+    missing_feed_error,
+    run_forward,
+)
 from .gradients import numeric_backward
 from .graph import Graph, register_session
-from .nodes import Node, Placeholder
+from .nodes import Node, Placeholder, assign, constant
 from .passes import optimize as run_passes
 
 
@@ -38,8 +46,27 @@ def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
         numeric_backward(graph, loss, grad, check_numerics)
 
 
+def run(graph: Graph, fetches: Any, feed_dict: Mapping | None, named_feeds: Mapping) -> Any:
+    """``graph.run``: the values of ``fetches`` (a node or name, or a list/tuple of them),
+    in the same structure, after committing the updates the run fetched."""
+    single = not isinstance(fetches, (list, tuple))
+    nodes = [graph.resolve(f) for f in ([fetches] if single else fetches)]
+    fed = collect_feeds(graph, feed_dict, named_feeds)
+    placeholders = list(fed)
+    with fast.paused_gc():
+        plan = Plan(graph, nodes, placeholders, free=True)
+        values = plan.run([fed[p] for p in placeholders])
+    results = [as_result(v) for v in plan.fetched(values)]
+    return results[0] if single else results
+
+
 def compile(
-    graph: Graph, inputs: Sequence, outputs: Sequence, optimize: bool, check_numerics: bool = False
+    graph: Graph,
+    inputs: Sequence,
+    outputs: Sequence,
+    optimize: bool,
+    check_numerics: bool = False,
+    updates: Any = (),
 ) -> CompiledFunction:
     """``graph.compile``: a reusable function over the part of the graph ``outputs`` need,
     planned on the optimised graph when ``optimize`` is true."""
@@ -50,18 +77,50 @@ def compile(
                 f"compile inputs must be placeholders, but {node.name!r} is a {type(node).__name__}"
             )
     outputs = [graph.resolve(o) for o in outputs]
+    update_nodes = _update_nodes(graph, updates)
+    needed = outputs + update_nodes
     given = set(inputs)
-    for node in ancestors(outputs):
+    for node in ancestors(needed):
         if isinstance(node, Placeholder) and node not in given:
-            raise missing_feed_error(node, next(o for o in outputs if node in ancestors([o])))
+            raise missing_feed_error(node, next(o for o in needed if node in ancestors([o])))
     if not optimize:
-        return CompiledFunction(graph, inputs, outputs, check_numerics=check_numerics)
-    new_graph, report = run_passes(graph, fetches=outputs)
+        return CompiledFunction(
+            graph, inputs, outputs, check_numerics=check_numerics, updates=update_nodes
+        )
+    new_graph, report = run_passes(graph, fetches=needed)
     mapping = report.mapping
-    new_inputs = [mapping.get(p) for p in inputs]
     return CompiledFunction(
-        new_graph, new_inputs, [mapping[o] for o in outputs], report, check_numerics
+        new_graph,
+        [mapping.get(p) for p in inputs],
+        [mapping[o] for o in outputs],
+        report,
+        check_numerics,
+        updates=[mapping[u] for u in update_nodes],
     )
+
+
+def _update_nodes(graph: Graph, updates: Any) -> list[Node]:
+    """Theano's ``updates``: ``[(variable, new_value), ...]`` or a dict, as assign nodes
+    of ``graph`` (built together: if one is refused, none is added)."""
+    pairs = list(updates.items()) if isinstance(updates, Mapping) else list(updates)
+    size = len(graph.nodes)
+    nodes: list[Node] = []
+    try:
+        with graph:
+            for pair in pairs:
+                if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                    raise TypeError(
+                        f"updates are (variable, new_value) pairs, got {pair!r}; e.g. "
+                        f"updates=[(w, w - 0.1 * dw)]"
+                    )
+                variable, value = pair
+                if not isinstance(value, Node):
+                    value = constant(value)
+                nodes.append(assign(graph.resolve(variable), value))
+    except BaseException:
+        graph._rollback(size)
+        raise
+    return nodes
 
 
 register_session(sys.modules[__name__])
