@@ -16,6 +16,7 @@ True
 """
 
 from . import optim, session
+from .control_flow import cond, while_loop
 from .executor import CompiledFunction, Plan
 from .functions import (
     abs,

@@ -352,12 +352,13 @@ def check_finite(value: Any, node: Node, what: str = "value", during: str = "") 
     )
 
 
-def shape_of(value: Any) -> tuple:
-    """``np.shape(value)``, without its overhead for arrays and numpy scalars."""
+def shape_of(value: Any) -> tuple | None:
+    """``np.shape(value)``, without its overhead for arrays and numpy scalars; None for
+    a value that is no array (the tuple of a cond or loop, a group's None)."""
     try:
         return value.shape
     except AttributeError:
-        return np.shape(value)
+        return None if isinstance(value, tuple) or value is None else np.shape(value)
 
 
 # -------------------------------------------------------------------------- graph.forward

@@ -75,6 +75,10 @@ class Graph:
         self._gradient_depth = 0  # > 0 while ns.gradients is adding nodes
         self.lineage: Any = None  # a Lineage (passes.py) for a graph made by a pass
         self.last_run = RunState()
+        # A branch of ns.cond or the body of ns.while_loop is a graph of its own inside
+        # ``outer``: a node of an enclosing graph used there arrives as a placeholder.
+        self.outer: Graph | None = None
+        self.captures: dict[Node, Node] = {}  # enclosing graph's node -> its placeholder here
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Graph":

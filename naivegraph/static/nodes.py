@@ -444,8 +444,11 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
     leaves the graph exactly as it was.
     """
     flat = list(args[0]) if op.variadic else list(args)
+    default = get_default_graph()
+    if default.outer is not None:  # inside a branch or loop body
+        flat = [capture(default, a) if isinstance(a, Node) else a for a in flat]
     _refuse_other_modes(flat)
-    graph = graph_of(flat) or get_default_graph()
+    graph = graph_of(flat) or default
     inputs = [a if isinstance(a, Node) else Constant(a, f"an operand of {op.name}") for a in flat]
     shape, dtype = infer(op, inputs, attrs)
     node = Operation(op, inputs, shape, dtype, attrs)
@@ -526,6 +529,21 @@ def _check_assignable(variable: Variable, value: Node) -> None:
         )
 
 
+def capture(graph: Graph, node: Node) -> Node:
+    """``node`` as ``graph`` sees it: itself, or, for a node of an enclosing graph
+    (``graph`` being a branch of ``ns.cond`` or the body of ``ns.while_loop``), the
+    placeholder of ``graph`` that brings its value in when the branch runs."""
+    if node.graph is graph or node.graph is None or graph.outer is None:
+        return node
+    if node.graph is not graph.outer:
+        node = capture(graph.outer, node)
+    if node not in graph.captures:
+        inner = Placeholder("placeholder", (), node.shape, node.dtype)
+        graph._register(inner, None, f"outer_{node.name}")
+        graph.captures[node] = inner
+    return graph.captures[node]
+
+
 def _refuse_other_modes(operands: Sequence[Any]) -> None:
     """A dynamic tensor among the operands is refused, not silently made a constant."""
     for operand in operands:
@@ -592,6 +610,9 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
     """
     if op.name == "group":  # it has no value: it only makes its inputs run
         return None, None
+    custom = getattr(op, "infer_output", None)  # control flow knows its results' shapes
+    if custom is not None:
+        return custom(inputs, attrs)
     shapes: list[Any] = [n.shape for n in inputs]
     if any(s is None for s in shapes):
         return None, _dtype_guess(inputs)
