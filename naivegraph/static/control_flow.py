@@ -408,7 +408,10 @@ def while_loop(
     if not isinstance(loop_vars, (list, tuple)) or not loop_vars:
         raise TypeError("while_loop's loop_vars must be a non-empty list or tuple of values")
     outer = _outer_graph(loop_vars)
-    initial = [v if isinstance(v, Node) else _outer_constant(outer, v) for v in loop_vars]
+    # Numbers become constants, registered only once the loop node is (nothing half-built).
+    initial = [
+        v if isinstance(v, Node) else Constant(np.asarray(v), "a loop variable") for v in loop_vars
+    ]
     cond_graph, cond_in, test, _ = _build(
         "loop_cond", outer, initial, cond_fn, "while_loop's cond_fn"
     )
@@ -437,12 +440,6 @@ def _outer_graph(values: Sequence[Any]) -> Graph:
     if default.outer is not None:
         return default
     return next((v.graph for v in values if isinstance(v, Node) and v.graph), default)
-
-
-def _outer_constant(graph: Graph, value: Any) -> Node:
-    node = Constant(np.asarray(value), "a loop variable")
-    graph._register(node, None, "const")
-    return node
 
 
 def _check_test(test: Sequence[Node]) -> None:
