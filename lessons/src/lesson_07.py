@@ -16,8 +16,11 @@ CELLS = [
     md("""
     ## The same model, both ways
 
-    A two-layer MLP on a small two-moons data set, full-batch gradient descent.
-    Both start from the same weights.
+    A two-layer MLP on a small two-moons data set, trained by gradient descent on
+    mini-batches of 32 points. Both start from the same weights and see the same
+    batches. The static graph takes a batch of any size (`shape=(None, 2)`), and its
+    training step is one node: `ns.optim.SGD(...).minimize(loss)` adds the gradients
+    and the weight updates to the graph, as TensorFlow 1 did.
     """),
     code("""
     import time
@@ -31,14 +34,15 @@ CELLS = [
     init = [rng.normal(scale=0.7, size=(2, 16)), np.zeros(16),
             rng.normal(scale=0.25, size=(16, 2)), np.zeros(2)]
     lr, steps = 0.5, 150
+    batches = [rng.choice(len(X), size=32, replace=False) for _ in range(steps)]
 
     # dynamic: the graph is rebuilt by every forward
     params = [ng.tensor(p.copy(), requires_grad=True) for p in init]
-    Xt, yt = ng.tensor(X), ng.tensor(y)
 
-    def dynamic_step():
+    def dynamic_step(Xb, yb):
         W1, b1, W2, b2 = params
-        loss = ng.nn.functional.cross_entropy(ng.tanh(Xt @ W1 + b1) @ W2 + b2, yt)
+        logits = ng.tanh(ng.tensor(Xb) @ W1 + b1) @ W2 + b2
+        loss = ng.nn.functional.cross_entropy(logits, ng.tensor(yb))
         for p in params:
             p.grad = None
         loss.backward()
@@ -47,27 +51,25 @@ CELLS = [
                 p -= lr * p.grad
         return loss.item()
 
-    # static: built once, compiled once, then only run
+    # static: built once (gradients and updates included), compiled once, then only run
     with ns.Graph() as g:
-        xs = ns.placeholder("X", shape=X.shape)
-        ys = ns.placeholder("y", shape=y.shape, dtype=np.int64)
+        xs = ns.placeholder("X", shape=(None, 2))
+        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
         Ws = [ns.Variable(p.copy(), name=n) for p, n in zip(init, ("W1", "b1", "W2", "b2"))]
         loss_node = ns.cross_entropy(ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3], ys)
-        grads = ns.gradients(loss_node, Ws)
-    compiled = g.compile([xs, ys], [loss_node, *grads])
+        train_step = ns.optim.SGD(Ws, lr=lr).minimize(loss_node)
+    compiled = g.compile([xs, ys], [loss_node, train_step])
 
-    def static_step():
-        loss, *gs = compiled(X, y)
-        for W, dW in zip(Ws, gs):
-            W.assign(W.value - lr * dW)
+    def static_step(Xb, yb):
+        loss, _ = compiled(Xb, yb)  # the step's own value is None: it only updates
         return float(loss)
 
     curves = {"dynamic": [], "static": []}
     times = {"dynamic": [], "static": []}
-    for _ in range(steps):
+    for batch in batches:
         for name, step in (("dynamic", dynamic_step), ("static", static_step)):
             t0 = time.perf_counter()
-            curves[name].append(step())
+            curves[name].append(step(X[batch], y[batch]))
             times[name].append(time.perf_counter() - t0)
     print("final losses:", curves["dynamic"][-1], curves["static"][-1])
     plots.loss_curves(curves, title="Same model, same numbers, two execution strategies")
@@ -80,7 +82,7 @@ CELLS = [
     code("""
     def peak_bytes(step):
         tracemalloc.start()
-        step()
+        step(X[batches[0]], y[batches[0]])
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         return peak

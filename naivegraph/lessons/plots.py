@@ -292,22 +292,19 @@ def _train_pair(X, y, steps: int = 300, lr: float = 0.5, hidden: int = 16, seed:
 
     # static
     with ns.Graph() as g:
-        # symbolic gradients need fully known shapes: the batch is the whole data set
-        xs = ns.placeholder("X", shape=X.shape)
-        ys = ns.placeholder("y", shape=y.shape, dtype=np.int64)
+        xs = ns.placeholder("X", shape=(None, X.shape[1]))  # any batch size
+        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
         Ws = [ns.Variable(p, name=n) for p, n in zip(init(), ("W1", "b1", "W2", "b2"))]
         logits = ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3]
         sloss = ns.cross_entropy(logits, ys)
-        grads = ns.gradients(sloss, Ws)
-    step = g.compile([xs, ys], [sloss, *grads])
+        train_step = ns.optim.SGD(Ws, lr=lr).minimize(sloss)  # gradients + updates in the graph
+    step = g.compile([xs, ys], [sloss, train_step])
     st_losses, st_times = [], []
     for _ in range(steps):
         t0 = time.perf_counter()
-        out = step(X, y)
-        for W, dW in zip(Ws, out[1:]):
-            W.assign(W.value - lr * dW)
+        loss_value, _ = step(X, y)
         st_times.append(time.perf_counter() - t0)
-        st_losses.append(float(out[0]))
+        st_losses.append(float(loss_value))
 
     def predict(points):
         W1, b1, W2, b2 = (W.value for W in Ws)
