@@ -734,8 +734,10 @@ def control_flow_message(node: Node) -> str:
         f"data-dependent Python control flow cannot be expressed in a static graph: "
         f"the truth value of node {node.name!r} is needed{context}, but static nodes have "
         f"no value while the graph is being built.{where}\n"
-        f"Use ns.where(condition, a, b) to choose values inside the graph, or run the "
-        f"code in dynamic mode (import naivegraph as ng), where every value exists at once."
+        f"Inside the graph, branch with ns.cond(pred, true_fn, false_fn), loop with "
+        f"ns.while_loop(cond_fn, body_fn, loop_vars), or choose values elementwise with "
+        f"ns.where(condition, a, b); or run the code in dynamic mode "
+        f"(import naivegraph as ng), where every value exists at once."
     )
 
 

@@ -49,6 +49,15 @@ def test_data_dependent_branch_names_the_source_line():
     assert "ns.where" in message and "dynamic mode" in message
 
 
+def test_data_dependent_branch_points_to_graph_cond_and_while_loop():
+    with pytest.raises(TypeError) as info:
+        ns.trace(branchy, np.ones(2))
+    message = str(info.value)
+    assert "ns.cond(pred, true_fn, false_fn)" in message
+    assert "ns.while_loop(cond_fn, body_fn, loop_vars)" in message
+    assert "ns.where(condition, a, b)" in message
+
+
 def test_where_is_the_traceable_branch():
     traced = ns.trace(lambda x: ns.where(x.sum() > 0, x, -x), np.ones(2))
     assert traced(np.array([1.0, 2.0])).tolist() == [1.0, 2.0]
@@ -75,3 +84,73 @@ def test_trace_accepts_dynamic_tensors_and_dynamic_functions():
     x, w = np.array([0.3, -1.0]), np.array([2.0, 1.5])
     expected = f(ng.tensor(x), ng.tensor(w)).item()
     assert float(traced(x, w)) == pytest.approx(expected, rel=1e-14)
+
+
+def test_same_signature_reuses_one_graph():
+    traced = ns.trace(affine_tanh, np.ones((4, 3)), np.ones((3, 2)))
+    first = traced.graph
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x, w = rng.normal(size=(4, 3)), rng.normal(size=(3, 2))
+        np.testing.assert_allclose(traced(x, w), np.tanh(x @ w).sum(axis=1), rtol=1e-14)
+    assert traced.cache_size == 1 and len(traced.graphs) == 1
+    assert list(traced.graphs.values()) == [first]
+    assert list(traced.graphs) == [(((4, 3), np.dtype("float64")), ((3, 2), np.dtype("float64")))]
+
+
+def test_new_batch_size_traces_a_second_graph_with_correct_values():
+    traced = ns.trace(affine_tanh, np.ones((4, 3)), np.ones((3, 2)))
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(7, 3)), rng.normal(size=(3, 2))
+    out = traced(x, w)
+    assert out.shape == (7,)
+    np.testing.assert_allclose(out, np.tanh(x @ w).sum(axis=1), rtol=1e-14)
+    assert traced.cache_size == 2
+    assert [sig[0][0] for sig in traced.graphs] == [(4, 3), (7, 3)]
+    # the example graph stays the one behind .graph/.inputs, and still runs
+    assert traced.inputs[0].shape == (4, 3)
+    x4 = rng.normal(size=(4, 3))
+    np.testing.assert_allclose(traced(x4, w), np.tanh(x4 @ w).sum(axis=1), rtol=1e-14)
+    traced(rng.normal(size=(7, 3)), w)
+    assert traced.cache_size == 2
+    assert repr(traced) == (
+        f"<Traced affine_tanh: 2 graphs, {len(traced.graph.nodes)} nodes in the first>"
+    )
+
+
+def test_new_dtype_traces_another_graph_in_that_dtype():
+    traced = ns.trace(lambda a, b: a * b + 1.0, np.ones(3), np.ones(3))
+    a32 = np.array([1.5, -2.0, 0.25], dtype=np.float32)
+    b32 = np.array([2.0, 3.0, 4.0], dtype=np.float32)
+    out32 = traced(a32, b32)
+    assert out32.dtype == np.float32 and out32.tolist() == [4.0, -5.0, 2.0]
+    out64 = traced(a32.astype(np.float64), b32.astype(np.float64))
+    assert out64.dtype == np.float64 and out64.tolist() == [4.0, -5.0, 2.0]
+    assert traced.cache_size == 2
+    assert [[dtype.name for _, dtype in sig] for sig in traced.graphs] == [
+        ["float64", "float64"],
+        ["float32", "float32"],
+    ]
+
+
+def test_python_numbers_are_0d_float64_and_int64_signatures():
+    traced = ns.trace(lambda a: a * 2, 1.5)
+    assert float(traced(2.5)) == 5.0
+    assert int(traced(3)) == 6 and traced(3).dtype == np.int64
+    assert [sig[0] for sig in traced.graphs] == [((), np.dtype("float64")), ((), np.dtype("int64"))]
+
+
+def test_wrong_argument_count_names_the_expected_count():
+    traced = ns.trace(affine_tanh, np.ones((4, 3)), np.ones((3, 2)))
+    with pytest.raises(
+        TypeError, match=r"traced affine_tanh takes 2 argument\(s\) \(x, w\) but got 1"
+    ):
+        traced(np.ones((4, 3)))
+    with pytest.raises(TypeError, match=r"takes 2 argument\(s\) .* but got 3"):
+        traced(np.ones((4, 3)), np.ones((3, 2)), np.ones(2))
+    assert traced.cache_size == 1
+
+
+def test_repr_of_a_single_graph():
+    traced = ns.trace(lambda a: a + 1.0, np.ones(2))
+    assert repr(traced) == f"<Traced <lambda>: 1 graph, {len(traced.graph.nodes)} nodes>"
