@@ -120,8 +120,9 @@ CELLS = [
     """),
     md("""
     A static graph has no values while it is built, so `if node:` cannot be decided.
-    naivegraph says so at once and points to `ns.where` (choose per element inside the
-    graph) or to dynamic mode.
+    naivegraph says so at once and points to the graph's own control flow:
+    `ns.where` (choose per element), `ns.cond` (run one of two branches) and
+    `ns.while_loop` (loop while a condition holds), or to dynamic mode.
     """),
     code("""
     def branchy(x):
@@ -179,7 +180,7 @@ CELLS = [
     | graph | built once, reused | rebuilt every forward, freed by backward |
     | per-iteration cost | run only | build + run + bookkeeping |
     | optimisation | whole-graph passes, memory plan | none |
-    | control flow | `ns.where`, no Python `if` on data | any Python |
+    | control flow | `ns.where`, `ns.cond`, `ns.while_loop`; no Python `if` on data | any Python |
     | debugging | values appear only when run | every value exists at once |
 
     Tracing gets a static graph from dynamic code, but only of the path it saw.
