@@ -186,12 +186,8 @@ def _cond_vjp(g, inputs, out, needs, branches, meta):
     grads = g.filled(out, floats)
     backward = tuple(branch.gradient() for branch in branches)
     result = COND.dispatch(pred, *values, *grads, branches=backward, meta=_meta(backward[0]))
-    wanted = [i for i, x in enumerate(values) if _float_value(x)]
-    found: list[Any] = [None] * len(inputs)
-    for k, i in enumerate(wanted):
-        if needs[1 + i]:
-            found[1 + i] = _pick(result, k, like=values[i])
-    return found
+    wanted = [1 + i for i, x in enumerate(values) if _float_value(x)]
+    return _gradients_from(result, wanted, inputs, needs)
 
 
 COND = GraphOp(
@@ -242,6 +238,12 @@ def _while_vjp(g, inputs, out, needs, loop: Loop, meta):
     captured = list(inputs[count:])
     result = WHILE_GRAD.dispatch(out, *captured, *grads, loop=loop)
     wanted = float_vars + [count + i for i, x in enumerate(captured) if _float_value(x)]
+    return _gradients_from(result, wanted, inputs, needs)
+
+
+def _gradients_from(result: Any, wanted: Sequence[int], inputs: Sequence, needs) -> list:
+    """Per input, its gradient: result ``k`` of a backward op belongs to input
+    ``wanted[k]``; inputs not wanted (not floating, or not needed) get None."""
     found: list[Any] = [None] * len(inputs)
     for k, i in enumerate(wanted):
         if needs[i]:
