@@ -125,7 +125,8 @@ def main() -> None:
     print(f"one training step, N={N}, {D_IN}-{H}-{D_OUT}, float64 (median of {repeats})")
     for name, seconds in results.items():
         print(f"  {name:36s} {seconds * 1e6:9.1f} us   {seconds / base:5.2f} x numpy")
-    static, dynamic = results["static, compiled step with updates"], results["dynamic autograd loop"]
+    static = results["static, compiled step with updates"]
+    dynamic = results["dynamic autograd loop"]
     print(f"  static is {dynamic / static:.2f} x faster than dynamic")
 
 
