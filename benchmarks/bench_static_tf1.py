@@ -74,9 +74,7 @@ def static_step_factory(w1_init, w2_init, x_value, y_value):
         y_pred = ns.relu(x @ w1) @ w2
         loss = ns.sum((y_pred - y) ** 2)
         grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
-    compiled = g.compile(
-        [x, y], [loss], updates=[(w1, w1 - LR * grad_w1), (w2, w2 - LR * grad_w2)]
-    )
+    compiled = g.compile([x, y], [loss], updates=[(w1, w1 - LR * grad_w1), (w2, w2 - LR * grad_w2)])
     return lambda: compiled(x_value, y_value)[0]
 
 
