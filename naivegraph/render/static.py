@@ -134,6 +134,8 @@ def add_graph(
         index_of(root)
     while queue:
         node, index = queue.popleft()
+        if not reverse:
+            _add_inner_graphs(sketch, node, index, show_values, prefix)
         for i, inp in enumerate(node.inputs):
             if inp not in allowed:
                 continue
@@ -143,6 +145,26 @@ def add_graph(
                 sketch.edge(index, source, "grad", operand)
             else:
                 sketch.edge(source, index, "data", operand)
+
+
+def _add_inner_graphs(
+    sketch: Sketch, node: Any, index: int, show_values: bool, prefix: str
+) -> None:
+    """Draw the branches of a cond and the condition and body of a loop as labelled
+    clusters, each result joined to the node that uses it (forward part only)."""
+    for label, function in static.control_flow.inner_functions(node):
+        name = _cluster(
+            sketch,
+            f"{prefix}{node.name}_{label.replace(' ', '_')}",
+            f"{label} of {node.name}",
+            "darkorange",
+        )
+        wanted = _ancestors(function.outputs)
+        order = [n for n in function.graph.nodes if n in wanted]
+        add_graph(sketch, order, wanted, function.outputs, show_values, cluster=name)
+        for output in function.outputs:
+            source, _ = sketch.add((name, id(output)), lambda: None)  # drawn just above
+            sketch.edge(source, index, "data")
 
 
 def static_sketch(obj: Any, kind: str | None, show_values: bool = True) -> tuple[Sketch, str]:

@@ -294,6 +294,19 @@ WHILE_GRAD = GraphOp(
 )
 
 
+def inner_functions(node: Node) -> list[tuple[str, Function]]:
+    """The inner graphs a cond or loop node runs, each with a label (for drawings):
+    ``[]`` for any other node."""
+    op = getattr(node, "op", None)
+    if op is COND:
+        true_branch, false_branch = node.attrs["branches"]
+        return [("true branch", true_branch), ("false branch", false_branch)]
+    if op is WHILE:
+        loop = node.attrs["loop"]
+        return [("loop condition", loop.condition), ("loop body", loop.body)]
+    return []
+
+
 def _float_value(x: Any) -> bool:
     dtype = getattr(x, "dtype", None)
     if dtype is None:
