@@ -390,7 +390,7 @@ def _agreeing_outputs(first: Sequence[Node], second: Sequence[Node]) -> tuple:
 def _merged_shape(a: tuple | None, b: tuple | None, index: int) -> tuple | None:
     if a is None or b is None:
         return None
-    if len(a) != len(b) or any(x is not None and y is not None and x != y for x, y in zip(a, b)):
+    if not _compatible(a, b):
         raise ValueError(
             f"cond's branches disagree in shape for result {index}: true_fn gives {a}, "
             f"false_fn {b}; both branches must return values of the same shape"
@@ -465,6 +465,13 @@ def _check_test(test: Sequence[Node]) -> None:
         )
 
 
+def _compatible(a: tuple | None, b: tuple | None) -> bool:
+    """Shapes that may be the same at run time: equal where both sizes are known."""
+    if a is None or b is None:
+        return True
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
+
+
 def _check_body(initial: Sequence[Node], outputs: Sequence[Node]) -> None:
     if len(outputs) != len(initial):
         raise ValueError(
@@ -477,7 +484,7 @@ def _check_body(initial: Sequence[Node], outputs: Sequence[Node]) -> None:
                 f"while_loop's body_fn changes the dtype of loop variable {i} from "
                 f"{before.dtype} to {after.dtype}; keep it (convert inside the body)"
             )
-        if after.shape != before.shape:
+        if not _compatible(before.shape, after.shape):
             raise ValueError(
                 f"while_loop's body_fn changes the shape of loop variable {i} from "
                 f"{before.shape} to {after.shape}; a loop variable keeps its shape"

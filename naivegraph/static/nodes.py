@@ -615,8 +615,12 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
         return custom(inputs, attrs)
     shapes: list[Any] = [n.shape for n in inputs]
     if any(s is None for s in shapes):
-        return None, _dtype_guess(inputs)
+        return None, _dtype_guess(op, inputs, attrs)
     if any(None in s for s in shapes):
+        if op.elementwise:  # broadcasting is known without sizes (TF1's static broadcast)
+            known = _infer_broadcast(op, inputs, attrs, shapes)
+            if known is not None:
+                return known
         return _infer_partial(op, inputs, attrs, shapes)
     try:
         if op.elementwise:
@@ -674,7 +678,7 @@ def _infer_partial(
         try:
             result = _probe(op, inputs, attrs, concrete)
         except Exception:
-            return None, _dtype_guess(inputs)
+            return None, _dtype_guess(op, inputs, attrs)
         outcomes.append((np.shape(result), np.result_type(result)))
     if len({len(shape) for shape, _ in outcomes}) != 1:
         known = None, outcomes[0][1]
@@ -695,13 +699,59 @@ def _shape_text(shape: tuple | None) -> str:
     return "?" if shape is None else str(shape)
 
 
-def _dtype_guess(inputs: Sequence[Node]) -> Any:
-    known = [
-        n.value if isinstance(n, Constant) and _is_weak_scalar(n.value) else n
-        for n in inputs
-        if n.dtype is not None
+def _infer_broadcast(
+    op: OpDef, inputs: Sequence[Node], attrs: dict, shapes: Sequence[tuple]
+) -> tuple[tuple, Any] | None:
+    """(shape, dtype) of an elementwise op that keeps the broadcast shape (a probe with
+    each unknown size 1 tells, and gives the dtype), or None to infer otherwise."""
+    shape = _broadcast_unknown(shapes)
+    if shape is None:
+        return None
+    ones = [tuple(1 if d is None else d for d in s) for s in shapes]
+    try:
+        result = _probe(op, inputs, attrs, ones)
+    except Exception:
+        return None
+    if np.shape(result) != broadcast_shapes(*ones):  # e.g. mse_loss: it reduces
+        return None
+    return shape, np.result_type(result)
+
+
+def _broadcast_unknown(shapes: Sequence[tuple]) -> tuple | None:
+    """numpy's broadcast of shapes with unknown (None) sizes, or None if a size the
+    run decides could still change it: an unknown size against a known one is that
+    known one unless it is 1, two unknown sizes stay unknown."""
+    rank = max(len(s) for s in shapes)
+    result = []
+    for axis in range(rank):
+        sizes = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0}
+        known = {d for d in sizes if d is not None and d != 1}
+        if len(known) > 1:
+            return None  # they cannot broadcast: the probe names the shapes
+        if known:
+            result.append(known.pop())
+        elif None in sizes:
+            result.append(None)
+        else:
+            result.append(1)
+    return tuple(result)
+
+
+def _dtype_guess(op: OpDef, inputs: Sequence[Node], attrs: dict) -> Any:
+    """The result dtype when shapes are not all known: the op itself, run on one
+    element per input (comparisons give bool), else torch's promotion rule."""
+    if any(n.dtype is None for n in inputs):
+        known = [n for n in inputs if n.dtype is not None]
+        return result_type(*known) if known else None
+    try:
+        if op.elementwise:
+            return np.result_type(_probe(op, inputs, attrs, [() for _ in inputs]))
+    except Exception:
+        pass
+    operands = [
+        n.value if isinstance(n, Constant) and _is_weak_scalar(n.value) else n for n in inputs
     ]
-    return result_type(*known) if known else None  # torch's rule, as the run will apply
+    return result_type(*operands)  # torch's rule, as the run will apply
 
 
 def _format_attrs(attrs: dict) -> str:
