@@ -618,9 +618,9 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
         return None, _dtype_guess(op, inputs, attrs)
     if any(None in s for s in shapes):
         if op.elementwise:  # broadcasting is known without sizes (TF1's static broadcast)
-            known = _infer_broadcast(op, inputs, attrs, shapes)
-            if known is not None:
-                return known
+            broadcast = _infer_broadcast(op, inputs, attrs, shapes)
+            if broadcast is not None:
+                return broadcast
         return _infer_partial(op, inputs, attrs, shapes)
     try:
         if op.elementwise:
