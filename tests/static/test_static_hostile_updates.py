@@ -376,3 +376,171 @@ def test_a_failed_minimize_leaves_no_slot_variables_behind():
         with pytest.raises(ValueError):
             ns.optim.Adam([w], lr=0.1).minimize(loss, name="w")  # a taken name
     assert list(g.variables) == before
+
+
+# ----------------------------------------------------------------- second round
+@pytest.mark.xfail(
+    strict=True,
+    reason="Adam keeps its step count in a slot of the Variable's dtype: in float32, "
+    "1 - beta2**t is computed in float32 and the first step moves 0.9 to 0.9000007, "
+    "not the 0.9 that ng.optim.Adam and torch.optim.Adam give",
+)
+def test_adam_on_a_float32_variable_takes_the_dynamic_optimisers_step():
+    start = np.array([1.0, 2.0], dtype=np.float32)
+    with ns.Graph() as g:
+        w = ns.Variable(start, name="w")
+        step = ns.optim.Adam([w], lr=0.1).minimize(ns.sum(w * w))
+    wt = ng.tensor(start, requires_grad=True)
+    opt = ng.optim.Adam([wt], lr=0.1)
+    for _ in range(2):
+        g.run(step)
+        opt.zero_grad()
+        (wt * wt).sum().backward()
+        opt.step()
+    assert w.value.dtype == np.float32
+    np.testing.assert_allclose(w.value, wt.detach().numpy(), rtol=1e-7)
+
+
+def test_sgd_with_momentum_on_a_float32_variable_matches_dynamic_mode_exactly():
+    start = np.array([1.0, 2.0], dtype=np.float32)
+    with ns.Graph() as g:
+        w = ns.Variable(start, name="w")
+        step = ns.optim.SGD([w], lr=0.1, momentum=0.9).minimize(ns.sum(w * w * w))
+    wt = ng.tensor(start, requires_grad=True)
+    opt = ng.optim.SGD([wt], lr=0.1, momentum=0.9)
+    for _ in range(3):
+        g.run(step)
+        opt.zero_grad()
+        (wt * wt * wt).sum().backward()
+        opt.step()
+    assert w.value.dtype == np.float32
+    assert w.value.tolist() == wt.detach().numpy().tolist()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a cond predicate of unknown shape fed a vector fails with numpy's 'truth "
+    "value of an array ... is ambiguous' instead of the build-time message that the "
+    "predicate must be a single value",
+)
+def test_a_predicate_of_unknown_shape_fed_a_vector_says_it_must_be_a_single_value():
+    with ns.Graph() as g:
+        p = ns.placeholder("p", shape=None, dtype=np.bool_)
+        x = ns.placeholder("x", shape=())
+        z = ns.cond(p, lambda: x * 2.0, lambda: x)
+    with pytest.raises(ValueError, match="single value"):
+        g.run(z, {p: np.array([True, False]), x: np.array(1.0)})
+
+
+def test_max_with_ties_splits_the_gradient_like_torch_and_dynamic_mode():
+    xv = np.array([[1.0, 3.0], [3.0, 0.0]])
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 2))
+        (gx,) = ns.gradients(ns.max(x), [x])
+    xt = torch.tensor(xv, requires_grad=True)
+    xt.max().backward()
+    xd = ng.tensor(xv, requires_grad=True)
+    xd.max().backward()
+    close(g.run(gx, {x: xv}), xt.grad.numpy())
+    close(xd.grad.numpy(), xt.grad.numpy())
+
+
+def test_cond_returning_outer_nodes_as_they_are_routes_the_gradient_to_the_chosen_one():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        y = ns.placeholder("y", shape=(2,))
+        z = ns.cond(ns.sum(x) > 0, lambda: x, lambda: y)
+        gx, gy = ns.gradients(ns.sum(z * 3.0), [x, y])
+    for sign, expect_x, expect_y in [(1.0, 3.0, 0.0), (-1.0, 0.0, 3.0)]:
+        values = g.run([z, gx, gy], {x: sign * np.ones(2), y: 2 * np.ones(2)})
+        assert values[1].tolist() == [expect_x] * 2 and values[2].tolist() == [expect_y] * 2
+
+
+def test_nested_while_loops_and_a_cond_inside_a_loop_differentiate_like_python_loops():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+
+        def outer_body(i, t):
+            _, u = ns.while_loop(lambda j, u: j < 2, lambda j, u: (j + 1, u * x), [0, t])
+            return i + 1, u
+
+        _, nested = ns.while_loop(lambda i, t: i < 3, outer_body, [0, 1.0])
+        _, branched = ns.while_loop(
+            lambda i, t: i < 4,
+            lambda i, t: (i + 1, ns.cond(t > 2.0, lambda: t * 0.5, lambda: t * x)),
+            [0, 1.0],
+        )
+        grads = ns.gradients([nested, branched], [x])
+    xt = torch.tensor(1.7, dtype=torch.float64, requires_grad=True)
+    a = b = torch.tensor(1.0, dtype=torch.float64)
+    for _ in range(6):
+        a = a * xt
+    for _ in range(4):
+        b = b * 0.5 if b > 2.0 else b * xt
+    (a + b).backward()
+    values = g.run([nested, branched, *grads], {x: np.array(1.7)})
+    close(values[0], a.item())
+    close(values[1], b.item())
+    close(values[2], xt.grad.item())
+
+
+@pytest.mark.parametrize("steps", [0, 2])
+def test_a_loop_over_a_none_sized_vector_differentiates_for_any_count(steps):
+    xv = np.array([2.0, 3.0])
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None,))
+        n = ns.placeholder("n", shape=(), dtype=np.int64)
+        _, t = ns.while_loop(lambda i, t: i < n, lambda i, t: (i + 1, t * x), [0, x])
+        (gx,) = ns.gradients(ns.sum(t), [x])
+    value, grad = g.run([t, gx], {x: xv, n: np.array(steps)})
+    close(value, xv ** (steps + 1))
+    close(grad, (steps + 1) * xv**steps)
+
+
+def test_a_loop_that_ends_exactly_at_maximum_iterations_is_not_an_error():
+    with ns.Graph() as g:
+        _, y = ns.while_loop(
+            lambda i, y: i < 3, lambda i, y: (i + 1, y + 1.0), [0, 0.0], maximum_iterations=3
+        )
+    assert float(g.run(y)) == 3.0
+
+
+def test_an_assign_inside_a_loop_body_is_refused_at_build_time():
+    with ns.Graph() as g:
+        v = ns.Variable(1.0, name="v")
+        size = len(g.nodes)
+        with pytest.raises(ValueError, match="loop_body"):
+            ns.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, v.assign(y + 1.0)), [0, 0.0])
+    assert float(v.value) == 1.0 and len(g.nodes) == size
+
+
+def test_a_compiled_output_of_the_updated_variable_is_its_value_before_the_call():
+    with ns.Graph() as g:
+        a = ns.Variable(np.zeros(2), name="a")
+    f = g.compile([], [a], updates=[(a, a + 1.0)])
+    (first,) = f()
+    (second,) = f()
+    assert first.tolist() == [0.0, 0.0] and second.tolist() == [1.0, 1.0]
+    assert a.value.tolist() == [2.0, 2.0]
+
+
+def test_an_update_to_another_variable_or_a_view_of_it_owns_its_storage():
+    with ns.Graph() as g:
+        a = ns.Variable(np.zeros(4), name="a")
+        b = ns.Variable(np.arange(4.0), name="b")
+        c = ns.Variable(np.zeros(4), name="c")
+        via_view = c.assign(ns.reshape(ns.reshape(b, 2, 2), -1))
+    g.compile([], [], updates=[(a, b)])()
+    g.run(via_view)
+    b.value[0] = 9.0  # an in-place edit of b's storage
+    assert a.value.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert c.value.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_a_cond_on_a_variable_sees_its_value_from_before_an_update_in_the_same_run():
+    with ns.Graph() as g:
+        v = ns.Variable(1.0, name="v")
+        y = ns.cond(v > 0, lambda: v * 10.0, lambda: v * -10.0)
+        flip = v.assign(-v)
+    assert [float(r) for r in g.run([y, flip])] == [10.0, -1.0]
+    assert [float(r) for r in g.run([y, flip])] == [10.0, 1.0]
