@@ -176,7 +176,13 @@ ITEM = GraphOp(
 
 
 def _cond_forward(pred, *values, branches, meta=None):
-    chosen = branches[0] if bool(np.asarray(pred)) else branches[1]
+    pred = np.asarray(pred)
+    if pred.size != 1:  # a predicate of unknown shape, fed more than one value
+        raise ValueError(
+            f"cond's predicate must be a single value, but it was fed shape {pred.shape}; "
+            f"use ns.where(mask, a, b) to choose elementwise"
+        )
+    chosen = branches[0] if bool(pred) else branches[1]
     return tuple(chosen.run(values))
 
 

@@ -136,15 +136,21 @@ class Adam(Optimizer):
         beta1, beta2 = s["betas"]
         if s["weight_decay"]:
             grad = grad + s["weight_decay"] * variable
-        step = self._slot(variable, "step")
+        # The step count and bias corrections are Python floats in ng.optim and torch:
+        # float64 here, then in the variable's dtype as numpy would take such a float.
+        step = Variable(0.0, name=f"{variable.name}/step", trainable=False)
         m, v = self._slot(variable, "exp_avg"), self._slot(variable, "exp_avg_sq")
         t = step + 1.0
         new_m = beta1 * m + (1 - beta1) * grad
         new_v = beta2 * v + (1 - beta2) * grad * grad
-        m_hat = new_m / (1 - beta1**t)
-        v_hat = new_v / (1 - beta2**t)
+        m_hat = new_m / _in_dtype(1 - beta1**t, variable.dtype)
+        v_hat = new_v / _in_dtype(1 - beta2**t, variable.dtype)
         new_value = variable - s["lr"] * m_hat / (sqrt(v_hat) + s["eps"])
         return [(step, t), (m, new_m), (v, new_v), (variable, new_value)]
+
+
+def _in_dtype(node: Node, dtype: np.dtype) -> Node:
+    return node if node.dtype == dtype else OPS["to_copy"].dispatch(node, dtype=dtype)
 
 
 def _checked_variables(variables: Any, who: str) -> list[Variable]:
