@@ -483,6 +483,12 @@ def assign(variable: Any, value: Any, name: str | None = None) -> Any:
         )
     if not isinstance(value, Node):
         return variable.assign(value)
+    if get_default_graph().outer is not None:
+        raise ValueError(
+            f"an update of Variable {variable.name!r} inside a branch of ns.cond or the "
+            f"body of ns.while_loop is not supported; return the new value from the "
+            f"branch or loop and assign the result outside it"
+        )
     _check_assignable(variable, value)
     graph = variable.graph
     assert graph is not None

@@ -77,7 +77,23 @@ def compile(
                 f"compile inputs must be placeholders, but {node.name!r} is a {type(node).__name__}"
             )
     outputs = [graph.resolve(o) for o in outputs]
+    size = len(graph.nodes)
     update_nodes = _update_nodes(graph, updates)
+    try:  # a refused function leaves no update node behind
+        return _compiled(graph, inputs, outputs, update_nodes, optimize, check_numerics)
+    except BaseException:
+        graph._rollback(size)
+        raise
+
+
+def _compiled(
+    graph: Graph,
+    inputs: list,
+    outputs: list,
+    update_nodes: list,
+    optimize: bool,
+    check_numerics: bool,
+) -> CompiledFunction:
     needed = outputs + update_nodes
     given = set(inputs)
     for node in ancestors(needed):
