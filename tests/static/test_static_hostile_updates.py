@@ -239,6 +239,262 @@ def test_an_update_inside_a_cond_branch_is_refused_and_says_where_to_assign():
     assert float(v.value) == 1.0 and len(g.nodes) == size
 
 
+# ----------------------------------------------------------------- cond / while_loop
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_cond_gradient_with_a_none_batch_equals_a_python_if_in_torch(sign, torch):
+    rng = np.random.default_rng(3)
+    xv = sign * np.abs(rng.standard_normal((5, 3)))
+    wv = rng.standard_normal(3)
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 3))
+        w = ns.Variable(wv, name="w")
+        y = ns.cond(ns.sum(x) > 0, lambda: ns.mean((x * w) ** 2), lambda: ns.max(ns.tanh(x + w)))
+        gx, gw = ns.gradients(y, [x, w])
+    values = g.run([y, gx, gw], {x: xv})
+    xt, wt = torch.tensor(xv, requires_grad=True), torch.tensor(wv, requires_grad=True)
+    out = ((xt * wt) ** 2).mean() if xt.sum() > 0 else (xt + wt).tanh().max()
+    out.backward()
+    close(values[0], out.item())
+    close(values[1], xt.grad.numpy())
+    close(values[2], wt.grad.numpy())
+
+
+@pytest.mark.parametrize("steps", [0, 1, 4])
+def test_while_loop_value_and_gradient_equal_a_python_loop(steps, torch):
+    wv, hv = np.array([[0.5, -0.3], [0.2, 0.8]]), np.array([1.0, -2.0])
+    with ns.Graph() as g:
+        n = ns.placeholder("n", shape=(), dtype=np.int64)
+        w = ns.Variable(wv, name="w")
+        h0 = ns.placeholder("h0", shape=(2,))
+        _, h = ns.while_loop(lambda i, h: i < n, lambda i, h: (i + 1, ns.tanh(w @ h)), [0, h0])
+        loss = ns.sum(h * h)
+        gw, gh = ns.gradients(loss, [w, h0])
+    values = g.run([loss, gw, gh], {n: np.array(steps), h0: hv})
+    wt, ht = torch.tensor(wv, requires_grad=True), torch.tensor(hv, requires_grad=True)
+    h_t = ht
+    for _ in range(steps):
+        h_t = torch.tanh(wt @ h_t)
+    out = (h_t * h_t).sum()
+    out.backward()
+    close(values[0], out.item())
+    close(values[1], wt.grad.numpy() if wt.grad is not None else np.zeros((2, 2)))
+    close(values[2], ht.grad.numpy())
+
+
+def test_a_loop_variable_used_twice_in_the_loss_gets_both_gradients(torch):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        a, b = ns.while_loop(lambda a, b: a < 10.0, lambda a, b: (a * x, b + a), [1.0, 0.0])
+        loss = a * b + a
+        (gx,) = ns.gradients(loss, [x])
+    xv = 3.0
+    xt = torch.tensor(xv, requires_grad=True)
+    at, bt = torch.tensor(1.0), torch.tensor(0.0)
+    while at < 10.0:
+        at, bt = at * xt, bt + at
+    (at * bt + at).backward()
+    values = g.run([loss, gx], {x: np.array(xv)})
+    close(values[0], (at * bt + at).item())
+    close(values[1], xt.grad.item())
+
+
+def test_a_failing_loop_in_a_run_commits_no_update():
+    with ns.Graph() as g:
+        v = ns.Variable(1.0, name="v")
+        _, y = ns.while_loop(
+            lambda i, y: i < 100, lambda i, y: (i + 1, y + v), [0, 0.0], maximum_iterations=5
+        )
+        up = v.assign(y)
+    with pytest.raises(RuntimeError, match="maximum_iterations"):
+        g.run(up)
+    assert float(v.value) == 1.0
+
+
+def test_a_loop_reading_a_variable_sees_the_value_from_before_the_run():
+    with ns.Graph() as g:
+        v = ns.Variable(2.0, name="v")
+        _, y = ns.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y + v), [0, 0.0])
+        up = v.assign(v + 100.0)
+    total, new = g.run([y, up])
+    assert (float(total), float(new), float(v.value)) == (6.0, 102.0, 102.0)
+
+
+# ----------------------------------------------------------------- optimisers
+def test_two_minimize_steps_on_one_graph_train_like_two_dynamic_optimisers():
+    rng = np.random.default_rng(5)
+    wv, xv = rng.standard_normal(3), rng.standard_normal((4, 3))
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 3))
+        w = ns.Variable(wv, name="w")
+        loss = ns.mean(ns.tanh(x @ w) ** 2)
+        sgd = ns.optim.SGD([w], lr=0.1, momentum=0.5).minimize(loss)
+        adam = ns.optim.Adam([w], lr=0.05).minimize(loss)
+    wt = ng.tensor(wv, requires_grad=True)
+    o1, o2 = ng.optim.SGD([wt], lr=0.1, momentum=0.5), ng.optim.Adam([wt], lr=0.05)
+    for step, opt in [(sgd, o1), (adam, o2), (sgd, o1), (adam, o2)]:
+        g.run(step, {x: xv})
+        opt.zero_grad()
+        (ng.tensor(xv) @ wt).tanh().pow(2).mean().backward()
+        opt.step()
+    close(w.value, wt.detach().numpy())
+
+
+def test_running_both_optimiser_steps_in_one_run_is_refused_and_changes_nothing():
+    with ns.Graph() as g:
+        w = ns.Variable(np.array([1.0, 2.0]), name="w")
+        loss = ns.sum(w * w)
+        s1 = ns.optim.SGD([w], lr=0.1).minimize(loss)
+        s2 = ns.optim.SGD([w], lr=0.2).minimize(loss)
+    with pytest.raises(ValueError, match="twice"):
+        g.run([s1, s2])
+    assert w.value.tolist() == [1.0, 2.0]
+
+
+def test_adam_on_a_loss_through_cond_and_loop_matches_dynamic_adam():
+    wv = np.array([0.3, -0.7])
+    with ns.Graph() as g:
+        w = ns.Variable(wv, name="w")
+        _, h = ns.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, ns.tanh(h * w + 0.1)), [0, w])
+        loss = ns.cond(ns.sum(h) > 0, lambda: ns.sum(h * h), lambda: ns.sum(-h))
+        step = ns.optim.Adam([w], lr=0.05).minimize(loss)
+    wt = ng.tensor(wv, requires_grad=True)
+    opt = ng.optim.Adam([wt], lr=0.05)
+    for _ in range(6):
+        g.run(step)
+        opt.zero_grad()
+        ht = wt
+        for _ in range(3):
+            ht = (ht * wt + 0.1).tanh()
+        (ht * ht).sum().backward() if ht.sum().item() > 0 else (-ht).sum().backward()
+        opt.step()
+    close(w.value, wt.detach().numpy())
+
+
+def test_a_failed_minimize_leaves_no_slot_variables_behind():
+    with ns.Graph() as g:
+        w = ns.Variable(np.array([1.0, 2.0]), name="w")
+        loss = ns.sum(w * w)
+        before = list(g.variables)
+        with pytest.raises(ValueError):
+            ns.optim.Adam([w], lr=0.1).minimize(loss, name="w")  # a taken name
+    assert list(g.variables) == before
+
+
+# ----------------------------------------------------------------- second round
+def test_adam_on_a_float32_variable_takes_the_dynamic_optimisers_step():
+    start = np.array([1.0, 2.0], dtype=np.float32)
+    with ns.Graph() as g:
+        w = ns.Variable(start, name="w")
+        step = ns.optim.Adam([w], lr=0.1).minimize(ns.sum(w * w))
+    wt = ng.tensor(start, requires_grad=True)
+    opt = ng.optim.Adam([wt], lr=0.1)
+    for _ in range(2):
+        g.run(step)
+        opt.zero_grad()
+        (wt * wt).sum().backward()
+        opt.step()
+    assert w.value.dtype == np.float32
+    np.testing.assert_allclose(w.value, wt.detach().numpy(), rtol=1e-7)
+
+
+def test_sgd_with_momentum_on_a_float32_variable_matches_dynamic_mode_exactly():
+    start = np.array([1.0, 2.0], dtype=np.float32)
+    with ns.Graph() as g:
+        w = ns.Variable(start, name="w")
+        step = ns.optim.SGD([w], lr=0.1, momentum=0.9).minimize(ns.sum(w * w * w))
+    wt = ng.tensor(start, requires_grad=True)
+    opt = ng.optim.SGD([wt], lr=0.1, momentum=0.9)
+    for _ in range(3):
+        g.run(step)
+        opt.zero_grad()
+        (wt * wt * wt).sum().backward()
+        opt.step()
+    assert w.value.dtype == np.float32
+    assert w.value.tolist() == wt.detach().numpy().tolist()
+
+
+def test_a_predicate_of_unknown_shape_fed_a_vector_says_it_must_be_a_single_value():
+    with ns.Graph() as g:
+        p = ns.placeholder("p", shape=None, dtype=np.bool_)
+        x = ns.placeholder("x", shape=())
+        z = ns.cond(p, lambda: x * 2.0, lambda: x)
+    with pytest.raises(ValueError, match="single value, but it was fed shape \\(2,\\)"):
+        g.run(z, {p: np.array([True, False]), x: np.array(1.0)})
+
+
+def test_max_with_ties_splits_the_gradient_like_torch_and_dynamic_mode(torch):
+    xv = np.array([[1.0, 3.0], [3.0, 0.0]])
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 2))
+        (gx,) = ns.gradients(ns.max(x), [x])
+    xt = torch.tensor(xv, requires_grad=True)
+    xt.max().backward()
+    xd = ng.tensor(xv, requires_grad=True)
+    xd.max().backward()
+    close(g.run(gx, {x: xv}), xt.grad.numpy())
+    close(xd.grad.numpy(), xt.grad.numpy())
+
+
+def test_cond_returning_outer_nodes_as_they_are_routes_the_gradient_to_the_chosen_one():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        y = ns.placeholder("y", shape=(2,))
+        z = ns.cond(ns.sum(x) > 0, lambda: x, lambda: y)
+        gx, gy = ns.gradients(ns.sum(z * 3.0), [x, y])
+    for sign, expect_x, expect_y in [(1.0, 3.0, 0.0), (-1.0, 0.0, 3.0)]:
+        values = g.run([z, gx, gy], {x: sign * np.ones(2), y: 2 * np.ones(2)})
+        assert values[1].tolist() == [expect_x] * 2 and values[2].tolist() == [expect_y] * 2
+
+
+def test_nested_while_loops_and_a_cond_inside_a_loop_differentiate_like_python_loops(torch):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+
+        def outer_body(i, t):
+            _, u = ns.while_loop(lambda j, u: j < 2, lambda j, u: (j + 1, u * x), [0, t])
+            return i + 1, u
+
+        _, nested = ns.while_loop(lambda i, t: i < 3, outer_body, [0, 1.0])
+        _, branched = ns.while_loop(
+            lambda i, t: i < 4,
+            lambda i, t: (i + 1, ns.cond(t > 2.0, lambda: t * 0.5, lambda: t * x)),
+            [0, 1.0],
+        )
+        grads = ns.gradients([nested, branched], [x])
+    xt = torch.tensor(1.7, dtype=torch.float64, requires_grad=True)
+    a = b = torch.tensor(1.0, dtype=torch.float64)
+    for _ in range(6):
+        a = a * xt
+    for _ in range(4):
+        b = b * 0.5 if b > 2.0 else b * xt
+    (a + b).backward()
+    values = g.run([nested, branched, *grads], {x: np.array(1.7)})
+    close(values[0], a.item())
+    close(values[1], b.item())
+    close(values[2], xt.grad.item())
+
+
+@pytest.mark.parametrize("steps", [0, 2])
+def test_a_loop_over_a_none_sized_vector_differentiates_for_any_count(steps):
+    xv = np.array([2.0, 3.0])
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None,))
+        n = ns.placeholder("n", shape=(), dtype=np.int64)
+        _, t = ns.while_loop(lambda i, t: i < n, lambda i, t: (i + 1, t * x), [0, x])
+        (gx,) = ns.gradients(ns.sum(t), [x])
+    value, grad = g.run([t, gx], {x: xv, n: np.array(steps)})
+    close(value, xv ** (steps + 1))
+    close(grad, (steps + 1) * xv**steps)
+
+
+def test_a_loop_that_ends_exactly_at_maximum_iterations_is_not_an_error():
+    with ns.Graph() as g:
+        _, y = ns.while_loop(
+            lambda i, y: i < 3, lambda i, y: (i + 1, y + 1.0), [0, 0.0], maximum_iterations=3
+        )
+    assert float(g.run(y)) == 3.0
+
+
 def test_an_assign_inside_a_loop_body_is_refused_at_build_time():
     with ns.Graph() as g:
         v = ns.Variable(1.0, name="v")
