@@ -79,6 +79,8 @@ class Graph:
         # ``outer``: a node of an enclosing graph used there arrives as a placeholder.
         self.outer: Graph | None = None
         self.captures: dict[Node, Node] = {}  # enclosing graph's node -> its placeholder here
+        self.version = 0  # changes whenever nodes are added or removed
+        self.run_plans: dict = {}  # g.run's plans, per (fetches, fed placeholders)
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> "Graph":
@@ -122,6 +124,7 @@ class Graph:
             node.is_gradient = True
         self.nodes.append(node)
         self._by_name[name] = node
+        self.version += 1
 
     def rename(self, node: "Node", name: str) -> None:
         """Give ``node`` of this graph the name ``name``; refused (nothing changes) if taken."""
@@ -136,6 +139,7 @@ class Graph:
         for node in self.nodes[size:]:
             del self._by_name[node.name]
         del self.nodes[size:]
+        self.version += 1
 
     def __getitem__(self, name: str) -> "Node":
         """The node called ``name``."""

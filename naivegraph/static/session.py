@@ -54,10 +54,24 @@ def run(graph: Graph, fetches: Any, feed_dict: Mapping | None, named_feeds: Mapp
     fed = collect_feeds(graph, feed_dict, named_feeds)
     placeholders = list(fed)
     with fast.paused_gc():
-        plan = Plan(graph, nodes, placeholders, free=True)
+        plan = _plan_for_run(graph, nodes, placeholders)
         values = plan.run([fed[p] for p in placeholders])
     results = [as_result(v) for v in plan.fetched(values)]
     return results[0] if single else results
+
+
+def _plan_for_run(graph: Graph, fetches: list, placeholders: list) -> Plan:
+    """The plan of a ``g.run``, kept while the graph does not change: a TF1-style loop
+    runs the same fetches with the same feeds many times."""
+    key = (tuple(fetches), tuple(placeholders))
+    cached = graph.run_plans.get(key)
+    if cached is not None and cached[0] == graph.version:
+        return cached[1]
+    plan = Plan(graph, fetches, placeholders, free=True)
+    if len(graph.run_plans) >= 64:  # a loop over ever new fetch lists keeps no garbage
+        graph.run_plans.clear()
+    graph.run_plans[key] = (graph.version, plan)
+    return plan
 
 
 def compile(

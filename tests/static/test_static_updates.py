@@ -171,3 +171,15 @@ def test_updates_must_be_pairs():
     with pytest.raises(TypeError, match=r"updates are \(variable, new_value\) pairs"):
         g.compile([], [w], updates=[(w, doubled), w])
     assert len(g.nodes) == size  # the first, valid update was rolled back too
+
+
+def test_run_reuses_its_plan_until_the_graph_changes():
+    g, count, increment = counter_graph()
+    g.run(increment)
+    (plan,) = [entry[1] for entry in g.run_plans.values()]
+    g.run(increment)
+    assert [entry[1] for entry in g.run_plans.values()] == [plan]
+    with g:
+        double = count.assign(count * 2.0)  # the graph changed: plans are made anew
+    assert float(g.run(double)) == 4.0 and float(g.run(increment)) == 5.0
+    assert all(entry[1] is not plan for entry in g.run_plans.values())
