@@ -94,4 +94,5 @@ from .passes import (
     elementwise_fusion,
     optimize,
 )
+from .saving import GraphFileError, load
 from .trace import Traced, trace

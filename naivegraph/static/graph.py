@@ -254,6 +254,15 @@ class Graph:
         """
         _session.backward(self, self.resolve(loss), grad, check_numerics)
 
+    def save(self, path: Any) -> None:
+        """Write this graph to ``path``: JSON for the nodes, npz for the arrays, no pickle.
+
+        ``ns.load(path)`` gives an equal graph (same names, placeholders with their
+        ``None`` sizes, Variables' current values, gradient nodes, cond and loop
+        bodies); see :mod:`naivegraph.static.saving`.
+        """
+        _session.save(self, path)
+
     def run(self, fetches: Any, feed_dict: Mapping | None = None, **named_feeds: Any) -> Any:
         """The values of ``fetches``, like TensorFlow 1's ``Session.run``.
 

@@ -749,9 +749,14 @@ def _dtype_guess(op: OpDef, inputs: Sequence[Node], attrs: dict) -> Any:
     if any(n.dtype is None for n in inputs):
         known = [n for n in inputs if n.dtype is not None]
         return result_type(*known) if known else None
+    # An input of unknown rank is taken to have dimensions (a 0-d value would not decide
+    # the dtype under torch's promotion rule); unknown sizes are 1.
+    small = [
+        (1,) if n.shape is None else tuple(1 if d is None else d for d in n.shape) for n in inputs
+    ]
     try:
         if op.elementwise:
-            return np.result_type(_probe(op, inputs, attrs, [() for _ in inputs]))
+            return np.result_type(_probe(op, inputs, attrs, small))
     except Exception:
         pass
     operands = [

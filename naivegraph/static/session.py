@@ -13,6 +13,7 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from .. import fast
+from . import saving
 from .executor import (
     CompiledFunction,
     Plan,
@@ -44,6 +45,11 @@ def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
     """``graph.backward``: the numeric reverse sweep after ``forward``."""
     with fast.paused_gc():
         numeric_backward(graph, loss, grad, check_numerics)
+
+
+def save(graph: Graph, path: Any) -> None:
+    """``graph.save``: JSON and npz, no pickle (see :mod:`naivegraph.static.saving`)."""
+    saving.save(graph, path)
 
 
 def run(graph: Graph, fetches: Any, feed_dict: Mapping | None, named_feeds: Mapping) -> Any:
