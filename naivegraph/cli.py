@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import shutil
 import statistics
 import subprocess
@@ -232,15 +233,38 @@ def _example_names() -> tuple[str, ...]:
 
 def cmd_render(args: argparse.Namespace) -> int:
     _require("graphviz")
-    unknown = [name for name in args.names if name not in _example_names()]
+    files = [name for name in args.names if os.path.isfile(name)]
+    unknown = [name for name in args.names if name not in _example_names() and name not in files]
     if unknown:
         raise CommandError(
             f"unknown example {', '.join(map(repr, unknown))}; choose from "
-            f"{', '.join(_example_names())} (see `naivegraph render --help`)"
+            f"{', '.join(_example_names())}, or give a graph file saved with g.save "
+            f"(see `naivegraph render --help`)"
         )
-    for path in _render_examples(_writable_folder(args.out), args.names or None):
-        print(path)
+    out = _writable_folder(args.out)
+    for file in files:
+        print(_render_saved_graph(file, out))
+    examples = [name for name in args.names if name not in files]
+    if examples or not files:
+        for path in _render_examples(out, examples or None):
+            print(path)
     return 0
+
+
+def _load_graph(file: str) -> ns.Graph:
+    try:
+        return ns.load(file)
+    except ns.GraphFileError as error:
+        raise CommandError(str(error)) from None
+
+
+def _render_saved_graph(file: str, out: Path) -> str:
+    """Draw a graph file written by ``g.save`` as ``<out>/<file name>.svg``."""
+    from .render.examples import render  # needs graphviz
+
+    graph = _load_graph(file)
+    target = out / (Path(file).stem + ".svg")
+    return render(graph).render(outfile=target)
 
 
 def _find_lesson(name: str | None, folder: Path) -> list[Path]:
@@ -320,12 +344,15 @@ def build_parser() -> argparse.ArgumentParser:
     figures.set_defaults(run=cmd_figures)
     render = sub.add_parser(
         "render",
-        help="draw the built-in example graphs",
+        help="draw the built-in example graphs, or graph files saved with g.save",
         epilog=f"examples: {_example_list()}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     render.add_argument(
-        "names", nargs="*", metavar="NAME", help="examples to draw (default: all; listed below)"
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="examples to draw (default: all; listed below) or graph files (g.save)",
     )
     render.add_argument("--out", default=str(DEFAULT_FIGURES))
     render.set_defaults(run=cmd_render)

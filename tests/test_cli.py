@@ -95,6 +95,30 @@ def test_render_draws_only_the_named_example(tmp_path, capsys):
     }
 
 
+def test_render_draws_a_graph_file_saved_with_g_save(tmp_path, capsys):
+    import naivegraph.static as ns
+
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None,))
+        ns.cond(ns.sum(x) > 0, lambda: x * 2.0, lambda: -x)
+    g.save(tmp_path / "model.ngraph")
+    out = tmp_path / "figs"
+    assert main(["render", str(tmp_path / "model.ngraph"), "--out", str(out)]) == 0
+    assert _files(out) == {"model.svg"}
+    svg = (out / "model.svg").read_text()
+    assert "true branch of cond_1" in svg and "false branch of cond_1" in svg
+
+
+def test_render_of_a_file_that_is_no_graph_is_one_line_of_error(tmp_path, capsys):
+    bad = tmp_path / "bad.ngraph"
+    bad.write_text("not a graph")
+    assert main(["render", str(bad), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"naivegraph: error: {bad} is not a naivegraph graph file (not an npz archive of arrays)"
+    )
+
+
 def test_check_reports_unfinished_exercises_as_not_done_yet(capsys):
     assert main(["check", "1", "--lessons", str(REPO / "lessons")]) == 0
     out = capsys.readouterr().out

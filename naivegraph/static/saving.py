@@ -159,8 +159,12 @@ def load(path: str | os.PathLike) -> Graph:
     """
     try:
         archive = np.load(path, allow_pickle=False)
-    except (zipfile.BadZipFile, ValueError, OSError) as error:
-        raise GraphFileError(f"{path} is not a naivegraph graph file ({error})") from None
+    except (zipfile.BadZipFile, ValueError) as error:  # numpy would offer to unpickle: no
+        raise GraphFileError(
+            f"{path} is not a naivegraph graph file (not an npz archive of arrays)"
+        ) from error
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise GraphFileError(f"{path} is not a naivegraph graph file (a single .npy array)")
     with archive:
         arrays = {key: archive[key] for key in archive.files}
     if _DESCRIPTION not in arrays:
