@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.functions import make_functions
+from ..ops.functions import make_functions as _make_functions
 from .tensor import Tensor
 
 
@@ -24,7 +24,7 @@ def _lift(value: Any) -> Tensor:
     return Tensor(value, dtype=None if plain else np.asarray(value).dtype)
 
 
-_functions = make_functions(_lift)
+_functions = _make_functions(_lift)
 globals().update(_functions)
 
 # torch has no top-level function of these names: the losses are ng.nn.functional's,

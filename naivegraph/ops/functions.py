@@ -225,7 +225,11 @@ def check_class_indices(input: Any, target: Any) -> None:
             f"nll_loss: expected input of shape (N, C) and target of shape (N,), got "
             f"{shape} and {target_shape}"
         )
-    classes = None if shape is None else shape[1]
+    check_class_range(target, None if shape is None else shape[1])
+
+
+def check_class_range(target: Any, classes: int | None) -> None:
+    """Class indices lie in ``0..classes-1`` (when the values and the count are known)."""
     values = known_values(target)
     if classes is None or values is None or not values.size:
         return
@@ -394,22 +398,24 @@ def make_functions(
             if reduction == "none":
                 return per_sample
             return per_sample.mean() if reduction == "mean" else per_sample.sum()
-        if shape is not None and len(shape) == 1:
-            return unbatched(input, target, reduction)
-        return nll_loss(input.log_softmax(1), target, reduction)
-
-    def unbatched(input: Any, target: Any, reduction: str) -> Any:
-        """Logits (C,) of one sample and its class index of shape (): a batch of one."""
         if not accepts(target):
             target = np.asarray(target)
+        if shape is not None and len(shape) == 1:
+            return unbatched(input, shape, target, reduction)
+        check_class_indices(input, target)  # before building anything
+        return nll_loss(input.log_softmax(1), target, reduction)
+
+    def unbatched(input: Any, shape: tuple, target: Any, reduction: str) -> Any:
+        """Logits (C,) of one sample and its class index of shape (): a batch of one."""
         check_class_dtype(target)
         target_shape = shape_of(target)
         if not shapes_match(target_shape, ()):
             raise ValueError(
-                f"cross_entropy: logits of shape {shape_of(input)} are one sample, "
+                f"cross_entropy: logits of shape {shape} are one sample, "
                 f"so the target is one class index of shape (), got shape "
                 f"{target_shape}; for a batch pass logits of shape (N, C)"
             )
+        check_class_range(target, shape[0])
         loss = nll_loss(input.unsqueeze(0).log_softmax(1), target.reshape(1), reduction)
         return loss.reshape(()) if reduction == "none" else loss
 
@@ -432,6 +438,7 @@ __all__ = [
     "BINARY",
     "METHODS",
     "check_class_indices",
+    "check_class_range",
     "check_reduction",
     "check_same_shape",
     "is_generated",

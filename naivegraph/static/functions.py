@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops.functions import make_functions
+from ..ops.functions import make_functions as _make_functions
 from .nodes import Constant, Node, _refuse_other_modes
 
 
@@ -34,7 +34,7 @@ def _is_node(x: Any) -> bool:
     return isinstance(x, Node)
 
 
-_functions = make_functions(_constant, accepts=_is_node)
+_functions = _make_functions(_constant, accepts=_is_node)
 
 # A node has no in-place writes nor a requires_grad flag to copy or cut off.
 _DYNAMIC_ONLY = ("clone", "detach")
