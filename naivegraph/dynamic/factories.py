@@ -331,3 +331,16 @@ class inference_mode:
                 return function(*args, **kwargs)
 
         return wrapper
+
+
+# -- questions about tensors (torch's top level; not ops, so not in ng.functions) -------
+def numel(t: Tensor) -> int:
+    return t.numel()
+
+
+def allclose(a, b, rtol: builtins.float = 1e-05, atol: builtins.float = 1e-08) -> builtins.bool:
+    return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
+
+
+def is_tensor(obj) -> builtins.bool:
+    return isinstance(obj, Tensor)

@@ -13,14 +13,29 @@ import pytest
 
 import naivegraph as ng
 import naivegraph.static as ns
+from naivegraph.ops import OPS
 
 
 # -- 8c: mse_loss with a broadcast target averages over the broadcast shape -----------
+# ns.mse_loss refuses shapes that differ, as F.mse_loss does (a broadcast is almost always
+# a bug); the op itself broadcasts as torch's does (torch warns), so these tests call it.
+def _mse_loss(x, target, reduction="mean"):
+    return OPS["mse_loss"].dispatch(x, target, reduction=reduction)
+
+
+def test_ns_mse_loss_refuses_the_broadcast_that_the_op_allows():
+    with ns.Graph():
+        w = ns.Variable([1.0, 2.0, 3.0], name="w")
+        with pytest.raises(ValueError, match="must match"):
+            ns.mse_loss(w, np.zeros((2, 3)))
+        assert _mse_loss(w, ns.constant(np.zeros((2, 3)))).shape == ()
+
+
 def _mse_broadcast_graph():
     with ns.Graph() as g:
         w = ns.Variable([1.0, 2.0, 3.0], name="w")
         target = ns.constant(np.zeros((2, 3)))
-        loss = ns.mse_loss(w, target)
+        loss = _mse_loss(w, target)
         (dw,) = ns.gradients(loss, [w])
     return g, w, loss, dw
 
@@ -50,7 +65,7 @@ def test_mse_loss_broadcast_target_symbolic_gradient_matches_torch():
 def test_mse_loss_broadcast_input_gradient_sums_over_the_broadcast_axis():
     with ns.Graph() as g:
         w = ns.Variable([[1.0], [2.0]], name="w")  # (2, 1) against a (2, 3) target
-        loss = ns.mse_loss(w, np.zeros((2, 3)), reduction="sum")
+        loss = _mse_loss(w, ns.constant(np.zeros((2, 3))), reduction="sum")
     g.forward()
     g.backward(loss)
     np.testing.assert_allclose(w.grad, [[6.0], [12.0]])  # 3 columns x 2 x w
