@@ -28,7 +28,6 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..ops import OPS
-from .functions import sqrt
 from .gradients import gradients
 from .graph import Graph
 from .nodes import Node, Operation, Variable, apply, assign
@@ -145,7 +144,7 @@ class Adam(Optimizer):
         new_v = beta2 * v + (1 - beta2) * grad * grad
         m_hat = new_m / _in_dtype(1 - beta1**t, variable.dtype)
         v_hat = new_v / _in_dtype(1 - beta2**t, variable.dtype)
-        new_value = variable - s["lr"] * m_hat / (sqrt(v_hat) + s["eps"])
+        new_value = variable - s["lr"] * m_hat / (OPS["sqrt"].dispatch(v_hat) + s["eps"])
         return [(step, t), (m, new_m), (v, new_v), (variable, new_value)]
 
 
