@@ -124,7 +124,8 @@ class OpDef:
             for i, gi in enumerate(grads):
                 if gi is not None:
                     shape = inputs[i].shape if shapes is None else shapes[i]
-                    grads[i] = summed_to(gi, inputs[i], shape)
+                    if gi.shape != shape:  # the common case, equal shapes, costs one test
+                        grads[i] = summed_to(gi, inputs[i], shape)
         for i, gi in enumerate(grads):
             if gi is not None:
                 grads[i] = _in_dtype_of(gi, inputs[i])
