@@ -53,7 +53,8 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> T
     """
     # Not Tensor(data): the legacy constructor turns integer lists into floats, while
     # torch.tensor keeps the inferred dtype (int64 for ints, bool for booleans).
-    _check_device(device)
+    if device is not None:
+        _check_device(device)
     array = _as_array(data, dtype)
     if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
         array = _default_float(array)
@@ -68,7 +69,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
-    _check_device(device)
+    if device is not None:
+        _check_device(device)
     return _finish(
         np.full(_shape_arg(shape), fill, dtype=dtype or get_default_dtype()), requires_grad
     )

@@ -125,7 +125,11 @@ class OpDef:
                 if gi is not None:
                     shape = inputs[i].shape if shapes is None else shapes[i]
                     if gi.shape != shape:  # the common case, equal shapes, costs one test
-                        grads[i] = summed_to(gi, inputs[i], shape)
+                        grads[i] = (
+                            OPS["sum_to_like"].dispatch(gi, inputs[i])
+                            if shape is None or None in shape  # static: sizes known at run time
+                            else OPS["sum_to"].dispatch(gi, shape=tuple(shape))
+                        )
         for i, gi in enumerate(grads):
             if gi is not None:
                 grads[i] = _in_dtype_of(gi, inputs[i])

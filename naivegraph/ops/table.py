@@ -80,7 +80,7 @@ def _expand_to(g, like):
 
 def _restore(g, x, dim, keepdim):
     """Broadcast a reduced gradient ``g`` back over the shape of the input ``x``."""
-    if unknown_shape(x.shape):
+    if x.shape is None or None in x.shape:  # unknown_shape, inline: every reduction passes
         if dim is not None and not keepdim:
             for axis in sorted(normalize_dims(dim, _rank_of(x, "a reduction's gradient"))):
                 g = F.unsqueeze(g, dim=axis)
@@ -108,7 +108,7 @@ def _count_of_shape(shape, dim) -> int:
 
 def _count(x, dim):
     """:func:`_count_of_shape` of ``x``: a number, or a node reading it at run time."""
-    if unknown_shape(x.shape):
+    if x.shape is None or None in x.shape:  # unknown_shape, inline (as in _restore)
         return F.count(x, dim=dim)
     return _count_of_shape(x.shape, dim)
 

@@ -1,0 +1,66 @@
+"""Instruction counts of the dynamic workloads, for before/after comparisons that
+wall-clock time on a shared machine is too noisy to make.
+
+    python benchmarks/instructions.py TREE [TREE ...]      # each tree: a checkout
+
+For each tree, runs (a) 1,000 x the reference example and (b) 15 x the 1,000-op chain of
+``bench_dynamic.py`` under ``valgrind --tool=callgrind`` in a fresh process (the tree
+first on ``sys.path``, PYTHONHASHSEED=0, one BLAS thread, one warm-up of each
+workload), and prints that run's instructions minus the same script's with no workload
+(imports and warm-up).  ``NAIVEGRAPH_FAST`` is passed through.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+WORKLOAD = """
+import sys
+sys.path.insert(0, {tree!r})
+sys.path.insert(1, {benchmarks!r})
+import naivegraph as ng
+import bench_dynamic as b
+b.reference(ng); b.chain(ng)
+which = {which!r}
+if which == "a":
+    for _ in range(1000):
+        b.reference(ng)
+elif which == "b":
+    for _ in range(15):
+        b.chain(ng)
+"""
+
+
+def instructions(tree: str, which: str) -> int:
+    benchmarks = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
+        script.write(WORKLOAD.format(tree=os.path.abspath(tree), benchmarks=benchmarks, which=which))
+    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
+    result = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, script.name],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    os.unlink(script.name)
+    found = re.search(r"Collected : (\d+)", result.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in valgrind's output:\n{result.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def main(trees: list[str]) -> None:
+    print("instructions (millions): (a) 1,000 x reference, (b) 15 x 1,000-op chain")
+    for tree in trees:
+        base = instructions(tree, "0")
+        a, b = (instructions(tree, which) - base for which in ("a", "b"))
+        print(f"  {tree}: (a) {a / 1e6:,.1f}  (b) {b / 1e6:,.1f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["."])
