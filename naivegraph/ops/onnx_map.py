@@ -369,13 +369,24 @@ def _extreme(onnx_op: str) -> Emitter:
         shape = node.inputs[0].shape
         axes = _axes(node, node.attrs.get("dim"), None if shape is None else len(shape))
         x = b.cast(names[0], dtype)
-        return _reduce(b, onnx_op, x, axes, node.attrs.get("keepdim", False), dtype)
+        keepdim = node.attrs.get("keepdim", False)
+        out = _reduce(b, onnx_op, x, axes, keepdim, dtype)
+        if dtype.kind != "f":
+            return out
+        # numpy: a NaN wins; ONNX Runtime's ReduceMax/ReduceMin may skip it
+        nans = b.cast(b.op("IsNaN", [x], dtype=np.bool_), np.int32)
+        any_nan = b.op(
+            "Greater",
+            [_reduce(b, "ReduceMax", nans, axes, keepdim, np.int32), b.const(0, np.int32)],
+            dtype=np.bool_,
+        )
+        return b.op("Where", [any_nan, b.const(np.nan, dtype), out], dtype=dtype)
 
     return emit
 
 
-emits("max", onnx="ReduceMax")(_extreme("ReduceMax"))
-emits("min", onnx="ReduceMin")(_extreme("ReduceMin"))
+emits("max", onnx="ReduceMax, NaN where the slice holds one")(_extreme("ReduceMax"))
+emits("min", onnx="ReduceMin, NaN where the slice holds one")(_extreme("ReduceMin"))
 
 
 def _position(onnx_op: str) -> Emitter:
@@ -472,24 +483,55 @@ def _sum_back(b, node, x: str, source, target, target_shape: str | None) -> str:
     return b.op("Reshape", [x, target_shape], dtype=dtype, allowzero=1)
 
 
-@emits("sum_to", onnx="ReduceSum over the broadcast axes (found from the static shapes), Reshape")
+def _sum_back_at_run_time(b, node, x: str, target_shape: str) -> str:
+    """``x`` summed back to the run-time shape ``target_shape`` with every decision taken
+    from the shapes when the model runs (for ranks naivegraph does not know)."""
+    dtype = b.dtype_of(x) or node.dtype
+    source = b.op("Shape", [x], dtype=np.int64)
+    n_target = b.op("Size", [target_shape], dtype=np.int64)
+    lead = b.op("Sub", [b.op("Size", [source], dtype=np.int64), n_target], dtype=np.int64)
+    zero, one = b.const(0, np.int64), b.const(1, np.int64)
+    tail = b.op(
+        "Slice",
+        [source, b.op("Reshape", [lead, b.ints([1])], dtype=np.int64), b.ints([INT64_MAX])],
+        dtype=np.int64,
+    )
+    summed = b.op(
+        "And",
+        [
+            b.op("Equal", [target_shape, one], dtype=np.bool_),
+            b.op("Not", [b.op("Equal", [tail, one], dtype=np.bool_)], dtype=np.bool_),
+        ],
+        dtype=np.bool_,
+    )
+    positions = b.op("Range", [zero, n_target, one], dtype=np.int64)
+    tail_axes = b.op("Add", [b.op("Compress", [positions, summed], dtype=np.int64, axis=0), lead])
+    axes = b.op("Concat", [b.op("Range", [zero, lead, one], dtype=np.int64), tail_axes], axis=0)
+    x = b.op("ReduceSum", [x, axes], dtype=dtype, keepdims=1, noop_with_empty_axes=1)
+    return b.op("Reshape", [x, target_shape], dtype=dtype, allowzero=1)
+
+
+@emits(
+    "sum_to",
+    onnx="ReduceSum over the broadcast axes (from the static shapes, else from Shape), Reshape",
+)
 def _sum_to(b, node, names):
-    source = node.inputs[0].shape
+    source, target = node.inputs[0].shape, tuple(node.attrs["shape"])
     if source is None:
-        raise NotImplementedError(f"sum_to node {node.name!r}: its input's rank is unknown")
-    return _sum_back(b, node, names[0], source, tuple(node.attrs["shape"]), None)
+        return _sum_back_at_run_time(b, node, names[0], b.ints(target))
+    return _sum_back(b, node, names[0], source, target, None)
 
 
 @emits(
     "sum_to_like",
-    onnx="ReduceSum over the broadcast axes (static where the ranks tell, else from Shape), "
-    "Reshape to Shape(like)",
+    onnx="ReduceSum over the broadcast axes (from the static shapes where they tell, else "
+    "from Shape), Reshape to Shape(like)",
 )
 def _sum_to_like(b, node, names):
     source, target = node.inputs[0].shape, node.inputs[1].shape
-    if source is None or target is None:
-        raise NotImplementedError(f"sum_to_like node {node.name!r}: a rank is unknown")
     shape = b.op("Shape", [names[1]], dtype=np.int64)
+    if source is None or target is None:
+        return _sum_back_at_run_time(b, node, names[0], shape)
     return _sum_back(b, node, names[0], source, target, shape)
 
 
@@ -520,6 +562,8 @@ def _count_op(b, node, names):
 @emits("transpose", onnx="Transpose (two axes swapped)")
 def _transpose(b, node, names):
     rank = _rank(node)
+    if rank == 0:
+        return b.op("Identity", [names[0]], dtype=node.dtype)
     perm = list(range(rank))
     d0, d1 = node.attrs["dim0"] % rank, node.attrs["dim1"] % rank
     perm[d0], perm[d1] = perm[d1], perm[d0]
@@ -536,6 +580,8 @@ def _t(b, node, names):
 @emits("permute", onnx="Transpose")
 def _permute(b, node, names):
     rank = _rank(node)
+    if rank == 0:
+        return b.op("Identity", [names[0]], dtype=node.dtype)
     return b.op(
         "Transpose", [names[0]], dtype=node.dtype, perm=[d % rank for d in node.attrs["dims"]]
     )
@@ -568,31 +614,60 @@ def _unsqueeze(b, node, names):
     return b.op("Unsqueeze", [names[0], b.ints(axes)], dtype=node.dtype)
 
 
-@emits("getitem", onnx="Slice per slice, Gather per integer, Unsqueeze per None")
+def _basic(part) -> bool:
+    return (
+        part is None
+        or part is Ellipsis
+        or isinstance(part, slice)
+        or (isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)))
+    )
+
+
+def _positions(node, shape, index) -> np.ndarray:
+    """Where ``x[index]`` reads in the flattened ``x`` of static ``shape``: numpy's own
+    indexing of ``arange`` (advanced indices, masks and broadcasting included)."""
+    if shape is None or None in shape:
+        raise NotImplementedError(
+            f"{node.op.name} node {node.name!r} indexes with an index array into a shape "
+            f"known only at run time ({shape}); its positions cannot be worked out when "
+            f"exporting (give the placeholders full shapes)"
+        )
+    return np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[index]
+
+
+def _flat(b, x: str, dtype) -> str:
+    return b.op("Reshape", [x, b.ints([-1])], dtype=dtype)
+
+
+@emits(
+    "getitem",
+    onnx="Slice per slice, Gather per integer, Unsqueeze per None; an index array (static "
+    "shapes only): Gather of the flattened input at the positions numpy reads",
+)
 def _getitem(b, node, names):
     index = node.attrs["index"]
     parts = list(index) if isinstance(index, tuple) else [index]
-    rank = _rank(node)
-    for part in parts:
-        if not (
-            part is None
-            or part is Ellipsis
-            or isinstance(part, slice)
-            or (isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)))
-        ):
-            raise NotImplementedError(
-                f"getitem node {node.name!r} indexes with {type(part).__name__} {part!r}: "
-                f"only integers, slices, None and ... export (an index array picks elements "
-                f"by data, which has no static ONNX form here)"
-            )
+    if not all(_basic(part) for part in parts):
+        positions = _positions(node, node.inputs[0].shape, index)
+        picked = b.op("Gather", [_flat(b, names[0], node.dtype), b.ints(positions.ravel())], axis=0)
+        return b.op("Reshape", [picked, b.ints(positions.shape)], dtype=node.dtype, allowzero=1)
+    x = _basic_getitem(b, names[0], parts, _rank(node), node.dtype)
+    if x == names[0]:
+        x = b.op("Identity", [x], dtype=node.dtype)
+    return x
+
+
+def _basic_getitem(b, x: str, parts: list, rank: int, dtype) -> str:
+    """``x[parts]`` for integers, slices, None and ...: Slice, Gather, Unsqueeze."""
+    parts = list(parts)
     if Ellipsis in parts:
         at = parts.index(Ellipsis)
         used = sum(1 for p in parts if p is not None and p is not Ellipsis)
         parts[at : at + 1] = [slice(None)] * (rank - used)
-    x, axis = names[0], 0
+    axis = 0
     for part in parts:
         if part is None:
-            x = b.op("Unsqueeze", [x, b.ints([axis])], dtype=node.dtype)
+            x = b.op("Unsqueeze", [x, b.ints([axis])], dtype=dtype)
             axis += 1
         elif isinstance(part, slice):
             step = 1 if part.step is None else int(part.step)
@@ -602,14 +677,115 @@ def _getitem(b, node, names):
                 x = b.op(
                     "Slice",
                     [x, b.ints([start]), b.ints([stop]), b.ints([axis]), b.ints([step])],
-                    dtype=node.dtype,
+                    dtype=dtype,
                 )
             axis += 1
         else:
-            x = b.op("Gather", [x, b.const(int(part), np.int64)], dtype=node.dtype, axis=axis)
-    if x == names[0]:
-        x = b.op("Identity", [x], dtype=node.dtype)
+            x = b.op("Gather", [x, b.const(int(part), np.int64)], dtype=dtype, axis=axis)
     return x
+
+
+def _run_time_positions(b, node, like: str, index) -> tuple[str, str]:
+    """(positions ``like[index]`` reads in the flattened ``like``, in the indexed shape;
+    the flat size of ``like``), computed when the model runs: the same indexing applied
+    to a Range of ``like``'s size."""
+    parts = list(index) if isinstance(index, tuple) else [index]
+    if not all(_basic(part) for part in parts):
+        raise NotImplementedError(
+            f"{node.op.name} node {node.name!r} indexes a shape known only at run time with an "
+            f"index array; only integers, slices, None and ... export there"
+        )
+    shape = b.op("Shape", [like], dtype=np.int64)
+    size = b.op("ReduceProd", [shape], dtype=np.int64, keepdims=1)
+    start, step = b.const(0, np.int64), b.const(1, np.int64)
+    count = b.op("Squeeze", [size], dtype=np.int64)
+    grid = b.op("Range", [start, count, step], dtype=np.int64)
+    grid = b.op("Reshape", [grid, shape], dtype=np.int64, allowzero=1)
+    rank = _rank(node, 1) if node.op.name == "scatter_like" else _rank(node)
+    return _basic_getitem(b, grid, parts, rank, np.int64), size
+
+
+def _spread(b, value: str, positions: str, dtype) -> tuple[str, str]:
+    """(flat positions, ``value`` broadcast to their shape and flattened)."""
+    value = b.op("Expand", [b.cast(value, dtype), b.op("Shape", [positions])], dtype=dtype)
+    return _flat(b, positions, np.int64), _flat(b, value, dtype)
+
+
+def _written(b, node, value: str, positions: np.ndarray, dtype) -> str:
+    """``value`` broadcast over the indexed region and flattened, as numpy writes it."""
+    value = b.cast(value, dtype)
+    spread = b.op("Expand", [value, b.ints(positions.shape)], dtype=dtype)
+    return _flat(b, spread, dtype)
+
+
+@emits(
+    "scatter",
+    onnx="ScatterElements(reduction=add) into flat zeros at the positions numpy's add.at "
+    "writes (found from the static shape), Reshape",
+)
+def _scatter(b, node, names):
+    dtype = _out_dtype(node)
+    shape = tuple(node.attrs["shape"])
+    positions = _positions(node, shape, node.attrs["index"])
+    zeros = b.const(np.zeros(math.prod(shape), dtype=dtype), dtype)
+    updates = _written(b, node, names[0], positions, dtype)
+    flat = b.op(
+        "ScatterElements",
+        [zeros, b.ints(positions.ravel()), updates],
+        dtype=dtype,
+        axis=0,
+        reduction="add",
+    )
+    return b.op("Reshape", [flat, b.ints(shape)], dtype=dtype, allowzero=1)
+
+
+@emits(
+    "scatter_like",
+    onnx="ScatterElements(reduction=add) into flat zeros of Shape(like), at positions found "
+    "by indexing a Range of its size (integers, slices, None and ... only), Reshape",
+)
+def _scatter_like(b, node, names):
+    dtype = _out_dtype(node)
+    positions, size = _run_time_positions(b, node, names[1], node.attrs["index"])
+    zeros = b.op("ConstantOfShape", [size], dtype=dtype, value=np.zeros(1, dtype=dtype))
+    positions, updates = _spread(b, names[0], positions, dtype)
+    # basic indices never repeat a position, so no reduction is needed
+    flat = b.op("ScatterElements", [zeros, positions, updates], dtype=dtype, axis=0)
+    shape = b.op("Shape", [names[1]], dtype=np.int64)
+    return b.op("Reshape", [flat, shape], dtype=dtype, allowzero=1)
+
+
+@emits(
+    "index_put",
+    onnx="ScatterElements into the flattened input at the positions numpy writes (of "
+    "repeated positions the last write wins, as in numpy; unknown sizes: integers, slices, "
+    "None and ... only), Reshape",
+)
+def _index_put(b, node, names):
+    dtype = _out_dtype(node)
+    shape = node.inputs[0].shape
+    if shape is None or None in shape:  # positions from the run-time shape
+        x = b.cast(names[0], dtype)
+        positions, _ = _run_time_positions(b, node, x, node.attrs["index"])
+        positions, updates = _spread(b, names[1], positions, dtype)
+        flat = b.op(
+            "ScatterElements", [_flat(b, x, dtype), positions, updates], dtype=dtype, axis=0
+        )
+        return b.op("Reshape", [flat, b.op("Shape", [x])], dtype=dtype, allowzero=1)
+    positions = _positions(node, shape, node.attrs["index"]).ravel()
+    # numpy assigns in order, so a repeated position keeps the last value written there
+    last = {int(p): k for k, p in enumerate(positions)}
+    order = sorted(last.values())
+    updates = _written(b, node, names[1], _positions(node, shape, node.attrs["index"]), dtype)
+    if len(order) != len(positions):
+        updates = b.op("Gather", [updates, b.ints(order)], dtype=dtype, axis=0)
+    flat = b.op(
+        "ScatterElements",
+        [_flat(b, b.cast(names[0], dtype), dtype), b.ints(positions[order]), updates],
+        dtype=dtype,
+        axis=0,
+    )
+    return b.op("Reshape", [flat, b.ints(shape)], dtype=dtype, allowzero=1)
 
 
 @emits("cat", onnx="Concat (inputs cast to the result dtype)")
@@ -763,18 +939,6 @@ ONNX_MAP.update(
     {
         "assign": NOT_EXPORTABLE(_STATE),
         "group": NOT_EXPORTABLE("runs updates for their effect and has no value of its own"),
-        "index_put": NOT_EXPORTABLE(
-            "writes into positions chosen by a numpy index (arrays, masks, slices); ONNX's "
-            "ScatterND would need the index spelled out as a coordinate array"
-        ),
-        "scatter": NOT_EXPORTABLE(
-            "adds into zeros at a numpy index, repeated indices accumulating (np.add.at); "
-            "no static mapping to ScatterND is written"
-        ),
-        "scatter_like": NOT_EXPORTABLE(
-            "adds into zeros of a run-time shape at a numpy index (np.add.at); no static "
-            "mapping to ScatterND is written"
-        ),
     }
 )
 del _name, _onnx

@@ -147,6 +147,25 @@ def _unmapped(order: Sequence[Node]) -> None:
         raise NotImplementedError("cannot export to ONNX:\n  " + "\n  ".join(lines))
 
 
+def _complete_output_shapes(onnx: Any, model: Any, output_nodes: dict[str, Node]) -> None:
+    """ONNX wants a shape (a rank at least) on every graph output: where naivegraph does
+    not know one, take the one ONNX's shape inference finds."""
+    unknown = [o for o in model.graph.output if not o.type.tensor_type.HasField("shape")]
+    if not unknown:
+        return
+    inferred = onnx.shape_inference.infer_shapes(model)
+    found = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    for output in unknown:
+        info = found.get(output.name)
+        if info is None or not info.type.tensor_type.HasField("shape"):
+            node = output_nodes[output.name]
+            raise ValueError(
+                f"the rank of output {node.name!r} is known neither to naivegraph nor to ONNX's "
+                f"shape inference; give the placeholders it depends on shapes"
+            )
+        output.type.tensor_type.shape.CopyFrom(info.type.tensor_type.shape)
+
+
 def to_onnx(
     graph_or_compiled: Graph | CompiledFunction,
     inputs: Sequence[Any] | None = None,
@@ -215,6 +234,11 @@ def to_onnx(
     graph_inputs, symbolic = [], 0
     for node in input_nodes:
         _check_dtype(node.dtype, f"placeholder {node.name!r}")
+        if node.shape is None:
+            raise ValueError(
+                f"placeholder {node.name!r} has no shape; an ONNX input needs its rank at "
+                f"least: declare it, with None for the sizes known only at run time"
+            )
         dims: list[int | str] | None = None
         if node.shape is not None:
             dims = []
@@ -244,13 +268,14 @@ def to_onnx(
             out = b.cast(out, node.dtype)
         names[node] = b.rename_last(out, node.name)
 
-    graph_outputs, seen = [], set()
+    graph_outputs, seen, exported = [], set(), {}
     for node in output_nodes:
         name = names[node]
         if name in seen or name in b._constants or isinstance(node, Placeholder):
             b.prefix = node.name
             name = b.op("Identity", [name], dtype=node.dtype)
         seen.add(name)
+        exported[name] = node
         _check_dtype(node.dtype, f"output {node.name!r}")
         elem = helper.np_dtype_to_tensor_dtype(node.dtype)
         sizes = None if node.shape is None else [None if d is None else int(d) for d in node.shape]
@@ -265,6 +290,7 @@ def to_onnx(
     opsets = [helper.make_opsetid("", opset)]
     model = helper.make_model(body, opset_imports=opsets, producer_name="naivegraph")
     model.ir_version = helper.find_min_ir_version_for(opsets)
+    _complete_output_shapes(onnx, model, exported)
     if path is not None:
         onnx.save_model(model, str(path))
     return model

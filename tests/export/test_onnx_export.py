@@ -181,3 +181,207 @@ def test_docs_table_is_generated_from_the_map():
         "python -c 'from naivegraph.ops.onnx_map import markdown_table; "
         'print(markdown_table(), end="")\' > docs/onnx_ops.md'
     )
+
+
+# ----------------------------------------------------------------------------------
+# Op by op: dtypes, special values, unknown sizes (ONNX Runtime against g.compile)
+# ----------------------------------------------------------------------------------
+SPECIAL = np.array([-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, np.nan, np.inf, -np.inf])
+
+
+def _arithmetic_float32():
+    x = ns.placeholder("x", shape=(None, 3), dtype=np.float32)
+    y = ns.placeholder("y", shape=(3,), dtype=np.float64)
+    feeds = {x: np.linspace(-2, 2, 12, dtype=np.float32).reshape(4, 3), y: np.array([0.5, 2, 3])}
+    a = ns.abs(x) + 0.25
+    outputs = [x * 2.5, x + 1, 3.0 - x, x / 4, 2 / a, ns.maximum(x, 0.5), ns.minimum(x, 0.25)]
+    outputs += [x**2, x**3, a**0.5, a**-1, a**1.5, x**1, ns.pow(a, x), ns.pow(2.0, x)]
+    outputs += [ns.clamp(x, -0.5, 0.5), ns.clamp(x, min=0.0), ns.where(x > 0, x, 0.0)]
+    outputs += [x * y, x - y, x / y, ns.maximum(x, y), ns.where(x > 0, x, y)]
+    outputs += [F.reciprocal(a), ns.exp(x), ns.log(a), ns.sqrt(a), ns.sin(x), ns.cos(x)]
+    outputs += [ns.tanh(x), ns.sigmoid(x), ns.relu(x), -x, F.sign(x)]
+    return feeds, outputs
+
+
+def _integers():
+    i = ns.placeholder("i", shape=(None,), dtype=np.int64)
+    j = ns.placeholder("j", shape=(None,), dtype=np.int32)
+    feeds = {i: np.array([-3, -1, 0, 2, 7]), j: np.array([1, 2, 3, 4, 5], dtype=np.int32)}
+    outputs = [i / 2, i / j, i + 1.5, i * 3, i + j, i - j, ns.exp(i), ns.sqrt(j), -i]
+    outputs += [ns.abs(i), i > 1, ns.eq(i, j), ns.sum(i), ns.sum(j), i**2, j**3]
+    outputs += [ns.maximum(i, j), ns.minimum(i, 0), ns.relu(i), F.sign(i), ns.clamp(i, 0, 3)]
+    outputs += [F.to_copy(i, dtype=np.float32), F.to_copy(j, dtype=np.int64), F.sign(i > 0)]
+    outputs += [ns.clamp(i, -0.5, 1.5), ns.argmax(i), ns.argmin(j), ns.max(i), ns.min(j)]
+    return feeds, outputs
+
+
+def _special_values():
+    x = ns.placeholder("x", shape=(9,))
+    feeds = {x: SPECIAL}
+    y = ns.reshape(x, 3, 3)
+    outputs = [ns.relu(x), F.sign(x), ns.abs(x), ns.sigmoid(x), ns.clamp(x, -1.0, 1.0)]
+    outputs += [ns.maximum(x, 0.0), ns.minimum(0.0, x), ns.maximum(x, ns.sqrt(x))]
+    outputs += [x > 0, ns.ne(x, x), ns.eq(x, 0), ns.logical_not(x), ns.logical_and(x, x > 0)]
+    outputs += [ns.logical_or(x > 1, x < -1), ns.where(x > 0, x, -x), F.to_copy(x > 0, dtype=float)]
+    outputs += [ns.tanh(x), ns.exp(x), x * 0.0, ns.max(y, 1).values, ns.min(y)]
+    return feeds, outputs
+
+
+def _reductions():
+    x = ns.placeholder("x", shape=(None, 3, 4))
+    m = ns.placeholder("m", shape=(None, 3), dtype=np.bool_)
+    rng = np.random.default_rng(2)
+    feeds = {x: rng.normal(size=(2, 3, 4)), m: rng.normal(size=(2, 3)) > 0}
+    outputs = [ns.sum(x), ns.sum(x, 1), ns.sum(x, (0, 2), keepdim=True), ns.mean(x, -1)]
+    outputs += [ns.mean(x), ns.mean(x, (1, 2), keepdim=True), ns.max(x, 1).values]
+    outputs += [ns.min(x), ns.max(x, dim=2, keepdim=True).values, ns.argmax(x, 2)]
+    outputs += [ns.argmin(x), ns.argmax(x, keepdim=True), ns.argmin(x, 0, keepdim=True)]
+    outputs += [ns.sum(m), ns.sum(m, 1), ns.mean(x, ()), ns.softmax(x, 1), ns.log_softmax(x, -1)]
+    outputs += [F.first_true(m, dim=1), F.count(x, dim=(0, 2)), F.count(x)]
+    return feeds, outputs
+
+
+def _shapes():
+    x = ns.placeholder("x", shape=(None, 3, 4))
+    s = ns.placeholder("s", shape=(2, 3, 4))
+    feeds = {x: np.arange(24.0).reshape(2, 3, 4), s: np.arange(24.0).reshape(2, 3, 4) / 7}
+    outputs = [ns.reshape(x, -1, 4), ns.reshape(x, 6, 4) if False else ns.view(s, 6, 4)]
+    outputs += [ns.transpose(x, 0, 2), ns.permute(x, 2, 0, 1), ns.t(ns.reshape(s, 4, 6))]
+    outputs += [
+        ns.squeeze(x[:, :1], 1),
+        ns.squeeze(s[:1]),
+        ns.unsqueeze(x, -1),
+    ]
+    outputs += [
+        x[1:],
+        x[:, ::2, -1],
+        x[..., None, 0],
+        x[-1],
+        s[:, [0, 2]],
+        s[s > 1 if False else 0],
+    ]
+    outputs += [s[[1, 0], :, [3, 1]], s[0, 1, 2], x[:, 1:3, 1:-1:2], ns.cat([x, x * 2], dim=1)]
+    outputs += [ns.stack([x, x + 1], dim=-1), ns.stack([s, s], 1), ns.expand(s[:, :1], 2, 3, 4)]
+    outputs += [ns.expand(x[:, :, :1], -1, 3, 5), ns.flatten(x, 1), ns.cat([s, x[:1]], 0)]
+    return feeds, outputs
+
+
+def _losses():
+    x = ns.placeholder("x", shape=(None, 4))
+    t = ns.placeholder("t", shape=(None,), dtype=np.int64)
+    y = ns.placeholder("y", shape=(None, 4), dtype=np.float32)
+    rng = np.random.default_rng(3)
+    feeds = {x: rng.normal(size=(5, 4)), t: rng.integers(0, 4, 5), y: np.ones((5, 4), np.float32)}
+    logp = ns.log_softmax(x, 1)
+    outputs = [ns.nll_loss(logp, t), ns.nll_loss(logp, t, "sum"), ns.nll_loss(logp, t, "none")]
+    outputs += [ns.cross_entropy(x, t), ns.mse_loss(x, y), ns.mse_loss(x, y, "sum")]
+    outputs += [ns.mse_loss(x, 0.5, "none"), F.one_hot(t, num_classes=4), ns.matmul(x, ns.t(x))]
+    outputs += [ns.matmul(x[0], x[1]), F.addmm(x[:, 0], x, ns.t(x)), ns.mm(x, ns.t(x))]
+    return feeds, outputs
+
+
+def _writers():
+    x = ns.placeholder("x", shape=(None, 3))
+    s = ns.placeholder("s", shape=(4, 3))
+    feeds = {x: np.arange(6.0).reshape(2, 3), s: np.arange(12.0).reshape(4, 3)}
+    outputs = [F.zeros_like(x), F.fill(x, value=2.5), F.zero(x), F.copy(x, ns.sum(x, 0))]
+    outputs += [F.clone(x), F.index_put(s, 7.0, index=(slice(1, 3), 0))]
+    outputs += [
+        F.index_put(s, s[0], index=([1, 1, 3],)),
+        F.index_put(s, -1.0, index=np.arange(12).reshape(4, 3) > 4),
+    ]
+    outputs += [
+        F.scatter(s[0], shape=(4, 3), index=2),
+        F.scatter(s, shape=(6, 3), index=[0, 0, 5, 0]),
+    ]
+    return feeds, outputs
+
+
+def _gradients_with_unknown_batch():
+    x = ns.placeholder("x", shape=(None, 3))
+    w = ns.Variable(np.array([0.5, -1.0, 2.0]), name="w")
+    b = ns.Variable(np.array(0.25), name="b")
+    feeds = {x: np.arange(12.0).reshape(4, 3) / 5}
+    h = ns.tanh(x * w + b)
+    loss = ns.mean(h**2) + ns.sum(ns.max(h, 1).values) + ns.mean(ns.softmax(h, 0)[1:] * x[:-1])
+    loss = loss + ns.sum(ns.reshape(h, -1)[::2]) + ns.mean(ns.maximum(h, x))
+    grads = ns.gradients(loss, [x, w, b])
+    return feeds, [loss, *grads]
+
+
+F = __import__("naivegraph.ops", fromlist=["F"]).F
+CASES = [
+    _arithmetic_float32,
+    _integers,
+    _special_values,
+    _reductions,
+    _shapes,
+    _losses,
+    _writers,
+    _gradients_with_unknown_batch,
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.strip("_"))
+def test_ops_match_naivegraph_exactly_in_dtype_and_closely_in_value(case):
+    with ns.Graph() as g:
+        feeds, outputs = case()
+    inputs = list(feeds)
+    model = to_onnx(g, inputs, outputs)
+    got = run_onnx(model, {p.name: v for p, v in feeds.items()})
+    want = g.compile(inputs, outputs, optimize=False)(*feeds.values())
+    for node, a, b in zip(outputs, got, want):
+        what = f"{node.name} ({node.op_name})"
+        assert a.dtype == b.dtype, f"{what}: dtype {a.dtype} != {b.dtype}"
+        assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
+        if b.dtype.kind == "f":
+            tol = 1e-6 if b.dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+def test_an_output_whose_rank_only_the_run_decides_is_refused():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 3))
+        y = ns.squeeze(x[:, :1])  # rank 1 or 0: the batch size decides
+    with pytest.raises(ValueError, match="rank of output 'squeeze_1'"):
+        to_onnx(g, [x], [y])
+
+
+def test_the_gradients_of_an_unknown_batch_use_the_like_ops():
+    with ns.Graph() as g:
+        _gradients_with_unknown_batch()
+    used = {n.op_name for n in g.nodes}
+    assert {"sum_to_like", "expand_like", "count"} <= used
+
+
+# ----------------------------------------------------------------------------------
+# Random programs (tests/trust/trust_programs.py): values, gradients and second-order
+# terms from ONNX Runtime equal those of the compiled graph
+# ----------------------------------------------------------------------------------
+def _trust_programs():
+    trust = str(Path(__file__).resolve().parents[1] / "trust")
+    if trust not in sys.path:
+        sys.path.insert(0, trust)
+    import trust_programs
+
+    return trust_programs
+
+
+_TRUST = _trust_programs()
+from hypothesis import given  # noqa: E402
+
+
+@_TRUST.FUZZ
+@given(program=_TRUST.programs())
+def test_random_programs_run_in_onnx_runtime_as_in_naivegraph(program):
+    g, B, leaves, pool, loss, grads, second = _TRUST.build_static(program)
+    fetch = list(pool) + [loss] + [d for d in grads + second if d is not None]
+    inputs = [p for p, _ in B.placeholders]
+    arrays = [a for _, a in B.placeholders]
+    want = g.compile(inputs, fetch, optimize=False)(*arrays)
+    got = run_onnx(to_onnx(g, inputs, fetch), {p.name: a for p, a in B.placeholders})
+    for node, a, b in zip(fetch, got, want):
+        assert a.dtype == b.dtype, f"{node.name}: dtype {a.dtype} != {b.dtype}"
+        _TRUST.assert_close(a, b, f"{node.name} ({node.op_name})")
