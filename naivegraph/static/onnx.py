@@ -166,6 +166,23 @@ def _complete_output_shapes(onnx: Any, model: Any, output_nodes: dict[str, Node]
         output.type.tensor_type.shape.CopyFrom(info.type.tensor_type.shape)
 
 
+def _unfused(compiled: CompiledFunction, graph: Graph, inputs: Any, outputs: Any) -> tuple:
+    """A function compiled with optimisation runs fused chains, which have no ONNX form:
+    export the graph it was compiled from instead (same values; the optimiser's report
+    maps the function's nodes back to it)."""
+    report = compiled.report
+    if report is None or not any(n.op_name.startswith("fused[") for n in graph.nodes):
+        return graph, inputs, outputs
+    back = {new: old for old, new in report.mapping.items()}
+
+    def source(items: Any) -> list:
+        items = [items] if isinstance(items, (str, Node)) else list(items)
+        nodes = [graph.resolve(item) for item in items]
+        return [back.get(n, n) for n in nodes]
+
+    return report.source, source(inputs), source(outputs)
+
+
 def to_onnx(
     graph_or_compiled: Graph | CompiledFunction,
     inputs: Sequence[Any] | None = None,
@@ -200,6 +217,7 @@ def to_onnx(
             inputs = [p for p in graph_or_compiled.inputs if p is not None]
         if outputs is None:
             outputs = graph_or_compiled.outputs
+        graph, inputs, outputs = _unfused(graph_or_compiled, graph, inputs, outputs)
     elif isinstance(graph_or_compiled, Graph):
         graph = graph_or_compiled
     else:

@@ -152,14 +152,23 @@ def test_a_not_exportable_op_raises_with_its_reason():
         to_onnx(g, [x], [update])
 
 
-def test_missing_inputs_and_fused_graphs_are_refused_clearly():
+def test_missing_inputs_are_refused_clearly():
     g, inputs, outputs = _mlp(np.float64)
     with pytest.raises(ValueError, match="'labels'"):
         to_onnx(g, inputs[:1], outputs)
-    fused = g.compile(inputs, outputs, optimize=True)
-    if any(n.op_name.startswith("fused[") for n in fused.graph.nodes):
-        with pytest.raises(NotImplementedError, match="optimize=False"):
-            to_onnx(fused)
+
+
+def test_an_optimised_function_exports_the_graph_it_was_compiled_from():
+    g, x, loss, grads = _reference_graph()
+    f = g.compile([x], [loss, *grads])  # optimize=True: fused elementwise chains
+    assert any(n.op_name.startswith("fused[") for n in f.graph.nodes)
+    model = to_onnx(f)
+    feed = np.array([[1.0, -2.0], [0.5, 3.0]])
+    for a, b in zip(run_onnx(model, {"input": feed}), f(feed)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    fused = next(n for n in f.graph.nodes if n.op_name.startswith("fused["))
+    with pytest.raises(NotImplementedError, match="optimize=False"):
+        to_onnx(f.graph, [f.graph[p.name] for p in f.inputs], [fused])
 
 
 def test_import_naivegraph_static_does_not_load_onnx():
