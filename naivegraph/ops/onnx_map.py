@@ -394,19 +394,32 @@ def _position(onnx_op: str) -> Emitter:
         x = names[0]
         dim, keepdim = node.attrs.get("dim"), node.attrs.get("keepdim", False)
         if dim is None:  # numpy: the index into the flattened array
-            flat = b.op("Reshape", [x, b.ints([-1])])
-            out = b.op(onnx_op, [flat], dtype=np.int64, axis=0, keepdims=0)
-            if keepdim:
-                out = b.op("Reshape", [out, b.ints([1] * _rank(node))], dtype=np.int64)
-        else:
-            out = b.op(onnx_op, [x], dtype=np.int64, axis=int(dim), keepdims=int(keepdim))
+            x = b.op("Reshape", [x, b.ints([-1])], dtype=node.inputs[0].dtype)
+        axis, keep = (0, 0) if dim is None else (int(dim), int(keepdim))
+        out = b.op(onnx_op, [x], dtype=np.int64, axis=axis, keepdims=keep)
+        if np.dtype(node.inputs[0].dtype).kind == "f":
+            # numpy: the first NaN wins; ONNX Runtime's ArgMax/ArgMin may pass over it
+            nans = b.cast(b.op("IsNaN", [x], dtype=np.bool_), np.int32)
+            first_nan = b.op("ArgMax", [nans], dtype=np.int64, axis=axis, keepdims=keep)
+            any_nan = b.op(
+                "Greater",
+                [_reduce(b, "ReduceMax", nans, [axis], bool(keep), np.int32), b.const(0, np.int32)],
+                dtype=np.bool_,
+            )
+            out = b.op("Where", [any_nan, first_nan, out], dtype=np.int64)
+        if dim is None and keepdim:
+            out = b.op("Reshape", [out, b.ints([1] * _rank(node))], dtype=np.int64)
         return b.cast(out, _out_dtype(node))
 
     return emit
 
 
-emits("argmax", onnx="ArgMax (over the flattened input without dim)")(_position("ArgMax"))
-emits("argmin", onnx="ArgMin (over the flattened input without dim)")(_position("ArgMin"))
+emits("argmax", onnx="ArgMax (flattened input without dim; the first NaN wins, as in numpy)")(
+    _position("ArgMax")
+)
+emits("argmin", onnx="ArgMin (flattened input without dim; the first NaN wins, as in numpy)")(
+    _position("ArgMin")
+)
 
 
 @emits("first_true", onnx="ArgMax of the mask as int8, Equal with a Range, And the mask")
