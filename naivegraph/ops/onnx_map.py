@@ -254,8 +254,8 @@ def _clamp(b, node, names):
 # ----------------------------------------------------------------------------------
 def _unary(onnx_op: str) -> Emitter:
     def emit(b, node, names):
-        dtype = _out_dtype(node)
-        _refuse_bool(node, b.dtype_of(names[0]) or dtype)
+        dtype = _out_dtype(node)  # integers and booleans compute as float64 (exp, log, ...)
+        _refuse_bool(node, dtype)
         return b.op(onnx_op, [b.cast(names[0], dtype)], dtype=dtype)
 
     return emit

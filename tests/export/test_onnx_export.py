@@ -320,7 +320,8 @@ def _writers():
         F.scatter_like(s[0], x, index=0),
     ]
     mask = x > 2
-    outputs += [mask + mask, mask * (x < 4), mask + 1, mask * 2.5, F.sign(mask)]
+    outputs += [mask + mask, mask * (x < 4), mask + 1, mask * 2.5, F.sign(mask), ns.exp(mask)]
+    outputs += [ns.sigmoid(mask), ns.sum(mask, 0), ns.mean(mask * 1.0), F.reciprocal(mask)]
     return feeds, outputs
 
 
