@@ -54,9 +54,10 @@ class _Builder:
         if dtype is not None:
             self._dtypes[name] = np.dtype(dtype)
 
-    def rename_last(self, name: str, new: str) -> str:
-        """Call ``name`` ``new`` if the last operator made it (no later one reads it)."""
-        if not self.nodes or list(self.nodes[-1].output) != [name] or name in self._constants:
+    def rename_last(self, name: str, new: str, since: int) -> str:
+        """Call ``name`` ``new`` if the last operator, added after the first ``since``, made
+        it (then no other operator reads it yet)."""
+        if len(self.nodes) <= since or list(self.nodes[-1].output) != [name]:
             return name
         self.nodes[-1].output[0] = new
         self.nodes[-1].name = new
@@ -115,7 +116,7 @@ def _check_dtype(dtype: Any, what: str) -> None:
         )
 
 
-def _resolve(graph: Graph, items: Sequence[Any], what: str) -> list[Node]:
+def _resolve(graph: Graph, items: Sequence[Any]) -> list[Node]:
     if isinstance(items, (str, Node)):
         items = [items]
     return [graph.resolve(item) for item in items]
@@ -227,13 +228,15 @@ def to_onnx(
         )
     if inputs is None or outputs is None:
         raise TypeError("to_onnx(graph, inputs, outputs): say which placeholders and nodes")
-    input_nodes = _resolve(graph, inputs, "input")
-    output_nodes = _resolve(graph, outputs, "output")
+    input_nodes = _resolve(graph, inputs)
+    output_nodes = _resolve(graph, outputs)
     if not output_nodes:
         raise ValueError("to_onnx needs at least one output")
     for node in input_nodes:
         if not isinstance(node, Placeholder):
             raise TypeError(f"the inputs of an ONNX model are placeholders, not {node.name!r}")
+    if len(set(input_nodes)) != len(input_nodes):
+        raise ValueError("to_onnx: a placeholder is listed twice in inputs")
     order = topological_order(graph, output_nodes)
     fed = set(input_nodes)
     missing = [n.name for n in order if isinstance(n, Placeholder) and n not in fed]
@@ -257,15 +260,13 @@ def to_onnx(
                 f"placeholder {node.name!r} has no shape; an ONNX input needs its rank at "
                 f"least: declare it, with None for the sizes known only at run time"
             )
-        dims: list[int | str] | None = None
-        if node.shape is not None:
-            dims = []
-            for d in node.shape:
-                if d is None:
-                    dims.append(f"N{symbolic}")
-                    symbolic += 1
-                else:
-                    dims.append(int(d))
+        dims: list[int | str] = []
+        for d in node.shape:
+            if d is None:
+                dims.append(f"N{symbolic}")
+                symbolic += 1
+            else:
+                dims.append(int(d))
         elem = helper.np_dtype_to_tensor_dtype(node.dtype)
         graph_inputs.append(helper.make_tensor_value_info(node.name, elem, dims))
         b.reserve(node.name)
@@ -279,12 +280,12 @@ def to_onnx(
             # a Python number keeps its numpy dtype here; emitters cast it, as numpy does
             names[node] = b.const(np.asarray(node.value), node.dtype, name=node.name)
             continue
-        b.prefix = node.name
+        b.prefix, since = node.name, len(b.nodes)
         emitter = ONNX_MAP[node.op.name]
         out = emitter(b, node, [names[i] for i in node.inputs])  # type: ignore[operator]
         if node.dtype is not None:
             out = b.cast(out, node.dtype)
-        names[node] = b.rename_last(out, node.name)
+        names[node] = b.rename_last(out, node.name, since)
 
     graph_outputs, seen, exported = [], set(), {}
     for node in output_nodes:
