@@ -201,7 +201,7 @@ def _pow_scalar(b, node, names):
     return b.op("Pow", [x, b.const(exponent, dtype)], dtype=dtype)
 
 
-@emits("reciprocal", onnx="Reciprocal (integers as float64)")
+@emits("reciprocal", onnx="Reciprocal (integers and booleans as float64)")
 def _reciprocal(b, node, names):
     dtype = _out_dtype(node)
     return b.op("Reciprocal", [b.cast(names[0], dtype)], dtype=dtype)
@@ -264,9 +264,9 @@ def _unary(onnx_op: str) -> Emitter:
 emits("neg", onnx="Neg")(_unary("Neg"))
 emits("abs", onnx="Abs")(_unary("Abs"))
 for _name, _onnx in [("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt")]:
-    emits(_name, onnx=f"{_onnx} (integers as float64)")(_unary(_onnx))
+    emits(_name, onnx=f"{_onnx} (integers and booleans as float64)")(_unary(_onnx))
 for _name, _onnx in [("sin", "Sin"), ("cos", "Cos"), ("tanh", "Tanh")]:
-    emits(_name, onnx=f"{_onnx} (integers as float64)")(_unary(_onnx))
+    emits(_name, onnx=f"{_onnx} (integers and booleans as float64)")(_unary(_onnx))
 
 
 @emits("sigmoid", onnx="naivegraph's stable form: e = Exp(-|x|), Where(x >= 0, 1/(1+e), e/(1+e))")
@@ -422,7 +422,7 @@ emits("argmin", onnx="ArgMin (flattened input without dim; the first NaN wins, a
 )
 
 
-@emits("first_true", onnx="ArgMax of the mask as int8, Equal with a Range, And the mask")
+@emits("first_true", onnx="ArgMax of the mask as int32, Equal with a Range, And the mask")
 def _first_true(b, node, names):
     rank = _rank(node)
     mask = b.cast(names[0], np.bool_)
