@@ -55,7 +55,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install -e '.[dev]'
+	$(BIN)/python -m pip install -e '.[dev,export]'
 	touch $@
 
 # The attempt is recorded whether or not it succeeds, so an offline machine

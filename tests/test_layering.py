@@ -55,7 +55,7 @@ ALLOWED = {
 }
 
 
-# Modules that need a package beyond numpy (graphviz, pillow, matplotlib, nbclient): they
+# Modules that need a package beyond numpy (graphviz, pillow, matplotlib, nbclient, onnx): they
 # may be imported inside a function, as optional dependencies are, so that
 # ``import naivegraph`` stays numpy-only and a missing package is one clear error.
 NEEDS_MORE_THAN_NUMPY = {
@@ -64,6 +64,7 @@ NEEDS_MORE_THAN_NUMPY = {
     "naivegraph.render.animate",
     "naivegraph.lessons.plots",
     "naivegraph.lessons.exercises",
+    "naivegraph.static.onnx",  # imports onnx inside to_onnx
 }
 
 

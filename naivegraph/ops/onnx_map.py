@@ -1,0 +1,983 @@
+"""How each op of the op table becomes standard ONNX operators: one table, beside it.
+
+:data:`ONNX_MAP` holds, for every name in :data:`naivegraph.ops.OPS`, either an
+*emitter* ``(builder, node, input_names) -> output_name`` or a :class:`NotExportable`
+entry saying why the op has no ONNX form.  An emitter reads the static node (its
+``attrs``, the ``shape`` and ``dtype`` of its inputs and of itself) and adds operators
+through the builder of :mod:`naivegraph.static.onnx`, which wraps ``onnx.helper``.
+This module never imports onnx; the builder offers:
+
+- ``builder.op(op_type, inputs, dtype=None, outputs=1, **attributes)``: add one
+  operator, return its output name (a list when ``outputs`` > 1); ``dtype`` records
+  the output's numpy dtype so later casts know it; an array attribute becomes a tensor;
+- ``builder.const(value, dtype)``: a constant of that numpy dtype;
+- ``builder.ints(values)``: a 1-D int64 constant (shapes, axes, indices);
+- ``builder.cast(name, dtype)``: ``name`` as ``dtype`` (no operator if it already is);
+- ``builder.dtype_of(name)``: the numpy dtype recorded for ``name`` (or None).
+
+Each emitter reproduces naivegraph's numpy forward, special values included: where
+numpy and ONNX disagree (relu at NaN, the sign of NaN, max/min with NaN, integer
+division) the emitter spells numpy's rule with Where, Equal, Less, ... instead of the
+one ONNX operator that would differ.  Results are cast to the node's inferred dtype.
+
+:func:`markdown_table` renders the table for ``docs/onnx_ops.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .core import OPS, result_type
+from .shapes import normalize_dims
+
+Emitter = Callable[[Any, Any, list], str]
+
+
+@dataclass(frozen=True)
+class NotExportable:
+    """An op with no ONNX form, and why."""
+
+    reason: str
+
+
+NOT_EXPORTABLE = NotExportable  # ONNX_MAP["assign"] = NOT_EXPORTABLE("reason")
+
+#: op name -> emitter or NotExportable
+ONNX_MAP: dict[str, Emitter | NotExportable] = {}
+#: op name -> the ONNX operators it becomes, in words (for the docs table)
+ONNX_DESCRIPTION: dict[str, str] = {}
+
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def emits(*names: str, onnx: str):
+    """Register the decorated emitter for op(s) ``names``; ``onnx`` says what it adds."""
+
+    def register(emitter: Emitter) -> Emitter:
+        for name in names:
+            ONNX_MAP[name] = emitter
+            ONNX_DESCRIPTION[name] = onnx
+        return emitter
+
+    return register
+
+
+# ----------------------------------------------------------------------------------
+# Helpers
+# ----------------------------------------------------------------------------------
+def _rank(node, i: int = 0) -> int:
+    shape = node.inputs[i].shape if i >= 0 else node.shape
+    if shape is None:
+        raise NotImplementedError(
+            f"exporting {node.op.name} node {node.name!r} needs the rank of its input, which "
+            f"the graph does not know; give the placeholders shapes"
+        )
+    return len(shape)
+
+
+def _as_cast(b, names: list, dtype) -> list:
+    return [b.cast(n, dtype) for n in names]
+
+
+def _operand(node, i: int):
+    """Input ``i`` as naivegraph's promotion sees it: a weak Python number stays one."""
+    inp = node.inputs[i]
+    value = getattr(inp, "value", None) if inp.kind == "constant" else None
+    return value if type(value) in (int, float, bool) else inp
+
+
+def _promoted_dtype(node) -> np.dtype:
+    """The dtype naivegraph computes in before an op whose result is a mask."""
+    dtype = result_type(*(_operand(node, i) for i in range(len(node.inputs))))
+    if dtype is None:
+        raise NotImplementedError(f"cannot tell the dtype of the operands of {node.name!r}")
+    return np.dtype(dtype)
+
+
+def _out_dtype(node) -> np.dtype:
+    if node.dtype is None:
+        raise NotImplementedError(f"the graph does not know the dtype of {node.name!r}")
+    return np.dtype(node.dtype)
+
+
+def _refuse_bool(node, dtype, what: str = "") -> None:
+    if np.dtype(dtype) == np.bool_:
+        raise NotImplementedError(
+            f"{node.op.name} on booleans ({node.name!r}) has no ONNX operator{what}"
+        )
+
+
+def _axes(node, dim, rank: int | None) -> list[int] | None:
+    """``dim`` as a list of axes (None: all of them), normalised where the rank is known."""
+    if dim is None:
+        return None
+    if rank is None:
+        return [int(d) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
+    axes = normalize_dims(dim, rank)
+    return None if axes is None else list(axes)
+
+
+def _reduce(b, op_type: str, x: str, axes: list[int] | None, keepdim: bool, dtype) -> str:
+    if axes is None:
+        return b.op(op_type, [x], dtype=dtype, keepdims=int(keepdim))
+    return b.op(
+        op_type, [x, b.ints(axes)], dtype=dtype, keepdims=int(keepdim), noop_with_empty_axes=1
+    )
+
+
+def _sizes(b, x: str, axes: list[int] | None) -> str:
+    """Run-time product of the sizes of ``x`` along ``axes`` (all: None), int64 scalar."""
+    shape = b.op("Shape", [x], dtype=np.int64)
+    if axes is not None:
+        shape = b.op("Gather", [shape, b.ints(axes)], dtype=np.int64, axis=0)
+    return b.op("ReduceProd", [shape], dtype=np.int64, keepdims=0)
+
+
+def _count(b, x: str, shape, axes: list[int] | None, dtype) -> str:
+    """How many elements a reduction over ``axes`` takes, as a ``dtype`` scalar."""
+    if shape is not None and None not in shape:
+        n = math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
+        return b.const(n, dtype)
+    return b.cast(_sizes(b, x, axes), dtype)
+
+
+def _nan_to_zero(b, x: str, dtype) -> str:
+    return b.op("Where", [b.op("IsNaN", [x], dtype=np.bool_), b.const(0, dtype), x], dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------
+# Elementwise arithmetic: operands cast to the node's dtype (naivegraph's promotion)
+# ----------------------------------------------------------------------------------
+def _binary(onnx_op: str, bool_op: str | None = None) -> Emitter:
+    def emit(b, node, names):
+        dtype = _out_dtype(node)
+        x, y = _as_cast(b, names, dtype)
+        if dtype == np.bool_:
+            if bool_op is None:
+                _refuse_bool(node, dtype)
+            return b.op(bool_op, [x, y], dtype=dtype)
+        return b.op(onnx_op, [x, y], dtype=dtype)
+
+    return emit
+
+
+emits("add", onnx="Add (Or for booleans)")(_binary("Add", "Or"))
+emits("sub", onnx="Sub")(_binary("Sub"))
+emits("mul", onnx="Mul (And for booleans)")(_binary("Mul", "And"))
+emits("div", onnx="Div on operands cast to the result dtype (integers divide as floats)")(
+    _binary("Div")
+)
+
+
+@emits("pow", onnx="Pow")
+def _pow(b, node, names):
+    dtype = _out_dtype(node)
+    _refuse_bool(node, dtype)
+    x, y = _as_cast(b, names, dtype)
+    return b.op("Pow", [x, y], dtype=dtype)
+
+
+@emits("pow_scalar", onnx="Mul (x**2), Sqrt (x**0.5), Reciprocal (x**-1), else Pow")
+def _pow_scalar(b, node, names):
+    dtype = _out_dtype(node)
+    exponent = node.attrs["exponent"]
+    _refuse_bool(node, dtype)
+    if isinstance(exponent, bool):
+        raise NotImplementedError(f"{node.name!r}: a boolean exponent has no ONNX operator")
+    x = b.cast(names[0], dtype)
+    # numpy's fast paths for these exponents are exact; Pow could differ in the last bit
+    if exponent == 2:
+        return b.op("Mul", [x, x], dtype=dtype)
+    if exponent == 1:
+        return b.op("Identity", [x], dtype=dtype)
+    if dtype.kind == "f" and exponent == 0.5:
+        return b.op("Sqrt", [x], dtype=dtype)
+    if dtype.kind == "f" and exponent == -1:
+        return b.op("Reciprocal", [x], dtype=dtype)
+    return b.op("Pow", [x, b.const(exponent, dtype)], dtype=dtype)
+
+
+@emits("reciprocal", onnx="Reciprocal (integers and booleans as float64)")
+def _reciprocal(b, node, names):
+    dtype = _out_dtype(node)
+    return b.op("Reciprocal", [b.cast(names[0], dtype)], dtype=dtype)
+
+
+def _extremum(wins: str) -> Emitter:
+    # torch's rule: y where it wins or is NaN, else x (ties give x); ONNX Max/Min do not
+    # say what NaN gives
+    def emit(b, node, names):
+        dtype = _out_dtype(node)
+        _refuse_bool(node, dtype)
+        x, y = _as_cast(b, names, dtype)
+        take_y = b.op(wins, [y, x], dtype=np.bool_)
+        if dtype.kind == "f":
+            take_y = b.op("Or", [take_y, b.op("IsNaN", [y], dtype=np.bool_)], dtype=np.bool_)
+        return b.op("Where", [take_y, y, x], dtype=dtype)
+
+    return emit
+
+
+emits("maximum", onnx="Where(Greater(y, x) or IsNaN(y), y, x)")(_extremum("Greater"))
+emits("minimum", onnx="Where(Less(y, x) or IsNaN(y), y, x)")(_extremum("Less"))
+
+
+@emits("where", onnx="Where (values cast to the result dtype)")
+def _where(b, node, names):
+    dtype = _out_dtype(node)
+    c = b.cast(names[0], np.bool_)
+    x, y = _as_cast(b, names[1:], dtype)
+    return b.op("Where", [c, x, y], dtype=dtype)
+
+
+@emits("clamp", onnx="Where(Less(x, min), min, x), then Where(Greater(., max), max, .)")
+def _clamp(b, node, names):
+    dtype = _out_dtype(node)
+    _refuse_bool(node, dtype)
+    x = b.cast(names[0], dtype)
+    low, high = node.attrs.get("min"), node.attrs.get("max")
+    if low is not None:
+        low = b.const(np.asarray(low).astype(dtype), dtype)
+        x = b.op("Where", [b.op("Less", [x, low], dtype=np.bool_), low, x], dtype=dtype)
+    if high is not None:
+        high = b.const(np.asarray(high).astype(dtype), dtype)
+        x = b.op("Where", [b.op("Greater", [x, high], dtype=np.bool_), high, x], dtype=dtype)
+    return x
+
+
+# ----------------------------------------------------------------------------------
+# Elementwise unary
+# ----------------------------------------------------------------------------------
+def _unary(onnx_op: str) -> Emitter:
+    def emit(b, node, names):
+        dtype = _out_dtype(node)  # integers and booleans compute as float64 (exp, log, ...)
+        _refuse_bool(node, dtype)
+        return b.op(onnx_op, [b.cast(names[0], dtype)], dtype=dtype)
+
+    return emit
+
+
+emits("neg", onnx="Neg")(_unary("Neg"))
+emits("abs", onnx="Abs")(_unary("Abs"))
+for _name, _onnx in [("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt")]:
+    emits(_name, onnx=f"{_onnx} (integers and booleans as float64)")(_unary(_onnx))
+for _name, _onnx in [("sin", "Sin"), ("cos", "Cos"), ("tanh", "Tanh")]:
+    emits(_name, onnx=f"{_onnx} (integers and booleans as float64)")(_unary(_onnx))
+
+
+@emits("sigmoid", onnx="naivegraph's stable form: e = Exp(-|x|), Where(x >= 0, 1/(1+e), e/(1+e))")
+def _sigmoid(b, node, names):
+    dtype = _out_dtype(node)
+    x = b.cast(names[0], dtype)
+    e = b.op("Exp", [b.op("Neg", [b.op("Abs", [x], dtype=dtype)], dtype=dtype)], dtype=dtype)
+    one = b.const(1, dtype)
+    denominator = b.op("Add", [one, e], dtype=dtype)
+    positive = b.op("Div", [one, denominator], dtype=dtype)
+    negative = b.op("Div", [e, denominator], dtype=dtype)
+    nonnegative = b.op("GreaterOrEqual", [x, b.const(0, dtype)], dtype=np.bool_)
+    return b.op("Where", [nonnegative, positive, negative], dtype=dtype)
+
+
+@emits("relu", onnx="Where(Less(x, 0), 0, x) (keeps -0.0 and NaN, as torch)")
+def _relu(b, node, names):
+    dtype = _out_dtype(node)
+    _refuse_bool(node, dtype)
+    x = b.cast(names[0], dtype)
+    zero = b.const(0, dtype)
+    return b.op("Where", [b.op("Less", [x, zero], dtype=np.bool_), zero, x], dtype=dtype)
+
+
+@emits("sign", onnx="Sign, with 0 at NaN (Identity for booleans)")
+def _sign(b, node, names):
+    dtype = _out_dtype(node)
+    x = b.cast(names[0], dtype)
+    if dtype == np.bool_:
+        return b.op("Identity", [x], dtype=dtype)
+    out = b.op("Sign", [x], dtype=dtype)
+    return _nan_to_zero(b, out, dtype) if dtype.kind == "f" else out
+
+
+# Comparisons compute in the promoted dtype of their operands; booleans (which ONNX
+# cannot order) as int64.
+def _comparison(onnx_op: str, negate: bool = False) -> Emitter:
+    def emit(b, node, names):
+        dtype = _promoted_dtype(node)
+        if dtype == np.bool_ and onnx_op != "Equal":
+            dtype = np.dtype(np.int64)
+        x, y = _as_cast(b, names, dtype)
+        out = b.op(onnx_op, [x, y], dtype=np.bool_)
+        return b.op("Not", [out], dtype=np.bool_) if negate else out
+
+    return emit
+
+
+emits("eq", onnx="Equal")(_comparison("Equal"))
+emits("ne", onnx="Not(Equal)")(_comparison("Equal", negate=True))
+emits("gt", onnx="Greater")(_comparison("Greater"))
+emits("ge", onnx="GreaterOrEqual")(_comparison("GreaterOrEqual"))
+emits("lt", onnx="Less")(_comparison("Less"))
+emits("le", onnx="LessOrEqual")(_comparison("LessOrEqual"))
+
+
+def _logical(onnx_op: str) -> Emitter:
+    def emit(b, node, names):
+        return b.op(onnx_op, _as_cast(b, names, np.bool_), dtype=np.bool_)
+
+    return emit
+
+
+emits("logical_and", onnx="And (operands cast to bool)")(_logical("And"))
+emits("logical_or", onnx="Or (operands cast to bool)")(_logical("Or"))
+emits("logical_not", onnx="Not (operand cast to bool)")(_logical("Not"))
+
+
+# ----------------------------------------------------------------------------------
+# Reductions
+# ----------------------------------------------------------------------------------
+def _summed(b, node, names) -> str:
+    """ReduceSum over the node's ``dim`` (integers and booleans add up in int64)."""
+    x_dtype = np.dtype(node.inputs[0].dtype)
+    dtype = np.dtype(np.int64) if x_dtype.kind in "biu" else x_dtype
+    x = b.cast(names[0], dtype)
+    rank = None if node.inputs[0].shape is None else len(node.inputs[0].shape)
+    axes = _axes(node, node.attrs.get("dim"), rank)
+    return _reduce(b, "ReduceSum", x, axes, node.attrs.get("keepdim", False), dtype)
+
+
+@emits("sum", onnx="ReduceSum (integers and booleans in int64)")
+def _sum(b, node, names):
+    return b.cast(_summed(b, node, names), _out_dtype(node))
+
+
+@emits("mean", onnx="ReduceSum, then Div by the element count (static, or from Shape)")
+def _mean(b, node, names):
+    dtype = _out_dtype(node)
+    total = b.cast(_summed(b, node, names), dtype)
+    shape = node.inputs[0].shape
+    axes = _axes(node, node.attrs.get("dim"), None if shape is None else len(shape))
+    return b.op("Div", [total, _count(b, names[0], shape, axes, dtype)], dtype=dtype)
+
+
+def _extreme(onnx_op: str) -> Emitter:
+    def emit(b, node, names):
+        dtype = _out_dtype(node)
+        _refuse_bool(node, dtype)
+        shape = node.inputs[0].shape
+        axes = _axes(node, node.attrs.get("dim"), None if shape is None else len(shape))
+        x = b.cast(names[0], dtype)
+        keepdim = node.attrs.get("keepdim", False)
+        out = _reduce(b, onnx_op, x, axes, keepdim, dtype)
+        if dtype.kind != "f":
+            return out
+        # numpy: a NaN wins; ONNX Runtime's ReduceMax/ReduceMin may skip it
+        nans = b.cast(b.op("IsNaN", [x], dtype=np.bool_), np.int32)
+        any_nan = b.op(
+            "Greater",
+            [_reduce(b, "ReduceMax", nans, axes, keepdim, np.int32), b.const(0, np.int32)],
+            dtype=np.bool_,
+        )
+        return b.op("Where", [any_nan, b.const(np.nan, dtype), out], dtype=dtype)
+
+    return emit
+
+
+emits("max", onnx="ReduceMax, NaN where the slice holds one")(_extreme("ReduceMax"))
+emits("min", onnx="ReduceMin, NaN where the slice holds one")(_extreme("ReduceMin"))
+
+
+def _position(onnx_op: str) -> Emitter:
+    def emit(b, node, names):
+        x = names[0]
+        dim, keepdim = node.attrs.get("dim"), node.attrs.get("keepdim", False)
+        if dim is None:  # numpy: the index into the flattened array
+            x = b.op("Reshape", [x, b.ints([-1])], dtype=node.inputs[0].dtype)
+        axis, keep = (0, 0) if dim is None else (int(dim), int(keepdim))
+        out = b.op(onnx_op, [x], dtype=np.int64, axis=axis, keepdims=keep)
+        if np.dtype(node.inputs[0].dtype).kind == "f":
+            # numpy: the first NaN wins; ONNX Runtime's ArgMax/ArgMin may pass over it
+            nans = b.cast(b.op("IsNaN", [x], dtype=np.bool_), np.int32)
+            first_nan = b.op("ArgMax", [nans], dtype=np.int64, axis=axis, keepdims=keep)
+            any_nan = b.op(
+                "Greater",
+                [_reduce(b, "ReduceMax", nans, [axis], bool(keep), np.int32), b.const(0, np.int32)],
+                dtype=np.bool_,
+            )
+            out = b.op("Where", [any_nan, first_nan, out], dtype=np.int64)
+        if dim is None and keepdim:
+            out = b.op("Reshape", [out, b.ints([1] * _rank(node))], dtype=np.int64)
+        return b.cast(out, _out_dtype(node))
+
+    return emit
+
+
+emits("argmax", onnx="ArgMax (flattened input without dim; the first NaN wins, as in numpy)")(
+    _position("ArgMax")
+)
+emits("argmin", onnx="ArgMin (flattened input without dim; the first NaN wins, as in numpy)")(
+    _position("ArgMin")
+)
+
+
+@emits("first_true", onnx="ArgMax of the mask as int32, Equal with a Range, And the mask")
+def _first_true(b, node, names):
+    rank = _rank(node)
+    mask = b.cast(names[0], np.bool_)
+    if rank == 0:
+        return b.op("Identity", [mask], dtype=np.bool_)
+    axis = int(node.attrs["dim"]) % rank
+    first = b.op(
+        "ArgMax", [b.cast(mask, np.int32)], dtype=np.int64, axis=axis, keepdims=1
+    )  # the first True, or 0 when there is none
+    size = b.op(
+        "Gather", [b.op("Shape", [mask], dtype=np.int64), b.ints([axis])], dtype=np.int64, axis=0
+    )
+    positions = b.op(
+        "Range",
+        [b.const(0, np.int64), b.op("Squeeze", [size], dtype=np.int64), b.const(1, np.int64)],
+        dtype=np.int64,
+    )
+    # positions along `axis`, with size-1 axes elsewhere, so they broadcast against `first`
+    if rank > 1:
+        others = [a for a in range(rank) if a != axis]
+        positions = b.op("Unsqueeze", [positions, b.ints(others)], dtype=np.int64)
+    hit = b.op("Equal", [positions, first], dtype=np.bool_)
+    return b.op("And", [hit, mask], dtype=np.bool_)
+
+
+# ----------------------------------------------------------------------------------
+# Shapes
+# ----------------------------------------------------------------------------------
+@emits("reshape", onnx="Reshape (allowzero=1: a 0 is a size, as in numpy)")
+def _reshape(b, node, names):
+    shape = [int(s) for s in node.attrs["shape"]]
+    allowzero = int(-1 not in shape)  # numpy's 0 is a size; ONNX refuses 0 with -1
+    return b.op("Reshape", [names[0], b.ints(shape)], dtype=node.dtype, allowzero=allowzero)
+
+
+@emits("expand", onnx="Expand (-1 written as 1, which keeps the size)")
+def _expand(b, node, names):
+    shape = [1 if s == -1 else int(s) for s in node.attrs["shape"]]
+    return b.op("Expand", [names[0], b.ints(shape)], dtype=node.dtype)
+
+
+def _sum_back(b, node, x: str, source, target, target_shape: str | None) -> str:
+    """``x`` (static shape ``source``) summed back to ``target`` (static, may hold None)
+    then reshaped: to ``target`` itself, or to the run-time shape ``target_shape``."""
+    lead = len(source) - len(target)
+    axes, unsure = list(range(lead)), []
+    for i, t in enumerate(target):
+        s = source[lead + i]
+        if t == 1:  # summing a size-1 axis changes nothing, so sum whatever s is
+            axes.append(lead + i)
+        elif t is None and s != 1 and s is not None:
+            pass  # t is s at run time (a target of size 1 needs a source of size 1)
+        elif t is None and s is None:
+            unsure.append(lead + i)  # the run decides: sum where the target size is 1
+    dtype = b.dtype_of(x) or node.dtype
+    if unsure:
+        # 1 where the target's run-time size is 1: those axes are summed (the others
+        # kept); an axis of size 1 summed is itself, so the mask covers every case
+        shape_t = target_shape
+        sizes = b.op(
+            "Gather", [shape_t, b.ints([i - lead for i in unsure])], dtype=np.int64, axis=0
+        )
+        is_one = b.op("Equal", [sizes, b.const(1, np.int64)], dtype=np.bool_)
+        picked = b.op("Compress", [b.ints(unsure), is_one], dtype=np.int64, axis=0)
+        all_axes = b.op("Concat", [b.ints(axes), picked], dtype=np.int64, axis=0)
+        x = b.op("ReduceSum", [x, all_axes], dtype=dtype, keepdims=1, noop_with_empty_axes=1)
+    elif axes:
+        x = b.op("ReduceSum", [x, b.ints(axes)], dtype=dtype, keepdims=1)
+    if target_shape is None:
+        return b.op("Reshape", [x, b.ints([int(t) for t in target])], dtype=dtype, allowzero=1)
+    return b.op("Reshape", [x, target_shape], dtype=dtype, allowzero=1)
+
+
+def _sum_back_at_run_time(b, node, x: str, target_shape: str) -> str:
+    """``x`` summed back to the run-time shape ``target_shape`` with every decision taken
+    from the shapes when the model runs (for ranks naivegraph does not know)."""
+    dtype = b.dtype_of(x) or node.dtype
+    source = b.op("Shape", [x], dtype=np.int64)
+    n_target = b.op("Size", [target_shape], dtype=np.int64)
+    lead = b.op("Sub", [b.op("Size", [source], dtype=np.int64), n_target], dtype=np.int64)
+    zero, one = b.const(0, np.int64), b.const(1, np.int64)
+    tail = b.op(
+        "Slice",
+        [source, b.op("Reshape", [lead, b.ints([1])], dtype=np.int64), b.ints([INT64_MAX])],
+        dtype=np.int64,
+    )
+    summed = b.op(
+        "And",
+        [
+            b.op("Equal", [target_shape, one], dtype=np.bool_),
+            b.op("Not", [b.op("Equal", [tail, one], dtype=np.bool_)], dtype=np.bool_),
+        ],
+        dtype=np.bool_,
+    )
+    positions = b.op("Range", [zero, n_target, one], dtype=np.int64)
+    tail_axes = b.op("Add", [b.op("Compress", [positions, summed], dtype=np.int64, axis=0), lead])
+    axes = b.op("Concat", [b.op("Range", [zero, lead, one], dtype=np.int64), tail_axes], axis=0)
+    x = b.op("ReduceSum", [x, axes], dtype=dtype, keepdims=1, noop_with_empty_axes=1)
+    return b.op("Reshape", [x, target_shape], dtype=dtype, allowzero=1)
+
+
+@emits(
+    "sum_to",
+    onnx="ReduceSum over the broadcast axes (from the static shapes, else from Shape), Reshape",
+)
+def _sum_to(b, node, names):
+    source, target = node.inputs[0].shape, tuple(node.attrs["shape"])
+    if source is None:
+        return _sum_back_at_run_time(b, node, names[0], b.ints(target))
+    return _sum_back(b, node, names[0], source, target, None)
+
+
+@emits(
+    "sum_to_like",
+    onnx="ReduceSum over the broadcast axes (from the static shapes where they tell, else "
+    "from Shape), Reshape to Shape(like)",
+)
+def _sum_to_like(b, node, names):
+    source, target = node.inputs[0].shape, node.inputs[1].shape
+    shape = b.op("Shape", [names[1]], dtype=np.int64)
+    if source is None or target is None:
+        return _sum_back_at_run_time(b, node, names[0], shape)
+    return _sum_back(b, node, names[0], source, target, shape)
+
+
+@emits("reshape_like", onnx="Reshape to Shape(like)")
+def _reshape_like(b, node, names):
+    shape = b.op("Shape", [names[1]], dtype=np.int64)
+    return b.op("Reshape", [names[0], shape], dtype=node.dtype, allowzero=1)
+
+
+@emits("expand_like", onnx="Expand to Shape(like)")
+def _expand_like(b, node, names):
+    shape = b.op("Shape", [names[1]], dtype=np.int64)
+    return b.op("Expand", [names[0], shape], dtype=node.dtype)
+
+
+@emits("count", onnx="a constant, or ReduceProd of Shape (at least 1), Cast")
+def _count_op(b, node, names):
+    dtype = _out_dtype(node)
+    shape = node.inputs[0].shape
+    axes = _axes(node, node.attrs.get("dim"), None if shape is None else len(shape))
+    if shape is not None and None not in shape:
+        n = math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
+        return b.const(max(n, 1), dtype)
+    n = b.op("Max", [_sizes(b, names[0], axes), b.const(1, np.int64)], dtype=np.int64)
+    return b.cast(n, dtype)
+
+
+@emits("transpose", onnx="Transpose (two axes swapped)")
+def _transpose(b, node, names):
+    rank = _rank(node)
+    if rank == 0:
+        return b.op("Identity", [names[0]], dtype=node.dtype)
+    perm = list(range(rank))
+    d0, d1 = node.attrs["dim0"] % rank, node.attrs["dim1"] % rank
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return b.op("Transpose", [names[0]], dtype=node.dtype, perm=perm)
+
+
+@emits("t", onnx="Transpose (Identity below 2-D)")
+def _t(b, node, names):
+    if _rank(node) < 2:
+        return b.op("Identity", [names[0]], dtype=node.dtype)
+    return b.op("Transpose", [names[0]], dtype=node.dtype, perm=[1, 0])
+
+
+@emits("permute", onnx="Transpose")
+def _permute(b, node, names):
+    rank = _rank(node)
+    if rank == 0:
+        return b.op("Identity", [names[0]], dtype=node.dtype)
+    return b.op(
+        "Transpose", [names[0]], dtype=node.dtype, perm=[d % rank for d in node.attrs["dims"]]
+    )
+
+
+@emits("squeeze", onnx="Squeeze (static sizes), else Reshape to the Shape without its 1s")
+def _squeeze(b, node, names):
+    shape = node.inputs[0].shape
+    rank = _rank(node)
+    dim = node.attrs.get("dim")
+    axes = list(range(rank)) if dim is None else list(normalize_dims(dim, rank) or ())
+    if None not in shape:  # torch: an axis whose size is not 1 stays
+        gone = [a for a in axes if shape[a] == 1]
+        if not gone:
+            return b.op("Identity", [names[0]], dtype=node.dtype)
+        return b.op("Squeeze", [names[0], b.ints(gone)], dtype=node.dtype)
+    # unknown sizes: keep every size that is not 1 or lies outside the squeezed axes
+    sizes = b.op("Shape", [names[0]], dtype=np.int64)
+    keep = b.op("Not", [b.op("Equal", [sizes, b.const(1, np.int64)], dtype=np.bool_)])
+    outside = np.array([a not in axes for a in range(rank)])
+    keep = b.op("Or", [keep, b.const(outside, np.bool_)], dtype=np.bool_)
+    new_shape = b.op("Compress", [sizes, keep], dtype=np.int64, axis=0)
+    return b.op("Reshape", [names[0], new_shape], dtype=node.dtype, allowzero=1)
+
+
+@emits("unsqueeze", onnx="Unsqueeze")
+def _unsqueeze(b, node, names):
+    dim = node.attrs["dim"]
+    axes = [int(dim)] if isinstance(dim, (int, np.integer)) else [int(d) for d in dim]
+    return b.op("Unsqueeze", [names[0], b.ints(axes)], dtype=node.dtype)
+
+
+def _basic(part) -> bool:
+    return (
+        part is None
+        or part is Ellipsis
+        or isinstance(part, slice)
+        or (isinstance(part, (int, np.integer)) and not isinstance(part, (bool, np.bool_)))
+    )
+
+
+def _positions(node, shape, index) -> np.ndarray:
+    """Where ``x[index]`` reads in the flattened ``x`` of static ``shape``: numpy's own
+    indexing of ``arange`` (advanced indices, masks and broadcasting included)."""
+    if shape is None or None in shape:
+        raise NotImplementedError(
+            f"{node.op.name} node {node.name!r} indexes with an index array into a shape "
+            f"known only at run time ({shape}); its positions cannot be worked out when "
+            f"exporting (give the placeholders full shapes)"
+        )
+    return np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[index]
+
+
+def _flat(b, x: str, dtype) -> str:
+    return b.op("Reshape", [x, b.ints([-1])], dtype=dtype)
+
+
+@emits(
+    "getitem",
+    onnx="Slice per slice, Gather per integer, Unsqueeze per None; an index array (static "
+    "shapes only): Gather of the flattened input at the positions numpy reads",
+)
+def _getitem(b, node, names):
+    index = node.attrs["index"]
+    parts = list(index) if isinstance(index, tuple) else [index]
+    if not all(_basic(part) for part in parts):
+        positions = _positions(node, node.inputs[0].shape, index)
+        picked = b.op("Gather", [_flat(b, names[0], node.dtype), b.ints(positions.ravel())], axis=0)
+        return b.op("Reshape", [picked, b.ints(positions.shape)], dtype=node.dtype, allowzero=1)
+    x = _basic_getitem(b, names[0], parts, _rank(node), node.dtype)
+    if x == names[0]:
+        x = b.op("Identity", [x], dtype=node.dtype)
+    return x
+
+
+def _basic_getitem(b, x: str, parts: list, rank: int, dtype) -> str:
+    """``x[parts]`` for integers, slices, None and ...: Slice, Gather, Unsqueeze."""
+    parts = list(parts)
+    if Ellipsis in parts:
+        at = parts.index(Ellipsis)
+        used = sum(1 for p in parts if p is not None and p is not Ellipsis)
+        parts[at : at + 1] = [slice(None)] * (rank - used)
+    axis = 0
+    for part in parts:
+        if part is None:
+            x = b.op("Unsqueeze", [x, b.ints([axis])], dtype=dtype)
+            axis += 1
+        elif isinstance(part, slice):
+            step = 1 if part.step is None else int(part.step)
+            if part != slice(None) and part != slice(None, None, 1):
+                start = 0 if part.start is None else int(part.start)
+                stop = INT64_MAX if part.stop is None else int(part.stop)
+                x = b.op(
+                    "Slice",
+                    [x, b.ints([start]), b.ints([stop]), b.ints([axis]), b.ints([step])],
+                    dtype=dtype,
+                )
+            axis += 1
+        else:
+            x = b.op("Gather", [x, b.const(int(part), np.int64)], dtype=dtype, axis=axis)
+    return x
+
+
+def _run_time_positions(b, node, like: str, index) -> tuple[str, str]:
+    """(positions ``like[index]`` reads in the flattened ``like``, in the indexed shape;
+    the flat size of ``like``), computed when the model runs: the same indexing applied
+    to a Range of ``like``'s size."""
+    parts = list(index) if isinstance(index, tuple) else [index]
+    if not all(_basic(part) for part in parts):
+        raise NotImplementedError(
+            f"{node.op.name} node {node.name!r} indexes a shape known only at run time with an "
+            f"index array; only integers, slices, None and ... export there"
+        )
+    shape = b.op("Shape", [like], dtype=np.int64)
+    size = b.op("ReduceProd", [shape], dtype=np.int64, keepdims=1)
+    start, step = b.const(0, np.int64), b.const(1, np.int64)
+    count = b.op("Squeeze", [size], dtype=np.int64)
+    grid = b.op("Range", [start, count, step], dtype=np.int64)
+    grid = b.op("Reshape", [grid, shape], dtype=np.int64, allowzero=1)
+    rank = _rank(node, 1) if node.op.name == "scatter_like" else _rank(node)
+    return _basic_getitem(b, grid, parts, rank, np.int64), size
+
+
+def _spread(b, value: str, positions: str, dtype) -> tuple[str, str]:
+    """(flat positions, ``value`` broadcast to their shape and flattened)."""
+    value = b.op("Expand", [b.cast(value, dtype), b.op("Shape", [positions])], dtype=dtype)
+    return _flat(b, positions, np.int64), _flat(b, value, dtype)
+
+
+def _written(b, node, value: str, positions: np.ndarray, dtype) -> str:
+    """``value`` broadcast over the indexed region and flattened, as numpy writes it."""
+    value = b.cast(value, dtype)
+    spread = b.op("Expand", [value, b.ints(positions.shape)], dtype=dtype)
+    return _flat(b, spread, dtype)
+
+
+@emits(
+    "scatter",
+    onnx="ScatterElements(reduction=add) into flat zeros at the positions numpy's add.at "
+    "writes (found from the static shape), Reshape",
+)
+def _scatter(b, node, names):
+    dtype = _out_dtype(node)
+    shape = tuple(node.attrs["shape"])
+    positions = _positions(node, shape, node.attrs["index"])
+    zeros = b.const(np.zeros(math.prod(shape), dtype=dtype), dtype)
+    updates = _written(b, node, names[0], positions, dtype)
+    flat = b.op(
+        "ScatterElements",
+        [zeros, b.ints(positions.ravel()), updates],
+        dtype=dtype,
+        axis=0,
+        reduction="add",
+    )
+    return b.op("Reshape", [flat, b.ints(shape)], dtype=dtype, allowzero=1)
+
+
+@emits(
+    "scatter_like",
+    onnx="ScatterElements(reduction=add) into flat zeros of Shape(like), at positions found "
+    "by indexing a Range of its size (integers, slices, None and ... only), Reshape",
+)
+def _scatter_like(b, node, names):
+    dtype = _out_dtype(node)
+    positions, size = _run_time_positions(b, node, names[1], node.attrs["index"])
+    zeros = b.op("ConstantOfShape", [size], dtype=dtype, value=np.zeros(1, dtype=dtype))
+    positions, updates = _spread(b, names[0], positions, dtype)
+    # basic indices never repeat a position, so no reduction is needed
+    flat = b.op("ScatterElements", [zeros, positions, updates], dtype=dtype, axis=0)
+    shape = b.op("Shape", [names[1]], dtype=np.int64)
+    return b.op("Reshape", [flat, shape], dtype=dtype, allowzero=1)
+
+
+@emits(
+    "index_put",
+    onnx="ScatterElements into the flattened input at the positions numpy writes (of "
+    "repeated positions the last write wins, as in numpy; unknown sizes: integers, slices, "
+    "None and ... only), Reshape",
+)
+def _index_put(b, node, names):
+    dtype = _out_dtype(node)
+    shape = node.inputs[0].shape
+    if shape is None or None in shape:  # positions from the run-time shape
+        x = b.cast(names[0], dtype)
+        positions, _ = _run_time_positions(b, node, x, node.attrs["index"])
+        positions, updates = _spread(b, names[1], positions, dtype)
+        flat = b.op(
+            "ScatterElements", [_flat(b, x, dtype), positions, updates], dtype=dtype, axis=0
+        )
+        return b.op("Reshape", [flat, b.op("Shape", [x])], dtype=dtype, allowzero=1)
+    positions = _positions(node, shape, node.attrs["index"]).ravel()
+    # numpy assigns in order, so a repeated position keeps the last value written there
+    last = {int(p): k for k, p in enumerate(positions)}
+    order = sorted(last.values())
+    updates = _written(b, node, names[1], _positions(node, shape, node.attrs["index"]), dtype)
+    if len(order) != len(positions):
+        updates = b.op("Gather", [updates, b.ints(order)], dtype=dtype, axis=0)
+    flat = b.op(
+        "ScatterElements",
+        [_flat(b, b.cast(names[0], dtype), dtype), b.ints(positions[order]), updates],
+        dtype=dtype,
+        axis=0,
+    )
+    return b.op("Reshape", [flat, b.ints(shape)], dtype=dtype, allowzero=1)
+
+
+@emits("cat", onnx="Concat (inputs cast to the result dtype)")
+def _cat(b, node, names):
+    dtype = _out_dtype(node)
+    return b.op(
+        "Concat", _as_cast(b, names, dtype), dtype=dtype, axis=int(node.attrs.get("dim", 0))
+    )
+
+
+@emits("stack", onnx="Unsqueeze each input, Concat")
+def _stack(b, node, names):
+    dtype = _out_dtype(node)
+    dim = int(node.attrs.get("dim", 0)) % (_rank(node) + 1)
+    parts = [b.op("Unsqueeze", [n, b.ints([dim])], dtype=dtype) for n in _as_cast(b, names, dtype)]
+    return b.op("Concat", parts, dtype=dtype, axis=dim)
+
+
+# ----------------------------------------------------------------------------------
+# Linear algebra and neural-network blocks
+# ----------------------------------------------------------------------------------
+@emits("matmul", onnx="MatMul")
+def _matmul(b, node, names):
+    return b.op("MatMul", names, dtype=node.dtype)
+
+
+@emits("addmm", onnx="MatMul, Add")
+def _addmm(b, node, names):
+    product = b.op("MatMul", names[1:], dtype=node.dtype)
+    return b.op("Add", [product, names[0]], dtype=node.dtype)
+
+
+def _shifted(b, node, x: str, dtype) -> tuple[str, list[int]]:
+    axes = [int(node.attrs["dim"])]
+    peak = b.op("ReduceMax", [x, b.ints(axes)], dtype=dtype, keepdims=1)
+    return b.op("Sub", [x, peak], dtype=dtype), axes
+
+
+@emits("softmax", onnx="naivegraph's form: e = Exp(x - ReduceMax), e / ReduceSum(e)")
+def _softmax(b, node, names):
+    dtype = _out_dtype(node)
+    shifted, axes = _shifted(b, node, names[0], dtype)
+    e = b.op("Exp", [shifted], dtype=dtype)
+    total = b.op("ReduceSum", [e, b.ints(axes)], dtype=dtype, keepdims=1)
+    return b.op("Div", [e, total], dtype=dtype)
+
+
+@emits("log_softmax", onnx="naivegraph's form: s = x - ReduceMax, s - Log(ReduceSum(Exp(s)))")
+def _log_softmax(b, node, names):
+    dtype = _out_dtype(node)
+    shifted, axes = _shifted(b, node, names[0], dtype)
+    e = b.op("Exp", [shifted], dtype=dtype)
+    total = b.op("ReduceSum", [e, b.ints(axes)], dtype=dtype, keepdims=1)
+    return b.op("Sub", [shifted, b.op("Log", [total], dtype=dtype)], dtype=dtype)
+
+
+def _reduced(b, node, x: str, shape, dtype) -> str:
+    """A loss's ``reduction``: ``mean`` (ReduceSum / count), ``sum`` or ``none``."""
+    reduction = node.attrs.get("reduction", "mean")
+    if reduction == "none":
+        return x
+    total = b.op("ReduceSum", [x], dtype=dtype, keepdims=0)
+    if reduction == "sum":
+        return total
+    return b.op("Div", [total, _count(b, x, shape, None, dtype)], dtype=dtype)
+
+
+@emits("nll_loss", onnx="GatherElements of the targets, Neg, then the reduction")
+def _nll_loss(b, node, names):
+    dtype = _out_dtype(node)
+    if _rank(node) != 2:
+        raise NotImplementedError(f"nll_loss node {node.name!r}: only (N, C) inputs export")
+    target = b.op("Unsqueeze", [b.cast(names[1], np.int64), b.ints([1])], dtype=np.int64)
+    picked = b.op("GatherElements", [b.cast(names[0], dtype), target], dtype=dtype, axis=1)
+    picked = b.op("Neg", [b.op("Squeeze", [picked, b.ints([1])], dtype=dtype)], dtype=dtype)
+    shape = node.inputs[0].shape
+    return _reduced(b, node, picked, shape[:1], dtype)
+
+
+@emits("mse_loss", onnx="Sub, Mul (the square), then the reduction")
+def _mse_loss(b, node, names):
+    dtype = _out_dtype(node)
+    x, y = _as_cast(b, names, dtype)
+    diff = b.op("Sub", [x, y], dtype=dtype)
+    squared = b.op("Mul", [diff, diff], dtype=dtype)
+    shapes = [i.shape for i in node.inputs]
+    shape = None
+    if all(s is not None and None not in s for s in shapes):
+        shape = tuple(np.broadcast_shapes(*shapes))
+    return _reduced(b, node, squared, shape, dtype)
+
+
+@emits("one_hot", onnx="Equal(Unsqueeze(target, -1), Range(num_classes))")
+def _one_hot(b, node, names):
+    target = b.op("Unsqueeze", [b.cast(names[0], np.int64), b.ints([-1])], dtype=np.int64)
+    classes = b.const(np.arange(int(node.attrs["num_classes"]), dtype=np.int64), np.int64)
+    return b.op("Equal", [target, classes], dtype=np.bool_)
+
+
+# ----------------------------------------------------------------------------------
+# Copies, casts, constants of a shape
+# ----------------------------------------------------------------------------------
+@emits("to_copy", onnx="Cast")
+def _to_copy(b, node, names):
+    dtype = np.dtype(node.attrs["dtype"])
+    out = b.cast(names[0], dtype)
+    return b.op("Identity", [out], dtype=dtype) if out == names[0] else out
+
+
+@emits("clone", onnx="Identity")
+def _clone(b, node, names):
+    return b.op("Identity", [names[0]], dtype=node.dtype)
+
+
+def _filled(b, node, x: str, value) -> str:
+    dtype = _out_dtype(node)
+    shape = b.op("Shape", [x], dtype=np.int64)
+    return b.op("ConstantOfShape", [shape], dtype=dtype, value=np.array([value]).astype(dtype))
+
+
+@emits("zeros_like", onnx="ConstantOfShape(Shape(x), 0)")
+def _zeros_like(b, node, names):
+    return _filled(b, node, names[0], 0)
+
+
+@emits("zero", onnx="ConstantOfShape(Shape(x), 0)")
+def _zero(b, node, names):
+    return _filled(b, node, names[0], 0)
+
+
+@emits("fill", onnx="ConstantOfShape(Shape(x), value)")
+def _fill(b, node, names):
+    return _filled(b, node, names[0], node.attrs["value"])
+
+
+@emits("copy", onnx="Expand(Cast(src), Shape(x))")
+def _copy(b, node, names):
+    dtype = _out_dtype(node)
+    shape = b.op("Shape", [names[0]], dtype=np.int64)
+    return b.op("Expand", [b.cast(names[1], dtype), shape], dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------
+# What has no ONNX form
+# ----------------------------------------------------------------------------------
+_STATE = (
+    "changes a Variable's stored value when the run ends; an ONNX graph is a pure function "
+    "with no state (export the new value as an output and store it yourself)"
+)
+ONNX_MAP.update(
+    {
+        "assign": NOT_EXPORTABLE(_STATE),
+        "group": NOT_EXPORTABLE("runs updates for their effect and has no value of its own"),
+    }
+)
+del _name, _onnx
+
+
+def markdown_table() -> str:
+    """``docs/onnx_ops.md``: every op with its ONNX form or why it has none."""
+    lines = [
+        "# ONNX export: one line per op",
+        "",
+        "Generated from `naivegraph/ops/onnx_map.py` by `markdown_table()` there;",
+        "`tests/export/test_onnx_export.py` checks that this file is up to date.",
+        "`naivegraph.static.onnx.to_onnx` exports a static graph with these mappings",
+        "(opset 18); every mapping reproduces naivegraph's numpy forward, dtypes included.",
+        "",
+        "| op | ONNX |",
+        "| --- | --- |",
+    ]
+    for name in sorted(OPS):
+        entry = ONNX_MAP.get(name)
+        if entry is None:
+            text = "**missing**"
+        elif isinstance(entry, NotExportable):
+            text = f"not exportable: {entry.reason}"
+        else:
+            text = ONNX_DESCRIPTION[name]
+        cell = text.replace("|", "\\|")
+        lines.append(f"| `{name}` | {cell} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,417 @@
+"""ONNX export of static graphs: the model passes the checker and ONNX Runtime gives
+naivegraph's numbers (the reference example, an MLP at several batch sizes in float64
+and float32, random programs), every op has an entry in the map, and what cannot be
+exported says so."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+import naivegraph.static as ns  # noqa: E402
+from naivegraph.ops import OPS  # noqa: E402
+from naivegraph.ops.onnx_map import ONNX_MAP, NotExportable, markdown_table  # noqa: E402
+from naivegraph.static.onnx import to_onnx  # noqa: E402
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "onnx_ops.md"
+
+
+def run_onnx(model, feeds: dict) -> list[np.ndarray]:
+    """Check the model (full check: shapes and types inferred) and run it."""
+    onnx.checker.check_model(model, full_check=True)
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    return session.run(None, feeds)
+
+
+# ----------------------------------------------------------------------------------
+# The lab's reference example
+# ----------------------------------------------------------------------------------
+def _reference_graph():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("input", shape=(2, 2))
+        w1, w2, w3 = ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)
+        l1 = x * w1
+        loss = ns.mean((l1 + w2) * (l1 * w3))
+        grads = ns.gradients(loss, [w1, w2, w3])
+    return g, x, loss, grads
+
+
+def test_reference_example_gives_loss_40_and_grads_28_8_10():
+    g, x, loss, grads = _reference_graph()
+    model = to_onnx(g, [x], [loss, *grads])
+    out = run_onnx(model, {"input": np.ones((2, 2))})
+    assert [float(v) for v in out] == [40.0, 28.0, 8.0, 10.0]
+    assert all(v.shape == () and v.dtype == np.float64 for v in out)
+
+
+def test_inputs_and_outputs_by_name_and_the_model_saved_to_path(tmp_path):
+    g, x, loss, grads = _reference_graph()
+    path = tmp_path / "reference.onnx"
+    model = to_onnx(g, ["input"], [loss.name], path=path)
+    assert path.exists()
+    loaded = onnx.load(str(path))
+    assert loaded == model
+    assert [float(v) for v in run_onnx(loaded, {"input": np.ones((2, 2))})] == [40.0]
+    # only what the outputs need is exported: no gradient nodes
+    assert len(model.graph.node) < 8
+
+
+def test_a_compiled_function_exports_with_its_own_inputs_and_outputs():
+    g, x, loss, grads = _reference_graph()
+    f = g.compile([x], [loss, *grads], optimize=False)
+    model = to_onnx(f)
+    feed = np.arange(4.0).reshape(2, 2)
+    for got, want in zip(run_onnx(model, {"input": feed}), f(feed)):
+        np.testing.assert_array_equal(got, want)
+
+
+# ----------------------------------------------------------------------------------
+# An MLP with an unknown batch size
+# ----------------------------------------------------------------------------------
+def _mlp(dtype):
+    rng = np.random.default_rng(0)
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(None, 4), dtype=dtype)
+        labels = ns.placeholder("labels", shape=(None,), dtype=np.int64)
+        w1 = ns.Variable(rng.normal(size=(4, 16)).astype(dtype), name="w1")
+        b1 = ns.Variable(rng.normal(size=16).astype(dtype), name="b1")
+        w2 = ns.Variable(rng.normal(size=(16, 8)).astype(dtype), name="w2")
+        b2 = ns.Variable(rng.normal(size=8).astype(dtype), name="b2")
+        w3 = ns.Variable(rng.normal(size=(8, 3)).astype(dtype), name="w3")
+        b3 = ns.Variable(rng.normal(size=3).astype(dtype), name="b3")
+        h = ns.relu(ns.matmul(x, w1) + b1)
+        h = ns.tanh(ns.matmul(h, w2) + b2)
+        logits = ns.matmul(h, w3) + b3
+        loss = ns.cross_entropy(logits, labels)
+        weights = [w1, b1, w2, b2, w3, b3]
+        grads = ns.gradients(loss, weights)
+    return g, [x, labels], [loss, logits, *grads]
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 1e-5)])
+def test_mlp_matches_compiled_naivegraph_at_every_batch_size(dtype, rtol):
+    g, inputs, outputs = _mlp(dtype)
+    model = to_onnx(g, inputs, outputs)
+    batch = model.graph.input[0].type.tensor_type.shape.dim[0]
+    assert batch.dim_param == "N0" and not batch.HasField("dim_value")
+    f = g.compile(inputs, outputs)
+    rng = np.random.default_rng(1)
+    for n in (1, 5, 32):
+        x = rng.normal(size=(n, 4)).astype(dtype)
+        labels = rng.integers(0, 3, size=n).astype(np.int64)
+        got = run_onnx(model, {"x": x, "labels": labels})
+        want = f(x, labels)
+        assert len(got) == len(want)
+        for k, (a, b) in enumerate(zip(got, want)):
+            assert a.dtype == b.dtype and a.shape == b.shape, (n, k)
+            # float32 round-off (matmul order, ORT's exp/tanh) is relative to the output's
+            # scale: an entry near 0 that comes from cancelling terms shares their error
+            scale = float(np.max(np.abs(b)))
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * scale, err_msg=f"{n}, {k}")
+
+
+# ----------------------------------------------------------------------------------
+# The map covers the op table; what cannot be exported says so
+# ----------------------------------------------------------------------------------
+def test_every_op_of_the_table_has_an_entry_in_the_onnx_map():
+    missing = sorted(set(OPS) - set(ONNX_MAP))
+    assert not missing, f"ops without an ONNX mapping or NOT_EXPORTABLE entry: {missing}"
+    assert not set(ONNX_MAP) - set(OPS), "entries for ops the table does not have"
+    for name, entry in ONNX_MAP.items():
+        assert callable(entry) or (isinstance(entry, NotExportable) and entry.reason), name
+
+
+def test_an_op_without_a_mapping_raises_naming_the_op_and_its_nodes(monkeypatch):
+    monkeypatch.delitem(ONNX_MAP, "tanh")
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(3,))
+        y = ns.tanh(x) * 2.0
+    with pytest.raises(NotImplementedError, match=r"'tanh'.*'tanh_1'"):
+        to_onnx(g, [x], [y])
+
+
+def test_a_not_exportable_op_raises_with_its_reason():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(3,))
+        w = ns.Variable(np.zeros(3), name="w")
+        update = ns.assign(w, w + x)
+    with pytest.raises(NotImplementedError, match=r"'assign'.*no state"):
+        to_onnx(g, [x], [update])
+
+
+def test_missing_inputs_are_refused_clearly():
+    g, inputs, outputs = _mlp(np.float64)
+    with pytest.raises(ValueError, match="'labels'"):
+        to_onnx(g, inputs[:1], outputs)
+
+
+def test_an_optimised_function_exports_the_graph_it_was_compiled_from():
+    g, x, loss, grads = _reference_graph()
+    f = g.compile([x], [loss, *grads])  # optimize=True: fused elementwise chains
+    assert any(n.op_name.startswith("fused[") for n in f.graph.nodes)
+    model = to_onnx(f)
+    feed = np.array([[1.0, -2.0], [0.5, 3.0]])
+    for a, b in zip(run_onnx(model, {"input": feed}), f(feed)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    fused = next(n for n in f.graph.nodes if n.op_name.startswith("fused["))
+    with pytest.raises(NotImplementedError, match="optimize=False"):
+        to_onnx(f.graph, [f.graph[p.name] for p in f.inputs], [fused])
+
+
+def test_import_naivegraph_static_does_not_load_onnx():
+    code = "import sys, naivegraph.static, naivegraph.static.onnx; print('onnx' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_without_onnx_to_onnx_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
+    g, x, loss, _ = _reference_graph()
+    with pytest.raises(ImportError, match=r"pip install naivegraph\[export\]"):
+        to_onnx(g, [x], [loss])
+
+
+def test_docs_table_is_generated_from_the_map():
+    assert DOCS.read_text() == markdown_table(), (
+        "docs/onnx_ops.md is out of date: regenerate it with "
+        "python -c 'from naivegraph.ops.onnx_map import markdown_table; "
+        'print(markdown_table(), end="")\' > docs/onnx_ops.md'
+    )
+
+
+# ----------------------------------------------------------------------------------
+# Op by op: dtypes, special values, unknown sizes (ONNX Runtime against g.compile)
+# ----------------------------------------------------------------------------------
+SPECIAL = np.array([-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, np.nan, np.inf, -np.inf])
+
+
+def _arithmetic_float32():
+    x = ns.placeholder("x", shape=(None, 3), dtype=np.float32)
+    y = ns.placeholder("y", shape=(3,), dtype=np.float64)
+    feeds = {x: np.linspace(-2, 2, 12, dtype=np.float32).reshape(4, 3), y: np.array([0.5, 2, 3])}
+    a = ns.abs(x) + 0.25
+    outputs = [x * 2.5, x + 1, 3.0 - x, x / 4, 2 / a, ns.maximum(x, 0.5), ns.minimum(x, 0.25)]
+    outputs += [x**2, x**3, a**0.5, a**-1, a**1.5, x**1, ns.pow(a, x), ns.pow(2.0, x)]
+    outputs += [ns.clamp(x, -0.5, 0.5), ns.clamp(x, min=0.0), ns.where(x > 0, x, 0.0)]
+    outputs += [x * y, x - y, x / y, ns.maximum(x, y), ns.where(x > 0, x, y)]
+    outputs += [F.reciprocal(a), ns.exp(x), ns.log(a), ns.sqrt(a), ns.sin(x), ns.cos(x)]
+    outputs += [ns.tanh(x), ns.sigmoid(x), ns.relu(x), -x, F.sign(x)]
+    return feeds, outputs
+
+
+def _integers():
+    i = ns.placeholder("i", shape=(None,), dtype=np.int64)
+    j = ns.placeholder("j", shape=(None,), dtype=np.int32)
+    feeds = {i: np.array([-3, -1, 0, 2, 7]), j: np.array([1, 2, 3, 4, 5], dtype=np.int32)}
+    outputs = [i / 2, i / j, i + 1.5, i * 3, i + j, i - j, ns.exp(i), ns.sqrt(j), -i]
+    outputs += [ns.abs(i), i > 1, ns.eq(i, j), ns.sum(i), ns.sum(j), i**2, j**3]
+    outputs += [ns.maximum(i, j), ns.minimum(i, 0), ns.relu(i), F.sign(i), ns.clamp(i, 0, 3)]
+    outputs += [F.to_copy(i, dtype=np.float32), F.to_copy(j, dtype=np.int64), F.sign(i > 0)]
+    outputs += [ns.clamp(i, -0.5, 1.5), ns.argmax(i), ns.argmin(j), ns.max(i), ns.min(j)]
+    return feeds, outputs
+
+
+def _special_values():
+    x = ns.placeholder("x", shape=(9,))
+    feeds = {x: SPECIAL}
+    y = ns.reshape(x, 3, 3)
+    outputs = [ns.relu(x), F.sign(x), ns.abs(x), ns.sigmoid(x), ns.clamp(x, -1.0, 1.0)]
+    outputs += [ns.maximum(x, 0.0), ns.minimum(0.0, x), ns.maximum(x, ns.sqrt(x))]
+    outputs += [x > 0, ns.ne(x, x), ns.eq(x, 0), ns.logical_not(x), ns.logical_and(x, x > 0)]
+    outputs += [ns.logical_or(x > 1, x < -1), ns.where(x > 0, x, -x), F.to_copy(x > 0, dtype=float)]
+    outputs += [
+        ns.tanh(x),
+        ns.exp(x),
+        x * 0.0,
+        ns.max(y, 1).values,
+        ns.argmax(x),
+        ns.argmin(x),
+        ns.argmax(y, 1),
+        ns.argmin(y, 0),
+        ns.min(y),
+    ]
+    return feeds, outputs
+
+
+def _reductions():
+    x = ns.placeholder("x", shape=(None, 3, 4))
+    m = ns.placeholder("m", shape=(None, 3), dtype=np.bool_)
+    rng = np.random.default_rng(2)
+    feeds = {x: rng.normal(size=(2, 3, 4)), m: rng.normal(size=(2, 3)) > 0}
+    outputs = [ns.sum(x), ns.sum(x, 1), ns.sum(x, (0, 2), keepdim=True), ns.mean(x, -1)]
+    outputs += [ns.mean(x), ns.mean(x, (1, 2), keepdim=True), ns.max(x, 1).values]
+    outputs += [ns.min(x), ns.max(x, dim=2, keepdim=True).values, ns.argmax(x, 2)]
+    outputs += [ns.argmin(x), ns.argmax(x, keepdim=True), ns.argmin(x, 0, keepdim=True)]
+    outputs += [ns.sum(m), ns.sum(m, 1), ns.mean(x, ()), ns.softmax(x, 1), ns.log_softmax(x, -1)]
+    outputs += [F.first_true(m, dim=1), F.count(x, dim=(0, 2)), F.count(x)]
+    return feeds, outputs
+
+
+def _shapes():
+    x = ns.placeholder("x", shape=(None, 3, 4))
+    s = ns.placeholder("s", shape=(2, 3, 4))
+    feeds = {x: np.arange(24.0).reshape(2, 3, 4), s: np.arange(24.0).reshape(2, 3, 4) / 7}
+    outputs = [ns.reshape(x, -1, 4), ns.reshape(x, 6, 4) if False else ns.view(s, 6, 4)]
+    outputs += [ns.transpose(x, 0, 2), ns.permute(x, 2, 0, 1), ns.t(ns.reshape(s, 4, 6))]
+    outputs += [
+        ns.squeeze(x[:, :1], 1),
+        ns.squeeze(s[:1]),
+        ns.unsqueeze(x, -1),
+    ]
+    outputs += [
+        x[1:],
+        x[:, ::2, -1],
+        x[..., None, 0],
+        x[-1],
+        s[:, [0, 2]],
+        s[s > 1 if False else 0],
+    ]
+    outputs += [s[[1, 0], :, [3, 1]], s[0, 1, 2], x[:, 1:3, 1:-1:2], ns.cat([x, x * 2], dim=1)]
+    outputs += [ns.stack([x, x + 1], dim=-1), ns.stack([s, s], 1), ns.expand(s[:, :1], 2, 3, 4)]
+    outputs += [ns.expand(x[:, :, :1], -1, 3, 5), ns.flatten(x, 1), ns.cat([s, x[:1]], 0)]
+    return feeds, outputs
+
+
+def _losses():
+    x = ns.placeholder("x", shape=(None, 4))
+    t = ns.placeholder("t", shape=(None,), dtype=np.int64)
+    y = ns.placeholder("y", shape=(None, 4), dtype=np.float32)
+    rng = np.random.default_rng(3)
+    feeds = {x: rng.normal(size=(5, 4)), t: rng.integers(0, 4, 5), y: np.ones((5, 4), np.float32)}
+    logp = ns.log_softmax(x, 1)
+    outputs = [ns.nll_loss(logp, t), ns.nll_loss(logp, t, "sum"), ns.nll_loss(logp, t, "none")]
+    outputs += [ns.cross_entropy(x, t), ns.mse_loss(x, y), ns.mse_loss(x, y, "sum")]
+    outputs += [ns.mse_loss(x, 0.5, "none"), F.one_hot(t, num_classes=4), ns.matmul(x, ns.t(x))]
+    outputs += [ns.matmul(x[0], x[1]), F.addmm(x[:, 0], x, ns.t(x)), ns.mm(x, ns.t(x))]
+    return feeds, outputs
+
+
+def _writers():
+    x = ns.placeholder("x", shape=(None, 3))
+    s = ns.placeholder("s", shape=(4, 3))
+    feeds = {x: np.arange(6.0).reshape(2, 3), s: np.arange(12.0).reshape(4, 3)}
+    outputs = [F.zeros_like(x), F.fill(x, value=2.5), F.zero(x), F.copy(x, ns.sum(x, 0))]
+    outputs += [F.clone(x), F.index_put(s, 7.0, index=(slice(1, 3), 0))]
+    outputs += [
+        F.index_put(s, s[0], index=([1, 1, 3],)),
+        F.index_put(s, -1.0, index=np.arange(12).reshape(4, 3) > 4),
+    ]
+    outputs += [
+        F.scatter(s[0], shape=(4, 3), index=2),
+        F.scatter(s, shape=(6, 3), index=[0, 0, 5, 0]),
+    ]
+    # unknown sizes: positions from a Range of the run-time size
+    outputs += [F.index_put(x, 9.0, index=(slice(None), 1)), F.index_put(x, s[0], index=-1)]
+    outputs += [
+        F.scatter_like(x[:, 0], x, index=(slice(None), 0)),
+        F.scatter_like(s[0], x, index=0),
+    ]
+    mask = x > 2
+    outputs += [mask + mask, mask * (x < 4), mask + 1, mask * 2.5, F.sign(mask), ns.exp(mask)]
+    outputs += [ns.sigmoid(mask), ns.sum(mask, 0), ns.mean(mask * 1.0), F.reciprocal(mask)]
+    return feeds, outputs
+
+
+def _gradients_with_unknown_batch():
+    x = ns.placeholder("x", shape=(None, 3))
+    w = ns.Variable(np.array([0.5, -1.0, 2.0]), name="w")
+    b = ns.Variable(np.array(0.25), name="b")
+    feeds = {x: np.arange(12.0).reshape(4, 3) / 5}
+    h = ns.tanh(x * w + b)
+    loss = ns.mean(h**2) + ns.sum(ns.max(h, 1).values) + ns.mean(ns.softmax(h, 0)[1:] * x[:-1])
+    loss = loss + ns.sum(ns.reshape(h, -1)[::2]) + ns.mean(ns.maximum(h, x))
+    grads = ns.gradients(loss, [x, w, b])
+    return feeds, [loss, *grads]
+
+
+F = __import__("naivegraph.ops", fromlist=["F"]).F
+CASES = [
+    _arithmetic_float32,
+    _integers,
+    _special_values,
+    _reductions,
+    _shapes,
+    _losses,
+    _writers,
+    _gradients_with_unknown_batch,
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.strip("_"))
+def test_ops_match_naivegraph_exactly_in_dtype_and_closely_in_value(case):
+    with ns.Graph() as g:
+        feeds, outputs = case()
+    inputs = list(feeds)
+    model = to_onnx(g, inputs, outputs)
+    got = run_onnx(model, {p.name: v for p, v in feeds.items()})
+    want = g.compile(inputs, outputs, optimize=False)(*feeds.values())
+    for node, a, b in zip(outputs, got, want):
+        what = f"{node.name} ({node.op_name})"
+        assert a.dtype == b.dtype, f"{what}: dtype {a.dtype} != {b.dtype}"
+        assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
+        if b.dtype.kind == "f":
+            tol = 1e-6 if b.dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
+            zeros = (a == 0) & (b == 0)  # relu and max keep -0.0, as torch does
+            assert (np.signbit(a[zeros]) == np.signbit(b[zeros])).all(), f"{what}: sign of 0"
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+def test_an_output_whose_rank_only_the_run_decides_is_refused():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 3))
+        y = ns.squeeze(x[:, :1])  # rank 1 or 0: the batch size decides
+    with pytest.raises(ValueError, match="rank of output 'squeeze_1'"):
+        to_onnx(g, [x], [y])
+
+
+def test_the_gradients_of_an_unknown_batch_use_the_like_ops():
+    with ns.Graph() as g:
+        _gradients_with_unknown_batch()
+    used = {n.op_name for n in g.nodes}
+    assert {"sum_to_like", "expand_like", "count"} <= used
+
+
+# ----------------------------------------------------------------------------------
+# Random programs (tests/trust/trust_programs.py): values, gradients and second-order
+# terms from ONNX Runtime equal those of the compiled graph
+# ----------------------------------------------------------------------------------
+def _trust_programs():
+    trust = str(Path(__file__).resolve().parents[1] / "trust")
+    if trust not in sys.path:
+        sys.path.insert(0, trust)
+    import trust_programs
+
+    return trust_programs
+
+
+_TRUST = _trust_programs()
+from hypothesis import given  # noqa: E402
+
+
+@_TRUST.FUZZ
+@given(program=_TRUST.programs())
+def test_random_programs_run_in_onnx_runtime_as_in_naivegraph(program):
+    g, B, leaves, pool, loss, grads, second = _TRUST.build_static(program)
+    fetch = list(pool) + [loss] + [d for d in grads + second if d is not None]
+    inputs = [p for p, _ in B.placeholders]
+    arrays = [a for _, a in B.placeholders]
+    want = g.compile(inputs, fetch, optimize=False)(*arrays)
+    got = run_onnx(to_onnx(g, inputs, fetch), {p.name: a for p, a in B.placeholders})
+    for node, a, b in zip(fetch, got, want):
+        assert a.dtype == b.dtype, f"{node.name}: dtype {a.dtype} != {b.dtype}"
+        _TRUST.assert_close(a, b, f"{node.name} ({node.op_name})")
