@@ -38,10 +38,18 @@ elif which == "b":
 def instructions(tree: str, which: str) -> int:
     benchmarks = os.path.dirname(os.path.abspath(__file__))
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
-        script.write(WORKLOAD.format(tree=os.path.abspath(tree), benchmarks=benchmarks, which=which))
+        script.write(
+            WORKLOAD.format(tree=os.path.abspath(tree), benchmarks=benchmarks, which=which)
+        )
     env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
     result = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, script.name],
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            script.name,
+        ],
         capture_output=True,
         text=True,
         env=env,

@@ -32,6 +32,7 @@ from .nodes import (
     expression,
     placeholder,
 )
+from .onnx import to_onnx
 from .passes import (
     OptimizationReport,
     algebraic_simplification,

@@ -18,6 +18,7 @@ ort = pytest.importorskip("onnxruntime")
 import naivegraph.static as ns  # noqa: E402
 from naivegraph.ops import OPS  # noqa: E402
 from naivegraph.ops.onnx_map import ONNX_MAP, NotExportable, markdown_table  # noqa: E402
+from naivegraph.ops.table import F  # noqa: E402  (the op table's functions, as rules use them)
 from naivegraph.static.onnx import to_onnx  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "onnx_ops.md"
@@ -294,7 +295,11 @@ def _losses():
     logp = ns.log_softmax(x, 1)
     outputs = [ns.nll_loss(logp, t), ns.nll_loss(logp, t, "sum"), ns.nll_loss(logp, t, "none")]
     outputs += [ns.cross_entropy(x, t), ns.mse_loss(x, y), ns.mse_loss(x, y, "sum")]
-    outputs += [ns.mse_loss(x, 0.5, "none"), F.one_hot(t, num_classes=4), ns.matmul(x, ns.t(x))]
+    outputs += [
+        F.mse_loss(x, 0.5, reduction="none"),
+        F.one_hot(t, num_classes=4),
+    ]  # the op broadcasts
+    outputs += [ns.matmul(x, ns.t(x))]
     outputs += [ns.matmul(x[0], x[1]), F.addmm(x[:, 0], x, ns.t(x)), ns.mm(x, ns.t(x))]
     return feeds, outputs
 
@@ -337,7 +342,6 @@ def _gradients_with_unknown_batch():
     return feeds, [loss, *grads]
 
 
-F = __import__("naivegraph.ops", fromlist=["F"]).F
 CASES = [
     _arithmetic_float32,
     _integers,
