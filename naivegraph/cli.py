@@ -258,6 +258,36 @@ def _load_graph(file: str) -> ns.Graph:
         raise CommandError(str(error)) from None
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    graph = _load_graph(args.file)
+    outputs = args.outputs.split(",") if args.outputs else _natural_outputs(graph)
+    inputs = args.inputs.split(",") if args.inputs else None
+    try:
+        if inputs is None:  # every placeholder the outputs need, in the graph's order
+            inputs = _placeholders_needed(graph, outputs)
+        ns.to_onnx(graph, inputs, outputs, path=args.onnx)
+    except (KeyError, ValueError, TypeError, NotImplementedError) as error:
+        raise CommandError(f"cannot export {args.file}: {error}") from None
+    print(f"{args.onnx}: inputs {', '.join(inputs)}; outputs {', '.join(outputs)}")
+    return 0
+
+
+def _natural_outputs(graph: ns.Graph) -> list[str]:
+    """The nodes nothing else uses.  An ONNX model has no state: an update (assign node)
+    is exported as the new value it would store, an extra output."""
+    outputs = []
+    for node in graph.sinks():
+        if node.kind != "operation" or node.op.name == "group":
+            continue
+        outputs.append(node.inputs[1].name if node.op.name == "assign" else node.name)
+    return list(dict.fromkeys(outputs))
+
+
+def _placeholders_needed(graph: ns.Graph, outputs: list[str]) -> list[str]:
+    needed = ns.executor.ancestors([graph.resolve(o) for o in outputs])
+    return [n.name for n in graph.placeholders if n in needed]
+
+
 def _render_saved_graph(file: str, out: Path) -> str:
     """Draw a graph file written by ``g.save`` as ``<out>/<file name>.svg``."""
     from .render.examples import render  # needs graphviz
@@ -356,6 +386,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     render.add_argument("--out", default=str(DEFAULT_FIGURES))
     render.set_defaults(run=cmd_render)
+    export = sub.add_parser("export", help="export a graph file saved with g.save to ONNX")
+    export.add_argument("file", help="a graph file written by g.save")
+    export.add_argument("--onnx", required=True, metavar="OUT.onnx", help="where to write")
+    export.add_argument("--inputs", help="placeholder names, comma-separated (default: all needed)")
+    export.add_argument(
+        "--outputs", help="node names, comma-separated (default: the nodes nothing else uses)"
+    )
+    export.set_defaults(run=cmd_export)
     check = sub.add_parser("check", help="run a lesson's exercises and print the results")
     check.add_argument("lesson", nargs="?", help="lesson number or name (default: all)")
     check.add_argument("--lessons", default=str(DEFAULT_LESSONS), help="folder of notebooks")

@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from naivegraph.cli import _jupyterlab, main
@@ -117,6 +118,29 @@ def test_render_of_a_file_that_is_no_graph_is_one_line_of_error(tmp_path, capsys
     assert err.strip() == (
         f"naivegraph: error: {bad} is not a naivegraph graph file (not an npz archive of arrays)"
     )
+
+
+def test_export_writes_a_saved_training_graph_to_onnx_with_updates_as_outputs(tmp_path, capsys):
+    ort = pytest.importorskip("onnxruntime")
+    import naivegraph.static as ns
+
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 2))
+        w = ns.Variable(np.ones((2, 3)), name="w")
+        loss = ns.sum(ns.tanh(x @ w))
+        (grad,) = ns.gradients(loss, [w])
+        new_w = w - 0.5 * grad
+        w.assign(new_w)
+    g.save(tmp_path / "mlp.ngraph")
+    out = tmp_path / "mlp.onnx"
+    assert main(["export", str(tmp_path / "mlp.ngraph"), "--onnx", str(out)]) == 0
+    session = ort.InferenceSession(str(out))
+    assert [o.name for o in session.get_outputs()] == [loss.name, new_w.name]
+    data = np.array([[0.5, -1.0], [2.0, 0.25]])
+    got = session.run(None, {"x": data})
+    want = g.compile([x], [loss, new_w])(data)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
 def test_check_reports_unfinished_exercises_as_not_done_yet(capsys):
