@@ -22,6 +22,7 @@ from ..ops.onnx_map import ONNX_MAP, NotExportable
 from .executor import CompiledFunction, topological_order
 from .graph import Graph
 from .nodes import Constant, Node, Operation, Placeholder, Variable
+from .trace import Traced
 
 DEFAULT_OPSET = 18
 
@@ -185,7 +186,7 @@ def _unfused(compiled: CompiledFunction, graph: Graph, inputs: Any, outputs: Any
 
 
 def to_onnx(
-    graph_or_compiled: Graph | CompiledFunction,
+    graph_or_compiled: Graph | CompiledFunction | Traced,
     inputs: Sequence[Any] | None = None,
     outputs: Sequence[Any] | None = None,
     path: Any = None,
@@ -194,10 +195,11 @@ def to_onnx(
     """The part of a static graph that ``outputs`` need, as an ``onnx.ModelProto``.
 
     ``inputs``: placeholders (nodes or names), the model's inputs in that order;
-    ``outputs``: nodes or names.  A :class:`CompiledFunction` may be given instead of
-    a graph: its inputs and outputs are the defaults.  ``path``: where to save the
-    model as well.  An op without an ONNX form raises NotImplementedError naming it and
-    the nodes that use it.
+    ``outputs``: nodes or names.  A :class:`CompiledFunction`, or the result of
+    ``ns.trace(f, *examples)`` (a dynamic-mode function, as PyTorch exports by tracing),
+    may be given instead of a graph: its inputs and outputs are the defaults.
+    ``path``: where to save the model as well.  An op without an ONNX form raises
+    NotImplementedError naming it and the nodes that use it.
 
     >>> import numpy as np, naivegraph.static as ns
     >>> with ns.Graph() as g:
@@ -212,6 +214,11 @@ def to_onnx(
             "to_onnx needs the onnx package: pip install naivegraph[export]"
         ) from None
 
+    if isinstance(graph_or_compiled, Traced):  # dynamic-mode code, exported through tracing
+        traced = graph_or_compiled
+        graph_or_compiled = traced.graph
+        inputs = traced.inputs if inputs is None else inputs
+        outputs = traced.outputs if outputs is None else outputs
     if isinstance(graph_or_compiled, CompiledFunction):
         graph = graph_or_compiled.graph
         if inputs is None:

@@ -419,3 +419,20 @@ def test_random_programs_run_in_onnx_runtime_as_in_naivegraph(program):
     for node, a, b in zip(fetch, got, want):
         assert a.dtype == b.dtype, f"{node.name}: dtype {a.dtype} != {b.dtype}"
         _TRUST.assert_close(a, b, f"{node.name} ({node.op_name})")
+
+
+def test_a_dynamic_mode_function_exports_through_tracing():
+    # As PyTorch exports by tracing: the function is written for dynamic mode.
+    import naivegraph as ng
+
+    def model(x, w):
+        return ng.tanh(x @ w).sum(dim=1)
+
+    rng = np.random.default_rng(0)
+    traced = ns.trace(model, rng.normal(size=(3, 2)), rng.normal(size=(2, 4)))
+    model_proto = to_onnx(traced)
+    onnx.checker.check_model(model_proto, full_check=True)
+    session = ort.InferenceSession(model_proto.SerializeToString())
+    x, w = rng.normal(size=(3, 2)), rng.normal(size=(2, 4))
+    (got,) = session.run(None, {"x": x, "w": w})
+    np.testing.assert_allclose(got, model(ng.tensor(x), ng.tensor(w)).numpy(), rtol=1e-12)
