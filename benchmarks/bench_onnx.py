@@ -73,8 +73,8 @@ def main() -> None:
         mine = compiled(x, y)
         theirs = session.run(None, feeds)
         worst = max(float(np.max(np.abs(a - b))) for a, b in zip(mine, theirs))
-        ng_time = seconds_per_call(lambda: compiled(x, y), calls, repeats)
-        ort_time = seconds_per_call(lambda: session.run(None, feeds), calls, repeats)
+        ng_time = seconds_per_call(lambda x=x, y=y: compiled(x, y), calls, repeats)
+        ort_time = seconds_per_call(lambda f=feeds: session.run(None, f), calls, repeats)
         print(
             f"  batch {batch:5d}: naivegraph {ng_time * 1e6:8.1f}   onnxruntime "
             f"{ort_time * 1e6:8.1f}   ratio {ng_time / ort_time:5.2f}   "
