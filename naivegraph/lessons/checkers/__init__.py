@@ -1,0 +1,48 @@
+"""The exercise checkers, one module per lesson (each registers its checkers in
+:data:`naivegraph.lessons.checking.CHECKERS`)."""
+
+from .lesson01 import check_forward_values, check_l1_grad, check_leaf_grads
+from .lesson02 import check_find_leaves, check_leaf_flags, check_next_functions
+from .lesson03 import (
+    check_accumulated_grad,
+    check_double_hook,
+    check_manual_gradient,
+    check_second_derivative,
+    check_vector_backward,
+)
+from .lesson04 import check_inplace_predictions, check_reset_leaf, check_versions
+from .lesson05 import check_finetune_setup, check_inference, check_requires_grad_flow
+from .lesson06 import check_compiled_step, check_memory_plan, check_static_model
+from .lesson07 import check_trace_pitfall, check_where_fix
+from .lesson08 import check_derivative_table, check_jacobian, check_minimum
+from .lesson09 import check_accuracy_fn, check_train_step
+
+__all__ = [
+    "check_forward_values",
+    "check_l1_grad",
+    "check_leaf_grads",
+    "check_find_leaves",
+    "check_leaf_flags",
+    "check_next_functions",
+    "check_accumulated_grad",
+    "check_double_hook",
+    "check_manual_gradient",
+    "check_second_derivative",
+    "check_vector_backward",
+    "check_inplace_predictions",
+    "check_reset_leaf",
+    "check_versions",
+    "check_finetune_setup",
+    "check_inference",
+    "check_requires_grad_flow",
+    "check_compiled_step",
+    "check_memory_plan",
+    "check_static_model",
+    "check_trace_pitfall",
+    "check_where_fix",
+    "check_derivative_table",
+    "check_jacobian",
+    "check_minimum",
+    "check_accuracy_fn",
+    "check_train_step",
+]

@@ -1,0 +1,244 @@
+"""What every exercise checker returns, and the helpers the checkers share.
+
+A checker takes the learner's answer and returns a :class:`Result`: truthy when the
+answer is right, falsy otherwise, printing one line (``✓ correct [01-2]: ...``,
+``✗ not yet [01-2]: expected ..., got ...; hint: ...`` or ``○ not done yet [01-2]:
+...``).  It never raises: an answer still left as ``...`` reports "not done yet".
+The checkers of each lesson are in :mod:`naivegraph.lessons.checkers`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+PASS, FAIL, TODO = "pass", "fail", "todo"
+SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
+LINE = re.compile(r"^(✓ correct|✗ not yet|○ not done yet) \[([\w.-]+)\]: ?(.*)$")
+STATUS_OF = {v: k for k, v in SYMBOL.items()}
+TODO_MESSAGE = "replace every `...` with your answer, then run the cell again."
+
+
+# ----------------------------------------------------------------------------------
+# Result
+# ----------------------------------------------------------------------------------
+
+
+def _execution_count() -> int | None:
+    try:
+        from IPython import get_ipython
+    except Exception:  # pragma: no cover - IPython is optional
+        return None
+    shell = get_ipython()
+    return getattr(shell, "execution_count", None) if shell is not None else None
+
+
+class Result:
+    """The outcome of one exercise check: truthy on pass, with a readable message."""
+
+    def __init__(self, exercise: str, status: str, message: str) -> None:
+        self.exercise = exercise
+        self.status = status
+        self.detail = message
+        self._shown_in = _execution_count()
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+    @property
+    def done(self) -> bool:
+        """False while the learner has not answered yet."""
+        return self.status != TODO
+
+    @property
+    def message(self) -> str:
+        return f"{SYMBOL[self.status]} [{self.exercise}]: {self.detail}"
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return self.message
+
+    def _repr_html_(self) -> str:
+        colour = {PASS: "#1a7f37", FAIL: "#b42318", TODO: "#6b7280"}[self.status]
+        return (
+            f'<div style="border-left:4px solid {colour};padding:2px 8px;'
+            f'font-family:monospace;white-space:pre-wrap">{html.escape(self.message)}</div>'
+        )
+
+    def _ipython_display_(self) -> None:
+        # The checker already printed the message in the cell that made this result;
+        # show it again only when the result is displayed from a later cell.
+        if self._shown_in is not None and self._shown_in == _execution_count():
+            return
+        from IPython.display import display
+
+        display({"text/plain": self.message, "text/html": self._repr_html_()}, raw=True)
+
+
+def report(exercise: str, status: str, message: str) -> Result:
+    result = Result(exercise, status, message)
+    print(result.message, flush=True)
+    return result
+
+
+def not_done(exercise: str, extra: str = "") -> Result:
+    return report(exercise, TODO, TODO_MESSAGE + (" " + extra if extra else ""))
+
+
+def correct(exercise: str, message: str) -> Result:
+    return report(exercise, PASS, message)
+
+
+def wrong(exercise: str, expected: str, got: str, hint: str) -> Result:
+    return report(exercise, FAIL, f"expected {expected}, got {got}; hint: {hint}")
+
+
+def failed(exercise: str, message: str) -> Result:
+    return report(exercise, FAIL, message)
+
+
+# ----------------------------------------------------------------------------------
+# Helpers shared by the checkers
+# ----------------------------------------------------------------------------------
+
+
+def is_blank(x: Any, none_is_blank: bool = True) -> bool:
+    """The placeholder ``...`` anywhere in the answer (and ``None`` at the top)."""
+    if x is Ellipsis or (none_is_blank and x is None):
+        return True
+    if isinstance(x, (tuple, list)):
+        return any(is_blank(v, none_is_blank=False) for v in x)
+    if isinstance(x, dict):
+        return any(is_blank(v, none_is_blank=False) for v in x.values())
+    return False
+
+
+def as_array(x: Any) -> np.ndarray:
+    """A float array from a number, list, numpy array or naivegraph tensor."""
+    if hasattr(x, "detach") and hasattr(x, "numpy"):
+        x = x.detach().numpy()
+    elif hasattr(x, "value") and not isinstance(x, (int, float, np.ndarray)):
+        x = x.value  # a static node that has run
+    return np.asarray(x, dtype=np.float64)
+
+
+def show(x: Any) -> str:
+    try:
+        a = as_array(x)
+    except Exception:
+        return repr(x) if len(repr(x)) < 80 else repr(x)[:77] + "..."
+    if a.ndim == 0:
+        v = float(a)
+        return f"{v:g}"
+    if a.size <= 8:
+        return np.array2string(a, precision=4, separator=", ", suppress_small=True)
+    return f"an array of shape {a.shape}"
+
+
+def close(
+    got: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5, shape_free: bool = True
+) -> bool:
+    """True when ``got`` equals ``expected`` (numbers broadcast when ``shape_free``)."""
+    try:
+        g = as_array(got)
+    except Exception:
+        return False
+    e = np.asarray(expected, dtype=np.float64)
+    if not shape_free and g.shape != e.shape:
+        return False
+    try:
+        return bool(np.allclose(g, e, atol=atol, rtol=rtol)) and np.broadcast(
+            g, e
+        ).shape == np.broadcast_shapes(g.shape, e.shape)
+    except ValueError:
+        return False
+
+
+def hint_for(got: Any, mistakes: list[tuple[tuple, str]], otherwise: str) -> str:
+    """The hint of the first known wrong answer that ``got`` equals, else ``otherwise``.
+
+    ``mistakes`` lists ``(wrong values, hint)``: the values a common misconception gives.
+    """
+    for values, hint in mistakes:
+        if any(close(got, v) for v in values):
+            return hint
+    return otherwise
+
+
+def call_answer(exercise: str, fn: Callable, *args, **kwargs):
+    """Call the learner's function; a crash becomes a readable failure (not an exception)."""
+    try:
+        return True, fn(*args, **kwargs)
+    except Exception as exc:  # any error is reported to the learner
+        frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip this helper's frame
+        package = str(Path(__file__).resolve().parent)
+        yours = [f for f in frames if not str(Path(f.filename).resolve()).startswith(package)]
+        where = f" at line {yours[-1].lineno} of your code" if yours else ""
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return False, failed(
+            exercise,
+            f"your code raised {type(exc).__name__}: {first}{where}; "
+            "read the error, fix the cell and run it again.",
+        )
+
+
+def not_callable(exercise: str, fn: Any) -> Result | None:
+    if is_blank(fn):
+        return not_done(exercise)
+    if not callable(fn):
+        return failed(
+            exercise,
+            f"expected a function, got {type(fn).__name__}; hint: define it "
+            "with `def name(...):` and pass the name without calling it.",
+        )
+    return None
+
+
+def returned_blank(exercise: str, value: Any) -> Result | None:
+    if value is Ellipsis or value is None:
+        return not_done(
+            exercise,
+            "(your function returned None: fill in its body and make it `return` the answer.)",
+        )
+    return None
+
+
+def answer(exercise: str, fn: Callable, *args) -> tuple[Result | None, Any]:
+    """Call the learner's function: ``(None, value)``, or ``(result, None)`` when it
+    raised or returned nothing, ``result`` being what the checker should return."""
+    ok, value = call_answer(exercise, fn, *args)
+    if not ok:
+        return value, None
+    blank = returned_blank(exercise, value)
+    return (blank, None) if blank is not None else (None, value)
+
+
+CHECKERS: dict[str, Callable] = {}
+
+
+def checker(exercise: str):
+    def register(fn: Callable) -> Callable:
+        fn.exercise = exercise
+        CHECKERS[exercise] = fn
+        return fn
+
+    return register
+
+
+def as_bools(x) -> tuple | None:
+    """``x`` as a tuple of Python bools, or None if it is not a sequence of booleans."""
+    try:
+        values = tuple(x)
+    except TypeError:
+        return None
+    if not all(isinstance(v, (bool, np.bool_)) for v in values):
+        return None
+    return tuple(bool(v) for v in values)
