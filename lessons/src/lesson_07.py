@@ -27,9 +27,9 @@ CELLS = [
     import tracemalloc
 
     import naivegraph.static as ns
-    from naivegraph.lessons import plots
+    from naivegraph.lessons import datasets, plots
 
-    X, y = plots.two_moons(200, seed=0)
+    X, y = datasets.two_moons(200, seed=0)
     rng = np.random.default_rng(0)
     init = [rng.normal(scale=0.7, size=(2, 16)), np.zeros(16),
             rng.normal(scale=0.25, size=(16, 2)), np.zeros(2)]

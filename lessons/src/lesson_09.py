@@ -18,9 +18,9 @@ CELLS = [
     """),
     code("""
     import naivegraph.static as ns
-    from naivegraph.lessons import plots
+    from naivegraph.lessons import datasets, plots
 
-    X, y = plots.spirals(200, turns=1.0, noise=0.1, seed=0)
+    X, y = datasets.spirals(200, turns=1.0, noise=0.1, seed=0)
     print(X.shape, np.bincount(y))
     """),
     md("""

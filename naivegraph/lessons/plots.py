@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import io
 import os
-import time
-import tracemalloc
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-import naivegraph as ng
-import naivegraph.static as ns
+from .datasets import two_moons
+from .training import descent, iteration_costs, train_both_modes
 
 if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
     import matplotlib
@@ -33,7 +31,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 __all__ = ["gradient_descent_contour", "loss_curves", "jacobian_heatmap", "timing_bars",
-           "static_vs_dynamic", "decision_boundary", "make_all_figures", "two_moons", "spirals"]
+           "static_vs_dynamic", "decision_boundary", "make_all_figures"]
 
 MODE_COLOURS = {"dynamic": "#d9480f", "static": "#1864ab", "eager": "#d9480f",
                 "compiled": "#1864ab", "optimized": "#2b8a3e"}
@@ -230,90 +228,7 @@ def decision_boundary(predict_fn: Callable, X, y, title: str = "Decision boundar
     return _finish(fig, path) if path is not None else fig
 
 
-# ---------------------------------------------------------------------------- data sets
-def two_moons(n: int = 200, noise: float = 0.15, seed: int = 0):
-    """Two interleaving half circles: ``X`` of shape (n, 2) and labels ``y`` in {0, 1}."""
-    rng = np.random.default_rng(seed)
-    half = n // 2
-    t = rng.uniform(0, np.pi, n)
-    X = np.empty((n, 2))
-    X[:half] = np.column_stack([np.cos(t[:half]), np.sin(t[:half])])
-    X[half:] = np.column_stack([1 - np.cos(t[half:]), 0.5 - np.sin(t[half:])])
-    X += rng.normal(scale=noise, size=X.shape)
-    y = np.r_[np.zeros(half, dtype=np.int64), np.ones(n - half, dtype=np.int64)]
-    return X, y
-
-
-def spirals(n: int = 200, turns: float = 1.5, noise: float = 0.1, seed: int = 0):
-    """Two intertwined spirals: ``X`` of shape (n, 2), labels ``y`` in {0, 1}."""
-    rng = np.random.default_rng(seed)
-    half = n // 2
-    r = np.linspace(0.2, 1.0, half)
-    angle = r * turns * 2 * np.pi
-    a = np.column_stack([r * np.cos(angle), r * np.sin(angle)])
-    X = np.vstack([a, -a]) + rng.normal(scale=noise * 0.3, size=(2 * half, 2))
-    y = np.r_[np.zeros(half, dtype=np.int64), np.ones(half, dtype=np.int64)]
-    return X, y
-
-
 # ---------------------------------------------------------------------------- all figures
-def _descent(f_grad: Callable, start, lr: float, steps: int) -> np.ndarray:
-    p = np.asarray(start, dtype=float)
-    pts = [p.copy()]
-    for _ in range(steps):
-        p = p - lr * np.asarray(f_grad(*p))
-        pts.append(p.copy())
-    return np.array(pts)
-
-
-def _train_pair(X, y, steps: int = 300, lr: float = 0.5, hidden: int = 16, seed: int = 0):
-    """Train the same MLP in dynamic and static mode; return losses, predict fn, timings."""
-    def init():
-        rng = np.random.default_rng(seed)
-        return [rng.normal(scale=1 / np.sqrt(2), size=(2, hidden)), np.zeros(hidden),
-                rng.normal(scale=1 / np.sqrt(hidden), size=(hidden, 2)), np.zeros(2)]
-
-    # dynamic
-    params = [ng.tensor(p, requires_grad=True) for p in init()]
-    Xt, yt = ng.tensor(X), ng.tensor(y)
-    dyn_losses, dyn_times = [], []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        W1, b1, W2, b2 = params
-        loss = ng.nn.functional.cross_entropy(ng.tanh(Xt @ W1 + b1) @ W2 + b2, yt)
-        for p in params:
-            p.grad = None
-        loss.backward()
-        with ng.no_grad():
-            for p in params:
-                p -= lr * p.grad
-        dyn_times.append(time.perf_counter() - t0)
-        dyn_losses.append(loss.item())
-
-    # static
-    with ns.Graph() as g:
-        xs = ns.placeholder("X", shape=(None, X.shape[1]))  # any batch size
-        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
-        Ws = [ns.Variable(p, name=n) for p, n in zip(init(), ("W1", "b1", "W2", "b2"))]
-        logits = ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3]
-        sloss = ns.cross_entropy(logits, ys)
-        train_step = ns.optim.SGD(Ws, lr=lr).minimize(sloss)  # gradients + updates in the graph
-    step = g.compile([xs, ys], [sloss, train_step])
-    st_losses, st_times = [], []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        loss_value, _ = step(X, y)
-        st_times.append(time.perf_counter() - t0)
-        st_losses.append(float(loss_value))
-
-    def predict(points):
-        W1, b1, W2, b2 = (W.value for W in Ws)
-        return (np.tanh(np.asarray(points, dtype=float) @ W1 + b1) @ W2 + b2).argmax(axis=1)
-
-    return {"dynamic": dyn_losses, "static": st_losses}, predict, \
-        {"dynamic": dyn_times, "static": st_times}
-
-
 def make_all_figures(outdir) -> list[Path]:
     """Write every figure the lessons use into ``outdir``; return the paths (deterministic)."""
     outdir = Path(outdir)
@@ -326,7 +241,7 @@ def make_all_figures(outdir) -> list[Path]:
     def grad(x, y):
         return np.array([2 * (x - 1) + y / 2, 4 * (y + 2) + x / 2])
 
-    pts = _descent(grad, (-2.0, 2.0), lr=0.1, steps=40)
+    pts = descent(grad, (-2.0, 2.0), lr=0.1, steps=40)
     minimum = np.linalg.solve([[2.0, 0.5], [0.5, 4.0]], [2.0, -8.0])
     written.append(outdir / "gradient_descent.png")
     gradient_descent_contour(f, pts, xlim=(-3, 3), ylim=(-4, 3), minimum=minimum,
@@ -340,7 +255,7 @@ def make_all_figures(outdir) -> list[Path]:
                      title="Jacobian at (x, y) = (1, 2)", path=written[-1])
 
     X, labels = two_moons(200, seed=0)
-    losses, predict, times = _train_pair(X, labels, steps=300)
+    losses, predict, times = train_both_modes(X, labels, steps=300)
     written.append(outdir / "capstone_loss_curves.png")
     loss_curves(losses, title="Two moons: the same MLP trained in both modes", path=written[-1])
     written.append(outdir / "capstone_decision_boundary.png")
@@ -353,47 +268,3 @@ def make_all_figures(outdir) -> list[Path]:
                       time_label="graph nodes built per iteration", time_title="graph building",
                       title="Static vs dynamic: one training iteration of the two-moons MLP")
     return written
-
-
-def iteration_costs(X, y, hidden: int = 16):
-    """Graph nodes built, and peak bytes allocated (tracemalloc), in one training iteration."""
-    rng = np.random.default_rng(0)
-    init = [rng.normal(size=(2, hidden)), np.zeros(hidden), rng.normal(size=(hidden, 2)),
-            np.zeros(2)]
-    params = [ng.tensor(p, requires_grad=True) for p in init]
-    Xt, yt = ng.tensor(X), ng.tensor(y)
-
-    def dynamic_step():
-        W1, b1, W2, b2 = params
-        loss = ng.nn.functional.cross_entropy(ng.tanh(Xt @ W1 + b1) @ W2 + b2, yt)
-        count, seen, stack = 0, set(), [loss.grad_fn]
-        while stack:
-            node = stack.pop()
-            if node is None or id(node) in seen:
-                continue
-            seen.add(id(node))
-            count += 1
-            stack.extend(fn for fn, _ in node.next_functions)
-        loss.backward()
-        return count
-
-    with ns.Graph() as g:
-        xs = ns.placeholder("X", shape=X.shape)
-        ys = ns.placeholder("y", shape=y.shape, dtype=np.int64)
-        Ws = [ns.Variable(p, name=n) for p, n in zip(init, ("W1", "b1", "W2", "b2"))]
-        loss = ns.cross_entropy(ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3], ys)
-        grads = ns.gradients(loss, Ws)
-    step = g.compile([xs, ys], [loss, *grads])
-
-    def static_step():
-        step(X, y)
-        return 0
-
-    nodes, memory = {}, {}
-    for name, fn in (("dynamic", dynamic_step), ("static", static_step)):
-        fn()  # warm up
-        tracemalloc.start()
-        nodes[name] = [fn()]
-        memory[name] = round(tracemalloc.get_traced_memory()[1] / 1024) * 1024
-        tracemalloc.stop()
-    return nodes, memory

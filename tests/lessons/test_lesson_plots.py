@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 from matplotlib.figure import Figure
 
-from naivegraph.lessons import plots
+from naivegraph.lessons import datasets, plots
 
 
 def test_each_figure_function_returns_and_saves(tmp_path):
@@ -21,7 +21,7 @@ def test_each_figure_function_returns_and_saves(tmp_path):
         "both": plots.static_vs_dynamic({"dynamic": [1e-3], "static": [5e-4]},
                                         {"dynamic": 2048, "static": 1024}),
         "boundary": plots.decision_boundary(lambda p: (p[:, 0] > 0).astype(int),
-                                            *plots.two_moons(40)),
+                                            *datasets.two_moons(40)),
     }
     for name, fig in figs.items():
         assert isinstance(fig, Figure), name
