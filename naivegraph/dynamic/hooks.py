@@ -107,7 +107,8 @@ class Visitor:
             leaf, grad = self.leaf_updates.pop()
             owned = fast.is_unshared(grad)  # on its own line: a call's arguments hold refs
             store_grad(leaf, grad, self.create_graph, owned=owned)
-            run_post_accumulate_hooks(leaf)
+            if leaf.__dict__.get("_post_accumulate_hooks"):  # rare: test before calling
+                run_post_accumulate_hooks(leaf)
 
 
 class AnomalyVisitor(Visitor):
