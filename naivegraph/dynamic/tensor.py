@@ -838,6 +838,28 @@ class Tensor(OpMethods):
     def _index(self, index):
         return _index_arg(index)
 
+    def __radd__(self, other):
+        # torch records ``2 + x`` and ``2 * x`` with the tensor first (a Python number is
+        # wrapped as the second operand): next_functions[0] is then the tensor's edge.
+        if _is_number(other):
+            return apply(OPS["add"], (self, other), _NO_ATTRS)
+        return apply(OPS["add"], (other, self), _NO_ATTRS)
+
+    def __rmul__(self, other):
+        if _is_number(other):  # as in __radd__: the tensor first
+            return apply(OPS["mul"], (self, other), _NO_ATTRS)
+        return apply(OPS["mul"], (other, self), _NO_ATTRS)
+
+    def __rsub__(self, other):
+        if _is_number(other):  # torch's rsub(Tensor, Scalar): the number is no input
+            return apply(OPS["rsub"], (self,), {"other": other})
+        return apply(OPS["sub"], (other, self), _NO_ATTRS)
+
+    def __rpow__(self, base):
+        if _is_number(base):  # torch's pow(Scalar, Tensor): one edge, PowBackward2
+            return apply(OPS["rpow"], (self,), {"base": base})
+        return apply(OPS["pow"], (base, self), _NO_ATTRS)
+
     def __rtruediv__(self, other):
         # PyTorch computes number / tensor as tensor.reciprocal() * number, and names the
         # graph after that (MulBackward0 over ReciprocalBackward0).

@@ -92,6 +92,8 @@ GRAD_FN_NAMES: dict[str, str | Rule] = {
     "sub": _scalar_first("RsubBackward1", "SubBackward0"),
     "pow": _scalar_first("PowBackward2", "PowBackward1"),
     "pow_scalar": "PowBackward0",
+    "rsub": "RsubBackward1",
+    "rpow": "PowBackward2",
     "clamp": "ClampBackward1",
     "fill": "FillBackward2",  # fill_(scalar)
     "copy": "CopyBackwards",

@@ -181,6 +181,20 @@ def _pow(b, node, names):
     return b.op("Pow", [x, y], dtype=dtype)
 
 
+@emits("rsub", onnx="Sub (the number first)")
+def _rsub(b, node, names):
+    dtype = _out_dtype(node)
+    _refuse_bool(node, dtype)
+    return b.op("Sub", [b.const(node.attrs["other"], dtype), b.cast(names[0], dtype)], dtype=dtype)
+
+
+@emits("rpow", onnx="Pow (the number as base)")
+def _rpow(b, node, names):
+    dtype = _out_dtype(node)
+    _refuse_bool(node, dtype)
+    return b.op("Pow", [b.const(node.attrs["base"], dtype), b.cast(names[0], dtype)], dtype=dtype)
+
+
 @emits("pow_scalar", onnx="Mul (x**2), Sqrt (x**0.5), Reciprocal (x**-1), else Pow")
 def _pow_scalar(b, node, names):
     dtype = _out_dtype(node)

@@ -254,6 +254,23 @@ defop(
     saves=(0, 1, "out"),
     elementwise=True,
 )
+# A Python number before the tensor, as torch's Scalar overloads: the number is an
+# attribute, not an input, so the node has one edge (``2 - x``, ``2 ** x``).
+defop(
+    "rsub",
+    lambda x, other: _subtract(other, x),
+    [lambda g, x, out, other: -g],
+    elementwise=True,
+    doc="``other - x`` for a number ``other`` (``2 - x``).",
+)
+defop(
+    "rpow",
+    lambda x, base: _power(base, x),
+    [lambda g, x, out, base: _pow_exponent_partial(g, base, x, out)],
+    saves=(0, "out"),
+    elementwise=True,
+    doc="``base ** x`` for a number ``base`` (``2 ** x``).",
+)
 
 
 def _unless_beaten(g, x, y, beaten):

@@ -181,6 +181,9 @@ case("expand", "expand", lambda x: x.expand(2, 3, 4), ("anyv", (3, 1)))
 case("expand", "minus-one", lambda x: x.expand(-1, 4), ("anyv", (3, 1)))
 case("expand", "expand-as", lambda x: x.expand_as(ng.zeros(2, 4)), ("anyv", (4,)))
 case("sum_to", "direct", lambda x: F.sum_to(x, shape=(3, 1)), ("anyv", (2, 3, 4)))
+# A Python number first: torch's Scalar overloads (2 - x, 2 ** x), one input each.
+case("rsub", "number-first", lambda x: 2.5 - x, ("anyv", (2, 3)))
+case("rpow", "number-first", lambda x: 1.7**x, ("anyv", (2, 3)))
 # The *_like ops take the target shape from a second operand (static graphs, unknown sizes).
 case("reshape_like", "like", lambda x: F.reshape_like(x, ng.zeros(3, 4)), ("anyv", (2, 6)))
 case("expand_like", "like", lambda x: F.expand_like(x, ng.zeros(2, 3, 4)), ("anyv", (3, 1)))
