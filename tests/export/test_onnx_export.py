@@ -436,3 +436,25 @@ def test_a_dynamic_mode_function_exports_through_tracing():
     x, w = rng.normal(size=(3, 2)), rng.normal(size=(2, 4))
     (got,) = session.run(None, {"x": x, "w": w})
     np.testing.assert_allclose(got, model(ng.tensor(x), ng.tensor(w)).numpy(), rtol=1e-12)
+
+
+def test_the_lessons_mlp_with_its_gradients_runs_in_onnx_runtime_at_any_batch_size():
+    # The model of lesson 7: 2-16-2, tanh, cross-entropy on the two-moons data.
+    from naivegraph.lessons.datasets import two_moons
+
+    rng = np.random.default_rng(0)
+    init = [rng.normal(scale=0.7, size=(2, 16)), np.zeros(16)]
+    init += [rng.normal(scale=0.25, size=(16, 2)), np.zeros(2)]
+    with ns.Graph() as g:
+        xs = ns.placeholder("X", shape=(None, 2))
+        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+        ws = [ns.Variable(p, name=n) for p, n in zip(init, ("W1", "b1", "W2", "b2"))]
+        loss = ns.cross_entropy(ns.tanh(xs @ ws[0] + ws[1]) @ ws[2] + ws[3], ys)
+        grads = ns.gradients(loss, ws)
+    compiled = g.compile([xs, ys], [loss, *grads])
+    session = ort.InferenceSession(to_onnx(g, [xs, ys], [loss, *grads]).SerializeToString())
+    for n in (1, 32, 200):
+        X, y = two_moons(n, seed=n)
+        got = session.run(None, {"X": X, "y": y})
+        for a, b in zip(got, compiled(X, y)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
