@@ -14,7 +14,7 @@ tensor(28.)
 Static mode (build, then run) lives in :mod:`naivegraph.static`.
 """
 
-from . import autograd, nn, optim
+from . import autograd, func, nn, optim
 from .dynamic.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 
 # PyTorch's top-level surface for learner code (devices, default dtype, legacy types, files)

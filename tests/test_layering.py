@@ -18,6 +18,7 @@ ALLOWED = {
     "dynamic": {"fast", "ops"},
     "static": {"fast", "ops"},
     "autograd": {"fast", "ops", "dynamic", "check"},
+    "func": {"fast", "ops", "dynamic"},
     "nn": {"fast", "ops", "dynamic"},
     "optim": {"fast", "ops", "dynamic"},
     "check": {"fast", "ops", "dynamic"},

@@ -15,9 +15,12 @@ How to read a ``defop``::
 
 Partials only use operators and ``F.<op>(...)``, so one rule differentiates arrays,
 dynamic tensors (``create_graph=True``) and static nodes (symbolic gradients) alike (see
-:mod:`naivegraph.ops.core`).  Adding an op means adding one ``defop`` here.  The entries
-run from the simplest (elementwise arithmetic) to the most composite (losses); what
-PyTorch calls each op's backward node is kept apart, in :mod:`naivegraph.ops.names`.
+:mod:`naivegraph.ops.core`).  Forward mode needs no rule of its own either: a partial is
+linear in ``g``, so its transpose, the JVP, is what differentiating it with respect to
+``g`` gives (``ng.func.jvp``, ``jacfwd``).  Adding an op means adding one ``defop``
+here.  The entries run from the simplest (elementwise arithmetic) to the most composite
+(losses); what PyTorch calls each op's backward node is kept apart, in
+:mod:`naivegraph.ops.names`.
 """
 
 from __future__ import annotations
