@@ -46,19 +46,17 @@ _depth = [0]  # how many transforms are running: only the outermost hands back p
 
 
 def _outermost(transform: Callable) -> Callable:
-    """Run ``transform``; if it is the outermost one and no argument required grad,
-    return its tensors detached, as torch.func does (inner ones keep their graph so an
+    """``transform``, returning its tensors detached when it is the outermost transform
+    and no argument required grad, as torch.func does (inner ones keep their graph so an
     outer transform can differentiate them)."""
 
-    def run(args: Sequence, *rest: Any) -> Any:
+    def run(*args: Any) -> Any:
         _depth[0] += 1
         try:
-            result = transform(*rest)
+            result = transform(*args)
         finally:
             _depth[0] -= 1
-        if _depth[0] == 0 and not any(_requires_grad(a) for a in args):
-            return _detached(result)
-        return result
+        return _detached(result) if _depth[0] == 0 and not _requires_grad(args) else result
 
     return run
 
@@ -105,7 +103,9 @@ def _gradients(outputs, inputs: Sequence[Tensor], cotangents) -> list[Tensor]:
     return [zeros_like(x) if g is None else g for g, x in zip(found, inputs)]
 
 
-def _argnums_tuple(argnums: int | tuple, count: int) -> tuple[int, ...]:
+def _prepared(args: tuple, argnums: int | tuple, who: str) -> tuple[tuple[int, ...], list]:
+    """The positions ``argnums`` names, and ``args`` with those made differentiable."""
+    count = len(args)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for n in nums:
         if not -count <= n < count:
@@ -113,7 +113,18 @@ def _argnums_tuple(argnums: int | tuple, count: int) -> tuple[int, ...]:
                 f"Got argnums={argnums}, but the function was called with {count} positional "
                 f"argument(s); argnums must be within range"
             )
-    return tuple(n % count for n in nums)
+    nums = tuple(n % count for n in nums)
+    args_list = list(args)
+    for n in nums:
+        args_list[n] = _differentiable(args_list[n], f"{who}'s differentiated arguments")
+    return nums, args_list
+
+
+def _basis(k: int, like: Tensor) -> Tensor:
+    """The ``k``-th unit tensor of ``like``'s shape and dtype (one Jacobian row/column)."""
+    unit = np.zeros(like.numel(), dtype=like.dtype)
+    unit[k] = 1.0
+    return Tensor._make(unit.reshape(tuple(like.shape)), False, None, 0)
 
 
 # ----------------------------------------------------------------------------- reverse
@@ -139,14 +150,9 @@ def vjp(func: Callable, *primals: Tensor, has_aux: bool = False) -> tuple:
 def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
     """Like :func:`grad`, also returning the value: ``(gradient, value)``."""
 
+    @_outermost
     def wrapper(*args: Any) -> tuple:
-        return _outermost(compute)(args, *args)
-
-    def compute(*args: Any) -> tuple:
-        nums = _argnums_tuple(argnums, len(args))
-        args = list(args)
-        for n in nums:
-            args[n] = _differentiable(args[n], "grad's differentiated arguments")
+        nums, args = _prepared(args, argnums, "grad")
         value, aux = _split_aux(func(*args), has_aux, "grad")
         if not isinstance(value, Tensor) or value.numel() != 1:
             shape = tuple(getattr(value, "shape", ()))
@@ -177,22 +183,14 @@ def jacrev(func: Callable, argnums: int | tuple = 0) -> Callable:
     """The Jacobian by reverse mode: one VJP per output element (cheap for few outputs).
     Shape: ``output.shape + input.shape``."""
 
+    @_outermost
     def wrapper(*args: Any) -> Any:
-        return _outermost(compute)(args, *args)
-
-    def compute(*args: Any) -> Any:
-        nums = _argnums_tuple(argnums, len(args))
-        args = list(args)
-        for n in nums:
-            args[n] = _differentiable(args[n], "jacrev's differentiated arguments")
+        nums, args = _prepared(args, argnums, "jacrev")
         output = func(*args)
         inputs = [args[n] for n in nums]
         rows = [[] for _ in inputs]
         for k in range(output.numel()):
-            basis = np.zeros(output.numel(), dtype=output.dtype)
-            basis[k] = 1.0
-            cotangent = Tensor._make(basis.reshape(output.shape), False, None, 0)
-            for row, g in zip(rows, _gradients(output, inputs, cotangent)):
+            for row, g in zip(rows, _gradients(output, inputs, _basis(k, output))):
                 row.append(g)
         jacobians = [
             _assemble(row, tuple(output.shape), tuple(x.shape)) for row, x in zip(rows, inputs)
@@ -206,7 +204,7 @@ def jacrev(func: Callable, argnums: int | tuple = 0) -> Callable:
 def jvp(func: Callable, primals: Sequence[Tensor], tangents: Sequence[Tensor], has_aux=False):
     """``(func(*primals), J @ tangents)``: the Jacobian-vector product, by the transpose
     trick (see the module docstring)."""
-    return _outermost(_jvp)((primals, tangents), func, primals, tangents, has_aux)
+    return _outermost(_jvp)(func, primals, tangents, has_aux)
 
 
 def _jvp(func: Callable, primals, tangents, has_aux: bool):
@@ -236,24 +234,19 @@ def jacfwd(func: Callable, argnums: int | tuple = 0) -> Callable:
     """The Jacobian by forward mode: one JVP per input element (cheap for few inputs).
     Shape: ``output.shape + input.shape``."""
 
+    @_outermost
     def wrapper(*args: Any) -> Any:
-        return _outermost(compute)(args, *args)
-
-    def compute(*args: Any) -> Any:
-        nums = _argnums_tuple(argnums, len(args))
+        nums, args = _prepared(args, argnums, "jacfwd")
         jacobians = []
         for n in nums:
             x = args[n]
             columns, output_shape = [], None
             for k in range(x.numel()):
-                basis = np.zeros(x.numel(), dtype=x.dtype)
-                basis[k] = 1.0
-                tangent = Tensor._make(basis.reshape(x.shape), False, None, 0)
 
                 def along(xn, n=n):
                     return func(*args[:n], xn, *args[n + 1 :])
 
-                output, column = _jvp(along, (x,), (tangent,), False)
+                output, column = _jvp(along, (x,), (_basis(k, x),), False)
                 output_shape = tuple(output.shape)
                 columns.append(column)
             jacobians.append(_assemble_columns(columns, output_shape, tuple(x.shape)))
@@ -271,18 +264,18 @@ def hessian(func: Callable, argnums: int | tuple = 0) -> Callable:
 def _assemble(rows: list[Tensor], output_shape: tuple, input_shape: tuple) -> Tensor:
     """Rows d output[k] / d input (one per output element) as output_shape + input_shape."""
     if not rows:
-        return zeros_like_shape(output_shape + input_shape)
+        return _zeros(output_shape + input_shape)
     return stack(rows).reshape(*output_shape, *input_shape)
 
 
 def _assemble_columns(columns: list[Tensor], output_shape, input_shape: tuple) -> Tensor:
     """Columns d output / d input[k] (one per input element) as output_shape + input_shape."""
     if not columns:
-        return zeros_like_shape(tuple(output_shape or ()) + input_shape)
+        return _zeros(tuple(output_shape or ()) + input_shape)
     stacked = stack(columns)  # (input elements, *output_shape)
     moved = stacked.reshape(len(columns), -1).t()
     return moved.reshape(*output_shape, *input_shape)
 
 
-def zeros_like_shape(shape: tuple) -> Tensor:
+def _zeros(shape: tuple) -> Tensor:
     return Tensor._make(np.zeros(shape), False, None, 0)
