@@ -62,19 +62,15 @@ class Function:
         the same inner graph, by ``ns.gradients``."""
         if self._gradient is None:
             with self.graph:
-                ys = [o for o in self.outputs if _is_float(o)]
+                ys = [o for o in self.outputs if _floating(o)]
                 grad_ys = [placeholder(f"grad_{o.name}", shape=o.shape, dtype=o.dtype) for o in ys]
-                xs = [p for p in self.inputs if p is not None and _is_float(p)]
+                xs = [p for p in self.inputs if p is not None and _floating(p)]
                 found = gradients(ys, xs, grad_ys) if ys and xs else [None] * len(xs)
                 grads = [
                     OPS["zeros_like"].dispatch(x) if g is None else g for x, g in zip(xs, found)
                 ]
             self._gradient = Function(self.graph, self.inputs + grad_ys, grads)
         return self._gradient
-
-
-def _is_float(node: Node) -> bool:
-    return node.dtype is not None and node.dtype.kind == "f"
 
 
 def _build(
@@ -192,7 +188,7 @@ def _cond_vjp(g, inputs, out, needs, branches, meta):
     grads = g.filled(out, floats)
     backward = tuple(branch.gradient() for branch in branches)
     result = COND.dispatch(pred, *values, *grads, branches=backward, meta=_meta(backward[0]))
-    wanted = [1 + i for i, x in enumerate(values) if _float_value(x)]
+    wanted = [1 + i for i, x in enumerate(values) if _floating(x)]
     return _gradients_from(result, wanted, inputs, needs)
 
 
@@ -239,11 +235,11 @@ def _while_forward(*values, loop: Loop, meta=None):
 
 def _while_vjp(g, inputs, out, needs, loop: Loop, meta):
     count = loop.count
-    float_vars = [i for i in range(count) if _float_value(inputs[i])]
+    float_vars = [i for i in range(count) if _floating(inputs[i])]
     grads = g.filled(out, float_vars)
     captured = list(inputs[count:])
     result = WHILE_GRAD.dispatch(out, *captured, *grads, loop=loop)
-    wanted = float_vars + [count + i for i, x in enumerate(captured) if _float_value(x)]
+    wanted = float_vars + [count + i for i, x in enumerate(captured) if _floating(x)]
     return _gradients_from(result, wanted, inputs, needs)
 
 
@@ -261,10 +257,10 @@ def _while_grad_forward(out, *rest, loop: Loop, meta=None):
     """Run the body's backward over the saved iterations, last first; sum what the
     captured values receive from every iteration."""
     count = len(out)
-    float_vars = [i for i in range(count) if np.result_type(out[i]).kind == "f"]
+    float_vars = [i for i in range(count) if _floating(out[i])]
     captured = list(rest[: len(rest) - len(float_vars)])
     grad_state = list(rest[len(rest) - len(float_vars) :])
-    float_captured = [i for i, c in enumerate(captured) if np.result_type(c).kind == "f"]
+    float_captured = [i for i, c in enumerate(captured) if _floating(c)]
     grad_captured = [np.zeros_like(captured[i]) for i in float_captured]
     backward = loop.body.gradient()
     for state in reversed(out.states):
@@ -313,9 +309,13 @@ def inner_functions(node: Node) -> list[tuple[str, Function]]:
     return []
 
 
-def _float_value(x: Any) -> bool:
+def _floating(x: Any) -> bool:
+    """A value or node of a floating dtype: what gradients flow through (a node whose
+    dtype the graph does not know counts as not floating)."""
     dtype = getattr(x, "dtype", None)
     if dtype is None:
+        if isinstance(x, Node):
+            return False
         dtype = np.result_type(x)
     return np.dtype(dtype).kind == "f"
 

@@ -216,7 +216,6 @@ class _Reader:
             if i in captured:
                 graph.captures[captured[i]] = node
         graph.outer = None if outer is None else outer[0].graph
-        self.nodes = nodes
         return graph
 
     def node(self, entry: dict, nodes: list[Node], where: str) -> Node:
@@ -316,10 +315,8 @@ class _Reader:
 
     def function(self, description: dict, where: str, outer: list[Node]) -> control_flow.Function:
         captures = self.field(description, "captures", where)
-        inner_reader = _Reader(self.arrays, self.path)
-        graph = inner_reader.graph(self.field(description, "graph", where), outer, captures)
-        graph.outer = outer[0].graph if outer else None
-        nodes = inner_reader.nodes
+        graph = self.graph(self.field(description, "graph", where), outer, captures)
+        nodes = graph.nodes
         inputs = [None if i is None else nodes[i] for i in self.field(description, "inputs", where)]
         outputs = [nodes[i] for i in self.field(description, "outputs", where)]
         return control_flow.Function(graph, inputs, outputs)
