@@ -8,6 +8,11 @@ import naivegraph as ng
 
 torch = pytest.importorskip("torch")
 tf = torch.func
+# torch.func's first use scripts a helper with torch.jit, which torch itself deprecates:
+# the oracle's warning, not naivegraph's.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
+)
 
 FUNCTIONS = {
     "sin-exp": lambda lib, x: (lib.sin(x) * lib.exp(x / 3)).sum(),
