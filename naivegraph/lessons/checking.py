@@ -179,13 +179,15 @@ def call_answer(exercise: str, fn: Callable, *args, **kwargs):
         return True, fn(*args, **kwargs)
     except Exception as exc:  # any error is reported to the learner
         frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip this helper's frame
-        package = str(Path(__file__).resolve().parent)
+        # The learner's line is the last frame outside naivegraph (not inside the library
+        # their code called, e.g. an op that refused its input).
+        package = str(Path(__file__).resolve().parents[1])
         yours = [f for f in frames if not str(Path(f.filename).resolve()).startswith(package)]
         where = f" at line {yours[-1].lineno} of your code" if yours else ""
         first = str(exc).splitlines()[0] if str(exc) else ""
         return False, failed(
             exercise,
-            f"your code raised {type(exc).__name__}: {first}{where}; "
+            f"your code raised {type(exc).__name__}{where}: {first.rstrip('.')}; "
             "read the error, fix the cell and run it again.",
         )
 

@@ -279,3 +279,17 @@ def test_parse_results_reads_printed_lines():
     nb.cells.append(cell)
     (outcome,) = ex.parse_results(nb)
     assert outcome.exercise == "03-2" and outcome.status == "fail"
+
+
+def test_a_crash_inside_naivegraph_is_reported_at_the_learners_line(capsys):
+    import inspect
+
+    import naivegraph.static as ns
+
+    def f_fixed(x):
+        return ns.where(x > 0, x * 2, x * -1)  # static where on a dynamic tensor: refused
+
+    line = inspect.getsourcelines(f_fixed)[1] + 1
+    assert not ex.check_where_fix(f_fixed)
+    out = capsys.readouterr().out
+    assert f"raised TypeError at line {line} of your code: dynamic tensors" in out
