@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import tracemalloc
 from pathlib import Path
@@ -324,20 +325,41 @@ def _find_lesson(name: str | None, folder: Path) -> list[Path]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .lessons.exercises import run_notebook  # needs nbclient
+    from .lessons.exercises import cell_errors, run_notebook  # needs nbclient
 
+    notebooks = _find_lesson(args.lesson, Path(args.lessons))
+    if args.reveal:
+        return _reveal(notebooks)
     symbols = {"pass": "✓", "fail": "✗", "todo": "○"}
     counts = {"pass": 0, "fail": 0, "todo": 0}
-    notebooks = _find_lesson(args.lesson, Path(args.lessons))
     for i, path in enumerate(notebooks, 1):
         _step(f"running {path.name}", i, len(notebooks))
-        for outcome in run_notebook(path, solutions=args.solutions).results:
+        run = run_notebook(path, solutions=args.solutions, allow_errors=True)
+        for outcome in run.results:
             counts[outcome.status] += 1
             print(f"    {symbols[outcome.status]} [{outcome.exercise}] {outcome.message}")
+        for error in cell_errors(run.notebook):
+            print(f"    ! {error}")
     print(
         f"\n{counts['pass']} correct, {counts['fail']} not yet right, {counts['todo']} not done yet"
     )
     return 1 if counts["fail"] else 0
+
+
+def _reveal(notebooks: list[Path]) -> int:
+    """Print each exercise's answer and its solution cell (no notebook runs)."""
+    from .lessons.exercises import ANSWERS, read_notebook
+
+    for path in notebooks:
+        print(path.stem)
+        for cell in read_notebook(path).cells:
+            meta = cell.get("metadata", {}).get("naivegraph", {})
+            if "exercise" not in meta:
+                continue
+            exercise = meta["exercise"]
+            print(f"\n  [{exercise}] {ANSWERS.get(exercise, '')}".rstrip())
+            print(textwrap.indent(meta.get("solution", ""), "      "))
+    return 0
 
 
 def _jupyterlab() -> str | None:
@@ -399,6 +421,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--lessons", default=str(DEFAULT_LESSONS), help="folder of notebooks")
     check.add_argument(
         "--solutions", action="store_true", help="run with the reference solutions filled in"
+    )
+    check.add_argument(
+        "--reveal", action="store_true", help="print the answers instead of checking"
     )
     check.set_defaults(run=cmd_check)
     lessons = sub.add_parser("lessons", help="open the lessons in JupyterLab")

@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -169,3 +170,30 @@ def test_check_names_the_lessons_when_none_matches(capsys):
 def test_lessons_without_jupyterlab_says_how_to_install_it(capsys):
     assert main(["lessons"]) == 1
     assert "pip install jupyterlab" in capsys.readouterr().out
+
+
+def _lesson_with_cells(folder: Path, sources: dict[str, str]) -> Path:
+    """A copy of lesson 1 whose exercise cells ``sources`` names are replaced."""
+    nb = nbformat.read(str(REPO / "lessons" / "01_computational_graphs.ipynb"), as_version=4)
+    for cell in nb.cells:
+        exercise = cell.get("metadata", {}).get("naivegraph", {}).get("exercise")
+        if exercise in sources:
+            cell.source = sources[exercise]
+    folder.mkdir()
+    nbformat.write(nb, str(folder / "01_computational_graphs.ipynb"))
+    return folder
+
+
+def test_check_reports_a_cell_that_raised_and_still_reports_the_others(tmp_path, capsys):
+    folder = _lesson_with_cells(tmp_path / "lessons", {"01-1": "x = 1\ny = = 2\n"})
+    assert main(["check", "1", "--lessons", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "✗ [01-1] your cell raised SyntaxError at line 2" in out
+    assert "\x1b[" not in out  # no terminal colour codes
+    assert "○ [01-2]" in out  # the exercise after it is still reported
+
+
+def test_check_reveal_prints_each_answer_without_running_the_notebook(capsys):
+    assert main(["check", "4", "--reveal", "--lessons", str(REPO / "lessons")]) == 0
+    out = capsys.readouterr().out
+    assert "[04-1]" in out and "versions = [0, 1, 2, 2, 3]" in out

@@ -2,8 +2,14 @@
 
 A checker takes the learner's answer and returns a :class:`Result`: truthy when the
 answer is right, falsy otherwise, printing one line (``✓ correct [01-2]: ...``,
-``✗ not yet [01-2]: expected ..., got ...; hint: ...`` or ``○ not done yet [01-2]:
-...``).  It never raises: an answer still left as ``...`` reports "not done yet".
+``✗ not yet [01-2]: you gave ...; hint: ...`` or ``○ not done yet [01-2]: ...``).  It
+never raises: an answer still left as ``...`` reports "not done yet".
+
+A rejection teaches rather than tells: it names what the learner gave and gives a hint
+for the mistake made, never the expected answer.  Each further wrong try of the same
+exercise gets the next, stronger hint (:func:`not_yet`); once the hints run out the
+message says how to see the answer, which only :func:`reveal` prints.
+
 The checkers of each lesson are in :mod:`naivegraph.lessons.checkers`.
 """
 
@@ -13,7 +19,7 @@ import html
 import re
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -98,7 +104,53 @@ def correct(exercise: str, message: str) -> Result:
 
 
 def wrong(exercise: str, expected: str, got: str, hint: str) -> Result:
+    """Deprecated: states the expected answer.  Use :func:`not_yet`."""
     return report(exercise, FAIL, f"expected {expected}, got {got}; hint: {hint}")
+
+
+#: Wrong tries per exercise in this process: how strong the next hint is.
+TRIES: dict[str, int] = {}
+
+
+def not_yet(exercise: str, hints: str | Sequence[str], gave: str | None = None) -> Result:
+    """A wrong answer: what the learner gave and a hint, never the expected answer.
+
+    ``hints`` runs from gentle to strong: the first wrong try of ``exercise`` gets the
+    first hint, the next try the next one, and so on; after the last hint the message
+    also says how to see the answer.
+
+    >>> TRIES.pop("00-0", None)
+    >>> r = not_yet("00-0", ["look at the leaves.", "w1 is used twice."], gave="7")
+    ✗ not yet [00-0]: you gave 7; hint: look at the leaves.
+    >>> r = not_yet("00-0", ["look at the leaves.", "w1 is used twice."], gave="7")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ✗ not yet [00-0]: you gave 7; hint: w1 is used twice.
+      Still stuck? ex.reveal("00-0") shows the answer.
+    """
+    hints = [hints] if isinstance(hints, str) else list(hints)
+    tries = TRIES[exercise] = TRIES.get(exercise, 0) + 1
+    hint = hints[min(tries, len(hints)) - 1]
+    said = f"you gave {gave}; hint: {hint}" if gave is not None else f"hint: {hint}"
+    if tries >= len(hints):
+        said += f' Still stuck? ex.reveal("{exercise}") shows the answer.'
+    return report(exercise, FAIL, said)
+
+
+#: The answer of each exercise, shown only on request (:func:`reveal`).
+ANSWERS: dict[str, str] = {}
+
+
+def reveal(exercise: str) -> None:
+    """Print the answer of one exercise (``naivegraph check N --reveal`` prints a lesson's).
+
+    >>> ANSWERS["00-0"] = "w1.grad = 28: w1 reaches the loss along two paths."
+    >>> reveal("00-0")
+    answer [00-0]: w1.grad = 28: w1 reaches the loss along two paths.
+    """
+    if exercise not in ANSWERS:
+        known = ", ".join(sorted(ANSWERS)) or "none registered"
+        raise KeyError(f"no exercise {exercise!r}; the exercises are: {known}")
+    print(f"answer [{exercise}]: {ANSWERS[exercise]}")
 
 
 def failed(exercise: str, message: str) -> Result:
@@ -226,10 +278,14 @@ def answer(exercise: str, fn: Callable, *args) -> tuple[Result | None, Any]:
 CHECKERS: dict[str, Callable] = {}
 
 
-def checker(exercise: str):
+def checker(exercise: str, answer: str | None = None):
+    """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why)."""
+
     def register(fn: Callable) -> Callable:
         fn.exercise = exercise
         CHECKERS[exercise] = fn
+        if answer is not None:
+            ANSWERS[exercise] = answer
         return fn
 
     return register

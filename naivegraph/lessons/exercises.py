@@ -23,9 +23,12 @@ executes a notebook and collects the exercise results printed by its cells.
 
 from .checkers import *  # noqa: F403  (every check_..., one module per lesson)
 from .checkers import __all__ as _checks
-from .checking import CHECKERS, Result
+from .checking import ANSWERS, CHECKERS, Result, reveal
 from .notebooks import (
     NotebookRun,
+    cell_errors,
+    exercise_outcomes,
+    read_notebook,
     exercise_ids,
     parse_results,
     run_notebook,
@@ -33,9 +36,14 @@ from .notebooks import (
 )
 
 __all__ = [
+    "ANSWERS",
     "CHECKERS",
+    "reveal",
     "Result",
     "NotebookRun",
+    "cell_errors",
+    "exercise_outcomes",
+    "read_notebook",
     "exercise_ids",
     "parse_results",
     "run_notebook",

@@ -4,10 +4,14 @@ each exercise printed."""
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .checking import LINE, PASS, STATUS_OF
+from .checking import FAIL, LINE, PASS, STATUS_OF
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+CELL_LINE = re.compile(r"Cell In\[\d+\], line (\d+)")
 
 
 class ExerciseOutcome(NamedTuple):
@@ -34,6 +38,11 @@ def exercise_ids(nb) -> list[str]:
     ]
 
 
+def read_notebook(path_or_nb):
+    """A notebook from a path (or the notebook itself)."""
+    return _read(path_or_nb)
+
+
 def _read(path_or_nb):
     import nbformat
 
@@ -54,31 +63,92 @@ def solutions_notebook(path):
 
 def parse_results(nb) -> list[ExerciseOutcome]:
     """Exercise results printed in the outputs of an executed notebook."""
+    return [found for cell in nb.cells if cell.cell_type == "code" for found in printed_by(cell)]
+
+
+def printed_by(cell) -> list[ExerciseOutcome]:
+    """The exercise result lines one executed code cell printed."""
     found = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        for out in cell.get("outputs", []):
-            text = (
-                out.get("text", "")
-                if out.get("output_type") == "stream"
-                else out.get("data", {}).get("text/plain", "")
-            )
-            for line in str(text).splitlines():
-                m = LINE.match(line.strip())
-                if m:
-                    found.append(ExerciseOutcome(m.group(2), STATUS_OF[m.group(1)], m.group(3)))
+    for out in cell.get("outputs", []):
+        text = (
+            out.get("text", "")
+            if out.get("output_type") == "stream"
+            else out.get("data", {}).get("text/plain", "")
+        )
+        for line in str(text).splitlines():
+            m = LINE.match(line.strip())
+            if m:
+                found.append(ExerciseOutcome(m.group(2), STATUS_OF[m.group(1)], m.group(3)))
     return found
 
 
+def raised_in(cell) -> str | None:
+    """How a cell that raised is reported to the learner, or None if it did not raise.
+
+    "your cell raised SyntaxError at line 2: invalid syntax": the line is the innermost
+    one inside a notebook cell (frames inside libraries are not the learner's).
+    """
+    for out in cell.get("outputs", []):
+        if out.get("output_type") != "error":
+            continue
+        trace = ANSI.sub("", "\n".join(out.get("traceback", [])))
+        lines = CELL_LINE.findall(trace)
+        where = f" at line {lines[-1]}" if lines else ""
+        value = ANSI.sub("", str(out.get("evalue", ""))).strip().splitlines()
+        said = f": {value[0]}" if value else ""
+        return f"your cell raised {out.get('ename', 'an error')}{where}{said}"
+    return None
+
+
+def exercise_outcomes(nb) -> list[ExerciseOutcome]:
+    """One outcome per exercise of an executed notebook, in order.
+
+    An exercise cell that raised is reported as such (the learner's error, not a crash of
+    the whole run); one that printed no result says so.  Results printed outside exercise
+    cells are kept too.
+    """
+    outcomes = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        exercise = cell.get("metadata", {}).get("naivegraph", {}).get("exercise")
+        printed = printed_by(cell)
+        raised = raised_in(cell)
+        if exercise is not None and raised is not None:
+            said = raised + "; fix the cell and run it again."
+            outcomes.append(ExerciseOutcome(exercise, FAIL, said))
+        elif exercise is not None and not any(o.exercise == exercise for o in printed):
+            said = "the cell printed no result: keep its last line, the ex.check_... call."
+            outcomes.append(ExerciseOutcome(exercise, FAIL, said))
+        outcomes.extend(printed)
+    return outcomes
+
+
+def cell_errors(nb) -> list[str]:
+    """What raised in cells that are not exercises: "cell 7: your cell raised ..."."""
+    return [
+        f"cell {i}: {raised}"
+        for i, cell in enumerate(nb.cells, 1)
+        if cell.cell_type == "code"
+        and "exercise" not in cell.get("metadata", {}).get("naivegraph", {})
+        and (raised := raised_in(cell)) is not None
+    ]
+
+
 def run_notebook(
-    path, solutions: bool = False, timeout: int = 300, kernel_name: str | None = None
+    path,
+    solutions: bool = False,
+    timeout: int = 300,
+    kernel_name: str | None = None,
+    allow_errors: bool = False,
 ) -> NotebookRun:
     """Execute a lesson notebook top to bottom; return it with its exercise results.
 
     ``solutions=True`` runs the reference solutions instead of the learner's blanks.
     The working directory is the notebook's folder.  Raises
-    ``nbclient.exceptions.CellExecutionError`` when a cell fails.
+    ``nbclient.exceptions.CellExecutionError`` when a cell fails, unless
+    ``allow_errors``: then every cell runs and each exercise is reported, a cell that
+    raised included (:func:`exercise_outcomes`).
     """
     from nbclient import NotebookClient
 
@@ -91,9 +161,10 @@ def run_notebook(
         timeout=timeout,
         kernel_name=kernel_name or _kernel_name(),
         resources={"metadata": {"path": str(folder)}},
+        allow_errors=allow_errors,
     )
     client.execute()
-    return NotebookRun(nb, parse_results(nb))
+    return NotebookRun(nb, exercise_outcomes(nb) if allow_errors else parse_results(nb))
 
 
 def _kernel_name() -> str:
