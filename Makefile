@@ -28,6 +28,7 @@ READABLE_TESTS := tests/dynamic tests/trust/test_trust_fuzz_torch.py \
 
 lab: $(STAMP)
 	$(BIN)/naivegraph tour
+	@echo "lessons: $(BIN)/naivegraph lessons   (JupyterLab on lessons/; or activate: . $(BIN)/activate)"
 
 test: $(STAMP) $(TORCH_STAMP) lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -55,7 +56,9 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install -e '.[dev,export]'
+	$(BIN)/python -m pip install -e '.[dev,export,notebook]'
+	# the lessons' kernel ("python3") is this venv's Python, also for a JupyterLab elsewhere
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (naivegraph)"
 	touch $@
 
 # The attempt is recorded whether or not it succeeds, so an offline machine

@@ -376,13 +376,18 @@ def cmd_lessons(args: argparse.Namespace) -> int:
     folder = Path(args.lessons)
     program = _jupyterlab()
     if program is None:
+        pip = Path(sys.executable).with_name("pip")
         print(
-            "JupyterLab is not installed. Install it with\n    pip install jupyterlab\n"
-            f"then run `naivegraph lessons`, or open the notebooks in {folder} with any "
-            "Jupyter front end."
+            "JupyterLab is not installed beside this naivegraph. Install it with\n"
+            f"    {pip} install jupyterlab\n"
+            "(`make lab` does it), then run `naivegraph lessons` again, or open the "
+            f"notebooks in {folder} with any Jupyter front end.",
+            file=sys.stderr,
         )
         return 1
-    return subprocess.call([program, str(folder)])
+    # Containers and CI machines often run as root, which JupyterLab refuses by default.
+    as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+    return subprocess.call([program, *as_root, *args.jupyter_args, str(folder)])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -426,8 +431,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--reveal", action="store_true", help="print the answers instead of checking"
     )
     check.set_defaults(run=cmd_check)
-    lessons = sub.add_parser("lessons", help="open the lessons in JupyterLab")
+    lessons = sub.add_parser(
+        "lessons",
+        help="open the lessons in JupyterLab",
+        epilog="Arguments after -- go to jupyter-lab, e.g. "
+        "`naivegraph lessons -- --no-browser --port 8899`.",
+    )
     lessons.add_argument("--lessons", default=str(DEFAULT_LESSONS))
+    lessons.add_argument("jupyter_args", nargs="*", help=argparse.SUPPRESS)
     lessons.set_defaults(run=cmd_lessons)
     return parser
 

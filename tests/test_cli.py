@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
+import os
 import re
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
 
+from naivegraph import cli
 from naivegraph.cli import _jupyterlab, main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -164,12 +173,66 @@ def test_check_names_the_lessons_when_none_matches(capsys):
     )
 
 
-@pytest.mark.skipif(
-    _jupyterlab() is not None, reason="JupyterLab is installed here: the command would start it"
-)
-def test_lessons_without_jupyterlab_says_how_to_install_it(capsys):
+def test_lessons_without_jupyterlab_exits_nonzero_and_names_this_venvs_pip(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "_jupyterlab", lambda: None)
     assert main(["lessons"]) == 1
-    assert "pip install jupyterlab" in capsys.readouterr().out
+    err = capsys.readouterr().err
+    assert f"{Path(sys.executable).with_name('pip')} install jupyterlab" in err
+
+
+@pytest.mark.skipif(_jupyterlab() is None, reason="JupyterLab is not installed (make lab does it)")
+def test_lessons_starts_jupyterlab_on_the_lesson_folder(tmp_path):
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "naivegraph",
+            "lessons",
+            "--lessons",
+            str(REPO / "lessons"),
+            "--",
+            "--no-browser",
+            f"--port={port}",
+            "--ServerApp.port_retries=0",
+            "--IdentityProvider.token=lab-test",
+        ],
+        env={
+            **os.environ,
+            "JUPYTER_RUNTIME_DIR": str(tmp_path),
+            "JUPYTER_CONFIG_DIR": str(tmp_path),
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        listing = _get_json(f"http://127.0.0.1:{port}/api/contents?token=lab-test", server)
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=30)
+    names = {item["name"] for item in listing["content"]}
+    assert "01_computational_graphs.ipynb" in names
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get_json(url: str, server: subprocess.Popen, attempts: int = 240) -> dict:
+    """Poll ``url`` until the server answers (it takes a few seconds to start)."""
+    for _ in range(attempts):
+        if server.poll() is not None:
+            raise AssertionError(f"jupyter-lab exited with status {server.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return json.load(response)
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"JupyterLab did not answer at {url}")
 
 
 def _lesson_with_cells(folder: Path, sources: dict[str, str]) -> Path:
