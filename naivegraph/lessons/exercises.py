@@ -23,7 +23,7 @@ executes a notebook and collects the exercise results printed by its cells.
 
 from .checkers import *  # noqa: F403  (every check_..., one module per lesson)
 from .checkers import __all__ as _checks
-from .checking import ANSWERS, CHECKERS, Result, reveal
+from .checking import ANSWERS, CHECKERS, Result, reveal, solved
 from .notebooks import (
     NotebookRun,
     cell_errors,
@@ -39,6 +39,7 @@ __all__ = [
     "ANSWERS",
     "CHECKERS",
     "reveal",
+    "solved",
     "Result",
     "NotebookRun",
     "cell_errors",

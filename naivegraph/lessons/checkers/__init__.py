@@ -16,6 +16,12 @@ from .lesson06 import check_compiled_step, check_memory_plan, check_static_model
 from .lesson07 import check_trace_pitfall, check_where_fix
 from .lesson08 import check_derivative_table, check_jacobian, check_minimum
 from .lesson09 import check_accuracy_fn, check_train_step
+from .lesson12 import (
+    check_cube_function,
+    check_first_nan,
+    check_matmul_backward,
+    check_sum_to_shape,
+)
 
 __all__ = [
     "check_forward_values",
@@ -45,4 +51,8 @@ __all__ = [
     "check_minimum",
     "check_accuracy_fn",
     "check_train_step",
+    "check_cube_function",
+    "check_first_nan",
+    "check_matmul_backward",
+    "check_sum_to_shape",
 ]

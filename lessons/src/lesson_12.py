@@ -1,0 +1,183 @@
+from build import code, exercise, md
+
+NAME = "12_write_your_own_op"
+TITLE = "Lesson 12: Write your own op"
+INTRO = """
+Every op you have used so far came from naivegraph's op table: a forward computation and
+a **vector-Jacobian product** (VJP) that turns the gradient of the output into the
+gradients of the inputs. In this lesson you write ops yourself:
+
+* a custom `ng.autograd.Function`, checked numerically with `gradcheck`,
+* the backward of **broadcasting**: sum the gradient back to the input's shape,
+* the backward of **matrix multiplication**, where the shapes tell you the formula,
+* and what to do when a backward produces NaN: anomaly detection.
+"""
+
+CELLS = [
+    md("""
+    ## A custom Function
+
+    A `Function` has two static methods. `forward(ctx, *inputs)` computes the output
+    from plain values and may save what backward will need with
+    `ctx.save_for_backward(...)`. `backward(ctx, grad_output)` receives the gradient of
+    the loss with respect to the output and returns the gradient with respect to each
+    input: the chain rule, one op at a time. You call it with `Cube.apply(x)`, never
+    `Cube.forward`.
+
+    ### Exercise 12-1: `x ** 3` as a Function
+
+    Complete `backward`. `grad_output` has the shape of the output; the local derivative
+    of $x^3$ is $3x^2$.
+    """),
+    exercise("12-1", """
+    # Exercise 12-1
+    class Cube(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return «3 * x ** 2 * grad_output»
+
+    ex.check_cube_function(Cube)
+    """),
+    md("""
+    `gradcheck` compares your backward with a finite-difference estimate,
+    $(f(x + \\varepsilon) - f(x - \\varepsilon)) / 2\\varepsilon$, for every input element.
+    It needs float64: in float32 the rounding error of the estimate is larger than the
+    tolerance. The checker ran it; here it is by hand, and the node your Function
+    records:
+    """),
+    code("""
+    if ex.solved("12-1"):
+        x = ng.tensor([0.5, -1.0, 2.0], dtype=ng.float64, requires_grad=True)
+        print("gradcheck:", ng.autograd.gradcheck(Cube.apply, (x,)))
+        y = Cube.apply(x)
+        print(y.grad_fn.name(), y)
+    else:
+        print("(solve exercise 12-1 first)")
+    """),
+    md("""
+    A backward that forgets `grad_output` is the most common mistake: it returns the
+    local derivative alone, which is only right when the op is the last one before the
+    loss. `gradcheck` catches it because it sends a different output gradient for each
+    row of the Jacobian.
+
+    ## The backward of broadcasting
+
+    `x + b` with `x` of shape `(4, 3)` and `b` of shape `(3,)` uses every element of
+    `b` four times, once per row. The chain rule adds the contributions of every use,
+    so the gradient of `b` is the output gradient **summed over the broadcast
+    dimensions**. Numpy's broadcasting rule: shapes are aligned on the right, missing
+    leading dimensions are added, and a dimension of size 1 is stretched.
+
+    ### Exercise 12-2: sum back to a shape
+
+    Write `sum_to_shape(grad, shape)`: sum `grad` (a numpy array) over the dimensions
+    broadcasting added or stretched, so that the result has exactly `shape`. Use
+    `grad.sum(axis=..., keepdims=...)`.
+    """),
+    exercise("12-2", """
+    # Exercise 12-2
+    def sum_to_shape(grad, shape):
+        «extra = grad.ndim - len(shape)
+        grad = grad.sum(axis=tuple(range(extra)))
+        stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+        return grad.sum(axis=stretched, keepdims=True)»
+
+    ex.check_sum_to_shape(sum_to_shape)
+    """),
+    code("""
+    x = ng.tensor(np.ones((4, 3)), requires_grad=True)
+    b = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x + b).sum().backward()
+    print("b.grad from the engine:", b.grad)
+    if ex.solved("12-2"):
+        print("sum_to_shape by hand:  ", sum_to_shape(np.ones((4, 3)), (3,)))
+    """),
+    md("""
+    ## The backward of a matrix product
+
+    For $Y = XW$ with $X$ of shape $(n, d)$ and $W$ of shape $(d, k)$, the output
+    gradient $dY$ has shape $(n, k)$. The gradients must have the shapes of $X$ and
+    $W$, and there is only one way to multiply $dY$ with $X$ or $W$ that gives them:
+    $dX = dY\\,W^\\top$ (shape $(n, d)$) and $dW = X^\\top dY$ (shape $(d, k)$).
+    When you forget a formula, write the shapes down.
+
+    ### Exercise 12-3: matmul's backward
+
+    Write `matmul_backward(X, W, dY)` returning `(dX, dW)` as numpy arrays.
+    """),
+    exercise("12-3", """
+    # Exercise 12-3
+    def matmul_backward(X, W, dY):
+        «dX = dY @ W.T
+        dW = X.T @ dY
+        return dX, dW»
+
+    ex.check_matmul_backward(matmul_backward)
+    """),
+    code("""
+    rng = np.random.default_rng(0)
+    X, W = rng.standard_normal((5, 3)), rng.standard_normal((3, 2))
+    Xt, Wt = ng.tensor(X, requires_grad=True), ng.tensor(W, requires_grad=True)
+    (Xt @ Wt).sum().backward()
+    print("the engine's dW:")
+    print(Wt.grad)
+    if ex.solved("12-3"):
+        dX, dW = matmul_backward(X, W, np.ones((5, 2)))
+        print("dX matches the engine:", np.allclose(dX, Xt.grad.numpy()))
+        print("dW matches the engine:", np.allclose(dW, Wt.grad.numpy()))
+    """),
+    md("""
+    ## When a gradient is NaN: anomaly detection
+
+    $\\sqrt{x}$ has derivative $1/(2\\sqrt{x})$, infinite at 0. Multiplying that
+    infinity by a zero gradient gives NaN, and the NaN then spreads silently into every
+    parameter it reaches. `ng.autograd.detect_anomaly()` checks every backward step and
+    stops at the first one that returns NaN, naming the op and the line of the forward
+    pass that created it.
+    """),
+    code("""
+    x = ng.tensor([0.0, 4.0], requires_grad=True)
+    y = (x.sqrt() * ng.tensor([0.0, 1.0])).sum()
+    y.backward()
+    print("without anomaly detection, x.grad =", x.grad)
+
+    x = ng.tensor([0.0, 4.0], requires_grad=True)
+    try:
+        with ng.autograd.detect_anomaly():
+            y = (x.sqrt() * ng.tensor([0.0, 1.0])).sum()
+            y.backward()
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+    """),
+    md("""
+    The fix is in the forward pass: keep the input of `sqrt` away from 0 (for example
+    `(x + 1e-12).sqrt()`), or mask before the op rather than after it.
+
+    ### Exercise 12-4: which line made the NaN?
+
+    Run the cell above. Which op's backward returned NaN first? Answer with the name
+    the error gives (a string like `"ExpBackward0"`).
+    """),
+    exercise("12-4", """
+    # Exercise 12-4
+    first_nan = «"SqrtBackward0"»
+    ex.check_first_nan(first_nan)
+    """),
+    md("""
+    ## Further reading
+
+    * PyTorch, "Extending PyTorch": custom `Function`s, `setup_context`,
+      `once_differentiable`, and `gradcheck` / `gradgradcheck`.
+    * PyTorch, "Autograd mechanics", the sections on saved tensors and anomaly mode.
+    * Dive into Deep Learning, section 5.3 "Forward Propagation, Backward Propagation, and
+      Computational Graphs": the matrix shapes of backprop written out.
+    * CMU 10-414 "Deep Learning Systems" (dlsys), lecture 4: automatic differentiation,
+      and its homework that implements `sum_to_shape` and matmul's gradient.
+    """),
+]

@@ -1,0 +1,198 @@
+"""Checkers of lesson 12: write your own op."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import naivegraph as ng
+
+from ..checking import (
+    Result,
+    answer,
+    call_answer,
+    checker,
+    correct,
+    failed,
+    is_blank,
+    not_callable,
+    not_done,
+    not_yet,
+)
+
+CUBE_ANSWER = """backward returns 3 * x ** 2 * grad_output: the local derivative times the
+gradient that arrives from the output (the chain rule, one op at a time)."""
+
+
+@checker("12-1", answer=CUBE_ANSWER)
+def check_cube_function(cube) -> Result:
+    """``cube`` is a Function subclass computing ``x ** 3`` with a correct backward."""
+    ex = "12-1"
+    if is_blank(cube):
+        return not_done(ex)
+    if not (isinstance(cube, type) and issubclass(cube, ng.autograd.Function)):
+        return failed(ex, "pass the class itself (Cube), a subclass of ng.autograd.Function.")
+    x = ng.tensor([0.5, -1.0, 2.0], dtype=ng.float64, requires_grad=True)
+    upstream = ng.tensor([1.0, -2.0, 0.5], dtype=ng.float64)
+    ok, got = call_answer(ex, _gradient_through, cube, x, upstream)
+    if not ok:
+        return got
+    if got is Ellipsis:
+        return not_done(ex)
+    xs = x.detach().numpy()
+    if got is None or got.shape != xs.shape:
+        return not_yet(ex, ["backward returns one gradient, shaped like the input x."])
+    if np.allclose(got, 3 * xs**2):
+        return not_yet(
+            ex,
+            [
+                "right when the loss is y itself; what if y feeds further ops? backward "
+                "receives the gradient of the loss with respect to the output.",
+                "the chain rule: multiply the local derivative by grad_output.",
+            ],
+        )
+    if np.allclose(got, 3 * xs**2 * upstream.numpy()):
+        return correct(ex, "backward is the local derivative 3x^2 times grad_output.")
+    if np.allclose(got, 2 * xs * upstream.numpy()) or np.allclose(got, 3 * xs * upstream.numpy()):
+        hint = "check the power rule: d/dx x^n = n x^(n-1)."
+    else:
+        hint = "compare with a finite difference: (cube(x + 1e-6) - cube(x - 1e-6)) / 2e-6."
+    return not_yet(ex, [hint, "the local derivative of x^3 is 3x^2; times grad_output."])
+
+
+def _gradient_through(cube, x, upstream):
+    """x's gradient through ``cube``; Ellipsis while backward still returns ``...``;
+    None when backward returns None."""
+    y = cube.apply(x)
+    if not np.allclose(y.detach().numpy(), x.detach().numpy() ** 3):
+        raise ValueError("forward should return x ** 3 (only backward was to be written)")
+    try:
+        (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
+    except TypeError as error:
+        if "ellipsis" in str(error):
+            return Ellipsis
+        raise
+    return None if grad is None else grad.numpy()
+
+
+SUM_TO_SHAPE_ANSWER = """Sum over the leading dimensions broadcasting added
+(grad.sum(axis=tuple(range(grad.ndim - len(shape))))), then over every dimension where
+shape has a 1 but grad does not, with keepdims=True so the 1 stays."""
+
+# (grad shape, target shape): added dimensions, stretched ones, both, and none.
+_SUM_CASES = [((4, 3), (3,)), ((4, 3), (4, 1)), ((2, 4, 3), (1, 3)), ((2, 3), (2, 3)), ((5,), ())]
+
+
+@checker("12-2", answer=SUM_TO_SHAPE_ANSWER)
+def check_sum_to_shape(sum_to_shape) -> Result:
+    """``sum_to_shape(grad, shape)`` undoes broadcasting by summing."""
+    ex = "12-2"
+    bad = not_callable(ex, sum_to_shape)
+    if bad is not None:
+        return bad
+    rng = np.random.default_rng(12)
+    for grad_shape, shape in _SUM_CASES:
+        grad = rng.standard_normal(grad_shape)
+        stop, got = answer(ex, sum_to_shape, grad.copy(), shape)
+        if stop is not None:
+            return stop
+        got = np.asarray(got)
+        want = _sum_to(grad, shape)
+        if got.shape != want.shape:
+            return not_yet(ex, _shape_hints(grad_shape, shape, got.shape))
+        if not np.allclose(got, want):
+            return not_yet(
+                ex,
+                [
+                    f"for grad of shape {grad_shape} and shape {shape} the shape is right but "
+                    "the values are not: sum (every use contributes), do not average or pick.",
+                ],
+            )
+    return correct(ex, "the gradient of a broadcast input is the sum over its copies.")
+
+
+def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True)
+
+
+def _shape_hints(grad_shape: tuple, shape: tuple, got_shape: tuple) -> list[str]:
+    if len(got_shape) < len(shape):
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
+            "a size-1 dimension must stay (keepdims=True)."
+        )
+    else:
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
+            "which dimensions did broadcasting add on the left, and which did it stretch "
+            "from 1?"
+        )
+    return [first, "two steps: sum the extra leading axes away, then the stretched ones "
+            "with keepdims=True."]
+
+
+MATMUL_ANSWER = """dX = dY @ W.T and dW = X.T @ dY: the only products of dY with W or X
+that have the shapes of X (n, d) and W (d, k)."""
+
+
+@checker("12-3", answer=MATMUL_ANSWER)
+def check_matmul_backward(matmul_backward) -> Result:
+    """``matmul_backward(X, W, dY)`` returns ``(dX, dW)`` for ``Y = X @ W``."""
+    ex = "12-3"
+    bad = not_callable(ex, matmul_backward)
+    if bad is not None:
+        return bad
+    rng = np.random.default_rng(3)
+    X, W, dY = rng.standard_normal((5, 3)), rng.standard_normal((3, 2)), rng.standard_normal((5, 2))
+    stop, got = answer(ex, matmul_backward, X.copy(), W.copy(), dY.copy())
+    if stop is not None:
+        return stop
+    try:
+        dX, dW = (np.asarray(g, dtype=np.float64) for g in got)
+    except (TypeError, ValueError):
+        return failed(ex, "return two arrays, (dX, dW), in that order.")
+    if dX.shape == W.shape and dW.shape == X.shape:
+        return not_yet(ex, ["the two are swapped: return dX first (the shape of X), then dW."])
+    hints = [
+        "write the shapes down: dX must be (5, 3) like X, dW (3, 2) like W, dY is (5, 2).",
+        "dX is dY times a transposed W; dW is a transposed X times dY.",
+    ]
+    if dX.shape != X.shape or dW.shape != W.shape:
+        return not_yet(ex, hints, gave=f"shapes {dX.shape} and {dW.shape}")
+    if not np.allclose(dX, dY @ W.T):
+        return not_yet(ex, ["dX has the right shape but not the right values; " + hints[0],
+                            hints[1]])
+    if not np.allclose(dW, X.T @ dY):
+        return not_yet(ex, ["dW has the right shape but not the right values; " + hints[0],
+                            hints[1]])
+    return correct(ex, "dX = dY Wᵀ and dW = Xᵀ dY: the shapes leave no other choice.")
+
+
+FIRST_NAN_ANSWER = """"SqrtBackward0": the derivative of sqrt at 0 is infinite, and infinity
+times the zero gradient from the mask is NaN. MulBackward0 ran first but returned numbers."""
+
+
+@checker("12-4", answer=FIRST_NAN_ANSWER)
+def check_first_nan(name) -> Result:
+    """The name of the first backward op that returned NaN in the lesson's example."""
+    ex = "12-4"
+    if is_blank(name):
+        return not_done(ex)
+    if not isinstance(name, str):
+        return failed(ex, "answer with a string, the op's name as the error prints it.")
+    given = name.strip().strip("'\"<>")
+    if given == "SqrtBackward0":
+        return correct(ex, "sqrt's derivative is infinite at 0; times a zero gradient: NaN.")
+    if given.lower() in {"sqrt", "sqrtbackward", "sqrtbackward0"}:
+        return not_yet(ex, ["right op; give the name exactly as the error spells it."],
+                       gave=repr(name))
+    if given.startswith("Mul"):
+        return not_yet(
+            ex,
+            ["backward runs from the loss towards the inputs: the mul's backward ran first, "
+             "but did it return NaN? Read the first line of the error."],
+            gave=repr(name),
+        )
+    return not_yet(ex, ["run the anomaly-detection cell and read the first line of the "
+                        "error: it names the op."], gave=repr(name))
