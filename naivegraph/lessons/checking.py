@@ -15,8 +15,11 @@ The checkers of each lesson are in :mod:`naivegraph.lessons.checkers`.
 
 from __future__ import annotations
 
+import ast
 import html
+import inspect
 import re
+import textwrap
 import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -269,6 +272,23 @@ def not_callable(exercise: str, fn: Any) -> Result | None:
             "with `def name(...):` and pass the name without calling it.",
         )
     return None
+
+
+def has_placeholder(fn: Any) -> bool:
+    """Whether a function's body still holds the ``...`` of an exercise blank.
+
+    A blank inside a loop makes the function fail in some unrelated way (an empty
+    list to stack, ...); the checker asks this first to say "not done yet" instead.
+    The source is read (IPython keeps each cell's); a bare ``...`` statement leaves no
+    trace in the compiled code.
+    """
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(
+        isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree)
+    )
 
 
 def returned_blank(exercise: str, value: Any) -> Result | None:

@@ -188,3 +188,137 @@ def test_first_nan_rejects_close_misses_without_the_answer(name, phrase):
 def test_first_nan_blank_is_not_done_and_a_number_is_refused():
     assert ex.check_first_nan(...).status == "todo"
     assert ex.check_first_nan(3).status == "fail"
+
+
+# -- 11-1: dual numbers -----------------------------------------------------------------
+
+
+class Dual:
+    def __init__(self, value, tangent=0.0):
+        self.value, self.tangent = value, tangent
+
+
+def dual_with(mul_tangent, div_tangent):
+    class Made(Dual):
+        def __mul__(self, o):
+            return Dual(self.value * o.value, mul_tangent(self, o))
+
+        def __truediv__(self, o):
+            return Dual(self.value / o.value, div_tangent(self, o))
+
+    return Made
+
+
+def product_rule(u, v):
+    return u.tangent * v.value + u.value * v.tangent
+
+
+def quotient_rule(u, v):
+    return (u.tangent * v.value - u.value * v.tangent) / v.value**2
+
+
+def test_dual_rules_accept_the_product_and_quotient_rules_in_any_form():
+    assert ex.check_dual_rules(dual_with(product_rule, quotient_rule))
+    assert ex.check_dual_rules(
+        dual_with(
+            lambda u, v: v.value * u.tangent + v.tangent * u.value,
+            lambda u, v: u.tangent / v.value - u.value * v.tangent / (v.value * v.value),
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "mul, div, phrase",
+    [
+        (lambda u, v: u.tangent * v.tangent, quotient_rule, "OTHER factor"),
+        (lambda u, v: u.tangent * v.value, quotient_rule, "two terms"),
+        (product_rule, lambda u, v: (u.value * v.tangent - u.tangent * v.value) / v.value**2,
+         "wrong sign"),
+        (product_rule, lambda u, v: (u.tangent * v.value - u.value * v.tangent) / v.value,
+         "v squared"),
+    ],
+)
+def test_dual_rules_reject_each_slip_with_its_own_hint_and_no_formula(mul, div, phrase):
+    message = rejected(ex.check_dual_rules(dual_with(mul, div)), "u'v + uv'", "(u'v - uv')")
+    assert phrase in message
+
+
+def test_dual_rules_second_try_gives_the_rule_and_the_way_to_the_answer():
+    made = dual_with(lambda u, v: u.tangent * v.tangent, quotient_rule)
+    rejected(ex.check_dual_rules(made))
+    assert 'ex.reveal("11-1")' in ex.check_dual_rules(made).message
+
+
+def test_dual_rules_blank_is_not_done_yet():
+    assert ex.check_dual_rules(dual_with(lambda u, v: ..., quotient_rule)).status == "todo"
+
+
+# -- 11-2 and 11-3: Jacobians from JVPs and VJPs ------------------------------------------
+
+
+def jacobian_forward(f, x):
+    n = x.shape[0]
+    columns = [ng.func.jvp(f, (x,), (ng.eye(n, dtype=x.dtype)[i],))[1] for i in range(n)]
+    return ng.stack(columns, dim=1)
+
+
+def jacobian_reverse(f, x):
+    y, vjp_fn = ng.func.vjp(f, x)
+    m = y.shape[0]
+    return ng.stack([vjp_fn(ng.eye(m, dtype=y.dtype)[i])[0] for i in range(m)], dim=0)
+
+
+def stacked_wrong_way(f, x):
+    return jacobian_forward(f, x).T
+
+
+def one_seed_only(f, x):
+    n = x.shape[0]
+    column = ng.func.jvp(f, (x,), (ng.eye(n, dtype=x.dtype)[0],))[1]
+    return ng.stack([column] * n, dim=1)
+
+
+def typed_by_hand(f, x):
+    return ng.tensor([[2.0, 1.0], [-1.5, 1.75]])
+
+
+def test_jacobians_accept_one_pass_per_column_or_row_and_the_library_ones():
+    assert ex.check_jacobian_forward(jacobian_forward)
+    assert ex.check_jacobian_reverse(jacobian_reverse)
+    assert ex.check_jacobian_forward(lambda f, x: ng.func.jacfwd(f)(x))
+
+
+@pytest.mark.parametrize(
+    "fn, phrase",
+    [(stacked_wrong_way, "transposed"), (one_seed_only, "different row of the identity"),
+     (typed_by_hand, "4 outputs")],
+)
+def test_jacobians_reject_typical_mistakes_including_a_hand_typed_matrix(fn, phrase):
+    assert phrase in rejected(ex.check_jacobian_forward(fn), "-1.5", "1.75")
+
+
+def test_jacobian_with_a_blank_left_in_its_loop_is_not_done_yet():
+    def unfinished(f, x):
+        columns = []
+        for i in range(x.shape[0]):
+            ...
+        return ng.stack(columns, dim=1)
+
+    assert ex.check_jacobian_reverse(unfinished).status == "todo"
+
+
+# -- 11-4: choosing the mode --------------------------------------------------------------
+
+
+def test_mode_choice_accepts_the_cheaper_mode_in_any_case():
+    assert ex.check_mode_choice(("jacrev", "jacfwd", "jacfwd"))
+    assert ex.check_mode_choice(["JACREV", " jacfwd", "jacfwd "])
+
+
+def test_mode_choice_points_at_the_first_wrong_case_without_the_answer():
+    message = rejected(ex.check_mode_choice(("jacfwd", "jacfwd", "jacfwd")), "jacrev\"")
+    assert "case 1 (10000 inputs, 1 output)" in message
+
+
+def test_mode_choice_refuses_other_words():
+    assert "three strings" in rejected(ex.check_mode_choice(("forward", "reverse", "x")))

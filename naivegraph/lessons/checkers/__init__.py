@@ -16,6 +16,12 @@ from .lesson06 import check_compiled_step, check_memory_plan, check_static_model
 from .lesson07 import check_trace_pitfall, check_where_fix
 from .lesson08 import check_derivative_table, check_jacobian, check_minimum
 from .lesson09 import check_accuracy_fn, check_train_step
+from .lesson11 import (
+    check_dual_rules,
+    check_jacobian_forward,
+    check_jacobian_reverse,
+    check_mode_choice,
+)
 from .lesson12 import (
     check_cube_function,
     check_first_nan,
@@ -51,6 +57,10 @@ __all__ = [
     "check_minimum",
     "check_accuracy_fn",
     "check_train_step",
+    "check_dual_rules",
+    "check_jacobian_forward",
+    "check_jacobian_reverse",
+    "check_mode_choice",
     "check_cube_function",
     "check_first_nan",
     "check_matmul_backward",

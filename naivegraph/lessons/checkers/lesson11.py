@@ -1,0 +1,179 @@
+"""Checkers of lesson 11: forward and reverse mode."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import naivegraph as ng
+
+from ..checking import (
+    Result,
+    answer,
+    call_answer,
+    checker,
+    correct,
+    failed,
+    has_placeholder,
+    is_blank,
+    not_callable,
+    not_done,
+    not_yet,
+)
+
+DUAL_ANSWER = """mul: tangent u.tangent * v.value + u.value * v.tangent (the product rule);
+div: tangent (u.tangent * v.value - u.value * v.tangent) / v.value ** 2 (the quotient rule)."""
+
+# (u, u', v, v'): the first tells each rule from its usual slips (all give different
+# numbers there); the others are the lesson's seeds.
+_DUAL_CASES = [(3.0, -0.5, -1.5, 2.0), (1.0, 1.0, 2.0, 0.0), (1.0, 0.0, 2.0, 1.0)]
+
+
+@checker("11-1", answer=DUAL_ANSWER)
+def check_dual_rules(dual) -> Result:
+    """``Dual.__mul__`` and ``Dual.__truediv__`` carry the product and quotient rules."""
+    ex = "11-1"
+    if is_blank(dual):
+        return not_done(ex)
+    if not isinstance(dual, type):
+        return failed(ex, "pass the class itself: ex.check_dual_rules(Dual).")
+    for u, du, v, dv in _DUAL_CASES:
+        ok, got = call_answer(ex, _products, dual, u, du, v, dv)
+        if not ok:
+            return got
+        if got is Ellipsis:
+            return not_done(ex)
+        (mul_value, mul_tangent), (div_value, div_tangent) = got
+        if not np.isclose(mul_value, u * v) or not np.isclose(div_value, u / v):
+            return not_yet(ex, ["the values are plain u * v and u / v; only tangents change."])
+        if not np.isclose(mul_tangent, du * v + u * dv):
+            return not_yet(ex, _mul_hints(mul_tangent, u, du, v, dv))
+        if not np.isclose(div_tangent, (du * v - u * dv) / v**2):
+            return not_yet(ex, _div_hints(div_tangent, u, du, v, dv))
+    return correct(ex, "each op carries value and derivative forward together.")
+
+
+def _products(dual, u, du, v, dv):
+    """(value, tangent) of u*v and u/v as the learner's Dual computes them."""
+    a, b = dual(u, du), dual(v, dv)
+    results = []
+    for result in (a * b, a / b):
+        if result.tangent is Ellipsis:
+            return Ellipsis
+        results.append((float(result.value), float(result.tangent)))
+    return results
+
+
+def _mul_hints(got, u, du, v, dv) -> list[str]:
+    if np.isclose(got, du * dv):
+        first = "multiplying the tangents is not the product rule: each factor's change "
+        first += "is scaled by the OTHER factor's value."
+    elif np.isclose(got, du * v) or np.isclose(got, u * dv):
+        first = "the product changes when either factor changes: two terms, one per factor."
+    else:
+        first = "mul's tangent is off: expand (u + u'ε)(v + v'ε) and drop the ε² term."
+    return [first, "(uv)' = u'v + uv'."]
+
+
+def _div_hints(got, u, du, v, dv) -> list[str]:
+    if np.isclose(got, (u * dv - du * v) / v**2):
+        first = "div's tangent has the wrong sign: the numerator's change counts positively."
+    elif np.isclose(got, (du * v - u * dv) / v):
+        first = "div's tangent: divide by v squared, not by v."
+    else:
+        first = "div's tangent is off: write u / v as u * (1 / v) and differentiate both parts."
+    return [first, "(u/v)' = (u'v - uv') / v²."]
+
+
+def _sample_functions():
+    """Functions R^n -> R^m the learner's Jacobian code has never seen, with their inputs."""
+    rng = np.random.default_rng(11)
+    W = ng.tensor(rng.standard_normal((4, 3)))
+    yield (lambda x: (W @ x).tanh()), ng.tensor(rng.standard_normal(3))
+    yield (lambda x: ng.stack([x[0] * x[1], x[0] / x[1] - x[0] ** 2 + 2 * x[1]])), ng.tensor(
+        [1.0, 2.0], dtype=ng.float64
+    )
+    yield (lambda x: (x * x).sum().reshape(1)), ng.tensor(rng.standard_normal(5))
+
+
+def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
+    bad = not_callable(ex, jacobian_fn)
+    if bad is not None:
+        return bad
+    if has_placeholder(jacobian_fn):
+        return not_done(ex)
+    for f, x in _sample_functions():
+        stop, got = answer(ex, jacobian_fn, f, x)
+        if stop is not None:
+            return stop
+        want = ng.func.jacrev(f)(x).numpy()
+        try:
+            got = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got, float)
+        except (TypeError, ValueError):
+            return failed(ex, "return one tensor: the stacked " + rows_or_columns + ".")
+        m, n = want.shape
+        if got.shape == (n, m) and np.allclose(got, want.T):
+            return not_yet(
+                ex,
+                [
+                    f"for a function with {n} inputs and {m} outputs your matrix is transposed: "
+                    f"each pass gives one of the {rows_or_columns}; check the stacking dim.",
+                ],
+            )
+        if got.shape != want.shape:
+            return not_yet(
+                ex,
+                [f"for {n} inputs and {m} outputs the Jacobian is {m} x {n} (outputs by "
+                 f"inputs); you gave shape {got.shape}."],
+            )
+        if not np.allclose(got, want):
+            return not_yet(ex, ["the shape is right but some entries are not: is each pass "
+                                "seeded with a different row of the identity?"])
+    return correct(ex, f"one pass per {rows_or_columns[:-1]}, and the matrix is never needed.")
+
+
+FORWARD_ANSWER = """for each input i: _, column = ng.func.jvp(f, (x,), (seed,)) with seed the
+i-th row of the identity; then ng.stack(columns, dim=1)."""
+
+
+@checker("11-2", answer=FORWARD_ANSWER)
+def check_jacobian_forward(jacobian_forward) -> Result:
+    """``jacobian_forward(f, x)``: the Jacobian of ``f`` at ``x``, one JVP per input."""
+    return _check_jacobian("11-2", jacobian_forward, "columns")
+
+
+REVERSE_ANSWER = """for each output i: (row,) = vjp_fn(seed) with seed the i-th row of the
+identity; then ng.stack(rows, dim=0)."""
+
+
+@checker("11-3", answer=REVERSE_ANSWER)
+def check_jacobian_reverse(jacobian_reverse) -> Result:
+    """``jacobian_reverse(f, x)``: the Jacobian of ``f`` at ``x``, one VJP per output."""
+    return _check_jacobian("11-3", jacobian_reverse, "rows")
+
+
+MODE_ANSWER = """("jacrev", "jacfwd", "jacfwd"): reverse mode pays one pass per output, forward
+mode one per input; pick the side with fewer."""
+
+
+@checker("11-4", answer=MODE_ANSWER)
+def check_mode_choice(choices) -> Result:
+    """Cheaper mode for R^10000 -> R, R -> R^500 and R^64 -> R^4096."""
+    ex = "11-4"
+    if is_blank(choices):
+        return not_done(ex)
+    try:
+        got = tuple(str(c).strip().lower() for c in choices)
+    except TypeError:
+        return failed(ex, 'answer with three strings, each "jacfwd" or "jacrev".')
+    if len(got) != 3 or not set(got) <= {"jacfwd", "jacrev"}:
+        return failed(ex, 'answer with three strings, each "jacfwd" or "jacrev".')
+    want = ("jacrev", "jacfwd", "jacfwd")
+    if got == want:
+        return correct(ex, "count the passes: one per output (jacrev) or one per input (jacfwd).")
+    first = next(i for i in range(3) if got[i] != want[i])
+    counts = ["10000 inputs, 1 output", "1 input, 500 outputs", "64 inputs, 4096 outputs"]
+    return not_yet(
+        ex,
+        [f"look at case {first + 1} ({counts[first]}): how many passes does each mode need?",
+         "jacfwd makes one pass per input, jacrev one per output."],
+    )
