@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import naivegraph as ng
+import naivegraph.static as ns
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
@@ -322,3 +323,132 @@ def test_mode_choice_points_at_the_first_wrong_case_without_the_answer():
 
 def test_mode_choice_refuses_other_words():
     assert "three strings" in rejected(ex.check_mode_choice(("forward", "reverse", "x")))
+
+
+# -- 10-1: update nodes -------------------------------------------------------------------
+
+LR = 1e-3
+
+
+def two_layer(update):
+    """The lesson's network (smaller) with updates made by ``update(w, grad, lr)``."""
+    rng = np.random.default_rng(1)
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 6))
+        y = ns.placeholder("y", shape=(None, 2))
+        w1 = ns.Variable(rng.standard_normal((6, 4)), name="w1")
+        w2 = ns.Variable(rng.standard_normal((4, 2)), name="w2")
+        loss = ns.sum((ns.matmul(ns.relu(ns.matmul(x, w1)), w2) - y) ** 2.0)
+        grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
+        new_w1, new_w2 = update(w1, grad_w1, LR), update(w2, grad_w2, LR)
+    return g, x, y, w1, w2, new_w1, new_w2, LR
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        lambda w, grad, lr: w.assign(w - lr * grad),
+        lambda w, grad, lr: ns.assign(w, w + (-lr) * grad),
+    ],
+)
+def test_update_nodes_accept_assign_nodes_and_leave_the_weights_as_they_were(update):
+    args = two_layer(update)
+    w1, w2 = args[3], args[4]
+    before = w1.value.copy(), w2.value.copy()
+    assert ex.check_update_nodes(*args)
+    assert np.array_equal(w1.value, before[0]) and np.array_equal(w2.value, before[1])
+
+
+@pytest.mark.parametrize(
+    "update, phrase",
+    [
+        (lambda w, grad, lr: w - lr * grad, "not an update"),
+        (lambda w, grad, lr: w.assign(w + lr * grad), "which way should it move"),
+        (lambda w, grad, lr: w.assign(w.value - lr * grad), "fixed when the node was built"),
+    ],
+)
+def test_update_nodes_reject_each_typical_mistake_without_the_answer(update, phrase):
+    message = rejected(ex.check_update_nodes(*two_layer(update)), "assign(w1 - ")
+    assert phrase in message
+
+
+def test_update_nodes_refuse_a_value_that_is_not_a_node():
+    args = list(two_layer(lambda w, grad, lr: w.assign(w - lr * grad)))
+    args[5] = np.zeros((6, 4))
+    assert "should be a node" in rejected(ex.check_update_nodes(*args))
+
+
+# -- 10-2: what a run sees ----------------------------------------------------------------
+
+
+def test_run_semantics_accepts_the_values_as_numbers_or_arrays():
+    assert ex.check_run_semantics((2, 2, 3))
+    assert ex.check_run_semantics([np.array(2.0), 2.0, np.float32(3.0)])
+
+
+@pytest.mark.parametrize(
+    "predicted, phrase",
+    [((2.0, 3.0, 3.0), "same run"), ((1.0, 2.0, 3.0), "v * 2"), ((2.0, 2.0, 2.0), "stored")],
+)
+def test_run_semantics_rejects_each_misreading_with_its_hint(predicted, phrase):
+    assert phrase in rejected(ex.check_run_semantics(predicted), "(2.0, 2.0, 3.0)")
+
+
+# -- 10-3: the loop body ------------------------------------------------------------------
+
+
+def poly_graph():
+    coef = [0.1, -0.2, 0.3, 0.05, 0.5]
+    with ns.Graph() as poly:
+        xp = ns.placeholder("x", shape=(None,))
+        top = ns.placeholder("top", shape=())
+        weights = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
+        a, b, c, d, e = weights
+        base = a + b * xp + c * xp**2.0 + d * xp**3.0
+    return poly, (lambda p, y: p < top), base, xp, top, weights
+
+
+def check_body(make_body):
+    poly, more, base, xp, top, weights = poly_graph()
+    body = make_body(xp, weights[-1])
+    return ex.check_poly_loop(poly, more, body, base, xp, top, weights)
+
+
+def test_poly_loop_accepts_the_body_in_any_form():
+    assert check_body(lambda xp, e: lambda p, y: (p + 1.0, y + e * xp**p))
+    assert check_body(lambda xp, e: lambda p, y: [1.0 + p, e * ns.pow(xp, p) + y])
+
+
+@pytest.mark.parametrize(
+    "make_body, phrase",
+    [
+        (lambda xp, e: lambda p, y: (p, y + e * xp**p), "maximum_iterations"),
+        (lambda xp, e: lambda p, y: (p + 1.0, y + e * xp**4.0), "x to the 4th"),
+        (lambda xp, e: lambda p, y: (y + e * xp**p, p + 1.0), "your code raised"),
+    ],
+)
+def test_poly_loop_rejects_each_typical_mistake(make_body, phrase):
+    assert phrase in rejected(check_body(make_body), "p + 1.0, y + e")
+
+
+def test_poly_loop_with_the_blank_left_is_not_done_yet():
+    def body(p, y):
+        return ...
+
+    poly, more, base, xp, top, weights = poly_graph()
+    assert ex.check_poly_loop(poly, more, body, base, xp, top, weights).status == "todo"
+
+
+# -- 10-4: the tracing trap ---------------------------------------------------------------
+
+
+def test_trace_trap_accepts_the_counts():
+    assert ex.check_trace_trap((1, 2))
+    assert ex.check_trace_trap(["1", 2.0])
+
+
+@pytest.mark.parametrize(
+    "terms, phrase", [((2, 2), "no new trace"), ((1, 1), "run the Python function again")]
+)
+def test_trace_trap_rejects_each_misreading(terms, phrase):
+    assert phrase in rejected(ex.check_trace_trap(terms), "(1, 2)")

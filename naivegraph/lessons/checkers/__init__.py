@@ -16,6 +16,12 @@ from .lesson06 import check_compiled_step, check_memory_plan, check_static_model
 from .lesson07 import check_trace_pitfall, check_where_fix
 from .lesson08 import check_derivative_table, check_jacobian, check_minimum
 from .lesson09 import check_accuracy_fn, check_train_step
+from .lesson10 import (
+    check_poly_loop,
+    check_run_semantics,
+    check_trace_trap,
+    check_update_nodes,
+)
 from .lesson11 import (
     check_dual_rules,
     check_jacobian_forward,
@@ -57,6 +63,10 @@ __all__ = [
     "check_minimum",
     "check_accuracy_fn",
     "check_train_step",
+    "check_poly_loop",
+    "check_run_semantics",
+    "check_trace_trap",
+    "check_update_nodes",
     "check_dual_rules",
     "check_jacobian_forward",
     "check_jacobian_reverse",

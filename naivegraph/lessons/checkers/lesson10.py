@@ -1,0 +1,193 @@
+"""Checkers of lesson 10: static graphs for real."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import naivegraph.static as ns
+
+from ..checking import (
+    Result,
+    as_array,
+    call_answer,
+    checker,
+    correct,
+    failed,
+    has_placeholder,
+    is_blank,
+    not_callable,
+    not_done,
+    not_yet,
+)
+
+UPDATE_ANSWER = """new_w1 = w1.assign(w1 - learning_rate * grad_w1) and the same for w2: an
+assign node whose value is computed from the graph's own nodes when the graph runs."""
+
+
+@checker("10-1", answer=UPDATE_ANSWER)
+def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result:
+    """Two assign nodes applying one gradient-descent step to the lesson's network."""
+    ex = "10-1"
+    if is_blank(new_w1) or is_blank(new_w2):
+        return not_done(ex)
+    for name, node in (("new_w1", new_w1), ("new_w2", new_w2)):
+        if not isinstance(node, ns.Node):
+            return failed(ex, f"{name} should be a node of the graph; you gave a "
+                              f"{type(node).__name__}.")
+    saved = (w1.value.copy(), w2.value.copy())
+    try:
+        return _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, learning_rate)
+    finally:  # the learner's graph is left as it was
+        w1.assign(saved[0])
+        w2.assign(saved[1])
+
+
+def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
+    rng = np.random.default_rng(10)
+    xs = rng.standard_normal((5, w1.value.shape[0]))
+    ys = rng.standard_normal((5, w2.value.shape[1]))
+    start = (w1.value.copy(), w2.value.copy())
+    for step in (1, 2):  # a second step catches an update frozen at the first value
+        want = _sgd_step(w1.value, w2.value, xs, ys, lr)
+        ok, _ = call_answer(ex, g.run, [new_w1, new_w2], {x: xs, y: ys})
+        if not ok:
+            return _
+        got = (w1.value, w2.value)
+        if step == 1 and all(np.array_equal(a, b) for a, b in zip(got, start)):
+            return not_yet(
+                ex,
+                ["running your nodes left w1 and w2 unchanged: a node that only computes "
+                 "the new value is not an update.",
+                 "an update is an assign node: Variable.assign(node)."],
+            )
+        for name, have, expect, before in zip(("w1", "w2"), got, want, (start if step == 1
+                                                                       else want)):
+            if np.allclose(have, expect, rtol=1e-9, atol=1e-12):
+                continue
+            return not_yet(ex, _step_hints(name, step, have, expect, lr))
+    return correct(ex, "both updates are nodes; one g.run applies them together.")
+
+
+def _step_hints(name: str, step: int, have, expect, lr) -> list[str]:
+    if step == 2:
+        first = (f"the first step of {name} was right, the second was not: does your update "
+                 "read a value fixed when the node was built (like w1.value)? Use the "
+                 "Variable node itself.")
+    else:
+        first = (f"{name} moved, but not by one step of gradient descent: which way should "
+                 "it move, and how far?")
+    return [first, "new value = old value - learning_rate * gradient, all as nodes."]
+
+
+def _sgd_step(w1, w2, x, y, lr):
+    """One gradient-descent step of sum((relu(x w1) w2 - y)^2), by hand."""
+    h = x @ w1
+    relu = np.maximum(h, 0.0)
+    d_pred = 2.0 * (relu @ w2 - y)
+    grad_w2 = relu.T @ d_pred
+    grad_w1 = x.T @ ((d_pred @ w2.T) * (h > 0))
+    return w1 - lr * grad_w1, w2 - lr * grad_w2
+
+
+RUN_ANSWER = """(2.0, 2.0, 3.0): in the first run both fetches read v from before the run
+(v = 1), so double gives 2 and plus_one gives 2; the update is stored at the end, so the
+second run reads v = 2 and gives 3."""
+
+
+@checker("10-2", answer=RUN_ANSWER)
+def check_run_semantics(predicted) -> Result:
+    """first[0], first[1], second of the lesson's two runs."""
+    ex = "10-2"
+    if is_blank(predicted):
+        return not_done(ex)
+    try:
+        got = [float(v) for v in predicted]
+    except (TypeError, ValueError):
+        return failed(ex, "answer with three numbers: first[0], first[1], second.")
+    if len(got) != 3:
+        return failed(ex, "answer with three numbers: first[0], first[1], second.")
+    if np.allclose(got, [2.0, 2.0, 3.0]):
+        return correct(ex, "reads see the value from before the run; updates land at its end.")
+    if np.isclose(got[1], 3.0):
+        hint = ("plus_one ran in the same run as the update: which value of v does a read "
+                "inside a run see?")
+    elif not np.isclose(got[0], 2.0):
+        hint = "double fetches the value the update stores: v * 2 with v = 1."
+    else:
+        hint = "after the first run, is the update stored? Then what does v + 1 give?"
+    return not_yet(ex, [hint, "every read in one run sees the value from before the run; "
+                              "all updates are stored together when it ends."],
+                   gave=str(tuple(got)))
+
+
+POLY_ANSWER = """body returns (p + 1.0, y + e * xp ** p): the next exponent, and y with one
+more term; the loop runs while p < top, so top - 4 extra terms."""
+
+
+@checker("10-3", answer=POLY_ANSWER)
+def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
+    """The while_loop polynomial equals the dynamic loop for 0, 1 and 2 extra terms."""
+    ex = "10-3"
+    bad = not_callable(ex, body)
+    if bad is not None:
+        return bad
+    if has_placeholder(body):
+        return not_done(ex)
+    ok, poly_y = call_answer(ex, _build_loop, graph, more, body, base)
+    if not ok:
+        return poly_y
+    a, b, c, d, e = (float(as_array(w.value)) for w in weights)
+    xs = np.linspace(-1.5, 1.5, 7)
+    for t in (4, 5, 6):
+        ok, got = call_answer(ex, graph.run, poly_y, {xp: xs, top: np.array(float(t))})
+        if not ok:
+            return got
+        want = a + b * xs + c * xs**2 + d * xs**3 + sum(e * xs**p for p in range(4, t))
+        if np.allclose(got, want):
+            continue
+        return not_yet(ex, _poly_hints(t, got, xs, a, b, c, d, e))
+    return correct(ex, "the loop is a node: its count is decided by top when the graph runs.")
+
+
+def _build_loop(graph, more, body, base):
+    with graph:
+        _, y = ns.while_loop(more, body, [4.0, base], maximum_iterations=10)
+    return y
+
+
+def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
+    base = a + b * xs + c * xs**2 + d * xs**3
+    if np.allclose(got, base + 10 * e * xs**4):
+        first = ("your loop ran until maximum_iterations: does body return the exponent one "
+                 "higher?")
+    elif np.allclose(got, base + (t - 4) * e * xs**4):
+        first = "every extra term uses x to the 4th: the exponent is the loop variable p."
+    else:
+        first = (f"with top = {t} the result is off: body returns the NEW loop variables, "
+                 "in the order of loop_vars.")
+    return [first, "body(p, y) returns (next p, y plus the term e * x**p)."]
+
+
+TRACE_ANSWER = """(1, 2): the first call has the traced shape, so the graph built when
+extra_terms was 1 runs; a new shape traces again, reading extra_terms = 2 now."""
+
+
+@checker("10-4", answer=TRACE_ANSWER)
+def check_trace_trap(terms) -> Result:
+    """Extra terms used by the traced function for the traced shape and a new one."""
+    ex = "10-4"
+    if is_blank(terms):
+        return not_done(ex)
+    try:
+        got = tuple(int(v) for v in terms)
+    except (TypeError, ValueError):
+        return failed(ex, "answer with two integers.")
+    if got == (1, 2):
+        return correct(ex, "Python ran at trace time; a new shape traced again and saw 2.")
+    if got[0] != 1:
+        hint = ("the first call has the shape the function was traced with: no new trace. "
+                "What was extra_terms when the trace ran?")
+    else:
+        hint = "a new input shape makes ns.trace run the Python function again. What does it read now?"
+    return not_yet(ex, [hint, "the loop ran in Python while tracing: its count is whatever "
+                              "extra_terms held at that moment."], gave=str(got))
