@@ -781,10 +781,14 @@ class Tensor(OpMethods):
         return old
 
     def add_(self, other, alpha=1) -> "Tensor":
-        return self._inplace("add", other if alpha == 1 else other * alpha)
+        if alpha == 1:
+            return self._inplace("add", other)
+        return self._inplace("add_alpha", other, alpha=alpha)
 
     def sub_(self, other, alpha=1) -> "Tensor":
-        return self._inplace("sub", other if alpha == 1 else other * alpha)
+        if alpha == 1:
+            return self._inplace("sub", other)
+        return self._inplace("sub_alpha", other, alpha=alpha)
 
     def mul_(self, other) -> "Tensor":
         return self._inplace("mul", other)

@@ -284,10 +284,10 @@ class OpMethods:
         return self._op("log_softmax", dim=dim)
 
     def add(self, other, alpha=1):
-        return self + (other if alpha == 1 else other * alpha)
+        return self + other if alpha == 1 else self._op("add_alpha", other, alpha=alpha)
 
     def sub(self, other, alpha=1):
-        return self - (other if alpha == 1 else other * alpha)
+        return self - other if alpha == 1 else self._op("sub_alpha", other, alpha=alpha)
 
     def mul(self, other):
         return self * other

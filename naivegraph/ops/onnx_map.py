@@ -1126,6 +1126,21 @@ def _index_add(b, node, names):
     )
 
 
+def _scaled(onnx_op: str) -> Emitter:
+    def emit(b, node, names):
+        dtype = _out_dtype(node)
+        _refuse_bool(node, dtype)
+        x, y = _as_cast(b, names, dtype)
+        scaled = b.op("Mul", [y, b.const(node.attrs["alpha"], dtype)], dtype=dtype)
+        return b.op(onnx_op, [x, scaled], dtype=dtype)
+
+    return emit
+
+
+emits("add_alpha", onnx="Add(x, Mul(y, alpha))")(_scaled("Add"))
+emits("sub_alpha", onnx="Sub(x, Mul(y, alpha))")(_scaled("Sub"))
+
+
 # ----------------------------------------------------------------------------------
 # What has no ONNX form
 # ----------------------------------------------------------------------------------

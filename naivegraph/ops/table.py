@@ -1406,3 +1406,41 @@ defop(
     doc="``x`` with ``alpha * source`` added at positions ``index`` along ``dim``; "
     "repeated positions add up (``torch.index_add``).",
 )
+
+
+def _scaled_by(alpha, x, y) -> None:
+    """torch's check of ``alpha`` in ``x.add(y, alpha=...)``: integer tensors take only
+    an integer alpha (a float one would be truncated silently)."""
+    dtype = result_type(x, y)
+    if dtype is not None and dtype.kind in "biu" and isinstance(alpha, float):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+
+
+def _add_alpha(x, y, alpha):
+    _scaled_by(alpha, x, y)
+    return OPS["add"].forward(x, np.multiply(y, alpha))
+
+
+def _sub_alpha(x, y, alpha):
+    _scaled_by(alpha, x, y)
+    return _subtract(x, np.multiply(y, alpha))
+
+
+# ``x.add(y, alpha=a)`` is one node in torch (AddBackward0 with edges to x and y), not a
+# multiplication feeding an addition: the same here, with alpha an attribute.
+defop(
+    "add_alpha",
+    _add_alpha,
+    [lambda g, x, y, out, alpha: g, lambda g, x, y, out, alpha: g * alpha],
+    elementwise=True,
+    doc="``x + alpha * y`` (``x.add(y, alpha=alpha)``).",
+)
+defop(
+    "sub_alpha",
+    _sub_alpha,
+    [lambda g, x, y, out, alpha: g, lambda g, x, y, out, alpha: -g * alpha],
+    elementwise=True,
+    doc="``x - alpha * y`` (``x.sub(y, alpha=alpha)``).",
+)

@@ -438,6 +438,18 @@ case(
     lambda x: F.unsort_as(x, LIKE.t(), dim=0, descending=True),
     ("anyv", (3, 2)),
 )
+case("add_alpha", "method", lambda x, y: x.add(y, alpha=0.5), ("anyv", (2, 3)), ("anyv", (3,)))
+case(
+    "add_alpha",
+    "in-place",
+    lambda x, y: (x * 1).add_(y, alpha=3),
+    ("anyv", (2, 3)),
+    ("anyv", (2, 3)),
+)
+case("sub_alpha", "method", lambda x, y: x.sub(y, alpha=2), ("anyv", (3, 1)), ("anyv", (4,)))
+case(
+    "sub_alpha", "in-place", lambda x, y: (x * 1).sub_(y, alpha=2), ("anyv", (2, 3)), ("anyv", (3,))
+)
 INDEX = ng.tensor([2, 0, 2])
 case("index_select", "dim0", lambda x: x.index_select(0, INDEX), ("anyv", (3, 4)))
 case("index_select", "dim1", lambda x: ng.index_select(x, 1, INDEX), ("anyv", (2, 3)))
