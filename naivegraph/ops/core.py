@@ -179,7 +179,7 @@ def warn_at_caller(message: str) -> None:
     """A UserWarning reported at the first frame outside naivegraph, where torch's
     (raised in C++) points: the learner's own line, not the op table's."""
     frame: Any = sys._getframe(1)
-    level = 1
+    level = 2  # stacklevel 1 is this function, 2 its caller
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, UserWarning, stacklevel=level)
