@@ -4,6 +4,7 @@ counter of ``index_add_``, and the same ops in static mode and through ONNX."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -188,8 +189,6 @@ def test_mistakes_raise_torchs_error(expression):
 
 
 def _literal(phrase: str) -> str:
-    import re
-
     return re.escape(phrase)
 
 
