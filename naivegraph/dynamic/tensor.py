@@ -17,7 +17,7 @@ from .. import fast
 from ..ops import OPS
 from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
 from ..ops.errors import explain
-from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
+from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .defaults import _default_float, device, get_default_dtype
@@ -781,10 +781,14 @@ class Tensor(OpMethods):
         return old
 
     def add_(self, other, alpha=1) -> "Tensor":
-        return self._inplace("add", other if alpha == 1 else other * alpha)
+        if alpha == 1:
+            return self._inplace("add", other)
+        return self._inplace("add_alpha", other, alpha=alpha)
 
     def sub_(self, other, alpha=1) -> "Tensor":
-        return self._inplace("sub", other if alpha == 1 else other * alpha)
+        if alpha == 1:
+            return self._inplace("sub", other)
+        return self._inplace("sub_alpha", other, alpha=alpha)
 
     def mul_(self, other) -> "Tensor":
         return self._inplace("mul", other)
@@ -811,6 +815,17 @@ class Tensor(OpMethods):
 
     def copy_(self, src) -> "Tensor":
         return self._inplace("copy", src)
+
+    def index_add_(self, dim: int, index, source, *, alpha=1) -> "Tensor":
+        """Add ``alpha * source`` into this tensor at positions ``index`` along ``dim``.
+
+        >>> import naivegraph as ng
+        >>> t = ng.zeros(3)
+        >>> t.index_add_(0, ng.tensor([1, 1]), ng.tensor([2.0, 3.0]))
+        tensor([0., 5., 0.])
+        """
+        index = _index_values(index, "index_add_")
+        return self._inplace("index_add", source, dim=int(dim), index=index, alpha=alpha)
 
     def __setitem__(self, index, value) -> None:
         index = _index_arg(index)

@@ -19,6 +19,9 @@ from __future__ import annotations
 import dis
 import functools
 import inspect
+import os
+import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -167,6 +170,19 @@ def _in_dtype_of(grad, value):
     if isinstance(grad, (np.ndarray, np.generic)):
         return np.asarray(grad).astype(want)
     return OPS["to_copy"].dispatch(grad, dtype=np.dtype(want))
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def warn_at_caller(message: str) -> None:
+    """A UserWarning reported at the first frame outside naivegraph, where torch's
+    (raised in C++) points: the learner's own line, not the op table's."""
+    frame: Any = sys._getframe(1)
+    level = 2  # stacklevel 1 is this function, 2 its caller
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 def quiet(forward: Callable) -> Callable:

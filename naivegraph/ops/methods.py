@@ -20,6 +20,7 @@ from .shapes import resolve_shape
 
 _NO_ATTRS: dict = {}  # shared by attribute-free calls; never mutated
 MinMax = namedtuple("MinMax", ["values", "indices"])  # what max(dim) / min(dim) return
+Sort = namedtuple("sort", ["values", "indices"])  # type: ignore[name-match]  # torch.return_types.sort
 
 
 def shape_arg(shape: tuple) -> tuple:
@@ -75,6 +76,42 @@ def _bound(value, name: str):
             "through it"
         )
     return np.asarray(value)
+
+
+def _norm_order(p, dim) -> float:
+    """``torch.norm``'s ``p`` as a number: ``'fro'`` is the 2-norm of all the elements
+    reduced (torch computes it with linalg.vector_norm too)."""
+    if isinstance(p, str):
+        if p == "fro":
+            return 2.0
+        if p == "nuc":
+            raise NotImplementedError(
+                "norm(p='nuc'): the nuclear norm needs singular values, which naivegraph "
+                "does not compute; use p='fro' or a number"
+            )
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    if p is None:
+        return 2.0
+    return float(p)
+
+
+def _index_values(index, name: str) -> np.ndarray:
+    """An index argument as an array of its values: a tensor or an array (torch takes
+    only tensors, and refuses a list); a static node has no values to take."""
+    if hasattr(type(index), "_ng_apply"):
+        data = getattr(index, "_data", None)
+        if not isinstance(data, np.ndarray):
+            raise TypeError(
+                f"{name}(): the index must be known when the op is built: pass a numpy "
+                "array of integers (a graph node's values exist only while the graph runs)"
+            )
+        return data
+    if isinstance(index, np.ndarray):
+        return index
+    raise TypeError(
+        f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}; "
+        "wrap it as ng.tensor([...])"
+    )
 
 
 def _same_mode(self, others) -> None:
@@ -247,10 +284,10 @@ class OpMethods:
         return self._op("log_softmax", dim=dim)
 
     def add(self, other, alpha=1):
-        return self + (other if alpha == 1 else other * alpha)
+        return self + other if alpha == 1 else self._op("add_alpha", other, alpha=alpha)
 
     def sub(self, other, alpha=1):
-        return self - (other if alpha == 1 else other * alpha)
+        return self - other if alpha == 1 else self._op("sub_alpha", other, alpha=alpha)
 
     def mul(self, other):
         return self * other
@@ -297,7 +334,109 @@ class OpMethods:
     def argmin(self, dim: int | None = None, keepdim: bool = False):
         return self._op("argmin", dim=None if dim is None else int(dim), keepdim=keepdim)
 
+    def prod(self, dim: int | None = None, keepdim: bool = False):
+        """Product of all elements, or along one ``dim``; integers multiply in int64.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([[1.0, 2.0], [3.0, 4.0]]).prod(1)
+        tensor([ 2., 12.])
+        """
+        if dim is not None and not isinstance(dim, (int, np.integer)):
+            raise TypeError(
+                f"prod(): argument 'dim' must be int, not {type(dim).__name__}: torch's prod "
+                "reduces one dimension at a time (call it once per dimension)"
+            )
+        return self._op("prod", dim=None if dim is None else int(dim), keepdim=keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+        """Variance over ``dim`` (all when None), dividing by ``n - correction``
+        (``correction=1`` by default; ``unbiased=False`` is ``correction=0``).
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([1.0, 2.0, 3.0, 4.0]).var()
+        tensor(1.6667)
+        """
+        return self._spread("var", dim, unbiased, keepdim, correction)
+
+    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+        """Standard deviation over ``dim``: the square root of :meth:`var`.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([1.0, 3.0]).std(correction=0)
+        tensor(1.)
+        """
+        return self._spread("std", dim, unbiased, keepdim, correction)
+
+    def _spread(self, name: str, dim, unbiased, keepdim: bool, correction):
+        if isinstance(dim, (bool, np.bool_)):  # torch's var(unbiased) overload
+            dim, unbiased = None, bool(dim)
+        if unbiased is not None and correction is not None:
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments: pass either "
+                "unbiased or correction, not both (unbiased=False is correction=0)"
+            )
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        return self._op(name, dim=dim_arg(dim), correction=correction, keepdim=keepdim)
+
+    def norm(self, p="fro", dim=None, keepdim: bool = False):
+        """The vector p-norm over ``dim`` (all elements when None), as ``torch.norm``:
+        p = 2 (``'fro'``, the default), 1, inf, -inf, 0 or any other number.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([3.0, -4.0]).norm(), ng.tensor([3.0, -4.0]).norm(1)
+        (tensor(5.), tensor(7.))
+        """
+        return self._op("norm", p=_norm_order(p, dim), dim=dim_arg(dim), keepdim=keepdim)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False):
+        """``(values, indices)``: the values sorted along ``dim`` and where each came from.
+
+        The sort is always stable (equal values keep their order, which is what torch
+        gives with ``stable=True``); NaN sorts as the largest value.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([3.0, 1.0, 2.0]).sort(descending=True)
+        sort(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
+        """
+        attrs = {"dim": int(dim), "descending": bool(descending)}
+        return Sort(self._op("sort", **attrs), self._op("argsort", **attrs))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False):
+        """The indices that sort ``self`` along ``dim`` (``sort(...).indices``)."""
+        return self._op("argsort", dim=int(dim), descending=bool(descending))
+
+    def index_select(self, dim: int, index):
+        """The slices at positions ``index`` (a 1-D integer tensor) along ``dim``.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([[1, 2], [3, 4], [5, 6]]).index_select(0, ng.tensor([2, 0]))
+        tensor([[5, 6],
+                [1, 2]])
+        """
+        return self._op("index_select", dim=int(dim), index=_index_values(index, "index_select"))
+
+    def index_add(self, dim: int, index, source, *, alpha=1):
+        """A copy of ``self`` with ``alpha * source`` added at positions ``index`` along
+        ``dim``; repeated positions add up.
+
+        >>> import naivegraph as ng
+        >>> ng.zeros(3).index_add(0, ng.tensor([0, 2, 0]), ng.tensor([1.0, 2.0, 3.0]))
+        tensor([4., 0., 2.])
+        """
+        index = _index_values(index, "index_add")
+        return self._op("index_add", source, dim=int(dim), index=index, alpha=alpha)
+
     # -- linear algebra -----------------------------------------------------------------
+    def dot(self, other):
+        """Inner product of two 1-D tensors of one dtype.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([1.0, 2.0]).dot(ng.tensor([3.0, 4.0]))
+        tensor(11.)
+        """
+        return self._op("dot", other)
+
     def matmul(self, other):
         _same_mode(self, (other,))
         dims = (self.ndim, np.ndim(other) if not hasattr(other, "_ng_apply") else other.ndim)

@@ -106,6 +106,10 @@ GRAD_FN_NAMES: dict[str, str | Rule] = {
     "getitem": _index,
     "scatter": "IndexPutBackward0",
     "matmul": _matmul,
+    "add_alpha": "AddBackward0",
+    "sub_alpha": "SubBackward0",
+    "norm": "LinalgVectorNormBackward0",  # torch.norm and Tensor.norm run linalg.vector_norm
+    "prod": _reduction("Prod"),
 }
 
 

@@ -956,6 +956,192 @@ def _copy(b, node, names):
 
 
 # ----------------------------------------------------------------------------------
+# More reductions, sorting and index arithmetic
+# ----------------------------------------------------------------------------------
+def _reduced_axes(node) -> list[int] | None:
+    shape = node.inputs[0].shape
+    return _axes(node, node.attrs.get("dim"), None if shape is None else len(shape))
+
+
+@emits("dot", onnx="MatMul of the two vectors")
+def _dot(b, node, names):
+    return b.op("MatMul", names, dtype=_out_dtype(node))
+
+
+@emits(
+    "norm",
+    onnx="Sqrt(ReduceSum(x * x)) for p=2, ReduceSum(Abs) for 1, ReduceMax/ReduceMin(Abs) for "
+    "inf/-inf, the count of nonzeros for 0, else Pow(ReduceSum(Pow(Abs(x), p)), 1/p)",
+)
+def _norm(b, node, names):
+    dtype = _out_dtype(node)
+    p, keepdim = float(node.attrs.get("p", 2.0)), node.attrs.get("keepdim", False)
+    axes = _reduced_axes(node)
+    x = b.cast(names[0], dtype)
+    a = b.op("Abs", [x], dtype=dtype)
+    if math.isinf(p):
+        return _reduce(b, "ReduceMax" if p > 0 else "ReduceMin", a, axes, keepdim, dtype)
+    if p == 0:
+        nonzero = b.op(
+            "Not", [b.op("Equal", [a, b.const(0, dtype)], dtype=np.bool_)], dtype=np.bool_
+        )
+        return _reduce(b, "ReduceSum", b.cast(nonzero, dtype), axes, keepdim, dtype)
+    if p == 1:
+        return _reduce(b, "ReduceSum", a, axes, keepdim, dtype)
+    if p == 2:
+        total = _reduce(b, "ReduceSum", b.op("Mul", [a, a], dtype=dtype), axes, keepdim, dtype)
+        return b.op("Sqrt", [total], dtype=dtype)
+    powered = b.op("Pow", [a, b.const(p, dtype)], dtype=dtype)
+    total = _reduce(b, "ReduceSum", powered, axes, keepdim, dtype)
+    return b.op("Pow", [total, b.const(1.0 / p, dtype)], dtype=dtype)
+
+
+def _variance(b, node, names) -> str:
+    dtype = _out_dtype(node)
+    shape, keepdim = node.inputs[0].shape, node.attrs.get("keepdim", False)
+    axes = _reduced_axes(node)
+    x = b.cast(names[0], dtype)
+    count = _count(b, x, shape, axes, dtype)
+    mean = b.op("Div", [_reduce(b, "ReduceSum", x, axes, True, dtype), count], dtype=dtype)
+    deviation = b.op("Sub", [x, mean], dtype=dtype)
+    squares = b.op("Mul", [deviation, deviation], dtype=dtype)
+    total = _reduce(b, "ReduceSum", squares, axes, keepdim, dtype)
+    correction = b.const(node.attrs.get("correction", 1), dtype)
+    dof = b.op("Max", [b.op("Sub", [count, correction], dtype=dtype), b.const(0, dtype)])
+    return b.op("Div", [total, dof], dtype=dtype)
+
+
+@emits("var", onnx="mean by ReduceSum / count, Sub, Mul, ReduceSum, Div by max(n - correction, 0)")
+def _var(b, node, names):
+    return _variance(b, node, names)
+
+
+@emits("std", onnx="Sqrt of var's operators")
+def _std(b, node, names):
+    return b.op("Sqrt", [_variance(b, node, names)], dtype=_out_dtype(node))
+
+
+@emits("prod", onnx="ReduceProd (integers and booleans in int64)")
+def _prod(b, node, names):
+    dtype = _out_dtype(node)
+    axes = _reduced_axes(node)
+    return _reduce(
+        b, "ReduceProd", b.cast(names[0], dtype), axes, node.attrs.get("keepdim", False), dtype
+    )
+
+
+def _sorted(b, node, x: str, like: str) -> list[str]:
+    """TopK of ``like`` over all of its ``dim``: [values, indices]; ONNX puts the lower
+    index first among equal values in both directions, which is the stable order."""
+    rank = _rank(node, 1 if node.op.name in ("sort_as", "unsort_as") else 0)
+    if rank == 0:
+        raise NotImplementedError(f"{node.op.name} node {node.name!r}: a 0-d value has no TopK")
+    axis = int(node.attrs.get("dim", -1)) % rank
+    size = b.op(
+        "Gather", [b.op("Shape", [like], dtype=np.int64), b.ints([axis])], dtype=np.int64, axis=0
+    )
+    return b.op(
+        "TopK",
+        [like, size],
+        outputs=2,
+        axis=axis,
+        largest=int(bool(node.attrs.get("descending", False))),
+        sorted=1,
+    )
+
+
+def _sort_axis(node, i: int) -> int:
+    return int(node.attrs.get("dim", -1)) % _rank(node, i)
+
+
+@emits("sort", onnx="TopK over the whole dim (values)")
+def _sort(b, node, names):
+    values, _ = _sorted(b, node, names[0], names[0])
+    return b.op("Identity", [values], dtype=node.dtype)
+
+
+@emits("argsort", onnx="TopK over the whole dim (indices)")
+def _argsort(b, node, names):
+    _, indices = _sorted(b, node, names[0], names[0])
+    return b.op("Identity", [indices], dtype=np.int64)
+
+
+@emits("sort_as", onnx="GatherElements at the indices of TopK of like")
+def _sort_as(b, node, names):
+    _, indices = _sorted(b, node, names[1], names[1])
+    return b.op("GatherElements", [names[0], indices], dtype=node.dtype, axis=_sort_axis(node, 1))
+
+
+@emits("unsort_as", onnx="ScatterElements into zeros at the indices of TopK of like")
+def _unsort_as(b, node, names):
+    _, indices = _sorted(b, node, names[1], names[1])
+    zeros = _filled(b, node, names[0], 0)
+    return b.op(
+        "ScatterElements", [zeros, indices, names[0]], dtype=node.dtype, axis=_sort_axis(node, 1)
+    )
+
+
+def _index_array(node) -> np.ndarray:
+    return np.asarray(node.attrs["index"], dtype=np.int64).reshape(-1)
+
+
+@emits("index_select", onnx="Gather at the (constant) index")
+def _index_select(b, node, names):
+    rank = _rank(node)
+    if rank == 0:
+        raise NotImplementedError(f"index_select node {node.name!r}: a 0-d input does not export")
+    axis = int(node.attrs["dim"]) % rank
+    return b.op("Gather", [names[0], b.ints(_index_array(node))], dtype=node.dtype, axis=axis)
+
+
+@emits(
+    "index_add",
+    onnx="ScatterElements(reduction=add) of alpha * source at the index, expanded over the "
+    "source's shape",
+)
+def _index_add(b, node, names):
+    dtype = _out_dtype(node)
+    rank = _rank(node)
+    if rank == 0 or _rank(node, 1) != rank:
+        raise NotImplementedError(f"index_add node {node.name!r}: a 0-d input does not export")
+    axis = int(node.attrs["dim"]) % rank
+    index = _index_array(node)
+    source = b.cast(names[1], dtype)
+    alpha = node.attrs.get("alpha", 1)
+    if alpha != 1:
+        source = b.op("Mul", [source, b.const(alpha, dtype)], dtype=dtype)
+    shaped = [1] * rank
+    shaped[axis] = index.size
+    positions = b.op(
+        "Expand",
+        [b.const(index.reshape(shaped), np.int64), b.op("Shape", [source], dtype=np.int64)],
+        dtype=np.int64,
+    )
+    return b.op(
+        "ScatterElements",
+        [b.cast(names[0], dtype), positions, source],
+        dtype=dtype,
+        axis=axis,
+        reduction="add",
+    )
+
+
+def _scaled(onnx_op: str) -> Emitter:
+    def emit(b, node, names):
+        dtype = _out_dtype(node)
+        _refuse_bool(node, dtype)
+        x, y = _as_cast(b, names, dtype)
+        scaled = b.op("Mul", [y, b.const(node.attrs["alpha"], dtype)], dtype=dtype)
+        return b.op(onnx_op, [x, scaled], dtype=dtype)
+
+    return emit
+
+
+emits("add_alpha", onnx="Add(x, Mul(y, alpha))")(_scaled("Add"))
+emits("sub_alpha", onnx="Sub(x, Mul(y, alpha))")(_scaled("Sub"))
+
+
+# ----------------------------------------------------------------------------------
 # What has no ONNX form
 # ----------------------------------------------------------------------------------
 _STATE = (

@@ -39,6 +39,7 @@ from .core import (
     result_type,
     summed_to,
     torch_dtype_name,
+    warn_at_caller,
     writes_like,
 )
 from .shapes import normalize_dims, reduced_keepdim_shape, same_shape, unknown_shape
@@ -1053,4 +1054,393 @@ defop(
     variadic=True,
     stateful=True,
     doc="Runs its inputs (updates) for their effect; its value is None (``tf.group``).",
+)
+
+
+# ----------------------------------------------------------------------------------
+# More of PyTorch's reductions, sorting and index arithmetic
+# ----------------------------------------------------------------------------------
+def _dot(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors")
+    if x.size != y.size:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{x.size}] and src [{y.size}] to have "
+            f"the same number of elements, but got {x.size} and {y.size} elements respectively"
+        )
+    if x.dtype != y.dtype:  # torch's dot does not promote
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found "
+            f"{torch_dtype_name(x.dtype)} and {torch_dtype_name(y.dtype)}"
+        )
+    if x.dtype == np.bool_:
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
+    return np.asarray(np.dot(x, y))
+
+
+defop(
+    "dot",
+    _dot,
+    [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
+    saves=(0, 1),
+    doc="Inner product of two 1-D tensors of one dtype (``torch.dot``).",
+)
+
+
+def _check_norm_input(x: np.ndarray, p: float, axes) -> None:
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+            f"Got {torch_dtype_name(x.dtype)}"
+        )
+    reduced = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+    if math.isinf(p) and reduced == 0 and x.ndim:
+        raise RuntimeError(
+            f"linalg.vector_norm cannot compute the {'-' if p < 0 else ''}inf norm on an empty "
+            "tensor because the operation does not have an identity"
+        )
+
+
+def _vector_norm(x, p=2.0, dim=None, keepdim=False):
+    """``torch.linalg.vector_norm``: (sum |x|**p) ** (1/p) over ``dim`` (all when None);
+    p = inf / -inf take the largest / smallest |x|, p = 0 counts the nonzero entries."""
+    x = np.asarray(x)
+    axes = normalize_dims(dim, x.ndim)
+    _check_norm_input(x, p, axes)
+    a = np.abs(x)
+    if math.isinf(p):
+        return (np.max if p > 0 else np.min)(a, axis=axes, keepdims=keepdim)
+    if p == 0:
+        return np.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
+    if p == 1:
+        return np.sum(a, axis=axes, keepdims=keepdim)
+    if p == 2:
+        return np.sqrt(np.sum(a * a, axis=axes, keepdims=keepdim))
+    return np.sum(a**p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+
+
+def _safe(denominator):
+    """``denominator`` with its zeros replaced by 1: a quotient masked to 0 there keeps
+    a finite derivative of its own (a second backward through 0 / 0 would be NaN)."""
+    return F.where(F.eq(denominator, 0.0), 1.0, denominator)
+
+
+def _norm_partial(g, x, out, p=2.0, dim=None, keepdim=False):
+    # torch's norm_backward, case by case; every quotient by the norm is 0 where the
+    # norm is 0 (the gradient of ||x|| at x = 0 is taken to be 0, as torch does).
+    if p == 0:
+        return None  # a count: torch leaves the gradient undefined (x.grad stays None)
+    g, norm = _restore(g, x, dim, keepdim), _restore(out, x, dim, keepdim)
+    if p == 1:
+        return F.sign(x) * g
+    if p == 2:
+        return g * F.where(F.eq(norm, 0.0), 0.0, x / _safe(norm))
+    if math.isinf(p):  # the largest |x| takes the gradient, shared between ties (and NaNs)
+        a = F.abs(x)
+        hit = F.logical_or(F.eq(a, norm), F.ne(a, a))
+        return F.sign(x) * ((g / F.sum(hit, dim=dim, keepdim=True)) * hit)
+    if p < 1:
+        scaled = F.sign(x) * F.where(F.eq(x, 0.0), 0.0, F.abs(x) ** (p - 1))
+        return scaled * g * norm ** (1 - p)
+    scaled = F.sign(x) * F.abs(x) ** (p - 1) if p < 2 else x * F.abs(x) ** (p - 2)
+    return scaled * F.where(F.eq(norm, 0.0), 0.0, g / _safe(norm) ** (p - 1))
+
+
+defop("norm", _vector_norm, [_norm_partial], saves=(0, "out"))
+
+
+def _sort_order(x, dim=-1, descending=False):
+    """The stable sorting permutation of ``x`` along ``dim``: equal values keep their
+    order, NaN counts as the largest value (torch's order, in both directions)."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        normalize_dims(dim, 0)  # torch accepts dim 0 / -1 of a 0-d tensor
+        return np.zeros((), dtype=np.int64)
+    (axis,) = normalize_dims(dim, x.ndim)
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    # Sorting the reversed array ascending and reversing the result is descending, with
+    # ties still in their original order (negating would fail for bool and unsigned).
+    order = np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+    return x.shape[axis] - 1 - order
+
+
+def _sort(x, dim=-1, descending=False):
+    x = np.asarray(x)
+    order = _sort_order(x, dim, descending)
+    return x.copy() if x.ndim == 0 else np.take_along_axis(x, order, axis=dim)
+
+
+def _sort_as(g, like, dim=-1, descending=False):
+    g = np.asarray(g)
+    order = _sort_order(like, dim, descending)
+    return g.copy() if g.ndim == 0 else np.take_along_axis(g, order, axis=dim)
+
+
+def _unsort_as(g, like, dim=-1, descending=False):
+    g = np.asarray(g)
+    order = _sort_order(like, dim, descending)
+    if g.ndim == 0:
+        return g.copy()
+    out = np.empty_like(g)
+    np.put_along_axis(out, order, g, axis=dim)
+    return out
+
+
+defop(
+    "sort",
+    _sort,
+    [lambda g, x, out, dim=-1, descending=False: F.unsort_as(g, x, dim=dim, descending=descending)],
+    saves=(0,),
+    doc="The values of ``x`` sorted along ``dim`` (stably); ``Tensor.sort`` pairs them "
+    "with ``argsort``'s indices.",
+)
+defop(
+    "argsort",
+    lambda x, dim=-1, descending=False: _sort_order(x, dim, descending),
+    doc="Where each value of ``sort(x, dim)`` came from along ``dim`` (no gradient).",
+)
+# Sort's gradient goes back to where each value came from; the two permutations are
+# each other's transpose, so they differentiate into each other (second derivatives).
+defop(
+    "sort_as",
+    _sort_as,
+    [
+        lambda g, y, like, out, dim=-1, descending=False: F.unsort_as(
+            g, like, dim=dim, descending=descending
+        ),
+        None,
+    ],
+    saves=(1,),
+    doc="``y`` permuted along ``dim`` as sorting ``like`` permutes it.",
+)
+defop(
+    "unsort_as",
+    _unsort_as,
+    [
+        lambda g, y, like, out, dim=-1, descending=False: F.sort_as(
+            g, like, dim=dim, descending=descending
+        ),
+        None,
+    ],
+    saves=(1,),
+    doc="The inverse of ``sort_as``: ``y`` put back where sorting ``like`` took it from.",
+)
+
+
+def _check_spread_input(name: str, x: np.ndarray) -> None:
+    if x.dtype.kind not in "fc":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
+def _variance(name: str, x, dim, correction, keepdim):
+    x = np.asarray(x)
+    _check_spread_input(name, x)
+    axes = normalize_dims(dim, x.ndim)
+    n = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+    dof = max(0, n - correction)
+    if dof <= 0:
+        warn_at_caller(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than "
+            "the reduction factor (input numel divided by output numel)."
+        )
+    deviation = x - np.mean(x, axis=axes, keepdims=True)
+    return np.sum(deviation * deviation, axis=axes, keepdims=keepdim) / dof
+
+
+def _var_rule(g, x, dim, correction, keepdim):
+    """torch's var_backward, for ``g`` already broadcast over ``x``."""
+    if x.shape is not None and None not in x.shape:
+        whole = dim is None or len(x.shape) == 0
+        n = _count_of_shape(x.shape, None if whole else dim) if x.shape else 1
+        if whole and n - correction <= 0:
+            # 2 / 0: infinite where x is off its mean, NaN (inf * 0) where it is on it
+            return g * F.where(F.eq(x, F.mean(x)), math.nan, math.inf)
+        scale = math.inf if n == correction else 2.0 / (n - correction)
+        return scale * g * (x - F.mean(x, dim=None if whole else dim, keepdim=True))
+    # Sizes known only when the graph runs: the count comes from the value itself.
+    count = F.count(x, dim=dim)
+    return 2.0 / (count - correction) * g * (x - F.mean(x, dim=dim, keepdim=True))
+
+
+def _var_partial(g, x, out, dim=None, correction=1, keepdim=False):
+    return _var_rule(_restore(g, x, dim, keepdim), x, dim, correction, keepdim)
+
+
+def _std_partial(g, x, out, dim=None, correction=1, keepdim=False):
+    # d sqrt(v) = dv / (2 sqrt(v)); 0 where the deviation is 0, as torch's std_backward
+    g, std = _restore(g, x, dim, keepdim), _restore(out, x, dim, keepdim)
+    g = F.where(F.eq(std, 0.0), 0.0, g / _safe(std * 2.0))
+    return _var_rule(g, x, dim, correction, keepdim)
+
+
+defop(
+    "var",
+    lambda x, dim=None, correction=1, keepdim=False: _variance("var", x, dim, correction, keepdim),
+    [_var_partial],
+    saves=(0,),
+    doc="Variance over ``dim`` (all when None), dividing by ``n - correction``.",
+)
+defop(
+    "std",
+    lambda x, dim=None, correction=1, keepdim=False: np.sqrt(
+        _variance("std", x, dim, correction, keepdim)
+    ),
+    [_std_partial],
+    saves=(0, "out"),
+    doc="Standard deviation over ``dim``: the square root of ``var``.",
+)
+
+
+def _prod(x, dim=None, keepdim=False):
+    # Integers and booleans multiply in int64, as in torch (and as sum adds).
+    dtype = np.int64 if np.result_type(x).kind in "biu" else None
+    return np.multiply.reduce(
+        x, axis=normalize_dims(dim, np.ndim(x)), keepdims=keepdim, dtype=dtype
+    )
+
+
+def _prod_partial(g, x, out, dim=None, keepdim=False):
+    """torch's prod_backward without dividing by zero: with no zero in the slice,
+    ``g * (out / x)``; with one, only the zero gets a gradient (the product of the
+    others); with several, nothing does."""
+    if x.shape == ():
+        return g
+    g, out = _restore(g, x, dim, keepdim), _restore(out, x, dim, keepdim)
+    zero = F.eq(x, 0.0)
+    zeros = F.sum(zero, dim=dim, keepdim=True)  # per slice
+    others = F.prod(F.where(zero, 1.0, x), dim=dim, keepdim=True)
+    one_zero = F.where(zero, g * others, 0.0)
+    return F.where(F.eq(zeros, 0), g * (out / _safe(x)), F.where(F.eq(zeros, 1), one_zero, 0.0))
+
+
+defop("prod", _prod, [_prod_partial], saves=(0, "out"))
+
+
+def _check_index(name: str, index: np.ndarray) -> None:
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            f"{name}(): Expected dtype int32/int64 for index but got: "
+            f"{torch_dtype_name(index.dtype)}"
+        )
+    if index.ndim > 1:
+        raise IndexError(
+            f"{name}(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+            f"{torch_dtype_name(index.dtype)} and size: {list(index.shape)}"
+        )
+
+
+def _index_select(x, dim, index):
+    x, index = np.asarray(x), np.asarray(index)
+    _check_index("index_select", index)
+    (axis,) = normalize_dims(dim, x.ndim) or (0,)
+    size = x.shape[axis] if x.ndim else 1
+    if index.size and (index.min() < -size or index.max() >= size):
+        raise IndexError("index out of range in self")
+    index = np.atleast_1d(index) if x.ndim else index.reshape(())
+    return np.take(x, index % size, axis=axis if x.ndim else None)
+
+
+def _zeros_for(x, g):
+    """Zeros of the input ``x``'s shape and ``g``'s dtype, for a gradient to add into."""
+    if unknown_shape(x.shape):
+        return F.zeros_like(x)  # a static node: the run tells its size
+    return np.zeros(tuple(x.shape), dtype=g.dtype)
+
+
+defop(
+    "index_select",
+    _index_select,
+    [lambda g, x, out, dim, index: F.index_add(_zeros_for(x, g), g, dim=dim, index=index)],
+    doc="The slices of ``x`` at positions ``index`` along ``dim`` (``torch.index_select``).",
+)
+
+
+def _index_add(x, source, dim, index, alpha=1):
+    x, source, index = np.asarray(x), np.asarray(source), np.asarray(index)
+    _check_index("index_add_", index)
+    (axis,) = normalize_dims(dim, x.ndim) or (0,)
+    if x.dtype != source.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({torch_dtype_name(x.dtype)}) and source "
+            f"({torch_dtype_name(source.dtype)}) must have the same scalar type"
+        )
+    target = x.reshape(1) if x.ndim == 0 else x
+    spread = source.reshape(1) if source.ndim == 0 else source
+    if spread.ndim != target.ndim or spread.shape[axis] != index.size:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({index.size}) should be equal to "
+            f"source.size(dim): ({spread.shape[axis] if spread.ndim > axis else 1}), "
+            f"for dim: {axis}"
+        )
+    if any(s != t for i, (s, t) in enumerate(zip(spread.shape, target.shape)) if i != axis):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(x.shape)} source.shape = {list(source.shape)}"
+        )
+    size = target.shape[axis]
+    bad = index[(index < 0) | (index >= size)]
+    if bad.size:
+        raise RuntimeError(
+            f"index {int(bad[0])} is out of bounds for dimension {axis} with size {size}"
+        )
+    out = target.copy()
+    np.add.at(
+        out, (slice(None),) * axis + (index.reshape(-1),), spread if alpha == 1 else spread * alpha
+    )
+    return out.reshape(x.shape)
+
+
+def _index_add_source_partial(g, x, source, out, dim, index, alpha=1):
+    picked = F.index_select(g, dim=dim, index=index)
+    if not same_shape(picked.shape, source.shape):  # a 0-d source of a 0-d or 1-slot x
+        picked = _reshape_to(picked, source)
+    return picked if alpha == 1 else picked * alpha
+
+
+defop(
+    "index_add",
+    _index_add,
+    [lambda g, x, source, out, dim, index, alpha=1: g, _index_add_source_partial],
+    doc="``x`` with ``alpha * source`` added at positions ``index`` along ``dim``; "
+    "repeated positions add up (``torch.index_add``).",
+)
+
+
+def _scaled_by(alpha, x, y) -> None:
+    """torch's check of ``alpha`` in ``x.add(y, alpha=...)``: integer tensors take only
+    an integer alpha (a float one would be truncated silently)."""
+    dtype = result_type(x, y)
+    if dtype is not None and dtype.kind in "biu" and isinstance(alpha, float):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+
+
+def _add_alpha(x, y, alpha):
+    _scaled_by(alpha, x, y)
+    return OPS["add"].forward(x, np.multiply(y, alpha))
+
+
+def _sub_alpha(x, y, alpha):
+    _scaled_by(alpha, x, y)
+    return _subtract(x, np.multiply(y, alpha))
+
+
+# ``x.add(y, alpha=a)`` is one node in torch (AddBackward0 with edges to x and y), not a
+# multiplication feeding an addition: the same here, with alpha an attribute.
+defop(
+    "add_alpha",
+    _add_alpha,
+    [lambda g, x, y, out, alpha: g, lambda g, x, y, out, alpha: g * alpha],
+    elementwise=True,
+    doc="``x + alpha * y`` (``x.add(y, alpha=alpha)``).",
+)
+defop(
+    "sub_alpha",
+    _sub_alpha,
+    [lambda g, x, y, out, alpha: g, lambda g, x, y, out, alpha: -g * alpha],
+    elementwise=True,
+    doc="``x - alpha * y`` (``x.sub(y, alpha=alpha)``).",
 )

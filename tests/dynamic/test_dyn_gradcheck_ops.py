@@ -383,6 +383,93 @@ def _iop(x, y, kind):
     return z
 
 
+# -- reductions, sorting and index arithmetic of torch's surface ------------------------------
+case("dot", "vectors", lambda x, y: x.dot(y), ("anyv", (4,)), ("anyv", (4,)))
+case("dot", "same-vector", lambda x: ng.dot(x, x), ("anyv", (3,)))
+for p in (2, 1, 3, 1.5, 0.5, -1, float("inf"), float("-inf")):
+    kind = "distinct" if p in (float("inf"), float("-inf")) else "away"
+    case("norm", f"p{p}", lambda x, p=p: x.norm(p), (kind, (2, 3)))
+    case("norm", f"p{p}-dim1", lambda x, p=p: x.norm(p, dim=1), (kind, (2, 3)))
+    case("norm", f"p{p}-dim0-keepdim", lambda x, p=p: x.norm(p, 0, True), (kind, (2, 3)))
+case("norm", "fro-function", lambda x: ng.norm(x, "fro", dim=(0, 1)), ("away", (2, 3)))
+case("norm", "p0-plus-sum", lambda x: x.norm(0) + x.sum(), ("away", (2, 3)))
+for op in ("var", "std"):
+    case(op, "all", lambda x, op=op: getattr(x, op)(), ("anyv", (2, 3)))
+    case(op, "dim1", lambda x, op=op: getattr(x, op)(1), ("anyv", (2, 3)))
+    case(
+        op,
+        "dim0-keepdim-c0",
+        lambda x, op=op: getattr(x, op)(0, keepdim=True, correction=0),
+        ("anyv", (3, 2)),
+    )
+    case(
+        op,
+        "unbiased-false",
+        lambda x, op=op: getattr(ng, op)(x, (0, 1), unbiased=False),
+        ("anyv", (2, 3)),
+    )
+case("prod", "all", lambda x: x.prod(), ("away", (2, 3)))
+case("prod", "dim1", lambda x: x.prod(1), ("away", (2, 3)))
+case("prod", "dim0-keepdim", lambda x: ng.prod(x, 0, keepdim=True), ("away", (3, 2)))
+case("prod", "scalar", lambda x: x.prod(), ("away", ()))
+for descending in (False, True):
+    case(
+        "sort",
+        f"dim1-descending{descending}",
+        lambda x, d=descending: x.sort(1, d).values,
+        ("distinct", (3, 4)),
+    )
+    case(
+        "sort",
+        f"dim0-descending{descending}",
+        lambda x, d=descending: ng.sort(x, 0, d)[0],
+        ("distinct", (3, 4)),
+    )
+LIKE = ng.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, -1.0]])  # the values whose order is used
+case(
+    "sort_as",
+    "direct",
+    lambda x: F.sort_as(x, LIKE, dim=1),
+    ("anyv", (2, 3)),
+)
+case(
+    "unsort_as",
+    "direct",
+    lambda x: F.unsort_as(x, LIKE.t(), dim=0, descending=True),
+    ("anyv", (3, 2)),
+)
+case("add_alpha", "method", lambda x, y: x.add(y, alpha=0.5), ("anyv", (2, 3)), ("anyv", (3,)))
+case(
+    "add_alpha",
+    "in-place",
+    lambda x, y: (x * 1).add_(y, alpha=3),
+    ("anyv", (2, 3)),
+    ("anyv", (2, 3)),
+)
+case("sub_alpha", "method", lambda x, y: x.sub(y, alpha=2), ("anyv", (3, 1)), ("anyv", (4,)))
+case(
+    "sub_alpha", "in-place", lambda x, y: (x * 1).sub_(y, alpha=2), ("anyv", (2, 3)), ("anyv", (3,))
+)
+INDEX = ng.tensor([2, 0, 2])
+case("index_select", "dim0", lambda x: x.index_select(0, INDEX), ("anyv", (3, 4)))
+case("index_select", "dim1", lambda x: ng.index_select(x, 1, INDEX), ("anyv", (2, 3)))
+case("index_add", "dim0", lambda x, s: x.index_add(0, INDEX, s), ("anyv", (3, 4)), ("anyv", (3, 4)))
+case(
+    "index_add",
+    "alpha-dim1",
+    lambda x, s: ng.index_add(x, 1, INDEX, s, alpha=2.5),
+    ("anyv", (2, 3)),
+    ("anyv", (2, 3)),
+)
+case(
+    "index_add",
+    "in-place",
+    lambda x, s: (x * 1).index_add_(1, INDEX, s),
+    ("anyv", (2, 3)),
+    ("anyv", (2, 3)),
+)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -420,7 +507,7 @@ def test_non_differentiable_ops_record_no_history():
             out = op.dispatch(x)
         elif name == "one_hot":
             out = op.dispatch(ng.tensor([0, 2, 1]), num_classes=3)
-        elif name in ("argmax", "argmin", "count"):
+        elif name in ("argmax", "argmin", "argsort", "count"):
             out = op.dispatch(x, dim=0)
         else:
             out = op.dispatch(x, x * 0 + 1)
