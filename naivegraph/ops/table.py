@@ -520,7 +520,7 @@ for _name, _fn in [
         commutative=_name in ("eq", "ne", "logical_and", "logical_or"),
     )
 defop("logical_not", np.logical_not, elementwise=True)
-defop("sign", _sign, elementwise=True)
+defop("sign", _sign, [lambda g, x, out: F.zeros_like(g)], elementwise=True)
 
 # ----------------------------------------------------------------------------------
 # Reductions

@@ -155,8 +155,6 @@ KNOWN_DIFFERENCES = {
     "v @ x.t()": "torch records a vector times a matrix as three nodes (unsqueeze, mm, "
     "squeeze); naivegraph as one matmul node named after the last (SqueezeBackward4), "
     "whose edges go straight to the operands",
-    "x.sign()": "torch records sign (SignBackward0, a zero gradient); naivegraph's sign "
-    "entry has no gradient rule, so it records no grad_fn",
 }
 
 VALUES = {
