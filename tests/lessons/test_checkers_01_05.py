@@ -518,3 +518,11 @@ def test_lessons_1_and_3_embed_the_animations_and_the_figures_exist():
             assert (LESSONS / picture).resolve().is_file(), picture
     assert "../figures/animation_dynamic_step.gif" in pictures["lesson_01"]
     assert "../figures/animation_static_runs.gif" in pictures["lesson_03"]
+
+
+def test_a_retry_with_another_mistake_hears_about_that_mistake_first(capsys):
+    first = ex.check_inplace_predictions((True, True, True))  # wrong about snippet (2)
+    second = ex.check_inplace_predictions((True, False, False))  # now wrong about (3)
+    assert "snippet (2)" in first.message and "Still stuck?" not in first.message
+    assert "snippet (3)" in second.message and "which ops save which tensors" in second.message
+    assert 'ex.reveal("04-2")' in second.message

@@ -7,10 +7,23 @@ never the expected number: that one only ``ex.reveal(...)`` shows.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
-from ..checking import Result, as_array, checker, correct, is_blank, not_done, not_yet, show
+from ..checking import Result, as_array, checker, correct, is_blank, not_done, show
 from ..checking import close as _close
+from ..checking import not_yet as _not_yet
+
+
+def not_yet(exercise: str, hints: str | Sequence[str], gave: str | None = None) -> Result:
+    """:func:`checking.not_yet` with hints that build up: a retry still gets the hint for
+    the mistake it made, followed by the next, stronger one (a learner who fixes one
+    mistake and makes another should hear about the new one first).
+    """
+    if isinstance(hints, str):
+        return _not_yet(exercise, hints, gave)
+    sentences = [h[:1].upper() + h[1:] for h in hints]
+    built = [" ".join([hints[0], *sentences[1 : k + 1]]) for k in range(len(sentences))]
+    return _not_yet(exercise, built, gave)
 
 
 def close(got: Any, expected: Any, **kwargs: Any) -> bool:

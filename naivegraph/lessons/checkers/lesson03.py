@@ -6,7 +6,6 @@ import numpy as np
 
 import naivegraph as ng
 
-from .lesson01 import close, hint_for
 from ..checking import (
     Result,
     answer,
@@ -18,9 +17,9 @@ from ..checking import (
     is_blank,
     not_callable,
     not_done,
-    not_yet,
     show,
 )
+from .lesson01 import close, hint_for, not_yet
 
 HOOK_ANSWER = """def double(grad):
     return grad * 2
@@ -41,18 +40,19 @@ def check_double_hook(hook) -> Result:
     incoming = ng.tensor([1.0, 2.0, 3.0])
     received: list = []
 
-    def spy(g):
+    def record(g):  # runs first and changes nothing: what the learner's hook is given
         received.append((g, g.numpy().copy()))
-        return hook(g)
 
-    v.register_hook(spy)
+    v.register_hook(record)
+    v.register_hook(hook)
     try:
         v.backward(incoming)
     except Exception as exc:  # any error: reported to the learner
         return failed(
             ex,
-            f"backward failed with your hook: {type(exc).__name__}: {exc}; hint: the "
-            "hook gets the gradient tensor and returns a tensor of the same shape.",
+            f"backward failed with your hook: {type(exc).__name__}: "
+            f"{str(exc).rstrip('.')}; hint: the hook gets the gradient tensor and returns "
+            "a tensor of the same shape.",
         )
     if received and not np.array_equal(received[0][0].numpy(), received[0][1]):
         return not_yet(

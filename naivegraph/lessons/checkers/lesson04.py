@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import naivegraph as ng
 
-from .lesson01 import close
 from ..checking import (
     Result,
     as_bools,
@@ -15,10 +14,10 @@ from ..checking import (
     is_blank,
     not_callable,
     not_done,
-    not_yet,
     returned_blank,
     show,
 )
+from .lesson01 import close, not_yet
 from .lesson02 import flags_problem
 
 VERSIONS_ANSWER = """versions = [0, 1, 2, 2, 3].

@@ -6,7 +6,6 @@ import numpy as np
 
 import naivegraph as ng
 
-from .lesson01 import close
 from ..checking import (
     Result,
     as_bools,
@@ -17,10 +16,10 @@ from ..checking import (
     is_blank,
     not_callable,
     not_done,
-    not_yet,
     returned_blank,
     show,
 )
+from .lesson01 import close, not_yet
 from .lesson02 import flags_problem
 
 FLOW_ANSWER = """a_rg = False, b_rg = True, c_rg = False.
