@@ -9,14 +9,17 @@ gradients flow backward, Function by Function, by the chain rule.
 
 In this lesson you will:
 
-* see that every op remembers how to undo itself (its `grad_fn`),
+* see that every recorded op leaves a backward node (its `grad_fn`) that computes the
+  gradient of the op's inputs from the gradient of its output,
 * build the four-layer toy model used throughout the lab and draw its forward and
   backward graphs,
-* derive its gradients by hand and check them against autograd.
+* derive its gradients by hand and check them against autograd,
+* see what `backward()` frees, and what it keeps.
 
 Exercises are code cells marked **Exercise**: replace each `...` with your answer and
-run the cell. The checker prints `✓ correct`, `✗ not yet` (with a hint) or
-`○ not done yet`.
+run the cell. The checker prints `✓ correct`, `✗ not yet` (with a hint for the mistake
+you made, a stronger one if you try again) or `○ not done yet`. When you are stuck,
+`ex.reveal("01-2")` prints an exercise's answer.
 """
 
 CELLS = [
@@ -24,9 +27,11 @@ CELLS = [
     ## A Function has a forward and a backward
 
     In dynamic mode (PyTorch style) an op runs at once and, if one of its inputs
-    requires a gradient, records a *backward node* in the result's `grad_fn`.
-    `exp` is the simplest example: its forward is $e^a$ and its backward multiplies the
-    incoming gradient by $e^a$ again.
+    requires a gradient, records a *backward node* in the result's `grad_fn`. A
+    backward node does not undo the op: it computes a **vector-Jacobian product**, the
+    gradient of the op's inputs from the gradient of its output. `exp` is the simplest
+    example: its forward is $b = e^a$, and its backward turns $\\partial L/\\partial b$
+    into $\\partial L/\\partial a = \\partial L/\\partial b \\cdot e^a$.
     """),
     code("""
     a = ng.tensor(2.0, requires_grad=True)
@@ -37,7 +42,8 @@ CELLS = [
     md("""
     `b` prints as `tensor(7.3891, grad_fn=<ExpBackward0>)`: the value is already
     computed (eager execution), and `ExpBackward0` is the Function that backward will
-    call. Calling `b.backward()` runs it and stores $db/da = e^2$ in `a.grad`.
+    call. Calling `b.backward()` starts from $\\partial b/\\partial b = 1$, runs it and
+    stores $\\partial b/\\partial a = e^2$ in `a.grad`.
     """),
     code("""
     b.backward()
@@ -74,7 +80,6 @@ CELLS = [
 
     for name, t in [("w1", w1), ("l1", l1), ("loss", loss)]:
         print(f"{name:5s} grad_fn={t.grad_fn.name() if t.grad_fn else None}")
-    loss
     """),
     md("""
     ### Exercise 01-1: the forward pass by hand
@@ -92,13 +97,23 @@ CELLS = [
     ex.check_forward_values(l1_value, l2_value, l3_value, l4_value, loss_value)
     """),
     md("""
+    Once your check passes, compare with what the forward pass computed:
+    """),
+    code("""
+    for name, t in [("l1", l1), ("l2", l2), ("l3", l3), ("l4", l4)]:
+        print(f"{name} = {t[0, 0].item():g} (every element)")
+    print("loss =", loss.item())
+    """),
+    md("""
     ## Drawing the graph both ways
 
     `ng.render(tensor, kind=...)` draws the graph. The **forward** graph shows tensors
     and the ops between them, edges in the direction data flows. The **backward**
     graph shows the `grad_fn` nodes that `loss.backward()` will visit, edges in the
     direction gradients flow. Leaves are green; `input` does not require a gradient,
-    so it has no place in the backward graph.
+    so it has no place in the backward graph. The dashed boxes are the values each
+    backward node **saved** for later (a product needs its factors to compute its
+    gradient).
     """),
     code("""
     names = {"input": input, "w1": w1, "w2": w2, "w3": w3,
@@ -113,12 +128,16 @@ CELLS = [
 
     Go backward from the loss with the chain rule, one element at a time:
 
-    * $\\partial\\,loss / \\partial\\,l4 = 1/4$ (the mean of four numbers);
-    * $l4 = l2 \\cdot l3$, so $\\partial l4/\\partial l2 = l3 = 8$ and $\\partial l4/\\partial l3 = l2 = 5$;
-    * $l1$ feeds **two** paths: through $l2$ (derivative 1) and through $l3$ (derivative $w3$).
+    * $\\partial\\,loss / \\partial\\,l4 = 1/4$ for each element (the mean of four numbers);
+    * $l4 = l2 \\cdot l3$, so $\\partial l4/\\partial l2 = l3$ and
+      $\\partial l4/\\partial l3 = l2$ (your values from exercise 01-1);
+    * $l1$ feeds **two** paths: through $l2$ (derivative 1) and through $l3$
+      (derivative $w3$); the chain rule adds the two.
 
     The weights are scalars *broadcast* over the 2x2 input: each one touches all four
     elements, so its gradient is the **sum** of four per-element contributions.
+
+    ### Exercise 01-2: the gradients of the weights
     """),
     exercise("01-2", """
     # Exercise 01-2: d loss / d w1, w2, w3 (scalars), derived by hand
@@ -127,24 +146,32 @@ CELLS = [
     w3_grad = «10.0»
     ex.check_leaf_grads(w1_grad, w2_grad, w3_grad)
     """),
+    md("""
+    ### Exercise 01-3: the gradient of an intermediate tensor
+    """),
     exercise("01-3", """
     # Exercise 01-3: d loss / d l1 for ONE element of l1
     l1_grad = «7.0»
     ex.check_l1_grad(l1_grad)
     """),
     md("""
-    Now let autograd do it. `loss.backward()` walks the backward graph from `loss` to
-    the leaves and *accumulates* into each leaf's `.grad`.
+    Now let autograd do it (run this once your answers are checked).
+    `loss.backward()` walks the backward graph from `loss` to the leaves and
+    *accumulates* into each leaf's `.grad`. The drawing after it writes each leaf's
+    gradient on its node.
     """),
     code("""
     loss.backward()
-    print("w1.grad =", w1.grad, " w2.grad =", w2.grad, " w3.grad =", w3.grad)
-    assert w1.grad.item() == 28 and w2.grad.item() == 8 and w3.grad.item() == 10
+    print("autograd: w1.grad =", w1.grad.item(), " w2.grad =", w2.grad.item(),
+          " w3.grad =", w3.grad.item())
+    print("yours:    w1.grad =", w1_grad, " w2.grad =", w2_grad, " w3.grad =", w3_grad)
+    ng.render(loss, kind="forward", params=names)
     """),
     md("""
     The intermediate tensors do not keep their gradients: `l1.grad` is `None` (and
     naivegraph warns, as PyTorch does, that you probably meant a leaf). Lesson 2
-    explains why, and lesson 3 shows how to keep them.
+    explains why; lesson 3 shows `retain_grad()`, which keeps them (and draws
+    $\\partial loss/\\partial l1$ on the `l1` node).
     """),
     code("""
     import warnings
@@ -153,23 +180,57 @@ CELLS = [
         print(l1.grad, l4.grad, loss.grad)
     """),
     md("""
-    After backward the graph's saved values are freed: the backward drawing now marks
-    the freed nodes, and a second `loss.backward()` is an error (lesson 3 shows
-    `retain_graph`).
+    ## What backward frees, and what it keeps
+
+    The backward nodes are still there after `backward()`: `loss.grad_fn` still exists
+    and still links to the nodes of its inputs. What is gone are the values they
+    **saved** for the backward pass (the factors of each product): only their shape is
+    left. A second `loss.backward()` would need those values, so it raises, and the
+    error says what to do (lesson 3 shows `retain_graph`). The drawing greys out the
+    nodes whose saved values were freed.
     """),
     code("""
+    print("loss.grad_fn:", loss.grad_fn.name(), "->",
+          [fn.name() for fn, _ in loss.grad_fn.next_functions])
+    print("l4's node saved for input 0:", l4.grad_fn.saved_array(0))
     try:
         loss.backward()
     except RuntimeError as err:
-        print("RuntimeError:", str(err)[:90], "...")
+        print("RuntimeError:", err)
     ng.render(loss, kind="both", params=names)
     """),
     md("""
+    PyTorch does the same. The scalar library of the reference articles (*NaiveGraph*,
+    which you rebuild in lesson 8) goes further: after a backward pass without
+    `retain_graph` it deletes every non-leaf node from the graph, with its links, and
+    keeps only the leaves.
+
+    ## One training step, animated
+
+    The graph grows op by op during the forward pass, gradients flow back through it,
+    and backward frees what the non-leaf part saved. The next forward pass builds a new
+    graph (lesson 7 compares this with a static graph, built once).
+
+    ![one dynamic training step](../figures/animation_dynamic_step.gif)
+
     ## Summary
 
-    * Tensors and Functions form a graph; every recorded op has a `grad_fn`.
+    * Tensors and Functions form a graph; every recorded op has a `grad_fn`, which
+      computes the gradient of the op's inputs from the gradient of its output.
     * Forward computes values now (eager); backward applies the chain rule from the
       loss to the leaves.
     * A broadcast weight collects the sum of the gradients of every element it touched.
+    * Backward frees the values the graph saved, not the graph's nodes.
+
+    ## Further reading
+
+    * PyTorch, [Autograd mechanics](https://pytorch.org/docs/stable/notes/autograd.html):
+      how autograd encodes the history.
+    * PyTorch, [A gentle introduction to `torch.autograd`](https://pytorch.org/tutorials/beginner/blitz/autograd_tutorial.html).
+    * A. Karpathy, [micrograd](https://github.com/karpathy/micrograd): a scalar autograd
+      engine in about 100 lines.
+    * Dive into Deep Learning, [Automatic differentiation](https://d2l.ai/chapter_preliminaries/autograd.html).
+    * CMU [Deep Learning Systems](https://dlsyscourse.org/) (10-414/714): the lectures on
+      automatic differentiation.
     """),
 ]

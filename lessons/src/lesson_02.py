@@ -112,6 +112,9 @@ CELLS = [
     `.grad` a `t.backward()` would fill. Start from `t.grad_fn`, follow
     `next_functions` with a stack, skip `None`, and collect `node.variable` of every
     `AccumulateGrad` (check `node.name() == "AccumulateGrad"`).
+
+    The checker also runs it on lesson 1's model, where `l1` feeds two ops: the walk
+    reaches `l1`'s node along two paths, and each leaf must still be reported once.
     """),
     exercise("02-3", """
     # Exercise 02-3
@@ -146,7 +149,7 @@ CELLS = [
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         print("y.grad:", y.grad)
-    print("warning:", str(caught[0].message)[:80], "...")
+    print("warning:", caught[0].message)
     print("w.grad:", w.grad, " b.grad:", b.grad)
     """),
     md("""
@@ -156,5 +159,17 @@ CELLS = [
     * `grad_fn.next_functions` links each backward node to its inputs' nodes;
       `AccumulateGrad` writes into a leaf's `.grad`, `None` marks inputs without grad.
     * Only leaves keep `.grad`; intermediate gradients are freed to save memory.
+
+    ## Further reading
+
+    * PyTorch, [Autograd mechanics](https://pytorch.org/docs/stable/notes/autograd.html),
+      "How autograd encodes the history" and "Saved tensors".
+    * PyTorch, [A gentle introduction to `torch.autograd`](https://pytorch.org/tutorials/beginner/blitz/autograd_tutorial.html):
+      the computational graph and `grad_fn`.
+    * A. Karpathy, [micrograd](https://github.com/karpathy/micrograd): its `backward()`
+      walks the graph in topological order with a visited set, as in exercise 02-3.
+    * Dive into Deep Learning, [Automatic differentiation](https://d2l.ai/chapter_preliminaries/autograd.html).
+    * CMU [Deep Learning Systems](https://dlsyscourse.org/): the automatic
+      differentiation lectures build the same graph walk.
     """),
 ]

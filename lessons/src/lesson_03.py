@@ -28,15 +28,24 @@ CELLS = [
         l2 = l1 + w2
         l3 = l1 * w3
         l4 = l2 * l3
-        return (w1, w2, w3), (l1, l2, l3, l4), l4.mean()
+        return input, (w1, w2, w3), (l1, l2, l3, l4), l4.mean()
 
-    (w1, w2, w3), (l1, l2, l3, l4), loss = toy_model()
-    for t in (l1, l4, loss):
+    input, (w1, w2, w3), (l1, l2, l3, l4), loss = toy_model()
+    for t in (l1, l2, l3, l4, loss):
         t.retain_grad()
     loss.backward()
     print("loss.grad =", loss.grad)
     print("l4.grad =", l4.grad)
     print("l1.grad =", l1.grad)
+    """),
+    md("""
+    With the intermediate gradients kept, the drawing writes each one on its tensor:
+    `grad` on the `l1` node is $\\partial loss/\\partial l1$, the 7s of exercise 01-3.
+    """),
+    code("""
+    ng.render(loss, kind="forward", params={"input": input, "w1": w1, "w2": w2, "w3": w3,
+                                            "l1": l1, "l2": l2, "l3": l3, "l4": l4,
+                                            "loss": loss})
     """),
     md("""
     ## Hooks: look at a gradient as it passes
@@ -45,7 +54,7 @@ CELLS = [
     without storing anything. Handy for debugging: print, log, check for NaNs.
     """),
     code("""
-    (w1, w2, w3), (l1, l2, l3, l4), loss = toy_model()
+    input, (w1, w2, w3), (l1, l2, l3, l4), loss = toy_model()
     l1.register_hook(lambda grad: print("l1 grad:", grad.tolist()))
     l4.register_hook(lambda grad: print("l4 grad:", grad.tolist()))
     loss.register_hook(lambda grad: print("loss grad:", grad.item()))
@@ -53,7 +62,8 @@ CELLS = [
     """),
     md("""
     A hook may also **return** a tensor: it then replaces the gradient that flows on.
-    `register_hook` returns a handle; `handle.remove()` takes the hook off.
+    The tensor a hook receives belongs to autograd: compute a new one, do not change
+    it in place. `register_hook` returns a handle; `handle.remove()` takes the hook off.
 
     ### Exercise 03-1: a hook that doubles the gradient
 
@@ -83,10 +93,17 @@ CELLS = [
     y.backward(retain_graph=True)
     print("after one backward:", x.grad)
     """),
+    md("""
+    ### Exercise 03-2: backward twice
+    """),
     exercise("03-2", """
     # Exercise 03-2: what is x.grad after a SECOND y.backward()?
     x_grad_after_two = «12.0»
     ex.check_accumulated_grad(x_grad_after_two)
+    """),
+    md("""
+    Once your check passes, see it happen, and see the error of a third call: the
+    second call did not retain the graph. The message says what to do.
     """),
     code("""
     y.backward()          # the graph was retained, so this works ...
@@ -94,10 +111,16 @@ CELLS = [
     try:
         y.backward()      # ... but this one did not retain it
     except RuntimeError as err:
-        print("RuntimeError:", str(err)[:70], "...")
+        print("RuntimeError:", err)
     x.grad = None         # zero (or drop) the gradient before the next step
     """),
     md("""
+    A dynamic graph lives for one forward and one backward pass; the next forward
+    builds a new one. A **static** graph (lesson 6) is the opposite: built once, then
+    run again and again with new inputs.
+
+    ![a static graph, run several times](../figures/animation_static_runs.gif)
+
     ## backward(gradient) for a non-scalar output
 
     `backward()` with no argument only works for a scalar: autograd starts from
@@ -115,19 +138,23 @@ CELLS = [
     y.backward(ng.ones(3))
     print("with ones:", x.grad)
     """),
-    exercise("03-5", """
-    # Exercise 03-5: x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0.1, 0.01]). x.grad?
+    md("""
+    ### Exercise 03-3: a vector-Jacobian product by hand
+    """),
+    exercise("03-3", """
+    # Exercise 03-3: x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0.1, 0.01]). x.grad?
     x_grad = «[2.0, 0.4, 0.06]»
     ex.check_vector_backward(x_grad)
     """),
     md("""
-    ### Exercise 03-3: check autograd against a hand-derived gradient
+    ### Exercise 03-4: check autograd against a hand-derived gradient
 
-    For $f(x) = x^2 e^x$ write `gradf(x)` by hand (use `ng.exp`). The next cell
-    compares it with autograd on a random 3x4 input, as the old tutorials did.
+    For $f(x) = x^2 e^x$ write `gradf(x)` by hand (use `ng.exp`). The checker, and the
+    cell after it, compare it with autograd on a random 3x4 input, as the old
+    tutorials did.
     """),
-    exercise("03-3", """
-    # Exercise 03-3
+    exercise("03-4", """
+    # Exercise 03-4
     def f(x):
         return x ** 2 * ng.exp(x)
 
@@ -139,9 +166,13 @@ CELLS = [
     code("""
     ng.manual_seed(0)
     x = ng.randn(3, 4, requires_grad=True)
-    y = x ** 2 * ng.exp(x)
+    y = f(x)
     y.backward(ng.ones(y.shape))
     print(x.grad)
+    try:
+        print("gradf agrees with autograd:", np.allclose(gradf(x.detach()).numpy(), x.grad.numpy()))
+    except Exception as err:
+        print("gradf is not finished yet:", type(err).__name__, err)
     """),
     md("""
     ## autograd.grad and second derivatives
@@ -149,33 +180,54 @@ CELLS = [
     `ng.autograd.grad(outputs, inputs)` returns the gradients instead of adding them
     into `.grad`: nothing accumulates, nothing to zero. With `create_graph=True`, the
     backward pass itself is recorded, so the gradient is a tensor with a `grad_fn` and
-    can be differentiated again.
+    can be differentiated again. For $y = x^3$ at $x = 3$: $y' = 3x^2 = 27$ and
+    $y'' = 6x = 18$.
     """),
     code("""
-    x = ng.tensor(2.0, requires_grad=True)
+    x = ng.tensor(3.0, requires_grad=True)
     y = x ** 3
     (dy,) = ng.autograd.grad(y, [x], create_graph=True)
     print("dy/dx   =", dy)
     (d2y,) = ng.autograd.grad(dy, [x])
     print("d2y/dx2 =", d2y, "  x.grad is still", x.grad)
     """),
-    exercise("03-4", """
-    # Exercise 03-4: f(x) = x**3 at x = 3. Use ng.autograd.grad twice.
-    x = ng.tensor(3.0, requires_grad=True)
-    «(first,) = ng.autograd.grad(x ** 3, [x], create_graph=True)
-    (second,) = ng.autograd.grad(first, [x])»
-    first_derivative = «first.item()»
-    second_derivative = «second.item()»
-    ex.check_second_derivative(first_derivative, second_derivative)
+    md("""
+    ### Exercise 03-5: second derivatives of any function
+
+    Write `derivatives(f, x)` returning $f'(x)$ and $f''(x)$ for a function `f` of one
+    scalar tensor `x` (which requires grad), with `ng.autograd.grad` twice. The checker
+    tries it on several functions and points.
+    """),
+    exercise("03-5", """
+    # Exercise 03-5
+    def derivatives(f, x):
+        «(first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+        (second,) = ng.autograd.grad(first, [x])
+        return first, second»
+
+    ex.check_second_derivative(derivatives)
     """),
     md("""
     ## Summary
 
     * `retain_grad()` keeps an intermediate gradient; `register_hook` sees it (and may
-      replace it) without keeping it.
+      replace it, by returning a new tensor) without keeping it.
     * `.grad` accumulates; zero it between steps. `retain_graph=True` allows a second
       backward through the same graph.
     * A non-scalar output needs `backward(gradient)`: you get $v^T J$.
     * `autograd.grad` returns gradients; `create_graph=True` makes them differentiable.
+
+    ## Further reading
+
+    * PyTorch, [Autograd mechanics](https://pytorch.org/docs/stable/notes/autograd.html):
+      "Saved tensors", "Backward hooks execution".
+    * PyTorch, [A gentle introduction to `torch.autograd`](https://pytorch.org/tutorials/beginner/blitz/autograd_tutorial.html):
+      vector-Jacobian products and `backward(gradient)`.
+    * A. Karpathy, [micrograd](https://github.com/karpathy/micrograd): gradients
+      accumulate with `+=`, the same reason `.grad` must be zeroed.
+    * Dive into Deep Learning, [Automatic differentiation](https://d2l.ai/chapter_preliminaries/autograd.html):
+      backward for non-scalar variables, detaching computation.
+    * CMU [Deep Learning Systems](https://dlsyscourse.org/): reverse-mode AD that
+      builds the gradient as a graph, which is what `create_graph=True` does.
     """),
 ]

@@ -94,6 +94,12 @@ CELLS = [
     print("body unchanged:", all(np.array_equal(b, p.numpy())
                                  for b, p in zip(body_before, model.body.parameters())))
     """),
+    md("""
+    ### Exercise 05-2: fine-tuning, as a function
+
+    The checker calls your function on fresh copies of `Net` with different numbers of
+    classes.
+    """),
     exercise("05-2", """
     # Exercise 05-2: freeze `model`, give it a new `fc` with n_classes outputs
     # (its input size is 8), and return an SGD optimizer over the new layer only.
@@ -125,6 +131,12 @@ CELLS = [
         out = model(X)
     print("inside no_grad:", out.requires_grad, out.grad_fn, " grad mode now:", ng.is_grad_enabled())
     """),
+    md("""
+    ### Exercise 05-3: inference
+
+    Write `predict(model, x)`: the model's output, computed without building a graph,
+    and leaving the model and the grad mode as they were.
+    """),
     exercise("05-3", """
     # Exercise 05-3: return model(x) without recording any history
     def predict(model, x):
@@ -134,15 +146,31 @@ CELLS = [
     ex.check_inference(predict)
     """),
     md("""
-    `detach()` also gives a tensor without history, but only after the whole forward
-    graph has been built (and its saved tensors kept alive while it exists). For
+    `model(x).detach()` also gives a tensor without history, but only after the whole
+    forward graph has been built, with every tensor it saves for backward. For
     inference, `no_grad` is the right tool: nothing is recorded in the first place.
+    Switching `requires_grad` off on the parameters would also stop the recording, but
+    it leaves the model frozen for the training that follows.
 
     ## Summary
 
     * No input requires grad -> output does not; backward skips that subgraph.
     * Freeze with `p.requires_grad = False`, train a new head with an optimizer over
       its parameters only.
-    * `no_grad` (not `volatile`) for inference.
+    * `no_grad` (not `volatile`, not `detach()` afterwards) for inference.
+
+    ## Further reading
+
+    * PyTorch, [Autograd mechanics](https://pytorch.org/docs/stable/notes/autograd.html):
+      "Locally disabling gradient computation" (`requires_grad`, grad mode, no-grad and
+      inference mode).
+    * PyTorch, [A gentle introduction to `torch.autograd`](https://pytorch.org/tutorials/beginner/blitz/autograd_tutorial.html):
+      "Exclusion from the DAG" and freezing a pretrained network for fine-tuning.
+    * Dive into Deep Learning, [Automatic differentiation](https://d2l.ai/chapter_preliminaries/autograd.html):
+      detaching computation.
+    * A. Karpathy, [micrograd](https://github.com/karpathy/micrograd): a whole
+      training loop on a scalar engine.
+    * CMU [Deep Learning Systems](https://dlsyscourse.org/): the lectures on training
+      and on memory.
     """),
 ]

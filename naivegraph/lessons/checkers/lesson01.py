@@ -1,11 +1,59 @@
-"""Checkers of lesson 01: computational graphs."""
+"""Checkers of lesson 01: computational graphs.
+
+Every rejection names the learner's wrong value and hints at the mistake that value
+comes from (a sum where the mean was meant, one path of two, one element of four),
+never the expected number: that one only ``ex.reveal(...)`` shows.
+"""
 
 from __future__ import annotations
 
-from ..checking import Result, checker, close, correct, hint_for, is_blank, not_done, show, wrong
+from typing import Any, Sequence
+
+from ..checking import Result, as_array, checker, correct, is_blank, not_done, show
+from ..checking import close as _close
+from ..checking import not_yet as _not_yet
 
 
-@checker("01-1")
+def not_yet(exercise: str, hints: str | Sequence[str], gave: str | None = None) -> Result:
+    """:func:`checking.not_yet` with hints that build up: a retry still gets the hint for
+    the mistake it made, followed by the next, stronger one (a learner who fixes one
+    mistake and makes another should hear about the new one first).
+    """
+    if isinstance(hints, str):
+        return _not_yet(exercise, hints, gave)
+    sentences = [h[:1].upper() + h[1:] for h in hints]
+    built = [" ".join([hints[0], *sentences[1 : k + 1]]) for k in range(len(sentences))]
+    return _not_yet(exercise, built, gave)
+
+
+def close(got: Any, expected: Any, **kwargs: Any) -> bool:
+    """:func:`checking.close`, except that an empty answer is never close to anything
+    (numpy's ``allclose([], 40)`` is True: ``[]`` would pass for any number).
+
+    >>> close([], 40.0), close([40.0], 40.0)
+    (False, True)
+    """
+    try:
+        if as_array(got).size == 0:
+            return False
+    except Exception:  # not a number at all: not close
+        return False
+    return _close(got, expected, **kwargs)
+
+
+def hint_for(got: Any, mistakes: list[tuple[tuple, str]], otherwise: str) -> str:
+    """:func:`checking.hint_for` with the :func:`close` above."""
+    for values, hint in mistakes:
+        if any(close(got, v) for v in values):
+            return hint
+    return otherwise
+
+FORWARD_ANSWER = """l1 = 2, l2 = 5, l3 = 8, l4 = 40, loss = 40 (one element each).
+input is all ones, so l1 = 1 * w1 = 2; l2 = l1 + w2 = 2 + 3; l3 = l1 * w3 = 2 * 4;
+l4 = l2 * l3 = 5 * 8; loss is the mean of four elements that are all 40."""
+
+
+@checker("01-1", answer=FORWARD_ANSWER)
 def check_forward_values(l1, l2, l3, l4, loss) -> Result:
     """The forward pass of the l1..l4 model, one element each, computed by hand."""
     ex = "01-1"
@@ -14,49 +62,107 @@ def check_forward_values(l1, l2, l3, l4, loss) -> Result:
         return not_done(ex)
     expected = (2.0, 5.0, 8.0, 40.0, 40.0)
     names = ("l1", "l2", "l3", "l4", "loss")
-    hints = {
-        "l1": "l1 = input * w1 and every input element is 1.",
-        "l2": "l2 = l1 + w2: add w2 = 3 to each element of l1.",
-        "l3": "l3 = l1 * w3: multiply l1 by w3 = 4.",
-        "l4": "l4 = l2 * l3, element by element.",
-        "loss": "loss is the mean of four equal numbers.",
-    }
     for name, got, want in zip(names, answers, expected):
         if not close(got, want):
-            return wrong(ex, f"{name} = {want:g}", f"{name} = {show(got)}", hints[name])
+            return not_yet(ex, _forward_hints(name, got), gave=f"{name} = {show(got)}")
     return correct(ex, "l1 = 2, l2 = 5, l3 = 8, l4 = 40 and loss = 40 for every element.")
 
 
-@checker("01-2")
+def _forward_hints(name: str, got) -> list[str]:
+    """Hints for the first wrong layer: the mistake its value shows, then the recipe."""
+    mistakes = {
+        "l1": [((1.0,), "every element of input is 1, but l1 = input * w1: w1 is not 1.")],
+        "l2": [
+            ((3.0,), "l2 = l1 + w2: you have w2 alone; add l1 to it."),
+            ((6.0,), "l2 = l1 + w2 is a sum, not a product."),
+        ],
+        "l3": [
+            ((4.0,), "l3 = l1 * w3: you have w3 alone; multiply it by l1."),
+            ((6.0,), "l3 = l1 * w3 is a product, not a sum."),
+        ],
+        "l4": [
+            ((13.0,), "l4 = l2 * l3 is a product, not a sum."),
+            ((160.0,), "one element of l4, not the total of its four elements."),
+        ],
+        "loss": [
+            ((160.0,), "loss = l4.mean(), not l4.sum(): the mean divides the sum by 4."),
+            ((10.0,), "the mean of four elements that are ALL equal to l4 is not l4 / 4."),
+        ],
+    }[name]
+    recipe = {
+        "l1": "multiply one element of input by w1 (see the cell that made w1).",
+        "l2": "take your l1 and add w2 to it.",
+        "l3": "take your l1 and multiply it by w3.",
+        "l4": "multiply your l2 by your l3, element by element.",
+        "loss": "loss = l4.mean(): add the four (equal) elements of l4, divide by 4.",
+    }[name]
+    first = hint_for(got, mistakes, f"{name} is computed in the model cell: redo that line by hand.")
+    return [first, recipe]
+
+
+GRADS_ANSWER = """w1.grad = 28, w2.grad = 8, w3.grad = 10.
+Per element: d loss / d l4 = 1/4; l1 reaches l4 along two paths, so
+d l4 / d l1 = l3 + l2 * w3 = 8 + 20 = 28, and d loss / d w1 = 1/4 * 28 * input = 7;
+d loss / d w2 = 1/4 * l3 = 2; d loss / d w3 = 1/4 * l2 * l1 = 2.5.  Each weight is a
+scalar broadcast over the 4 elements, so its gradient is the sum: 4 * (7, 2, 2.5)."""
+
+PER_ELEMENT = {"w1": 7.0, "w2": 2.0, "w3": 2.5}
+GRADS = {"w1": 28.0, "w2": 8.0, "w3": 10.0}
+
+
+@checker("01-2", answer=GRADS_ANSWER)
 def check_leaf_grads(w1_grad, w2_grad, w3_grad) -> Result:
     """d loss / d w1, w2, w3 for the l1..l4 model, derived by hand."""
     ex = "01-2"
     if is_blank((w1_grad, w2_grad, w3_grad)):
         return not_done(ex)
-    got = (w1_grad, w2_grad, w3_grad)
-    per_element = (7.0, 2.0, 2.5)
-    for name, g, want, one in zip(("w1", "w2", "w3"), got, (28.0, 8.0, 10.0), per_element):
-        if close(g, want):
-            continue
-        if close(g, one):
-            hint = (
-                f"{show(g)} is the contribution of ONE element. {name} is a scalar broadcast "
-                "over the 2x2 input, so its gradient is the sum over all four elements."
-            )
-        elif close(g, want / 4 / 4) or close(g, want * 4):
-            hint = "count the factor 1/4 from the mean exactly once, then sum over 4 elements."
-        else:
-            hint = {
-                "w1": "w1 reaches the loss through both l2 and l3: d l4/d l1 = l3 + l2 * w3, "
-                "times d l1/d w1 = input.",
-                "w2": "d l4 / d w2 = l3 (product rule), then the mean's 1/4 and the sum.",
-                "w3": "d l4 / d w3 = l2 * l1, then the mean's 1/4 and the sum.",
-            }[name]
-        return wrong(ex, f"{name}.grad = {want:g}", show(g), hint)
+    for name, got in zip(("w1", "w2", "w3"), (w1_grad, w2_grad, w3_grad)):
+        if not close(got, GRADS[name]):
+            return not_yet(ex, _grad_hints(name, got), gave=f"{name}.grad = {show(got)}")
     return correct(ex, "w1.grad = 28, w2.grad = 8, w3.grad = 10.")
 
 
-@checker("01-3")
+def _grad_hints(name: str, got) -> list[str]:
+    want, one = GRADS[name], PER_ELEMENT[name]
+    common = [
+        (
+            (one,),
+            f"that is the contribution of ONE element. {name} is a scalar broadcast over "
+            "the 2x2 input: it touches all four elements, so add up their contributions.",
+        ),
+        ((want * 4,), "the mean's factor 1/4 is missing (loss = l4.mean())."),
+        ((one / 4, want / 16), "the mean's factor 1/4 is counted twice: once is enough."),
+    ]
+    by_weight = {
+        "w1": [
+            (
+                (8.0, 20.0, 2.0, 5.0),
+                "w1 reaches the loss along TWO paths (through l2 and through l3): "
+                "the chain rule adds both.",
+            )
+        ],
+        "w2": [((5.0, 1.25, 20.0), "l4 = l2 * l3: the derivative by l2 is the OTHER factor.")],
+        "w3": [((5.0, 1.25, 20.0), "l3 = l1 * w3: do not forget the factor d l3 / d w3 = l1.")],
+    }[name]
+    recipe = {
+        "w1": "per element: 1/4 * (d l4/d l2 * d l2/d l1 + d l4/d l3 * d l3/d l1) * input; "
+        "then the sum over the four elements.",
+        "w2": "per element: 1/4 * d l4/d l2 * d l2/d w2, with d l4/d l2 = l3; then the sum.",
+        "w3": "per element: 1/4 * d l4/d l3 * d l3/d w3, with d l4/d l3 = l2; then the sum.",
+    }[name]
+    path = {"w1": "l4 -> l2 and l3 -> l1 -> w1", "w2": "l4 -> l2 -> w2", "w3": "l4 -> l3 -> w3"}
+    first = hint_for(
+        got, common + by_weight, f"go backward one step at a time: loss -> {path[name]}."
+    )
+    return [first, recipe]
+
+
+L1_ANSWER = """d loss / d l1 = 7 for each element of l1.
+l1 feeds l2 = l1 + w2 and l3 = l1 * w3, so d l4 / d l1 = l3 * 1 + l2 * w3 = 8 + 20 = 28;
+times the mean's 1/4 gives 7 (l1 is not broadcast: there is no sum over elements)."""
+
+
+@checker("01-3", answer=L1_ANSWER)
 def check_l1_grad(l1_grad) -> Result:
     """d loss / d l1 for one element of the l1..l4 model."""
     ex = "01-3"
@@ -66,16 +172,24 @@ def check_l1_grad(l1_grad) -> Result:
         return correct(
             ex, "d loss / d l1 = 0.25 * (l3 + l2 * w3) = 0.25 * (8 + 20) = 7 per element."
         )
-    hint = hint_for(
+    first = hint_for(
         l1_grad,
         [
             (
                 (28.0,),
-                "that is d loss / d w1 summed over elements; for l1 keep one element (and "
-                "its 1/4).",
+                "that is 4 times too big: either the mean's 1/4 is missing or you summed "
+                "over the four elements (l1 is a 2x2 tensor: one element, no sum).",
             ),
-            ((2.0, 5.0), "l1 feeds two paths (through l2 and through l3): add both contributions."),
+            (
+                (2.0, 5.0, 8.0, 20.0),
+                "l1 feeds two ops (l2 and l3): its gradient adds the contributions of both paths.",
+            ),
+            ((1.75,), "the mean's factor 1/4 is counted twice: once is enough."),
         ],
-        "l4 = (l1 + w2) * (l1 * w3): differentiate with the product rule, then times 1/4.",
+        "l4 = (l1 + w2) * (l1 * w3): differentiate by l1 with the product rule, then the mean's 1/4.",
     )
-    return wrong(ex, "7", show(l1_grad), hint)
+    return not_yet(
+        ex,
+        [first, "d l4 / d l1 = l3 * d l2/d l1 + l2 * d l3/d l1 = l3 + l2 * w3; then times 1/4."],
+        gave=show(l1_grad),
+    )

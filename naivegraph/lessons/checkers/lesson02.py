@@ -16,46 +16,83 @@ from ..checking import (
     is_blank,
     not_callable,
     not_done,
-    wrong,
 )
+from .lesson01 import not_yet
+
+FLAGS = ("a", "b", "c", "d")
 
 
-@checker("02-1")
+def flags_problem(values: Any, count: int, names: str) -> str | None:
+    """What is wrong with the form of a tuple of ``count`` booleans, or None if nothing.
+
+    Shared by the exercises that ask for booleans: numbers and strings each get the
+    message that fits them (``1`` is not ``True`` to a reader of flags, ``"True"`` is
+    a string).
+    """
+    try:
+        items = tuple(values)
+    except TypeError:
+        return f"give a tuple of {count} booleans, one per tensor ({names})."
+    if len(items) != count:
+        return f"give {count} values, one per tensor ({names}); you gave {len(items)}."
+    if any(isinstance(v, str) for v in items):
+        return "write True / False without quotes: strings are not booleans."
+    if as_bools(items) is None:
+        if all(isinstance(v, (int, float)) for v in items):
+            return "write True / False, not 1 / 0: the flags are booleans."
+        return "write each value as True or False."
+    return None
+
+
+LEAF_FLAGS_ANSWER = """is_leaf = (True, True, False, False); requires_grad = (True, False, True, True).
+a and b were made by you, not by a recorded op: leaves.  b was made without
+requires_grad.  c = a + b requires grad because ONE input (a) does, and an op made it,
+so it is not a leaf; d = c.sum() likewise."""
+
+
+@checker("02-1", answer=LEAF_FLAGS_ANSWER)
 def check_leaf_flags(is_leaf, requires_grad) -> Result:
     """(is_leaf, requires_grad) of a, b, c, d in: a = ones(3,4, rg=True); b = zeros; c = a + b; d = c.sum()."""
     ex = "02-1"
     if is_blank((is_leaf, requires_grad)):
         return not_done(ex)
-    want_leaf, want_rg = (True, True, False, False), (True, False, True, True)
+    for given in (is_leaf, requires_grad):
+        problem = flags_problem(given, 4, "a, b, c, d")
+        if problem is not None:
+            return failed(ex, f"hint: {problem}")
     got_leaf, got_rg = as_bools(is_leaf), as_bools(requires_grad)
-    if got_leaf is None or got_rg is None or len(got_leaf) != 4 or len(got_rg) != 4:
-        return failed(
-            ex,
-            "expected two tuples of four booleans (for a, b, c, d), e.g. "
-            "(True, False, True, True); hint: write True/False, not strings.",
-        )
+    want_leaf, want_rg = (True, True, False, False), (True, False, True, True)
     if got_rg != want_rg:
-        return wrong(
-            ex,
-            f"requires_grad = {want_rg}",
-            str(got_rg),
-            "an op's output requires grad as soon as ONE input does; b was created "
-            "without requires_grad, so it does not.",
-        )
+        wrong_at = [n for n, g, w in zip(FLAGS, got_rg, want_rg) if g != w]
+        return not_yet(ex, _requires_grad_hints(wrong_at[0]), gave=f"requires_grad = {got_rg}")
     if got_leaf != want_leaf:
-        return wrong(
-            ex,
-            f"is_leaf = {want_leaf}",
-            str(got_leaf),
-            "a tensor is a leaf when it has no grad_fn: created by you (a, b), not "
-            "by an op that records history (c, d). A tensor that does not require "
-            "grad is always a leaf.",
-        )
+        wrong_at = [n for n, g, w in zip(FLAGS, got_leaf, want_leaf) if g != w]
+        return not_yet(ex, _leaf_hints(wrong_at[0]), gave=f"is_leaf = {got_leaf}")
     return correct(
         ex,
         "a and b are leaves (made by you); c and d require grad because a does, and "
         "are not leaves because an op made them.",
     )
+
+
+def _requires_grad_hints(name: str) -> list[str]:
+    first = {
+        "a": "look at how a was created: which argument did it get?",
+        "b": "b was created without requires_grad: does anything make it require grad?",
+        "c": "c = a + b: an op's output requires grad as soon as ONE of its inputs does.",
+        "d": "d = c.sum(): does c require grad?",
+    }[name]
+    return [first, "requires_grad spreads forward: an output requires grad when any input does."]
+
+
+def _leaf_hints(name: str) -> list[str]:
+    first = {
+        "a": "a was created by you: no recorded op made it.",
+        "b": "a tensor that does not require grad is always a leaf: no op is recorded for it.",
+        "c": "c was made by an op (a + b) that recorded history: it has a grad_fn.",
+        "d": "d was made by an op (c.sum()) that recorded history: it has a grad_fn.",
+    }[name]
+    return [first, "a tensor is a leaf exactly when it has no grad_fn: print t.grad_fn to see."]
 
 
 def _fn_name(x) -> Any:
@@ -68,7 +105,14 @@ def _fn_name(x) -> Any:
     return type(x).__name__
 
 
-@checker("02-2")
+NEXT_ANSWER = """z_next = ["MulBackward0", "AccumulateGrad"]; y_next = ["AccumulateGrad", None].
+next_functions lists one (node, index) per INPUT of the op: z = y + b has inputs y
+(made by a multiplication: y.grad_fn, a MulBackward0) and b (a leaf that requires grad:
+the AccumulateGrad that stores b.grad); y = w * x has inputs w (AccumulateGrad) and x
+(no grad needed: None)."""
+
+
+@checker("02-2", answer=NEXT_ANSWER)
 def check_next_functions(z_next, y_next) -> Result:
     """Names in z.grad_fn.next_functions and y.grad_fn.next_functions for y = w * x; z = y + b."""
     ex = "02-2"
@@ -85,26 +129,38 @@ def check_next_functions(z_next, y_next) -> Result:
     except TypeError:
         return failed(
             ex,
-            "expected two lists, e.g. ['AddBackward0', None]; hint: one entry per "
-            "input of the op, in order.",
+            "give two lists of names, e.g. ['SomeBackward0', None]; hint: one entry "
+            "per input of the op, in order.",
         )
-    if z_names != ["MulBackward0", "AccumulateGrad"]:
-        return wrong(
-            ex,
-            "z: ['MulBackward0', 'AccumulateGrad']",
-            str(z_names),
-            "z = y + b: the first input y was made by a multiplication, so its node "
-            "is y.grad_fn; the second input b is a leaf that requires grad, so its node "
-            "is the AccumulateGrad that will store b.grad.",
+    for which, names, inputs in (("z", z_names, ("y", "b")), ("y", y_names, ("w", "x"))):
+        if len(names) != 2:
+            return not_yet(
+                ex,
+                f"{which}'s op has two inputs ({', '.join(inputs)}): one entry for each.",
+                gave=f"{which}_next = {names}",
+            )
+    if "None" in z_names + y_names:
+        return not_yet(
+            ex, 'write None without quotes where there is no node: "None" is a string.'
         )
-    if y_names != ["AccumulateGrad", None]:
-        return wrong(
-            ex,
-            "y: ['AccumulateGrad', None]",
-            str(y_names),
-            "y = w * x: w requires grad (AccumulateGrad); x does not, so nothing "
-            "needs a gradient there and the entry is None.",
-        )
+    z_hints = [
+        _input_hint("y", z_names[0], "MulBackward0"),
+        _input_hint("b", z_names[1], "AccumulateGrad"),
+    ]
+    y_hints = [
+        _input_hint("w", y_names[0], "AccumulateGrad"),
+        _input_hint("x", y_names[1], None),
+    ]
+    for which, names, hints in (("z", z_names, z_hints), ("y", y_names, y_hints)):
+        for hint in hints:
+            if hint is not None:
+                return not_yet(
+                    ex,
+                    [hint, "an entry is the node that receives the gradient of that input: "
+                     "the input's grad_fn, the AccumulateGrad of a leaf that requires "
+                     "grad, or None when no gradient is needed."],
+                    gave=f"{which}_next = {names}",
+                )
     return correct(
         ex,
         "next_functions lists one (node, index) per input: the grad_fn of a computed "
@@ -112,42 +168,122 @@ def check_next_functions(z_next, y_next) -> Result:
     )
 
 
-@checker("02-3")
+def _input_hint(name: str, got: Any, want: Any) -> str | None:
+    """The hint for one entry of next_functions, or None if it is right."""
+    if got == want:
+        return None
+    if name == "y":
+        if got == "AddBackward0":
+            return "that is z's own node (z.grad_fn); the entries are the nodes of z's INPUTS."
+        return "the first input of z is y: which op made y, and which node does that give y?"
+    if name == "x":
+        return "x was created without requires_grad: no gradient has to reach it."
+    if got is None:
+        return f"{name} requires grad: its gradient has to be stored somewhere."
+    if got in ("MulBackward0", "AddBackward0"):
+        return f"{name} is a leaf, made by you: no op made it. Which node writes into a leaf's .grad?"
+    return f"{name} is a leaf that requires grad: which node writes into its .grad?"
+
+
+FIND_LEAVES_ANSWER = """Walk the backward graph from t.grad_fn with a stack, visiting each node once:
+
+    leaves, seen, stack = [], set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.name() == "AccumulateGrad":
+            leaves.append(node.variable)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return leaves
+
+The `seen` set matters: a tensor used twice (l1 in the toy model) is reached along
+two paths, and without it its leaves are reported twice."""
+
+
+def _toy_model() -> tuple[ng.Tensor, dict[int, str]]:
+    """Lesson 1's model: l1 feeds two ops, so its node is reached along two paths."""
+    inp = ng.ones([2, 2])
+    w1, w2, w3 = (ng.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0))
+    l1 = inp * w1
+    loss = ((l1 + w2) * (l1 * w3)).mean()
+    return loss, {id(w1): "w1", id(w2): "w2", id(w3): "w3", id(inp): "input"}
+
+
+def _leaf_cases() -> list[tuple[str, ng.Tensor, set[int], dict[int, str]]]:
+    loss, toy = _toy_model()
+    a = ng.tensor([1.0, 2.0], requires_grad=True)
+    b = ng.tensor(3.0, requires_grad=True)
+    c = ng.tensor([5.0, 6.0])  # no grad: must not be reported
+    names = {id(a): "a", id(b): "b", id(c): "c"}
+    return [
+        ("lesson 1's loss", loss, {k for k, v in toy.items() if v != "input"}, toy),
+        ("(a * b + c).sum()", (a * b + c).sum(), {id(a), id(b)}, names),
+        ("(a.exp() * a).mean()", (a.exp() * a).mean(), {id(a)}, names),
+        ("b * b * b", b * b * b, {id(b)}, names),
+    ]
+
+
+@checker("02-3", answer=FIND_LEAVES_ANSWER)
 def check_find_leaves(find_leaves) -> Result:
-    """``find_leaves(t)`` returns the leaf tensors that ``t``'s gradient reaches."""
+    """``find_leaves(t)`` returns the leaf tensors that ``t``'s gradient reaches, each once."""
     ex = "02-3"
     bad = not_callable(ex, find_leaves)
     if bad is not None:
         return bad
-    a = ng.tensor([1.0, 2.0], requires_grad=True)
-    b = ng.tensor(3.0, requires_grad=True)
-    c = ng.tensor([5.0, 6.0])  # no grad: must not be reported
-    cases = [
-        ("(a * b + c).sum()", (a * b + c).sum(), {id(a), id(b)}),
-        ("(a.exp() * a).mean()", (a.exp() * a).mean(), {id(a)}),
-        ("(b * b * b)", b * b * b, {id(b)}),
-    ]
-    names = {id(a): "a", id(b): "b", id(c): "c"}
-    for text, tensor, want in cases:
+    for text, tensor, want, names in _leaf_cases():
         stop, got = answer(ex, find_leaves, tensor)
         if stop is not None:
             return stop
         try:
-            got_ids = {id(t) for t in got}
+            items = list(got)
         except TypeError:
             return failed(
                 ex,
-                f"expected a list of tensors, got {type(got).__name__}; hint: "
-                "collect `node.variable` of every AccumulateGrad you meet.",
+                f"your function returned {type(got).__name__}; hint: return a list of the "
+                "leaf tensors you collected.",
             )
-        if got_ids != want:
-            shown = sorted(names.get(i, "<not a leaf>") for i in got_ids)
-            return wrong(
+        if any(not isinstance(t, ng.Tensor) for t in items):
+            return not_yet(
                 ex,
-                f"{sorted(names[i] for i in want)} for {text}",
-                str(shown),
-                "walk grad_fn.next_functions with a stack; skip None entries; an "
-                "AccumulateGrad node's .variable is the leaf; visit each node once "
-                "and each leaf once.",
+                ["return tensors, not nodes: an AccumulateGrad node keeps its leaf in "
+                 "`node.variable`."],
+                gave=f"a list holding {sorted({type(t).__name__ for t in items})}",
             )
-    return correct(ex, "your walk finds exactly the leaves that receive a gradient.")
+        ids = [id(t) for t in items]
+        shown = sorted(names.get(i, "a tensor that is not a leaf") for i in ids)
+        if set(ids) == want and len(ids) > len(want):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} a leaf appears more than once: a tensor used by two ops "
+                    "is reached along two paths, so your walk meets its node twice.",
+                    "remember the nodes you have already visited (a set of id(node)) "
+                    "and skip them.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+        if set(ids) < want:
+            return not_yet(
+                ex,
+                [
+                    f"on {text} some leaves are missing: keep walking until the stack is "
+                    "empty, pushing the next_functions of EVERY node you pop.",
+                    "a leaf can be several ops away from t: the walk must go all the "
+                    "way down, not only through t.grad_fn's direct inputs.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+        if set(ids) != want:
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your list holds tensors that receive no gradient: only "
+                    "AccumulateGrad nodes lead to leaves (check node.name()).",
+                    "a tensor that does not require grad has no node at all: it appears "
+                    "as None in next_functions; skip None.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+    return correct(ex, "your walk finds exactly the leaves that receive a gradient, each once.")

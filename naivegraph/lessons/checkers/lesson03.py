@@ -9,44 +9,60 @@ import naivegraph as ng
 from ..checking import (
     Result,
     answer,
+    as_array,
+    call_answer,
     checker,
-    close,
     correct,
     failed,
-    hint_for,
     is_blank,
     not_callable,
     not_done,
     show,
-    wrong,
 )
+from .lesson01 import close, hint_for, not_yet
+
+HOOK_ANSWER = """def double(grad):
+    return grad * 2
+
+A hook that RETURNS a tensor replaces the gradient that flows on.  Make a new tensor
+(grad * 2): changing `grad` in place (grad *= 2, grad.mul_(2)) alters a tensor that
+autograd and other hooks may still be using."""
 
 
-@checker("03-1")
+@checker("03-1", answer=HOOK_ANSWER)
 def check_double_hook(hook) -> Result:
-    """A tensor hook that doubles the gradient flowing through it."""
+    """A tensor hook that doubles the gradient flowing through it, without touching it."""
     ex = "03-1"
     bad = not_callable(ex, hook)
     if bad is not None:
         return bad
     v = ng.tensor([0.0, 1.0, 2.0], requires_grad=True)
-    seen = []
+    incoming = ng.tensor([1.0, 2.0, 3.0])
+    received: list = []
 
-    def spy(g):
-        seen.append(g)
-        return _hooked(g)
+    def record(g):  # runs first and changes nothing: what the learner's hook is given
+        received.append((g, g.numpy().copy()))
 
-    def _hooked(g):
-        return hook(g)
-
-    v.register_hook(spy)
+    v.register_hook(record)
+    v.register_hook(hook)
     try:
-        v.backward(ng.tensor([1.0, 2.0, 3.0]))
+        v.backward(incoming)
     except Exception as exc:  # any error: reported to the learner
         return failed(
             ex,
-            f"backward failed with your hook: {type(exc).__name__}: {exc}; hint: the "
-            "hook gets the gradient tensor and returns a tensor of the same shape.",
+            f"backward failed with your hook: {type(exc).__name__}: "
+            f"{str(exc).rstrip('.')}; hint: the hook gets the gradient tensor and returns "
+            "a tensor of the same shape.",
+        )
+    if received and not np.array_equal(received[0][0].numpy(), received[0][1]):
+        return not_yet(
+            ex,
+            [
+                "your hook changed the gradient it was given IN PLACE: that tensor is "
+                "autograd's, other hooks and the engine may still read it.",
+                "leave `grad` as it is and return a NEW tensor computed from it.",
+            ],
+            gave="a hook that modifies `grad` in place",
         )
     if v.grad is None:
         return failed(
@@ -54,21 +70,43 @@ def check_double_hook(hook) -> Result:
             "v.grad is None after backward; hint: return a tensor (or None to keep "
             "the gradient as it is).",
         )
-    got = v.grad
-    if close(got, [1.0, 2.0, 3.0]):
-        if hook(ng.tensor([1.0])) is None:
+    if close(v.grad, incoming):
+        if received and _returns_none(hook):
             return not_done(
                 ex,
                 "(your hook returned None, so the gradient was not changed: "
                 "`return` the new gradient.)",
             )
-        return wrong(ex, "[2, 4, 6]", show(got), "return the new gradient from the hook.")
-    if not close(got, [2.0, 4.0, 6.0]):
-        return wrong(ex, "[2, 4, 6]", show(got), "double every element: `return grad * 2`.")
-    return correct(ex, "a hook that returns a tensor replaces the gradient: v.grad = [2, 4, 6].")
+        return not_yet(ex, "the gradient went through unchanged: return the NEW gradient.")
+    if close(v.grad, [2.0, 4.0, 6.0], shape_free=False):
+        return correct(ex, "a hook that returns a tensor replaces the gradient: v.grad = [2, 4, 6].")
+    first = hint_for(
+        v.grad,
+        [
+            (([3.0, 4.0, 5.0],), "you added 2 to every element; doubling is a product."),
+            (([1.0, 4.0, 9.0],), "you squared the gradient; doubling is a product."),
+        ],
+        "compare v.grad with the gradient that arrived, [1, 2, 3]: each element should "
+        "be twice as big.",
+    )
+    return not_yet(
+        ex,
+        [first, "the hook gets the incoming gradient as a tensor: return that tensor times a number."],
+        gave=f"v.grad = {show(v.grad)} for an incoming gradient [1, 2, 3]",
+    )
 
 
-@checker("03-2")
+def _returns_none(hook) -> bool:
+    ok, value = call_answer("03-1", hook, ng.tensor([1.0]))
+    return ok and value is None
+
+
+ACCUMULATED_ANSWER = """x_grad_after_two = 12.
+d(x**2)/dx = 2x = 6 at x = 3.  backward does not overwrite .grad, it ADDS to it
+(AccumulateGrad), so after two backward passes x.grad = 6 + 6 = 12."""
+
+
+@checker("03-2", answer=ACCUMULATED_ANSWER)
 def check_accumulated_grad(x_grad) -> Result:
     """x = 3 (requires grad); y = x ** 2; y.backward(retain_graph=True) twice: x.grad?"""
     ex = "03-2"
@@ -76,24 +114,66 @@ def check_accumulated_grad(x_grad) -> Result:
         return not_done(ex)
     if close(x_grad, 12.0):
         return correct(ex, "each backward adds 2x = 6 into x.grad: 6 + 6 = 12.")
-    hint = hint_for(
+    first = hint_for(
         x_grad,
         [
-            ((6.0,), "backward does not overwrite .grad, it adds to it; zero it between steps."),
-            (
-                (9.0, 18.0),
-                "the gradient of x**2 is 2x, not x**2; then remember the second backward.",
-            ),
+            ((6.0,), "that is x.grad after ONE backward; what does the second one do to .grad?"),
+            ((0.0,), "nothing zeroes .grad between the two calls."),
+            ((9.0, 18.0), "the gradient of x**2 is 2x, not x**2."),
+            ((36.0,), "the two passes do not multiply: how does AccumulateGrad combine them?"),
         ],
-        "d(x**2)/dx = 2x = 6 at x = 3; what happens to .grad after a second backward?",
+        "the cell above printed x.grad after one backward; predict what a second adds.",
     )
-    return wrong(ex, "12", show(x_grad), hint)
+    return not_yet(
+        ex, [first, "AccumulateGrad ADDS each new gradient to what .grad already holds."],
+        gave=show(x_grad),
+    )
 
 
-@checker("03-3")
+VECTOR_ANSWER = """x_grad = [2, 0.4, 0.06].
+y = x * x is elementwise, so J is diagonal with dy_i/dx_i = 2 x_i = [2, 4, 6];
+backward(v) computes v^T J = v * 2x = [1 * 2, 0.1 * 4, 0.01 * 6]."""
+
+
+@checker("03-3", answer=VECTOR_ANSWER)
+def check_vector_backward(x_grad) -> Result:
+    """x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0.1, 0.01]): x.grad?"""
+    ex = "03-3"
+    if is_blank(x_grad):
+        return not_done(ex)
+    if close(x_grad, [2.0, 0.4, 0.06], shape_free=False):
+        return correct(ex, "backward(v) computes v^T J = v * 2x = [2, 0.4, 0.06].")
+    first = hint_for(
+        x_grad,
+        [
+            (
+                ([2.0, 4.0, 6.0],),
+                "that is 2x, the gradient for gradient = ones; each element is weighted "
+                "by the matching entry of `gradient`.",
+            ),
+            (([1.0, 0.2, 0.03],), "d(x*x)/dx is 2x, not x."),
+            (([1.0, 0.4, 0.09],), "that is v * y; the derivative of y = x * x is 2x, not x * x."),
+            ((2.46,), "x.grad has the shape of x (three numbers), not one number."),
+        ],
+        "x.grad[i] = gradient[i] * dy[i]/dx[i].",
+    )
+    return not_yet(
+        ex,
+        [first, "write the three products gradient[i] * dy[i]/dx[i] one by one, with dy/dx = 2x."],
+        gave=show(x_grad),
+    )
+
+
+MANUAL_ANSWER = """def gradf(x):
+    return 2 * x * ng.exp(x) + x ** 2 * ng.exp(x)
+
+Product rule with u = x^2, v = e^x: (u v)' = u' v + u v' = 2x e^x + x^2 e^x."""
+
+
+@checker("03-4", answer=MANUAL_ANSWER)
 def check_manual_gradient(gradf) -> Result:
     """``gradf(x)``: the derivative of x**2 * exp(x), written by hand."""
-    ex = "03-3"
+    ex = "03-4"
     bad = not_callable(ex, gradf)
     if bad is not None:
         return bad
@@ -105,57 +185,130 @@ def check_manual_gradient(gradf) -> Result:
     if close(got, want, shape_free=False):
         return correct(ex, "2x e^x + x^2 e^x matches what autograd computes.")
     if close(got, 2 * xs * np.exp(xs)):
-        hint = "product rule: you have (x^2)' e^x; add x^2 (e^x)'."
+        first = "product rule: you have (x^2)' e^x; the term x^2 (e^x)' is missing."
     elif close(got, xs**2 * np.exp(xs)):
-        hint = "that is f(x) itself; the derivative of e^x is e^x, but x^2 also changes."
+        first = "that is f(x) itself; differentiate it with the product rule."
+    elif close(got, 2 * xs * np.exp(xs) * xs**2 * np.exp(xs)):
+        first = "the product rule ADDS two terms: u' v + u v'."
+    elif close(got, 2 * xs):
+        first = "that is the derivative of x^2 alone; f also has the factor e^x."
     else:
-        hint = "(u v)' = u' v + u v' with u = x^2 and v = e^x."
-    return wrong(ex, "2x e^x + x^2 e^x (e.g. 2.7183*3 = 8.1548 at x = 1)", show(got), hint)
-
-
-@checker("03-4")
-def check_second_derivative(first, second) -> Result:
-    """f(x) = x**3 at x = 3: first and second derivatives via autograd.grad(create_graph=True)."""
-    ex = "03-4"
-    if is_blank((first, second)):
-        return not_done(ex)
-    if not close(first, 27.0):
-        return wrong(ex, "first derivative 27", show(first), "d(x^3)/dx = 3x^2 = 27 at x = 3.")
-    if close(second, 18.0):
-        return correct(ex, "f'(3) = 27 and f''(3) = 18: differentiate the graph that computed f'.")
-    hint = hint_for(
-        second,
-        [
-            ((6.0,), "6x, evaluated at x = 3."),
-            (
-                (27.0, 54.0),
-                "differentiate the first derivative (built with create_graph=True) once "
-                "more; do not reuse x.grad, which accumulates.",
-            ),
-        ],
-        "d(3x^2)/dx = 6x.",
+        first = "(u v)' = u' v + u v' with u = x^2 and v = e^x."
+    return not_yet(
+        ex,
+        [first, "u = x^2 has u' = 2x; v = e^x has v' = e^x; add u' v and u v'."],
+        gave=f"gradf(1) = {show(_at_one(gradf))}",
     )
-    return wrong(ex, "second derivative 18", show(second), hint)
 
 
-@checker("03-5")
-def check_vector_backward(x_grad) -> Result:
-    """x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0.1, 0.01]): x.grad?"""
+def _at_one(gradf) -> object:
+    try:
+        return gradf(ng.tensor(1.0))
+    except Exception:  # shown only as "what you gave"
+        return "an error"
+
+
+SECOND_ANSWER = """def derivatives(f, x):
+    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    (second,) = ng.autograd.grad(first, [x])
+    return first, second
+
+create_graph=True records the backward pass itself, so `first` has a grad_fn and can
+be differentiated again.  Without it `first` is a plain number to autograd and the
+second grad raises "element 0 of tensors does not require grad ..."."""
+
+SECOND_CASES = (
+    ("x ** 3", lambda x: x**3, -1.5, (6.75, -9.0)),
+    ("x ** 2 * exp(x)", lambda x: x**2 * ng.exp(x), 0.5, (1.25 * np.exp(0.5), 4.25 * np.exp(0.5))),
+)
+
+
+@checker("03-5", answer=SECOND_ANSWER)
+def check_second_derivative(derivatives) -> Result:
+    """``derivatives(f, x)`` returns f'(x) and f''(x), computed with autograd.grad twice."""
     ex = "03-5"
-    if is_blank(x_grad):
-        return not_done(ex)
-    want = [2.0, 0.4, 0.06]
-    if close(x_grad, want, shape_free=False):
-        return correct(ex, "backward(v) computes v^T J = v * 2x = [2, 0.4, 0.06].")
-    hint = hint_for(
-        x_grad,
-        [
-            (
-                ([2.0, 4.0, 6.0],),
-                "you computed 2x; each element is weighted by the matching entry of `gradient`.",
-            ),
-            (([1.0, 0.2, 0.03],), "d(x*x)/dx is 2x, not x."),
-        ],
-        "x.grad[i] = gradient[i] * dy[i]/dx[i].",
+    bad = not_callable(ex, derivatives)
+    if bad is not None:
+        return bad
+    for text, f, at, (want1, want2) in SECOND_CASES:
+        x = ng.tensor(at, requires_grad=True)
+        try:
+            got = derivatives(f, x)
+        except RuntimeError as exc:
+            if "does not require grad" in str(exc):
+                return not_yet(
+                    ex,
+                    [
+                        "the second autograd.grad raised: the first derivative has no "
+                        "grad_fn, because the first backward pass was not recorded.",
+                        "the first ng.autograd.grad must record its own computation: "
+                        "look at its create_graph argument.",
+                    ],
+                    gave="a function whose second grad raises",
+                )
+            if "second time" in str(exc):
+                return not_yet(
+                    ex,
+                    "the first pass freed the graph of f(x) before the second used it: "
+                    "build the first derivative with create_graph=True, then differentiate it.",
+                    gave="a function that backs through a freed graph",
+                )
+            return call_answer(ex, derivatives, f, x)[1]
+        except Exception:  # reported at the learner's line
+            return call_answer(ex, derivatives, f, x)[1]
+        if got is None or got is Ellipsis:
+            return not_done(ex, "(your function returned None: `return first, second`.)")
+        try:
+            first, second = got
+            first_v, second_v = float(as_array(first)), float(as_array(second))
+        except (TypeError, ValueError):
+            return failed(
+                ex,
+                f"your function returned {type(got).__name__}; hint: return two "
+                "values, the first and the second derivative.",
+            )
+        if close(first_v, want2) and close(second_v, want1):
+            return not_yet(ex, "your two values are swapped: return (first, second).")
+        if close(second_v, want1 + want2):
+            return not_yet(
+                ex,
+                [
+                    "that is what x.grad holds after two backward calls: .grad "
+                    "accumulates (and x.grad is one tensor, changed in place). Take each "
+                    "derivative from ng.autograd.grad instead of reading x.grad.",
+                    "ng.autograd.grad returns the derivative without touching x.grad.",
+                ],
+                gave=f"f'({at}) = {show(first_v)}, f''({at}) = {show(second_v)} for f(x) = {text}",
+            )
+        if not close(first_v, want1):
+            return not_yet(
+                ex,
+                [
+                    f"the first derivative is wrong for f(x) = {text} at x = {at}: it is "
+                    "ng.autograd.grad of f(x) with respect to x.",
+                    "differentiate the f you are given (call f(x)), not a formula of your own.",
+                ],
+                gave=f"f'({at}) = {show(first_v)} for f(x) = {text}",
+            )
+        if not close(second_v, want2):
+            return not_yet(
+                ex,
+                _second_hints(first_v, second_v, want2),
+                gave=f"f''({at}) = {show(second_v)} for f(x) = {text}",
+            )
+    return correct(
+        ex,
+        "create_graph=True recorded the first backward pass, and differentiating it gave f''.",
     )
-    return wrong(ex, "[2, 0.4, 0.06]", show(x_grad), hint)
+
+
+def _second_hints(first: float, second: float, want: float) -> list[str]:
+    if close(second, first):
+        why = "your second derivative equals the first: differentiate `first`, not f(x) again."
+    else:
+        why = "differentiate the first derivative once more, with respect to x."
+    return [
+        why,
+        "the second derivative is the derivative of the first one, and only a first "
+        "derivative built with create_graph=True can be differentiated.",
+    ]

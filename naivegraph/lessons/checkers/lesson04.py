@@ -6,21 +6,29 @@ import naivegraph as ng
 
 from ..checking import (
     Result,
-    answer,
     as_bools,
+    call_answer,
     checker,
-    close,
     correct,
     failed,
     is_blank,
     not_callable,
     not_done,
+    returned_blank,
     show,
-    wrong,
 )
+from .lesson01 import close, not_yet
+from .lesson02 import flags_problem
+
+VERSIONS_ANSWER = """versions = [0, 1, 2, 2, 3].
+A new tensor starts at version 0 (b = a + 2).  Each in-place op adds 1: b[0] = 1000
+(indexing assignment), b.mul_(2) (trailing underscore), b += 1 (augmented assignment
+on a tensor writes into it).  c = b * 3 makes a NEW tensor and leaves b alone."""
+
+LINES = ("b = a + 2", "b[0] = 1000", "b.mul_(2)", "c = b * 3", "b += 1")
 
 
-@checker("04-1")
+@checker("04-1", answer=VERSIONS_ANSWER)
 def check_versions(versions) -> Result:
     """b = a + 2; b[0] = 1000; b.mul_(2); c = b * 3; b += 1: b._version after each line."""
     ex = "04-1"
@@ -29,7 +37,9 @@ def check_versions(versions) -> Result:
     try:
         got = [int(v) for v in versions]
     except (TypeError, ValueError):
-        return failed(ex, "expected a list of five integers; hint: one _version per line.")
+        return failed(ex, "give a list of five integers; hint: one _version per line.")
+    if len(got) != 5:
+        return failed(ex, f"give five integers, one per line; you gave {len(got)}.")
     want = [0, 1, 2, 2, 3]
     if got == want:
         return correct(
@@ -37,64 +47,51 @@ def check_versions(versions) -> Result:
             "each in-place op adds 1; out-of-place ops (like c = b * 3) leave b "
             "alone: [0, 1, 2, 2, 3].",
         )
-    if got == [0, 1, 2, 3, 4]:
-        hint = "c = b * 3 makes a NEW tensor; b itself is not changed."
-    elif got[0] != 0:
-        hint = "a fresh tensor starts at version 0."
+    if got[0] != 0:
+        first = "b = a + 2 makes a brand-new tensor: a fresh tensor starts at version 0."
     else:
-        hint = "indexing assignment, mul_ and += are all in-place."
-    return wrong(ex, str(want), str(got), hint)
+        # the first line where the learner's step (change from the line before) is wrong
+        steps = [g - p for g, p in zip(got[1:], got)]
+        wrong_line = next(i for i, (s, w) in enumerate(zip(steps, (1, 1, 0, 1))) if s != w) + 1
+        first = {
+            1: "b[0] = 1000 writes into b's memory: it is an in-place op.",
+            2: "mul_ (with the trailing underscore) changes b in place.",
+            3: "c = b * 3 makes a NEW tensor c: is b itself changed?",
+            4: "b += 1 on a tensor writes into it (unlike on a Python int, which is rebound).",
+        }[wrong_line]
+        if any(s > 1 for s in steps):
+            first = "each in-place op adds exactly 1 to _version. " + first
+    return not_yet(
+        ex,
+        [first, "for each line ask: is b's memory written (version + 1) or not (unchanged)?"],
+        gave=str(got),
+    )
 
 
-@checker("04-2")
-def check_reset_leaf(reset) -> Result:
-    """``reset(a)`` sets every element of a leaf that requires grad to 10, and returns a."""
-    ex = "04-2"
-    bad = not_callable(ex, reset)
-    if bad is not None:
-        return bad
-    a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
-    stop, got = answer(ex, reset, a)
-    if stop is not None:
-        return stop
-    if got is not a:
-        return failed(
-            ex,
-            "your function returned a different tensor; hint: change `a` itself "
-            "(in place, through a.data, a.detach() or under ng.no_grad()) and "
-            "return it, so every reference to the leaf sees the new values.",
-        )
-    if not a.is_leaf or not a.requires_grad:
-        return wrong(
-            ex,
-            "a to stay a leaf that requires grad",
-            f"is_leaf={a.is_leaf}, requires_grad={a.requires_grad}",
-            "change the values without recording history (no_grad or .data), and do "
-            "not detach_() the leaf itself.",
-        )
-    if not close(a, [10.0] * 4, shape_free=False):
-        return wrong(ex, "[10, 10, 10, 10]", show(a), "fill every element with 10.")
-    loss = (a * a).mean()
-    loss.backward()
-    if not close(a.grad, [5.0] * 4):
-        return wrong(
-            ex,
-            "a.grad = [5, 5, 5, 5] after (a*a).mean().backward()",
-            show(a.grad),
-            "the new values must be in place before the forward pass.",
-        )
-    return correct(ex, "a is still a leaf, holds 10s, and (a*a).mean() gives a.grad = 5s.")
+PREDICTIONS_ANSWER = """raises = (True, False, True).
+(1) b * b saves b (its gradient is 2b); b[0] = 1000 changes b afterwards: error.
+(2) b + 1 saves nothing (its derivative is 1 whatever b is): fine.
+(3) exp saves its OUTPUT b (d e^a / da = e^a); b.add_(1) changes it: error."""
+
+SNIPPET_HINTS = (
+    "(1): b * b needs b's values for its backward (the gradient of b*b is 2b), and "
+    "b[0] = 1000 changes them afterwards.",
+    "(2): the derivative of b + 1 is 1 whatever b holds: does backward need b's values?",
+    "(3): the derivative of e^a is e^a itself, so exp keeps its result b for backward; "
+    "add_ then changes b.",
+)
 
 
-@checker("04-3")
+@checker("04-2", answer=PREDICTIONS_ANSWER)
 def check_inplace_predictions(predictions) -> Result:
     """Which of three snippets raises at backward?  (True = raises)"""
-    ex = "04-3"
+    ex = "04-2"
     if is_blank(predictions):
         return not_done(ex)
+    problem = flags_problem(predictions, 3, "snippets (1), (2), (3)")
+    if problem is not None:
+        return failed(ex, f"hint: {problem}")
     got = as_bools(predictions)
-    if got is None or len(got) != 3:
-        return failed(ex, "expected three booleans, e.g. (True, False, False).")
     want = (True, False, True)
     if got == want:
         return correct(
@@ -102,10 +99,91 @@ def check_inplace_predictions(predictions) -> Result:
             "(1) mul saved b, then b changed: error. (2) add saves nothing: fine. "
             "(3) exp saves its OUTPUT, which add_ changed: error.",
         )
-    hints = [
-        "(1) b * b saves b to compute the gradient 2b; b[0] = 1000 bumps its version.",
-        "(2) c = b + 1 does not need b's value for backward (d c / d b = 1).",
-        "(3) exp saves its result (d e^x / dx = e^x): changing it in place breaks that.",
-    ]
     first = next(i for i in range(3) if got[i] != want[i])
-    return wrong(ex, str(want), str(got), hints[first])
+    return not_yet(
+        ex,
+        [
+            f"look again at snippet {SNIPPET_HINTS[first]}",
+            "backward raises only when a tensor an op SAVED for its backward was changed "
+            "in place afterwards; which ops save which tensors?",
+        ],
+        gave=str(got),
+    )
+
+
+RESET_ANSWER = """def reset(a):
+    with ng.no_grad():
+        a.fill_(10.0)
+    return a
+
+(a.data.fill_(10.0) or a.detach().fill_(10.0) work too.)  Outside no_grad, an in-place
+op on a leaf that requires grad raises at once: recording it would make the leaf the
+output of an op.  Under no_grad nothing is recorded, so `a` stays a leaf that requires
+grad, with the new values, before any forward pass uses it."""
+
+
+@checker("04-3", answer=RESET_ANSWER)
+def check_reset_leaf(reset) -> Result:
+    """``reset(a)`` sets every element of a leaf that requires grad to 10, and returns a."""
+    ex = "04-3"
+    bad = not_callable(ex, reset)
+    if bad is not None:
+        return bad
+    a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
+    try:
+        got = reset(a)
+    except RuntimeError as exc:
+        if "leaf Variable that requires grad" in str(exc):
+            return not_yet(
+                ex,
+                [
+                    "your change raised: autograd records in-place ops on a leaf that "
+                    "requires grad, and refuses them.",
+                    "change the values where autograd does not record: the lesson's "
+                    "'fixes' section shows three ways.",
+                ],
+                gave="a function that changes the leaf in place while recording",
+            )
+        return call_answer(ex, reset, ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True))[1]
+    except Exception:  # reported at the learner's line
+        return call_answer(ex, reset, ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True))[1]
+    blank = returned_blank(ex, got)
+    if blank is not None:
+        return blank
+    if got is not a:
+        return not_yet(
+            ex,
+            [
+                "your function returned a different tensor: every other reference to the "
+                "leaf (an optimizer, a model) still sees the old values.",
+                "change `a` itself, in place, and return it.",
+            ],
+            gave=f"a new tensor {show(got)}",
+        )
+    if not a.requires_grad:
+        return not_yet(
+            ex,
+            [
+                "after your function `a` no longer requires grad: it would get no gradient.",
+                "do not detach_() the leaf or switch its requires_grad off; change its "
+                "values through something that does not record.",
+            ],
+            gave=f"a with requires_grad={a.requires_grad}",
+        )
+    if not a.is_leaf:
+        return not_yet(
+            ex,
+            "`a` is no longer a leaf: an op was recorded on it, so its .grad would be dropped.",
+            gave="a with a grad_fn",
+        )
+    if not close(a, [10.0] * 4, shape_free=False):
+        return not_yet(ex, "every element of `a` must become 10.", gave=f"a = {show(a)}")
+    loss = (a * a).mean()
+    loss.backward()
+    if not close(a.grad, [5.0] * 4):
+        return not_yet(
+            ex,
+            "the new values must be in place before the forward pass.",
+            gave=f"a.grad = {show(a.grad)} after (a*a).mean().backward()",
+        )
+    return correct(ex, "a is still a leaf, holds 10s, and (a*a).mean() gives a.grad = 5s.")

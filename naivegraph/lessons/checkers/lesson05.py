@@ -8,30 +8,43 @@ import naivegraph as ng
 
 from ..checking import (
     Result,
-    answer,
     as_bools,
+    call_answer,
     checker,
-    close,
     correct,
     failed,
     is_blank,
     not_callable,
     not_done,
+    returned_blank,
     show,
-    wrong,
+)
+from .lesson01 import close, not_yet
+from .lesson02 import flags_problem
+
+FLOW_ANSWER = """a_rg = False, b_rg = True, c_rg = False.
+a = x + y: neither input requires grad.  b = a + z: one input (z) requires grad, and
+one is enough.  c = b * 2 is computed under no_grad: nothing is recorded there, so c
+does not require grad whatever its inputs."""
+
+FLOW_HINTS = (
+    "a = x + y: does either of its inputs require grad?",
+    "b = a + z: an output requires grad as soon as ONE input does.",
+    "c is made inside `with ng.no_grad():`, where nothing is recorded.",
 )
 
 
-@checker("05-1")
+@checker("05-1", answer=FLOW_ANSWER)
 def check_requires_grad_flow(a_requires_grad, b_requires_grad, c_requires_grad) -> Result:
     """x, y plain; z requires grad: a = x + y; b = a + z; c = (b * 2) under no_grad."""
     ex = "05-1"
     answers = (a_requires_grad, b_requires_grad, c_requires_grad)
     if is_blank(answers):
         return not_done(ex)
+    problem = flags_problem(answers, 3, "a, b, c")
+    if problem is not None:
+        return failed(ex, f"hint: {problem}")
     got = as_bools(answers)
-    if got is None:
-        return failed(ex, "expected booleans (True / False).")
     want = (False, True, False)
     if got == want:
         return correct(
@@ -39,136 +52,232 @@ def check_requires_grad_flow(a_requires_grad, b_requires_grad, c_requires_grad) 
             "a: no input requires grad -> False. b: z does -> True. c: made under "
             "no_grad -> False, whatever its inputs.",
         )
-    hints = [
-        "a = x + y: neither x nor y requires grad.",
-        "b = a + z: one input that requires grad is enough.",
-        "inside no_grad nothing is recorded, so outputs do not require grad.",
-    ]
     first = next(i for i in range(3) if got[i] != want[i])
-    return wrong(ex, str(want), str(got), hints[first])
+    name = "abc"[first]
+    return not_yet(
+        ex,
+        [
+            FLOW_HINTS[first],
+            "requires_grad spreads forward from inputs to outputs, except inside no_grad.",
+        ],
+        gave=f"{name}_rg = {got[first]}",
+    )
 
 
-def _tiny_net():
+class _Net(ng.nn.Module):
+    """The lesson's "pretrained" net; ``modes`` records the grad mode of each forward."""
 
-    class Net(ng.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.body = ng.nn.Sequential(
-                ng.nn.Linear(2, 8), ng.nn.Tanh(), ng.nn.Linear(8, 8), ng.nn.Tanh()
-            )
-            self.fc = ng.nn.Linear(8, 2)
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = ng.nn.Sequential(
+            ng.nn.Linear(2, 8), ng.nn.Tanh(), ng.nn.Linear(8, 8), ng.nn.Tanh()
+        )
+        self.fc = ng.nn.Linear(8, 2)
+        self.modes: list[bool] = []
 
-        def forward(self, x):
-            return self.fc(self.body(x))
+    def forward(self, x):
+        self.modes.append(ng.is_grad_enabled())
+        return self.fc(self.body(x))
 
+
+def _tiny_net() -> _Net:
     ng.manual_seed(0)
-    return Net()
+    return _Net()
 
 
-@checker("05-2")
+FINETUNE_ANSWER = """def finetune_setup(model, n_classes):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n_classes)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
+
+Freeze first (a new layer requires grad by default, so it stays trainable), size the
+head by the n_classes argument, and give the optimizer only the head's parameters."""
+
+
+@checker("05-2", answer=FINETUNE_ANSWER)
 def check_finetune_setup(setup) -> Result:
     """``setup(model, n_classes)`` freezes the model, gives it a new ``fc`` and returns an optimizer."""
     ex = "05-2"
     bad = not_callable(ex, setup)
     if bad is not None:
         return bad
-    model = _tiny_net()
-    old_fc = model.fc
-    body_before = [p.detach().numpy().copy() for p in model.body.parameters()]
-    stop, opt = answer(ex, setup, model, 3)
-    if stop is not None:
-        return stop
-    if not hasattr(opt, "step") or not hasattr(opt, "param_groups") and not hasattr(opt, "params"):
-        return failed(
-            ex,
-            f"expected an optimizer, got {type(opt).__name__}; hint: return "
-            "ng.optim.SGD(model.fc.parameters(), lr=...).",
-        )
-    if model.fc is old_fc:
-        return wrong(
-            ex,
-            "a new last layer model.fc",
-            "the old one",
-            "assign model.fc = ng.nn.Linear(8, n_classes); new layers require grad.",
-        )
-    if getattr(model.fc, "out_features", None) != 3:
-        return wrong(
-            ex,
-            "model.fc with 3 outputs",
-            str(getattr(model.fc, "out_features", "?")),
-            "use the n_classes argument.",
-        )
-    trainable = [p for p in model.body.parameters() if p.requires_grad]
-    if trainable:
-        return wrong(
-            ex,
-            "every parameter of the body frozen (requires_grad=False)",
-            f"{len(trainable)} still trainable",
-            "loop over model.parameters() BEFORE replacing fc and set p.requires_grad = False.",
-        )
-    if not all(p.requires_grad for p in model.fc.parameters()):
-        return wrong(
-            ex,
-            "the new fc trainable",
-            "some fc parameters frozen",
-            "freeze first, then create the new layer.",
-        )
-    opt_params = {id(p) for group in getattr(opt, "param_groups", []) for p in group["params"]}
-    if opt_params != {id(p) for p in model.fc.parameters()}:
-        return wrong(
-            ex,
-            "an optimizer over model.fc.parameters() only",
-            f"an optimizer over {len(opt_params)} tensors",
-            "give the optimizer only the new layer's parameters.",
-        )
-    x = ng.randn(5, 2)
-    target = ng.tensor([0, 1, 2, 0, 1])
-    opt.zero_grad()
-    loss = ng.nn.functional.cross_entropy(model(x), target)
-    loss.backward()
-    opt.step()
-    if any(
-        not np.array_equal(b, p.detach().numpy())
-        for b, p in zip(body_before, model.body.parameters())
-    ):
-        return failed(
-            ex,
-            "a training step changed the frozen body; hint: frozen parameters "
-            "must not be in the optimizer and must not require grad.",
-        )
+    for n_classes in (3, 5):  # two sizes: the head must follow the argument
+        result = _check_one_setup(ex, setup, n_classes)
+        if result is not None:
+            return result
     return correct(
         ex, "the body is frozen, the new fc trains, and a step leaves the body as it was."
     )
 
 
-@checker("05-3")
+def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
+    model = _tiny_net()
+    old_fc = model.fc
+    body_before = [p.detach().numpy().copy() for p in model.body.parameters()]
+    ok, opt = call_answer(ex, setup, model, n_classes)
+    if not ok:
+        return opt
+    blank = returned_blank(ex, opt)
+    if blank is not None:
+        return blank
+    if not hasattr(opt, "step") or not hasattr(opt, "param_groups"):
+        return failed(
+            ex,
+            f"your function returned {type(opt).__name__}; hint: return the optimizer "
+            "you made (an ng.optim optimizer).",
+        )
+    if model.fc is old_fc:
+        return not_yet(
+            ex,
+            [
+                "model.fc is still the old layer: give the model a new last layer.",
+                "assigning a new module to model.fc replaces the old one.",
+            ],
+            gave="the old model.fc",
+        )
+    out = getattr(model.fc, "out_features", None)
+    if out != n_classes:
+        return not_yet(
+            ex,
+            [
+                f"called with n_classes={n_classes}, your new fc has {out} outputs: size "
+                "it by the n_classes argument, not a fixed number.",
+            ],
+            gave=f"fc with {out} outputs for n_classes={n_classes}",
+        )
+    trainable = [p for p in model.body.parameters() if p.requires_grad]
+    if trainable:
+        return not_yet(
+            ex,
+            [
+                "the body is not frozen: its parameters still require grad, so backward "
+                "computes their gradients for nothing.",
+                "freeze by switching requires_grad off on every parameter of the model.",
+            ],
+            gave=f"{len(trainable)} body parameters that still require grad",
+        )
+    if not all(p.requires_grad for p in model.fc.parameters()):
+        return not_yet(
+            ex,
+            [
+                "the new fc is frozen too: you froze after creating it.",
+                "freeze first, then create the new layer (new layers require grad).",
+            ],
+            gave="a new fc whose parameters do not require grad",
+        )
+    opt_params = {id(p) for group in opt.param_groups for p in group["params"]}
+    if opt_params != {id(p) for p in model.fc.parameters()}:
+        return not_yet(
+            ex,
+            [
+                "the optimizer must hold only the new layer's parameters.",
+                "a frozen parameter in the optimizer is skipped at best; the head's "
+                "parameters are what it should update.",
+            ],
+            gave=f"an optimizer over {len(opt_params)} tensors",
+        )
+    return _step_keeps_body(ex, model, opt, body_before, n_classes)
+
+
+def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result | None:
+    x = ng.randn(5, 2)
+    target = ng.tensor([i % n_classes for i in range(5)])
+    try:
+        opt.zero_grad()
+        ng.nn.functional.cross_entropy(model(x), target).backward()
+        opt.step()
+    except Exception as exc:  # a head of the wrong input size, for instance
+        return failed(
+            ex,
+            f"a training step failed: {type(exc).__name__}: {exc}; hint: the new fc takes "
+            "the body's 8 features as input.",
+        )
+    if any(
+        not np.array_equal(b, p.detach().numpy())
+        for b, p in zip(body_before, model.body.parameters())
+    ):
+        return not_yet(ex, "a training step changed the frozen body.")
+    return None
+
+
+INFERENCE_ANSWER = """def predict(model, x):
+    with ng.no_grad():
+        return model(x)
+
+Under no_grad nothing is recorded, so no graph is built and nothing is saved for
+backward.  model(x).detach() gives the same values but only after the whole graph was
+built; switching requires_grad off on the model's parameters leaves it frozen for
+training afterwards; ng.set_grad_enabled(False) without switching back leaves grad
+mode off for everything that follows."""
+
+
+@checker("05-3", answer=INFERENCE_ANSWER)
 def check_inference(predict) -> Result:
-    """``predict(model, x)`` returns the model's output without recording any history."""
+    """``predict(model, x)`` returns the model's output without building any graph."""
     ex = "05-3"
     bad = not_callable(ex, predict)
     if bad is not None:
         return bad
     model = _tiny_net()
     x = ng.randn(4, 2)
-    stop, out = answer(ex, predict, model, x)
-    if stop is not None:
-        return stop
     with ng.no_grad():
         want = model(x).numpy()
-    if not close(out, want, shape_free=False):
-        return wrong(ex, "the model's output", show(out), "return model(x).")
-    if getattr(out, "requires_grad", False) or getattr(out, "grad_fn", None) is not None:
-        return wrong(
+    model.modes.clear()
+    try:
+        ok, out = call_answer(ex, predict, model, x)
+        grad_left_off = not ng.is_grad_enabled()
+    finally:
+        ng.set_grad_enabled(True)  # the learner's mistake must not leak into what follows
+    if not ok:
+        return out
+    blank = returned_blank(ex, out)
+    if blank is not None:
+        return blank
+    if grad_left_off:
+        return not_yet(
             ex,
-            "an output that records no history",
-            f"grad_fn={out.grad_fn.name()}",
-            "run the model inside `with ng.no_grad():` (detach() afterwards works too, "
-            "but only after the whole graph was built and kept in memory).",
+            [
+                "grad mode is still off after your function: everything after it would "
+                "silently stop recording (training too).",
+                "use no_grad as a `with` block (or a decorator): it switches recording "
+                "back on when the block ends.",
+            ],
+            gave="a function that leaves grad mode off",
         )
-    if not ng.is_grad_enabled():
-        return failed(
+    frozen = [p for p in model.parameters() if not p.requires_grad]
+    if frozen:
+        return not_yet(
             ex,
-            "grad mode is still off after your function; hint: use no_grad as a "
-            "`with` block (or decorator) so it switches back on.",
+            [
+                "after your function the model's parameters no longer require grad: the "
+                "model is frozen for any training that follows.",
+                "leave the parameters as they are; switch recording off only for the "
+                "duration of the call.",
+            ],
+            gave=f"a model with {len(frozen)} parameters switched to requires_grad=False",
+        )
+    if not close(out, want, shape_free=False):
+        return not_yet(ex, "return the model's output itself, unchanged.", gave=show(out))
+    if any(model.modes):
+        if getattr(out, "grad_fn", None) is None:
+            return not_yet(
+                ex,
+                [
+                    "your output has no history, but the model ran with recording on: "
+                    "the whole graph was built (and its saved tensors kept) first.",
+                    "detach() cuts the history after the fact; for inference, make sure "
+                    "no graph is built in the first place.",
+                ],
+                gave="an output detached after the forward pass",
+            )
+        return not_yet(
+            ex,
+            [
+                f"your output records history (grad_fn={out.grad_fn.name()}): backward "
+                "could run through it, and the graph keeps memory alive.",
+                "switch recording off while the model runs.",
+            ],
+            gave="an output with a grad_fn",
         )
     return correct(ex, "same output, no grad_fn, nothing saved for backward.")

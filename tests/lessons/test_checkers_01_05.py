@@ -1,0 +1,528 @@
+"""The checkers of lessons 1-5 teach and refuse wrong work.
+
+Each checker accepts the reference answer and its equivalent correct forms; refuses
+each known wrong answer with a hint for THAT mistake; never puts the expected answer
+in a rejection (hints get stronger with each try, the answer comes only from
+``ex.reveal``); reports a blank as "not done yet"; and never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import naivegraph as ng
+from naivegraph.lessons import exercises as ex
+from naivegraph.lessons.checking import ANSWERS, TRIES
+
+LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+MINE = [f"0{lesson}-{i}" for lesson in range(1, 6) for i in range(1, 4)]
+MINE += ["03-4", "03-5"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_tries():
+    """Each test starts at the first hint, and leaves grad mode on."""
+    TRIES.clear()
+    yield
+    TRIES.clear()
+    ng.set_grad_enabled(True)
+
+
+# -- right answers ------------------------------------------------------------------------
+
+def find_leaves(t):
+    leaves, seen, stack = [], set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.name() == "AccumulateGrad":
+            leaves.append(node.variable)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return leaves
+
+
+def find_leaves_recursive(t):  # dedup by leaf, recursion instead of a stack
+    found = {}
+
+    def visit(node):
+        if node is None:
+            return
+        if node.name() == "AccumulateGrad":
+            found[id(node.variable)] = node.variable
+        for child, _ in node.next_functions:
+            visit(child)
+
+    visit(t.grad_fn)
+    return list(found.values())
+
+
+def double_mul(grad):
+    return grad * 2
+
+
+def double_add(grad):
+    return grad + grad
+
+
+def gradf(x):
+    return 2 * x * ng.exp(x) + x ** 2 * ng.exp(x)
+
+
+def gradf_factored(x):
+    return (x ** 2 + 2 * x) * x.exp()
+
+
+def derivatives(f, x):
+    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    (second,) = ng.autograd.grad(first, [x])
+    return first, second
+
+
+def derivatives_floats(f, x):
+    (first,) = ng.autograd.grad(f(x), x, create_graph=True)
+    (second,) = ng.autograd.grad(first, x)
+    return first.item(), second.item()
+
+
+def reset_no_grad(a):
+    with ng.no_grad():
+        a.fill_(10.0)
+    return a
+
+
+def reset_detach(a):
+    a.detach().fill_(10.0)
+    return a
+
+
+def reset_data(a):
+    a.data[:] = 10.0
+    return a
+
+
+def setup_ok(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
+
+
+def setup_requires_grad_(model, n):
+    model.requires_grad_(False) if hasattr(model, "requires_grad_") else [
+        p.requires_grad_(False) for p in model.parameters()]
+    model.fc = ng.nn.Linear(8, n)
+    return ng.optim.Adam(model.fc.parameters())
+
+
+def predict_ok(model, x):
+    with ng.no_grad():
+        return model(x)
+
+
+@ng.no_grad()
+def predict_decorated(model, x):
+    return model(x)
+
+
+RIGHT = {
+    "01-1": (ex.check_forward_values, [(2, 5, 8, 40, 40), (2.0, 5.0, 8.0, 40.0, 40.0),
+                                       (np.float64(2), 5, 8, 40, ng.tensor(40.0))]),
+    "01-2": (ex.check_leaf_grads, [(28, 8, 10), (28.0, 8.0, 10.0)]),
+    "01-3": (ex.check_l1_grad, [(7,), (7.0,)]),
+    "02-1": (ex.check_leaf_flags, [((True, True, False, False), (True, False, True, True)),
+                                   ([True, True, False, False], [True, False, True, True])]),
+    "02-2": (ex.check_next_functions, [(["MulBackward0", "AccumulateGrad"], ["AccumulateGrad", None]),
+                                       (("MulBackward0", "AccumulateGrad"), ("AccumulateGrad", None))]),
+    "02-3": (ex.check_find_leaves, [(find_leaves,), (find_leaves_recursive,)]),
+    "03-1": (ex.check_double_hook, [(double_mul,), (double_add,), (lambda g: 2 * g,)]),
+    "03-2": (ex.check_accumulated_grad, [(12,), (12.0,), (ng.tensor(12.0),)]),
+    "03-3": (ex.check_vector_backward, [([2.0, 0.4, 0.06],), (np.array([2, 0.4, 0.06]),)]),
+    "03-4": (ex.check_manual_gradient, [(gradf,), (gradf_factored,)]),
+    "03-5": (ex.check_second_derivative, [(derivatives,), (derivatives_floats,)]),
+    "04-1": (ex.check_versions, [([0, 1, 2, 2, 3],), ((0, 1, 2, 2, 3),)]),
+    "04-2": (ex.check_inplace_predictions, [((True, False, True),), ([True, False, True],)]),
+    "04-3": (ex.check_reset_leaf, [(reset_no_grad,), (reset_detach,), (reset_data,)]),
+    "05-1": (ex.check_requires_grad_flow, [(False, True, False)]),
+    "05-2": (ex.check_finetune_setup, [(setup_ok,), (setup_requires_grad_,)]),
+    "05-3": (ex.check_inference, [(predict_ok,), (predict_decorated,)]),
+}
+
+
+def test_every_exercise_of_lessons_1_to_5_is_covered_and_has_an_answer():
+    mine = {e for e in ex.CHECKERS if e[:2] in {"01", "02", "03", "04", "05"}}
+    assert mine == set(MINE) == set(RIGHT)
+    assert all(ANSWERS.get(e) for e in mine)
+
+
+@pytest.mark.parametrize("exercise", sorted(RIGHT))
+def test_accepts_the_reference_answer_and_equivalent_forms(exercise, capsys):
+    check, forms = RIGHT[exercise]
+    for args in forms:
+        result = check(*args)
+        assert result.status == "pass", (args, result.message)
+    assert capsys.readouterr().out.startswith(f"✓ correct [{exercise}]")
+
+
+# -- wrong answers: each refused with a hint for that mistake ------------------------------
+
+def find_leaves_no_seen(t):  # the lesson's recipe without the visited set
+    leaves, stack = [], [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        if node.name() == "AccumulateGrad":
+            leaves.append(node.variable)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return leaves
+
+
+def find_leaves_direct(t):  # only the direct inputs
+    return [n.variable for n, _ in t.grad_fn.next_functions
+            if n is not None and n.name() == "AccumulateGrad"]
+
+
+def find_leaves_nodes(t):  # the AccumulateGrad nodes instead of their tensors
+    return [n for n, _ in t.grad_fn.next_functions if n is not None]
+
+
+def double_in_place(grad):
+    grad *= 2
+    return grad
+
+
+def double_mul_(grad):
+    grad.mul_(2)
+
+
+def derivatives_no_create_graph(f, x):
+    (first,) = ng.autograd.grad(f(x), [x])
+    (second,) = ng.autograd.grad(first, [x])
+    return first, second
+
+
+def derivatives_through_grad(f, x):  # x.grad accumulates the second into the first
+    f(x).backward(create_graph=True)
+    first = x.grad
+    first.backward()
+    return first.item(), x.grad.item()
+
+
+def derivatives_same_twice(f, x):
+    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    return first, first
+
+
+def derivatives_swapped(f, x):
+    first, second = derivatives(f, x)
+    return second, first
+
+
+def reset_inplace_leaf(a):
+    a[:] = 10.0
+    return a
+
+
+def reset_new_tensor(a):
+    return ng.full([4], 10.0, requires_grad=True)
+
+
+def reset_detach_(a):
+    a.detach_()
+    a.fill_(10.0)
+    return a
+
+
+def reset_switch_off(a):
+    a.requires_grad = False
+    a.fill_(10.0)
+    return a
+
+
+def setup_not_frozen(model, n):
+    model.fc = ng.nn.Linear(8, n)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+
+
+def setup_all_params(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n)
+    return ng.optim.SGD(model.parameters(), lr=0.1)
+
+
+def setup_hard_coded(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, 3)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+
+
+def setup_frozen_after(model, n):
+    model.fc = ng.nn.Linear(8, n)
+    for p in model.parameters():
+        p.requires_grad = False
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+
+
+def setup_keeps_old_fc(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+
+
+def predict_detach(model, x):
+    return model(x).detach()
+
+
+def predict_freezes_model(model, x):
+    for p in model.parameters():
+        p.requires_grad = False
+    return model(x)
+
+
+def predict_grad_left_off(model, x):
+    ng.set_grad_enabled(False)
+    return model(x)
+
+
+# exercise, wrong args, a phrase of the hint that this mistake must get
+WRONG = [
+    ("01-1", (2, 5, 8, 40, 160), "not l4.sum()"),
+    ("01-1", (2, 3, 8, 40, 40), "w2 alone"),
+    ("01-1", (1, 5, 8, 40, 40), "w1 is not 1"),
+    ("01-1", (2, 5, 8, 13, 13), "product, not a sum"),
+    ("01-2", (7, 2, 2.5), "ONE element"),
+    ("01-2", (20, 8, 10), "TWO paths"),
+    ("01-2", (112, 8, 10), "1/4 is missing"),
+    ("01-2", (28, 5, 10), "OTHER factor"),
+    ("01-3", (28.0,), "4 times too big"),
+    ("01-3", (2.0,), "two ops"),
+    ("01-3", (1.75,), "counted twice"),
+    ("02-1", ((True, True, True, True), (True, False, True, True)), "recorded history"),
+    ("02-1", ((True, True, False, False), (True, True, True, True)), "b was created without"),
+    ("02-1", ((True, False, False, False), (True, False, True, True)), "always a leaf"),
+    ("02-1", (("True", "True", "False", "False"), (True, False, True, True)), "without quotes"),
+    ("02-1", ([1, 1, 0, 0], [1, 0, 1, 1]), "not 1 / 0"),
+    ("02-1", ((True, True, False), (True, False, True, True)), "4 values"),
+    ("02-2", (["AddBackward0", "AccumulateGrad"], ["AccumulateGrad", None]), "z's own node"),
+    ("02-2", (["MulBackward0", "AccumulateGrad"], ["AccumulateGrad", "AccumulateGrad"]),
+     "without requires_grad"),
+    ("02-2", (["MulBackward0", None], ["AccumulateGrad", None]), "stored somewhere"),
+    ("02-2", (["MulBackward0", "AccumulateGrad"], ["MulBackward0", None]), "leaf, made by you"),
+    ("02-2", (["MulBackward0", "AccumulateGrad"], ["AccumulateGrad", "None"]), "without quotes"),
+    ("02-3", (find_leaves_no_seen,), "more than once"),
+    ("02-3", (find_leaves_direct,), "missing"),
+    ("02-3", (find_leaves_nodes,), "node.variable"),
+    ("02-3", (lambda t: t.grad_fn,), "returned"),
+    ("03-1", (double_in_place,), "IN PLACE"),
+    ("03-1", (double_mul_,), "IN PLACE"),
+    ("03-1", (lambda g: g + 2,), "added 2"),
+    ("03-1", (lambda g: g * 3,), "twice as big"),
+    ("03-1", (lambda g: g.clone(),), "unchanged"),
+    ("03-2", (6.0,), "ONE backward"),
+    ("03-2", (18.0,), "2x, not x**2"),
+    ("03-2", (0.0,), "nothing zeroes"),
+    ("03-3", ([2.0, 4.0, 6.0],), "weighted"),
+    ("03-3", ([1.0, 0.2, 0.03],), "2x, not x"),
+    ("03-3", (2.46,), "shape of x"),
+    ("03-4", (lambda x: 2 * x * ng.exp(x),), "is missing"),
+    ("03-4", (lambda x: x ** 2 * ng.exp(x),), "f(x) itself"),
+    ("03-5", (derivatives_no_create_graph,), "not recorded"),
+    ("03-5", (derivatives_through_grad,), "accumulates"),
+    ("03-5", (derivatives_same_twice,), "equals the first"),
+    ("03-5", (derivatives_swapped,), "swapped"),
+    ("03-5", (lambda f, x: (27.0, 18.0),), "first derivative is wrong"),
+    ("04-1", ([0, 1, 2, 3, 4],), "NEW tensor"),
+    ("04-1", ([1, 2, 3, 3, 4],), "starts at version 0"),
+    ("04-1", ([0, 1, 1, 1, 2],), "mul_"),
+    ("04-1", ([0, 1, 2, 2, 2],), "unlike on a Python int"),
+    ("04-1", ([0, 0, 1, 1, 2],), "b[0] = 1000"),
+    ("04-2", ((True, True, True),), "(2)"),
+    ("04-2", ((True, False, False),), "(3)"),
+    ("04-2", ((False, False, True),), "(1)"),
+    ("04-2", ((1, 0, 1),), "not 1 / 0"),
+    ("04-3", (reset_inplace_leaf,), "refuses them"),
+    ("04-3", (reset_new_tensor,), "different tensor"),
+    ("04-3", (reset_detach_,), "no longer requires grad"),
+    ("04-3", (reset_switch_off,), "no longer requires grad"),
+    ("05-1", (True, True, False), "either of its inputs"),
+    ("05-1", (False, True, True), "no_grad"),
+    ("05-1", (False, False, False), "ONE input"),
+    ("05-1", (0, 1, 0), "not 1 / 0"),
+    ("05-2", (setup_not_frozen,), "not frozen"),
+    ("05-2", (setup_all_params,), "only the new layer"),
+    ("05-2", (setup_hard_coded,), "n_classes argument"),
+    ("05-2", (setup_frozen_after,), "frozen too"),
+    ("05-2", (setup_keeps_old_fc,), "old layer"),
+    ("05-3", (lambda m, x: m(x),), "records history"),
+    ("05-3", (predict_detach,), "recording on"),
+    ("05-3", (predict_freezes_model,), "frozen for any training"),
+    ("05-3", (predict_grad_left_off,), "grad mode is still off"),
+    ("05-3", (lambda m, x: m(x).sum(),), "unchanged"),
+]
+
+
+def _number(value: str) -> str:
+    """A number as a word of the message: 40 matches "40" and "40.0", not "140" or "4"."""
+    return rf"(?<![\w.]){re.escape(value)}(?:\.0+)?(?![\w]|\.\d)"
+
+
+# What a rejection must never show: the expected answer (numbers, tuples, solution code).
+FORBIDDEN = {
+    "01-1": [_number(v) for v in ("2", "5", "8", "40")],
+    "01-2": [_number(v) for v in ("28", "10")] + [r"w2\.grad = 8"],
+    "01-3": [_number("7")],
+    "02-1": [re.escape("(True, True, False, False)"), re.escape("(True, False, True, True)")],
+    "02-2": [r"\[.MulBackward0., .AccumulateGrad.\]", r"\[.AccumulateGrad., None\]"],
+    "02-3": [r"id\(node\) in seen", r"seen\.add"],
+    "03-1": [re.escape("[2, 4, 6]"), r"grad \* 2", r"2 \* grad"],
+    "03-2": [_number("12")],
+    "03-3": [_number("0.4"), _number("0.06")],
+    "03-4": [re.escape("2x e^x + x^2 e^x"), re.escape("2 * x * ng.exp(x) +")],
+    "03-5": [_number("-9"), re.escape("grad(first, [x])\n")],
+    "04-1": [re.escape("[0, 1, 2, 2, 3]")],
+    "04-2": [re.escape("(True, False, True)")],
+    "04-3": [r"a\.fill_\(10", r"with ng\.no_grad\(\):\s+a"],
+    "05-1": [re.escape("(False, True, False)")],
+    "05-2": [re.escape("Linear(8, n_classes)"), re.escape("SGD(model.fc.parameters()")],
+    "05-3": [r"with ng\.no_grad\(\):\s+return"],
+}
+
+
+def assert_teaches(result, exercise: str, phrase: str) -> None:
+    assert result.status == "fail", result.message
+    assert result.message.startswith(f"✗ not yet [{exercise}]"), result.message
+    assert phrase in result.message, result.message
+    for pattern in FORBIDDEN[exercise]:
+        assert not re.search(pattern, result.message), (pattern, result.message)
+
+
+@pytest.mark.parametrize(("exercise", "args", "phrase"), WRONG,
+                         ids=[f"{e}-{i}" for i, (e, _, _) in enumerate(WRONG)])
+def test_refuses_each_wrong_answer_with_a_hint_for_that_mistake(exercise, args, phrase, capsys):
+    assert_teaches(ex.CHECKERS[exercise](*args), exercise, phrase)
+    assert ng.is_grad_enabled()  # a learner's mistake does not leak out of the checker
+
+
+@pytest.mark.parametrize("exercise", sorted(FORBIDDEN))
+def test_hints_get_stronger_and_then_point_to_reveal_never_to_the_answer(exercise, capsys):
+    args = next(a for e, a, _ in WRONG if e == exercise)
+    messages = [ex.CHECKERS[exercise](*args).message for _ in range(4)]
+    for message in messages:
+        assert message.startswith(f"✗ not yet [{exercise}]")
+        for pattern in FORBIDDEN[exercise]:
+            assert not re.search(pattern, message), (pattern, message)
+    assert f'ex.reveal("{exercise}")' in messages[-1]
+    if not messages[0].startswith(f"✗ not yet [{exercise}]: hint: write"):  # form errors
+        assert len(set(messages)) >= 2 or f'ex.reveal("{exercise}")' in messages[0]
+
+
+@pytest.mark.parametrize("exercise", MINE)
+def test_reveal_prints_the_answer_on_request(exercise, capsys):
+    ex.reveal(exercise)
+    out = capsys.readouterr().out
+    assert out.startswith(f"answer [{exercise}]: ") and len(out) > 40
+
+
+def test_the_lessons_own_model_needs_the_visited_set(capsys):
+    """The no-visited-set walk reports 4 leaves for lesson 1's 3 (w1 twice)."""
+    w1, w2, w3 = (ng.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0))
+    l1 = ng.ones([2, 2]) * w1
+    loss = ((l1 + w2) * (l1 * w3)).mean()
+    assert len(find_leaves_no_seen(loss)) == 4 and len(find_leaves(loss)) == 3
+    result = ex.check_find_leaves(find_leaves_no_seen)
+    assert "lesson 1's loss" in result.message and "'w1', 'w1'" in result.message
+
+
+def test_missing_create_graph_is_recognised_not_shown_as_a_raw_error(capsys):
+    first = ex.check_second_derivative(derivatives_no_create_graph)
+    second = ex.check_second_derivative(derivatives_no_create_graph)
+    assert "raised RuntimeError" not in first.message
+    assert "create_graph" in second.message and "Still stuck?" in second.message
+
+
+# -- blanks and things that are not answers at all -----------------------------------------
+
+BLANK = {
+    "01-1": (..., ..., ..., ..., ...), "01-2": (..., ..., ...), "01-3": (...,),
+    "02-1": (..., ...), "02-2": (..., ...), "02-3": (...,), "03-1": (...,), "03-2": (...,),
+    "03-3": (...,), "03-4": (...,), "03-5": (...,), "04-1": (...,), "04-2": (...,),
+    "04-3": (...,), "05-1": (..., ..., ...), "05-2": (...,), "05-3": (...,),
+}
+
+
+@pytest.mark.parametrize("exercise", sorted(BLANK))
+def test_a_blank_answer_is_not_done_yet(exercise, capsys):
+    result = ex.CHECKERS[exercise](*BLANK[exercise])
+    assert result.status == "todo" and not result.done
+    assert capsys.readouterr().out.startswith(f"○ not done yet [{exercise}]")
+
+
+@pytest.mark.parametrize("exercise", ["02-3", "03-1", "03-4", "03-5", "04-3", "05-2", "05-3"])
+def test_a_function_left_with_an_empty_body_is_not_done_yet(exercise, capsys):
+    def empty(*args):
+        ...
+
+    assert ex.CHECKERS[exercise](empty).status == "todo"
+
+
+def _raises(*args):
+    raise ValueError("boom")
+
+
+JUNK = ["seven", None, object(), [], {}, np.nan, _raises, lambda *a: "text", lambda *a: [...]]
+
+
+@pytest.mark.parametrize("exercise", sorted(BLANK))
+def test_never_raises_whatever_it_is_given(exercise, capsys):
+    arity = len(BLANK[exercise])
+    for junk in JUNK:
+        result = ex.CHECKERS[exercise](*([junk] * arity))
+        assert result.status in {"fail", "todo"}, (junk, result.message)
+        for pattern in FORBIDDEN[exercise]:
+            assert not re.search(pattern, result.message), (pattern, result.message)
+    assert ng.is_grad_enabled()
+
+
+# -- the lessons themselves ---------------------------------------------------------------
+
+SOURCES = sorted((LESSONS / "src").glob("lesson_0[1-5].py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
+def test_lessons_print_error_messages_whole_and_end_with_further_reading(path):
+    text = path.read_text(encoding="utf-8")
+    assert not re.search(r"str\((err|exc|e)\)\[:\d+\]", text)
+    assert not re.search(r"message\)\[:\d+\]", text)
+    assert "## Further reading" in text
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
+def test_exercises_appear_in_the_order_of_their_numbers(path):
+    numbers = re.findall(r'exercise\("(\d\d-\d)"', path.read_text(encoding="utf-8"))
+    assert numbers == sorted(numbers) and len(numbers) >= 3
+
+
+def test_lessons_1_and_3_embed_the_animations_and_the_figures_exist():
+    pictures = {}
+    for path in SOURCES:
+        pictures[path.stem] = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", path.read_text(encoding="utf-8"))
+        for picture in pictures[path.stem]:
+            assert (LESSONS / picture).resolve().is_file(), picture
+    assert "../figures/animation_dynamic_step.gif" in pictures["lesson_01"]
+    assert "../figures/animation_static_runs.gif" in pictures["lesson_03"]
+
+
+def test_a_retry_with_another_mistake_hears_about_that_mistake_first(capsys):
+    first = ex.check_inplace_predictions((True, True, True))  # wrong about snippet (2)
+    second = ex.check_inplace_predictions((True, False, False))  # now wrong about (3)
+    assert "snippet (2)" in first.message and "Still stuck?" not in first.message
+    assert "snippet (3)" in second.message and "which ops save which tensors" in second.message
+    assert 'ex.reveal("04-2")' in second.message
