@@ -3,8 +3,9 @@
 Every checker takes the learner's answer and returns a :class:`Result`:
 
 * truthy when the answer is right, falsy otherwise;
-* it prints one line: ``✓ correct [01-2]: ...``, ``✗ not yet [01-2]: expected ...,
-  got ...; hint: ...`` or ``○ not done yet [01-2]: ...``;
+* it prints one line: ``✓ correct [01-2]: ...``, ``✗ not yet [01-2]: you gave ...;
+  hint: ...`` (a hint for the mistake, never the answer: :func:`reveal` shows that) or
+  ``○ not done yet [01-2]: ...``;
 * it never raises.  An answer still left as the placeholder ``...`` (or ``None``)
   reports "not done yet", so "Run All" reaches the last cell of a notebook.
 

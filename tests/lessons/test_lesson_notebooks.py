@@ -42,6 +42,7 @@ def test_notebook_is_stored_clean_with_two_exercises(path):
             assert cell.outputs == [] and cell.execution_count is None, "stored with outputs"
     ids = _ids(path)
     assert len(ids) >= 2 and len(set(ids)) == len(ids)
+    assert ids == sorted(ids), "exercises are numbered in the order the learner meets them"
     for cell in nb.cells:
         meta = cell.metadata.get("naivegraph", {})
         if "exercise" in meta:
