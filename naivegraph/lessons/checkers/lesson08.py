@@ -447,8 +447,10 @@ def check_jacobian(jacobian) -> Result:
                                 "compute it with the engine from x0, y0, not typed numbers."],
                            gave=f"a wrong Jacobian {at}")
         i, j = bad_entries[0]
-        return not_yet(ex, [f"entry [{i}][{j}] is off: it is d output{i} / d input{j}. Run "
-                            f"backward on output {i} alone, with fresh leaves."],
+        return not_yet(ex, [f"entry [{i}][{j}] is off: it is d output{i} / d input{j}, "
+                            f"the derivative of output {i} alone with respect to input "
+                            f"{j}. Work it out by hand and compare; the engine gets it "
+                            "from the table's derivatives."],
                        gave=f"a Jacobian with a wrong entry {at}")
     return correct(ex, "one backward per output gives one row: right at every point and "
                        "for a function you had not seen.")
