@@ -12,7 +12,7 @@ like that. This lesson covers:
 * running: `graph.forward(feeds)` and the numeric `graph.backward(loss)`,
 * symbolic gradients: `ns.gradients` adds the backward pass to the graph as new nodes,
 * whole-graph optimisation passes and `graph.compile`,
-* memory planning: freeing each value after its last use.
+* memory planning: freeing each value after its last use, and what training costs.
 """
 
 CELLS = [
@@ -56,7 +56,7 @@ CELLS = [
         try:
             g.forward(feeds)
         except Exception as err:
-            print(type(err).__name__ + ":", str(err)[:110])
+            print(type(err).__name__ + ":", err)
     """),
     md("""
     ### Exercise 06-1: build it yourself
@@ -90,7 +90,9 @@ CELLS = [
         # written carelessly on purpose: x * w1 twice, a "* 1.0" and a "+ 0.0"
         loss = ns.mean((x * w1 + w2) * (x * w1 * w3) * 1.0 + 0.0)
         dw1, dw2, dw3 = ns.gradients(loss, [w1, w2, w3])
-    print(len(g.nodes), "nodes;  dw1 =", ns.expression(dw1)[:100], "...")
+    for node, w in zip((dw1, dw2, dw3), ("w1", "w2", "w3")):
+        g.rename(node, f"d loss / d {w}")      # name the outputs by what they compute
+    print(len(g.nodes), "nodes;  d loss / d w1 =", ns.expression(dw1))
     ng.render(g)
     """),
     md("""
@@ -106,6 +108,19 @@ CELLS = [
     small, report = ns.optimize(g, fetches=[loss, dw1, dw2, dw3])
     print(report)
     """),
+    md("""
+    Each line counts the nodes that pass itself removed; together they make up the
+    whole reduction. Folding replaces a node by a constant without removing anything:
+    the inputs it no longer needs go in dead-node elimination. A folded node keeps its
+    name, so CSE may then report two *equal constants* merged.
+
+    The same graph before and after, side by side:
+    """),
+    code("""
+    from naivegraph.render import render_optimization
+
+    render_optimization(g, fetches=[loss, dw1, dw2, dw3])
+    """),
     exercise("06-2", """
     # Exercise 06-2: compile g into f(x) -> [loss, dloss/dw1, dloss/dw2, dloss/dw3]
     f = «g.compile(inputs=[x], outputs=[loss, dw1, dw2, dw3], optimize=True)»
@@ -120,15 +135,15 @@ CELLS = [
     ## Memory planning
 
     A static run knows, before it starts, which op reads each value last. The plan
-    frees each intermediate right after that op (unless it is fetched). For a chain of
-    elementwise ops only a couple of intermediates are ever alive at once, however
-    long the chain is. A dynamic graph keeps what backward will need until backward
-    runs, because it cannot know what comes next.
+    frees each intermediate right after that op (unless it is fetched). A dynamic graph
+    keeps what backward will need until backward runs, because it cannot know what
+    comes next.
 
     ### Exercise 06-3
     A chain of seven ops, `y = exp(sin(cos(tanh(x * 2) + 1)) - 3)`, runs with the plan
-    (no fusion). What is the largest number of intermediate values alive at once?
-    The cell after the exercise counts it from the plan.
+    (no fusion), for inference: only `y` is fetched. What is the largest number of
+    intermediate values alive at once (count `y` too)? The cell after the exercise
+    counts it from the plan.
     """),
     exercise("06-3", """
     # Exercise 06-3
@@ -137,24 +152,80 @@ CELLS = [
     """),
     code("""
     from naivegraph.static.executor import Plan
+    from naivegraph.lessons import plots, training
 
     with ns.Graph() as chain:
         x = ns.placeholder("x", shape=(1000,))
         y = ns.exp(ns.sin(ns.cos(ns.tanh(x * 2) + 1)) - 3)
     plan = Plan(chain, [y], [x])
-    ops = [n for n in plan.order if isinstance(n, ns.Operation)]
-    alive, peak = set(), 0
-    for fn, ins, out, frees in plan.steps:
-        alive.add(out)
-        peak = max(peak, len(alive & {plan.slot[n] for n in ops}))
-        alive -= set(frees)
-    print(len(plan.steps), "steps; at most", peak, "intermediates alive at once")
+    alive = training.live_values(plan, count_fetched=True)
+    print(len(plan.steps), "steps; alive after each:", alive, "-> peak", max(alive))
     """),
     md("""
+    ## Training is different: backward needs the forward values
+
+    That holds for **inference**. Once `ns.gradients` is in the graph, the backward
+    nodes read the forward values (the derivative of `tanh` needs its output, the
+    derivative of `h * w` needs `h`), and they run only after the whole forward pass.
+    So every layer's activation stays alive from its forward step until the backward
+    step that reads it: the peak grows with depth. Below, a chain of layers
+    `h = tanh(h * w_i)`, planned for inference and for training (the fetched gradients
+    themselves are not counted).
+    """),
+    code("""
+    def layers(depth):
+        with ns.Graph() as graph:
+            x = ns.placeholder("x", shape=(100,))
+            ws = [ns.Variable(0.5, name=f"w{i}") for i in range(depth)]
+            h = x
+            for w in ws:
+                h = ns.tanh(h * w)
+            loss = ns.mean(h)
+            grads = ns.gradients(loss, ws)
+        return graph, x, loss, grads
+
+    for depth in (5, 10, 20):
+        graph, x, loss, grads = layers(depth)
+        inference = max(training.live_values(Plan(graph, [loss], [x])), default=0)
+        train = max(training.live_values(Plan(graph, [loss, *grads], [x])))
+        print(f"{depth:2d} layers: peak alive, inference {inference}, training {train}")
+
+    graph, x, loss, grads = layers(10)
+    plots.memory_timeline({
+        "inference": training.live_values(Plan(graph, [loss], [x]), count_fetched=True),
+        "training": training.live_values(Plan(graph, [loss, *grads], [x])),
+    }, title="10 layers: values alive after each op of a planned run")
+    """),
+    md("""
+    The training curve climbs during the forward pass (each activation is kept for
+    backward) and falls during backward (each is freed after its last reader). This is
+    why training needs far more memory than inference, and why it grows with depth.
+
+    A planner can trade time for memory: **recomputation** (gradient checkpointing)
+    keeps only some activations, say every $\\sqrt{n}$-th layer, and recomputes the
+    others from the nearest kept one when backward needs them. The peak drops from
+    about $n$ to about $2\\sqrt{n}$ values for one extra forward pass. Because a static
+    graph is known before it runs, this is a rewrite of the graph (duplicate the
+    forward nodes a backward segment needs); naivegraph does not implement it, but
+    every piece it needs (the plan's last readers, graph rewriting) is here.
+
     ## Summary
 
     * Build first (`value is None`), then run with feeds, as many times as you like.
     * `ns.gradients` puts the backward pass into the graph as nodes.
     * Knowing the whole graph in advance allows optimisation passes and a memory plan.
+    * The plan frees values after their last reader: a chain needs almost nothing
+      for inference, but training keeps each layer's activation until backward.
+
+    ## Further reading
+
+    * TensorFlow 1 "Graphs and Sessions" guide (tensorflow.org, r1 docs): placeholders,
+      `Session.run`, feeds and fetches, the model this lesson follows.
+    * Theano documentation, `theano.function` (inputs, outputs, `updates`) and its
+      graph optimisations.
+    * Chen et al., "Training Deep Nets with Sublinear Memory Cost" (2016): gradient
+      checkpointing.
+    * CMU 10-414/714 *Deep Learning Systems*: lectures on automatic differentiation
+      and memory planning.
     """),
 ]

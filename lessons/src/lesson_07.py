@@ -7,13 +7,24 @@ The same model, trained both ways. A static graph is built once and reused; a
 dynamic graph is rebuilt on every forward and destroyed by backward. This lesson
 measures what that costs, and what the dynamic side buys:
 
-* time and memory per training iteration, plotted,
-* Python control flow on data (easy in dynamic mode, an error in static mode),
-* tracing a dynamic-mode function into a static graph, and its pitfall.
+* time and memory per training iteration, and when building + compiling pays off,
+* Python control flow on data (easy in dynamic mode, an error in static mode) and the
+  graph's own control flow (`ns.cond`, `ns.while_loop`),
+* tracing a dynamic-mode function into a static graph, and its pitfalls.
 """
 
 CELLS = [
     md("""
+    ## Two ways to run a training step
+
+    Dynamic mode builds the graph while the step runs, and backward frees it:
+
+    ![one dynamic training step](../figures/animation_dynamic_step.gif)
+
+    Static mode builds the graph once; each run only feeds new inputs through it:
+
+    ![runs of one static graph](../figures/animation_static_runs.gif)
+
     ## The same model, both ways
 
     A two-layer MLP on a small two-moons data set, trained by gradient descent on
@@ -52,6 +63,7 @@ CELLS = [
         return loss.item()
 
     # static: built once (gradients and updates included), compiled once, then only run
+    t0 = time.perf_counter()
     with ns.Graph() as g:
         xs = ns.placeholder("X", shape=(None, 2))
         ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
@@ -59,6 +71,7 @@ CELLS = [
         loss_node = ns.cross_entropy(ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3], ys)
         train_step = ns.optim.SGD(Ws, lr=lr).minimize(loss_node)
     compiled = g.compile([xs, ys], [loss_node, train_step])
+    setup_seconds = time.perf_counter() - t0   # building + optimising + planning, once
 
     def static_step(Xb, yb):
         loss, _ = compiled(Xb, yb)  # the step's own value is None: it only updates
@@ -76,8 +89,13 @@ CELLS = [
     """),
     md("""
     The curves lie on top of each other: the op table and its gradient rules are
-    shared, only *when* things run differs. Now the cost of one iteration. Memory is
-    the peak of what Python allocated during one step (`tracemalloc`).
+    shared, only *when* things run differs. Now the cost of one iteration.
+
+    Memory is measured with `tracemalloc`: the peak of the memory allocated through
+    Python's allocators *during* one step, numpy's array buffers included (numpy
+    reports them to tracemalloc). It is not the process's total memory (RSS), and
+    it leaves out what existed before the step: the weights, and the static graph
+    itself.
     """),
     code("""
     def peak_bytes(step):
@@ -92,6 +110,17 @@ CELLS = [
         print(f"{name:8s} median {np.median(times[name]) * 1e3:.3f} ms, "
               f"peak {memory[name] / 1024:.0f} KiB")
     plots.static_vs_dynamic(times, memory)
+    """),
+    md("""
+    A static step is cheaper, but the graph had to be built, optimised and planned
+    first, and that is paid once. Compiling pays off after the number of runs at
+    which the saving per step has repaid the setup:
+    """),
+    code("""
+    per_step = {name: float(np.median(times[name])) for name in times}
+    print(f"build + compile: {setup_seconds * 1e3:.1f} ms once; per step: "
+          + ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in per_step.items()))
+    plots.amortisation({"dynamic": 0.0, "static": setup_seconds}, per_step, runs=1000)
     """),
     md("""
     The static side skips graph building and the Python bookkeeping of every op, and
@@ -120,9 +149,10 @@ CELLS = [
     """),
     md("""
     A static graph has no values while it is built, so `if node:` cannot be decided.
-    naivegraph says so at once and points to the graph's own control flow:
-    `ns.where` (choose per element), `ns.cond` (run one of two branches) and
-    `ns.while_loop` (loop while a condition holds), or to dynamic mode.
+    naivegraph says so at once, names the line, and points to what works inside a
+    graph: `ng.where` in a function you trace (it runs eagerly on tensors and records
+    a node on graph nodes), `ns.cond` (run one of two branches) and `ns.while_loop`
+    (loop while a condition holds), or to dynamic mode.
     """),
     code("""
     def branchy(x):
@@ -135,6 +165,10 @@ CELLS = [
     except TypeError as err:
         print(str(err))
     """),
+    md("""
+    ### Exercise 07-1
+    Rewrite `branchy` so that it can be traced; read the error message above first.
+    """),
     exercise("07-1", """
     # Exercise 07-1: rewrite branchy so that it can be traced. It must give x * 2 where
     # x > 0 and x * -1 elsewhere (elementwise), in dynamic mode and once traced.
@@ -142,6 +176,22 @@ CELLS = [
         return «ng.where(x > 0, x * 2, x * -1)»
 
     ex.check_where_fix(f_fixed)
+    """),
+    md("""
+    `ng.where` computes both branches and chooses per element. To run only one
+    branch, or to loop a number of times that is only known at run time, the graph has
+    its own control flow; each branch and the loop body is a small graph of its own:
+    """),
+    code("""
+    with ns.Graph() as cg:
+        x = ns.placeholder("x", shape=(2,))
+        n = ns.placeholder("n", shape=(), dtype=np.int64)
+        chosen = ns.cond(x.sum() > 0, lambda: x * 2, lambda: x * -1)
+        _, doubled = ns.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 2), [0, x])
+    for feed in ({x: np.array([1.0, 2.0]), n: np.array(3)},
+                 {x: np.array([-1.0, -2.0]), n: np.array(5)}):
+        print("cond:", cg.run(chosen, feed), "  while_loop:", cg.run(doubled, feed))
+    ng.render(cg)
     """),
     md("""
     ## Tracing and its pitfall
@@ -173,6 +223,67 @@ CELLS = [
     print("traced:", traced(np.array([1.0, 2.0])), "  eager:", scaled(ng.tensor([1.0, 2.0])))
     """),
     md("""
+    The classic form of this pitfall is control flow on a Python value: a loop count
+    or a flag read while tracing runs once, and the trace records the ops of *that*
+    path. Nothing warns you: the loop below is unrolled three times into the graph.
+    """),
+    code("""
+    REPEATS = 3
+
+    def repeat(x):
+        for _ in range(REPEATS):       # a Python loop: unrolled while tracing
+            x = x * 2
+        return x
+
+    traced_repeat = ns.trace(repeat, np.ones(2))
+    REPEATS = 5
+    print("eager:", repeat(ng.tensor([1.0, 1.0])), "  traced:", traced_repeat(np.ones(2)),
+          f"({len(traced_repeat.graph.nodes)} nodes: three multiplications baked in)")
+    """),
+    md("""
+    To keep the count a run-time value, make it an input and loop inside the graph:
+    """),
+    code("""
+    def repeat_in_graph(x, n):
+        _, out = ns.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 2), [0, x])
+        return out
+
+    looped = ns.trace(repeat_in_graph, np.ones(2), np.array(3))
+    print("n = 3:", looped(np.ones(2), np.array(3)), "  n = 5:", looped(np.ones(2), np.array(5)))
+    """),
+    md("""
+    Reading a value out of the graph while tracing, with `.item()`, cannot work either:
+    the number does not exist yet. The error says where and what to do instead:
+    """),
+    code("""
+    def normalise(x):
+        return x / x.sum().item()
+
+    try:
+        ns.trace(normalise, np.ones(2))
+    except TypeError as err:
+        print("TypeError:", err)
+    print("kept as a node, it traces:", ns.trace(lambda x: x / x.sum(), np.ones(2))(np.ones(4)))
+    """),
+    md("""
+    ## Looking at gradients
+
+    In dynamic mode, after `backward`, the drawing of the backward graph shows each
+    leaf's gradient (`grad ...` under `W1`, `b1`, ...) and marks the freed `grad_fn`
+    nodes. The renderer writes gradients on leaves (and on tensors that called
+    `retain_grad()`), not on every edge.
+    """),
+    code("""
+    W1, b1, W2, b2 = params
+    Xb, yb = X[batches[0][:4]], y[batches[0][:4]]
+    small_loss = ng.nn.functional.cross_entropy(ng.tanh(ng.tensor(Xb) @ W1 + b1) @ W2 + b2,
+                                                ng.tensor(yb))
+    for p in params:
+        p.grad = None
+    small_loss.backward()
+    ng.render(small_loss, kind="backward", params={"W1": W1, "b1": b1, "W2": W2, "b2": b2})
+    """),
+    md("""
     ## Summary
 
     | | static | dynamic |
@@ -180,9 +291,21 @@ CELLS = [
     | graph | built once, reused | rebuilt every forward, freed by backward |
     | per-iteration cost | run only | build + run + bookkeeping |
     | optimisation | whole-graph passes, memory plan | none |
-    | control flow | `ns.where`, `ns.cond`, `ns.while_loop`; no Python `if` on data | any Python |
+    | control flow | `ng.where` (traced), `ns.where`, `ns.cond`, `ns.while_loop`; no Python `if` on data | any Python |
     | debugging | values appear only when run | every value exists at once |
 
-    Tracing gets a static graph from dynamic code, but only of the path it saw.
+    Tracing gets a static graph from dynamic code, but only of the path it saw:
+    Python values (globals, flags, loop counts) are frozen in as constants.
+    Building and compiling cost time once; they pay off over many runs.
+
+    ## Further reading
+
+    * TensorFlow 1 "Graphs and Sessions" guide, and "Better performance with
+      tf.function" (TensorFlow 2): tracing, retracing and Python side effects.
+    * PyTorch documentation, `torch.jit.trace` (its warnings about data-dependent
+      control flow) and `torch.fx` symbolic tracing and its limitations.
+    * Theano documentation, `scan` and `ifelse`: control flow as graph nodes.
+    * CMU 10-414/714 *Deep Learning Systems*: lectures on graph execution and
+      hardware acceleration.
     """),
 ]

@@ -3,15 +3,19 @@ from build import code, exercise, md
 NAME = "08_build_your_own"
 TITLE = "Lesson 8: Build your own graph engine"
 INTRO = """
-Everything so far fits in a page of Python. In this lesson you build a **scalar**
-graph engine from scratch, twice:
+The core of a graph engine fits in a page of Python. In this lesson you write that
+core for a **scalar** engine, in two styles:
 
-1. a **static** one: building records nodes, `forward()` computes values later;
-2. a **dynamic** one, PyTorch style: values at once, `backward()` destroys the
-   non-leaf part of the graph unless `retain_graph=True`.
+1. a **static** one: building records nodes, `forward()` computes values later, and
+   *you* write the backward sweep over the node list;
+2. a **dynamic** one, PyTorch style: values at once; *you* write `backward` (a
+   topological order, then gradients accumulated along every path) and the freeing
+   of the graph after it.
 
-Both share one table of `(function, derivative)` pairs. Then you use the engine for a
-Jacobian and for gradient descent. No naivegraph inside: plain Python and `math`.
+Given to you: the node classes, how ops build nodes, and forward. Both engines share
+one table of `(function, derivative)` pairs, whose missing rows you fill in first.
+Then you use your engine for a Jacobian and for gradient descent. No naivegraph
+inside: plain Python and `math`.
 """
 
 CELLS = [
@@ -68,10 +72,15 @@ CELLS = [
     md("""
     ## A static engine: build, then run
 
-    A node records its op and inputs. Building computes nothing: `c = a + b` has no
+    A node records its op and its inputs. Building computes nothing: `c = a + b` has no
     value until `forward()` walks the nodes in creation order (a node can only use
-    nodes that already exist, so creation order is a topological order). `backward()`
-    walks them in reverse, handing each input `grad * derivative`.
+    nodes that already exist, so creation order is a topological order).
+
+    A node also knows whether it **needs a gradient**: the leaves you create do, the
+    constants that `x - 3` or `x ** 2` make do not, and an op's output does when any
+    input does. The backward sweep must skip the others: in `(x - 3) ** 2` the
+    derivative with respect to the exponent, $a^b \\log a$, is not even defined at
+    $a = -2$.
     """),
     code("""
     class StaticGraph:
@@ -84,28 +93,23 @@ CELLS = [
                     n.value = OPS[n.op][0](*(i.value for i in n.inputs))
 
         def backward(self, loss):
-            for n in self.nodes:
-                n.grad = 0.0
-            loss.grad = 1.0
-            for n in reversed(self.nodes):
-                if n.op is None:
-                    continue
-                args = [i.value for i in n.inputs]
-                for k, inp in enumerate(n.inputs):
-                    inp.grad += n.grad * OPS[n.op][1](*args, k)
+            static_backward(self.nodes, loss)      # you write this below
 
 
     class SNode:
         graph = StaticGraph()
 
-        def __init__(self, value=None, op=None, inputs=(), name=None):
-            self.value, self.op, self.inputs, self.name = value, op, tuple(inputs), name
+        def __init__(self, value=None, op=None, inputs=(), needs_grad=True):
+            self.value, self.op, self.inputs = value, op, tuple(inputs)
+            self.needs_grad = needs_grad
             self.grad = None
             SNode.graph.nodes.append(self)
 
         def _apply(self, op, *others):
-            others = [o if isinstance(o, SNode) else SNode(float(o)) for o in others]
-            return SNode(op=op, inputs=(self, *others))
+            others = [o if isinstance(o, SNode) else SNode(float(o), needs_grad=False)
+                      for o in others]
+            inputs = (self, *others)
+            return SNode(op=op, inputs=inputs, needs_grad=any(i.needs_grad for i in inputs))
 
         __add__ = lambda self, o: self._apply("add", o)
         __sub__ = lambda self, o: self._apply("sub", o)
@@ -115,14 +119,60 @@ CELLS = [
         sin = lambda self: self._apply("sin")
         exp = lambda self: self._apply("exp")
 
-    a = SNode(1.0, name="a")
-    b = SNode(2.0, name="b")
+    a = SNode(1.0)
+    b = SNode(2.0)
     c = a + b
     print("before forward: c.value =", c.value)
     SNode.graph.forward()
     print("after forward:  c.value =", c.value)
     """),
+    md("""
+    ### Exercise 08-2: the static backward sweep
+
+    Write `static_backward(nodes, loss)`. `nodes` lists every node in creation order;
+    each node has `value`, `op` (None for a leaf or constant), `inputs`, `needs_grad`
+    and `grad`. Afterwards every node's `grad` must hold d loss / d node:
+
+    * start every grad from zero (the graph runs again and again), the loss's from 1;
+    * visit the nodes so that a node's grad is complete before it is passed on;
+    * each input that needs a gradient receives `node.grad * derivative(*input values, k)`,
+      **added** to what it already has (a node used twice gets two contributions).
+
+    The checker runs it on graphs of its own.
+    """),
+    exercise("08-2", """
+    # Exercise 08-2
+    def static_backward(nodes, loss):
+        «for n in nodes:
+            n.grad = 0.0
+        loss.grad = 1.0
+        for n in reversed(nodes):
+            if n.op is None:
+                continue
+            args = [i.value for i in n.inputs]
+            for k, inp in enumerate(n.inputs):
+                if inp.needs_grad:
+                    inp.grad += n.grad * OPS[n.op][1](*args, k)»
+
+    ex.check_static_backward(static_backward)
+    """),
+    md("""
+    The rest of the notebook uses this reference sweep, so it runs before you finish;
+    compare it with yours.
+    """),
     code("""
+    def static_backward(nodes, loss):
+        for n in nodes:
+            n.grad = 0.0
+        loss.grad = 1.0
+        for n in reversed(nodes):            # every user of n was created after n
+            if n.op is None:
+                continue
+            args = [i.value for i in n.inputs]
+            for k, inp in enumerate(n.inputs):
+                if inp.needs_grad:           # constants get no gradient
+                    inp.grad += n.grad * OPS[n.op][1](*args, k)
+
     SNode.graph = StaticGraph()
     x, y = SNode(1.0), SNode(2.0)
     f = x * y + x.sin() * y.exp()
@@ -131,17 +181,28 @@ CELLS = [
         SNode.graph.forward()
         SNode.graph.backward(f)
         print(f"x={x0}: f={f.value:.4f}  df/dx={x.grad:.4f}  df/dy={y.grad:.4f}")
+
+    SNode.graph = StaticGraph()
+    x = SNode(1.0)
+    g = (x - 3) ** 2                 # the constant exponent needs no gradient
+    SNode.graph.forward()
+    SNode.graph.backward(g)
+    print("d (x - 3)**2 / dx at x = 1:", x.grad)
     """),
     md("""
-    ## A dynamic engine: compute at once, destroy after backward
+    ## A dynamic engine: compute at once, free after backward
 
-    Now a single `Node` class with `value`, `requires_grad`, `grad` and `grad_fn`:
+    Now a single `Node` class, PyTorch style:
 
     * an op computes its value **immediately**;
-    * its output requires grad if any input does, and only then is it linked into
-      the graph (a node that needs no gradient never enters it);
-    * `backward()` visits nodes in reverse topological order, then **destroys** the
-      non-leaf part of the graph (unlinks it) unless `retain_graph=True`.
+    * its output requires grad if any input does, and only then is it linked into the
+      graph: `grad_fn` names the op, `inputs` are its input nodes and `saved` the input
+      values backward will need (a node that needs no gradient never enters the graph);
+    * a leaf is a node without `grad_fn`; its `.grad` accumulates.
+
+    `Node.backward` calls two functions you write: `run_backward(root)` computes the
+    gradients, and `free_graph(order)` frees the graph afterwards unless
+    `retain_graph=True`.
     """),
     code("""
     class Node:
@@ -149,8 +210,9 @@ CELLS = [
             self.value = float(value)
             self.requires_grad = requires_grad
             self.grad = 0.0 if requires_grad else None
-            self.grad_fn = None        # (op name, input nodes) for computed nodes
-            self.freed = False
+            self.grad_fn = None        # the op's name, for computed nodes
+            self.inputs = ()           # the nodes it was computed from
+            self.saved = None          # their values, kept for backward
 
         def __repr__(self):
             return f"Node({self.value:.4f}, grad={self.grad})"
@@ -163,11 +225,10 @@ CELLS = [
         @staticmethod
         def frame(op, *inputs):
             inputs = [i if isinstance(i, Node) else Node(i) for i in inputs]
-            fn, _ = OPS[op]
-            out = Node(fn(*(i.value for i in inputs)),
-                       requires_grad=any(i.requires_grad for i in inputs))
+            values = tuple(i.value for i in inputs)
+            out = Node(OPS[op][0](*values), requires_grad=any(i.requires_grad for i in inputs))
             if out.requires_grad:
-                out.grad_fn = (op, inputs)
+                out.grad_fn, out.inputs, out.saved = op, tuple(inputs), values
             return out
 
         __add__ = lambda self, o: Node.frame("add", self, o)
@@ -182,48 +243,122 @@ CELLS = [
         exp = lambda self: Node.frame("exp", self)
 
         def backward(self, retain_graph=False):
-            if self.freed:
+            if not self.requires_grad:
+                raise RuntimeError("element 0 of tensors does not require grad and does "
+                                   "not have a grad_fn")
+            order = run_backward(self)
+            if not retain_graph:
+                free_graph(order)
+    """),
+    md("""
+    ### Exercise 08-3: `run_backward`
+
+    1. **Order**: list every node that requires grad, reachable from `root` through
+       `inputs`, each node *after* its inputs (a depth-first search that appends a node
+       once its inputs are done, visiting each node once). Walking this list backwards
+       visits every node after all the nodes that use it.
+    2. **Accumulate**: `root` gets gradient 1. Walking backwards, a leaf adds what
+       reached it to its `.grad`; any other node hands each input that requires grad
+       `g * OPS[node.grad_fn][1](*node.saved, k)`, added to what that input already
+       got along other paths.
+    3. A node whose `saved` is `None` was freed by an earlier backward: raise
+       `RuntimeError` saying so.
+
+    Return the order (`Node.backward` frees exactly those nodes).
+    """),
+    exercise("08-3", """
+    # Exercise 08-3
+    def run_backward(root):
+        order, seen = [], set()
+        «def visit(node):
+            if id(node) in seen:
+                return
+            seen.add(id(node))
+            for inp in node.inputs:
+                if inp.requires_grad:
+                    visit(inp)
+            order.append(node)
+        visit(root)»
+        grads = {id(root): 1.0}
+        for node in reversed(order):
+            «g = grads.pop(id(node), 0.0)
+            if node.is_leaf:
+                node.grad += g
+                continue
+            if node.saved is None:
                 raise RuntimeError("Trying to backward through the graph a second time; "
                                    "pass retain_graph=True to the first backward.")
-            if not self.requires_grad:
-                raise RuntimeError("this node does not require grad and has no grad_fn")
-            order, seen = [], set()
-            stack = [(self, False)]
-            while stack:                     # iterative DFS: post-order = topological
-                node, done = stack.pop()
-                if done:
-                    order.append(node)
-                    continue
-                if id(node) in seen:
-                    continue
-                seen.add(id(node))
-                stack.append((node, True))
-                if node.grad_fn is not None:
-                    stack.extend((i, False) for i in node.grad_fn[1] if i.requires_grad)
-            grads = {id(self): 1.0}
-            for node in reversed(order):
-                g = grads.pop(id(node), 0.0)
-                if node.is_leaf:
-                    node.grad += g           # leaves accumulate, like AccumulateGrad
-                    continue
-                op, inputs = node.grad_fn
-                d = OPS[op][1]
-                args = [i.value for i in inputs]
-                for k, inp in enumerate(inputs):
-                    if inp.requires_grad:
-                        grads[id(inp)] = grads.get(id(inp), 0.0) + g * d(*args, k)
-            if not retain_graph:             # destroy the non-leaf part of the graph
-                for node in order:
-                    if not node.is_leaf:
-                        node.grad_fn = None
-                        node.freed = True
+            d = OPS[node.grad_fn][1]
+            for k, inp in enumerate(node.inputs):
+                if inp.requires_grad:
+                    grads[id(inp)] = grads.get(id(inp), 0.0) + g * d(*node.saved, k)»
+        return order
+
+    ex.check_run_backward(run_backward)
+    """),
+    md("""
+    ### Exercise 08-4: freeing the graph
+
+    After a backward without `retain_graph=True`, PyTorch frees what the graph saved for
+    backward. Write `free_graph(order)`: drop the saved values of every non-leaf node of
+    `order`. Keep everything else: the leaves are yours, and a computed node must stay a
+    computed node, so that a second backward reaches it and refuses (your
+    `run_backward` raises there) instead of stopping at it as if it were a leaf.
+    """),
+    exercise("08-4", """
+    # Exercise 08-4
+    def free_graph(order):
+        «for node in order:
+            if not node.is_leaf:
+                node.saved = None»
+
+    ex.check_free_graph(free_graph)
+    """),
+    md("""
+    The rest of the notebook uses these reference versions, so it runs before you
+    finish; compare them with yours.
+    """),
+    code("""
+    def run_backward(root):
+        order, seen = [], set()
+
+        def visit(node):                     # post-order: a node after its inputs
+            if id(node) in seen:
+                return
+            seen.add(id(node))
+            for inp in node.inputs:
+                if inp.requires_grad:
+                    visit(inp)
+            order.append(node)
+
+        visit(root)
+        grads = {id(root): 1.0}
+        for node in reversed(order):
+            g = grads.pop(id(node), 0.0)
+            if node.is_leaf:
+                node.grad += g               # leaves accumulate, like AccumulateGrad
+                continue
+            if node.saved is None:
+                raise RuntimeError("Trying to backward through the graph a second time; "
+                                   "pass retain_graph=True to the first backward.")
+            d = OPS[node.grad_fn][1]
+            for k, inp in enumerate(node.inputs):
+                if inp.requires_grad:
+                    grads[id(inp)] = grads.get(id(inp), 0.0) + g * d(*node.saved, k)
+        return order
+
+
+    def free_graph(order):
+        for node in order:
+            if not node.is_leaf:
+                node.saved = None
 
     a = Node(1.0, requires_grad=True)
     b = Node(2.0, requires_grad=True)
     c = a + b
     print("c.value at once:", c.value)
     c.backward()
-    print("a.grad, b.grad:", a.grad, b.grad)
+    print("a.grad, b.grad:", a.grad, b.grad, "  c.is_leaf after freeing:", c.is_leaf)
     try:
         c.backward()
     except RuntimeError as err:
@@ -235,28 +370,37 @@ CELLS = [
     y.backward(retain_graph=True)
     y.backward()
     print("two backwards with retain_graph:", x.grad, "(accumulated: 6 + 6)")
+
+    x = Node(1.0, requires_grad=True)
+    ((x - 3) ** 2).backward()
+    print("d (x - 3)**2 / dx at x = 1:", x.grad)
     """),
     md("""
     ## A Jacobian, one backward per output
 
     For $F(x, y) = (xy,\\; x + \\sin y,\\; e^x y)$ each row of the Jacobian is the
-    gradient of one output: rebuild the graph (dynamic engine), reset the input grads,
-    run backward, read the grads.
+    gradient of one output: build the graph with fresh leaves, run backward on that
+    output, read the leaves' grads.
 
-    ### Exercise 08-2
-    Compute the 3x2 Jacobian at $(x, y) = (1, 2)$ with the `Node` engine.
+    ### Exercise 08-5
+    Write `jacobian(F, x0, y0)`: the Jacobian of any `F` (a function of two `Node`s
+    returning a list of outputs) at $(x_0, y_0)$, one row per output, computed with the
+    `Node` engine. The checker calls it with other functions and points.
     """),
-    exercise("08-2", """
-    # Exercise 08-2
+    exercise("08-5", """
+    # Exercise 08-5
     def F(x, y):
         return [x * y, x + y.sin(), x.exp() * y]
 
-    J = «[]
-    for k in range(3):
-        x, y = Node(1.0, requires_grad=True), Node(2.0, requires_grad=True)
-        F(x, y)[k].backward()
-        J.append([x.grad, y.grad])»
-    ex.check_jacobian(J)
+    def jacobian(F, x0, y0):
+        J = []
+        «for k in range(len(F(Node(x0), Node(y0)))):
+            x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+            F(x, y)[k].backward()
+            J.append([x.grad, y.grad])»
+        return J
+
+    ex.check_jacobian(jacobian)
     """),
     code("""
     from naivegraph.lessons import plots
@@ -264,7 +408,7 @@ CELLS = [
     rows = []
     for k in range(3):
         x, y = Node(1.0, requires_grad=True), Node(2.0, requires_grad=True)
-        [x * y, x + y.sin(), x.exp() * y][k].backward()
+        F(x, y)[k].backward()
         rows.append([x.grad, y.grad])
     plots.jacobian_heatmap(np.array(rows), ["x·y", "x + sin y", "eˣ·y"], ["x", "y"],
                            title="Jacobian at (x, y) = (1, 2)")
@@ -274,14 +418,16 @@ CELLS = [
 
     Minimise $f(x, y) = (x-1)^2 + 2(y+2)^2 + xy/2$: repeat "build $f$, backward,
     step against the gradient". The parameters are leaves; a new graph is built every
-    step and destroyed by backward.
+    step and freed by backward.
 
-    ### Exercise 08-3
-    Complete `gradient_descent`: each step zeroes the grads, builds $f$, runs backward and
-    moves both leaves against their gradients. Return where it ends.
+    ### Exercise 08-6
+    Write `gradient_descent(f, x0, y0, lr, steps)` for any `f` of two `Node`s: each
+    step zeroes the grads, builds `f`, runs backward and moves both leaves against their
+    gradients. Return where it ends as `(x, y)` numbers. The checker runs it on a
+    function of its own.
     """),
-    exercise("08-3", """
-    # Exercise 08-3
+    exercise("08-6", """
+    # Exercise 08-6
     def f(x, y):
         return (x - 1) ** 2 + 2 * (y + 2) ** 2 + x * y / 2
 
@@ -295,14 +441,14 @@ CELLS = [
             y.value -= lr * y.grad»
         return «(x.value, y.value)»
 
-    ex.check_minimum(gradient_descent(f, -2.0, 2.0))
+    ex.check_gradient_descent(gradient_descent)
     """),
     code("""
     x, y = Node(-2.0, requires_grad=True), Node(2.0, requires_grad=True)
     path = [(x.value, y.value)]
     for step in range(40):
         x.grad = y.grad = 0.0
-        ((x - 1) ** 2 + 2 * (y + 2) ** 2 + x * y / 2).backward()
+        f(x, y).backward()
         x.value -= 0.1 * x.grad
         y.value -= 0.1 * y.grad
         path.append((x.value, y.value))
@@ -316,10 +462,22 @@ CELLS = [
     ## Summary
 
     * One table of (function, derivative) drives forward and backward in both engines.
-    * Static: build everything, then `forward()` and `backward()` sweep the node list;
-      the graph is reused with new inputs.
-    * Dynamic: values on construction, only nodes that need gradients are linked, and
-      backward destroys the non-leaf part unless `retain_graph=True`.
+    * Static: build everything, then `forward()` and your backward sweep walk the node
+      list; the graph is reused with new inputs, so grads restart from zero each run.
+    * Dynamic: values on construction, only nodes that need gradients are linked; your
+      `run_backward` orders the graph topologically and accumulates along every path;
+      freeing drops the saved values but keeps the structure, so a second backward
+      is refused instead of silently stopping early.
+    * Gradients flow only to inputs that need them: constants never get one.
     * naivegraph is this idea with numpy arrays, broadcasting and many more ops.
+
+    ## Further reading
+
+    * Andrej Karpathy, *micrograd*: a scalar autograd engine and a small neural-network
+      library in about 150 lines, the same design as the `Node` engine here.
+    * *Dive into Deep Learning* (d2l.ai), "Automatic Differentiation" and the
+      "Backpropagation" section of "Multilayer Perceptrons".
+    * CMU 10-414/714 *Deep Learning Systems* (dlsys.cs.cmu.edu): lectures on automatic
+      differentiation and on building the "needle" framework, static and dynamic.
     """),
 ]

@@ -5,8 +5,8 @@ TITLE = "Lesson 9: Capstone - a classifier in both modes"
 INTRO = """
 Put it all together: generate a 2-D data set, train a small neural-network classifier
 in **dynamic** mode (modules, optimizer, autograd) and in **static** mode (placeholders,
-Variables, symbolic gradients, a compiled step), compare the loss curves, and draw the
-decision boundary.
+Variables, the optimizer inside the graph, a compiled step), with the same optimizer
+settings, compare the loss curves, and draw the decision boundaries.
 """
 
 CELLS = [
@@ -85,43 +85,39 @@ CELLS = [
     ## Static mode: the same network as a graph
 
     `nn.Linear` computes `x @ W.T + b`; the static graph writes that out with the same
-    initial weights. The graph is built once; `ns.gradients` adds the backward pass;
-    `compile` returns one function that computes the loss and every gradient. The
-    update is plain numpy written back with `Variable.assign` (here plain gradient
-    descent with momentum, so the curves are close but not identical to Adam's).
+    initial weights. The batch dimension is `None`, so the same graph takes the
+    training set and, later, any grid of points. `ns.optim.Adam(...).minimize(loss)`
+    adds the gradients and Adam's update to the graph, with the same settings as the
+    dynamic optimizer: both modes take the same steps.
     """),
     code("""
     with ns.Graph() as g:
-        xs = ns.placeholder("X", shape=X.shape)
-        ys = ns.placeholder("y", shape=y.shape, dtype=np.int64)
+        xs = ns.placeholder("X", shape=(None, 2))
+        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
         W1, b1, W2, b2 = (ns.Variable(v, name=n) for v, n in zip(init, ("W1", "b1", "W2", "b2")))
         logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
         loss = ns.cross_entropy(logits, ys)
-        grads = ns.gradients(loss, [W1, b1, W2, b2])
-    step = g.compile([xs, ys], [loss, logits, *grads])
+        train = ns.optim.Adam([W1, b1, W2, b2], lr=0.05).minimize(loss)
+    step = g.compile([xs, ys], [loss, train])
+    classify = g.compile([xs], [logits])      # the same graph, forward only, any batch size
     print(step)
 
-    variables = [W1, b1, W2, b2]
-    velocity = [np.zeros_like(v.value) for v in variables]
-    static_losses = []
-    for epoch in range(epochs):
-        value, out, *gs = step(X, y)
-        for k, (v, dv) in enumerate(zip(variables, gs)):
-            velocity[k] = 0.9 * velocity[k] - 0.2 * dv
-            v.assign(v.value + velocity[k])
-        static_losses.append(float(value))
-    print("static: final loss %.4f, accuracy %.2f" % (static_losses[-1], np.mean(out.argmax(1) == y)))
+    static_losses = [float(step(X, y)[0]) for _ in range(epochs)]
+    print("static: final loss %.4f, accuracy %.2f"
+          % (static_losses[-1], np.mean(classify(X)[0].argmax(1) == y)))
     """),
     code("""
     plots.loss_curves({"dynamic": dynamic_losses, "static": static_losses},
-                      title="Two spirals: dynamic (Adam) vs static (momentum SGD)", log=True)
+                      title="Two spirals: the same Adam steps in both modes", log=True)
+    print("largest difference between the curves:",
+          max(abs(a - b) for a, b in zip(dynamic_losses, static_losses)))
     """),
     md("""
     ## Decision boundaries
 
     `plots.decision_boundary(predict, X, y)` colours the plane by the predicted class.
-    For dynamic mode, `predict` runs the model under `no_grad`; for static mode it
-    evaluates the trained Variables with numpy.
+    For dynamic mode, `predict` runs the model under `no_grad`; for static mode it runs
+    the compiled forward graph on the grid (40 000 points: the `None` batch at work).
     """),
     code("""
     def predict_dynamic(points):
@@ -129,8 +125,7 @@ CELLS = [
             return model(ng.tensor(points)).numpy().argmax(axis=1)
 
     def predict_static(points):
-        h = np.tanh(points @ W1.value.T + b1.value)
-        return (h @ W2.value.T + b2.value).argmax(axis=1)
+        return classify(points)[0].argmax(axis=1)
 
     plots.decision_boundary(predict_dynamic, X, y, title="Dynamic mode")
     """),
@@ -140,9 +135,20 @@ CELLS = [
     md("""
     ## Where to go from here
 
-    * Swap `Tanh` for `ReLU`, change the width, or use `plots.two_moons`.
+    * Swap `Tanh` for `ReLU`, change the width, or use `datasets.two_moons`.
     * Time both loops as in lesson 7, and run `ns.optimize` on the training graph.
     * Draw one training step with `ng.render(loss, kind="both")` in dynamic mode and
       `ng.render(g)` in static mode, and compare them with the drawings of lesson 1.
+
+    ## Further reading
+
+    * TensorFlow 1 "Graphs and Sessions" guide; Theano's `function` with `updates`:
+      training as a graph that updates its own weights.
+    * PyTorch tutorials, "Learning PyTorch with Examples" (tensors, autograd, `nn`,
+      `optim`) and the `torch.fx` / TorchScript documentation on tracing.
+    * Andrej Karpathy, *micrograd*, and its "spelled-out intro to neural networks".
+    * *Dive into Deep Learning* (d2l.ai), chapters on multilayer perceptrons and
+      optimisation algorithms (Adam).
+    * CMU 10-414/714 *Deep Learning Systems* (dlsys.cs.cmu.edu).
     """),
 ]

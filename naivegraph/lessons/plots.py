@@ -31,7 +31,8 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 __all__ = ["gradient_descent_contour", "loss_curves", "jacobian_heatmap", "timing_bars",
-           "static_vs_dynamic", "decision_boundary", "make_all_figures"]
+           "static_vs_dynamic", "decision_boundary", "memory_timeline", "amortisation",
+           "make_all_figures"]
 
 MODE_COLOURS = {"dynamic": "#d9480f", "static": "#1864ab", "eager": "#d9480f",
                 "compiled": "#1864ab", "optimized": "#2b8a3e"}
@@ -225,6 +226,65 @@ def decision_boundary(predict_fn: Callable, X, y, title: str = "Decision boundar
     ax.set_ylim(y0, y1)
     ax.set_aspect("equal")
     ax.legend(loc="lower right", fontsize=8)
+    return _finish(fig, path) if path is not None else fig
+
+
+def memory_timeline(timelines: Mapping[str, Sequence[int]],
+                    title: str = "Intermediate values alive during one planned run",
+                    path=None) -> Figure:
+    """Steps of live-value counts, one line per named run (see ``training.live_values``).
+
+    >>> fig = memory_timeline({"inference": [1, 2, 2, 1], "training": [1, 2, 3, 4, 2]})
+    >>> [line.get_label() for line in fig.axes[0].get_lines()]
+    ['inference (peak 2)', 'training (peak 4)']
+    """
+    fig = _figure(7.2, 3.8)
+    ax = fig.add_subplot()
+    for i, (name, counts) in enumerate(timelines.items()):
+        counts = list(counts)
+        ax.step(range(1, len(counts) + 1), counts, where="post", color=_colour(name, i),
+                linewidth=2, label=f"{name} (peak {max(counts)})")
+    ax.set_xlabel("op executed (plan step)")
+    ax.set_ylabel("intermediate values alive")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left")
+    return _finish(fig, path) if path is not None else fig
+
+
+def amortisation(setup_seconds: Mapping[str, float], step_seconds: Mapping[str, float],
+                 runs: int = 200, title: str = "When does building and compiling pay off?",
+                 path=None) -> Figure:
+    """Total time after n runs: ``setup + n * step`` per named strategy.
+
+    Where a line with a larger setup crosses one with a smaller setup is the number of
+    runs after which the setup has paid for itself (marked when it is within ``runs``).
+
+    >>> fig = amortisation({"dynamic": 0.0, "static": 0.01}, {"dynamic": 2e-4, "static": 1e-4})
+    >>> fig.axes[0].get_title()
+    'When does building and compiling pay off?'
+    """
+    fig = _figure(6.8, 4.2)
+    ax = fig.add_subplot()
+    n = np.arange(runs + 1)
+    names = list(setup_seconds)
+    for i, name in enumerate(names):
+        ax.plot(n, (setup_seconds[name] + n * step_seconds[name]) * 1e3,
+                color=_colour(name, i), linewidth=2, label=name)
+    for a in names:
+        for b in names:
+            gain = step_seconds[b] - step_seconds[a]
+            extra = setup_seconds[a] - setup_seconds[b]
+            if extra > 0 and gain > 0 and extra / gain <= runs:
+                x = extra / gain
+                ax.axvline(x, color="grey", linestyle=":")
+                ax.annotate(f"{a} pays off after ~{x:.0f} runs", (x, 0), xytext=(6, 10),
+                            textcoords="offset points", fontsize=9)
+    ax.set_xlabel("runs (training steps)")
+    ax.set_ylabel("total time (ms)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left")
     return _finish(fig, path) if path is not None else fig
 
 

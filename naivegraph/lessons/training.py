@@ -16,6 +16,33 @@ import numpy as np
 import naivegraph as ng
 import naivegraph.static as ns
 
+def live_values(plan, count_fetched: bool = False) -> list[int]:
+    """How many intermediate values a planned run holds after each of its steps.
+
+    ``plan`` is a :class:`naivegraph.static.executor.Plan`; a value counts from the
+    step that makes it until the plan frees it.  Fetched values are never freed (the
+    caller gets them), so by default they are left out.
+
+    >>> import naivegraph.static as ns
+    >>> from naivegraph.static.executor import Plan
+    >>> with ns.Graph() as g:
+    ...     x = ns.placeholder("x", shape=(3,))
+    ...     y = ns.exp(ns.sin(ns.cos(x)))
+    >>> live_values(Plan(g, [y], [x]), count_fetched=True)
+    [1, 2, 2]
+    """
+    counted = {plan.slot[n] for n in plan.order if isinstance(n, ns.Operation)}
+    if not count_fetched:
+        counted -= set(plan.fetch_slots)
+    alive: set[int] = set()
+    counts = []
+    for _, _, out, frees in plan.steps:
+        alive.add(out)
+        counts.append(len(alive & counted))
+        alive -= set(frees)
+    return counts
+
+
 def descent(f_grad: Callable, start, lr: float, steps: int) -> np.ndarray:
     p = np.asarray(start, dtype=float)
     pts = [p.copy()]

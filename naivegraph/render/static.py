@@ -12,11 +12,12 @@ ids ``n0, n1, ...`` follow the same order in every drawing of the same graph.
 
 from __future__ import annotations
 
+import html
 from collections import deque
 from typing import Any, Iterable, Sequence
 
 from .. import static
-from .dot import Item, Sketch, emit, format_shape, format_value, html_label, operand_position
+from .dot import Item, Sketch, emit, format_shape, format_value, operand_position
 
 # ----------------------------------------------------------------------------- selection
 
@@ -94,7 +95,23 @@ def _describe(item: Item) -> tuple[str, str]:
         if grad is not None:
             lines.append(f"grad {grad}")
     tooltip = f"{node.name}: {node.op_name} {format_shape(node.shape)}"
-    return html_label(node.name, *lines), tooltip
+    return _stacked_label(node.name, lines), tooltip
+
+
+def _stacked_label(title: str, lines: Sequence[str]) -> str:
+    """A bold title over smaller lines, with a thin spacer line under the title.
+
+    Without the spacer an underscore in a name (``mul_1``) touches the next line and
+    reads as an overbar in PNG output.
+
+    >>> _stacked_label("mul_1", ["mul"])
+    '<<b>mul_1</b><br/><font point-size="5"> </font><br/><font point-size="10">mul</font>>'
+    """
+    parts = [f"<b>{html.escape(title)}</b>"]
+    details = [f'<font point-size="10">{html.escape(line)}</font>' for line in lines if line]
+    if details:
+        parts += ['<font point-size="5"> </font>', *details]
+    return "<" + "<br/>".join(parts) + ">"
 
 
 def _category(node: Any) -> str:

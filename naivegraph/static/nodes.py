@@ -263,6 +263,10 @@ class Node(OpMethods):
 
     __float__ = __int__ = __index__ = __bool__
 
+    def item(self) -> Any:
+        """Refused: a node has no number while its graph is built (a tensor's ``.item()``)."""
+        raise TypeError(control_flow_message(self, need="the Python number (.item())"))
+
     def __len__(self) -> int:
         if not self.shape or self.shape[0] is None:
             raise TypeError(
@@ -780,8 +784,8 @@ def _user_frame():
     return None
 
 
-def control_flow_message(node: Node) -> str:
-    """Why ``bool(node)`` cannot work, where it happened, and what to use instead."""
+def control_flow_message(node: Node, need: str = "the truth value") -> str:
+    """Why ``bool(node)`` (or ``node.item()``) cannot work, where, and what to use instead."""
     frame = _user_frame()
     where = ""
     if frame is not None:
@@ -791,13 +795,16 @@ def control_flow_message(node: Node) -> str:
         )
     tracing = current_trace()
     context = f" while tracing {tracing}" if tracing else ""
+    # A traced function is written for dynamic mode: ng.where works on tensors and
+    # records on nodes, while ns.where refuses tensors.
+    where_fn = "ng.where" if tracing else "ns.where"
     return (
         f"data-dependent Python control flow cannot be expressed in a static graph: "
-        f"the truth value of node {node.name!r} is needed{context}, but static nodes have "
+        f"{need} of node {node.name!r} is needed{context}, but static nodes have "
         f"no value while the graph is being built.{where}\n"
-        f"Inside the graph, branch with ns.cond(pred, true_fn, false_fn), loop with "
-        f"ns.while_loop(cond_fn, body_fn, loop_vars), or choose values elementwise with "
-        f"ns.where(condition, a, b); or run the code in dynamic mode "
+        f"Inside the graph, choose values elementwise with {where_fn}(condition, a, b), "
+        f"branch with ns.cond(pred, true_fn, false_fn), or loop with "
+        f"ns.while_loop(cond_fn, body_fn, loop_vars); or run the code in dynamic mode "
         f"(import naivegraph as ng), where every value exists at once."
     )
 

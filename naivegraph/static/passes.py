@@ -204,7 +204,9 @@ def common_subexpression_elimination(graph: Graph, keep: Iterable[Node] | None =
         if key is None:
             return None
         if key in seen and node not in protected:
-            changes.append(f"{node.name} == {seen[key].name}")
+            # a folded node keeps its name: say it is now a constant equal to another
+            same = "equal constants: " if isinstance(node, Constant) else ""
+            changes.append(f"{same}{node.name} == {seen[key].name}")
             return seen[key]
         copy = copy_node(node, inputs, new)
         seen.setdefault(key, copy)
@@ -488,12 +490,19 @@ def elementwise_fusion(graph: Graph, keep: Iterable[Node] | None = None) -> Grap
 # -------------------------------------------------------------------------- driver
 @dataclass
 class PassReport:
-    """What one pass changed over all its runs."""
+    """What one pass changed over all its runs.
+
+    ``nodes_before`` is the node count before its first run, ``nodes_after`` after its
+    last; the passes interleave, so those do not chain from one pass to the next.
+    ``removed`` counts only the nodes this pass's own runs took out: the ``removed`` of
+    all passes add up to the whole reduction.
+    """
 
     name: str
     changes: list[str] = field(default_factory=list)
     nodes_before: int = 0
     nodes_after: int = 0
+    removed: int = 0
 
 
 @dataclass
@@ -525,8 +534,7 @@ class OptimizationReport:
         ]
         for p in self.passes:
             lines.append(
-                f"  {p.name:<34} {len(p.changes):>3} change(s)  "
-                f"{p.nodes_before} -> {p.nodes_after} nodes"
+                f"  {p.name:<34} {len(p.changes):>3} change(s)  {p.removed:>3} node(s) removed"
             )
             lines.extend(f"      {c}" for c in p.changes[:12])
             if len(p.changes) > 12:
@@ -575,6 +583,7 @@ def optimize(
         )
         report.changes.extend(lineage.changes)
         report.nodes_after = len(new.nodes)
+        report.removed += len(current.nodes) - len(new.nodes)
         keep = [lineage.mapping[k] for k in keep]
         mapping = {old: lineage.mapping[n] for old, n in mapping.items() if n in lineage.mapping}
         current = new

@@ -280,3 +280,18 @@ def test_every_pass_preserves_outputs_and_gradients(steps, seed):
     )
     new.backward(loss)
     np.testing.assert_allclose(new["w"].grad, reference[1], rtol=1e-12, atol=1e-12)
+
+
+def test_optimize_report_node_counts_add_up_to_the_reduction():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("input", shape=(2, 2))
+        w1, w2, w3 = ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)
+        loss = ns.mean((x * w1 + w2) * (x * w1 * w3) * 1.0 + 0.0)
+        grads = ns.gradients(loss, [w1, w2, w3])
+    new, report = ns.optimize(g, fetches=[loss, *grads])
+    assert sum(p.removed for p in report.passes) == len(g.nodes) - len(new.nodes)
+    assert [p.removed for p in report.passes] == [0, 1, 2, 5, 2]
+    text = str(report)
+    assert "constant_folding" in text and "  0 node(s) removed" in text
+    assert "equal constants: mul_6 == div_1" in text

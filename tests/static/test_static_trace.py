@@ -46,7 +46,7 @@ def test_data_dependent_branch_names_the_source_line():
     assert "while tracing branchy" in message
     assert "if x.sum() > 0:" in message
     assert "test_static_trace.py" in message
-    assert "ns.where" in message and "dynamic mode" in message
+    assert "ng.where" in message and "dynamic mode" in message
 
 
 def test_data_dependent_branch_points_to_graph_cond_and_while_loop():
@@ -55,7 +55,25 @@ def test_data_dependent_branch_points_to_graph_cond_and_while_loop():
     message = str(info.value)
     assert "ns.cond(pred, true_fn, false_fn)" in message
     assert "ns.while_loop(cond_fn, body_fn, loop_vars)" in message
-    assert "ns.where(condition, a, b)" in message
+    assert "ng.where(condition, a, b)" in message  # a traced function is dynamic-mode code
+
+
+def test_a_branch_while_building_a_graph_points_to_ns_where():
+    with ns.Graph():
+        x = ns.placeholder("x", shape=(2,))
+        with pytest.raises(TypeError, match=r"ns\.where\(condition, a, b\)"):
+            bool(x.sum() > 0)
+
+
+def test_item_inside_a_trace_is_a_clear_error_naming_the_line():
+    def scaled_by_total(x):
+        return x * x.sum().item()
+
+    with pytest.raises(TypeError) as info:
+        ns.trace(scaled_by_total, np.ones(2))
+    message = str(info.value)
+    assert "the Python number (.item()) of node 'sum_1' is needed while tracing" in message
+    assert "return x * x.sum().item()" in message
 
 
 def test_where_is_the_traceable_branch():

@@ -14,7 +14,14 @@ from .lesson04 import check_inplace_predictions, check_reset_leaf, check_version
 from .lesson05 import check_finetune_setup, check_inference, check_requires_grad_flow
 from .lesson06 import check_compiled_step, check_memory_plan, check_static_model
 from .lesson07 import check_trace_pitfall, check_where_fix
-from .lesson08 import check_derivative_table, check_jacobian, check_minimum
+from .lesson08 import (
+    check_derivative_table,
+    check_free_graph,
+    check_gradient_descent,
+    check_jacobian,
+    check_run_backward,
+    check_static_backward,
+)
 from .lesson09 import check_accuracy_fn, check_train_step
 from .lesson10 import (
     check_poly_loop,
@@ -60,7 +67,10 @@ __all__ = [
     "check_where_fix",
     "check_derivative_table",
     "check_jacobian",
-    "check_minimum",
+    "check_static_backward",
+    "check_run_backward",
+    "check_free_graph",
+    "check_gradient_descent",
     "check_accuracy_fn",
     "check_train_step",
     "check_poly_loop",

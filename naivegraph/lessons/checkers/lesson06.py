@@ -1,27 +1,105 @@
-"""Checkers of lesson 06: static graphs."""
+"""Checkers of lesson 06: static graphs.
+
+:func:`call_learner` (used by the checkers of lessons 6-9) calls the learner's function
+like :func:`~naivegraph.lessons.checking.call_answer`, but reports a crash at the
+learner's own line only: frames of numpy, the standard library or any installed
+package are skipped too, not only naivegraph's.
+"""
 
 from __future__ import annotations
+
+import inspect
+import sysconfig
+import traceback
+from pathlib import Path
+from typing import Any, Callable
 
 import numpy as np
 
 from ..checking import (
     Result,
-    answer,
     as_array,
-    call_answer,
     checker,
     close,
     correct,
     failed,
+    hint_for,
     is_blank,
     not_callable,
     not_done,
+    not_yet,
+    returned_blank,
     show,
-    wrong,
 )
 
+_LIBRARY_DIRS = tuple(
+    str(Path(p).resolve())
+    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+) + (str(Path(__file__).resolve().parents[2]),)  # naivegraph itself
 
-@checker("06-1")
+
+def _is_library(filename: str) -> bool:
+    return str(Path(filename).resolve()).startswith(_LIBRARY_DIRS)
+
+
+def crash_message(exc: BaseException) -> str:
+    """What the learner's code raised, at the learner's last line outside any library."""
+    frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip the checker's own frame
+    yours = [f for f in frames if not _is_library(f.filename)]
+    where = f" at line {yours[-1].lineno} of your code" if yours else ""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return (
+        f"your code raised {type(exc).__name__}{where}: {first.rstrip('.')}; "
+        "read the error, fix the cell and run it again."
+    )
+
+
+def call_learner(exercise: str, fn: Callable, *args: Any) -> tuple[Result | None, Any]:
+    """``(None, value)``, or ``(result, None)`` when ``fn`` raised or returned nothing.
+
+    A crash is reported at the learner's last line (never a line of numpy or of
+    naivegraph), with the library's whole first line of error.
+    """
+    try:
+        value = fn(*args)
+    except Exception as exc:  # any error is reported to the learner
+        return failed(exercise, crash_message(exc)), None
+    blank = returned_blank(exercise, value)
+    return (blank, None) if blank is not None else (None, value)
+
+
+def _empty() -> None: ...
+
+
+def left_blank(fn: Callable) -> bool:
+    """True when a function still has a ``...`` line (a blank of its exercise cell).
+
+    Functions that work by side effect return None whether done or not, so their
+    source (or, without one, a body that does nothing) tells.
+    """
+    try:
+        lines = inspect.getsource(fn).splitlines()
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        return code is not None and code.co_code == _empty.__code__.co_code
+    return any(line.strip() == "..." for line in lines[1:])
+
+
+def blank_function(exercise: str, fn: Any) -> Result | None:
+    """``not_callable``, plus "not done yet" for a function with a blank left in it."""
+    bad = not_callable(exercise, fn)
+    if bad is None and left_blank(fn):
+        return not_done(exercise)
+    return bad
+
+
+# ----------------------------------------------------------------------------- 06-1
+@checker(
+    "06-1",
+    answer="loss = ns.mean((x * w1 + w2) * (x * w1 * w3)): l1 = x * w1, l2 = l1 + w2, "
+    "l3 = l1 * w3, l4 = l2 * l3, and the loss averages l4 into one number. Built from "
+    "the placeholder x, the same graph gives 40 for a feed of ones and 112 for twos.",
+)
 def check_static_model(graph, x, loss) -> Result:
     """The l1..l4 model built in a static graph: placeholder x, Variables w1..w3, node loss."""
     ex = "06-1"
@@ -30,99 +108,130 @@ def check_static_model(graph, x, loss) -> Result:
     if not hasattr(loss, "inputs") or not hasattr(graph, "forward"):
         return failed(
             ex,
-            f"expected a static node for loss, got {type(loss).__name__}; hint: "
-            "build it from x and the Variables with +, * and ns.mean.",
+            f"loss should be a node of your static graph, got {type(loss).__name__}; hint: "
+            "build it inside `with g2:` from x and the Variables with ns ops.",
         )
-    try:
-        graph.forward({x: np.ones((2, 2))})
-        value = loss.value
-    except Exception as exc:  # any error: reported to the learner
-        return failed(ex, f"running the graph failed: {type(exc).__name__}: {exc}")
-    if not close(value, 40.0):
-        return wrong(
+    values = []
+    for scale in (1.0, 2.0):
+        try:
+            graph.forward({x: scale * np.ones((2, 2))})
+            values.append(loss.value)
+        except Exception as exc:  # any error: reported to the learner, whole
+            return failed(ex, f"running your graph failed: {type(exc).__name__}: {exc}")
+    got = as_array(values[0])
+    if got.shape != ():
+        return not_yet(
             ex,
-            "loss = 40 for x = ones(2, 2)",
-            show(value),
-            "l1 = x * w1, l2 = l1 + w2, l3 = l1 * w3, loss = mean(l2 * l3).",
+            [
+                f"your loss is an array of shape {got.shape}; a loss is one number. "
+                "Which step of the toy model turns l4 into a single value?",
+                "reduce l4 to one number the way lesson 1 did (not a sum).",
+            ],
+            gave=f"an array of shape {got.shape}",
         )
-    try:
-        graph.forward({x: 2 * np.ones((2, 2))})
-        value2 = loss.value
-    except Exception as exc:  # any error: reported to the learner
-        return failed(ex, f"running the graph failed: {type(exc).__name__}: {exc}")
-    if not close(value2, (4 + 3) * (4 * 4)):
-        return wrong(
+    if close(values[0], 160.0) and close(values[1], 448.0):
+        return not_yet(ex, ["your loss adds up the four elements of l4; the toy model "
+                            "averages them."], gave=show(values[0]))
+    if close(values[0], 40.0) and close(values[1], 40.0):
+        return not_yet(
             ex,
-            "loss = 112 for x = 2 * ones(2, 2)",
-            show(value2),
-            "use the placeholder x, not a constant, so new feeds change the result.",
+            ["a feed of twos gave the same loss as a feed of ones: does your loss read the "
+             "placeholder x, or a number you typed?"],
+            gave="the same loss for every feed",
         )
-    return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
+    if close(values[0], 40.0) and close(values[1], 112.0):
+        return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
+    return not_yet(
+        ex,
+        [
+            "run your graph with ones and compare with `loss.value` of the graph g above.",
+            "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales l1 by w3, "
+            "l4 multiplies l2 and l3, and the loss averages l4.",
+        ],
+        gave=show(values[0]) + " for a feed of ones",
+    )
 
 
-@checker("06-2")
+# ----------------------------------------------------------------------------- 06-2
+_RIGHT_06_2 = {1.0: [40.0, 28.0, 8.0, 10.0], 2.0: [112.0, 88.0, 16.0, 28.0]}
+
+
+@checker(
+    "06-2",
+    answer="f = g.compile(inputs=[x], outputs=[loss, dw1, dw2, dw3]): the placeholder x "
+    "becomes the argument, and one call computes the loss and the three symbolic "
+    "gradients (40, 28, 8, 10 for ones).",
+)
 def check_compiled_step(f) -> Result:
     """``f(x)`` compiled from the graph returns [loss, d loss/d w1, d loss/d w2, d loss/d w3]."""
     ex = "06-2"
     bad = not_callable(ex, f)
     if bad is not None:
         return bad
-    stop, out = answer(ex, f, np.ones((2, 2)))
-    if stop is not None:
-        return stop
-    try:
-        values = [float(as_array(v)) for v in out]
-    except Exception:  # any error: reported to the learner
-        return failed(
-            ex,
-            f"expected a list of 4 scalars, got {show(out)}; hint: "
-            "outputs=[loss, *ns.gradients(loss, [w1, w2, w3])].",
+    outs = {}
+    for scale in (1.0, 2.0):
+        stop, out = call_learner(ex, f, scale * np.ones((2, 2)))
+        if stop is not None:
+            return stop
+        try:
+            outs[scale] = [float(as_array(v)) for v in out]
+        except Exception:  # a single array, or non-numbers: reported, never raised
+            return failed(
+                ex,
+                f"f should return a list of numbers (one per output), got {show(out)}; "
+                "hint: list the nodes to fetch in outputs=[...].",
+            )
+    ones, twos = outs[1.0], outs[2.0]
+    if len(ones) != 4:
+        return not_yet(ex, ["f should return the loss and one gradient per Variable."],
+                       gave=f"{len(ones)} output(s)")
+    if close(ones, _RIGHT_06_2[1.0]) and close(twos, _RIGHT_06_2[2.0]):
+        return correct(
+            ex, "one compiled function returns the loss and all three symbolic gradients."
         )
-    if len(values) != 4:
-        return wrong(ex, "4 outputs", f"{len(values)}", "fetch loss and the three gradients.")
-    if not close(values, [40.0, 28.0, 8.0, 10.0]):
-        return wrong(
-            ex,
-            "[40, 28, 8, 10]",
-            show(values),
-            "list the outputs as loss, then the gradients in the order w1, w2, w3.",
-        )
-    ok, out2 = call_answer(ex, f, 2 * np.ones((2, 2)))
-    if not ok:
-        return out2
-    # l1 = 2x*... at x = 2: l1 = 4, l2 = 7, l3 = 16; dw1 = x*(l3 + l2*w3) summed/4 = 2*(16+28)=88
-    if not close([float(as_array(v)) for v in out2], [112.0, 88.0, 16.0, 28.0]):
-        return wrong(
-            ex,
-            "[112, 88, 16, 28] for x = 2 * ones",
-            show(out2),
-            "the compiled function must use its argument as the placeholder feed.",
-        )
-    return correct(ex, "one compiled function returns the loss and all three symbolic gradients.")
+    if close(ones, _RIGHT_06_2[1.0]):
+        return not_yet(ex, ["f gives the same numbers whatever it is fed: the compiled "
+                            "function must feed its argument to the placeholder."],
+                       gave="the right numbers for ones, wrong ones for twos")
+    if close(sorted(ones), sorted(_RIGHT_06_2[1.0])):
+        return not_yet(ex, ["the right numbers in a different order: the loss first, then "
+                            "the gradients in the order of w1, w2, w3."],
+                       gave="the right numbers in another order")
+    return not_yet(
+        ex,
+        ["fetch the loss node and the gradient nodes that ns.gradients returned.",
+         "outputs= lists the nodes to fetch: loss, then dw1, dw2, dw3."],
+        gave=show(ones),
+    )
 
 
-@checker("06-3")
+# ----------------------------------------------------------------------------- 06-3
+@checker(
+    "06-3",
+    answer="2: in a chain each value is read only by the next op, so the plan frees it "
+    "right after that op. While an op runs, only its input and its output exist.",
+)
 def check_memory_plan(peak_values) -> Result:
     """Most intermediate values alive at once when a planned run executes a chain of ops."""
     ex = "06-3"
     if is_blank(peak_values):
         return not_done(ex)
-    try:
-        got = int(peak_values)
-    except (TypeError, ValueError):
-        return failed(ex, "expected an integer.")
+    if isinstance(peak_values, bool) or not isinstance(peak_values, (int, np.integer)):
+        return failed(ex, f"give a whole number, got {type(peak_values).__name__}.")
+    got = int(peak_values)
     if got == 2:
         return correct(
             ex,
             "in a chain each value is needed only by the next op: the planner keeps "
             "the input of the running op and its output, then frees the input.",
         )
-    hint = (
-        (
-            "without a plan every one would stay alive; with a plan, count the values alive while "
-            "ONE op runs: its input and its output."
-        )
-        if got != 1
-        else "while an op runs, both its input and its output exist."
+    hint = hint_for(
+        got,
+        [((7, 6, 8), "that many would stay alive without a plan. The plan frees a value "
+                     "after the last op that reads it: who reads each value here?"),
+         ((1,), "while an op runs, its input must still exist when its output is made."),
+         ((0,), "every op makes a value; count what exists while one op runs.")],
+        "count the values alive while ONE op of the chain runs.",
     )
-    return wrong(ex, "2", str(got), hint)
+    return not_yet(ex, [hint, "each value of the chain has exactly one reader: the next op."],
+                   gave=str(got))

@@ -9,92 +9,106 @@ import naivegraph.static as ns
 
 from ..checking import (
     Result,
-    answer,
-    call_answer,
+    as_array,
     checker,
     close,
     correct,
     failed,
     is_blank,
-    not_callable,
     not_done,
+    not_yet,
     show,
-    wrong,
 )
+from .lesson06 import blank_function, call_learner
 
 
-@checker("07-2")
+@checker(
+    "07-1",
+    answer="return ng.where(x > 0, x * 2, x * -1): ng.where chooses per element. On "
+    "tensors it computes at once; while tracing it records a `where` node, so the "
+    "choice is made inside the graph on every run instead of once by Python.",
+)
+def check_where_fix(f) -> Result:
+    """``f(x)``: x * 2 where x > 0, else x * -1, written so that ``ns.trace`` can record it."""
+    ex = "07-1"
+    bad = blank_function(ex, f)
+    if bad is not None:
+        return bad
+    stop, eager = call_learner(ex, f, ng.tensor([1.0, -2.0]))
+    if stop is not None:
+        return stop
+    try:
+        traced = ns.trace(f, np.ones(2))
+    except Exception as exc:  # any error: reported to the learner, with the library's text
+        return not_yet(
+            ex,
+            [
+                "tracing failed: a Python `if` needs a value a traced node does not have "
+                f"yet. The error says what to use instead:\n{type(exc).__name__}: {exc}",
+                "choose per element with a function that takes (condition, value where "
+                "true, value where false); use the ng.* one, which works in both modes.",
+            ],
+            gave="a function that cannot be traced",
+        )
+    cases = ([1.0, 2.0], [-1.0, -2.0], [3.0, -1.0])
+    gots = []
+    for feed in cases:
+        stop, got = call_learner(ex, traced, np.array(feed))
+        if stop is not None:
+            return stop
+        gots.append(as_array(got))
+    want = [np.where(np.array(c) > 0, np.array(c) * 2, np.array(c) * -1) for c in cases]
+    if all(close(g, w, shape_free=False) for g, w in zip(gots, want)):
+        if not close(eager, [2.0, 2.0], shape_free=False):
+            return not_yet(ex, ["traced it is right; called on a tensor (dynamic mode) it "
+                                "gives something else: use ops that work in both modes."],
+                           gave=show(eager))
+        return correct(
+            ex,
+            "the choice now lives in the graph: one traced graph serves every input, and "
+            "the same function still runs eagerly.",
+        )
+    if all(close(g, np.array(c) * 2) for g, c in zip(gots, cases)):
+        hint = "negative entries must be treated differently from positive ones."
+    elif close(gots[1], cases[1]):
+        hint = "where x <= 0 the entry must be multiplied by -1, not kept."
+    else:
+        hint = "check both branches: x * 2 where x > 0, x * -1 elsewhere, per element."
+    return not_yet(ex, [hint], gave=f"{show(gots[2])} for x = [3, -1]")
+
+
+@checker(
+    "07-2",
+    answer="traced: [2, 4]; eager: [10, 20]. Tracing ran scaled once, while SCALE was 2: "
+    "the graph holds the number 2 as a constant, not the name SCALE. Eager mode "
+    "reads SCALE on every call and sees 10.",
+)
 def check_trace_pitfall(traced_result, eager_result) -> Result:
     """f(x) = x * SCALE traced while SCALE = 2; then SCALE = 10: traced f([1, 2]) and eager f([1, 2])."""
     ex = "07-2"
     if is_blank((traced_result, eager_result)):
         return not_done(ex)
-    if not close(eager_result, [10.0, 20.0], shape_free=False):
-        return wrong(
-            ex,
-            "eager f([1, 2]) = [10, 20]",
-            show(eager_result),
-            "eager mode reads SCALE every time it runs, so it sees 10.",
-        )
-    if close(traced_result, [10.0, 20.0]):
-        return wrong(
-            ex,
-            "the traced graph to give [2, 4]",
-            show(traced_result),
-            "tracing ran f once; SCALE was read then and stored as a constant node.",
-        )
-    if not close(traced_result, [2.0, 4.0], shape_free=False):
-        return wrong(
-            ex,
-            "traced f([1, 2]) = [2, 4]",
-            show(traced_result),
-            "the recorded graph is x * 2, whatever SCALE is later.",
-        )
-    return correct(ex, "the trace froze SCALE = 2 into a constant; eager mode reads it every call.")
-
-
-@checker("07-1")
-def check_where_fix(f) -> Result:
-    """``f(x)``: x * 2 where x > 0, else x * -1, written so that ``ns.trace`` can record it."""
-    ex = "07-1"
-    bad = not_callable(ex, f)
-    if bad is not None:
-        return bad
-    stop, eager = answer(ex, f, ng.tensor([1.0, -2.0]))
-    if stop is not None:
-        return stop
     try:
-        traced = ns.trace(f, np.ones(2))
-    except Exception as exc:  # any error: reported to the learner
-        return failed(
-            ex,
-            f"tracing failed: {type(exc).__name__}: {str(exc).splitlines()[0]}; "
-            "hint: no Python `if` on tensor values: choose with ng.where(cond, a, b).",
+        traced, eager = as_array(traced_result), as_array(eager_result)
+    except Exception:  # not numbers: reported, never raised
+        return failed(ex, "give each result as a list of two numbers, like [0.0, 0.0].")
+    right_traced = close(traced, [2.0, 4.0], shape_free=False)
+    right_eager = close(eager, [10.0, 20.0], shape_free=False)
+    if right_traced and right_eager:
+        return correct(
+            ex, "the trace froze SCALE = 2 into a constant; eager mode reads it every call."
         )
-    for feed, want in (
-        ([1.0, 2.0], [2.0, 4.0]),
-        ([-1.0, -2.0], [1.0, 2.0]),
-        ([3.0, -1.0], [6.0, 1.0]),
-    ):
-        ok, got = call_answer(ex, traced, np.array(feed))
-        if not ok:
-            return got
-        if not close(got, want, shape_free=False):
-            return wrong(
-                ex,
-                f"{want} for x = {feed}",
-                show(got),
-                "ng.where(x > 0, x * 2, x * -1) chooses per element inside the graph.",
-            )
-    if not close(eager, [2.0, 2.0], shape_free=False):
-        return wrong(
+    if not right_eager:
+        return not_yet(
             ex,
-            "eager f([1, -2]) = [2, 2]",
-            show(eager),
-            "the same function must work in dynamic mode too.",
+            ["eager mode runs the Python line `x * SCALE` on every call: what does SCALE "
+             "hold now?"],
+            gave=f"eager {show(eager)}",
         )
-    return correct(
-        ex,
-        "the choice now lives in the graph: one traced graph serves every input, and "
-        "the same function still runs eagerly.",
-    )
+    if close(traced, [10.0, 20.0]):
+        hint = ["tracing ran scaled once, before SCALE changed: did it record the name SCALE "
+                "or the number it held?", "look at the drawing of traced.graph above."]
+    else:
+        hint = ["the traced graph multiplies x by one fixed number: which one was SCALE when "
+                "ns.trace ran?"]
+    return not_yet(ex, hint, gave=f"traced {show(traced)}")

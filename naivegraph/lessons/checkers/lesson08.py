@@ -1,8 +1,16 @@
-"""Checkers of lesson 08: build your own."""
+"""Checkers of lesson 08: build your own.
+
+The engine checkers build small graphs of their own, from node objects shaped like the
+notebook's (``SNode`` for the static engine, ``Node`` for the dynamic one), and call the
+learner's function on them: a right answer must work on graphs it has never seen.  The
+learner's functions read the derivative table ``OPS`` of their notebook; the graphs
+here use only its standard rows (add, sub, mul, div, pow, sin, exp).
+"""
 
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 
@@ -16,120 +24,501 @@ from ..checking import (
     failed,
     is_blank,
     not_done,
+    not_yet,
     show,
-    wrong,
 )
+from .lesson06 import blank_function, call_learner, crash_message
+
+_VALUE = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": lambda a, b: a**b,
+    "sin": math.sin,
+    "exp": math.exp,
+}
 
 
-@checker("08-1")
+# ----------------------------------------------------------------------------- 08-1
+@checker(
+    "08-1",
+    answer='"mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a); '
+    '"div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b ** 2); '
+    '"sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)); '
+    '"exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)). '
+    "Each derivative is the partial derivative with respect to argument i.",
+)
 def check_derivative_table(table) -> Result:
     """Rows of the scalar engine's table: name -> (function, derivative)."""
     ex = "08-1"
     if is_blank(table) or not isinstance(table, dict):
-        return not_done(ex) if is_blank(table) else failed(ex, "expected a dict.")
+        return not_done(ex) if is_blank(table) else failed(ex, "TABLE should be a dict.")
     points = [(0.7, 1.9), (-1.3, 0.4), (2.1, -0.6)]
     for name in ("mul", "div", "sin", "exp"):
         row = table.get(name)
-        if is_blank(row) or row is None:
+        if is_blank(row) or row is None or is_blank(row[0]) or is_blank(row[1]):
             return not_done(ex, f"(the row {name!r} is still blank.)")
         fn, dfn = row
-        if is_blank(fn) or is_blank(dfn):
-            return not_done(ex, f"(the row {name!r} is still blank.)")
         binary = name in ("mul", "div")
         for a, b in points:
             args = (a, b) if binary else (a,)
             ok, value = call_answer(ex, fn, *args)
             if not ok:
                 return value
-            want_value = {"mul": a * b, "div": a / b, "sin": math.sin(a), "exp": math.exp(a)}[name]
-            if value is None or value is Ellipsis:
+            if value is None:
                 return not_done(ex, f"(the function of {name!r} returned None.)")
-            if not close(value, want_value):
-                return wrong(
-                    ex,
-                    f"{name}{args} = {want_value:.4g}",
-                    show(value),
-                    f"the first entry of the {name!r} row computes the value.",
-                )
+            if not close(value, _VALUE[name](*args)):
+                return not_yet(ex, [f"the first entry of the {name!r} row computes the "
+                                    f"op's value from its arguments."],
+                               gave=f"{name}{args} = {show(value)}")
             for i in range(len(args)):
                 ok, d = call_answer(ex, dfn, *args, i)
                 if not ok:
                     return d
-                if d is None or d is Ellipsis:
+                if d is None:
                     return not_done(ex, f"(the derivative of {name!r} returned None.)")
-                eps = 1e-6
-                up = list(args)
-                dn = list(args)
-                up[i] += eps
-                dn[i] -= eps
-                numeric = (fn(*up) - fn(*dn)) / (2 * eps)
+                up, dn = list(args), list(args)
+                up[i] += 1e-6
+                dn[i] -= 1e-6
+                numeric = (_VALUE[name](*up) - _VALUE[name](*dn)) / 2e-6
                 if not close(d, numeric, atol=1e-5, rtol=1e-4):
-                    return wrong(
+                    which = "first" if i == 0 else "second"
+                    return not_yet(
                         ex,
-                        f"d {name}/d arg{i} at {args} = {numeric:.4g}",
-                        show(d),
-                        f"derivative(*args, i) is the partial derivative with respect "
-                        f"to argument i (0 = first); check the {name!r} row.",
+                        [f"the derivative of {name!r} with respect to its {which} argument "
+                         f"is off: derivative(*args, i) is d {name} / d arg_i, the other "
+                         "arguments held fixed.",
+                         f"check the sign and which argument appears in the {name!r} row's "
+                         "derivative; the checker compares it with finite differences."],
+                        gave=f"d {name}/d arg{i} at {args} = {show(d)}",
                     )
     return correct(ex, "every row's derivative matches finite differences.")
 
 
-@checker("08-2")
-def check_jacobian(J) -> Result:
-    """Jacobian of (x*y, x + sin y, exp(x) * y) at (x, y) = (1, 2)."""
+# ------------------------------------------------------------------ shared graph builders
+class _SNode:
+    """A node like the notebook's SNode: value, op, inputs, grad, needs_grad."""
+
+    def __init__(self, nodes: list, value=None, op=None, inputs=(), needs_grad=True):
+        self.value, self.op, self.inputs = value, op, tuple(inputs)
+        self.grad: Any = None
+        self.needs_grad = needs_grad
+        nodes.append(self)
+
+
+def _s(nodes: list, op: str, *inputs) -> _SNode:
+    inputs = tuple(i if isinstance(i, _SNode) else _SNode(nodes, float(i), needs_grad=False)
+                   for i in inputs)
+    value = _VALUE[op](*(i.value for i in inputs))
+    return _SNode(nodes, value, op, inputs, needs_grad=any(i.needs_grad for i in inputs))
+
+
+class _Node:
+    """A node like the notebook's Node: value, requires_grad, grad, grad_fn, inputs, saved."""
+
+    def __init__(self, value: float, requires_grad: bool = False):
+        self.value = float(value)
+        self.requires_grad = requires_grad
+        self.grad: Any = 0.0 if requires_grad else None
+        self.grad_fn: str | None = None
+        self.inputs: tuple = ()
+        self.saved: tuple | None = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+
+def _d(op: str, *inputs) -> _Node:
+    inputs = tuple(i if isinstance(i, _Node) else _Node(i) for i in inputs)
+    values = tuple(i.value for i in inputs)
+    out = _Node(_VALUE[op](*values), requires_grad=any(i.requires_grad for i in inputs))
+    if out.requires_grad:
+        out.grad_fn, out.inputs, out.saved = op, inputs, values
+    return out
+
+
+def _topological(root: _Node) -> list:
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for inp in node.inputs:
+            if inp.requires_grad:
+                visit(inp)
+        order.append(node)
+
+    visit(root)
+    return order
+
+
+def _constants_refused(ex: str, fn: Callable, *args) -> Result | None:
+    """Run a backward on (x - 3) ** 2: a math domain error means it differentiated 2."""
+    try:
+        fn(*args)
+    except (ValueError, ZeroDivisionError) as exc:
+        if "math domain error" in str(exc) or isinstance(exc, ZeroDivisionError):
+            return not_yet(ex, [_CONSTANT_HINT], gave="a math domain error for (x - 3) ** 2")
+        return failed(ex, crash_message(exc))
+    except Exception as exc:  # any other error: reported to the learner
+        return failed(ex, crash_message(exc))
+    return None
+
+
+_CONSTANT_HINT = (
+    "your backward differentiated with respect to a constant: in (x - 3) ** 2 the "
+    "exponent 2 needs no gradient, and d(a ** b)/db = a ** b * log(a) has no value for "
+    "a = -2. Only hand a gradient to inputs that need one."
+)
+
+
+# ----------------------------------------------------------------------------- 08-2
+@checker(
+    "08-2",
+    answer="for n in nodes: n.grad = 0.0; loss.grad = 1.0; then for n in reversed(nodes) "
+    "(skip leaves, n.op is None): args = [i.value for i in n.inputs]; for k, inp in "
+    "enumerate(n.inputs): if inp.needs_grad: inp.grad += n.grad * OPS[n.op][1](*args, k). "
+    "Reversed creation order visits a node after every node that uses it; += adds up the "
+    "paths; constants are skipped.",
+)
+def check_static_backward(static_backward) -> Result:
+    """``static_backward(nodes, loss)``: reverse sweep of a static graph's node list."""
     ex = "08-2"
-    if is_blank(J):
-        return not_done(ex)
-    x, y = 1.0, 2.0
-    want = np.array([[y, x], [1.0, math.cos(y)], [math.exp(x) * y, math.exp(x)]])
-    try:
-        got = as_array(J)
-    except Exception:  # any error: reported to the learner
-        return failed(ex, "expected a 3x2 array (rows: outputs, columns: inputs).")
-    if got.shape == (2, 3) and np.allclose(got, want.T, atol=1e-6):
-        return wrong(
-            ex,
-            "a 3x2 matrix (one row per output)",
-            "its transpose",
-            "row i holds the gradient of output i: J[i, j] = d f_i / d x_j.",
-        )
-    if got.shape != (3, 2):
-        return wrong(
-            ex, "shape (3, 2)", f"shape {got.shape}", "one row per output, one column per input."
-        )
-    if not np.allclose(got, want, atol=1e-6):
-        bad = np.argwhere(~np.isclose(got, want, atol=1e-6))[0]
-        return wrong(
-            ex,
-            f"J[{bad[0]}, {bad[1]}] = {want[tuple(bad)]:.4f}",
-            f"{got[tuple(bad)]:.4f}",
-            "run one backward per output and reset the "
-            "input grads (and free or retain the graph) between runs.",
-        )
-    return correct(ex, "one backward pass per output gives one row of the Jacobian.")
+    bad = blank_function(ex, static_backward)
+    if bad is not None:
+        return bad
+
+    def run(build) -> tuple[Result | None, list]:
+        nodes: list = []
+        leaves, loss = build(nodes)
+        stop, _ = _call_none_ok(ex, static_backward, nodes, loss)
+        return stop, leaves
+
+    # 1. f = x * y + sin(x) * exp(y) at (1, 2)
+    def product(nodes):
+        x, y = _SNode(nodes, 1.0), _SNode(nodes, 2.0)
+        return (x, y), _s(nodes, "add", _s(nodes, "mul", x, y),
+                          _s(nodes, "mul", _s(nodes, "sin", x), _s(nodes, "exp", y)))
+
+    stop, (x, y) = run(product)
+    if stop is not None:
+        return stop
+    want = [2.0 + math.cos(1.0) * math.exp(2.0), 1.0 + math.sin(1.0) * math.exp(2.0)]
+    got = [x.grad, y.grad]
+    if is_blank(got) or any(g is None for g in got):
+        return not_yet(ex, ["after your backward x.grad is still None: every node's grad "
+                            "starts at 0.0 and the loss's at 1.0."], gave="x.grad = None")
+    if not close(got, want, atol=1e-9):
+        if close(got, [0.0, 0.0]):
+            hint = ["the leaves got no gradient: in which order must the nodes be visited "
+                    "so that a node's grad is complete before it is passed on?"]
+        elif any(close(got[0], part) for part in (2.0, math.cos(1.0) * math.exp(2.0))):
+            hint = ["x is used twice (in x * y and in sin(x)): x.grad must collect both "
+                    "contributions, not keep only the last."]
+        else:
+            hint = ["compare with the chain rule: each input receives the node's grad times "
+                    "the op's derivative with respect to that input.",
+                    "visit the nodes from the loss back to the leaves, and pass each input "
+                    "n.grad * derivative(*input values, k)."]
+        return not_yet(ex, hint, gave=f"x.grad = {show(got[0])} for x*y + sin(x)*exp(y)")
+
+    # 2. the same leaf used twice: f = x * x at x = 3
+    def square(nodes):
+        x = _SNode(nodes, 3.0)
+        return (x,), _s(nodes, "mul", x, x)
+
+    stop, (x,) = run(square)
+    if stop is not None:
+        return stop
+    if not close(x.grad, 6.0):
+        return not_yet(ex, ["x * x uses x twice: each use hands x a gradient, and x.grad "
+                            "must collect both, not keep only the last."],
+                       gave=f"x.grad = {show(x.grad)} for x * x at x = 3")
+
+    # 3. a second run on the same graph must not add to the first one's grads
+    nodes: list = []
+    (x, _), loss = product(nodes)
+    for _ in range(2):
+        stop, _ = _call_none_ok(ex, static_backward, nodes, loss)
+        if stop is not None:
+            return stop
+    if not close(x.grad, want[0], atol=1e-9):
+        return not_yet(ex, ["a static graph runs again and again: each backward must "
+                            "start every grad from zero, or it adds to the last run's."],
+                       gave="grads that grow on every run of the same graph")
+
+    # 4. constants need no gradient: (x - 3) ** 2 at x = 1
+    nodes = []
+    x = _SNode(nodes, 1.0)
+    loss = _s(nodes, "pow", _s(nodes, "sub", x, 3.0), 2.0)
+    stop = _constants_refused(ex, static_backward, nodes, loss)
+    if stop is not None:
+        return stop
+    if not close(x.grad, -4.0):
+        return not_yet(ex, ["check (x - 3) ** 2 at x = 1 by hand."],
+                       gave=f"x.grad = {show(x.grad)}")
+    return correct(ex, "your reverse sweep gives every gradient, adds up shared uses, "
+                       "starts from zero on each run and skips constants.")
 
 
-@checker("08-3")
-def check_minimum(point) -> Result:
-    """Where gradient descent on f(x, y) = (x - 1)**2 + 2 * (y + 2)**2 + x * y / 2 ends."""
+def _call_none_ok(ex: str, fn: Callable, *args) -> tuple[Result | None, Any]:
+    """Call a function that works by side effect (returning None is fine)."""
+    ok, value = call_answer(ex, fn, *args)
+    return (None, value) if ok else (value, None)
+
+
+# ----------------------------------------------------------------------------- 08-3
+@checker(
+    "08-3",
+    answer="order: a depth-first post-order from root, following node.inputs that "
+    "require grad and skipping nodes already seen (each node lands after its inputs). "
+    "Then grads = {id(root): 1.0}; for node in reversed(order): g = grads.pop(id(node), "
+    "0.0); a leaf does node.grad += g; otherwise raise RuntimeError if node.saved is None, "
+    "and for k, inp in enumerate(node.inputs) that require grad add g * "
+    "OPS[node.grad_fn][1](*node.saved, k) to grads[id(inp)]. Return order.",
+)
+def check_run_backward(run_backward) -> Result:
+    """``run_backward(root)``: topological order + accumulation in the dynamic engine."""
     ex = "08-3"
-    if is_blank(point):
-        return not_done(ex)
+    bad = blank_function(ex, run_backward)
+    if bad is not None:
+        return bad
+    # f = c * c.sin() + c with c = x * y shared, at (0.5, 2): c is reached along three paths
+    x, y = _Node(0.5, True), _Node(2.0, True)
+    c = _d("mul", x, y)
+    f = _d("add", _d("mul", c, _d("sin", c)), c)
+    stop, order = call_learner(ex, run_backward, f)
+    if stop is not None:
+        return stop
+    df_dc = math.sin(1.0) + math.cos(1.0) + 1.0
+    want = [df_dc * 2.0, df_dc * 0.5]
+    got = [x.grad, y.grad]
+    if not close(got, want, atol=1e-9):
+        if close(got, [0.0, 0.0]):
+            hint = ["the leaves got nothing: is each node visited after every node that "
+                    "uses it, and does a leaf add what reached it to its .grad?"]
+        elif any(close(got, [2.0 * p, 0.5 * p]) for p in (math.sin(1.0), math.cos(1.0), 1.0)):
+            hint = ["c = x * y is used three times; its gradient is the sum over all its "
+                    "uses. Add into grads[...] instead of replacing."]
+        else:
+            hint = ["c = x * y reaches f along several paths: a node may pass its gradient "
+                    "on only once all of its users have given theirs. Which order "
+                    "guarantees that?",
+                    "build the order by depth-first search, appending a node after its "
+                    "inputs; then walk that list backwards."]
+        return not_yet(ex, hint, gave=f"x.grad = {show(got[0])}, y.grad = {show(got[1])}")
+    if not isinstance(order, (list, tuple)) or not order or order[-1] is not f:
+        return not_yet(ex, ["run_backward should return the order it used (a list ending "
+                            "with root): Node.backward frees exactly those nodes."],
+                       gave=show(order))
+    # leaves accumulate across backward calls
+    stop, _ = call_learner(ex, run_backward, _d("mul", x, 2.0))
+    if stop is not None:
+        return stop
+    if not close(x.grad, want[0] + 2.0, atol=1e-9):
+        return not_yet(ex, ["a second backward must add to a leaf's .grad (like "
+                            "AccumulateGrad), not replace it."],
+                       gave=f"x.grad = {show(x.grad)} after a second backward")
+    # constants need no gradient
+    x = _Node(1.0, True)
+    stop = _constants_refused(ex, run_backward, _d("pow", _d("sub", x, 3.0), 2.0))
+    if stop is not None:
+        return stop
+    if not close(x.grad, -4.0):
+        return not_yet(ex, ["check (x - 3) ** 2 at x = 1 by hand."],
+                       gave=f"x.grad = {show(x.grad)}")
+    # a freed node must be refused
+    x = _Node(1.0, True)
+    out = _d("exp", _d("mul", x, x))
+    out.saved = None
     try:
-        x, y = point
-    except (TypeError, ValueError):
-        return failed(ex, f"expected a pair (x, y), got {show(point)}.")
-    # grad: 2(x-1) + y/2 = 0, 4(y+2) + x/2 = 0
-    A = np.array([[2.0, 0.5], [0.5, 4.0]])
-    b = np.array([2.0, -8.0])
-    want = np.linalg.solve(A, b)
-    got = np.array([float(as_array(x)), float(as_array(y))])
-    if np.allclose(got, want, atol=1e-3):
-        return correct(ex, f"minimum at ({want[0]:.4f}, {want[1]:.4f}).")
-    if np.allclose(got, [1.0, -2.0], atol=1e-3):
-        hint = "(1, -2) ignores the x*y/2 coupling term; run the descent on the full f."
-    elif np.any(~np.isfinite(got)) or np.abs(got).max() > 1e3:
-        hint = "the iterates blew up: the learning rate is too large (try 0.1)."
+        run_backward(out)
+    except RuntimeError:
+        return correct(ex, "topological order, accumulation over paths and into leaves, "
+                           "no gradient for constants, and a freed graph is refused.")
+    except Exception as exc:  # any other error: reported to the learner
+        return not_yet(ex, ["a node whose saved values are gone (saved is None) should "
+                            "raise RuntimeError, saying the graph was already freed."],
+                       gave=f"{type(exc).__name__}: {exc}")
+    return not_yet(ex, ["backward through a node whose saved values were freed (saved is "
+                        "None) should raise RuntimeError, not go on silently."],
+                   gave="no error for a freed node")
+
+
+# ----------------------------------------------------------------------------- 08-4
+@checker(
+    "08-4",
+    answer="for node in order: if not node.is_leaf: node.saved = None. Only the saved "
+    "values go: grad_fn stays, so c.is_leaf stays False and a second backward reaches c "
+    "and raises instead of stopping there as if c were a leaf.",
+)
+def check_free_graph(free_graph) -> Result:
+    """``free_graph(order)``: drop what backward saved, keep the structure and the leaves."""
+    ex = "08-4"
+    bad = blank_function(ex, free_graph)
+    if bad is not None:
+        return bad
+    x, y = _Node(1.5, True), _Node(-0.5, True)
+    c = _d("mul", x, y)
+    f = _d("exp", _d("add", c, x))
+    order = _topological(f)
+    x.grad, y.grad = 0.25, 0.75
+    stop, _ = _call_none_ok(ex, free_graph, order)
+    if stop is not None:
+        return stop
+    computed = [n for n in order if n.grad_fn is not None or n in (c, f)]
+    if any(n.grad_fn is None for n in (c, f)):
+        return not_yet(ex, ["after freeing, c.is_leaf says True: backward would now stop at "
+                            "c as if it were a leaf. Free what backward saved, not the "
+                            "link that says how c was made."],
+                       gave="grad_fn = None on computed nodes")
+    if any(n.saved is not None for n in computed):
+        return not_yet(ex, ["the computed nodes still hold their saved values: those are "
+                            "what freeing gives back."], gave="saved values still there")
+    if (x.value, y.value, x.grad, y.grad) != (1.5, -0.5, 0.25, 0.75) or not (
+        x.requires_grad and y.requires_grad
+    ):
+        return not_yet(ex, ["the leaves belong to you, not to the graph: their value, grad "
+                            "and requires_grad must survive freeing."],
+                       gave="changed leaves")
+    return correct(ex, "the saved values are gone, the structure and the leaves remain: a "
+                       "second backward will find c and refuse, not stop early.")
+
+
+# ----------------------------------------------------------------------------- 08-5
+def _rows(name: str, x: float, y: float) -> np.ndarray:
+    if name == "lesson":
+        return np.array([[y, x], [1.0, math.cos(y)], [math.exp(x) * y, math.exp(x)]])
+    return np.array([[math.cos(x) * y, math.sin(x)], [1 / y, -x / y**2]])
+
+
+def _functions() -> dict[str, Callable]:
+    return {
+        "lesson": lambda x, y: [x * y, x + y.sin(), x.exp() * y],
+        "other": lambda x, y: [x.sin() * y, x / y],
+    }
+
+
+@checker(
+    "08-5",
+    answer="J = []; for k in range(len(F(Node(x0), Node(y0)))): x, y = Node(x0, "
+    "requires_grad=True), Node(y0, requires_grad=True); F(x, y)[k].backward(); "
+    "J.append([x.grad, y.grad]). One fresh graph and fresh leaves per output: row k is "
+    "the gradient of output k.",
+)
+def check_jacobian(jacobian) -> Result:
+    """``jacobian(F, x0, y0)``: one backward per output of F, with the Node engine."""
+    ex = "08-5"
+    bad = blank_function(ex, jacobian)
+    if bad is not None:
+        return bad
+    for name, (x0, y0) in (("lesson", (1.0, 2.0)), ("lesson", (0.5, -1.0)),
+                           ("other", (0.3, 1.7))):
+        want = _rows(name, x0, y0)
+        stop, J = call_learner(ex, jacobian, _functions()[name], x0, y0)
+        if stop is not None:
+            return stop
+        try:
+            got = np.array([[float(as_array(v)) for v in row] for row in J])
+        except Exception:  # not a list of rows of numbers: reported, never raised
+            return failed(ex, f"jacobian should return a list of rows of numbers, got "
+                              f"{show(J)}.")
+        at = f"at ({x0}, {y0})" + ("" if name == "lesson" else " for another F")
+        if got.shape == want.T.shape and got.shape != want.shape and np.allclose(got, want.T):
+            return not_yet(ex, ["rows and columns are swapped: row i holds the gradient of "
+                                "output i, column j the input j."], gave=f"the transpose {at}")
+        if got.shape != want.shape:
+            return not_yet(ex, ["one row per output of F, one column per input (x, y)."],
+                           gave=f"shape {got.shape} {at}")
+        if np.allclose(got, want, atol=1e-9):
+            continue
+        if np.allclose(got, np.cumsum(want, axis=0), atol=1e-9):
+            return not_yet(ex, ["each row adds up the rows before it: the leaves' .grad "
+                                "accumulates over backward calls. Start every row with "
+                                "fresh leaves (or zero their grads)."],
+                           gave=f"accumulated rows {at}")
+        bad_entries = np.argwhere(~np.isclose(got, want, atol=1e-9))
+        if name == "lesson" and (x0, y0) != (1.0, 2.0):
+            return not_yet(ex, ["your Jacobian is right at (1, 2) but not elsewhere: the "
+                                "checker calls jacobian(F, x0, y0) at other points, so "
+                                "compute it with the engine from x0, y0, not typed numbers."],
+                           gave=f"a wrong Jacobian {at}")
+        i, j = bad_entries[0]
+        return not_yet(ex, [f"entry [{i}][{j}] is off: it is d output{i} / d input{j}, "
+                            f"the derivative of output {i} alone with respect to input "
+                            f"{j}. Work it out by hand and compare; the engine gets it "
+                            "from the table's derivatives."],
+                       gave=f"a Jacobian with a wrong entry {at}")
+    return correct(ex, "one backward per output gives one row: right at every point and "
+                       "for a function you had not seen.")
+
+
+# ----------------------------------------------------------------------------- 08-6
+def _grad(x: float, y: float) -> np.ndarray:
+    # f(x, y) = (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
+    return np.array([2 * (x - 2) + y / 4, 6 * (y + 1) + x / 4])
+
+
+def _simulate(start, lr: float, steps: int, mistake: str = "") -> np.ndarray:
+    p = np.array(start, dtype=float)
+    total = np.zeros(2)
+    for _ in range(steps):
+        g = _grad(*p)
+        total = total + g
+        if mistake == "no_zero":
+            g = total
+        p = p + lr * g if mistake == "ascent" else p - lr * g
+    return p
+
+
+@checker(
+    "08-6",
+    answer="x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True); each step: "
+    "x.grad = y.grad = 0.0; f(x, y).backward(); x.value -= lr * x.grad; y.value -= lr * "
+    "y.grad. Return (x.value, y.value). Zeroing keeps one step's gradient; minus moves "
+    "downhill.",
+)
+def check_gradient_descent(gradient_descent) -> Result:
+    """``gradient_descent(f, x0, y0, lr, steps)``: descent with the Node engine, on any f."""
+    ex = "08-6"
+    bad = blank_function(ex, gradient_descent)
+    if bad is not None:
+        return bad
+
+    def f(x, y):
+        return (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
+
+    start, lr, steps = (0.5, 1.0), 0.05, 60
+    stop, point = call_learner(ex, gradient_descent, f, start[0], start[1], lr, steps)
+    if stop is not None:
+        return stop
+    try:
+        got = np.array([float(as_array(v)) for v in point])
+        if got.shape != (2,):
+            raise ValueError
+    except Exception:  # not a pair of numbers: reported, never raised
+        return failed(ex, f"gradient_descent should return a pair (x, y) of numbers, got "
+                          f"{show(point)}.")
+    if np.allclose(got, _simulate(start, lr, steps), rtol=1e-7, atol=1e-9):
+        return correct(ex, "step for step the descent the checker expects, on a function "
+                           "you had not seen.")
+    if np.allclose(got, start):
+        hint = ["your function returned where it started: each step must move x.value "
+                "and y.value."]
+    elif np.allclose(got, _simulate(start, lr, steps, "no_zero"), rtol=1e-6):
+        hint = ["the grads were never reset, so each step moved by the sum of all gradients "
+                "so far: zero x.grad and y.grad before each backward."]
+    elif np.allclose(got, _simulate(start, lr, steps, "ascent"), rtol=1e-6):
+        hint = ["your steps climb: the gradient points uphill, so step against it."]
+    elif not np.all(np.isfinite(got)) or np.abs(got).max() > 1e6:
+        hint = ["the iterates blew up although the checker's lr is small: is the update "
+                "using the lr and steps it was given, and the current gradient only?"]
     else:
-        hint = "take more steps, or a larger (but stable) learning rate; stop when the grads ~ 0."
-    return wrong(ex, f"({want[0]:.4f}, {want[1]:.4f})", f"({got[0]:.4f}, {got[1]:.4f})", hint)
+        hint = ["the checker calls gradient_descent(f, 0.5, 1.0, 0.05, 60) with its own f: "
+                "use the f, start, lr and steps you are given, and the engine's gradients.",
+                "each step: zero the grads, build f(x, y), backward, move both values by "
+                "-lr times their grad."]
+    return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")

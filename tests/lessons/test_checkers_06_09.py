@@ -1,0 +1,569 @@
+"""The checkers of lessons 6-9: each accepts the reference answer and equivalent forms,
+rejects each typical wrong answer with a hint for that mistake (never the expected
+value), reports a blank as "not done yet", and never raises."""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+import naivegraph as ng
+import naivegraph.static as ns
+from naivegraph.lessons import checking
+from naivegraph.lessons import exercises as ex
+
+# The learner's engine functions read the notebook's derivative table by this name.
+OPS = {
+    "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
+    "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
+    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
+    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b ** 2),
+    "pow": (lambda a, b: a ** b,
+            lambda a, b, i: b * a ** (b - 1) if i == 0 else a ** b * math.log(a)),
+    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
+    "cos": (lambda a: math.cos(a), lambda a, i: -math.sin(a)),
+    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
+    "log": (lambda a: math.log(a), lambda a, i: 1 / a),
+}
+
+
+@pytest.fixture(autouse=True)
+def fresh_tries():
+    checking.TRIES.clear()
+    yield
+    checking.TRIES.clear()
+    ng.set_grad_enabled(True)
+
+
+def outcome(capsys, checker, *args):
+    result = checker(*args)
+    printed = capsys.readouterr().out
+    assert printed.strip() == result.message
+    return result
+
+
+def rejected(capsys, checker, *args, says: str):
+    checking.TRIES.clear()  # each case is a first try: its first hint
+    result = outcome(capsys, checker, *args)
+    assert result.status == "fail", result.message
+    assert says in result.message, result.message
+    return result
+
+
+def never_states(result, *values: str):
+    for value in values:
+        assert value not in result.message, (value, result.message)
+
+
+# ------------------------------------------------------------------------- lesson 6
+def static_model(body, scale_feed=True):
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(2, 2))
+        w1, w2, w3 = ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)
+        loss = body(x, w1, w2, w3)
+    return g, x, loss
+
+
+def test_06_1_accepts_the_model_written_in_steps(capsys):
+    def steps(x, w1, w2, w3):
+        l1 = x * w1
+        return ns.mean((l1 + w2) * (l1 * w3))
+
+    assert outcome(capsys, ex.check_static_model, *static_model(steps))
+    assert outcome(capsys, ex.check_static_model, *static_model(
+        lambda x, w1, w2, w3: ((x * w1 + w2) * (x * w1 * w3)).mean()))
+
+
+@pytest.mark.parametrize("body, says", [
+    (lambda x, w1, w2, w3: (x * w1 + w2) * (x * w1 * w3), "array of shape (2, 2)"),
+    (lambda x, w1, w2, w3: ns.sum((x * w1 + w2) * (x * w1 * w3)), "adds up"),
+    (lambda x, w1, w2, w3: ns.mean((1.0 * w1 + w2) * (1.0 * w1 * w3)), "placeholder x"),
+    (lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w3)), "compare"),
+])
+def test_06_1_rejects_each_mistake_without_the_answer(capsys, body, says):
+    result = rejected(capsys, ex.check_static_model, *static_model(body), says=says)
+    never_states(result, "40", "112", "ns.mean(")
+
+
+def test_06_1_blank_and_non_node(capsys):
+    assert outcome(capsys, ex.check_static_model, ..., ..., ...).status == "todo"
+    g, x, _ = static_model(lambda x, *w: x)
+    rejected(capsys, ex.check_static_model, g, x, 40.0, says="node of your static graph")
+
+
+def compiled(order):
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(2, 2))
+        w = [ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)]
+        loss = ns.mean((x * w[0] + w[1]) * (x * w[0] * w[2]))
+        outs = [loss, *ns.gradients(loss, w)]
+    return g.compile([x], [outs[i] for i in order])
+
+
+def test_06_2_accepts_the_compiled_function(capsys):
+    assert outcome(capsys, ex.check_compiled_step, compiled([0, 1, 2, 3]))
+
+
+@pytest.mark.parametrize("f, says", [
+    (compiled([0, 3, 2, 1]), "different order"),
+    (compiled([0, 1]), "one gradient per Variable"),
+    (lambda x: [40, 28, 8, 10], "feed its argument"),
+    (lambda x: 40.0, "list of numbers"),
+    (lambda x: [1, 2, 3, 4], "fetch the loss node"),
+])
+def test_06_2_rejects_each_mistake_without_the_answer(capsys, f, says):
+    result = rejected(capsys, ex.check_compiled_step, f, says=says)
+    never_states(result, "[40", "28, 8", "88")
+
+
+def test_06_3_accepts_two_and_rejects_the_rest(capsys):
+    assert outcome(capsys, ex.check_memory_plan, 2)
+    for wrong, says in ((7, "without a plan"), (1, "input must still exist"),
+                        (3, "ONE op"), (0, "every op makes a value")):
+        result = rejected(capsys, ex.check_memory_plan, wrong, says=says)
+        never_states(result, " 2 ", "2.", "two")
+    rejected(capsys, ex.check_memory_plan, "two", says="whole number")
+    assert outcome(capsys, ex.check_memory_plan, ...).status == "todo"
+
+
+def test_hints_grow_stronger_and_then_point_to_reveal(capsys):
+    for _ in range(2):
+        result = outcome(capsys, ex.check_memory_plan, 7)
+    assert "exactly one reader" in result.message
+    assert 'ex.reveal("06-3")' in result.message
+
+
+# ------------------------------------------------------------------------- lesson 7
+def branchy(x):
+    if x.sum() > 0:
+        return x * 2
+    return x * -1
+
+
+def test_07_1_accepts_where_and_equivalent_forms(capsys):
+    assert outcome(capsys, ex.check_where_fix, lambda x: ng.where(x > 0, x * 2, x * -1))
+    assert outcome(capsys, ex.check_where_fix, lambda x: ng.where(x <= 0, -x, 2 * x))
+
+
+@pytest.mark.parametrize("f, says", [
+    (branchy, "tracing failed"),
+    (lambda x: x * 2, "negative entries"),
+    (lambda x: ng.where(x > 0, x * 2, x), "multiplied by -1"),
+])
+def test_07_1_rejects_each_mistake_without_the_answer(capsys, f, says):
+    result = rejected(capsys, ex.check_where_fix, f, says=says)
+    never_states(result, "x * 2, x * -1")
+
+
+def test_07_1_a_traced_branch_is_sent_to_ng_where_by_the_library_message(capsys):
+    result = rejected(capsys, ex.check_where_fix, branchy, says="ng.where(condition, a, b)")
+    assert "ns.where" not in result.message
+
+
+def test_07_1_static_where_on_tensors_is_reported_at_the_learners_line(capsys):
+    def f_fixed(x):
+        return ns.where(x > 0, x * 2, x * -1)  # static where on a dynamic tensor: refused
+
+    line = inspect.getsourcelines(f_fixed)[1] + 1
+    rejected(capsys, ex.check_where_fix, f_fixed,
+             says=f"raised TypeError at line {line} of your code: dynamic tensors")
+
+
+def test_07_2_trace_pitfall(capsys):
+    assert outcome(capsys, ex.check_trace_pitfall, [2.0, 4.0], [10.0, 20.0])
+    assert outcome(capsys, ex.check_trace_pitfall, np.array([2, 4]), (10, 20))
+    for traced, eager, says in (([10.0, 20.0], [10.0, 20.0], "name SCALE"),
+                                ([2.0, 4.0], [2.0, 4.0], "what does SCALE hold now"),
+                                ([1.0, 2.0], [10.0, 20.0], "one fixed number")):
+        result = rejected(capsys, ex.check_trace_pitfall, traced, eager, says=says)
+        never_states(result, "[2, 4]", "[10, 20]", "SCALE = 2")
+    rejected(capsys, ex.check_trace_pitfall, "two", "four", says="list of two numbers")
+    assert outcome(capsys, ex.check_trace_pitfall, ..., ...).status == "todo"
+
+
+# ------------------------------------------------------------------------- lesson 8
+TABLE = {k: OPS[k] for k in ("mul", "div", "sin", "exp")}
+
+
+def test_08_1_table(capsys):
+    assert outcome(capsys, ex.check_derivative_table, TABLE)
+    for row, says in (
+        ({"mul": (lambda a, b: a * b, lambda a, b, i: a if i == 0 else b)}, "first argument"),
+        ({"div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else a / b ** 2)},
+         "second argument"),
+        ({"sin": (lambda a: math.sin(a), lambda a, i: -math.cos(a))}, "'sin'"),
+        ({"exp": (lambda a: math.exp(a) + 1, lambda a, i: math.exp(a))}, "value"),
+    ):
+        result = rejected(capsys, ex.check_derivative_table, {**TABLE, **row}, says=says)
+        never_states(result, "cos(", "-a / b")
+    assert outcome(capsys, ex.check_derivative_table, {**TABLE, "sin": (..., ...)}).status \
+        == "todo"
+
+
+def static_backward(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            if inp.needs_grad:
+                inp.grad += n.grad * OPS[n.op][1](*args, k)
+
+
+def static_every_input(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is not None:
+            for k, inp in enumerate(n.inputs):
+                inp.grad += n.grad * OPS[n.op][1](*[i.value for i in n.inputs], k)
+
+
+def static_overwrite(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is not None:
+            for k, inp in enumerate(n.inputs):
+                if inp.needs_grad:
+                    inp.grad = n.grad * OPS[n.op][1](*[i.value for i in n.inputs], k)
+
+
+def static_no_reset(nodes, loss):
+    for n in nodes:
+        n.grad = n.grad or 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is not None and n is not loss:
+            pass
+        if n.op is not None:
+            for k, inp in enumerate(n.inputs):
+                if inp.needs_grad:
+                    inp.grad += n.grad * OPS[n.op][1](*[i.value for i in n.inputs], k)
+
+
+def static_forward_order(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in nodes:
+        if n.op is not None:
+            for k, inp in enumerate(n.inputs):
+                if inp.needs_grad:
+                    inp.grad += n.grad * OPS[n.op][1](*[i.value for i in n.inputs], k)
+
+
+def test_08_2_static_backward(capsys):
+    assert outcome(capsys, ex.check_static_backward, static_backward)
+    for wrong, says in ((static_every_input, "with respect to a constant"),
+                        (static_overwrite, "collect both"),
+                        (static_no_reset, "start every grad from zero"),
+                        (static_forward_order, "got no gradient")):
+        result = rejected(capsys, ex.check_static_backward, wrong, says=says)
+        never_states(result, "reversed(", "+=")
+
+    def blank(nodes, loss):
+        ...
+    assert outcome(capsys, ex.check_static_backward, blank).status == "todo"
+
+
+def run_backward(root):
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for inp in node.inputs:
+            if inp.requires_grad:
+                visit(inp)
+        order.append(node)
+
+    visit(root)
+    grads = {id(root): 1.0}
+    for node in reversed(order):
+        g = grads.pop(id(node), 0.0)
+        if node.is_leaf:
+            node.grad += g
+            continue
+        if node.saved is None:
+            raise RuntimeError("the graph was freed")
+        for k, inp in enumerate(node.inputs):
+            if inp.requires_grad:
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](
+                    *node.saved, k)
+    return order
+
+
+def variant(**changes):
+    """run_backward with one step done the wrong way."""
+    def backward(root):
+        order, seen = [], set()
+
+        def visit(node):
+            if id(node) in seen and not changes.get("revisit"):
+                return
+            seen.add(id(node))
+            if changes.get("preorder"):
+                order.append(node)
+            for inp in node.inputs:
+                if inp.requires_grad or changes.get("constants"):
+                    visit(inp)
+            if not changes.get("preorder"):
+                order.append(node)
+
+        visit(root)
+        grads = {id(root): 1.0}
+        for node in reversed(order):
+            g = grads.pop(id(node), 0.0)
+            if node.is_leaf:
+                if changes.get("leaf_replace"):
+                    node.grad = g
+                elif node.requires_grad:
+                    node.grad += g
+                continue
+            if node.saved is None and not changes.get("ignore_freed"):
+                raise RuntimeError("the graph was freed")
+            for k, inp in enumerate(node.inputs):
+                if inp.requires_grad or changes.get("constants"):
+                    add = g * OPS[node.grad_fn][1](*(node.saved or (1.0, 1.0)), k)
+                    grads[id(inp)] = add if changes.get("replace") else grads.get(id(inp), 0.0) + add
+        return order
+    return backward
+
+
+def test_08_3_run_backward(capsys):
+    assert outcome(capsys, ex.check_run_backward, run_backward)
+    for wrong, says in ((variant(preorder=True), "visited after every node"),
+                        (variant(replace=True), "Add into grads"),
+                        (variant(leaf_replace=True), "add to a leaf's .grad"),
+                        (variant(constants=True), "with respect to a constant"),
+                        (variant(ignore_freed=True), "raise RuntimeError"),
+                        (lambda root: None, "not done yet")):
+        result = outcome(capsys, ex.check_run_backward, wrong)
+        assert says in result.message, result.message
+        never_states(result, "grads.get(id(inp)", "visit(")
+
+
+def test_08_4_free_graph(capsys):
+    def free_graph(order):
+        for node in order:
+            if not node.is_leaf:
+                node.saved = None
+
+    def unlink(order):
+        for node in order:
+            if not node.is_leaf:
+                node.grad_fn = None
+                node.saved = None
+
+    def everything(order):
+        for node in order:
+            node.saved = None
+            node.grad = None
+
+    def nothing(order):
+        return None
+
+    assert outcome(capsys, ex.check_free_graph, free_graph)
+    for wrong, says in ((unlink, "is_leaf says True"), (everything, "leaves belong to you"),
+                        (nothing, "still hold their saved values")):
+        result = rejected(capsys, ex.check_free_graph, wrong, says=says)
+        never_states(result, "node.saved = None")
+
+
+class Node:
+    """The notebook's dynamic engine, completed."""
+
+    def __init__(self, value, requires_grad=False):
+        self.value = float(value)
+        self.requires_grad = requires_grad
+        self.grad = 0.0 if requires_grad else None
+        self.grad_fn, self.inputs, self.saved = None, (), None
+
+    is_leaf = property(lambda self: self.grad_fn is None)
+
+    @staticmethod
+    def frame(op, *inputs):
+        inputs = [i if isinstance(i, Node) else Node(i) for i in inputs]
+        values = tuple(i.value for i in inputs)
+        out = Node(OPS[op][0](*values), requires_grad=any(i.requires_grad for i in inputs))
+        if out.requires_grad:
+            out.grad_fn, out.inputs, out.saved = op, tuple(inputs), values
+        return out
+
+    __add__ = lambda self, o: Node.frame("add", self, o)
+    __radd__ = lambda self, o: Node.frame("add", o, self)
+    __sub__ = lambda self, o: Node.frame("sub", self, o)
+    __mul__ = lambda self, o: Node.frame("mul", self, o)
+    __rmul__ = lambda self, o: Node.frame("mul", o, self)
+    __truediv__ = lambda self, o: Node.frame("div", self, o)
+    __pow__ = lambda self, o: Node.frame("pow", self, o)
+    sin = lambda self: Node.frame("sin", self)
+    exp = lambda self: Node.frame("exp", self)
+
+    def backward(self):
+        for node in run_backward(self):
+            if not node.is_leaf:
+                node.saved = None
+
+
+def jacobian(F, x0, y0):
+    J = []
+    for k in range(len(F(Node(x0), Node(y0)))):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        F(x, y)[k].backward()
+        J.append([x.grad, y.grad])
+    return J
+
+
+def jacobian_shared_leaves(F, x0, y0):
+    x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+    J = []
+    for k in range(len(F(x, y))):
+        F(x, y)[k].backward()
+        J.append([x.grad, y.grad])
+    return J
+
+
+def test_08_5_jacobian(capsys):
+    assert outcome(capsys, ex.check_jacobian, jacobian)
+    typed = [[2.0, 1.0], [1.0, math.cos(2.0)], [math.e * 2, math.e]]
+    wrong_sin = [[2.0, 1.0], [1.0, -math.sin(2.0)], [math.e * 2, math.e]]
+    for wrong, says in ((lambda F, x0, y0: typed, "not elsewhere"),
+                        (lambda F, x0, y0: np.array(jacobian(F, x0, y0)).T.tolist(), "swapped"),
+                        (jacobian_shared_leaves, "accumulates"),
+                        (lambda F, x0, y0: wrong_sin, "entry [1][1]"),
+                        (lambda F, x0, y0: [[1.0, 2.0]], "one row per output")):
+        result = rejected(capsys, ex.check_jacobian, wrong, says=says)
+        never_states(result, "0.4161", "5.43", "2.718")
+        if says != "accumulates":  # a wrong entry is not a grad-reset problem
+            assert "reset" not in result.message and "fresh" not in result.message
+
+
+def descend(f, x0, y0, lr=0.1, steps=200, zero=True, sign=-1.0):
+    x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+    for _ in range(steps):
+        if zero:
+            x.grad = y.grad = 0.0
+        f(x, y).backward()
+        x.value += sign * lr * x.grad
+        y.value += sign * lr * y.grad
+    return x.value, y.value
+
+
+def test_08_6_gradient_descent(capsys):
+    assert outcome(capsys, ex.check_gradient_descent, descend)
+    closed_form = lambda f, x0, y0, lr=0.1, steps=200: tuple(  # noqa: E731
+        np.linalg.solve([[2.0, 0.5], [0.5, 4.0]], [2.0, -8.0]))
+    for wrong, says in ((lambda *a, **k: descend(*a, **k, zero=False), "never reset"),
+                        (lambda *a, **k: descend(*a, **k, sign=1.0), "climb"),
+                        (lambda f, x0, y0, lr=0.1, steps=200: (x0, y0), "where it started"),
+                        (closed_form, "its own f")):
+        result = rejected(capsys, ex.check_gradient_descent, wrong, says=says)
+        never_states(result, "-= lr", "take more steps", "too large")
+
+    def blank(f, x0, y0, lr=0.1, steps=200):
+        return ...
+    assert outcome(capsys, ex.check_gradient_descent, blank).status == "todo"
+
+
+# ------------------------------------------------------------------------- lesson 9
+def accuracy(logits, labels):
+    return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))
+
+
+def test_09_1_accuracy(capsys):
+    assert outcome(capsys, ex.check_accuracy_fn, accuracy)
+    for wrong, says in (
+        (lambda l, y: int(np.sum(np.asarray(l).argmax(1) == np.asarray(y))), "count"),
+        (lambda l, y: float(np.mean(np.asarray(l).argmin(1) == np.asarray(y))), "wrong rows"),
+        (lambda l, y: np.mean(np.asarray(l).argmax(1) == np.asarray(y)) > 0, "largest logit"),
+        (lambda l, y: ng.tensor(accuracy(l, y)), "Python float"),
+        (lambda l, y: accuracy(l, y) if isinstance(l, np.ndarray) else 0.0, "tensors"),
+    ):
+        result = rejected(capsys, ex.check_accuracy_fn, wrong, says=says)
+        never_states(result, "0.6", "3/5")
+
+
+def test_09_1_a_crash_inside_numpy_is_reported_at_the_learners_line(capsys):
+    def broken(logits, labels):
+        return float(np.mean(np.asarray(logits).argmax(axis=3) == labels))
+
+    line = inspect.getsourcelines(broken)[1] + 1
+    rejected(capsys, ex.check_accuracy_fn, broken, says=f"at line {line} of your code")
+
+
+def train_ok(model, opt, X, y):
+    opt.zero_grad()
+    loss = ng.nn.functional.cross_entropy(model(X), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def train_variant(zero=True, step=True, item=True, mse=False):
+    def train(model, opt, X, y):
+        if zero:
+            opt.zero_grad()
+        out = model(X)
+        if mse:
+            loss = ((out[:, 1] - y.float()) ** 2).mean()
+        else:
+            loss = ng.nn.functional.cross_entropy(out, y)
+        loss.backward()
+        if step:
+            opt.step()
+        return loss.item() if item else loss
+    return train
+
+
+def test_09_2_train_step(capsys):
+    assert outcome(capsys, ex.check_train_step, train_ok)
+    for wrong, says in ((train_variant(zero=False), "clear them"),
+                        (train_variant(step=False), "never changed"),
+                        (train_variant(item=False), "Python float"),
+                        (train_variant(mse=True), "not the cross-entropy"),
+                        (lambda m, o, X, y: "loss", "Python float")):
+        result = rejected(capsys, ex.check_train_step, wrong, says=says)
+        never_states(result, "zero_grad()", "loss.item()")
+
+
+# ------------------------------------------------------------------------- all of them
+LESSONS = ("06", "07", "08", "09")
+
+
+def test_every_checker_of_lessons_6_to_9_has_a_revealable_answer(capsys):
+    ours = sorted(k for k in ex.CHECKERS if k[:2] in LESSONS)
+    assert ours == ["06-1", "06-2", "06-3", "07-1", "07-2", "08-1", "08-2", "08-3", "08-4",
+                    "08-5", "08-6", "09-1", "09-2"]
+    for exercise in ours:
+        ex.reveal(exercise)
+        assert capsys.readouterr().out.startswith(f"answer [{exercise}]: ")
+
+
+@pytest.mark.parametrize("exercise", ["07-1", "08-2", "08-3", "08-4", "08-5", "08-6", "09-1",
+                                      "09-2"])
+def test_a_function_left_blank_is_not_done_yet(exercise, capsys):
+    def empty(*args):
+        ...
+    assert outcome(capsys, ex.CHECKERS[exercise], empty).status == "todo"
+
+
+@pytest.mark.parametrize("exercise", ["06-2", "07-1", "08-2", "08-3", "08-4", "08-5", "08-6",
+                                      "09-1", "09-2"])
+def test_a_function_that_raises_is_reported_not_raised(exercise, capsys):
+    def crashes(*args):
+        raise ValueError("boom")
+    result = outcome(capsys, ex.CHECKERS[exercise], crashes)
+    assert result.status == "fail" and "raised ValueError" in result.message
