@@ -15,7 +15,7 @@ from ..dynamic.engine import backward, grad
 from ..dynamic.function import Function, FunctionCtx
 from ..dynamic.grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..dynamic.tensor import Tensor
-from . import functional
+from . import function, functional, graph
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tensor:
@@ -51,8 +51,10 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "function",
     "functional",
     "grad",
+    "graph",
     "gradcheck",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
