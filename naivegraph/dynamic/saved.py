@@ -104,8 +104,15 @@ def _value(node: nodes.OpNode, where: tuple) -> Any:
     return key  # a constant torch records, e.g. add's alpha
 
 
+# Products: torch keeps one factor only for the other's gradient.  naivegraph's matmul
+# keeps both (its rule reads both shapes), so torch's view of what is saved is told here.
+_PRODUCTS = {"MmBackward0", "DotBackward0", "MvBackward0"}
+
+
 def _was_saved(node: nodes.OpNode, position) -> bool:
     """Whether this call of the op kept ``position`` (``x * 3`` keeps no copy of x)."""
+    if node.name() in _PRODUCTS and isinstance(position, int):
+        return node.needs[1 - position]
     return position in node.op.saves_for(node.needs)
 
 
@@ -181,8 +188,9 @@ def pack_node(node: nodes.OpNode, result: Any) -> None:
         return
     pack_hook, unpack_hook = hook_stack[-1]
     for position, owner, _ in node.sources:
-        tensor = result if position == "out" else owner
-        _pack_position(node, position, tensor, pack_hook, unpack_hook)
+        if _was_saved(node, position):  # as torch counts it: the rest stays as it is
+            tensor = result if position == "out" else owner
+            _pack_position(node, position, tensor, pack_hook, unpack_hook)
 
 
 def _pack_position(node: nodes.OpNode, position, tensor, pack: Callable, unpack: Callable) -> None:
@@ -300,14 +308,14 @@ class RawSavedTensor:
             raise RuntimeError(HOOKS_AFTER_FREE)
         if position in _packed.get(node, {}):
             raise RuntimeError(HOOKS_ALREADY_SET)
-        if not any(s[0] == position for s in node.sources):
-            if _was_saved(node, position):  # a Python number operand, kept as it is
-                raise RuntimeError(
-                    "Calling register_hooks on a saved Python number: naivegraph keeps a "
-                    "number operand itself, not a tensor, so there is nothing to pack"
-                )
+        if not _was_saved(node, position):
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor with value None is forbidden"
+            )
+        if not any(s[0] == position for s in node.sources):  # a Python number operand
+            raise RuntimeError(
+                "Calling register_hooks on a saved Python number: naivegraph keeps a "
+                "number operand itself, not a tensor, so there is nothing to pack"
             )
         tensor = _saved_tensor(node, position)
         _pack_position(node, position, tensor, pack_hook, unpack_hook)
