@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..check import GradcheckError, gradcheck
+from ..check import GradcheckError, gradcheck, gradgradcheck
 from ..dynamic.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -56,6 +56,7 @@ __all__ = [
     "grad",
     "graph",
     "gradcheck",
+    "gradgradcheck",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
     "no_grad",
