@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..check import GradcheckError, gradcheck
+from ..check import GradcheckError, gradcheck, gradgradcheck
 from ..dynamic.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -15,7 +15,7 @@ from ..dynamic.engine import backward, grad
 from ..dynamic.function import Function, FunctionCtx
 from ..dynamic.grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..dynamic.tensor import Tensor
-from . import functional
+from . import function, functional, graph
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tensor:
@@ -51,9 +51,12 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "function",
     "functional",
     "grad",
+    "graph",
     "gradcheck",
+    "gradgradcheck",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
     "no_grad",

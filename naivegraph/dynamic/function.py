@@ -1,5 +1,8 @@
 """Custom differentiable functions: subclass ``ng.autograd.Function``.
 
+Two ways to write one, as in PyTorch 2.  The classic way: ``forward(ctx, ...)``
+saves what backward needs on ``ctx``:
+
 >>> import naivegraph as ng
 >>> class Square(ng.autograd.Function):
 ...     @staticmethod
@@ -16,37 +19,75 @@
 'SquareBackward'
 >>> y.backward(); x.grad
 tensor(6.)
+
+The newer way: ``forward`` takes only the inputs, and ``setup_context(ctx, inputs,
+output)`` fills ``ctx`` afterwards (``forward`` is then a plain function of tensors):
+
+>>> class Cube(ng.autograd.Function):
+...     @staticmethod
+...     def forward(x):
+...         return x ** 3
+...     @staticmethod
+...     def setup_context(ctx, inputs, output):
+...         (x,) = inputs
+...         ctx.save_for_backward(x)
+...     @staticmethod
+...     def backward(ctx, grad):
+...         (x,) = ctx.saved_tensors
+...         return 3 * x ** 2 * grad
+>>> x = ng.tensor(2.0, requires_grad=True)
+>>> Cube.apply(x).backward(); x.grad
+tensor(12.)
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable
 
+import numpy as np
+
+from . import saved
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .grad_mode import _state, no_grad
 from .node import SECOND_BACKWARD, Node, SavedTensor
 from .tensor import Tensor
 
+NO_BACKWARD = (
+    "You must implement either the backward or vjp method for your custom "
+    "autograd.Function to use it with backward mode AD."
+)
+NO_FORWARD = "You must implement the forward function for custom autograd.Function."
+ONCE_DIFFERENTIABLE = (
+    "trying to differentiate twice a function that was marked with @once_differentiable"
+)
+
 
 class FunctionCtx:
     """The ``ctx`` of a custom Function: what forward leaves for backward."""
 
     def __init__(self, args: tuple) -> None:
-        self._saved: list[SavedTensor | None] = []
+        self._saved: list[SavedTensor | saved.PackedTensor | None] = []
         self._freed = False
         self.dirty: tuple = ()
+        self.non_differentiable: tuple = ()
+        self.materialize_grads = True
         self.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
 
     def save_for_backward(self, *tensors) -> None:
-        """Keep tensors for backward; in-place changes to them are detected."""
+        """Keep tensors for backward; in-place changes to them are detected.
+
+        Under :func:`ng.autograd.graph.saved_tensors_hooks` each tensor is packed now
+        and unpacked when backward reads ``saved_tensors``, as in torch.
+        """
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
                     "save_for_backward can only save tensors (or None), but argument "
                     f"is of type {type(t).__name__}; store other values on ctx directly"
                 )
-        self._saved = [SavedTensor(t) if t is not None else None for t in tensors]
+        self._saved = [None if t is None else saved.save(t) for t in tensors]
 
     @property
     def saved_tensors(self) -> tuple:
@@ -59,19 +100,36 @@ class FunctionCtx:
         self.dirty = tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
+        """These outputs get no gradient (indices, masks): they do not require grad, and
+        backward receives zeros (or None, see ``set_materialize_grads``) for them."""
         self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """``False``: backward receives None, not a tensor of zeros, for an output that no
+        gradient reached (saves the zeros when backward can skip that output)."""
+        self.materialize_grads = bool(value)
 
 
 class BackwardCFunction(Node):
-    """The grad_fn of a custom Function's outputs (named ``<Function>Backward``)."""
+    """The grad_fn of a custom Function's outputs (named ``<Function>Backward``).
 
-    __slots__ = ("ctx", "function", "num_outputs", "shapes")
+    As in torch, the node answers for its ``ctx``: ``y.grad_fn.saved_tensors``,
+    ``y.grad_fn.needs_input_grad`` and whatever forward stored on ``ctx``.
+    """
+
+    __slots__ = ("ctx", "function", "num_outputs", "shapes", "outputs_meta")
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup failed: slots and methods are unaffected.
+        if name != "ctx" and not name.startswith("__"):
+            try:
+                return getattr(self.ctx, name)
+            except AttributeError:
+                pass
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:
-        grads = [
-            g if isinstance(g, Tensor) or g is None else Tensor._make(g, False, None, 0)
-            for g in grad_outputs
-        ]
+        grads = [self._grad_output(g, i) for i, g in enumerate(grad_outputs)]
         result = self.function.backward(self.ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -98,10 +156,23 @@ class BackwardCFunction(Node):
             out.append(g if create_graph else g._data)
         return out
 
+    def _grad_output(self, g, i: int):
+        """The gradient of output ``i`` as backward receives it: a tensor, or zeros of the
+        output's shape and dtype where none arrived (None if materializing is off)."""
+        if isinstance(g, Tensor):
+            return g
+        if g is not None:
+            return Tensor._make(g, False, None, 0)
+        meta = self.outputs_meta[i]
+        if not self.ctx.materialize_grads or meta is None:
+            return None
+        return Tensor._make(np.zeros(meta[0], meta[1]), False, None, 0)
+
     def release(self) -> None:
         self._released = True
         if self.ctx._saved:
             self.ctx._freed = True
+            self.ctx._saved = []
 
 
 _classes: dict[type, type] = {}
@@ -116,27 +187,44 @@ def _node_class(function: type) -> type:
 
 
 class Function:
-    """Base class of custom ops: write ``forward(ctx, ...)`` and ``backward(ctx, ...)``."""
+    """Base class of custom ops: write ``forward`` and ``backward`` (and optionally
+    ``setup_context``), then call ``MyFunction.apply(...)``."""
 
     @staticmethod
-    def forward(ctx: FunctionCtx, *args: Any) -> Any:  # pragma: no cover - user defined
-        raise NotImplementedError("a Function subclass must define forward(ctx, ...)")
+    def forward(*args: Any) -> Any:
+        raise NotImplementedError(NO_FORWARD)
 
     @staticmethod
-    def backward(ctx: FunctionCtx, *grads: Any) -> Any:  # pragma: no cover - user defined
-        raise NotImplementedError("a Function subclass must define backward(ctx, ...)")
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:
+        """Fill ``ctx`` from the inputs and the output of a ``forward`` without ``ctx``."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> Any:
+        raise NotImplementedError(NO_BACKWARD)
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
         ctx = FunctionCtx(args)
-        with no_grad():
-            outputs = cls.forward(ctx, *args)
+        with no_grad():  # what forward computes is not recorded: backward replaces it
+            if _has_setup_context(cls):
+                outputs = cls.forward(*args)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args)
         single = not isinstance(outputs, tuple)
         outputs_t = (outputs,) if single else outputs
         record = _state.enabled and any(ctx.needs_input_grad)
         if record:
             _attach(cls, ctx, args, outputs_t)
         return outputs if single else outputs_t
+
+
+def _has_setup_context(cls: type) -> bool:
+    """A Function written the PyTorch 2 way: ``forward`` without ``ctx``."""
+    return getattr(cls.setup_context, "__func__", cls.setup_context) is not getattr(
+        Function.setup_context, "__func__", Function.setup_context
+    )
 
 
 def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
@@ -155,9 +243,12 @@ def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
     node.function = cls
     node.num_outputs = len(outputs)
     node.shapes = tuple(a.shape if isinstance(a, Tensor) else None for a in args)
+    node.outputs_meta = tuple(
+        (out.shape, out.dtype) if isinstance(out, Tensor) else None for out in outputs
+    )
     if anomaly.enabled:
         record_creation(node)
-    skip = {id(t) for t in getattr(ctx, "non_differentiable", ())}
+    skip = {id(t) for t in ctx.non_differentiable}
     for i, out in enumerate(outputs):
         if isinstance(out, Tensor) and id(out) not in skip and out.dtype.kind in "fc":
             if any(out is a for a in args) and not any(out is d for d in ctx.dirty):
@@ -168,3 +259,59 @@ def _attach(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple) -> None:
             out._requires_grad = True
             out.grad_fn = node
             out._output_nr = i
+
+
+# ----------------------------------------------------------------------------------
+# once_differentiable
+# ----------------------------------------------------------------------------------
+class Error(Node):
+    """The grad_fn of what a ``@once_differentiable`` backward returned under
+    ``create_graph``: differentiating through it raises (torch's ``DelayedError``)."""
+
+    __slots__ = ("message", "num_outputs")
+
+    def __init__(self, message: str, num_outputs: int) -> None:
+        Node.__init__(self, ())
+        self.message = message
+        self.num_outputs = num_outputs
+
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        raise RuntimeError(self.message)
+
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Decorate a ``backward`` that cannot itself be differentiated (it leaves autograd,
+    e.g. through numpy): it runs under ``no_grad``, and a double backward through what
+    it returned raises instead of silently giving a wrong second derivative.
+
+    >>> import naivegraph as ng
+    >>> from naivegraph.autograd.function import Function, once_differentiable
+    >>> class Double(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, grad):
+    ...         return ng.tensor(grad.numpy() * 2)
+    >>> x = ng.tensor(1.0, requires_grad=True)
+    >>> Double.apply(x).backward(); x.grad
+    tensor(2.)
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        with no_grad():
+            outputs = backward(ctx, *grads)
+        if not _state.enabled or not any(isinstance(g, Tensor) and g.requires_grad for g in grads):
+            return outputs  # no double backward can reach this backward
+        single = not isinstance(outputs, tuple)
+        outputs_t = (outputs,) if single else outputs
+        error = Error(ONCE_DIFFERENTIABLE, len(outputs_t))
+        marked = tuple(
+            Tensor._make(out._data, True, error, i) if isinstance(out, Tensor) else out
+            for i, out in enumerate(outputs_t)
+        )
+        return marked[0] if single else marked
+
+    return wrapper

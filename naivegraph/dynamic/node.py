@@ -202,6 +202,11 @@ class Node:
         raise NotImplementedError
 
 
+#: reads torch's ``grad_fn._saved_self`` and the like on access; set by
+#: :mod:`naivegraph.dynamic.saved`, which sits above this module (nothing is stored per op)
+saved_attribute_reader: Callable | None = None
+
+
 class OpNode(Node):
     """The backward of one op-table primitive; subclassed per PyTorch name.
 
@@ -246,6 +251,12 @@ class OpNode(Node):
         self.needs = needs  # per input: does a gradient flow to it
         self._constants = constants  # input index -> weakref, inputs not requiring grad
         self.output_ref = output_ref  # weakref to the output tensor, for drawings
+
+    def __getattr__(self, name: str):
+        # only reached when normal lookup failed: slots and methods cost nothing more
+        if name.startswith(("_saved_", "_raw_saved_")) and saved_attribute_reader is not None:
+            return saved_attribute_reader(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def output_meta(self) -> Meta:

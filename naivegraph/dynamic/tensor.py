@@ -18,6 +18,7 @@ from ..ops import OPS
 from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
+from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .defaults import _default_float, device, get_default_dtype
@@ -102,6 +103,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
         result.grad_fn = _record(op, inputs, attrs, result)
         if anomaly.enabled:
             record_creation(result.grad_fn)
+        if saved_values.hook_stack:  # saved_tensors_hooks: the node keeps the packed form
+            saved_values.pack_node(result.grad_fn, result)
     else:
         result._requires_grad = False
     if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and _aliases(out, datas[0]):
@@ -732,6 +735,8 @@ class Tensor(OpMethods):
                 counter = self._version_counter
                 node.sources = node.sources[:-1] + (("out", counter, counter.value),)
             self._rewrite_history(node)
+            if saved_values.hook_stack:
+                saved_values.pack_node(node, self)
         return self
 
     def _rewrite_history(self, node) -> None:
