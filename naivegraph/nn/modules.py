@@ -47,6 +47,30 @@ class Parameter(Tensor):
 
     __str__ = __repr__  # print(param) too, as in torch (Tensor binds __str__ to its own)
 
+    def __reduce_ex__(self, protocol):
+        """Pickle the values and the flag only, as torch does: the gradient and the graph
+        bookkeeping (weak references to autograd nodes) are not part of a parameter."""
+        return (_rebuild_parameter, (self._data, self.requires_grad))
+
+    def __deepcopy__(self, memo: dict) -> "Parameter":
+        """A new parameter with copied values and no ``.grad``, as in torch: a copied
+        model (``copy.deepcopy(model)``) starts with clean gradients.
+
+        >>> import copy, naivegraph as ng
+        >>> p = ng.nn.Parameter(ng.ones(2)); (p * p).sum().backward()
+        >>> copy.deepcopy(p).grad is None, copy.deepcopy(p).tolist()
+        (True, [1.0, 1.0])
+        """
+        if id(self) in memo:
+            return memo[id(self)]
+        copied = type(self)(Tensor._make(self._data.copy(), False, None, 0), self.requires_grad)
+        memo[id(self)] = copied
+        return copied
+
+
+def _rebuild_parameter(data: np.ndarray, requires_grad: bool) -> Parameter:
+    return Parameter(Tensor._make(data, False, None, 0), requires_grad)
+
 
 def _typename(value) -> str:
     """How error messages name a type: ``'int'``, ``'naivegraph.Tensor'``, ``'mypkg.Net'``."""
