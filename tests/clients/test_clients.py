@@ -4,11 +4,13 @@ Each script in ``programs/`` mirrors one public PyTorch program (named in its he
 and prints the numbers it computes.  It runs twice, in subprocesses: with real torch,
 and with naivegraph posing as torch (``shim/torch``).  The printed text must be the same
 and every printed number equal, to 1e-10 relative for a ``# precision: float64``
-program and 1e-5 for a ``# precision: float32`` one.
+program and 1e-5 for a ``# precision: float32`` one.  One process per side runs the
+whole corpus (``run_programs.py``), so torch is imported once, not once per program.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -49,14 +51,37 @@ def _precision(script: Path) -> str:
     return found.group(1)
 
 
-def _run(script: Path, pythonpath: list[Path]) -> str:
+def _run_all(pythonpath: list[Path], target: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in pythonpath))
-    env.pop("PYTHONSTARTUP", None)
-    done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=PROGRAMS
+    env["OMP_NUM_THREADS"] = "1"  # tiny tensors: torch's thread pool only adds overhead
+    paths = [str(p) for p in sorted(PROGRAMS.glob("*.py"))]
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "run_programs.py"), str(target), *paths],
+        env=env,
+        cwd=PROGRAMS,
     )
-    assert done.returncode == 0, f"{script.name} failed:\n{done.stderr[-3000:]}"
-    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory) -> dict[str, dict]:
+    """What each program printed, under "torch" and "naivegraph": both runs at once."""
+    folder = tmp_path_factory.mktemp("clients")
+    runs = {
+        "torch": _run_all([ROOT], folder / "torch.json"),
+        "naivegraph": _run_all([HERE / "shim", ROOT], folder / "naivegraph.json"),
+    }
+    results = {}
+    for mode, process in runs.items():
+        assert process.wait() == 0, f"the {mode} run of the corpus crashed"
+        by_path = json.loads((folder / f"{mode}.json").read_text())
+        results[mode] = {Path(path).name: result for path, result in by_path.items()}
+    return results
+
+
+def _printed(outputs: dict, mode: str, name: str) -> str:
+    result = outputs[mode][name]
+    assert result["error"] is None, f"{name} failed under {mode}:\n{result['error']}"
+    return result["stdout"]
 
 
 def _split(output: str) -> tuple[str, list[float]]:
@@ -75,11 +100,12 @@ def _differences(expected: list[float], got: list[float], precision: str) -> lis
 
 
 @pytest.mark.parametrize("name", _scripts())
-def test_program_prints_the_same_numbers_on_naivegraph_as_on_torch(name: str) -> None:
-    script = PROGRAMS / name
-    precision = _precision(script)
-    torch_text, torch_numbers = _split(_run(script, [ROOT]))
-    ng_text, ng_numbers = _split(_run(script, [HERE / "shim", ROOT]))
+def test_program_prints_the_same_numbers_on_naivegraph_as_on_torch(
+    name: str, outputs: dict
+) -> None:
+    precision = _precision(PROGRAMS / name)
+    torch_text, torch_numbers = _split(_printed(outputs, "torch", name))
+    ng_text, ng_numbers = _split(_printed(outputs, "naivegraph", name))
     assert torch_numbers, f"{name} printed no numbers"
     assert ng_text == torch_text
     assert len(ng_numbers) == len(torch_numbers)
