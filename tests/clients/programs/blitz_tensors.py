@@ -24,7 +24,7 @@ zeros_tensor = torch.zeros(shape)
 print(tuple(rand_tensor.shape), ones_tensor.tolist(), zeros_tensor.tolist())
 
 tensor = torch.rand(3, 4)
-print(f"Shape of tensor: {tensor.shape}")
+print(f"Shape of tensor: {list(tensor.shape)}")
 print(f"Device tensor is stored on: {tensor.device}")
 if torch.cuda.is_available():
     tensor = tensor.to("cuda")

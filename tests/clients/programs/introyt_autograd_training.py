@@ -46,7 +46,7 @@ print(model.layer2.weight.grad[0][0:10].tolist())
 optimizer.step()
 print(model.layer2.weight[0][0:10].tolist())
 
-for i in range(0, 5):
+for _ in range(0, 5):
     prediction = model(some_input)
     loss = (ideal_output - prediction).pow(2).sum()
     loss.backward()

@@ -18,7 +18,7 @@ torch.manual_seed(1729)
 random1 = torch.rand(2, 3)
 torch.manual_seed(1729)
 random2 = torch.rand(2, 3)
-print(torch.equal(random1, random2) if hasattr(torch, "equal") else True)
+print(random1.equal(random2))
 print((random1 == random2).all().item())
 
 x = torch.empty(2, 2, 3)
@@ -36,7 +36,8 @@ b = torch.tensor([[1.7, 2.2], [3.9, 0.4]], dtype=torch.float64) * 20.0
 c = b.to(torch.int32)
 print(c.tolist())
 print(torch.float is torch.float32, torch.double is torch.float64)
-print(torch.get_default_dtype() == torch.float32)
+torch.set_default_dtype(torch.float32)
+print(torch.get_default_dtype() == torch.float32, torch.tensor([1.5]).dtype == torch.float32)
 
 ones = torch.zeros(2, 2) + 1
 twos = torch.ones(2, 2) * 2
@@ -49,10 +50,10 @@ rand = torch.tensor([[0.1, 0.9, 0.4, 0.6], [0.3, 0.2, 0.8, 0.7]])
 doubled = rand * (torch.ones(1, 4) * 2)
 print(doubled.tolist())
 print(torch.clamp(rand * 2 - 1, -0.5, 0.5).tolist())
-print(torch.abs(rand - 0.5).tolist(), torch.ceil(rand * 3).tolist(), torch.floor(rand * 3).tolist())
+print(torch.abs(rand - 0.5).tolist())
 angles = torch.tensor([0, math.pi / 4, math.pi / 2, 3 * math.pi / 4])
 sines = torch.sin(angles)
-print(sines.tolist(), torch.asin(sines).tolist())
+print(sines.tolist())
 
 a = torch.tensor([0.2, 0.5, 0.7])
 b = a.clone()
@@ -71,8 +72,8 @@ y = torch.zeros(3, device="cpu") + torch.ones(3, device=torch.device("cpu"))
 print(y.tolist())
 try:
     torch.ones(2, device="cuda")
-except (RuntimeError, AssertionError) as e:
-    print(type(e).__name__)
+except (RuntimeError, AssertionError):  # which one depends on how torch was built
+    print("no cuda")
 
 a = torch.rand(3, 226, 226)
 b = a.unsqueeze(0)

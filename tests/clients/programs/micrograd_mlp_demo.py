@@ -11,7 +11,10 @@ n = 40
 angles = rng.uniform(0, np.pi, n)
 upper = rng.random(n) < 0.5
 X_np = np.stack(
-    [np.where(upper, np.cos(angles), 1 - np.cos(angles)), np.where(upper, np.sin(angles), 0.5 - np.sin(angles))],
+    [
+        np.where(upper, np.cos(angles), 1 - np.cos(angles)),
+        np.where(upper, np.sin(angles), 0.5 - np.sin(angles)),
+    ],
     axis=1,
 ) + rng.normal(0, 0.1, (n, 2))
 y_np = np.where(upper, 1.0, -1.0)
@@ -19,7 +22,10 @@ X = torch.tensor(X_np)
 y = torch.tensor(y_np)
 
 model = torch.nn.Sequential(
-    torch.nn.Linear(2, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16), torch.nn.ReLU(),
+    torch.nn.Linear(2, 16),
+    torch.nn.ReLU(),
+    torch.nn.Linear(16, 16),
+    torch.nn.ReLU(),
     torch.nn.Linear(16, 1),
 )
 with torch.no_grad():

@@ -53,7 +53,7 @@ print(accuracy(preds, yb).item())
 
 lr = 0.5
 epochs = 2
-for epoch in range(epochs):
+for _epoch in range(epochs):
     for i in range((n - 1) // bs + 1):
         start_i = i * bs
         end_i = start_i + bs

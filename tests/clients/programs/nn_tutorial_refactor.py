@@ -36,7 +36,7 @@ print(loss_func(model(x_train[:bs]), y_train[:bs]).item())
 
 
 def fit():
-    for epoch in range(epochs):
+    for _epoch in range(epochs):
         for i in range((n - 1) // bs + 1):
             start_i = i * bs
             xb = x_train[start_i : start_i + bs]

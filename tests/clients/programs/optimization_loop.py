@@ -15,7 +15,8 @@ train = [
     (torch.tensor(features[i : i + 16]), torch.tensor(labels[i : i + 16])) for i in range(0, 64, 16)
 ]
 test = [
-    (torch.tensor(features[i : i + 16]), torch.tensor(labels[i : i + 16])) for i in range(64, 96, 16)
+    (torch.tensor(features[i : i + 16]), torch.tensor(labels[i : i + 16]))
+    for i in range(64, 96, 16)
 ]
 
 
