@@ -205,7 +205,9 @@ def normal(
         np.asarray(v._data if isinstance(v, Tensor) else v) for v in (mean, std)
     )
     if (std_values < 0).any():
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std_values.min()}")
+        if isinstance(std, Tensor):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     if tensors:
         shape = np.broadcast_shapes(mean_values.shape, std_values.shape)
         dtype = dtype or np.result_type(*(t.dtype for t in tensors))
