@@ -27,6 +27,10 @@ from .dynamic.factories import (
     allclose,
     arange,
     bool_,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     empty,
     empty_like,
@@ -38,14 +42,17 @@ from .dynamic.factories import (
     from_numpy,
     full,
     full_like,
+    half,
     inference_mode,
     int8,
+    int16,
     int32,
     int64,
     is_tensor,
     linspace,
     long,
     manual_seed,
+    normal,
     numel,
     ones,
     ones_like,
@@ -54,6 +61,7 @@ from .dynamic.factories import (
     randint,
     randn,
     randn_like,
+    short,
     tensor,
     uint8,
     zeros,
@@ -71,6 +79,10 @@ __version__ = "0.1.0"
 # parent's attribute of the same name, so the function must come after it.
 from . import render as _render_package
 from .render import render
+
+# torch.int and torch.bool: module attributes only, kept out of __all__ so that
+# ``from naivegraph import *`` does not hide the builtins int and bool
+int, bool = int32, bool_
 
 __all__ = [
     "Tensor",
@@ -99,6 +111,7 @@ __all__ = [
     "rand_like",
     "randn_like",
     "manual_seed",
+    "normal",
     "float32",
     "float64",
     "int64",

@@ -15,11 +15,17 @@ from .grad_mode import no_grad
 from .tensor import Tensor, _as_array, _check_device
 
 float32, float64, float16 = np.float32, np.float64, np.float16
-int64, int32, int8, uint8 = np.int64, np.int32, np.int8, np.uint8
+int64, int32, int16, int8, uint8 = np.int64, np.int32, np.int16, np.int8, np.uint8
+complex64, complex128 = np.complex64, np.complex128
 bool_ = np.bool_
+# torch's other names for the same dtypes (``torch.float`` is float32, as in torch)
 float = float32
 double = float64
+half = float16
 long = int64
+short = int16
+cfloat = complex64
+cdouble = complex128
 
 
 class _Random(threading.local):
@@ -161,6 +167,55 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     shape = _shape_arg(_shape_or_size("randn", shape, size))
     data = _random.generator.standard_normal(shape).astype(dtype or get_default_dtype())
     return _finish(data, requires_grad)
+
+
+def normal(
+    mean=0.0,
+    std=1.0,
+    size=None,
+    *,
+    dtype=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
+    """Samples from normal distributions, in torch's forms: ``normal(mean, std, size)``
+    with numbers (the default dtype), or ``normal(mean, std)`` with a tensor for either,
+    one sample per element (the tensor's dtype and broadcast shape).
+
+    The samples come from ``ng.manual_seed``'s generator; no gradient flows to a mean
+    or std tensor.
+
+    >>> import naivegraph as ng
+    >>> ng.normal(0.0, 1.0, size=(2, 3)).shape, ng.normal(ng.zeros(4), 0.5).shape
+    ((2, 3), (4,))
+    """
+    _check_device(device)
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if size is None and not tensors:
+        raise TypeError(
+            "normal() received an invalid combination of arguments - with a number for "
+            "both mean and std, give a size too: ng.normal(0.0, 1.0, size=(2, 3))"
+        )
+    if size is not None and tensors:
+        raise TypeError(
+            "normal() received an invalid combination of arguments - a size goes with "
+            "numbers for mean and std; with a tensor, the sample has its shape"
+        )
+    mean_values, std_values = (
+        np.asarray(v._data if isinstance(v, Tensor) else v) for v in (mean, std)
+    )
+    if (std_values < 0).any():
+        if isinstance(std, Tensor):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    if tensors:
+        shape = np.broadcast_shapes(mean_values.shape, std_values.shape)
+        dtype = dtype or np.result_type(*(t.dtype for t in tensors))
+    else:
+        shape = _shape_arg((size,))
+        dtype = dtype or get_default_dtype()
+    draws = _random.generator.standard_normal(shape)
+    return _finish((mean_values + std_values * draws).astype(dtype), requires_grad)
 
 
 def randint(

@@ -18,6 +18,7 @@ from ..dynamic.functions import (
     tanh,
 )
 from ..ops import OPS
+from .losses import binary_cross_entropy, binary_cross_entropy_with_logits
 
 
 def linear(x, weight, bias=None):
@@ -45,6 +46,8 @@ def linear(x, weight, bias=None):
 
 
 __all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
     "cross_entropy",
     "linear",
     "log_softmax",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamic.function import Function
+from ..dynamic import functions as _functions
+from ..dynamic.function import Function, _node_class
 from ..dynamic.tensor import Tensor
-from . import functional as F
 
 
 def _check_reduction(reduction: str) -> None:
@@ -129,19 +129,62 @@ def binary_cross_entropy_with_logits(
             f"Target size ({_torch_size(target.shape)}) must be the same as input "
             f"size ({_torch_size(input.shape)})"
         )
-    shift = (-input).clamp(min=0)
-    softplus_neg = shift + ((-shift).exp() + (-input - shift).exp()).log()  # log(1 + e^-x)
+    if any(isinstance(w, Tensor) and w.requires_grad for w in (weight, pos_weight)):
+        # a trainable weight gets its gradient through the composed formula
+        return _reduce(_logits_loss(input, target, weight, pos_weight), reduction)
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+def _softplus_neg(x: Tensor) -> Tensor:
+    """``log(1 + exp(-x))`` as ``m + log(exp(-m) + exp(-x - m))``, ``m = max(-x, 0)``."""
+    shift = (-x).clamp(min=0)
+    return shift + ((-shift).exp() + (-x - shift).exp()).log()
+
+
+def _logits_loss(input: Tensor, target: Tensor, weight, pos_weight) -> Tensor:
+    """The elementwise loss ``(1 - t) x + (1 + (pw - 1) t) log(1 + exp(-x))``, weighted."""
     if pos_weight is None:
-        loss = (1 - target) * input + softplus_neg
+        loss = (1 - target) * input + _softplus_neg(input)
     else:
         log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + log_weight * softplus_neg
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        loss = (1 - target) * input + log_weight * _softplus_neg(input)
+    return loss if weight is None else loss * weight
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """The loss as one node, reduction included, as torch records it
+    (``BinaryCrossEntropyWithLogitsBackward0``); d/dx is ``(1 - t) - lw sigmoid(-x)``."""
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, reduction: str) -> Tensor:
+        ctx.save_for_backward(input, target)
+        ctx.weight, ctx.pos_weight, ctx.reduction = weight, pos_weight, reduction
+        return _reduce(_logits_loss(input, target, weight, pos_weight), reduction)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        input, target = ctx.saved_tensors
+        weight, pos_weight = ctx.weight, ctx.pos_weight
+        if ctx.reduction == "mean":
+            grad = grad / input.numel()
+        scale = grad if weight is None else grad * weight
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+            grad_input = scale * ((1 - target) - log_weight * (-input).sigmoid())
+        if ctx.needs_input_grad[1]:
+            grad_target = (
+                -input if pos_weight is None else (-input + (pos_weight - 1) * _softplus_neg(input))
+            )
+            grad_target = scale * grad_target
+        return grad_input, grad_target, None, None, None
+
+
+# torch's name for the node, with its overload number
+_node_class(BinaryCrossEntropyWithLogits).__name__ = "BinaryCrossEntropyWithLogitsBackward0"
 
 
 def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """``nn.functional.nll_loss`` (log-probabilities (N, C), class indices (N,)),
     re-exported so the loss modules take all their functions from here."""
-    return F.nll_loss(input, target, reduction=reduction)
+    return _functions.nll_loss(input, target, reduction=reduction)

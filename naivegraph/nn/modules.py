@@ -17,7 +17,18 @@ from ..dynamic.tensor import Tensor, _check_device, _to_arguments
 from . import functional as F
 from . import losses
 
-_IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns; printed as torch prints it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 def _shape_of(value) -> list[int]:
@@ -46,6 +57,30 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     __str__ = __repr__  # print(param) too, as in torch (Tensor binds __str__ to its own)
+
+    def __reduce_ex__(self, protocol):
+        """Pickle the values and the flag only, as torch does: the gradient and the graph
+        bookkeeping (weak references to autograd nodes) are not part of a parameter."""
+        return (_rebuild_parameter, (self._data, self.requires_grad))
+
+    def __deepcopy__(self, memo: dict) -> "Parameter":
+        """A new parameter with copied values and no ``.grad``, as in torch: a copied
+        model (``copy.deepcopy(model)``) starts with clean gradients.
+
+        >>> import copy, naivegraph as ng
+        >>> p = ng.nn.Parameter(ng.ones(2)); (p * p).sum().backward()
+        >>> copy.deepcopy(p).grad is None, copy.deepcopy(p).tolist()
+        (True, [1.0, 1.0])
+        """
+        if id(self) in memo:
+            return memo[id(self)]
+        copied = type(self)(Tensor._make(self._data.copy(), False, None, 0), self.requires_grad)
+        memo[id(self)] = copied
+        return copied
+
+
+def _rebuild_parameter(data: np.ndarray, requires_grad: bool) -> Parameter:
+    return Parameter(Tensor._make(data, False, None, 0), requires_grad)
 
 
 def _typename(value) -> str:
@@ -258,7 +293,7 @@ class Module:
         >>> import naivegraph as ng
         >>> a, b = ng.nn.Linear(2, 1), ng.nn.Linear(2, 1)
         >>> b.load_state_dict(a.state_dict())
-        _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+        <All keys matched successfully>
         >>> a.weight.tolist() == b.weight.tolist()
         True
         """
@@ -367,6 +402,53 @@ class Module:
         setattr(self, name, module)
         self._modules[name] = module  # also when None: keeps the (empty) slot
 
+    register_module = add_module
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` as the parameter ``name``; ``None`` keeps an empty slot (an
+        optional bias that is absent), as in torch.
+
+        >>> import naivegraph as ng
+        >>> m = ng.nn.Module()
+        >>> m.register_parameter("bias", None); m.bias is None, list(m.state_dict())
+        (True, [])
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(naivegraph.nn.Parameter or None required)"
+            )
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        setattr(self, name, param)
+        self._parameters[name] = param  # also when None: keeps the (empty) slot
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at the dotted path ``target`` (``""`` is this module).
+
+        >>> import naivegraph as ng
+        >>> ng.nn.Sequential(ng.nn.Sequential(ng.nn.ReLU())).get_submodule("0.0")
+        ReLU()
+        """
+        module = self
+        for part in target.split(".") if target else []:
+            child = module._modules.get(part)
+            if not isinstance(child, Module):
+                raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
+            module = child
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target``, e.g. ``"0.weight"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        param = module._parameters.get(name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return param
+
     def apply(self, fn) -> "Module":
         """Call ``fn`` on every submodule (children first) and then on this module, as
         torch does; used to initialise weights.
@@ -456,6 +538,21 @@ class Sequential(Module):
     def forward(self, x):
         for m in self._modules.values():
             x = m(x)
+        return x
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder layer, e.g. a removed head).
+
+    >>> import naivegraph as ng
+    >>> ng.nn.Identity()(ng.tensor([1.0, 2.0]))
+    tensor([1., 2.])
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, x):
         return x
 
 

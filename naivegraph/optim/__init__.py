@@ -164,29 +164,57 @@ def _import(value):
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent with optional momentum and weight decay."""
+    """Stochastic gradient descent with optional momentum (with dampening or Nesterov),
+    weight decay, and ``maximize`` (ascend instead), as ``torch.optim.SGD`` computes it.
+
+    >>> import naivegraph as ng
+    >>> w = ng.tensor([1.0], requires_grad=True)
+    >>> opt = ng.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.5)
+    >>> for _ in range(2):
+    ...     w.grad = ng.tensor([2.0]); opt.step()
+    >>> w.tolist()  # buffers 2.0, then 0.9 * 2.0 + 0.5 * 2.0
+    [0.52]
+    """
 
     def __init__(
         self,
         params,
         lr: float = 1e-3,
-        momentum: float = 0.0,
-        weight_decay: float = 0.0,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
         nesterov: bool = False,
+        *,
+        maximize: bool = False,
     ) -> None:
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(
-            params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov)
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+                maximize=maximize,
+            ),
         )
 
     def step(self) -> None:
         for p, g, group, state in self._updates():
+            if group["maximize"]:
+                g = -g
             if group["weight_decay"]:
                 g = g + group["weight_decay"] * p._data
             if group["momentum"]:
                 buf = state.get("momentum_buffer")
-                buf = g.copy() if buf is None else buf * group["momentum"] + g
+                if buf is None:
+                    buf = g.copy()
+                else:
+                    buf = buf * group["momentum"] + (1 - group["dampening"]) * g
                 state["momentum_buffer"] = buf
                 g = g + group["momentum"] * buf if group["nesterov"] else buf
             self._write(p, group["lr"] * g)

@@ -1,0 +1,114 @@
+"""Behaviours the client corpus found missing, pinned one by one against torch."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import naivegraph as ng
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+def test_python_dash_m_naivegraph_is_the_naivegraph_command() -> None:
+    via_m = subprocess.run(
+        [sys.executable, "-m", "naivegraph", "--help"], capture_output=True, text=True
+    )
+    assert via_m.returncode == 0
+    assert via_m.stdout.startswith("usage: naivegraph ")
+
+
+def test_normal_with_numbers_needs_a_size_and_gives_the_default_dtype() -> None:
+    assert ng.normal(2.0, 3.0, size=(4, 2)).shape == (4, 2)
+    assert ng.normal(0, 1, (3,)).dtype == ng.get_default_dtype()
+    with pytest.raises(TypeError, match="give a size too"):
+        ng.normal(0.0, 1.0)
+
+
+def test_normal_with_a_tensor_samples_one_value_per_element_of_its_dtype() -> None:
+    sample = ng.normal(ng.zeros(2, 3, dtype=ng.float32), 0.5)
+    assert sample.shape == (2, 3) and sample.dtype == ng.float32
+
+
+def test_normal_refuses_a_negative_std_as_torch_does(torch) -> None:
+    for lib in (torch, ng):
+        with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+            lib.normal(lib.zeros(2), lib.tensor([1.0, -1.0]))
+        with pytest.raises(RuntimeError, match=r"normal expects std >= 0.0, but found std -1$"):
+            lib.normal(0.0, -1.0, (2,))
+
+
+def test_normal_is_repeatable_under_manual_seed() -> None:
+    ng.manual_seed(7)
+    first = ng.normal(1.0, 2.0, size=(5,)).tolist()
+    ng.manual_seed(7)
+    assert ng.normal(1.0, 2.0, size=(5,)).tolist() == first
+
+
+def test_torch_dtype_aliases_name_the_same_dtypes(torch) -> None:
+    for name in ("int16", "short", "half", "int", "bool", "cfloat", "cdouble", "float", "double"):
+        assert str(getattr(torch, name)).removeprefix("torch.") == np.dtype(getattr(ng, name)).name
+
+
+def test_sgd_with_dampening_and_maximize_updates_as_torch_does(torch) -> None:
+    results = []
+    for lib in (torch, ng):
+        w = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.3, maximize=True)
+        for _ in range(3):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        results.append(w.tolist())
+    assert results[0] == pytest.approx(results[1], rel=1e-15)
+
+
+def test_sgd_refuses_nesterov_without_momentum(torch) -> None:
+    w = ng.tensor([1.0], requires_grad=True)
+    with pytest.raises(ValueError, match="Nesterov momentum requires a momentum"):
+        ng.optim.SGD([w], lr=0.1, nesterov=True)
+    with pytest.raises(ValueError, match="Nesterov momentum requires a momentum"):
+        torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.1, nesterov=True)
+
+
+def test_a_parameter_pickles_after_backward_without_its_grad() -> None:
+    p = ng.nn.Parameter(ng.tensor([1.0, 2.0], dtype=ng.float32), requires_grad=False)
+    q = ng.nn.Parameter(ng.tensor([1.0, 2.0]))
+    (q * q).sum().backward()
+    for original in (p, q):
+        restored = pickle.loads(pickle.dumps(original))
+        assert type(restored) is ng.nn.Parameter and restored.grad is None
+        assert restored.requires_grad == original.requires_grad
+        assert restored.dtype == original.dtype and restored.tolist() == original.tolist()
+
+
+def test_deepcopy_of_a_module_shares_nothing_and_leaves_grads_behind() -> None:
+    model = ng.nn.Linear(2, 1)
+    model(ng.ones(1, 2)).sum().backward()
+    copied = copy.deepcopy(model)
+    assert copied.weight.grad is None and copied.weight is not model.weight
+    assert copied.weight.tolist() == model.weight.tolist()
+
+
+def test_register_parameter_refuses_a_plain_tensor_and_a_taken_name() -> None:
+    m = ng.nn.Linear(2, 1)
+    with pytest.raises(TypeError, match="Parameter or None required"):
+        m.register_parameter("scale", ng.ones(1))
+    with pytest.raises(KeyError, match="attribute 'training' already exists"):
+        m.register_parameter("training", None)
+
+
+def test_load_state_dict_result_prints_as_torch_prints_it(torch) -> None:
+    a, b = ng.nn.Linear(2, 1), ng.nn.Linear(2, 1)
+    ta = torch.nn.Linear(2, 1)
+    assert repr(b.load_state_dict(a.state_dict())) == repr(ta.load_state_dict(ta.state_dict()))
+    partial = b.load_state_dict({"weight": a.weight.detach()}, strict=False)
+    assert repr(partial) == "_IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])"
