@@ -29,15 +29,7 @@ ROOT = HERE.parents[1]  # the checkout whose naivegraph is under test
 # Programs blocked only by a feature being built elsewhere: each must fail today, and
 # passes (so strict xfail fails) once the feature lands -- then it leaves this list.
 PENDING: dict[str, str] = {
-    "d2l_autograd.py": "needs torch.dot and Tensor.norm",
     "doc_forward_ad.py": "needs torch.autograd.forward_ad",
-    "doc_functional_vjp_jvp.py": "needs autograd.functional vjp/jvp/vhp/hvp",
-    "doc_gradcheck_gradgradcheck.py": "needs autograd.gradgradcheck",
-    "doc_tensor_reductions.py": "needs dot, norm, sort, var, std, prod, index_add_",
-    "extending_setup_context.py": "needs Function.setup_context, set_materialize_grads and "
-    "torch.autograd.function.once_differentiable",
-    "introyt_highlevel_api.py": "needs Tensor.norm",
-    "notes_saved_tensors.py": "needs grad_fn._saved_* and autograd.graph.saved_tensors_hooks",
 }
 
 # relative tolerance, and an absolute one for values that are zero up to rounding

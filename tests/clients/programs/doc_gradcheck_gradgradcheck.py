@@ -14,6 +14,7 @@ def f(x, w):
     return (x @ w).tanh() * x.sum()
 
 
+print(f(x, w).sum().item())
 print(gradcheck(f, (x, w)))
 print(gradgradcheck(f, (x, w)))
 
