@@ -50,9 +50,11 @@ CELLS = [
 
     ### Exercise 10-1: the update as a node
 
-    In TensorFlow 1 the update is `new_w1 = w1.assign(w1 - learning_rate * grad_w1)`:
-    an **assign node**. Running it stores the new value in the Variable. Build both
-    updates inside the graph.
+    In TensorFlow 1 a weight update is an **assign node**: `v.assign(node)` makes a node
+    that, each time it runs, computes `node` and stores the result in the Variable `v`.
+    Build one gradient-descent step for each weight, $w \\leftarrow w - \\eta\\,
+    \\partial L / \\partial w$ with $\\eta$ = `learning_rate`, as assign nodes of `g`,
+    using the gradient nodes above.
     """),
     exercise("10-1", """
     # Exercise 10-1
@@ -114,7 +116,9 @@ CELLS = [
 
     Within one `g.run`, every read of a Variable sees its value from **before** the run,
     and all updates are stored together at its end, only if every step succeeded. This
-    makes a run deterministic whatever order the executor picks.
+    makes a run deterministic whatever order the executor picks. (TensorFlow 1 made no
+    such promise: a read and an assign of the same Variable in one `Session.run` could
+    happen in either order unless `tf.control_dependencies` fixed it.)
 
     ### Exercise 10-2: predict the values
 
@@ -157,6 +161,24 @@ CELLS = [
     momentum_losses = [float(g.run([loss, train_step], {x: x_data, y: y_data})[0])
                        for step in range(50)]
     print("SGD with momentum: first %.1f, last %.1f" % (momentum_losses[0], momentum_losses[-1]))
+
+    W1 = ng.tensor(w1_init, requires_grad=True)
+    W2 = ng.tensor(w2_init, requires_grad=True)
+    optimizer = ng.optim.SGD([W1, W2], lr=learning_rate, momentum=0.9)
+    eager_losses = []
+    for step in range(50):
+        optimizer.zero_grad()
+        loss_t = ((X.mm(W1).relu().mm(W2) - Y) ** 2).sum()
+        eager_losses.append(loss_t.item())
+        loss_t.backward()
+        optimizer.step()
+    print("same losses as ng.optim.SGD:", np.allclose(momentum_losses, eager_losses, rtol=1e-10))
+    """),
+    md("""
+    Momentum does not win here: after 50 steps its loss is a little *higher* than plain
+    gradient descent's. With this learning rate, plain steps already shrink the loss
+    steadily, and momentum's velocity overshoots, so its loss falls in waves. (PyTorch's
+    `torch.optim.SGD` gives the same numbers.)
     """),
     md("""
     ## Control flow as nodes
@@ -228,6 +250,19 @@ CELLS = [
             same = all(np.allclose(s, d) for s, d in zip(static_grads, dynamic_grads))
             print(f"top = {t}: gradient of e = {float(static_grads[-1]):10.3f}, "
                   f"same as dynamic mode: {same}")
+    """),
+    md("""
+    A branch is a node too: `ns.cond(pred, true_fn, false_fn)` runs only the branch that
+    `pred` picks, when the graph runs, and `ns.gradients` goes through that branch.
+    """),
+    code("""
+    with ns.Graph() as branchy:
+        u = ns.placeholder("u", shape=())
+        out = ns.cond(u > 0.0, lambda: u * u, lambda: -u)
+        (d_out,) = ns.gradients(out, [u])
+    for value in (3.0, -3.0):
+        print(f"u = {value}: out = {float(branchy.run(out, u=np.array(value)))}, "
+              f"d out/du = {float(branchy.run(d_out, u=np.array(value)))}")
     """),
     md("""
     ### The tracing trap

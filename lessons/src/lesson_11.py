@@ -92,6 +92,12 @@ CELLS = [
     returns `(f(x), J v)`; `ng.func.vjp(f, x)` returns `(f(x), vjp_fn)` and
     `vjp_fn(u)` is `(uᵀ J,)`. Neither ever builds the matrix $J$.
 
+    One honest caveat: naivegraph has only a reverse-mode engine, so `ng.func.jvp` gets
+    its numbers by the *transpose trick*: $u \\mapsto J^\\top u$ is linear in $u$, so
+    differentiating $\\langle J^\\top u, v \\rangle$ with respect to $u$ gives $J v$.
+    The results are exactly those of forward mode; the cost is two backward passes, not
+    one forward pass carrying tangents like `Dual` (as `torch.func.jvp` does).
+
     ### Exercise 11-2: a Jacobian from JVPs
 
     Write `jacobian_forward(f, x)` for `f` from a 1-D tensor to a 1-D tensor: one
@@ -156,7 +162,7 @@ CELLS = [
     import time
     import matplotlib.pyplot as plt
 
-    def seconds(call, repeats=3):
+    def seconds(call, repeats=5):
         call()
         best = float("inf")
         for _ in range(repeats):
@@ -183,8 +189,11 @@ CELLS = [
     plt.title("Forward vs reverse mode"); plt.tight_layout(); plt.show()
     """),
     md("""
-    The lines cross near $n = m$ (dashed). Where exactly depends on the cost of one
-    pass of each kind, not only on the count.
+    Counting passes alone, the lines would cross at $n = m$ (dashed). They cross well to
+    its left (near $n = m/4$ when this lesson was written): each naivegraph JVP costs a
+    forward and two backward passes (the transpose trick above), each VJP one backward
+    pass. The rule holds, but where it flips depends on the cost of one pass of each
+    kind, not only on the count.
 
     ### Exercise 11-4: choose the mode
 

@@ -48,8 +48,7 @@ CELLS = [
     `gradcheck` compares your backward with a finite-difference estimate,
     $(f(x + \\varepsilon) - f(x - \\varepsilon)) / 2\\varepsilon$, for every input element.
     It needs float64: in float32 the rounding error of the estimate is larger than the
-    tolerance. The checker ran it; here it is by hand, and the node your Function
-    records:
+    tolerance. Here it is on your `Cube`, and the node your Function records:
     """),
     code("""
     if ex.solved("12-1"):
@@ -135,18 +134,37 @@ CELLS = [
     md("""
     ## When a gradient is NaN: anomaly detection
 
-    $\\sqrt{x}$ has derivative $1/(2\\sqrt{x})$, infinite at 0. Multiplying that
-    infinity by a zero gradient gives NaN, and the NaN then spreads silently into every
-    parameter it reaches. `ng.autograd.detect_anomaly()` checks every backward step and
-    stops at the first one that returns NaN, naming the op and the line of the forward
-    pass that created it.
+    A gradient can come out NaN even though every value of the forward pass is finite.
+    Here `sqrt` is taken of `[0, 4]` and a mask then zeroes the first element, so the
+    loss does not depend on it at all; yet its gradient is NaN, and a NaN spreads
+    silently into every parameter it reaches:
     """),
     code("""
     x = ng.tensor([0.0, 4.0], requires_grad=True)
     y = (x.sqrt() * ng.tensor([0.0, 1.0])).sum()
     y.backward()
-    print("without anomaly detection, x.grad =", x.grad)
+    print("x.grad =", x.grad)
+    print("the backward ops, from the loss:", y.grad_fn.name(), "->",
+          y.grad_fn.next_functions[0][0].name(), "-> ...")
+    """),
+    md("""
+    ### Exercise 12-4: which backward made the NaN?
 
+    The backward pass runs `SumBackward0`, then `MulBackward0`, then `SqrtBackward0`.
+    Which of them is the **first** to return NaN? Work it out from what each one
+    computes at `x = [0, 4]`, and answer with its name (a string like `"ExpBackward0"`).
+    The cell after the check asks the library.
+    """),
+    exercise("12-4", """
+    # Exercise 12-4
+    first_nan = «"SqrtBackward0"»
+    ex.check_first_nan(first_nan)
+    """),
+    md("""
+    `ng.autograd.detect_anomaly()` checks every backward step and stops at the first one
+    that returns NaN, naming the op and the line of the forward pass that created it:
+    """),
+    code("""
     x = ng.tensor([0.0, 4.0], requires_grad=True)
     try:
         with ng.autograd.detect_anomaly():
@@ -156,18 +174,12 @@ CELLS = [
         print("RuntimeError:", err)
     """),
     md("""
-    The fix is in the forward pass: keep the input of `sqrt` away from 0 (for example
-    `(x + 1e-12).sqrt()`), or mask before the op rather than after it.
-
-    ### Exercise 12-4: which line made the NaN?
-
-    Run the cell above. Which op's backward returned NaN first? Answer with the name
-    the error gives (a string like `"ExpBackward0"`).
-    """),
-    exercise("12-4", """
-    # Exercise 12-4
-    first_nan = «"SqrtBackward0"»
-    ex.check_first_nan(first_nan)
+    $\\sqrt{x}$ has derivative $1/(2\\sqrt{x})$, infinite at 0; the mask sends a zero
+    gradient there, and $0 \\cdot \\infty$ is NaN (in practice the backward computes
+    $0 / (2\\sqrt{0}) = 0/0$). The mask came too late: it zeroed the gradient *after*
+    `sqrt`, whose backward still runs at 0. The fix is in the forward pass: keep the
+    input of `sqrt` away from 0 (for example `(x + 1e-12).sqrt()`), or mask before the
+    op rather than after it.
     """),
     md("""
     ## Further reading

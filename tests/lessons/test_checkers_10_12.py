@@ -3,6 +3,8 @@ typical wrong one with a hint, never print the expected answer, and never raise.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -157,7 +159,7 @@ def test_matmul_backward_accepts_right_answers(fn):
     "fn, phrase",
     [
         (lambda X, W, dY: (X.T @ dY, dY @ W.T), "swapped"),
-        (lambda X, W, dY: (dY @ W, X @ dY), "raised ValueError"),
+        (lambda X, W, dY: (dY @ W, X @ dY), "does not fit"),
         (lambda X, W, dY: (dY @ W.T * 2, X.T @ dY), "not the right values"),
         (lambda X, W, dY: (dY @ W.T, (X.T @ dY) + 1), "not the right values"),
     ],
@@ -180,7 +182,9 @@ def test_first_nan_accepts_the_name(name):
 
 
 @pytest.mark.parametrize(
-    "name, phrase", [("sqrt", "exactly as the error spells"), ("MulBackward0", "first line")]
+    "name, phrase",
+    [("sqrt", "exactly as grad_fn.name() spells"),
+     ("MulBackward0", "What comes after it"), ("SumBackward0", "one step further")],
 )
 def test_first_nan_rejects_close_misses_without_the_answer(name, phrase):
     assert phrase in rejected(ex.check_first_nan(name), "SqrtBackward0")
@@ -388,7 +392,7 @@ def test_run_semantics_accepts_the_values_as_numbers_or_arrays():
 
 @pytest.mark.parametrize(
     "predicted, phrase",
-    [((2.0, 3.0, 3.0), "same run"), ((1.0, 2.0, 3.0), "v * 2"), ((2.0, 2.0, 2.0), "stored")],
+    [((2.0, 3.0, 3.0), "same run"), ((1.0, 2.0, 3.0), "fetching the assign node"), ((2.0, 2.0, 2.0), "stored")],
 )
 def test_run_semantics_rejects_each_misreading_with_its_hint(predicted, phrase):
     assert phrase in rejected(ex.check_run_semantics(predicted), "(2.0, 2.0, 3.0)")
@@ -444,7 +448,7 @@ def test_poly_loop_with_the_blank_left_is_not_done_yet():
 
 def test_trace_trap_accepts_the_counts():
     assert ex.check_trace_trap((1, 2))
-    assert ex.check_trace_trap(["1", 2.0])
+    assert ex.check_trace_trap([1.0, np.int64(2)])
 
 
 @pytest.mark.parametrize(
@@ -452,3 +456,197 @@ def test_trace_trap_accepts_the_counts():
 )
 def test_trace_trap_rejects_each_misreading(terms, phrase):
     assert phrase in rejected(ex.check_trace_trap(terms), "(1, 2)")
+
+
+# -- What a learner working through lessons 10-12 ran into --------------------------------
+# Each test below is one mistake tried on a checker, or one flaw of a lesson's text.
+
+
+LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+
+
+def lesson_cells(stem: str) -> list:
+    nbformat = pytest.importorskip("nbformat")
+    return nbformat.read(str(LESSONS / f"{stem}.ipynb"), as_version=4).cells
+
+
+def exercise_index(cells: list, exercise: str) -> int:
+    return next(i for i, c in enumerate(cells)
+                if c.metadata.get("naivegraph", {}).get("exercise") == exercise)
+
+
+def test_update_nodes_name_the_weight_left_unchanged_not_one_that_moved():
+    # new_w1 right, new_w2 computes the step but is no assign node: w2 never moves.
+    def update(w, grad, lr):
+        return w.assign(w - lr * grad) if w.name == "w1" else w - lr * grad
+
+    message = rejected(ex.check_update_nodes(*two_layer(update)))
+    assert "left w2 unchanged" in message
+
+
+def test_update_nodes_reusing_w1s_update_for_w2_says_w2_was_left_unchanged():
+    args = list(two_layer(lambda w, grad, lr: w.assign(w - lr * grad)))
+    args[6] = args[5]
+    assert "left w2 unchanged" in rejected(ex.check_update_nodes(*args))
+
+
+def test_the_update_exercise_text_does_not_give_its_answer_before_the_check():
+    cells = lesson_cells("10_static_graphs_for_real")
+    before = "".join(c.source for c in cells[: exercise_index(cells, "10-1")])
+    assert "assign(w1 - learning_rate * grad_w1)" not in before
+    assert "w2.assign(" not in before
+
+
+@pytest.mark.parametrize("predicted", ["223", (2, 2, 3, 4), (True, 2, 3), 2.0, None])
+def test_run_semantics_wants_three_numbers_not_a_string_or_another_count(predicted):
+    result = ex.check_run_semantics(predicted)
+    if predicted is None:
+        assert result.status == "todo"
+    else:
+        assert "three numbers" in rejected(result)
+
+
+def test_run_semantics_hint_for_the_assign_value_does_not_compute_it():
+    message = rejected(ex.check_run_semantics((1.0, 2.0, 3.0)))
+    assert "fetching the assign node" in message and "v = 1" not in message
+
+
+@pytest.mark.parametrize(
+    "make_body, phrase",
+    [
+        (lambda xp, e: lambda p, y: (p + 1.0, y + e * xp ** (p + 1.0)), "one too high"),
+        (lambda xp, e: lambda p, y: (p + 1.0, e * xp**p), "running sum"),
+        # e's number typed in: right values, but training could never change e
+        (lambda xp, e: lambda p, y: (p + 1.0, y + float(e.value) * xp**p), "copied from e"),
+    ],
+)
+def test_poly_loop_names_the_exponent_slip_the_lost_sum_and_a_copied_number(make_body, phrase):
+    assert phrase in rejected(check_body(make_body), "p + 1.0, y + e")
+
+
+def test_poly_loop_leaves_e_as_it_was():
+    poly, more, base, xp, top, weights = poly_graph()
+    e = weights[-1]
+    assert ex.check_poly_loop(poly, more, lambda p, y: (p + 1.0, y + e * xp**p), base, xp,
+                              top, weights)
+    assert float(e.value) == 0.5
+
+
+@pytest.mark.parametrize("terms", ["12", (1.5, 2), (1, 2, 3), (1,), ("one", "two")])
+def test_trace_trap_wants_exactly_two_integers(terms):
+    assert "two integers" in rejected(ex.check_trace_trap(terms), "(1, 2)")
+
+
+def test_jacobian_returned_as_a_list_is_asked_to_be_stacked_not_called_transposed():
+    def as_list(f, x):
+        n = x.shape[0]
+        return [ng.func.jvp(f, (x,), (ng.eye(n, dtype=x.dtype)[i],))[1] for i in range(n)]
+
+    message = rejected(ex.check_jacobian_forward(as_list))
+    assert "ng.stack" in message and "transposed" not in message
+
+
+def test_jacobian_of_unpacked_pairs_points_at_what_each_call_returns():
+    def pairs(f, x):
+        n = x.shape[0]
+        cols = [ng.stack(ng.func.jvp(f, (x,), (ng.eye(n, dtype=x.dtype)[i],))) for i in range(n)]
+        return ng.stack(cols, dim=1)
+
+    def tuples(f, x):
+        y, vjp_fn = ng.func.vjp(f, x)
+        m = y.shape[0]
+        return ng.stack([ng.stack(vjp_fn(ng.eye(m, dtype=y.dtype)[i])) for i in range(m)])
+
+    assert "one axis too many" in rejected(ex.check_jacobian_forward(pairs))
+    assert "one axis too many" in rejected(ex.check_jacobian_reverse(tuples))
+
+
+def test_jacobian_forward_of_the_primal_outputs_says_which_of_the_pair_is_the_column():
+    def primals(f, x):
+        n = x.shape[0]
+        cols = [ng.func.jvp(f, (x,), (ng.eye(n, dtype=x.dtype)[i],))[0] for i in range(n)]
+        return ng.stack(cols, dim=1)
+
+    message = rejected(ex.check_jacobian_forward(primals))
+    assert "f(x) itself" in message and "different row" not in message
+
+
+@pytest.mark.parametrize("built_by_reverse_mode", [jacobian_reverse,
+                                                   lambda f, x: ng.func.jacrev(f)(x)])
+def test_jacobian_forward_refuses_a_right_matrix_built_by_reverse_mode(built_by_reverse_mode):
+    assert "from JVPs" in rejected(ex.check_jacobian_forward(built_by_reverse_mode))
+
+
+def test_jacobian_reverse_refuses_a_right_matrix_built_by_forward_mode():
+    assert "from VJPs" in rejected(ex.check_jacobian_reverse(jacobian_forward))
+    assert ex.check_jacobian_reverse(lambda f, x: ng.func.jacrev(f)(x))
+
+
+def test_mode_choice_accepts_the_transforms_themselves():
+    assert ex.check_mode_choice((ng.func.jacrev, ng.func.jacfwd, ng.func.jacfwd))
+
+
+def test_cube_function_with_numbers_typed_by_hand_is_caught_on_another_x():
+    def typed(ctx, grad_output):  # 3x^2 for the lesson's x = [0.5, -1, 2], typed in
+        return ng.tensor([0.75, 3.0, 12.0], dtype=ng.float64) * grad_output
+
+    assert "typed in" in rejected(ex.check_cube_function(cube_with(typed)))
+
+
+def test_cube_function_with_x_cubed_times_three_is_sent_to_the_power_rule():
+    def slip(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return 3 * x**3 * grad_output
+
+    assert "power rule" in rejected(ex.check_cube_function(cube_with(slip)))
+
+
+def test_matmul_backward_shape_mismatch_gets_the_shapes_hint_not_numpys_words():
+    message = rejected(ex.check_matmul_backward(lambda X, W, dY: (dY @ W, X @ dY)))
+    assert "gufunc" not in message and "dX must be (5, 3)" in message
+
+
+def test_matmul_backward_transposed_dw_is_named_and_last_hint_is_not_the_formula():
+    fn = lambda X, W, dY: (dY @ W.T, dY.T @ X)  # noqa: E731
+    assert "shape of W transposed" in rejected(ex.check_matmul_backward(fn))
+    wrong_values = lambda X, W, dY: (dY @ W.T * 2, X.T @ dY)  # noqa: E731
+    rejected(ex.check_matmul_backward(wrong_values))
+    last = rejected(ex.check_matmul_backward(wrong_values), "transposed W", "transposed X")
+    assert 'ex.reveal("12-3")' in last
+
+
+def test_matmul_backward_that_raises_otherwise_still_names_the_learners_error():
+    def broken(X, W, dY):
+        return undefined_name  # noqa: F821
+
+    assert "your code raised NameError" in rejected(ex.check_matmul_backward(broken))
+
+
+def test_first_nan_with_call_brackets_is_told_the_op_is_right():
+    assert "right op" in rejected(ex.check_first_nan("SqrtBackward0()"))
+
+
+def test_first_nan_no_message_names_the_answer():
+    for name in ["MulBackward0", "SumBackward0", "PowBackward0", "sqrt"]:
+        rejected(ex.check_first_nan(name), "SqrtBackward0")
+    assert "grad_fn.name()" in rejected(ex.check_first_nan(3), "SqrtBackward0")
+
+
+def test_anomaly_detection_output_comes_after_the_nan_exercise_check():
+    cells = lesson_cells("12_write_your_own_op")
+    check = exercise_index(cells, "12-4")
+    anomaly = [i for i, c in enumerate(cells)
+               if c.cell_type == "code" and "detect_anomaly()" in c.source]
+    assert anomaly and all(i > check for i in anomaly)
+
+
+def test_lesson_12_does_not_say_the_checker_ran_gradcheck():
+    # check_cube_function compares one backward with the chain rule; it runs no gradcheck
+    cells = lesson_cells("12_write_your_own_op")
+    assert not any("The checker ran it" in c.source for c in cells)
+
+
+def test_lesson_11_says_where_the_lines_really_cross_and_why():
+    text = "".join(c.source for c in lesson_cells("11_forward_and_reverse_mode"))
+    assert "cross near $n = m$" not in text
+    assert "transpose trick" in text

@@ -53,22 +53,20 @@ def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
         if not ok:
             return _
         got = (w1.value, w2.value)
-        if step == 1 and all(np.array_equal(a, b) for a, b in zip(got, start)):
-            return not_yet(
-                ex,
-                ["running your nodes left w1 and w2 unchanged: a node that only computes "
-                 "the new value is not an update.",
-                 "an update is an assign node: Variable.assign(node)."],
-            )
-        for name, have, expect, before in zip(("w1", "w2"), got, want, (start if step == 1
-                                                                       else want)):
-            if np.allclose(have, expect, rtol=1e-9, atol=1e-12):
-                continue
-            return not_yet(ex, _step_hints(name, step, have, expect, lr))
+        for name, have, expect, before in zip(("w1", "w2"), got, want, start):
+            if step == 1 and np.array_equal(have, before):
+                return not_yet(
+                    ex,
+                    [f"running your nodes left {name} unchanged: a node that only computes "
+                     "the new value is not an update.",
+                     "an update is an assign node: Variable.assign(node)."],
+                )
+            if not np.allclose(have, expect, rtol=1e-9, atol=1e-12):
+                return not_yet(ex, _step_hints(name, step))
     return correct(ex, "both updates are nodes; one g.run applies them together.")
 
 
-def _step_hints(name: str, step: int, have, expect, lr) -> list[str]:
+def _step_hints(name: str, step: int) -> list[str]:
     if step == 2:
         first = (f"the first step of {name} was right, the second was not: does your update "
                  "read a value fixed when the node was built (like w1.value)? Use the "
@@ -100,11 +98,8 @@ def check_run_semantics(predicted) -> Result:
     ex = "10-2"
     if is_blank(predicted):
         return not_done(ex)
-    try:
-        got = [float(v) for v in predicted]
-    except (TypeError, ValueError):
-        return failed(ex, "answer with three numbers: first[0], first[1], second.")
-    if len(got) != 3:
+    got = _numbers(predicted, 3)
+    if got is None:
         return failed(ex, "answer with three numbers: first[0], first[1], second.")
     if np.allclose(got, [2.0, 2.0, 3.0]):
         return correct(ex, "reads see the value from before the run; updates land at its end.")
@@ -112,12 +107,31 @@ def check_run_semantics(predicted) -> Result:
         hint = ("plus_one ran in the same run as the update: which value of v does a read "
                 "inside a run see?")
     elif not np.isclose(got[0], 2.0):
-        hint = "double fetches the value the update stores: v * 2 with v = 1."
+        hint = ("first[0] is what fetching the assign node gives: the value it stores, "
+                "computed from the v this run reads.")
     else:
         hint = "after the first run, is the update stored? Then what does v + 1 give?"
     return not_yet(ex, [hint, "every read in one run sees the value from before the run; "
                               "all updates are stored together when it ends."],
                    gave=str(tuple(got)))
+
+
+def _numbers(answer, count: int) -> list[float] | None:
+    """``answer`` as ``count`` floats, or None when it is not that many numbers (a
+    string such as "223" is not three numbers, though float() reads each character)."""
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__len__"):
+        return None
+    if len(answer) != count:
+        return None
+    values = []
+    for v in answer:
+        if isinstance(v, (str, bytes, bool, np.bool_)):
+            return None
+        try:
+            values.append(float(v))
+        except (TypeError, ValueError):
+            return None
+    return values
 
 
 POLY_ANSWER = """body returns (p + 1.0, y + e * xp ** p): the next exponent, and y with one
@@ -136,6 +150,24 @@ def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
     ok, poly_y = call_answer(ex, _build_loop, graph, more, body, base)
     if not ok:
         return poly_y
+    wrong = _compare_poly(ex, graph, poly_y, xp, top, weights)
+    if wrong is not None:
+        return wrong
+    # Again with another value of e: a body that copied e's number, not the node, fails.
+    e_node = weights[-1]
+    saved = np.array(e_node.value, copy=True)
+    e_node.assign(saved + 1.0)
+    try:
+        wrong = _compare_poly(ex, graph, poly_y, xp, top, weights, changed_e=True)
+    finally:
+        e_node.assign(saved)
+    if wrong is not None:
+        return wrong
+    return correct(ex, "the loop is a node: its count is decided by top when the graph runs.")
+
+
+def _compare_poly(ex, graph, poly_y, xp, top, weights, changed_e=False) -> Result | None:
+    """The loop's values for 0, 1 and 2 extra terms against the polynomial by hand."""
     a, b, c, d, e = (float(as_array(w.value)) for w in weights)
     xs = np.linspace(-1.5, 1.5, 7)
     for t in (4, 5, 6):
@@ -145,8 +177,12 @@ def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
         want = a + b * xs + c * xs**2 + d * xs**3 + sum(e * xs**p for p in range(4, t))
         if np.allclose(got, want):
             continue
+        if changed_e:
+            return not_yet(ex, ["right while e keeps its value, wrong once e changes: does "
+                                "your body use a number copied from e instead of the node e? "
+                                "Training could never change it."])
         return not_yet(ex, _poly_hints(t, got, xs, a, b, c, d, e))
-    return correct(ex, "the loop is a node: its count is decided by top when the graph runs.")
+    return None
 
 
 def _build_loop(graph, more, body, base):
@@ -162,6 +198,12 @@ def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
                  "higher?")
     elif np.allclose(got, base + (t - 4) * e * xs**4):
         first = "every extra term uses x to the 4th: the exponent is the loop variable p."
+    elif np.allclose(got, base + sum(e * xs ** (p + 1) for p in range(4, t))):
+        first = ("your exponents are one too high: on the first pass p holds its starting "
+                 "value, and that is the exponent of the first extra term.")
+    elif np.allclose(got, e * xs ** (t - 1)):
+        first = ("with top = {t} only the last term is left: y is the running sum, so the "
+                 "body adds the new term to it.").format(t=t)
     else:
         first = (f"with top = {t} the result is off: body returns the NEW loop variables, "
                  "in the order of loop_vars.")
@@ -178,10 +220,11 @@ def check_trace_trap(terms) -> Result:
     ex = "10-4"
     if is_blank(terms):
         return not_done(ex)
-    try:
-        got = tuple(int(v) for v in terms)
-    except (TypeError, ValueError):
-        return failed(ex, "answer with two integers.")
+    numbers = _numbers(terms, 2)
+    if numbers is None or not all(v.is_integer() for v in numbers):
+        return failed(ex, "answer with two integers: the terms of the first call, then of "
+                          "the second.")
+    got = tuple(int(v) for v in numbers)
     if got == (1, 2):
         return correct(ex, "Python ran at trace time; a new shape traced again and saw 2.")
     if got[0] != 1:

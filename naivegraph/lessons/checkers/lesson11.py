@@ -95,6 +95,18 @@ def _sample_functions():
     yield (lambda x: (x * x).sum().reshape(1)), ng.tensor(rng.standard_normal(5))
 
 
+class _Counted:
+    """``f`` that counts its calls: a JVP or VJP runs f once, so the count tells one pass
+    per input (forward mode) from one pass for every output (reverse mode)."""
+
+    def __init__(self, f):
+        self.f, self.calls = f, 0
+
+    def __call__(self, x):
+        self.calls += 1
+        return self.f(x)
+
+
 def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
     bad = not_callable(ex, jacobian_fn)
     if bad is not None:
@@ -102,33 +114,72 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
     if has_placeholder(jacobian_fn):
         return not_done(ex)
     for f, x in _sample_functions():
-        stop, got = answer(ex, jacobian_fn, f, x)
+        counted = _Counted(f)
+        stop, got = answer(ex, jacobian_fn, counted, x)
         if stop is not None:
             return stop
         want = ng.func.jacrev(f)(x).numpy()
+        if isinstance(got, (list, tuple)):
+            return failed(ex, f"you returned a {type(got).__name__}: return one tensor, the "
+                              f"{rows_or_columns} stacked with ng.stack.")
         try:
             got = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got, float)
         except (TypeError, ValueError):
             return failed(ex, "return one tensor: the stacked " + rows_or_columns + ".")
-        m, n = want.shape
-        if got.shape == (n, m) and np.allclose(got, want.T):
-            return not_yet(
-                ex,
-                [
-                    f"for a function with {n} inputs and {m} outputs your matrix is transposed: "
-                    f"each pass gives one of the {rows_or_columns}; check the stacking dim.",
-                ],
-            )
-        if got.shape != want.shape:
-            return not_yet(
-                ex,
-                [f"for {n} inputs and {m} outputs the Jacobian is {m} x {n} (outputs by "
-                 f"inputs); you gave shape {got.shape}."],
-            )
-        if not np.allclose(got, want):
-            return not_yet(ex, ["the shape is right but some entries are not: is each pass "
-                                "seeded with a different row of the identity?"])
+        wrong = _jacobian_mistake(ex, got, want, f(x).numpy(), rows_or_columns)
+        if wrong is not None:
+            return wrong
+        wrong = _wrong_mode(ex, counted.calls, *want.shape)
+        if wrong is not None:
+            return wrong
     return correct(ex, f"one pass per {rows_or_columns[:-1]}, and the matrix is never needed.")
+
+
+def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Result | None:
+    m, n = want.shape
+    if got.ndim > want.ndim:  # tuples stacked whole: (f(x), Jv) pairs or (row,) tuples
+        return not_yet(
+            ex,
+            [f"you gave shape {got.shape}, with one axis too many: what does each call "
+             "return? ng.func.jvp returns a pair and vjp_fn a tuple; unpack the part you "
+             "need before appending it."],
+        )
+    if got.shape == (n, m) and np.allclose(got, want.T):
+        return not_yet(
+            ex,
+            [
+                f"for a function with {n} inputs and {m} outputs your matrix is transposed: "
+                f"each pass gives one of the {rows_or_columns}; check the stacking dim.",
+            ],
+        )
+    if got.shape != want.shape:
+        return not_yet(
+            ex,
+            [f"for {n} inputs and {m} outputs the Jacobian is {m} x {n} (outputs by "
+             f"inputs); you gave shape {got.shape}."],
+        )
+    if rows_or_columns == "columns" and np.allclose(got, np.repeat(output[:, None], n, 1)):
+        return not_yet(ex, ["every column you stacked is f(x) itself: ng.func.jvp returns "
+                            "(f(x), J v); which of the two is the column?"])
+    if not np.allclose(got, want):
+        return not_yet(ex, ["the shape is right but some entries are not: is each pass "
+                            "seeded with a different row of the identity?"])
+    return None
+
+
+def _wrong_mode(ex: str, calls: int, m: int, n: int) -> Result | None:
+    """A right matrix built the other way: reverse mode (f run once, or once per output)
+    for 11-2, forward mode (f run once per input) for 11-3.  Told apart only where the
+    counts differ."""
+    if ex == "11-2" and n > 1 and calls < n:
+        return not_yet(ex, ["the matrix is right, but f ran only "
+                            f"{calls} time{'s' if calls != 1 else ''} for {n} inputs: this "
+                            "exercise builds it from JVPs, one forward-mode pass per input."])
+    if ex == "11-3" and calls == n and n not in (1, m):
+        return not_yet(ex, [f"the matrix is right, but f ran once per input ({n} times): "
+                            "this exercise builds it from VJPs, one reverse-mode pass per "
+                            "output."])
+    return None
 
 
 FORWARD_ANSWER = """for each input i: _, column = ng.func.jvp(f, (x,), (seed,)) with seed the
@@ -161,8 +212,8 @@ def check_mode_choice(choices) -> Result:
     ex = "11-4"
     if is_blank(choices):
         return not_done(ex)
-    try:
-        got = tuple(str(c).strip().lower() for c in choices)
+    try:  # the transforms themselves (ng.func.jacrev) name the mode as well as strings
+        got = tuple(str(getattr(c, "__name__", c)).strip().lower() for c in choices)
     except TypeError:
         return failed(ex, 'answer with three strings, each "jacfwd" or "jacrev".')
     if len(got) != 3 or not set(got) <= {"jacfwd", "jacrev"}:

@@ -17,6 +17,7 @@ from ..checking import (
     not_callable,
     not_done,
     not_yet,
+    returned_blank,
 )
 
 CUBE_ANSWER = """backward returns 3 * x ** 2 * grad_output: the local derivative times the
@@ -31,16 +32,28 @@ def check_cube_function(cube) -> Result:
         return not_done(ex)
     if not (isinstance(cube, type) and issubclass(cube, ng.autograd.Function)):
         return failed(ex, "pass the class itself (Cube), a subclass of ng.autograd.Function.")
-    x = ng.tensor([0.5, -1.0, 2.0], dtype=ng.float64, requires_grad=True)
-    upstream = ng.tensor([1.0, -2.0, 0.5], dtype=ng.float64)
-    ok, got = call_answer(ex, _gradient_through, cube, x, upstream)
-    if not ok:
-        return got
-    if got is Ellipsis:
-        return not_done(ex)
-    xs = x.detach().numpy()
+    for case, (xs, upstream) in enumerate(_CUBE_CASES):
+        x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
+        ok, got = call_answer(ex, _gradient_through, cube, x, ng.tensor(upstream, dtype=ng.float64))
+        if not ok:
+            return got
+        if got is Ellipsis:
+            return not_done(ex)
+        wrong = _cube_mistake(ex, got, np.array(xs), np.array(upstream), case)
+        if wrong is not None:
+            return wrong
+    return correct(ex, "backward is the local derivative 3x^2 times grad_output.")
+
+
+# (x, grad_output): a second x catches a backward that returns numbers typed by hand.
+_CUBE_CASES = [([0.5, -1.0, 2.0], [1.0, -2.0, 0.5]), ([1.5, -0.25, 0.75], [-0.5, 3.0, 2.0])]
+
+
+def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     if got is None or got.shape != xs.shape:
         return not_yet(ex, ["backward returns one gradient, shaped like the input x."])
+    if np.allclose(got, 3 * xs**2 * upstream):
+        return None
     if np.allclose(got, 3 * xs**2):
         return not_yet(
             ex,
@@ -50,9 +63,11 @@ def check_cube_function(cube) -> Result:
                 "the chain rule: multiply the local derivative by grad_output.",
             ],
         )
-    if np.allclose(got, 3 * xs**2 * upstream.numpy()):
-        return correct(ex, "backward is the local derivative 3x^2 times grad_output.")
-    if np.allclose(got, 2 * xs * upstream.numpy()) or np.allclose(got, 3 * xs * upstream.numpy()):
+    slips = [2 * xs, 3 * xs, 3 * xs**3, xs**2]
+    if case > 0:
+        hint = ("right for the first x the checker tried, wrong for another: compute the "
+                "gradient from the saved x, not from numbers typed in.")
+    elif any(np.allclose(got, slip * upstream) for slip in slips):
         hint = "check the power rule: d/dx x^n = n x^(n-1)."
     else:
         hint = "compare with a finite difference: (cube(x + 1e-6) - cube(x - 1e-6)) / 2e-6."
@@ -145,19 +160,30 @@ def check_matmul_backward(matmul_backward) -> Result:
         return bad
     rng = np.random.default_rng(3)
     X, W, dY = rng.standard_normal((5, 3)), rng.standard_normal((3, 2)), rng.standard_normal((5, 2))
-    stop, got = answer(ex, matmul_backward, X.copy(), W.copy(), dY.copy())
-    if stop is not None:
-        return stop
+    hints = [
+        "write the shapes down: dX must be (5, 3) like X, dW (3, 2) like W, dY is (5, 2).",
+        "a product (a, b) @ (b, c) needs the inner sizes to agree: which of W and its "
+        "transpose fits after dY's (5, 2), which of X and its transpose fits before it?",
+    ]
+    try:
+        got = matmul_backward(X.copy(), W.copy(), dY.copy())
+    except Exception as error:
+        if _shape_mismatch(error):  # this exercise's usual mistake: a hint, not numpy's words
+            return not_yet(ex, ["one of your products does not fit: " + hints[0], hints[1]])
+        stop, _ = answer(ex, matmul_backward, X.copy(), W.copy(), dY.copy())  # says where
+        return stop if stop is not None else failed(ex, "your function raised once; run again.")
+    blank = returned_blank(ex, got)
+    if blank is not None:
+        return blank
     try:
         dX, dW = (np.asarray(g, dtype=np.float64) for g in got)
     except (TypeError, ValueError):
         return failed(ex, "return two arrays, (dX, dW), in that order.")
     if dX.shape == W.shape and dW.shape == X.shape:
         return not_yet(ex, ["the two are swapped: return dX first (the shape of X), then dW."])
-    hints = [
-        "write the shapes down: dX must be (5, 3) like X, dW (3, 2) like W, dY is (5, 2).",
-        "dX is dY times a transposed W; dW is a transposed X times dY.",
-    ]
+    if dX.shape == X.shape and dW.shape == W.T.shape and np.allclose(dW.T, X.T @ dY):
+        return not_yet(ex, ["dX is right; dW has the shape of W transposed, and a gradient "
+                            "always has the shape of what it is the gradient of."])
     if dX.shape != X.shape or dW.shape != W.shape:
         return not_yet(ex, hints, gave=f"shapes {dX.shape} and {dW.shape}")
     if not np.allclose(dX, dY @ W.T):
@@ -169,8 +195,18 @@ def check_matmul_backward(matmul_backward) -> Result:
     return correct(ex, "dX = dY Wᵀ and dW = Xᵀ dY: the shapes leave no other choice.")
 
 
-FIRST_NAN_ANSWER = """"SqrtBackward0": the derivative of sqrt at 0 is infinite, and infinity
-times the zero gradient from the mask is NaN. MulBackward0 ran first but returned numbers."""
+def _shape_mismatch(error: Exception) -> bool:
+    """numpy's (and naivegraph's) complaint about a matrix product whose sizes differ."""
+    text = str(error)
+    return any(word in text for word in ("mismatch", "cannot be multiplied", "not aligned"))
+
+
+FIRST_NAN_ANSWER = """"SqrtBackward0": the derivative of sqrt at 0 is infinite; its backward
+computes grad / (2 sqrt(x)) = 0 / 0 there, NaN. SumBackward0 and MulBackward0 ran first but
+returned finite numbers (ones, and ones times the other factor)."""
+
+_FOLLOW = ("follow the gradient from the loss, one backward at a time: which step's formula "
+           "meets a 0 it divides by (or an infinity it multiplies)?")
 
 
 @checker("12-4", answer=FIRST_NAN_ANSWER)
@@ -180,19 +216,20 @@ def check_first_nan(name) -> Result:
     if is_blank(name):
         return not_done(ex)
     if not isinstance(name, str):
-        return failed(ex, "answer with a string, the op's name as the error prints it.")
+        return failed(ex, "answer with a string: the op's backward name, as grad_fn.name() "
+                          "spells it.")
     given = name.strip().strip("'\"<>")
     if given == "SqrtBackward0":
         return correct(ex, "sqrt's derivative is infinite at 0; times a zero gradient: NaN.")
-    if given.lower() in {"sqrt", "sqrtbackward", "sqrtbackward0"}:
-        return not_yet(ex, ["right op; give the name exactly as the error spells it."],
-                       gave=repr(name))
-    if given.startswith("Mul"):
-        return not_yet(
-            ex,
-            ["backward runs from the loss towards the inputs: the mul's backward ran first, "
-             "but did it return NaN? Read the first line of the error."],
-            gave=repr(name),
-        )
-    return not_yet(ex, ["run the anomaly-detection cell and read the first line of the "
-                        "error: it names the op."], gave=repr(name))
+    if given.lower() in {"sqrt", "sqrtbackward", "sqrtbackward0", "sqrtbackward0()", "x.sqrt()", "sqrt()"}:
+        return not_yet(ex, ["right op; give its backward's name exactly as grad_fn.name() "
+                            "spells it (like the names the lesson lists)."], gave=repr(name))
+    if given.lower().startswith("sum"):
+        hint = ("sum's backward hands the incoming 1 to every element: finite numbers. "
+                "Follow the gradient one step further.")
+    elif given.lower().startswith("mul"):
+        hint = ("mul's backward multiplies the incoming ones by the other factor, [0, 1] "
+                "and sqrt(x) = [0, 2]: all finite. What comes after it?")
+    else:
+        hint = "the backward pass runs only the three ops the lesson lists: which one?"
+    return not_yet(ex, [hint, _FOLLOW], gave=repr(name))
