@@ -4,6 +4,7 @@ each exercise printed."""
 from __future__ import annotations
 
 import copy
+import os
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -163,8 +164,16 @@ def run_notebook(
         resources={"metadata": {"path": str(folder)}},
         allow_errors=allow_errors,
     )
-    client.execute()
+    client.execute(env=_kernel_env())
     return NotebookRun(nb, exercise_outcomes(nb) if allow_errors else parse_results(nb))
+
+
+def _kernel_env() -> dict:
+    """The kernel imports the naivegraph this process runs (not another install of it):
+    a checkout's tests check that checkout's lessons."""
+    root = str(Path(__file__).resolve().parents[2])
+    paths = [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def _kernel_name() -> str:
