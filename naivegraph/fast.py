@@ -50,6 +50,8 @@ import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+import numpy as np
+
 #: The switch.  Read at every use, so it may be flipped at run time.
 enabled: bool = os.environ.get("NAIVEGRAPH_FAST", "1") != "0"
 
@@ -136,3 +138,95 @@ def cached_meta(make: Callable) -> Callable:
 #: op -> its grad_fn class, for ops whose PyTorch name does not depend on the call; read
 #: only while the fast layer is on (``node.find_node_class``).
 node_class_of_op: dict[object, type] = {}
+
+
+# =======================================================================================
+# Dynamic-mode tricks (per-op costs of eager tensors).  Measured in the module docstring.
+# =======================================================================================
+
+# -- quiet_numpy -------------------------------------------------------------------------
+# ``np.errstate(all="ignore")`` costs ~1 us to enter and leave (Python code that builds a
+# new error-state object each time): every op's forward and every VJP runs inside one, on
+# 0-d arrays that is more than the arithmetic.  numpy keeps its error state in a context
+# variable; setting that variable to the very object errstate would build is the same
+# state, at the cost of two C calls, and a call already inside it (a VJP during backward,
+# a forward inside another) sets nothing.  Without that variable (another numpy), the
+# plain errstate is used.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _fp_state
+    from numpy._core.umath import _make_extobj
+except ImportError:  # pragma: no cover - numpy 1.x keeps its state elsewhere
+    _fp_state = None
+
+#: the state before -> that state with every floating-point error ignored (errstate keeps
+#: the buffer size and error callback of the state it replaces, so this does too)
+_ignoring: dict = {}
+
+
+def _ignoring_version_of(state):
+    found = _ignoring.get(state)
+    if found is None:
+        if len(_ignoring) > 64:  # a bound, for programs that keep making new states
+            _ignoring.clear()
+        found = _make_extobj(all="ignore")  # built from the current (= ``state``)
+        _ignoring[state] = found
+        _ignoring[found] = found  # already ignoring: stays as it is
+    return found
+
+
+def call_quietly(fn: Callable, args: tuple, attrs: dict):
+    """``fn(*args, **attrs)`` as under ``np.errstate(all="ignore")``."""
+    if not enabled or _fp_state is None:
+        with np.errstate(all="ignore"):
+            return fn(*args, **attrs)
+    state = _fp_state.get()
+    quiet = _ignoring.get(state)
+    if quiet is state:
+        return fn(*args, **attrs)
+    token = _fp_state.set(quiet if quiet is not None else _ignoring_version_of(state))
+    try:
+        return fn(*args, **attrs)
+    finally:
+        _fp_state.reset(token)
+
+
+class ignoring_fp_errors:  # lower case: used like a function, as ``np.errstate``
+    """``np.errstate(all="ignore")`` for a block, the cheap way while the layer is on."""
+
+    __slots__ = ("token", "plain")
+
+    def __enter__(self) -> None:
+        if enabled and _fp_state is not None:
+            self.plain = None
+            self.token = _fp_state.set(_ignoring_version_of(_fp_state.get()))
+        else:
+            self.plain = np.errstate(all="ignore")
+            self.plain.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.plain is None:
+            _fp_state.reset(self.token)
+        else:
+            self.plain.__exit__(*exc)
+
+
+# -- number_operand ----------------------------------------------------------------------
+# ``y * 0.999``: torch's promotion rule (``ops.core.result_type``) ranks the operands and
+# combines their categories, ~1.5 us of Python per op, to find what it always finds for
+# a floating array and a Python float (or an integer array and a Python int): the
+# array's own dtype, and both operands unchanged.  This says so in one test.
+_KINDS_KEPT_WITH = {float: "fc", int: "fciu"}
+
+
+def promotes_to_itself(x, y) -> bool:
+    """Whether torch's promotion leaves ``x`` and ``y`` as they are: an array and a
+    Python number of a category no higher than the array's.  False when off or unsure."""
+    if not enabled:
+        return False
+    if type(x) is np.ndarray:
+        kinds = _KINDS_KEPT_WITH.get(type(y))
+        return kinds is not None and x.dtype.kind in kinds
+    if type(y) is np.ndarray:
+        kinds = _KINDS_KEPT_WITH.get(type(x))
+        return kinds is not None and y.dtype.kind in kinds
+    return False
