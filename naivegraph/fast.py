@@ -42,28 +42,27 @@ times each trick switched off alone; the figures and their noise are in
     looked up once per op instead of by name on every call.
 
 Dynamic mode, per op.  Where the time of a small-graph op goes (cProfile of 20 x the
-1,000-op scalar chain ``y = y * 0.999; y = y + 0.001``, share of the whole run; call
-counts are exact, shares moved by a few points between runs):
+1,000-op scalar chain ``y = y * 0.999; y = y + 0.001``, cumulative share of the run;
+calls per op are exact, shares moved by a few points between runs):
 
-=====================================  ==============  ==============
-where                                   before (a9d08a7) now
-=====================================  ==============  ==============
-Python function calls per op            81              59
-forward: operator, Tensor, dispatch     ~13%            ~15%
-forward: numpy error state (errstate)   ~17%            ~2%
-forward: torch's promotion rule         ~16%            ~1%
-forward: ufunc on a 0-d array           ~4%             ~5%
-forward: node (edges, saved values,     ~19%            ~28%
-version stamps, metadata, weakref)
-backward: ordering the graph            ~3%             ~4%
-backward: the VJP (rule, summing back   ~21%            ~18%
-to shape, dtype), incl. its errstate
-backward: routing gradients, releasing  ~6%             ~9%
-=====================================  ==============  ==============
+==================================================  ========  ======
+where                                               a9d08a7   now
+==================================================  ========  ======
+Python function calls per op (forward + backward)   81.1      59.1
+forward, operator to Tensor                         69%       60%
+- torch's promotion rule for ``y * 0.999``          19%       4%
+- the node: edges, saved values, version stamps,    17%       27%
+  metadata, weakref (``tensor._record``)
+backward (``engine.execute``)                       29%       38%
+- the VJPs (rule, sum back to shape, dtype)         18%       23%
+==================================================  ========  ======
 
-(The node's share grew because the rest shrank: its code is the same.)  Cyclic garbage
-collection is not in these profiles: it is paused in backward, and in forward it costs
-~0.3 us per op while the graph is alive (more as it grows: see bench_scale.py).
+``np.errstate`` costs ~1 us to enter and leave (``timeit``) and wrapped every forward
+and every VJP; numpy's ufunc on the 0-d arrays is ~5% of the run; cyclic garbage
+collection (paused in backward) costs ~0.3 us per op in forward while the graph lives.
+The two tricks below together: the reference example -14.2% instructions, the
+1,000-op chain -32.0% (``benchmarks/instructions.py``; tables in
+``benchmarks/README.md``).
 
 ``quiet_numpy``
     Every op's forward and every VJP run under ``np.errstate(all="ignore")`` (torch is
@@ -71,13 +70,13 @@ collection is not in these profiles: it is paused in backward, and in forward it
     arithmetic on a 0-d array.  The layer sets numpy's error-state context variable to
     the object errstate would build (cached per state it replaces, so a caller's
     buffer size and error callback are kept) and sets nothing when the state already
-    ignores everything (every VJP inside a backward pass).  Measured: the 1,000-op chain
-    -x% instructions, the reference example -y%.
+    ignores everything (every VJP inside a backward pass).  Not counted alone: two
+    errstates of ~1 us per op, of ~6 us, by timeit.
 ``number_operand``
     ``y * 0.999`` asks torch's promotion rule (``ops.core.result_type``, ~1.5 us of
     Python) what it always answers for a floating array and a Python float: the array's
     dtype, both operands unchanged.  ``promotes_to_itself`` says so in one test and the
-    ufunc is called directly.  Measured: the chain -z% instructions.
+    ufunc is called directly (the chain's every op; the reference example has none).
 
 Weighed and not done (yet): a scalar path with Python floats (bit-identical only for
 + - * /, and a tensor's value must still be an ndarray, so each op would pay for the
