@@ -60,8 +60,8 @@ backward (``engine.execute``)                       29%       38%
 ``np.errstate`` costs ~1 us to enter and leave (``timeit``) and wrapped every forward
 and every VJP; numpy's ufunc on the 0-d arrays is ~5% of the run; cyclic garbage
 collection (paused in backward) costs ~0.3 us per op in forward while the graph lives.
-The two tricks below together: the reference example -14.2% instructions, the
-1,000-op chain -32.0% (``benchmarks/instructions.py``; tables in
+The two tricks below with a leaner ``_record``: the reference example -14.2%, the
+1,000-op chain -32.0% in instructions (``benchmarks/instructions.py``; tables in
 ``benchmarks/README.md``).
 
 ``quiet_numpy``
