@@ -29,6 +29,8 @@ FALLBACKS = {
     "paused_gc": ("paused_gc", lambda: contextlib.nullcontext()),
     "is_unshared": ("is_unshared", lambda value: False),
     "node_class_cache": ("node_class_of_op", None),  # an empty cache: looked up each time
+    "quiet_numpy": ("quiet_numpy", False),  # np.errstate around every forward and VJP
+    "number_operand": ("promotes_to_itself", lambda x, y: False),  # the full promotion rule
 }
 
 WORKLOADS = {

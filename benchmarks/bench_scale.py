@@ -7,12 +7,19 @@ forward and backward, and prints seconds and microseconds per op.  The last colu
 compares time/depth with the smallest size measured: ~1x at every size means linear;
 a ratio growing with depth means worse than linear.  The last rows time drawing the
 DOT source of a dynamic chain (``ng.render``, nothing collapsed).
+
+    python benchmarks/bench_scale.py --against-torch 1e6
+
+compares one dynamic chain with PyTorch eager instead: forward and backward seconds and
+the peak memory the graph adds, each library in a fresh process, in turns.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import subprocess
 import sys
 import time
 
@@ -64,13 +71,87 @@ def draw(n: int) -> float:
     return time.perf_counter() - start
 
 
+# -- against PyTorch: one deep chain, time and memory ----------------------------------------
+def _resident_bytes() -> int:
+    """This process's resident memory now (Linux)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def chain_cost(library: str, n: int) -> tuple[float, float, int]:
+    """(forward s, backward s, peak bytes the graph added) of an n-negation chain.
+
+    Peak memory is the process's high-water mark (``ru_maxrss``) less its resident memory
+    before the chain: it counts what PyTorch's C++ allocates too, which tracemalloc would
+    not see.  Run in a fresh process per measurement, or the high-water mark is stale.
+    """
+    import resource
+
+    lib = ng
+    if library == "torch":
+        import torch as lib  # type: ignore[no-redef]
+    before = _resident_bytes()
+    start = time.perf_counter()
+    x = lib.tensor(2.0, requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = -y
+    built = time.perf_counter()
+    y.backward()
+    done = time.perf_counter()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    return built - start, done - built, peak
+
+
+def against_torch(n: int, rounds: int) -> None:
+    """Each library ``rounds`` times in turn, each time in a fresh process."""
+    print(f"{n:,}-op chain, forward + backward, fresh process each ({rounds} rounds):")
+    print(f"{'library':<12}{'forward s':>11}{'backward s':>12}{'total s':>10}{'peak MB':>10}")
+    totals: dict[str, list[tuple[float, int]]] = {"naivegraph": [], "torch": []}
+    for _ in range(rounds):
+        for library in totals:
+            code = (
+                f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r});"
+                f"import bench_scale as b; print(repr(b.chain_cost({library!r}, {n})))"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            forward, backward, peak = eval(out.stdout.strip().splitlines()[-1])
+            totals[library].append((forward + backward, peak))
+            print(
+                f"{library:<12}{forward:>11.3f}{backward:>12.3f}{forward + backward:>10.3f}"
+                f"{peak / 1e6:>10.1f}",
+                flush=True,
+            )
+    ng_time = statistics.median(t for t, _ in totals["naivegraph"])
+    torch_time = statistics.median(t for t, _ in totals["torch"])
+    ng_peak = statistics.median(p for _, p in totals["naivegraph"])
+    torch_peak = statistics.median(p for _, p in totals["torch"])
+    print(
+        f"medians: naivegraph / torch time {ng_time / torch_time:.2f}, "
+        f"memory {ng_peak / torch_peak:.2f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-depth", type=float, default=1e6)
     parser.add_argument(
         "--render-max-depth", type=float, default=1e5, help="largest chain drawn as DOT"
     )
+    parser.add_argument(
+        "--against-torch",
+        type=float,
+        default=None,
+        metavar="N",
+        help="only compare an N-op dynamic chain with PyTorch (time and peak memory)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --against-torch")
     args = parser.parse_args()
+    if args.against_torch:
+        against_torch(int(args.against_torch), args.rounds)
+        return
     depths = [10**k for k in range(3, 8) if 10**k <= args.max_depth]
 
     print(

@@ -40,6 +40,49 @@ times each trick switched off alone; the figures and their noise are in
 ``node_class_of_op``
     The ``grad_fn`` class of an op whose PyTorch name does not depend on the call is
     looked up once per op instead of by name on every call.
+
+Dynamic mode, per op.  Where the time of a small-graph op goes (cProfile of 20 x the
+1,000-op scalar chain ``y = y * 0.999; y = y + 0.001``, cumulative share of the run;
+calls per op are exact, shares moved by a few points between runs):
+
+==================================================  ========  ======
+where                                               a9d08a7   now
+==================================================  ========  ======
+Python function calls per op (forward + backward)   81.1      59.1
+forward, operator to Tensor                         69%       60%
+- torch's promotion rule for ``y * 0.999``          19%       4%
+- the node: edges, saved values, version stamps,    17%       27%
+  metadata, weakref (``tensor._record``)
+backward (``engine.execute``)                       29%       38%
+- the VJPs (rule, sum back to shape, dtype)         18%       23%
+==================================================  ========  ======
+
+``np.errstate`` costs ~1 us to enter and leave (``timeit``) and wrapped every forward
+and every VJP; numpy's ufunc on the 0-d arrays is ~5% of the run; cyclic garbage
+collection (paused in backward) costs ~0.3 us per op in forward while the graph lives.
+The two tricks below with a leaner ``_record``: the reference example -14.2%, the
+1,000-op chain -32.0% in instructions (``benchmarks/instructions.py``; tables in
+``benchmarks/README.md``).
+
+``quiet_numpy``
+    Every op's forward and every VJP run under ``np.errstate(all="ignore")`` (torch is
+    silent on inf/NaN); entering and leaving one costs ~1 us, more than numpy's
+    arithmetic on a 0-d array.  The layer sets numpy's error-state context variable to
+    the object errstate would build (cached per state it replaces, so a caller's
+    buffer size and error callback are kept) and sets nothing when the state already
+    ignores everything (every VJP inside a backward pass).  Not counted alone: two
+    errstates of ~1 us per op, of ~6 us, by timeit.
+``number_operand``
+    ``y * 0.999`` asks torch's promotion rule (``ops.core.result_type``, ~1.5 us of
+    Python) what it always answers for a floating array and a Python float: the array's
+    dtype, both operands unchanged.  ``promotes_to_itself`` says so in one test and the
+    ufunc is called directly (the chain's every op; the reference example has none).
+
+Weighed and not done (yet): a scalar path with Python floats (bit-identical only for
++ - * /, and a tensor's value must still be an ndarray, so each op would pay for the
+conversion back: ~0.2 us saved of ~3); fewer objects per node (edges, saved list,
+needs tuple: ~5 allocations per op) and a lazily built ``next_functions``; replaying an
+unchanged eager graph.
 """
 
 from __future__ import annotations
@@ -49,6 +92,8 @@ import os
 import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
+
+import numpy as np
 
 #: The switch.  Read at every use, so it may be flipped at run time.
 enabled: bool = os.environ.get("NAIVEGRAPH_FAST", "1") != "0"
@@ -136,3 +181,98 @@ def cached_meta(make: Callable) -> Callable:
 #: op -> its grad_fn class, for ops whose PyTorch name does not depend on the call; read
 #: only while the fast layer is on (``node.find_node_class``).
 node_class_of_op: dict[object, type] = {}
+
+
+# =======================================================================================
+# Dynamic-mode tricks (per-op costs of eager tensors).  Measured in the module docstring.
+# =======================================================================================
+
+# -- quiet_numpy -------------------------------------------------------------------------
+# ``np.errstate(all="ignore")`` costs ~1 us to enter and leave (Python code that builds a
+# new error-state object each time): every op's forward and every VJP runs inside one, on
+# 0-d arrays that is more than the arithmetic.  numpy keeps its error state in a context
+# variable; setting that variable to the very object errstate would build is the same
+# state, at the cost of two C calls, and a call already inside it (a VJP during backward,
+# a forward inside another) sets nothing.  Without that variable (another numpy), the
+# plain errstate is used.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _fp_state
+    from numpy._core.umath import _make_extobj
+except ImportError:  # pragma: no cover - numpy 1.x keeps its state elsewhere
+    _fp_state = None
+
+#: this trick's own switch (off: the plain errstate, as with the whole layer off)
+quiet_numpy: bool = _fp_state is not None
+
+#: the state before -> that state with every floating-point error ignored (errstate keeps
+#: the buffer size and error callback of the state it replaces, so this does too)
+_ignoring: dict = {}
+
+
+def _ignoring_version_of(state):
+    found = _ignoring.get(state)
+    if found is None:
+        if len(_ignoring) > 64:  # a bound, for programs that keep making new states
+            _ignoring.clear()
+        found = _make_extobj(all="ignore")  # built from the current (= ``state``)
+        _ignoring[state] = found
+        _ignoring[found] = found  # already ignoring: stays as it is
+    return found
+
+
+def call_quietly(fn: Callable, args: tuple, attrs: dict):
+    """``fn(*args, **attrs)`` as under ``np.errstate(all="ignore")``."""
+    if not (enabled and quiet_numpy):
+        with np.errstate(all="ignore"):
+            return fn(*args, **attrs)
+    state = _fp_state.get()
+    quiet = _ignoring.get(state)
+    if quiet is state:
+        return fn(*args, **attrs)
+    token = _fp_state.set(quiet if quiet is not None else _ignoring_version_of(state))
+    try:
+        return fn(*args, **attrs)
+    finally:
+        _fp_state.reset(token)
+
+
+class ignoring_fp_errors:  # lower case: used like a function, as ``np.errstate``
+    """``np.errstate(all="ignore")`` for a block, the cheap way while the layer is on."""
+
+    __slots__ = ("token", "plain")
+
+    def __enter__(self) -> None:
+        if enabled and quiet_numpy:
+            self.plain = None
+            self.token = _fp_state.set(_ignoring_version_of(_fp_state.get()))
+        else:
+            self.plain = np.errstate(all="ignore")
+            self.plain.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.plain is None:
+            _fp_state.reset(self.token)
+        else:
+            self.plain.__exit__(*exc)
+
+
+# -- number_operand ----------------------------------------------------------------------
+# ``y * 0.999``: torch's promotion rule (``ops.core.result_type``) ranks the operands and
+# combines their categories, ~1.5 us of Python per op, to find what it always finds for
+# a floating array and a Python float (or an integer array and a Python int): the
+# array's own dtype, and both operands unchanged.  This says so in one test.
+_KINDS_KEPT_WITH = {float: "fc", int: "fciu"}
+
+
+def promotes_to_itself(x, y) -> bool:
+    """Whether torch's promotion leaves ``x`` and ``y`` as they are: an array and a
+    Python number of a category no higher than the array's.  False when off or unsure."""
+    if not enabled:
+        return False
+    if type(x) is np.ndarray:
+        kinds = _KINDS_KEPT_WITH.get(type(y))
+        return kinds is not None and x.dtype.kind in kinds
+    if type(y) is np.ndarray:
+        kinds = _KINDS_KEPT_WITH.get(type(x))
+        return kinds is not None and y.dtype.kind in kinds
+    return False

@@ -44,7 +44,7 @@ def execute(
         order, create_graph, capture, accumulate_into
     )
     # inf - inf in a sum of gradients is NaN, silently, as in torch
-    with fast.paused_gc(), np.errstate(all="ignore"):
+    with fast.paused_gc(), fast.ignoring_fp_errors():
         with set_grad_enabled(create_graph):  # create_graph: the VJPs are recorded too
             backward_pass(order, roots, visitor, keep_graph)
         visitor.write_gradients()

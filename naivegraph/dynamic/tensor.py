@@ -98,7 +98,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     result.grad_fn = None
     result._output_nr = 0
     if any_grad and _state.enabled and op.differentiable:
-        refuse_complex_result(op, out)
+        if out.dtype.kind == "c":
+            refuse_complex_result(op, out)
         result._requires_grad = True
         result.grad_fn = _record(op, inputs, attrs, result)
         if anomaly.enabled:
@@ -185,8 +186,9 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
     Kept lean on purpose: it runs once per recorded op, and every object it allocates
     is one more for Python's garbage collector to scan while the graph is alive.
     """
-    saves = op.saves_for(tuple(isinstance(a, Tensor) and a._requires_grad for a in inputs))
-    edges, saved, needs = [], [], []
+    needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in inputs])
+    saves = op.saves_for(needs)
+    edges, saved = [], []
     sources = ()  # (position, tensor, version) of each saved tensor
     constants = None  # weak refs to inputs that do not require grad, for drawings
     for i, a in enumerate(inputs):
@@ -199,14 +201,12 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
             if a._requires_grad:
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
-                needs.append(True)
                 continue
             constants = constants or {}
             constants[i] = weakref.ref(a)
         else:
             saved.append(a)
         edges.append(_NO_EDGE)
-        needs.append(False)
     out = result._data
     if "out" in saves:
         saved_out = out
@@ -224,7 +224,7 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
         saved,
         saved_out,
         sources,
-        tuple(needs),
+        needs,
         constants,
         weakref.ref(result),
     )

@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import fast
 from .names import backward_name_of
 from .shapes import same_shape, unknown_shape
 
@@ -194,6 +195,8 @@ def quiet(forward: Callable) -> Callable:
     # the user's line from the static nodes built inside (they record where they were made).
     @functools.wraps(forward)
     def silent(*args: Any, **attrs: Any) -> Any:
+        if fast.enabled:  # the same error state, set without errstate's cost
+            return fast.call_quietly(forward, args, attrs)
         with np.errstate(all="ignore"):
             return forward(*args, **attrs)
 
@@ -465,6 +468,8 @@ def promoted(ufunc: Callable, name: str | None = None) -> Callable:
     def forward(x, y, out=None):
         if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype:
             return ufunc(x, y, out=out)  # the common case: nothing to promote
+        if fast.promotes_to_itself(x, y):  # an array and a Python number, the next one
+            return ufunc(x, y, out=out)
         return ufunc(*promote(x, y), out=out)
 
     forward.__name__ = name or getattr(ufunc, "__name__", "forward")

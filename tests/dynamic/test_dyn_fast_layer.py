@@ -12,6 +12,7 @@ import pytest
 
 import naivegraph as ng
 from naivegraph import fast
+from naivegraph.ops.core import promote, quiet
 
 
 @pytest.fixture(autouse=True)
@@ -162,3 +163,60 @@ def test_meta_and_node_class_caches_are_bypassed_when_off():
     with fast.disabled():
         name = type((x * 2).grad_fn).__name__
     assert name == type((x * 2).grad_fn).__name__ == "MulBackward0"
+
+
+def _error_state_seen_by_an_op():
+    """numpy's error state as an op's forward sees it (every forward is ``quiet``)."""
+    seen = []
+    quiet(lambda a: seen.append(np.geterr()) or a)(np.ones(1))
+    return seen[0]
+
+
+def test_ops_run_with_every_floating_point_error_ignored_either_way():
+    quiet_state = {"divide": "ignore", "over": "ignore", "under": "ignore", "invalid": "ignore"}
+    assert _error_state_seen_by_an_op() == quiet_state
+    with fast.disabled():
+        assert _error_state_seen_by_an_op() == quiet_state
+
+
+def test_the_callers_error_state_is_restored_after_ops_and_backward():
+    with np.errstate(all="raise"):
+        x = ng.tensor([0.0, 1.0], requires_grad=True)
+        y = (ng.tensor([1.0, 1.0]) / x).sum()  # 1 / 0 raises nothing: torch gives inf
+        y.backward()
+        assert np.geterr()["divide"] == "raise"
+        with pytest.raises(FloatingPointError):
+            np.array(1.0) / np.array(0.0)
+    assert x.grad.tolist()[1] == -1.0 and np.isinf(x.grad.tolist()[0])
+
+
+def test_a_bufsize_the_caller_set_is_kept_while_errors_are_ignored():
+    with np.errstate(all="raise"):
+        previous = np.setbufsize(4096)
+        try:
+            sizes = []
+            quiet(lambda: sizes.append((np.getbufsize(), np.geterr()["over"])))()
+        finally:
+            np.setbufsize(previous)
+    assert sizes == [(4096, "ignore")]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("number", [2, 2.5, True, 1j])
+def test_number_operands_skip_promotion_only_where_it_changes_nothing(dtype, number):
+    for array in (np.ones(3, dtype), np.array(1, dtype)):
+        for x, y in ((array, number), (number, array)):
+            if fast.promotes_to_itself(x, y):
+                px, py = promote(x, y)
+                assert px is x and py is y
+    with fast.disabled():
+        assert not fast.promotes_to_itself(np.ones(3), 2.0)
+
+
+def test_a_float32_tensor_times_a_python_float_stays_float32_either_way():
+    x = ng.tensor([1.5, 2.5], dtype=ng.float32, requires_grad=True)
+    on = x * 0.1
+    with fast.disabled():
+        off = x * 0.1
+    assert on.dtype == off.dtype == ng.float32
+    assert on._data.tobytes() == off._data.tobytes()
