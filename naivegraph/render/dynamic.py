@@ -201,32 +201,33 @@ def _gradient_lines(fn: Node, name: str, ctx: _Context) -> list[str]:
     if grads is None:
         return [Colored("no gradient reaches it", GRADIENT_COLOR)]
     several = len(grads) > 1
-    return [
-        Colored(
-            f"∂{ctx.root_name}/∂{name}{i if several else ''} {format_gradient(g)}",
-            GRADIENT_COLOR,
-        )
-        for i, g in enumerate(grads)
-        if g is not None
-    ]
+    lines = []
+    for i, g in enumerate(grads):
+        if g is not None:
+            text = format_gradient(g)
+            joined = f" {text}" if text.startswith("=") else f": {text}"
+            lines.append(
+                Colored(f"∂{ctx.root_name}/∂{name}{i if several else ''}{joined}", GRADIENT_COLOR)
+            )
+    return lines
 
 
 def format_gradient(value: np.ndarray) -> str:
     """``= 7`` or ``= [[7, 7], [7, 7]]`` when small; else the shape and a summary.
 
     >>> format_gradient(np.full((2, 2), 7.0)), format_gradient(np.full((3, 4), 0.25))
-    ('= [[7, 7], [7, 7]]', ': (3, 4) all 0.25')
+    ('= [[7, 7], [7, 7]]', '(3, 4) all 0.25')
     >>> format_gradient(np.arange(6.0).reshape(2, 3))
-    ': (2, 3) in [0, 5]'
+    '(2, 3) in [0, 5]'
     """
     small = format_value(value)
     if small is not None:
         return f"= {small}"
     shape = format_shape(value.shape)
     if value.size == 0 or value.dtype.kind not in "biuf":
-        return f": {shape}"
+        return shape
     low, high = format_value(value.min()), format_value(value.max())
-    return f": {shape} all {low}" if low == high else f": {shape} in [{low}, {high}]"
+    return f"{shape} all {low}" if low == high else f"{shape} in [{low}, {high}]"
 
 
 def _describe_saved(item: Item) -> tuple[str, str]:
@@ -455,13 +456,16 @@ def _grad_fn_item(fn: Any, ctx: _Context, cluster: str | None) -> Item:
 # ----------------------------------------------------------------------------- gradients
 
 
-def arriving_gradients(outputs: Sequence[Tensor], gradients: Any = True) -> dict[int, tuple]:
+def arriving_gradients(
+    outputs: Sequence[Tensor], gradients: Any = True, names: Mapping[int, str] | None = None
+) -> dict[int, tuple]:
     """The gradient arriving at each backward node of ``outputs``, by ``id(node)``.
 
     For an op node: the gradient of the root with respect to each of the node's outputs
     (what its backward receives).  For an ``AccumulateGrad``: the gradient it would add
     to its leaf's ``.grad``.  ``gradients`` is ``True`` (scalar outputs, seeded with 1,
     as ``backward()``), or the gradient to start from: one tensor, or one per output.
+    ``names`` (``id(tensor) -> name``) make the error messages speak the caller's names.
 
     One ``autograd.grad(outputs, leaves, retain_graph=True)`` pass with a temporary
     pre-hook on every node: nothing is accumulated into any ``.grad`` (``retain_grad``
@@ -476,7 +480,7 @@ def arriving_gradients(outputs: Sequence[Tensor], gradients: Any = True) -> dict
     >>> found[id(y.grad_fn)], found[id(accumulate)], w.grad
     ((array(1.),), (array(6.),), None)
     """
-    seeds = _seeds(outputs, gradients)
+    seeds = _seeds(outputs, gradients, names or {})
     nodes = _reachable_nodes(outputs)
     accumulators = [n for n in nodes if isinstance(n, AccumulateGrad)]
     found: dict[int, tuple] = {}
@@ -511,13 +515,13 @@ def arriving_gradients(outputs: Sequence[Tensor], gradients: Any = True) -> dict
     return found
 
 
-def _seeds(outputs: Sequence[Tensor], gradients: Any) -> list:
+def _seeds(outputs: Sequence[Tensor], gradients: Any, names: Mapping[int, str]) -> list:
     """The gradient each output starts from (None: an implicit 1 for a scalar)."""
     for i, tensor in enumerate(outputs):
         if not tensor.requires_grad:
             raise ValueError(
                 f"gradients= needs outputs that require grad, but output {i} "
-                f"{_what(tensor)} does not: compute it from leaves created with "
+                f"({_what(tensor, names)}) does not: compute it from leaves created with "
                 "requires_grad=True"
             )
     if gradients is True:
@@ -525,7 +529,7 @@ def _seeds(outputs: Sequence[Tensor], gradients: Any) -> list:
             if tensor._data.size != 1:
                 raise RuntimeError(
                     "grad can be implicitly created only for scalar outputs: "
-                    f"{_what(tensor)} has shape {format_shape(tensor.shape)}.  Pass the "
+                    f"{_what(tensor, names)} has shape {format_shape(tensor.shape)}.  Pass the "
                     "gradient to start from, e.g. gradients=ng.ones_like(out), as "
                     "out.backward(gradient) takes it"
                 )
@@ -539,8 +543,8 @@ def _seeds(outputs: Sequence[Tensor], gradients: Any) -> list:
     return seeds
 
 
-def _what(tensor: Tensor) -> str:
-    return f"tensor {tensor!r:.40}"
+def _what(tensor: Tensor, names: Mapping[int, str]) -> str:
+    return names.get(id(tensor), "the output")
 
 
 def _reachable_nodes(outputs: Sequence[Tensor]) -> list[Node]:
@@ -611,7 +615,7 @@ def dynamic_sketch(
     """The sketch of ``kind`` ("forward", "backward" or "both") for ``outputs``;
     ``gradients`` (see :func:`arriving_gradients`) labels the backward nodes."""
     outputs = as_tensors(outputs)
-    arriving = None if gradients is False else arriving_gradients(outputs, gradients)
+    arriving = None if gradients is False else arriving_gradients(outputs, gradients, names)
     ctx = _Context(names, show_values, outputs, arriving)
     sketch = Sketch()
     if kind == "forward":
