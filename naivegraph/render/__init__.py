@@ -20,6 +20,8 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Mapping
 
+import numpy as np
+
 from .. import fast
 from .. import static as ns
 from ..dynamic.tensor import Tensor
@@ -67,6 +69,7 @@ def render(
     rankdir: str = "TB",
     title: str | None = None,
     backend: str | None = None,
+    gradients: Any = False,
 ) -> Drawing:
     """Draw a dynamic tensor (or a list of them), a static node or a whole static graph.
 
@@ -88,6 +91,14 @@ def render(
         title: a caption on top of the drawing.
         backend: force ``"dot"`` or ``"pygraphviz"`` for rendering (default: the first
             that works).
+        gradients: ``True`` labels every ``grad_fn`` node of a dynamic backward graph
+            with the gradient arriving at it (``∂loss/∂l1 = 7``: the gradient of the
+            output with respect to that node's output) and every ``AccumulateGrad``
+            with the gradient it adds to ``.grad``.  Computed by one backward pass that
+            changes nothing: no ``.grad`` is written and the graph is not freed, so
+            draw it *before* ``backward()``.  A non-scalar output needs the gradient to
+            start from instead of ``True`` (a tensor, or a list with one per output).
+            Implies ``kind="backward"`` unless ``kind="both"``.
 
     Returns:
         A :class:`Drawing` (a ``graphviz.Digraph``): ``.source`` is the DOT text,
@@ -109,15 +120,24 @@ def render(
     n1 -> n0 [color="#424242"]
     n2 -> n1 [color="#424242"]
     }
+    >>> d = render(b * b, gradients=True, params={"a": a, "b": b}, legend=False)
+    >>> import re
+    >>> re.findall("∂[^<]*", d.source)
+    ['∂root/∂root = 1', '∂root/∂b = 14.78', '∂root/∂a = 109.2']
+    >>> a.grad is None                       # nothing was accumulated
+    True
     """
     _check_render_options(kind, params, max_nodes, rankdir, backend, title)
     mode = _mode_of(obj)
+    kind = _check_gradients(gradients, kind, mode)
     if mode == "dynamic" and kind == "backward":
         _require_backward_graph(obj)
     if params is None and mode == "dynamic":
         params = caller_names(_PACKAGE_DIR)
     with fast.paused_gc():  # drawing a 100,000-node graph allocates per node
-        return _render(obj, kind, show_values, params, max_nodes, legend, rankdir, title, backend)
+        return _render(
+            obj, kind, show_values, params, max_nodes, legend, rankdir, title, backend, gradients
+        )
 
 
 ACCEPTS = (
@@ -177,6 +197,29 @@ def _require_backward_graph(obj: Any) -> None:
         )
 
 
+def _check_gradients(gradients: Any, kind: str | None, mode: str) -> str | None:
+    """Refuse a ``gradients=`` that cannot label anything; return the kind to draw."""
+    if gradients is False:
+        return kind
+    if gradients is not True and not isinstance(gradients, (Tensor, np.ndarray, list, tuple)):
+        raise TypeError(
+            "gradients must be True, False, or the gradient to start from (a Tensor, "
+            f"or a list with one per output), not {type(gradients).__name__}"
+        )
+    if mode != "dynamic":
+        raise ValueError(
+            "gradients= labels the backward graph of dynamic tensors; a static graph "
+            "gets its gradient nodes from ns.gradients(loss, [w, ...]): draw the graph "
+            "after building them"
+        )
+    if kind == "forward":
+        raise ValueError(
+            "gradients= labels the backward graph: use kind='backward' or kind='both', "
+            "not kind='forward'"
+        )
+    return kind or "backward"
+
+
 def _check_render_options(
     kind: Any, params: Any, max_nodes: Any, rankdir: Any, backend: Any, title: Any
 ) -> None:
@@ -210,13 +253,14 @@ def _render(
     rankdir: str,
     title: str | None,
     backend: str | None,
+    gradients: Any = False,
 ) -> Drawing:
     started = time.perf_counter()
     if _mode_of(obj) == "static":
         sketch, default_title = static_sketch(obj, kind, show_values)
     else:
         kind = kind or "forward"
-        sketch = dynamic_sketch(obj, kind, names_from(params), show_values)
+        sketch = dynamic_sketch(obj, kind, names_from(params), show_values, gradients)
         default_title = None
     from .drawing import new_drawing  # graphviz loads with the first drawing
 

@@ -2,8 +2,8 @@
 
 Dynamic mode (:func:`dynamic_step_frames`): the graph *grows* op by op while the
 forward pass runs, gradients then flow back node by node (each frame is drawn from a
-tensor hook, i.e. while backward is really running), the non-leaf part is freed, and
-only the leaves remain, updated by one SGD step.
+tensor hook, i.e. while backward is really running), the values the nodes saved are
+freed, and only the leaves remain, updated by one SGD step.
 
 Static mode (:func:`static_run_frames`): the graph is built once, with no values; then
 on every run the values flow through the very same graph, node by node in execution
@@ -119,7 +119,7 @@ def dynamic_step_frames(
     frames.append(
         _frame(
             sketch,
-            "after backward(): the non-leaf graph is freed (dotted); leaves keep .grad",
+            "after backward(): the saved values are freed (dotted); leaves keep .grad",
             backend,
         )
     )

@@ -104,7 +104,7 @@ STYLES: dict[str, tuple[dict[str, str], str]] = {
     ),
     "freed": (
         dict(style="dotted,filled", fillcolor="#fafafa", color="#9e9e9e", fontcolor="#9e9e9e"),
-        "freed by backward() (no retain_graph)",
+        "saved value freed by backward() (no retain_graph)",
     ),
     "active": (
         dict(
@@ -141,11 +141,24 @@ def style_attrs(style: str, freed: bool = False) -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------- labels
+class Colored(str):
+    """A label line drawn in ``color`` (e.g. the gradient on a backward node)."""
+
+    color: str
+
+    def __new__(cls, text: str, color: str) -> "Colored":
+        line = super().__new__(cls, text)
+        line.color = color
+        return line
+
+
 def html_label(title: str | None, *lines: str, title_color: str | None = None) -> str:
     """A Graphviz HTML-like label: bold title, then smaller detail lines (all escaped).
 
     >>> html_label("w1", "()", "2")
     '<<b>w1</b><br/><font point-size="10">()</font><br/><font point-size="10">2</font>>'
+    >>> html_label(None, Colored("∂loss/∂w1 = 28", "#c62828"))
+    '<<font point-size="10" color="#c62828">∂loss/∂w1 = 28</font>>'
     """
     parts = []
     if title:
@@ -155,7 +168,8 @@ def html_label(title: str | None, *lines: str, title_color: str | None = None) -
         parts.append(text)
     for line in lines:
         if line:
-            parts.append(f'<font point-size="10">{html.escape(line)}</font>')
+            color = f' color="{line.color}"' if isinstance(line, Colored) else ""
+            parts.append(f'<font point-size="10"{color}>{html.escape(line)}</font>')
     return "<" + "<br/>".join(parts or ["&nbsp;"]) + ">"
 
 
@@ -224,6 +238,8 @@ class Sketch:
     items: list[Item] = field(default_factory=list)
     edges: list[tuple[int, int, str, int | None]] = field(default_factory=list)
     clusters: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: extra legend rows ``(sample, colour, text)``, e.g. for gradient labels
+    legend_rows: list[tuple[str, str, str]] = field(default_factory=list)
     _index: dict[Any, int] = field(default_factory=dict)
 
     def add(self, key: Any, make: Callable[[], Item]) -> tuple[int, bool]:
@@ -337,7 +353,7 @@ def emit(
     if legend:
         if freed_seen:
             used_styles.add("freed")
-        add_legend(drawing, used_styles, used_edges)
+        add_legend(drawing, used_styles, used_edges, sketch.legend_rows)
     drawing.stats.update(
         items=len(sketch.items), shown=len(shown.kept), hidden=shown.hidden, note=shown.note
     )
@@ -412,16 +428,23 @@ _LEGEND_ORDER = (
 )
 
 
-def add_legend(drawing: graphviz.Digraph, styles: Iterable[str], edges: Iterable[str] = ()) -> None:
+def add_legend(
+    drawing: graphviz.Digraph,
+    styles: Iterable[str],
+    edges: Iterable[str] = (),
+    rows_after: Iterable[tuple[str, str, str]] = (),
+) -> None:
     """A ``cluster_legend`` with one sample row per style and edge kind in the drawing.
 
     It is a single HTML-table node, so it never pulls on the layout of the graph, and
-    its samples do not count as graph nodes (their class is ``legend``).
+    its samples do not count as graph nodes (their class is ``legend``).  ``rows_after``
+    adds ``(sample, colour, text)`` rows for label conventions, after the edges.
     """
     edges_used = set(edges)
     styles = [s for s in _LEGEND_ORDER if s in set(styles)]
     edges = [e for e in EDGES if e in edges_used]
-    if not styles and not edges:
+    rows_after = list(rows_after)
+    if not styles and not edges and not rows_after:
         return
     rows = []
     for style in styles:
@@ -451,6 +474,11 @@ def add_legend(drawing: graphviz.Digraph, styles: Iterable[str], edges: Iterable
         rows.append(
             f'<tr><td><font color="{OPERAND_LABEL["fontcolor"]}">0 1</font></td>'
             '<td align="left">operand position (in a - b, a is 0)</td></tr>'
+        )
+    for sample, color, text in rows_after:
+        rows.append(
+            f'<tr><td><font color="{color}">{html.escape(sample)}</font></td>'
+            f'<td align="left">{html.escape(text)}</td></tr>'
         )
     table = (
         '<<table border="0" cellborder="0" cellspacing="3" cellpadding="2">'

@@ -6,7 +6,11 @@ output's shape), so from one tensor we can draw
 
 * the **forward** graph: tensors (data) and ops, edges in data direction;
 * the **backward** graph: ``grad_fn`` nodes, ``AccumulateGrad`` nodes feeding the
-  leaves, saved tensors (dashed), edges in gradient direction.
+  leaves, saved tensors (dashed), edges in gradient direction.  After a backward pass
+  without ``retain_graph`` the nodes and their links stay; what is gone are the saved
+  values, drawn faded with only their shape left.  With ``gradients`` each node is
+  labelled with the gradient arriving at it, computed by one side-effect-free pass
+  (:func:`arriving_gradients`).
 
 Traversals are breadth-first from the outputs with an explicit queue (no recursion),
 so a 100,000-op chain is fine.  The ``id()`` of an object is used only as a dict key
@@ -22,9 +26,19 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..dynamic.node import AccumulateGrad, OpNode
+from ..dynamic.engine import grad as autograd_grad
+from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode
 from ..dynamic.tensor import Tensor
-from .dot import Item, Sketch, format_shape, format_value, html_label, operand_position
+from ..ops.core import Meta
+from .dot import (
+    Colored,
+    Item,
+    Sketch,
+    format_shape,
+    format_value,
+    html_label,
+    operand_position,
+)
 
 # ----------------------------------------------------------------------------- names
 
@@ -55,12 +69,22 @@ def caller_names(skip_prefix: str) -> dict[str, Any]:
 
 
 class _Context:
-    """What every label needs: names, whether to print values, the outputs."""
+    """What every label needs: names, whether to print values, the outputs, and (with
+    ``gradients``) the gradient arriving at each backward node, by ``id(node)``."""
 
-    def __init__(self, names: dict[int, str], show_values: bool, outputs: Sequence[Tensor]):
+    def __init__(
+        self,
+        names: dict[int, str],
+        show_values: bool,
+        outputs: Sequence[Tensor],
+        arriving: dict[int, tuple] | None = None,
+    ):
         self.names = names
         self.show_values = show_values
         self.output_ids = {id(t) for t in outputs}
+        self.arriving = arriving
+        root = names.get(id(outputs[0])) if len(outputs) == 1 else None
+        self.root_name = root or ("root" if len(outputs) == 1 else "Σ outputs")
 
 
 # ----------------------------------------------------------------------------- tensors
@@ -138,17 +162,72 @@ def _describe_grad_fn(item: Item) -> tuple[str, str]:
     fn, ctx = item.payload
     if isinstance(fn, AccumulateGrad):
         name = ctx.names.get(id(fn.variable))
+        lines = [f"into {name}.grad" if name else ""]
+        lines += _gradient_lines(fn, name or "leaf", ctx)
         return html_label(
-            "AccumulateGrad", f"into {name}.grad" if name else ""
+            "AccumulateGrad", *lines
         ), "adds the incoming gradient to the leaf's .grad"
-    extra = []
+    extra: list[str] = []
     if isinstance(fn, OpNode) and fn.output_meta is not None:
         extra.append(f"{fn.op.name} → {format_shape(fn.output_meta.shape)}")
-    if fn.freed:
-        extra.append("freed")
+    if _saved_values_freed(fn):
+        extra.append("saved values freed")
+    extra += _gradient_lines(fn, _output_name(fn, ctx), ctx)
     return html_label(fn.name(), *extra), f"{fn.name()}: next_functions = " + ", ".join(
         "None" if n is None else n.name() for n, _ in fn.next_functions
     )
+
+
+def _output_name(fn: Node, ctx: _Context) -> str:
+    """The name of the tensor ``fn`` produced, when it is alive and named; else "out"
+    (the drawn output itself, unnamed, is the "root" its gradients are of)."""
+    ref = fn.output_ref if isinstance(fn, OpNode) else None
+    tensor = ref() if ref is not None else None
+    if tensor is None or tensor.grad_fn is not fn:
+        return "out"
+    if id(tensor) in ctx.names:
+        return ctx.names[id(tensor)]
+    return ctx.root_name if ctx.output_ids == {id(tensor)} else "out"
+
+
+GRADIENT_COLOR = "#c62828"  # the colour of gradient edges: the label says what flows on them
+
+
+def _gradient_lines(fn: Node, name: str, ctx: _Context) -> list[str]:
+    """``∂loss/∂l1 = 7``: the gradient arriving at ``fn`` (nothing without ``gradients``)."""
+    if ctx.arriving is None:
+        return []
+    grads = ctx.arriving.get(id(fn))
+    if grads is None:
+        return [Colored("no gradient reaches it", GRADIENT_COLOR)]
+    several = len(grads) > 1
+    lines = []
+    for i, g in enumerate(grads):
+        if g is not None:
+            text = format_gradient(g)
+            joined = f" {text}" if text.startswith("=") else f": {text}"
+            lines.append(
+                Colored(f"∂{ctx.root_name}/∂{name}{i if several else ''}{joined}", GRADIENT_COLOR)
+            )
+    return lines
+
+
+def format_gradient(value: np.ndarray) -> str:
+    """``= 7`` or ``= [[7, 7], [7, 7]]`` when small; else the shape and a summary.
+
+    >>> format_gradient(np.full((2, 2), 7.0)), format_gradient(np.full((3, 4), 0.25))
+    ('= [[7, 7], [7, 7]]', '(3, 4) all 0.25')
+    >>> format_gradient(np.arange(6.0).reshape(2, 3))
+    '(2, 3) in [0, 5]'
+    """
+    small = format_value(value)
+    if small is not None:
+        return f"= {small}"
+    shape = format_shape(value.shape)
+    if value.size == 0 or value.dtype.kind not in "biuf":
+        return shape
+    low, high = format_value(value.min()), format_value(value.max())
+    return f"{shape} all {low}" if low == high else f"{shape} in [{low}, {high}]"
 
 
 def _describe_saved(item: Item) -> tuple[str, str]:
@@ -156,6 +235,10 @@ def _describe_saved(item: Item) -> tuple[str, str]:
     source = _saved_source(fn, role)
     name = ctx.names.get(id(source)) if source is not None else None
     lines = [f"= {name}" if name else "", format_shape(shape)]
+    if fn.freed:
+        lines.append("freed by backward()")
+        tooltip = f"{fn.name()} kept its {role} for backward; backward() freed it"
+        return html_label(f"saved {role}", *lines), tooltip
     if ctx.show_values:
         value = _saved_value(fn, role)
         text = format_value(value) if value is not None else None
@@ -168,15 +251,58 @@ def _position(role: str) -> Any:
     return "out" if role == "result" else int(role.split()[1])
 
 
+def _role(position: Any) -> str:
+    return "result" if position == "out" else f"input {position}"
+
+
 def _saved_source(fn: OpNode, role: str) -> Any:
-    """The tensor a saved input came from (outputs are not held, to avoid a cycle)."""
-    return fn.saved_source(_position(role))
+    """The tensor a saved input came from (outputs are not held, to avoid a cycle).
+
+    Once backward freed the node it no longer records its sources; the input is then
+    found the way the forward drawing finds it, through ``next_functions``.
+    """
+    position = _position(role)
+    if position == "out":
+        return None
+    if fn.freed:
+        return _input_of(fn, position, fn.inputs_meta)[1]
+    return fn.saved_source(position)
 
 
 def _saved_value(fn: OpNode, role: str) -> Any:
     """The array a node saved for ``role`` ("input i" / "result"), if still there."""
     value = fn.saved_array(_position(role))
     return value if isinstance(value, np.ndarray) else None
+
+
+def saved_roles(fn: OpNode) -> list[tuple[str, tuple]]:
+    """``(role, shape)`` of what ``fn`` saved for backward, kept or already freed.
+
+    A freed node no longer lists its saved values, but what it saved follows from its
+    op and from which inputs needed a gradient, exactly as when it was recorded; the
+    arrays became shape-only metadata, which gives the shapes.
+    """
+    if not fn.freed:
+        return fn.saved_tensors_meta
+    kept = fn.op.saves_for(fn.needs)
+    roles = [
+        (_role(i), tuple(value.shape))
+        for i, value in enumerate(fn.saved)
+        if i in kept and isinstance(value, Meta)  # a Python number was never a tensor
+    ]
+    if "out" in kept:
+        roles.append(("result", tuple(fn.saved_out.shape)))
+    return roles
+
+
+def _saved_values_freed(fn: Node) -> bool:
+    """True when a backward pass released values ``fn`` had saved for it."""
+    if not fn.freed:
+        return False
+    if isinstance(fn, OpNode):
+        return bool(saved_roles(fn))
+    ctx = getattr(fn, "ctx", None)  # a custom Function's node
+    return bool(getattr(ctx, "_freed", False))
 
 
 # ----------------------------------------------------------------------------- forward
@@ -245,7 +371,7 @@ def forward_sketch(
         fn, out_index = queue.popleft()
         op_index, created = sketch.add(
             (prefix, "op", id(fn)),
-            lambda f=fn: Item("op", _describe_op, f, f"{_op_name(f)} op", cluster, freed=f.freed),
+            lambda f=fn: Item("op", _describe_op, f, f"{_op_name(f)} op", cluster),
         )
         sketch.edge(op_index, out_index, "data")
         if not created:
@@ -302,11 +428,16 @@ def backward_sketch(
             sketch.edge(index, leaf, "grad")
             continue
         if isinstance(fn, OpNode):
-            for role, shape in fn.saved_tensors_meta:
+            for role, shape in saved_roles(fn):
                 saved, _ = sketch.add(
                     (prefix, "saved", id(fn), role),
                     lambda f=fn, r=role, s=shape: Item(
-                        "saved", _describe_saved, (f, r, s, ctx), "saved value", cluster
+                        "saved",
+                        _describe_saved,
+                        (f, r, s, ctx),
+                        "saved value",
+                        cluster,
+                        freed=f.freed,
                     ),
                 )
                 sketch.edge(saved, index, "saved")
@@ -318,7 +449,148 @@ def backward_sketch(
 def _grad_fn_item(fn: Any, ctx: _Context, cluster: str | None) -> Item:
     if isinstance(fn, AccumulateGrad):
         return Item("accumulate", _describe_grad_fn, (fn, ctx), "AccumulateGrad node", cluster)
-    return Item("grad_fn", _describe_grad_fn, (fn, ctx), fn.name(), cluster, freed=fn.freed)
+    # not faded after backward: the node and its links remain, only its saved values go
+    return Item("grad_fn", _describe_grad_fn, (fn, ctx), fn.name(), cluster)
+
+
+# ----------------------------------------------------------------------------- gradients
+
+
+def arriving_gradients(
+    outputs: Sequence[Tensor], gradients: Any = True, names: Mapping[int, str] | None = None
+) -> dict[int, tuple]:
+    """The gradient arriving at each backward node of ``outputs``, by ``id(node)``.
+
+    For an op node: the gradient of the root with respect to each of the node's outputs
+    (what its backward receives).  For an ``AccumulateGrad``: the gradient it would add
+    to its leaf's ``.grad``.  ``gradients`` is ``True`` (scalar outputs, seeded with 1,
+    as ``backward()``), or the gradient to start from: one tensor, or one per output.
+    ``names`` (``id(tensor) -> name``) make the error messages speak the caller's names.
+
+    One ``autograd.grad(outputs, leaves, retain_graph=True)`` pass with a temporary
+    pre-hook on every node: nothing is accumulated into any ``.grad`` (``retain_grad``
+    tensors included), the graph is not freed, and every hook is removed afterwards.
+    Hooks the graph already had run as in any backward pass.
+
+    >>> import naivegraph as ng
+    >>> w = ng.tensor(3.0, requires_grad=True)
+    >>> y = w * w
+    >>> accumulate = y.grad_fn.next_functions[0][0]
+    >>> found = arriving_gradients([y])
+    >>> found[id(y.grad_fn)], found[id(accumulate)], w.grad
+    ((array(1.),), (array(6.),), None)
+    """
+    seeds = _seeds(outputs, gradients, names or {})
+    nodes = _reachable_nodes(outputs)
+    accumulators = [n for n in nodes if isinstance(n, AccumulateGrad)]
+    found: dict[int, tuple] = {}
+
+    def keep(node: Node) -> Any:
+        def hook(grads: tuple) -> None:
+            found[id(node)] = tuple(
+                None if g is None else np.array(g._data, copy=True) for g in grads
+            )
+
+        return hook
+
+    undo = [_without_retained_grads(n) for n in nodes]
+    undo += [_temporary_prehook(n, keep(n)) for n in nodes if not isinstance(n, AccumulateGrad)]
+    try:
+        leaves = [acc.variable for acc in accumulators]
+        captured = autograd_grad(list(outputs), leaves, seeds, retain_graph=True, allow_unused=True)
+    except RuntimeError as error:
+        if str(error) != SECOND_BACKWARD:
+            raise
+        raise RuntimeError(
+            "gradients=True runs a backward pass through the graph, but it was already "
+            "freed by backward() (the values its nodes saved are gone).  Draw it before "
+            "calling backward(), or call backward(retain_graph=True)"
+        ) from None
+    finally:
+        for restore in reversed(undo):
+            restore()
+    for acc, g in zip(accumulators, captured):
+        if g is not None:
+            found[id(acc)] = (g._data,)
+    return found
+
+
+def _seeds(outputs: Sequence[Tensor], gradients: Any, names: Mapping[int, str]) -> list:
+    """The gradient each output starts from (None: an implicit 1 for a scalar)."""
+    for i, tensor in enumerate(outputs):
+        if not tensor.requires_grad:
+            raise ValueError(
+                f"gradients= needs outputs that require grad, but output {i} "
+                f"({_what(tensor, names)}) does not: compute it from leaves created with "
+                "requires_grad=True"
+            )
+    if gradients is True:
+        for tensor in outputs:
+            if tensor._data.size != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs: "
+                    f"{_what(tensor, names)} has shape {format_shape(tensor.shape)}.  Pass the "
+                    "gradient to start from, e.g. gradients=ng.ones_like(out), as "
+                    "out.backward(gradient) takes it"
+                )
+        return [None] * len(outputs)
+    seeds = list(gradients) if isinstance(gradients, (list, tuple)) else [gradients]
+    if len(seeds) != len(outputs):
+        raise ValueError(
+            f"gradients= has {len(seeds)} gradients for {len(outputs)} outputs: "
+            "give one per output (or True for scalar outputs)"
+        )
+    return seeds
+
+
+def _what(tensor: Tensor, names: Mapping[int, str]) -> str:
+    return names.get(id(tensor), "the output")
+
+
+def _reachable_nodes(outputs: Sequence[Tensor]) -> list[Node]:
+    """Every backward node reachable from ``outputs``, breadth-first."""
+    starts = [t._edge()[0] for t in outputs]
+    seen: set[int] = set()
+    nodes: list[Node] = []
+    queue = deque(n for n in starts if n is not None)
+    while queue:
+        node = queue.popleft()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        queue.extend(child for child, _ in node.next_functions if child is not None)
+    return nodes
+
+
+def _temporary_prehook(node: Node, hook: Any) -> Any:
+    """Register ``hook`` on ``node``; return what removes it and leaves ``node`` as it was."""
+    had_hooks = node._hooks is not None
+    had_pre = had_hooks and node._hooks.pre is not None
+    handle = node.register_prehook(hook)
+
+    def restore() -> None:
+        handle.remove()
+        if not had_hooks:
+            node._hooks = None  # the engine takes its fast path for nodes without hooks
+        elif not had_pre:
+            node._hooks.pre = None
+
+    return restore
+
+
+def _without_retained_grads(node: Node) -> Any:
+    """Stop ``node`` from writing ``retain_grad`` tensors' ``.grad`` until restored."""
+    hooks = node._hooks
+    retained = hooks.retained if hooks is not None else None
+    if not retained:
+        return lambda: None
+    hooks.retained = None
+
+    def restore() -> None:
+        hooks.retained = retained
+
+    return restore
 
 
 # ----------------------------------------------------------------------------- entry
@@ -334,11 +606,17 @@ def as_tensors(obj: Any) -> list[Tensor]:
 
 
 def dynamic_sketch(
-    outputs: Iterable[Tensor], kind: str, names: dict[int, str], show_values: bool = True
+    outputs: Iterable[Tensor],
+    kind: str,
+    names: dict[int, str],
+    show_values: bool = True,
+    gradients: Any = False,
 ) -> Sketch:
-    """The sketch of ``kind`` ("forward", "backward" or "both") for ``outputs``."""
+    """The sketch of ``kind`` ("forward", "backward" or "both") for ``outputs``;
+    ``gradients`` (see :func:`arriving_gradients`) labels the backward nodes."""
     outputs = as_tensors(outputs)
-    ctx = _Context(names, show_values, outputs)
+    arriving = None if gradients is False else arriving_gradients(outputs, gradients, names)
+    ctx = _Context(names, show_values, outputs, arriving)
     sketch = Sketch()
     if kind == "forward":
         forward_sketch(sketch, outputs, ctx)
@@ -355,4 +633,8 @@ def dynamic_sketch(
         backward_sketch(sketch, outputs, ctx, cluster="backward")
     else:
         raise ValueError(f"kind must be 'forward', 'backward' or 'both', not {kind!r}")
+    if arriving is not None:
+        sketch.legend_rows.append(
+            ("∂/∂", GRADIENT_COLOR, f"gradient of {ctx.root_name} arriving at the node")
+        )
     return sketch

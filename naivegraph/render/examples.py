@@ -3,7 +3,9 @@
 Each example writes, for every requested format:
 
 * dynamic examples: ``<name>_forward``, ``<name>_backward`` (before backward, with the
-  saved values) and ``<name>_after_backward`` (the freed graph, leaves with ``.grad``);
+  saved values) and ``<name>_after_backward`` (saved values freed, leaves with ``.grad``);
+  those in :data:`WITH_GRADIENTS` also ``<name>_backward_gradients`` (each backward node
+  labelled with the gradient arriving at it, drawn before backward);
 * static examples: ``<name>_forward`` (built, not run), ``<name>_run`` (after a run and
   a numeric backward), ``<name>_gradients`` (with the symbolic gradient nodes) and
   ``<name>_optimized`` (the raw and optimised gradient graph side by side).
@@ -57,6 +59,9 @@ def _mlp() -> dict:
 #: name -> function building the tensors (the one called "loss" is drawn)
 DYNAMIC: dict[str, Callable[[], dict]] = {"reference": _reference, "exp": _exp, "mlp": _mlp}
 
+#: dynamic examples also drawn with ``gradients=True`` (the lessons use the reference one)
+WITH_GRADIENTS = ("reference",)
+
 #: static examples: name -> function returning ``(graph, loss, nodes)``
 STATIC: dict[str, Callable[[], tuple]] = {}
 
@@ -102,6 +107,19 @@ def render_dynamic_example(
         f"{stem}_backward",
         formats,
     )
+    if name in WITH_GRADIENTS:  # before backward: the pass it runs needs the saved values
+        paths += _write(
+            render(
+                loss,
+                gradients=True,
+                params=tensors,
+                backend=backend,
+                title=f"{name}: the gradient arriving at each backward node",
+            ),
+            outdir,
+            f"{stem}_backward_gradients",
+            formats,
+        )
     loss.backward()
     paths += _write(
         render(
@@ -109,7 +127,7 @@ def render_dynamic_example(
             kind="backward",
             params=tensors,
             backend=backend,
-            title=f"{name}: after loss.backward() (graph freed)",
+            title=f"{name}: after loss.backward() (saved values freed)",
         ),
         outdir,
         f"{stem}_after_backward",

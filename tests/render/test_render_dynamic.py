@@ -116,22 +116,48 @@ def test_values_and_gradients_are_shown_small_and_hidden_on_request(reference):
     assert "= 40" not in quiet and "grad 28" not in quiet
 
 
-def test_freed_part_is_styled_after_backward(reference):
+def test_after_backward_only_the_saved_values_are_drawn_freed(reference):
+    # backward frees what the nodes saved; the grad_fn nodes and their links remain
     loss = reference["loss"]
     before = parse_dot(render(loss, kind="backward", params=reference).source)
     assert not before.with_class("freed")
     loss.backward()
     after = parse_dot(render(loss, kind="backward", params=reference).source)
-    freed = {n.title for n in after.with_class("freed")}
-    assert freed == {"MeanBackward0", "MulBackward0", "AddBackward0"}
-    assert len(after.with_class("freed")) == 5
-    assert not after.with_class("saved")  # saved values were released
-    for acc in after.with_class("accumulate"):  # the leaves and their accumulators stay
-        assert "freed" not in acc.classes
-    assert "dotted" in after.with_class("freed")[0].attrs["style"]
+    freed = after.with_class("freed")
+    assert len(freed) == 5 and {n.title for n in freed} == {"saved input 0", "saved input 1"}
+    assert all("saved" in n.classes and "dotted" in n.attrs["style"] for n in freed)
+    texts = "\n".join(n.text for n in freed)
+    for name in ("l2", "l3", "l1", "w3", "input"):  # still named, shape only, no value
+        assert f"= {name}" in texts
+    assert "value" not in texts and texts.count("freed by backward()") == 5
+    grad_fns = after.with_class("grad_fn")
+    assert len(grad_fns) == 5 and not any("freed" in n.classes for n in grad_fns)
+    says_freed = sorted(n.title for n in grad_fns if "saved values freed" in n.text)
+    assert says_freed == ["MulBackward0"] * 3  # AddBackward0 and MeanBackward0 saved nothing
+    assert len(after.edges) == len(before.edges)  # every link is still there
     forward = parse_dot(render(loss, params=reference).source)
-    assert {n.title for n in forward.with_class("freed")} == {"mul", "add", "mean"}
-    assert "freed by backward()" in render(loss, kind="backward").source  # legend entry
+    assert not forward.with_class("freed")  # the forward graph lost nothing
+    assert "saved value freed by backward()" in render(loss, kind="backward").source  # legend
+
+
+def test_a_freed_custom_function_node_says_its_saved_values_are_gone():
+    class Square(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = ng.tensor(3.0, requires_grad=True)
+    y = Square.apply(x)
+    y.backward()
+    dot = parse_dot(render(y, kind="backward", params={"x": x, "y": y}).source)
+    (node,) = dot.by_title("SquareBackward")
+    assert "saved values freed" in node.text and "freed" not in node.classes
 
 
 def test_retain_graph_keeps_the_graph_unfreed(reference):

@@ -20,6 +20,14 @@ def test_every_example_writes_forward_backward_and_freed_drawings(tmp_path):
     assert all(os.path.getsize(p) > 500 for p in paths)
     after = (tmp_path / "reference_after_backward.svg").read_text()
     assert "freed" in after and "grad 28" in after
+    gradients = (tmp_path / "reference_backward_gradients.svg").read_text()
+    assert "∂loss/∂l1 = [[7, 7], [7, 7]]" in gradients and "∂loss/∂w1 = 28" in gradients
+    assert "grad 28" not in gradients  # drawn before backward: no .grad yet
+    assert "grad 56" not in after  # drawing the gradients accumulated nothing
+    assert {n for n in names if "backward_gradients" in n} == {
+        "reference_backward_gradients.svg",
+        "reference_backward_gradients.png",
+    }
     assert {"reference", "exp", "mlp", "static-reference"} <= set(EXAMPLES)
 
 

@@ -32,11 +32,14 @@ def _drawings():
     example = reference_example()
     loss = example["loss"]
     yield "reference_both.dot", render(loss, kind="both", params=example)
+    yield "reference_gradients.dot", render(loss, gradients=True, params=example)
     loss.backward()
     yield "reference_after_backward.dot", render(loss, kind="backward", params=example)
 
 
-@pytest.mark.parametrize("name", ["reference_both.dot", "reference_after_backward.dot"])
+@pytest.mark.parametrize(
+    "name", ["reference_both.dot", "reference_gradients.dot", "reference_after_backward.dot"]
+)
 def test_reference_example_matches_the_golden_dot(name):
     source = normalise(dict(_drawings())[name].source)
     path = GOLDEN / name
