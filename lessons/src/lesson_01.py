@@ -155,7 +155,16 @@ CELLS = [
     ex.check_l1_grad(l1_grad)
     """),
     md("""
-    Now let autograd do it (run this once your answers are checked).
+    Once your answers are checked, the drawing can show them on the graph:
+    `gradients=True` labels every backward node with the gradient that arrives at it,
+    $\\partial loss/\\partial$ (its output), and each `AccumulateGrad` with what it will
+    add to its leaf. It computes them without touching any `.grad`.
+    """),
+    code("""
+    ng.render(loss, gradients=True, params=names)
+    """),
+    md("""
+    Now let autograd do it for real.
     `loss.backward()` walks the backward graph from `loss` to the leaves and
     *accumulates* into each leaf's `.grad`. The drawing after it writes each leaf's
     gradient on its node.
@@ -186,8 +195,8 @@ CELLS = [
     and still links to the nodes of its inputs. What is gone are the values they
     **saved** for the backward pass (the factors of each product): only their shape is
     left. A second `loss.backward()` would need those values, so it raises, and the
-    error says what to do (lesson 3 shows `retain_graph`). The drawing greys out the
-    nodes whose saved values were freed.
+    error says what to do (lesson 3 shows `retain_graph`). The drawing fades the saved
+    values that were freed and marks their nodes "saved values freed"; the nodes stay.
     """),
     code("""
     print("loss.grad_fn:", loss.grad_fn.name(), "->",

@@ -48,6 +48,19 @@ CELLS = [
                                             "loss": loss})
     """),
     md("""
+    The backward graph can carry the same numbers without `retain_grad()`: with
+    `gradients=True` each node is labelled with the gradient arriving at it (the 7s
+    on `l1`'s `MulBackward0`), computed on a graph that has not run backward yet.
+    """),
+    code("""
+    w1, w2, w3 = (ng.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0))
+    l1 = input * w1
+    l2, l3 = l1 + w2, l1 * w3
+    loss = (l2 * l3).mean()
+    ng.render(loss, gradients=True, params={"w1": w1, "w2": w2, "w3": w3, "l1": l1,
+                                            "loss": loss})
+    """),
+    md("""
     ## Hooks: look at a gradient as it passes
 
     `t.register_hook(fn)` calls `fn(grad)` when the gradient of `t` is computed,

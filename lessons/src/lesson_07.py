@@ -268,10 +268,10 @@ CELLS = [
     md("""
     ## Looking at gradients
 
-    In dynamic mode, after `backward`, the drawing of the backward graph shows each
-    leaf's gradient (`grad ...` under `W1`, `b1`, ...) and marks the freed `grad_fn`
-    nodes. The renderer writes gradients on leaves (and on tensors that called
-    `retain_grad()`), not on every edge.
+    In dynamic mode the drawing of the backward graph can carry the gradients:
+    `gradients=True`, before `backward`, labels every node with the gradient arriving
+    at it and each `AccumulateGrad` with what it adds to its leaf. After `backward`, the
+    saved values it freed are faded.
     """),
     code("""
     W1, b1, W2, b2 = params
@@ -280,8 +280,7 @@ CELLS = [
                                                 ng.tensor(yb))
     for p in params:
         p.grad = None
-    small_loss.backward()
-    ng.render(small_loss, kind="backward", params={"W1": W1, "b1": b1, "W2": W2, "b2": b2})
+    ng.render(small_loss, gradients=True, params={"W1": W1, "b1": b1, "W2": W2, "b2": b2})
     """),
     md("""
     ## Summary
