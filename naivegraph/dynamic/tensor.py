@@ -22,6 +22,7 @@ from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .defaults import _default_float, device, get_default_dtype
 from .engine import backward as _backward
+from .forward import dual, propagate, propagate_inplace
 from .grad_mode import _state
 from .node import (
     OVERLAPPING_WRITE,
@@ -108,6 +109,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
         if out is datas[0]:  # numpy gave the input back (a no-op squeeze): still a view
             result._data = out.view()
         _mark_view(result, inputs[0], op, attrs)
+    if dual.active:  # forward mode: the output's tangent rides along
+        propagate(op, inputs, attrs, result)
     return result
 
 
@@ -725,6 +728,8 @@ class Tensor(OpMethods):
         node = _record(op, (self._snapshot(op, others),) + others, attrs, self) if record else None
         if record and anomaly.enabled:
             record_creation(node)
+        if dual.active:  # forward mode: the tangent of the value about to be written
+            propagate_inplace(op, self, others, attrs, result.astype(self._data.dtype))
         np.copyto(writable(self._data), result, casting="same_kind")
         self._counter().value += 1
         if record:
