@@ -22,8 +22,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..dynamic import forward as _forward
-from ..dynamic.tensor import Tensor, apply
-from ..ops import OPS
+from ..dynamic.tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level"]
 __all__ += ["make_dual", "unpack_dual"]
@@ -113,9 +112,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             "Making a dual Tensor based on a Tensor that already has a forward gradient at "
             f"the same level {_forward.dual.level} is not supported."
         )
-    dual = _alias(tensor)
-    _forward.set_tangent(dual, tangent)
-    return dual
+    return _forward.dual_of(tensor, tangent)
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -131,13 +128,4 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
             f"unpack_dual(): argument 'dual' (position 1) must be Tensor, not "
             f"{type(tensor).__name__}"
         )
-    return UnpackedDualTensor(_alias(tensor), _forward.tangent_of(tensor))
-
-
-def _alias(tensor: Tensor) -> Tensor:
-    """A view of all of ``tensor`` with its history (if any) and no tangent."""
-    active, _forward.dual.active = _forward.dual.active, False
-    try:
-        return apply(OPS["reshape"], (tensor,), {"shape": tuple(tensor.shape)})
-    finally:
-        _forward.dual.active = active
+    return UnpackedDualTensor(_forward.alias(tensor), _forward.tangent_of(tensor))

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..ops.core import OpDef
+from ..ops.core import OPS, OpDef
 from ..ops.forward import jvp
 from . import node as _node
 from .engine import grad as _grad
@@ -79,24 +79,54 @@ def exit_level(level: int | None = None) -> None:
 
 # ----------------------------------------------------------------------------- storage
 def tangent_of(tensor: Any) -> Any:
-    """The tangent ``tensor`` carries in the active level, or None."""
-    entry = dual.tangents.get(id(tensor))
-    if entry is None or entry[0]() is not tensor:
-        return None
-    return entry[1]
+    """The tangent ``tensor`` carries in the active level, or None.
+
+    A tensor that a backward pass rebuilt from its node (``create_graph=True`` hands a
+    rule the saved output as a new tensor of that node) finds its tangent through the
+    node: that is how forward mode runs over reverse mode (``hessian``)."""
+    tangents = dual.tangents
+    entry = tangents.get(id(tensor))
+    if entry is not None and entry[0]() is tensor:
+        return entry[1]
+    node = getattr(tensor, "grad_fn", None)
+    if node is not None:
+        entry = tangents.get(id(node))
+        if entry is not None and entry[0]() is node:
+            return entry[1]
+    return None
 
 
 def set_tangent(tensor: Any, tangent: Any) -> None:
     """Attach ``tangent`` to ``tensor`` for the rest of the active level."""
-    key = id(tensor)
+    _remember(tensor, tangent)
+
+
+def _remember(owner: Any, tangent: Any) -> None:
+    key = id(owner)
     tangents = dual.tangents
 
-    def forget(ref: weakref.ref) -> None:  # the tensor died: so does its tangent
+    def forget(ref: weakref.ref) -> None:  # the owner died: so does its tangent
         entry = tangents.get(key)
         if entry is not None and entry[0] is ref:
             del tangents[key]
 
-    tangents[key] = (weakref.ref(tensor, forget), tangent)
+    tangents[key] = (weakref.ref(owner, forget), tangent)
+
+
+def alias(tensor: Any) -> Any:
+    """A view of all of ``tensor``, with its history (if any) and no tangent."""
+    active, dual.active = dual.active, False
+    try:
+        return OPS["reshape"].dispatch(tensor, shape=tuple(tensor.shape))
+    finally:
+        dual.active = active
+
+
+def dual_of(tensor: Any, tangent: Any) -> Any:
+    """A view of ``tensor`` carrying ``tangent`` (inputs checked by the caller)."""
+    view = alias(tensor)
+    set_tangent(view, tangent)
+    return view
 
 
 # ----------------------------------------------------------------------------- propagation
@@ -107,7 +137,9 @@ def propagate(op: OpDef, inputs: Sequence, attrs: dict, result: Any) -> None:
         return
     tangent = _paused_jvp(op, inputs, result, attrs, tangents)
     if tangent is not None:
-        set_tangent(result, tangent)
+        _remember(result, tangent)
+        if result.grad_fn is not None:  # the node's output, whoever rebuilds it
+            _remember(result.grad_fn, tangent)
 
 
 def propagate_inplace(
