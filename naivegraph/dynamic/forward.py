@@ -155,7 +155,42 @@ def propagate_inplace(
     out = make(new_data, False, None, 0)
     tangent = _paused_jvp(op, [old, *others], out, attrs, tangents)
     if tangent is not None:
-        set_tangent(target, tangent)
+        _write_tangent(target, tangent)
+
+
+def _write_tangent(target: Any, tangent: Any) -> None:
+    """Store the new tangent of an in-place op's target *into* its current tangent, as
+    torch does: the views of a tensor carry views of its tangent, so a write through a
+    view (``y[1:] = x``) moves the base's tangent too, and vice versa."""
+    dual.active = False
+    try:
+        slot = _tangent_slot(target)
+        if slot is not None and slot.shape == tangent.shape:
+            try:
+                slot.copy_(tangent)
+                return
+            except (RuntimeError, ValueError):  # read-only (broadcast) or a grad leaf
+                pass
+        _remember(target, tangent)
+    finally:
+        dual.active = dual.level is not None
+
+
+def _tangent_slot(target: Any) -> Any:
+    """``target``'s tangent; for a view of a tensor without one, the view (rebuilt
+    along the same view ops) of a zero tangent given to its base."""
+    found = tangent_of(target)
+    base = target._base
+    if found is not None or base is None or base._data.dtype.kind not in "fc":
+        return found
+    found = tangent_of(base)
+    if found is None:
+        found = _node.tensor_class._make(np.zeros_like(base._data), False, None, 0)
+        _remember(base, found)
+    for op, attrs, _ in target._view_chain:
+        found = op.dispatch(found, **attrs)
+    _remember(target, found)
+    return found
 
 
 def _paused_jvp(op: OpDef, inputs: Sequence, out: Any, attrs: dict, tangents: list) -> Any:

@@ -560,7 +560,7 @@ class Tensor(OpMethods):
     def _cast(self, dtype: np.dtype, copy: bool = False) -> "Tensor":
         if self._data.dtype == dtype and not copy:
             return self
-        if self._requires_grad and dtype.kind in "fc":
+        if (self._requires_grad or dual.active) and dtype.kind in "fc":  # a tangent, too
             return _op("to_copy", self, dtype=dtype)
         return Tensor._make(self._data.astype(dtype), False, None, 0)
 
