@@ -4,9 +4,9 @@
 
 f: R^n -> R^m, f(x) = tanh(W x) with a fixed W of shape (m, n).  jacrev runs one VJP per
 output (m passes), jacfwd one JVP per input (n passes), so jacfwd wins when n << m and
-jacrev when n >> m.  In naivegraph a JVP is computed by the transpose trick (two
-backward passes, see ``naivegraph/func.py``), which moves the crossover towards jacfwd
-needing n < m / 2 rather than n < m.  torch.func is timed beside it where installed.
+jacrev when n >> m.  A naivegraph JVP is one pass in forward mode
+(``ng.autograd.forward_ad``), so the crossover sits near n = m.  torch.func is timed
+beside it where installed.
 """
 
 from __future__ import annotations

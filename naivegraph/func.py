@@ -1,20 +1,20 @@
 """Function transforms with ``torch.func``'s names: ``grad``, ``vjp``, ``jvp``, ``jacrev``,
 ``jacfwd``, ``hessian``.
 
-Each takes a function of tensors and returns a function (or values) computed with the
-reverse-mode engine; every derivative comes from the op table's VJP rules, none is
-written again here:
+Each takes a function of tensors and returns a function (or values); every derivative
+comes from the op table's rules, none is written again here:
 
 * ``vjp`` and ``grad`` are one backward pass (``autograd.grad``);
-* ``jvp`` is the *transpose trick*: ``u -> J^T u`` is linear in ``u``, so differentiating
-  ``<J^T u, t>`` with respect to ``u`` gives ``J t``: two backward passes, no forward
-  rule needed;
+* ``jvp`` is one forward pass in forward mode (a dual level, see
+  :mod:`naivegraph.autograd.forward_ad`): the tangents ride along with the values;
 * ``jacrev`` stacks one VJP per output element, ``jacfwd`` one JVP per input element;
-  ``hessian`` is ``jacfwd(jacrev(f))``.
+  ``hessian`` is ``jacfwd(jacrev(f))`` (forward over reverse).
 
-Results are built with ``create_graph=True``, so transforms nest.  This is forward mode
-*computed by reverse mode*: the numbers are those of forward mode, the cost is not (a
-JVP costs two backward passes here, not one forward pass).
+Results are built with ``create_graph=True``, so transforms nest.  There is one dual
+level at a time, so a ``jvp`` inside another forward transform (``jacfwd(jacfwd(f))``)
+uses the *transpose trick* instead: ``u -> J^T u`` is linear in ``u``, so differentiating
+``<J^T u, t>`` with respect to ``u`` gives ``J t``: the same numbers, for two backward
+passes instead of one forward pass.
 
 >>> import naivegraph as ng
 >>> f = lambda x: (x ** 3).sum()
@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .dynamic import forward as _forward
 from .dynamic.engine import grad as _autograd_grad
 from .dynamic.factories import zeros_like
 from .dynamic.functions import stack
@@ -82,7 +83,13 @@ def _differentiable(x: Any, what: str) -> Tensor:
         raise TypeError(f"{what} must be tensors, got {type(x).__name__}")
     if x.dtype.kind not in "fc":
         raise TypeError(f"{what} must be floating point tensors to differentiate, got {x.dtype}")
-    return x if x.requires_grad else x.detach().requires_grad_(True)
+    if x.requires_grad:
+        return x
+    leaf = x.detach().requires_grad_(True)
+    tangent = _forward.tangent_of(x)
+    if tangent is not None:  # inside a forward transform: the leaf moves as x does
+        _forward.set_tangent(leaf, tangent)
+    return leaf
 
 
 def _split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
@@ -202,8 +209,8 @@ def jacrev(func: Callable, argnums: int | tuple = 0) -> Callable:
 
 # ----------------------------------------------------------------------------- forward
 def jvp(func: Callable, primals: Sequence[Tensor], tangents: Sequence[Tensor], has_aux=False):
-    """``(func(*primals), J @ tangents)``: the Jacobian-vector product, by the transpose
-    trick (see the module docstring)."""
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product, in forward mode
+    (see the module docstring)."""
     return _outermost(_jvp)(func, primals, tangents, has_aux)
 
 
@@ -215,13 +222,39 @@ def _jvp(func: Callable, primals, tangents, has_aux: bool):
             f"jvp(f, primals, tangents): Expected primals and tangents to have the same "
             f"length, got {len(primals)} and {len(tangents)}"
         )
-    inputs = [_differentiable(p, "jvp's primals") for p in primals]
-    for p, t in zip(inputs, tangents):
+    for p, t in zip(primals, tangents):
+        _check_floating(p, "jvp's primals")
+        _check_floating(t, "jvp's tangents")
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(
                 f"jvp(f, primals, tangents): Expected the tangent of shape {tuple(t.shape)} "
                 f"to have the shape of its primal, {tuple(p.shape)}"
             )
+    if _forward.dual.level is not None:  # inside another forward transform: one level only
+        return _jvp_by_transpose(func, primals, tangents, has_aux)
+    level = _forward.enter_level()
+    try:
+        inputs = [_forward.dual_of(p, t) for p, t in zip(primals, tangents)]
+        output, aux = _split_aux(func(*inputs), has_aux, "jvp")
+        tangent_out = _forward.tangent_of(output)
+        output = _forward.alias(output)  # the value without its tangent
+    finally:
+        _forward.exit_level(level)
+    if tangent_out is None:  # the output does not depend on the primals
+        tangent_out = zeros_like(output)
+    return (output, tangent_out, aux) if has_aux else (output, tangent_out)
+
+
+def _check_floating(x: Any, what: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{what} must be tensors, got {type(x).__name__}")
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"{what} must be floating point tensors to differentiate, got {x.dtype}")
+
+
+def _jvp_by_transpose(func: Callable, primals, tangents, has_aux: bool):
+    """The JVP by two backward passes (the transpose trick of the module docstring)."""
+    inputs = [_differentiable(p, "jvp's primals") for p in primals]
     output, aux = _split_aux(func(*inputs), has_aux, "jvp")
     u = zeros_like(output).requires_grad_(True)  # J^T u is linear in u
     transposed = _gradients(output, inputs, u)

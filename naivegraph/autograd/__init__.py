@@ -15,7 +15,7 @@ from ..dynamic.engine import backward, grad
 from ..dynamic.function import Function, FunctionCtx
 from ..dynamic.grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..dynamic.tensor import Tensor
-from . import function, functional, graph
+from . import forward_ad, function, functional, graph
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tensor:
@@ -51,6 +51,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "function",
     "functional",
     "grad",

@@ -23,6 +23,7 @@ from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .defaults import _default_float, device, get_default_dtype
 from .engine import backward as _backward
+from .forward import dual, propagate, propagate_inplace
 from .grad_mode import _state
 from .node import (
     OVERLAPPING_WRITE,
@@ -112,6 +113,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
         if out is datas[0]:  # numpy gave the input back (a no-op squeeze): still a view
             result._data = out.view()
         _mark_view(result, inputs[0], op, attrs)
+    if dual.active:  # forward mode: the output's tangent rides along
+        propagate(op, inputs, attrs, result)
     return result
 
 
@@ -560,7 +563,7 @@ class Tensor(OpMethods):
     def _cast(self, dtype: np.dtype, copy: bool = False) -> "Tensor":
         if self._data.dtype == dtype and not copy:
             return self
-        if self._requires_grad and dtype.kind in "fc":
+        if (self._requires_grad or dual.active) and dtype.kind in "fc":  # a tangent, too
             return _op("to_copy", self, dtype=dtype)
         return Tensor._make(self._data.astype(dtype), False, None, 0)
 
@@ -728,6 +731,8 @@ class Tensor(OpMethods):
         node = _record(op, (self._snapshot(op, others),) + others, attrs, self) if record else None
         if record and anomaly.enabled:
             record_creation(node)
+        if dual.active:  # forward mode: the tangent of the value about to be written
+            propagate_inplace(op, self, others, attrs, result.astype(self._data.dtype))
         np.copyto(writable(self._data), result, casting="same_kind")
         self._counter().value += 1
         if record:

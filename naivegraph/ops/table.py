@@ -15,10 +15,18 @@ How to read a ``defop``::
 
 Partials only use operators and ``F.<op>(...)``, so one rule differentiates arrays,
 dynamic tensors (``create_graph=True``) and static nodes (symbolic gradients) alike (see
-:mod:`naivegraph.ops.core`).  Forward mode needs no rule of its own either: a partial is
-linear in ``g``, so its transpose, the JVP, is what differentiating it with respect to
-``g`` gives (``ng.func.jvp``, ``jacfwd``).  Adding an op means adding one ``defop``
-here.  The entries run from the simplest (elementwise arithmetic) to the most composite
+:mod:`naivegraph.ops.core`).
+
+Forward mode (JVPs) needs no rule of its own, only a classification
+(``SELF_TRANSPOSED``, ``LINEAR``, ``MULTILINEAR`` below; :mod:`naivegraph.ops.forward`):
+an elementwise op's Jacobian is diagonal, its own transpose, so its VJP partial applied
+to the tangent (broadcast to the output, not summed back) is its JVP; a linear op is its
+own JVP (the op applied to the tangents), a multilinear one (matmul) in each argument
+separately.  Every other op falls back to the transpose trick: a partial is linear in
+``g``, so ``d/dg <VJP(g), t>`` is the JVP.  Adding an op means adding one ``defop``
+here (and, optionally, its name to one of those sets: a faster JVP).
+
+The entries run from the simplest (elementwise arithmetic) to the most composite
 (losses); what PyTorch calls each op's backward node is kept apart, in
 :mod:`naivegraph.ops.names`.
 """
@@ -58,6 +66,25 @@ class _Functions:
 
 
 F = _Functions()
+
+# How forward mode derives each op's JVP from its partials (see the module docstring).
+# An op in none of these sets is differentiated by the transpose trick, which always works.
+SELF_TRANSPOSED = frozenset(
+    {
+        *("mul", "div", "reciprocal", "pow_scalar", "pow", "rsub", "rpow", "maximum"),
+        *("minimum", "where", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid"),
+        *("relu", "abs", "clamp", "fill"),
+    }
+)
+LINEAR = frozenset(
+    {
+        *("add", "sub", "neg", "clone", "to_copy", "zero", "copy", "sum", "mean"),
+        *("reshape", "expand", "sum_to", "reshape_like", "expand_like", "sum_to_like"),
+        *("transpose", "t", "permute", "squeeze", "unsqueeze", "getitem", "scatter"),
+        *("scatter_like", "index_put", "cat", "stack"),
+    }
+)
+MULTILINEAR = frozenset({"matmul"})  # linear in each argument separately
 
 
 # ----------------------------------------------------------------------------------

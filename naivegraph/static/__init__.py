@@ -21,6 +21,7 @@ from .executor import CompiledFunction, Plan
 from .functions import *  # noqa: F403  (ns.exp, ns.where, ns.mse_loss, ...)
 from .gradients import gradients
 from .graph import Graph, get_default_graph, reset_default_graph
+from .jvp import jvp
 from .nodes import (
     Constant,
     Node,

@@ -29,7 +29,6 @@ ROOT = HERE.parents[1]  # the checkout whose naivegraph is under test
 # Programs blocked only by a feature being built elsewhere: each must fail today, and
 # passes (so strict xfail fails) once the feature lands -- then it leaves this list.
 PENDING: dict[str, str] = {
-    "doc_forward_ad.py": "needs torch.autograd.forward_ad",
 }
 
 # relative tolerance, and an absolute one for values that are zero up to rounding
