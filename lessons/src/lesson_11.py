@@ -92,11 +92,11 @@ CELLS = [
     returns `(f(x), J v)`; `ng.func.vjp(f, x)` returns `(f(x), vjp_fn)` and
     `vjp_fn(u)` is `(uᵀ J,)`. Neither ever builds the matrix $J$.
 
-    One honest caveat: naivegraph has only a reverse-mode engine, so `ng.func.jvp` gets
-    its numbers by the *transpose trick*: $u \\mapsto J^\\top u$ is linear in $u$, so
-    differentiating $\\langle J^\\top u, v \\rangle$ with respect to $u$ gives $J v$.
-    The results are exactly those of forward mode; the cost is two backward passes, not
-    one forward pass carrying tangents like `Dual` (as `torch.func.jvp` does).
+    `ng.func.jvp` runs real forward mode, as `Dual` does: each op carries a tangent
+    beside its value (`ng.autograd.forward_ad` is the lower-level API, with PyTorch's
+    names: `dual_level`, `make_dual`, `unpack_dual`). No derivative is written twice for
+    it: each op's JVP is derived from the VJP rule of the op table (an elementwise
+    derivative is its own transpose; a linear op is its own JVP).
 
     ### Exercise 11-2: a Jacobian from JVPs
 
@@ -189,11 +189,10 @@ CELLS = [
     plt.title("Forward vs reverse mode"); plt.tight_layout(); plt.show()
     """),
     md("""
-    Counting passes alone, the lines would cross at $n = m$ (dashed). They cross well to
-    its left (near $n = m/4$ when this lesson was written): each naivegraph JVP costs a
-    forward and two backward passes (the transpose trick above), each VJP one backward
-    pass. The rule holds, but where it flips depends on the cost of one pass of each
-    kind, not only on the count.
+    Counting passes, the lines cross at $n = m$ (dashed), and that is about where they
+    cross here (between $n = 24$ and $n = 96$ when this lesson was written: a JVP and a
+    VJP cost about the same). Where exactly it flips depends on the cost of one pass of
+    each kind, not only on the count.
 
     ### Exercise 11-4: choose the mode
 
