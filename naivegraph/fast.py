@@ -40,6 +40,17 @@ times each trick switched off alone; the figures and their noise are in
 ``node_class_of_op``
     The ``grad_fn`` class of an op whose PyTorch name does not depend on the call is
     looked up once per op instead of by name on every call.
+
+Static mode (its tricks live in a module of their own, :mod:`naivegraph.static.fastrun`,
+because they need the static executor's plans; this switch turns them off too):
+
+``straight-line plans``
+    A compiled function (``graph.compile``) runs its plan as one generated Python
+    function, one line per step: one ``np.errstate`` per run instead of one per op,
+    locals instead of a slot list, fused chains written out inline, and ufunc steps
+    writing into a dying input's buffer (``out=``) when it is large, owned and
+    unshared.  Measured gains are in that module's docstring and
+    ``benchmarks/README.md``.
 """
 
 from __future__ import annotations

@@ -169,7 +169,7 @@ class Runner:
     def _fetched(self, outputs: Sequence[Any], leaves: list) -> list[Any]:
         """``Plan.fetched`` then ``as_result``: arrays that no leaf owns or views."""
         leaf_ids = _owner_ids(leaves)
-        result = []
+        result: list[Any] = []
         for value in outputs:
             if value is None:
                 result.append(None)
@@ -238,9 +238,7 @@ def _generate(plan: Any, n_outputs: int) -> tuple[str, Callable, dict[int, int]]
     lines = [f"def run({', '.join(params)}):"]
     line_step: dict[int, int] = {}
 
-    def call(
-        k: int, fn: Callable, args: list[str], out: str, frees: list[str], shape: Any
-    ) -> None:
+    def call(k: int, fn: Callable, args: list[str], out: str, frees: list[str], shape: Any) -> None:
         """One line computing ``out``; in place into a dying input where allowed."""
         namespace[f"f_{out}"] = unquiet(fn)
         ufunc = getattr(fn, "ufunc", None)
@@ -258,7 +256,9 @@ def _generate(plan: Any, n_outputs: int) -> tuple[str, Callable, dict[int, int]]
             lines.append(f"    b = free_buffer({dying[0]}, {other}, u_{out})")
             line_step[len(lines) + 1] = k  # + 1: exec numbers lines from 1
             # The forward itself, given out=: its own checks (no bool subtraction) hold.
-            lines.append(f"    {out} = f_{out}({joined}) if b is None else f_{out}({joined}, out=b)")
+            lines.append(
+                f"    {out} = f_{out}({joined}) if b is None else f_{out}({joined}, out=b)"
+            )
             lines.append("    b = None")
         else:
             line_step[len(lines) + 1] = k
