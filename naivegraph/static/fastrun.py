@@ -219,7 +219,7 @@ def _known_small(shape: Any) -> bool:
 
 def _generate(plan: Any, n_outputs: int) -> tuple[str, Callable, dict[int, int]]:
     """The source of ``run(feeds..., variables...)``, the function, and line -> step."""
-    namespace: dict[str, Any] = {"free_buffer": _free_buffer}
+    namespace: dict[str, Any] = {"free_buffer": _free_buffer, "ndarray": np.ndarray}
     names: dict[int, str] = {}
     params = []
     for k, slot in enumerate(plan.placeholder_slots):
@@ -276,11 +276,27 @@ def _generate(plan: Any, n_outputs: int) -> tuple[str, Callable, dict[int, int]]
         # A fused chain: its members inline, named v<out>_<index in the chain>.
         members, n_external, result = program
         local = {r: a for r, a in enumerate(args)}
-        for member_fn, _, refs, index, member_frees, _ in members:
+        for member_fn, writer, refs, index, member_frees, reuse in members:
             local[index] = f"v{out}_{index}"
             dead = [local[r] for r in member_frees if r != index]
-            shape = plan.order[out].shape  # members keep the chain's shape
-            call(k, member_fn, [local[r] for r in refs], local[index], dead, shape)
+            args = [local[r] for r in refs]
+            if reuse is None:
+                shape = plan.order[out].shape  # members keep the chain's shape
+                call(k, member_fn, args, local[index], dead, shape)
+                continue
+            # The chain's own choice of buffer (passes._fused_program), as it makes it.
+            namespace[f"f_{local[index]}"] = unquiet(member_fn)
+            namespace[f"w_{local[index]}"] = unquiet(writer)
+            joined = ", ".join(args)
+            lines.append(f"    b = {local[reuse]}")
+            line_step[len(lines) + 1] = k
+            lines.append(
+                f"    {local[index]} = w_{local[index]}({joined}, out=b) if type(b) is ndarray "
+                f"and b.flags.writeable else f_{local[index]}({joined})"
+            )
+            lines.append("    b = None")
+            if dead:
+                lines.append(f"    del {', '.join(dead)}")
         lines.append(f"    v{out} = {local[result]}")
         if frees:
             lines.append(f"    del {local[result]}, {', '.join(names[i] for i in frees)}")
