@@ -18,11 +18,12 @@ TORCH_STAMP := $(VENV)/.torch
 
 PYTEST_ARGS ?=
 
-# The readable path alone: the dynamic suite and the differential fuzzers again with
-# every speed trick of naivegraph/fast.py switched off (results must not change).
+# The readable path alone: the dynamic and static suites and the differential fuzzers
+# again with every speed trick of naivegraph/fast.py switched off (results must not change).
 READABLE_TESTS := tests/dynamic tests/trust/test_trust_fuzz_torch.py \
 	tests/trust/test_trust_fuzz_round2.py tests/trust/test_trust_views_inplace.py \
-	tests/trust/test_trust_views_hostile.py
+	tests/trust/test_trust_views_hostile.py \
+	tests/static tests/trust/test_trust_fuzz_static.py
 
 .PHONY: lab test test-readable lint figures bench clean
 

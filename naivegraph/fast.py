@@ -83,6 +83,17 @@ Weighed and not done (yet): a scalar path with Python floats (bit-identical only
 conversion back: ~0.2 us saved of ~3); fewer objects per node (edges, saved list,
 needs tuple: ~5 allocations per op) and a lazily built ``next_functions``; replaying an
 unchanged eager graph.
+
+Static mode (its tricks live in a module of their own, :mod:`naivegraph.static.fastrun`,
+because they need the static executor's plans; this switch turns them off too):
+
+``straight-line plans``
+    A compiled function (``graph.compile``) runs its plan as one generated Python
+    function, one line per step: one ``np.errstate`` per run instead of one per op,
+    locals instead of a slot list, fused chains written out inline, and ufunc steps
+    writing into a dying input's buffer (``out=``) when it is large, owned and
+    unshared.  Measured gains are in that module's docstring and
+    ``benchmarks/README.md``.
 """
 
 from __future__ import annotations

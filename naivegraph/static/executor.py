@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .. import fast
+from .fastrun import MAX_STEPS, Runner
 from .graph import Graph, RunState, describe_site
 from .nodes import Constant, Node, Operation, Placeholder, Variable, numeric_data, safe_cast
 
@@ -460,6 +461,7 @@ class CompiledFunction:
         used = [p for p in self.inputs if p is not None]
         with fast.paused_gc():
             self.plan = Plan(graph, self.outputs + self.updates, used, free=True)
+        self._runner: Runner | None = None  # built at the first call with the fast layer on
         # An input the outputs do not need is accepted and ignored (placeholder None).
         self._checks = [
             (p, None, None, False)
@@ -490,9 +492,17 @@ class CompiledFunction:
         return converted
 
     def __call__(self, *arrays: Any) -> list[np.ndarray]:
-        values = self.plan.run(self._convert(arrays), check_numerics=self.check_numerics)
+        feeds = self._convert(arrays)
+        if fast.enabled and not self.check_numerics and len(self.plan.steps) <= MAX_STEPS:
+            return self._fast_runner()(feeds)  # the same results: see naivegraph.static.fastrun
+        values = self.plan.run(feeds, check_numerics=self.check_numerics)
         # numpy reduces to scalars (np.float64); callers get arrays, 0-d or not, always.
         return [as_result(v) for v in self.plan.fetched(values)[: len(self.outputs)]]
+
+    def _fast_runner(self) -> Runner:
+        if self._runner is None:
+            self._runner = Runner(self.plan, len(self.outputs), _shares_leaf_storage)
+        return self._runner
 
     def __repr__(self) -> str:
         updates = f", updates {', '.join(u.name for u in self.updates)}" if self.updates else ""

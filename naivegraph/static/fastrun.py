@@ -1,0 +1,313 @@
+"""The fast layer of static mode: a compiled function's plan as straight-line Python.
+
+:class:`~naivegraph.static.executor.Plan` runs a plan as a loop over a list of slots
+(readable: one line per idea).  With the fast layer on (``naivegraph.fast``; off with
+``NAIVEGRAPH_FAST=0`` or ``fast.disabled()``), a :class:`CompiledFunction` instead runs
+the plan through :func:`straight_line`, which writes one Python function per plan, one
+line per step, and ``exec``-s it once.  The results are the same arrays, bit for bit:
+each line calls the same numpy forward on the same inputs; only the bookkeeping around
+the calls changes.  ``runner.source`` shows the generated code, e.g.::
+
+    def run(a0, s1, s2, s3):
+        v4 = f4(a0, s1)
+        v5 = f5(v4, s2)
+        ...
+        del v4
+        return (v9, v10), ()
+
+Measured together (the tricks share one generated function, so they are switched
+together): the reference example (loss + 3 gradients, 12 steps) replays in 201 k
+instructions instead of 465 k (22-25 us instead of 50-54 us), the TF1 two-layer step
+with updates in 8.08 M instead of 9.33 M (its two large matrix products are most of
+both); details in ``benchmarks/README.md``.  The tricks:
+
+``one errstate``
+    Every op's forward runs inside its own ``np.errstate(all="ignore")`` (``ops.core.quiet``:
+    torch is silent on overflow, and so is naivegraph), about 1.5 us per op.  The runner
+    calls the unwrapped forwards inside one ``errstate`` for the whole run.
+``locals, not a slot list``
+    Values live in local variables of the generated function (``v4``), not in a list
+    indexed per step; a value is released with ``del`` after its last reader (the same
+    memory planning as the readable plan).  No argument lists are built per step.
+``leaf checks by identity``
+    A result that does not view another array (``base is None``) shares no storage with
+    a Variable, a constant or a feed unless it *is* one of them: one ``id`` lookup in a
+    set replaces ``np.may_share_memory`` against every leaf.
+``failures located by line``
+    No per-step bookkeeping for error messages: when a step raises, the line of the
+    generated function in the traceback names the step, and the error is re-raised
+    exactly as the readable plan words it ("while running node ...").
+``in-place elementwise``
+    A ufunc step (``forward.ufunc``, see ``ops.core.writes_like``) whose input dies at
+    that step writes its result into that input's buffer (``out=``) when, at run time,
+    the buffer has the result's shape and dtype, owns its memory (``base is None``),
+    and nothing else refers to it (``sys.getrefcount``): no allocation, and for large
+    arrays no fresh pages.  A ufunc writes the same values wherever its output lives.
+
+Plans longer than :data:`MAX_STEPS` run on the readable path (compiling a function of
+a million lines costs more than it saves).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..ops.core import quiet
+
+#: Longest plan written as one function.
+MAX_STEPS = 20_000
+
+_SILENT_CODE = quiet(lambda: None).__code__  # the wrapper every op table forward has
+
+
+def unquiet(fn: Callable) -> Callable:
+    """``fn`` without its ``quiet`` wrapper (the runner sets errstate once per run)."""
+    if isinstance(fn, functools.partial):  # a forward with attributes bound
+        inner = unquiet(fn.func)
+        return fn if inner is fn.func else functools.partial(inner, *fn.args, **fn.keywords)
+    if getattr(fn, "__code__", None) is _SILENT_CODE:
+        return fn.__wrapped__  # type: ignore[attr-defined]
+    return fn
+
+
+def _probe(value: object) -> int:
+    return sys.getrefcount(value)
+
+
+def _count_in_runner() -> int:
+    """``sys.getrefcount`` of a buffer held by one local of the generated function, as
+    :func:`_free_buffer` sees it (the local, the argument, getrefcount's own)."""
+    namespace: dict[str, Any] = {"probe": _probe}
+    exec("def f():\n    v = object()\n    return probe(v)\n", namespace)
+    return namespace["f"]()
+
+
+_UNSHARED = _count_in_runner()
+
+
+def _free_buffer(buffer: Any, other: Any, ufunc: Any) -> Any:
+    """``buffer`` if the binary ufunc step ``ufunc(buffer, other)`` (or the other way
+    round) may write its result into it, else None: the result would have the buffer's
+    shape and dtype, and nothing but the dying local refers to the buffer."""
+    if (
+        type(buffer) is np.ndarray
+        and buffer.base is None
+        and sys.getrefcount(buffer) <= _UNSHARED
+        and buffer.flags.writeable
+        and type(other) is np.ndarray
+        and other.dtype == buffer.dtype
+        and (other.shape == buffer.shape or other.ndim == 0)
+        and _keeps_dtype(ufunc, buffer.dtype)
+    ):
+        return buffer
+    return None
+
+
+_KEEPS_DTYPE: dict[tuple, bool] = {}
+
+
+def _keeps_dtype(ufunc: Any, dtype: np.dtype) -> bool:
+    """Whether ``ufunc`` of two ``dtype`` operands gives ``dtype`` (not so for a comparison,
+    nor for a subtraction of booleans, which the forward refuses)."""
+    key = (ufunc, dtype)
+    found = _KEEPS_DTYPE.get(key)
+    if found is None:
+        try:
+            found = ufunc.resolve_dtypes((dtype, dtype, None))[2] == dtype
+        except (TypeError, ValueError):  # no loop for these operands: never in place
+            found = False
+        _KEEPS_DTYPE[key] = found
+    return found
+
+
+def _owner_ids(arrays: list) -> set[int]:
+    """The ids of the arrays and of the arrays owning their memory."""
+    ids = {id(a) for a in arrays}
+    ids.update(id(a.base) for a in arrays if a.base is not None)
+    return ids
+
+
+class Runner:
+    """One plan as a generated function; ``runner(feeds)`` -> (outputs, new values)."""
+
+    def __init__(self, plan: Any, n_outputs: int, shares_leaf_storage: Callable) -> None:
+        self.plan = plan
+        self.n_outputs = n_outputs
+        self.shares_leaf_storage = shares_leaf_storage
+        self.states = [state for _, state in plan.variables]
+        self.constants = [
+            v for v in plan.template if isinstance(v, np.ndarray)
+        ]  # leaves of every run
+        self.update_variables = [variable for _, variable in plan.updates]
+        self.source, self.function, self.line_step = _generate(plan, n_outputs)
+
+    def __call__(self, feeds: Sequence[Any]) -> list[Any]:
+        olds = [state[0] for state in self.states]
+        with np.errstate(all="ignore"):
+            try:
+                outputs, news = self.function(*feeds, *olds)
+            except Exception as error:
+                raise self._located(error) from error
+        leaves = [a for a in feeds if isinstance(a, np.ndarray)]
+        leaves += self.constants
+        leaves += [a for a in olds if isinstance(a, np.ndarray)]
+        if news:
+            self._commit(news, leaves)
+            leaves = leaves + list(news)
+        return self._fetched(outputs, leaves)
+
+    def _commit(self, news: Sequence[Any], leaves: list) -> None:
+        """``Plan._commit``: every new value stored once all steps succeeded."""
+        leaf_ids = _owner_ids(leaves)
+        for variable, value in zip(self.update_variables, news):
+            if self._shares(value, leaves, leaf_ids):
+                value = value.copy()
+            variable._state[0] = value
+
+    def _fetched(self, outputs: Sequence[Any], leaves: list) -> list[Any]:
+        """``Plan.fetched`` then ``as_result``: arrays that no leaf owns or views."""
+        leaf_ids = _owner_ids(leaves)
+        result: list[Any] = []
+        for value in outputs:
+            if value is None:
+                result.append(None)
+                continue
+            if self._shares(value, leaves, leaf_ids):
+                value = value.copy()
+            result.append(np.asarray(value))
+        return result
+
+    def _shares(self, value: Any, leaves: list, owners: set) -> bool:
+        """``shares_leaf_storage``, decided by identity where it can be: arrays of
+        different owners (``base``, which numpy keeps as the owner of the memory) never
+        overlap, so only a value whose owner is a leaf's needs the overlap test."""
+        if type(value) is np.ndarray:
+            owner = value if value.base is None else value.base
+            if type(owner) is np.ndarray and owner.base is None and id(owner) not in owners:
+                return False
+            if value.base is None:
+                return True  # the value is a leaf's own array
+        return self.shares_leaf_storage(value, leaves)
+
+    def _located(self, error: Exception) -> Exception:
+        """The readable plan's error for a failed step: its node named."""
+        traceback = error.__traceback__
+        step = None
+        while traceback is not None:
+            if traceback.tb_frame.f_code is self.function.__code__:
+                step = self.line_step.get(traceback.tb_lineno)
+            traceback = traceback.tb_next
+        if step is None:
+            return error
+        node = self.plan.order[self.plan.steps[step][2]]
+        return type(error)(f"while running node {node.name!r} ({node.op_name}): {error}")
+
+
+#: Arrays smaller than this are not written in place: the checks cost more than the
+#: allocation they save.
+IN_PLACE_MIN_SIZE = 4096
+
+
+def _known_small(shape: Any) -> bool:
+    """Whether a node's static shape is fully known and below ``IN_PLACE_MIN_SIZE``."""
+    if shape is None or None in shape:
+        return False
+    return math.prod(shape) < IN_PLACE_MIN_SIZE
+
+
+def _generate(plan: Any, n_outputs: int) -> tuple[str, Callable, dict[int, int]]:
+    """The source of ``run(feeds..., variables...)``, the function, and line -> step."""
+    namespace: dict[str, Any] = {"free_buffer": _free_buffer, "ndarray": np.ndarray}
+    names: dict[int, str] = {}
+    params = []
+    for k, slot in enumerate(plan.placeholder_slots):
+        if slot is None:  # fed but not needed: accepted and ignored
+            params.append(f"unused{k}")
+        else:
+            names[slot] = f"a{slot}"
+            params.append(f"a{slot}")
+    for slot, _ in plan.variables:
+        names[slot] = f"s{slot}"
+        params.append(f"s{slot}")
+    for slot, value in enumerate(plan.template):
+        if slot not in names and value is not None:
+            names[slot] = f"c{slot}"
+            namespace[f"c{slot}"] = value
+    lines = [f"def run({', '.join(params)}):"]
+    line_step: dict[int, int] = {}
+
+    def call(k: int, fn: Callable, args: list[str], out: str, frees: list[str], shape: Any) -> None:
+        """One line computing ``out``; in place into a dying input where allowed."""
+        namespace[f"f_{out}"] = unquiet(fn)
+        ufunc = getattr(fn, "ufunc", None)
+        joined = ", ".join(args)
+        dying = [a for a in args if a in frees]
+        if (
+            ufunc is not None
+            and len(args) == 2
+            and dying
+            and args[0] != args[1]
+            and not _known_small(shape)
+        ):
+            namespace[f"u_{out}"] = ufunc
+            other = args[1] if dying[0] == args[0] else args[0]
+            lines.append(f"    b = free_buffer({dying[0]}, {other}, u_{out})")
+            line_step[len(lines) + 1] = k  # + 1: exec numbers lines from 1
+            # The forward itself, given out=: its own checks (no bool subtraction) hold.
+            lines.append(
+                f"    {out} = f_{out}({joined}) if b is None else f_{out}({joined}, out=b)"
+            )
+            lines.append("    b = None")
+        else:
+            line_step[len(lines) + 1] = k
+            lines.append(f"    {out} = f_{out}({joined})")
+        if frees:
+            lines.append(f"    del {', '.join(frees)}")
+
+    for k, (fn, ins, out, frees) in enumerate(plan.steps):
+        names[out] = f"v{out}"
+        args = [names[i] for i in ins]
+        program = getattr(fn, "program", None)
+        if program is None:
+            call(k, fn, args, names[out], [names[i] for i in frees], plan.order[out].shape)
+            continue
+        # A fused chain: its members inline, named v<out>_<index in the chain>.
+        members, n_external, result = program
+        local = {r: a for r, a in enumerate(args)}
+        for member_fn, writer, refs, index, member_frees, reuse in members:
+            local[index] = f"v{out}_{index}"
+            dead = [local[r] for r in member_frees if r != index]
+            args = [local[r] for r in refs]
+            if reuse is None:
+                shape = plan.order[out].shape  # members keep the chain's shape
+                call(k, member_fn, args, local[index], dead, shape)
+                continue
+            # The chain's own choice of buffer (passes._fused_program), as it makes it.
+            namespace[f"f_{local[index]}"] = unquiet(member_fn)
+            namespace[f"w_{local[index]}"] = unquiet(writer)
+            joined = ", ".join(args)
+            lines.append(f"    b = {local[reuse]}")
+            line_step[len(lines) + 1] = k
+            lines.append(
+                f"    {local[index]} = w_{local[index]}({joined}, out=b) if type(b) is ndarray "
+                f"and b.flags.writeable else f_{local[index]}({joined})"
+            )
+            lines.append("    b = None")
+            if dead:
+                lines.append(f"    del {', '.join(dead)}")
+        lines.append(f"    v{out} = {local[result]}")
+        if frees:
+            lines.append(f"    del {local[result]}, {', '.join(names[i] for i in frees)}")
+        else:
+            lines.append(f"    del {local[result]}")
+    fetches = "".join(f"{names[s]}, " for s in plan.fetch_slots[:n_outputs])
+    news = "".join(f"{names[s]}, " for s, _ in plan.updates)
+    lines.append(f"    return ({fetches}), ({news})")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, "<naivegraph compiled plan>", "exec"), namespace)
+    return source, namespace["run"], line_step
