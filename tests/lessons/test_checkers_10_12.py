@@ -646,7 +646,7 @@ def test_lesson_12_does_not_say_the_checker_ran_gradcheck():
     assert not any("The checker ran it" in c.source for c in cells)
 
 
-def test_lesson_11_says_where_the_lines_really_cross_and_why():
+def test_lesson_11_says_jvp_runs_forward_mode_and_where_the_lines_cross():
     text = "".join(c.source for c in lesson_cells("11_forward_and_reverse_mode"))
-    assert "cross near $n = m$" not in text
-    assert "transpose trick" in text
+    assert "runs real forward mode" in text and "transpose trick" not in text
+    assert "cross at $n = m$ (dashed), and that is about where they" in text
