@@ -19,6 +19,7 @@ import ast
 import html
 import inspect
 import re
+import sysconfig
 import textwrap
 import traceback
 from pathlib import Path
@@ -133,21 +134,23 @@ TRIES: dict[str, int] = {}
 def not_yet(exercise: str, hints: str | Sequence[str], gave: str | None = None) -> Result:
     """A wrong answer: what the learner gave and a hint, never the expected answer.
 
-    ``hints`` runs from gentle to strong: the first wrong try of ``exercise`` gets the
-    first hint, the next try the next one, and so on; after the last hint the message
-    also says how to see the answer.
+    ``hints`` runs from gentle to strong; the first names the mistake made.  The first
+    wrong try of ``exercise`` gets it alone; each later try keeps it (a learner who
+    fixed one mistake and made another hears about the new one first) and adds the
+    next, stronger hint.  After the last one the message says how to see the answer.
 
     >>> TRIES.pop("00-0", None)
-    >>> r = not_yet("00-0", ["look at the leaves.", "w1 is used twice."], gave="7")
+    >>> r = not_yet("00-0", ["look at the leaves.", "count the paths."], gave="7")
     ✗ not yet [00-0]: you gave 7; hint: look at the leaves.
-    >>> r = not_yet("00-0", ["look at the leaves.", "w1 is used twice."], gave="7")
+    >>> r = not_yet("00-0", ["look at the leaves.", "count the paths."], gave="7")
     ... # doctest: +NORMALIZE_WHITESPACE
-    ✗ not yet [00-0]: you gave 7; hint: w1 is used twice.
+    ✗ not yet [00-0]: you gave 7; hint: look at the leaves. Count the paths.
       Still stuck? ex.reveal("00-0") shows the answer.
     """
     hints = [hints] if isinstance(hints, str) else list(hints)
     tries = TRIES[exercise] = TRIES.get(exercise, 0) + 1
-    hint = hints[min(tries, len(hints)) - 1]
+    stronger = [h[:1].upper() + h[1:] for h in hints[1 : min(tries, len(hints))]]
+    hint = " ".join([hints[0], *stronger])
     said = f"you gave {gave}; hint: {hint}" if gave is not None else f"hint: {hint}"
     if tries >= len(hints):
         said += f' Still stuck? ex.reveal("{exercise}") shows the answer.'
@@ -245,23 +248,37 @@ def hint_for(got: Any, mistakes: list[tuple[tuple, str]], otherwise: str) -> str
     return otherwise
 
 
+# Frames in these folders are not the learner's: the standard library, installed
+# packages (numpy, ...) and naivegraph itself.
+_LIBRARY_DIRS = tuple(
+    str(Path(p).resolve())
+    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+) + (str(Path(__file__).resolve().parents[1]),)
+
+
+def _is_library(filename: str) -> bool:
+    return str(Path(filename).resolve()).startswith(_LIBRARY_DIRS)
+
+
+def crash_message(exc: BaseException) -> str:
+    """What the learner's code raised, at the learner's last line outside any library
+    (an op that refused its input, or numpy, is not "your code")."""
+    frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip the checker's own frame
+    yours = [f for f in frames if not _is_library(f.filename)]
+    where = f" at line {yours[-1].lineno} of your code" if yours else ""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return (
+        f"your code raised {type(exc).__name__}{where}: {first.rstrip('.')}; "
+        "read the error, fix the cell and run it again."
+    )
+
+
 def call_answer(exercise: str, fn: Callable, *args, **kwargs):
     """Call the learner's function; a crash becomes a readable failure (not an exception)."""
     try:
         return True, fn(*args, **kwargs)
     except Exception as exc:  # any error is reported to the learner
-        frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip this helper's frame
-        # The learner's line is the last frame outside naivegraph (not inside the library
-        # their code called, e.g. an op that refused its input).
-        package = str(Path(__file__).resolve().parents[1])
-        yours = [f for f in frames if not str(Path(f.filename).resolve()).startswith(package)]
-        where = f" at line {yours[-1].lineno} of your code" if yours else ""
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        return False, failed(
-            exercise,
-            f"your code raised {type(exc).__name__}{where}: {first.rstrip('.')}; "
-            "read the error, fix the cell and run it again.",
-        )
+        return False, failed(exercise, crash_message(exc))
 
 
 def not_callable(exercise: str, fn: Any) -> Result | None:
@@ -276,21 +293,41 @@ def not_callable(exercise: str, fn: Any) -> Result | None:
     return None
 
 
+def _empty() -> None: ...
+
+
 def has_placeholder(fn: Any) -> bool:
     """Whether a function's body still holds the ``...`` of an exercise blank.
 
     A blank inside a loop makes the function fail in some unrelated way (an empty
-    list to stack, ...); the checker asks this first to say "not done yet" instead.
-    The source is read (IPython keeps each cell's); a bare ``...`` statement leaves no
-    trace in the compiled code.
+    list to stack, ...), and a function that works by side effect returns None done
+    or not; the checker asks this first to say "not done yet" instead.  The source is
+    read (IPython keeps each cell's): a bare ``...`` statement leaves no trace in the
+    compiled code.  An Ellipsis used as an index (``x[..., 0]``) is not a blank.
     """
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return False
+    except (OSError, TypeError, SyntaxError):  # no source: a body that does nothing
+        code = getattr(fn, "__code__", None)
+        return code is not None and code.co_code == _empty.__code__.co_code
+    indexes = {
+        id(node)
+        for sub in ast.walk(tree)
+        if isinstance(sub, ast.Subscript)
+        for node in ast.walk(sub.slice)
+    }
     return any(
-        isinstance(node, ast.Constant) and node.value is Ellipsis for node in ast.walk(tree)
+        isinstance(node, ast.Constant) and node.value is Ellipsis and id(node) not in indexes
+        for node in ast.walk(tree)
     )
+
+
+def blank_function(exercise: str, fn: Any) -> Result | None:
+    """:func:`not_callable`, plus "not done yet" for a function with a blank left in it."""
+    bad = not_callable(exercise, fn)
+    if bad is None and has_placeholder(fn):
+        return not_done(exercise)
+    return bad
 
 
 def returned_blank(exercise: str, value: Any) -> Result | None:

@@ -5,6 +5,7 @@ Each lesson's checkers have their own file: test_checkers_01_05.py, ..._06_09.py
 from __future__ import annotations
 
 import nbformat
+import numpy as np
 import pytest
 
 import naivegraph as ng
@@ -30,11 +31,14 @@ def test_reveal_of_an_unknown_exercise_lists_the_known_ones():
 
 
 def test_hints_grow_stronger_with_each_wrong_try_and_then_point_to_reveal():
-    first = checking.not_yet("00-1", ["gentle.", "strong."], gave="3")
-    second = checking.not_yet("00-1", ["gentle.", "strong."], gave="3")
-    assert first.message == "✗ not yet [00-1]: you gave 3; hint: gentle."
-    assert second.message.startswith("✗ not yet [00-1]: you gave 3; hint: strong.")
-    assert 'ex.reveal("00-1") shows the answer' in second.message
+    first = checking.not_yet("00-1", ["the mistake.", "stronger."], gave="3")
+    second = checking.not_yet("00-1", ["the mistake.", "stronger."], gave="3")
+    assert first.message == "✗ not yet [00-1]: you gave 3; hint: the mistake."
+    # the retry still names the mistake it made, then adds the stronger hint
+    assert second.message == (
+        "✗ not yet [00-1]: you gave 3; hint: the mistake. Stronger. "
+        'Still stuck? ex.reveal("00-1") shows the answer.'
+    )
 
 
 def test_solved_follows_the_latest_check():
@@ -57,6 +61,17 @@ def test_a_function_left_with_a_placeholder_is_recognised():
 
     assert checking.has_placeholder(unfinished)
     assert not checking.has_placeholder(lambda x: x[0])
+    assert not checking.has_placeholder(lambda x: x[..., 0])  # an index, not a blank
+
+
+def test_a_crash_is_reported_at_the_learners_line_not_inside_numpy():
+    def learner(x):
+        return np.broadcast_to(x, (3, 2))
+
+    ok, result = checking.call_answer("00-3", learner, np.ones(4))
+    assert not ok and "your code raised ValueError at line" in result.message
+    line = learner.__code__.co_firstlineno + 1
+    assert f"at line {line} of your code" in result.message
 
 
 def test_function_left_with_an_empty_body_is_not_done_yet():

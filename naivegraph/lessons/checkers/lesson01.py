@@ -7,46 +7,17 @@ never the expected number: that one only ``ex.reveal(...)`` shows.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
-from ..checking import Result, as_array, checker, correct, is_blank, not_done, show
-from ..checking import close as _close
-from ..checking import not_yet as _not_yet
-
-
-def not_yet(exercise: str, hints: str | Sequence[str], gave: str | None = None) -> Result:
-    """:func:`checking.not_yet` with hints that build up: a retry still gets the hint for
-    the mistake it made, followed by the next, stronger one (a learner who fixes one
-    mistake and makes another should hear about the new one first).
-    """
-    if isinstance(hints, str):
-        return _not_yet(exercise, hints, gave)
-    sentences = [h[:1].upper() + h[1:] for h in hints]
-    built = [" ".join([hints[0], *sentences[1 : k + 1]]) for k in range(len(sentences))]
-    return _not_yet(exercise, built, gave)
-
-
-def close(got: Any, expected: Any, **kwargs: Any) -> bool:
-    """:func:`checking.close`, except that an empty answer is never close to anything
-    (numpy's ``allclose([], 40)`` is True: ``[]`` would pass for any number).
-
-    >>> close([], 40.0), close([40.0], 40.0)
-    (False, True)
-    """
-    try:
-        if as_array(got).size == 0:
-            return False
-    except Exception:  # not a number at all: not close
-        return False
-    return _close(got, expected, **kwargs)
-
-
-def hint_for(got: Any, mistakes: list[tuple[tuple, str]], otherwise: str) -> str:
-    """:func:`checking.hint_for` with the :func:`close` above."""
-    for values, hint in mistakes:
-        if any(close(got, v) for v in values):
-            return hint
-    return otherwise
+from ..checking import (
+    Result,
+    checker,
+    close,
+    correct,
+    hint_for,
+    is_blank,
+    not_done,
+    not_yet,
+    show,
+)
 
 FORWARD_ANSWER = """l1 = 2, l2 = 5, l3 = 8, l4 = 40, loss = 40 (one element each).
 input is all ones, so l1 = 1 * w1 = 2; l2 = l1 + w2 = 2 + 3; l3 = l1 * w3 = 2 * 4;

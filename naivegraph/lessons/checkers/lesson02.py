@@ -16,8 +16,8 @@ from ..checking import (
     is_blank,
     not_callable,
     not_done,
+    not_yet,
 )
-from .lesson01 import not_yet
 
 FLAGS = ("a", "b", "c", "d")
 

@@ -12,14 +12,16 @@ from ..checking import (
     as_array,
     call_answer,
     checker,
+    close,
     correct,
     failed,
+    hint_for,
     is_blank,
     not_callable,
     not_done,
+    not_yet,
     show,
 )
-from .lesson01 import close, hint_for, not_yet
 
 HOOK_ANSWER = """def double(grad):
     return grad * 2

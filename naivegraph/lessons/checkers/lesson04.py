@@ -9,15 +9,16 @@ from ..checking import (
     as_bools,
     call_answer,
     checker,
+    close,
     correct,
     failed,
     is_blank,
     not_callable,
     not_done,
+    not_yet,
     returned_blank,
     show,
 )
-from .lesson01 import close, not_yet
 from .lesson02 import flags_problem
 
 VERSIONS_ANSWER = """versions = [0, 1, 2, 2, 3].

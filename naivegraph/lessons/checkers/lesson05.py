@@ -11,15 +11,16 @@ from ..checking import (
     as_bools,
     call_answer,
     checker,
+    close,
     correct,
     failed,
     is_blank,
     not_callable,
     not_done,
+    not_yet,
     returned_blank,
     show,
 )
-from .lesson01 import close, not_yet
 from .lesson02 import flags_problem
 
 FLOW_ANSWER = """a_rg = False, b_rg = True, c_rg = False.

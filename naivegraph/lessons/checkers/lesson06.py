@@ -1,23 +1,12 @@
-"""Checkers of lesson 06: static graphs.
-
-:func:`call_learner` (used by the checkers of lessons 6-9) calls the learner's function
-like :func:`~naivegraph.lessons.checking.call_answer`, but reports a crash at the
-learner's own line only: frames of numpy, the standard library or any installed
-package are skipped too, not only naivegraph's.
-"""
+"""Checkers of lesson 06: static graphs."""
 
 from __future__ import annotations
-
-import inspect
-import sysconfig
-import traceback
-from pathlib import Path
-from typing import Any, Callable
 
 import numpy as np
 
 from ..checking import (
     Result,
+    answer,
     as_array,
     checker,
     close,
@@ -28,69 +17,8 @@ from ..checking import (
     not_callable,
     not_done,
     not_yet,
-    returned_blank,
     show,
 )
-
-_LIBRARY_DIRS = tuple(
-    str(Path(p).resolve())
-    for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-) + (str(Path(__file__).resolve().parents[2]),)  # naivegraph itself
-
-
-def _is_library(filename: str) -> bool:
-    return str(Path(filename).resolve()).startswith(_LIBRARY_DIRS)
-
-
-def crash_message(exc: BaseException) -> str:
-    """What the learner's code raised, at the learner's last line outside any library."""
-    frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip the checker's own frame
-    yours = [f for f in frames if not _is_library(f.filename)]
-    where = f" at line {yours[-1].lineno} of your code" if yours else ""
-    first = str(exc).splitlines()[0] if str(exc) else ""
-    return (
-        f"your code raised {type(exc).__name__}{where}: {first.rstrip('.')}; "
-        "read the error, fix the cell and run it again."
-    )
-
-
-def call_learner(exercise: str, fn: Callable, *args: Any) -> tuple[Result | None, Any]:
-    """``(None, value)``, or ``(result, None)`` when ``fn`` raised or returned nothing.
-
-    A crash is reported at the learner's last line (never a line of numpy or of
-    naivegraph), with the library's whole first line of error.
-    """
-    try:
-        value = fn(*args)
-    except Exception as exc:  # any error is reported to the learner
-        return failed(exercise, crash_message(exc)), None
-    blank = returned_blank(exercise, value)
-    return (blank, None) if blank is not None else (None, value)
-
-
-def _empty() -> None: ...
-
-
-def left_blank(fn: Callable) -> bool:
-    """True when a function still has a ``...`` line (a blank of its exercise cell).
-
-    Functions that work by side effect return None whether done or not, so their
-    source (or, without one, a body that does nothing) tells.
-    """
-    try:
-        lines = inspect.getsource(fn).splitlines()
-    except (OSError, TypeError):
-        code = getattr(fn, "__code__", None)
-        return code is not None and code.co_code == _empty.__code__.co_code
-    return any(line.strip() == "..." for line in lines[1:])
-
-
-def blank_function(exercise: str, fn: Any) -> Result | None:
-    """``not_callable``, plus "not done yet" for a function with a blank left in it."""
-    bad = not_callable(exercise, fn)
-    if bad is None and left_blank(fn):
-        return not_done(exercise)
-    return bad
 
 
 # ----------------------------------------------------------------------------- 06-1
@@ -170,7 +98,7 @@ def check_compiled_step(f) -> Result:
         return bad
     outs = {}
     for scale in (1.0, 2.0):
-        stop, out = call_learner(ex, f, scale * np.ones((2, 2)))
+        stop, out = answer(ex, f, scale * np.ones((2, 2)))
         if stop is not None:
             return stop
         try:

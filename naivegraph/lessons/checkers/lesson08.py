@@ -16,18 +16,20 @@ import numpy as np
 
 from ..checking import (
     Result,
+    answer,
     as_array,
+    blank_function,
     call_answer,
     checker,
     close,
     correct,
+    crash_message,
     failed,
     is_blank,
     not_done,
     not_yet,
     show,
 )
-from .lesson06 import blank_function, call_learner, crash_message
 
 _VALUE = {
     "add": lambda a, b: a + b,
@@ -290,7 +292,7 @@ def check_run_backward(run_backward) -> Result:
     x, y = _Node(0.5, True), _Node(2.0, True)
     c = _d("mul", x, y)
     f = _d("add", _d("mul", c, _d("sin", c)), c)
-    stop, order = call_learner(ex, run_backward, f)
+    stop, order = answer(ex, run_backward, f)
     if stop is not None:
         return stop
     df_dc = math.sin(1.0) + math.cos(1.0) + 1.0
@@ -315,7 +317,7 @@ def check_run_backward(run_backward) -> Result:
                             "with root): Node.backward frees exactly those nodes."],
                        gave=show(order))
     # leaves accumulate across backward calls
-    stop, _ = call_learner(ex, run_backward, _d("mul", x, 2.0))
+    stop, _ = answer(ex, run_backward, _d("mul", x, 2.0))
     if stop is not None:
         return stop
     if not close(x.grad, want[0] + 2.0, atol=1e-9):
@@ -418,7 +420,7 @@ def check_jacobian(jacobian) -> Result:
     for name, (x0, y0) in (("lesson", (1.0, 2.0)), ("lesson", (0.5, -1.0)),
                            ("other", (0.3, 1.7))):
         want = _rows(name, x0, y0)
-        stop, J = call_learner(ex, jacobian, _functions()[name], x0, y0)
+        stop, J = answer(ex, jacobian, _functions()[name], x0, y0)
         if stop is not None:
             return stop
         try:
@@ -492,7 +494,7 @@ def check_gradient_descent(gradient_descent) -> Result:
         return (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
 
     start, lr, steps = (0.5, 1.0), 0.05, 60
-    stop, point = call_learner(ex, gradient_descent, f, start[0], start[1], lr, steps)
+    stop, point = answer(ex, gradient_descent, f, start[0], start[1], lr, steps)
     if stop is not None:
         return stop
     try:

@@ -8,13 +8,14 @@ import naivegraph as ng
 
 from ..checking import (
     Result,
+    answer,
+    blank_function,
     checker,
     close,
     correct,
     not_yet,
     show,
 )
-from .lesson06 import blank_function, call_learner
 
 
 def _is_number(value) -> bool:
@@ -37,7 +38,7 @@ def check_accuracy_fn(accuracy) -> Result:
         return bad
     logits = np.array([[2.0, 1.0], [0.1, 0.3], [5.0, -1.0], [0.0, 0.2], [1.0, 3.0]])
     labels = np.array([0, 1, 1, 0, 1])
-    stop, got = call_learner(ex, accuracy, logits, labels)
+    stop, got = answer(ex, accuracy, logits, labels)
     if stop is not None:
         return stop
     if not close(got, 0.6):
@@ -53,7 +54,7 @@ def check_accuracy_fn(accuracy) -> Result:
     if not _is_number(got):
         return not_yet(ex, ["the value is right, but give it as a Python float, not a "
                             f"{type(got).__name__}."], gave=f"a {type(got).__name__}")
-    stop, got2 = call_learner(ex, accuracy, ng.tensor(logits), ng.tensor(labels))
+    stop, got2 = answer(ex, accuracy, ng.tensor(logits), ng.tensor(labels))
     if stop is not None:
         return stop
     if not close(got2, 0.6):
@@ -94,7 +95,7 @@ def check_train_step(train_step) -> Result:
         first_loss = ng.nn.functional.cross_entropy(model(X), y).item()
     losses = []
     for _ in range(15):
-        stop, loss = call_learner(ex, train_step, model, opt, X, y)
+        stop, loss = answer(ex, train_step, model, opt, X, y)
         if stop is not None:
             return stop
         if not _is_number(loss):
@@ -117,7 +118,7 @@ def check_train_step(train_step) -> Result:
     # one more step: with zero_grad, p.grad then holds that step's gradient only
     params = list(model.parameters())
     want = ng.autograd.grad(ng.nn.functional.cross_entropy(model(X), y), params[:1])[0]
-    stop, _ = call_learner(ex, train_step, model, opt, X, y)
+    stop, _ = answer(ex, train_step, model, opt, X, y)
     if stop is not None:
         return stop
     if params[0].grad is None or not close(params[0].grad, want, atol=1e-8):
