@@ -10,6 +10,12 @@ import naivegraph as ng
 
 torch = pytest.importorskip("torch")
 
+# torch's forward-mode jacobian (vectorize=True) scripts a helper with torch.jit, which
+# torch itself deprecates: the oracle's own warning, not naivegraph's.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
+)
+
 
 def structure(value):
     """A result in comparable form: tuples kept, tensors as shape, values, history."""
