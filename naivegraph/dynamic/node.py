@@ -198,6 +198,15 @@ class Node:
     def release(self) -> None:
         self._released = True
 
+    def input_edge(self, i: int) -> tuple:
+        """The edge of input ``i``; subclasses that leave out inputs no gradient can
+        reach map positions to edges."""
+        return self.next_functions[i]
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self.next_functions)
+
     def apply(self, grad_outputs: list, create_graph: bool) -> list:  # pragma: no cover
         raise NotImplementedError
 
@@ -275,11 +284,12 @@ class OpNode(Node):
         constants = self._constants or {}
         tensors = {position for position, _, _ in self.sources}
         return tuple(
-            constants.get(
-                i, None if edge[0] is not None or i in tensors or isinstance(s, Meta) else s
-            )
-            for i, (edge, s) in enumerate(zip(self.next_functions, self.saved))
+            constants.get(i, None if self._drawn_by_edge(i, s, tensors) else s)
+            for i, s in enumerate(self.saved)
         )
+
+    def _drawn_by_edge(self, i: int, saved, tensors: set) -> bool:
+        return self.input_edge(i)[0] is not None or i in tensors or isinstance(saved, Meta)
 
     @property
     def saved_tensors_meta(self) -> list[tuple[str, tuple]]:
@@ -322,7 +332,25 @@ class OpNode(Node):
                 inputs, out = self._saved_as_tensors()
             else:
                 inputs = self._current_inputs()
-        return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs)
+        return self.grads_per_edge(
+            self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs)
+        )
+
+    def grads_per_edge(self, grads: list) -> list:
+        """The rule's gradients (one per input) for ``next_functions`` (one per edge)."""
+        positions = self.op.edge_inputs
+        return grads if positions is None else [grads[i] for i in positions]
+
+    def input_edge(self, i: int) -> tuple:
+        """The edge of input ``i``: ``(None, 0)`` for an input no gradient can reach."""
+        positions = self.op.edge_inputs
+        if positions is None:
+            return self.next_functions[i]
+        return self.next_functions[positions.index(i)] if i in positions else (None, 0)
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self.saved)
 
     def _check_versions(self) -> None:
         for position, owner, version in self.sources:

@@ -235,7 +235,9 @@ def _apply_unpacked(self: nodes.OpNode, grad_outputs: list, create_graph: bool) 
             out = value
         else:
             inputs[position] = value
-    return self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs)
+    return self.grads_per_edge(
+        self.op.pullback(grad_outputs[0], inputs, out, self.attrs, self.needs)
+    )
 
 
 def _release_packed(self: nodes.OpNode) -> None:

@@ -210,6 +210,8 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
         else:
             saved.append(a)
         edges.append(_NO_EDGE)
+    if op.edge_inputs is not None:  # inputs no gradient can reach get no edge, as in torch
+        edges = [edges[i] for i in op.edge_inputs]
     out = result._data
     if "out" in saves:
         saved_out = out
@@ -495,6 +497,14 @@ class Tensor(OpMethods):
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
+
+    def matmul(self, other):
+        # torch runs a vector times a matrix as unsqueeze(0), mm, squeeze_(0), and its
+        # graph shows those three nodes: record the same (the squeeze is named as torch's
+        # in-place one; here the result is fresh, so out of place is the same thing)
+        if self._data.ndim == 1 and isinstance(other, Tensor) and other._data.ndim == 2:
+            return self.unsqueeze(0).mm(other)._op("squeeze", dim=0, inplace=True)
+        return super().matmul(other)
 
     # -- conversion -----------------------------------------------------------------
     def item(self) -> float | int | bool:

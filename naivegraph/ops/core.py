@@ -79,6 +79,17 @@ class OpDef:
         partials = self.partials or ()
         return tuple(inputs_read(p, len(partials)) for p in partials)
 
+    @functools.cached_property
+    def edge_inputs(self) -> tuple[int, ...] | None:
+        """The input positions a gradient can ever reach, or None when it is all of them.
+
+        An input with no partial (``where``'s condition, ``nll_loss``'s targets) gets no
+        edge in a recorded node's ``next_functions``, as in PyTorch.
+        """
+        if self.partials is None or all(p is not None for p in self.partials):
+            return None
+        return tuple(i for i, p in enumerate(self.partials) if p is not None)
+
     def grad_fn_name(self, attrs: dict, shapes: Sequence[tuple]) -> str:
         """PyTorch's name for this op's backward node (some depend on attrs/shapes)."""
         name = self.backward_name

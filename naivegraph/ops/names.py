@@ -47,6 +47,8 @@ def _extreme(base: str) -> Rule:
 
 def _squeeze(attrs: dict, shapes: Sequence[tuple]) -> str:
     dim = attrs.get("dim")
+    if attrs.get("inplace"):
+        return "SqueezeBackward4"  # squeeze_(dim)
     if dim is None:
         return "SqueezeBackward0"
     return "SqueezeBackward1" if isinstance(dim, (int, np.integer)) else "SqueezeBackward2"

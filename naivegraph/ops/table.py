@@ -744,8 +744,9 @@ defop(
 )
 
 
-def _squeeze(x, dim=None):
+def _squeeze(x, dim=None, inplace=False):
     # As in torch, squeezing a dimension whose size is not 1 leaves it (a no-op view).
+    # ``inplace`` only names the node as torch's squeeze_ (dynamic matmul records one).
     x = np.asarray(x)
     if dim is None:
         return np.squeeze(x)
@@ -757,7 +758,7 @@ def _squeeze(x, dim=None):
 defop(
     "squeeze",
     _squeeze,
-    [lambda g, x, out, dim=None: _reshape_to(g, x)],
+    [lambda g, x, out, dim=None, inplace=False: _reshape_to(g, x)],
 )
 defop(
     "unsqueeze",

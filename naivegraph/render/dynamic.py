@@ -315,7 +315,7 @@ def _input_of(fn: Any, i: int, metas: Sequence | None) -> tuple[Any, Tensor | No
     still points at the right node after in-place ops rewrote a tensor's ``grad_fn``.
     ``extra`` is the output ``Meta`` for a dead intermediate, or the constant value.
     """
-    child, nr = fn.next_functions[i]
+    child, nr = fn.input_edge(i)
     meta = metas[i] if metas is not None else None
     if isinstance(child, AccumulateGrad):
         return ("tensor", id(child.variable)), child.variable, None, None
@@ -345,11 +345,11 @@ class _ShapeOnly:
 
 
 def _operand(fn: Any, i: int) -> int | None:
-    return operand_position(getattr(fn, "op", None), i, len(fn.next_functions))
+    return operand_position(getattr(fn, "op", None), i, fn.n_inputs)
 
 
 def _inputs(fn: Any) -> range:
-    return range(len(fn.next_functions))
+    return range(fn.n_inputs)
 
 
 def forward_sketch(
@@ -441,7 +441,8 @@ def backward_sketch(
                     ),
                 )
                 sketch.edge(saved, index, "saved")
-        for i, (child, _) in enumerate(fn.next_functions):
+        for i in _inputs(fn):
+            child = fn.input_edge(i)[0]
             if child is not None:
                 sketch.edge(index, node_index(child), "grad", _operand(fn, i))
 
