@@ -112,6 +112,31 @@ CELLS = [
     plots.static_vs_dynamic(times, memory)
     """),
     md("""
+    Times change from run to run; what each step *builds* does not. Every dynamic step
+    records a fresh graph (the walk below is lesson 2's walk down `next_functions`);
+    a static step builds nothing, its graph was made once before the first step.
+    The figure in the README is this one, drawn by `naivegraph figures`.
+    """),
+    code("""
+    def nodes_in_graph(loss):
+        seen, stack = set(), [loss.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is not None and id(node) not in seen:
+                seen.add(id(node))
+                stack.extend(child for child, _ in node.next_functions)
+        return len(seen)
+
+    W1, b1, W2, b2 = params
+    Xb, yb = X[batches[0]], y[batches[0]]
+    loss = ng.nn.functional.cross_entropy(ng.tanh(ng.tensor(Xb) @ W1 + b1) @ W2 + b2,
+                                          ng.tensor(yb))
+    built = {"dynamic": [nodes_in_graph(loss)], "static": [0]}
+    print("grad_fn nodes built by one step:", built)
+    plots.static_vs_dynamic(built, memory, time_scale=1, time_label="graph nodes built per step",
+                            time_title="graph building")
+    """),
+    md("""
     A static step is cheaper, but the graph had to be built, optimised and planned
     first, and that is paid once. Compiling pays off after the number of runs at
     which the saving per step has repaid the setup:

@@ -19,8 +19,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .datasets import two_moons
-from .training import descent, iteration_costs, train_both_modes
+from .datasets import spirals, two_moons
+from .training import descent, iteration_costs, train_capstone
 
 if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
     import matplotlib
@@ -314,17 +314,19 @@ def make_all_figures(outdir) -> list[Path]:
     jacobian_heatmap(J, ["x·y", "x + sin y", "eˣ·y"], ["x", "y"],
                      title="Jacobian at (x, y) = (1, 2)", path=written[-1])
 
-    X, labels = two_moons(200, seed=0)
-    losses, predict, times = train_both_modes(X, labels, steps=300)
+    X, labels = spirals(200, turns=1.0, noise=0.1, seed=0)  # lesson 9's data and model
+    losses, predict = train_capstone(X, labels)
     written.append(outdir / "capstone_loss_curves.png")
-    loss_curves(losses, title="Two moons: the same MLP trained in both modes", path=written[-1])
+    loss_curves(losses, title="Two spirals: the same Adam steps in both modes", log=True,
+                path=written[-1])
     written.append(outdir / "capstone_decision_boundary.png")
-    decision_boundary(predict, X, labels, title="Two moons, static-mode MLP", path=written[-1])
+    decision_boundary(predict, X, labels, title="Two spirals, static mode", path=written[-1])
     # Wall-clock times vary from run to run (lesson 7 measures them live); this file
-    # shows what does not: graph nodes built per iteration and peak memory.
+    # shows what does not: graph nodes built per step and peak memory (lesson 7 too).
+    X, labels = two_moons(200, seed=0)
     nodes, memory = iteration_costs(X, labels)
     written.append(outdir / "static_vs_dynamic.png")
     static_vs_dynamic(nodes, memory, path=written[-1], time_scale=1,
-                      time_label="graph nodes built per iteration", time_title="graph building",
-                      title="Static vs dynamic: one training iteration of the two-moons MLP")
+                      time_label="graph nodes built per step", time_title="graph building",
+                      title="Static vs dynamic: one training step of lesson 7's MLP")
     return written

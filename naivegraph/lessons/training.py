@@ -1,8 +1,9 @@
 """The small models the lessons' figures train, in both modes, and what they cost.
 
-``train_both_modes`` trains one MLP in dynamic mode and in static mode (its SGD step
-built into the graph) on the same data; ``iteration_costs`` counts the graph nodes and
-peak memory of one iteration of each; ``descent`` follows a gradient by hand.
+``train_capstone`` trains lesson 9's classifier in dynamic mode and in static mode (its
+Adam step built into the graph); ``iteration_costs`` counts the graph nodes and peak
+memory of one training step of lesson 7's MLP in each mode; ``descent`` follows a
+gradient by hand.
 """
 
 from __future__ import annotations
@@ -52,87 +53,83 @@ def descent(f_grad: Callable, start, lr: float, steps: int) -> np.ndarray:
     return np.array(pts)
 
 
-def train_both_modes(X, y, steps: int = 300, lr: float = 0.5, hidden: int = 16, seed: int = 0):
-    """Train the same MLP in dynamic and static mode; return losses, predict fn, timings."""
-    def init():
-        rng = np.random.default_rng(seed)
-        return [rng.normal(scale=1 / np.sqrt(2), size=(2, hidden)), np.zeros(hidden),
-                rng.normal(scale=1 / np.sqrt(hidden), size=(hidden, 2)), np.zeros(2)]
+def train_capstone(X, y, epochs: int = 300):
+    """Lesson 9's classifier, trained as lesson 9 trains it, in both modes.
 
-    # dynamic
-    params = [ng.tensor(p, requires_grad=True) for p in init()]
+    Dynamic mode: ``Linear(2, 32)``, ``Tanh``, ``Linear(32, 2)`` after
+    ``ng.manual_seed(0)``, cross-entropy, ``ng.optim.Adam(lr=0.05)`` on the whole set.
+    Static mode: the same network written out as a graph with the same initial weights
+    and a ``None`` batch, its Adam step built into the graph.  Returns the two loss
+    curves and the static graph's class prediction for any batch of points.
+    """
+    ng.manual_seed(0)
+    model = ng.nn.Sequential(ng.nn.Linear(2, 32), ng.nn.Tanh(), ng.nn.Linear(32, 2))
+    init = [p.detach().numpy().copy() for p in model.parameters()]
+    optimizer = ng.optim.Adam(model.parameters(), lr=0.05)
     Xt, yt = ng.tensor(X), ng.tensor(y)
-    dyn_losses, dyn_times = [], []
-    for _ in range(steps):
-        t0 = time.perf_counter()
+    dynamic = []
+    for _ in range(epochs):
+        optimizer.zero_grad()
+        loss = ng.nn.functional.cross_entropy(model(Xt), yt)
+        loss.backward()
+        optimizer.step()
+        dynamic.append(loss.item())
+
+    with ns.Graph() as g:
+        xs = ns.placeholder("X", shape=(None, 2))
+        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+        W1, b1, W2, b2 = (ns.Variable(v, name=n) for v, n in zip(init, ("W1", "b1", "W2", "b2")))
+        logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+        loss_node = ns.cross_entropy(logits, ys)
+        train = ns.optim.Adam([W1, b1, W2, b2], lr=0.05).minimize(loss_node)
+    step = g.compile([xs, ys], [loss_node, train])
+    classify = g.compile([xs], [logits])
+    static = [float(step(X, y)[0]) for _ in range(epochs)]
+
+    def predict(points):
+        return classify(np.asarray(points, dtype=float))[0].argmax(axis=1)
+
+    return {"dynamic": dynamic, "static": static}, predict
+
+
+def iteration_costs(X, y, batch: int = 32, lr: float = 0.5):
+    """Lesson 7's MLP: graph nodes built, and peak bytes allocated (tracemalloc), in one
+    training step of each mode on a batch of ``batch`` points.
+
+    The weights and the batch are drawn as lesson 7 draws them; the static step is the
+    lesson's graph, gradients and SGD updates inside it.
+    """
+    rng = np.random.default_rng(0)
+    init = [rng.normal(scale=0.7, size=(2, 16)), np.zeros(16),
+            rng.normal(scale=0.25, size=(16, 2)), np.zeros(2)]
+    rows = rng.choice(len(X), size=batch, replace=False)
+    Xb, yb = X[rows], y[rows]
+    params = [ng.tensor(p.copy(), requires_grad=True) for p in init]
+
+    def dynamic_step():
         W1, b1, W2, b2 = params
-        loss = ng.nn.functional.cross_entropy(ng.tanh(Xt @ W1 + b1) @ W2 + b2, yt)
+        logits = ng.tanh(ng.tensor(Xb) @ W1 + b1) @ W2 + b2
+        loss = ng.nn.functional.cross_entropy(logits, ng.tensor(yb))
+        built = nodes_built(loss)
         for p in params:
             p.grad = None
         loss.backward()
         with ng.no_grad():
             for p in params:
                 p -= lr * p.grad
-        dyn_times.append(time.perf_counter() - t0)
-        dyn_losses.append(loss.item())
+        return built
 
-    # static
     with ns.Graph() as g:
-        xs = ns.placeholder("X", shape=(None, X.shape[1]))  # any batch size
+        xs = ns.placeholder("X", shape=(None, 2))
         ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
-        Ws = [ns.Variable(p, name=n) for p, n in zip(init(), ("W1", "b1", "W2", "b2"))]
-        logits = ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3]
-        sloss = ns.cross_entropy(logits, ys)
-        train_step = ns.optim.SGD(Ws, lr=lr).minimize(sloss)  # gradients + updates in the graph
-    step = g.compile([xs, ys], [sloss, train_step])
-    st_losses, st_times = [], []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        loss_value, _ = step(X, y)
-        st_times.append(time.perf_counter() - t0)
-        st_losses.append(float(loss_value))
-
-    def predict(points):
-        W1, b1, W2, b2 = (W.value for W in Ws)
-        return (np.tanh(np.asarray(points, dtype=float) @ W1 + b1) @ W2 + b2).argmax(axis=1)
-
-    return {"dynamic": dyn_losses, "static": st_losses}, predict, \
-        {"dynamic": dyn_times, "static": st_times}
-
-
-def iteration_costs(X, y, hidden: int = 16):
-    """Graph nodes built, and peak bytes allocated (tracemalloc), in one training iteration."""
-    rng = np.random.default_rng(0)
-    init = [rng.normal(size=(2, hidden)), np.zeros(hidden), rng.normal(size=(hidden, 2)),
-            np.zeros(2)]
-    params = [ng.tensor(p, requires_grad=True) for p in init]
-    Xt, yt = ng.tensor(X), ng.tensor(y)
-
-    def dynamic_step():
-        W1, b1, W2, b2 = params
-        loss = ng.nn.functional.cross_entropy(ng.tanh(Xt @ W1 + b1) @ W2 + b2, yt)
-        count, seen, stack = 0, set(), [loss.grad_fn]
-        while stack:
-            node = stack.pop()
-            if node is None or id(node) in seen:
-                continue
-            seen.add(id(node))
-            count += 1
-            stack.extend(fn for fn, _ in node.next_functions)
-        loss.backward()
-        return count
-
-    with ns.Graph() as g:
-        xs = ns.placeholder("X", shape=X.shape)
-        ys = ns.placeholder("y", shape=y.shape, dtype=np.int64)
-        Ws = [ns.Variable(p, name=n) for p, n in zip(init, ("W1", "b1", "W2", "b2"))]
-        loss = ns.cross_entropy(ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3], ys)
-        grads = ns.gradients(loss, Ws)
-    step = g.compile([xs, ys], [loss, *grads])
+        Ws = [ns.Variable(p.copy(), name=n) for p, n in zip(init, ("W1", "b1", "W2", "b2"))]
+        loss_node = ns.cross_entropy(ns.tanh(xs @ Ws[0] + Ws[1]) @ Ws[2] + Ws[3], ys)
+        train_step = ns.optim.SGD(Ws, lr=lr).minimize(loss_node)
+    compiled = g.compile([xs, ys], [loss_node, train_step])
 
     def static_step():
-        step(X, y)
-        return 0
+        compiled(Xb, yb)
+        return 0  # the graph was built once, before the first step
 
     nodes, memory = {}, {}
     for name, fn in (("dynamic", dynamic_step), ("static", static_step)):
@@ -142,3 +139,14 @@ def iteration_costs(X, y, hidden: int = 16):
         memory[name] = round(tracemalloc.get_traced_memory()[1] / 1024) * 1024
         tracemalloc.stop()
     return nodes, memory
+
+
+def nodes_built(loss) -> int:
+    """How many grad_fn nodes (``AccumulateGrad`` included) the graph of ``loss`` holds."""
+    seen, stack = set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is not None and id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(child for child, _ in node.next_functions)
+    return len(seen)
