@@ -198,14 +198,10 @@ class Node:
     def release(self) -> None:
         self._released = True
 
-    def input_edge(self, i: int) -> tuple:
-        """The edge of input ``i``; subclasses that leave out inputs no gradient can
-        reach map positions to edges."""
-        return self.next_functions[i]
-
     @property
-    def n_inputs(self) -> int:
-        return len(self.next_functions)
+    def input_edges(self) -> tuple:
+        """One edge per input of the op (``next_functions`` may leave some out)."""
+        return self.next_functions
 
     def apply(self, grad_outputs: list, create_graph: bool) -> list:  # pragma: no cover
         raise NotImplementedError
@@ -284,12 +280,11 @@ class OpNode(Node):
         constants = self._constants or {}
         tensors = {position for position, _, _ in self.sources}
         return tuple(
-            constants.get(i, None if self._drawn_by_edge(i, s, tensors) else s)
-            for i, s in enumerate(self.saved)
+            constants.get(
+                i, None if edge[0] is not None or i in tensors or isinstance(s, Meta) else s
+            )
+            for i, (edge, s) in enumerate(zip(self.input_edges, self.saved))
         )
-
-    def _drawn_by_edge(self, i: int, saved, tensors: set) -> bool:
-        return self.input_edge(i)[0] is not None or i in tensors or isinstance(saved, Meta)
 
     @property
     def saved_tensors_meta(self) -> list[tuple[str, tuple]]:
@@ -341,16 +336,14 @@ class OpNode(Node):
         positions = self.op.edge_inputs
         return grads if positions is None else [grads[i] for i in positions]
 
-    def input_edge(self, i: int) -> tuple:
-        """The edge of input ``i``: ``(None, 0)`` for an input no gradient can reach."""
+    @property
+    def input_edges(self) -> tuple:
+        """One edge per input, ``(None, 0)`` for an input no gradient can reach."""
         positions = self.op.edge_inputs
         if positions is None:
-            return self.next_functions[i]
-        return self.next_functions[positions.index(i)] if i in positions else (None, 0)
-
-    @property
-    def n_inputs(self) -> int:
-        return len(self.saved)
+            return self.next_functions
+        edges = dict(zip(positions, self.next_functions))
+        return tuple(edges.get(i, (None, 0)) for i in range(len(self.saved)))
 
     def _check_versions(self) -> None:
         for position, owner, version in self.sources:

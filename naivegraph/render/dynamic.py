@@ -315,7 +315,7 @@ def _input_of(fn: Any, i: int, metas: Sequence | None) -> tuple[Any, Tensor | No
     still points at the right node after in-place ops rewrote a tensor's ``grad_fn``.
     ``extra`` is the output ``Meta`` for a dead intermediate, or the constant value.
     """
-    child, nr = fn.input_edge(i)
+    child, nr = fn.input_edges[i]
     meta = metas[i] if metas is not None else None
     if isinstance(child, AccumulateGrad):
         return ("tensor", id(child.variable)), child.variable, None, None
@@ -345,11 +345,11 @@ class _ShapeOnly:
 
 
 def _operand(fn: Any, i: int) -> int | None:
-    return operand_position(getattr(fn, "op", None), i, fn.n_inputs)
+    return operand_position(getattr(fn, "op", None), i, len(fn.input_edges))
 
 
 def _inputs(fn: Any) -> range:
-    return range(fn.n_inputs)
+    return range(len(fn.input_edges))
 
 
 def forward_sketch(
@@ -441,8 +441,7 @@ def backward_sketch(
                     ),
                 )
                 sketch.edge(saved, index, "saved")
-        for i in _inputs(fn):
-            child = fn.input_edge(i)[0]
+        for i, (child, _) in enumerate(fn.input_edges):
             if child is not None:
                 sketch.edge(index, node_index(child), "grad", _operand(fn, i))
 
