@@ -113,25 +113,19 @@ CELLS = [
     """),
     md("""
     Times change from run to run; what each step *builds* does not. Every dynamic step
-    records a fresh graph (the walk below is lesson 2's walk down `next_functions`);
+    records a fresh graph (`nodes_built` counts it with lesson 2's walk down
+    `next_functions`);
     a static step builds nothing, its graph was made once before the first step.
     The figure in the README is this one, drawn by `naivegraph figures`.
     """),
     code("""
-    def nodes_in_graph(loss):
-        seen, stack = set(), [loss.grad_fn]
-        while stack:
-            node = stack.pop()
-            if node is not None and id(node) not in seen:
-                seen.add(id(node))
-                stack.extend(child for child, _ in node.next_functions)
-        return len(seen)
+    from naivegraph.lessons.training import nodes_built  # lesson 2's walk, counting nodes
 
     W1, b1, W2, b2 = params
     Xb, yb = X[batches[0]], y[batches[0]]
     loss = ng.nn.functional.cross_entropy(ng.tanh(ng.tensor(Xb) @ W1 + b1) @ W2 + b2,
                                           ng.tensor(yb))
-    built = {"dynamic": [nodes_in_graph(loss)], "static": [0]}
+    built = {"dynamic": [nodes_built(loss)], "static": [0]}
     print("grad_fn nodes built by one step:", built)
     plots.static_vs_dynamic(built, memory, time_scale=1, time_label="graph nodes built per step",
                             time_title="graph building")
