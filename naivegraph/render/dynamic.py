@@ -265,7 +265,7 @@ def _saved_source(fn: OpNode, role: str) -> Any:
     if position == "out":
         return None
     if fn.freed:
-        return _input_of(fn, position, fn.inputs_meta)[1]
+        return _input_of(fn, fn.input_edges[position], position, fn.inputs_meta)[1]
     return fn.saved_source(position)
 
 
@@ -308,14 +308,17 @@ def _saved_values_freed(fn: Node) -> bool:
 # ----------------------------------------------------------------------------- forward
 
 
-def _input_of(fn: Any, i: int, metas: Sequence | None) -> tuple[Any, Tensor | None, Any, Any]:
-    """How input ``i`` of op node ``fn`` is drawn: ``(key, tensor, producer, extra)``.
+def _input_of(
+    fn: Any, edge: tuple, i: int, metas: Sequence | None
+) -> tuple[Any, Tensor | None, Any, Any]:
+    """How input ``i`` of op node ``fn``, whose edge is ``edge``, is drawn:
+    ``(key, tensor, producer, extra)``.
 
     The edge in ``next_functions`` is trusted first: it is what backward will use, and it
     still points at the right node after in-place ops rewrote a tensor's ``grad_fn``.
     ``extra`` is the output ``Meta`` for a dead intermediate, or the constant value.
     """
-    child, nr = fn.input_edges[i]
+    child, nr = edge
     meta = metas[i] if metas is not None else None
     if isinstance(child, AccumulateGrad):
         return ("tensor", id(child.variable)), child.variable, None, None
@@ -344,12 +347,8 @@ class _ShapeOnly:
         self.shape = shape
 
 
-def _operand(fn: Any, i: int) -> int | None:
-    return operand_position(getattr(fn, "op", None), i, len(fn.input_edges))
-
-
-def _inputs(fn: Any) -> range:
-    return range(len(fn.input_edges))
+def _operand(fn: Any, i: int, count: int) -> int | None:
+    return operand_position(getattr(fn, "op", None), i, count)
 
 
 def forward_sketch(
@@ -377,8 +376,9 @@ def forward_sketch(
         if not created:
             continue
         metas = fn.inputs_meta if isinstance(fn, OpNode) else None  # computed per access
-        for i in _inputs(fn):
-            key, tensor, producer, extra = _input_of(fn, i, metas)
+        edges = fn.input_edges
+        for i, edge in enumerate(edges):
+            key, tensor, producer, extra = _input_of(fn, edge, i, metas)
             if key[0] == "const" and extra is None:
                 continue  # a custom Function's non-tensor argument: nothing to draw
             if key[0] == "const":
@@ -390,7 +390,7 @@ def forward_sketch(
             in_index, new = sketch.add((prefix,) + key, make)
             if new and producer is not None:
                 queue.append((producer, in_index))
-            sketch.edge(in_index, op_index, "data", _operand(fn, i))
+            sketch.edge(in_index, op_index, "data", _operand(fn, i, len(edges)))
 
 
 # ----------------------------------------------------------------------------- backward
@@ -441,9 +441,10 @@ def backward_sketch(
                     ),
                 )
                 sketch.edge(saved, index, "saved")
-        for i, (child, _) in enumerate(fn.input_edges):
+        edges = fn.input_edges
+        for i, (child, _) in enumerate(edges):
             if child is not None:
-                sketch.edge(index, node_index(child), "grad", _operand(fn, i))
+                sketch.edge(index, node_index(child), "grad", _operand(fn, i, len(edges)))
 
 
 def _grad_fn_item(fn: Any, ctx: _Context, cluster: str | None) -> Item:
