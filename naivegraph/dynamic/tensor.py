@@ -506,6 +506,15 @@ class Tensor(OpMethods):
             return self.unsqueeze(0).mm(other)._op("squeeze", dim=0, inplace=True)
         return super().matmul(other)
 
+    def is_floating_point(self) -> bool:
+        """True for a float16/32/64 tensor.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([1.0]).is_floating_point(), ng.tensor([1]).is_floating_point()
+        (True, False)
+        """
+        return bool(np.issubdtype(self._data.dtype, np.floating))
+
     # -- conversion -----------------------------------------------------------------
     def item(self) -> float | int | bool:
         """The single value of a one-element tensor as a Python number."""
