@@ -19,8 +19,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .datasets import spirals, two_moons
-from .training import descent, iteration_costs, train_capstone
+from .datasets import spirals
+from .training import descent, iteration_costs_in_a_fresh_process, train_capstone
 
 if not os.environ.get("DISPLAY") and not os.environ.get("MPLBACKEND"):
     import matplotlib
@@ -323,8 +323,7 @@ def make_all_figures(outdir) -> list[Path]:
     decision_boundary(predict, X, labels, title="Two spirals, static mode", path=written[-1])
     # Wall-clock times vary from run to run (lesson 7 measures them live); this file
     # shows what does not: graph nodes built per step and peak memory (lesson 7 too).
-    X, labels = two_moons(200, seed=0)
-    nodes, memory = iteration_costs(X, labels)
+    nodes, memory = iteration_costs_in_a_fresh_process()
     written.append(outdir / "static_vs_dynamic.png")
     static_vs_dynamic(nodes, memory, path=written[-1], time_scale=1,
                       time_label="graph nodes built per step", time_title="graph building",

@@ -8,6 +8,10 @@ gradient by hand.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 import tracemalloc
 from typing import Callable
@@ -150,3 +154,23 @@ def nodes_built(loss) -> int:
             seen.add(id(node))
             stack.extend(child for child, _ in node.next_functions)
     return len(seen)
+
+
+def iteration_costs_in_a_fresh_process() -> tuple[dict, dict]:
+    """:func:`iteration_costs` of lesson 7's two moons, measured in a new interpreter.
+
+    Peak memory under tracemalloc depends on what the process ran before (caches filled,
+    dicts grown), so a figure that must come out the same byte for byte measures it
+    where nothing ran before: a fresh Python with the fast layer on, as shipped.
+    """
+    program = (
+        "import json; from naivegraph.lessons.datasets import two_moons; "
+        "from naivegraph.lessons.training import iteration_costs; "
+        "print(json.dumps(iteration_costs(*two_moons(200, seed=0))))"
+    )
+    env = {**os.environ, "NAIVEGRAPH_FAST": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True
+    )
+    nodes, memory = json.loads(out.stdout)
+    return nodes, memory
