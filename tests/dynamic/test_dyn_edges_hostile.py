@@ -351,7 +351,7 @@ def test_anomaly_mode_lets_a_nan_through_where_into_the_branch_that_needs_no_gra
     assert both(run).tolist() == [0.0, 1.0, 0.0]
 
 
-def test_anomaly_mode_names_nll_losss_only_edge():
+def test_anomaly_mode_names_the_only_edge_of_nll_loss():
     def run(lib):
         loss = lib.nn.functional.nll_loss(t(lib, LOGITS, True), lib.tensor(TARGETS))
         loss.backward(t(lib, float("nan")))
@@ -399,7 +399,7 @@ def test_a_raw_saved_condition_with_its_own_hooks_steers_the_gradients():
     both(run)
 
 
-def test_saved_tensor_hooks_that_change_the_targets_move_nll_losss_gradient():
+def test_saved_tensor_hooks_that_change_the_targets_move_the_gradient_of_nll_loss():
     def run(lib):
         x = t(lib, LOGITS, True)
 
