@@ -189,6 +189,12 @@ def _apply_tuple_hook(hook, grads: list, *more: list, create_graph: bool) -> lis
     replaced = hook(tuple(shown), *(tuple(_for_hook(g) for g in m) for m in more))
     if replaced is None:
         replaced = shown
+    elif len(replaced) != len(shown):  # zipped, it would hand gradients to the wrong inputs
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of "
+            f"values (got {len(replaced)}, but expected {len(shown)}): return one gradient "
+            "(or None) per entry of the tuple the hook was given"
+        )
     return [_from_hook(hook, r, s, create_graph) for r, s in zip(replaced, shown)]
 
 

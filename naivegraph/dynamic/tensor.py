@@ -501,9 +501,9 @@ class Tensor(OpMethods):
     def matmul(self, other):
         # torch runs a vector times a matrix as unsqueeze(0), mm, squeeze_(0), and its
         # graph shows those three nodes: record the same (the squeeze is named as torch's
-        # in-place one; here the result is fresh, so out of place is the same thing)
+        # in-place one)
         if self._data.ndim == 1 and isinstance(other, Tensor) and other._data.ndim == 2:
-            return self.unsqueeze(0).mm(other)._op("squeeze", dim=0, inplace=True)
+            return self.unsqueeze(0).mm(other)._op("squeeze", dim=0, inplace=True)._unviewed()
         return super().matmul(other)
 
     def is_floating_point(self) -> bool:
@@ -514,6 +514,15 @@ class Tensor(OpMethods):
         (True, False)
         """
         return bool(np.issubdtype(self._data.dtype, np.floating))
+
+    def _unviewed(self) -> "Tensor":
+        """This view of a product nothing else holds, made the product itself, as after
+        torch's ``squeeze_``: no ``_base`` (an in-place op on it then records its own node,
+        not a rebased view's ``AsStridedBackward0``), and at version 1 (the squeeze_)."""
+        for name in ("_base", "_view_chain", "_version_counter", "_made_in_no_grad"):
+            self.__dict__.pop(name, None)
+        self._counter().value = 1
+        return self
 
     # -- conversion -----------------------------------------------------------------
     def item(self) -> float | int | bool:
