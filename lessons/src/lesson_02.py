@@ -63,7 +63,9 @@ CELLS = [
     `(node, index)` per input. For a leaf that requires grad the node is an
     **AccumulateGrad**, whose only job is to add the incoming gradient into
     `leaf.grad` (that is why gradients accumulate). For an input that needs no
-    gradient the entry is `None`.
+    gradient the entry is `None`. An input that can never receive a gradient, such
+    as the condition of `where` or the class labels of a loss, gets no entry at all
+    (in PyTorch too).
     """),
     code("""
     x = ng.ones(1)
