@@ -266,7 +266,8 @@ class OpNode(Node):
     @property
     def output_meta(self) -> Meta:
         """Shape and dtype of the output (kept after the output itself is gone)."""
-        return meta_of(self.saved_out)
+        out = self.saved_out
+        return out if isinstance(out, Meta) else meta_of(out)
 
     @property
     def shapes(self) -> tuple:

@@ -324,9 +324,6 @@ def _input_of(
         return ("tensor", id(child.variable)), child.variable, None, None
     if child is not None:
         tensor = child.output_ref() if isinstance(child, OpNode) and child.output_ref else None
-        if tensor is None and isinstance(meta, weakref.ref):
-            alive = meta()
-            tensor = alive if alive is not None and alive.grad_fn is child else None
         if tensor is not None and tensor.grad_fn is not child:
             tensor = None  # the tensor was changed in place since: its old self is gone
         out_meta = child.output_meta if isinstance(child, OpNode) else None
@@ -345,6 +342,13 @@ class _ShapeOnly:
 
     def __init__(self, shape: Any) -> None:
         self.shape = shape
+
+
+def _has_edgeless(edges: tuple) -> bool:
+    for child, _ in edges:
+        if child is None:
+            return True
+    return False
 
 
 def _operand(fn: Any, i: int, count: int) -> int | None:
@@ -375,8 +379,9 @@ def forward_sketch(
         sketch.edge(op_index, out_index, "data")
         if not created:
             continue
-        metas = fn.inputs_meta if isinstance(fn, OpNode) else None  # computed per access
         edges = fn.input_edges
+        # inputs_meta is computed per access, and only inputs without an edge need it
+        metas = fn.inputs_meta if isinstance(fn, OpNode) and _has_edgeless(edges) else None
         for i, edge in enumerate(edges):
             key, tensor, producer, extra = _input_of(fn, edge, i, metas)
             if key[0] == "const" and extra is None:
