@@ -15,6 +15,14 @@ plain gradient descent, float64.
 Targets (issue "Static mode, for real"): static <= 1.05 x numpy, and at least 2 x
 faster than dynamic.  Each figure is the median of ``--repeats`` timings of
 ``--steps`` steps, after one warm-up step.
+
+Each contender runs in a fresh interpreter: in one process, a contender's speed
+depended on what ran before it (the numpy step took 1,450-1,850 us first and 690-830 us
+after the static one), because glibc's malloc returns freed 800 KB arrays to the system
+or keeps them depending on the heap's history, and a step that allocates them anew pays
+the page faults.  ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` (glibc
+settings, passed through) show that share: set to 1000000000, numpy by hand and the
+dynamic loop no longer pay it.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -107,18 +116,32 @@ def seconds_per_step(step, steps: int, repeats: int) -> float:
     return statistics.median(times)
 
 
+CONTENDERS = {
+    "numpy by hand": numpy_step_factory,
+    "static, compiled step with updates": static_step_factory,
+    "dynamic autograd loop": dynamic_step_factory,
+}
+
+
+def in_fresh_process(name: str, quick: bool) -> float:
+    """Seconds per step of contender ``name``, measured by a new interpreter."""
+    command = [sys.executable, os.path.abspath(__file__), "--only", name]
+    output = subprocess.run(
+        command + (["--quick"] if quick else []), capture_output=True, text=True, check=True
+    ).stdout
+    return float(output)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", choices=CONTENDERS, help="time one contender, print seconds")
     args = parser.parse_args()
     steps, repeats = (10, 5) if args.quick else (50, 15)
-    results = {}
-    for name, factory in [
-        ("numpy by hand", numpy_step_factory),
-        ("static, compiled step with updates", static_step_factory),
-        ("dynamic autograd loop", dynamic_step_factory),
-    ]:
-        results[name] = seconds_per_step(factory(*data()), steps, repeats)
+    if args.only:
+        print(seconds_per_step(CONTENDERS[args.only](*data()), steps, repeats))
+        return
+    results = {name: in_fresh_process(name, args.quick) for name in CONTENDERS}
     base = results["numpy by hand"]
     print(f"one training step, N={N}, {D_IN}-{H}-{D_OUT}, float64 (median of {repeats})")
     for name, seconds in results.items():

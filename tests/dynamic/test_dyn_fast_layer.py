@@ -9,20 +9,13 @@ import gc
 
 import numpy as np
 import pytest
+from fast_switch import fast_layer_on
 
 import naivegraph as ng
 from naivegraph import fast
 from naivegraph.ops.core import promote, quiet
 
-
-@pytest.fixture(autouse=True)
-def fast_layer_on():
-    """Each test starts with the layer on, even in ``make test-readable`` (which turns it
-    off for the whole process): these tests compare on with off."""
-    previous = fast.enabled
-    fast.set_enabled(True)
-    yield
-    fast.set_enabled(previous)
+pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
 
 def _reference_example():
