@@ -90,8 +90,8 @@ def sum_to(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
     )
-    if axes:
-        x = x.sum(axis=axes, keepdims=True)
+    if axes:  # the ufunc's reduce is what x.sum calls, without its Python layer
+        x = np.add.reduce(x, axis=axes, keepdims=True)
     return x.reshape(shape)
 
 
