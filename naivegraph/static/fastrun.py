@@ -168,6 +168,7 @@ def _keep_spare(spare: dict, old: Any) -> None:
     if (
         type(old) is np.ndarray
         and old.base is None
+        and old.dtype.isnative  # a product into '>f8' would come back '>f8', not native
         and old.flags.c_contiguous
         and old.flags.writeable
         and old.ndim == 2
