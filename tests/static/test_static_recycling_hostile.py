@@ -51,7 +51,7 @@ def linear_step(w0, lr=0.01, fetch=("loss",), batch=None):
         loss = ns.sum((x @ w) ** 2)
         (dw,) = ns.gradients(loss, [w])
         new_w = w - lr * dw
-    named = {"loss": loss, "dw": dw, "new_w": new_w, "w": w}
+    named = {"loss": loss, "dw": dw, "new_w": new_w, "w": w, "w.T": ns.transpose(w, 0, 1)}
     return g.compile([x], [named[n] for n in fetch], updates=[(w, new_w)]), w
 
 
@@ -77,7 +77,8 @@ def test_old_values_their_views_and_every_fetched_output_stay_as_they_were_retur
             assert array.tobytes() == snapshot.tobytes()
         return log
 
-    on, off = replay(lambda: linear_step(w0, fetch=("loss", "dw", "new_w", "w")), script)
+    fetch = ("loss", "dw", "new_w", "w", "w.T")
+    on, off = replay(lambda: linear_step(w0, fetch=fetch), script)
     assert_same_bits(on, off)
 
 
@@ -138,6 +139,30 @@ def test_a_feed_that_is_the_variables_own_array_does_not_become_its_next_value()
             assert w.value is not current  # the update owns its storage
             assert current.tobytes() == snapshot.tobytes()
             log.append(w.value.copy())
+        return log
+
+    assert_same_bits(*replay(build, script))
+
+
+def test_an_update_that_is_a_product_itself_is_fetched_as_a_copy_that_never_changes():
+    v0, feed = data(25, (128, 64), (64, 128))
+
+    def build():
+        with ns.Graph() as g:
+            x = ns.placeholder("x", shape=(64, 128))
+            v = ns.Variable(v0 * 0.1, name="v")
+            w = ns.Variable(np.zeros((64, 64)), name="w")
+            product = x @ v  # the new value, and fetched: the fetched one is a copy
+        return g.compile([x], [product, w], updates=[(w, product)]), w
+
+    def script(f, w):
+        log, held = [], []
+        for k in range(6):
+            outputs = f(feed * (k + 1))
+            assert not any(np.shares_memory(a, w.value) for a in outputs)
+            held += [(a, a.copy()) for a in (*outputs, w.value)]
+            log += outputs + [w.value.copy()]
+        assert all(a.tobytes() == c.tobytes() for a, c in held)
         return log
 
     assert_same_bits(*replay(build, script))
@@ -215,10 +240,62 @@ def test_one_function_fed_changing_batch_sizes_takes_the_readable_plans_steps():
     assert_same_bits(*replay(build, script))
 
 
+def test_training_that_switches_the_fast_layer_and_uses_graph_run_takes_the_readable_steps():
+    w0, feed = data(23, (128, 64), (16, 128))
+
+    def build():
+        with ns.Graph() as g:
+            x = ns.placeholder("x", shape=(None, 128))
+            w = ns.Variable(w0, name="w")
+            loss = ns.sum((x @ w) ** 2)
+            (dw,) = ns.gradients(loss, [w])
+            step = ns.assign(w, w - 0.001 * dw)
+        return g.compile([x], [loss], updates=[(w, w - 0.002 * dw)]), g, x, loss, step, w
+
+    def mixed(f, g, x, loss, step, w):
+        log, held = [], []
+        for k in range(12):
+            if k % 4 == 1:
+                log.append(g.run([loss, step], {x: feed})[0])
+            elif k % 4 == 2:
+                with fast.disabled():
+                    log += f(feed)
+            else:
+                log += f(feed)
+            held.append((w.value, w.value.copy()))
+            log.append(w.value.copy())
+        assert all(a.tobytes() == c.tobytes() for a, c in held)
+        return log
+
+    on = mixed(*build())
+    with fast.disabled():
+        off = mixed(*build())
+    assert_same_bits(on, off)
+
+
+def test_a_deep_copy_of_a_compiled_step_and_its_variable_trains_on_its_own():
+    w0, feed = data(24, (128, 64), (16, 128))
+    f, w = linear_step(w0, fetch=("loss", "dw"))
+    for _ in range(3):
+        f(feed)
+    start = w.value.copy()
+    f2, w2 = copy.deepcopy((f, w))
+    log, log2 = [], []
+    for _ in range(4):
+        log += f(feed) + [w.value.copy()]
+        log2 += f2(feed) + [w2.value.copy()]
+    assert_same_bits(log, log2)
+    with fast.disabled():
+        readable, w3 = linear_step(start, fetch=("loss", "dw"))
+        expected = [a for _ in range(4) for a in readable(feed) + [w3.value.copy()]]
+    assert_same_bits(log, expected)
+
+
 # ----------------------------------------------------------------- dtypes and ranks
+@pytest.mark.parametrize("shape", [(128, 64), (4096, 1), (1, 4096)], ids=str)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_float_weights_trained_in_place_keep_their_dtype_and_the_readable_plans_bits(dtype):
-    w0, feed = data(10, (128, 64), (16, 128), dtype=dtype)
+def test_float_weights_trained_in_place_keep_their_dtype_and_the_readable_plans_bits(dtype, shape):
+    w0, feed = data(10, shape, (16, shape[0]), dtype=dtype)
 
     def script(f, w):
         log, seen = [], []
@@ -368,6 +445,7 @@ def _optimiser_problem(name, settings, w0, b0):
 
 
 OPTIMISERS = [
+    ("SGD", dict(lr=0.05)),
     ("SGD", dict(lr=0.05, momentum=0.9)),
     ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)),
     ("Adam", dict(lr=0.01)),
