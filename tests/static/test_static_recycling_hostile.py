@@ -718,7 +718,7 @@ def test_a_python_int_to_a_small_integer_power_keeps_the_arrays_dtype():
     reason="numpy refuses a Python int outside the array's range (OverflowError) where "
     "torch wraps it: int8 * 300 is int8 [0, 44, 88, ...] in torch",
 )
-@pytest.mark.parametrize("dtype, number", [(np.int8, 300), (np.uint8, -1)])
+@pytest.mark.parametrize("dtype, number", [(np.int8, 300), (np.uint8, -1), (np.int32, 2**40 + 3)])
 def test_a_python_int_outside_a_small_integer_range_wraps_as_in_torch(dtype, number):
     torch = pytest.importorskip("torch")
     feed = np.arange(8192).astype(dtype)
