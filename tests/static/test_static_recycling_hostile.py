@@ -380,12 +380,6 @@ def test_a_product_of_the_weights_shape_in_another_dtype_does_not_take_the_old_w
     assert [a.dtype for a in on[::2]] == [np.dtype(np.float32)] * 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the recycled product is written into the replaced weights' big-endian array, "
-    "so it comes back '>f8' where np.matmul (the readable plan) gives native float64",
-)
 def test_a_product_of_big_endian_variables_has_the_readable_plans_dtype():
     a0, b0 = data(14, (64, 64), (64, 64))
 
