@@ -345,6 +345,7 @@ class _ShapeOnly:
 
 
 def _has_edgeless(edges: tuple) -> bool:
+    """Whether an input has no edge (a plain loop: this runs once per drawn op)."""
     for child, _ in edges:
         if child is None:
             return True

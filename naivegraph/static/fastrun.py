@@ -43,6 +43,8 @@ both); details in ``benchmarks/README.md``.  The tricks:
     the buffer has the result's shape and dtype, owns its memory (``base is None``),
     and nothing else refers to it (``sys.getrefcount``): no allocation, and for large
     arrays no fresh pages.  A ufunc writes the same values wherever its output lives.
+    The other operand may be a Python number (``lr * grad``) when torch's result dtype
+    is the buffer's; an input of a fused chain dies at its last reader in the chain.
 
 ``recycled update buffers``
     A run that updates a Variable leaves its old array unused.  The runner keeps it, and
@@ -69,6 +71,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import fast
 from ..ops.core import quiet, result_type
 
 #: Longest plan written as one function.
@@ -138,14 +141,6 @@ def _scalar_keeps_dtype(dtype: np.dtype, number_type: type) -> bool:
     return found
 
 
-def _alone_in_helper() -> int:
-    """``sys.getrefcount`` of an array held by one local of a helper only."""
-    return _probe(object())
-
-
-_ALONE = _alone_in_helper()
-
-
 def _matmul_recycling(spare: dict, forward: Callable, x: Any, y: Any) -> Any:
     """``forward(x, y)``, the op table's matmul, written into a spare array of the
     result's shape and dtype when one is kept and nothing else refers to it."""
@@ -158,7 +153,7 @@ def _matmul_recycling(spare: dict, forward: Callable, x: Any, y: Any) -> Any:
         and x.shape[1] == y.shape[0]
     ):
         buffer = spare.pop(((x.shape[0], y.shape[1]), x.dtype), None)
-        if buffer is not None and sys.getrefcount(buffer) <= _ALONE:
+        if buffer is not None and fast.is_unshared(buffer):
             return np.matmul(x, y, out=buffer)
     return forward(x, y)
 
@@ -291,15 +286,6 @@ def _known_small(shape: Any) -> bool:
     return math.prod(shape) < IN_PLACE_MIN_SIZE
 
 
-class _Member:
-    """A fused chain's member as :func:`_generate` sees a node: elementwise, the chain's shape."""
-
-    op_name = "elementwise"
-
-    def __init__(self, shape: Any) -> None:
-        self.shape = shape
-
-
 def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, dict[int, int]]:
     """The source of ``run(feeds..., variables...)``, the function, and line -> step."""
     namespace: dict[str, Any] = {
@@ -326,14 +312,15 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
     lines = [f"def run({', '.join(params)}):"]
     line_step: dict[int, int] = {}
 
-    def call(k: int, fn: Callable, args: list[str], out: str, frees: list[str], node: Any) -> None:
+    def call(
+        k: int, fn: Callable, args: list[str], out: str, frees: list[str], shape: Any, op: str
+    ) -> None:
         """One line computing ``out``; in place into a dying input where allowed."""
         namespace[f"f_{out}"] = unquiet(fn)
         ufunc = getattr(fn, "ufunc", None)
         joined = ", ".join(args)
         dying = [a for a in args if a in frees]
-        shape = node.shape
-        if node.op_name == "matmul" and plan.updates and not _known_small(shape):
+        if op == "matmul" and plan.updates and not _known_small(shape):
             line_step[len(lines) + 1] = k
             lines.append(f"    {out} = matmul_recycling(spare, f_{out}, {joined})")
         elif (
@@ -363,7 +350,8 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
         args = [names[i] for i in ins]
         program = getattr(fn, "program", None)
         if program is None:
-            call(k, fn, args, names[out], [names[i] for i in frees], plan.order[out])
+            node = plan.order[out]
+            call(k, fn, args, names[out], [names[i] for i in frees], node.shape, node.op_name)
             continue
         # A fused chain: its members inline, named v<out>_<index in the chain>.
         members, n_external, result = program
@@ -380,8 +368,8 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
                     dead.append(local[r])
                     step_frees.remove(local[r])
             args = [local[r] for r in refs]
-            if reuse is None:  # members keep the chain's shape
-                call(k, member_fn, args, local[index], dead, _Member(plan.order[out].shape))
+            if reuse is None:  # members are elementwise: they keep the chain's shape
+                call(k, member_fn, args, local[index], dead, plan.order[out].shape, "member")
                 continue
             # The chain's own choice of buffer (passes._fused_program), as it makes it.
             namespace[f"f_{local[index]}"] = unquiet(member_fn)
