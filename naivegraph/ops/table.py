@@ -37,6 +37,7 @@ import math
 
 import numpy as np
 
+from .. import fast
 from .core import (
     DEFAULT_FLOAT,
     OPS,
@@ -354,7 +355,7 @@ def _where(condition, x, y):
             f"with dtype {np.asarray(condition).dtype}: compare first, "
             "e.g. where(c > 0, x, y), or convert with c.bool()."
         )
-    return np.where(condition, *promote(x, y))
+    return fast.where(condition, *promote(x, y))
 
 
 defop(
@@ -444,7 +445,7 @@ def _relu(x):
             "Boolean inputs not supported for relu: a mask is already >= 0; "
             "convert it with .float() if you need numbers"
         )
-    return np.where(x < 0, 0, x).astype(x.dtype, copy=False)
+    return fast.where(x < 0, 0, x).astype(x.dtype, copy=False)
 
 
 def _abs(x):
