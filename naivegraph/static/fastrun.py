@@ -67,12 +67,14 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from .. import fast
-from ..ops.core import quiet, result_type
+from ..ops.core import OPS, promoted, quiet, result_type
+from ..ops.shapes import normalize_dims
+from .nodes import Placeholder
 
 #: Longest plan written as one function.
 MAX_STEPS = 20_000
@@ -196,6 +198,9 @@ def _owner_ids(arrays: list) -> set[int]:
     return ids
 
 
+_NO_ATTRS: dict = {}  # keyword arguments of every run (none)
+
+
 class Runner:
     """One plan as a generated function; ``runner(feeds)`` -> (outputs, new values)."""
 
@@ -209,15 +214,21 @@ class Runner:
         ]  # leaves of every run
         self.update_variables = [variable for _, variable in plan.updates]
         self.spare: dict[tuple, np.ndarray] = {}  # (shape, dtype) -> a replaced array
-        self.source, self.function, self.line_step = _generate(plan, n_outputs, self.spare)
+        self.source, self.function, self.line_step, self.direct = _generate(
+            plan, n_outputs, self.spare
+        )
 
     def __call__(self, feeds: Sequence[Any]) -> list[Any]:
-        olds = [state[0] for state in self.states]
-        with np.errstate(all="ignore"):
+        if self.direct:  # the function reads the Variables and returns the results
             try:
-                outputs, news = self.function(*feeds, *olds)
+                return fast.call_quietly(self.function, feeds, _NO_ATTRS)  # type: ignore[arg-type]
             except Exception as error:
                 raise self._located(error) from error
+        olds = [state[0] for state in self.states]
+        try:
+            outputs, news = fast.call_quietly(self.function, (*feeds, *olds), _NO_ATTRS)
+        except Exception as error:
+            raise self._located(error) from error
         leaves = [a for a in feeds if isinstance(a, np.ndarray)]
         leaves += self.constants
         leaves += [a for a in olds if isinstance(a, np.ndarray)]
@@ -286,15 +297,208 @@ def _known_small(shape: Any) -> bool:
     return math.prod(shape) < IN_PLACE_MIN_SIZE
 
 
-def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, dict[int, int]]:
-    """The source of ``run(feeds..., variables...)``, the function, and line -> step."""
+# ------------------------------------------------------------------ specialised steps
+# What a value of the generated function is sure to be, whatever is fed: the facts the
+# specialised lines below rest on.  Only leaves (a feed is converted to its placeholder's
+# dtype and checked against its shape; a Variable keeps its dtype and shape; a constant
+# is its value) and the results of specialised lines are known; every other step's
+# result is unknown, so a wrong static inference can never pick a wrong line.
+ARRAY = "array"  # an ndarray, never a numpy scalar
+NUMPY = "numpy"  # an ndarray or a numpy scalar (what a ufunc gives for 0-d operands)
+_NUMERIC = (ARRAY, NUMPY)
+
+
+class Known(NamedTuple):
+    """What a value is sure to be: ``kind`` (ARRAY, NUMPY, or ``int`` / ``float`` for a
+    Python number), its dtype (None for a Python number), its shape (None when a size
+    or the rank is unknown), and whether this run made it (``fresh``: no leaf owns it,
+    it views none, and it is writeable)."""
+
+    kind: Any
+    dtype: np.dtype | None
+    shape: tuple | None
+    fresh: bool
+
+
+def _full(shape: Any) -> tuple | None:
+    """``shape`` if every size is known, else None."""
+    return None if shape is None or None in shape else tuple(shape)
+
+
+def _leaf_known(node: Any, value: Any) -> Known | None:
+    """A leaf's facts: a fed placeholder's, a Variable's, or a constant's value's."""
+    if value is not None:  # a constant: its value is what every run reads
+        if type(value) in (int, float):
+            return Known(type(value), None, (), False)
+        if type(value) is np.ndarray:
+            return Known(ARRAY, value.dtype, value.shape, False)
+        return None
+    if node.dtype is None:
+        return None
+    if isinstance(node, Placeholder):  # the feed is converted: see executor.check_feed
+        return Known(ARRAY, node.dtype, _full(node.shape), False)
+    return Known(ARRAY, node.dtype, _full(node.shape), False)  # a Variable keeps both
+
+
+_PROMOTED_CODE = promoted(np.add).__code__  # the op table's promoting binary forwards
+
+
+def _result_known(dtype: np.dtype, shape: tuple | None) -> Known:
+    """A fresh result: a ufunc gives a numpy scalar, not an array, for 0-d operands."""
+    kind = ARRAY if shape is not None and len(shape) > 0 else NUMPY
+    return Known(kind, dtype, shape, True)
+
+
+def _binary_known(ufunc: Any, x: Known, y: Known) -> Known | None:
+    """The result of ``ufunc(x, y)`` when the op table's promoting forward would call
+    exactly that (torch's promotion changes neither operand), else None.
+
+    Both numpy operands of one dtype are passed as they are; so is a Python number
+    beside a numpy operand whose dtype torch keeps for it (``x * 0.5``, x float32)."""
+    if x.kind in _NUMERIC and y.kind in _NUMERIC:
+        if x.dtype is None or x.dtype != y.dtype:
+            return None
+        operands: tuple = (x.dtype, y.dtype)
+    elif x.kind in _NUMERIC and y.kind in (int, float):
+        if x.dtype is None or not _scalar_keeps_dtype(x.dtype, y.kind):
+            return None
+        operands = (x.dtype, y.kind)
+    elif y.kind in _NUMERIC and x.kind in (int, float):
+        if y.dtype is None or not _scalar_keeps_dtype(y.dtype, x.kind):
+            return None
+        operands = (x.kind, y.dtype)
+    else:
+        return None
+    try:
+        dtype = ufunc.resolve_dtypes((*operands, None))[2]
+    except (TypeError, ValueError):  # no loop for these operands: the forward's error
+        return None
+    if x.shape is None or y.shape is None:
+        return Known(NUMPY, dtype, None, True)
+    try:
+        shape = tuple(np.broadcast_shapes(x.shape, y.shape))
+    except ValueError:  # the forward raises its own error when it runs
+        return None
+    return _result_known(dtype, shape)
+
+
+def _mean_kernel(fn: Any, x: Known) -> tuple[str, Known] | None:
+    """``ops.table._mean`` with its axes and count worked out now: the same reduce and
+    the same division by the same integer."""
+    attrs = fn.keywords
+    dim, keepdim = attrs.get("dim"), attrs.get("keepdim", False)
+    if (
+        set(attrs) - {"dim", "keepdim"}
+        or fn.args
+        or x.kind not in _NUMERIC
+        or x.dtype is None
+        or x.dtype.kind not in "fc"  # integers are summed in int64 first
+        or x.shape is None
+        or type(keepdim) is not bool
+    ):
+        return None
+    try:
+        axes = normalize_dims(dim, len(x.shape))
+    except IndexError:  # the forward raises it when it runs
+        return None
+    reduced = range(len(x.shape)) if axes is None else axes
+    count = math.prod(x.shape[a] for a in reduced)
+    if count == 0:  # the forward divides by zero quietly: left to it
+        return None
+    if keepdim:
+        shape = tuple(1 if a in reduced else s for a, s in enumerate(x.shape))
+    else:
+        shape = tuple(s for a, s in enumerate(x.shape) if a not in reduced)
+    return f"add_reduce({{}}, {axes!r}, None, None, {keepdim!r}) / {count}", _result_known(
+        x.dtype, shape
+    )
+
+
+def _sum_to_kernel(fn: Any, x: Known) -> tuple[str, Known] | None:
+    """``ops.shapes.sum_to`` with its axes worked out now, when it sums something."""
+    target = fn.keywords.get("shape")
+    if (
+        set(fn.keywords) != {"shape"}
+        or fn.args
+        or x.kind != ARRAY  # sum_to reads np.asarray(x): x itself only for an ndarray
+        or x.dtype is None
+        or x.dtype.kind not in "fc"
+        or x.shape is None
+        or type(target) is not tuple
+        or not all(type(s) is int for s in target)
+    ):
+        return None
+    lead = len(x.shape) - len(target)
+    if lead < 0:
+        return None
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(target) if s == 1 and x.shape[lead + i] != 1
+    )
+    if not axes:  # x itself, or reshape's own error: left to the forward
+        return None
+    kept = tuple(1 if a in axes else s for a, s in enumerate(x.shape))
+    if math.prod(kept) != math.prod(target):
+        return None
+    return f"add_reduce({{}}, {axes!r}, None, None, True).reshape({target!r})", Known(
+        ARRAY, x.dtype, target, True
+    )
+
+
+def _kernel(fn: Callable, args: list[str], known: dict[str, Known]) -> tuple[str, Known] | None:
+    """A line's right-hand side that calls numpy directly, and its result's facts; None
+    when not every fact it needs is known (the op table's forward runs instead)."""
+    inner = unquiet(fn)
+    facts = [known.get(a) for a in args]
+    if None in facts:
+        return None
+    if getattr(inner, "__code__", None) is _PROMOTED_CODE and len(args) == 2:
+        ufunc = inner.ufunc  # type: ignore[attr-defined]  # set by ops.core.writes_like
+        result = _binary_known(ufunc, facts[0], facts[1])  # type: ignore[arg-type]
+        if result is None or ufunc.__name__ not in _UFUNCS:
+            return None
+        return f"{_UFUNCS[ufunc.__name__]}({args[0]}, {args[1]})", result
+    if isinstance(inner, functools.partial) and len(args) == 1:
+        for op, kernel in (("mean", _mean_kernel), ("sum_to", _sum_to_kernel)):
+            if inner.func is unquiet(OPS[op].forward):
+                found = kernel(inner, facts[0])  # type: ignore[arg-type]
+                return None if found is None else (found[0].format(args[0]), found[1])
+    return None
+
+
+#: numpy ufuncs a promoting forward may call, by ``__name__``, as the generated code
+#: names them (module globals of the generated function)
+_UFUNCS = {
+    u.__name__: f"np_{u.__name__}"
+    for u in (
+        np.add,
+        np.multiply,
+        np.equal,
+        np.not_equal,
+        np.greater,
+        np.greater_equal,
+        np.less,
+        np.less_equal,
+        np.logical_and,
+        np.logical_or,
+    )
+}
+
+
+def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, dict[int, int], bool]:
+    """The source of ``run(feeds..., variables...)``, the function, line -> step, and
+    whether it returns the results as callers get them (``run(feeds...)`` then reads
+    the Variables itself: see :meth:`Runner.__call__`)."""
     namespace: dict[str, Any] = {
         "free_buffer": _free_buffer,
         "ndarray": np.ndarray,
         "matmul_recycling": _matmul_recycling,
         "spare": spare,
+        "add_reduce": np.add.reduce,
+        "asarray": np.asarray,
     }
+    namespace.update({name: getattr(np, ufunc) for ufunc, name in _UFUNCS.items()})
     names: dict[int, str] = {}
+    known: dict[str, Known] = {}
     params = []
     for k, slot in enumerate(plan.placeholder_slots):
         if slot is None:  # fed but not needed: accepted and ignored
@@ -302,14 +506,16 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
         else:
             names[slot] = f"a{slot}"
             params.append(f"a{slot}")
+            _remember(known, names[slot], _leaf_known(plan.order[slot], None))
     for slot, _ in plan.variables:
         names[slot] = f"s{slot}"
-        params.append(f"s{slot}")
+        _remember(known, names[slot], _leaf_known(plan.order[slot], None))
     for slot, value in enumerate(plan.template):
         if slot not in names and value is not None:
             names[slot] = f"c{slot}"
             namespace[f"c{slot}"] = value
-    lines = [f"def run({', '.join(params)}):"]
+            _remember(known, names[slot], _leaf_known(plan.order[slot], value))
+    lines: list[str] = []  # the body; numbered from 0 until the header is known
     line_step: dict[int, int] = {}
 
     def call(
@@ -320,8 +526,9 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
         ufunc = getattr(fn, "ufunc", None)
         joined = ", ".join(args)
         dying = [a for a in args if a in frees]
+        kernel = _kernel(fn, args, known)
         if op == "matmul" and plan.updates and not _known_small(shape):
-            line_step[len(lines) + 1] = k
+            line_step[len(lines)] = k
             lines.append(f"    {out} = matmul_recycling(spare, f_{out}, {joined})")
         elif (
             ufunc is not None
@@ -333,14 +540,20 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
             namespace[f"u_{out}"] = ufunc
             other = args[1] if dying[0] == args[0] else args[0]
             lines.append(f"    b = free_buffer({dying[0]}, {other}, u_{out})")
-            line_step[len(lines) + 1] = k  # + 1: exec numbers lines from 1
+            line_step[len(lines)] = k
             # The forward itself, given out=: its own checks (no bool subtraction) hold.
             lines.append(
                 f"    {out} = f_{out}({joined}) if b is None else f_{out}({joined}, out=b)"
             )
             lines.append("    b = None")
+            if kernel is not None:  # the same facts, but maybe in a dying input's buffer
+                _remember(known, out, kernel[1]._replace(fresh=False))
+        elif kernel is not None:
+            line_step[len(lines)] = k
+            lines.append(f"    {out} = {kernel[0]}")
+            _remember(known, out, kernel[1])
         else:
-            line_step[len(lines) + 1] = k
+            line_step[len(lines)] = k
             lines.append(f"    {out} = f_{out}({joined})")
         if frees:
             lines.append(f"    del {', '.join(frees)}")
@@ -372,23 +585,63 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
                 call(k, member_fn, args, local[index], dead, plan.order[out].shape, "member")
                 continue
             # The chain's own choice of buffer (passes._fused_program), as it makes it.
-            namespace[f"f_{local[index]}"] = unquiet(member_fn)
-            namespace[f"w_{local[index]}"] = unquiet(writer)
             joined = ", ".join(args)
-            lines.append(f"    b = {local[reuse]}")
-            line_step[len(lines) + 1] = k
-            lines.append(
-                f"    {local[index]} = w_{local[index]}({joined}, out=b) if type(b) is ndarray "
-                f"and b.flags.writeable else f_{local[index]}({joined})"
-            )
-            lines.append("    b = None")
+            kernel = _kernel(member_fn, args, known)
+            buffer = known.get(local[reuse])
+            if (
+                kernel is not None
+                and kernel[0].startswith("np_")  # a ufunc's call, which takes out=
+                and buffer is not None
+                and buffer.kind == ARRAY  # an ndarray and this run's own: writeable
+                and buffer.fresh
+                and (buffer.dtype, buffer.shape) == (kernel[1].dtype, kernel[1].shape)
+            ):
+                # passes._fused_program's test (an ndarray, writeable) holds: its ufunc
+                # call with out=, which the forward makes for these operands.
+                line_step[len(lines)] = k
+                lines.append(f"    {local[index]} = {kernel[0][:-1]}, out={local[reuse]})")
+                _remember(known, local[index], kernel[1])
+            else:
+                namespace[f"f_{local[index]}"] = unquiet(member_fn)
+                namespace[f"w_{local[index]}"] = unquiet(writer)
+                lines.append(f"    b = {local[reuse]}")
+                line_step[len(lines)] = k
+                lines.append(
+                    f"    {local[index]} = w_{local[index]}({joined}, out=b) if type(b) is "
+                    f"ndarray and b.flags.writeable else f_{local[index]}({joined})"
+                )
+                lines.append("    b = None")
             if dead:
                 lines.append(f"    del {', '.join(dead)}")
         lines.append(f"    v{out} = {local[result]}")
+        _remember(known, f"v{out}", known.get(local[result]))
         lines.append(f"    del {', '.join([local[result]] + step_frees)}")
-    fetches = "".join(f"{names[s]}, " for s in plan.fetch_slots[:n_outputs])
-    news = "".join(f"{names[s]}, " for s, _ in plan.updates)
-    lines.append(f"    return ({fetches}), ({news})")
-    source = "\n".join(lines) + "\n"
+    fetched = [names[s] for s in plan.fetch_slots[:n_outputs]]
+    direct = not plan.updates and all(getattr(known.get(name), "fresh", False) for name in fetched)
+    if direct:
+        # Every result is this run's own array or numpy scalar: no leaf to copy it from;
+        # ``as_result`` (np.asarray) is all that is left to do.
+        reads = [
+            f"    s{slot} = state{slot}[0]"
+            for slot, _ in plan.variables  # the Variables' arrays of this run
+        ]
+        namespace.update({f"state{slot}": state for slot, state in plan.variables})
+        results = "".join(f"asarray({name}), " for name in fetched)
+        lines.append(f"    return [{results}]")
+    else:
+        reads = []
+        fetches = "".join(f"{name}, " for name in fetched)
+        news = "".join(f"{names[s]}, " for s, _ in plan.updates)
+        lines.append(f"    return ({fetches}), ({news})")
+        params += [f"s{slot}" for slot, _ in plan.variables]
+    header = 1 + len(reads)  # the def line, the reads of the Variables
+    source = "\n".join([f"def run({', '.join(params)}):", *reads, *lines]) + "\n"
     exec(compile(source, "<naivegraph compiled plan>", "exec"), namespace)
-    return source, namespace["run"], line_step
+    # + 1: exec numbers lines from 1
+    line_step = {line + header + 1: k for line, k in line_step.items()}
+    return source, namespace["run"], line_step, direct
+
+
+def _remember(known: dict[str, Known], name: str, facts: Known | None) -> None:
+    if facts is not None:
+        known[name] = facts
