@@ -393,6 +393,7 @@ def _mean_kernel(fn: Any, x: Known) -> tuple[str, Known] | None:
         or x.kind not in _NUMERIC
         or x.dtype is None
         or x.dtype.kind not in "fc"  # integers are summed in int64 first
+        or not x.dtype.isnative  # the sum of '>f8' is native float64
         or x.shape is None
         or type(keepdim) is not bool
     ):
@@ -423,6 +424,7 @@ def _sum_to_kernel(fn: Any, x: Known) -> tuple[str, Known] | None:
         or x.kind != ARRAY  # sum_to reads np.asarray(x): x itself only for an ndarray
         or x.dtype is None
         or x.dtype.kind not in "fc"
+        or not x.dtype.isnative  # the sum of '>f8' is native float64
         or x.shape is None
         or type(target) is not tuple
         or not all(type(s) is int for s in target)
@@ -484,6 +486,13 @@ _UFUNCS = {
 }
 
 
+def kernel_namespace() -> dict[str, Any]:
+    """The names the lines of :func:`_kernel` call."""
+    return {"add_reduce": np.add.reduce} | {
+        name: getattr(np, ufunc) for ufunc, name in _UFUNCS.items()
+    }
+
+
 def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, dict[int, int], bool]:
     """The source of ``run(feeds..., variables...)``, the function, line -> step, and
     whether it returns the results as callers get them (``run(feeds...)`` then reads
@@ -493,10 +502,9 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
         "ndarray": np.ndarray,
         "matmul_recycling": _matmul_recycling,
         "spare": spare,
-        "add_reduce": np.add.reduce,
         "asarray": np.asarray,
+        **kernel_namespace(),
     }
-    namespace.update({name: getattr(np, ufunc) for ufunc, name in _UFUNCS.items()})
     names: dict[int, str] = {}
     known: dict[str, Known] = {}
     params = []
