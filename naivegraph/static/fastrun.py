@@ -74,7 +74,6 @@ import numpy as np
 from .. import fast
 from ..ops.core import OPS, promoted, quiet, result_type
 from ..ops.shapes import normalize_dims
-from .nodes import Placeholder
 
 #: Longest plan written as one function.
 MAX_STEPS = 20_000
@@ -335,9 +334,9 @@ def _leaf_known(node: Any, value: Any) -> Known | None:
         return None
     if node.dtype is None:
         return None
-    if isinstance(node, Placeholder):  # the feed is converted: see executor.check_feed
-        return Known(ARRAY, node.dtype, _full(node.shape), False)
-    return Known(ARRAY, node.dtype, _full(node.shape), False)  # a Variable keeps both
+    # A feed is converted to its placeholder's dtype and checked against its shape
+    # (executor.check_feed); a Variable keeps both (Variable.assign, ops' assign).
+    return Known(ARRAY, node.dtype, _full(node.shape), False)
 
 
 _PROMOTED_CODE = promoted(np.add).__code__  # the op table's promoting binary forwards
@@ -456,9 +455,9 @@ def _kernel(fn: Callable, args: list[str], known: dict[str, Known]) -> tuple[str
     if getattr(inner, "__code__", None) is _PROMOTED_CODE and len(args) == 2:
         ufunc = inner.ufunc  # type: ignore[attr-defined]  # set by ops.core.writes_like
         result = _binary_known(ufunc, facts[0], facts[1])  # type: ignore[arg-type]
-        if result is None or ufunc.__name__ not in _UFUNCS:
+        if result is None or ufunc not in _UFUNCS:
             return None
-        return f"{_UFUNCS[ufunc.__name__]}({args[0]}, {args[1]})", result
+        return f"{_UFUNCS[ufunc]}({args[0]}, {args[1]})", result
     if isinstance(inner, functools.partial) and len(args) == 1:
         for op, kernel in (("mean", _mean_kernel), ("sum_to", _sum_to_kernel)):
             if inner.func is unquiet(OPS[op].forward):
@@ -467,10 +466,9 @@ def _kernel(fn: Callable, args: list[str], known: dict[str, Known]) -> tuple[str
     return None
 
 
-#: numpy ufuncs a promoting forward may call, by ``__name__``, as the generated code
-#: names them (module globals of the generated function)
+#: numpy ufuncs a promoting forward may call -> their names in the generated code
 _UFUNCS = {
-    u.__name__: f"np_{u.__name__}"
+    u: f"np_{u.__name__}"
     for u in (
         np.add,
         np.multiply,
@@ -488,9 +486,7 @@ _UFUNCS = {
 
 def kernel_namespace() -> dict[str, Any]:
     """The names the lines of :func:`_kernel` call."""
-    return {"add_reduce": np.add.reduce} | {
-        name: getattr(np, ufunc) for ufunc, name in _UFUNCS.items()
-    }
+    return {"add_reduce": np.add.reduce} | {name: ufunc for ufunc, name in _UFUNCS.items()}
 
 
 def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, dict[int, int], bool]:

@@ -136,6 +136,22 @@ def test_an_integer_feed_times_a_python_float_goes_through_the_promoting_forward
     assert len(generic_lines(f)) == 1 and "np_multiply(a0, c3)" in f._fast_runner().source
 
 
+def test_a_python_float_times_an_integer_feed_from_the_left_goes_through_the_forward():
+    torch = pytest.importorskip("torch")
+    feed = np.array([1, 2, 3], np.int64)
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(3,), dtype=np.int64)
+        y = 2.5 * x
+        z = 3 * x
+    f = g.compile([x], [y, z])
+    on, off = both_ways(f, feed)
+    assert_same_bits(on, off)
+    assert on[0].tolist() == [2.5, 5.0, 7.5]  # float64: naivegraph's default float
+    assert on[1].tobytes() == (3 * torch.tensor(feed)).numpy().tobytes()
+    assert on[0].dtype == np.float64 and on[1].dtype == np.int64
+    assert generic_lines(f) == ["v2 = f_v2(c1, a0)"]  # the forward casts x to float64
+
+
 def test_booleans_compare_and_combine_directly_but_do_not_add_a_python_int():
     feed = np.array([True, False, True])
     with ns.Graph() as g:
@@ -285,6 +301,31 @@ def test_fetching_a_variable_or_a_feed_keeps_the_checked_path():
     got_x[...] = 0.0
     assert not f._fast_runner().direct
     assert w.value.tolist() == [1.0, 2.0, 3.0] and feed.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_updates_are_stored_when_every_result_comes_from_a_direct_line():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        w = ns.Variable(np.array([1.0, 2.0]))
+        y = x * w
+        new_w = w * 0.5
+    f = g.compile([x], [y, new_w], updates=[(w, new_w)])
+    got_y, got_new = f(np.ones(2))
+    assert got_y.tolist() == [1.0, 2.0] and w.value.tolist() == [0.5, 1.0]
+    got_new[...] = 7.0  # the fetched new value is not the Variable's new storage
+    assert w.value.tolist() == [0.5, 1.0]
+    assert f(np.ones(2))[0].tolist() == [0.5, 1.0] and w.value.tolist() == [0.25, 0.5]
+
+
+def test_a_fetched_constant_is_a_copy_of_it():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        c = ns.constant(np.array([1.0, 2.0]))
+        y = x * c
+    f = g.compile([x], [y, c])
+    got_y, got_c = f(np.ones(2))
+    got_c[...] = 0.0
+    assert f(np.ones(2))[0].tolist() == [1.0, 2.0]
 
 
 def test_a_variable_assigned_between_calls_is_read_by_the_next_call():
