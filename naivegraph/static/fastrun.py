@@ -3,23 +3,29 @@
 :class:`~naivegraph.static.executor.Plan` runs a plan as a loop over a list of slots
 (readable: one line per idea).  With the fast layer on (``naivegraph.fast``; off with
 ``NAIVEGRAPH_FAST=0`` or ``fast.disabled()``), a :class:`CompiledFunction` instead runs
-the plan through :func:`straight_line`, which writes one Python function per plan, one
+the plan through a :class:`Runner`, which writes one Python function per plan, one
 line per step, and ``exec``-s it once.  The results are the same arrays, bit for bit:
-each line calls the same numpy forward on the same inputs; only the bookkeeping around
-the calls changes.  ``runner.source`` shows the generated code, e.g.::
+each line makes the numpy call the op table's forward makes on the same inputs; only
+the bookkeeping around the calls changes.  ``f._fast_runner().source`` shows the
+generated code, e.g. (the reference example)::
 
-    def run(a0, s1, s2, s3):
-        v4 = f4(a0, s1)
-        v5 = f5(v4, s2)
+    def run(a0):
+        s1 = state1[0]
         ...
-        del v4
-        return (v9, v10), ()
+        v4 = np_multiply(a0, s1)
+        v5 = np_add(v4, s2)
+        ...
+        v8 = add_reduce(v7, None, None, None, False) / 4
+        ...
+        v13 = add_reduce(v12, (0, 1), None, None, True).reshape(())
+        ...
+        return [asarray(v8), asarray(v16), asarray(v14), asarray(v13), ]
 
 Measured together (the tricks share one generated function, so they are switched
-together): the reference example (loss + 3 gradients, 12 steps) replays in 201 k
-instructions instead of 465 k (22-25 us instead of 50-54 us), the TF1 two-layer step
-with updates in 8.08 M instead of 9.33 M (its two large matrix products are most of
-both); details in ``benchmarks/README.md``.  The tricks:
+together): the reference example (loss + 3 gradients, 12 steps) replayed in 201 k
+instructions instead of 465 k (22-25 us instead of 50-54 us) before the direct lines
+below, the TF1 two-layer step with updates in 8.08 M instead of 9.33 M (its two large
+matrix products are most of both); details in ``benchmarks/README.md``.  The tricks:
 
 ``one errstate``
     Every op's forward runs inside its own ``np.errstate(all="ignore")`` (``ops.core.quiet``:
@@ -57,6 +63,34 @@ both); details in ``benchmarks/README.md``.  The tricks:
     glibc's malloc often hands freed 800 KB arrays back to the system between steps,
     and a step that allocates them anew pays the page faults.  With malloc told to keep
     its memory (``MALLOC_TRIM_THRESHOLD_``), 820-1,310 us without it, 760-820 us with it.
+
+``direct lines``
+    The op table's forwards work out at every run what a compiled plan knows when it
+    is compiled: ``promoted`` asks torch's promotion rule, ``mean`` counts elements,
+    ``sum_to`` finds its axes, and the runner checked every result against every leaf.
+    The runner tracks what each value is sure to be (:class:`Known`: array or numpy
+    scalar, dtype, shape, made by this run), from the leaves only (a feed is converted
+    to its placeholder's dtype and shape, a Variable keeps both, a constant is its
+    value) and through the lines it specialises, never from static inference.  Where
+    the facts hold, the line makes the forward's numpy call itself: ``np_multiply(x,
+    y)`` for two operands of one dtype, or one beside a Python number whose dtype
+    torch keeps (``x * 0.5``, x float32); ``add_reduce(x, axes, None, None, keepdim) /
+    count`` for a float mean of known shape; ``add_reduce(x, axes, None, None,
+    True).reshape(shape)`` for a float ``sum_to`` that sums; a fused chain's write
+    into its own buffer with ``out=``.  Anything unknown (a None size, mixed dtypes, a
+    Python number that promotes, integer reductions, a non-native byte order) keeps
+    the forward.  When no Variable is updated and every result comes from such a line,
+    the function reads the Variables itself and returns the results as callers get
+    them (``np.asarray``), skipping the leaf checks (a fresh result views no leaf), and
+    numpy's error state is set with ``fast.call_quietly`` instead of ``np.errstate``.
+    The reference example (``python benchmarks/instructions_static.py /work/main
+    <tree>``: callgrind, 2,000 calls after 20, minus the same with none, PYTHONHASHSEED=0,
+    one BLAS thread): 198.2 k instructions per call before, 91.5 k after (numpy by
+    hand: 111 k; ratio 1.79 -> 0.82); the lines alone give 124.6 k, returning the
+    results directly the rest.  Wall clock (``python benchmarks/bench_static.py
+    --quick``, section 1, three runs each, interleaved with the tree before): static /
+    numpy by hand 1.77, 2.07, 1.94 before, 0.84, 0.89, 0.80 after (9.3-17.4 us, the
+    machine shared).
 
 Plans longer than :data:`MAX_STEPS` run on the readable path (compiling a function of
 a million lines costs more than it saves).
