@@ -100,6 +100,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import sys
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -354,8 +355,13 @@ class Known(NamedTuple):
 
 
 def _full(shape: Any) -> tuple | None:
-    """``shape`` if every size is known, else None."""
-    return None if shape is None or None in shape else tuple(shape)
+    """``shape`` as Python ints if every size is known, else None."""
+    if shape is None or None in shape:
+        return None
+    try:
+        return tuple(operator.index(s) for s in shape)  # np.int64(2) -> 2: the run's sizes
+    except TypeError:  # not a size at all: nothing is known
+        return None
 
 
 def _leaf_known(node: Any, value: Any) -> Known | None:

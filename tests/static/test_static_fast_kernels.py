@@ -238,6 +238,17 @@ def test_a_mean_over_dimensions_gives_the_same_bits_as_torch(dim, keepdim):
     assert "add_reduce" in f._fast_runner().source
 
 
+def test_a_placeholder_shape_given_in_numpy_integers_gives_the_same_float32_mean():
+    feed = np.array([[0.1, 0.2], [0.3, 0.4]], np.float32)
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(np.int64(2), np.int64(2)), dtype=np.float32)
+        m = ns.mean(x * x)
+    f = g.compile([x], [m])
+    on, off = both_ways(f, feed)
+    assert_same_bits(on, off)
+    assert on[0].dtype == np.float32 and "/ 4\n" in f._fast_runner().source
+
+
 def test_a_python_number_constant_on_either_side_is_passed_as_it_is():
     feed = np.array([0.1, 0.2, 0.3], np.float32)
     with ns.Graph() as g:
