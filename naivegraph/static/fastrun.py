@@ -3,23 +3,29 @@
 :class:`~naivegraph.static.executor.Plan` runs a plan as a loop over a list of slots
 (readable: one line per idea).  With the fast layer on (``naivegraph.fast``; off with
 ``NAIVEGRAPH_FAST=0`` or ``fast.disabled()``), a :class:`CompiledFunction` instead runs
-the plan through :func:`straight_line`, which writes one Python function per plan, one
+the plan through a :class:`Runner`, which writes one Python function per plan, one
 line per step, and ``exec``-s it once.  The results are the same arrays, bit for bit:
-each line calls the same numpy forward on the same inputs; only the bookkeeping around
-the calls changes.  ``runner.source`` shows the generated code, e.g.::
+each line makes the numpy call the op table's forward makes on the same inputs; only
+the bookkeeping around the calls changes.  ``f._fast_runner().source`` shows the
+generated code, e.g. (the reference example)::
 
-    def run(a0, s1, s2, s3):
-        v4 = f4(a0, s1)
-        v5 = f5(v4, s2)
+    def run(a0):
+        s1 = state1[0]
         ...
-        del v4
-        return (v9, v10), ()
+        v4 = np_multiply(a0, s1)
+        v5 = np_add(v4, s2)
+        ...
+        v8 = add_reduce(v7, None, None, None, False) / 4
+        ...
+        v13 = add_reduce(v12, (0, 1), None, None, True).reshape(())
+        ...
+        return [asarray(v8), asarray(v16), asarray(v14), asarray(v13), ]
 
 Measured together (the tricks share one generated function, so they are switched
-together): the reference example (loss + 3 gradients, 12 steps) replays in 201 k
-instructions instead of 465 k (22-25 us instead of 50-54 us), the TF1 two-layer step
-with updates in 8.08 M instead of 9.33 M (its two large matrix products are most of
-both); details in ``benchmarks/README.md``.  The tricks:
+together): the reference example (loss + 3 gradients, 12 steps) replayed in 201 k
+instructions instead of 465 k (22-25 us instead of 50-54 us) before the direct lines
+below, the TF1 two-layer step with updates in 8.08 M instead of 9.33 M (its two large
+matrix products are most of both); details in ``benchmarks/README.md``.  The tricks:
 
 ``one errstate``
     Every op's forward runs inside its own ``np.errstate(all="ignore")`` (``ops.core.quiet``:
@@ -58,6 +64,34 @@ both); details in ``benchmarks/README.md``.  The tricks:
     and a step that allocates them anew pays the page faults.  With malloc told to keep
     its memory (``MALLOC_TRIM_THRESHOLD_``), 820-1,310 us without it, 760-820 us with it.
 
+``direct lines``
+    The op table's forwards work out at every run what a compiled plan knows when it
+    is compiled: ``promoted`` asks torch's promotion rule, ``mean`` counts elements,
+    ``sum_to`` finds its axes, and the runner checked every result against every leaf.
+    The runner tracks what each value is sure to be (:class:`Known`: array or numpy
+    scalar, dtype, shape, made by this run), from the leaves only (a feed is converted
+    to its placeholder's dtype and shape, a Variable keeps both, a constant is its
+    value) and through the lines it specialises, never from static inference.  Where
+    the facts hold, the line makes the forward's numpy call itself: ``np_multiply(x,
+    y)`` for two operands of one dtype, or one beside a Python number whose dtype
+    torch keeps (``x * 0.5``, x float32); ``add_reduce(x, axes, None, None, keepdim) /
+    count`` for a float mean of known shape; ``add_reduce(x, axes, None, None,
+    True).reshape(shape)`` for a float ``sum_to`` that sums; a fused chain's write
+    into its own buffer with ``out=``.  Anything unknown (a None size, mixed dtypes, a
+    Python number that promotes, integer reductions, a non-native byte order) keeps
+    the forward.  When no Variable is updated and every result comes from such a line,
+    the function reads the Variables itself and returns the results as callers get
+    them (``np.asarray``), skipping the leaf checks (a fresh result views no leaf), and
+    numpy's error state is set with ``fast.call_quietly`` instead of ``np.errstate``.
+    The reference example (``python benchmarks/instructions_static.py /work/main
+    <tree>``: callgrind, 2,000 calls after 20, minus the same with none, PYTHONHASHSEED=0,
+    one BLAS thread): 198.2 k instructions per call before, 91.5 k after (numpy by
+    hand: 111 k; ratio 1.79 -> 0.82); the lines alone give 124.6 k, returning the
+    results directly the rest.  Wall clock (``python benchmarks/bench_static.py
+    --quick``, section 1, three runs each, interleaved with the tree before): static /
+    numpy by hand 1.77, 2.07, 1.94 before, 0.84, 0.89, 0.80 after (9.3-17.4 us, the
+    machine shared).
+
 Plans longer than :data:`MAX_STEPS` run on the readable path (compiling a function of
 a million lines costs more than it saves).
 """
@@ -66,13 +100,15 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from .. import fast
-from ..ops.core import quiet, result_type
+from ..ops.core import OPS, promoted, quiet, result_type
+from ..ops.shapes import normalize_dims
 
 #: Longest plan written as one function.
 MAX_STEPS = 20_000
@@ -196,6 +232,9 @@ def _owner_ids(arrays: list) -> set[int]:
     return ids
 
 
+_NO_ATTRS: dict = {}  # keyword arguments of every run (none)
+
+
 class Runner:
     """One plan as a generated function; ``runner(feeds)`` -> (outputs, new values)."""
 
@@ -209,15 +248,21 @@ class Runner:
         ]  # leaves of every run
         self.update_variables = [variable for _, variable in plan.updates]
         self.spare: dict[tuple, np.ndarray] = {}  # (shape, dtype) -> a replaced array
-        self.source, self.function, self.line_step = _generate(plan, n_outputs, self.spare)
+        self.source, self.function, self.line_step, self.direct = _generate(
+            plan, n_outputs, self.spare
+        )
 
     def __call__(self, feeds: Sequence[Any]) -> list[Any]:
-        olds = [state[0] for state in self.states]
-        with np.errstate(all="ignore"):
+        if self.direct:  # the function reads the Variables and returns the results
             try:
-                outputs, news = self.function(*feeds, *olds)
+                return fast.call_quietly(self.function, feeds, _NO_ATTRS)  # type: ignore[arg-type]
             except Exception as error:
                 raise self._located(error) from error
+        olds = [state[0] for state in self.states]
+        try:
+            outputs, news = fast.call_quietly(self.function, (*feeds, *olds), _NO_ATTRS)
+        except Exception as error:
+            raise self._located(error) from error
         leaves = [a for a in feeds if isinstance(a, np.ndarray)]
         leaves += self.constants
         leaves += [a for a in olds if isinstance(a, np.ndarray)]
@@ -286,15 +331,218 @@ def _known_small(shape: Any) -> bool:
     return math.prod(shape) < IN_PLACE_MIN_SIZE
 
 
-def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, dict[int, int]]:
-    """The source of ``run(feeds..., variables...)``, the function, and line -> step."""
+# ------------------------------------------------------------------ specialised steps
+# What a value of the generated function is sure to be, whatever is fed: the facts the
+# specialised lines below rest on.  Only leaves (a feed is converted to its placeholder's
+# dtype and checked against its shape; a Variable keeps its dtype and shape; a constant
+# is its value) and the results of specialised lines are known; every other step's
+# result is unknown, so a wrong static inference can never pick a wrong line.
+ARRAY = "array"  # an ndarray, never a numpy scalar
+NUMPY = "numpy"  # an ndarray or a numpy scalar (what a ufunc gives for 0-d operands)
+_NUMERIC = (ARRAY, NUMPY)
+
+
+class Known(NamedTuple):
+    """What a value is sure to be: ``kind`` (ARRAY, NUMPY, or ``int`` / ``float`` for a
+    Python number), its dtype (None for a Python number), its shape (None when a size
+    or the rank is unknown), and whether this run made it (``fresh``: no leaf owns it,
+    it views none, and it is writeable)."""
+
+    kind: Any
+    dtype: np.dtype | None
+    shape: tuple | None
+    fresh: bool
+
+
+def _full(shape: Any) -> tuple | None:
+    """``shape`` as Python ints if every size is known, else None."""
+    if shape is None or None in shape:
+        return None
+    try:
+        return tuple(operator.index(s) for s in shape)  # np.int64(2) -> 2: the run's sizes
+    except TypeError:  # not a size at all: nothing is known
+        return None
+
+
+def _leaf_known(node: Any, value: Any) -> Known | None:
+    """A leaf's facts: a fed placeholder's, a Variable's, or a constant's value's."""
+    if value is not None:  # a constant: its value is what every run reads
+        if type(value) in (int, float):
+            return Known(type(value), None, (), False)
+        if type(value) is np.ndarray:
+            return Known(ARRAY, value.dtype, value.shape, False)
+        return None
+    if node.dtype is None:
+        return None
+    # A feed is converted to its placeholder's dtype and checked against its shape
+    # (executor.check_feed); a Variable keeps both (Variable.assign, ops' assign).
+    return Known(ARRAY, node.dtype, _full(node.shape), False)
+
+
+_PROMOTED_CODE = promoted(np.add).__code__  # the op table's promoting binary forwards
+
+
+def _result_known(dtype: np.dtype, shape: tuple | None) -> Known:
+    """A fresh result: a ufunc gives a numpy scalar, not an array, for 0-d operands."""
+    kind = ARRAY if shape is not None and len(shape) > 0 else NUMPY
+    return Known(kind, dtype, shape, True)
+
+
+def _binary_known(ufunc: Any, x: Known, y: Known) -> Known | None:
+    """The result of ``ufunc(x, y)`` when the op table's promoting forward would call
+    exactly that (torch's promotion changes neither operand), else None.
+
+    Both numpy operands of one dtype are passed as they are; so is a Python number
+    beside a numpy operand whose dtype torch keeps for it (``x * 0.5``, x float32)."""
+    if x.kind in _NUMERIC and y.kind in _NUMERIC:
+        if x.dtype is None or x.dtype != y.dtype:
+            return None
+        operands: tuple = (x.dtype, y.dtype)
+    elif x.kind in _NUMERIC and y.kind in (int, float):
+        if x.dtype is None or not _scalar_keeps_dtype(x.dtype, y.kind):
+            return None
+        operands = (x.dtype, y.kind)
+    elif y.kind in _NUMERIC and x.kind in (int, float):
+        if y.dtype is None or not _scalar_keeps_dtype(y.dtype, x.kind):
+            return None
+        operands = (x.kind, y.dtype)
+    else:
+        return None
+    try:
+        dtype = ufunc.resolve_dtypes((*operands, None))[2]
+    except (TypeError, ValueError):  # no loop for these operands: the forward's error
+        return None
+    if x.shape is None or y.shape is None:
+        return Known(NUMPY, dtype, None, True)
+    try:
+        shape = tuple(np.broadcast_shapes(x.shape, y.shape))
+    except ValueError:  # the forward raises its own error when it runs
+        return None
+    return _result_known(dtype, shape)
+
+
+def _mean_kernel(fn: Any, x: Known) -> tuple[str, Known] | None:
+    """``ops.table._mean`` with its axes and count worked out now: the same reduce and
+    the same division by the same integer."""
+    attrs = fn.keywords
+    dim, keepdim = attrs.get("dim"), attrs.get("keepdim", False)
+    if (
+        set(attrs) - {"dim", "keepdim"}
+        or fn.args
+        or x.kind not in _NUMERIC
+        or x.dtype is None
+        or x.dtype.kind not in "fc"  # integers are summed in int64 first
+        or not x.dtype.isnative  # the sum of '>f8' is native float64
+        or x.shape is None
+        or type(keepdim) is not bool
+    ):
+        return None
+    try:
+        axes = normalize_dims(dim, len(x.shape))
+    except IndexError:  # the forward raises it when it runs
+        return None
+    reduced = range(len(x.shape)) if axes is None else axes
+    count = math.prod(x.shape[a] for a in reduced)
+    if count == 0:  # the forward divides by zero quietly: left to it
+        return None
+    if keepdim:
+        shape = tuple(1 if a in reduced else s for a, s in enumerate(x.shape))
+    else:
+        shape = tuple(s for a, s in enumerate(x.shape) if a not in reduced)
+    return f"add_reduce({{}}, {axes!r}, None, None, {keepdim!r}) / {count}", _result_known(
+        x.dtype, shape
+    )
+
+
+def _sum_to_kernel(fn: Any, x: Known) -> tuple[str, Known] | None:
+    """``ops.shapes.sum_to`` with its axes worked out now, when it sums something."""
+    target = fn.keywords.get("shape")
+    if (
+        set(fn.keywords) != {"shape"}
+        or fn.args
+        or x.kind != ARRAY  # sum_to reads np.asarray(x): x itself only for an ndarray
+        or x.dtype is None
+        or x.dtype.kind not in "fc"
+        or not x.dtype.isnative  # the sum of '>f8' is native float64
+        or x.shape is None
+        or type(target) is not tuple
+        or not all(type(s) is int for s in target)
+    ):
+        return None
+    lead = len(x.shape) - len(target)
+    if lead < 0:
+        return None
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(target) if s == 1 and x.shape[lead + i] != 1
+    )
+    if not axes:  # x itself, or reshape's own error: left to the forward
+        return None
+    kept = tuple(1 if a in axes else s for a, s in enumerate(x.shape))
+    if math.prod(kept) != math.prod(target):
+        return None
+    return f"add_reduce({{}}, {axes!r}, None, None, True).reshape({target!r})", Known(
+        ARRAY, x.dtype, target, True
+    )
+
+
+def _kernel(fn: Callable, args: list[str], known: dict[str, Known]) -> tuple[str, Known] | None:
+    """A line's right-hand side that calls numpy directly, and its result's facts; None
+    when not every fact it needs is known (the op table's forward runs instead)."""
+    inner = unquiet(fn)
+    facts = [known.get(a) for a in args]
+    if None in facts:
+        return None
+    if getattr(inner, "__code__", None) is _PROMOTED_CODE and len(args) == 2:
+        ufunc = inner.ufunc  # type: ignore[attr-defined]  # set by ops.core.writes_like
+        result = _binary_known(ufunc, facts[0], facts[1])  # type: ignore[arg-type]
+        if result is None or ufunc not in _UFUNCS:
+            return None
+        return f"{_UFUNCS[ufunc]}({args[0]}, {args[1]})", result
+    if isinstance(inner, functools.partial) and len(args) == 1:
+        for op, kernel in (("mean", _mean_kernel), ("sum_to", _sum_to_kernel)):
+            if inner.func is unquiet(OPS[op].forward):
+                found = kernel(inner, facts[0])  # type: ignore[arg-type]
+                return None if found is None else (found[0].format(args[0]), found[1])
+    return None
+
+
+#: numpy ufuncs a promoting forward may call -> their names in the generated code
+_UFUNCS = {
+    u: f"np_{u.__name__}"
+    for u in (
+        np.add,
+        np.multiply,
+        np.equal,
+        np.not_equal,
+        np.greater,
+        np.greater_equal,
+        np.less,
+        np.less_equal,
+        np.logical_and,
+        np.logical_or,
+    )
+}
+
+
+def kernel_namespace() -> dict[str, Any]:
+    """The names the lines of :func:`_kernel` call."""
+    return {"add_reduce": np.add.reduce} | {name: ufunc for ufunc, name in _UFUNCS.items()}
+
+
+def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, dict[int, int], bool]:
+    """The source of ``run(feeds..., variables...)``, the function, line -> step, and
+    whether it returns the results as callers get them (``run(feeds...)`` then reads
+    the Variables itself: see :meth:`Runner.__call__`)."""
     namespace: dict[str, Any] = {
         "free_buffer": _free_buffer,
         "ndarray": np.ndarray,
         "matmul_recycling": _matmul_recycling,
         "spare": spare,
+        "asarray": np.asarray,
+        **kernel_namespace(),
     }
     names: dict[int, str] = {}
+    known: dict[str, Known] = {}
     params = []
     for k, slot in enumerate(plan.placeholder_slots):
         if slot is None:  # fed but not needed: accepted and ignored
@@ -302,14 +550,16 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
         else:
             names[slot] = f"a{slot}"
             params.append(f"a{slot}")
+            _remember(known, names[slot], _leaf_known(plan.order[slot], None))
     for slot, _ in plan.variables:
         names[slot] = f"s{slot}"
-        params.append(f"s{slot}")
+        _remember(known, names[slot], _leaf_known(plan.order[slot], None))
     for slot, value in enumerate(plan.template):
         if slot not in names and value is not None:
             names[slot] = f"c{slot}"
             namespace[f"c{slot}"] = value
-    lines = [f"def run({', '.join(params)}):"]
+            _remember(known, names[slot], _leaf_known(plan.order[slot], value))
+    lines: list[str] = []  # the body; numbered from 0 until the header is known
     line_step: dict[int, int] = {}
 
     def call(
@@ -320,8 +570,9 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
         ufunc = getattr(fn, "ufunc", None)
         joined = ", ".join(args)
         dying = [a for a in args if a in frees]
+        kernel = _kernel(fn, args, known)
         if op == "matmul" and plan.updates and not _known_small(shape):
-            line_step[len(lines) + 1] = k
+            line_step[len(lines)] = k
             lines.append(f"    {out} = matmul_recycling(spare, f_{out}, {joined})")
         elif (
             ufunc is not None
@@ -333,14 +584,20 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
             namespace[f"u_{out}"] = ufunc
             other = args[1] if dying[0] == args[0] else args[0]
             lines.append(f"    b = free_buffer({dying[0]}, {other}, u_{out})")
-            line_step[len(lines) + 1] = k  # + 1: exec numbers lines from 1
+            line_step[len(lines)] = k
             # The forward itself, given out=: its own checks (no bool subtraction) hold.
             lines.append(
                 f"    {out} = f_{out}({joined}) if b is None else f_{out}({joined}, out=b)"
             )
             lines.append("    b = None")
+            if kernel is not None:  # the same facts, but maybe in a dying input's buffer
+                _remember(known, out, kernel[1]._replace(fresh=False))
+        elif kernel is not None:
+            line_step[len(lines)] = k
+            lines.append(f"    {out} = {kernel[0]}")
+            _remember(known, out, kernel[1])
         else:
-            line_step[len(lines) + 1] = k
+            line_step[len(lines)] = k
             lines.append(f"    {out} = f_{out}({joined})")
         if frees:
             lines.append(f"    del {', '.join(frees)}")
@@ -372,23 +629,63 @@ def _generate(plan: Any, n_outputs: int, spare: dict) -> tuple[str, Callable, di
                 call(k, member_fn, args, local[index], dead, plan.order[out].shape, "member")
                 continue
             # The chain's own choice of buffer (passes._fused_program), as it makes it.
-            namespace[f"f_{local[index]}"] = unquiet(member_fn)
-            namespace[f"w_{local[index]}"] = unquiet(writer)
             joined = ", ".join(args)
-            lines.append(f"    b = {local[reuse]}")
-            line_step[len(lines) + 1] = k
-            lines.append(
-                f"    {local[index]} = w_{local[index]}({joined}, out=b) if type(b) is ndarray "
-                f"and b.flags.writeable else f_{local[index]}({joined})"
-            )
-            lines.append("    b = None")
+            kernel = _kernel(member_fn, args, known)
+            buffer = known.get(local[reuse])
+            if (
+                kernel is not None
+                and kernel[0].startswith("np_")  # a ufunc's call, which takes out=
+                and buffer is not None
+                and buffer.kind == ARRAY  # an ndarray and this run's own: writeable
+                and buffer.fresh
+                and (buffer.dtype, buffer.shape) == (kernel[1].dtype, kernel[1].shape)
+            ):
+                # passes._fused_program's test (an ndarray, writeable) holds: its ufunc
+                # call with out=, which the forward makes for these operands.
+                line_step[len(lines)] = k
+                lines.append(f"    {local[index]} = {kernel[0][:-1]}, out={local[reuse]})")
+                _remember(known, local[index], kernel[1])
+            else:
+                namespace[f"f_{local[index]}"] = unquiet(member_fn)
+                namespace[f"w_{local[index]}"] = unquiet(writer)
+                lines.append(f"    b = {local[reuse]}")
+                line_step[len(lines)] = k
+                lines.append(
+                    f"    {local[index]} = w_{local[index]}({joined}, out=b) if type(b) is "
+                    f"ndarray and b.flags.writeable else f_{local[index]}({joined})"
+                )
+                lines.append("    b = None")
             if dead:
                 lines.append(f"    del {', '.join(dead)}")
         lines.append(f"    v{out} = {local[result]}")
+        _remember(known, f"v{out}", known.get(local[result]))
         lines.append(f"    del {', '.join([local[result]] + step_frees)}")
-    fetches = "".join(f"{names[s]}, " for s in plan.fetch_slots[:n_outputs])
-    news = "".join(f"{names[s]}, " for s, _ in plan.updates)
-    lines.append(f"    return ({fetches}), ({news})")
-    source = "\n".join(lines) + "\n"
+    fetched = [names[s] for s in plan.fetch_slots[:n_outputs]]
+    direct = not plan.updates and all(getattr(known.get(name), "fresh", False) for name in fetched)
+    if direct:
+        # Every result is this run's own array or numpy scalar: no leaf to copy it from;
+        # ``as_result`` (np.asarray) is all that is left to do.
+        reads = [
+            f"    s{slot} = state{slot}[0]"
+            for slot, _ in plan.variables  # the Variables' arrays of this run
+        ]
+        namespace.update({f"state{slot}": state for slot, state in plan.variables})
+        results = "".join(f"asarray({name}), " for name in fetched)
+        lines.append(f"    return [{results}]")
+    else:
+        reads = []
+        fetches = "".join(f"{name}, " for name in fetched)
+        news = "".join(f"{names[s]}, " for s, _ in plan.updates)
+        lines.append(f"    return ({fetches}), ({news})")
+        params += [f"s{slot}" for slot, _ in plan.variables]
+    header = 1 + len(reads)  # the def line, the reads of the Variables
+    source = "\n".join([f"def run({', '.join(params)}):", *reads, *lines]) + "\n"
     exec(compile(source, "<naivegraph compiled plan>", "exec"), namespace)
-    return source, namespace["run"], line_step
+    # + 1: exec numbers lines from 1
+    line_step = {line + header + 1: k for line, k in line_step.items()}
+    return source, namespace["run"], line_step, direct
+
+
+def _remember(known: dict[str, Known], name: str, facts: Known | None) -> None:
+    if facts is not None:
+        known[name] = facts
