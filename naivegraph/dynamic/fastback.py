@@ -68,13 +68,16 @@ def _kind_of(cls: type) -> int:
 
 
 def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: bool) -> None:
-    """:func:`naivegraph.dynamic.engine.backward_pass`, with the plain nodes run inline."""
+    """:func:`naivegraph.dynamic.engine.backward_pass`, with the plain nodes run inline:
+    ``Visitor.visit``, ``OpNode.apply``, ``OpDef.pullback`` and ``add_gradient`` in one
+    loop (a call costs more than most of what those functions do on a small tensor)."""
     pending: dict[Node, list] = {}
     for node, output_nr, grad in roots:
         _add(pending, node, output_nr, grad)
-    ran = []
+    ran = []  # nodes to release, as the engine keeps them
+    ran_plain = []  # op-table nodes that saved no tensor: releasing them is one flag
     leaf_updates = visitor.leaf_updates
-    kinds = _kinds
+    kinds, rules_of_op = _kinds, _rules
     for node in order:
         grads = pending.pop(node, None)
         if grads is None:
@@ -84,8 +87,45 @@ def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: 
             kind = _kind_of(type(node))
         if node._hooks is not None:
             kind = _OTHER
-        if kind == _OP:
-            grad_inputs = _apply(node, grads[0])
+        if kind == _OP:  # OpNode.apply
+            op = node.op
+            if node._released and op.saves:
+                raise RuntimeError(SECOND_BACKWARD)
+            inputs = node.saved
+            if node.sources:
+                inputs = _checked_inputs(node)
+                ran.append(node)
+            else:
+                ran_plain.append(node)
+            rules = rules_of_op.get(op)
+            if rules is None:
+                rules = _rules_of(op)
+            partials, count, elementwise, positions = rules
+            needs = node.needs
+            if partials is None or len(needs) != count:
+                grad_inputs = op.pullback(grads[0], inputs, node.saved_out, node.attrs, needs)
+            else:  # OpDef.pullback
+                g = grads[0]
+                grad_inputs = [None] * count
+                out, attrs = node.saved_out, node.attrs
+                for i, partial in partials:
+                    if needs[i]:
+                        gi = (
+                            partial(g, *inputs, out, **attrs) if attrs else partial(g, *inputs, out)
+                        )
+                        if gi is not None:
+                            value = inputs[i]
+                            if elementwise and gi.shape != value.shape:
+                                gi = _summed(gi, value)
+                            try:  # the same dtype object: _in_dtype_of would give gi back
+                                cast = gi.dtype is not value.dtype
+                            except AttributeError:  # not an array: let it decide
+                                cast = True
+                            if cast:
+                                gi = _in_dtype_of(gi, value)
+                        grad_inputs[i] = gi
+            if positions is not None:  # OpNode.grads_per_edge
+                grad_inputs = [grad_inputs[i] for i in positions]
         elif kind == _LEAF and not node.variable._hooks:
             leaf_updates.append((node.variable, grads[0]))  # what the visitor does
             continue
@@ -93,19 +133,22 @@ def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: 
             grad_inputs = visitor.visit(node, grads)
             if grad_inputs is None:
                 continue
-        ran.append(node)
+            ran.append(node)
         for (child, output_nr), grad in zip(node.next_functions, grad_inputs):
-            if child is not None and grad is not None:
+            if child is not None and grad is not None:  # engine.add_gradient
                 slot = pending.get(child)
                 if slot is None:
                     slot = pending[child] = [None] * child.num_outputs
                     slot[output_nr] = grad
-                else:  # engine.add_gradient: the same sum, in the same order
+                else:  # the same sum, in the same order
                     current = slot[output_nr]
                     slot[output_nr] = grad if current is None else current + grad
-    if not keep_graph:
+    if not keep_graph:  # releasing one node does not touch another: the order is free
         for node in ran:
             node.release()
+        for node in ran_plain:  # OpNode.release, with nothing saved to let go of
+            node._released = True
+            node.sources = ()
 
 
 def _add(pending: dict, node: Node, output_nr: int, grad) -> None:
@@ -115,39 +158,6 @@ def _add(pending: dict, node: Node, output_nr: int, grad) -> None:
         slot = pending[node] = [None] * node.num_outputs
     current = slot[output_nr]
     slot[output_nr] = grad if current is None else current + grad
-
-
-def _apply(node: OpNode, g) -> list:
-    """``node.apply([g], False)`` for an op-table node: ``OpNode.apply``, then
-    ``OpDef.pullback`` and its partials (numpy already silent), in one function."""
-    op = node.op
-    if node._released and op.saves:
-        raise RuntimeError(SECOND_BACKWARD)
-    inputs = node.saved
-    if node.sources:
-        inputs = _checked_inputs(node)
-    rules = _rules.get(op)
-    if rules is None:
-        rules = _rules_of(op)
-    partials, count, elementwise, positions = rules
-    needs = node.needs
-    if partials is None or len(needs) != count:
-        grads = op.pullback(g, inputs, node.saved_out, node.attrs, needs)
-    else:
-        grads = [None] * count
-        out, attrs = node.saved_out, node.attrs
-        for i, partial in partials:
-            if needs[i]:
-                gi = partial(g, *inputs, out, **attrs) if attrs else partial(g, *inputs, out)
-                if gi is not None:
-                    value = inputs[i]
-                    if elementwise and gi.shape != value.shape:
-                        gi = _summed(gi, value)
-                    # the same dtype object: _in_dtype_of would give ``gi`` back as it is
-                    if getattr(gi, "dtype", None) is not getattr(value, "dtype", None):
-                        gi = _in_dtype_of(gi, value)
-                grads[i] = gi
-    return grads if positions is None else [grads[i] for i in positions]
 
 
 #: op -> (its partial rules as (input position, rule), how many inputs it has, whether
