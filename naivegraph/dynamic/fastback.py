@@ -34,14 +34,11 @@ from .node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode
 #: this trick's own switch (the whole layer's switch turns it off too)
 on: bool = True
 
-_OP, _LEAF, _OTHER = 0, 1, 2
-#: node class -> how the fast loop runs it (a class, not an instance: nodes change class
-#: only to one made for them, e.g. by saved-tensor hooks, which is looked up anew)
-_kinds: dict[type, int] = {}
-
-#: the numpy function behind op ``sum_to``, without the dispatch and the silencing
-#: wrapper: inside a backward pass numpy is already silent and gradients are arrays
-_sum_to = getattr(OPS["sum_to"].forward, "__wrapped__", OPS["sum_to"].forward)
+#: the node classes whose nodes the loop runs itself: ``OpNode`` subclasses that keep
+#: its ``apply`` and ``release`` (saved-tensor hooks swap a node's class for one that
+#: does not); every class is sorted into this set or not the first time it is met
+_op_classes: set[type] = set()
+_classes_seen: set[type] = set()
 
 
 def takes(visitor: Visitor) -> bool:
@@ -56,15 +53,11 @@ def takes(visitor: Visitor) -> bool:
     )
 
 
-def _kind_of(cls: type) -> int:
-    """How nodes of class ``cls`` run: inline, as a leaf, or through the visitor."""
-    kind = _OTHER
+def _sort_class(cls: type) -> None:
+    """Note whether the loop may run nodes of class ``cls`` itself."""
     if issubclass(cls, OpNode) and cls.apply is OpNode.apply and cls.release is OpNode.release:
-        kind = _OP
-    elif cls is AccumulateGrad:
-        kind = _LEAF
-    _kinds[cls] = kind
-    return kind
+        _op_classes.add(cls)
+    _classes_seen.add(cls)
 
 
 def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: bool) -> None:
@@ -77,17 +70,12 @@ def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: 
     ran = []  # nodes to release, as the engine keeps them
     ran_plain = []  # op-table nodes that saved no tensor: releasing them is one flag
     leaf_updates = visitor.leaf_updates
-    kinds, rules_of_op = _kinds, _rules
+    op_classes, rules_of_op = _op_classes, _rules
     for node in order:
         grads = pending.pop(node, None)
         if grads is None:
             continue  # no gradient reached this node
-        kind = kinds.get(type(node))
-        if kind is None:
-            kind = _kind_of(type(node))
-        if node._hooks is not None:
-            kind = _OTHER
-        if kind == _OP:  # OpNode.apply
+        if type(node) in op_classes and node._hooks is None:  # OpNode.apply, inline
             op = node.op
             if node._released and op.saves:
                 raise RuntimeError(SECOND_BACKWARD)
@@ -126,10 +114,12 @@ def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: 
                         grad_inputs[i] = gi
             if positions is not None:  # OpNode.grads_per_edge
                 grad_inputs = [grad_inputs[i] for i in positions]
-        elif kind == _LEAF and not node.variable._hooks:
+        elif type(node) is AccumulateGrad and node._hooks is None and not node.variable._hooks:
             leaf_updates.append((node.variable, grads[0]))  # what the visitor does
             continue
-        else:
+        else:  # the readable way (and a class met for the first time, sorted for next time)
+            if type(node) not in _classes_seen:
+                _sort_class(type(node))
             grad_inputs = visitor.visit(node, grads)
             if grad_inputs is None:
                 continue
@@ -198,5 +188,29 @@ def _summed(g, value):
     if shape is None or None in shape:  # not in dynamic mode; kept as the readable rule
         return OPS["sum_to_like"].dispatch(g, value)
     if type(g) is np.ndarray or isinstance(g, np.generic):
-        return _sum_to(g, shape=tuple(shape))
+        return _summed_array(np.asarray(g), tuple(shape))
     return OPS["sum_to"].dispatch(g, shape=tuple(shape))
+
+
+#: (gradient's shape, input's shape) -> the axes ``shapes.sum_to`` reduces over
+_sum_axes: dict[tuple, tuple] = {}
+
+
+def _summed_array(x: np.ndarray, shape: tuple) -> np.ndarray:
+    """:func:`naivegraph.ops.shapes.sum_to` (op ``sum_to``'s forward), with the axes it
+    reduces over worked out once per pair of shapes instead of on every call."""
+    if x.shape == shape:
+        return x
+    key = (x.shape, shape)
+    axes = _sum_axes.get(key)
+    if axes is None:
+        lead = x.ndim - len(shape)  # the same axes as shapes.sum_to, in the same order
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
+        )
+        if len(_sum_axes) > 4096:  # a bound, for programs that see endless new shapes
+            _sum_axes.clear()
+        _sum_axes[key] = axes
+    if axes:
+        x = np.add.reduce(x, axis=axes, keepdims=True)
+    return x.reshape(shape)

@@ -111,6 +111,15 @@ def _broadcasting():
     return [loss, a.grad, b.grad, c.grad]
 
 
+def _broadcasting_over_leading_and_inner_axes():
+    a = ng.tensor(np.arange(8.0).reshape(2, 1, 4) / 7, requires_grad=True)
+    b = ng.tensor([[0.5], [-1.5], [2.5]], dtype=ng.float32, requires_grad=True)  # (3, 1)
+    c = ng.tensor([0.25], requires_grad=True)  # (1,)
+    y = a * b - c * a + b / (c + 1.0)  # (2, 3, 4)
+    (y * y).sum().backward()
+    return [y, a.grad, b.grad, c.grad]
+
+
 def _float32_leaf_meets_float64():
     # a's gradient is cast to float32 as each product hands it back, then summed in
     # float32: summed in float64 and cast once, it would differ in the last bits
@@ -232,6 +241,7 @@ PROGRAMS = [
     _reference_example,
     _shared_subexpressions,
     _broadcasting,
+    _broadcasting_over_leading_and_inner_axes,
     _float32_leaf_meets_float64,
     _integer_and_boolean_operands,
     _rows_and_stacks,
