@@ -165,6 +165,24 @@ def _hooks_everywhere():
     return [x.grad, a.grad] + seen
 
 
+def _hook_registered_then_removed():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.register_hook(lambda g: g * 10).remove()  # the node keeps an empty hook table
+    y.grad_fn.register_prehook(lambda gs: None).remove()
+    (y * 3.0).sum().backward()
+    return [x.grad]
+
+
+def _data_replaced_after_the_op():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    w = ng.tensor([3.0, 4.0])
+    y = (x * w).sum()
+    w.data = ng.tensor([5.0, 7.0])  # backward reads the new values, as torch's does
+    y.backward()
+    return [x.grad]
+
+
 def _retain_graph_twice():
     x = ng.tensor([0.5, 1.5], requires_grad=True)
     y = (x * x.sin()).sum()
@@ -246,6 +264,8 @@ PROGRAMS = [
     _integer_and_boolean_operands,
     _rows_and_stacks,
     _hooks_everywhere,
+    _hook_registered_then_removed,
+    _data_replaced_after_the_op,
     _retain_graph_twice,
     _double_backward,
     _grad_with_unused_and_inputs,
@@ -441,3 +461,26 @@ def test_the_reference_example_gives_torchs_gradients():
     l1 = x * w[0]
     ((l1 + w[1]) * (l1 * w[2])).mean().backward()
     assert [g1.item(), g2.item(), g3.item()] == [t.grad.item() for t in w]
+
+
+def test_backward_reads_data_replaced_after_the_op_as_torch_does():
+    torch = pytest.importorskip("torch")
+    (grad,) = _data_replaced_after_the_op()
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([3.0, 4.0], dtype=torch.float64)
+    y = (x * w).sum()
+    w.data = torch.tensor([5.0, 7.0], dtype=torch.float64)
+    y.backward()
+    assert grad.tolist() == x.grad.tolist() == [5.0, 7.0]
+
+
+def test_a_second_backward_with_retain_graph_accumulates_as_in_torch():
+    torch = pytest.importorskip("torch")
+    first, second = _retain_graph_twice()
+    x = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    y = (x * x.sin()).sum()
+    y.backward(retain_graph=True)
+    torch_first = x.grad.clone()
+    y.backward()
+    np.testing.assert_allclose(first.numpy(), torch_first.numpy(), rtol=1e-15)
+    np.testing.assert_allclose(second.numpy(), x.grad.numpy(), rtol=1e-15)
