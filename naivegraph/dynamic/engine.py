@@ -19,6 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import fast
+from . import fastback
 from .anomaly_mode import mode as anomaly
 from .grad_mode import set_grad_enabled
 from .hooks import AnomalyVisitor, Visitor
@@ -53,6 +54,8 @@ def execute(
 
 def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: bool) -> None:
     """Push gradients from the roots through ``order`` to the leaves."""
+    if fastback.takes(visitor):  # the same loop with the plain nodes inlined (fast layer)
+        return fastback.backward_pass(order, roots, visitor, keep_graph)
     pending: dict[Node, list] = {}  # node -> the gradient of each of its outputs, summed
     for node, output_nr, grad in roots:
         add_gradient(pending, node, output_nr, grad)
