@@ -20,7 +20,31 @@ inf or NaN).  Other 0-d floating tensors use numpy's scalar arithmetic (the same
 conversion and rounding as the ufunc, at a quarter of its cost), everything else the
 ufunc itself, both under one cheap switch of numpy's error state to "ignore".
 
-Measured gain: see the end of this docstring.
+The node's fields are stored one by one, as ``OpNode.__init__`` stores them, while
+OpNode has exactly the fields this module knows (``_BY_HAND``); a class with another
+field is called instead.  Switch: ``fastpath.enabled`` (and the whole layer's).
+
+Measured gain (one machine, 3.11, numpy 2.4; wall clock moved by +-30% between runs):
+
+==========================================================  ===========  ===========
+                                                            before       after
+==========================================================  ===========  ===========
+(a) 1,000 x reference, fwd+bwd, millions of instructions    846.1        782.4 (-7.5%)
+(b) 15 x 1,000-op chain, fwd+bwd, millions of instructions  1,335.8      798.1 (-40%)
+chain forward with grad kept, instructions per op           60,414       25,362
+chain forward under no_grad, instructions per op            28,331       7,818
+chain forward with grad kept, us per op (best of 3)         5.9          2.5
+chain forward under no_grad, us per op (best of 3)          3.0          0.8
+(b) fwd+bwd vs torch (``bench_dynamic.py --quick``)         1.39 x       0.83 x
+==========================================================  ===========  ===========
+
+(``python benchmarks/instructions.py BEFORE AFTER``; per op: ``valgrind
+--tool=callgrind`` of 10 chains ``y = y * 0.999; y = y + 0.001`` of 1,000 ops on a 0-d
+float64 tensor, graphs kept, minus the same script without them; microseconds: that
+chain's forward alone, timed with ``time.perf_counter``, best of 7 x 20.)
+Of the ~25,000 instructions per recorded op left, ~8,500 are the cyclic garbage
+collector scanning the graph kept alive (a tensor, a node, its saved list, two edge
+tuples and a weak reference per op) and ~7,800 the op without its node.
 """
 
 from __future__ import annotations
