@@ -1,0 +1,437 @@
+"""The fast layer's ``+ - * /`` (``naivegraph.dynamic.fastpath``) build what the readable
+path builds: the same value bits, dtype, errors, and a ``grad_fn`` node equal field for
+field (edges, saved values and the arrays they are, version stamps, weak references).
+
+Every case runs twice in one process, with the layer on and off, and compares; torch
+2.13 is the oracle where the behaviour is PyTorch's (names, saved attributes, errors).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from fast_switch import fast_layer_on
+
+import naivegraph as ng
+from naivegraph import fast
+from naivegraph.dynamic import fastpath
+from naivegraph.dynamic.node import Node, OpNode
+from naivegraph.ops.core import Meta
+
+pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
+
+OPERATORS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+}
+DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
+DTYPES += ["complex64", "complex128"]
+NUMBERS = [2, -3, 0, 2.5, -0.0, 1e300, float("inf"), float("nan"), True, 1 + 2j, 2**53 + 1]
+NUMBERS += [2**63, 300]
+
+
+# -- describing what a program built, names instead of identities -------------------------
+def _slots(cls: type) -> list:
+    names = [n for k in reversed(cls.__mro__) for n in vars(k).get("__slots__", ())]
+    return [n for n in dict.fromkeys(names) if n != "__weakref__"]
+
+
+def _value(v, names: dict):
+    """A comparable description of a value a node holds."""
+    if isinstance(v, np.ndarray):
+        owner = names.get(id(v))  # the very array of a named tensor, as the readable path
+        return ("array", owner, v.dtype.str, v.shape, v.tobytes())
+    if isinstance(v, Meta):
+        return ("meta", tuple(v.shape), np.dtype(v.dtype).str)
+    if isinstance(v, ng.Tensor):
+        return ("tensor", names.get(id(v), "?"))
+    if isinstance(v, Node):
+        return ("node", names.get(id(v), "?"))
+    if type(v).__name__ == "ReferenceType":
+        return ("weakref", _value(v(), names))
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(_value(i, names) for i in v))
+    if isinstance(v, dict):
+        return ("dict", tuple(sorted((k, _value(i, names)) for k, i in v.items())))
+    if type(v).__name__ == "_Hooks":  # a node's hooks: which kinds, how many
+        return ("hooks", tuple(len(getattr(v, k) or ()) for k in v.__slots__))
+    if type(v).__name__ == "_Counter":  # a version counter
+        return ("counter", names.get(id(v), "?"), v.value)
+    if hasattr(v, "name") and hasattr(v, "forward"):  # an OpDef
+        return ("op", v.name)
+    return (type(v).__name__, repr(v))
+
+
+def _describe(tensors: dict) -> list:
+    """Every named tensor's value and state, and every node reachable from them with
+    every field of its class (a field the fast path forgot shows up as missing)."""
+    names = {}
+    for name, t in tensors.items():
+        names[id(t)] = name
+        names[id(t._data)] = name + ".data"
+        names[id(t._version_counter)] = name + ".version_counter"
+    nodes, todo = [], [t.grad_fn for t in tensors.values() if t.grad_fn is not None]
+    while todo:
+        node = todo.pop(0)
+        if id(node) in names:
+            continue
+        names[id(node)] = f"node{len(nodes)}"
+        nodes.append(node)
+        todo.extend(fn for fn, _ in node.next_functions if fn is not None)
+    out = []
+    for name, t in tensors.items():
+        d = t._data
+        out.append((name, d.dtype.str, d.shape, d.tobytes(), t.requires_grad, t.is_leaf))
+        out.append((name, "version", t._version, _value(t.grad_fn, names)))
+        out.append((name, "output_nr", t._output_nr, type(t).__name__, sorted(vars(t))))
+    for node in nodes:
+        fields = [type(node).__name__]
+        for slot in _slots(type(node)):
+            fields.append((slot, _value(getattr(node, slot, "<unset>"), names)))
+        out.append(tuple(fields))
+    return out
+
+
+def _run(program):
+    """``program()``'s description, or the error it raised (type and message)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning would be a difference
+        try:
+            return _describe(program())
+        except Exception as error:  # noqa: BLE001 - the error is what is compared
+            return ("raised", type(error).__name__, str(error))
+
+
+def _same_on_and_off(program):
+    on = _run(program)
+    with fast.disabled():
+        off = _run(program)
+    assert on == off
+    return on
+
+
+def _readable_calls(monkeypatch) -> list:
+    """The ops that went through the readable ``apply`` (the fast path stepped aside)."""
+    calls = []
+    readable = ng.Tensor._ng_apply
+
+    def spy(op, args, attrs):
+        calls.append(op.name)
+        return readable(op, args, attrs)
+
+    monkeypatch.setattr(ng.Tensor, "_ng_apply", staticmethod(spy))
+    return calls
+
+
+# -- values, dtypes and errors ---------------------------------------------------------------
+def _tensor(dtype: str, shape: tuple, requires_grad: bool = False):
+    values = np.array([1.5, -2.0, 0.0, 3.0, 7.0, -0.0])[: max(1, int(np.prod(shape)))]
+    data = values.reshape(shape) if shape else np.array(values[0])
+    t = ng.tensor(data.astype(dtype))
+    if requires_grad and t.dtype.kind == "f":
+        t.requires_grad_()
+    return t
+
+
+@pytest.mark.parametrize("symbol", OPERATORS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+def test_a_tensor_and_a_python_number_give_the_readable_paths_bits_or_error(symbol, dtype, shape):
+    fn = OPERATORS[symbol]
+    for number, grad, reflected in itertools.product(NUMBERS, (False, True), (False, True)):
+
+        def program(number=number, grad=grad, reflected=reflected):
+            x = _tensor(dtype, shape, grad)
+            y = fn(number, x) if reflected else fn(x, number)
+            return {"x": x, "y": y}
+
+        _same_on_and_off(program)
+
+
+@pytest.mark.parametrize("symbol", OPERATORS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_two_tensors_give_the_readable_paths_bits_nodes_or_error(symbol, dtype):
+    fn = OPERATORS[symbol]
+    shapes = [((), ()), ((2, 3), ()), ((), (2, 3)), ((2, 3), (2, 3)), ((2, 1), (1, 3))]
+    shapes += [((2, 3), (3, 2))]  # not broadcastable: the readable path's error
+    for (sx, sy), gx, gy, other in itertools.product(
+        shapes, (False, True), (False, True), (dtype, "float64", "float32", "int64")
+    ):
+
+        def program(sx=sx, sy=sy, gx=gx, gy=gy, other=other):
+            x, y = _tensor(dtype, sx, gx), _tensor(other, sy, gy)
+            return {"x": x, "y": y, "z": fn(x, y)}
+
+        _same_on_and_off(program)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("symbol", OPERATORS)
+def test_0d_floating_arithmetic_is_the_ufuncs_to_the_bit(dtype, symbol):
+    # 0-d operands take Python's or numpy's scalar arithmetic: the bits must be the ufunc's
+    rng = np.random.default_rng(0)
+    special = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-310, 5e-324, 1e308]
+    special += [65504.0, 6e-8, 1e-45, 3.4e38, 0.1, 1 / 3]
+    xs = np.concatenate([special, rng.standard_normal(60) * 10.0 ** rng.integers(-8, 8, 60)])
+    fn = OPERATORS[symbol]
+
+    def program():
+        out = {}
+        for i, (a, b) in enumerate(itertools.product(xs[:30], xs[::3])):
+            x = ng.tensor(np.array(a, dtype=dtype), requires_grad=i % 2 == 0)
+            y = ng.tensor(np.array(b, dtype=dtype))
+            out[f"x{i}"], out[f"t{i}"], out[f"n{i}"] = x, fn(x, y), fn(x, float(b))
+        return out
+
+    _same_on_and_off(program)
+
+
+def test_a_division_by_zero_is_numpys_inf_and_nan_not_pythons_error():
+    def program():
+        x = ng.tensor(1.0, requires_grad=True)
+        z = ng.tensor(0.0)
+        return {"x": x, "a": x / 0.0, "b": x / 0, "c": x / z, "d": (x * 0) / 0.0}
+
+    described = _same_on_and_off(program)
+    assert ("raised",) != described[:1]
+    x = ng.tensor(1.0, requires_grad=True)
+    assert (x / 0.0).item() == np.inf and np.isnan(((x * 0) / 0.0).item())
+
+
+def test_numpys_error_state_is_ignored_and_left_as_it_was():
+    before = np.geterr()
+    with np.errstate(all="raise"):
+        x = ng.tensor(1e308, requires_grad=True)
+        h = ng.tensor(np.float16(60000.0))
+        f = ng.tensor(np.ones(3, np.float32) * 3e38)
+        results = [x * 10.0, x / 0.0, h * 2.0, f * f, f + 3e38, x - float("inf")]
+        assert np.geterr()["over"] == "raise"
+    assert np.geterr() == before
+    assert [float(r.sum()) for r in results[:3]] == [np.inf, np.inf, np.inf]
+    assert np.isinf(results[3]._data).all() and np.isinf(results[4]._data).all()
+
+
+def test_a_python_int_out_of_an_integer_dtypes_range_is_the_readable_error():
+    for dtype, number in [("int8", 1000), ("uint8", -1), ("int32", 2**40), ("int64", 2**70)]:
+
+        def program(dtype=dtype, number=number):
+            x = _tensor(dtype, (2,))
+            return {"x": x, "y": x + number}
+
+        assert _same_on_and_off(program)[0] == "raised"
+
+
+# -- the node ----------------------------------------------------------------------------------
+def test_the_chain_and_the_reference_example_build_the_same_graphs():
+    def chain():
+        w = ng.tensor(0.5, requires_grad=True)
+        ys = {"w": w}
+        y = w
+        for i in range(6):
+            y = y * 0.999 if i % 2 == 0 else y + 0.001
+            ys[f"y{i}"] = y
+        return ys
+
+    def reference():
+        x = ng.ones([2, 2])
+        w1, w2, w3 = (ng.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0))
+        l1 = x * w1
+        l2, l3 = l1 + w2, l1 * w3
+        l4 = l2 * l3
+        return {"x": x, "w1": w1, "w2": w2, "w3": w3, "l1": l1, "l2": l2, "l3": l3, "l4": l4}
+
+    _same_on_and_off(chain)
+    _same_on_and_off(reference)
+
+
+def test_the_fast_path_runs_these_cases_and_steps_aside_for_others(monkeypatch):
+    calls = _readable_calls(monkeypatch)
+    w = ng.tensor(0.5, requires_grad=True)
+    x = ng.ones([2, 2])
+    ints = ng.tensor([1, 2])
+    for y in (w * 0.5, w + 1, w - w, x / w, x * x, ints + 3, ints * ints, w.float() * 2.0):
+        assert y is not None
+    assert calls == []
+    w * np.float64(2.0), w * ng.tensor(2.0, dtype=ng.float32), x * True, ints / 2
+    w.detach() + (1 + 2j), ng.tensor([True]) + True, w * [1.0]
+    assert calls == ["mul", "mul", "mul", "div", "add", "add", "mul"]
+
+
+def test_the_fast_path_steps_aside_under_anomaly_mode_hooks_and_dual_levels(monkeypatch):
+    calls = _readable_calls(monkeypatch)
+    w = ng.tensor(0.5, requires_grad=True)
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with ng.autograd.detect_anomaly():
+            w * 2.0
+    with ng.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        w * w
+    with ng.autograd.forward_ad.dual_level():
+        ng.autograd.forward_ad.make_dual(ng.tensor(1.0), ng.tensor(1.0)) * 3.0
+    with fast.disabled():
+        w * 2.0
+    assert [name for name in calls if name == "mul"] == ["mul", "mul", "mul", "mul"]
+
+
+def test_a_tensor_subclass_that_redefines_autograd_state_gets_the_readable_path(monkeypatch):
+    class Odd(ng.Tensor):
+        @property
+        def grad_fn(self):  # type: ignore[override]
+            return None
+
+        @grad_fn.setter
+        def grad_fn(self, value):
+            pass
+
+    calls = _readable_calls(monkeypatch)
+    odd = Odd(2.0)
+    odd * 2.0
+    ng.tensor(1.0) + odd
+    param = ng.nn.Parameter(ng.tensor(2.0))
+    assert (param * 2.0).grad_fn.name() == "MulBackward0"
+    assert calls == ["mul", "add"]
+
+
+def test_no_grad_records_nothing_and_the_values_match():
+    def program():
+        w = ng.tensor([0.5, 2.0], requires_grad=True)
+        with ng.no_grad():
+            a, b = w * 3.0, w / w
+        return {"w": w, "a": a, "b": b}
+
+    described = _same_on_and_off(program)
+    assert ("a", "version", 0, ("NoneType", "None")) in described
+
+
+def test_saved_tensors_and_version_stamps_are_torchs():
+    torch = pytest.importorskip("torch")
+    for lib in (ng, torch):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = a * 1.0
+        c = lib.tensor([3.0, 4.0])
+        y = b * c  # c needs no gradient: b is not saved (torch saves what it will read)
+        assert y.grad_fn._saved_self is None and y.grad_fn._saved_other is c
+        y2 = b * b.detach().requires_grad_()
+        assert y2.grad_fn._saved_self is b
+        z = b * 2.0
+        assert z.grad_fn._saved_other == 2.0
+        q = b / c
+        assert type(q.grad_fn).__name__ == "DivBackward0"
+        assert q.grad_fn.next_functions[1] == (None, 0)
+        assert type(y.grad_fn.next_functions[0][0]).__name__ == "MulBackward0"
+        s = b - 1
+        assert type(s.grad_fn).__name__ == "SubBackward0"
+        assert type(s.grad_fn.next_functions[0][0]).__name__ == "MulBackward0"
+
+
+@pytest.mark.parametrize("lib_name", ["ng", "torch"])
+def test_an_in_place_change_after_the_op_breaks_backward_with_torchs_error(lib_name):
+    lib = ng if lib_name == "ng" else pytest.importorskip("torch")
+    w = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = w * 1.0
+    y = b * b
+    b.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    c = w * 1.0
+    z = c * 2.0  # the number's partial reads nothing of c: c is not saved
+    c.add_(1)
+    z.sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0]
+
+
+def test_version_errors_and_second_backward_errors_match_the_readable_path():
+    def in_place():
+        w = ng.tensor([1.0, 2.0], requires_grad=True)
+        b = w * 1.0
+        y = b / w
+        w2 = b * 3
+        b.add_(1)
+        y.sum().backward()
+        return {"w": w, "w2": w2}
+
+    def twice():
+        w = ng.tensor(2.0, requires_grad=True)
+        y = (w * w) * 3.0
+        y.backward(retain_graph=True)
+        y.backward()
+        y2 = w * w
+        y2.backward()
+        y2.backward()
+        return {"w": w}
+
+    def stamped():  # operands already changed in place: their versions are not 0
+        w = ng.tensor([1.0, 2.0], requires_grad=True)
+        b, c = w * 1.0, w * 2.0
+        b.add_(1)
+        c.mul_(3)
+        c.mul_(3)
+        return {"w": w, "b": b, "c": c, "y": b * c, "z": b / c, "s": c - b, "t": c * 2.0}
+
+    assert _same_on_and_off(in_place)[0] == "raised"
+    assert any(entry[:3] == ("c", "version", 2) for entry in _same_on_and_off(stamped))
+    assert "second time" in _same_on_and_off(twice)[2]
+
+
+def test_hooks_retain_grad_and_double_backward_see_no_difference():
+    def program():
+        w = ng.tensor([1.0, -2.0], requires_grad=True)
+        seen = []
+        a = w * w
+        a.retain_grad()
+        a.register_hook(lambda g: seen.append(g.clone()) or g * 2)
+        a.grad_fn.register_hook(lambda gi, go: seen.append(gi[0].clone()))
+        b = a / 3.0 - w
+        (g,) = ng.autograd.grad(b.sum(), w, create_graph=True)
+        (g * g).sum().backward()
+        return {"w": w, "a": a, "g": g, "wg": w.grad, **{f"s{i}": s for i, s in enumerate(seen)}}
+
+    _same_on_and_off(program)
+
+
+def test_the_node_is_built_field_for_field_as_op_node_init_would():
+    # a node class with a field the fast path does not know would be built by its class
+    assert fastpath._BY_HAND
+    fields = {n for k in OpNode.__mro__ for n in vars(k).get("__slots__", ())}
+    assert "output_ref" in fields and "sources" in fields
+
+
+def test_torch_agrees_on_values_dtypes_and_names_of_the_chain_and_reference():
+    torch = pytest.importorskip("torch")
+    for lib in (ng, torch):
+        w = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        y = w
+        for _ in range(50):
+            y = y * 0.999
+            y = y + 0.001
+        y.backward()
+        assert type(y.grad_fn).__name__ == "AddBackward0"
+        assert y.dtype == lib.float64
+    x = ng.tensor(0.5, dtype=ng.float64, requires_grad=True)
+    t = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    a, b = x, t
+    for _ in range(50):
+        a, b = a * 0.999 + 0.001, b * 0.999 + 0.001
+    a.backward()
+    b.backward()
+    assert a.item() == b.item() and x.grad.item() == t.grad.item()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "uint8"])
+def test_torch_agrees_on_a_0d_tensor_and_a_python_number(dtype):
+    # (an integer tensor with a Python float, or divided, is float64 here by design: the
+    # readable path's promotion, which this path leaves to it)
+    torch = pytest.importorskip("torch")
+    floating = dtype.startswith("float")
+    for number in (3, 0.1, 2.5) if floating else (3, 5):
+        for symbol, fn in OPERATORS.items():
+            if symbol == "/" and not floating:
+                continue
+            a = fn(ng.tensor(np.array(7, dtype=dtype)), number)
+            b = fn(torch.tensor(7, dtype=getattr(torch, dtype)), number)
+            assert str(a.dtype) == str(b.dtype).replace("torch.", "")
+            assert a.item() == pytest.approx(b.item(), rel=1e-3)
