@@ -37,10 +37,16 @@ elif which == "b":
 
 def instructions(tree: str, which: str) -> int:
     benchmarks = os.path.dirname(os.path.abspath(__file__))
+    return count_instructions(
+        WORKLOAD.format(tree=os.path.abspath(tree), benchmarks=benchmarks, which=which)
+    )
+
+
+def count_instructions(source: str) -> int:
+    """Instructions of a fresh process that runs ``source`` under callgrind
+    (PYTHONHASHSEED=0, one BLAS thread)."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
-        script.write(
-            WORKLOAD.format(tree=os.path.abspath(tree), benchmarks=benchmarks, which=which)
-        )
+        script.write(source)
     env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
     result = subprocess.run(
         [

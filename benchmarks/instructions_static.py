@@ -15,10 +15,9 @@ divided by N; then the same for ``bench_static.numpy_reference``.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 import sys
-import tempfile
+
+from instructions import count_instructions  # the callgrind run, shared
 
 CALLS = 2000
 
@@ -38,31 +37,9 @@ for _ in range({calls}):
 def instructions(tree: str, which: str, calls: int) -> int:
     """Instructions of one fresh process that runs ``which`` ``calls`` times."""
     benchmarks = os.path.join(os.path.abspath(tree), "benchmarks")
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
-        script.write(
-            WORKLOAD.format(
-                tree=os.path.abspath(tree), benchmarks=benchmarks, which=which, calls=calls
-            )
-        )
-    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
-    result = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            sys.executable,
-            script.name,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
+    return count_instructions(
+        WORKLOAD.format(tree=os.path.abspath(tree), benchmarks=benchmarks, which=which, calls=calls)
     )
-    os.unlink(script.name)
-    found = re.search(r"Collected : (\d+)", result.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in valgrind's output:\n{result.stderr[-2000:]}")
-    return int(found.group(1))
 
 
 def per_call(tree: str, which: str) -> float:

@@ -83,9 +83,9 @@ matrix products are most of both); details in ``benchmarks/README.md``.  The tri
     the function reads the Variables itself and returns the results as callers get
     them (``np.asarray``), skipping the leaf checks (a fresh result views no leaf), and
     numpy's error state is set with ``fast.call_quietly`` instead of ``np.errstate``.
-    The reference example (``python benchmarks/instructions_static.py /work/main
-    <tree>``: callgrind, 2,000 calls after 20, minus the same with none, PYTHONHASHSEED=0,
-    one BLAS thread): 198.2 k instructions per call before, 91.5 k after (numpy by
+    The reference example (``python benchmarks/instructions_static.py BEFORE
+    AFTER``, two checkouts: callgrind, 2,000 calls after 20, minus the same with none,
+    PYTHONHASHSEED=0, one BLAS thread): 198.2 k instructions per call before, 91.5 k after (numpy by
     hand: 111 k; ratio 1.79 -> 0.82); the lines alone give 124.6 k, returning the
     results directly the rest.  Wall clock (``python benchmarks/bench_static.py
     --quick``, section 1, three runs each, interleaved with the tree before): static /
