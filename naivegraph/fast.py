@@ -88,7 +88,7 @@ their modules' ``enabled`` / ``on``, and this one turns them off too):
 (a tensor and a same-dtype tensor or a Python number) in one function, the readable
 path's tensor and node; :mod:`naivegraph.dynamic.fastback` runs a plain ``backward()``
 with each op-table node's partial rules inline.  Together with ``masked_zero`` below:
-``benchmarks/instructions.py``, (a) 845.2 -> 648.0 and (b) 1,387.0 -> 546.4 million
+``benchmarks/instructions.py``, (a) 845.2 -> 663.7 and (b) 1,387.0 -> 546.0 million
 instructions against 3d4b37f; their own docstrings measure each alone.
 
 Op kernels, both modes (called from the op table's forwards):

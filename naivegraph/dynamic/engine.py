@@ -54,11 +54,11 @@ def execute(
 
 def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: bool) -> None:
     """Push gradients from the roots through ``order`` to the leaves."""
-    if fastback.takes(visitor):  # the same loop with the plain nodes inlined (fast layer)
-        return fastback.backward_pass(order, roots, visitor, keep_graph)
     pending: dict[Node, list] = {}  # node -> the gradient of each of its outputs, summed
     for node, output_nr, grad in roots:
         add_gradient(pending, node, output_nr, grad)
+    if fastback.takes(visitor):  # the same loop with the plain nodes inlined (fast layer)
+        return fastback.backward_pass(order, pending, visitor, keep_graph)
     ran = []
     for node in order:
         grads = pending.pop(node, None)

@@ -52,6 +52,7 @@ import numpy as np
 
 from .. import fast
 from ..ops.core import OPS, _in_dtype_of
+from ..ops.shapes import sum_to
 from .hooks import Visitor
 from .node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode
 
@@ -84,13 +85,10 @@ def _sort_class(cls: type) -> None:
     _classes_seen.add(cls)
 
 
-def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: bool) -> None:
+def backward_pass(order: list[Node], pending: dict, visitor: Visitor, keep_graph: bool) -> None:
     """:func:`naivegraph.dynamic.engine.backward_pass`, with the plain nodes run inline:
     ``Visitor.visit``, ``OpNode.apply``, ``OpDef.pullback`` and ``add_gradient`` in one
     loop (a call costs more than most of what those functions do on a small tensor)."""
-    pending: dict[Node, list] = {}
-    for node, output_nr, grad in roots:
-        _add(pending, node, output_nr, grad)
     ran = []  # nodes to release, as the engine keeps them
     ran_plain = []  # op-table nodes that saved no tensor: releasing them is one flag
     leaf_updates = visitor.leaf_updates
@@ -165,15 +163,6 @@ def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: 
             node.sources = ()
 
 
-def _add(pending: dict, node: Node, output_nr: int, grad) -> None:
-    """:func:`naivegraph.dynamic.engine.add_gradient`."""
-    slot = pending.get(node)
-    if slot is None:
-        slot = pending[node] = [None] * node.num_outputs
-    current = slot[output_nr]
-    slot[output_nr] = grad if current is None else current + grad
-
-
 #: op -> (its partial rules as (input position, rule), how many inputs it has, whether
 #: gradients are summed back to shape, ``edge_inputs``); rules None for an op whose rule
 #: takes all inputs at once (``vjp_all``): those go through ``OpDef.pullback``
@@ -212,29 +201,5 @@ def _summed(g, value):
     if shape is None or None in shape:  # not in dynamic mode; kept as the readable rule
         return OPS["sum_to_like"].dispatch(g, value)
     if type(g) is np.ndarray or isinstance(g, np.generic):
-        return _summed_array(np.asarray(g), tuple(shape))
+        return sum_to(np.asarray(g), shape)  # op sum_to's forward, unwrapped
     return OPS["sum_to"].dispatch(g, shape=tuple(shape))
-
-
-#: (gradient's shape, input's shape) -> the axes ``shapes.sum_to`` reduces over
-_sum_axes: dict[tuple, tuple] = {}
-
-
-def _summed_array(x: np.ndarray, shape: tuple) -> np.ndarray:
-    """:func:`naivegraph.ops.shapes.sum_to` (op ``sum_to``'s forward), with the axes it
-    reduces over worked out once per pair of shapes instead of on every call."""
-    if x.shape == shape:
-        return x
-    key = (x.shape, shape)
-    axes = _sum_axes.get(key)
-    if axes is None:
-        lead = x.ndim - len(shape)  # the same axes as shapes.sum_to, in the same order
-        axes = tuple(range(lead)) + tuple(
-            lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
-        )
-        if len(_sum_axes) > 4096:  # a bound, for programs that see endless new shapes
-            _sum_axes.clear()
-        _sum_axes[key] = axes
-    if axes:
-        x = np.add.reduce(x, axis=axes, keepdims=True)
-    return x.reshape(shape)

@@ -68,11 +68,6 @@ from .grad_mode import _state
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 enabled: bool = True
 
-try:
-    from numpy._core._ufunc_config import _extobj_contextvar as _fp_state
-except ImportError:  # pragma: no cover - numpy 1.x keeps its error state elsewhere
-    _fp_state = None
-
 _new = object.__new__
 _F64 = np.dtype(np.float64)
 #: the Meta of every 0-d float64 array: the one ``node.meta_of`` shares, or its equal
@@ -341,24 +336,12 @@ _NO_EDGE = (None, 0)
 
 
 def _quietly(fn: Callable, a, b):
-    """``fn(a, b)`` under numpy's error state "ignore everything", or None on any error
-    (the readable path then raises it, explained) or without numpy's context variable."""
-    if _fp_state is None or not fast.quiet_numpy:
-        return None
-    state = _fp_state.get()
-    quiet = fast._ignoring.get(state)
-    if quiet is state:  # already quiet (inside a backward pass or another op)
-        try:
-            return fn(a, b)
-        except Exception:
-            return None
-    token = _fp_state.set(quiet if quiet is not None else fast._ignoring_version_of(state))
+    """``fn(a, b)`` under numpy's error state "ignore everything" (``fast.call_quietly``),
+    or None on any error: the readable path then raises it, explained."""
     try:
-        return fn(a, b)
+        return fast.call_quietly(fn, (a, b), _NO_ATTRS)
     except Exception:
         return None
-    finally:
-        _fp_state.reset(token)
 
 
 def _slots(cls: type) -> set:
