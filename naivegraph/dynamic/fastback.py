@@ -48,13 +48,20 @@ wall clock moved by 30% and more):
 
 from __future__ import annotations
 
+import gc
+import math
+from typing import Callable, Sequence
+
 import numpy as np
 
 from .. import fast
 from ..ops.core import OPS, _in_dtype_of
 from ..ops.shapes import sum_to
-from .hooks import Visitor
-from .node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode
+from . import node as nodes
+from .anomaly_mode import mode as anomaly
+from .grad_mode import _state as grad_mode
+from .hooks import Visitor, run_post_accumulate_hooks, store_grad
+from .node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode, data_shape_changed
 
 #: this trick's own switch (the whole layer's switch turns it off too)
 on: bool = True
@@ -66,36 +73,157 @@ _op_classes: set[type] = set()
 _classes_seen: set[type] = set()
 
 
-def takes(visitor: Visitor) -> bool:
-    """Whether this pass can run here: a plain visitor, with nothing asked of it but
-    ``.grad`` of every leaf, and the gradients plain arrays (no ``create_graph``)."""
+def takes(create_graph: bool, capture, accumulate_into) -> bool:
+    """Whether this pass runs a backward: nothing asked of it but ``.grad`` of every
+    leaf (no ``inputs=``, not ``autograd.grad``), the gradients plain arrays (no
+    ``create_graph``), and no anomaly mode."""
     return (
         on
         and fast.enabled
-        and type(visitor) is Visitor
-        and visitor.targets is None
-        and not visitor.create_graph
+        and not create_graph
+        and capture is None
+        and accumulate_into is None
+        and not anomaly.enabled
     )
 
 
-def _sort_class(cls: type) -> None:
-    """Note whether the loop may run nodes of class ``cls`` itself."""
-    if issubclass(cls, OpNode) and cls.apply is OpNode.apply and cls.release is OpNode.release:
-        _op_classes.add(cls)
-    _classes_seen.add(cls)
+def execute(outputs: Sequence, gradients: Sequence, keep_graph: bool, roots_of: Callable) -> list:
+    """:func:`naivegraph.dynamic.engine.execute`, for a pass that :func:`takes` takes.
+
+    ``roots_of`` is the engine's ``_roots``: it seeds every start but the commonest
+    (one output of one element, no gradient given), and raises the start's errors.
+    """
+    pending = _seeded(outputs, gradients, roots_of)
+    order = order_of(list(pending))
+    paused = gc.isenabled()  # fast.paused_gc, inline
+    if paused:
+        gc.disable()
+    try:
+        with fast.ignoring_fp_errors():  # inf - inf in a sum of gradients is NaN, silently
+            leaf_updates, visitor = _pass(order, pending, keep_graph)
+            del order, pending  # gone before .grad is written: a gradient may be owned
+            _write_gradients(leaf_updates, visitor)
+    finally:
+        if paused:
+            gc.enable()
+    return []
 
 
-def backward_pass(order: list[Node], pending: dict, visitor: Visitor, keep_graph: bool) -> None:
-    """:func:`naivegraph.dynamic.engine.backward_pass`, with the plain nodes run inline:
+def _pass(order: list, pending: dict, keep_graph: bool) -> tuple:
+    """:func:`backward_pass` with grad mode off (a hook or a custom Function's backward
+    records nothing), as ``set_grad_enabled(False)`` would set it."""
+    was = grad_mode.enabled
+    grad_mode.enabled = False
+    try:
+        return backward_pass(order, pending, keep_graph)
+    finally:
+        grad_mode.enabled = was
+
+
+def _write_gradients(leaf_updates: list, visitor: Visitor | None) -> None:
+    """``Visitor.write_gradients``: the leaves' ``.grad``, once the pass succeeded, with
+    its commonest case (a first gradient of the leaf's dtype) inline.  A pass that met
+    a readable node (hooks, ``retain_grad``) leaves the writing to its visitor."""
+    if visitor is not None:  # its list of leaves is this one
+        visitor.write_gradients()
+        return
+    for leaf, grad in leaf_updates:
+        if grad.shape != leaf._data.shape:  # refuse before any .grad is written
+            raise RuntimeError(data_shape_changed(grad.shape, leaf.shape))
+    make = nodes.tensor_class._make
+    while leaf_updates:
+        leaf, grad = leaf_updates.pop()
+        owned = fast.is_unshared(grad)  # on its own line: a call's arguments hold refs
+        if leaf._grad is None and grad.dtype is leaf._data.dtype:  # hooks.store_grad
+            if not (
+                owned and type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
+            ):
+                grad = np.array(grad, copy=True)
+            leaf._grad = make(grad, False, None, 0)
+        else:
+            store_grad(leaf, grad, False, owned=owned)
+        if leaf.__dict__.get("_post_accumulate_hooks"):  # rare: test before calling
+            run_post_accumulate_hooks(leaf)
+
+
+# -- the start -----------------------------------------------------------------------------
+#: dtype -> a 0-d array of ones, copied for each seed (``np.ones_like`` costs ~10 times more)
+_ones: dict = {}
+
+
+def _seeded(outputs: Sequence, gradients: Sequence, roots_of: Callable) -> dict:
+    """The pending gradients at the start: node -> its outputs' gradients (summed as
+    ``engine.add_gradient`` sums them)."""
+    if len(outputs) == 1 and gradients[0] is None:
+        tensor = outputs[0]
+        data = tensor._data
+        if tensor._requires_grad and data.shape == ():  # engine._root_gradient's ones_like
+            ones = _ones.get(data.dtype)
+            if ones is None:
+                ones = _ones[data.dtype] = np.ones_like(data)
+            node, output_nr = tensor._edge()
+            slot = [None] * node.num_outputs
+            slot[output_nr] = ones.copy()
+            return {node: slot}
+    pending: dict = {}
+    for node, output_nr, grad in roots_of(outputs, gradients, False):
+        slot = pending.get(node)
+        if slot is None:
+            slot = pending[node] = [None] * node.num_outputs
+        current = slot[output_nr]
+        slot[output_nr] = grad if current is None else current + grad
+    return pending
+
+
+def order_of(roots: Sequence[Node]) -> list[Node]:
+    """``engine.topological_order``, reversed: every node after the nodes it consumes.
+
+    The same depth-first search, children in the same order, with the stack kept as a
+    list of nodes and a list of positions instead of (node, iterator) pairs: a chain of
+    a million ops puts a million entries on it, 16 bytes each instead of ~110.
+    """
+    postorder: list[Node] = []
+    seen: set[Node] = set()
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack, positions = [root], [0]
+        while stack:
+            edges = stack[-1].next_functions
+            i, n = positions[-1], len(edges)
+            while i < n:
+                child = edges[i][0]
+                i += 1
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    positions[-1] = i
+                    stack.append(child)
+                    positions.append(0)
+                    break
+            else:
+                positions.pop()
+                postorder.append(stack.pop())
+    return postorder
+
+
+# -- the pass ------------------------------------------------------------------------------
+def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tuple:
+    """:func:`naivegraph.dynamic.engine.backward_pass` with the plain nodes run inline:
     ``Visitor.visit``, ``OpNode.apply``, ``OpDef.pullback`` and ``add_gradient`` in one
-    loop (a call costs more than most of what those functions do on a small tensor)."""
-    ran = []  # nodes to release, as the engine keeps them
-    ran_plain = []  # op-table nodes that saved no tensor: releasing them is one flag
-    leaf_updates = visitor.leaf_updates
+    loop (a call costs more than most of what those functions do on a small tensor).
+
+    Walks ``postorder`` from its end (the engine's order).  Returns the leaves'
+    gradients, to write, and the visitor the readable nodes met, or None.
+    """
+    visitor = None
+    leaf_updates: list = []
+    skipped = []  # nodes no gradient reached: not released
     op_classes, rules_of_op = _op_classes, _rules
-    for node in order:
+    for node in reversed(postorder):
         grads = pending.pop(node, None)
         if grads is None:
+            skipped.append(node)
             continue  # no gradient reached this node
         if type(node) in op_classes and node._hooks is None:  # OpNode.apply, inline
             op = node.op
@@ -104,9 +232,6 @@ def backward_pass(order: list[Node], pending: dict, visitor: Visitor, keep_graph
             inputs = node.saved
             if node.sources:
                 inputs = _checked_inputs(node)
-                ran.append(node)
-            else:
-                ran_plain.append(node)
             rules = rules_of_op.get(op)
             if rules is None:
                 rules = _rules_of(op)
@@ -142,10 +267,12 @@ def backward_pass(order: list[Node], pending: dict, visitor: Visitor, keep_graph
         else:  # the readable way (and a class met for the first time, sorted for next time)
             if type(node) not in _classes_seen:
                 _sort_class(type(node))
+            if visitor is None:
+                visitor = Visitor(postorder, False)
+                visitor.leaf_updates = leaf_updates  # one list: the leaves in pass order
             grad_inputs = visitor.visit(node, grads)
             if grad_inputs is None:
-                continue
-            ran.append(node)
+                continue  # a leaf
         for (child, output_nr), grad in zip(node.next_functions, grad_inputs):
             if child is not None and grad is not None:  # engine.add_gradient
                 slot = pending.get(child)
@@ -155,12 +282,33 @@ def backward_pass(order: list[Node], pending: dict, visitor: Visitor, keep_graph
                 else:  # the same sum, in the same order
                     current = slot[output_nr]
                     slot[output_nr] = grad if current is None else current + grad
-    if not keep_graph:  # releasing one node does not touch another: the order is free
-        for node in ran:
+    if not keep_graph:
+        _release(postorder, skipped)
+    return leaf_updates, visitor
+
+
+def _release(postorder: list[Node], skipped: list[Node]) -> None:
+    """Release every node that ran, as the engine does after its loop: every node a
+    gradient reached but the leaves (releasing one node does not touch another, so the
+    order is free)."""
+    if skipped:
+        skipped_ids = {id(node) for node in skipped}
+    op_classes = _op_classes
+    for node in postorder:
+        cls = type(node)
+        if cls is AccumulateGrad or (skipped and id(node) in skipped_ids):
+            continue
+        if cls in op_classes and not node.sources:
+            node._released = True  # OpNode.release, with nothing saved to let go of
+        else:
             node.release()
-        for node in ran_plain:  # OpNode.release, with nothing saved to let go of
-            node._released = True
-            node.sources = ()
+
+
+def _sort_class(cls: type) -> None:
+    """Note whether the loop may run nodes of class ``cls`` itself."""
+    if issubclass(cls, OpNode) and cls.apply is OpNode.apply and cls.release is OpNode.release:
+        _op_classes.add(cls)
+    _classes_seen.add(cls)
 
 
 #: op -> (its partial rules as (input position, rule), how many inputs it has, whether
@@ -172,7 +320,11 @@ _rules: dict = {}
 def _rules_of(op) -> tuple:
     partials = None
     if op.vjp_all is None and op.partials is not None:
-        partials = tuple((i, p) for i, p in enumerate(op.partials) if p is not None)
+        partials = tuple(
+            (i, _direct_rules.get((op.name, i), p))
+            for i, p in enumerate(op.partials)
+            if p is not None
+        )
     count = len(op.partials) if op.partials is not None else 0
     rules = _rules[op] = (partials, count, op.elementwise, op.edge_inputs)
     return rules
@@ -195,11 +347,76 @@ def _checked_inputs(node: OpNode) -> list:
     return node._current_inputs() if replaced else inputs
 
 
+#: (gradient's shape, input's shape) -> the axes ``shapes.sum_to`` sums over
+_sum_axes: dict = {}
+
+
 def _summed(g, value):
-    """``g`` summed back to the shape of ``value``, as ``OpDef.pullback`` does."""
+    """``g`` summed back to the shape of ``value``, as ``OpDef.pullback`` does (through
+    op ``sum_to``: for an array, ``shapes.sum_to``, whose axes are kept per pair of shapes)."""
     shape = value.shape
     if shape is None or None in shape:  # not in dynamic mode; kept as the readable rule
         return OPS["sum_to_like"].dispatch(g, value)
-    if type(g) is np.ndarray or isinstance(g, np.generic):
+    if type(g) is np.ndarray:
+        axes = _sum_axes.get((g.shape, shape))
+        if axes is None:
+            return _summed_first(g, shape)
+        return np.add.reduce(g, axis=axes, keepdims=True).reshape(shape)
+    if isinstance(g, np.generic):
         return sum_to(np.asarray(g), shape)  # op sum_to's forward, unwrapped
     return OPS["sum_to"].dispatch(g, shape=tuple(shape))
+
+
+def _summed_first(g: np.ndarray, shape: tuple):
+    """``shapes.sum_to``, noting its axes for the next gradient of these shapes."""
+    summed = sum_to(g, shape)
+    shape = tuple(shape)
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1
+    )
+    if axes and len(_sum_axes) < 4096:  # no axes: sum_to gives g back, not a reshape
+        _sum_axes[(g.shape, shape)] = axes
+    return summed
+
+
+# -- rules written out ---------------------------------------------------------------------
+def _whole_mean(g, x, out, dim=None, keepdim=False):
+    """Op ``mean``'s rule over the whole tensor (``_restore(g, x, None, False) /
+    count``): ``g`` divided by the count, once, in ``g``'s own scalar arithmetic (the
+    same rounding as the array division), filled into the input's shape."""
+    shape = x.shape
+    if dim is not None or not _plain_scalar(g) or not _known(shape):
+        return _readable_mean(g, x, out, dim, keepdim)
+    share = g[()] / max(math.prod(shape), 1)
+    if shape == ():
+        return share
+    grad = np.empty(shape, share.dtype)
+    grad.fill(share)
+    return grad
+
+
+def _whole_sum(g, x, out, dim=None, keepdim=False):
+    """Op ``sum``'s rule over the whole tensor (``_restore(g, x, None, False)``): ``g``
+    seen in the input's shape, a read-only view as ``np.broadcast_to`` makes."""
+    shape = x.shape
+    if dim is not None or not _plain_scalar(g) or not _known(shape):
+        return _readable_sum(g, x, out, dim, keepdim)
+    grad = np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
+    grad.flags.writeable = False
+    return grad
+
+
+def _plain_scalar(g) -> bool:
+    """A 0-d array of floating or complex numbers."""
+    return type(g) is np.ndarray and g.shape == () and g.dtype.kind in "fc"
+
+
+def _known(shape) -> bool:
+    return shape is not None and None not in shape
+
+
+_readable_mean = OPS["mean"].partials[0]
+_readable_sum = OPS["sum"].partials[0]
+#: (op name, input position) -> the rule the loop runs instead of the table's
+_direct_rules = {("mean", 0): _whole_mean, ("sum", 0): _whole_sum}

@@ -23,7 +23,6 @@ from fast_switch import fast_layer_on
 import naivegraph as ng
 from naivegraph import fast
 from naivegraph.dynamic import fastback
-from naivegraph.dynamic.hooks import AnomalyVisitor, Visitor
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
@@ -389,21 +388,18 @@ def test_nodes_no_gradient_reached_are_not_released():
 
 
 # -- where the loop steps aside ------------------------------------------------------------
-def _visitor(**kwargs) -> Visitor:
-    return Visitor([], False, **kwargs)
-
-
 def test_the_loop_takes_only_a_plain_pass():
     x = ng.tensor(1.0, requires_grad=True)
-    assert fastback.takes(_visitor())
-    assert not fastback.takes(Visitor([], True))  # create_graph: gradients are tensors
-    assert not fastback.takes(AnomalyVisitor([], False))
+    assert fastback.takes(False, None, None)
+    assert not fastback.takes(True, None, None)  # create_graph: gradients are tensors
+    assert not fastback.takes(False, [x], None)  # autograd.grad
+    assert not fastback.takes(False, None, [x])  # backward(inputs=...)
     with fast.disabled():
-        assert not fastback.takes(_visitor())
+        assert not fastback.takes(False, None, None)
     with fast_backward_off():
-        assert not fastback.takes(_visitor())
-    assert not fastback.takes(Visitor([], False, capture=[x]))
-    assert not fastback.takes(Visitor([], False, accumulate_into=[x]))
+        assert not fastback.takes(False, None, None)
+    with pytest.warns(UserWarning), ng.autograd.detect_anomaly():
+        assert not fastback.takes(False, None, None)
 
 
 # -- torch as the oracle --------------------------------------------------------------------
