@@ -175,12 +175,17 @@ def _seeded(outputs: Sequence, gradients: Sequence, roots_of: Callable) -> dict:
     return pending
 
 
+#: on the order's stack, in place of the iterator of a node with one edge: not followed yet
+_ONE = object()
+
+
 def order_of(roots: Sequence[Node]) -> list[Node]:
     """``engine.topological_order``, reversed: every node after the nodes it consumes.
 
-    The same depth-first search, children in the same order, with the stack kept as a
-    list of nodes and a list of positions instead of (node, iterator) pairs: a chain of
-    a million ops puts a million entries on it, 16 bytes each instead of ~110.
+    The same depth-first search, children in the same order, with less on its stack:
+    a node without edges (a leaf) is finished as soon as it is found, and a node with
+    one edge (a chain's) keeps a marker instead of an iterator.  A chain of a million
+    ops puts a million nodes on the stack: 16 bytes each instead of ~110.
     """
     postorder: list[Node] = []
     seen: set[Node] = set()
@@ -188,22 +193,37 @@ def order_of(roots: Sequence[Node]) -> list[Node]:
         if root in seen:
             continue
         seen.add(root)
-        stack, positions = [root], [0]
+        edges = root.next_functions
+        stack, iters = [root], [_ONE if len(edges) == 1 else iter(edges)]
         while stack:
-            edges = stack[-1].next_functions
-            i, n = positions[-1], len(edges)
-            while i < n:
-                child = edges[i][0]
-                i += 1
+            it = iters[-1]
+            if it is _ONE:  # follow the one edge; None: followed, the node is finished
+                iters[-1] = None
+                child = stack[-1].next_functions[0][0]
                 if child is not None and child not in seen:
                     seen.add(child)
-                    positions[-1] = i
-                    stack.append(child)
-                    positions.append(0)
-                    break
-            else:
-                positions.pop()
+                    edges = child.next_functions
+                    if edges:
+                        stack.append(child)
+                        iters.append(_ONE if len(edges) == 1 else iter(edges))
+                    else:
+                        postorder.append(child)
+            elif it is None:
+                iters.pop()
                 postorder.append(stack.pop())
+            else:
+                for child, _ in it:
+                    if child is not None and child not in seen:
+                        seen.add(child)
+                        edges = child.next_functions
+                        if edges:
+                            stack.append(child)
+                            iters.append(_ONE if len(edges) == 1 else iter(edges))
+                            break
+                        postorder.append(child)
+                else:
+                    iters.pop()
+                    postorder.append(stack.pop())
     return postorder
 
 
@@ -220,17 +240,23 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
     leaf_updates: list = []
     skipped = []  # nodes no gradient reached: not released
     op_classes, rules_of_op = _op_classes, _rules
+    carried = None  # the next node's gradients, when they did not go through ``pending``
+    left = len(postorder)  # nodes not run yet, this one included
     for node in reversed(postorder):
-        grads = pending.pop(node, None)
-        if grads is None:
-            skipped.append(node)
-            continue  # no gradient reached this node
+        left -= 1
+        if carried is None:
+            grads = pending.pop(node, None)
+            if grads is None:
+                skipped.append(node)
+                continue  # no gradient reached this node
+        else:
+            grads, carried = carried, None
         if type(node) in op_classes and node._hooks is None:  # OpNode.apply, inline
             op = node.op
             if node._released and op.saves:
                 raise RuntimeError(SECOND_BACKWARD)
             inputs = node.saved
-            if node.sources:
+            if node.sources:  # OpNode._check_versions and _current_inputs
                 inputs = _checked_inputs(node)
             rules = rules_of_op.get(op)
             if rules is None:
@@ -273,7 +299,19 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
             grad_inputs = visitor.visit(node, grads)
             if grad_inputs is None:
                 continue  # a leaf
-        for (child, output_nr), grad in zip(node.next_functions, grad_inputs):
+        edges = node.next_functions
+        if len(edges) == 1 and left:  # a chain: its one input's node is often the next
+            child, output_nr = edges[0]
+            if (
+                child is postorder[left - 1]
+                and child.num_outputs == 1
+                and child not in pending
+                and grad_inputs
+                and grad_inputs[0] is not None
+            ):  # every other consumer of child ran before this node: the only gradient
+                carried = [grad_inputs[0]]
+                continue
+        for (child, output_nr), grad in zip(edges, grad_inputs):
             if child is not None and grad is not None:  # engine.add_gradient
                 slot = pending.get(child)
                 if slot is None:
@@ -408,8 +446,8 @@ def _whole_sum(g, x, out, dim=None, keepdim=False):
 
 
 def _plain_scalar(g) -> bool:
-    """A 0-d array of floating or complex numbers."""
-    return type(g) is np.ndarray and g.shape == () and g.dtype.kind in "fc"
+    """A 0-d array of floating-point numbers."""
+    return type(g) is np.ndarray and g.shape == () and g.dtype.kind == "f"
 
 
 def _known(shape) -> bool:
