@@ -1,17 +1,35 @@
-"""The fast layer's backward pass: the engine's loop with the per-node calls taken out.
+"""The fast layer's backward pass: the engine's whole pass with the per-node calls taken out.
 
-:func:`naivegraph.dynamic.engine.backward_pass` hands a node and its gradients to the
-visitor, which hands them to the node, which hands them to its op's ``pullback``,
-which runs the partial rules inside a wrapper that silences numpy.  In a plain
-``backward()`` (no ``create_graph``, no ``inputs=``, not ``autograd.grad``, no anomaly
-mode) most of those layers do nothing: the pass already runs with numpy's warnings
-off, a node without hooks goes straight to its VJP, and most gradients already have
-their input's shape and dtype.  :func:`backward_pass` is that loop with those calls
-written out inline: the same partial rules, called with the same arguments in the same
-order, the same topological order, the gradients summed in the same order, and the
-same errors (it calls the readable code to raise them).  A node it does not know
-(hooks, a leaf with hooks, a custom ``Function``, a view's rebase, saved-tensor hooks)
-goes to the visitor, the readable way, for that node alone.
+:func:`naivegraph.dynamic.engine.execute` seeds the roots, orders the graph, builds a
+visitor, and :func:`~naivegraph.dynamic.engine.backward_pass` hands each node and its
+gradients to the visitor, which hands them to the node, which hands them to its op's
+``pullback``, which runs the partial rules inside a wrapper that silences numpy; then
+the visitor writes ``.grad``.  In a plain ``backward()`` (no ``create_graph``, no
+``inputs=``, not ``autograd.grad``, no anomaly mode) most of those layers do nothing,
+so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
+
+- the start: one 0-d output and no gradient given is seeded with a copy of a cached
+  0-d one (``np.ones_like`` costs ~9 times more); any other start is the engine's;
+- the order (:func:`order_of`): the engine's depth-first search, in the same order,
+  with less on its stack (a leaf is finished where it is found, a node with one edge
+  keeps a marker instead of an iterator);
+- the pass (:func:`backward_pass`): ``Visitor.visit``, ``OpNode.apply``,
+  ``OpDef.pullback`` and ``add_gradient`` written out in one loop, the same partial
+  rules called with the same arguments, the gradients summed in the same order, the
+  same errors (it calls the readable code to raise them); in a chain, a gradient goes
+  straight to the next node when that node is its input's and nothing else sent it
+  one, without the dictionary of pending gradients.  A node it does not know (hooks,
+  a leaf with hooks, a custom ``Function``, a view's rebase, saved-tensor hooks) goes
+  to a visitor, made the first time one is needed, the readable way, for that node;
+- op ``mean``'s and ``sum``'s rule over a whole tensor: the same values without three
+  op-table dispatches (``mean``: the 0-d gradient divided by the count once, in numpy's
+  scalar arithmetic, which rounds as its array division does, and filled in; ``sum``:
+  the read-only broadcast view ``np.broadcast_to`` makes, made directly);
+- summing a gradient back to its input's shape: ``shapes.sum_to``'s axes kept per pair
+  of shapes;
+- writing ``.grad``: ``Visitor.write_gradients`` with ``hooks.store_grad``'s first case
+  (a leaf's first gradient, of its dtype) inline, with the same rule for keeping an
+  array nothing else holds without a copy; a pass that met a visitor lets it write.
 
 Switch: ``fastback.on`` (and the whole layer's ``NAIVEGRAPH_FAST=0``); either way the
 numbers are the same bits:
