@@ -104,6 +104,15 @@ Op kernels, both modes (called from the op table's forwards):
     69-80 us with the mask, the whole step 3.70-3.78 ms and 3.12-3.24 ms (one BLAS
     thread, CPU time per phase over 200 steps, two runs each).
 
+``loss_gradients``
+    The rules of ``nll_loss`` and ``log_softmax`` (cross_entropy's backward) call numpy
+    directly on arrays (``nll_loss_grad``, ``log_softmax_grad``) instead of dispatching
+    ``one_hot``, ``exp`` and ``sum`` through the op table: the same operations in the
+    same order.  In the MLP step of ``benchmarks/bench_dynamic.py`` (one BLAS thread,
+    CPU time over 5 x 100 steps, on and off alternating in one process): nll's rule
+    34.1-35.6 -> 23.8 us, log_softmax's 28.4-28.6 -> 19.9-22.3 us.  The forward's half
+    is :mod:`naivegraph.dynamic.fastloss` (``fused_cross_entropy`` below).
+
 Static mode (its tricks live in a module of their own, :mod:`naivegraph.static.fastrun`,
 because they need the static executor's plans; this switch turns them off too):
 
@@ -451,3 +460,15 @@ def _log_softmax_grad(g, out, axis: int):
     grad = np.exp(out)
     np.multiply(grad, np.add.reduce(g, axis=(axis,), keepdims=True), out=grad)
     return np.subtract(g, grad, out=grad)
+
+
+#: ``cross_entropy(input, target, reduction)`` of the dynamic mode's fast layer
+#: (:mod:`naivegraph.dynamic.fastloss` sets it; this module imports nothing of the package)
+fused_cross_entropy: Callable | None = None
+
+
+def cross_entropy(input, target, reduction):
+    """``F.cross_entropy`` by the fast layer, or None (the readable way runs)."""
+    if not enabled or fused_cross_entropy is None:
+        return None
+    return fused_cross_entropy(input, target, reduction)
