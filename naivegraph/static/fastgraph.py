@@ -20,12 +20,26 @@ the operands and ``pullback`` inline: the same partial rules with the same argum
 the same order, the same fix-ups (summed back to shape, cast to the input's dtype), the
 gradients summed in the same order.  The results are the same arrays, bit for bit.
 
+>>> import naivegraph.static as ns
+>>> from naivegraph import fast
+>>> with ns.Graph() as g:
+...     w = ns.Variable(1.5, name="w")
+...     y = -(-(-w))
+>>> g.forward(fetches=[y]), g.backward(y), float(w.grad)
+([np.float64(-1.5)], None, -1.0)
+>>> with fast.disabled():
+...     g.forward(fetches=[y]), g.backward(y), float(w.grad)
+([np.float64(-1.5)], None, -1.0)
+
 Not taken (the readable path runs, as with the layer off): ``check_numerics``, a run
 that fetches an update (assign nodes), a placeholder not fed, an op whose forward is
 not an op-table forward; errors are worded as the readable path words them.
 
-Measured: see ``naivegraph.static.fastbuild`` (the chain's numbers are given there
-for building, forward and backward together).
+``direct neg``: a float64 or float32 numpy scalar (what numpy gives for a 0-d array)
+is negated with ``-``, the same sign flip as ``np.negative`` without the ufunc's call.
+
+Measured: forward 44,749 -> 12,504 and backward 50,330 -> 16,868 instructions per node
+of the negation chain; the numbers and commands are in ``naivegraph.static.fastbuild``.
 """
 
 from __future__ import annotations
