@@ -123,9 +123,11 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
             return None
         owner = node.graph
         if owner is not graph:
-            if graph is not None or owner is None:
-                return None  # two graphs (refused by the readable path) or unregistered
+            if graph is not None:
+                return None  # two graphs: the readable path refuses them
             graph = owner
+        if owner is None:
+            return None  # an unregistered constant: the readable path registers it
         value = node._value if node.kind == "constant" else None
         if value is not None and type(value) in _WEAK:
             key.append((type(value), value))

@@ -11,6 +11,7 @@ from fast_switch import fast_layer_on
 
 import naivegraph.static as ns
 from naivegraph import fast
+from naivegraph.static.nodes import Constant
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
@@ -147,3 +148,16 @@ def test_a_freed_value_refuses_backward_the_same_way_either_way():
     on, off = both_ways(program)
     assert on == off
     assert "the value of 'exp_1' needed to differentiate 'mul_2' was freed" in on
+
+
+def test_an_unregistered_constant_operand_is_registered_before_its_user_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(1.0, name="w")
+            c = Constant(2.0)
+            y = c * w
+        return structure(g), y.inputs[0] is c, c.graph is g
+
+    on, off = both_ways(program)
+    assert on == off
+    assert [row[1] for row in on[0][:3]] == ["w", "const_1", "mul_1"]
