@@ -355,3 +355,105 @@ _BY_HAND = _slots(nodes.OpNode) == {
     *("next_functions", "_hooks", "_released", "op", "attrs", "saved", "saved_out"),
     *("sources", "needs", "_constants", "output_ref", "_metadata", "__weakref__"),
 }
+
+
+# -- negation: ``-x`` and ``x.neg()`` -------------------------------------------------------
+#: meta -> the one ``saved`` list ``[meta]`` every negation node with that input shares.
+#: A node changes its ``saved`` only at the positions in its ``sources`` (``release``,
+#: ``saved.pack_node``; ``_current_inputs`` copies first), and a negation saves no
+#: tensor: its list is never written, so one per (shape, dtype) serves them all.
+_saved_meta: dict = {}
+
+
+def _saved_list(meta) -> list:
+    found = _saved_meta.get(meta)
+    if found is None:
+        if len(_saved_meta) > 4096:  # the bound of ``fast.cached_meta``'s own cache
+            _saved_meta.clear()
+        found = _saved_meta[meta] = [meta]
+    return found
+
+
+def negation(readable: type) -> tuple:
+    """``__neg__`` and ``neg`` for the Tensor class: this path, or ``readable``'s where it
+    steps aside (a bool or complex tensor, anomaly mode, hooks, dual levels).
+
+    >>> import naivegraph as ng
+    >>> w = ng.tensor(0.5, requires_grad=True)
+    >>> -w
+    tensor(-0.5000, grad_fn=<NegBackward0>)
+    >>> (-w).grad_fn.saved is (-w).grad_fn.saved    # nothing saved: one shared list
+    True
+    """
+    return _negation(readable.__neg__, "__neg__"), _negation(readable.neg, "neg")
+
+
+def _negation(readable: Callable, name: str) -> Callable:
+    """``-x``: what ``tensor.apply`` builds for op ``neg`` (which saves nothing), here."""
+    op = OPS["neg"]
+    needs = (True,)
+    # what neg() builds by hand: one edge, nothing saved whatever needs a gradient
+    assert op.edge_inputs is None and not op.saves_for(needs) and op.differentiable
+    cls = nodes.node_class(op.grad_fn_name(_NO_ATTRS, [()]))
+    saved_0d_f64 = _saved_list(_META_0D_F64)
+
+    def neg(x):
+        if not (enabled and fast.enabled) or dual.active:
+            return readable(x)
+        tensor = nodes.tensor_class
+        if type(x) is not tensor and not _is_plain(type(x)):
+            return readable(x)
+        xd = x._data
+        if type(xd) is not np.ndarray:
+            return readable(x)
+        dtype = xd.dtype
+        if dtype is _F64 and xd.ndim == 0:
+            out = np.asarray(-xd.item())  # a sign flip: numpy's bits, NaN's sign too
+            meta = _META_0D_F64
+        elif dtype.kind in "fiu":  # bool raises and complex refuses grad: readable
+            out = np.negative(xd)  # a sign flip or a wrap-around: no error state
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)
+            meta = None
+        else:
+            return readable(x)
+
+        result = _new(tensor)
+        result._data = out
+        result._output_nr = 0
+        if not (x._requires_grad and _state.enabled):
+            result._requires_grad = False
+            result.grad_fn = None
+            return result
+        if anomaly.enabled or saved_values.hook_stack:
+            return readable(x)
+        result._requires_grad = True
+        if meta is None:
+            meta = nodes.meta_of(xd)  # the output's too: the same shape and dtype
+            saved = _saved_list(meta)
+        else:
+            saved = saved_0d_f64
+        fn = x.grad_fn
+        edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
+        if _BY_HAND:
+            node = _new(cls)
+            node.next_functions = (edge,)
+            node._hooks = None
+            node._released = False
+            node.op = op
+            node.attrs = _NO_ATTRS
+            node.saved = saved
+            node.saved_out = meta
+            node.sources = ()
+            node.needs = needs
+            node._constants = None
+            node.output_ref = weakref.ref(result)
+        else:
+            node = cls(op, _NO_ATTRS, (edge,), saved, meta, (), needs, None, weakref.ref(result))
+        result.grad_fn = node
+        return result
+
+    neg.__name__ = name
+    neg.__qualname__ = getattr(readable, "__qualname__", name)
+    neg.__doc__ = readable.__doc__
+    return neg

@@ -326,6 +326,7 @@ class Tensor(OpMethods):
     __array_priority__ = 1000
     # ``x * 0.5`` and friends through the fast layer, which falls back to OpMethods' own
     __add__, __sub__, __mul__, __truediv__ = fastpath.operators(OpMethods)
+    __neg__, neg = fastpath.negation(OpMethods)
 
     def __init__(self, data: Any = (), requires_grad: bool = False, dtype=None) -> None:
         array = _as_array(data, dtype)
