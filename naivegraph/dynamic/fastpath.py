@@ -67,6 +67,8 @@ from .grad_mode import _state
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 enabled: bool = True
+#: negation nodes swap a dead ``output_ref`` for one shared dead reference (see below)
+drop_dead_refs: bool = True
 
 _new = object.__new__
 _F64 = np.dtype(np.float64)
@@ -447,9 +449,13 @@ def _negation(readable: Callable, name: str) -> Callable:
             node.sources = ()
             node.needs = needs
             node._constants = None
-            node.output_ref = weakref.ref(result)
+            if drop_dead_refs:  # swapped for _DEAD_REF when the output dies (below)
+                node.output_ref = ref = _ref(result, _output_died)
+                _awaiting[id(ref)] = (ref, _ref(node))
+            else:
+                node.output_ref = _ref(result)
         else:
-            node = cls(op, _NO_ATTRS, (edge,), saved, meta, (), needs, None, weakref.ref(result))
+            node = cls(op, _NO_ATTRS, (edge,), saved, meta, (), needs, None, _ref(result))
         result.grad_fn = node
         return result
 
@@ -457,3 +463,30 @@ def _negation(readable: Callable, name: str) -> Callable:
     neg.__qualname__ = getattr(readable, "__qualname__", name)
     neg.__doc__ = readable.__doc__
     return neg
+
+
+# -- a dead output_ref, shared -----------------------------------------------------------
+# A node's ``output_ref`` (a weak reference to its output, for drawings) outlives the
+# output in a chain ``y = -y``: 80 bytes and one more object for the cyclic collector to
+# scan per node, for a reference that can only answer None.  A negation's reference gets
+# a callback that, when the output dies, puts the one shared dead reference in its place.
+# Both answer None; the swap happens only if the node still holds that reference.
+class _Gone:
+    __slots__ = ("__weakref__",)
+
+
+_gone = _Gone()
+_DEAD_REF = weakref.ref(_gone)
+del _gone
+_ref = weakref.ref
+
+#: id of a live output reference -> (that reference, a weak reference to its node).  The
+#: entry keeps the reference alive until its tensor dies (a node may go first, after
+#: ``detach_()``), so every entry is popped by its callback: nothing is left behind.
+_awaiting: dict = {}
+
+
+def _output_died(ref) -> None:
+    node = _awaiting.pop(id(ref))[1]()
+    if node is not None and node.output_ref is ref:
+        node.output_ref = _DEAD_REF

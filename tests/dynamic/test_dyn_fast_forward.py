@@ -8,6 +8,7 @@ Every case runs twice in one process, with the layer on and off, and compares; t
 
 from __future__ import annotations
 
+import gc
 import itertools
 import warnings
 
@@ -553,3 +554,43 @@ def test_torch_agrees_on_the_negation_node_its_edges_and_gradient():
         (y.sum() + z.sum()).backward()
         seen.append((y.tolist(), w.grad.tolist(), str(y.dtype).split(".")[-1]))
     assert seen[0] == seen[1]
+
+
+def test_a_negations_output_ref_answers_its_tensor_then_none_like_the_readable_ones():
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    y = -w
+    node = y.grad_fn
+    assert node.output_ref() is y
+    del y
+    assert node.output_ref() is None  # the shared dead reference, or the readable one's
+    if fastpath.drop_dead_refs:
+        assert node.output_ref is fastpath._DEAD_REF
+
+
+def test_no_output_reference_is_left_waiting_once_the_tensors_are_gone():
+    before = len(fastpath._awaiting)
+    w = ng.tensor(2.0, requires_grad=True)
+    a, b = -w, -(-w)
+    kept = a.grad_fn
+    a.detach_()  # the node may now die before its output: the entry still goes
+    b.grad_fn.register_hook(lambda gi, go: print(b))  # a cycle through the node
+    del a, b
+    gc.collect()
+    assert len(fastpath._awaiting) == before
+    assert kept.output_ref() is None
+
+
+def test_negations_drawn_with_their_tensors_alive_or_gone_look_the_same():
+    pytest.importorskip("graphviz")
+    from naivegraph.render import render
+
+    def program():
+        w = ng.tensor(2.0, requires_grad=True)
+        y = -(-(-w))
+        z = -y
+        return render(z, params={"w": w}).source
+
+    on = program()
+    with fast.disabled():
+        off = program()
+    assert on == off
