@@ -573,8 +573,9 @@ def test_no_output_reference_is_left_waiting_once_the_tensors_are_gone():
     a, b = -w, -(-w)
     kept = a.grad_fn
     a.detach_()  # the node may now die before its output: the entry still goes
-    b.grad_fn.register_hook(lambda gi, go: print(b))  # a cycle through the node
-    del a, b
+    cycle = {"b": b}  # b -> its node -> the hook -> this dict -> b: the collector's to free
+    b.grad_fn.register_hook(lambda gi, go, cycle=cycle: None)
+    del a, b, cycle
     gc.collect()
     assert len(fastpath._awaiting) == before
     assert kept.output_ref() is None
