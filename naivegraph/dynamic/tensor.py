@@ -907,6 +907,8 @@ class Tensor(OpMethods):
             return apply(OPS["mul"], (self, other), _NO_ATTRS)
         return apply(OPS["mul"], (other, self), _NO_ATTRS)
 
+    __radd__, __rmul__ = fastpath.reflected(__radd__, __rmul__)  # numbers: the fast layer
+
     def __rsub__(self, other):
         if _is_number(other):  # torch's rsub(Tensor, Scalar): the number is no input
             return apply(OPS["rsub"], (self,), {"other": other})

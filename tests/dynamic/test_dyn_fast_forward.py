@@ -595,3 +595,22 @@ def test_negations_drawn_with_their_tensors_alive_or_gone_look_the_same():
     with fast.disabled():
         off = program()
     assert on == off
+
+
+def test_a_number_on_the_left_builds_the_readable_paths_node_with_the_tensor_first():
+    def program():
+        w = ng.tensor([1.5, -2.0], requires_grad=True)
+        i = ng.tensor([1, 2])
+        out = {"w": w, "i": i, "a": 2.0 + w, "b": 3 * w, "c": 2 * i, "d": 2.5 * i}
+        out["e"], out["f"] = np.ones(2) + w, np.float64(2.0) * w  # not numbers: readable
+        out["g"], out["h"] = True * w, (1 + 2j) + w.detach()
+        return out
+
+    _same_on_and_off(program)
+    torch = pytest.importorskip("torch")
+    for lib in (ng, torch):
+        w = lib.tensor([1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        y = 2.0 * (1.0 + w)
+        assert type(y.grad_fn).__name__ == "MulBackward0"
+        assert type(y.grad_fn.next_functions[0][0]).__name__ == "AddBackward0"
+        assert y.grad_fn._saved_other == 2.0
