@@ -52,19 +52,14 @@ Negation (:func:`negation`), the op of ``benchmarks/bench_scale.py``'s million-o
 ``y = -y``, which went through ``tensor.apply`` and ``_record``.  Its node saves nothing,
 so two more things are shared: the ``saved`` list ``[meta]`` (one per shape and dtype: a
 node writes its list only at the positions in ``sources``, and a negation has none), and
-the needs tuple.  And its ``output_ref`` is let go of when the output dies
-(``drop_dead_refs``, below): in a chain every output dies at the next op, and its dead
-weak reference was 80 bytes and one more object for the cyclic collector per node.  What
-a node of the chain keeps is then the node (136 bytes) and its two edge tuples (104).
+the needs tuple.  What a node of the chain keeps is then the node (136 bytes), its weak
+reference to its output (80) and its two edge tuples (104).
 
 ==========================================================  ===========  ===========
 negation chain ``y = -y`` on a 0-d float64 tensor            main 37fbf30  now
 ==========================================================  ===========  ===========
-bytes kept per recorded op (tracemalloc, 20,000 ops)        454.7        238.3
-RSS added by a 1e6-op forward (``/proc/self/statm``)        482 MB       257 MB
-instructions per op, forward kept, 20,000 ops               47,603       21,540
-instructions per op, forward kept, 200,000 ops              53,183       24,578
-``bench_scale.py --against-torch 1e6``: peak MB (torch 606)  635.9        410.7
+bytes kept per recorded op (tracemalloc, 20,000 ops)        454.7        318.2
+RSS added by a 1e6-op forward (``/proc/self/statm``)        482 MB       337 MB
 ==========================================================  ===========  ===========
 
 (instructions: callgrind of the chain's forward, minus the same script with no chain.)
@@ -76,10 +71,7 @@ collector is thus over half of a million-op forward: its full collections (14 ov
 chain, each when the objects that survived grew by 25%) rescan the whole graph.  Making
 nodes untracked or freezing them (``gc.freeze``, thresholds) would cut that, but each
 changes what the collector does for the whole program (a cycle through a frozen or
-untracked node is never collected): not done.  ``drop_dead_refs`` costs ~3,700
-instructions per op (a weak reference with a callback, and the callback) and saves ~80
-bytes and one tracked object; on a 1e6-op chain the two roughly cancel in time (6.04 s
-against 5.98-6.23 s, loaded machine, interleaved runs).
+untracked node is never collected): not done.
 """
 
 from __future__ import annotations
@@ -102,8 +94,6 @@ from .grad_mode import _state
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 enabled: bool = True
-#: negation nodes swap a dead ``output_ref`` for one shared dead reference (see below)
-drop_dead_refs: bool = True
 
 _new = object.__new__
 _F64 = np.dtype(np.float64)
@@ -504,13 +494,9 @@ def _negation(readable: Callable, name: str) -> Callable:
             node.sources = ()
             node.needs = needs
             node._constants = None
-            if drop_dead_refs:  # swapped for _DEAD_REF when the output dies (below)
-                node.output_ref = ref = _ref(result, _output_died)
-                _awaiting[id(ref)] = (ref, _ref(node))
-            else:
-                node.output_ref = _ref(result)
+            node.output_ref = weakref.ref(result)
         else:
-            node = cls(op, _NO_ATTRS, (edge,), saved, meta, (), needs, None, _ref(result))
+            node = cls(op, _NO_ATTRS, (edge,), saved, meta, (), needs, None, weakref.ref(result))
         result.grad_fn = node
         return result
 
@@ -518,30 +504,3 @@ def _negation(readable: Callable, name: str) -> Callable:
     neg.__qualname__ = getattr(readable, "__qualname__", name)
     neg.__doc__ = readable.__doc__
     return neg
-
-
-# -- a dead output_ref, shared -----------------------------------------------------------
-# A node's ``output_ref`` (a weak reference to its output, for drawings) outlives the
-# output in a chain ``y = -y``: 80 bytes and one more object for the cyclic collector to
-# scan per node, for a reference that can only answer None.  A negation's reference gets
-# a callback that, when the output dies, puts the one shared dead reference in its place.
-# Both answer None; the swap happens only if the node still holds that reference.
-class _Gone:
-    __slots__ = ("__weakref__",)
-
-
-_gone = _Gone()
-_DEAD_REF = weakref.ref(_gone)
-del _gone
-_ref = weakref.ref
-
-#: id of a live output reference -> (that reference, a weak reference to its node).  The
-#: entry keeps the reference alive until its tensor dies (a node may go first, after
-#: ``detach_()``), so every entry is popped by its callback: nothing is left behind.
-_awaiting: dict = {}
-
-
-def _output_died(ref) -> None:
-    node = _awaiting.pop(id(ref))[1]()
-    if node is not None and node.output_ref is ref:
-        node.output_ref = _DEAD_REF
