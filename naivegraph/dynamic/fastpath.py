@@ -60,6 +60,7 @@ negation chain ``y = -y`` on a 0-d float64 tensor            main 37fbf30  now
 ==========================================================  ===========  ===========
 bytes kept per recorded op (tracemalloc, 20,000 ops)        454.7        318.2
 RSS added by a 1e6-op forward (``/proc/self/statm``)        482 MB       337 MB
+instructions per op, forward kept, 20,000 ops               47,603       17,609
 ==========================================================  ===========  ===========
 
 (instructions: callgrind of the chain's forward, minus the same script with no chain.)
