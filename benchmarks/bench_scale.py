@@ -11,7 +11,9 @@ DOT source of a dynamic chain (``ng.render``, nothing collapsed).
     python benchmarks/bench_scale.py --against-torch 1e6
 
 compares one dynamic chain with PyTorch eager instead: forward and backward seconds and
-the peak memory the graph adds, each library in a fresh process, in turns.
+the peak memory the graph adds, each library in a fresh process, in turns.  With
+``--with-static`` the static chain (``g.backward`` after ``g.forward``) is a third
+contender: its forward column is building the graph plus running it.
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ def chain_cost(library: str, n: int) -> tuple[float, float, int]:
     lib = ng
     if library == "torch":
         import torch as lib  # type: ignore[no-redef]
+    if library == "static":
+        return _static_chain_cost(n)
     before = _resident_bytes()
     start = time.perf_counter()
     x = lib.tensor(2.0, requires_grad=True)
@@ -103,11 +107,23 @@ def chain_cost(library: str, n: int) -> tuple[float, float, int]:
     return built - start, done - built, peak
 
 
-def against_torch(n: int, rounds: int) -> None:
+def _static_chain_cost(n: int) -> tuple[float, float, int]:
+    """``chain_cost`` of the static chain: (build + forward s, backward s, peak bytes)."""
+    import resource
+
+    before = _resident_bytes()
+    build, forward, backward = static(n, with_backward=True)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    return build + forward, backward or 0.0, peak
+
+
+def against_torch(n: int, rounds: int, with_static: bool = False) -> None:
     """Each library ``rounds`` times in turn, each time in a fresh process."""
     print(f"{n:,}-op chain, forward + backward, fresh process each ({rounds} rounds):")
     print(f"{'library':<12}{'forward s':>11}{'backward s':>12}{'total s':>10}{'peak MB':>10}")
     totals: dict[str, list[tuple[float, int]]] = {"naivegraph": [], "torch": []}
+    if with_static:
+        totals["static"] = []
     for _ in range(rounds):
         for library in totals:
             code = (
@@ -132,6 +148,13 @@ def against_torch(n: int, rounds: int) -> None:
         f"medians: naivegraph / torch time {ng_time / torch_time:.2f}, "
         f"memory {ng_peak / torch_peak:.2f}"
     )
+    if with_static:
+        static_time = statistics.median(t for t, _ in totals["static"])
+        static_peak = statistics.median(p for _, p in totals["static"])
+        print(
+            f"medians: static / torch time {static_time / torch_time:.2f}, "
+            f"memory {static_peak / torch_peak:.2f}"
+        )
 
 
 def main() -> None:
@@ -148,9 +171,12 @@ def main() -> None:
         help="only compare an N-op dynamic chain with PyTorch (time and peak memory)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds of --against-torch")
+    parser.add_argument(
+        "--with-static", action="store_true", help="--against-torch: the static chain too"
+    )
     args = parser.parse_args()
     if args.against_torch:
-        against_torch(int(args.against_torch), args.rounds)
+        against_torch(int(args.against_torch), args.rounds, args.with_static)
         return
     depths = [10**k for k in range(3, 8) if 10**k <= args.max_depth]
 

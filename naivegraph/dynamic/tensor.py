@@ -326,6 +326,7 @@ class Tensor(OpMethods):
     __array_priority__ = 1000
     # ``x * 0.5`` and friends through the fast layer, which falls back to OpMethods' own
     __add__, __sub__, __mul__, __truediv__ = fastpath.operators(OpMethods)
+    __neg__, neg = fastpath.negation(OpMethods)
 
     def __init__(self, data: Any = (), requires_grad: bool = False, dtype=None) -> None:
         array = _as_array(data, dtype)
@@ -905,6 +906,8 @@ class Tensor(OpMethods):
         if _is_number(other):  # as in __radd__: the tensor first
             return apply(OPS["mul"], (self, other), _NO_ATTRS)
         return apply(OPS["mul"], (other, self), _NO_ATTRS)
+
+    __radd__, __rmul__ = fastpath.reflected(__radd__, __rmul__)  # numbers: the fast layer
 
     def __rsub__(self, other):
         if _is_number(other):  # torch's rsub(Tensor, Scalar): the number is no input

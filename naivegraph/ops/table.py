@@ -994,10 +994,18 @@ defop(
     [lambda g, x, out, dim: out * (g - F.sum(g * out, dim=dim, keepdim=True))],
     saves=("out",),
 )
+
+
+def _log_softmax_partial(g, x, out, dim):
+    if (found := fast.log_softmax_grad(g, out, dim)) is not None:  # fewer calls, same bits
+        return found
+    return g - F.exp(out) * F.sum(g, dim=dim, keepdim=True)
+
+
 defop(
     "log_softmax",
     _log_softmax,
-    [lambda g, x, out, dim: g - F.exp(out) * F.sum(g, dim=dim, keepdim=True)],
+    [_log_softmax_partial],
     saves=("out",),
 )
 
@@ -1020,6 +1028,8 @@ def _nll_loss(logp, target, reduction="mean"):
 
 
 def _nll_partial(g, logp, target, out, reduction="mean"):
+    if (found := fast.nll_loss_grad(g, logp, target, reduction)) is not None:  # same bits
+        return found
     # d(-logp[i, target_i])/dlogp is -1 at each row's target class and 0 elsewhere.
     hot = F.one_hot(target, num_classes=logp.shape[1])
     if reduction == "none":

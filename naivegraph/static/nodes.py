@@ -19,10 +19,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import fast
 from ..ops import OPS, OpDef
 from ..ops.core import mixed_modes_error, result_type
 from ..ops.methods import OpMethods
 from ..ops.shapes import broadcast_shapes
+from . import fastbuild
 from .graph import Graph, current_trace, get_default_graph, graph_of
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -447,6 +449,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
     graph.  Nothing is registered until shape inference succeeded, so a failed build
     leaves the graph exactly as it was.
     """
+    if fast.enabled and (built := fastbuild.apply(op, args, attrs, Operation, infer)) is not None:
+        return built
     flat = list(args[0]) if op.variadic else list(args)
     default = get_default_graph()
     if default.outer is not None:  # inside a branch or loop body

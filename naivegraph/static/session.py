@@ -13,7 +13,7 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from .. import fast
-from . import saving
+from . import fastgraph, saving
 from .executor import (
     CompiledFunction,
     Plan,
@@ -38,13 +38,15 @@ def forward(
     check_numerics: bool,
 ) -> list | None:
     """``graph.forward``: run the graph on the feeds (see its docstring)."""
-    return run_forward(graph, feeds, named_feeds, fetches, free_intermediates, check_numerics)
+    run = fastgraph.forward if fast.enabled else run_forward  # the same values, faster
+    return run(graph, feeds, named_feeds, fetches, free_intermediates, check_numerics)
 
 
 def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
     """``graph.backward``: the numeric reverse sweep after ``forward``."""
     with fast.paused_gc():
-        numeric_backward(graph, loss, grad, check_numerics)
+        sweep = fastgraph.backward if fast.enabled else numeric_backward  # the same gradients
+        sweep(graph, loss, grad, check_numerics)
 
 
 def save(graph: Graph, path: Any) -> None:

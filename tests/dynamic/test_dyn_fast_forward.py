@@ -435,3 +435,165 @@ def test_torch_agrees_on_a_0d_tensor_and_a_python_number(dtype):
             b = fn(torch.tensor(7, dtype=getattr(torch, dtype)), number)
             assert str(a.dtype) == str(b.dtype).replace("torch.", "")
             assert a.item() == pytest.approx(b.item(), rel=1e-3)
+
+
+# -- negation: ``-x`` and ``x.neg()`` ----------------------------------------------------------
+NEGATIONS = {"-x": lambda x: -x, "x.neg()": lambda x: x.neg()}
+
+
+@pytest.mark.parametrize("spelling", NEGATIONS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+def test_negation_gives_the_readable_paths_bits_node_or_error(spelling, dtype, shape):
+    fn = NEGATIONS[spelling]
+    for grad in (False, True):
+
+        def program(grad=grad):
+            x = _tensor(dtype, shape, grad)
+            y = fn(x)
+            return {"x": x, "y": y, "z": fn(y)}
+
+        _same_on_and_off(program)
+
+
+def test_negation_of_special_values_is_the_ufuncs_to_the_bit():
+    values = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, 1e308, 1 / 3]
+
+    def program():
+        out = {}
+        for dtype in ("float16", "float32", "float64"):
+            for i, v in enumerate(values):
+                x = ng.tensor(np.array(v, dtype=dtype), requires_grad=i % 2 == 0)
+                out[f"{dtype}{i}"], out[f"-{dtype}{i}"] = x, -x
+        for dtype in ("int8", "uint8", "int64"):  # the most negative integer wraps around
+            x = ng.tensor(np.array(np.iinfo(dtype).min, dtype=dtype))
+            out[dtype], out["-" + dtype] = x, -x
+        return out
+
+    _same_on_and_off(program)
+
+
+def test_negation_chains_views_and_stamped_operands_build_the_same_graphs():
+    def program():
+        w = ng.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        a = w * 1.0
+        a.add_(1)  # version 1
+        v = a[1:]  # a view: its negation is no view
+        ys = {"w": w, "a": a, "v": v, "nv": -v, "nt": -(w.t()), "nn": -(-(-w))}
+        ys["mix"] = -(ys["nn"] * 2.0) + ys["nn"]
+        return ys
+
+    _same_on_and_off(program)
+
+
+def test_negation_backward_retain_graph_and_double_backward_see_no_difference():
+    def program():
+        w = ng.tensor([1.0, -2.0], requires_grad=True)
+        y = -(w * w)
+        y.sum().backward(retain_graph=True)
+        y.sum().backward()
+        (g,) = ng.autograd.grad((-(-w * w)).sum(), w, create_graph=True)
+        (-g).sum().backward()
+        z = -w
+        z.sum().backward()
+        z.sum().backward()  # neg keeps nothing: a second pass is allowed, as in torch
+        return {"w": w, "y": y, "g": g, "z": z, "wg": w.grad}
+
+    _same_on_and_off(program)
+
+
+def test_negation_nodes_share_one_saved_list_that_nothing_writes():
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    a, b = -w, -(-w)
+    assert a.grad_fn.saved is b.grad_fn.saved
+    shared = list(a.grad_fn.saved)
+    with ng.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        c = -a  # the readable path: its own list
+    (a + b + c).sum().backward()
+    assert a.grad_fn.saved == shared and b.grad_fn.saved == shared
+    assert c.grad_fn.saved is not a.grad_fn.saved
+    assert w.grad.tolist() == [1.0, 1.0]  # -w + w + w
+
+
+def test_negation_steps_aside_for_bool_complex_anomaly_hooks_and_dual_levels(monkeypatch):
+    calls = _readable_calls(monkeypatch)
+    w = ng.tensor(0.5, requires_grad=True)
+    -w, w.neg(), -ng.tensor([1, 2]), -ng.tensor([1.0, 2.0], dtype=ng.float32)
+    with ng.no_grad():
+        -w
+    assert calls == []
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+        -ng.tensor([True])
+    -ng.tensor(1 + 2j)
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with ng.autograd.detect_anomaly():
+            -w
+    with ng.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        w.neg()
+    with ng.autograd.forward_ad.dual_level():
+        -ng.autograd.forward_ad.make_dual(ng.tensor(1.0), ng.tensor(1.0))
+    with fast.disabled():
+        -w
+    assert calls == ["neg"] * 6
+
+
+def test_torch_agrees_on_the_negation_node_its_edges_and_gradient():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (ng, torch):
+        w = lib.tensor([1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        y = -(-(w * 3.0))
+        assert type(y.grad_fn).__name__ == "NegBackward0"
+        inner = y.grad_fn.next_functions[0][0]
+        assert type(inner).__name__ == "NegBackward0"
+        assert type(inner.next_functions[0][0]).__name__ == "MulBackward0"
+        assert y.grad_fn.next_functions[0][1] == 0
+        z = -w
+        assert type(z.grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"
+        (y.sum() + z.sum()).backward()
+        seen.append((y.tolist(), w.grad.tolist(), str(y.dtype).split(".")[-1]))
+    assert seen[0] == seen[1]
+
+
+def test_a_negations_output_ref_answers_its_tensor_then_none_like_the_readable_ones():
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    y = -w
+    node = y.grad_fn
+    assert node.output_ref() is y
+    del y
+    assert node.output_ref() is None
+
+
+def test_negations_drawn_with_their_tensors_alive_or_gone_look_the_same():
+    pytest.importorskip("graphviz")
+    from naivegraph.render import render
+
+    def program():
+        w = ng.tensor(2.0, requires_grad=True)
+        y = -(-(-w))
+        z = -y
+        return render(z, params={"w": w}).source
+
+    on = program()
+    with fast.disabled():
+        off = program()
+    assert on == off
+
+
+def test_a_number_on_the_left_builds_the_readable_paths_node_with_the_tensor_first():
+    def program():
+        w = ng.tensor([1.5, -2.0], requires_grad=True)
+        i = ng.tensor([1, 2])
+        out = {"w": w, "i": i, "a": 2.0 + w, "b": 3 * w, "c": 2 * i, "d": 2.5 * i}
+        out["e"], out["f"] = np.ones(2) + w, np.float64(2.0) * w  # not numbers: readable
+        out["g"], out["h"] = True * w, (1 + 2j) + w.detach()
+        return out
+
+    _same_on_and_off(program)
+    torch = pytest.importorskip("torch")
+    for lib in (ng, torch):
+        w = lib.tensor([1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        y = 2.0 * (1.0 + w)
+        assert type(y.grad_fn).__name__ == "MulBackward0"
+        assert type(y.grad_fn.next_functions[0][0]).__name__ == "AddBackward0"
+        assert y.grad_fn._saved_other == 2.0

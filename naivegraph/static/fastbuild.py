@@ -1,0 +1,174 @@
+"""The fast layer of static graph building: ``nodes.apply`` for operands that are nodes.
+
+:func:`naivegraph.static.nodes.apply` builds every operation node: it captures operands
+of an enclosing graph, refuses dynamic tensors, finds the graph, makes constants of
+literal operands, infers the output's shape and dtype, makes the node and registers it
+(unique name, the user's line, creation order).  For the usual call, every operand a
+plain node of one graph built outside any branch or loop body, most of that decides
+nothing, and the inference gives the same answer for the same op, attributes, input
+dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
+
+``inference by pattern``
+    ``nodes.infer`` is asked once per (op, attributes, each input's dtype and shape, the
+    value of an input that is a Python number); its (shape, dtype) is kept and the next
+    node of that pattern reuses it, the same tuple and dtype objects.  Only answers are
+    kept: an op that cannot be built is asked every time, and raises as it would.  What
+    ``infer`` reads of its inputs is exactly that key (``_probe`` builds dummies of
+    their dtypes and shapes, and keeps a Python number's value), so the answer is the
+    same.  Ops that infer themselves (control flow) and ``group`` are not cached.
+``one function``
+    The node's attributes are set in ``Node.__init__``'s order (so CPython keeps them in
+    its compact per-class layout), its name counted as ``Graph._unique_name`` counts,
+    its build site found by the same frame walk as ``graph.build_site``, with one
+    ``(file, line)`` tuple shared by every node built on that line.
+
+Measured with :mod:`naivegraph.static.fastgraph` (forward and backward), on the chain
+``y = -y`` of ``benchmarks/bench_scale.py``:
+
+- instructions per node (``python benchmarks/instructions_static_chain.py TREE``,
+  callgrind, 20,000 nodes, garbage collection included), 37fbf30 -> this: build
+  57,806 -> 32,137, forward 44,749 -> 12,504, backward 50,330 -> 16,868 (152.9 k ->
+  61.5 k in all).  A third of what building still costs is ``build_site``'s walk out
+  of the package (CPython 3.11 makes a frame object for each frame it looks at:
+  ~10 k instructions for the four frames of ``-y``) and a seventh is the cyclic
+  garbage collector scanning the growing graph.
+- a million nodes, wall clock, one process each, 2 cores shared with other jobs (load
+  average ~4, so both are slow): 37fbf30 build 11.2 s, forward 10.1 s, backward 9.1 s,
+  996 MB peak (``ru_maxrss``); this 7.6 s, 2.9 s, 2.9 s, 572 MB.  ``python
+  benchmarks/bench_scale.py --against-torch 1e6 --rounds 1 --with-static`` in the same
+  hour: static 13.5 s and 541 MB more than before the chain, PyTorch eager 7.9 s and
+  607 MB (ratios 1.70 and 0.89: the issue's 0.5 is not met).
+
+With the layer off (``NAIVEGRAPH_FAST=0``, ``fast.disabled()``) ``nodes.apply`` runs
+its readable body; a call this module does not take (a literal operand, a variadic op,
+a branch or loop body, a node of another class) returns None and does the same.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from .graph import _PACKAGE_DIR, _inside_package, _local, get_default_graph
+
+#: (op, attrs, inputs) -> (shape, dtype): ``infer``'s answers
+_INFERRED: dict[tuple, tuple] = {}
+_INFERRED_MAX = 4096  # fused ops of optimised graphs are new OpDefs: keep it bounded
+_HASHABLE_ATTR = (int, float, bool, complex, str, type(None))
+_WEAK = (int, float, bool, complex)
+
+#: file -> line -> the ``(file, line)`` tuple every node built there shares
+_SITES: dict[str, dict[int, tuple[str, int]]] = {}
+
+_plain_types: dict[type, tuple] = {}  # Operation -> the node classes taken here
+
+
+def _plain(operation: Any) -> tuple:
+    """The exact node classes whose nodes :func:`apply` takes (not their subclasses)."""
+    node: Any = operation.__base__
+    found = tuple(c for c in node.__subclasses__() if c.__module__ == node.__module__)
+    _plain_types[operation] = found
+    return found
+
+
+def _attrs_key(attrs: dict) -> tuple | None:
+    parts = []
+    for name, value in attrs.items():
+        if type(value) not in _HASHABLE_ATTR:
+            return None
+        parts.append((name, type(value), value))  # 2 and 2.0 give different dtypes
+    return tuple(parts)
+
+
+def _site(frame: Any) -> tuple[str, int] | None:
+    """``graph.build_site`` from ``frame`` outwards, the tuple shared per line."""
+    inside_package = _inside_package
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        inside = inside_package.get(filename)
+        if inside is None:
+            inside = inside_package[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
+        if not inside:
+            lines = _SITES.get(filename)
+            if lines is None:
+                lines = _SITES[filename] = {}
+            line = frame.f_lineno
+            site = lines.get(line)
+            if site is None:
+                if len(lines) > 65536:
+                    lines.clear()
+                site = lines[line] = (filename, line)
+            return site
+        frame = frame.f_back
+    return None
+
+
+def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) -> Any:
+    """``nodes.apply(op, args, attrs)`` when every operand is a plain node of one graph
+    outside any branch or loop body; None (nothing done) for any other call."""
+    if op.variadic or op.name == "group" or getattr(op, "infer_output", None) is not None:
+        return None
+    stack = getattr(_local, "stack", None)
+    default = stack[-1] if stack else get_default_graph()
+    if default.outer is not None:
+        return None
+    plain = _plain_types.get(operation) or _plain(operation)
+    graph = None
+    key: list = [op, _attrs_key(attrs) if attrs else ()]
+    for node in args:
+        if type(node) not in plain:
+            return None
+        owner = node.graph
+        if owner is not graph:
+            if graph is not None:
+                return None  # two graphs: the readable path refuses them
+            graph = owner
+        if owner is None:
+            return None  # an unregistered constant: the readable path registers it
+        value = node._value if node.kind == "constant" else None
+        if value is not None and type(value) in _WEAK:
+            key.append((type(value), value))
+        else:
+            key.append((node.dtype, node.shape))
+    if graph is None or key[1] is None:
+        return None
+    inputs = tuple(args)
+    found_key = tuple(key)
+    known = _INFERRED.get(found_key)
+    if known is None:
+        shape, dtype = infer(op, list(inputs), attrs)  # raises as the readable path does
+        known = (
+            None if shape is None else tuple(shape),
+            None if dtype is None else np.dtype(dtype),
+        )
+        if len(_INFERRED) >= _INFERRED_MAX:
+            _INFERRED.clear()
+        _INFERRED[found_key] = known
+    node = operation.__new__(operation)
+    node.op = op  # Node.__init__'s order
+    node.inputs = inputs
+    node.attrs = dict(attrs) if attrs else {}
+    node.shape, node.dtype = known
+    # graph._unique_name
+    by_name, reserved, counters = graph._by_name, graph._reserved, graph._counters
+    base = op.name
+    count = counters.get(base, 0) + 1
+    name = f"{base}_{count}"
+    while name in by_name or name in reserved:
+        count += 1
+        name = f"{base}_{count}"
+    counters[base] = count
+    node.name = name
+    node.graph = graph
+    node._value = None
+    node.grad = None
+    node.is_gradient = bool(graph._gradient_depth)
+    node.retains_grad = False
+    node.built_at = _site(sys._getframe(2))  # 1 is nodes.apply: inside, not looked at
+    graph.nodes.append(node)
+    by_name[name] = node
+    graph.version += 1
+    return node

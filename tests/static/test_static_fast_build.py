@@ -1,0 +1,163 @@
+"""The fast layer of building, running and differentiating a whole static graph
+(``naivegraph.static.fastbuild``, ``naivegraph.static.fastgraph``): every node, value,
+gradient, recorded shape and error message must be what the readable path gives, so
+each test builds and runs the same program with the layer on and off and compares."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fast_switch import fast_layer_on
+
+import naivegraph.static as ns
+from naivegraph import fast
+from naivegraph.static.nodes import Constant
+
+pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
+
+
+def both_ways(program):
+    """``program()`` with the fast layer on, then off."""
+    on = program()
+    with fast.disabled():
+        off = program()
+    return on, off
+
+
+def structure(graph):
+    """Everything a graph says about its nodes, names of inputs instead of nodes."""
+    return [
+        (
+            type(n).__name__,
+            n.name,
+            n.op_name,
+            tuple(i.name for i in n.inputs),
+            n.attrs,
+            n.shape,
+            n.dtype,
+            n.is_gradient,
+            n.built_at,
+            list(vars(n)),
+        )
+        for n in graph.nodes
+    ] + [graph.version, dict(graph._counters)]
+
+
+def bits(value):
+    if value is None:
+        return None
+    array = np.asarray(value)
+    return type(value).__name__, array.dtype, array.shape, array.tobytes()
+
+
+def run_state(graph):
+    shapes = [(n.name, s) for n, s in graph.last_run.shapes.items()]
+    variables = [(n.name, bits(v)) for n, v in graph.last_run.variables.items()]
+    return shapes, variables
+
+
+def chain(n, dtype=np.float64):
+    with ns.Graph() as g:
+        w = ns.Variable(np.array(2.5, dtype), name="w")
+        y = w
+        for _ in range(n):
+            y = -y
+    fetched = g.forward(fetches=[y])
+    g.backward(y)
+    return structure(g), [bits(v) for v in fetched], run_state(g), bits(w.grad)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_negation_chain_is_the_same_graph_values_and_gradient_either_way(dtype):
+    on, off = both_ways(lambda: chain(301, dtype))
+    assert on == off
+    assert on[0][5][1] == "neg_5" and on[0][5][8][1] > 0  # names and the user's line
+    assert on[1] == [bits(np.array(-2.5, dtype)[()])]  # 301 sign flips
+    assert on[3] == bits(np.array(-1.0, dtype))
+
+
+def small_network():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 3))
+        w = ns.Variable(np.linspace(-1.0, 1.0, 6).reshape(3, 2), name="w")
+        b = ns.Variable(np.array([0.5, -0.25]), name="b")
+        h = (x @ w + b).relu()
+        loss = (h * h).mean() + ns.exp(-h).sum() * 0.5
+        hidden = h.retain_grad()
+        (dw,) = ns.gradients(loss, [w])
+    feed = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])
+    fetched = g.forward({x: feed}, fetches=[loss, hidden])
+    g.backward(loss)
+    whole = g.forward({x: feed})
+    return (
+        structure(g),
+        [bits(v) for v in fetched],
+        run_state(g),
+        [bits(n.grad) for n in (w, b, hidden)],
+        whole,
+        [bits(n.value) for n in g.nodes],
+        bits(dw.value),
+    )
+
+
+def test_a_network_with_broadcasting_and_symbolic_gradients_is_the_same_either_way():
+    on, off = both_ways(small_network)
+    assert on == off
+
+
+def test_a_build_error_is_the_same_either_way_and_adds_no_node():
+    def program():
+        with ns.Graph() as g:
+            a = ns.Variable(np.ones((2, 3)), name="a")
+            b = ns.Variable(np.ones((4,)), name="b")
+            with pytest.raises(ValueError) as error:
+                a + b
+        return str(error.value), structure(g)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert "cannot build add on inputs of shapes (2, 3), (4,)" in on[0]
+
+
+def test_a_run_error_names_the_node_either_way():
+    def program():
+        with ns.Graph() as g:
+            x = ns.placeholder("x", shape=(None,), dtype=np.bool_)
+            y = -x
+        with pytest.raises(RuntimeError) as error:
+            g.forward({x: np.array([True])}, fetches=[y])
+        return str(error.value), [bits(n.value) for n in g.nodes]
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[0].startswith("while running node 'neg_1' (neg): Negation, the `-` operator")
+
+
+def test_a_freed_value_refuses_backward_the_same_way_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(3.0, name="w")
+            y = ns.exp(w * 2.0)
+            z = y * 1.0
+        g.forward(fetches=[z], free_intermediates=True)
+        y._value = None  # as if freed
+        with pytest.raises(RuntimeError) as error:
+            g.backward(z)
+        return str(error.value)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert "the value of 'exp_1' needed to differentiate 'mul_2' was freed" in on
+
+
+def test_an_unregistered_constant_operand_is_registered_before_its_user_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(1.0, name="w")
+            c = Constant(2.0)
+            y = c * w
+        return structure(g), y.inputs[0] is c, c.graph is g
+
+    on, off = both_ways(program)
+    assert on == off
+    assert [row[1] for row in on[0][:3]] == ["w", "const_1", "mul_1"]
