@@ -49,19 +49,28 @@ after its partial, where the readable ``pullback`` runs every partial first: the
 values, as a fix-up reads only its own gradient.
 
 Measured (2 cores shared with other jobs: instruction counts are the repeatable figure,
-wall clock moved by 30% and more):
+wall clock moved by 30% and more).  The whole pass, against the loop alone (37fbf30):
 
 - backward alone, instructions (callgrind; graphs built first, then ``backward()`` on
-  each, minus the same run without the backward calls): the 1,000-op chain
-  ``y = y * 0.999; y = y + 0.001`` 35,259 -> 18,239 per node (-48%); the reference
-  example 438,943 -> 393,920 per backward (-10%: its time is numpy's arithmetic, the
-  rules' own dispatch of ``F.*`` ops, and writing ``.grad``).
-- ``python benchmarks/instructions.py <before> <after>`` (forward + backward): (a)
-  1,000 x reference 846.2M -> 719.5M (-15%), (b) 15 x 1,000-op chain 1,343.6M ->
-  1,133.4M (-16%).
-- wall clock, the chain's backward per node (``split.py``-style timing, best of 7 x 20
-  chains, quiet machine): 3.46-3.49 us -> 1.80-1.86 us; the reference example's
-  backward 68 us -> 53 us (best of 7 x 2,000).
+  each, minus the same run without the backward calls): the reference example 398,636
+  -> 277,612 per backward (-30%); a 20,000-negation chain 22,738 -> 15,886 per node
+  (-30%).
+- ``python benchmarks/instructions.py /work/main <this tree>`` (forward + backward, the
+  forward unchanged): (a) 1,000 x reference 669.5M -> 553.8M (-17%), (b) 15 x 1,000-op
+  chain 571.3M -> 560.7M.
+- wall clock, the reference example's ``loss.backward()`` (best of 7 x 3,000, three
+  interleaved runs): 52-56 us -> 34-36 us; ``bench_dynamic.py --quick``: (a) fwd+bwd
+  65.6 us vs torch 89.0 us (0.74).
+- the million-negation chain (``bench_scale.py --against-torch 1e6 --rounds 2``, on
+  a2f2642's forward): backward 2.9-3.6 s -> 1.6-2.5 s (torch 3.3-4.1 s); peak memory of
+  the run 491 MB -> 398 MB (torch 606 MB).  What the backward adds to the peak
+  (tracemalloc around ``y.backward()``): 15.4 -> 7.6 MB at 1e5, 146 -> 61 MB at 1e6
+  (the order's stack of (node, iterator) pairs was most of it; what is left is the
+  ``seen`` set and the order list).
+
+History, the loop alone (before this module ran the whole pass): the 1,000-op chain
+``y = y * 0.999; y = y + 0.001`` 35,259 -> 18,239 instructions per node, the reference
+example 438,943 -> 393,920 per backward.
 """
 
 from __future__ import annotations
