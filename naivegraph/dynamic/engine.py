@@ -39,6 +39,8 @@ def execute(
     ``capture``: return the gradients reaching these tensors instead of accumulating
     (``autograd.grad``).  ``accumulate_into``: accumulate only into these (``inputs=``).
     """
+    if fastback.takes(create_graph, capture, accumulate_into):  # the fast layer's plain pass
+        return fastback.execute(outputs, gradients, keep_graph, _roots)
     roots = _roots(outputs, gradients, create_graph)
     order = topological_order([node for node, _, _ in roots])
     visitor = (AnomalyVisitor if anomaly.enabled else Visitor)(
@@ -57,8 +59,6 @@ def backward_pass(order: list[Node], roots: list, visitor: Visitor, keep_graph: 
     pending: dict[Node, list] = {}  # node -> the gradient of each of its outputs, summed
     for node, output_nr, grad in roots:
         add_gradient(pending, node, output_nr, grad)
-    if fastback.takes(visitor):  # the same loop with the plain nodes inlined (fast layer)
-        return fastback.backward_pass(order, pending, visitor, keep_graph)
     ran = []
     for node in order:
         grads = pending.pop(node, None)

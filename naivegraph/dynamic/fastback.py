@@ -1,17 +1,35 @@
-"""The fast layer's backward pass: the engine's loop with the per-node calls taken out.
+"""The fast layer's backward pass: the engine's whole pass with the per-node calls taken out.
 
-:func:`naivegraph.dynamic.engine.backward_pass` hands a node and its gradients to the
-visitor, which hands them to the node, which hands them to its op's ``pullback``,
-which runs the partial rules inside a wrapper that silences numpy.  In a plain
-``backward()`` (no ``create_graph``, no ``inputs=``, not ``autograd.grad``, no anomaly
-mode) most of those layers do nothing: the pass already runs with numpy's warnings
-off, a node without hooks goes straight to its VJP, and most gradients already have
-their input's shape and dtype.  :func:`backward_pass` is that loop with those calls
-written out inline: the same partial rules, called with the same arguments in the same
-order, the same topological order, the gradients summed in the same order, and the
-same errors (it calls the readable code to raise them).  A node it does not know
-(hooks, a leaf with hooks, a custom ``Function``, a view's rebase, saved-tensor hooks)
-goes to the visitor, the readable way, for that node alone.
+:func:`naivegraph.dynamic.engine.execute` seeds the roots, orders the graph, builds a
+visitor, and :func:`~naivegraph.dynamic.engine.backward_pass` hands each node and its
+gradients to the visitor, which hands them to the node, which hands them to its op's
+``pullback``, which runs the partial rules inside a wrapper that silences numpy; then
+the visitor writes ``.grad``.  In a plain ``backward()`` (no ``create_graph``, no
+``inputs=``, not ``autograd.grad``, no anomaly mode) most of those layers do nothing,
+so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
+
+- the start: one 0-d output and no gradient given is seeded with a copy of a cached
+  0-d one (``np.ones_like`` costs ~9 times more); any other start is the engine's;
+- the order (:func:`order_of`): the engine's depth-first search, in the same order,
+  with less on its stack (a leaf is finished where it is found, a node with one edge
+  keeps a marker instead of an iterator);
+- the pass (:func:`backward_pass`): ``Visitor.visit``, ``OpNode.apply``,
+  ``OpDef.pullback`` and ``add_gradient`` written out in one loop, the same partial
+  rules called with the same arguments, the gradients summed in the same order, the
+  same errors (it calls the readable code to raise them); in a chain, a gradient goes
+  straight to the next node when that node is its input's and nothing else sent it
+  one, without the dictionary of pending gradients.  A node it does not know (hooks,
+  a leaf with hooks, a custom ``Function``, a view's rebase, saved-tensor hooks) goes
+  to a visitor, made the first time one is needed, the readable way, for that node;
+- op ``mean``'s and ``sum``'s rule over a whole tensor: the same values without three
+  op-table dispatches (``mean``: the 0-d gradient divided by the count once, in numpy's
+  scalar arithmetic, which rounds as its array division does, and filled in; ``sum``:
+  the read-only broadcast view ``np.broadcast_to`` makes, made directly);
+- summing a gradient back to its input's shape: ``shapes.sum_to``'s axes kept per pair
+  of shapes;
+- writing ``.grad``: ``Visitor.write_gradients`` with ``hooks.store_grad``'s first case
+  (a leaf's first gradient, of its dtype) inline, with the same rule for keeping an
+  array nothing else holds without a copy; a pass that met a visitor lets it write.
 
 Switch: ``fastback.on`` (and the whole layer's ``NAIVEGRAPH_FAST=0``); either way the
 numbers are the same bits:
@@ -31,30 +49,46 @@ after its partial, where the readable ``pullback`` runs every partial first: the
 values, as a fix-up reads only its own gradient.
 
 Measured (2 cores shared with other jobs: instruction counts are the repeatable figure,
-wall clock moved by 30% and more):
+wall clock moved by 30% and more).  The whole pass, against the loop alone (37fbf30):
 
 - backward alone, instructions (callgrind; graphs built first, then ``backward()`` on
-  each, minus the same run without the backward calls): the 1,000-op chain
-  ``y = y * 0.999; y = y + 0.001`` 35,259 -> 18,239 per node (-48%); the reference
-  example 438,943 -> 393,920 per backward (-10%: its time is numpy's arithmetic, the
-  rules' own dispatch of ``F.*`` ops, and writing ``.grad``).
-- ``python benchmarks/instructions.py <before> <after>`` (forward + backward): (a)
-  1,000 x reference 846.2M -> 719.5M (-15%), (b) 15 x 1,000-op chain 1,343.6M ->
-  1,133.4M (-16%).
-- wall clock, the chain's backward per node (``split.py``-style timing, best of 7 x 20
-  chains, quiet machine): 3.46-3.49 us -> 1.80-1.86 us; the reference example's
-  backward 68 us -> 53 us (best of 7 x 2,000).
+  each, minus the same run without the backward calls): the reference example 398,636
+  -> 277,612 per backward (-30%); a 20,000-negation chain 22,738 -> 15,886 per node
+  (-30%).
+- ``python benchmarks/instructions.py /work/main <this tree>`` (forward + backward, the
+  forward unchanged): (a) 1,000 x reference 669.5M -> 553.8M (-17%), (b) 15 x 1,000-op
+  chain 571.3M -> 560.7M.
+- wall clock, the reference example's ``loss.backward()`` (best of 7 x 3,000, three
+  interleaved runs): 52-56 us -> 34-36 us; ``bench_dynamic.py --quick``: (a) fwd+bwd
+  65.6 us vs torch 89.0 us (0.74).
+- the million-negation chain (``bench_scale.py --against-torch 1e6 --rounds 2``, on
+  a2f2642's forward): backward 2.9-3.6 s -> 1.6-2.5 s (torch 3.3-4.1 s); peak memory of
+  the run 491 MB -> 398 MB (torch 606 MB).  What the backward adds to the peak
+  (tracemalloc around ``y.backward()``): 15.4 -> 7.6 MB at 1e5, 146 -> 61 MB at 1e6
+  (the order's stack of (node, iterator) pairs was most of it; what is left is the
+  ``seen`` set and the order list).
+
+History, the loop alone (before this module ran the whole pass): the 1,000-op chain
+``y = y * 0.999; y = y + 0.001`` 35,259 -> 18,239 instructions per node, the reference
+example 438,943 -> 393,920 per backward.
 """
 
 from __future__ import annotations
+
+import gc
+import math
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .. import fast
 from ..ops.core import OPS, _in_dtype_of
 from ..ops.shapes import sum_to
-from .hooks import Visitor
-from .node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode
+from . import node as nodes
+from .anomaly_mode import mode as anomaly
+from .grad_mode import _state as grad_mode
+from .hooks import Visitor, run_post_accumulate_hooks, store_grad
+from .node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode, data_shape_changed
 
 #: this trick's own switch (the whole layer's switch turns it off too)
 on: bool = True
@@ -66,47 +100,191 @@ _op_classes: set[type] = set()
 _classes_seen: set[type] = set()
 
 
-def takes(visitor: Visitor) -> bool:
-    """Whether this pass can run here: a plain visitor, with nothing asked of it but
-    ``.grad`` of every leaf, and the gradients plain arrays (no ``create_graph``)."""
+def takes(create_graph: bool, capture, accumulate_into) -> bool:
+    """Whether this pass runs a backward: nothing asked of it but ``.grad`` of every
+    leaf (no ``inputs=``, not ``autograd.grad``), the gradients plain arrays (no
+    ``create_graph``), and no anomaly mode."""
     return (
         on
         and fast.enabled
-        and type(visitor) is Visitor
-        and visitor.targets is None
-        and not visitor.create_graph
+        and not create_graph
+        and capture is None
+        and accumulate_into is None
+        and not anomaly.enabled
     )
 
 
-def _sort_class(cls: type) -> None:
-    """Note whether the loop may run nodes of class ``cls`` itself."""
-    if issubclass(cls, OpNode) and cls.apply is OpNode.apply and cls.release is OpNode.release:
-        _op_classes.add(cls)
-    _classes_seen.add(cls)
+def execute(outputs: Sequence, gradients: Sequence, keep_graph: bool, roots_of: Callable) -> list:
+    """:func:`naivegraph.dynamic.engine.execute`, for a pass that :func:`takes` takes.
+
+    ``roots_of`` is the engine's ``_roots``: it seeds every start but the commonest
+    (one output of one element, no gradient given), and raises the start's errors.
+    """
+    pending = _seeded(outputs, gradients, roots_of)
+    order = order_of(list(pending))
+    paused = gc.isenabled()  # fast.paused_gc, inline
+    if paused:
+        gc.disable()
+    try:
+        with fast.ignoring_fp_errors():  # inf - inf in a sum of gradients is NaN, silently
+            leaf_updates, visitor = _pass(order, pending, keep_graph)
+            del order, pending  # gone before .grad is written: a gradient may be owned
+            _write_gradients(leaf_updates, visitor)
+    finally:
+        if paused:
+            gc.enable()
+    return []
 
 
-def backward_pass(order: list[Node], pending: dict, visitor: Visitor, keep_graph: bool) -> None:
-    """:func:`naivegraph.dynamic.engine.backward_pass`, with the plain nodes run inline:
+def _pass(order: list, pending: dict, keep_graph: bool) -> tuple:
+    """:func:`backward_pass` with grad mode off (a hook or a custom Function's backward
+    records nothing), as ``set_grad_enabled(False)`` would set it."""
+    was = grad_mode.enabled
+    grad_mode.enabled = False
+    try:
+        return backward_pass(order, pending, keep_graph)
+    finally:
+        grad_mode.enabled = was
+
+
+def _write_gradients(leaf_updates: list, visitor: Visitor | None) -> None:
+    """``Visitor.write_gradients``: the leaves' ``.grad``, once the pass succeeded, with
+    its commonest case (a first gradient of the leaf's dtype) inline.  A pass that met
+    a readable node (hooks, ``retain_grad``) leaves the writing to its visitor."""
+    if visitor is not None:  # its list of leaves is this one
+        visitor.write_gradients()
+        return
+    for leaf, grad in leaf_updates:
+        if grad.shape != leaf._data.shape:  # refuse before any .grad is written
+            raise RuntimeError(data_shape_changed(grad.shape, leaf.shape))
+    make = nodes.tensor_class._make
+    while leaf_updates:
+        leaf, grad = leaf_updates.pop()
+        owned = fast.is_unshared(grad)  # on its own line: a call's arguments hold refs
+        if leaf._grad is None and grad.dtype is leaf._data.dtype:  # hooks.store_grad
+            if not (
+                owned and type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
+            ):
+                grad = np.array(grad, copy=True)
+            leaf._grad = make(grad, False, None, 0)
+        else:
+            store_grad(leaf, grad, False, owned=owned)
+        if leaf.__dict__.get("_post_accumulate_hooks"):  # rare: test before calling
+            run_post_accumulate_hooks(leaf)
+
+
+# -- the start -----------------------------------------------------------------------------
+#: dtype -> a 0-d array of ones, copied for each seed (``np.ones_like`` costs ~10 times more)
+_ones: dict = {}
+
+
+def _seeded(outputs: Sequence, gradients: Sequence, roots_of: Callable) -> dict:
+    """The pending gradients at the start: node -> its outputs' gradients (summed as
+    ``engine.add_gradient`` sums them)."""
+    if len(outputs) == 1 and gradients[0] is None:
+        tensor = outputs[0]
+        data = tensor._data
+        if tensor._requires_grad and data.shape == ():  # engine._root_gradient's ones_like
+            ones = _ones.get(data.dtype)
+            if ones is None:
+                ones = _ones[data.dtype] = np.ones_like(data)
+            node, output_nr = tensor._edge()
+            slot = [None] * node.num_outputs
+            slot[output_nr] = ones.copy()
+            return {node: slot}
+    pending: dict = {}
+    for node, output_nr, grad in roots_of(outputs, gradients, False):
+        slot = pending.get(node)
+        if slot is None:
+            slot = pending[node] = [None] * node.num_outputs
+        current = slot[output_nr]
+        slot[output_nr] = grad if current is None else current + grad
+    return pending
+
+
+#: on the order's stack, in place of the iterator of a node with one edge: not followed yet
+_ONE = object()
+
+
+def order_of(roots: Sequence[Node]) -> list[Node]:
+    """``engine.topological_order``, reversed: every node after the nodes it consumes.
+
+    The same depth-first search, children in the same order, with less on its stack:
+    a node without edges (a leaf) is finished as soon as it is found, and a node with
+    one edge (a chain's) keeps a marker instead of an iterator.  A chain of a million
+    ops puts a million nodes on the stack: 16 bytes each instead of ~110.
+    """
+    postorder: list[Node] = []
+    seen: set[Node] = set()
+    for root in roots:
+        if root in seen:
+            continue
+        seen.add(root)
+        edges = root.next_functions
+        stack, iters = [root], [_ONE if len(edges) == 1 else iter(edges)]
+        while stack:
+            it = iters[-1]
+            if it is _ONE:  # follow the one edge; None: followed, the node is finished
+                iters[-1] = None
+                child = stack[-1].next_functions[0][0]
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    edges = child.next_functions
+                    if edges:
+                        stack.append(child)
+                        iters.append(_ONE if len(edges) == 1 else iter(edges))
+                    else:
+                        postorder.append(child)
+            elif it is None:
+                iters.pop()
+                postorder.append(stack.pop())
+            else:
+                for child, _ in it:
+                    if child is not None and child not in seen:
+                        seen.add(child)
+                        edges = child.next_functions
+                        if edges:
+                            stack.append(child)
+                            iters.append(_ONE if len(edges) == 1 else iter(edges))
+                            break
+                        postorder.append(child)
+                else:
+                    iters.pop()
+                    postorder.append(stack.pop())
+    return postorder
+
+
+# -- the pass ------------------------------------------------------------------------------
+def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tuple:
+    """:func:`naivegraph.dynamic.engine.backward_pass` with the plain nodes run inline:
     ``Visitor.visit``, ``OpNode.apply``, ``OpDef.pullback`` and ``add_gradient`` in one
-    loop (a call costs more than most of what those functions do on a small tensor)."""
-    ran = []  # nodes to release, as the engine keeps them
-    ran_plain = []  # op-table nodes that saved no tensor: releasing them is one flag
-    leaf_updates = visitor.leaf_updates
+    loop (a call costs more than most of what those functions do on a small tensor).
+
+    Walks ``postorder`` from its end (the engine's order).  Returns the leaves'
+    gradients, to write, and the visitor the readable nodes met, or None.
+    """
+    visitor = None
+    leaf_updates: list = []
+    skipped = []  # nodes no gradient reached: not released
     op_classes, rules_of_op = _op_classes, _rules
-    for node in order:
-        grads = pending.pop(node, None)
-        if grads is None:
-            continue  # no gradient reached this node
+    carried = None  # the next node's gradients, when they did not go through ``pending``
+    left = len(postorder)  # nodes not run yet, this one included
+    for node in reversed(postorder):
+        left -= 1
+        if carried is None:
+            grads = pending.pop(node, None)
+            if grads is None:
+                skipped.append(node)
+                continue  # no gradient reached this node
+        else:
+            grads, carried = carried, None
         if type(node) in op_classes and node._hooks is None:  # OpNode.apply, inline
             op = node.op
             if node._released and op.saves:
                 raise RuntimeError(SECOND_BACKWARD)
             inputs = node.saved
-            if node.sources:
+            if node.sources:  # OpNode._check_versions and _current_inputs
                 inputs = _checked_inputs(node)
-                ran.append(node)
-            else:
-                ran_plain.append(node)
             rules = rules_of_op.get(op)
             if rules is None:
                 rules = _rules_of(op)
@@ -142,11 +320,25 @@ def backward_pass(order: list[Node], pending: dict, visitor: Visitor, keep_graph
         else:  # the readable way (and a class met for the first time, sorted for next time)
             if type(node) not in _classes_seen:
                 _sort_class(type(node))
+            if visitor is None:
+                visitor = Visitor(postorder, False)
+                visitor.leaf_updates = leaf_updates  # one list: the leaves in pass order
             grad_inputs = visitor.visit(node, grads)
             if grad_inputs is None:
+                continue  # a leaf
+        edges = node.next_functions
+        if len(edges) == 1 and left:  # a chain: its one input's node is often the next
+            child, output_nr = edges[0]
+            if (
+                child is postorder[left - 1]
+                and child.num_outputs == 1
+                and child not in pending
+                and grad_inputs
+                and grad_inputs[0] is not None
+            ):  # every other consumer of child ran before this node: the only gradient
+                carried = [grad_inputs[0]]
                 continue
-            ran.append(node)
-        for (child, output_nr), grad in zip(node.next_functions, grad_inputs):
+        for (child, output_nr), grad in zip(edges, grad_inputs):
             if child is not None and grad is not None:  # engine.add_gradient
                 slot = pending.get(child)
                 if slot is None:
@@ -155,12 +347,33 @@ def backward_pass(order: list[Node], pending: dict, visitor: Visitor, keep_graph
                 else:  # the same sum, in the same order
                     current = slot[output_nr]
                     slot[output_nr] = grad if current is None else current + grad
-    if not keep_graph:  # releasing one node does not touch another: the order is free
-        for node in ran:
+    if not keep_graph:
+        _release(postorder, skipped)
+    return leaf_updates, visitor
+
+
+def _release(postorder: list[Node], skipped: list[Node]) -> None:
+    """Release every node that ran, as the engine does after its loop: every node a
+    gradient reached but the leaves (releasing one node does not touch another, so the
+    order is free)."""
+    if skipped:
+        skipped_ids = {id(node) for node in skipped}
+    op_classes = _op_classes
+    for node in postorder:
+        cls = type(node)
+        if cls is AccumulateGrad or (skipped and id(node) in skipped_ids):
+            continue
+        if cls in op_classes and not node.sources:
+            node._released = True  # OpNode.release, with nothing saved to let go of
+        else:
             node.release()
-        for node in ran_plain:  # OpNode.release, with nothing saved to let go of
-            node._released = True
-            node.sources = ()
+
+
+def _sort_class(cls: type) -> None:
+    """Note whether the loop may run nodes of class ``cls`` itself."""
+    if issubclass(cls, OpNode) and cls.apply is OpNode.apply and cls.release is OpNode.release:
+        _op_classes.add(cls)
+    _classes_seen.add(cls)
 
 
 #: op -> (its partial rules as (input position, rule), how many inputs it has, whether
@@ -172,7 +385,11 @@ _rules: dict = {}
 def _rules_of(op) -> tuple:
     partials = None
     if op.vjp_all is None and op.partials is not None:
-        partials = tuple((i, p) for i, p in enumerate(op.partials) if p is not None)
+        partials = tuple(
+            (i, _direct_rules.get((op.name, i), p))
+            for i, p in enumerate(op.partials)
+            if p is not None
+        )
     count = len(op.partials) if op.partials is not None else 0
     rules = _rules[op] = (partials, count, op.elementwise, op.edge_inputs)
     return rules
@@ -195,11 +412,76 @@ def _checked_inputs(node: OpNode) -> list:
     return node._current_inputs() if replaced else inputs
 
 
+#: (gradient's shape, input's shape) -> the axes ``shapes.sum_to`` sums over
+_sum_axes: dict = {}
+
+
 def _summed(g, value):
-    """``g`` summed back to the shape of ``value``, as ``OpDef.pullback`` does."""
+    """``g`` summed back to the shape of ``value``, as ``OpDef.pullback`` does (through
+    op ``sum_to``: for an array, ``shapes.sum_to``, whose axes are kept per pair of shapes)."""
     shape = value.shape
     if shape is None or None in shape:  # not in dynamic mode; kept as the readable rule
         return OPS["sum_to_like"].dispatch(g, value)
-    if type(g) is np.ndarray or isinstance(g, np.generic):
+    if type(g) is np.ndarray:
+        axes = _sum_axes.get((g.shape, shape))
+        if axes is None:
+            return _summed_first(g, shape)
+        return np.add.reduce(g, axis=axes, keepdims=True).reshape(shape)
+    if isinstance(g, np.generic):
         return sum_to(np.asarray(g), shape)  # op sum_to's forward, unwrapped
     return OPS["sum_to"].dispatch(g, shape=tuple(shape))
+
+
+def _summed_first(g: np.ndarray, shape: tuple):
+    """``shapes.sum_to``, noting its axes for the next gradient of these shapes."""
+    summed = sum_to(g, shape)
+    shape = tuple(shape)
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1
+    )
+    if axes and len(_sum_axes) < 4096:  # no axes: sum_to gives g back, not a reshape
+        _sum_axes[(g.shape, shape)] = axes
+    return summed
+
+
+# -- rules written out ---------------------------------------------------------------------
+def _whole_mean(g, x, out, dim=None, keepdim=False):
+    """Op ``mean``'s rule over the whole tensor (``_restore(g, x, None, False) /
+    count``): ``g`` divided by the count, once, in ``g``'s own scalar arithmetic (the
+    same rounding as the array division), filled into the input's shape."""
+    shape = x.shape
+    if dim is not None or not _plain_scalar(g) or not _known(shape):
+        return _readable_mean(g, x, out, dim, keepdim)
+    share = g[()] / max(math.prod(shape), 1)
+    if shape == ():
+        return share
+    grad = np.empty(shape, share.dtype)
+    grad.fill(share)
+    return grad
+
+
+def _whole_sum(g, x, out, dim=None, keepdim=False):
+    """Op ``sum``'s rule over the whole tensor (``_restore(g, x, None, False)``): ``g``
+    seen in the input's shape, a read-only view as ``np.broadcast_to`` makes."""
+    shape = x.shape
+    if dim is not None or not _plain_scalar(g) or not _known(shape):
+        return _readable_sum(g, x, out, dim, keepdim)
+    grad = np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
+    grad.flags.writeable = False
+    return grad
+
+
+def _plain_scalar(g) -> bool:
+    """A 0-d array of floating-point numbers."""
+    return type(g) is np.ndarray and g.shape == () and g.dtype.kind == "f"
+
+
+def _known(shape) -> bool:
+    return shape is not None and None not in shape
+
+
+_readable_mean = OPS["mean"].partials[0]
+_readable_sum = OPS["sum"].partials[0]
+#: (op name, input position) -> the rule the loop runs instead of the table's
+_direct_rules = {("mean", 0): _whole_mean, ("sum", 0): _whole_sum}

@@ -22,8 +22,7 @@ from fast_switch import fast_layer_on
 
 import naivegraph as ng
 from naivegraph import fast
-from naivegraph.dynamic import fastback
-from naivegraph.dynamic.hooks import AnomalyVisitor, Visitor
+from naivegraph.dynamic import engine, fastback
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
@@ -253,6 +252,66 @@ def _anomaly_mode():
     return [x.grad]
 
 
+# -- the pass's start, its own rules, and how it writes .grad -------------------------------
+def _means_and_sums_of_each_dtype():
+    results = []
+    for dtype in (ng.float16, ng.float32, ng.float64):
+        x = ng.tensor([[0.1, 0.7, 1e3], [3.3, -2.5, 1e-4]], dtype=dtype, requires_grad=True)
+        s = ng.tensor(0.3, dtype=dtype, requires_grad=True)
+        loss = (x * 1.7).mean() * 3.1 + (x * x).sum() + s.mean() + (s * x).sum(dim=1).mean()
+        loss.backward()
+        results += [loss, x.grad, s.grad]
+    return results
+
+
+def _mean_of_a_column_read_from_a_transposed_tensor():
+    x = ng.tensor(np.arange(12.0).reshape(3, 4) / 7, requires_grad=True)
+    t = x.t()[1:]  # non-contiguous: the gradients that reach x are strided too
+    (t.mean() * 0.3 + t.sum() * 0.7 + t.mean(dim=0, keepdim=True).sum()).backward()
+    return [x.grad]
+
+
+def _backward_on_a_leaf_and_on_a_one_element_tensor():
+    w = ng.tensor(0.5, dtype=ng.float32, requires_grad=True)
+    w.backward()
+    m = ng.tensor([[0.5]], requires_grad=True)
+    (m * 3.0).backward()
+    return [w.grad, m.grad]
+
+
+def _two_outputs_with_gradients_given():
+    x = ng.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    a, b = x * x, x.exp()
+    ng.autograd.backward([a, b.sum()], [ng.tensor([0.1, 0.2, 0.3]), None])
+    return [x.grad]
+
+
+def _gradients_accumulate_over_passes_and_dtypes():
+    w = ng.tensor([1.0, 2.0], dtype=ng.float32, requires_grad=True)
+    d = ng.tensor([0.3, 0.7], dtype=ng.float64)
+    (w * d).sum().backward()  # a float64 gradient cast to the leaf's float32
+    first = w.grad.clone()
+    (w * w).sum().backward()  # added into the .grad already there
+    return [first, w.grad]
+
+
+def _chain_through_a_node_with_two_outputs():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    cube, double = _Cube.apply(x * 1.5)
+    y = -(-(cube * 1.0))  # a chain whose end is one output of two
+    (y.sum() + double.sum()).backward()
+    return [x.grad]
+
+
+def _grad_retained_in_a_chain():
+    x = ng.tensor(0.5, requires_grad=True)
+    a = -x
+    a.retain_grad()
+    b = -(-a)
+    b.backward()
+    return [x.grad, a.grad]
+
+
 PROGRAMS = [
     _chain(ng.float32),
     _chain(ng.float64),
@@ -273,6 +332,13 @@ PROGRAMS = [
     _view_written_in_place,
     _saved_tensor_hooks,
     _anomaly_mode,
+    _means_and_sums_of_each_dtype,
+    _mean_of_a_column_read_from_a_transposed_tensor,
+    _backward_on_a_leaf_and_on_a_one_element_tensor,
+    _two_outputs_with_gradients_given,
+    _gradients_accumulate_over_passes_and_dtypes,
+    _chain_through_a_node_with_two_outputs,
+    _grad_retained_in_a_chain,
 ]
 IDS = [
     "chain_float32",
@@ -388,22 +454,75 @@ def test_nodes_no_gradient_reached_are_not_released():
     assert not unused.grad_fn.freed
 
 
+# -- the order ----------------------------------------------------------------------------
+def _graphs() -> list:
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    w = ng.tensor(3.0, requires_grad=True)
+    chain = x
+    for _ in range(50):
+        chain = -chain
+    a = x * w
+    diamond = (a * a + a.exp() * w).sum()
+    cube, double = _Cube.apply(a)
+    return [
+        [chain.grad_fn],
+        [diamond.grad_fn],
+        [cube.grad_fn, double.grad_fn, diamond.grad_fn],
+        [a.grad_fn, diamond.grad_fn, a.grad_fn],
+        [w._edge()[0]],
+    ]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_the_order_is_the_engines_order(index):
+    roots = _graphs()[index]
+    assert fastback.order_of(roots) == engine.topological_order(roots)[::-1]
+
+
+def test_a_deep_chain_runs_and_its_nodes_are_released():
+    x = ng.tensor(2.0, requires_grad=True)
+    y = x
+    for _ in range(20_000):  # deeper than Python's recursion limit
+        y = -y
+    y.backward()
+    assert x.grad.item() == 1.0 and y.grad_fn.freed
+
+
+def test_a_gradient_nothing_else_holds_becomes_grad_without_a_copy():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    (x * 3.0).sum().backward()
+    first = x.grad
+    assert first._data.flags.owndata and first._data.base is None
+    (x * 3.0).sum().backward()
+    assert x.grad is first and first.tolist() == [6.0, 6.0]  # added in place
+
+
+def test_a_failed_pass_leaves_grads_already_there_unchanged():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    before = x.grad.clone()
+    w = ng.tensor([3.0, 4.0], requires_grad=True)
+    a = x * w
+    y = (a * a).sum()
+    a.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    assert x.grad.tolist() == before.tolist() and w.grad is None
+
+
 # -- where the loop steps aside ------------------------------------------------------------
-def _visitor(**kwargs) -> Visitor:
-    return Visitor([], False, **kwargs)
-
-
 def test_the_loop_takes_only_a_plain_pass():
     x = ng.tensor(1.0, requires_grad=True)
-    assert fastback.takes(_visitor())
-    assert not fastback.takes(Visitor([], True))  # create_graph: gradients are tensors
-    assert not fastback.takes(AnomalyVisitor([], False))
+    assert fastback.takes(False, None, None)
+    assert not fastback.takes(True, None, None)  # create_graph: gradients are tensors
+    assert not fastback.takes(False, [x], None)  # autograd.grad
+    assert not fastback.takes(False, None, [x])  # backward(inputs=...)
     with fast.disabled():
-        assert not fastback.takes(_visitor())
+        assert not fastback.takes(False, None, None)
     with fast_backward_off():
-        assert not fastback.takes(_visitor())
-    assert not fastback.takes(Visitor([], False, capture=[x]))
-    assert not fastback.takes(Visitor([], False, accumulate_into=[x]))
+        assert not fastback.takes(False, None, None)
+    with pytest.warns(UserWarning), ng.autograd.detect_anomaly():
+        assert not fastback.takes(False, None, None)
 
 
 # -- torch as the oracle --------------------------------------------------------------------
