@@ -18,7 +18,7 @@ from ..ops import OPS
 from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
-from . import fastpath
+from . import fastlinear, fastpath
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -327,6 +327,7 @@ class Tensor(OpMethods):
     # ``x * 0.5`` and friends through the fast layer, which falls back to OpMethods' own
     __add__, __sub__, __mul__, __truediv__ = fastpath.operators(OpMethods)
     __neg__, neg = fastpath.negation(OpMethods)
+    __matmul__, relu = fastlinear.forward_ops(OpMethods)
 
     def __init__(self, data: Any = (), requires_grad: bool = False, dtype=None) -> None:
         array = _as_array(data, dtype)

@@ -597,3 +597,160 @@ def test_a_number_on_the_left_builds_the_readable_paths_node_with_the_tensor_fir
         assert type(y.grad_fn).__name__ == "MulBackward0"
         assert type(y.grad_fn.next_functions[0][0]).__name__ == "AddBackward0"
         assert y.grad_fn._saved_other == 2.0
+
+
+# -- a dense layer: ``x @ w`` and ``x.relu()`` (``naivegraph.dynamic.fastlinear``) ---------------
+MATMUL_SHAPES = [((2, 3), (3, 4)), ((1, 1), (1, 1)), ((0, 3), (3, 2)), ((2, 0), (0, 3))]
+MATMUL_SHAPES += [((3,), (3, 2)), ((2, 3), (3,)), ((3,), (3,)), ((2, 2, 3), (3, 2))]
+MATMUL_SHAPES += [((2, 3), (2, 3, 2)), ((2, 3), (2, 3)), ((), (2, 3)), ((2, 3), ())]
+SPECIAL = [1.5, -2.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 3.0, -7.25, 1e38, -1e38]
+
+
+def _array(dtype: str, shape: tuple, requires_grad: bool = False):
+    """A tensor of ``shape`` cycling through ``SPECIAL`` (every sign, zero, inf and NaN)."""
+    size = int(np.prod(shape))
+    values = np.resize(np.array(SPECIAL), size).reshape(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 1e38 and inf are out of an integer's range
+        t = ng.tensor(values.astype(dtype))
+    if requires_grad and t.dtype.kind == "f":
+        t.requires_grad_()
+    return t
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matmul_gives_the_readable_paths_bits_nodes_or_error(dtype):
+    for (sx, sy), gx, gy, other in itertools.product(
+        MATMUL_SHAPES, (False, True), (False, True), (dtype, "float64", "float32")
+    ):
+
+        def program(sx=sx, sy=sy, gx=gx, gy=gy, other=other):
+            x, y = _array(dtype, sx, gx), _array(other, sy, gy)
+            return {"x": x, "y": y, "z": x @ y}
+
+        _same_on_and_off(program)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (2, 3, 4), (0, 3), (70, 70)])
+def test_relu_gives_the_readable_paths_bits_node_or_error(dtype, shape):
+    # (70, 70) is large enough for the masked-zero trick of the readable forward
+    for grad in (False, True):
+
+        def program(grad=grad):
+            x = _array(dtype, shape, grad)
+            y = x.relu()
+            return {"x": x, "y": y, "z": y.relu()}
+
+        _same_on_and_off(program)
+
+
+def test_a_dense_layer_on_views_and_stamped_operands_builds_the_same_graphs():
+    def program():
+        w = _array("float32", (4, 3), True)
+        x = _array("float32", (6, 4))
+        a = w * 1.0
+        a.mul_(2.0)  # version 1: its stamp in the product's node
+        ys = {"w": w, "x": x, "a": a}
+        ys["wt"] = w.t()  # a transposed view: not contiguous
+        ys["p"] = x[::2] @ a  # a strided row view times a stamped non-leaf
+        ys["q"] = (a.t() @ x.t()).relu()
+        ys["r"] = ys["wt"] @ ys["wt"].t()
+        ys["s"] = ys["q"][1:].relu()  # relu of a view
+        ys["t"] = x[:, 1:3] @ a[1:3]
+        return ys
+
+    _same_on_and_off(program)
+
+
+def test_the_mlp_steps_forward_builds_the_same_graph_and_backward_the_same_grads():
+    def program():
+        rng = np.random.default_rng(3)
+        xs = ng.from_numpy(rng.standard_normal((8, 12)).astype(np.float32))
+        ys = ng.from_numpy(rng.integers(0, 5, 8))
+        w1 = ng.from_numpy(rng.standard_normal((12, 6)).astype(np.float32)).requires_grad_()
+        b1 = ng.zeros(6, dtype=ng.float32, requires_grad=True)
+        w2 = ng.from_numpy(rng.standard_normal((6, 5)).astype(np.float32)).requires_grad_()
+        b2 = ng.zeros(5, dtype=ng.float32, requires_grad=True)
+        h = (xs @ w1 + b1).relu()
+        logits = h @ w2 + b2
+        loss = ng.nn.functional.cross_entropy(logits, ys)
+        loss.backward(retain_graph=True)
+        return {"xs": xs, "w1": w1, "b1": b1, "w2": w2, "b2": b2, "h": h, "loss": loss}
+
+    described = _same_on_and_off(program)
+    assert any(part[0] == "MmBackward0" for part in described)
+    assert any(part[0] == "ReluBackward0" for part in described)
+
+
+def test_matmul_and_relu_backward_version_errors_and_double_backward_match():
+    def program():
+        w = ng.tensor([[1.0, -2.0, 0.5], [3.0, -0.0, 2.0], [-1.0, 4.0, 0.25]], requires_grad=True)
+        x = ng.tensor([[0.5, 1.0, -3.0], [2.0, -1.0, 1.5]])
+        y = (x @ w).relu()
+        g = ng.autograd.grad(((y * y) @ w).sum(), w, create_graph=True)[0]
+        g.sum().backward()
+        out = {"w": w, "y": y, "g": g, "wg": w.grad}
+        r = (w * 1.0).relu()
+        r.add_(1.0)  # relu saved its output: backward must refuse
+        try:
+            r.sum().backward()
+        except RuntimeError as error:
+            out["error"] = ng.tensor(len(str(error)))
+        return out
+
+    described = _same_on_and_off(program)
+    assert any(part[0] == "error" for part in described)
+
+
+def test_the_dense_layer_path_runs_2d_floats_and_steps_aside_for_the_rest(monkeypatch):
+    calls = _readable_calls(monkeypatch)
+    w = ng.ones(3, 2, requires_grad=True)
+    x = ng.ones(4, 3)
+    (x @ w).relu(), x.double() @ w.double(), (x.float() @ w.float().detach()).relu()
+    with ng.no_grad():
+        (x @ w).relu()
+    assert calls == []
+    ng.ones(3) @ w, x @ ng.ones(3), ng.ones(2, 4, 3) @ w  # vectors and batches
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        x.float() @ w
+    with pytest.raises(RuntimeError):
+        x @ x  # (4, 3) @ (4, 3): the readable path's error
+    ng.tensor([[1, 2]]) @ ng.tensor([[3], [4]]), ng.tensor([-1, 2]).relu()
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        ng.tensor([True]).relu()
+    assert calls.count("matmul") == 6 and calls.count("relu") == 2
+    del calls[:]
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with ng.autograd.detect_anomaly():
+            (x @ w).relu()
+    with ng.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        (x @ w).relu()
+    with ng.autograd.forward_ad.dual_level():
+        dual = ng.autograd.forward_ad.make_dual(x, ng.ones(4, 3))
+        (dual @ w).relu()
+    with fast.disabled():
+        (x @ w).relu()
+    assert calls == ["matmul", "relu"] * 4
+
+
+def test_torch_agrees_on_the_dense_layers_nodes_saved_values_and_gradients():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (ng, torch):
+        x = lib.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=lib.float32)
+        w = lib.tensor([[1.0, -1.0], [2.0, 0.25]], dtype=lib.float32, requires_grad=True)
+        p = x @ w
+        assert type(p.grad_fn).__name__ == "MmBackward0"
+        assert p.grad_fn._saved_self is x  # x needs no gradient: w is not kept
+        assert p.grad_fn.next_functions[0] == (None, 0)
+        assert type(p.grad_fn.next_functions[1][0]).__name__ == "AccumulateGrad"
+        r = p.relu()
+        assert type(r.grad_fn).__name__ == "ReluBackward0"
+        assert r.grad_fn._saved_result.tolist() == r.tolist()
+        assert r._version == 0
+        q = r @ w
+        assert q.grad_fn._saved_self is r and q.grad_fn._saved_mat2 is w
+        q.sum().backward()
+        seen.append((q.tolist(), w.grad.tolist(), r.tolist(), str(q.dtype).split(".")[-1]))
+    assert seen[0] == seen[1]
