@@ -327,6 +327,7 @@ class Tensor(OpMethods):
     # ``x * 0.5`` and friends through the fast layer, which falls back to OpMethods' own
     __add__, __sub__, __mul__, __truediv__ = fastpath.operators(OpMethods)
     __neg__, neg = fastpath.negation(OpMethods)
+    sum, mean = fastpath.reductions(OpMethods)
 
     def __init__(self, data: Any = (), requires_grad: bool = False, dtype=None) -> None:
         array = _as_array(data, dtype)
