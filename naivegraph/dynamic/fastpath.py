@@ -505,3 +505,86 @@ def _negation(readable: Callable, name: str) -> Callable:
     neg.__qualname__ = getattr(readable, "__qualname__", name)
     neg.__doc__ = readable.__doc__
     return neg
+
+
+# -- whole-tensor sum and mean: ``x.sum()`` and ``x.mean()`` --------------------------------
+def reductions(readable: type) -> tuple:
+    """``sum`` and ``mean`` for the Tensor class: with no arguments, on a non-empty
+    floating tensor, this path; anything else (a ``dim``, ``keepdim``, an integer or
+    empty tensor, anomaly mode, hooks, dual levels) ``readable``'s method of that name.
+
+    >>> import naivegraph as ng
+    >>> w = ng.tensor([0.5, 1.5], requires_grad=True)
+    >>> w.mean()
+    tensor(1., grad_fn=<MeanBackward0>)
+    >>> w.sum().grad_fn.attrs
+    {'dim': None, 'keepdim': False}
+    """
+    return _whole(OPS["sum"], readable.sum, False), _whole(OPS["mean"], readable.mean, True)
+
+
+def _whole_sum(x):
+    # ``ops.table._sum`` with dim=None on a floating array: the ufunc's reduce, no dtype
+    return np.add.reduce(x, axis=None, keepdims=False)
+
+
+def _whole_mean(x):
+    # ``ops.table._mean`` on a non-empty floating array: that sum over the count
+    return np.add.reduce(x, axis=None, keepdims=False) / x.size
+
+
+def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
+    """``x.sum()`` / ``x.mean()``: what ``tensor.apply`` builds, here (nothing saved)."""
+    needs = (True,)
+    # what _whole() builds by hand: one edge, nothing saved, the class of a whole reduction
+    assert op.edge_inputs is None and not op.saves_for(needs) and op.differentiable
+    cls = nodes.node_class(op.grad_fn_name({"dim": None, "keepdim": False}, [()]))
+    value = _whole_mean if mean else _whole_sum
+
+    def whole(x, dim=None, keepdim=False):
+        if dim is not None or keepdim is not False or not (enabled and fast.enabled):
+            return readable(x, dim, keepdim)
+        tensor = nodes.tensor_class
+        if dual.active or type(x) is not tensor and not _is_plain(type(x)):
+            return readable(x)
+        xd = x._data
+        if type(xd) is not np.ndarray or xd.dtype.kind != "f" or not xd.size:
+            return readable(x)
+        out = np.asarray(fast.call_quietly(value, (xd,), _NO_ATTRS))
+        result = _new(tensor)
+        result._data = out
+        result._output_nr = 0
+        if not (x._requires_grad and _state.enabled):
+            result._requires_grad = False
+            result.grad_fn = None
+            return result
+        if anomaly.enabled or saved_values.hook_stack:
+            return readable(x)
+        result._requires_grad = True
+        fn = x.grad_fn
+        edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
+        saved = _saved_list(nodes.meta_of(xd))  # nothing saved: one list per (shape, dtype)
+        meta = _META_0D_F64 if out.dtype is _F64 else nodes.meta_of(out)
+        attrs = {"dim": None, "keepdim": False}  # the node's own, as the method's call makes
+        if _BY_HAND:
+            node = _new(cls)
+            node.next_functions = (edge,)
+            node._hooks = None
+            node._released = False
+            node.op = op
+            node.attrs = attrs
+            node.saved = saved
+            node.saved_out = meta
+            node.sources = ()
+            node.needs = needs
+            node._constants = None
+            node.output_ref = weakref.ref(result)
+        else:
+            node = cls(op, attrs, (edge,), saved, meta, (), needs, None, weakref.ref(result))
+        result.grad_fn = node
+        return result
+
+    whole.__name__ = readable.__name__
+    whole.__qualname__ = readable.__qualname__
+    whole.__doc__ = readable.__doc__
+    return whole

@@ -328,6 +328,7 @@ class Tensor(OpMethods):
     __add__, __sub__, __mul__, __truediv__ = fastpath.operators(OpMethods)
     __neg__, neg = fastpath.negation(OpMethods)
     __matmul__, relu = fastlinear.forward_ops(OpMethods)
+    sum, mean = fastpath.reductions(OpMethods)
 
     def __init__(self, data: Any = (), requires_grad: bool = False, dtype=None) -> None:
         array = _as_array(data, dtype)

@@ -754,3 +754,101 @@ def test_torch_agrees_on_the_dense_layers_nodes_saved_values_and_gradients():
         q.sum().backward()
         seen.append((q.tolist(), w.grad.tolist(), r.tolist(), str(q.dtype).split(".")[-1]))
     assert seen[0] == seen[1]
+
+
+# -- whole-tensor reductions: ``x.sum()`` and ``x.mean()`` -----------------------------------
+REDUCTIONS = {
+    "x.sum()": lambda x: x.sum(),
+    "x.mean()": lambda x: x.mean(),
+    "x.sum(dim=None)": lambda x: x.sum(dim=None),
+    "x.mean(None, False)": lambda x: x.mean(None, False),
+    "x.sum(0)": lambda x: x.sum(0),
+    "x.mean(keepdim=True)": lambda x: x.mean(keepdim=True),
+}
+
+
+@pytest.mark.parametrize("spelling", REDUCTIONS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(), (2, 3), (0, 3)])
+def test_whole_reductions_give_the_readable_paths_bits_node_or_error(spelling, dtype, shape):
+    fn = REDUCTIONS[spelling]
+    for grad in (False, True):
+
+        def program(grad=grad):
+            if shape == (0, 3):
+                x = ng.zeros(shape, dtype=getattr(ng, dtype), requires_grad=grad)
+            else:
+                x = _tensor(dtype, shape, grad)
+            y = fn(x)
+            return {"x": x, "y": y, "z": fn(y * 2)}
+
+        _same_on_and_off(program)
+
+
+def test_whole_reductions_of_special_and_overflowing_values_are_the_readable_bits():
+    rows = [[np.inf, -np.inf, 1.0], [np.nan, 2.0, -0.0], [6e4, 6e4, 6e4], [-0.0, -0.0, -0.0]]
+    rows += [[1e308, 1e308, 1.0], [1 / 3, 2 / 3, 1e-8]]
+
+    def program():
+        out = {}
+        for dtype in ("float16", "float32", "float64"):
+            for i, row in enumerate(rows):
+                x = ng.tensor(np.array(row, dtype=dtype), requires_grad=i % 2 == 0)
+                out[f"{dtype}{i}"], out[f"s{dtype}{i}"], out[f"m{dtype}{i}"] = x, x.sum(), x.mean()
+        return out
+
+    _same_on_and_off(program)
+
+
+def test_whole_reductions_in_a_graph_backward_and_double_backward_see_no_difference():
+    def program():
+        w = ng.tensor([[1.0, -2.0], [0.5, 4.0]], requires_grad=True)
+        x = ng.ones([2, 2])
+        l1 = x * w
+        loss = ((l1 + w) * (l1 * 3.0)).mean()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        (g,) = ng.autograd.grad((w * w).sum(), w, create_graph=True)
+        g.mean().backward()
+        t = w.t().sum() + w[1:].mean() + (-w).sum()  # views and a negation feed them
+        t.backward()
+        return {"w": w, "x": x, "loss": loss, "g": g, "t": t, "wg": w.grad}
+
+    _same_on_and_off(program)
+
+
+def test_whole_reductions_step_aside_for_dims_ints_anomaly_hooks_and_dual_levels(monkeypatch):
+    calls = _readable_calls(monkeypatch)
+    w = ng.tensor([0.5, 1.5], requires_grad=True)
+    w.sum(), w.mean(), ng.tensor([1.0], dtype=ng.float32).mean()
+    with ng.no_grad():
+        w.mean()
+    assert calls == []
+    w.sum(0), w.mean(keepdim=True), ng.tensor([1, 2]).sum(), ng.zeros(0).mean()
+    with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
+        ng.tensor([1, 2]).mean()
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with ng.autograd.detect_anomaly():
+            w.mean()
+    with ng.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        w.sum()
+    with ng.autograd.forward_ad.dual_level():
+        ng.autograd.forward_ad.make_dual(ng.tensor([1.0]), ng.tensor([1.0])).mean()
+    with fast.disabled():
+        w.sum()
+    assert calls == ["sum", "mean", "sum", "mean", "mean", "sum", "mean", "sum"]
+
+
+def test_torch_agrees_on_the_whole_reductions_nodes_values_and_gradients():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (ng, torch):
+        w = lib.tensor([[1.5, -2.0], [0.25, 3.0]], dtype=lib.float32, requires_grad=True)
+        m, s = (w * 2.0).mean(), w.sum()
+        assert type(m.grad_fn).__name__ == "MeanBackward0"
+        assert type(s.grad_fn).__name__ == "SumBackward0"
+        assert type(m.grad_fn.next_functions[0][0]).__name__ == "MulBackward0"
+        assert type(s.grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"
+        (m + s).backward()
+        seen.append((m.item(), s.item(), w.grad.tolist(), str(m.dtype).split(".")[-1]))
+    assert seen[0] == seen[1]
