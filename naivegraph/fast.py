@@ -82,14 +82,17 @@ Weighed and not done (yet): fewer objects per node (edges, saved list, needs tup
 ~5 allocations per op, which the cyclic garbage collector then scans while the graph
 lives) and a lazily built ``next_functions``; replaying an unchanged eager graph.
 
-Two dynamic tricks need the engine's own types and live beside it (their switches are
+Dynamic tricks that need the engine's own types live beside it (their switches are
 their modules' ``enabled`` / ``on``, and this one turns them off too):
-:mod:`naivegraph.dynamic.fastpath` builds ``x + y``, ``x - y``, ``x * y`` and ``x / y``
-(a tensor and a same-dtype tensor or a Python number) in one function, the readable
-path's tensor and node; :mod:`naivegraph.dynamic.fastback` runs a plain ``backward()``
-with each op-table node's partial rules inline.  Together with ``masked_zero`` below:
-``benchmarks/instructions.py``, (a) 845.2 -> 663.7 and (b) 1,387.0 -> 546.0 million
-instructions against 3d4b37f; their own docstrings measure each alone.
+:mod:`naivegraph.dynamic.fastpath` builds ``x + y``, ``x - y``, ``x * y``, ``x / y``,
+``-x``, ``2 + x``, ``2 * x``, ``x.sum()`` and ``x.mean()`` in one function each, the
+readable path's tensor and node; :mod:`naivegraph.dynamic.fastlinear` does the same for
+``x @ w`` and ``x.relu()``; :mod:`naivegraph.dynamic.fastback` runs a plain
+``backward()`` whole; :mod:`naivegraph.dynamic.fastloss` is ``cross_entropy``'s forward
+and :mod:`naivegraph.optim.fastsgd` plain SGD's step.  All of them with ``masked_zero``
+below, ``benchmarks/instructions.py``: (a) 845.2 -> 509.0 and (b) 1,387.0 -> 561.4
+million instructions against 3d4b37f (660.3 and 549.3 at 37fbf30, measured alongside);
+their own docstrings measure each alone.
 
 Op kernels, both modes (called from the op table's forwards):
 
@@ -113,8 +116,10 @@ Op kernels, both modes (called from the op table's forwards):
     34.1-35.6 -> 23.8 us, log_softmax's 28.4-28.6 -> 19.9-22.3 us.  The forward's half
     is :mod:`naivegraph.dynamic.fastloss` (``fused_cross_entropy`` below).
 
-Static mode (its tricks live in a module of their own, :mod:`naivegraph.static.fastrun`,
-because they need the static executor's plans; this switch turns them off too):
+Static mode (its tricks live in modules of their own, :mod:`naivegraph.static.fastrun`
+for compiled plans and :mod:`naivegraph.static.fastbuild` / :mod:`naivegraph.static.fastgraph`
+for building and running long graphs, because they need the static executor's types;
+this switch turns them off too):
 
 ``straight-line plans``
     A compiled function (``graph.compile``) runs its plan as one generated Python
