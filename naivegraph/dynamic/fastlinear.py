@@ -54,7 +54,7 @@ from ..ops.methods import _NO_ATTRS
 from . import node as nodes
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
-from .fastpath import _BY_HAND, _NO_EDGE, _is_plain
+from .fastpath import _NO_EDGE, _is_plain, fastnode
 from .forward import dual
 from .grad_mode import _state
 
@@ -173,31 +173,18 @@ def _matmul(readable: Callable) -> Callable:
             edge_y = _NO_EDGE
             constants = {1: weakref.ref(y)}  # x requires grad here: no entry for it
         meta = nodes.meta_of(out)
-        if _BY_HAND:
-            node = _new(cls)  # OpNode.__init__'s stores, without its call
-            node.next_functions = (edge_x, edge_y)
-            node._hooks = None
-            node._released = False
-            node.op = op
-            node.attrs = _NO_ATTRS
-            node.saved = saved
-            node.saved_out = meta
-            node.sources = sources
-            node.needs = plan.needs
-            node._constants = constants
-            node.output_ref = weakref.ref(result)
-        else:
-            node = cls(
-                op,
-                _NO_ATTRS,
-                (edge_x, edge_y),
-                saved,
-                meta,
-                sources,
-                plan.needs,
-                constants,
-                weakref.ref(result),
-            )
+        node = fastnode(
+            cls,
+            op,
+            _NO_ATTRS,
+            (edge_x, edge_y),
+            saved,
+            meta,
+            sources,
+            plan.needs,
+            constants,
+            weakref.ref(result),
+        )
         result.grad_fn = node
         return result
 
@@ -245,23 +232,9 @@ def _relu(readable: Callable) -> Callable:
         edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
         saved = [nodes.meta_of(xd)]
         sources = (("out", counter, counter.value),)
-        if _BY_HAND:
-            node = _new(cls)
-            node.next_functions = (edge,)
-            node._hooks = None
-            node._released = False
-            node.op = op
-            node.attrs = _NO_ATTRS
-            node.saved = saved
-            node.saved_out = out
-            node.sources = sources
-            node.needs = needs
-            node._constants = None
-            node.output_ref = weakref.ref(result)
-        else:
-            node = cls(
-                op, _NO_ATTRS, (edge,), saved, out, sources, needs, None, weakref.ref(result)
-            )
+        node = fastnode(
+            cls, op, _NO_ATTRS, (edge,), saved, out, sources, needs, None, weakref.ref(result)
+        )
         result.grad_fn = node
         return result
 

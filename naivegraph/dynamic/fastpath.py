@@ -405,6 +405,26 @@ _BY_HAND = _slots(nodes.OpNode) == {
 }
 
 
+def fastnode(cls, op, attrs, edges, saved, saved_out, sources, needs, constants, output_ref):
+    """``cls(op, attrs, edges, ...)``: the node ``OpNode.__init__`` makes, its fields
+    stored here without that call where the class has exactly these fields."""
+    if not _BY_HAND:
+        return cls(op, attrs, edges, saved, saved_out, sources, needs, constants, output_ref)
+    node = _new(cls)
+    node.next_functions = edges
+    node._hooks = None
+    node._released = False
+    node.op = op
+    node.attrs = attrs
+    node.saved = saved
+    node.saved_out = saved_out
+    node.sources = sources
+    node.needs = needs
+    node._constants = constants
+    node.output_ref = output_ref
+    return node
+
+
 # -- negation: ``-x`` and ``x.neg()`` -------------------------------------------------------
 #: meta -> the one ``saved`` list ``[meta]`` every negation node with that input shares.
 #: A node changes its ``saved`` only at the positions in its ``sources`` (``release``,
@@ -483,21 +503,9 @@ def _negation(readable: Callable, name: str) -> Callable:
             saved = saved_0d_f64
         fn = x.grad_fn
         edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
-        if _BY_HAND:
-            node = _new(cls)
-            node.next_functions = (edge,)
-            node._hooks = None
-            node._released = False
-            node.op = op
-            node.attrs = _NO_ATTRS
-            node.saved = saved
-            node.saved_out = meta
-            node.sources = ()
-            node.needs = needs
-            node._constants = None
-            node.output_ref = weakref.ref(result)
-        else:
-            node = cls(op, _NO_ATTRS, (edge,), saved, meta, (), needs, None, weakref.ref(result))
+        node = fastnode(
+            cls, op, _NO_ATTRS, (edge,), saved, meta, (), needs, None, weakref.ref(result)
+        )
         result.grad_fn = node
         return result
 
@@ -566,21 +574,7 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
         saved = _saved_list(nodes.meta_of(xd))  # nothing saved: one list per (shape, dtype)
         meta = _META_0D_F64 if out.dtype is _F64 else nodes.meta_of(out)
         attrs = {"dim": None, "keepdim": False}  # the node's own, as the method's call makes
-        if _BY_HAND:
-            node = _new(cls)
-            node.next_functions = (edge,)
-            node._hooks = None
-            node._released = False
-            node.op = op
-            node.attrs = attrs
-            node.saved = saved
-            node.saved_out = meta
-            node.sources = ()
-            node.needs = needs
-            node._constants = None
-            node.output_ref = weakref.ref(result)
-        else:
-            node = cls(op, attrs, (edge,), saved, meta, (), needs, None, weakref.ref(result))
+        node = fastnode(cls, op, attrs, (edge,), saved, meta, (), needs, None, weakref.ref(result))
         result.grad_fn = node
         return result
 
