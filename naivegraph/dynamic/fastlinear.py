@@ -18,11 +18,10 @@ raises it, with its own message).  Switch: ``fastlinear.enabled`` (and the whole
 layer's).
 
 Measured in the MLP step of ``benchmarks/bench_dynamic.py`` (784-256-10, batch 256,
-float32): CPU time of each part, summed over 1,000 steps with this switch and
-``optim.fastsgd``'s on and off in alternate blocks of 100 steps of one process
-(``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_mlp_parts.py
-naivegraph.dynamic.fastlinear:enabled naivegraph.optim.fastsgd:enabled``); a shared
-2-core machine, five runs:
+float32): CPU time of each part, summed over 1,000 steps with this switch and a fast
+SGD step (since removed: ~1 us a step) on and off in alternate blocks of 100 steps of
+one process (``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_mlp_parts.py
+naivegraph.dynamic.fastlinear:enabled``); a shared 2-core machine, five runs:
 
 =================================  ============  ============
 us per step                        readable      this path

@@ -8,7 +8,6 @@ from typing import Iterable
 import numpy as np
 
 from ..dynamic.tensor import Tensor
-from . import fastsgd
 
 
 class Optimizer:
@@ -219,8 +218,6 @@ class SGD(Optimizer):
                 state["momentum_buffer"] = buf
                 g = g + group["momentum"] * buf if group["nesterov"] else buf
             self._write(p, group["lr"] * g)
-
-    step = fastsgd.sgd_step(step, Optimizer)  # plain SGD: the fast layer's leaner loop
 
 
 class Adam(Optimizer):
