@@ -104,15 +104,8 @@ def _value(node: nodes.OpNode, where: tuple) -> Any:
     return key  # a constant torch records, e.g. add's alpha
 
 
-# Products: torch keeps one factor only for the other's gradient.  naivegraph's matmul
-# keeps both (its rule reads both shapes), so torch's view of what is saved is told here.
-_PRODUCTS = {"MmBackward0", "DotBackward0", "MvBackward0"}
-
-
 def _was_saved(node: nodes.OpNode, position) -> bool:
     """Whether this call of the op kept ``position`` (``x * 3`` keeps no copy of x)."""
-    if node.name() in _PRODUCTS and isinstance(position, int):
-        return node.needs[1 - position]
     return position in node.op.saves_for(node.needs)
 
 

@@ -317,10 +317,29 @@ def defop(
     return op
 
 
+def reads_values_of(*positions: int) -> Callable[[Partial], Partial]:
+    """Mark a partial that reads the *values* of ``positions`` only, and of its other
+    inputs just their shapes (which a Meta carries): backward keeps only those values.
+
+    For rules whose code names an input it needs the shape of, which ``inputs_read``
+    cannot tell from a value read.  ``x @ w`` with only ``w`` requiring grad then keeps
+    ``x`` alone, as torch does, so ``w`` may change in place before backward.
+    """
+
+    def mark(partial: Partial) -> Partial:
+        partial.reads = frozenset(positions)  # type: ignore[attr-defined]
+        return partial
+
+    return mark
+
+
 def inputs_read(partial: Partial | None, n_inputs: int) -> frozenset | None:
     """The input positions a partial's code loads (None when that cannot be told)."""
     if partial is None:
         return frozenset()
+    declared = getattr(partial, "reads", None)
+    if declared is not None:  # marked by reads_values_of
+        return declared
     code = getattr(partial, "__code__", None)
     if code is None or code.co_cellvars or code.co_flags & inspect.CO_VARARGS:
         return None  # not plain Python, or a parameter captured by an inner function

@@ -41,10 +41,12 @@ from .. import fast
 from .core import (
     DEFAULT_FLOAT,
     OPS,
+    Meta,
     defop,
     op_function,
     promote,
     promoted,
+    reads_values_of,
     result_type,
     summed_to,
     torch_dtype_name,
@@ -894,26 +896,37 @@ defop(
 
 
 def _matmul_partial(which):
+    # d/dx of x @ y reads y's values and x's shape only (and the other way round), so a
+    # node keeps just the factor the needed gradients read, as torch's MmBackward0 does.
+    @reads_values_of(1 - which)
     def partial(g, x, y, out):
         if len(x.shape) == 1 and len(y.shape) == 1:
             return g * (y if which == 0 else x)
         # Promote vectors to matrices as matmul does, differentiate, then undo.
-        x2 = F.unsqueeze(x, dim=0) if len(x.shape) == 1 else x
-        y2 = F.unsqueeze(y, dim=-1) if len(y.shape) == 1 else y
         g2 = g
         if len(x.shape) == 1:
             g2 = F.unsqueeze(g2, dim=-2)
         if len(y.shape) == 1:
             g2 = F.unsqueeze(g2, dim=-1)
         if which == 0:
-            grad = F.matmul(g2, F.transpose(y2, dim0=-1, dim1=-2))
+            grad = F.matmul(g2, F.transpose(_as_matrix(y, dim=-1), dim0=-1, dim1=-2))
         else:
-            grad = F.matmul(F.transpose(x2, dim0=-1, dim1=-2), g2)
-        grad = summed_to(grad, x2 if which == 0 else y2)
+            grad = F.matmul(F.transpose(_as_matrix(x, dim=0), dim0=-1, dim1=-2), g2)
         like = x if which == 0 else y
+        grad = summed_to(grad, _as_matrix(like, dim=0 if which == 0 else -1))
         return grad if same_shape(grad.shape, like.shape) else _reshape_to(grad, like)
 
     return partial
+
+
+def _as_matrix(v, dim: int):
+    """A vector operand of matmul as the matrix it acts as (1 inserted at ``dim``); a
+    matrix as it is.  A Meta (a factor backward did not keep) stays a Meta."""
+    if len(v.shape) != 1:
+        return v
+    if isinstance(v, Meta):
+        return Meta((1, *v.shape) if dim == 0 else (*v.shape, 1), v.dtype)
+    return F.unsqueeze(v, dim=dim)
 
 
 def _matmul(x, y):
