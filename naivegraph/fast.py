@@ -88,7 +88,9 @@ their modules' ``enabled`` / ``on``, and this one turns them off too):
 ``-x``, ``2 + x``, ``2 * x``, ``x.sum()`` and ``x.mean()`` in one function each, the
 readable path's tensor and node; :mod:`naivegraph.dynamic.fastlinear` does the same for
 ``x @ w`` and ``x.relu()``; :mod:`naivegraph.dynamic.fastback` runs a plain
-``backward()`` whole; :mod:`naivegraph.dynamic.fastloss` is ``cross_entropy``'s forward.
+``backward()`` whole, with matmul's, relu's and cross_entropy's rules written out in
+:mod:`naivegraph.dynamic.fastrules`; :mod:`naivegraph.dynamic.fastloss` is
+``cross_entropy``'s forward.
 All of them with ``masked_zero`` below, ``benchmarks/instructions.py``: (a) 845.2 -> 509.0
 and (b) 1,387.0 -> 561.4 million instructions against 3d4b37f (660.3 and 549.3 at
 37fbf30, measured alongside); their own docstrings measure each alone.

@@ -86,6 +86,7 @@ from ..ops.core import OPS, _in_dtype_of
 from ..ops.shapes import sum_to
 from . import node as nodes
 from .anomaly_mode import mode as anomaly
+from .fastrules import RULES as _dense_layer_rules
 from .grad_mode import _state as grad_mode
 from .hooks import Visitor, run_post_accumulate_hooks, store_grad
 from .node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode, data_shape_changed
@@ -484,4 +485,4 @@ def _known(shape) -> bool:
 _readable_mean = OPS["mean"].partials[0]
 _readable_sum = OPS["sum"].partials[0]
 #: (op name, input position) -> the rule the loop runs instead of the table's
-_direct_rules = {("mean", 0): _whole_mean, ("sum", 0): _whole_sum}
+_direct_rules = {("mean", 0): _whole_mean, ("sum", 0): _whole_sum, **_dense_layer_rules}

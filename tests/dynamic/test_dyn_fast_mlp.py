@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fast_switch import fast_layer_on
+from test_dyn_fast_forward import _describe  # describes a graph field for field
 
 import naivegraph as ng
 from naivegraph import fast
@@ -207,3 +208,69 @@ def test_the_mlp_step_gives_the_same_bits_with_the_layer_on_and_off():
     (losses_on, ws_on), (losses_off, ws_off) = both_ways(mlp_run)
     assert all(same_bits(a, b) for a, b in zip(losses_on, losses_off))
     assert all(same_bits(a, b) for a, b in zip(ws_on, ws_off))
+
+
+# -- the fused forward (``fastloss._fused``): one pass of numpy, the two ops' nodes ----------
+def _fused_off():
+    """The two ops through ``apply``, the rest of the layer on."""
+    previous = fastloss.fused
+    fastloss.fused = False
+    return previous
+
+
+def graph_three_ways(program):
+    """``program()``'s graph, described field for field: fused, not fused, layer off."""
+    runs = [_describe(program())]
+    previous = _fused_off()
+    try:
+        runs.append(_describe(program()))
+    finally:
+        fastloss.fused = previous
+    with fast.disabled():
+        runs.append(_describe(program()))
+    return runs
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("case", ["plain", "inf", "row of -inf", "nan", "signed zeros", "huge"])
+@pytest.mark.parametrize("target_dtype", [np.int64, np.int32, np.uint8])
+def test_the_fused_cross_entropy_builds_the_two_ops_graph_field_for_field(
+    dtype, reduction, case, target_dtype
+):
+    def program():
+        logits_ = ng.tensor(logits(dtype, case), requires_grad=True)
+        hidden = logits_ * 1.0  # an inner node's edge, not a leaf's
+        target = ng.tensor(TARGET.astype(target_dtype))
+        loss = F.cross_entropy(hidden, target, reduction=reduction)
+        found = {"logits": logits_, "hidden": hidden, "target": target, "loss": loss}
+        loss.backward(None if reduction != "none" else ng.ones(len(TARGET), dtype=loss.dtype))
+        found["grad"] = logits_.grad
+        return found
+
+    fused, unfused, off = graph_three_ways(program)
+    assert fused == unfused == off
+
+
+def test_the_fused_cross_entropy_without_grad_gives_the_same_tensors():
+    def program():
+        plain = ng.tensor(logits(np.float32, "plain"))
+        wants = ng.tensor(logits(np.float64, "plain"), requires_grad=True)
+        found = {"plain": plain, "loss": F.cross_entropy(plain, ng.tensor(TARGET))}
+        with ng.no_grad():
+            found["no_grad"] = F.cross_entropy(wants, ng.tensor(TARGET), reduction="sum")
+        return found
+
+    fused, unfused, off = graph_three_ways(program)
+    assert fused == unfused == off
+
+
+def test_the_fused_forward_runs_for_float32_and_float64_only(monkeypatch):
+    calls = []
+    fused = fastloss._fused
+    monkeypatch.setattr(fastloss, "_fused", lambda *a: calls.append(a[2]) or fused(*a))
+    for dtype in (np.float32, np.float64, np.float16):
+        F.cross_entropy(ng.tensor(logits(dtype, "plain"), requires_grad=True), ng.tensor(TARGET))
+    with ng.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        F.cross_entropy(ng.zeros(6, 5, requires_grad=True), ng.tensor(TARGET))
+    assert calls == ["mean", "mean"]
