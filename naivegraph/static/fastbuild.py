@@ -21,6 +21,23 @@ dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
     its compact per-class layout), its name counted as ``Graph._unique_name`` counts,
     its build site found by the same frame walk as ``graph.build_site``, with one
     ``(file, line)`` tuple shared by every node built on that line.
+``site by operator`` (switch: ``site_by_operator``)
+    Finding the user's line walks out of the package frame by frame, and CPython 3.11
+    makes a frame object for each frame it looks at (``-y`` passes through four:
+    ``__neg__``, ``_op``, ``_ng_apply``, ``nodes.apply``), so the walk cost ~5 k of
+    the ~30 k instructions of a node.  A frame suspended at an operator instruction
+    (``-y``, ``a * b``, ``x[i]``, ``a < b``; not a call, whose callee can be anything)
+    is executing that operator: the frames below it are the operator's own dispatch.
+    When a walk finds the user's frame at such an instruction, the instruction (code
+    object and offset), the op, the depth it was found at and the site are remembered;
+    the next node of that op looks only at the frame at that depth (the user's frame,
+    whose frame object exists already), and if it is suspended at the same instruction,
+    taught by the same op at the same depth, the site is the same: same code, same
+    offset, same line.  Anything else walks as
+    before.  Under a tracer (``sys.gettrace()``: a debugger can move ``f_lineno``)
+    nothing is remembered or reused.  This trusts the package's own dispatch: a user
+    class whose operator calls the private ``_op`` or ``_ng_apply`` of a node directly
+    could be attributed to the operator's line instead of its own.
 
 Measured with :mod:`naivegraph.static.fastgraph` (forward and backward), on the chain
 ``y = -y`` of ``benchmarks/bench_scale.py``:
@@ -46,6 +63,7 @@ a branch or loop body, a node of another class) returns None and does the same.
 
 from __future__ import annotations
 
+import dis
 import os
 import sys
 from typing import Any, Callable
@@ -62,6 +80,16 @@ _WEAK = (int, float, bool, complex)
 
 #: file -> line -> the ``(file, line)`` tuple every node built there shares
 _SITES: dict[str, dict[int, tuple[str, int]]] = {}
+
+site_by_operator = True  # the switch of ``site by operator``
+#: id(code) -> (code, {offset of an operator: (op, depth, site)})
+_OPERATOR_SITES: dict[int, tuple[Any, dict[int, tuple[Any, int, tuple[str, int]]]]] = {}
+_OPERATORS = frozenset(
+    dis.opmap[name]
+    for name in ("UNARY_NEGATIVE", "UNARY_INVERT", "BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP")
+    if name in dis.opmap
+)
+_depths: dict[Any, int] = {}  # op -> how deep the user's operator was when it last built one
 
 _plain_types: dict[type, tuple] = {}  # Operation -> the node classes taken here
 
@@ -83,27 +111,73 @@ def _attrs_key(attrs: dict) -> tuple | None:
     return tuple(parts)
 
 
-def _site(frame: Any) -> tuple[str, int] | None:
-    """``graph.build_site`` from ``frame`` outwards, the tuple shared per line."""
+def _shared(filename: str, line: int) -> tuple[str, int]:
+    """The ``(file, line)`` tuple every node built on that line shares."""
+    lines = _SITES.get(filename)
+    if lines is None:
+        lines = _SITES[filename] = {}
+    site = lines.get(line)
+    if site is None:
+        if len(lines) > 65536:
+            lines.clear()
+        site = lines[line] = (filename, line)
+    return site
+
+
+def _walk(op: Any, depth: int) -> tuple[str, int] | None:
+    """``graph.build_site``: the innermost frame outside the package, from ``depth``
+    frames above :func:`apply` outwards; an operator's site is remembered (``_learn``)."""
     inside_package = _inside_package
+    frame: Any = sys._getframe(depth + 2)  # 1 is _site, 2 is apply
     while frame is not None:
         filename = frame.f_code.co_filename
         inside = inside_package.get(filename)
         if inside is None:
             inside = inside_package[filename] = os.path.abspath(filename).startswith(_PACKAGE_DIR)
         if not inside:
-            lines = _SITES.get(filename)
-            if lines is None:
-                lines = _SITES[filename] = {}
-            line = frame.f_lineno
-            site = lines.get(line)
-            if site is None:
-                if len(lines) > 65536:
-                    lines.clear()
-                site = lines[line] = (filename, line)
+            site = _shared(filename, frame.f_lineno)
+            _learn(op, frame, depth, site)
             return site
         frame = frame.f_back
+        depth += 1
     return None
+
+
+def _learn(op: Any, frame: Any, depth: int, site: tuple[str, int]) -> None:
+    """Remember that the operator ``frame`` is executing built an ``op`` node ``depth``
+    frames below it through the package only: the next ``op`` node it builds at that
+    depth is built at ``site`` too (see ``site by operator``)."""
+    code = frame.f_code
+    lasti = frame.f_lasti
+    if sys.gettrace() is not None or code.co_code[lasti] not in _OPERATORS:
+        return
+    entry = _OPERATOR_SITES.get(id(code))
+    if entry is None or entry[0] is not code:
+        if len(_OPERATOR_SITES) >= 4096:
+            _OPERATOR_SITES.clear()
+        entry = _OPERATOR_SITES[id(code)] = (code, {})  # the code kept: its id stays its own
+    entry[1][lasti] = (op, depth, site)
+    _depths[op] = depth
+
+
+def _site(op: Any, depth: int) -> tuple[str, int] | None:
+    """``graph.build_site`` of the node :func:`apply` builds, from ``depth`` frames above it:
+    the remembered site of an operator when the frame at a usual depth is executing
+    one, else the walk."""
+    guess = _depths.get(op)
+    if guess is not None and site_by_operator and sys.gettrace() is None:
+        try:
+            frame = sys._getframe(guess + 1)  # 1 is apply
+        except ValueError:
+            frame = None
+        if frame is not None:
+            code = frame.f_code
+            entry = _OPERATOR_SITES.get(id(code))
+            if entry is not None and entry[0] is code:
+                known = entry[1].get(frame.f_lasti)
+                if known is not None and known[0] is op and known[1] == guess:
+                    return known[2]
+    return _walk(op, depth)
 
 
 def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) -> Any:
@@ -167,7 +241,7 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
     node.grad = None
     node.is_gradient = bool(graph._gradient_depth)
     node.retains_grad = False
-    node.built_at = _site(sys._getframe(2))  # 1 is nodes.apply: inside, not looked at
+    node.built_at = _site(op, 2)  # 1 is nodes.apply: inside, not looked at
     graph.nodes.append(node)
     by_name[name] = node
     graph.version += 1
