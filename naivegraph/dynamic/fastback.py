@@ -86,6 +86,7 @@ from ..ops.core import OPS, _in_dtype_of
 from ..ops.shapes import sum_to
 from . import node as nodes
 from .anomaly_mode import mode as anomaly
+from .fastnodes import NEGATION as _COMPACT
 from .fastrules import RULES as _dense_layer_rules
 from .grad_mode import _state as grad_mode
 from .hooks import Visitor, run_post_accumulate_hooks, store_grad
@@ -99,6 +100,9 @@ on: bool = True
 #: does not); every class is sorted into this set or not the first time it is met
 _op_classes: set[type] = set()
 _classes_seen: set[type] = set()
+if _COMPACT is not None:  # an OpNode with OpNode's apply and release
+    _op_classes.add(_COMPACT)
+    _classes_seen.add(_COMPACT)
 
 
 def takes(create_graph: bool, capture, accumulate_into) -> bool:
@@ -213,24 +217,33 @@ def order_of(roots: Sequence[Node]) -> list[Node]:
     The same depth-first search, children in the same order, with less on its stack:
     a node without edges (a leaf) is finished as soon as it is found, and a node with
     one edge (a chain's) keeps a marker instead of an iterator.  A chain of a million
-    ops puts a million nodes on the stack: 16 bytes each instead of ~110.
+    ops puts a million nodes on the stack: 16 bytes each instead of ~110.  From a
+    single root, the chain it starts with is walked without a stack or ``seen`` at all
+    (:func:`_chain_from`).
     """
+    if len(roots) == 1:
+        chain, end = _chain_from(roots[0])
+        if chain:
+            postorder = order_of([end]) if end is not None else []
+            chain.reverse()  # its nodes finish last, the deepest first
+            chain[:0] = postorder  # one list: no second copy of a long chain
+            return chain
     postorder: list[Node] = []
     seen: set[Node] = set()
     for root in roots:
         if root in seen:
             continue
         seen.add(root)
-        edges = root.next_functions
+        edges = _edges_of(root)
         stack, iters = [root], [_ONE if len(edges) == 1 else iter(edges)]
         while stack:
             it = iters[-1]
             if it is _ONE:  # follow the one edge; None: followed, the node is finished
                 iters[-1] = None
-                child = stack[-1].next_functions[0][0]
+                child = _only_child(stack[-1])
                 if child is not None and child not in seen:
                     seen.add(child)
-                    edges = child.next_functions
+                    edges = _edges_of(child)
                     if edges:
                         stack.append(child)
                         iters.append(_ONE if len(edges) == 1 else iter(edges))
@@ -243,7 +256,7 @@ def order_of(roots: Sequence[Node]) -> list[Node]:
                 for child, _ in it:
                     if child is not None and child not in seen:
                         seen.add(child)
-                        edges = child.next_functions
+                        edges = _edges_of(child)
                         if edges:
                             stack.append(child)
                             iters.append(_ONE if len(edges) == 1 else iter(edges))
@@ -253,6 +266,53 @@ def order_of(roots: Sequence[Node]) -> list[Node]:
                     iters.pop()
                     postorder.append(stack.pop())
     return postorder
+
+
+def _chain_from(root: Node) -> tuple[list[Node], Node | None]:
+    """The nodes from ``root`` down while each has one edge, and the node that edge of
+    the last one leads to (None: no node).
+
+    The depth-first search from a single root meets these first, one below the other,
+    and finishes them last, the deepest first.  Nothing found below them can lead back
+    to them (the graph is acyclic), so they need no ``seen``, and the search goes on
+    from the end alone.
+    """
+    chain = []
+    node: Node | None = root
+    while node is not None:
+        if type(node) is _COMPACT:  # its edge: the input's node alone (fastnodes)
+            edges = node._edges
+            if type(edges) is not tuple:
+                chain.append(node)
+                node = edges
+                continue
+        else:
+            edges = node.next_functions
+        if len(edges) != 1:
+            break
+        chain.append(node)
+        node = edges[0][0]
+    return chain, node
+
+
+def _edges_of(node: Node) -> tuple:
+    """``node.next_functions``, or a stand-in of the same length for a compact node
+    (whose edge ``_only_child`` reads)."""
+    if type(node) is _COMPACT and type(node._edges) is not tuple:
+        return _ONE_EDGE
+    return node.next_functions
+
+
+def _only_child(node: Node) -> Node | None:
+    """The node the one edge of ``node`` leads to."""
+    if type(node) is _COMPACT:
+        edges = node._edges
+        return edges if type(edges) is not tuple else edges[0][0]
+    return node.next_functions[0][0]
+
+
+#: what ``_edges_of`` gives for a compact node: one edge (read by ``_only_child``)
+_ONE_EDGE = ((None, 0),)
 
 
 # -- the pass ------------------------------------------------------------------------------
@@ -270,7 +330,8 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
     op_classes, rules_of_op = _op_classes, _rules
     carried = None  # the next node's gradients, when they did not go through ``pending``
     left = len(postorder)  # nodes not run yet, this one included
-    for node in reversed(postorder):
+    walk = reversed(postorder)
+    for node in walk:
         left -= 1
         if carried is None:
             grads = pending.pop(node, None)
@@ -279,7 +340,34 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
                 continue  # no gradient reached this node
         else:
             grads, carried = carried, None
-        if type(node) in op_classes and node._hooks is None:  # OpNode.apply, inline
+        if _plain_negation(node):  # a run of them: each hands its gradient to the next
+            g = grads[0]
+            while True:
+                value = node.saved[0]
+                gi = _negation_rule(g, value, node.saved_out)
+                if gi is not None:  # OpDef.pullback's fix-ups, as below
+                    if gi.shape != value.shape:
+                        gi = _summed(gi, value)
+                    try:
+                        cast = gi.dtype is not value.dtype
+                    except AttributeError:
+                        cast = True
+                    if cast:
+                        gi = _in_dtype_of(gi, value)
+                child = node._edges
+                if not (
+                    gi is not None
+                    and left
+                    and child is postorder[left - 1]  # a compact edge: a node, not a tuple
+                    and child not in pending
+                    and _plain_negation(child)
+                ):
+                    break  # the edge below hands it on
+                next(walk)  # the child, run here
+                left -= 1
+                node, g = child, gi
+            grad_inputs = [gi]
+        elif type(node) in op_classes and node._hooks is None:  # OpNode.apply, inline
             op = node.op
             if node._released and op.saves:
                 raise RuntimeError(SECOND_BACKWARD)
@@ -351,6 +439,30 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
     if not keep_graph:
         _release(postorder, skipped)
     return leaf_updates, visitor
+
+
+_NEGATION = OPS["neg"]
+#: op ``neg``'s rule, which :func:`backward_pass` runs on a run of negations
+_negation_rule = _NEGATION.partials[0]
+assert not _NEGATION.saves and _NEGATION.vjp_all is None and _NEGATION.edge_inputs is None
+
+
+def _plain_negation(node) -> bool:
+    """A compact ``NegBackward0`` (:mod:`~naivegraph.dynamic.fastnodes`) that the loop
+    runs as ``OpNode.apply`` would: no hooks, the table's op and its one input needing
+    a gradient (a negation saves nothing: no versions to check, nothing released)."""
+    return (
+        type(node) is _COMPACT
+        and type(node._edges) is not tuple
+        and node._hooks is None
+        and node.op is _NEGATION
+        and not node.sources
+        and not node.attrs
+        and node.needs == _NEEDED
+    )
+
+
+_NEEDED = (True,)
 
 
 def _release(postorder: list[Node], skipped: list[Node]) -> None:

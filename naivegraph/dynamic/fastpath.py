@@ -87,6 +87,7 @@ from .. import fast
 from ..ops import OPS
 from ..ops.core import OpDef
 from ..ops.methods import _NO_ATTRS
+from . import fastnodes
 from . import node as nodes
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
@@ -463,6 +464,7 @@ def _negation(readable: Callable, name: str) -> Callable:
     # what neg() builds by hand: one edge, nothing saved whatever needs a gradient
     assert op.edge_inputs is None and not op.saves_for(needs) and op.differentiable
     cls = nodes.node_class(op.grad_fn_name(_NO_ATTRS, [()]))
+    compact = _BY_HAND and cls is fastnodes.NEGATION  # its edge stored as its node alone
     saved_0d_f64 = _saved_list(_META_0D_F64)
 
     def neg(x):
@@ -502,10 +504,29 @@ def _negation(readable: Callable, name: str) -> Callable:
         else:
             saved = saved_0d_f64
         fn = x.grad_fn
-        edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
-        node = fastnode(
-            cls, op, _NO_ATTRS, (edge,), saved, meta, (), needs, None, weakref.ref(result)
-        )
+        if fn is None:
+            fn, output_nr = x._accumulator(), 0
+        else:
+            output_nr = x._output_nr
+        if not (compact and fastnodes.on and output_nr == 0):
+            node = fastnode(
+                cls, op, _NO_ATTRS, ((fn, output_nr),), saved, meta, (), needs, None,
+                weakref.ref(result),
+            )  # fmt: skip
+            result.grad_fn = node
+            return result
+        node = _new(cls)  # fastnode's stores, the edge as its node alone (fastnodes)
+        node._edges = fn
+        node._hooks = None
+        node._released = False
+        node.op = op
+        node.attrs = _NO_ATTRS
+        node.saved = saved
+        node.saved_out = meta
+        node.sources = ()
+        node.needs = needs
+        node._constants = None
+        node.output_ref = weakref.ref(result)
         result.grad_fn = node
         return result
 
