@@ -31,6 +31,8 @@ MEASURED_TABLE
 
 from __future__ import annotations
 
+import weakref
+
 from .. import fast
 from . import node as nodes
 
@@ -54,6 +56,34 @@ def _store_next_functions(node, edges: tuple) -> None:
     node._edges = edges  # as given: the readable path's tuple stays its tuple
 
 
+class _Gone:
+    """Something no one holds: ``_GONE`` below is a weak reference to it, dead at once."""
+
+
+#: the one dead weak reference a node's ``output_ref`` becomes when its output is gone
+_GONE = weakref.ref(_Gone())
+
+
+def _output_gone(node, ref) -> None:
+    """The callback of a node's weak reference to its output (``output_ref``): the
+    tensor is gone, and the node keeps the shared dead reference instead of its own."""
+    if node.output_ref is ref:
+        node.output_ref = _GONE
+
+
+#: a compact node's weak reference to its output lets go of itself when the output dies
+shared_dead_ref: bool = True
+
+
+def output_ref(tensor, node) -> weakref.ref:
+    """The weak reference ``node.output_ref`` to its output ``tensor``: one that hands
+    ``node`` the shared dead reference when ``tensor`` dies (``shared_dead_ref``), or
+    the plain ``weakref.ref(tensor)`` of the readable path."""
+    if shared_dead_ref:
+        return weakref.ref(tensor, node._output_gone)
+    return weakref.ref(tensor)
+
+
 def compact_class(name: str) -> type | None:
     """``node.node_class(name)``, made here with compact edges; None where the layer
     was off at import or a class of that name exists already (then that one serves).
@@ -73,6 +103,7 @@ def compact_class(name: str) -> type | None:
         "__module__": nodes.__name__,  # as ``node.node_class`` makes it
         "next_functions": property(_next_functions, _store_next_functions),
         "_edges": _EDGES,
+        "_output_gone": _output_gone,
     }
     cls = type(name, (nodes.OpNode,), body)
     nodes._node_classes[name] = cls

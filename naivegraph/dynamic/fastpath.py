@@ -77,6 +77,7 @@ untracked node is never collected): not done.
 
 from __future__ import annotations
 
+import gc
 import operator
 import weakref
 from typing import Callable
@@ -96,6 +97,10 @@ from .grad_mode import _state
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 enabled: bool = True
+#: a negation pauses the cyclic garbage collector while it records its node (below)
+pause_collector: bool = True
+
+_gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
 _new = object.__new__
 _F64 = np.dtype(np.float64)
@@ -488,46 +493,55 @@ def _negation(readable: Callable, name: str) -> Callable:
         else:
             return readable(x)
 
-        result = _new(tensor)
-        result._data = out
-        result._output_nr = 0
         if not (x._requires_grad and _state.enabled):
+            result = _new(tensor)
+            result._data = out
+            result._output_nr = 0
             result._requires_grad = False
             result.grad_fn = None
             return result
         if anomaly.enabled or saved_values.hook_stack:
             return readable(x)
-        result._requires_grad = True
         if meta is None:
             meta = nodes.meta_of(xd)  # the output's too: the same shape and dtype
             saved = _saved_list(meta)
         else:
             saved = saved_0d_f64
-        fn = x.grad_fn
-        if fn is None:
-            fn, output_nr = x._accumulator(), 0
-        else:
-            output_nr = x._output_nr
-        if not (compact and fastnodes.on and output_nr == 0):
-            node = fastnode(
-                cls, op, _NO_ATTRS, ((fn, output_nr),), saved, meta, (), needs, None,
-                weakref.ref(result),
-            )  # fmt: skip
+        paused = pause_collector and _gc_isenabled()  # fast.paused_gc, for this call only
+        if paused:
+            _gc_disable()
+        try:
+            result = _new(tensor)
+            result._data = out
+            result._output_nr = 0
+            result._requires_grad = True
+            fn = x.grad_fn
+            if fn is None:
+                fn, output_nr = x._accumulator(), 0
+            else:
+                output_nr = x._output_nr
+            if compact and fastnodes.on and output_nr == 0:
+                node = _new(cls)  # fastnode's stores, the edge as its node alone (fastnodes)
+                node._edges = fn
+                node._hooks = None
+                node._released = False
+                node.op = op
+                node.attrs = _NO_ATTRS
+                node.saved = saved
+                node.saved_out = meta
+                node.sources = ()
+                node.needs = needs
+                node._constants = None
+                node.output_ref = fastnodes.output_ref(result, node)
+            else:
+                node = fastnode(
+                    cls, op, _NO_ATTRS, ((fn, output_nr),), saved, meta, (), needs, None,
+                    weakref.ref(result),
+                )  # fmt: skip
             result.grad_fn = node
-            return result
-        node = _new(cls)  # fastnode's stores, the edge as its node alone (fastnodes)
-        node._edges = fn
-        node._hooks = None
-        node._released = False
-        node.op = op
-        node.attrs = _NO_ATTRS
-        node.saved = saved
-        node.saved_out = meta
-        node.sources = ()
-        node.needs = needs
-        node._constants = None
-        node.output_ref = weakref.ref(result)
-        result.grad_fn = node
+        finally:
+            if paused:
+                _gc_enable()
         return result
 
     neg.__name__ = name
