@@ -298,6 +298,12 @@ def _backward_programs() -> dict:
         y.backward()
         return {"w": w, "y": y}
 
+    def gradient_given_in_another_dtype():  # cast to float64 at the chain's first node
+        w = ng.tensor([1.0, 2.0], requires_grad=True)
+        y = _negations(w * 0.1, 3)  # 3 * 0.1 rounds otherwise in float32 than in float64
+        y.backward(ng.tensor([1.0, 3.0], dtype=ng.float32))
+        return {"w": w, "y": y}
+
     def second_output():
         w = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
         first, second = _Split.apply(w)
@@ -312,6 +318,7 @@ def _backward_programs() -> dict:
         hooked_in_the_middle,
         retained_twice,
         float32_chain_over_float64,
+        gradient_given_in_another_dtype,
         second_output,
     ):
         programs[program.__name__] = program
