@@ -328,6 +328,7 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
     leaf_updates: list = []
     skipped = []  # nodes no gradient reached: not released
     op_classes, rules_of_op = _op_classes, _rules
+    compact, negation_rule = _COMPACT, _negation_rule
     carried = None  # the next node's gradients, when they did not go through ``pending``
     left = len(postorder)  # nodes not run yet, this one included
     walk = reversed(postorder)
@@ -340,27 +341,35 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
                 continue  # no gradient reached this node
         else:
             grads, carried = carried, None
-        if _plain_negation(node):  # a run of them: each hands its gradient to the next
+        if type(node) is compact and node._hooks is None and type(node._edges) is not tuple:
+            # a run of negations fastpath built (the only nodes that keep their edge as
+            # a node alone: op, attrs, needs and sources are its constants, nothing is
+            # saved), each handing its gradient straight to the next
             g = grads[0]
+            checked = None  # a saved list whose input's shape and dtype -g is known to have
             while True:
-                value = node.saved[0]
-                gi = _negation_rule(g, value, node.saved_out)
-                if gi is not None:  # OpDef.pullback's fix-ups, as below
+                inputs = node.saved
+                value = inputs[0]
+                gi = negation_rule(g, value, node.saved_out)
+                if inputs is not checked:  # OpDef.pullback's fix-ups, as below
+                    checked = inputs
                     if gi.shape != value.shape:
-                        gi = _summed(gi, value)
+                        gi, checked = _summed(gi, value), None
                     try:
                         cast = gi.dtype is not value.dtype
                     except AttributeError:
                         cast = True
                     if cast:
-                        gi = _in_dtype_of(gi, value)
+                        gi, checked = _in_dtype_of(gi, value), None
+                # else: g has that shape and dtype, and so has -g (numpy keeps both)
                 child = node._edges
                 if not (
-                    gi is not None
-                    and left
-                    and child is postorder[left - 1]  # a compact edge: a node, not a tuple
-                    and child not in pending
-                    and _plain_negation(child)
+                    left
+                    and child is postorder[left - 1]  # every other consumer of child ran
+                    and type(child) is compact
+                    and child._hooks is None
+                    and type(child._edges) is not tuple
+                    and child not in pending  # and sent it nothing
                 ):
                     break  # the edge below hands it on
                 next(walk)  # the child, run here
@@ -445,24 +454,6 @@ _NEGATION = OPS["neg"]
 #: op ``neg``'s rule, which :func:`backward_pass` runs on a run of negations
 _negation_rule = _NEGATION.partials[0]
 assert not _NEGATION.saves and _NEGATION.vjp_all is None and _NEGATION.edge_inputs is None
-
-
-def _plain_negation(node) -> bool:
-    """A compact ``NegBackward0`` (:mod:`~naivegraph.dynamic.fastnodes`) that the loop
-    runs as ``OpNode.apply`` would: no hooks, the table's op and its one input needing
-    a gradient (a negation saves nothing: no versions to check, nothing released)."""
-    return (
-        type(node) is _COMPACT
-        and type(node._edges) is not tuple
-        and node._hooks is None
-        and node.op is _NEGATION
-        and not node.sources
-        and not node.attrs
-        and node.needs == _NEEDED
-    )
-
-
-_NEEDED = (True,)
 
 
 def _release(postorder: list[Node], skipped: list[Node]) -> None:

@@ -75,15 +75,6 @@ def _output_gone(node, ref) -> None:
 shared_dead_ref: bool = True
 
 
-def output_ref(tensor, node) -> weakref.ref:
-    """The weak reference ``node.output_ref`` to its output ``tensor``: one that hands
-    ``node`` the shared dead reference when ``tensor`` dies (``shared_dead_ref``), or
-    the plain ``weakref.ref(tensor)`` of the readable path."""
-    if shared_dead_ref:
-        return weakref.ref(tensor, node._output_gone)
-    return weakref.ref(tensor)
-
-
 def compact_class(name: str) -> type | None:
     """``node.node_class(name)``, made here with compact edges; None where the layer
     was off at import or a class of that name exists already (then that one serves).

@@ -532,7 +532,11 @@ def _negation(readable: Callable, name: str) -> Callable:
                 node.sources = ()
                 node.needs = needs
                 node._constants = None
-                node.output_ref = fastnodes.output_ref(result, node)
+                node.output_ref = (
+                    weakref.ref(result, node._output_gone)  # shared once dead (fastnodes)
+                    if fastnodes.shared_dead_ref
+                    else weakref.ref(result)
+                )
             else:
                 node = fastnode(
                     cls, op, _NO_ATTRS, ((fn, output_nr),), saved, meta, (), needs, None,

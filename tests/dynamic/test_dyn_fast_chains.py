@@ -222,15 +222,19 @@ def test_a_negation_leaves_the_collector_as_it_found_it():
         gc.enable()
 
 
-def test_a_negation_that_fails_while_recording_restores_the_collector(monkeypatch):
-    def broken(tensor, node):
-        raise MemoryError("no room for the reference")
+class _NoRoom:
+    """A leaf whose accumulator cannot be made: the negation fails while recording."""
 
-    monkeypatch.setattr(fastnodes, "output_ref", broken)
+    def __get__(self, tensor, owner):
+        raise MemoryError("no room for the accumulator")
+
+
+def test_a_negation_that_fails_while_recording_restores_the_collector(monkeypatch):
     monkeypatch.setattr(fastpath, "pause_collector", True)
     w = ng.tensor(2.0, requires_grad=True)
+    monkeypatch.setattr(ng.Tensor, "_accumulator", _NoRoom(), raising=True)
     with pytest.raises(MemoryError, match="no room"):
-        -(-w)
+        -w
     assert gc.isenabled()
 
 
