@@ -12,13 +12,17 @@ so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
   0-d one (``np.ones_like`` costs ~9 times more); any other start is the engine's;
 - the order (:func:`order_of`): the engine's depth-first search, in the same order,
   with less on its stack (a leaf is finished where it is found, a node with one edge
-  keeps a marker instead of an iterator);
+  keeps a marker instead of an iterator); from a single root, the chain it starts
+  with (each node one edge) is walked down without a stack or a ``seen`` set;
 - the pass (:func:`backward_pass`): ``Visitor.visit``, ``OpNode.apply``,
   ``OpDef.pullback`` and ``add_gradient`` written out in one loop, the same partial
   rules called with the same arguments, the gradients summed in the same order, the
   same errors (it calls the readable code to raise them); in a chain, a gradient goes
   straight to the next node when that node is its input's and nothing else sent it
-  one, without the dictionary of pending gradients.  A node it does not know (hooks,
+  one, without the dictionary of pending gradients; a run of negations the fast path
+  built (:mod:`~naivegraph.dynamic.fastnodes`: their edge is their input's node alone)
+  goes round one inner loop, the table's rule called on each node, the shape and
+  dtype fix-ups checked once per (shape, dtype).  A node it does not know (hooks,
   a leaf with hooks, a custom ``Function``, a view's rebase, saved-tensor hooks) goes
   to a visitor, made the first time one is needed, the readable way, for that node;
 - op ``mean``'s and ``sum``'s rule over a whole tensor: the same values without three

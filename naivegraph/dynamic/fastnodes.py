@@ -57,21 +57,13 @@ def _store_next_functions(node, edges: tuple) -> None:
 
 
 class _Gone:
-    """Something no one holds: ``_GONE`` below is a weak reference to it, dead at once."""
+    """Something no one holds: ``DEAD_REF`` is a weak reference to it, dead at once."""
 
 
-#: the one dead weak reference a node's ``output_ref`` becomes when its output is gone
-_GONE = weakref.ref(_Gone())
+#: the one dead weak reference a node's dead ``output_ref`` may give way to
+DEAD_REF = weakref.ref(_Gone())
 
-
-def _output_gone(node, ref) -> None:
-    """The callback of a node's weak reference to its output (``output_ref``): the
-    tensor is gone, and the node keeps the shared dead reference instead of its own."""
-    if node.output_ref is ref:
-        node.output_ref = _GONE
-
-
-#: a compact node's weak reference to its output lets go of itself when the output dies
+#: a negation swaps the dead ``output_ref`` of the node two back for ``DEAD_REF``
 shared_dead_ref: bool = True
 
 
@@ -94,7 +86,6 @@ def compact_class(name: str) -> type | None:
         "__module__": nodes.__name__,  # as ``node.node_class`` makes it
         "next_functions": property(_next_functions, _store_next_functions),
         "_edges": _EDGES,
-        "_output_gone": _output_gone,
     }
     cls = type(name, (nodes.OpNode,), body)
     nodes._node_classes[name] = cls

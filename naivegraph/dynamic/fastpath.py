@@ -470,6 +470,7 @@ def _negation(readable: Callable, name: str) -> Callable:
     assert op.edge_inputs is None and not op.saves_for(needs) and op.differentiable
     cls = nodes.node_class(op.grad_fn_name(_NO_ATTRS, [()]))
     compact = _BY_HAND and cls is fastnodes.NEGATION  # its edge stored as its node alone
+    dead = fastnodes.DEAD_REF
     saved_0d_f64 = _saved_list(_META_0D_F64)
 
     def neg(x):
@@ -532,11 +533,13 @@ def _negation(readable: Callable, name: str) -> Callable:
                 node.sources = ()
                 node.needs = needs
                 node._constants = None
-                node.output_ref = (
-                    weakref.ref(result, node._output_gone)  # shared once dead (fastnodes)
-                    if fastnodes.shared_dead_ref
-                    else weakref.ref(result)
-                )
+                node.output_ref = weakref.ref(result)
+                if type(fn) is cls and fastnodes.shared_dead_ref:
+                    before = fn._edges  # the node before x's: its output is often gone
+                    if type(before) is cls:
+                        ref = before.output_ref
+                        if ref is not dead and ref() is None:
+                            before.output_ref = dead  # one dead reference for all (fastnodes)
             else:
                 node = fastnode(
                     cls, op, _NO_ATTRS, ((fn, output_nr),), saved, meta, (), needs, None,

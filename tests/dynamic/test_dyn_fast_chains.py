@@ -164,29 +164,46 @@ def test_torch_builds_the_same_next_functions_for_a_chain_of_negations():
 
 # -- the output's weak reference ------------------------------------------------------------
 @needs_compact
-def test_a_dead_outputs_reference_is_the_shared_dead_one_and_answers_none():
+def test_a_dead_outputs_reference_gives_way_to_the_shared_dead_one():
     w = ng.tensor(2.0, requires_grad=True)
     y = -w
     node = y.grad_fn
+    z = -y
     assert node.output_ref() is y
     del y
-    assert node.output_ref() is None
-    assert node.output_ref is fastnodes._GONE  # the node let go of its own reference
+    assert node.output_ref() is None and node.output_ref is not fastnodes.DEAD_REF
+    u = -z  # looks two nodes back: y is gone
+    assert node.output_ref is fastnodes.DEAD_REF and node.output_ref() is None
+    assert z.grad_fn.output_ref() is z and u.grad_fn.output_ref() is u  # alive: kept
+    -u
+    assert z.grad_fn.output_ref() is z  # still alive: still its own
+
+
+def test_a_node_lives_no_longer_than_on_the_readable_path():
+    for on in (True, False):
+        fast.set_enabled(on)
+        w = ng.tensor(2.0, requires_grad=True)
+        y = -(-w)
+        gone = weakref.ref(y.grad_fn)
+        y.detach_()  # the tensor lets go of its node before it dies itself
+        assert gone() is None
+    fast.set_enabled(True)
+
+
+def test_a_node_whose_output_is_alive_keeps_its_reference_and_draws_its_name():
+    pytest.importorskip("graphviz")
+    from naivegraph.render import render
+
+    def program():
+        w = ng.tensor(2.0, requires_grad=True)
+        kept = _negations(w, 2)
+        top = _negations(kept, 5)
+        return render(top, params={"w": w, "kept": kept}).source
+
+    on = program()
     with fast.disabled():
-        z = -w
-    readable = z.grad_fn.output_ref
-    del z
-    assert readable() is None and readable is not fastnodes._GONE
-
-
-@needs_compact
-def test_an_output_alive_longer_than_its_node_keeps_no_node_alive_after_it_dies():
-    w = ng.tensor(2.0, requires_grad=True)
-    y = -w
-    gone = weakref.ref(y.grad_fn)
-    y.detach_()  # the tensor lets go of its node first
-    del y
-    assert gone() is None
+        off = program()
+    assert on == off and "kept" in on
 
 
 def test_chains_drawn_alive_dead_and_after_backward_look_the_same_on_and_off():
