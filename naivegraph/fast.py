@@ -78,9 +78,12 @@ The two tricks below with a leaner ``_record``: the reference example -14.2%, th
     dtype, both operands unchanged.  ``promotes_to_itself`` says so in one test and the
     ufunc is called directly (the chain's every op; the reference example has none).
 
-Weighed and not done (yet): fewer objects per node (edges, saved list, needs tuple:
-~5 allocations per op, which the cyclic garbage collector then scans while the graph
-lives) and a lazily built ``next_functions``; replaying an unchanged eager graph.
+Weighed and not done (yet): fewer objects per node of the binary operators (edges,
+saved list, needs tuple: ~5 allocations per op, which the cyclic garbage collector then
+scans while the graph lives); replaying an unchanged eager graph.  Done for negation,
+the op of the million-op chain: :mod:`naivegraph.dynamic.fastnodes` (a lazily built
+``next_functions``) and :func:`naivegraph.dynamic.fastpath.negation` (one tracked
+object and 136 bytes per node, the collector paused while it records).
 
 Dynamic tricks that need the engine's own types live beside it (their switches are
 their modules' ``enabled`` / ``on``, and this one turns them off too):
@@ -90,7 +93,8 @@ readable path's tensor and node; :mod:`naivegraph.dynamic.fastlinear` does the s
 ``x @ w`` and ``x.relu()``; :mod:`naivegraph.dynamic.fastback` runs a plain
 ``backward()`` whole, with matmul's, relu's and cross_entropy's rules written out in
 :mod:`naivegraph.dynamic.fastrules`; :mod:`naivegraph.dynamic.fastloss` is
-``cross_entropy``'s forward.
+``cross_entropy``'s forward; :mod:`naivegraph.dynamic.fastnodes` keeps a negation's one
+edge as its input's node.
 All of them with ``masked_zero`` below, ``benchmarks/instructions.py``: (a) 845.2 -> 509.0
 and (b) 1,387.0 -> 561.4 million instructions against 3d4b37f (660.3 and 549.3 at
 37fbf30, measured alongside); their own docstrings measure each alone.
