@@ -11,7 +11,7 @@ import functools
 
 import numpy as np
 import pytest
-from fast_switch import fast_layer_on
+from fast_switch import both_ways, fast_layer_on
 
 import naivegraph.static as ns
 from naivegraph import fast
@@ -19,14 +19,6 @@ from naivegraph.ops import OPS
 from naivegraph.static.fastrun import ARRAY, NUMPY, Known, _kernel, kernel_namespace
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
-
-
-def both_ways(f, *arrays):
-    """``f(*arrays)`` with the fast layer on, then off."""
-    on = f(*arrays)
-    with fast.disabled():
-        off = f(*arrays)
-    return on, off
 
 
 def assert_same_bits(on, off):

@@ -8,20 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fast_switch import fast_layer_on
+from fast_switch import both_ways, fast_layer_on
 
 import naivegraph.static as ns
-from naivegraph import fast
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
-
-
-def both_ways(program):
-    """``program()`` with the fast layer on, then off."""
-    on = program()
-    with fast.disabled():
-        off = program()
-    return on, off
 
 
 def bits(value):

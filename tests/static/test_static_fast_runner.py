@@ -7,20 +7,12 @@ import weakref
 
 import numpy as np
 import pytest
-from fast_switch import fast_layer_on
+from fast_switch import both_ways, fast_layer_on
 
 import naivegraph.static as ns
 from naivegraph import fast
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
-
-
-def both_ways(f, *arrays):
-    """``f(*arrays)`` with the fast layer on, then off."""
-    on = f(*arrays)
-    with fast.disabled():
-        off = f(*arrays)
-    return on, off
 
 
 def test_reference_example_gives_the_same_bits_with_the_layer_on_and_off():

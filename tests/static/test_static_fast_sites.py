@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from fast_switch import fast_layer_on
+from fast_switch import both_ways, fast_layer_on
 
 import naivegraph.static as ns
 from naivegraph import fast
@@ -19,14 +19,6 @@ from naivegraph.render import render
 from naivegraph.static import fastbuild
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
-
-
-def both_ways(program):
-    """``program()`` with the fast layer on, then off."""
-    on = program()
-    with fast.disabled():
-        off = program()
-    return on, off
 
 
 def sites(graph):
