@@ -62,7 +62,7 @@ from ..ops.methods import _NO_ATTRS
 from . import node as nodes
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
-from .fastpath import fastnode
+from .fastpath import fastnode, without_history
 from .forward import dual
 from .grad_mode import _state
 from .tensor import Tensor, apply
@@ -100,7 +100,6 @@ def cross_entropy(input, target, reduction) -> Tensor | None:
 # -- the fused forward -----------------------------------------------------------------------
 #: float16's mean adds up in float32 (numpy's ``_mean``): it keeps the two ops' way
 _FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_new = object.__new__
 
 
 def _values(x: np.ndarray, target: np.ndarray, reduction: str) -> tuple:
@@ -122,22 +121,13 @@ def _values(x: np.ndarray, target: np.ndarray, reduction: str) -> tuple:
     return logp, np.asarray(total.dtype.type(total / np.intp(picked.shape[0])))
 
 
-def _tensor(data: np.ndarray) -> Tensor:
-    result = _new(Tensor)
-    result._data = data
-    result._output_nr = 0
-    result._requires_grad = False
-    result.grad_fn = None
-    return result
-
-
 def _fused(input: Tensor, target: Tensor, reduction: str) -> Tensor:
     """``cross_entropy`` as ``apply`` builds it from its two ops (the same tensors, the
     same ``LogSoftmaxBackward0`` and ``NllLossBackward0`` nodes, field for field, as
     ``tensor._record`` makes them), with the values of :func:`_values`."""
     x, t = input._data, target._data
     logp_data, loss_data = fast.call_quietly(_values, (x, t, reduction), _NO_ATTRS)
-    logp, loss = _tensor(logp_data), _tensor(loss_data)
+    logp, loss = without_history(logp_data), without_history(loss_data)
     if not (input._requires_grad and _state.enabled):
         return loss
     logp._requires_grad = loss._requires_grad = True

@@ -504,6 +504,16 @@ def negation(readable: type) -> tuple:
     return _negation(readable.__neg__, "__neg__"), _negation(readable.neg, "neg")
 
 
+def without_history(data: np.ndarray):
+    """A tensor of ``data`` with no history: what an op returns when nothing requires grad."""
+    result = _new(nodes.tensor_class)
+    result._data = data
+    result._output_nr = 0
+    result._requires_grad = False
+    result.grad_fn = None
+    return result
+
+
 def _negation(readable: Callable, name: str) -> Callable:
     """``-x``: what ``tensor.apply`` builds for op ``neg`` (which saves nothing), here."""
     op = OPS["neg"]
@@ -537,12 +547,7 @@ def _negation(readable: Callable, name: str) -> Callable:
             return readable(x)
 
         if not (x._requires_grad and _state.enabled):
-            result = _new(tensor)
-            result._data = out
-            result._output_nr = 0
-            result._requires_grad = False
-            result.grad_fn = None
-            return result
+            return without_history(out)
         if anomaly.enabled or saved_values.hook_stack:
             return readable(x)
         if meta is None:
