@@ -85,7 +85,7 @@ from .executor import (
     without_updates,
 )
 from .fastrun import unquiet
-from .gradients import _check_differentiable, _own_array, _seed_value, numeric_backward
+from .gradients import _check_differentiable, _seed_value, numeric_backward, store_gradients
 from .graph import Graph, RunState
 from .nodes import Constant, Node, Operation, Placeholder, Variable
 
@@ -348,13 +348,7 @@ def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
     seed = _seed_value(loss, grad)
     with np.errstate(all="ignore"):
         grads = _sweep(order, loss, seed, flows, graph.last_run)
-    handed_out: set[int] = {id(seed)}
-    for node in graph.nodes:
-        if isinstance(node, Variable) or node.retains_grad:
-            g = grads.get(node)
-            node.grad = None if g is None else _own_array(g, handed_out)
-        elif node.grad is not None:
-            node.grad = None
+    store_gradients(graph, grads, seed)
 
 
 #: op -> (inference_only, differentiable)

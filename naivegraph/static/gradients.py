@@ -139,6 +139,12 @@ def numeric_backward(
             keep=lambda n: n.retains_grad or isinstance(n, Variable),
             check=check,
         )
+    store_gradients(graph, grads, seed)
+
+
+def store_gradients(graph: Graph, grads: dict, seed: Any) -> None:
+    """``.grad`` of every Variable and retaining node from ``grads`` (None where no
+    gradient reached it), each its own array; other nodes' stale ``.grad`` cleared."""
     handed_out: set[int] = {id(seed)}
     for node in graph.nodes:
         if isinstance(node, Variable) or node.retains_grad:
