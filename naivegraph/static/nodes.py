@@ -286,6 +286,9 @@ class Node(OpMethods):
     def _ng_apply(op: OpDef, args: tuple, attrs: dict) -> "Node":
         return apply(op, args, attrs)
 
+    # -y and x + y of nodes: the fast layer's, or OpMethods' own (``fastbuild.operators``)
+    __neg__, __add__, __sub__, __mul__, __truediv__ = fastbuild.operators(OpMethods)
+
     # ------------------------------------------------- where nodes differ from OpMethods
     def _known_shape(self, what: str) -> tuple:
         return _require_shape(self, what)
@@ -674,6 +677,9 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
 # sizes; one that changes is unknown too.  1 is among them so that slicing (x[:2],
 # which clamps) and squeezing show their dependence on the size.
 _STAND_INS = (1, 2, 3)
+
+
+fastbuild.building = (Operation, infer)  # what its operators build nodes with
 
 
 def _infer_partial(
