@@ -327,6 +327,8 @@ def operators(readable: Any) -> tuple:
 
 
 def _operator(op: Any, readable: Callable, unary: bool = False) -> Callable:
+    # two functions, not one taking ``*operands``: that tuple (a tracked object) would be
+    # allocated before the pause, and a collection could run there
     def unary_operator(x):
         if not (operators_direct and fast.enabled):
             return readable(x)
