@@ -6,6 +6,7 @@ values it computes, the errors it raises, and the collector's state afterwards."
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 
 import numpy as np
@@ -15,6 +16,7 @@ from fast_switch import both_ways, fast_layer_on
 import naivegraph.static as ns
 from naivegraph.ops.methods import OpMethods
 from naivegraph.static import fastbuild
+from naivegraph.static.control_flow import Function, Loop
 from naivegraph.static.nodes import Node
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
@@ -33,10 +35,18 @@ def described(graph):
 
 
 def _attrs(attrs: dict) -> tuple:
-    return tuple(
-        (k, [described(f.graph) for f in v] if k == "branches" else v)
-        for k, v in sorted(attrs.items())
-    )
+    return tuple((k, _plain(v)) for k, v in sorted(attrs.items()))
+
+
+def _plain(value):
+    """An attribute as plain data: an inner graph's function as its nodes, described."""
+    if isinstance(value, Function):
+        return described(value.graph)
+    if isinstance(value, Loop):
+        return tuple(_plain(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, (tuple, list)):  # a cond's branches
+        return tuple(_plain(v) for v in value)
+    return value
 
 
 def every_operator():
@@ -146,18 +156,35 @@ def test_the_collector_does_not_run_while_a_chain_is_built():
     assert runs == []
 
 
-def test_in_a_branch_the_operators_build_the_readable_way():
+def test_in_a_branch_or_loop_body_the_operators_build_the_readable_way():
     def program():
         with ns.Graph() as g:
             x = ns.placeholder("x", shape=())
             w = ns.Variable(3.0, name="w")
             y = ns.cond(x > 0, lambda: -x * w, lambda: x - w)
-        values = [float(g.forward({x: v}, fetches=[y])[0]) for v in (2.0, -2.0)]
-        return described(g), values
+            _, z = ns.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * w - a), [0, x])
+        values = [g.forward({x: v}, fetches=[y, z]) for v in (2.0, -2.0)]
+        return described(g), [[float(v) for v in pair] for pair in values]
 
     on, off = both_ways(program)
     assert on == off
-    assert on[1] == [-6.0, -5.0]
+    assert on[1] == [[-6.0, 16.0], [-5.0, -16.0]]
+
+
+def test_symbolic_gradients_built_with_operators_are_the_readable_ones():
+    def program():
+        with ns.Graph() as g:
+            x = ns.placeholder("x", shape=(3,))
+            w = ns.Variable(np.array([1.0, -2.0, 0.5]), name="w")
+            y = (x * w - w / (x + w)) * -w
+            loss = (y * y).sum()
+            (gw,) = ns.gradients(loss, [w])
+        values = g.forward({x: np.array([1.0, 2.0, 3.0])}, fetches=[loss, gw])
+        return described(g), [v.tobytes() for v in values]
+
+    on, off = both_ways(program)
+    assert on == off
+    assert any(row[5] for row in on[0])  # is_gradient: the gradient's nodes are marked
 
 
 def test_a_user_subclass_of_node_goes_the_readable_way(monkeypatch):
