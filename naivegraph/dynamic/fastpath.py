@@ -394,31 +394,10 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                 constants[1] = weakref.ref(y)
         if meta is None:
             meta = nodes.meta_of(out)
-        if _BY_HAND:
-            node = _new(plan.cls)  # OpNode.__init__'s stores, without its call
-            node.next_functions = (edge_x, edge_y)
-            node._hooks = None
-            node._released = False
-            node.op = op
-            node.attrs = _NO_ATTRS
-            node.saved = saved
-            node.saved_out = meta
-            node.sources = sources
-            node.needs = plan.needs
-            node._constants = constants
-            node.output_ref = weakref.ref(result)
-        else:
-            node = plan.cls(
-                op,
-                _NO_ATTRS,
-                (edge_x, edge_y),
-                saved,
-                meta,
-                sources,
-                plan.needs,
-                constants,
-                weakref.ref(result),
-            )
+        node = fastnode(
+            plan.cls, op, _NO_ATTRS, (edge_x, edge_y), saved, meta, sources, plan.needs,
+            constants, weakref.ref(result),
+        )  # fmt: skip
         result.grad_fn = node
         return result
 
