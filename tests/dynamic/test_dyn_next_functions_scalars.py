@@ -6,6 +6,7 @@ come first, and ``2 - x`` / ``2 ** x`` (torch's Scalar overloads) have a single 
 """
 
 import pytest
+from torch_oracle import assert_exact, assert_ulps
 
 import naivegraph as ng
 
@@ -41,8 +42,11 @@ def test_next_functions_match_torch_with_a_number_on_either_side(expression):
 
 @pytest.mark.parametrize("expression", ["2 - x", "2 ** x", "2 * x", "3.5 + x", "0 ** x"])
 def test_gradients_with_a_number_first_match_torch(expression):
-    x_ng = ng.tensor([0.0, 1.5, -2.0], requires_grad=True)
+    x_ng = ng.tensor([0.0, 1.5, -2.0], requires_grad=True, dtype=ng.float64)
     x_torch = torch.tensor([0.0, 1.5, -2.0], requires_grad=True, dtype=torch.float64)
     eval(expression, {"x": x_ng}).sum().backward()
     eval(expression, {"x": x_torch}).sum().backward()
-    assert x_ng.grad.tolist() == x_torch.grad.tolist()
+    if "**" in expression:  # 2 ** x * log(2): pow's last bit depends on the CPU
+        assert_ulps(x_ng.grad, x_torch.grad)
+    else:
+        assert_exact(x_ng.grad, x_torch.grad)

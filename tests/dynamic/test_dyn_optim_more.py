@@ -53,13 +53,17 @@ def run(lib, make_optimizer, steps=20, make_scheduler=None):
     return train_steps(lib, params, optimizer, steps, scheduler)
 
 
-def assert_same_history(ours, theirs, rtol=1e-13):
-    """Equal to rounding (parameters are of order 1, so atol 1e-14); rtol=0: bitwise."""
+def assert_same_history(ours, theirs, rtol=1e-10):
+    """Equal to rounding: the network's tanh may differ from torch's by a few units in the
+    last place (its kernel depends on the CPU: AVX2, AVX-512), and 20 steps carry that
+    forward; centred RMSprop's sqrt(v - mean**2) cancels up to three digits of it.  A
+    mistake in an update rule is off by far more (1e-3 after one step).  rtol=0: bitwise,
+    for naivegraph against itself."""
     assert len(ours) == len(theirs)
     for step, (a, b) in enumerate(zip(ours, theirs)):
         for x, y in zip(a, b):
             np.testing.assert_allclose(
-                x, y, rtol=rtol, atol=1e-14 if rtol else 0, err_msg=f"step {step + 1}"
+                x, y, rtol=rtol, atol=1e-12 if rtol else 0, err_msg=f"step {step + 1}"
             )
 
 

@@ -12,6 +12,7 @@ import functools
 import numpy as np
 import pytest
 from fast_switch import both_ways, fast_layer_on
+from torch_oracle import assert_sum_close
 
 import naivegraph.static as ns
 from naivegraph import fast
@@ -212,7 +213,7 @@ def test_an_unknown_batch_size_keeps_the_forward_for_what_needs_it(batch):
 
 
 @pytest.mark.parametrize("dim, keepdim", [(0, False), (-1, True), ((0, 2), False), (None, True)])
-def test_a_mean_over_dimensions_gives_the_same_bits_as_torch(dim, keepdim):
+def test_a_mean_over_dimensions_matches_torch_to_its_summation_order(dim, keepdim):
     torch = pytest.importorskip("torch")
     feed = np.random.default_rng(3).standard_normal((2, 3, 4))
     with ns.Graph() as g:
@@ -226,7 +227,7 @@ def test_a_mean_over_dimensions_gives_the_same_bits_as_torch(dim, keepdim):
     if dim is None and keepdim:
         want = want.reshape(1, 1, 1)
     assert on[0].shape == tuple(want.shape)
-    np.testing.assert_allclose(on[0], want.numpy(), rtol=1e-15)
+    assert_sum_close(on[0], want.numpy(), terms=feed.size // on[0].size)
     assert "add_reduce" in f._fast_runner().source
 
 

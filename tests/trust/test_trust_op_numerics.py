@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from torch_oracle import assert_ulps
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -20,12 +21,12 @@ def _torch_pow_grads():
 
 
 def test_pow_gradients_at_zero_base_match_torch_in_dynamic_mode():
-    x = ng.tensor(BASES, requires_grad=True)
-    y = ng.tensor(EXPONENTS, requires_grad=True)
+    x = ng.tensor(BASES, requires_grad=True, dtype=ng.float64)
+    y = ng.tensor(EXPONENTS, requires_grad=True, dtype=ng.float64)
     (x**y).sum().backward()
     want_x, want_y = _torch_pow_grads()
     np.testing.assert_array_equal(x.grad.numpy(), want_x)
-    np.testing.assert_array_equal(y.grad.numpy(), want_y)
+    assert_ulps(y.grad, want_y)  # x ** y * log(x): log's last bit depends on the CPU
     assert x.grad.numpy()[0] == 0.0  # d/dx x**0 at x = 0: not nan
 
 
@@ -38,7 +39,7 @@ def test_pow_gradients_at_zero_base_match_torch_in_static_mode():
     got_x, got_y = g.compile([x, y], [dx, dy])(np.array(BASES), np.array(EXPONENTS))
     want_x, want_y = _torch_pow_grads()
     np.testing.assert_array_equal(got_x, want_x)
-    np.testing.assert_array_equal(got_y, want_y)
+    assert_ulps(got_y, want_y)
 
 
 @pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
