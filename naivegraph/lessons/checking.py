@@ -149,12 +149,34 @@ def not_yet(exercise: str, hints: str | Sequence[str], gave: str | None = None) 
     """
     hints = [hints] if isinstance(hints, str) else list(hints)
     tries = TRIES[exercise] = TRIES.get(exercise, 0) + 1
-    stronger = [h[:1].upper() + h[1:] for h in hints[1 : min(tries, len(hints))]]
+    stronger = [sentence(h) for h in hints[1 : min(tries, len(hints))]]
     hint = " ".join([hints[0], *stronger])
     said = f"you gave {gave}; hint: {hint}" if gave is not None else f"hint: {hint}"
     if tries >= len(hints):
         said += f' Still stuck? ex.reveal("{exercise}") shows the answer.'
     return report(exercise, FAIL, said)
+
+
+# Words that are code although they hold letters only (the rest of code is told by its
+# dots, underscores, brackets, digits or backticks).
+_CODE_WORDS = {"jacfwd", "jacrev", "vmap", "vjp", "jvp", "ng", "ns", "np", "torch", "numpy"}
+_CODE_MARK = re.compile(r"[`._()\[\]=*/0-9]")
+
+
+def sentence(hint: str) -> str:
+    """``hint`` as a sentence of its own: capitalised, unless it starts with code, which
+    keeps its own spelling (``ng.autograd.grad``, ``requires_grad``, ``jacfwd``).
+
+    >>> sentence("count the paths."), sentence("ng.autograd.grad returns it.")
+    ('Count the paths.', 'ng.autograd.grad returns it.')
+    >>> sentence("jacfwd makes one pass per input."), sentence("`x` is a leaf.")
+    ('jacfwd makes one pass per input.', '`x` is a leaf.')
+    """
+    first = hint.split(maxsplit=1)[0] if hint.strip() else ""
+    word = first.rstrip(".,:;!?")
+    if not word or _CODE_MARK.search(word) or word.lower() in _CODE_WORDS:
+        return hint
+    return hint[:1].upper() + hint[1:]
 
 
 #: The answer of each exercise, shown only on request (:func:`reveal`).
@@ -374,3 +396,36 @@ def as_bools(x) -> tuple | None:
     if not all(isinstance(v, (bool, np.bool_)) for v in values):
         return None
     return tuple(bool(v) for v in values)
+
+
+class AutogradCalls:
+    """The backward passes run inside a ``with`` block: one ``create_graph`` flag each.
+
+    A checker asks it whether an answer called autograd (a gradient that was to be
+    derived by hand) and whether a first derivative was recorded for a second one.
+
+    >>> import naivegraph as ng
+    >>> x = ng.tensor(2.0, requires_grad=True)
+    >>> with AutogradCalls() as calls:
+    ...     (g,) = ng.autograd.grad(x ** 3, x, create_graph=True)
+    >>> calls.flags
+    [True]
+    """
+
+    def __init__(self) -> None:
+        self.flags: list[bool] = []
+
+    def __enter__(self) -> AutogradCalls:
+        from ..dynamic import engine
+
+        self._engine, self._execute = engine, engine.execute
+
+        def counted(outputs, gradients, keep_graph, create_graph, *args, **kwargs):
+            self.flags.append(bool(create_graph))
+            return self._execute(outputs, gradients, keep_graph, create_graph, *args, **kwargs)
+
+        engine.execute = counted
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._engine.execute = self._execute

@@ -41,6 +41,21 @@ def test_hints_grow_stronger_with_each_wrong_try_and_then_point_to_reveal():
     )
 
 
+@pytest.mark.parametrize("code", ["ng.autograd.grad returns it.", "requires_grad spreads.",
+                                  "jacfwd makes one pass per input.", "`x` is a leaf.",
+                                  "x.grad accumulates.", "grad_fn stays."])
+def test_a_stronger_hint_that_starts_with_code_keeps_the_codes_spelling(code):
+    checking.not_yet("00-3", ["the mistake.", code])
+    second = checking.not_yet("00-3", ["the mistake.", code])
+    assert f"the mistake. {code} Still stuck?" in second.message
+
+
+def test_a_stronger_hint_that_starts_with_a_word_is_capitalised():
+    checking.not_yet("00-4", ["the mistake.", "look. again."])
+    assert "the mistake. Look. again." in checking.not_yet("00-4", ["the mistake.",
+                                                                    "look. again."]).message
+
+
 def test_solved_follows_the_latest_check():
     checking.correct("00-2", "fine.")
     assert ex.solved("00-2")
