@@ -90,6 +90,16 @@ def derivatives_floats(f, x):
     return first.item(), second.item()
 
 
+def derivatives_func_grad(f, x):  # unusual but right: the functional transform, twice
+    return ng.func.grad(f)(x), ng.func.grad(ng.func.grad(f))(x)
+
+
+def derivatives_backward(f, x):  # unusual but right: backward into x.grad, read once
+    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    first.backward()
+    return first, x.grad
+
+
 def reset_no_grad(a):
     with ng.no_grad():
         a.fill_(10.0)
@@ -144,7 +154,9 @@ RIGHT = {
     "03-2": (ex.check_accumulated_grad, [(12,), (12.0,), (ng.tensor(12.0),)]),
     "03-3": (ex.check_vector_backward, [([2.0, 0.4, 0.06],), (np.array([2, 0.4, 0.06]),)]),
     "03-4": (ex.check_manual_gradient, [(gradf,), (gradf_factored,)]),
-    "03-5": (ex.check_second_derivative, [(derivatives,), (derivatives_floats,)]),
+    "03-5": (ex.check_second_derivative, [(derivatives,), (derivatives_floats,),
+                                          (derivatives_func_grad,),
+                                          (derivatives_backward,)]),
     "04-1": (ex.check_versions, [([0, 1, 2, 2, 3],), ((0, 1, 2, 2, 3),)]),
     "04-2": (ex.check_inplace_predictions, [((True, False, True),), ([True, False, True],)]),
     "04-3": (ex.check_reset_leaf, [(reset_no_grad,), (reset_detach,), (reset_data,)]),
@@ -222,6 +234,40 @@ def derivatives_same_twice(f, x):
 def derivatives_swapped(f, x):
     first, second = derivatives(f, x)
     return second, first
+
+
+def derivatives_finite_difference(f, x, h=1e-4):  # an estimate, not autograd's f''
+    def first_at(v):
+        v = ng.tensor(v, dtype=ng.float64, requires_grad=True)
+        return ng.autograd.grad(f(v), [v])[0].item()
+
+    (first,) = ng.autograd.grad(f(x), [x])
+    return first, (first_at(x.item() + h) - first_at(x.item() - h)) / (2 * h)
+
+
+def derivatives_no_autograd(f, x, h=1e-4):  # both by finite differences of f
+    def at(v):
+        return f(ng.tensor(v, dtype=ng.float64)).item()
+
+    v = x.item()
+    return (at(v + h) - at(v - h)) / (2 * h), (at(v + h) - 2 * at(v) + at(v - h)) / h**2
+
+
+def derivatives_data(f, x):  # recorded with create_graph, then cut off by .data
+    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    (second,) = ng.autograd.grad(first.data, [x])
+    return first, second
+
+
+def gradf_autograd(x):  # not derived by hand
+    x = x.detach().requires_grad_(True)
+    return ng.autograd.grad((x**2 * ng.exp(x)).sum(), [x])[0]
+
+
+def gradf_backward(x):  # not derived by hand, and crashes on an x without grad
+    y = x**2 * ng.exp(x)
+    y.backward(ng.ones(y.shape))
+    return x.grad
 
 
 def reset_inplace_leaf(a):
@@ -339,6 +385,12 @@ WRONG = [
     ("03-5", (derivatives_same_twice,), "equals the first"),
     ("03-5", (derivatives_swapped,), "swapped"),
     ("03-5", (lambda f, x: (27.0, 18.0),), "first derivative is wrong"),
+    ("03-5", (derivatives_finite_difference,), "finite difference"),
+    ("03-5", (derivatives_no_autograd,), "finite difference"),
+    ("03-5", (derivatives_data,), "cut from the graph"),
+    ("03-4", (gradf_autograd,), "asks autograd"),
+    ("03-4", (gradf_backward,), "asks autograd"),
+    ("03-3", ([4.0, 4.4, 6.06],), "assume a fresh x"),
     ("04-1", ([0, 1, 2, 3, 4],), "NEW tensor"),
     ("04-1", ([1, 2, 3, 3, 4],), "starts at version 0"),
     ("04-1", ([0, 1, 1, 1, 2],), "mul_"),
@@ -439,6 +491,24 @@ def test_the_lessons_own_model_needs_the_visited_set(capsys):
     assert len(find_leaves_no_seen(loss)) == 4 and len(find_leaves(loss)) == 3
     result = ex.check_find_leaves(find_leaves_no_seen)
     assert "lesson 1's loss" in result.message and "'w1', 'w1'" in result.message
+
+
+def test_03_5_data_is_not_blamed_on_create_graph(capsys):
+    result = ex.check_second_derivative(derivatives_data)
+    assert ".data" in result.message and "create_graph" not in result.message
+
+
+def test_03_5_a_finite_difference_never_gets_the_create_graph_success_line(capsys):
+    for wrong in (derivatives_finite_difference, derivatives_no_autograd):
+        TRIES.clear()
+        result = ex.check_second_derivative(wrong)
+        assert not result and "create_graph=True recorded" not in result.message
+
+
+def test_03_3_every_hint_says_to_assume_a_fresh_x(capsys):
+    messages = [ex.check_vector_backward([4.0, 4.4, 6.06]).message,
+                ex.check_vector_backward([5.0, 5.0, 5.0]).message]
+    assert all("fresh x" in m for m in messages), messages
 
 
 def test_missing_create_graph_is_recognised_not_shown_as_a_raw_error(capsys):

@@ -7,19 +7,21 @@ import numpy as np
 import naivegraph as ng
 
 from ..checking import (
+    AutogradCalls,
     Result,
-    answer,
     as_array,
     call_answer,
     checker,
     close,
     correct,
+    crash_message,
     failed,
     hint_for,
     is_blank,
     not_callable,
     not_done,
     not_yet,
+    returned_blank,
     show,
 )
 
@@ -156,12 +158,21 @@ def check_vector_backward(x_grad) -> Result:
             (([1.0, 0.2, 0.03],), "d(x*x)/dx is 2x, not x."),
             (([1.0, 0.4, 0.09],), "that is v * y; the derivative of y = x * x is 2x, not x * x."),
             ((2.46,), "x.grad has the shape of x (three numbers), not one number."),
+            (
+                ([4.0, 4.4, 6.06],),
+                "that adds onto what x.grad already held from the cell above (its "
+                "backward(ones) wrote into it): assume a fresh x, whose .grad starts empty.",
+            ),
         ],
-        "x.grad[i] = gradient[i] * dy[i]/dx[i].",
+        "x.grad[i] = gradient[i] * dy[i]/dx[i], for a fresh x whose .grad starts empty.",
     )
     return not_yet(
         ex,
-        [first, "write the three products gradient[i] * dy[i]/dx[i] one by one, with dy/dx = 2x."],
+        [
+            first,
+            "write the three products gradient[i] * dy[i]/dx[i] one by one, with dy/dx = "
+            "2x; assume a fresh x (nothing accumulated in its .grad yet).",
+        ],
         gave=show(x_grad),
     )
 
@@ -181,9 +192,28 @@ def check_manual_gradient(gradf) -> Result:
         return bad
     xs = np.array([[-1.5, -0.3, 0.0, 0.4], [1.0, 1.7, -2.2, 0.9], [2.5, -0.8, 0.1, 1.3]])
     want = 2 * xs * np.exp(xs) + xs**2 * np.exp(xs)
-    stop, got = answer(ex, gradf, ng.tensor(xs))
-    if stop is not None:
-        return stop
+    with AutogradCalls() as calls:
+        try:
+            got, raised = gradf(ng.tensor(xs, dtype=ng.float64)), None
+        except Exception as exc:  # reported below, after the autograd question
+            got, raised = None, exc
+    if calls.flags:  # even when it then crashed: the mistake is asking autograd
+        return not_yet(
+            ex,
+            [
+                "your gradf asks autograd for the gradient (backward or autograd.grad): "
+                "this exercise checks autograd AGAINST a gradient you derive by hand, so "
+                "write the derivative's formula with ng.exp.",
+                "differentiate x^2 e^x on paper with the product rule, then type the "
+                "result as a tensor expression in x.",
+            ],
+            gave="a gradf that runs a backward pass",
+        )
+    if raised is not None:
+        return failed(ex, crash_message(raised))
+    blank = returned_blank(ex, got)
+    if blank is not None:
+        return blank
     if close(got, want, shape_free=False):
         return correct(ex, "2x e^x + x^2 e^x matches what autograd computes.")
     if close(got, 2 * xs * np.exp(xs)):
@@ -232,32 +262,18 @@ def check_second_derivative(derivatives) -> Result:
     bad = not_callable(ex, derivatives)
     if bad is not None:
         return bad
+    recorded = False  # whether some first derivative was built with create_graph=True
     for text, f, at, (want1, want2) in SECOND_CASES:
-        x = ng.tensor(at, requires_grad=True)
-        try:
-            got = derivatives(f, x)
-        except RuntimeError as exc:
-            if "does not require grad" in str(exc):
-                return not_yet(
-                    ex,
-                    [
-                        "the second autograd.grad raised: the first derivative has no "
-                        "grad_fn, because the first backward pass was not recorded.",
-                        "the first ng.autograd.grad must record its own computation: "
-                        "look at its create_graph argument.",
-                    ],
-                    gave="a function whose second grad raises",
-                )
-            if "second time" in str(exc):
-                return not_yet(
-                    ex,
-                    "the first pass freed the graph of f(x) before the second used it: "
-                    "build the first derivative with create_graph=True, then differentiate it.",
-                    gave="a function that backs through a freed graph",
-                )
-            return call_answer(ex, derivatives, f, x)[1]
-        except Exception:  # reported at the learner's line
-            return call_answer(ex, derivatives, f, x)[1]
+        x = ng.tensor(at, dtype=ng.float64, requires_grad=True)
+        with AutogradCalls() as calls:
+            try:
+                got = derivatives(f, x)
+                raised = None
+            except Exception as exc:  # recognised below, or reported at the learner's line
+                raised = exc
+        recorded = recorded or any(calls.flags)
+        if raised is not None:
+            return _second_raised(ex, derivatives, f, x, raised, calls.flags)
         if got is None or got is Ellipsis:
             return not_done(ex, "(your function returned None: `return first, second`.)")
         try:
@@ -298,10 +314,76 @@ def check_second_derivative(derivatives) -> Result:
                 _second_hints(first_v, second_v, want2),
                 gave=f"f''({at}) = {show(second_v)} for f(x) = {text}",
             )
-    return correct(
-        ex,
-        "create_graph=True recorded the first backward pass, and differentiating it gave f''.",
-    )
+        # Autograd is exact to rounding; a finite difference is off in the 8th digit.
+        for which, value, want in (("first", first_v, want1), ("second", second_v, want2)):
+            if not close(value, want, atol=0.0, rtol=1e-11):
+                return not_yet(
+                    ex,
+                    [
+                        f"your {which} derivative is close but not exact: it looks like a "
+                        "finite difference, an estimate. Autograd differentiates the "
+                        "recorded ops exactly: take both derivatives from "
+                        "ng.autograd.grad.",
+                        "the second derivative is autograd.grad of the first derivative, "
+                        "which must itself be a tensor autograd recorded.",
+                    ],
+                    gave=f"a {which} derivative off by {abs(value / want - 1):.0e} "
+                    f"(relative) for f(x) = {text}",
+                )
+    if recorded:
+        return correct(
+            ex,
+            "create_graph=True recorded the first backward pass, and differentiating it "
+            "gave f''.",
+        )
+    return correct(ex, "both derivatives are autograd's, exact on every function tried.")
+
+
+def _second_raised(ex: str, derivatives, f, x, exc: Exception, flags: list) -> Result:
+    """The hint for a ``derivatives`` that raised, told by what autograd ran before."""
+    text = str(exc)
+    if isinstance(exc, RuntimeError) and "does not require grad" in text:
+        if any(flags):
+            return not_yet(
+                ex,
+                [
+                    "the first derivative was recorded, but then cut from the graph before "
+                    "the second autograd.grad: .data, .detach(), .item() or float() give "
+                    "a value autograd cannot differentiate.",
+                    "hand the first derivative itself, as autograd.grad returned it, to "
+                    "the second autograd.grad.",
+                ],
+                gave="a first derivative cut from its graph",
+            )
+        if len(flags) >= 2:
+            return not_yet(
+                ex,
+                [
+                    "the second autograd.grad raised: the first derivative has no "
+                    "grad_fn, because the first backward pass was not recorded.",
+                    "the first ng.autograd.grad must record its own computation: "
+                    "look at its create_graph argument.",
+                ],
+                gave="a function whose second grad raises",
+            )
+        return not_yet(
+            ex,
+            [
+                "the first autograd.grad raised: f(x) was not computed from the x you "
+                "were given (a copy cut from the graph, such as x.data or x.detach(), "
+                "has no history).",
+                "call f on x itself, then differentiate the result with respect to x.",
+            ],
+            gave="a function whose first grad raises",
+        )
+    if isinstance(exc, RuntimeError) and "second time" in text:
+        return not_yet(
+            ex,
+            "the first pass freed the graph of f(x) before the second used it: "
+            "build the first derivative with create_graph=True, then differentiate it.",
+            gave="a function that backs through a freed graph",
+        )
+    return failed(ex, crash_message(exc))
 
 
 def _second_hints(first: float, second: float, want: float) -> list[str]:
