@@ -160,6 +160,13 @@ def test_07_1_rejects_each_mistake_without_the_answer(capsys, f, says):
     never_states(result, "x * 2, x * -1")
 
 
+def test_07_1_numpy_where_is_told_numpy_cannot_be_traced_not_about_an_if(capsys):
+    result = rejected(capsys, ex.check_where_fix,
+                      lambda x: np.where(x > 0, x * 2, x * -1), says="numpy")
+    assert "`if`" not in result.message
+    never_states(result, "x * 2, x * -1", "ng.where(")
+
+
 def test_07_1_a_traced_branch_is_sent_to_ng_where_by_the_library_message(capsys):
     result = rejected(capsys, ex.check_where_fix, branchy, says="ng.where(condition, a, b)")
     assert "ns.where" not in result.message
@@ -478,6 +485,142 @@ def test_08_6_gradient_descent(capsys):
     assert outcome(capsys, ex.check_gradient_descent, blank).status == "todo"
 
 
+def static_unseeded(nodes, loss):  # zeroes every grad, never gives the loss its 1
+    for n in nodes:
+        n.grad = 0.0
+    for n in reversed(nodes):
+        if n.op is not None:
+            for k, inp in enumerate(n.inputs):
+                if inp.needs_grad:
+                    inp.grad += n.grad * OPS[n.op][1](*[i.value for i in n.inputs], k)
+
+
+def static_seeded_then_zeroed(nodes, loss):  # the seed is wiped by the zeroing after it
+    loss.grad = 1.0
+    static_unseeded(nodes, loss)
+
+
+@pytest.mark.parametrize("wrong", [static_unseeded, static_seeded_then_zeroed])
+def test_08_2_an_unseeded_sweep_is_told_about_the_seed_not_the_order(capsys, wrong):
+    result = rejected(capsys, ex.check_static_backward, wrong, says="loss.grad is 0")
+    assert "order" not in result.message
+    never_states(result, "loss.grad = 1", "reversed(", "+=")
+
+
+def test_08_2_the_forward_order_is_still_told_about_the_order(capsys):
+    result = rejected(capsys, ex.check_static_backward, static_forward_order, says="order")
+    assert "seed" not in result.message
+
+
+def run_backward_late_dedup(root):
+    """No visited set: drops repeats only when appending, after walking every path."""
+    order = []
+
+    def visit(node):
+        for inp in node.inputs:
+            if inp.requires_grad:
+                visit(inp)
+        if all(n is not node for n in order):
+            order.append(node)
+
+    visit(root)
+    grads = {id(root): 1.0}
+    for node in reversed(order):
+        g = grads.pop(id(node), 0.0)
+        if node.is_leaf:
+            node.grad += g
+            continue
+        if node.saved is None:
+            raise RuntimeError("the graph was freed")
+        for k, inp in enumerate(node.inputs):
+            if inp.requires_grad:
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](
+                    *node.saved, k)
+    return order
+
+
+def run_backward_stack(root):
+    """Unusual but right: Kahn's algorithm on use counts instead of a depth-first walk."""
+    users, stack, seen = {}, [root], {id(root)}
+    while stack:
+        node = stack.pop()
+        for inp in node.inputs:
+            if inp.requires_grad:
+                users[id(inp)] = users.get(id(inp), 0) + 1
+                if id(inp) not in seen:
+                    seen.add(id(inp))
+                    stack.append(inp)
+    order, ready, grads = [], [root], {id(root): 1.0}
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        g = grads.pop(id(node), 0.0)
+        if node.is_leaf:
+            node.grad += g
+            continue
+        if node.saved is None:
+            raise RuntimeError("the graph was freed")
+        for k, inp in enumerate(node.inputs):
+            if inp.requires_grad:
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](
+                    *node.saved, k)
+                users[id(inp)] -= 1
+                if users[id(inp)] == 0:
+                    ready.append(inp)
+    return order[::-1]
+
+
+@pytest.mark.parametrize("wrong, says", [
+    (variant(revisit=True), "lists 16381 entries for its 37 nodes"),
+    (run_backward_late_dedup, "read node inputs"),
+])
+def test_08_3_a_walk_without_a_visited_set_is_refused(capsys, wrong, says):
+    result = rejected(capsys, ex.check_run_backward, wrong, says=says)
+    assert "stacked diamonds" in result.message
+    never_states(result, "id(node) in seen", "seen.add", "visit(")
+
+
+def test_08_3_an_order_built_another_way_is_accepted(capsys):
+    assert outcome(capsys, ex.check_run_backward, run_backward_stack)
+
+
+def test_08_4_cutting_the_inputs_is_refused_and_success_says_the_structure_remains(capsys):
+    def cut_inputs(order):
+        for node in order:
+            if not node.is_leaf:
+                node.saved = None
+                node.inputs = ()
+
+    result = rejected(capsys, ex.check_free_graph, cut_inputs, says="cut the links")
+    never_states(result, "node.saved = None", "the structure and the leaves remain")
+
+    def free_with_setattr(order):  # unusual but right
+        for node in (n for n in order if n.grad_fn is not None):
+            setattr(node, "saved", None)
+
+    right = outcome(capsys, ex.check_free_graph, free_with_setattr)
+    assert right and "the structure and the leaves remain" in right.message
+
+
+def test_08_6_returning_the_nodes_is_refused(capsys):
+    def nodes(f, x0, y0, lr=0.1, steps=200):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            f(x, y).backward()
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+        return x, y
+
+    result = rejected(capsys, ex.check_gradient_descent, nodes, says="Node objects")
+    never_states(result, "x.value, y.value", "-= lr")
+
+    def numpy_pair(f, x0, y0, lr=0.1, steps=200):  # unusual but right: an array of two
+        return np.array(descend(f, x0, y0, lr, steps))
+
+    assert outcome(capsys, ex.check_gradient_descent, numpy_pair)
+
+
 # ------------------------------------------------------------------------- lesson 9
 def accuracy(logits, labels):
     return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))
@@ -494,6 +637,12 @@ def test_09_1_accuracy(capsys):
     ):
         result = rejected(capsys, ex.check_accuracy_fn, wrong, says=says)
         never_states(result, "0.6", "3/5")
+
+
+def test_09_1_a_percentage_is_told_accuracy_is_a_fraction(capsys):
+    result = rejected(capsys, ex.check_accuracy_fn,
+                      lambda l, y: 100 * accuracy(l, y), says="a fraction, a number in [0, 1]")
+    never_states(result, "0.6", "3/5")
 
 
 def test_09_1_a_crash_inside_numpy_is_reported_at_the_learners_line(capsys):
@@ -537,6 +686,48 @@ def test_09_2_train_step(capsys):
                         (lambda m, o, X, y: "loss", "Python float")):
         result = rejected(capsys, ex.check_train_step, wrong, says=says)
         never_states(result, "zero_grad()", "loss.item()")
+
+
+def train_zero_before_step(model, opt, X, y):
+    loss = ng.nn.functional.cross_entropy(model(X), y)
+    loss.backward()
+    opt.zero_grad()
+    opt.step()
+    return loss.item()
+
+
+def train_summed(model, opt, X, y):
+    opt.zero_grad()
+    loss = ng.nn.functional.cross_entropy(model(X), y, reduction="sum")
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def test_09_2_zero_grad_between_backward_and_step_is_told_so(capsys):
+    result = rejected(capsys, ex.check_train_step, train_zero_before_step,
+                      says="cleared after backward, before the optimizer's step")
+    assert "must take its step" not in result.message
+    never_states(result, "zero_grad()", "loss.item()")
+
+
+def test_09_2_a_summed_loss_is_told_about_the_reduction(capsys):
+    result = rejected(capsys, ex.check_train_step, train_summed, says="SUM")
+    assert "reduction" in result.message and "raw logits" not in result.message
+    never_states(result, "zero_grad()", "loss.item()", "reduction='mean'", 'reduction="mean"')
+
+
+def test_09_2_the_step_written_with_autograd_grad_is_accepted(capsys):
+    def manual(model, opt, X, y):  # unusual but right: gradients set by hand, then step
+        opt.zero_grad()
+        loss = ng.nn.functional.cross_entropy(model(X), y)
+        params = list(model.parameters())
+        for p, g in zip(params, ng.autograd.grad(loss, params)):
+            p.grad = g
+        opt.step()
+        return float(loss)
+
+    assert outcome(capsys, ex.check_train_step, manual)
 
 
 # ------------------------------------------------------------------------- all of them

@@ -44,8 +44,8 @@ def check_where_fix(f) -> Result:
         return not_yet(
             ex,
             [
-                "tracing failed: a Python `if` needs a value a traced node does not have "
-                f"yet. The error says what to use instead:\n{type(exc).__name__}: {exc}",
+                f"tracing failed: {_why_untraceable(exc)} The error says what to use "
+                f"instead:\n{type(exc).__name__}: {exc}",
                 "choose per element with a function that takes (condition, value where "
                 "true, value where false); use the ng.* one, which works in both modes.",
             ],
@@ -76,6 +76,14 @@ def check_where_fix(f) -> Result:
     else:
         hint = "check both branches: x * 2 where x > 0, x * -1 elsewhere, per element."
     return not_yet(ex, [hint], gave=f"{show(gots[2])} for x = [3, -1]")
+
+
+def _why_untraceable(exc: Exception) -> str:
+    """What the learner's function asked of a traced node that it cannot give."""
+    if "numpy array" in str(exc):
+        return ("a numpy function (np.*) computes on values at once, and a traced node has "
+                "no value yet: numpy cannot record it in the graph.")
+    return "a Python `if` needs a value a traced node does not have yet."
 
 
 @checker(

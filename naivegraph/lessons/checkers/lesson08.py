@@ -197,7 +197,10 @@ def check_static_backward(static_backward) -> Result:
         nodes: list = []
         leaves, loss = build(nodes)
         stop, _ = _call_none_ok(ex, static_backward, nodes, loss)
+        seeds.append(loss.grad)
         return stop, leaves
+
+    seeds: list = []  # loss.grad after each run: 1 when the sweep was seeded
 
     # 1. f = x * y + sin(x) * exp(y) at (1, 2)
     def product(nodes):
@@ -214,7 +217,14 @@ def check_static_backward(static_backward) -> Result:
         return not_yet(ex, ["after your backward x.grad is still None: every node's grad "
                             "starts at 0.0 and the loss's at 1.0."], gave="x.grad = None")
     if not close(got, want, atol=1e-9):
-        if close(got, [0.0, 0.0]):
+        if close(got, [0.0, 0.0]) and not _seeded(seeds[-1]):
+            hint = ["the leaves got no gradient because nothing was there to pass on: "
+                    "after your sweep loss.grad is "
+                    f"{show(seeds[-1])}. The sweep starts from d loss / d loss, which "
+                    "must be in the loss's grad before any node hands gradients on.",
+                    "zeroing every grad also zeroes the loss's: seed the loss after "
+                    "zeroing, before the backward loop."]
+        elif close(got, [0.0, 0.0]):
             hint = ["the leaves got no gradient: in which order must the nodes be visited "
                     "so that a node's grad is complete before it is passed on?"]
         elif any(close(got[0], part) for part in (2.0, math.cos(1.0) * math.exp(2.0))):
@@ -264,6 +274,13 @@ def check_static_backward(static_backward) -> Result:
                        gave=f"x.grad = {show(x.grad)}")
     return correct(ex, "your reverse sweep gives every gradient, adds up shared uses, "
                        "starts from zero on each run and skips constants.")
+
+
+def _seeded(grad) -> bool:
+    try:
+        return close(grad, 1.0)
+    except Exception:  # not a number: not seeded
+        return False
 
 
 def _call_none_ok(ex: str, fn: Callable, *args) -> tuple[Result | None, Any]:
@@ -316,6 +333,9 @@ def check_run_backward(run_backward) -> Result:
         return not_yet(ex, ["run_backward should return the order it used (a list ending "
                             "with root): Node.backward frees exactly those nodes."],
                        gave=show(order))
+    stop = _visits_each_node_once(ex, run_backward)
+    if stop is not None:
+        return stop
     # leaves accumulate across backward calls
     stop, _ = answer(ex, run_backward, _d("mul", x, 2.0))
     if stop is not None:
@@ -350,6 +370,71 @@ def check_run_backward(run_backward) -> Result:
                    gave="no error for a freed node")
 
 
+class _CountedNode(_Node):
+    """A _Node that counts how often a walk reads its inputs."""
+
+    reads = 0
+
+    @property  # type: ignore[override]
+    def inputs(self) -> tuple:
+        _CountedNode.reads += 1
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, value: tuple) -> None:
+        self._inputs = value
+
+
+_DIAMONDS = 12
+
+
+def _stacked_diamonds() -> tuple[_Node, _Node, int]:
+    """x, then 12 diamonds h -> (h * 0.5, h * 0.5) -> their sum: 37 nodes, but 2 ** 12
+    paths from the top to x.  d top / dx = 1."""
+    x = _CountedNode(0.3, requires_grad=True)
+    h, count = x, 1
+    for _ in range(_DIAMONDS):
+        parts = []
+        for _ in range(2):
+            part = _CountedNode(h.value * 0.5, requires_grad=True)
+            part.grad_fn, part.inputs, part.saved = "mul", (h, _Node(0.5)), (h.value, 0.5)
+            parts.append(part)
+        top = _CountedNode(parts[0].value + parts[1].value, requires_grad=True)
+        top.grad_fn, top.inputs = "add", tuple(parts)
+        top.saved = (parts[0].value, parts[1].value)
+        h, count = top, count + 3
+    return x, h, count
+
+
+def _visits_each_node_once(ex: str, run_backward: Callable) -> Result | None:
+    """A walk without a visited set goes down every path: exponential in the diamonds."""
+    x, top, count = _stacked_diamonds()
+    _CountedNode.reads = 0
+    stop, order = answer(ex, run_backward, top)
+    if stop is not None:
+        return stop
+    listed = len(order) if isinstance(order, (list, tuple)) else 0
+    distinct = len({id(n) for n in order}) if listed else 0
+    if listed > distinct or _CountedNode.reads > 4 * count:
+        what = (f"your order lists {listed} entries for its {distinct} nodes"
+                if listed > distinct else
+                f"your walk read node inputs {_CountedNode.reads} times for {count} nodes")
+        return not_yet(
+            ex,
+            [f"on {_DIAMONDS} stacked diamonds (each node used by two others) {what}: a "
+             "walk that does not remember where it has been goes down every path, and "
+             "the paths double with every diamond.",
+             "remember the nodes you have already visited and skip them when you meet "
+             "them again: each node enters the order once."],
+            gave=f"{listed} entries for {_DIAMONDS} stacked diamonds",
+        )
+    if not close(x.grad, 1.0):
+        return not_yet(ex, ["on stacked diamonds (each node used by two others) the leaf's "
+                            "gradient is wrong: every path must add its share."],
+                       gave=f"x.grad = {show(x.grad)} for {_DIAMONDS} stacked diamonds")
+    return None
+
+
 # ----------------------------------------------------------------------------- 08-4
 @checker(
     "08-4",
@@ -367,6 +452,7 @@ def check_free_graph(free_graph) -> Result:
     c = _d("mul", x, y)
     f = _d("exp", _d("add", c, x))
     order = _topological(f)
+    links = [(n, n.inputs) for n in order]
     x.grad, y.grad = 0.25, 0.75
     stop, _ = _call_none_ok(ex, free_graph, order)
     if stop is not None:
@@ -377,6 +463,14 @@ def check_free_graph(free_graph) -> Result:
                             "c as if it were a leaf. Free what backward saved, not the "
                             "link that says how c was made."],
                        gave="grad_fn = None on computed nodes")
+    if any(tuple(n.inputs) != tuple(before) for n, before in links):
+        return not_yet(ex, ["freeing also cut the links from each node to its inputs: "
+                            "those are the graph's structure, which stays after backward "
+                            "(in PyTorch grad_fn.next_functions still answer). Only what "
+                            "backward saved is given back.",
+                            "leave every attribute of the nodes as it is except the one "
+                            "holding the saved values."],
+                       gave="computed nodes without their inputs")
     if any(n.saved is not None for n in computed):
         return not_yet(ex, ["the computed nodes still hold their saved values: those are "
                             "what freeing gives back."], gave="saved values still there")
@@ -476,6 +570,11 @@ def _simulate(start, lr: float, steps: int, mistake: str = "") -> np.ndarray:
     return p
 
 
+def _is_node(value) -> bool:
+    """An engine node (it has a value and a grad), not a number."""
+    return hasattr(value, "value") and hasattr(value, "grad")
+
+
 @checker(
     "08-6",
     answer="x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True); each step: "
@@ -497,6 +596,11 @@ def check_gradient_descent(gradient_descent) -> Result:
     stop, point = answer(ex, gradient_descent, f, start[0], start[1], lr, steps)
     if stop is not None:
         return stop
+    if isinstance(point, (list, tuple)) and any(_is_node(v) for v in point):
+        return not_yet(ex, ["you returned the Node objects themselves: return the numbers "
+                            "they hold, as the exercise asks (a Node keeps changing when "
+                            "it is stepped again, and carries its gradient along)."],
+                       gave=f"a pair of {type(point[0]).__name__} objects")
     try:
         got = np.array([float(as_array(v)) for v in point])
         if got.shape != (2,):

@@ -44,6 +44,8 @@ def check_accuracy_fn(accuracy) -> Result:
     if not close(got, 0.6):
         mistakes = [
             ((3,), "that is a count of correct rows; accuracy is a fraction of all rows."),
+            ((60,), "that is a percentage; accuracy here is a fraction, a number in [0, 1] "
+                    "(1 when every row is right), as torchmetrics and sklearn give it."),
             ((0.4,), "that is the fraction of wrong rows, or argmax over the wrong axis: "
                      "one prediction per row, over the class axis."),
         ]
@@ -104,16 +106,27 @@ def check_train_step(train_step) -> Result:
                                 "alive)."], gave=f"a {type(loss).__name__}")
         losses.append(float(loss))
     if not close(losses[0], first_loss, rtol=1e-6):
-        return not_yet(ex, ["the loss you return is not the cross-entropy of model(X) "
-                            "against y before the step: use cross-entropy on the raw "
-                            "logits, with the labels as class indices."],
-                       gave=f"a first loss of {losses[0]:.4g}")
+        if close(losses[0], first_loss * len(y), rtol=1e-6):
+            hint = ("your loss is the SUM of the per-example losses, not their mean: it "
+                    "grows with the batch size, and so does every step. Cross-entropy "
+                    "averages over the batch unless told otherwise (its reduction).")
+        else:
+            hint = ("the loss you return is not the cross-entropy of model(X) against y "
+                    "before the step: use cross-entropy on the raw logits, with the "
+                    "labels as class indices.")
+        return not_yet(ex, [hint], gave=f"a first loss of {losses[0]:.4g}")
     if not np.all(np.isfinite(losses)) or losses[-1] >= losses[0] * 0.9:
         stepped = any(not close(p, q) for p, q in zip(_model().parameters(),
                                                        model.parameters()))
-        hint = ("the weights never changed: after backward, the optimizer must take its "
-                "step." if not stepped else "the loss did not go down: the steps are "
-                "not following one batch's gradient each.")
+        if stepped:
+            hint = ("the loss did not go down: the steps are not following one batch's "
+                    "gradient each.")
+        elif all(p.grad is None or close(p.grad, 0.0) for p in model.parameters()):
+            hint = ("the weights never changed, and after your step the gradients are "
+                    "gone: they were cleared after backward, before the optimizer's step "
+                    "could use them. Clear them at the start of the step instead.")
+        else:
+            hint = "the weights never changed: after backward, the optimizer must take its step."
         return not_yet(ex, [hint], gave=f"{losses[0]:.3f} -> {losses[-1]:.3f}")
     # one more step: with zero_grad, p.grad then holds that step's gradient only
     params = list(model.parameters())
