@@ -66,6 +66,35 @@ def test_cube_function_accepts_the_chain_rule_in_any_form(backward):
     assert ex.check_cube_function(cube_with(backward))
 
 
+def in_place_mul_(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return grad_output.mul_(3 * x**2)
+
+
+def in_place_imul(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    grad_output *= 3 * x**2
+    return grad_output
+
+
+def in_place_on_a_new_tensor(ctx, grad_output):  # right: the new tensor is its own
+    (x,) = ctx.saved_tensors
+    return (3 * x**2).mul_(grad_output)
+
+
+@pytest.mark.parametrize("backward", [in_place_mul_, in_place_imul])
+def test_cube_function_changing_grad_output_in_place_is_refused(backward):
+    message = rejected(ex.check_cube_function(cube_with(backward)), "3 * x ** 2 * grad_output",
+                       "3x^2")
+    assert "IN PLACE" in message
+    again = rejected(ex.check_cube_function(cube_with(backward)), "3 * x ** 2 * grad_output")
+    assert "NEW tensor" in again
+
+
+def test_cube_function_in_place_on_its_own_new_tensor_is_accepted():
+    assert ex.check_cube_function(cube_with(in_place_on_a_new_tensor))
+
+
 def test_cube_function_without_grad_output_gets_a_chain_rule_hint_then_a_stronger_one():
     first = rejected(ex.check_cube_function(cube_with(no_upstream)), "3 * x ** 2 * grad_output")
     assert "what if y feeds further ops" in first
@@ -166,6 +195,14 @@ def test_matmul_backward_accepts_right_answers(fn):
 )
 def test_matmul_backward_rejects_typical_mistakes(fn, phrase):
     assert phrase in rejected(ex.check_matmul_backward(fn), "dY @ W.T", "X.T @ dY")
+
+
+def test_matmul_backward_returning_naivegraph_tensors_is_refused():
+    def via_tensors(X, W, dY):
+        return ng.tensor(dY) @ ng.tensor(W).T, ng.tensor(X).T @ ng.tensor(dY)
+
+    message = rejected(ex.check_matmul_backward(via_tensors), "dY @ W.T", "X.T @ dY")
+    assert "naivegraph tensors" in message and "numpy arrays" in message
 
 
 def test_matmul_backward_returning_one_array_says_return_two():

@@ -39,6 +39,17 @@ def check_cube_function(cube) -> Result:
             return got
         if got is Ellipsis:
             return not_done(ex)
+        if got is _IN_PLACE:
+            return not_yet(
+                ex,
+                [
+                    "your backward changed grad_output IN PLACE: that tensor is autograd's "
+                    "(the caller's, here), and autograd may hand the same one to other "
+                    "nodes or hooks, which would then read your product.",
+                    "leave grad_output as it is and return a NEW tensor computed from it.",
+                ],
+                gave="a backward that modifies grad_output in place",
+            )
         wrong = _cube_mistake(ex, got, np.array(xs), np.array(upstream), case)
         if wrong is not None:
             return wrong
@@ -74,18 +85,26 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     return not_yet(ex, [hint, "the local derivative of x^3 is 3x^2; times grad_output."])
 
 
+#: What :func:`_gradient_through` returns for a backward that wrote into grad_output.
+_IN_PLACE = object()
+
+
 def _gradient_through(cube, x, upstream):
     """x's gradient through ``cube``; Ellipsis while backward still returns ``...``;
-    None when backward returns None."""
+    None when backward returns None; ``_IN_PLACE`` when it changed grad_output (the
+    engine hands ``upstream`` itself to backward, as torch does)."""
     y = cube.apply(x)
     if not np.allclose(y.detach().numpy(), x.detach().numpy() ** 3):
         raise ValueError("forward should return x ** 3 (only backward was to be written)")
+    sent = upstream.numpy().copy()
     try:
         (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
     except TypeError as error:
         if "ellipsis" in str(error):
             return Ellipsis
         raise
+    if not np.array_equal(upstream.numpy(), sent):
+        return _IN_PLACE
     return None if grad is None else grad.numpy()
 
 
@@ -176,9 +195,23 @@ def check_matmul_backward(matmul_backward) -> Result:
     if blank is not None:
         return blank
     try:
-        dX, dW = (np.asarray(g, dtype=np.float64) for g in got)
+        given = tuple(got)
+        dX, dW = (np.asarray(g, dtype=np.float64) for g in given)
     except (TypeError, ValueError):
         return failed(ex, "return two arrays, (dX, dW), in that order.")
+    kinds = sorted({type(g).__name__ for g in given if not isinstance(g, np.ndarray)})
+    if kinds:
+        tensors = any(isinstance(g, ng.Tensor) for g in given)
+        return not_yet(
+            ex,
+            [
+                ("you return naivegraph tensors; " if tensors else f"you return {kinds}; ")
+                + "the exercise asks for numpy arrays: X, W and dY are numpy arrays, and "
+                "a backward rule in the op table works on arrays, below the engine. "
+                "Compute with numpy on what you are given, without converting.",
+            ],
+            gave=f"a pair holding {', '.join(kinds)}",
+        )
     if dX.shape == W.shape and dW.shape == X.shape:
         return not_yet(ex, ["the two are swapped: return dX first (the shape of X), then dW."])
     if dX.shape == X.shape and dW.shape == W.T.shape and np.allclose(dW.T, X.T @ dY):
