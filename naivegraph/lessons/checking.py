@@ -27,6 +27,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..dynamic import engine
+
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
 LINE = re.compile(r"^(✓ correct|✗ not yet|○ not done yet) \[([\w.-]+)\]: ?(.*)$")
@@ -416,9 +418,7 @@ class AutogradCalls:
         self.flags: list[bool] = []
 
     def __enter__(self) -> AutogradCalls:
-        from ..dynamic import engine
-
-        self._engine, self._execute = engine, engine.execute
+        self._execute = engine.execute
 
         def counted(outputs, gradients, keep_graph, create_graph, *args, **kwargs):
             self.flags.append(bool(create_graph))
@@ -428,4 +428,4 @@ class AutogradCalls:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._engine.execute = self._execute
+        engine.execute = self._execute

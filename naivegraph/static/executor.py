@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import fast
 from .fastrun import MAX_STEPS, Runner
-from .graph import Graph, RunState, describe_site
+from .graph import Graph, RunState, describe_site, registered_session
 from .nodes import Constant, Node, Operation, Placeholder, Variable, numeric_data, safe_cast
 
 
@@ -503,6 +503,24 @@ class CompiledFunction:
         if self._runner is None:
             self._runner = Runner(self.plan, len(self.outputs), _shares_leaf_storage)
         return self._runner
+
+    def listing(self) -> str:
+        """The plan as text: the leaves, then every step in the order it runs, with the
+        values freed right after it (the memory plan); ``return`` names the outputs.
+
+        >>> import numpy as np, naivegraph.static as ns
+        >>> with ns.Graph("square") as g:
+        ...     x = ns.placeholder("x", shape=(3,), dtype=np.float64)
+        ...     y = ((x * x) + x).sum()
+        >>> print(g.compile([x], [y], optimize=False).listing())
+        compiled (%x) -> (%sum_1), 3 steps on graph square:
+              %x = placeholder        : (3,) float64
+            1 %mul_1 = mul %x %x      : (3,) float64
+            2 %add_1 = add %mul_1 %x  : (3,) float64  free %mul_1
+            3 %sum_1 = sum %add_1     : () float64  free %add_1
+          return %sum_1
+        """
+        return registered_session().plan_listing(self)
 
     def __repr__(self) -> str:
         updates = f", updates {', '.join(u.name for u in self.updates)}" if self.updates else ""

@@ -157,6 +157,25 @@ class Graph:
     def __repr__(self) -> str:
         return f"<Graph {self.name}: {len(self.nodes)} nodes>"
 
+    def __str__(self) -> str:
+        """The graph as text: one line per node in SSA form, like a jaxpr (see
+        :mod:`naivegraph.static.listing`); ``return`` names the nodes nothing uses.
+
+        >>> import numpy as np, naivegraph.static as ns
+        >>> with ns.Graph("affine") as g:
+        ...     x = ns.placeholder("x", shape=(None, 2), dtype=np.float64)
+        ...     w = ns.Variable(np.ones((2, 3)), name="w")
+        ...     y = ns.relu(x @ w)
+        >>> print(g)
+        graph affine:
+          %x = placeholder          : (?, 2) float64
+          %w = variable             : (2, 3) float64
+          %matmul_1 = matmul %x %w  : (?, 3) float64
+          %relu_1 = relu %matmul_1  : (?, 3) float64
+          return %relu_1
+        """
+        return _session.graph_listing(self)
+
     @property
     def placeholders(self) -> list["Node"]:
         return [n for n in self.nodes if n.kind == "placeholder"]
@@ -326,6 +345,11 @@ def _is_node(value: object) -> bool:
 # gradients and the passes (each of which imports this module); it registers itself
 # here when naivegraph.static is imported, so imports still go one way.
 _session: Any = None
+
+
+def registered_session() -> Any:
+    """The module that runs graphs (for the executor, which sits below it too)."""
+    return _session
 
 
 def register_session(session: Any) -> None:

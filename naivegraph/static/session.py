@@ -13,7 +13,7 @@ import sys
 from typing import Any, Mapping, Sequence
 
 from .. import fast
-from . import fastgraph, saving
+from . import fastgraph, listing, saving
 from .executor import (
     CompiledFunction,
     Plan,
@@ -159,6 +159,16 @@ def _update_nodes(graph: Graph, updates: Any) -> list[Node]:
         graph._rollback(size)
         raise
     return nodes
+
+
+def graph_listing(graph: Graph) -> str:
+    """``str(graph)``: the SSA listing of every node (see :mod:`naivegraph.static.listing`)."""
+    return listing.graph_listing(graph)
+
+
+def plan_listing(compiled: CompiledFunction) -> str:
+    """``compiled.listing()``: the steps of its plan and what each frees."""
+    return listing.plan_listing(compiled)
 
 
 register_session(sys.modules[__name__])
