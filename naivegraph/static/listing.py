@@ -132,7 +132,8 @@ def _lines(
     leaves = placeholders + [n for n in nodes if isinstance(n, Variable)]
     chosen = set(leaves)
     ordered = leaves + [n for n in nodes if n not in chosen]
-    return [(n, f"%{n.name} = {_definition(n)}", _type(n)) for n in ordered]
+    defaults: dict[int, dict[str, Any]] = {}  # per op, for this listing (ops stay alive)
+    return [(n, f"%{n.name} = {_definition(n, defaults)}", _type(n)) for n in ordered]
 
 
 def _inner(node: Node, depth: int) -> list[tuple[str, str | None]]:
@@ -156,7 +157,7 @@ def _returned(outputs: Sequence[Node]) -> str:
 
 
 # -------------------------------------------------------------------------- one node
-def _definition(node: Node) -> str:
+def _definition(node: Node, known_defaults: dict[int, dict[str, Any]]) -> str:
     """What a node computes: its op, then its operands and attributes."""
     if isinstance(node, Placeholder):
         return "placeholder"
@@ -166,7 +167,9 @@ def _definition(node: Node) -> str:
         value = node.value
         return "constant " + (_value_text(value) if np.size(value) <= SMALL else "<array>")
     operands = " ".join("%" + i.name for i in node.inputs)
-    defaults = _defaults(node.op)
+    defaults = known_defaults.get(id(node.op))
+    if defaults is None:
+        defaults = known_defaults[id(node.op)] = _defaults(node.op)
     attrs = " ".join(
         f"{k}={_attr_text(v)}"
         for k, v in node.attrs.items()
