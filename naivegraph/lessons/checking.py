@@ -173,10 +173,14 @@ def sentence(hint: str) -> str:
     ('Count the paths.', 'ng.autograd.grad returns it.')
     >>> sentence("jacfwd makes one pass per input."), sentence("`x` is a leaf.")
     ('jacfwd makes one pass per input.', '`x` is a leaf.')
+    >>> sentence("c is used twice."), sentence("a walk.")
+    ('c is used twice.', 'A walk.')
     """
     first = hint.split(maxsplit=1)[0] if hint.strip() else ""
     word = first.rstrip(".,:;!?")
     if not word or _CODE_MARK.search(word) or word.lower() in _CODE_WORDS:
+        return hint
+    if len(word) == 1 and word not in "aAI":  # a variable: x, y, c
         return hint
     return hint[:1].upper() + hint[1:]
 

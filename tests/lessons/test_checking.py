@@ -43,7 +43,7 @@ def test_hints_grow_stronger_with_each_wrong_try_and_then_point_to_reveal():
 
 @pytest.mark.parametrize("code", ["ng.autograd.grad returns it.", "requires_grad spreads.",
                                   "jacfwd makes one pass per input.", "`x` is a leaf.",
-                                  "x.grad accumulates.", "grad_fn stays."])
+                                  "x.grad accumulates.", "grad_fn stays.", "c is used twice."])
 def test_a_stronger_hint_that_starts_with_code_keeps_the_codes_spelling(code):
     checking.not_yet("00-3", ["the mistake.", code])
     second = checking.not_yet("00-3", ["the mistake.", code])
