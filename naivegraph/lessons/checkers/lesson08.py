@@ -415,7 +415,9 @@ def _visits_each_node_once(ex: str, run_backward: Callable) -> Result | None:
         return stop
     listed = len(order) if isinstance(order, (list, tuple)) else 0
     distinct = len({id(n) for n in order}) if listed else 0
-    if listed > distinct or _CountedNode.reads > 4 * count:
+    # Visiting each node once reads its inputs a few times per node; walking every
+    # path reads them once per path: 2 ** 12 times the top's, thousands in all.
+    if listed > distinct or _CountedNode.reads > 10 * count:
         what = (f"your order lists {listed} entries for its {distinct} nodes"
                 if listed > distinct else
                 f"your walk read node inputs {_CountedNode.reads} times for {count} nodes")
