@@ -580,6 +580,32 @@ def test_08_3_a_walk_without_a_visited_set_is_refused(capsys, wrong, says):
     never_states(result, "id(node) in seen", "seen.add", "visit(")
 
 
+def test_08_3_an_unseeded_sweep_is_told_about_the_seed_not_the_order(capsys):
+    def unseeded(root):
+        order = run_backward(root)  # right order; then redo the sweep without a seed
+        for node in order:
+            if node.is_leaf:
+                node.grad = 0.0
+        grads = {}
+        for node in reversed(order):
+            g = grads.pop(id(node), 0.0)
+            if node.is_leaf:
+                node.grad += g
+                continue
+            for k, inp in enumerate(node.inputs):
+                if inp.requires_grad:
+                    grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](
+                        *node.saved, k)
+        return order
+
+    result = rejected(capsys, ex.check_run_backward, unseeded, says="starts from nothing")
+    assert "visited after" not in result.message
+    never_states(result, "{id(root): 1.0}", "grads.get(id(inp)")
+    preorder = rejected(capsys, ex.check_run_backward, variant(preorder=True),
+                        says="visited after")
+    assert "starts from nothing" not in preorder.message
+
+
 def test_08_3_an_order_built_another_way_is_accepted(capsys):
     assert outcome(capsys, ex.check_run_backward, run_backward_stack)
 

@@ -316,7 +316,11 @@ def check_run_backward(run_backward) -> Result:
     want = [df_dc * 2.0, df_dc * 0.5]
     got = [x.grad, y.grad]
     if not close(got, want, atol=1e-9):
-        if close(got, [0.0, 0.0]):
+        if close(got, [0.0, 0.0]) and not _seeds_its_root(run_backward):
+            hint = ["the leaves got nothing because the sweep starts from nothing: even "
+                    "run_backward(x) on a leaf x leaves x.grad at 0. The root's own gradient, "
+                    "d root / d root, must be in grads before the loop hands anything on."]
+        elif close(got, [0.0, 0.0]):
             hint = ["the leaves got nothing: is each node visited after every node that "
                     "uses it, and does a leaf add what reached it to its .grad?"]
         elif any(close(got, [2.0 * p, 0.5 * p]) for p in (math.sin(1.0), math.cos(1.0), 1.0)):
@@ -368,6 +372,17 @@ def check_run_backward(run_backward) -> Result:
     return not_yet(ex, ["backward through a node whose saved values were freed (saved is "
                         "None) should raise RuntimeError, not go on silently."],
                    gave="no error for a freed node")
+
+
+def _seeds_its_root(run_backward: Callable) -> bool:
+    """Whether a backward from a leaf gives it gradient 1: no order is involved, so a
+    leaf left at 0 means the sweep was never seeded."""
+    x = _Node(0.5, True)
+    try:
+        run_backward(x)
+    except Exception:  # a crash here is not about the seed
+        return True
+    return not close(x.grad, 0.0)
 
 
 class _CountedNode(_Node):
