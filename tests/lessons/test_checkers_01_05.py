@@ -90,6 +90,12 @@ def derivatives_floats(f, x):
     return first.item(), second.item()
 
 
+def derivatives_of_x_data(f, x):  # f of a copy cut from the graph: nothing to differentiate
+    (first,) = ng.autograd.grad(f(x.data), [x], create_graph=True)
+    (second,) = ng.autograd.grad(first, [x])
+    return first, second
+
+
 def derivatives_func_grad(f, x):  # unusual but right: the functional transform, twice
     return ng.func.grad(f)(x), ng.func.grad(ng.func.grad(f))(x)
 
@@ -388,6 +394,7 @@ WRONG = [
     ("03-5", (derivatives_finite_difference,), "finite difference"),
     ("03-5", (derivatives_no_autograd,), "finite difference"),
     ("03-5", (derivatives_data,), "cut from the graph"),
+    ("03-5", (derivatives_of_x_data,), "first autograd.grad raised"),
     ("03-4", (gradf_autograd,), "asks autograd"),
     ("03-4", (gradf_backward,), "asks autograd"),
     ("03-3", ([4.0, 4.4, 6.06],), "assume a fresh x"),
@@ -493,8 +500,9 @@ def test_the_lessons_own_model_needs_the_visited_set(capsys):
     assert "lesson 1's loss" in result.message and "'w1', 'w1'" in result.message
 
 
-def test_03_5_data_is_not_blamed_on_create_graph(capsys):
-    result = ex.check_second_derivative(derivatives_data)
+@pytest.mark.parametrize("wrong", [derivatives_data, derivatives_of_x_data])
+def test_03_5_data_is_not_blamed_on_create_graph(wrong, capsys):
+    result = ex.check_second_derivative(wrong)
     assert ".data" in result.message and "create_graph" not in result.message
 
 

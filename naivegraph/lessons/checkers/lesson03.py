@@ -273,7 +273,7 @@ def check_second_derivative(derivatives) -> Result:
                 raised = exc
         recorded = recorded or any(calls.flags)
         if raised is not None:
-            return _second_raised(ex, derivatives, f, x, raised, calls.flags)
+            return _second_raised(ex, raised, calls.flags)
         if got is None or got is Ellipsis:
             return not_done(ex, "(your function returned None: `return first, second`.)")
         try:
@@ -339,11 +339,11 @@ def check_second_derivative(derivatives) -> Result:
     return correct(ex, "both derivatives are autograd's, exact on every function tried.")
 
 
-def _second_raised(ex: str, derivatives, f, x, exc: Exception, flags: list) -> Result:
+def _second_raised(ex: str, exc: Exception, flags: list) -> Result:
     """The hint for a ``derivatives`` that raised, told by what autograd ran before."""
     text = str(exc)
-    if isinstance(exc, RuntimeError) and "does not require grad" in text:
-        if any(flags):
+    if isinstance(exc, RuntimeError) and "does not require grad" in text and len(flags) >= 2:
+        if any(flags[:-1]):  # an earlier pass was recorded: its result was then cut off
             return not_yet(
                 ex,
                 [
@@ -355,17 +355,17 @@ def _second_raised(ex: str, derivatives, f, x, exc: Exception, flags: list) -> R
                 ],
                 gave="a first derivative cut from its graph",
             )
-        if len(flags) >= 2:
-            return not_yet(
-                ex,
-                [
-                    "the second autograd.grad raised: the first derivative has no "
-                    "grad_fn, because the first backward pass was not recorded.",
-                    "the first ng.autograd.grad must record its own computation: "
-                    "look at its create_graph argument.",
-                ],
-                gave="a function whose second grad raises",
-            )
+        return not_yet(
+            ex,
+            [
+                "the second autograd.grad raised: the first derivative has no "
+                "grad_fn, because the first backward pass was not recorded.",
+                "the first ng.autograd.grad must record its own computation: "
+                "look at its create_graph argument.",
+            ],
+            gave="a function whose second grad raises",
+        )
+    if isinstance(exc, RuntimeError) and "does not require grad" in text:
         return not_yet(
             ex,
             [
