@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .control_flow import GraphOp, inner_functions
-from .executor import topological_order
+from .executor import CompiledFunction, topological_order
 from .graph import Graph
 from .nodes import Constant, Node, Operation, Placeholder, Variable
 
@@ -51,20 +51,19 @@ def graph_listing(
     graph: Graph,
     outputs: Sequence[Node] | None = None,
     inputs: Sequence[Node | None] | None = None,
-    title: str | None = None,
 ) -> str:
     """The listing of ``graph``: every node, or only what ``outputs`` need.
 
     ``outputs`` default to the graph's sinks (nodes nothing uses); ``inputs`` (the
     placeholders, in order) to the graph's own.
     """
-    nodes = graph.nodes if outputs is None else _needed(graph, outputs)
+    nodes = graph.nodes if outputs is None else topological_order(graph, outputs)
     outs = graph.sinks() if outputs is None else list(outputs)
     rows = _block(nodes, inputs, outs, depth=1)
-    return _render([(title or f"graph {graph.name}:", None)] + rows)
+    return _render([(f"graph {graph.name}:", None)] + rows)
 
 
-def plan_listing(compiled: Any) -> str:
+def plan_listing(compiled: CompiledFunction) -> str:
     """The plan of a :class:`~naivegraph.static.executor.CompiledFunction`: its leaves,
     then each step, numbered, with the values freed once it ran."""
     plan, graph = compiled.plan, compiled.graph
@@ -100,10 +99,6 @@ def plan_listing(compiled: Any) -> str:
 
 
 # -------------------------------------------------------------------------- blocks
-def _needed(graph: Graph, outputs: Sequence[Node]) -> list[Node]:
-    return topological_order(graph, outputs)
-
-
 def _block(
     nodes: Sequence[Node],
     inputs: Sequence[Node | None] | None,
@@ -127,7 +122,8 @@ def _lines(
     ``inputs`` when given) and Variables first, the rest in the order given."""
     placeholders = [n for n in nodes if isinstance(n, Placeholder)]
     if inputs is not None:
-        given = [p for p in inputs if p is not None and p in placeholders]
+        present = set(placeholders)
+        given = [p for p in inputs if p is not None and p in present]
         placeholders = given + [p for p in placeholders if p not in given]
     leaves = placeholders + [n for n in nodes if isinstance(n, Variable)]
     chosen = set(leaves)
@@ -147,7 +143,7 @@ def _inner(node: Node, depth: int) -> list[tuple[str, str | None]]:
         # are fed, in order, by the node's operands.
         used = [p for p in function.inputs if p is not None]
         fed = set(used)
-        nodes = used + [n for n in _needed(function.graph, outputs) if n not in fed]
+        nodes = used + [n for n in topological_order(function.graph, outputs) if n not in fed]
         rows.extend(_block(nodes, function.inputs, outputs, depth + 1))
     return rows
 
