@@ -238,6 +238,13 @@ def _attr_text(value: Any) -> str:
         return _value_text(value) if isinstance(value, np.generic) else repr(value)
     if isinstance(value, np.ndarray) and value.size <= SMALL:
         return _value_text(value)
+    if isinstance(value, slice):  # as written in an index: 1:, ::2
+        parts = ["" if v is None else str(v) for v in (value.start, value.stop, value.step)]
+        return ":".join(parts if value.step is not None else parts[:2])
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        return np.dtype(value).name
     return f"<{type(value).__name__}>"
 
 

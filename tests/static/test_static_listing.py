@@ -289,6 +289,22 @@ def test_attributes_left_at_their_default_are_not_listed():
     ]
 
 
+def test_an_index_is_listed_as_written():
+    with ns.Graph("index") as g:
+        x = ns.placeholder("x", shape=(2, 6), dtype=F64)
+        x[0, 1:]
+        x[..., ::2]
+        x[:, 1:5:2]
+    assert str(g) == listing("""
+        graph index:
+          %x = placeholder                          : (2, 6) float64
+          %getitem_1 = getitem %x index=(0, 1:)     : (5,) float64
+          %getitem_2 = getitem %x index=(..., ::2)  : (2, 3) float64
+          %getitem_3 = getitem %x index=(:, 1:5:2)  : (2, 2) float64
+          return %getitem_1, %getitem_2, %getitem_3
+        """)
+
+
 def test_a_traced_function_lists_the_graph_it_traced():
     def layer(a, b):
         return (a * b + a).tanh()
