@@ -41,6 +41,18 @@ tensor([[ 6.,  0.],
         [ 0., 12.]])
 """
 
+from .functional_call import functional_call
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from .vmap import vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = [
+    "grad",
+    "grad_and_value",
+    "vjp",
+    "jvp",
+    "jacrev",
+    "jacfwd",
+    "hessian",
+    "vmap",
+    "functional_call",
+]
