@@ -14,7 +14,7 @@ tensor(28.)
 Static mode (build, then run) lives in :mod:`naivegraph.static`.
 """
 
-from . import autograd, func, nn, optim
+from . import autograd, func, nn, optim, utils
 from .dynamic.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 
 # PyTorch's top-level surface for learner code (devices, default dtype, legacy types, files)
@@ -23,6 +23,7 @@ from .dynamic.engine import backward
 from .dynamic.factories import (
     DoubleTensor,
     FloatTensor,
+    Generator,
     LongTensor,
     allclose,
     arange,
@@ -61,6 +62,7 @@ from .dynamic.factories import (
     randint,
     randn,
     randn_like,
+    randperm,
     short,
     tensor,
     uint8,
@@ -97,6 +99,7 @@ __all__ = [
     "optim",
     "render",
     "set_grad_enabled",
+    "utils",
     "tensor",
     "ones",
     "zeros",
@@ -112,6 +115,8 @@ __all__ = [
     "randn_like",
     "manual_seed",
     "normal",
+    "randperm",
+    "Generator",
     "float32",
     "float64",
     "int64",
