@@ -73,6 +73,7 @@ from .dynamic.functions import *  # noqa: F403  (ng.exp, ng.sum, ng.cat, ...)
 from .dynamic.functions import __all__ as _function_names
 from .dynamic.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dynamic.tensor import Tensor
+from .func import vmap  # torch.vmap is torch.func.vmap
 from .serialization import load, save
 
 __version__ = "0.1.0"
@@ -100,6 +101,7 @@ __all__ = [
     "render",
     "set_grad_enabled",
     "utils",
+    "vmap",
     "tensor",
     "ones",
     "zeros",
