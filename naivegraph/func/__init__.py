@@ -1,5 +1,6 @@
 """Function transforms with ``torch.func``'s names: ``grad``, ``vjp``, ``jvp``,
-``jacrev``, ``jacfwd``, ``hessian``, ``vmap`` and ``functional_call``.
+``jacrev``, ``jacfwd``, ``hessian``, ``vmap``, ``functional_call`` and
+``stack_module_state``.
 
 Each takes a function of tensors and returns a function (or values); every derivative
 comes from the op table's rules, none is written again here:
@@ -41,7 +42,7 @@ tensor([[ 6.,  0.],
         [ 0., 12.]])
 """
 
-from .functional_call import functional_call
+from .functional_call import functional_call, stack_module_state
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
 from .vmap import vmap
 
@@ -55,4 +56,5 @@ __all__ = [
     "hessian",
     "vmap",
     "functional_call",
+    "stack_module_state",
 ]

@@ -1,11 +1,14 @@
-"""``functional_call``: run a module with other tensors in place of its parameters."""
+"""``functional_call``: run a module with other tensors in place of its parameters;
+``stack_module_state``: the parameters of several like modules, stacked for ``vmap``."""
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
-__all__ = ["functional_call"]
+from ..dynamic.functions import stack
+
+__all__ = ["functional_call", "stack_module_state"]
 
 _MISSING = object()
 
@@ -111,3 +114,37 @@ def _swapped(module: Any, tensors: dict) -> Iterator[None]:
                 del table[attr]
             else:
                 table[attr] = old
+
+
+def stack_module_state(models: Sequence) -> tuple[dict, dict]:
+    """``(params, buffers)``: each parameter of ``models`` (modules of one class) stacked
+    along a new first dimension, by name, as new leaves (optimisable, unrelated to the
+    modules' own); for an ensemble run by ``vmap`` over ``functional_call``.  naivegraph
+    modules have no buffers, so ``buffers`` is empty.
+
+    >>> import naivegraph as ng
+    >>> models = [ng.nn.Linear(3, 2) for _ in range(4)]
+    >>> params, buffers = stack_module_state(models)
+    >>> {k: tuple(v.shape) for k, v in params.items()}, buffers
+    ({'weight': (4, 2, 3), 'bias': (4, 2)}, {})
+    """
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) != 1:
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode."
+        )
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    tables = [dict(m.named_parameters()) for m in models]
+    params = {name: _stacked_leaf([t[name] for t in tables], name) for name in tables[0]}
+    return params, {}
+
+
+def _stacked_leaf(tensors: list, name: str) -> Any:
+    flags = {t.requires_grad for t in tensors}
+    if len(flags) != 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    stacked = stack(tensors)
+    return stacked.detach().requires_grad_() if flags == {True} else stacked

@@ -319,3 +319,33 @@ def test_double_backward_of_squeeze_and_unsqueeze_records_torchs_nodes():
             (g,) = lib.autograd.grad(build(x), x, seed, create_graph=True)
             names.append(type(g.grad_fn).__name__)
     assert names[:3] == names[3:]
+
+
+def test_stack_module_state_stacks_parameters_as_new_leaves_for_an_ensemble():
+    results = []
+    for lib in (ng, torch):
+        models = [linear(lib) for _ in range(3)]
+        with lib.no_grad():
+            for k, m in enumerate(models):
+                m.weight.mul_(k + 1)
+        params, buffers = lib.func.stack_module_state(models)
+        assert buffers == {} and list(params) == ["weight", "bias"]
+        assert all(p.is_leaf and p.requires_grad for p in params.values())
+        x = lib.tensor([[1.0, 3.0], [2.0, -1.0]], dtype=lib.float64)
+        results.append(
+            lib.func.vmap(
+                lambda p, b, x, m=models[0], lib=lib: lib.func.functional_call(m, (p, b), (x,)),
+                in_dims=(0, 0, None),
+            )(params, buffers, x)
+        )
+    close(*results)
+
+
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_stack_module_state_refuses_unlike_models_with_torchs_words(lib):
+    with pytest.raises(RuntimeError, match="Expected at least one model, got 0"):
+        lib.func.stack_module_state([])
+    with pytest.raises(RuntimeError, match="Expected all models to be of the same class"):
+        lib.func.stack_module_state([lib.nn.Linear(2, 2), lib.nn.Sequential()])
+    with pytest.raises(RuntimeError, match="same training/eval mode"):
+        lib.func.stack_module_state([lib.nn.Linear(2, 2), lib.nn.Linear(2, 2).eval()])
