@@ -18,6 +18,7 @@ from ..dynamic.node import AccumulateGrad
 from ..dynamic.tensor import Tensor
 from ..ops import OPS
 from .pytree import Spec, flatten, unflatten
+from .vmap import check_randomness, random_mode
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -280,10 +281,19 @@ def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Cal
     return wrapper
 
 
-def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> Callable:
+def jacrev(
+    func: Callable,
+    argnums: int | tuple = 0,
+    *,
+    has_aux: bool = False,
+    chunk_size: int | None = None,
+) -> Callable:
     """The Jacobian by reverse mode: one VJP per output element (cheap for few outputs).
     Each output's block has shape ``output.shape + input.shape``; blocks are nested as
-    the outputs are, and within each as the differentiated arguments are."""
+    the outputs are, and within each as the differentiated arguments are.
+    (``chunk_size`` is accepted as torch's; the VJPs run one at a time anyway.)"""
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @_transform
     @functools.wraps(func)
@@ -395,9 +405,17 @@ def _jvp_by_transpose(func: Callable, primals: list, tangents: list, has_aux: bo
     return outputs, spec, found, aux
 
 
-def jacfwd(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -> Callable:
+def jacfwd(
+    func: Callable,
+    argnums: int | tuple = 0,
+    has_aux: bool = False,
+    *,
+    randomness: str = "error",
+) -> Callable:
     """The Jacobian by forward mode: one JVP per input element (cheap for few inputs).
-    Blocks and nesting as :func:`jacrev`'s."""
+    Blocks and nesting as :func:`jacrev`'s.  torch computes the JVPs under ``vmap``, so
+    ``randomness`` is vmap's: by default a random operation in ``func`` is refused."""
+    check_randomness(randomness)
 
     @_transform
     @functools.wraps(func)
@@ -415,16 +433,21 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False) -
                 call_args[n] = unflatten(list(values[start[i] : start[i + 1]]), spec)
             return func(*call_args, **kwargs)
 
-        # one plain call: the outputs' nesting and shapes, and the aux value
-        output, aux = _split_aux(call(*flat), has_aux, "jacfwd(f)(*args)")
-        outputs, out_spec = _tensors_out(output, "jacfwd(f)(*args)")
-        columns: list[list[list]] = [[[] for _ in flat] for _ in outputs]
-        for j, x in enumerate(flat):
-            for k in range(x.numel()):
-                tangents = [_basis(k, x) if i == j else zeros_like(v) for i, v in enumerate(flat)]
-                _, _, found, _ = _jvp_flat(call, flat, tangents, has_aux)
-                for per_output, t in zip(columns, found):
-                    per_output[j].append(t)
+        with random_mode(randomness) as before_each:
+            # one plain call: the outputs' nesting and shapes, and the aux value
+            before_each()
+            output, aux = _split_aux(call(*flat), has_aux, "jacfwd(f)(*args)")
+            outputs, out_spec = _tensors_out(output, "jacfwd(f)(*args)")
+            columns: list[list[list]] = [[[] for _ in flat] for _ in outputs]
+            for j, x in enumerate(flat):
+                for k in range(x.numel()):
+                    tangents = [
+                        _basis(k, x) if i == j else zeros_like(v) for i, v in enumerate(flat)
+                    ]
+                    before_each()
+                    _, _, found, _ = _jvp_flat(call, flat, tangents, has_aux)
+                    for per_output, t in zip(columns, found):
+                        per_output[j].append(t)
         blocks = [
             inputs.shaped(
                 [

@@ -57,11 +57,7 @@ def vmap(
     tensor([[10., 30.],
             [20., 40.]])
     """
-    if randomness not in RANDOMNESS:
-        raise RuntimeError(
-            "Only allowed values for randomness are 'error', 'different', or 'same'. "
-            f"Got {randomness}"
-        )
+    check_randomness(randomness)
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     name = getattr(func, "__name__", repr(func))
@@ -70,7 +66,7 @@ def vmap(
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         flat, dims, size = _batched_arguments(name, args, in_dims)
         arg_spec = flatten(args)[1]
-        with _random_mode(randomness) as before_each:
+        with random_mode(randomness) as before_each:
             if size == 0:  # no samples: one call on a stand-in gives the results' shapes
                 results = [_call(func, _stand_in(flat, dims), arg_spec, kwargs)]
             else:
@@ -217,8 +213,16 @@ class _RefusingGenerator:
         raise RuntimeError(RANDOM_IN_ERROR_MODE)
 
 
+def check_randomness(randomness: str) -> None:
+    if randomness not in RANDOMNESS:
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+
+
 @contextlib.contextmanager
-def _random_mode(randomness: str) -> Iterator[Callable[[], None]]:
+def random_mode(randomness: str) -> Iterator[Callable[[], None]]:
     """Set up the random generator for one vmap; yields what to do before each sample."""
     generator = _random.generator
     if randomness == "error":

@@ -165,3 +165,17 @@ def test_bad_arguments_to_the_transforms_are_refused_with_torchs_words(lib):
         vjp_fn(x)
     with pytest.raises(RuntimeError, match="expected f\\(\\*primals\\) to return only tensors"):
         lib.func.vjp(lambda y: 3.0, x)
+
+
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_jacfwd_runs_under_vmaps_randomness_rule_and_jacrev_does_not(lib):
+    x = lib.ones(3, dtype=lib.float64)
+    with pytest.raises(RuntimeError, match="called random operation while in randomness error"):
+        lib.func.jacfwd(lambda y: y * lib.rand(3, dtype=lib.float64))(x)
+    with pytest.raises(RuntimeError, match="called random operation while in randomness error"):
+        lib.func.hessian(lambda y: (y * lib.rand(3, dtype=lib.float64)).sum())(x)
+    same = lib.func.jacfwd(lambda y: y * lib.rand(3, dtype=lib.float64), randomness="same")(x)
+    assert (same * (1 - lib.eye(3, dtype=lib.float64))).abs().sum().item() == 0.0
+    assert lib.func.jacrev(lambda y: y * lib.rand(3, dtype=lib.float64))(x).shape == (3, 3)
+    with pytest.raises(ValueError, match="`chunk_size` should be greater than 0"):
+        lib.func.jacrev(lib.sin, chunk_size=0)(x)
