@@ -161,6 +161,14 @@ BAD_LOADERS = {
         lambda lib, ds: lib.utils.data.DataLoader(ds, num_workers=-1),
         "num_workers option should be non-negative",
     ),
+    "prefetch_factor without workers": (
+        lambda lib, ds: lib.utils.data.DataLoader(ds, prefetch_factor=2),
+        "prefetch_factor option could only be specified in multiprocessing",
+    ),
+    "persistent_workers without workers": (
+        lambda lib, ds: lib.utils.data.DataLoader(ds, persistent_workers=True),
+        "persistent_workers option needs num_workers > 0",
+    ),
     "split lengths that do not add up": (
         lambda lib, ds: lib.utils.data.random_split(ds, [3, 3]),
         "Sum of input lengths does not equal the length of the input dataset",
@@ -224,3 +232,9 @@ def test_randperm_refuses_what_torch_refuses():
             lib.randperm(2.0)
         assert lib.randperm(0).tolist() == []
         assert str(lib.randperm(3).dtype).endswith("int64")
+
+
+def test_workers_are_accepted_and_the_batches_are_the_same():
+    ds = dataset(ng)
+    plain = described(ngdata.DataLoader(ds, batch_size=3))
+    assert described(ngdata.DataLoader(ds, batch_size=3, num_workers=2)) == plain
