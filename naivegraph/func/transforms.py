@@ -4,6 +4,7 @@ docstring for how they work and how each keeps to its own argument."""
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 from typing import Any, Callable
 
@@ -24,10 +25,14 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 
 # ----------------------------------------------------------------------------- levels
-class _Transforms:
-    """How many transforms are running, and the leaves they made for their inputs."""
+class _Depth(threading.local):
+    """How many transforms are running in this thread."""
 
-    depth = 0
+    value = 0
+
+
+class _Transforms:
+    depth = _Depth()
     # id -> leaf: the fresh leaves standing for inputs that did not require grad; a result
     # that reaches no other leaf does not depend on anything outside the transforms.
     leaves: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -40,13 +45,13 @@ def _transform(run: Callable) -> Callable:
 
     @functools.wraps(run)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        _Transforms.depth += 1
+        _Transforms.depth.value += 1
         try:
             with enable_grad():
                 result = run(*args, **kwargs)
         finally:
-            _Transforms.depth -= 1
-        return _unwrapped(result) if _Transforms.depth == 0 else result
+            _Transforms.depth.value -= 1
+        return _unwrapped(result) if _Transforms.depth.value == 0 else result
 
     return wrapper
 
