@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import threading
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ import numpy as np
 from ..ops.methods import shape_arg as _shape_arg
 from .defaults import _default_float, _type_name, get_default_dtype
 from .grad_mode import no_grad
+from .rng import _random, generator_rng
 from .tensor import Tensor, _as_array, _check_device
 
 float32, float64, float16 = np.float32, np.float64, np.float16
@@ -26,13 +26,6 @@ long = int64
 short = int16
 cfloat = complex64
 cdouble = complex128
-
-
-class _Random(threading.local):
-    generator = np.random.default_rng()
-
-
-_random = _Random()
 
 
 def manual_seed(seed: int) -> None:
@@ -271,14 +264,6 @@ class Generator:
         return self._seed
 
 
-def _generator_rng(generator) -> np.random.Generator:
-    if generator is None:
-        return _random.generator
-    if not isinstance(generator, Generator):
-        raise TypeError(f"generator must be a naivegraph Generator, got {type(generator).__name__}")
-    return generator._rng
-
-
 def randperm(
     n: builtins.int,
     *,
@@ -301,7 +286,7 @@ def randperm(
         )
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    data = _generator_rng(generator).permutation(builtins.int(n))
+    data = generator_rng(generator).permutation(builtins.int(n))
     return _finish(data.astype(dtype or np.int64), requires_grad)
 
 

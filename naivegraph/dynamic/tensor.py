@@ -47,6 +47,7 @@ from .node import (
     register_tensor_class,
     writable,
 )
+from .rng import generator_rng
 
 _new = object.__new__
 _VIEW_OPS = frozenset(
@@ -877,13 +878,11 @@ class Tensor(OpMethods):
         )
 
     def _random_fill(self, kind: str, draw, generator) -> "Tensor":
-        from .factories import _generator_rng  # factories builds on this module
-
         if self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"\"{kind}_kernel_cpu\" not implemented for '{torch_dtype_name(self._data.dtype)}'"
             )
-        values = np.asarray(draw(_generator_rng(generator), self._data.shape), self._data.dtype)
+        values = np.asarray(draw(generator_rng(generator), self._data.shape), self._data.dtype)
         return self.copy_(Tensor._make(values, False, None, 0))
 
     def copy_(self, src) -> "Tensor":

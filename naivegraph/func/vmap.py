@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..dynamic.factories import _random
+from ..dynamic.rng import _random
 from ..dynamic.functions import stack
 from ..dynamic.tensor import Tensor
 from .pytree import broadcast_prefix, flatten, unflatten

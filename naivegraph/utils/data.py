@@ -39,8 +39,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from ..dynamic.factories import Generator, _generator_rng, randperm, tensor
+from ..dynamic.factories import Generator, randperm, tensor
 from ..dynamic.functions import stack
+from ..dynamic.rng import generator_rng
 from ..dynamic.tensor import Tensor
 
 __all__ = [
@@ -193,7 +194,7 @@ class SequentialSampler(Sampler):
 def _draw_seed(generator: Generator | None) -> int:
     """One 64-bit number from ``generator`` (the global one if None), as torch's
     ``torch.empty((), dtype=torch.int64).random_()``."""
-    return int(_generator_rng(generator).integers(0, 2**63))
+    return int(generator_rng(generator).integers(0, 2**63))
 
 
 class RandomSampler(Sampler):
@@ -233,7 +234,7 @@ class RandomSampler(Sampler):
         else:
             generator = self.generator
         if self.replacement:
-            yield from _generator_rng(generator).integers(0, n, self.num_samples).tolist()
+            yield from generator_rng(generator).integers(0, n, self.num_samples).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=generator).tolist()

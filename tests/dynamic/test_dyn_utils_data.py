@@ -118,7 +118,7 @@ def test_shuffling_draws_torchs_sequence_from_the_global_generator():
     ng.manual_seed(11)
     (xb, _), after = next(iter(loader)), ng.rand(1).item()
     ng.manual_seed(11)
-    rng = ng.dynamic.factories._random.generator
+    rng = ng.dynamic.rng._random.generator
     rng.integers(0, 2**63)  # the loader's base seed
     seed = int(rng.integers(0, 2**63))
     order = ng.randperm(7, generator=ng.Generator().manual_seed(seed)).tolist()
