@@ -8,8 +8,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..dynamic.rng import _random
 from ..dynamic.functions import stack
+from ..dynamic.rng import _random
 from ..dynamic.tensor import Tensor
 from .pytree import broadcast_prefix, flatten, unflatten
 
