@@ -14,7 +14,7 @@ tensor(28.)
 Static mode (build, then run) lives in :mod:`naivegraph.static`.
 """
 
-from . import autograd, func, nn, optim
+from . import autograd, func, nn, optim, utils
 from .dynamic.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 
 # PyTorch's top-level surface for learner code (devices, default dtype, legacy types, files)
@@ -23,6 +23,7 @@ from .dynamic.engine import backward
 from .dynamic.factories import (
     DoubleTensor,
     FloatTensor,
+    Generator,
     LongTensor,
     allclose,
     arange,
@@ -61,6 +62,7 @@ from .dynamic.factories import (
     randint,
     randn,
     randn_like,
+    randperm,
     short,
     tensor,
     uint8,
@@ -71,6 +73,7 @@ from .dynamic.functions import *  # noqa: F403  (ng.exp, ng.sum, ng.cat, ...)
 from .dynamic.functions import __all__ as _function_names
 from .dynamic.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dynamic.tensor import Tensor
+from .func import vmap  # torch.vmap is torch.func.vmap
 from .serialization import load, save
 
 __version__ = "0.1.0"
@@ -97,6 +100,8 @@ __all__ = [
     "optim",
     "render",
     "set_grad_enabled",
+    "utils",
+    "vmap",
     "tensor",
     "ones",
     "zeros",
@@ -112,6 +117,8 @@ __all__ = [
     "randn_like",
     "manual_seed",
     "normal",
+    "randperm",
+    "Generator",
     "float32",
     "float64",
     "int64",

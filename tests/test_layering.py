@@ -21,6 +21,7 @@ ALLOWED = {
     "func": {"fast", "ops", "dynamic"},
     "nn": {"fast", "ops", "dynamic"},
     "optim": {"fast", "ops", "dynamic"},
+    "utils": {"fast", "ops", "dynamic"},
     "check": {"fast", "ops", "dynamic"},
     "serialization": {"fast", "ops", "dynamic", "nn"},
     "examples": {"fast", "ops", "dynamic", "static", "nn", "optim"},

@@ -181,9 +181,13 @@ def grad(
     grad_outputs=None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
 ) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated.
+
+    An input the outputs do not use is an error, or None with ``allow_unused=True``, or
+    zeros with ``materialize_grads=True`` (which implies ``allow_unused``).
 
     >>> import naivegraph as ng
     >>> x = ng.tensor(3.0, requires_grad=True)
@@ -191,6 +195,12 @@ def grad(
     >>> dx, ng.autograd.grad(dx, x)[0]
     (tensor(27., grad_fn=<MulBackward0>), tensor(18.))
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    allow_unused = bool(allow_unused) or materialize_grads
     outputs = [outputs] if is_tensor(outputs) else list(outputs)
     single = is_tensor(inputs)
     inputs = [inputs] if single else list(inputs)
@@ -207,8 +217,10 @@ def grad(
     keep = create_graph if retain_graph is None else retain_graph
     found = execute(outputs, list(grad_outputs), keep, create_graph, capture=inputs)
     results = []
-    for g in found:
-        if g is None:
+    for g, t in zip(found, inputs):
+        if g is None and materialize_grads:  # as torch: zeros, requiring grad under create_graph
+            results.append(as_tensor(np.zeros_like(t._data)).requires_grad_(create_graph))
+        elif g is None:
             if not allow_unused:
                 raise RuntimeError(
                     "One of the differentiated Tensors appears to not have been "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import threading
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ import numpy as np
 from ..ops.methods import shape_arg as _shape_arg
 from .defaults import _default_float, _type_name, get_default_dtype
 from .grad_mode import no_grad
+from .rng import _random, generator_rng
 from .tensor import Tensor, _as_array, _check_device
 
 float32, float64, float16 = np.float32, np.float64, np.float16
@@ -26,13 +26,6 @@ long = int64
 short = int16
 cfloat = complex64
 cdouble = complex128
-
-
-class _Random(threading.local):
-    generator = np.random.default_rng()
-
-
-_random = _Random()
 
 
 def manual_seed(seed: int) -> None:
@@ -236,6 +229,64 @@ def randint(
         )
     _check_device(device)
     data = _random.generator.integers(low, high, _shape_arg((size,)))
+    return _finish(data.astype(dtype or np.int64), requires_grad)
+
+
+class Generator:
+    """A random generator of its own, for the ``generator=`` arguments (``randperm``,
+    ``DataLoader``, ``random_split``), as ``torch.Generator``: seeded by
+    ``manual_seed``, independent of the global one.  Its draws are numpy's, not torch's.
+
+    >>> import naivegraph as ng
+    >>> g = ng.Generator().manual_seed(0)
+    >>> first = ng.randperm(5, generator=g).tolist()
+    >>> first == ng.randperm(5, generator=g.manual_seed(0)).tolist()
+    True
+    """
+
+    def __init__(self, device=None) -> None:
+        _check_device(device)
+        self.manual_seed(67280421310721)  # torch's default seed
+
+    def manual_seed(self, seed: builtins.int) -> "Generator":
+        if not isinstance(seed, (builtins.int, np.integer)) or isinstance(seed, builtins.bool):
+            raise TypeError(f"manual_seed expected an int seed, got {type(seed).__name__}")
+        self._seed = builtins.int(seed)
+        self._rng = np.random.default_rng(self._seed & (2**64 - 1))
+        return self
+
+    def initial_seed(self) -> builtins.int:
+        return self._seed
+
+    def seed(self) -> builtins.int:
+        """Reseed from a fresh random number and return it."""
+        self.manual_seed(builtins.int(np.random.SeedSequence().entropy % 2**63))
+        return self._seed
+
+
+def randperm(
+    n: builtins.int,
+    *,
+    generator=None,
+    dtype=None,
+    device=None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64), from the global generator or
+    ``generator``.  Which permutation a seed gives is numpy's, not torch's.
+
+    >>> import naivegraph as ng
+    >>> sorted(ng.randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    _check_device(device)
+    if not isinstance(n, (builtins.int, np.integer)) or isinstance(n, builtins.bool):
+        raise TypeError(
+            f"randperm(): argument 'n' (position 1) must be int, not {type(n).__name__}"
+        )
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    data = generator_rng(generator).permutation(builtins.int(n))
     return _finish(data.astype(dtype or np.int64), requires_grad)
 
 

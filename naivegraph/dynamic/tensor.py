@@ -15,7 +15,13 @@ import numpy as np
 
 from .. import fast
 from ..ops import OPS
-from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
+from ..ops.core import (
+    OpDef,
+    complex_autograd_error,
+    inplace_result_dtype,
+    refuse_complex_result,
+    torch_dtype_name,
+)
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
 from . import fastlinear, fastpath
@@ -41,6 +47,7 @@ from .node import (
     register_tensor_class,
     writable,
 )
+from .rng import generator_rng
 
 _new = object.__new__
 _VIEW_OPS = frozenset(
@@ -856,6 +863,27 @@ class Tensor(OpMethods):
 
     def zero_(self) -> "Tensor":
         return self._inplace("zero")
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> "Tensor":
+        """Overwrite with draws from N(mean, std^2) (the global generator or ``generator``),
+        as d2l's ``net[0].weight.data.normal_(0, 0.01)``."""
+        return self._random_fill(
+            "normal", lambda rng, shape: rng.normal(mean, std, shape), generator
+        )
+
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> "Tensor":
+        """Overwrite with draws from the uniform distribution on [from_, to)."""
+        return self._random_fill(
+            "uniform", lambda rng, shape: rng.uniform(from_, to, shape), generator
+        )
+
+    def _random_fill(self, kind: str, draw, generator) -> "Tensor":
+        if self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"\"{kind}_kernel_cpu\" not implemented for '{torch_dtype_name(self._data.dtype)}'"
+            )
+        values = np.asarray(draw(generator_rng(generator), self._data.shape), self._data.dtype)
+        return self.copy_(Tensor._make(values, False, None, 0))
 
     def copy_(self, src) -> "Tensor":
         return self._inplace("copy", src)

@@ -758,15 +758,24 @@ def _squeeze(x, dim=None, inplace=False):
     return x.view() if out is x else out  # always a view, never the input array itself
 
 
-defop(
-    "squeeze",
-    _squeeze,
-    [lambda g, x, out, dim=None, inplace=False: _reshape_to(g, x)],
-)
+def _squeeze_vjp(g, x, out, dim=None, inplace=False):
+    # As torch: the squeezed axes come back by unsqueeze (whose own VJP is squeeze(dim),
+    # so a double backward records SqueezeBackward1 as torch's does).
+    shape = tuple(x.shape)
+    if unknown_shape(shape):
+        return _reshape_to(g, x)
+    axes = range(len(shape)) if dim is None else normalize_dims(dim, len(shape)) or ()
+    for axis in sorted(axes):
+        if shape[axis] == 1:
+            g = F.unsqueeze(g, dim=axis)
+    return g
+
+
+defop("squeeze", _squeeze, [_squeeze_vjp])
 defop(
     "unsqueeze",
     lambda x, dim: np.expand_dims(x, dim),
-    [lambda g, x, out, dim: _reshape_to(g, x)],
+    [lambda g, x, out, dim: F.squeeze(g, dim=dim)],
 )
 
 

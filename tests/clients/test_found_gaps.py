@@ -112,3 +112,28 @@ def test_load_state_dict_result_prints_as_torch_prints_it(torch) -> None:
     assert repr(b.load_state_dict(a.state_dict())) == repr(ta.load_state_dict(ta.state_dict()))
     partial = b.load_state_dict({"weight": a.weight.detach()}, strict=False)
     assert repr(partial) == "_IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])"
+
+
+def test_normal_and_uniform_fill_in_place_from_the_seeded_generator(torch) -> None:
+    for lib in (ng, torch):
+        lib.manual_seed(5)
+        w = lib.zeros(2000, dtype=lib.float64)
+        assert w.normal_(3.0, 0.5) is w
+        assert abs(w.mean().item() - 3.0) < 0.05 and abs(w.std().item() - 0.5) < 0.05
+        u = lib.zeros(2000, dtype=lib.float64).uniform_(-1.0, 2.0)
+        assert -1.0 <= u.min().item() and u.max().item() < 2.0
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            lib.zeros(2, requires_grad=True).normal_()
+        with pytest.raises(RuntimeError, match="\"normal_kernel_cpu\" not implemented for 'Long'"):
+            lib.zeros(2, dtype=lib.int64).normal_()
+    ng.manual_seed(5)
+    first = ng.zeros(3).normal_().tolist()
+    ng.manual_seed(5)
+    assert ng.zeros(3).normal_().tolist() == first
+    g = ng.Generator().manual_seed(1)
+    again = ng.zeros(3).uniform_(generator=g).tolist()
+    assert ng.zeros(3).uniform_(generator=g.manual_seed(1)).tolist() == again
+
+
+def test_vmap_is_also_a_top_level_name_as_in_torch(torch) -> None:
+    assert ng.vmap is ng.func.vmap and torch.vmap is torch.func.vmap
