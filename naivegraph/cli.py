@@ -27,10 +27,10 @@ import numpy as np
 
 from . import examples
 from . import static as ns
+from .lessons import workcopy
 
-# Relative to where the command runs: `make lab` and `make figures` run at the repo root.
+# Relative to where the command runs: `make figures` runs at the repo root.
 DEFAULT_FIGURES = Path("figures")
-DEFAULT_LESSONS = Path("lessons")
 
 
 class CommandError(Exception):
@@ -161,7 +161,7 @@ def format_table(rows: Sequence[tuple[str, str, str]]) -> str:
 # ------------------------------------------------------------------------- commands
 def cmd_tour(args: argparse.Namespace) -> int:
     _require("graphviz", "matplotlib", "PIL")
-    out = _writable_folder(args.out)
+    out = _writable_folder(args.out or str(workcopy.default_folder() / "tour"))
     total = 4
     print(
         "naivegraph tour: l1 = input*w1; l2 = l1 + w2; l3 = l1*w3; l4 = l2*l3; "
@@ -179,14 +179,17 @@ def cmd_tour(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_figures(out: Path, first_step: int = 1, total: int = 3) -> list[Path]:
-    """Every drawing, plot and animation, with a progress line per group."""
+def _write_figures(
+    out: Path, first_step: int = 1, total: int = 3, course_out: Path | None = None
+) -> list[Path]:
+    """Every drawing, plot and animation, with a progress line per group; the animations'
+    GIFs, which the lessons show, go to ``course_out`` when given."""
     _step(f"drawing the example graphs into {out}/", first_step, total)
     written = _render_examples(out, None)
     _step(f"plotting the lesson figures into {out}/", first_step + 1, total)
     written += _plot_figures(out)
     _step(f"animating a training step in both modes into {out}/", first_step + 2, total)
-    written += _animations(out)
+    written += _animations(out, course_out or out)
     return written
 
 
@@ -210,19 +213,22 @@ def _plot_figures(out: Path) -> list[Path]:
     return [Path(p) for p in make_all_figures(out)]
 
 
-def _animations(out: Path) -> list[Path]:
+def _animations(out: Path, gifs: Path) -> list[Path]:
     from .render.animate import animate_dynamic_step, animate_static_runs  # needs pillow
 
     written = animate_dynamic_step(
-        out / "animation_dynamic_step.gif", out / "animation_dynamic_step"
+        gifs / "animation_dynamic_step.gif", out / "animation_dynamic_step"
     )
-    written += animate_static_runs(out / "animation_static_runs.gif", out / "animation_static_runs")
+    written += animate_static_runs(
+        gifs / "animation_static_runs.gif", out / "animation_static_runs"
+    )
     return [Path(p) for p in written]
 
 
 def cmd_figures(args: argparse.Namespace) -> int:
     _require("graphviz", "matplotlib", "PIL")
-    _print_written(_write_figures(_writable_folder(args.out)))
+    course_out = _writable_folder(args.course_out) if args.course_out else None
+    _print_written(_write_figures(_writable_folder(args.out), course_out=course_out))
     return 0
 
 
@@ -298,36 +304,39 @@ def _render_saved_graph(file: str, out: Path) -> str:
     return render(graph).render(outfile=target)
 
 
+def _working_folder(given: str | None) -> Path:
+    """The learner's working copy: ``--dir`` when given, else the default one, which the
+    first run fills with the course."""
+    if given is not None:
+        return Path(given)
+    folder = workcopy.default_folder()
+    _say(_prepared(folder))
+    return folder
+
+
+def _prepared(folder: Path) -> list[str]:
+    try:
+        return workcopy.prepare(folder)
+    except workcopy.WorkCopyError as error:
+        raise CommandError(str(error)) from None
+
+
 def _find_lesson(name: str | None, folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        raise CommandError(
-            f"lessons folder {folder} {what}; pass --lessons with the folder "
-            "that holds the lesson notebooks (lessons/ in the repository)"
-        )
-    notebooks = sorted(folder.glob("*.ipynb"))
-    if not notebooks:
-        raise CommandError(
-            f"no lesson notebooks (*.ipynb) in {folder}; pass --lessons with "
-            "the folder that holds them (lessons/ in the repository)"
-        )
-    if name is None:
-        return notebooks
-    matches = (
-        [p for p in notebooks if p.stem == name or p.stem.startswith(f"{int(name):02d}_")]
-        if name.isdigit()
-        else [p for p in notebooks if name in p.stem]
-    )
-    if not matches:
-        listed = ", ".join(p.stem for p in notebooks)
-        raise CommandError(f"no lesson matches {name!r} in {folder} (lessons: {listed})")
-    return matches
+    try:
+        return workcopy.find(folder, name)
+    except workcopy.WorkCopyError as error:
+        raise CommandError(str(error)) from None
+
+
+def _say(lines: list[str]) -> None:
+    for line in lines:
+        print(line, flush=True)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .lessons.exercises import cell_errors, run_notebook  # needs nbclient
 
-    notebooks = _find_lesson(args.lesson, Path(args.lessons))
+    notebooks = _find_lesson(args.lesson, _working_folder(args.dir))
     if args.reveal:
         return _reveal(notebooks)
     symbols = {"pass": "✓", "fail": "✗", "todo": "○"}
@@ -373,31 +382,69 @@ def _jupyterlab() -> str | None:
 
 
 def cmd_lessons(args: argparse.Namespace) -> int:
-    folder = Path(args.lessons)
+    if args.copy is not None:
+        folder = Path(args.copy)
+        _say(_prepared(folder) or [f"{folder} already holds every lesson; nothing copied"])
+        print(f"open them with `naivegraph lessons --dir {folder}`")
+        return 0
+    folder = Path(args.dir) if args.dir is not None else workcopy.default_folder()
+    if args.reset is not None:
+        try:
+            print(workcopy.reset(folder, args.reset))
+        except workcopy.WorkCopyError as error:
+            raise CommandError(str(error)) from None
+        return 0
+    _say(_prepared(folder))
+    _find_lesson(None, folder)  # a folder JupyterLab would open empty fails here, not there
     program = _jupyterlab()
     if program is None:
-        pip = Path(sys.executable).with_name("pip")
-        print(
-            "JupyterLab is not installed beside this naivegraph. Install it with\n"
-            f"    {pip} install jupyterlab\n"
-            "(`make lab` does it), then run `naivegraph lessons` again, or open the "
-            f"notebooks in {folder} with any Jupyter front end.",
-            file=sys.stderr,
-        )
+        print(_no_jupyterlab(folder), file=sys.stderr)
         return 1
     # Containers and CI machines often run as root, which JupyterLab refuses by default.
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     return subprocess.call([program, *as_root, *args.jupyter_args, str(folder)])
 
 
+def _no_jupyterlab(folder: Path) -> str:
+    """How to get JupyterLab: naivegraph's ``notebook`` extra, or the packages it names."""
+    pip = Path(sys.executable).with_name("pip")
+    packages = " ".join(f"'{r}'" for r in _extra("notebook")) or "jupyterlab ipykernel"
+    return (
+        "JupyterLab is not installed beside this naivegraph. Install naivegraph's notebook\n"
+        f"extra: `{pip} install '.[notebook]'` in the naivegraph folder (`make lab` does it),\n"
+        f"or its packages alone: `{pip} install {packages}`.\n"
+        f"Then run `naivegraph lessons` again, or open the notebooks in {folder} with any "
+        "Jupyter front end."
+    )
+
+
+def _extra(name: str) -> list[str]:
+    """The requirements of one of naivegraph's extras, as its metadata lists them."""
+    from importlib import metadata
+
+    try:
+        requirements = metadata.requires("naivegraph") or []
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return []
+    marker = f'extra == "{name}"'
+    return [r.split(";")[0].strip() for r in requirements if marker in r]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="naivegraph", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     tour = sub.add_parser("tour", help="the reference example in both modes, and every figure")
-    tour.add_argument("--out", default=str(DEFAULT_FIGURES), help="folder for figures")
+    tour.add_argument(
+        "--out", help="folder for the figures (default: tour/ in your lessons working copy)"
+    )
     tour.set_defaults(run=cmd_tour)
     figures = sub.add_parser("figures", help="regenerate every figure")
     figures.add_argument("--out", default=str(DEFAULT_FIGURES))
+    figures.add_argument(
+        "--course-out",
+        metavar="DIR",
+        help="folder for the animations the lessons show (default: --out)",
+    )
     figures.set_defaults(run=cmd_figures)
     render = sub.add_parser(
         "render",
@@ -423,7 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(run=cmd_export)
     check = sub.add_parser("check", help="run a lesson's exercises and print the results")
     check.add_argument("lesson", nargs="?", help="lesson number or name (default: all)")
-    check.add_argument("--lessons", default=str(DEFAULT_LESSONS), help="folder of notebooks")
+    _add_dir_option(check)
     check.add_argument(
         "--solutions", action="store_true", help="run with the reference solutions filled in"
     )
@@ -437,10 +484,29 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Arguments after -- go to jupyter-lab, e.g. "
         "`naivegraph lessons -- --no-browser --port 8899`.",
     )
-    lessons.add_argument("--lessons", default=str(DEFAULT_LESSONS))
+    _add_dir_option(lessons)
+    lessons.add_argument(
+        "--copy", metavar="DIR", help="write a working copy of the course into DIR and exit"
+    )
+    lessons.add_argument(
+        "--reset",
+        metavar="N",
+        help="put back lesson N as the course has it, keeping yours beside it, and exit",
+    )
     lessons.add_argument("jupyter_args", nargs="*", help=argparse.SUPPRESS)
     lessons.set_defaults(run=cmd_lessons)
     return parser
+
+
+def _add_dir_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--dir",
+        "--lessons",
+        dest="dir",
+        metavar="DIR",
+        help="your working copy of the lessons (default: work/ in a naivegraph checkout, "
+        f"else ~/{workcopy.HOME_FOLDER}; the first run copies the course there)",
+    )
 
 
 def _example_list() -> str:
