@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import shutil
 import statistics
@@ -371,14 +372,20 @@ def _reveal(notebooks: list[Path]) -> int:
     return 0
 
 
-def _jupyterlab() -> str | None:
-    """The JupyterLab program: on PATH, or beside this Python (an unactivated venv).
+def _jupyterlab() -> list[str] | None:
+    """The command that starts JupyterLab: on PATH, beside this Python (an unactivated
+    venv), or this Python's ``-m jupyterlab`` (installed without its scripts on PATH).
 
     Only ``jupyter-lab`` counts: the bare ``jupyter`` command comes with the notebook
     runner too and fails with "'lab' is not a Jupyter command" without JupyterLab.
     """
     beside = Path(sys.executable).with_name("jupyter-lab")
-    return shutil.which("jupyter-lab") or (str(beside) if beside.exists() else None)
+    program = shutil.which("jupyter-lab") or (str(beside) if beside.exists() else None)
+    if program is not None:
+        return [program]
+    if importlib.util.find_spec("jupyterlab") is not None:
+        return [sys.executable, "-m", "jupyterlab"]
+    return None
 
 
 def cmd_lessons(args: argparse.Namespace) -> int:
@@ -396,13 +403,13 @@ def cmd_lessons(args: argparse.Namespace) -> int:
         return 0
     _say(_prepared(folder))
     _find_lesson(None, folder)  # a folder JupyterLab would open empty fails here, not there
-    program = _jupyterlab()
-    if program is None:
+    command = _jupyterlab()
+    if command is None:
         print(_no_jupyterlab(folder), file=sys.stderr)
         return 1
     # Containers and CI machines often run as root, which JupyterLab refuses by default.
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
-    return subprocess.call([program, *as_root, *args.jupyter_args, str(folder)])
+    return subprocess.call([*command, *as_root, *args.jupyter_args, str(folder)])
 
 
 def _no_jupyterlab(folder: Path) -> str:

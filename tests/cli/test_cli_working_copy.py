@@ -149,7 +149,7 @@ def test_check_of_a_missing_folder_says_how_to_make_one(tmp_path, capsys):
 
 def test_lessons_opens_the_working_copy_it_made(tmp_path, monkeypatch):
     started = []
-    monkeypatch.setattr(cli, "_jupyterlab", lambda: "jupyter-lab")
+    monkeypatch.setattr(cli, "_jupyterlab", lambda: ["jupyter-lab"])
     monkeypatch.setattr(cli.subprocess, "call", lambda argv: started.append(argv) or 0)
     status, _ = _run(["lessons", "--dir", str(tmp_path / "mine"), "--", "--no-browser"])
     assert status == 0
