@@ -1,10 +1,11 @@
-"""The ``naivegraph`` command: ``tour``, ``figures``, ``render``, ``check``, ``lessons``.
+"""The ``naivegraph`` command.
 
 naivegraph tour              # the reference example in both modes, and every figure
-naivegraph figures           # regenerate figures/ (plots and graph drawings)
-naivegraph render [NAME...]  # draw the built-in example graphs
-naivegraph check [LESSON]    # run a lesson notebook and report its exercises
-naivegraph lessons           # open the lessons in JupyterLab (when installed)
+naivegraph figures           # redraw the committed figures (make figures)
+naivegraph render [NAME...]  # draw the built-in example graphs, or saved graph files
+naivegraph export FILE       # export a graph file saved with g.save to ONNX
+naivegraph check [LESSON]    # run a lesson of your working copy and report its exercises
+naivegraph lessons           # open your working copy of the lessons in JupyterLab
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import statistics
@@ -26,9 +28,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import examples
+from . import __version__, examples
 from . import static as ns
 from .lessons import workcopy
+from .lessons.notebooks import DamagedNotebook
 
 # Relative to where the command runs: `make figures` runs at the repo root.
 DEFAULT_FIGURES = Path("figures")
@@ -243,6 +246,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     _require("graphviz")
     files = [name for name in args.names if os.path.isfile(name)]
     unknown = [name for name in args.names if name not in _example_names() and name not in files]
+    missing = [name for name in unknown if _looks_like_a_path(name)]
+    if missing:
+        raise CommandError(
+            f"file not found: {', '.join(missing)}; give the path of a graph file saved with g.save"
+        )
     if unknown:
         raise CommandError(
             f"unknown example {', '.join(map(repr, unknown))}; choose from "
@@ -259,6 +267,16 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _listed(names: list[str], most: int = 40) -> str:
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def _looks_like_a_path(name: str) -> bool:
+    """A name with a folder or a file suffix is a file, not an example's name."""
+    return os.sep in name or "/" in name or Path(name).suffix != ""
+
+
 def _load_graph(file: str) -> ns.Graph:
     try:
         return ns.load(file)
@@ -268,16 +286,35 @@ def _load_graph(file: str) -> ns.Graph:
 
 def cmd_export(args: argparse.Namespace) -> int:
     graph = _load_graph(args.file)
-    outputs = args.outputs.split(",") if args.outputs else _natural_outputs(graph)
-    inputs = args.inputs.split(",") if args.inputs else None
+    outputs = _names(args.outputs, "--outputs", graph) or _natural_outputs(graph)
+    inputs = _names(args.inputs, "--inputs", graph) or None
     try:
         if inputs is None:  # every placeholder the outputs need, in the graph's order
             inputs = _placeholders_needed(graph, outputs)
-        ns.to_onnx(graph, inputs, outputs, path=args.onnx)
+        model = ns.to_onnx(graph, inputs, outputs, path=args.onnx)
     except (KeyError, ValueError, TypeError, NotImplementedError) as error:
         raise CommandError(f"cannot export {args.file}: {error}") from None
-    print(f"{args.onnx}: inputs {', '.join(inputs)}; outputs {', '.join(outputs)}")
+    exported = ", ".join(o.name for o in model.graph.output)
+    print(f"{args.onnx}: inputs {', '.join(inputs)}; outputs {exported}")
     return 0
+
+
+def _names(given: str | None, option: str, graph: ns.Graph) -> list[str]:
+    """The node names of ``--inputs`` / ``--outputs``, each checked against the graph."""
+    if not given:
+        return []
+    names = [name.strip() for name in given.split(",")]
+    if option == "--inputs":
+        valid = [node.name for node in graph.placeholders]
+    else:
+        valid = [node.name for node in graph.nodes if node.kind != "placeholder"]
+    unknown = [name for name in names if name not in valid]
+    if unknown:
+        raise CommandError(
+            f"{option}: {graph.name} has no {'placeholder' if option == '--inputs' else 'node'} "
+            f"named {', '.join(map(repr, unknown))}; its names: {_listed(valid)}"
+        )
+    return names
 
 
 def _natural_outputs(graph: ns.Graph) -> list[str]:
@@ -311,7 +348,7 @@ def _working_folder(given: str | None) -> Path:
     if given is not None:
         return Path(given)
     folder = workcopy.default_folder()
-    _say(_prepared(folder))
+    _say(_prepared(folder), file=sys.stderr)  # stdout is the report (maybe JSON)
     return folder
 
 
@@ -329,31 +366,66 @@ def _find_lesson(name: str | None, folder: Path) -> list[Path]:
         raise CommandError(str(error)) from None
 
 
-def _say(lines: list[str]) -> None:
+def _say(lines: list[str], file=None) -> None:
     for line in lines:
-        print(line, flush=True)
+        print(line, file=file or sys.stdout, flush=True)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .lessons.exercises import cell_errors, run_notebook  # needs nbclient
-
     notebooks = _find_lesson(args.lesson, _working_folder(args.dir))
     if args.reveal:
         return _reveal(notebooks)
-    symbols = {"pass": "✓", "fail": "✗", "todo": "○"}
-    counts = {"pass": 0, "fail": 0, "todo": 0}
-    for i, path in enumerate(notebooks, 1):
-        _step(f"running {path.name}", i, len(notebooks))
-        run = run_notebook(path, solutions=args.solutions, allow_errors=True)
+    runs = ((path, _run_lesson(path, args.solutions)) for path in notebooks)  # one at a time
+    return _report_json(runs) if args.json else _report_text(runs, len(notebooks))
+
+
+def _run_lesson(path: Path, solutions: bool):
+    """Run one lesson notebook, every cell, errors included."""
+    from .lessons.exercises import run_notebook  # needs nbclient
+
+    return run_notebook(path, solutions=solutions, allow_errors=True)
+
+
+#: An exercise's status in ``check --json``, from the outcome of its run.
+JSON_STATUS = {"pass": "correct", "fail": "wrong", "todo": "not-done", "error": "error"}
+
+
+def _report_text(runs, total: int) -> int:
+    from .lessons.exercises import cell_errors
+
+    symbols = {"pass": "✓", "fail": "✗", "todo": "○", "error": "✗"}
+    counts = dict.fromkeys(symbols, 0)
+    for i, (path, run) in enumerate(runs, 1):
+        _step(f"running {path.name}", i, total)
         for outcome in run.results:
             counts[outcome.status] += 1
             print(f"    {symbols[outcome.status]} [{outcome.exercise}] {outcome.message}")
         for error in cell_errors(run.notebook):
             print(f"    ! {error}")
     print(
-        f"\n{counts['pass']} correct, {counts['fail']} not yet right, {counts['todo']} not done yet"
+        f"\n{counts['pass']} correct, {counts['fail']} not yet right, "
+        f"{counts['todo']} not done yet, {counts['error']} raised an error"
     )
-    return 1 if counts["fail"] else 0
+    return 1 if counts["fail"] or counts["error"] else 0
+
+
+def _report_json(runs) -> int:
+    """One JSON object a lesson, one a line: its number and each exercise's outcome."""
+    failed = False
+    for path, run in runs:
+        exercises = [
+            {
+                "id": outcome.exercise,
+                "status": JSON_STATUS[outcome.status],
+                "message": outcome.message,
+                "line": outcome.line,
+            }
+            for outcome in run.results
+        ]
+        failed = failed or any(e["status"] in ("wrong", "error") for e in exercises)
+        report = {"lesson": int(path.name[:2]), "exercises": exercises}
+        print(json.dumps(report, ensure_ascii=False), flush=True)
+    return 1 if failed else 0
 
 
 def _reveal(notebooks: list[Path]) -> int:
@@ -361,8 +433,9 @@ def _reveal(notebooks: list[Path]) -> int:
     from .lessons.exercises import ANSWERS, read_notebook
 
     for path in notebooks:
+        cells = read_notebook(path).cells
         print(path.stem)
-        for cell in read_notebook(path).cells:
+        for cell in cells:
             meta = cell.get("metadata", {}).get("naivegraph", {})
             if "exercise" not in meta:
                 continue
@@ -437,15 +510,25 @@ def _extra(name: str) -> list[str]:
     return [r.split(";")[0].strip() for r in requirements if marker in r]
 
 
+DESCRIPTION = """\
+naivegraph, a teaching lab for computational graphs and reverse-mode autodiff.
+Run naivegraph COMMAND --help for the options of one command."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="naivegraph", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="naivegraph",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"naivegraph {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     tour = sub.add_parser("tour", help="the reference example in both modes, and every figure")
     tour.add_argument(
         "--out", help="folder for the figures (default: tour/ in your lessons working copy)"
     )
     tour.set_defaults(run=cmd_tour)
-    figures = sub.add_parser("figures", help="regenerate every figure")
+    figures = sub.add_parser("figures", help="redraw every figure (make figures)")
     figures.add_argument("--out", default=str(DEFAULT_FIGURES))
     figures.add_argument(
         "--course-out",
@@ -475,21 +558,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--outputs", help="node names, comma-separated (default: the nodes nothing else uses)"
     )
     export.set_defaults(run=cmd_export)
-    check = sub.add_parser("check", help="run a lesson's exercises and print the results")
+    check = sub.add_parser(
+        "check", help="run a lesson of your working copy and report each exercise"
+    )
     check.add_argument("lesson", nargs="?", help="lesson number or name (default: all)")
     _add_dir_option(check)
     check.add_argument(
         "--solutions", action="store_true", help="run with the reference solutions filled in"
     )
-    check.add_argument(
+    shown = check.add_mutually_exclusive_group()
+    shown.add_argument(
         "--reveal", action="store_true", help="print the answers instead of checking"
+    )
+    shown.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"lesson": N, "exercises": [{"id", "status", "message", "line"}]}, one '
+        "line a lesson; status is correct, wrong, not-done or error; exit 1 if any is wrong "
+        "or error",
     )
     check.set_defaults(run=cmd_check)
     lessons = sub.add_parser(
         "lessons",
-        help="open the lessons in JupyterLab",
+        help="open your working copy of the lessons in JupyterLab",
         epilog="Arguments after -- go to jupyter-lab, e.g. "
-        "`naivegraph lessons -- --no-browser --port 8899`.",
+        "naivegraph lessons -- --no-browser --port 8899",
     )
     _add_dir_option(lessons)
     lessons.add_argument(
@@ -535,6 +628,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except CommandError as error:
         return _fail(parser, str(error), error.status)
+    except DamagedNotebook as error:  # a file that is no notebook: say how to get it back
+        lesson = f"`naivegraph lessons --dir {error.path.parent} --reset {error.path.name[:2]}`"
+        return _fail(parser, f"{error}; {lesson} puts the lesson back, keeping your file", 2)
     except ImportError as error:
         if (error.name or "").split(".")[0] == "naivegraph":
             raise  # a bug in naivegraph itself, not a missing package

@@ -87,9 +87,9 @@ def test_installed_the_working_copy_is_in_the_home_folder(home):
 
 def test_check_makes_the_working_copy_on_its_first_run(home, capsys):
     assert main(["check", "4", "--reveal"]) == 0
-    out = capsys.readouterr().out
-    assert f"copied the course into {home / 'naivegraph-lessons'}: 12 lessons" in out
-    assert "[04-1]" in out
+    captured = capsys.readouterr()  # the notice goes to stderr: stdout may be JSON
+    assert f"copied the course into {home / 'naivegraph-lessons'}: 12 lessons" in captured.err
+    assert "[04-1]" in captured.out
     assert sorted(p.name for p in course.notebooks(home / "naivegraph-lessons")) == LESSON_NAMES
 
 
@@ -104,9 +104,9 @@ def test_first_run_takes_over_lessons_edited_in_the_old_lessons_folder(
     (old / LESSON_NAMES[1]).write_text(json.dumps(edited), encoding="utf-8")
     monkeypatch.setattr(workcopy, "old_lessons_folder", lambda: old)
     assert main(["check", "2", "--reveal"]) == 0
-    out = capsys.readouterr().out
-    assert f"kept your answers from {old / LESSON_NAMES[1]}" in out
-    assert LESSON_NAMES[0] not in out
+    err = capsys.readouterr().err
+    assert f"kept your answers from {old / LESSON_NAMES[1]}" in err
+    assert LESSON_NAMES[0] not in err
     work = home / "naivegraph-lessons"
     assert (
         json.loads((work / LESSON_NAMES[1]).read_text())["cells"][2]["source"] == "my_answer = 42"
