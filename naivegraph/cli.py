@@ -31,6 +31,7 @@ import numpy as np
 from . import __version__, examples
 from . import static as ns
 from .lessons import workcopy
+from .lessons.checking import TEACHER
 from .lessons.notebooks import DamagedNotebook
 
 # Relative to where the command runs: `make figures` runs at the repo root.
@@ -373,10 +374,25 @@ def _say(lines: list[str], file=None) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     notebooks = _find_lesson(args.lesson, _working_folder(args.dir))
+    if args.reveal or args.solutions:
+        _refuse_in_a_student_copy(notebooks, "--reveal" if args.reveal else "--solutions")
     if args.reveal:
         return _reveal(notebooks)
     runs = ((path, _run_lesson(path, args.solutions)) for path in notebooks)  # one at a time
     return _report_json(runs) if args.json else _report_text(runs, len(notebooks))
+
+
+def _refuse_in_a_student_copy(notebooks: list[Path], option: str) -> None:
+    for path in notebooks:
+        try:
+            student = workcopy.is_student_copy(path)
+        except ValueError:  # not JSON: reading it later says so, in one line
+            continue
+        if student:
+            raise CommandError(
+                f"{path.name} is a student copy: it has no solutions, so {option} cannot "
+                f"show them ({TEACHER})"
+            )
 
 
 def _run_lesson(path: Path, solutions: bool):
@@ -462,6 +478,12 @@ def _jupyterlab() -> list[str] | None:
 
 
 def cmd_lessons(args: argparse.Namespace) -> int:
+    if args.student is not None:
+        try:
+            _say(workcopy.write_student_copy(Path(args.student)))
+        except workcopy.WorkCopyError as error:
+            raise CommandError(str(error)) from None
+        return 0
     if args.copy is not None:
         folder = Path(args.copy)
         _say(_prepared(folder) or [f"{folder} already holds every lesson; nothing copied"])
@@ -587,6 +609,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dir_option(lessons)
     lessons.add_argument(
         "--copy", metavar="DIR", help="write a working copy of the course into DIR and exit"
+    )
+    lessons.add_argument(
+        "--student",
+        metavar="DIR",
+        help="write the course for students into DIR (no solutions, reveal off) and exit",
     )
     lessons.add_argument(
         "--reset",

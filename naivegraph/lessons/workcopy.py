@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import filecmp
+import json
 import shutil
 from pathlib import Path
 
@@ -94,6 +95,85 @@ def _copy_lesson(notebook: Path, folder: Path) -> Path | None:
         return old
     shutil.copyfile(notebook, folder / notebook.name)
     return None
+
+
+def write_student_copy(folder: Path) -> list[str]:
+    """Write the course for students into ``folder``: no exercise keeps its solution (in
+    a cell or in metadata), and ``ex.reveal`` says the teacher turned answers off.
+
+    Lessons already in ``folder`` are kept.  Returns what was done, one line each.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise WorkCopyError(f"{folder} is a file, not a folder; pass a folder to --student")
+    missing = [nb for nb in course.notebooks() if not (folder / nb.name).exists()]
+    versions = {nb: student_version(nb) for nb in missing}
+    shown = {nb: shown_answers(version) for nb, version in versions.items()}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for asset in course.assets():
+            (folder / asset).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(course.FOLDER / asset, folder / asset)
+        for notebook, version in versions.items():
+            if not shown[notebook]:
+                text = json.dumps(version, indent=1, ensure_ascii=False)
+                (folder / notebook.name).write_text(text + "\n", encoding="utf-8")
+    except OSError as error:
+        raise WorkCopyError(
+            f"cannot write the lessons into {folder}: {error.strerror or error}"
+        ) from error
+    written = sum(1 for nb in missing if not shown[nb])
+    kept = len(course.notebooks()) - len(missing)
+    done = [f"wrote {written} student lessons into {folder} (no solutions, reveal off)"]
+    done += [
+        f"left out {nb.stem}: its reference cells show the answers of {', '.join(ids)}"
+        for nb, ids in shown.items()
+        if ids
+    ]
+    return done + ([f"kept the {kept} lessons already there"] if kept else [])
+
+
+def shown_answers(student: dict) -> list[str]:
+    """The exercises of a student notebook whose answers another cell still shows: a line
+    of the course's solution (not a blank line or a short one such as ``return x``) in
+    any cell of the student version.  Such a lesson is not given to students."""
+    ours = {
+        cell["id"]: cell for cell in json.loads(_course_text(student))["cells"] if "id" in cell
+    }
+    text = "\n".join("".join(cell["source"]) for cell in student["cells"])
+    shown = []
+    for cell in ours.values():
+        meta = cell.get("metadata", {}).get("naivegraph", {})
+        if "solution" not in meta:
+            continue
+        blanks = set("".join(cell["source"]).splitlines())
+        answer = [line for line in meta["solution"].splitlines() if line not in blanks]
+        if any(len(line.strip()) > 6 and line in text for line in answer):
+            shown.append(meta["exercise"])
+    return shown
+
+
+def _course_text(student: dict) -> str:
+    name = student["metadata"]["naivegraph"]["lesson"]
+    return (course.FOLDER / f"{name}.ipynb").read_text(encoding="utf-8")
+
+
+def student_version(notebook: Path) -> dict:
+    """A course notebook (as JSON) without its solutions, its first cell turning reveal off."""
+    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        cell.get("metadata", {}).get("naivegraph", {}).pop("solution", None)
+    nb["metadata"].setdefault("naivegraph", {})["student"] = True
+    setup = next(c for c in nb["cells"] if "exercises as ex" in "".join(c["source"]))
+    lines = setup["source"] if isinstance(setup["source"], list) else [setup["source"]]
+    setup["source"] = [*lines[:-1], lines[-1].rstrip("\n") + "\n", "ex.reveal_off()"]
+    return nb
+
+
+def is_student_copy(notebook: Path) -> bool:
+    """Whether a notebook was written by :func:`write_student_copy`."""
+    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    return bool(nb.get("metadata", {}).get("naivegraph", {}).get("student"))
 
 
 def find(folder: Path, lesson: str | None) -> list[Path]:
