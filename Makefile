@@ -13,6 +13,7 @@ VENV  := .venv
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+SITE_STAMP := $(VENV)/.installed-site
 
 # torch is only a test oracle. Pin it exactly: a looser spec would let pip
 # pick a newer torch from the registry, which drags in GBs of CUDA packages.
@@ -28,7 +29,7 @@ READABLE_TESTS := tests/dynamic tests/trust/test_trust_fuzz_torch.py \
 	tests/trust/test_trust_views_hostile.py \
 	tests/static tests/trust/test_trust_fuzz_static.py
 
-.PHONY: lab test test-readable lint figures bench clean
+.PHONY: lab test test-readable lint figures site bench clean
 
 lab: $(STAMP)
 	$(BIN)/naivegraph tour
@@ -53,6 +54,10 @@ test-readable: $(TEST_STAMP) $(TORCH_STAMP)
 figures: $(STAMP)
 	$(BIN)/naivegraph figures --out figures --course-out naivegraph/course/figures
 
+# The course website in build/site/ (index.html first): README, executed lessons, API.
+site: $(SITE_STAMP)
+	$(BIN)/python docs/site/build_site.py build/site
+
 bench: $(TEST_STAMP) $(TORCH_STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
@@ -67,7 +72,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -e '.[notebook,dev,export]'
+	$(BIN)/python -m pip install -e '.[notebook,dev,export,site]'
+	touch $@
+
+$(SITE_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -e '.[notebook,site]'
 	touch $@
 
 # The attempt is recorded whether or not it succeeds, so an offline machine
