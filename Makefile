@@ -72,7 +72,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -e '.[notebook,dev,export,site]'
+	$(BIN)/python -m pip install -e '.[notebook,dev,export,site,teacher]'
 	touch $@
 
 $(SITE_STAMP): $(STAMP)

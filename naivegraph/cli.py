@@ -478,9 +478,14 @@ def _jupyterlab() -> list[str] | None:
 
 
 def cmd_lessons(args: argparse.Namespace) -> int:
-    if args.student is not None:
+    if args.student is not None or args.nbgrader is not None:
+        from .lessons.teacher import write_nbgrader_course
+
         try:
-            _say(workcopy.write_student_copy(Path(args.student)))
+            if args.student is not None:
+                _say(workcopy.write_student_copy(Path(args.student)))
+            if args.nbgrader is not None:
+                _say(write_nbgrader_course(Path(args.nbgrader)))
         except workcopy.WorkCopyError as error:
             raise CommandError(str(error)) from None
         return 0
@@ -614,6 +619,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--student",
         metavar="DIR",
         help="write the course for students into DIR (no solutions, reveal off) and exit",
+    )
+    lessons.add_argument(
+        "--nbgrader",
+        metavar="DIR",
+        help="write the course as nbgrader source assignments into DIR/source and exit",
     )
     lessons.add_argument(
         "--reset",
