@@ -33,6 +33,7 @@ from . import static as ns
 from .lessons import workcopy
 from .lessons.checking import TEACHER
 from .lessons.notebooks import DamagedNotebook
+from .lessons.teacher import write_nbgrader_course
 
 # Relative to where the command runs: `make figures` runs at the repo root.
 DEFAULT_FIGURES = Path("figures")
@@ -479,8 +480,6 @@ def _jupyterlab() -> list[str] | None:
 
 def cmd_lessons(args: argparse.Namespace) -> int:
     if args.student is not None or args.nbgrader is not None:
-        from .lessons.teacher import write_nbgrader_course
-
         try:
             if args.student is not None:
                 _say(workcopy.write_student_copy(Path(args.student)))
