@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else REPO / "build" / "site"
     started = time.perf_counter()
     build(out)
-    pages = len(list(out.rglob("*.html")))
+    pages = sum(1 for p in out.rglob("*.html") if "_static" not in p.parts)  # not templates
     print(f"{out}/index.html: {pages} pages in {time.perf_counter() - started:.0f} s")
     return 0
 
