@@ -136,8 +136,8 @@ def exercise_outcomes(nb) -> list[ExerciseOutcome]:
     """One outcome per exercise of an executed notebook, in order.
 
     An exercise cell that raised is reported as such, status ``"error"`` (the learner's
-    error, not a crash of the whole run); one that printed no result says so.  Results printed outside exercise
-    cells are kept too.
+    error, not a crash of the whole run); one that printed no result says so.  Results
+    printed outside exercise cells are kept too.
     """
     outcomes = []
     for cell in nb.cells:

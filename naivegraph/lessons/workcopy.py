@@ -137,9 +137,7 @@ def shown_answers(student: dict) -> list[str]:
     """The exercises of a student notebook whose answers another cell still shows: a line
     of the course's solution (not a blank line or a short one such as ``return x``) in
     any cell of the student version.  Such a lesson is not given to students."""
-    ours = {
-        cell["id"]: cell for cell in json.loads(_course_text(student))["cells"] if "id" in cell
-    }
+    ours = {cell["id"]: cell for cell in json.loads(_course_text(student))["cells"] if "id" in cell}
     text = "\n".join("".join(cell["source"]) for cell in student["cells"])
     shown = []
     for cell in ours.values():
