@@ -1,16 +1,19 @@
-"""The ``naivegraph`` command: ``tour``, ``figures``, ``render``, ``check``, ``lessons``.
+"""The ``naivegraph`` command.
 
 naivegraph tour              # the reference example in both modes, and every figure
-naivegraph figures           # regenerate figures/ (plots and graph drawings)
-naivegraph render [NAME...]  # draw the built-in example graphs
-naivegraph check [LESSON]    # run a lesson notebook and report its exercises
-naivegraph lessons           # open the lessons in JupyterLab (when installed)
+naivegraph figures           # redraw the committed figures (make figures)
+naivegraph render [NAME...]  # draw the built-in example graphs, or saved graph files
+naivegraph export FILE       # export a graph file saved with g.save to ONNX
+naivegraph check [LESSON]    # run a lesson of your working copy and report its exercises
+naivegraph lessons           # open your working copy of the lessons in JupyterLab
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import json
 import os
 import shutil
 import statistics
@@ -25,12 +28,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import examples
+from . import __version__, examples
 from . import static as ns
+from .lessons import workcopy
+from .lessons.checking import TEACHER
+from .lessons.notebooks import DamagedNotebook
+from .lessons.teacher import write_nbgrader_course
 
-# Relative to where the command runs: `make lab` and `make figures` run at the repo root.
+# Relative to where the command runs: `make figures` runs at the repo root.
 DEFAULT_FIGURES = Path("figures")
-DEFAULT_LESSONS = Path("lessons")
 
 
 class CommandError(Exception):
@@ -161,7 +167,7 @@ def format_table(rows: Sequence[tuple[str, str, str]]) -> str:
 # ------------------------------------------------------------------------- commands
 def cmd_tour(args: argparse.Namespace) -> int:
     _require("graphviz", "matplotlib", "PIL")
-    out = _writable_folder(args.out)
+    out = _writable_folder(args.out or str(workcopy.default_folder() / "tour"))
     total = 4
     print(
         "naivegraph tour: l1 = input*w1; l2 = l1 + w2; l3 = l1*w3; l4 = l2*l3; "
@@ -179,14 +185,17 @@ def cmd_tour(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_figures(out: Path, first_step: int = 1, total: int = 3) -> list[Path]:
-    """Every drawing, plot and animation, with a progress line per group."""
+def _write_figures(
+    out: Path, first_step: int = 1, total: int = 3, course_out: Path | None = None
+) -> list[Path]:
+    """Every drawing, plot and animation, with a progress line per group; the animations'
+    GIFs, which the lessons show, go to ``course_out`` when given."""
     _step(f"drawing the example graphs into {out}/", first_step, total)
     written = _render_examples(out, None)
     _step(f"plotting the lesson figures into {out}/", first_step + 1, total)
     written += _plot_figures(out)
     _step(f"animating a training step in both modes into {out}/", first_step + 2, total)
-    written += _animations(out)
+    written += _animations(out, course_out or out)
     return written
 
 
@@ -210,19 +219,22 @@ def _plot_figures(out: Path) -> list[Path]:
     return [Path(p) for p in make_all_figures(out)]
 
 
-def _animations(out: Path) -> list[Path]:
+def _animations(out: Path, gifs: Path) -> list[Path]:
     from .render.animate import animate_dynamic_step, animate_static_runs  # needs pillow
 
     written = animate_dynamic_step(
-        out / "animation_dynamic_step.gif", out / "animation_dynamic_step"
+        gifs / "animation_dynamic_step.gif", out / "animation_dynamic_step"
     )
-    written += animate_static_runs(out / "animation_static_runs.gif", out / "animation_static_runs")
+    written += animate_static_runs(
+        gifs / "animation_static_runs.gif", out / "animation_static_runs"
+    )
     return [Path(p) for p in written]
 
 
 def cmd_figures(args: argparse.Namespace) -> int:
     _require("graphviz", "matplotlib", "PIL")
-    _print_written(_write_figures(_writable_folder(args.out)))
+    course_out = _writable_folder(args.course_out) if args.course_out else None
+    _print_written(_write_figures(_writable_folder(args.out), course_out=course_out))
     return 0
 
 
@@ -236,6 +248,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     _require("graphviz")
     files = [name for name in args.names if os.path.isfile(name)]
     unknown = [name for name in args.names if name not in _example_names() and name not in files]
+    missing = [name for name in unknown if _looks_like_a_path(name)]
+    if missing:
+        raise CommandError(
+            f"file not found: {', '.join(missing)}; give the path of a graph file saved with g.save"
+        )
     if unknown:
         raise CommandError(
             f"unknown example {', '.join(map(repr, unknown))}; choose from "
@@ -252,6 +269,16 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _listed(names: list[str], most: int = 40) -> str:
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def _looks_like_a_path(name: str) -> bool:
+    """A name with a folder or a file suffix is a file, not an example's name."""
+    return os.sep in name or "/" in name or Path(name).suffix != ""
+
+
 def _load_graph(file: str) -> ns.Graph:
     try:
         return ns.load(file)
@@ -261,16 +288,35 @@ def _load_graph(file: str) -> ns.Graph:
 
 def cmd_export(args: argparse.Namespace) -> int:
     graph = _load_graph(args.file)
-    outputs = args.outputs.split(",") if args.outputs else _natural_outputs(graph)
-    inputs = args.inputs.split(",") if args.inputs else None
+    outputs = _names(args.outputs, "--outputs", graph) or _natural_outputs(graph)
+    inputs = _names(args.inputs, "--inputs", graph) or None
     try:
         if inputs is None:  # every placeholder the outputs need, in the graph's order
             inputs = _placeholders_needed(graph, outputs)
-        ns.to_onnx(graph, inputs, outputs, path=args.onnx)
+        model = ns.to_onnx(graph, inputs, outputs, path=args.onnx)
     except (KeyError, ValueError, TypeError, NotImplementedError) as error:
         raise CommandError(f"cannot export {args.file}: {error}") from None
-    print(f"{args.onnx}: inputs {', '.join(inputs)}; outputs {', '.join(outputs)}")
+    exported = ", ".join(o.name for o in model.graph.output)
+    print(f"{args.onnx}: inputs {', '.join(inputs)}; outputs {exported}")
     return 0
+
+
+def _names(given: str | None, option: str, graph: ns.Graph) -> list[str]:
+    """The node names of ``--inputs`` / ``--outputs``, each checked against the graph."""
+    if not given:
+        return []
+    names = [name.strip() for name in given.split(",")]
+    if option == "--inputs":
+        valid = [node.name for node in graph.placeholders]
+    else:
+        valid = [node.name for node in graph.nodes if node.kind != "placeholder"]
+    unknown = [name for name in names if name not in valid]
+    if unknown:
+        raise CommandError(
+            f"{option}: {graph.name} has no {'placeholder' if option == '--inputs' else 'node'} "
+            f"named {', '.join(map(repr, unknown))}; its names: {_listed(valid)}"
+        )
+    return names
 
 
 def _natural_outputs(graph: ns.Graph) -> list[str]:
@@ -298,52 +344,105 @@ def _render_saved_graph(file: str, out: Path) -> str:
     return render(graph).render(outfile=target)
 
 
+def _working_folder(given: str | None) -> Path:
+    """The learner's working copy: ``--dir`` when given, else the default one, which the
+    first run fills with the course."""
+    if given is not None:
+        return Path(given)
+    folder = workcopy.default_folder()
+    _say(_prepared(folder), file=sys.stderr)  # stdout is the report (maybe JSON)
+    return folder
+
+
+def _prepared(folder: Path) -> list[str]:
+    try:
+        return workcopy.prepare(folder)
+    except workcopy.WorkCopyError as error:
+        raise CommandError(str(error)) from None
+
+
 def _find_lesson(name: str | None, folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        raise CommandError(
-            f"lessons folder {folder} {what}; pass --lessons with the folder "
-            "that holds the lesson notebooks (lessons/ in the repository)"
-        )
-    notebooks = sorted(folder.glob("*.ipynb"))
-    if not notebooks:
-        raise CommandError(
-            f"no lesson notebooks (*.ipynb) in {folder}; pass --lessons with "
-            "the folder that holds them (lessons/ in the repository)"
-        )
-    if name is None:
-        return notebooks
-    matches = (
-        [p for p in notebooks if p.stem == name or p.stem.startswith(f"{int(name):02d}_")]
-        if name.isdigit()
-        else [p for p in notebooks if name in p.stem]
-    )
-    if not matches:
-        listed = ", ".join(p.stem for p in notebooks)
-        raise CommandError(f"no lesson matches {name!r} in {folder} (lessons: {listed})")
-    return matches
+    try:
+        return workcopy.find(folder, name)
+    except workcopy.WorkCopyError as error:
+        raise CommandError(str(error)) from None
+
+
+def _say(lines: list[str], file=None) -> None:
+    for line in lines:
+        print(line, file=file or sys.stdout, flush=True)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .lessons.exercises import cell_errors, run_notebook  # needs nbclient
-
-    notebooks = _find_lesson(args.lesson, Path(args.lessons))
+    notebooks = _find_lesson(args.lesson, _working_folder(args.dir))
+    if args.reveal or args.solutions:
+        _refuse_in_a_student_copy(notebooks, "--reveal" if args.reveal else "--solutions")
     if args.reveal:
         return _reveal(notebooks)
-    symbols = {"pass": "✓", "fail": "✗", "todo": "○"}
-    counts = {"pass": 0, "fail": 0, "todo": 0}
-    for i, path in enumerate(notebooks, 1):
-        _step(f"running {path.name}", i, len(notebooks))
-        run = run_notebook(path, solutions=args.solutions, allow_errors=True)
+    runs = ((path, _run_lesson(path, args.solutions)) for path in notebooks)  # one at a time
+    return _report_json(runs) if args.json else _report_text(runs, len(notebooks))
+
+
+def _refuse_in_a_student_copy(notebooks: list[Path], option: str) -> None:
+    for path in notebooks:
+        try:
+            student = workcopy.is_student_copy(path)
+        except ValueError:  # not JSON: reading it later says so, in one line
+            continue
+        if student:
+            raise CommandError(
+                f"{path.name} is a student copy: it has no solutions, so {option} cannot "
+                f"show them ({TEACHER})"
+            )
+
+
+def _run_lesson(path: Path, solutions: bool):
+    """Run one lesson notebook, every cell, errors included."""
+    from .lessons.exercises import run_notebook  # needs nbclient
+
+    return run_notebook(path, solutions=solutions, allow_errors=True)
+
+
+#: An exercise's status in ``check --json``, from the outcome of its run.
+JSON_STATUS = {"pass": "correct", "fail": "wrong", "todo": "not-done", "error": "error"}
+
+
+def _report_text(runs, total: int) -> int:
+    from .lessons.exercises import cell_errors
+
+    symbols = {"pass": "✓", "fail": "✗", "todo": "○", "error": "✗"}
+    counts = dict.fromkeys(symbols, 0)
+    for i, (path, run) in enumerate(runs, 1):
+        _step(f"running {path.name}", i, total)
         for outcome in run.results:
             counts[outcome.status] += 1
             print(f"    {symbols[outcome.status]} [{outcome.exercise}] {outcome.message}")
         for error in cell_errors(run.notebook):
             print(f"    ! {error}")
     print(
-        f"\n{counts['pass']} correct, {counts['fail']} not yet right, {counts['todo']} not done yet"
+        f"\n{counts['pass']} correct, {counts['fail']} not yet right, "
+        f"{counts['todo']} not done yet, {counts['error']} raised an error"
     )
-    return 1 if counts["fail"] else 0
+    return 1 if counts["fail"] or counts["error"] else 0
+
+
+def _report_json(runs) -> int:
+    """One JSON object a lesson, one a line: its number and each exercise's outcome."""
+    failed = False
+    for path, run in runs:
+        exercises = [
+            {
+                "id": outcome.exercise,
+                "status": JSON_STATUS[outcome.status],
+                "message": outcome.message,
+                "line": outcome.line,
+            }
+            for outcome in run.results
+        ]
+        failed = failed or any(e["status"] in ("wrong", "error") for e in exercises)
+        report = {"lesson": int(path.name[:2]), "exercises": exercises}
+        print(json.dumps(report, ensure_ascii=False), flush=True)
+    return 1 if failed else 0
 
 
 def _reveal(notebooks: list[Path]) -> int:
@@ -351,8 +450,9 @@ def _reveal(notebooks: list[Path]) -> int:
     from .lessons.exercises import ANSWERS, read_notebook
 
     for path in notebooks:
+        cells = read_notebook(path).cells
         print(path.stem)
-        for cell in read_notebook(path).cells:
+        for cell in cells:
             meta = cell.get("metadata", {}).get("naivegraph", {})
             if "exercise" not in meta:
                 continue
@@ -362,42 +462,105 @@ def _reveal(notebooks: list[Path]) -> int:
     return 0
 
 
-def _jupyterlab() -> str | None:
-    """The JupyterLab program: on PATH, or beside this Python (an unactivated venv).
+def _jupyterlab() -> list[str] | None:
+    """The command that starts JupyterLab: on PATH, beside this Python (an unactivated
+    venv), or this Python's ``-m jupyterlab`` (installed without its scripts on PATH).
 
     Only ``jupyter-lab`` counts: the bare ``jupyter`` command comes with the notebook
     runner too and fails with "'lab' is not a Jupyter command" without JupyterLab.
     """
     beside = Path(sys.executable).with_name("jupyter-lab")
-    return shutil.which("jupyter-lab") or (str(beside) if beside.exists() else None)
+    program = shutil.which("jupyter-lab") or (str(beside) if beside.exists() else None)
+    if program is not None:
+        return [program]
+    if importlib.util.find_spec("jupyterlab") is not None:
+        return [sys.executable, "-m", "jupyterlab"]
+    return None
 
 
 def cmd_lessons(args: argparse.Namespace) -> int:
-    folder = Path(args.lessons)
-    program = _jupyterlab()
-    if program is None:
-        pip = Path(sys.executable).with_name("pip")
-        print(
-            "JupyterLab is not installed beside this naivegraph. Install it with\n"
-            f"    {pip} install jupyterlab\n"
-            "(`make lab` does it), then run `naivegraph lessons` again, or open the "
-            f"notebooks in {folder} with any Jupyter front end.",
-            file=sys.stderr,
-        )
+    if args.student is not None or args.nbgrader is not None:
+        try:
+            if args.student is not None:
+                _say(workcopy.write_student_copy(Path(args.student)))
+            if args.nbgrader is not None:
+                _say(write_nbgrader_course(Path(args.nbgrader)))
+        except workcopy.WorkCopyError as error:
+            raise CommandError(str(error)) from None
+        return 0
+    if args.copy is not None:
+        folder = Path(args.copy)
+        _say(_prepared(folder) or [f"{folder} already holds every lesson; nothing copied"])
+        print(f"open them with `naivegraph lessons --dir {folder}`")
+        return 0
+    folder = Path(args.dir) if args.dir is not None else workcopy.default_folder()
+    if args.reset is not None:
+        try:
+            print(workcopy.reset(folder, args.reset))
+        except workcopy.WorkCopyError as error:
+            raise CommandError(str(error)) from None
+        return 0
+    _say(_prepared(folder))
+    _find_lesson(None, folder)  # a folder JupyterLab would open empty fails here, not there
+    command = _jupyterlab()
+    if command is None:
+        print(_no_jupyterlab(folder), file=sys.stderr)
         return 1
     # Containers and CI machines often run as root, which JupyterLab refuses by default.
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
-    return subprocess.call([program, *as_root, *args.jupyter_args, str(folder)])
+    return subprocess.call([*command, *as_root, *args.jupyter_args, str(folder)])
+
+
+def _no_jupyterlab(folder: Path) -> str:
+    """How to get JupyterLab: naivegraph's ``notebook`` extra, or the packages it names."""
+    pip = Path(sys.executable).with_name("pip")
+    packages = " ".join(f"'{r}'" for r in _extra("notebook")) or "jupyterlab ipykernel"
+    return (
+        "JupyterLab is not installed beside this naivegraph. Install naivegraph's notebook\n"
+        f"extra: `{pip} install '.[notebook]'` in the naivegraph folder (`make lab` does it),\n"
+        f"or its packages alone: `{pip} install {packages}`.\n"
+        f"Then run `naivegraph lessons` again, or open the notebooks in {folder} with any "
+        "Jupyter front end."
+    )
+
+
+def _extra(name: str) -> list[str]:
+    """The requirements of one of naivegraph's extras, as its metadata lists them."""
+    from importlib import metadata
+
+    try:
+        requirements = metadata.requires("naivegraph") or []
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return []
+    marker = f'extra == "{name}"'
+    return [r.split(";")[0].strip() for r in requirements if marker in r]
+
+
+DESCRIPTION = """\
+naivegraph, a teaching lab for computational graphs and reverse-mode autodiff.
+Run naivegraph COMMAND --help for the options of one command."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="naivegraph", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="naivegraph",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"naivegraph {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     tour = sub.add_parser("tour", help="the reference example in both modes, and every figure")
-    tour.add_argument("--out", default=str(DEFAULT_FIGURES), help="folder for figures")
+    tour.add_argument(
+        "--out", help="folder for the figures (default: tour/ in your lessons working copy)"
+    )
     tour.set_defaults(run=cmd_tour)
-    figures = sub.add_parser("figures", help="regenerate every figure")
+    figures = sub.add_parser("figures", help="redraw every figure (make figures)")
     figures.add_argument("--out", default=str(DEFAULT_FIGURES))
+    figures.add_argument(
+        "--course-out",
+        metavar="DIR",
+        help="folder for the animations the lessons show (default: --out)",
+    )
     figures.set_defaults(run=cmd_figures)
     render = sub.add_parser(
         "render",
@@ -421,26 +584,65 @@ def build_parser() -> argparse.ArgumentParser:
         "--outputs", help="node names, comma-separated (default: the nodes nothing else uses)"
     )
     export.set_defaults(run=cmd_export)
-    check = sub.add_parser("check", help="run a lesson's exercises and print the results")
+    check = sub.add_parser(
+        "check", help="run a lesson of your working copy and report each exercise"
+    )
     check.add_argument("lesson", nargs="?", help="lesson number or name (default: all)")
-    check.add_argument("--lessons", default=str(DEFAULT_LESSONS), help="folder of notebooks")
+    _add_dir_option(check)
     check.add_argument(
         "--solutions", action="store_true", help="run with the reference solutions filled in"
     )
-    check.add_argument(
+    shown = check.add_mutually_exclusive_group()
+    shown.add_argument(
         "--reveal", action="store_true", help="print the answers instead of checking"
+    )
+    shown.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"lesson": N, "exercises": [{"id", "status", "message", "line"}]}, one '
+        "line a lesson; status is correct, wrong, not-done or error; exit 1 if any is wrong "
+        "or error",
     )
     check.set_defaults(run=cmd_check)
     lessons = sub.add_parser(
         "lessons",
-        help="open the lessons in JupyterLab",
+        help="open your working copy of the lessons in JupyterLab",
         epilog="Arguments after -- go to jupyter-lab, e.g. "
-        "`naivegraph lessons -- --no-browser --port 8899`.",
+        "naivegraph lessons -- --no-browser --port 8899",
     )
-    lessons.add_argument("--lessons", default=str(DEFAULT_LESSONS))
+    _add_dir_option(lessons)
+    lessons.add_argument(
+        "--copy", metavar="DIR", help="write a working copy of the course into DIR and exit"
+    )
+    lessons.add_argument(
+        "--student",
+        metavar="DIR",
+        help="write the course for students into DIR (no solutions, reveal off) and exit",
+    )
+    lessons.add_argument(
+        "--nbgrader",
+        metavar="DIR",
+        help="write the course as nbgrader source assignments into DIR/source and exit",
+    )
+    lessons.add_argument(
+        "--reset",
+        metavar="N",
+        help="put back lesson N as the course has it, keeping yours beside it, and exit",
+    )
     lessons.add_argument("jupyter_args", nargs="*", help=argparse.SUPPRESS)
     lessons.set_defaults(run=cmd_lessons)
     return parser
+
+
+def _add_dir_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--dir",
+        "--lessons",
+        dest="dir",
+        metavar="DIR",
+        help="your working copy of the lessons (default: work/ in a naivegraph checkout, "
+        f"else ~/{workcopy.HOME_FOLDER}; the first run copies the course there)",
+    )
 
 
 def _example_list() -> str:
@@ -462,6 +664,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except CommandError as error:
         return _fail(parser, str(error), error.status)
+    except DamagedNotebook as error:  # a file that is no notebook: say how to get it back
+        lesson = f"`naivegraph lessons --dir {error.path.parent} --reset {error.path.name[:2]}`"
+        return _fail(parser, f"{error}; {lesson} puts the lesson back, keeping your file", 2)
     except ImportError as error:
         if (error.name or "").split(".")[0] == "naivegraph":
             raise  # a bug in naivegraph itself, not a missing package

@@ -1,4 +1,4 @@
-"""The ``naivegraph`` command: tour, figures, render, check, lessons."""
+"""The ``naivegraph`` command: tour, figures, render, export, check, lessons."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import io
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,6 +24,16 @@ from naivegraph.cli import _jupyterlab, main
 
 REPO = Path(__file__).resolve().parent.parent
 COMMITTED = REPO / "figures"
+COURSE = REPO / "naivegraph" / "course"
+
+
+@pytest.fixture(scope="module")
+def lessons(tmp_path_factory):
+    """A learner's working copy of the course, as `naivegraph lessons --copy` writes it."""
+    folder = tmp_path_factory.mktemp("work")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["lessons", "--copy", str(folder)]) == 0
+    return folder
 
 
 def _files(folder: Path) -> set[str]:
@@ -75,26 +84,20 @@ def test_tour_writes_every_drawing_plot_and_animation(tour):
     assert len(frames) >= 5
 
 
-def test_figures_folder_is_what_naivegraph_figures_writes(tour):
+def test_tour_draws_the_committed_figures_and_the_course_animations(tour):
     out, _, _ = tour
-    assert _files(out) == _files(COMMITTED), "run `naivegraph figures` and commit figures/"
+    course = REPO / "naivegraph" / "course" / "figures"
+    assert _files(out) == _files(COMMITTED) | _files(course)
 
 
-def test_committed_plots_are_reproduced_byte_for_byte(tour):
-    out, _, _ = tour
-    # matplotlib output is deterministic; Graphviz drawings are compared only when the
-    # same engine made them (a system `dot` may be another Graphviz version).
-    names = [
-        "gradient_descent.png",
-        "jacobian.png",
-        "capstone_loss_curves.png",
-        "capstone_decision_boundary.png",
-        "static_vs_dynamic.png",
-    ]
-    if shutil.which("dot") is None:
-        names += ["reference_forward.svg", "reference_backward.svg", "static_reference_run.svg"]
-    for name in names:
-        assert (out / name).read_bytes() == (COMMITTED / name).read_bytes(), name
+def test_tour_writes_into_the_working_copy_by_default(monkeypatch, tmp_path):
+    monkeypatch.setattr(cli.workcopy, "default_folder", lambda: tmp_path / "work")
+    monkeypatch.setattr(cli, "_write_figures", lambda out, **_: [out / "drawn.svg"])
+    monkeypatch.setattr(cli, "tour_table", lambda x: ([("loss", "40", "40")], {}))
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert main(["tour"]) == 0
+    assert (tmp_path / "work" / "tour").is_dir()
+    assert str(tmp_path / "work" / "tour" / "drawn.svg") in printed.getvalue()
 
 
 def test_render_draws_only_the_named_example(tmp_path, capsys):
@@ -153,35 +156,38 @@ def test_export_writes_a_saved_training_graph_to_onnx_with_updates_as_outputs(tm
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
-def test_check_reports_unfinished_exercises_as_not_done_yet(capsys):
-    assert main(["check", "1", "--lessons", str(REPO / "lessons")]) == 0
+def test_check_reports_unfinished_exercises_as_not_done_yet(lessons, capsys):
+    assert main(["check", "1", "--dir", str(lessons)]) == 0
     out = capsys.readouterr().out
     assert "not done yet" in out and "0 correct, 0 not yet right" in out
 
 
-def test_check_with_solutions_reports_every_exercise_correct(capsys):
-    assert main(["check", "1", "--solutions", "--lessons", str(REPO / "lessons")]) == 0
+def test_check_with_solutions_reports_every_exercise_correct(lessons, capsys):
+    assert main(["check", "1", "--solutions", "--lessons", str(lessons)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"(\d+) correct, 0 not yet right, 0 not done yet", out), out
 
 
-def test_check_names_the_lessons_when_none_matches(capsys):
-    assert main(["check", "nonsense", "--lessons", str(REPO / "lessons")]) == 2
+def test_check_names_the_lessons_when_none_matches(lessons, capsys):
+    assert main(["check", "nonsense", "--dir", str(lessons)]) == 2
     assert re.match(
         "naivegraph: error: no lesson matches 'nonsense'.*01_computational_graphs",
         capsys.readouterr().err,
     )
 
 
-def test_lessons_without_jupyterlab_exits_nonzero_and_names_this_venvs_pip(capsys, monkeypatch):
+def test_lessons_without_jupyterlab_names_the_notebook_extra_and_this_venvs_pip(
+    lessons, capsys, monkeypatch
+):
     monkeypatch.setattr(cli, "_jupyterlab", lambda: None)
-    assert main(["lessons"]) == 1
+    assert main(["lessons", "--dir", str(lessons)]) == 1
     err = capsys.readouterr().err
-    assert f"{Path(sys.executable).with_name('pip')} install jupyterlab" in err
+    assert f"{Path(sys.executable).with_name('pip')} install '.[notebook]'" in err
+    assert f"open the notebooks in {lessons}" in err
 
 
 @pytest.mark.skipif(_jupyterlab() is None, reason="JupyterLab is not installed (make lab does it)")
-def test_lessons_starts_jupyterlab_on_the_lesson_folder(tmp_path):
+def test_lessons_starts_jupyterlab_on_the_working_copy(lessons, tmp_path):
     port = _free_port()
     server = subprocess.Popen(
         [
@@ -189,8 +195,8 @@ def test_lessons_starts_jupyterlab_on_the_lesson_folder(tmp_path):
             "-m",
             "naivegraph",
             "lessons",
-            "--lessons",
-            str(REPO / "lessons"),
+            "--dir",
+            str(lessons),
             "--",
             "--no-browser",
             f"--port={port}",
@@ -237,7 +243,7 @@ def _get_json(url: str, server: subprocess.Popen, attempts: int = 240) -> dict:
 
 def _lesson_with_cells(folder: Path, sources: dict[str, str]) -> Path:
     """A copy of lesson 1 whose exercise cells ``sources`` names are replaced."""
-    nb = nbformat.read(str(REPO / "lessons" / "01_computational_graphs.ipynb"), as_version=4)
+    nb = nbformat.read(str(COURSE / "01_computational_graphs.ipynb"), as_version=4)
     for cell in nb.cells:
         exercise = cell.get("metadata", {}).get("naivegraph", {}).get("exercise")
         if exercise in sources:
@@ -256,7 +262,7 @@ def test_check_reports_a_cell_that_raised_and_still_reports_the_others(tmp_path,
     assert "○ [01-2]" in out  # the exercise after it is still reported
 
 
-def test_check_reveal_prints_each_answer_without_running_the_notebook(capsys):
-    assert main(["check", "4", "--reveal", "--lessons", str(REPO / "lessons")]) == 0
+def test_check_reveal_prints_each_answer_without_running_the_notebook(lessons, capsys):
+    assert main(["check", "4", "--reveal", "--dir", str(lessons)]) == 0
     out = capsys.readouterr().out
     assert "[04-1]" in out and "versions = [0, 1, 2, 2, 3]" in out

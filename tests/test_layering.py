@@ -26,7 +26,9 @@ ALLOWED = {
     "serialization": {"fast", "ops", "dynamic", "nn"},
     "examples": {"fast", "ops", "dynamic", "static", "nn", "optim"},
     "render": {"fast", "ops", "dynamic", "static", "examples"},
+    "course": set(),  # the lessons themselves: notebooks and pictures, and their generator
     "lessons": {
+        "course",
         "fast",
         "ops",
         "dynamic",
@@ -40,6 +42,7 @@ ALLOWED = {
         "serialization",
     },
     "cli": {
+        "course",
         "fast",
         "ops",
         "dynamic",

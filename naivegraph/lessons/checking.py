@@ -154,7 +154,7 @@ def not_yet(exercise: str, hints: str | Sequence[str], gave: str | None = None) 
     stronger = [sentence(h) for h in hints[1 : min(tries, len(hints))]]
     hint = " ".join([hints[0], *stronger])
     said = f"you gave {gave}; hint: {hint}" if gave is not None else f"hint: {hint}"
-    if tries >= len(hints):
+    if tries >= len(hints) and REVEAL["off"] is None:
         said += f' Still stuck? ex.reveal("{exercise}") shows the answer.'
     return report(exercise, FAIL, said)
 
@@ -188,6 +188,22 @@ def sentence(hint: str) -> str:
 #: The answer of each exercise, shown only on request (:func:`reveal`).
 ANSWERS: dict[str, str] = {}
 
+#: Why :func:`reveal` shows no answers, or None when it shows them (see :func:`reveal_off`).
+REVEAL: dict[str, str | None] = {"off": None}
+TEACHER = "the teacher turned answers off for this course; ask your teacher"
+
+
+def reveal_off(reason: str = TEACHER) -> None:
+    """Make :func:`reveal` say ``reason`` instead of an answer: a student copy of the
+    course (``naivegraph lessons --student``) calls it in its first cell.
+
+    >>> reveal_off()
+    >>> reveal("01-2")
+    answer [01-2]: the teacher turned answers off for this course; ask your teacher
+    >>> REVEAL["off"] = None  # answers on again
+    """
+    REVEAL["off"] = reason
+
 
 def reveal(exercise: str) -> None:
     """Print the answer of one exercise (``naivegraph check N --reveal`` prints a lesson's).
@@ -195,11 +211,12 @@ def reveal(exercise: str) -> None:
     >>> ANSWERS["00-0"] = "w1.grad = 28: w1 reaches the loss along two paths."
     >>> reveal("00-0")
     answer [00-0]: w1.grad = 28: w1 reaches the loss along two paths.
+    >>> del ANSWERS["00-0"]
     """
     if exercise not in ANSWERS:
         known = ", ".join(sorted(ANSWERS)) or "none registered"
         raise KeyError(f"no exercise {exercise!r}; the exercises are: {known}")
-    print(f"answer [{exercise}]: {ANSWERS[exercise]}")
+    print(f"answer [{exercise}]: {REVEAL['off'] or ANSWERS[exercise]}")
 
 
 def failed(exercise: str, message: str) -> Result:

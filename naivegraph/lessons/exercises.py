@@ -24,7 +24,7 @@ executes a notebook and collects the exercise results printed by its cells.
 
 from .checkers import *  # noqa: F403  (every check_..., one module per lesson)
 from .checkers import __all__ as _checks
-from .checking import ANSWERS, CHECKERS, Result, reveal, solved
+from .checking import ANSWERS, CHECKERS, Result, reveal, reveal_off, solved
 from .notebooks import (
     NotebookRun,
     cell_errors,
@@ -40,6 +40,7 @@ __all__ = [
     "ANSWERS",
     "CHECKERS",
     "reveal",
+    "reveal_off",
     "solved",
     "Result",
     "NotebookRun",

@@ -13,12 +13,28 @@ from .checking import FAIL, LINE, PASS, STATUS_OF
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 CELL_LINE = re.compile(r"Cell In\[\d+\], line (\d+)")
+# a SyntaxError names the kernel's temporary file of the cell: "(563942855.py, line 2)"
+CELL_FILE = re.compile(r"\s*\(\d+\.py, line \d+\)$")
+ERROR = "error"  # an exercise whose cell raised: the checker never saw an answer
+
+# ipykernel warns on every start that its local TCP sockets are not encrypted; a learner
+# reads that as an error of theirs.  Its own log only: the cells' output is unaffected.
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+
+
+class DamagedNotebook(ValueError):
+    """A notebook file that cannot be read: the message says which and why, in one line."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} is not a readable notebook ({reason})")
+        self.path = Path(path)
 
 
 class ExerciseOutcome(NamedTuple):
     exercise: str
-    status: str  # "pass", "fail" or "todo"
+    status: str  # "pass", "fail", "todo" or "error"
     message: str
+    line: int | None = None  # for "error": the line of the cell that raised
 
     @property
     def passed(self) -> bool:
@@ -47,9 +63,17 @@ def read_notebook(path_or_nb):
 def _read(path_or_nb):
     import nbformat
 
-    if isinstance(path_or_nb, (str, Path)):
+    if not isinstance(path_or_nb, (str, Path)):
+        return path_or_nb
+    try:
         return nbformat.read(str(path_or_nb), as_version=4)
-    return path_or_nb
+    except OSError:
+        raise
+    except Exception as error:  # nbformat raises many kinds; each means "not a notebook"
+        reason = " ".join(str(error).split()) or type(error).__name__
+        if len(reason) > 120:
+            reason = reason[:117] + "..."
+        raise DamagedNotebook(path_or_nb, reason) from None
 
 
 def solutions_notebook(path):
@@ -89,24 +113,31 @@ def raised_in(cell) -> str | None:
     "your cell raised SyntaxError at line 2: invalid syntax": the line is the innermost
     one inside a notebook cell (frames inside libraries are not the learner's).
     """
+    raised = _raised(cell)
+    return None if raised is None else raised[0]
+
+
+def _raised(cell) -> tuple[str, int | None] | None:
+    """(the report of :func:`raised_in`, the line) for a cell that raised, else None."""
     for out in cell.get("outputs", []):
         if out.get("output_type") != "error":
             continue
         trace = ANSI.sub("", "\n".join(out.get("traceback", [])))
         lines = CELL_LINE.findall(trace)
-        where = f" at line {lines[-1]}" if lines else ""
+        line = int(lines[-1]) if lines else None
+        where = f" at line {line}" if line is not None else ""
         value = ANSI.sub("", str(out.get("evalue", ""))).strip().splitlines()
-        said = f": {value[0]}" if value else ""
-        return f"your cell raised {out.get('ename', 'an error')}{where}{said}"
+        said = f": {CELL_FILE.sub('', value[0])}" if value else ""
+        return f"your cell raised {out.get('ename', 'an error')}{where}{said}", line
     return None
 
 
 def exercise_outcomes(nb) -> list[ExerciseOutcome]:
     """One outcome per exercise of an executed notebook, in order.
 
-    An exercise cell that raised is reported as such (the learner's error, not a crash of
-    the whole run); one that printed no result says so.  Results printed outside exercise
-    cells are kept too.
+    An exercise cell that raised is reported as such, status ``"error"`` (the learner's
+    error, not a crash of the whole run); one that printed no result says so.  Results
+    printed outside exercise cells are kept too.
     """
     outcomes = []
     for cell in nb.cells:
@@ -114,10 +145,10 @@ def exercise_outcomes(nb) -> list[ExerciseOutcome]:
             continue
         exercise = cell.get("metadata", {}).get("naivegraph", {}).get("exercise")
         printed = printed_by(cell)
-        raised = raised_in(cell)
+        raised = _raised(cell)
         if exercise is not None and raised is not None:
-            said = raised + "; fix the cell and run it again."
-            outcomes.append(ExerciseOutcome(exercise, FAIL, said))
+            said = raised[0] + "; fix the cell and run it again."
+            outcomes.append(ExerciseOutcome(exercise, ERROR, said, raised[1]))
         elif exercise is not None and not any(o.exercise == exercise for o in printed):
             said = "the cell printed no result: keep its last line, the ex.check_... call."
             outcomes.append(ExerciseOutcome(exercise, FAIL, said))
@@ -163,6 +194,7 @@ def run_notebook(
         kernel_name=kernel_name or _kernel_name(),
         resources={"metadata": {"path": str(folder)}},
         allow_errors=allow_errors,
+        extra_arguments=QUIET_KERNEL,
     )
     client.execute(env=_kernel_env())
     return NotebookRun(nb, exercise_outcomes(nb) if allow_errors else parse_results(nb))

@@ -9,6 +9,7 @@ gradient by hand.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -57,6 +58,41 @@ def descent(f_grad: Callable, start, lr: float, steps: int) -> np.ndarray:
     return np.array(pts)
 
 
+def train_step(model, optimizer, X, y) -> float:
+    """One dynamic-mode training step of lesson 9 (exercise 09-2's answer, which the rest
+    of the lesson uses, so a student's notebook never shows it): zero the gradients,
+    cross-entropy of ``model(X)`` against ``y``, backward, step; the loss as a float."""
+    optimizer.zero_grad()
+    loss = ng.nn.functional.cross_entropy(model(X), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def derivative_table() -> dict:
+    """Lesson 8's table of scalar ops, complete (exercise 08-1's answer, which the rest of
+    the lesson uses): name -> (forward, derivative with respect to input ``i``).
+
+    >>> forward, derivative = derivative_table()["mul"]
+    >>> forward(3.0, 4.0), derivative(3.0, 4.0, 0), derivative(3.0, 4.0, 1)
+    (12.0, 4.0, 3.0)
+    """
+    return {
+        "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
+        "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
+        "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
+        "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b**2),
+        "pow": (
+            lambda a, b: a**b,
+            lambda a, b, i: b * a ** (b - 1) if i == 0 else a**b * math.log(a),
+        ),
+        "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
+        "cos": (lambda a: math.cos(a), lambda a, i: -math.sin(a)),
+        "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
+        "log": (lambda a: math.log(a), lambda a, i: 1 / a),
+    }
+
+
 def train_capstone(X, y, epochs: int = 300):
     """Lesson 9's classifier, trained as lesson 9 trains it, in both modes.
 
@@ -71,13 +107,7 @@ def train_capstone(X, y, epochs: int = 300):
     init = [p.detach().numpy().copy() for p in model.parameters()]
     optimizer = ng.optim.Adam(model.parameters(), lr=0.05)
     Xt, yt = ng.tensor(X), ng.tensor(y)
-    dynamic = []
-    for _ in range(epochs):
-        optimizer.zero_grad()
-        loss = ng.nn.functional.cross_entropy(model(Xt), yt)
-        loss.backward()
-        optimizer.step()
-        dynamic.append(loss.item())
+    dynamic = [train_step(model, optimizer, Xt, yt) for _ in range(epochs)]
 
     with ns.Graph() as g:
         xs = ns.placeholder("X", shape=(None, 2))

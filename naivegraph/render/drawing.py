@@ -28,6 +28,11 @@ class Drawing(graphviz.Digraph):
     >>> d.node("n0", "a"); d.node("n1", "b"); d.edge("n0", "n1")
     >>> d.pipe("svg")[:5] in (b"<?xml", b"<svg ")
     True
+
+    Outside Jupyter its repr says how to see it:
+
+    >>> d  # doctest: +ELLIPSIS
+    <naivegraph drawing: Jupyter shows it; elsewhere .render("graph", format="svg") ...>
     """
 
     #: statistics filled by the builders: node counts, hidden count, timing
@@ -37,6 +42,9 @@ class Drawing(graphviz.Digraph):
         super().__init__(*args, **kwargs)
         self.backend = backend
         self.stats = {}
+
+    def __repr__(self) -> str:
+        return f"<naivegraph drawing: Jupyter shows it; elsewhere {', '.join(ways_to_see())}>"
 
     def _copy_kwargs(self, **kwargs: Any) -> dict:
         return super()._copy_kwargs(backend=self.backend, **kwargs)
@@ -73,6 +81,7 @@ class Drawing(graphviz.Digraph):
         outfile: str | os.PathLike | None = None,
         backend: str | None = None,
         force: bool = False,
+        quiet_view: bool = False,
         **ignored: Any,
     ) -> str:
         """Write the drawing to a file and return its path.
@@ -81,7 +90,8 @@ class Drawing(graphviz.Digraph):
         ``render(outfile="fig/loss.pdf")`` takes the format from the suffix.  Unlike
         ``graphviz.Digraph.render`` no DOT source file is written next to it (use
         ``.save()`` for that).  ``force=True`` lays out a drawing that :meth:`pipe`
-        refuses as too big.
+        refuses as too big.  ``view=True`` (or ``.view()``) then opens the file in the
+        system's viewer.
         """
         path = _output_path(filename, directory, format or self.format, outfile)
         fmt = (
@@ -93,6 +103,8 @@ class Drawing(graphviz.Digraph):
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "wb") as handle:
             handle.write(data)
+        if view:
+            graphviz.view(path, quiet=quiet_view)
         return path
 
     # Jupyter: everything goes through self.pipe, i.e. our engine chain.
@@ -127,6 +139,14 @@ class Drawing(graphviz.Digraph):
 
     def _repr_image_jpeg(self) -> bytes:
         return self.pipe("jpeg")
+
+
+def ways_to_see() -> list[str]:
+    """How a drawing is seen outside Jupyter: what its repr suggests, one way each."""
+    return [
+        '.render("graph", format="svg") writes graph.svg',
+        ".view() opens it in a viewer",
+    ]
 
 
 def _output_path(filename, directory, fmt, outfile) -> str:

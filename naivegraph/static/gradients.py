@@ -258,6 +258,10 @@ def gradients(
             raise
         finally:
             graph._gradient_depth -= 1
+    for x in xs:  # the first gradient a node is returned as names it (grad_w1)
+        grad = grads.get(x)
+        if grad is not None and grad.is_gradient and grad.gradient_of is None:
+            grad.gradient_of = x.name
     return [grads.get(x) for x in xs]
 
 

@@ -132,6 +132,7 @@ class Graph:
             raise ValueError(f"a node named {name!r} already exists in {self.name}; pick another")
         del self._by_name[node.name]
         node.name = name
+        node.gradient_of = None  # a name given wins over grad_<x> (see Node.gradient_of)
         self._by_name[name] = node
 
     def _rollback(self, size: int) -> None:

@@ -194,6 +194,9 @@ class Node(OpMethods):
     """A value in a static graph; its ``value`` is None until the graph runs."""
 
     kind = "node"
+    #: the name of ``x`` when ``ns.gradients`` returned this node as the gradient of ``x``
+    #: and it was not renamed since: an ONNX export calls the node ``grad_<x>``
+    gradient_of: str | None = None
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ ONNX Runtime with naivegraph's numbers: the mappings reproduce the numpy forward
 dtypes included (a Python float constant takes the dtype of the other operand, as in
 numpy, because every operand is cast to the node's inferred dtype).
 
-``onnx`` is an optional dependency (``pip install naivegraph[export]``): it is
+``onnx`` is an optional dependency (the ``export`` extra, ``pip install '.[export]'``): it is
 imported when :func:`to_onnx` runs, never when naivegraph is.
 """
 
@@ -149,6 +149,23 @@ def _unmapped(order: Sequence[Node]) -> None:
         raise NotImplementedError("cannot export to ONNX:\n  " + "\n  ".join(lines))
 
 
+def output_name(node: Node) -> str:
+    """The name of an exported output: the node's name when it was given one (``loss``),
+    ``grad_<x>`` for the gradient ``ns.gradients`` returned for ``x``, the internal name
+    otherwise (``exp_1``).
+
+    >>> import naivegraph.static as ns
+    >>> with ns.Graph() as g:
+    ...     w = ns.Variable(2.0, name="w1")
+    ...     loss = w * w
+    ...     (grad,) = ns.gradients(loss, [w])
+    ...     g.rename(loss, "loss")
+    >>> output_name(loss), output_name(grad), output_name(ns.exp(w))
+    ('loss', 'grad_w1', 'exp_1')
+    """
+    return f"grad_{node.gradient_of}" if node.gradient_of is not None else node.name
+
+
 def _complete_output_shapes(onnx: Any, model: Any, output_nodes: dict[str, Node]) -> None:
     """ONNX wants a shape (a rank at least) on every graph output: where naivegraph does
     not know one, take the one ONNX's shape inference finds."""
@@ -211,7 +228,8 @@ def to_onnx(
         import onnx
     except ImportError:
         raise ImportError(
-            "to_onnx needs the onnx package: pip install naivegraph[export]"
+            "to_onnx needs the onnx package: pip install onnx onnxruntime, or "
+            "pip install '.[export]' in the naivegraph folder"
         ) from None
 
     if isinstance(graph_or_compiled, Traced):  # dynamic-mode code, exported through tracing
@@ -297,9 +315,14 @@ def to_onnx(
     graph_outputs, seen, exported = [], set(), {}
     for node in output_nodes:
         name = names[node]
+        wanted = output_name(node)
         if name in seen or name in b._constants or isinstance(node, Placeholder):
             b.prefix = node.name
             name = b.op("Identity", [name], dtype=node.dtype)
+        if wanted != node.name:  # an Identity gives the output the name it is known by
+            b.nodes.append(helper.make_node("Identity", [name], [b.fresh(wanted)]))
+            name = b.nodes[-1].output[0]
+            b.record(name, node.dtype)
         seen.add(name)
         exported[name] = node
         _check_dtype(node.dtype, f"output {node.name!r}")

@@ -91,6 +91,8 @@ def _describe_node(node: Node, position: dict, arrays: dict) -> dict:
         entry["inputs"] = [position[i] for i in node.inputs]
         entry["attrs"] = {k: _encode(v, arrays, position) for k, v in node.attrs.items()}
         entry["is_gradient"] = node.is_gradient
+        if node.gradient_of is not None:
+            entry["gradient_of"] = node.gradient_of
     entry["retains_grad"] = node.retains_grad
     return entry
 
@@ -211,6 +213,8 @@ class _Reader:
             graph._register(node, name, node.kind)
             node.retains_grad = bool(entry.get("retains_grad", False))
             node.is_gradient = bool(entry.get("is_gradient", False))
+            if isinstance(entry.get("gradient_of"), str):
+                node.gradient_of = entry["gradient_of"]
             self.check_meta(node, entry, where)
             nodes.append(node)
             if i in captured:

@@ -178,10 +178,42 @@ def test_import_naivegraph_static_does_not_load_onnx():
     assert done.stdout.strip() == "False", done.stderr
 
 
+def test_outputs_are_named_after_what_they_are():
+    g, x, loss, grads = _reference_graph()
+    w1, w2, _ = (n for n in g.nodes if n.kind == "variable")
+    g.rename(loss, "loss")
+    g.rename(grads[2], "dloss_dw3")  # a name given wins over grad_<variable>
+    with g:
+        doubled = w1 * 2.0  # neither named nor a gradient: its internal name
+    model = to_onnx(g, [x], [loss, *grads, doubled])
+    names = [o.name for o in model.graph.output]
+    assert names == ["loss", f"grad_{w1.name}", f"grad_{w2.name}", "dloss_dw3", doubled.name]
+    out = run_onnx(model, {"input": np.ones((2, 2))})
+    assert [float(v) for v in out] == [40.0, 28.0, 8.0, 10.0, 4.0]
+
+
+def test_gradient_names_survive_save_and_load(tmp_path):
+    g, x, loss, grads = _reference_graph()
+    g.save(tmp_path / "reference.ngraph")
+    loaded = ns.load(tmp_path / "reference.ngraph")
+    variables = [n.name for n in loaded.nodes if n.kind == "variable"]
+    model = to_onnx(loaded, [x.name], [grads[0].name, loss.name])
+    assert [o.name for o in model.graph.output] == [f"grad_{variables[0]}", loss.name]
+
+
+def test_two_outputs_wanting_one_name_get_two(tmp_path):
+    g, x, loss, grads = _reference_graph()
+    model = to_onnx(g, [x], [grads[0], grads[0]])
+    first, second = (o.name for o in model.graph.output)
+    assert first.startswith("grad_") and second.startswith(first) and first != second
+
+
 def test_without_onnx_to_onnx_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
     g, x, loss, _ = _reference_graph()
-    with pytest.raises(ImportError, match=r"pip install naivegraph\[export\]"):
+    with pytest.raises(
+        ImportError, match=r"pip install onnx onnxruntime, or pip install '\.\[export\]'"
+    ):
         to_onnx(g, [x], [loss])
 
 

@@ -18,7 +18,7 @@ import naivegraph as ng
 from naivegraph.lessons import exercises as ex
 from naivegraph.lessons.checking import ANSWERS, TRIES
 
-LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+COURSE = Path(__file__).resolve().parents[2] / "naivegraph" / "course"
 MINE = [f"0{lesson}-{i}" for lesson in range(1, 6) for i in range(1, 4)]
 MINE += ["03-4", "03-5"]
 
@@ -571,7 +571,7 @@ def test_never_raises_whatever_it_is_given(exercise, capsys):
 
 # -- the lessons themselves ---------------------------------------------------------------
 
-SOURCES = sorted((LESSONS / "src").glob("lesson_0[1-5].py"))
+SOURCES = sorted((COURSE / "src").glob("lesson_0[1-5].py"))
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
@@ -588,14 +588,15 @@ def test_exercises_appear_in_the_order_of_their_numbers(path):
     assert numbers == sorted(numbers) and len(numbers) >= 3
 
 
-def test_lessons_1_and_3_embed_the_animations_and_the_figures_exist():
+def test_lessons_1_and_3_embed_the_animations_and_the_figures_exist_in_the_course():
     pictures = {}
-    for path in SOURCES:
+    for path in sorted((COURSE / "src").glob("lesson_*.py")):
         pictures[path.stem] = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", path.read_text(encoding="utf-8"))
         for picture in pictures[path.stem]:
-            assert (LESSONS / picture).resolve().is_file(), picture
-    assert "../figures/animation_dynamic_step.gif" in pictures["lesson_01"]
-    assert "../figures/animation_static_runs.gif" in pictures["lesson_03"]
+            assert (COURSE / picture).resolve().is_file(), picture
+            assert (COURSE / picture).resolve().is_relative_to(COURSE), "ships with the course"
+    assert "figures/animation_dynamic_step.gif" in pictures["lesson_01"]
+    assert "figures/animation_static_runs.gif" in pictures["lesson_03"]
 
 
 def test_a_retry_with_another_mistake_hears_about_that_mistake_first(capsys):

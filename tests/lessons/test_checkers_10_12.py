@@ -499,7 +499,7 @@ def test_trace_trap_rejects_each_misreading(terms, phrase):
 # Each test below is one mistake tried on a checker, or one flaw of a lesson's text.
 
 
-LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+LESSONS = Path(__file__).resolve().parents[2] / "naivegraph" / "course"
 
 
 def lesson_cells(stem: str) -> list:

@@ -18,7 +18,7 @@ pytest.importorskip("ipykernel")
 
 from naivegraph.lessons.exercises import exercise_ids, run_notebook  # noqa: E402
 
-LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+LESSONS = Path(__file__).resolve().parents[2] / "naivegraph" / "course"
 NOTEBOOKS = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
 EXPECTED = ["01_computational_graphs", "02_leaf_tensors", "03_getting_gradients",
             "04_inplace_operations", "05_excluding_subgraphs", "06_static_graphs",
@@ -53,7 +53,9 @@ def test_notebooks_match_their_sources():
     spec = importlib.util.spec_from_file_location("lessons_build", LESSONS / "build.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
-    assert build.main(["--check"]) == 0, "run `python lessons/build.py` and commit the notebooks"
+    assert build.main(["--check"]) == 0, (
+        "run `python -m naivegraph.course.build` and commit the notebooks"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

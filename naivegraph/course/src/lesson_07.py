@@ -19,11 +19,11 @@ CELLS = [
 
     Dynamic mode builds the graph while the step runs, and backward frees it:
 
-    ![one dynamic training step](../figures/animation_dynamic_step.gif)
+    ![one dynamic training step](figures/animation_dynamic_step.gif)
 
     Static mode builds the graph once; each run only feeds new inputs through it:
 
-    ![runs of one static graph](../figures/animation_static_runs.gif)
+    ![runs of one static graph](figures/animation_static_runs.gif)
 
     ## The same model, both ways
 

@@ -220,7 +220,7 @@ CELLS = [
     and backward frees what the non-leaf part saved. The next forward pass builds a new
     graph (lesson 7 compares this with a static graph, built once).
 
-    ![one dynamic training step](../figures/animation_dynamic_step.gif)
+    ![one dynamic training step](figures/animation_dynamic_step.gif)
 
     ## Summary
 

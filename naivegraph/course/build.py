@@ -1,4 +1,4 @@
-"""Build the lesson notebooks from the cell lists in ``lessons/src/``.
+"""Build the lesson notebooks from the cell lists in ``src/`` beside this file.
 
 Each ``src/lesson_NN.py`` defines ``NAME`` (the notebook's file stem) and ``CELLS``, a
 list made with :func:`md`, :func:`code` and :func:`exercise`.  An exercise cell is
@@ -8,9 +8,9 @@ cell's metadata under ``naivegraph.solution``.
 
 Usage::
 
-    python lessons/build.py            # write every notebook
-    python lessons/build.py 03 08      # only these lessons
-    python lessons/build.py --check    # exit 1 if a notebook is out of date
+    python -m naivegraph.course.build            # write every notebook
+    python -m naivegraph.course.build 03 08      # only these lessons
+    python -m naivegraph.course.build --check    # exit 1 if a notebook is out of date
 
 Notebooks are written without outputs and with stable cell ids, so rebuilding an
 unchanged lesson gives the same bytes.
@@ -116,9 +116,9 @@ def main(argv: list[str]) -> int:
                 stale.append(target.name)
             continue
         target.write_text(text, encoding="utf-8")
-        print(f"wrote {target.relative_to(HERE.parent)}")
+        print(f"wrote {target}")
     if stale:
-        print("out of date (run python lessons/build.py):", ", ".join(stale))
+        print("out of date (run python -m naivegraph.course.build):", ", ".join(stale))
         return 1
     return 0
 

@@ -58,16 +58,11 @@ CELLS = [
     md("""
     ## Dynamic mode: modules and an optimizer
 
-    The notebook uses its own reference step below, so it runs whatever state your
-    exercises are in.
+    The notebook uses the reference step of `naivegraph.lessons.training`, so it runs
+    whatever state your exercises are in.
     """),
     code("""
-    def reference_step(model, optimizer, X, y):
-        optimizer.zero_grad()
-        loss = ng.nn.functional.cross_entropy(model(X), y)
-        loss.backward()
-        optimizer.step()
-        return loss.item()
+    from naivegraph.lessons.training import train_step as reference_step
 
     ng.manual_seed(0)
     model = ng.nn.Sequential(ng.nn.Linear(2, 32), ng.nn.Tanh(), ng.nn.Linear(32, 2))

@@ -50,24 +50,15 @@ CELLS = [
     ex.check_derivative_table(TABLE)
     """),
     md("""
-    The rest of the notebook uses a complete copy of the table (so it runs even before
-    you finish the exercise).
+    The rest of the notebook uses the complete table, `derivative_table()` of
+    `naivegraph.lessons.training` (so it runs even before you finish the exercise).
     """),
     code("""
     import math
 
-    OPS = {
-        "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
-        "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
-        "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
-        "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b ** 2),
-        "pow": (lambda a, b: a ** b,
-                lambda a, b, i: b * a ** (b - 1) if i == 0 else a ** b * math.log(a)),
-        "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
-        "cos": (lambda a: math.cos(a), lambda a, i: -math.sin(a)),
-        "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
-        "log": (lambda a: math.log(a), lambda a, i: 1 / a),
-    }
+    from naivegraph.lessons.training import derivative_table
+
+    OPS = derivative_table()
     """),
     md("""
     ## A static engine: build, then run

@@ -132,7 +132,7 @@ CELLS = [
     builds a new one. A **static** graph (lesson 6) is the opposite: built once, then
     run again and again with new inputs.
 
-    ![a static graph, run several times](../figures/animation_static_runs.gif)
+    ![a static graph, run several times](figures/animation_static_runs.gif)
 
     ## backward(gradient) for a non-scalar output
 
