@@ -211,20 +211,29 @@ def _births(sketch: Sketch, rank: dict[int, int]) -> dict[int, int]:
 
 
 def _hooks_note(node: Node, names: _Names) -> list[str]:
-    hooks = node._hooks
-    if hooks is None:
-        return []
+    """What hooks the user registered would do at this node (they are not run here)."""
     lines = []
-    if hooks.pre or hooks.post or hooks.tensor:
+    hooks = node._hooks
+    if isinstance(node, AccumulateGrad):
+        leaf = names.leaf(node)
+        if getattr(node.variable, "_hooks", None):
+            lines.append(
+                f"a hook registered with {leaf}.register_hook(...) would run now on "
+                f"∂{names.root}/∂{leaf}, before it is added into {leaf}.grad"
+            )
+    elif hooks is not None and hooks.tensor:
+        out = names.of_output(node)
         lines.append(
-            "a hook registered here (register_hook / register_prehook) would run now in "
-            "backward(); the walkthrough does not run hooks"
+            f"a hook registered with {out}.register_hook(...) would run now on "
+            f"∂{names.root}/∂{out}, before {node.name()}'s VJP"
         )
-    if hooks.retained:
-        lines.append(
-            f"{names.of_output(node)}.retain_grad(): backward() would keep this gradient in "
-            f"{names.of_output(node)}.grad"
-        )
+    if hooks is not None and (hooks.pre or hooks.post):
+        lines.append(f"hooks registered on {node.name()} itself would run now")
+    if hooks is not None and hooks.retained:
+        out = names.of_output(node)
+        lines.append(f"{out}.retain_grad(): backward() would keep this gradient in {out}.grad")
+    if lines:
+        lines.append("(the walkthrough runs no hook: it changes nothing)")
     return lines
 
 
