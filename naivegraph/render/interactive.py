@@ -125,7 +125,8 @@ _CSS = """
 .ngv .ngv-active polygon,.ngv .ngv-active ellipse,.ngv .ngv-active path{
  stroke:#c62828;stroke-width:3.5px}
 .ngv .ngv-freed{opacity:.45}
-.ngv-panel{position:absolute;right:8px;top:40px;max-width:min(360px,70%);max-height:70%;
+.ngv-head{position:sticky;top:0;z-index:3;background:#fff}
+.ngv-panel{position:absolute;right:8px;top:40px;max-width:min(360px,70%);max-height:60vh;
  overflow:auto;background:#fffffff2;border:1px solid #90a4ae;border-radius:6px;padding:6px 8px;
  box-shadow:0 2px 8px #0002;z-index:2}
 .ngv-panel-head{display:flex;justify-content:space-between;gap:8px;align-items:center}
@@ -196,8 +197,11 @@ def view_html(
         f'<div class="ngv" id="{view_id}" tabindex="0" role="group" '
         f'aria-label="{html.escape(label)}">',
         f"<style>{_CSS}</style>",
+        # the buttons and the step's text stay in sight while a tall drawing scrolls
+        '<div class="ngv-head">',
         _TOOLBAR.format(hint=hint),
         _STEPS.format(count=len(steps)) if steps else "",
+        "</div>",
         f'<div class="ngv-stage">{inline_svg(svg, view_id)}</div>',
         '<div class="ngv-panel" hidden></div>',
         f'<script type="application/json" class="ngv-data">{_json_for_script(data)}</script>',

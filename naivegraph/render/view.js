@@ -136,7 +136,7 @@
       var group = event.target.closest ? event.target.closest("g.node") : null;
       var name = group ? nameOf(view, group.id) : null;
       if (name && view.data.nodes[name]) {
-        openPanel(view, name);
+        openPanel(view, name, group);
       } else {
         closePanel(view);
       }
@@ -201,7 +201,7 @@
     return found;
   }
 
-  function openPanel(view, name) {
+  function openPanel(view, name, group) {
     var entry = view.data.nodes[name];
     var panel = view.panel;
     panel.textContent = "";
@@ -231,9 +231,30 @@
     panel.appendChild(table);
     panel.hidden = false;
     panel.setAttribute("data-node", name);
+    placeNear(view, panel, group);
     Object.keys(view.nodes).forEach(function (other) {
       view.nodes[other].classList.toggle("ngv-selected", other === name);
     });
+  }
+
+  // under the node (above it when there is no room), on the node's side of the view:
+  // a tall drawing scrolled to its bottom still shows the panel next to what was clicked
+  function placeNear(view, panel, group) {
+    var outer = view.root.getBoundingClientRect();
+    var node = group.getBoundingClientRect();
+    var height = panel.offsetHeight;
+    var top = node.bottom - outer.top + 6;
+    if (top + height > outer.height) {
+      top = Math.max(0, node.top - outer.top - height - 6);
+    }
+    panel.style.top = top + "px";
+    if ((node.left + node.right) / 2 - outer.left < outer.width / 2) {
+      panel.style.left = Math.max(4, node.left - outer.left) + "px";
+      panel.style.right = "auto";
+    } else {
+      panel.style.left = "auto";
+      panel.style.right = Math.max(4, outer.right - node.right) + "px";
+    }
   }
 
   function closePanel(view) {
