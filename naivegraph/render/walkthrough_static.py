@@ -139,7 +139,7 @@ def static_walkthrough(
     steps += _backward_steps(order, loss, values, grads, names, dot_names)
     for step in steps[len(steps) - len(grads) - 1 :]:
         step.values = dot_names(alive)  # the sweep reads what the run kept
-    _label_with_run(sketch, values, grads, names(loss))
+    _label_with_run(sketch, values, grads, names, names(loss))
     from .drawing import new_drawing
 
     drawing = new_drawing(f"{graph.name}: one training step", "TB", None)
@@ -152,9 +152,9 @@ def static_walkthrough(
     return Walkthrough(drawing, steps, names(loss), reveal_labels=True)
 
 
-def _label_with_run(sketch: Any, values: dict, grads: dict, root: str) -> None:
-    """Add the run's value (blue) and gradient (red) under each node's label; the page
-    shows each line from the step that computes it."""
+def _label_with_run(sketch: Any, values: dict, grads: dict, names: _Names, root: str) -> None:
+    """Add the run's value (blue) and gradient (red) under each node's label, named as
+    the steps name them; the page shows each line from the step that computes it."""
     for item in sketch.items:
         node = item.payload[0]
         lines = []
@@ -162,7 +162,7 @@ def _label_with_run(sketch: Any, values: dict, grads: dict, root: str) -> None:
             lines.append(Colored(f"= {value_text(values[node])}", VALUE_COLOR))
         if node in grads:
             lines.append(
-                Colored(f"∂{root}/∂{node.name} = {value_text(grads[node])}", GRADIENT_COLOR)
+                Colored(f"∂{root}/∂{names(node)} = {value_text(grads[node])}", GRADIENT_COLOR)
             )
         if lines:
             item.describe = _with_lines(item.describe, lines)

@@ -66,9 +66,17 @@ class Visit:
         return self.page
 
     def screenshot(self, name: str, locator=None) -> Path:
+        """What the learner sees of ``locator``'s width in the window, as it is scrolled
+        (the whole window without ``locator``)."""
         SCREENSHOTS.mkdir(exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
-        (locator or self.page).screenshot(path=str(path))
+        clip = None
+        if locator is not None:
+            box = locator.bounding_box()  # relative to the window
+            top = max(0.0, box["y"])
+            height = min(box["y"] + box["height"], self.page.viewport_size["height"]) - top
+            clip = {"x": box["x"], "y": top, "width": box["width"], "height": height}
+        self.page.screenshot(path=str(path), clip=clip)
         return path
 
     def outside_requests(self) -> list[str]:

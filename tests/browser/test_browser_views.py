@@ -133,6 +133,7 @@ def test_the_dynamic_walkthrough_pages_to_the_end_with_its_numbers(visit):
     assert " + [[2, 2], [2, 2]]   from AddBackward0 (l2)" in text
     assert " = [[7, 7], [7, 7]]" in text
     assert l1_gradient.is_visible()  # reached now
+    view.locator("g.node.ngv-active").last.scroll_into_view_if_needed()
     visit.screenshot("walkthrough_dynamic_l1", view)
     page.keyboard.press("ArrowRight")
     assert "w1.grad = 28" in view.locator(".ngv-step-text").inner_text()
@@ -191,7 +192,7 @@ def test_keys_act_on_the_focused_view_only_and_two_views_do_not_interfere(visit)
     assert one.locator("svg").get_attribute("viewBox") != home
     node_titled(two, "w1").last.click()
     assert two.locator(".ngv-panel").is_visible() and one.locator(".ngv-panel").is_hidden()
-    visit.screenshot("two_views", page)
+    visit.screenshot("two_views")
     assert visit.outside_requests() == []
 
 
