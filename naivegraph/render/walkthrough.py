@@ -122,7 +122,12 @@ class Walkthrough:
         return write_page(path, self.to_html())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict:
-        return {"text/html": self.html_fragment(), "text/plain": repr(self)}
+        """The view, and the plain drawing where scripts do not run (untrusted notebooks)."""
+        return {
+            "text/html": self.html_fragment(),
+            "image/svg+xml": self.drawing.fitted_svg(),
+            "text/plain": repr(self),
+        }
 
 
 def value_text(value: Any) -> str:
@@ -141,13 +146,22 @@ def value_text(value: Any) -> str:
 class _Names:
     """Names for what the steps talk about: the caller's names, else descriptions."""
 
-    def __init__(self, names: dict[int, str], output: Tensor) -> None:
+    def __init__(self, names: dict[int, str], output: Tensor, tensors: Iterable[Any]) -> None:
         self.names = names
         self.output = output
         self.root = names.get(id(output), "output")
+        # named tensors by the node that made them: how nodes that keep no reference to
+        # their output (CopySlices after b[0] = ..., a custom Function's) find its name
+        self.by_node = {
+            id(t.grad_fn): names[id(t)]
+            for t in tensors
+            if isinstance(t, Tensor) and t.grad_fn is not None and id(t) in names
+        }
 
     def of_output(self, fn: Node) -> str:
         """The name of the tensor ``fn`` made (``fn``'s op and inputs when unnamed)."""
+        if id(fn) in self.by_node:
+            return self.by_node[id(fn)]
         ref = fn.output_ref if isinstance(fn, OpNode) else None
         tensor = ref() if ref is not None else None
         if tensor is not None and tensor.grad_fn is fn:
@@ -369,7 +383,7 @@ def dynamic_walkthrough(
             f"has {len(ops)}.  Step through a smaller example, or draw this graph with "
             "ng.render(output, kind='both')"
         )
-    names = _Names(names_from(params), output)
+    names = _Names(names_from(params), output, (params or {}).values())
     freed = [n for n in nodes if n.freed]
     visits: list[_Visit] = []
     error = None

@@ -167,7 +167,7 @@ def test_the_walkthrough_page_holds_every_step():
     env = reference(backward=False)
     walk = ng.walkthrough(env["loss"], params=params(env))
     bundle = walk._repr_mimebundle_()
-    assert set(bundle) == {"text/html", "text/plain"}
+    assert set(bundle) == {"text/html", "image/svg+xml", "text/plain"}
     data = payload(bundle["text/html"])
     assert len(data["steps"]) == 14 and data["revealLabels"] is True
     assert "step 1 of 14" in bundle["text/html"]
