@@ -80,11 +80,11 @@ __version__ = "0.1.0"
 from . import render as _render_package
 from . import static as _static
 from .render import render, walkthrough
-from .render import walkthrough_static as _walkthrough_static
+from .render import walk_static as _walk_static
 
 # ``ns.walkthrough`` shows its steps on a drawing, which static mode (below the renderer)
 # cannot import: installed here, before any ``import naivegraph.static`` returns
-_static.walkthrough = _walkthrough_static.walkthrough
+_static.walkthrough = _walk_static.walkthrough
 
 # torch.int and torch.bool: module attributes only, kept out of __all__ so that
 # ``from naivegraph import *`` does not hide the builtins int and bool

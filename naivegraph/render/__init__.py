@@ -29,7 +29,7 @@ from .dot import emit
 from .dynamic import caller_names, dynamic_sketch, names_from
 from .engine import BACKENDS, GraphvizUnavailable, RenderError, available_backends, check_format
 from .static import render_gradient_optimization, render_optimization, static_sketch
-from .walkthrough import dynamic_walkthrough
+from .walk import dynamic_walkthrough
 
 if TYPE_CHECKING:  # pragma: no cover
     from .drawing import Drawing
@@ -159,7 +159,7 @@ def walkthrough(output: Any, gradient: Any = None, params: Mapping[str, Any] | N
         params: ``{"w1": w1, ...}`` names; by default the caller's local variables.
 
     Returns:
-        A :class:`~naivegraph.render.walkthrough.Walkthrough`: ``.steps``,
+        A :class:`~naivegraph.render.walk.Walkthrough`: ``.steps``,
         ``.to_html()``, ``.save_html(path)``; in Jupyter, Previous / Next buttons and
         the ← / → keys page through "step K of N".
 

@@ -16,7 +16,7 @@
   }
 
   var ZOOM_STEP = 1.25;
-  // label lines a walkthrough reveals step by step, by their colour (render/walkthrough.py)
+  // label lines a walkthrough reveals step by step, by their colour (render/walk.py)
   var GRADIENT_FILL = "#c62828"; // gradients: shown from the step that computes them
   var VALUE_FILL = "#0d47a1"; // a static run's values: shown while they are alive
 

@@ -28,7 +28,7 @@ from ..static.gradients import flowing
 from .dot import Colored, emit, format_shape
 from .dynamic import GRADIENT_COLOR
 from .static import static_sketch
-from .walkthrough import MAX_OPS, VALUE_COLOR, Step, Walkthrough, value_text
+from .walk import MAX_OPS, VALUE_COLOR, Step, Walkthrough, value_text
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -66,7 +66,7 @@ def walkthrough(loss: Any, feed_dict: Mapping | None = None) -> Walkthrough:
     no update is committed.  Steps name nodes by the caller's variables where they have
     one (``l1 = x * w1``).
 
-    Returns a :class:`~naivegraph.render.walkthrough.Walkthrough`: ``.steps``,
+    Returns a :class:`~naivegraph.render.walk.Walkthrough`: ``.steps``,
     ``.to_html()``, ``.save_html(path)``, Previous / Next in Jupyter.
 
     >>> import numpy as np, naivegraph.static as ns

@@ -10,7 +10,7 @@ node as the engine runs it, then what ``backward()`` frees.  The backward steps 
 computed here, by calling each node's VJP (its ``apply``) as the engine does, without
 the engine: no ``.grad`` is written, nothing is freed, no hook runs.
 
-Static mode: :mod:`naivegraph.render.walkthrough_static`.
+Static mode: :mod:`naivegraph.render.walk_static`.
 """
 
 from __future__ import annotations
