@@ -127,7 +127,7 @@ class Drawing(graphviz.Digraph):
     def fitted_svg(self) -> str:
         """The SVG, laid out with the halves of a ``kind="both"`` drawing one above the
         other when side by side they would be wider than a notebook's output area."""
-        svg = self.pipe("svg", encoding="utf-8")
+        svg = self._svg()
         if self.halves is None:
             return svg
         width, _ = interactive.svg_size_px(svg)
@@ -177,7 +177,16 @@ class Drawing(graphviz.Digraph):
         return self._repr_image_svg_xml()
 
     def _repr_image_svg_xml(self) -> str:
-        return self.pipe("svg", encoding="utf-8")
+        return self._svg()
+
+    def _svg(self) -> str:
+        """The SVG, laid out once per DOT source: Jupyter's bundle asks for it twice
+        (the view and the plain drawing), and a big layout takes seconds."""
+        source = self.source
+        cached = getattr(self, "_svg_cache", None)
+        if cached is None or cached[0] != source:
+            self._svg_cache = (source, self.pipe("svg", encoding="utf-8"))
+        return self._svg_cache[1]
 
     def _repr_image_png(self) -> bytes:
         return self.pipe("png")
