@@ -196,7 +196,9 @@ def _forward_order(nodes: Iterable[Node]) -> list[Node]:
     ops = [n for n in nodes if not isinstance(n, AccumulateGrad)]
     if all(hasattr(n, "_seq") for n in ops):
         return sorted(ops, key=lambda n: n._seq)
-    return engine.topological_order(ops)[::-1] if ops else []  # an order that could have run
+    # a node made elsewhere carries no stamp: an order that could have run instead
+    order = engine.topological_order(ops)[::-1] if ops else []
+    return [n for n in order if not isinstance(n, AccumulateGrad)]
 
 
 def _births(sketch: Sketch, rank: dict[int, int]) -> dict[int, int]:
@@ -206,7 +208,7 @@ def _births(sketch: Sketch, rank: dict[int, int]) -> dict[int, int]:
     for index, item in enumerate(sketch.items):
         payload = item.payload
         fn = payload if item.style == "op" else None
-        if item.style in ("grad_fn", "active", "pending") or item.style == "saved":
+        if item.style in ("grad_fn", "saved"):  # payload (node, ...)
             fn = payload[0]
         if fn is not None and id(fn) in rank:
             birth[index] = rank[id(fn)]
@@ -389,8 +391,8 @@ def dynamic_walkthrough(
     error = None
     if not freed:
         visits, error = _simulate_backward(output, gradient)
-    elif gradient is not None or output._data.size == 1:
-        engine._roots([output], [gradient], False)  # the same errors as backward() gives
+    else:
+        engine._roots([output], [gradient], False)  # the errors backward() would give
     arriving = {id(v.node): (v.total,) for v in visits}
     sketch = dynamic_sketch(
         [output], "both", names.names, True, arriving=arriving if visits else None

@@ -254,3 +254,18 @@ def test_static_walkthrough_reveals_values_and_gradients_on_the_nodes():
     assert walk.reveal_labels
     build = walk.steps[0]
     assert build.values == [] and build.grads == []
+
+
+def test_nodes_without_a_creation_stamp_are_stepped_in_an_order_that_could_have_run():
+    env = reference(backward=False)
+    for name in ("l1", "l2", "l3", "l4", "loss"):
+        del env[name].grad_fn._seq  # as a node built outside the recorders would be
+    walk = ng.walkthrough(env["loss"], params=params(env))
+    titles = [s.title.split(": ", 1)[1] for s in walk.steps[:5]]
+    assert sorted(titles) == sorted(
+        ["l1 = mul(input, w1)", "l2 = add(l1, w2)", "l3 = mul(l1, w3)", "l4 = mul(l2, l3)"]
+        + ["loss = mean(l4)"]
+    )
+    position = {t.split(" =")[0]: i for i, t in enumerate(titles)}
+    assert position["l1"] < position["l2"] < position["l4"] < position["loss"]
+    assert position["l1"] < position["l3"] < position["l4"]
