@@ -190,7 +190,7 @@ def view_html(
     if steps:
         data["steps"] = list(steps)
         data["revealLabels"] = reveal_labels
-    hint = "drag to pan · wheel to zoom · click a node for details"
+    hint = "drag to pan · click, then wheel to zoom · click a node for details"
     if steps:
         hint += " · ← → step"
     parts = [

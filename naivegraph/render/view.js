@@ -98,6 +98,9 @@
     var svg = view.svg;
     var drag = null;
     svg.addEventListener("wheel", function (event) {
+      if (!view.root.contains(document.activeElement) && !event.ctrlKey) {
+        return; // scrolling down a notebook over a drawing scrolls it; a focused view zooms
+      }
       event.preventDefault();
       var rect = svg.getBoundingClientRect();
       var fx = (event.clientX - rect.left) / Math.max(rect.width, 1);

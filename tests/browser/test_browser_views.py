@@ -102,8 +102,13 @@ def test_zoom_buttons_wheel_and_drag_change_only_the_view(visit):
     page.mouse.up()
     panned = [float(v) for v in svg.get_attribute("viewBox").split()]
     assert panned[0] < zoomed[0] and panned[2] == zoomed[2]  # moved, same zoom
-    page.mouse.wheel(0, 200)  # wheel down: zoom out
+    page.mouse.wheel(0, 200)  # wheel down on the focused view: zoom out
     assert float(svg.get_attribute("viewBox").split()[2]) > panned[2]
+    page.mouse.click(3, 3)  # focus leaves the view: the wheel scrolls the page again
+    before = svg.get_attribute("viewBox")
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 10)
+    page.mouse.wheel(0, 200)
+    assert svg.get_attribute("viewBox") == before
     page.locator("[aria-label='reset']").click()
     assert [float(v) for v in svg.get_attribute("viewBox").split()] == [
         float(v) for v in home.split()
