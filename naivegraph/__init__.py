@@ -81,7 +81,13 @@ __version__ = "0.1.0"
 # Import the package first, then bind the function: importing a submodule sets the
 # parent's attribute of the same name, so the function must come after it.
 from . import render as _render_package
-from .render import render
+from . import static as _static
+from .render import render, walkthrough
+from .render import walk_static as _walk_static
+
+# ``ns.walkthrough`` shows its steps on a drawing, which static mode (below the renderer)
+# cannot import: installed here, before any ``import naivegraph.static`` returns
+_static.walkthrough = _walk_static.walkthrough
 
 # torch.int and torch.bool: module attributes only, kept out of __all__ so that
 # ``from naivegraph import *`` does not hide the builtins int and bool
@@ -99,6 +105,7 @@ __all__ = [
     "no_grad",
     "optim",
     "render",
+    "walkthrough",
     "set_grad_enabled",
     "utils",
     "vmap",

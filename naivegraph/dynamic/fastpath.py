@@ -145,6 +145,7 @@ pause_collector: bool = True
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
 _new = object.__new__
+_next_seq = nodes.next_seq
 _F64 = np.dtype(np.float64)
 #: the Meta of every 0-d float64 array: the one ``node.meta_of`` shares, or its equal
 _META_0D_F64 = nodes.meta_of(np.zeros((), _F64))
@@ -427,7 +428,7 @@ def _slots(cls: type) -> set:
 #: exactly the fields it knows (``_metadata`` is made on first use); with any other
 #: field it calls the class instead.
 _BY_HAND = _slots(nodes.OpNode) == {
-    *("next_functions", "_hooks", "_released", "op", "attrs", "saved", "saved_out"),
+    *("next_functions", "_hooks", "_released", "_seq", "op", "attrs", "saved", "saved_out"),
     *("sources", "needs", "_constants", "output_ref", "_metadata", "__weakref__"),
 }
 
@@ -441,6 +442,7 @@ def fastnode(cls, op, attrs, edges, saved, saved_out, sources, needs, constants,
     node.next_functions = edges
     node._hooks = None
     node._released = False
+    node._seq = _next_seq()
     node.op = op
     node.attrs = attrs
     node.saved = saved
@@ -552,6 +554,7 @@ def _negation(readable: Callable, name: str) -> Callable:
                 node._edges = fn
                 node._hooks = None
                 node._released = False
+                node._seq = _next_seq()
                 node.op = op
                 node.attrs = _NO_ATTRS
                 node.saved = saved

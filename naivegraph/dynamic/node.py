@@ -21,6 +21,10 @@ from ..ops.names import SCALAR_SHAPE
 
 _handle_ids = itertools.count()
 
+#: stamps every node with its creation order (``node._seq``), one call per node: a
+#: walkthrough replays the forward pass in the order the user's code ran it
+next_seq = itertools.count().__next__
+
 # The Tensor class sits above this module (a tensor records nodes), yet under
 # create_graph, for hooks and for ``.grad`` the nodes and the engine make tensors.
 # tensor.py registers its class here when it is imported, so imports go one way.
@@ -122,12 +126,13 @@ class _Hooks:
 class Node:
     """Base of every ``grad_fn``: edges, hooks, and the apply step of backward."""
 
-    __slots__ = ("next_functions", "_hooks", "_released", "_metadata", "__weakref__")
+    __slots__ = ("next_functions", "_hooks", "_released", "_seq", "_metadata", "__weakref__")
 
     def __init__(self, next_functions: tuple = ()) -> None:
         self.next_functions = next_functions
         self._hooks = None
         self._released = False
+        self._seq = next_seq()
 
     @property
     def metadata(self) -> dict:
@@ -248,6 +253,7 @@ class OpNode(Node):
         self.next_functions = next_functions
         self._hooks = None
         self._released = False
+        self._seq = next_seq()
         self.op = op
         self.attrs = attrs
         self.saved = saved

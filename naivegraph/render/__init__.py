@@ -29,6 +29,7 @@ from .dot import emit
 from .dynamic import caller_names, dynamic_sketch, names_from
 from .engine import BACKENDS, GraphvizUnavailable, RenderError, available_backends, check_format
 from .static import render_gradient_optimization, render_optimization, static_sketch
+from .walk import dynamic_walkthrough
 
 if TYPE_CHECKING:  # pragma: no cover
     from .drawing import Drawing
@@ -43,6 +44,7 @@ __all__ = [
     "RenderError",
     "available_backends",
     "render",
+    "walkthrough",
     "render_optimization",
     "render_gradient_optimization",
     "KINDS",
@@ -138,6 +140,50 @@ def render(
         return _render(
             obj, kind, show_values, params, max_nodes, legend, rankdir, title, backend, gradients
         )
+
+
+def walkthrough(output: Any, gradient: Any = None, params: Mapping[str, Any] | None = None) -> Any:
+    """A step-through of one training step of ``output``'s graph, on its drawing.
+
+    Forward: the ops in the order your code ran them, each computed at once and recorded.
+    Backward: node by node as ``output.backward(gradient)`` runs them, with the gradient
+    reaching each node (summed over its consumers when it has several), its VJP with the
+    numbers, and what ``AccumulateGrad`` adds into each leaf's ``.grad``; then what
+    ``backward()`` frees.  Building it changes nothing: no ``.grad`` is written, no hook
+    runs, nothing is freed.  Made after a ``backward()`` that freed the graph, it shows
+    the forward build and what is left.
+
+    Args:
+        output: the tensor ``backward()`` would start from (the loss).
+        gradient: as in ``output.backward(gradient)``, for a non-scalar output.
+        params: ``{"w1": w1, ...}`` names; by default the caller's local variables.
+
+    Returns:
+        A :class:`~naivegraph.render.walk.Walkthrough`: ``.steps``,
+        ``.to_html()``, ``.save_html(path)``; in Jupyter, Previous / Next buttons and
+        the ← / → keys page through "step K of N".
+
+    >>> import naivegraph as ng
+    >>> w = ng.tensor(3.0, requires_grad=True)
+    >>> y = w * w
+    >>> steps = walkthrough(y).steps
+    >>> [s.title for s in steps]   # doctest: +NORMALIZE_WHITESPACE
+    ['forward 1/1: y = mul(w, w)', 'backward 1/2: MulBackward0 runs (the backward of y =
+    mul(w, w))', 'backward 2/2: AccumulateGrad adds into w.grad', 'after backward():
+    what it frees']
+    >>> for line in steps[2].lines[:4]:   # y = w * w uses w twice
+    ...     print(line)
+    ∂y/∂w: w is used 2 times, so its consumers' gradients add up:
+       3   from MulBackward0 (y)
+     + 3   from MulBackward0 (y)
+     = 6
+    >>> w.grad is None
+    True
+    """
+    if params is None:
+        params = caller_names(_PACKAGE_DIR)
+    with fast.paused_gc():
+        return dynamic_walkthrough(output, gradient, params)
 
 
 ACCEPTS = (
@@ -266,5 +312,7 @@ def _render(
 
     drawing = new_drawing(title if title is not None else default_title, rankdir, backend)
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
+    if "forward" in sketch.clusters and "backward" in sketch.clusters:
+        drawing.halves = ("forward", "backward")
     drawing.stats["seconds"] = time.perf_counter() - started
     return drawing

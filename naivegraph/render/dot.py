@@ -220,6 +220,14 @@ def format_value(value: Any, max_elements: int = 4) -> str | None:
 # ----------------------------------------------------------------------------- model
 Describe = Callable[["Item"], "tuple[str, str]"]
 
+#: describe function -> details function: ``details(item)`` gives the rows of the panel an
+#: interactive view opens when the node is clicked (``{"title": ..., "rows": [...]}``).
+#: The modules that describe items register their details next to them.
+DETAILS: dict[Callable, Callable[["Item"], dict]] = {}
+
+#: drawings with more shown nodes than this carry no details (each costs a value summary)
+DETAILS_LIMIT = 3000
+
 
 @dataclass(slots=True)
 class Item:
@@ -347,6 +355,8 @@ def emit(
             used_styles.add(item.style)
             freed_seen = freed_seen or item.freed
 
+    drawing.item_ids = new_id  # sketch index -> DOT name, for walkthroughs
+    drawing.details = _details(sketch, new_id) if len(new_id) <= DETAILS_LIMIT else {}
     write_nodes(drawing, by_cluster.pop(None, []))
     for name, indices in by_cluster.items():
         with drawing.subgraph(name=f"cluster_{name}") as sub:
@@ -364,6 +374,19 @@ def emit(
         items=len(sketch.items), shown=len(shown.kept), hidden=shown.hidden, note=shown.note
     )
     return drawing
+
+
+def _details(sketch: Sketch, new_id: dict[int, str]) -> dict[str, dict]:
+    """The details panel of each drawn item that has one, by DOT name, taken now: the
+    panel shows the objects as they were when drawn, as the labels do."""
+    found = {}
+    for old, name in new_id.items():
+        item = sketch.items[old]
+        describe = getattr(item.describe, "__wrapped__", item.describe)  # a step's extra lines
+        details = DETAILS.get(describe)
+        if details is not None:
+            found[name] = details(item)
+    return found
 
 
 def _write_edges(

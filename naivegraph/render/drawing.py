@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import html
 import os
+import re
 from typing import Any, Iterable
 
 import graphviz
 
-from . import engine
+from . import engine, interactive
 from .dot import FONT
 
 
@@ -37,11 +38,18 @@ class Drawing(graphviz.Digraph):
 
     #: statistics filled by the builders: node counts, hidden count, timing
     stats: dict
+    #: DOT name -> the details panel of that node in the interactive view
+    details: dict
+    #: the two clusters of a side-by-side drawing (``kind="both"``), stacked when too wide
+    halves: tuple[str, str] | None
 
     def __init__(self, *args: Any, backend: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.backend = backend
         self.stats = {}
+        self.details = {}
+        self.item_ids: dict = {}
+        self.halves = None
 
     def __repr__(self) -> str:
         return f"<naivegraph drawing: Jupyter shows it; elsewhere {', '.join(ways_to_see())}>"
@@ -107,14 +115,63 @@ class Drawing(graphviz.Digraph):
             graphviz.view(path, quiet=quiet_view)
         return path
 
+    # -- interactive HTML ------------------------------------------------------------
+    def to_html(self) -> str:
+        """A standalone HTML page showing this drawing interactively: zoom, pan, and
+        a details panel when a node is clicked.  Everything is inline (no request
+        leaves the page).
+
+        >>> d = Drawing(); d.node("n0", "a")
+        >>> page = d.to_html()
+        >>> page.startswith("<!DOCTYPE html>") and 'aria-label="zoom in"' in page
+        True
+        """
+        return interactive.page(self.html_fragment(), self._label())
+
+    def save_html(self, path: str | os.PathLike) -> str:
+        """Write :meth:`to_html` to ``path`` and return the path."""
+        return interactive.write_page(path, self.to_html())
+
+    def html_fragment(self) -> str:
+        """The interactive view as one ``<div>`` (what Jupyter shows as ``text/html``)."""
+        return interactive.view_html(self.fitted_svg(), self.details, label=self._label())
+
+    def fitted_svg(self) -> str:
+        """The SVG, laid out with the halves of a ``kind="both"`` drawing one above the
+        other when side by side they would be wider than a notebook's output area."""
+        svg = self._svg()
+        if self.halves is None:
+            return svg
+        width, _ = interactive.svg_size_px(svg)
+        if width <= interactive.OUTPUT_WIDTH_PX:
+            return svg
+        return self.stacked().pipe("svg", encoding="utf-8")
+
+    def stacked(self) -> "Drawing":
+        """A copy with the second half laid out under the first (invisible edges from the
+        first half's last nodes to the second half's first nodes)."""
+        first, second = self.halves or (None, None)
+        copy = self.copy()
+        for tail, head in _joining_edges(self.body, f"cluster_{first}", f"cluster_{second}"):
+            copy.body.append(f"\t{tail} -> {head} [style=invis weight=0]\n")
+        return copy
+
+    def _label(self) -> str:
+        title = self.graph_attr.get("label")
+        return f"naivegraph drawing: {title}" if title else "naivegraph drawing"
+
     # Jupyter: everything goes through self.pipe, i.e. our engine chain.
     def _repr_mimebundle_(
         self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None, **_: Any
     ) -> dict:
-        wanted = set(include) if include is not None else {"image/svg+xml"}
+        """``text/html`` (the interactive view) and ``image/svg+xml`` (the plain drawing,
+        shown where scripts do not run, e.g. an untrusted notebook)."""
+        wanted = set(include) if include is not None else {"text/html", "image/svg+xml"}
         wanted -= set(exclude or ())
         try:
             bundle = {}
+            if "text/html" in wanted:
+                bundle["text/html"] = self.html_fragment()
             if "image/svg+xml" in wanted:
                 bundle["image/svg+xml"] = self._repr_image_svg_xml()
             if "image/png" in wanted:
@@ -132,7 +189,16 @@ class Drawing(graphviz.Digraph):
         return self._repr_image_svg_xml()
 
     def _repr_image_svg_xml(self) -> str:
-        return self.pipe("svg", encoding="utf-8")
+        return self._svg()
+
+    def _svg(self) -> str:
+        """The SVG, laid out once per DOT source: Jupyter's bundle asks for it twice
+        (the view and the plain drawing), and a big layout takes seconds."""
+        source = self.source
+        cached = getattr(self, "_svg_cache", None)
+        if cached is None or cached[0] != source:
+            self._svg_cache = (source, self.pipe("svg", encoding="utf-8"))
+        return self._svg_cache[1]
 
     def _repr_image_png(self) -> bytes:
         return self.pipe("png")
@@ -144,9 +210,38 @@ class Drawing(graphviz.Digraph):
 def ways_to_see() -> list[str]:
     """How a drawing is seen outside Jupyter: what its repr suggests, one way each."""
     return [
+        '.save_html("graph.html") writes a page to open in a browser',
         '.render("graph", format="svg") writes graph.svg',
         ".view() opens it in a viewer",
     ]
+
+
+_STATEMENT = re.compile(r"^\s*(n\d+)\s*(->\s*(n\d+))?")
+
+
+def _joining_edges(body: list[str], first: str, second: str, limit: int = 64) -> list:
+    """Pairs (a node of ``first`` no edge of ``first`` leaves, a node of ``second`` no
+    edge of ``second`` enters): joined by an edge, ``second`` lies below ``first``."""
+    cluster_of: dict[str, str] = {}
+    edges = []
+    current = None
+    for line in body:
+        text = line.strip()
+        if text.startswith("subgraph "):
+            current = text.split()[1]
+        elif text == "}":
+            current = None
+        match = _STATEMENT.match(line)
+        if match and match.group(3):
+            edges.append((match.group(1), match.group(3)))
+        elif match and current is not None:
+            cluster_of[match.group(1)] = current
+    members = {c: [n for n, k in cluster_of.items() if k == c] for c in (first, second)}
+    leaving = {a for a, b in edges if cluster_of.get(a) == cluster_of.get(b) == first}
+    entered = {b for a, b in edges if cluster_of.get(a) == cluster_of.get(b) == second}
+    sinks = [n for n in members[first] if n not in leaving]
+    sources = [n for n in members[second] if n not in entered]
+    return [(a, b) for a in sinks for b in sources][:limit]
 
 
 def _output_path(filename, directory, fmt, outfile) -> str:

@@ -31,6 +31,7 @@ from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode
 from ..dynamic.tensor import Tensor
 from ..ops.core import Meta
 from .dot import (
+    DETAILS,
     Colored,
     Item,
     Sketch,
@@ -39,6 +40,7 @@ from .dot import (
     html_label,
     operand_position,
 )
+from .interactive import summarize
 
 # ----------------------------------------------------------------------------- names
 
@@ -618,11 +620,14 @@ def dynamic_sketch(
     names: dict[int, str],
     show_values: bool = True,
     gradients: Any = False,
+    arriving: dict[int, tuple] | None = None,
 ) -> Sketch:
     """The sketch of ``kind`` ("forward", "backward" or "both") for ``outputs``;
-    ``gradients`` (see :func:`arriving_gradients`) labels the backward nodes."""
+    ``gradients`` (see :func:`arriving_gradients`) labels the backward nodes, or
+    ``arriving`` when the caller computed them already (by ``id(node)``)."""
     outputs = as_tensors(outputs)
-    arriving = None if gradients is False else arriving_gradients(outputs, gradients, names)
+    if arriving is None and gradients is not False:
+        arriving = arriving_gradients(outputs, gradients, names)
     ctx = _Context(names, show_values, outputs, arriving)
     sketch = Sketch()
     if kind == "forward":
@@ -645,3 +650,138 @@ def dynamic_sketch(
             ("∂/∂", GRADIENT_COLOR, f"gradient of {ctx.root_name} arriving at the node")
         )
     return sketch
+
+
+# ----------------------------------------------------------------------------- details
+# What the details panel of an interactive view shows when a node is clicked
+# (registered in dot.DETAILS; see naivegraph/render/interactive.py).
+
+
+def _tensor_kind(tensor: Tensor) -> str:
+    if tensor.grad_fn is not None:
+        return "intermediate result (non-leaf)"
+    return "leaf that requires grad" if tensor.requires_grad else "does not require grad"
+
+
+def _details_tensor(item: Item) -> dict:
+    tensor, meta, ctx = item.payload
+    if tensor is None:
+        shape = format_shape(meta.shape) if meta is not None else "?"
+        return {
+            "title": "tensor",
+            "rows": [["shape", shape], ["value", "no longer alive (only its shape is known)"]],
+        }
+    name = ctx.names.get(id(tensor))
+    rows = [
+        ["kind", _tensor_kind(tensor)],
+        ["grad_fn", tensor.grad_fn.name() if tensor.grad_fn is not None else "None"],
+        ["shape", format_shape(tensor.shape)],
+        ["dtype", str(tensor.dtype)],
+    ]
+    rows.append(["value", summarize(tensor._data)])
+    if tensor._grad is not None:  # read directly: .grad warns on non-leaves
+        rows.append([".grad", summarize(tensor._grad._data)])
+    elif tensor.requires_grad and tensor.grad_fn is None:
+        rows.append([".grad", "None (no backward() has reached it yet)"])
+    rows += [["requires_grad", str(tensor.requires_grad)], ["_version", str(tensor._version)]]
+    title = name or (ctx.root_name if id(tensor) in ctx.output_ids else "tensor")
+    return {"title": title, "rows": rows}
+
+
+def _saved_rows(fn: Node, ctx: _Context) -> list:
+    """One row per value ``fn`` saved for backward: its value and version stamp."""
+    if not isinstance(fn, OpNode):
+        return []
+    if fn.freed:
+        return [
+            [f"saved {role}", f"{format_shape(shape)}: freed by backward()"]
+            for role, shape in saved_roles(fn)
+        ]
+    rows = []
+    for position, owner, version in fn.sources:
+        role = _role(position)
+        value = _saved_value(fn, role)
+        text = "" if value is None else summarize(value)
+        if position == "out":
+            stamp = f"version {version} (now {owner.value})"
+        else:
+            source = ctx.names.get(id(owner))
+            stamp = f"{source or 'input'} at _version {version} (now {owner._version})"
+        rows.append([f"saved {role}", f"{text}\n{stamp}".strip()])
+    return rows
+
+
+def _details_op(item: Item) -> dict:
+    fn = item.payload
+    rows = [["op", _op_name(fn)], ["grad_fn", fn.name()]]
+    if isinstance(fn, OpNode):
+        if _short_attrs(fn.attrs):
+            rows.append(["attributes", _short_attrs(fn.attrs)])
+        meta = fn.output_meta
+        rows += [["output shape", format_shape(meta.shape)], ["output dtype", str(meta.dtype)]]
+    return {"title": _op_name(fn), "rows": rows}
+
+
+def _details_grad_fn(item: Item) -> dict:
+    fn, ctx = item.payload
+    if isinstance(fn, AccumulateGrad):
+        leaf = fn.variable
+        name = ctx.names.get(id(leaf)) or "leaf"
+        rows = [["adds into", f"{name}.grad"], ["leaf shape", format_shape(leaf.shape)]]
+        if leaf._grad is not None:
+            rows.append([f"{name}.grad", summarize(leaf._grad._data)])
+        else:
+            rows.append([f"{name}.grad", "None"])
+        return {"title": "AccumulateGrad", "rows": rows}
+    rows = [
+        ["grad_fn", fn.name()],
+        ["op", _op_name(fn)],
+        [
+            "next_functions",
+            ", ".join("None" if n is None else n.name() for n, _ in fn.next_functions) or "()",
+        ],
+    ]
+    if ctx.arriving is not None and id(fn) in ctx.arriving:
+        for i, g in enumerate(ctx.arriving[id(fn)]):
+            if g is not None:
+                rows.append(
+                    [f"gradient arriving ({i})" if i else "gradient arriving", summarize(g)]
+                )
+    rows += _saved_rows(fn, ctx)
+    rows.append(["freed", "yes: backward() ran without retain_graph" if fn.freed else "no"])
+    return {"title": fn.name(), "rows": rows}
+
+
+def _details_saved(item: Item) -> dict:
+    fn, role, shape, ctx = item.payload
+    source = _saved_source(fn, role)
+    name = ctx.names.get(id(source)) if source is not None else None
+    rows = [["kept by", fn.name()], ["role", role], ["shape", format_shape(shape)]]
+    if name:
+        rows.append(["from", name])
+    if fn.freed:
+        rows.append(["value", "freed by backward() (retain_graph=True keeps it)"])
+    else:
+        value = _saved_value(fn, role)
+        if value is not None:
+            rows.append(["value", summarize(value)])
+        for position, owner, version in fn.sources:
+            if _role(position) == role and position != "out":
+                rows.append(["_version", f"saved at {version}, now {owner._version}"])
+    return {"title": f"saved {role}", "rows": rows}
+
+
+def _details_constant(item: Item) -> dict:
+    value, _ = item.payload
+    return {"title": "constant", "rows": [["value", summarize(np.asarray(value))]]}
+
+
+DETAILS.update(
+    {
+        _describe_tensor: _details_tensor,
+        _describe_op: _details_op,
+        _describe_grad_fn: _details_grad_fn,
+        _describe_saved: _details_saved,
+        _describe_constant: _details_constant,
+    }
+)

@@ -13,11 +13,13 @@ ids ``n0, n1, ...`` follow the same order in every drawing of the same graph.
 from __future__ import annotations
 
 import html
+import weakref
 from collections import deque
 from typing import Any, Iterable, Sequence
 
 from .. import static
-from .dot import Item, Sketch, emit, format_shape, format_value, operand_position
+from .dot import DETAILS, Item, Sketch, emit, format_shape, format_value, operand_position
+from .interactive import summarize
 
 # ----------------------------------------------------------------------------- selection
 
@@ -325,3 +327,66 @@ def render_gradient_optimization(
     emit(sketch, drawing, max_nodes=max_nodes, legend=legend)
     drawing.report, drawing.optimized = report, new_graph
     return drawing
+
+
+# ----------------------------------------------------------------------------- details
+# What the details panel of an interactive view shows when a node is clicked
+# (registered in dot.DETAILS; see naivegraph/render/interactive.py).
+
+#: graph -> (graph.version, {operation: (step computing it, step of its last read)})
+_spans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def life_spans(graph: Any) -> dict:
+    """The memory plan of a whole-graph run, per operation: ``(k, last)``, the step
+    (1-based, in execution order) computing it and the last step reading it (``k`` when
+    nothing reads it).  A run that frees intermediates frees each one after ``last``."""
+    cached = _spans.get(graph)
+    if cached is not None and cached[0] == graph.version:
+        return cached[1]
+    ops = [
+        n for n in static.executor.without_updates(graph.nodes) if isinstance(n, static.Operation)
+    ]
+    step = {node: k for k, node in enumerate(ops, 1)}
+    spans = {node: [k, k] for node, k in step.items()}
+    for node in ops:
+        for inp in node.inputs:
+            if inp in spans:
+                spans[inp][1] = max(spans[inp][1], step[node])
+    result = {node: tuple(span) for node, span in spans.items()}
+    _spans[graph] = (graph.version, result)
+    return result
+
+
+def _details(item: Item) -> dict:
+    node, _ = item.payload
+    rows = [["kind", node.kind], ["op", node.op_name], ["shape", format_shape(node.shape)]]
+    dtype = getattr(node, "dtype", None)
+    if dtype is not None:
+        rows.append(["dtype", str(dtype)])
+    if node.inputs:
+        rows.append(["inputs", ", ".join(i.name for i in node.inputs)])
+    graph = node.graph
+    span = life_spans(graph).get(node) if graph is not None else None
+    value = node.value
+    if value is not None:
+        rows.append(["value (last run)", summarize(value)])
+    elif span is not None and graph is not None and node in graph.last_run.shapes:
+        rows.append(["value (last run)", f"freed after step {span[1]} (memory plan)"])
+    elif node.kind == "operation":
+        rows.append(["value", "not computed yet: run graph.forward(...)"])
+    if span is not None:
+        first, last = span
+        rows.append(
+            ["life span", f"computed at step {first}, last read at step {last}"]
+            if last > first
+            else ["life span", f"computed at step {first}, read by no later step"]
+        )
+    if node.grad is not None:
+        rows.append([".grad", summarize(node.grad)])
+    if node.kind == "variable":
+        rows.append(["trainable", str(getattr(node, "trainable", True))])
+    return {"title": node.name, "rows": rows}
+
+
+DETAILS[_describe] = _details

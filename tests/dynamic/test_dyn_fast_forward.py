@@ -38,7 +38,9 @@ NUMBERS += [2**63, 300]
 # -- describing what a program built, names instead of identities -------------------------
 def _slots(cls: type) -> list:
     names = [n for k in reversed(cls.__mro__) for n in vars(k).get("__slots__", ())]
-    return [n for n in dict.fromkeys(names) if n != "__weakref__"]
+    # ``_seq`` stamps creation order, different in two runs of one program (its order is
+    # tested with the walkthrough, tests/render/test_render_walkthrough.py)
+    return [n for n in dict.fromkeys(names) if n not in ("__weakref__", "_seq")]
 
 
 def _value(v, names: dict):

@@ -72,10 +72,10 @@ def test_render_writes_files_with_the_right_suffix(drawing, no_dot, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig", "reference.pdf"]
 
 
-def test_jupyter_display_is_svg_from_our_chain(drawing, no_dot):
+def test_jupyter_display_is_html_and_svg_from_our_chain(drawing, no_dot):
     bundle = drawing._repr_mimebundle_()
-    assert list(bundle) == ["image/svg+xml"]
-    assert "<svg" in bundle["image/svg+xml"]
+    assert list(bundle) == ["text/html", "image/svg+xml"]  # svg: where scripts do not run
+    assert "<svg" in bundle["image/svg+xml"] and "<svg" in bundle["text/html"]
     assert "<svg" in drawing._repr_svg_()
     assert drawing._repr_mimebundle_(include=["image/png"])["image/png"].startswith(b"\x89PNG")
 

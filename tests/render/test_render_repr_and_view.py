@@ -18,6 +18,7 @@ def test_repr_names_every_way_to_see_the_drawing():
     assert shown.startswith("<naivegraph drawing: Jupyter shows it; elsewhere ")
     assert '.render("graph", format="svg") writes graph.svg' in shown
     assert ".view() opens it in a viewer" in shown
+    assert '.save_html("graph.html") writes a page to open in a browser' in shown
     assert "object at 0x" not in shown
 
 
