@@ -33,7 +33,7 @@ class Drawing(graphviz.Digraph):
     Outside Jupyter its repr says how to see it:
 
     >>> d  # doctest: +ELLIPSIS
-    <naivegraph drawing: Jupyter shows it; elsewhere .render("graph", format="svg") ...>
+    <naivegraph drawing: Jupyter shows it; elsewhere .save_html("graph.html") writes a page ...>
     """
 
     #: statistics filled by the builders: node counts, hidden count, timing
