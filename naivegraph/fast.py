@@ -3,11 +3,9 @@
 The readable modules (the dynamic engine, nodes, the static executor, the renderer)
 call the small functions below at the few places where a trick helps; none is needed
 for correctness.  With the layer off, each falls back to the plain way, and every
-result is the same, bit for bit: the dynamic suite and the differential fuzzer run both
-ways (``NAIVEGRAPH_FAST=0 make test``).
-
-Switch it off for a whole process with ``NAIVEGRAPH_FAST=0`` in the environment, or for
-a block of code:
+result is the same, bit for bit: the dynamic, static and fuzz suites run both ways
+(``make test-readable``).  Switch it off for a whole process with ``NAIVEGRAPH_FAST=0``
+in the environment, or for a block of code:
 
 >>> import naivegraph as ng
 >>> from naivegraph import fast
@@ -17,122 +15,28 @@ a block of code:
 >>> x.grad
 tensor(4.)
 
-The tricks.  Measured together with instruction counts (``valgrind --tool=callgrind``,
-repeatable where wall-clock time on a shared 2-core machine moved by 10-40% between
-runs): with the layer off, the reference example's forward + backward executes 3.4%
-more instructions and a 1,000-op scalar chain 8.0% more.  ``benchmarks/bench_fast_layer.py``
-times each trick switched off alone; the figures and their noise are in
-``benchmarks/README.md``.
+The tricks here (what each saved: ``benchmarks/README.md``, "The fast layer, module by
+module"):
 
-``paused_gc``
-    A backward pass or a static run allocates per node while the whole graph is alive:
-    left on, Python's cyclic garbage collector rescans that graph again and again (the
-    cost grows with the graph: it matters from ~10,000 nodes up).  Graphs are acyclic
-    and freed by reference counting, so the collector is paused for the pass.
-``is_unshared``
-    A leaf's gradient array that nothing else refers to becomes its ``.grad`` without a
-    copy (PyTorch's AccumulateGrad steals a gradient whose use count is 1); the count is
-    ``sys.getrefcount``, calibrated at import.  Off: ``.grad`` is always a fresh copy,
-    which for an MLP's weight matrices is a copy of every gradient on every step.
-``cached_meta``
-    Nodes keep the shape and dtype of inputs they do not save; one shared ``Meta`` per
-    (shape, dtype) instead of a new object per node.
-``node_class_of_op``
-    The ``grad_fn`` class of an op whose PyTorch name does not depend on the call is
-    looked up once per op instead of by name on every call.
+- ``paused_gc``: graphs are acyclic and freed by reference counting, so Python's cyclic
+  collector is paused for a pass over a whole graph instead of rescanning it as the pass
+  allocates.
+- ``is_unshared``: a leaf's gradient array that nothing else refers to becomes its
+  ``.grad`` without a copy, as PyTorch's AccumulateGrad steals a gradient whose use
+  count is 1.
+- ``cached_meta``, ``node_class_of_op``: one shared ``Meta`` per (shape, dtype), and an
+  op's ``grad_fn`` class looked up once per op, instead of new work per node.
+- ``quiet_numpy``, ``number_operand``: numpy's error state is set directly, not through
+  ``np.errstate``, and an array meeting a Python number skips torch's promotion rule
+  where it would change nothing; on 0-d arrays either costs more than the arithmetic.
+- ``masked_zero``, ``loss_gradients``: kernels for the op table's rules, the same bits
+  by fewer or cheaper numpy calls.
 
-Dynamic mode, per op.  Where the time of a small-graph op goes (cProfile of 20 x the
-1,000-op scalar chain ``y = y * 0.999; y = y + 0.001``, cumulative share of the run;
-calls per op are exact, shares moved by a few points between runs):
-
-==================================================  ========  ======
-where                                               a9d08a7   now
-==================================================  ========  ======
-Python function calls per op (forward + backward)   81.1      59.1
-forward, operator to Tensor                         69%       60%
-- torch's promotion rule for ``y * 0.999``          19%       4%
-- the node: edges, saved values, version stamps,    17%       27%
-  metadata, weakref (``tensor._record``)
-backward (``engine.execute``)                       29%       38%
-- the VJPs (rule, sum back to shape, dtype)         18%       23%
-==================================================  ========  ======
-
-``np.errstate`` costs ~1 us to enter and leave (``timeit``) and wrapped every forward
-and every VJP; numpy's ufunc on the 0-d arrays is ~5% of the run; cyclic garbage
-collection (paused in backward) costs ~0.3 us per op in forward while the graph lives.
-The two tricks below with a leaner ``_record``: the reference example -14.2%, the
-1,000-op chain -32.0% in instructions (``benchmarks/instructions.py``; tables in
-``benchmarks/README.md``).
-
-``quiet_numpy``
-    Every op's forward and every VJP run under ``np.errstate(all="ignore")`` (torch is
-    silent on inf/NaN); entering and leaving one costs ~1 us, more than numpy's
-    arithmetic on a 0-d array.  The layer sets numpy's error-state context variable to
-    the object errstate would build (cached per state it replaces, so a caller's
-    buffer size and error callback are kept) and sets nothing when the state already
-    ignores everything (every VJP inside a backward pass).  Not counted alone: two
-    errstates of ~1 us per op, of ~6 us, by timeit.
-``number_operand``
-    ``y * 0.999`` asks torch's promotion rule (``ops.core.result_type``, ~1.5 us of
-    Python) what it always answers for a floating array and a Python float: the array's
-    dtype, both operands unchanged.  ``promotes_to_itself`` says so in one test and the
-    ufunc is called directly (the chain's every op; the reference example has none).
-
-Weighed and not done (yet): fewer objects per node of the binary operators (edges,
-saved list, needs tuple: ~5 allocations per op, which the cyclic garbage collector then
-scans while the graph lives); replaying an unchanged eager graph.  Done for negation,
-the op of the million-op chain: :mod:`naivegraph.dynamic.fastnodes` (a lazily built
-``next_functions``) and :func:`naivegraph.dynamic.fastpath.negation` (one tracked
-object and 136 bytes per node, the collector paused while it records).
-
-Dynamic tricks that need the engine's own types live beside it (their switches are
-their modules' ``enabled`` / ``on``, and this one turns them off too):
-:mod:`naivegraph.dynamic.fastpath` builds ``x + y``, ``x - y``, ``x * y``, ``x / y``,
-``-x``, ``2 + x``, ``2 * x``, ``x.sum()`` and ``x.mean()`` in one function each, the
-readable path's tensor and node; :mod:`naivegraph.dynamic.fastlinear` does the same for
-``x @ w`` and ``x.relu()``; :mod:`naivegraph.dynamic.fastback` runs a plain
-``backward()`` whole, with matmul's, relu's and cross_entropy's rules written out in
-:mod:`naivegraph.dynamic.fastrules`; :mod:`naivegraph.dynamic.fastloss` is
-``cross_entropy``'s forward; :mod:`naivegraph.dynamic.fastnodes` keeps a negation's one
-edge as its input's node.
-All of them with ``masked_zero`` below, ``benchmarks/instructions.py``: (a) 845.2 -> 509.0
-and (b) 1,387.0 -> 561.4 million instructions against 3d4b37f (660.3 and 549.3 at
-37fbf30, measured alongside); their own docstrings measure each alone.
-
-Op kernels, both modes (called from the op table's forwards):
-
-``masked_zero``
-    ``np.where(c, 0, x)`` (relu, relu's gradient, the VJPs of where, clamp and
-    indexing) on a float array of >= 4096 elements becomes a bitwise AND of x's bits
-    with a mask of all ones or all zeros: the same bits as where's for every value,
-    because +0.0 is the float whose bits are all zero.  numpy's where with a scalar
-    operand runs a generic loop: 66 us against 17 us on a hot (256, 256) float32
-    array (``timeit``), and in the MLP step of ``benchmarks/bench_dynamic.py``, right
-    after the large matrix product, relu's forward took 283-289 us with where and
-    69-80 us with the mask, the whole step 3.70-3.78 ms and 3.12-3.24 ms (one BLAS
-    thread, CPU time per phase over 200 steps, two runs each).
-
-``loss_gradients``
-    The rules of ``nll_loss`` and ``log_softmax`` (cross_entropy's backward) call numpy
-    directly on arrays (``nll_loss_grad``, ``log_softmax_grad``) instead of dispatching
-    ``one_hot``, ``exp`` and ``sum`` through the op table: the same operations in the
-    same order.  In the MLP step of ``benchmarks/bench_dynamic.py`` (one BLAS thread,
-    CPU time over 5 x 100 steps, on and off alternating in one process): nll's rule
-    34.1-35.6 -> 23.8 us, log_softmax's 28.4-28.6 -> 19.9-22.3 us.  The forward's half
-    is :mod:`naivegraph.dynamic.fastloss` (``fused_cross_entropy`` below).
-
-Static mode (its tricks live in modules of their own, :mod:`naivegraph.static.fastrun`
-for compiled plans and :mod:`naivegraph.static.fastbuild` / :mod:`naivegraph.static.fastgraph`
-for building and running long graphs, because they need the static executor's types;
-this switch turns them off too):
-
-``straight-line plans``
-    A compiled function (``graph.compile``) runs its plan as one generated Python
-    function, one line per step: one ``np.errstate`` per run instead of one per op,
-    locals instead of a slot list, fused chains written out inline, and ufunc steps
-    writing into a dying input's buffer (``out=``) when it is large, owned and
-    unshared.  Measured gains are in that module's docstring and
-    ``benchmarks/README.md``.
+Tricks that need the engine's own types live beside it, and this switch turns them off
+too: :mod:`naivegraph.dynamic.fastpath`, ``fastlinear``, ``fastloss`` and ``fastnodes``
+(recording common ops), :mod:`naivegraph.dynamic.fastback` and ``fastrules`` (the
+backward pass), :mod:`naivegraph.static.fastbuild` and ``fastgraph`` (long static
+graphs) and :mod:`naivegraph.static.fastrun` (compiled plans).
 """
 
 from __future__ import annotations
@@ -235,7 +139,7 @@ node_class_of_op: dict[object, type] = {}
 
 
 # =======================================================================================
-# Dynamic-mode tricks (per-op costs of eager tensors).  Measured in the module docstring.
+# Dynamic-mode tricks (per-op costs of eager tensors).
 # =======================================================================================
 
 # -- quiet_numpy -------------------------------------------------------------------------
@@ -332,9 +236,8 @@ def promotes_to_itself(x, y) -> bool:
 # -- masked_zero -------------------------------------------------------------------------
 # ``np.where(c, 0, x)`` is how relu, its gradient and most masked VJPs zero part of an
 # array (``g * mask`` would turn an infinite g into NaN).  With a scalar operand numpy's
-# where takes a generic loop: on a (256, 256) float32 array ~70 us where ``np.maximum``
-# takes ~25, and ~180 us right after a large matrix product has left the cache (the
-# relu of ``benchmarks/bench_dynamic.py``'s MLP step).  +0.0 is the float whose bits are
+# where takes a generic loop, several times slower than ``np.maximum`` on a large float
+# array (relu in ``benchmarks/bench_dynamic.py``'s MLP step).  +0.0 is the float whose bits are
 # all zero, so selecting between x and +0.0 is a bitwise AND of x's bits with a mask of
 # all ones (keep) or all zeros: three passes of integer arithmetic, and the same bits as
 # where's for every value, NaN, inf and -0.0 included.

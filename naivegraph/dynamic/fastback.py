@@ -8,35 +8,25 @@ the visitor writes ``.grad``.  In a plain ``backward()`` (no ``create_graph``, n
 ``inputs=``, not ``autograd.grad``, no anomaly mode) most of those layers do nothing,
 so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
 
-- the start: one 0-d output and no gradient given is seeded with a copy of a cached
-  0-d one (``np.ones_like`` costs ~9 times more); any other start is the engine's;
-- the order (:func:`order_of`): the engine's depth-first search, in the same order,
-  with less on its stack (a leaf is finished where it is found, a node with one edge
-  keeps a marker instead of an iterator); from a single root, the chain it starts
-  with (each node one edge) is walked down without a stack or a ``seen`` set;
+- the start: one 0-d output with no gradient given is seeded with a copy of a cached
+  0-d one (cheaper than ``np.ones_like``); any other start is the engine's;
+- the order (:func:`order_of`): the engine's depth-first search, in the same order, with
+  less on its stack; a chain of one-edge nodes is walked without a stack or ``seen`` set;
 - the pass (:func:`backward_pass`): ``Visitor.visit``, ``OpNode.apply``,
-  ``OpDef.pullback`` and ``add_gradient`` written out in one loop, the same partial
-  rules called with the same arguments, the gradients summed in the same order, the
-  same errors (it calls the readable code to raise them); in a chain, a gradient goes
-  straight to the next node when that node is its input's and nothing else sent it
-  one, without the dictionary of pending gradients; a run of negations the fast path
-  built (:mod:`~naivegraph.dynamic.fastnodes`: their edge is their input's node alone)
-  goes round one inner loop, the table's rule called on each node, the shape and
-  dtype fix-ups checked once per (shape, dtype).  A node it does not know (hooks,
-  a leaf with hooks, a custom ``Function``, a view's rebase, saved-tensor hooks) goes
-  to a visitor, made the first time one is needed, the readable way, for that node;
-- op ``mean``'s and ``sum``'s rule over a whole tensor: the same values without three
-  op-table dispatches (``mean``: the 0-d gradient divided by the count once, in numpy's
-  scalar arithmetic, which rounds as its array division does, and filled in; ``sum``:
-  the read-only broadcast view ``np.broadcast_to`` makes, made directly);
-- summing a gradient back to its input's shape: ``shapes.sum_to``'s axes kept per pair
-  of shapes;
-- writing ``.grad``: ``Visitor.write_gradients`` with ``hooks.store_grad``'s first case
-  (a leaf's first gradient, of its dtype) inline, with the same rule for keeping an
-  array nothing else holds without a copy; a pass that met a visitor lets it write.
+  ``OpDef.pullback`` and ``add_gradient`` written out in one loop: the same partial
+  rules with the same arguments, the gradients summed in the same order, the same
+  errors (it calls the readable code to raise them).  In a chain a gradient goes straight
+  to the next node; a run of negations (:mod:`~naivegraph.dynamic.fastnodes`) goes round
+  one inner loop.  A node it does not know (hooks, a custom ``Function``, a view's
+  rebase, saved-tensor hooks) goes to a visitor, the readable way;
+- ``mean``'s and ``sum``'s rules over a whole tensor, without three op-table dispatches;
+  ``shapes.sum_to``'s axes kept per pair of shapes; ``.grad`` written inline with
+  ``hooks.store_grad``'s rules (an array nothing else holds is kept without a copy).
 
-Switch: ``fastback.on`` (and the whole layer's ``NAIVEGRAPH_FAST=0``); either way the
-numbers are the same bits:
+Each gradient's fix-ups (summed back to shape, cast to its input's dtype) run right
+after its partial, where the readable ``pullback`` runs every partial first: the same
+values, as a fix-up reads only its own gradient.  Switch: ``fastback.on`` (and the whole
+layer's ``NAIVEGRAPH_FAST=0``); either way the numbers are the same bits:
 
 >>> import naivegraph as ng
 >>> from naivegraph.dynamic import fastback
@@ -48,41 +38,7 @@ numbers are the same bits:
 >>> x.grad
 tensor(12.)
 
-Each gradient's fix-ups (summed back to shape, cast to its input's dtype) run right
-after its partial, where the readable ``pullback`` runs every partial first: the same
-values, as a fix-up reads only its own gradient.
-
-Measured (2 cores shared with other jobs: instruction counts are the repeatable figure,
-wall clock moved by 30% and more).  The whole pass, against the loop alone (37fbf30):
-
-- backward alone, instructions (callgrind; graphs built first, then ``backward()`` on
-  each, minus the same run without the backward calls): the reference example 398,636
-  -> 277,612 per backward (-30%); a 20,000-negation chain 22,738 -> 15,886 per node
-  (-30%).
-- ``python benchmarks/instructions.py /work/main <this tree>`` (forward + backward, the
-  forward unchanged): (a) 1,000 x reference 669.5M -> 553.8M (-17%), (b) 15 x 1,000-op
-  chain 571.3M -> 560.7M.
-- wall clock, the reference example's ``loss.backward()`` (best of 7 x 3,000, three
-  interleaved runs): 52-56 us -> 34-36 us; ``bench_dynamic.py --quick``: (a) fwd+bwd
-  65.6 us vs torch 89.0 us (0.74).
-- the million-negation chain (``bench_scale.py --against-torch 1e6 --rounds 2``, on
-  a2f2642's forward): backward 2.9-3.6 s -> 1.6-2.5 s (torch 3.3-4.1 s); peak memory of
-  the run 491 MB -> 398 MB (torch 606 MB).  What the backward adds to the peak
-  (tracemalloc around ``y.backward()``): 15.4 -> 7.6 MB at 1e5, 146 -> 61 MB at 1e6
-  (the order's stack of (node, iterator) pairs was most of it; what is left is the
-  ``seen`` set and the order list).
-
-The chain walk and the run of negations (with :mod:`~naivegraph.dynamic.fastnodes`),
-on the negation chain ``y = -y``: ``y.backward()`` 18,590 (8c5bb93, 2e5 ops) and 17,557
-(this tree with ``fastnodes.on`` off, 1e5 ops) -> 5,954 instructions per node
-(callgrind); wall clock at 1e6 (``bench_scale.py``'s ``chain_cost``, the collector not
-paused in the forward) 1.77 s -> 0.47-0.52 s.  What the backward adds to the peak: the
-walk keeps one list of the chain (8 bytes a node) where the search kept a stack of
-two lists, a ``seen`` set and the order (~60 bytes a node).
-
-History, the loop alone (before this module ran the whole pass): the 1,000-op chain
-``y = y * 0.999; y = y + 0.001`` 35,259 -> 18,239 instructions per node, the reference
-example 438,943 -> 393,920 per backward.
+What it saved: ``benchmarks/README.md``, "The fast layer, module by module".
 """
 
 from __future__ import annotations

@@ -15,29 +15,8 @@ readable path runs) for anything else: 1-D or batched operands, operands of two
 dtypes, integer, bool or complex tensors, a non-tensor operand, anomaly mode,
 saved-tensor hooks, forward-mode dual levels, and any error (the readable path then
 raises it, with its own message).  Switch: ``fastlinear.enabled`` (and the whole
-layer's).
-
-Measured in the MLP step of ``benchmarks/bench_dynamic.py`` (784-256-10, batch 256,
-float32): CPU time of each part, summed over 1,000 steps with this switch and a fast
-SGD step (since removed: ~1 us a step) on and off in alternate blocks of 100 steps of
-one process (``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_mlp_parts.py
-naivegraph.dynamic.fastlinear:enabled``); a shared 2-core machine, five runs:
-
-=================================  ============  ============
-us per step                        readable      this path
-=================================  ============  ============
-``r @ w2`` (256 x 256 @ 256 x 10)  39.7-57.6     30.4-42.7
-``h.relu()`` (256 x 256)           56.8-96.6     51.6-91.3
-``xs @ w1`` (256 x 784 @ 784...)   1,093-1,272   1,066-1,281
-whole step                         2,784-3,420   2,742-3,549
-=================================  ============  ============
-
-About 10-20 us of a ~3 ms step: each op's ``apply`` + ``_record`` cost ~5-10 us on
-top of numpy's work, the rest of these parts is numpy's arithmetic on arrays the
-large products have just pushed out of the caches (relu's forward alone takes ~24 us
-in a loop of its own).  The whole step's difference is inside its noise; the step
-stays ~1.16-1.27 x numpy by hand (the same runs), the large product and backward
-being most of it.
+layer's).  What it saves in an MLP step: ``benchmarks/README.md``, "The fast layer,
+module by module".
 """
 
 from __future__ import annotations

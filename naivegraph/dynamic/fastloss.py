@@ -17,37 +17,15 @@ reduction) takes the readable way, which gives its own result or error.
 >>> loss.grad_fn, loss.grad_fn.next_functions[0][0]
 (<NllLossBackward0 object at ...>, <LogSoftmaxBackward0 object at ...>)
 
+The fused forward (:func:`_fused`, switch ``fused``): for float32 and float64 logits the
+values of both ops are computed in one function (:func:`_values`: the same numpy calls
+as ``ops.table._log_softmax`` and ``_nll_loss``, with ``np.max``, ``np.sum`` and
+``ndarray.mean`` replaced by the ufunc reductions they make) and the two nodes built
+field for field as ``tensor._record`` builds them, without two passes through ``apply``.
 The backward of both nodes has its own fast kernels (``fast.nll_loss_grad`` and
 ``fast.log_softmax_grad``, hooked in their rules in :mod:`naivegraph.ops.table`).
-
-Measured in the MLP step of ``benchmarks/bench_dynamic.py`` (784-256-10, batch 256,
-float32; ``OPENBLAS_NUM_THREADS=1``; CPU time (``time.process_time_ns``) of each part
-summed over 5 x 100 steps, the tricks on and off in alternate blocks of one process; a
-shared 2-core machine, three runs):
-
-=============================================  ===========  ===========
-us per step                                    readable     fast
-=============================================  ===========  ===========
-``cross_entropy`` forward (this module)        142-175      119-153
-NllLossBackward0's rule (``nll_loss_grad``)    34.1-35.6    23.8
-LogSoftmaxBackward0's rule (``log_softmax``)   28.4-28.6    19.9-22.3
-=============================================  ===========  ===========
-
-About 45 us of a ~2.9 ms step (one BLAS thread): the forward's two validations of the
-indices (a ``max`` and a ``min``, twice) become one reduction, and the two methods'
-dispatch is gone.  Right after the large matrix products every numpy call runs with
-cold caches: the same forward takes ~56 us in a loop of its own.
-The fused forward (:func:`_fused`, switch ``fused``): for float32 and float64 logits
-the values of both ops are computed in one function (:func:`_values`: the same numpy
-calls as ``ops.table._log_softmax`` and ``_nll_loss``, with ``np.max``, ``np.sum`` and
-``ndarray.mean`` replaced by the ufunc reductions they make) and the two nodes built
-field for field as ``tensor._record`` builds them, without two passes through
-``apply``.  Measured (shared 2-core machine, load average 1.7-3.0; on and off
-alternating in one process): the MLP step with tiny shapes (batch 4, 3-5-2), best of
-9 x 1,000, 136.8-140.4 -> 118.4 us a step, the forward 60.0-60.8 -> 49.2-50.9 us;
-``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_mlp_parts.py
-naivegraph.dynamic.fastloss:fused`` (784-256-10, batch 256, two runs): the
-``cross_entropy`` forward 156.4-162.2 -> 106.5-113.0 us a step.
+What they save in an MLP step: ``benchmarks/README.md``, "The fast layer, module by
+module".
 """
 
 from __future__ import annotations

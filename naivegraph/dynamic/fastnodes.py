@@ -27,13 +27,8 @@ that output is gone a later negation may swap it for ``DEAD_REF``, the one dead 
 reference all such nodes share (``shared_dead_ref``, in
 :func:`naivegraph.dynamic.fastpath.negation`): ``output_ref()`` is None either way.
 
-Measured on the negation chain ``y = -y`` of 0-d float64 tensors (the table with the
-negation's other tricks is in :mod:`naivegraph.dynamic.fastpath`'s docstring): bytes
-kept per recorded op (tracemalloc, 20,000 ops) 319.2 -> 216.1, tracked objects per
-node 4 -> 2, RSS added by a 1e6-op forward 337.6 -> 225.3 MB.  With the run of
-negations it allows in :mod:`naivegraph.dynamic.fastback` (callgrind, 1e5 ops, the
-collector not paused): forward 18,830 -> 14,161 instructions per op, ``y.backward()``
-17,557 -> 5,954 per node (both measured with ``fastnodes.on`` off and on in one tree).
+What it saves on the negation chain ``y = -y``: ``benchmarks/README.md``, "The fast
+layer, module by module".
 """
 
 from __future__ import annotations

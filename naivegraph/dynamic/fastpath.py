@@ -1,120 +1,40 @@
 """Dynamic mode's fast layer for the commonest ops of all: ``x + y``, ``x - y``, ``x * y``,
 ``x / y`` with a tensor ``x`` and a same-dtype tensor or a Python number ``y`` (and
 ``2 + x``, ``2 * x``, which torch records as ``x + 2``, ``x * 2``: :func:`reflected`),
-and the negation ``-x`` (``x.neg()``).
+the negation ``-x`` (:func:`negation`), and ``x.sum()`` / ``x.mean()`` of a whole
+floating tensor (:func:`reductions`).
 
 The readable way (``Tensor.__mul__`` -> ``tensor.apply`` -> the op's forward -> torch's
 promotion rule -> the ufunc, then ``tensor._record``) is general: any op, any operands,
-any mode.  For these four operators most of that generality is known in advance, so
-:func:`binary` does the same work in one function: it builds exactly the tensor and the
-``grad_fn`` node the readable path builds (same class, same fields, the same saved
-values, version stamps, edges, weak references), with what depends only on the op and
-on which operands require grad (``needs``, what is saved, the node class) worked out
-once per op and pattern.  It steps aside (returns None: the readable path runs) for
-anything else: another op, operands of other dtypes or types, a complex or bool
-operand, anomaly mode, saved-tensor hooks, forward-mode dual levels, and any error
-(the readable path then raises it, with its own message).
+any mode.  For these ops most of that generality is known in advance, so each operator
+here builds exactly the tensor and the ``grad_fn`` node the readable path builds (same
+class, same fields, saved values, version stamps, edges, weak references) in one
+function, with what depends only on the op and on which operands require grad
+(``needs``, what is saved, the node class) worked out once per op and pattern.  It steps
+aside (returns None: the readable path runs) for anything else: another op, operands of
+other dtypes or types, a complex or bool operand, anomaly mode, saved-tensor hooks,
+forward-mode dual levels, and any error (the readable path then raises it, with its own
+message).
 
-Arithmetic.  On 0-d float64 tensors the operator is Python's own float arithmetic
-(IEEE double: the same bits as numpy's float64 loop, and it never touches numpy's
-error state; a division by zero raises in Python, and the readable path then gives
-inf or NaN).  Other 0-d floating tensors use numpy's scalar arithmetic (the same
-conversion and rounding as the ufunc, at a quarter of its cost), everything else the
-ufunc itself, both under one cheap switch of numpy's error state to "ignore".
+Arithmetic: on 0-d float64 tensors the operator is Python's own float arithmetic (IEEE
+double: the same bits as numpy's float64 loop; a division by zero raises in Python, and
+the readable path then gives inf or NaN); other 0-d floating tensors use numpy's scalar
+arithmetic (the ufunc's conversion and rounding, at a fraction of its cost), everything
+else the ufunc itself, under one cheap switch of numpy's error state.  A node's fields
+are stored one by one, as ``OpNode.__init__`` stores them, while OpNode has exactly the
+fields this module knows (``_BY_HAND``); a class with another field is called instead.
 
-The node's fields are stored one by one, as ``OpNode.__init__`` stores them, while
-OpNode has exactly the fields this module knows (``_BY_HAND``); a class with another
-field is called instead.  Switch: ``fastpath.enabled`` (and the whole layer's).
+A negation saves nothing, so it shares its ``saved`` list and needs tuple, and its node
+keeps its one edge as its input's node (:mod:`naivegraph.dynamic.fastnodes`).  Two more
+tricks keep the million-op chain of ``benchmarks/bench_scale.py`` light:
+``pause_collector`` pauses the cyclic collector while a negation allocates its output
+and node (nothing is collected less, as the allocations still count, but a growing
+chain is not rescanned by full collections), and ``fastnodes.shared_dead_ref`` swaps
+the dead weak reference of the node two back for one shared dead reference, so a
+chain's nodes keep nothing but themselves.
 
-Measured gain (one machine, 3.11, numpy 2.4; wall clock moved by +-30% between runs):
-
-==========================================================  ===========  ===========
-                                                            before       after
-==========================================================  ===========  ===========
-(a) 1,000 x reference, fwd+bwd, millions of instructions    846.1        782.4 (-7.5%)
-(b) 15 x 1,000-op chain, fwd+bwd, millions of instructions  1,335.8      798.1 (-40%)
-chain forward with grad kept, instructions per op           60,414       25,362
-chain forward under no_grad, instructions per op            28,331       7,818
-chain forward with grad kept, us per op (best of 3)         5.9          2.5
-chain forward under no_grad, us per op (best of 3)          3.0          0.8
-(b) fwd+bwd vs torch (``bench_dynamic.py --quick``)         1.39 x       0.83 x
-==========================================================  ===========  ===========
-
-(``python benchmarks/instructions.py BEFORE AFTER``; per op: ``valgrind
---tool=callgrind`` of 10 chains ``y = y * 0.999; y = y + 0.001`` of 1,000 ops on a 0-d
-float64 tensor, graphs kept, minus the same script without them; microseconds: that
-chain's forward alone, timed with ``time.perf_counter``, best of 7 x 20.)
-Of the ~25,000 instructions per recorded op left, ~8,500 are the cyclic garbage
-collector scanning the graph kept alive (a tensor, a node, its saved list, two edge
-tuples and a weak reference per op) and ~7,800 the op without its node.
-
-Negation (:func:`negation`), the op of ``benchmarks/bench_scale.py``'s million-op chain
-``y = -y``, which went through ``tensor.apply`` and ``_record``.  Its node saves nothing,
-so two more things are shared: the ``saved`` list ``[meta]`` (one per shape and dtype: a
-node writes its list only at the positions in ``sources``, and a negation has none), and
-the needs tuple.  What a node of the chain keeps is then the node (136 bytes), its weak
-reference to its output (80) and its two edge tuples (104).
-
-==========================================================  ===========  ===========
-negation chain ``y = -y`` on a 0-d float64 tensor            main 37fbf30  now
-==========================================================  ===========  ===========
-bytes kept per recorded op (tracemalloc, 20,000 ops)        454.7        318.2
-RSS added by a 1e6-op forward (``/proc/self/statm``)        482 MB       337 MB
-instructions per op, forward kept, 20,000 ops               47,603       17,609
-==========================================================  ===========  ===========
-
-(instructions: callgrind of the chain's forward, minus the same script with no chain.)
-``y = 0.999 * y`` through :func:`reflected`: 57,640 -> 21,589 instructions per op
-(20,000 ops, the same count).
-Wall clock, one 1e6-op forward, gc on / off (quiet machine): 2.98 s / 1.27 s with the
-negation path and a plain output reference; main took 6.78 s with gc on.  The cyclic
-collector is thus over half of a million-op forward: its full collections (14 over the
-chain, each when the objects that survived grew by 25%) rescan the whole graph.  Making
-nodes untracked or freezing them (``gc.freeze``, thresholds) would cut that, but each
-changes what the collector does for the whole program (a cycle through a frozen or
-untracked node is never collected): not done.
-
-Since then (:mod:`naivegraph.dynamic.fastnodes`), a negation's node keeps its one edge
-as its input's node alone (``next_functions`` is built on read: -104 bytes and two
-tracked objects per node), and two tricks of this function:
-
-``pause_collector``
-    The negation pauses the cyclic collector while it allocates the output and its
-    node (``gc.disable`` / ``gc.enable`` around them, restored in ``finally``, and
-    left alone when the program had paused it).  Nothing is collected less: the
-    allocations still count, and the collector runs at the next allocation made with
-    it on, anywhere (in ``benchmarks/bench_scale.py``'s loop, which allocates nothing
-    else, that is the backward's first: one young collection of the whole chain
-    instead of ~8 full collections, each rescanning it, during the forward).
-``fastnodes.shared_dead_ref``
-    A negation looks at the node two back (the one before its input's): when that
-    node's output tensor is gone, its own dead weak reference gives way to one shared
-    dead reference (``fastnodes.DEAD_REF``; ``output_ref()`` is None either way), and
-    80 bytes and a tracked object go.  The intermediate tensors of a chain die one op
-    later, so every node but the last two keeps 136 bytes and nothing else.  (A weak
-    reference callback did the same at ~1,850 instructions per op; this ~1,400.)
-
-====================================================  ========  ========  ========  ========
-negation chain ``y = -y``, 0-d float64                8c5bb93   edges     +pause    +dead
-====================================================  ========  ========  ========  ========
-bytes kept per recorded op (tracemalloc, 20,000 ops)  319.2     216.1     216.1     136.1
-objects the collector tracks, per node kept           4         2         2         1
-RSS added by a 1e6-op forward, MB (``statm``)         337.6     225.3     225.3     145.0
-forward, instructions per op (callgrind, 1e5 ops)     17,837    14,161    12,019    13,417
-``y.backward()``, instructions per node               18,506    5,954     6,912     6,909
-====================================================  ========  ========  ========  ========
-
-(``edges``: compact edges and :mod:`~naivegraph.dynamic.fastback`'s chain walk and
-negation runs; ``+pause`` adds ``pause_collector``; ``+dead`` adds
-``shared_dead_ref``, the default.  Instructions: ``valgrind --tool=callgrind`` of the
-chain's forward, then with ``y.backward()``, minus the script without the chain; the
-backward with ``+pause`` includes the young collection the forward deferred.)
-Wall clock, ``benchmarks/bench_scale.py``'s ``chain_cost`` at 1e6 in fresh processes,
-two interleaved runs each (load average ~1.3-2.4 on 2 shared cores): default
-1.40-1.55 s forward + 0.59-0.67 s backward, peak 153 MB; without the pause 2.09-2.37 +
-0.47-0.51 s, 153 MB; without the shared dead reference 1.22-1.30 + 0.62-0.63 s,
-233 MB; without either 2.40-2.81 + 0.48-0.52 s, 233 MB.  8c5bb93: 3.07 + 1.77 s,
-406 MB (torch 2.13: 1.6-2.4 + 3.3-5.1 s, 606 MB).
+Switches: ``fastpath.enabled``, ``pause_collector`` (and the whole layer's).  What each
+saved: ``benchmarks/README.md``, "The fast layer, module by module".
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ The op table writes each rule once for three modes (arrays, tensors with
 matmul's rule of two matrices is ``F.matmul(g, F.transpose(y, -1, -2))`` after the
 vector cases, relu's ``F.where(F.le(out, 0.0), 0.0, g)``.  On arrays each of those
 calls goes through ``ops.core.call``, the backend lookup and a quiet forward: in a
-small MLP step, ~10 us of Python per rule around microseconds of numpy.  In a plain
+small MLP step, more Python per rule than numpy work.  In a plain
 ``backward()`` (:mod:`.fastback`, where every value is an array and numpy's error
 state already ignores everything) these rules call the same numpy functions with the
 same operands directly:
@@ -24,14 +24,8 @@ the forward made) and otherwise returns the table's rule's answer.  :mod:`.fastb
 runs them in place of the table's (``fastback._direct_rules``).  Switch: ``on`` (and
 the whole layer's ``NAIVEGRAPH_FAST=0``, which turns the fast backward off).
 
-Measured (a shared 2-core machine, load average ~1.7-1.9; on and off alternate in one
-process).  The MLP step with tiny shapes (batch 4, 3-5-2, float32), where the step is
-all Python overhead, best of 9 x 1,000: ``backward()`` 78.0-79.5 -> 58.8-59.0 us, the
-whole step 163.7-168.1 -> 139.9-141.6 us.  The MLP step of ``benchmarks/bench_dynamic.py``
-(784-256-10, batch 256; ``OPENBLAS_NUM_THREADS=1 python benchmarks/bench_mlp_parts.py
-naivegraph.dynamic.fastrules:on``, CPU time over 1,000 steps, two runs): ``backward()``
-1,357-1,392 -> 1,330-1,345 us, where after the large products every Python line runs
-with cold caches.
+What it saves in an MLP step: ``benchmarks/README.md``, "The fast layer, module by
+module".
 """
 
 from __future__ import annotations

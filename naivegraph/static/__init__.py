@@ -19,6 +19,7 @@ from . import optim, session
 from .control_flow import cond, while_loop
 from .executor import CompiledFunction, Plan
 from .functions import *  # noqa: F403  (ns.exp, ns.where, ns.mse_loss, ...)
+from .functions import __all__ as _function_names
 from .gradients import gradients
 from .graph import Graph, get_default_graph, reset_default_graph
 from .jvp import jvp
@@ -45,3 +46,47 @@ from .passes import (
 )
 from .saving import GraphFileError, load
 from .trace import Traced, trace
+
+# The public API: what ``from naivegraph.static import *`` gives and what the docs list.
+# Submodules (the executor, the fast layer's fastbuild / fastgraph / fastrun) are not
+# part of it: import them by their own module names.
+__all__ = [
+    # graphs and nodes
+    "Graph",
+    "get_default_graph",
+    "reset_default_graph",
+    "Node",
+    "Operation",
+    "Placeholder",
+    "Variable",
+    "Constant",
+    "placeholder",
+    "constant",
+    "assign",
+    "expression",
+    # derivatives, control flow, tracing
+    "gradients",
+    "jvp",
+    "cond",
+    "while_loop",
+    "trace",
+    "Traced",
+    # running: compiled functions and their plans, training
+    "CompiledFunction",
+    "Plan",
+    "optim",
+    # optimisation passes
+    "optimize",
+    "OptimizationReport",
+    "algebraic_simplification",
+    "common_subexpression_elimination",
+    "constant_folding",
+    "dead_node_elimination",
+    "elementwise_fusion",
+    # leaving the lab
+    "to_onnx",
+    "load",
+    "GraphFileError",
+    # the op functions shared with dynamic mode (ns.exp, ns.mse_loss, ...)
+    *_function_names,
+]

@@ -9,92 +9,36 @@ nothing, and the inference gives the same answer for the same op, attributes, in
 dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
 
 ``inference by pattern``
-    ``nodes.infer`` is asked once per (op, attributes, each input's dtype and shape, the
-    value of an input that is a Python number); its (shape, dtype) is kept and the next
-    node of that pattern reuses it, the same tuple and dtype objects.  Only answers are
-    kept: an op that cannot be built is asked every time, and raises as it would.  What
-    ``infer`` reads of its inputs is exactly that key (``_probe`` builds dummies of
-    their dtypes and shapes, and keeps a Python number's value), so the answer is the
-    same.  Ops that infer themselves (control flow) and ``group`` are not cached.
+    ``nodes.infer``'s (shape, dtype) is kept per (op, attributes, each input's dtype
+    and shape, the value of an input that is a Python number), exactly what ``infer``
+    reads of its inputs; only answers are kept, so an op that cannot be built raises
+    every time.  Control flow and ``group`` are not cached.
 ``one function``
-    The node's attributes are set in ``Node.__init__``'s order (so CPython keeps them in
-    its compact per-class layout), its name counted as ``Graph._unique_name`` counts,
-    its build site found by the same frame walk as ``graph.build_site``, with one
-    ``(file, line)`` tuple shared by every node built on that line.  Whether an op's
-    nodes are built here at all (not variadic, not ``group``, no ``infer_output``) is
-    read once per op (~0.5 k instructions per node less).
+    The node is made as ``Node.__init__`` makes it (attributes in the same order, the
+    name counted as ``Graph._unique_name`` counts, one ``(file, line)`` tuple shared by
+    the nodes of a line), and whether an op's nodes are built here is read once per op.
 ``site by operator`` (switch: ``site_by_operator``)
-    Finding the user's line walks out of the package frame by frame, and CPython 3.11
-    makes a frame object for each frame it looks at (``-y`` passes through four:
-    ``__neg__``, ``_op``, ``_ng_apply``, ``nodes.apply``), so the walk cost ~5 k of
-    the ~30 k instructions of a node.  A frame suspended at an operator instruction
-    (``-y``, ``a * b``, ``x[i]``, ``a < b``; not a call, whose callee can be anything)
-    is executing that operator: the frames below it are the operator's own dispatch.
-    When a walk finds the user's frame at such an instruction, the instruction (code
-    object and offset), the op, the depth it was found at and the site are remembered;
-    the next node of that op looks only at the frame at that depth (the user's frame,
-    whose frame object exists already), and if it is suspended at the same instruction,
-    taught by the same op at the same depth, the site is the same: same code, same
-    offset, same line.  Anything else walks as before.  Under a tracer
-    (``sys.gettrace()``: a debugger can move ``f_lineno``) nothing is remembered or
-    reused.  This trusts the package's own dispatch: a user class whose operator calls
-    the private ``_op`` or ``_ng_apply`` of a node directly, met by an instruction
-    that also applied the operator to a plain node, could be attributed to that
-    instruction's line instead of its own.  Measured below.
-
-Measured with :mod:`naivegraph.static.fastgraph` (forward and backward), on the chain
-``y = -y`` of ``benchmarks/bench_scale.py``:
-
-- instructions per node (``python benchmarks/instructions_static_chain.py TREE``,
-  callgrind, 20,000 nodes, garbage collection included), 37fbf30 -> this: build
-  57,806 -> 32,137, forward 44,749 -> 12,504, backward 50,330 -> 16,868 (152.9 k ->
-  61.5 k in all).  A third of what building still costs is ``build_site``'s walk out
-  of the package (CPython 3.11 makes a frame object for each frame it looks at:
-  ~10 k instructions for the four frames of ``-y``) and a seventh is the cyclic
-  garbage collector scanning the growing graph.
-- a million nodes, wall clock, one process each, 2 cores shared with other jobs (load
-  average ~4, so both are slow): 37fbf30 build 11.2 s, forward 10.1 s, backward 9.1 s,
-  996 MB peak (``ru_maxrss``); this 7.6 s, 2.9 s, 2.9 s, 572 MB.  ``python
-  benchmarks/bench_scale.py --against-torch 1e6 --rounds 1 --with-static`` in the same
-  hour: static 13.5 s and 541 MB more than before the chain, PyTorch eager 7.9 s and
-  607 MB (ratios 1.70 and 0.89: the issue's 0.5 is not met).
-- ``site by operator`` and reading once per op whether it is taken, with
-  ``fastgraph``'s ``whole-graph order`` and ``one pass``: instructions per node (same
-  command) 8c5bb93 -> this, build 33,039 -> 28,356 (the site) -> 27,888, forward
-  13,845 -> 9,950, backward 17,529 -> 11,221 (64.4 k -> 49.1 k in all).  Bytes per
-  node are unchanged (375 B built, ``tracemalloc``: the node 176 with its twelve
-  attributes, its ``attrs`` dict 64, its name 57, its inputs tuple 48, the graph's list
-  and name table 30).  A million nodes (``bench_scale.static``'s chain, each phase
-  timed, peak ``ru_maxrss``), one process each, 8c5bb93 and this in turns, load ~4:
-  build 8.9, 7.9 -> 7.2, 6.2 s, forward 3.5, 3.3 -> 2.8, 2.7 s,
-  backward 3.2, 3.4 -> 2.2, 2.2 s, peak 542 -> 533 MB more than before the chain.
-  ``bench_scale.py --against-torch 1e6 --rounds 1 --with-static``, three runs each in
-  turns (load 2.6-3.7): static / torch time 1.46, 1.71, 1.83 -> 1.56, 1.34, 1.30,
-  memory 0.89 -> 0.88.  What building still costs beyond Python's calls is the cyclic
-  collector (~6.6 k instructions per node at 20,000 nodes, more at a million), which
-  ran in the user's own code between operators until ``operators`` below.
-
+    Finding the user's line walks out of the package frame by frame, and CPython makes
+    a frame object for each frame it looks at.  A user's frame suspended at an operator
+    instruction (``-y``, ``a * b``; not a call) is executing that operator, so the site
+    found there is remembered with the instruction, the op and the depth, and the next
+    node of that op at the same instruction and depth reuses it.  Nothing is remembered
+    under a tracer (a debugger can move ``f_lineno``).  This trusts the package's own
+    dispatch: a user class whose operator calls a node's private ``_op`` or
+    ``_ng_apply`` directly could be given the line of another use of that instruction.
 ``operators`` (switch: ``operators_direct``)
-    ``-y``, ``x + y``, ``x - y``, ``x * y`` and ``x / y`` are the Node class's own
-    functions here (``nodes.Node`` takes them from :func:`operators`): when both
-    operands are nodes :func:`apply` is called from the operator itself (not through
-    ``OpMethods._op``, ``Node._ng_apply`` and ``nodes.apply``), with the cyclic
-    collector paused (``gc.disable`` / ``gc.enable`` in ``finally``, left alone when
-    the program had paused it), as dynamic mode's negation does.  Every tracked object
-    a node needs is then allocated inside the pause, so a loop of operators, which
-    allocates nothing else, runs no collection at all: nothing is collected less (the
-    allocations still count, and the collector runs at the next allocation made with
-    it on), but the full collections that rescanned the growing graph are gone.  As
-    there, another thread's ``gc.disable()`` inside one node's window is undone by
-    this ``gc.enable()``.  A million-node chain
-    (``bench_scale.static``'s, each phase timed in a fresh process, this switch on and
-    off in turns, load ~0.5): build 2.90-3.95 s against 4.65-5.84 s; ``gc.callbacks``
-    count one young collection (0.22 s) during it instead of 3,914 young, 356 middle
-    and 13 full ones.
+    ``-y``, ``x + y``, ``x - y``, ``x * y`` and ``x / y`` of two nodes call :func:`apply`
+    from the operator itself with the cyclic collector paused (restored in ``finally``,
+    left alone when the program had paused it), as dynamic mode's negation does: a loop
+    of operators, which allocates nothing else, then runs no full collection rescanning
+    the growing graph.  As there, another thread's ``gc.disable()`` inside one node's
+    window is undone by this ``gc.enable()``.
 
 With the layer off (``NAIVEGRAPH_FAST=0``, ``fast.disabled()``) ``nodes.apply`` runs
 its readable body; a call this module does not take (a literal operand, a variadic op,
-a branch or loop body, a node of another class) returns None and does the same.
+a branch or loop body, a node of another class) returns None and does the same.  What
+each trick saves on the static chain of ``benchmarks/bench_scale.py``:
+``benchmarks/README.md``, "The fast layer, module by module".
 """
 
 from __future__ import annotations

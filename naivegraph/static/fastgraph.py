@@ -5,20 +5,17 @@ a per-node plan.
 (a slot per node, a step tuple per operation with its input slots and the slots it
 frees) and runs it, every forward inside its own silenced error state; then it stores
 each value on its node.  ``graph.backward(loss)`` sweeps the nodes in reverse, asking
-a closure for each node's operands (a ``Meta`` per input that the rule does not read)
-and ``OpDef.pullback`` for the gradients, which calls the partial rules through a
-wrapper that silences numpy again.  A graph is run once per ``forward``, so the plan is
-built for one use, and on a long graph (the million-op chain of
-``benchmarks/bench_scale.py``) that bookkeeping is most of the time.
+a closure for each node's operands and ``OpDef.pullback`` for the gradients, which
+silences numpy again.  A graph is run once per ``forward``, so the plan is built for
+one use, and on a long graph (the million-op chain of ``benchmarks/bench_scale.py``)
+that bookkeeping is most of the time.
 
 :func:`forward` runs the same nodes in the same order, each forward (unwrapped, see
-``fastrun.unquiet``) called with the same input values inside one silenced error state,
-a value released after its last reader exactly where the plan releases it (its shape
-recorded, as the plan records it for ``backward``), and the values stored on the nodes
-as the readable path stores them.  :func:`backward` is ``gradients.reverse_sweep`` with
-the operands and ``pullback`` inline: the same partial rules with the same arguments in
-the same order, the same fix-ups (summed back to shape, cast to the input's dtype), the
-gradients summed in the same order.  The results are the same arrays, bit for bit.
+``fastrun.unquiet``) inside one silenced error state, a value released after its last
+reader exactly where the plan releases it, and the values stored as the readable path
+stores them.  :func:`backward` is ``gradients.reverse_sweep`` with the operands and
+``pullback`` inline: the same rules, fix-ups and summing order.  The results are the
+same arrays, bit for bit.
 
 >>> import naivegraph.static as ns
 >>> from naivegraph import fast
@@ -31,37 +28,14 @@ gradients summed in the same order.  The results are the same arrays, bit for bi
 ...     g.forward(fetches=[y]), g.backward(y), float(w.grad)
 ([np.float64(-1.5)], None, -1.0)
 
-Not taken (the readable path runs, as with the layer off): ``check_numerics``, a run
-that fetches an update (assign nodes), a placeholder not fed, an op whose forward is
-not an op-table forward; errors are worded as the readable path words them.
-
-``direct neg``: a float64 or float32 numpy scalar (what numpy gives for a 0-d array)
-is negated with ``-``, the same sign flip as ``np.negative`` without the ufunc's call.
-
-``whole-graph order`` (switch: ``order_cache``)
-    A run needs the nodes its fetches depend on, in creation order: a traversal and a
-    pass over ``graph.nodes``.  When they are every node of the graph, the order *is*
-    ``graph.nodes`` (a part of it, in its order, as long as it): that list is used
-    as it is, and remembered (per graph, weakly) with the graph's ``version``, its
-    length and the fetches; the next run or backward with the same fetches on an
-    unchanged graph skips the traversal.  ``backward(y)`` after ``forward(fetches=[y])``
-    is that case.  Any added or removed node changes ``version``: it is traversed again.
-``one pass``
-    A run collects the leaves' values, each value's last reader, the Variables and
-    whether any op saves a value in one pass over the order (three before), and with
-    the order being ``graph.nodes`` stores the values in one pass (two before).
-    ``backward`` finds the sources of its gradients (trainable Variables, retained
-    nodes) in the same pass that finds where they flow (``gradients.flowing``), each
-    op's ``differentiable`` and ``inference_only`` read once per op; the ``Meta`` of a
-    chain's operands is the last one asked for, and a gradient already in its input's
-    dtype object skips ``_in_dtype_of``.
-
-Measured: forward 44,749 -> 12,504 and backward 50,330 -> 16,868 instructions per node
-of the negation chain; the numbers and commands are in ``naivegraph.static.fastbuild``.
-The two above (``python benchmarks/instructions_static_chain.py TREE 2e4``, 8c5bb93 ->
-this): forward 13,845 -> 10,132, backward 17,529 -> 11,129 instructions per node, of
-which ``whole-graph order`` alone (``order_cache = False`` against ``True``, the same
-chain under callgrind) is ~0.4 k of the forward's and ~2.8 k of the backward's.
+Not taken (the readable path runs): ``check_numerics``, a run that fetches an update, a
+placeholder not fed, an op whose forward is not an op-table forward.  Smaller tricks:
+``direct neg`` negates a float numpy scalar with ``-`` (the same sign flip, no ufunc
+call); ``whole-graph order`` (switch: ``order_cache``) uses ``graph.nodes`` itself as
+the order when a run needs every node, remembered per graph with its ``version`` (any
+added or removed node changes it); ``one pass`` collects leaves, last readers and
+Variables in one pass over the order.  What they save: ``benchmarks/README.md``, "The
+fast layer, module by module".
 """
 
 from __future__ import annotations

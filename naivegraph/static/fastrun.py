@@ -7,93 +7,34 @@ the plan through a :class:`Runner`, which writes one Python function per plan, o
 line per step, and ``exec``-s it once.  The results are the same arrays, bit for bit:
 each line makes the numpy call the op table's forward makes on the same inputs; only
 the bookkeeping around the calls changes.  ``f._fast_runner().source`` shows the
-generated code, e.g. (the reference example)::
+generated code.  The tricks, which share that one function:
 
-    def run(a0):
-        s1 = state1[0]
-        ...
-        v4 = np_multiply(a0, s1)
-        v5 = np_add(v4, s2)
-        ...
-        v8 = add_reduce(v7, None, None, None, False) / 4
-        ...
-        v13 = add_reduce(v12, (0, 1), None, None, True).reshape(())
-        ...
-        return [asarray(v8), asarray(v16), asarray(v14), asarray(v13), ]
-
-Measured together (the tricks share one generated function, so they are switched
-together): the reference example (loss + 3 gradients, 12 steps) replayed in 201 k
-instructions instead of 465 k (22-25 us instead of 50-54 us) before the direct lines
-below, the TF1 two-layer step with updates in 8.08 M instead of 9.33 M (its two large
-matrix products are most of both); details in ``benchmarks/README.md``.  The tricks:
-
-``one errstate``
-    Every op's forward runs inside its own ``np.errstate(all="ignore")`` (``ops.core.quiet``:
-    torch is silent on overflow, and so is naivegraph), about 1.5 us per op.  The runner
-    calls the unwrapped forwards inside one ``errstate`` for the whole run.
-``locals, not a slot list``
-    Values live in local variables of the generated function (``v4``), not in a list
-    indexed per step; a value is released with ``del`` after its last reader (the same
-    memory planning as the readable plan).  No argument lists are built per step.
-``leaf checks by identity``
-    A result that does not view another array (``base is None``) shares no storage with
-    a Variable, a constant or a feed unless it *is* one of them: one ``id`` lookup in a
-    set replaces ``np.may_share_memory`` against every leaf.
-``failures located by line``
-    No per-step bookkeeping for error messages: when a step raises, the line of the
-    generated function in the traceback names the step, and the error is re-raised
-    exactly as the readable plan words it ("while running node ...").
-``in-place elementwise``
-    A ufunc step (``forward.ufunc``, see ``ops.core.writes_like``) whose input dies at
-    that step writes its result into that input's buffer (``out=``) when, at run time,
-    the buffer has the result's shape and dtype, owns its memory (``base is None``),
-    and nothing else refers to it (``sys.getrefcount``): no allocation, and for large
-    arrays no fresh pages.  A ufunc writes the same values wherever its output lives.
-    The other operand may be a Python number (``lr * grad``) when torch's result dtype
-    is the buffer's; an input of a fused chain dies at its last reader in the chain.
-
-``recycled update buffers``
-    A run that updates a Variable leaves its old array unused.  The runner keeps it, and
-    the next run's matrix product of that shape and dtype writes into it (``np.matmul``
-    with ``out=``, the same BLAS call) when, at that moment, nothing else refers to it.
-    In a training step the weight gradient then lands in last step's weights, which the
-    in-place elementwise trick turns into the new weights: no large array is allocated
-    per step.  The TF1 step of ``bench_static_tf1.py`` (each contender in a fresh
-    process, one BLAS thread) took 1,350-1,510 us without it and 760-970 us with it:
-    glibc's malloc often hands freed 800 KB arrays back to the system between steps,
-    and a step that allocates them anew pays the page faults.  With malloc told to keep
-    its memory (``MALLOC_TRIM_THRESHOLD_``), 820-1,310 us without it, 760-820 us with it.
-
-``direct lines``
-    The op table's forwards work out at every run what a compiled plan knows when it
-    is compiled: ``promoted`` asks torch's promotion rule, ``mean`` counts elements,
-    ``sum_to`` finds its axes, and the runner checked every result against every leaf.
-    The runner tracks what each value is sure to be (:class:`Known`: array or numpy
-    scalar, dtype, shape, made by this run), from the leaves only (a feed is converted
-    to its placeholder's dtype and shape, a Variable keeps both, a constant is its
-    value) and through the lines it specialises, never from static inference.  Where
-    the facts hold, the line makes the forward's numpy call itself: ``np_multiply(x,
-    y)`` for two operands of one dtype, or one beside a Python number whose dtype
-    torch keeps (``x * 0.5``, x float32); ``add_reduce(x, axes, None, None, keepdim) /
-    count`` for a float mean of known shape; ``add_reduce(x, axes, None, None,
-    True).reshape(shape)`` for a float ``sum_to`` that sums; a fused chain's write
-    into its own buffer with ``out=``.  Anything unknown (a None size, mixed dtypes, a
-    Python number that promotes, integer reductions, a non-native byte order) keeps
-    the forward.  When no Variable is updated and every result comes from such a line,
-    the function reads the Variables itself and returns the results as callers get
-    them (``np.asarray``), skipping the leaf checks (a fresh result views no leaf), and
-    numpy's error state is set with ``fast.call_quietly`` instead of ``np.errstate``.
-    The reference example (``python benchmarks/instructions_static.py BEFORE
-    AFTER``, two checkouts: callgrind, 2,000 calls after 20, minus the same with none,
-    PYTHONHASHSEED=0, one BLAS thread): 198.2 k instructions per call before, 91.5 k after (numpy by
-    hand: 111 k; ratio 1.79 -> 0.82); the lines alone give 124.6 k, returning the
-    results directly the rest.  Wall clock (``python benchmarks/bench_static.py
-    --quick``, section 1, three runs each, interleaved with the tree before): static /
-    numpy by hand 1.77, 2.07, 1.94 before, 0.84, 0.89, 0.80 after (9.3-17.4 us, the
-    machine shared).
+- ``one errstate``: the unwrapped forwards run inside one ``np.errstate`` per run
+  instead of one per op (entering one costs more than a small op's arithmetic).
+- ``locals, not a slot list``: values live in local variables, released with ``del``
+  after their last reader (the readable plan's memory planning); no argument lists.
+- ``leaf checks by identity``: a result that views no array (``base is None``) shares
+  no storage with a leaf unless it *is* one: one ``id`` lookup, not
+  ``np.may_share_memory`` against every leaf.
+- ``failures located by line``: a failing step is found from the traceback's line of
+  the generated function and re-raised as the readable plan words it.
+- ``in-place elementwise``: a ufunc step whose input dies there writes into that
+  input's buffer (``out=``) when, at run time, the buffer has the result's shape and
+  dtype, owns its memory and nothing else refers to it (``sys.getrefcount``).
+- ``recycled update buffers``: the array a Variable update leaves unused takes the next
+  run's matrix product of its shape and dtype (``np.matmul(..., out=)``), so a training
+  step allocates no large array (glibc's malloc often returns freed large arrays to the
+  system, and allocating them anew costs page faults).
+- ``direct lines``: what the op table's forwards work out at every run (torch's
+  promotion, a mean's count, ``sum_to``'s axes) is known when a plan is compiled for
+  the values :class:`Known` tracks from the leaves (array or scalar, dtype, shape);
+  where the facts hold, the line makes the forward's numpy call itself, and a function
+  whose every result comes from such a line returns them without the leaf checks.
 
 Plans longer than :data:`MAX_STEPS` run on the readable path (compiling a function of
-a million lines costs more than it saves).
+a million lines costs more than it saves).  What each trick saves:
+``benchmarks/README.md``, "The straight-line runner" and "The fast layer, module by
+module".
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ import pytest
 from fast_switch import both_ways, fast_layer_on
 
 import naivegraph.static as ns
+import naivegraph.static.fastbuild as fastbuild
 from naivegraph.ops.methods import OpMethods
-from naivegraph.static import fastbuild
 from naivegraph.static.control_flow import Function, Loop
 from naivegraph.static.nodes import Node
 

@@ -13,10 +13,10 @@ import pytest
 from fast_switch import both_ways, fast_layer_on
 
 import naivegraph.static as ns
+import naivegraph.static.fastbuild as fastbuild
 from naivegraph import fast
 from naivegraph.ops import OPS
 from naivegraph.render import render
-from naivegraph.static import fastbuild
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
