@@ -30,6 +30,14 @@ globals().update(_functions)
 
 # torch has no top-level function of these names: the losses are ng.nn.functional's,
 # view and expand are methods only.
-_NOT_AT_TOP_LEVEL = ("view", "expand", "mse_loss", "nll_loss", "cross_entropy")
+_NOT_AT_TOP_LEVEL = (
+    "view",
+    "expand",
+    "mse_loss",
+    "nll_loss",
+    "cross_entropy",
+    "avg_pool2d",
+    "batch_norm",
+)
 
 __all__ = [name for name in _functions if name not in _NOT_AT_TOP_LEVEL]

@@ -1,6 +1,7 @@
 """A small training kit for the lessons: modules, layers and losses (PyTorch names)."""
 
 from . import functional, init, losses
+from .conv import AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, MaxPool2d
 from .modules import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -22,13 +23,18 @@ from .modules import (
 )
 
 __all__ = [
+    "AvgPool2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "Conv2d",
     "CrossEntropyLoss",
     "Embedding",
     "Flatten",
     "Identity",
     "Linear",
+    "MaxPool2d",
     "LogSoftmax",
     "MSELoss",
     "Module",

@@ -8,8 +8,12 @@ work on dynamic tensors and static nodes and check their arguments the same way.
 from __future__ import annotations
 
 from ..dynamic.functions import (
+    avg_pool2d,
+    batch_norm,
+    conv2d,
     cross_entropy,
     log_softmax,
+    max_pool2d,
     mse_loss,
     nll_loss,
     relu,
@@ -46,11 +50,15 @@ def linear(x, weight, bias=None):
 
 
 __all__ = [
+    "avg_pool2d",
+    "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "conv2d",
     "cross_entropy",
     "linear",
     "log_softmax",
+    "max_pool2d",
     "mse_loss",
     "nll_loss",
     "relu",

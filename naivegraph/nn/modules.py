@@ -118,12 +118,15 @@ class Module:
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "training", True)
 
     def __getattr__(self, name: str):
-        # Only called when normal lookup fails: parameters and submodules live in the dicts.
+        # Only called when normal lookup fails: parameters, submodules and buffers live in
+        # the dicts.
         registered = self.__dict__
-        for table in ("_parameters", "_modules"):
+        for table in ("_parameters", "_modules", "_buffers"):
             if table in registered and name in registered[table]:
                 return registered[table][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -161,11 +164,21 @@ class Module:
                     "(naivegraph.nn.Module or None expected)"
                 )
             modules[name] = None
+        elif name in self.__dict__.get("_buffers", {}):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(naivegraph.Tensor or None expected)"
+                )
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name in self._parameters:
+        if name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._parameters:
             del self._parameters[name]
         elif name in self._modules:
             del self._modules[name]
@@ -173,12 +186,14 @@ class Module:
             object.__delattr__(self, name)
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._modules))
+        return sorted(
+            set(super().__dir__()) | set(self._parameters) | set(self._modules) | set(self._buffers)
+        )
 
     def _forget(self, name: str, keep: str) -> None:
         """Drop ``name`` from the other places an attribute can live before registering it."""
         self.__dict__.pop(name, None)
-        for table in ("_parameters", "_modules"):
+        for table in ("_parameters", "_modules", "_buffers"):
             if table != keep:
                 getattr(self, table).pop(name, None)
 
@@ -271,17 +286,82 @@ class Module:
             yield p
 
     def state_dict(self, prefix: str = "") -> "OrderedDict[str, Tensor]":
-        """Detached parameters by dotted name, in ``named_parameters`` order.
+        """Detached parameters and persistent buffers by dotted name, in torch's order:
+        each module's parameters, then its buffers, then its submodules'.
 
-        As in torch, a parameter reachable under two names is stored under both.
+        As in torch, a tensor reachable under two names is stored under both.
 
         >>> import naivegraph as ng
         >>> list(ng.nn.Linear(2, 1).state_dict())
         ['weight', 'bias']
+        >>> list(ng.nn.BatchNorm1d(2).state_dict())
+        ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
         """
         return OrderedDict(
-            (name, p.detach()) for name, p in self.named_parameters(prefix, remove_duplicate=False)
+            (name, value.detach()) for name, value in self._named_state(prefix).items()
         )
+
+    def _named_state(self, prefix: str = "") -> "OrderedDict[str, Tensor]":
+        """Every parameter and persistent buffer (not detached) by its dotted name."""
+        state: OrderedDict = OrderedDict()
+        for owner_name, owner in self.named_modules(prefix=prefix, remove_duplicate=False):
+            for name, p in owner._parameters.items():
+                if p is not None:
+                    state[_join(owner_name, name)] = p
+            for name, b in owner._buffers.items():
+                if b is not None and name not in owner._non_persistent_buffers_set:
+                    state[_join(owner_name, name)] = b
+        return state
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register ``tensor`` as the buffer ``name``: state that is not trained (batch
+        norm's running statistics), saved in ``state_dict`` unless ``persistent=False``
+        and cast by ``.to()`` / ``.double()`` with the parameters.
+
+        >>> import naivegraph as ng
+        >>> m = ng.nn.Module()
+        >>> m.register_buffer("steps", ng.zeros(1)); [n for n, _ in m.named_buffers()]
+        ['steps']
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name or not name:
+            raise KeyError('buffer name can\'t be empty or contain "."')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(naivegraph.Tensor or None required)"
+            )
+        self._forget(name, keep="_buffers")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer with its dotted name, module by module as ``named_parameters``."""
+        owners = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
+        seen = set()
+        for owner_name, owner in owners:
+            for name, b in owner._buffers.items():
+                if b is None or (remove_duplicate and id(b) in seen):
+                    continue
+                seen.add(id(b))
+                yield _join(owner_name, name), b
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer of this module and its submodules (each once)."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
 
     def load_state_dict(self, state_dict: Mapping[str, Tensor], strict: bool = True):
         """Copy values from ``state_dict`` into the parameters, in place.
@@ -299,7 +379,7 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {_typename(state_dict)}.")
-        own = dict(self.named_parameters(remove_duplicate=False))
+        own = dict(self._named_state())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = [
@@ -374,6 +454,9 @@ class Module:
                 p._data = p._data.astype(dtype)
                 if p._grad is not None:
                     p._grad = p._grad._cast(dtype)
+        for b in self.buffers():
+            if b._data.dtype.kind == "f" and b._data.dtype != dtype:
+                b._data = b._data.astype(dtype)
         return self
 
     def cpu(self) -> "Module":

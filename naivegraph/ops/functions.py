@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import fast
+from .conv_functions import add_conv_functions
 from .core import OPS
 
 Function = Callable[..., Any]
@@ -440,6 +441,7 @@ def make_functions(
         loss = nll_loss(input.unsqueeze(0).log_softmax(1), target.reshape(1), reduction)
         return loss.reshape(()) if reduction == "none" else loss
 
+    add_conv_functions(define, operand, static=lambda value: known_values(value) is None)
     return functions
 
 
