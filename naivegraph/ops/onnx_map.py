@@ -1142,6 +1142,142 @@ emits("sub_alpha", onnx="Sub(x, Mul(y, alpha))")(_scaled("Sub"))
 
 
 # ----------------------------------------------------------------------------------
+# Convolutional layers (naivegraph/ops/conv.py)
+# ----------------------------------------------------------------------------------
+def _images(node, what: str) -> None:
+    if _rank(node) != 4:
+        raise NotImplementedError(
+            f"exporting {node.op.name} node {node.name!r}: ONNX's {what} takes (N, C, H, W) "
+            "inputs; give the images a batch axis before the op"
+        )
+
+
+@emits("conv2d", onnx="Conv (pads [top, left, bottom, right], strides, dilations, group)")
+def _conv2d(b, node, names):
+    _images(node, "Conv")
+    (top, bottom), (left, right) = node.attrs["padding"]
+    return b.op(
+        "Conv",
+        names,
+        dtype=node.dtype,
+        pads=[top, left, bottom, right],
+        strides=list(node.attrs["stride"]),
+        dilations=list(node.attrs["dilation"]),
+        group=node.attrs["groups"],
+        kernel_shape=list(node.inputs[1].shape[2:]),
+    )
+
+
+@emits("conv2d_input_grad", onnx="ConvTranspose with the output_padding that gives the input size")
+def _conv2d_input_grad(b, node, names):
+    _images(node, "ConvTranspose")
+    (top, bottom), (left, right) = node.attrs["padding"]
+    stride, dilation = node.attrs["stride"], node.attrs["dilation"]
+    kernel, out_hw = node.inputs[1].shape[2:], node.inputs[0].shape[2:]
+    extra = [
+        size - (s * (o - 1) + d * (k - 1) + 1 - before - after)
+        for size, s, o, d, k, before, after in zip(
+            node.attrs["input_hw"], stride, out_hw, dilation, kernel, (top, left), (bottom, right)
+        )
+    ]
+    return b.op(
+        "ConvTranspose",
+        names,
+        dtype=node.dtype,
+        pads=[top, left, bottom, right],
+        strides=list(stride),
+        dilations=list(dilation),
+        group=node.attrs["groups"],
+        kernel_shape=list(kernel),
+        output_padding=extra,
+    )
+
+
+def _pool_pads(node) -> list:
+    rows, columns = node.attrs["padding"]
+    return [rows, columns, rows, columns]
+
+
+@emits("max_pool2d", onnx="MaxPool (pads, strides, dilations, ceil_mode)")
+def _max_pool2d(b, node, names):
+    _images(node, "MaxPool")
+    return b.op(
+        "MaxPool",
+        names,
+        dtype=node.dtype,
+        kernel_shape=list(node.attrs["kernel_size"]),
+        strides=list(node.attrs["stride"]),
+        pads=_pool_pads(node),
+        dilations=list(node.attrs["dilation"]),
+        ceil_mode=int(node.attrs["ceil_mode"]),
+    )
+
+
+@emits("avg_pool2d", onnx="AveragePool (pads, strides, ceil_mode, count_include_pad)")
+def _avg_pool2d(b, node, names):
+    _images(node, "AveragePool")
+    if node.attrs.get("divisor_override"):
+        raise NotImplementedError(
+            f"avg_pool2d node {node.name!r}: ONNX's AveragePool has no divisor_override"
+        )
+    return b.op(
+        "AveragePool",
+        names,
+        dtype=node.dtype,
+        kernel_shape=list(node.attrs["kernel_size"]),
+        strides=list(node.attrs["stride"]),
+        pads=_pool_pads(node),
+        ceil_mode=int(node.attrs["ceil_mode"]),
+        count_include_pad=int(node.attrs["count_include_pad"]),
+    )
+
+
+@emits(
+    "batch_norm",
+    onnx="(x - mean) / Sqrt(var + eps) * weight + bias, with the batch's ReduceMean "
+    "statistics in training or the given ones",
+)
+def _batch_norm(b, node, names):
+    dtype = _out_dtype(node)
+    rank = _rank(node)
+    x, weight, bias = _as_cast(b, names[:3], dtype)
+    shape = b.ints([1, -1] + [1] * (rank - 2))
+    per_channel = lambda name: b.op("Reshape", [b.cast(name, dtype), shape], dtype=dtype)  # noqa: E731
+    if node.attrs["training"]:
+        axes = [0, *range(2, rank)]
+        centred = b.op("Sub", [x, _reduce(b, "ReduceMean", x, axes, True, dtype)], dtype=dtype)
+        squares = b.op("Mul", [centred, centred], dtype=dtype)
+        var = _reduce(b, "ReduceMean", squares, axes, True, dtype)
+    else:
+        centred = b.op("Sub", [x, per_channel(names[3])], dtype=dtype)
+        var = per_channel(names[4])
+    eps = b.const(node.attrs["eps"], dtype)
+    std = b.op("Sqrt", [b.op("Add", [var, eps], dtype=dtype)], dtype=dtype)
+    scaled = b.op("Mul", [b.op("Div", [centred, std], dtype=dtype), per_channel(weight)])
+    return b.op("Add", [scaled, per_channel(bias)], dtype=dtype)
+
+
+_INSIDE_BACKWARD = (
+    "a gradient that only symbolic backward builds; ONNX has no operator for it (export the "
+    "forward graph, or compute this gradient outside the exported model)"
+)
+ONNX_MAP.update(
+    {
+        name: NOT_EXPORTABLE(_INSIDE_BACKWARD)
+        for name in (
+            "conv2d_weight_grad",
+            "max_pool2d_scatter",
+            "max_pool2d_gather",
+            "avg_pool2d_backward",
+        )
+    }
+)
+ONNX_MAP["max_pool2d_indices"] = NOT_EXPORTABLE(
+    "ONNX's MaxPool indices count over the whole tensor, not one H x W plane"
+)
+
+
+# ----------------------------------------------------------------------------------
 # What has no ONNX form
 # ----------------------------------------------------------------------------------
 _STATE = (

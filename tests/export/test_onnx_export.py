@@ -342,7 +342,26 @@ def _gradients_with_unknown_batch():
     return feeds, [loss, *grads]
 
 
+def _conv_layers():
+    # float32: ONNX Runtime's Conv and ConvTranspose have no double kernels
+    x = ns.placeholder("x", shape=(None, 4, 7, 6), dtype=np.float32)
+    rng = np.random.default_rng(4)
+    feeds = {x: rng.normal(size=(2, 4, 7, 6)).astype(np.float32)}
+    w, b = rng.normal(size=(6, 2, 3, 2)).astype(np.float32), rng.normal(size=6).astype(np.float32)
+    conv = ns.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
+    outputs = [conv, ns.conv2d(x, w[:2, :, :, :].repeat(2, 1), padding="same")]
+    outputs += [ns.max_pool2d(x, 2), ns.max_pool2d(x, 3, 2, 1, dilation=1, ceil_mode=True)]
+    outputs += [ns.max_pool2d(x, (2, 3), 1, dilation=2), ns.avg_pool2d(x, 2)]
+    outputs += [ns.avg_pool2d(x, 3, 2, 1), ns.avg_pool2d(x, 3, 2, 1, count_include_pad=False)]
+    stats = [rng.normal(size=4).astype(np.float32) for _ in range(3)]
+    outputs += [ns.batch_norm(x, None, None, stats[0], stats[1], True)]
+    outputs += [ns.batch_norm(x, stats[2], np.abs(stats[0]) + 1, eps=0.1)]
+    outputs += ns.gradients(ns.sum(conv * conv), [x])  # conv2d_input_grad: ConvTranspose
+    return feeds, outputs
+
+
 CASES = [
+    _conv_layers,
     _arithmetic_float32,
     _integers,
     _special_values,
