@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from torch_oracle import assert_exact, assert_sum_close
 
 import naivegraph as ng
-from torch_oracle import assert_exact, assert_sum_close
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
