@@ -78,3 +78,20 @@ def test_batch_norm_running_statistics_in_training_are_refused_in_static_mode():
         assert "running_mean=None" in str(raised.value) and "dynamic mode" in str(raised.value)
         if before is not None:
             assert len(g.nodes) == before
+
+
+def test_a_conv_net_with_its_gradient_survives_save_and_load(tmp_path):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 2, 5, 6))
+        w = ns.Variable(W, name="w")
+        loss = ns.sum(ns.avg_pool2d(ns.max_pool2d(ns.conv2d(x, w, padding="same"), 2), 2, 1))
+        (grad,) = ns.gradients(loss, [w])
+        grad.name = "grad"
+    g.save(tmp_path / "net")
+    loaded = ns.load(tmp_path / "net")
+    batch = RNG.normal(size=(3, 2, 5, 6))
+    want = g.run([loss, grad], {x: batch})
+    by_name = {n.name: n for n in loaded.nodes}
+    got = loaded.run([by_name[loss.name], by_name["grad"]], {by_name["x"]: batch})
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
