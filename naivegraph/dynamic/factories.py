@@ -147,7 +147,7 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
 
     >>> import naivegraph as ng
     >>> ng.rand(size=(2, 3)).shape
-    (2, 3)
+    torch.Size([2, 3])
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("rand", shape, size))
@@ -161,7 +161,7 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
 
     >>> import naivegraph as ng
     >>> ng.randn(size=(2, 3)).shape
-    (2, 3)
+    torch.Size([2, 3])
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("randn", shape, size))
@@ -187,7 +187,7 @@ def normal(
 
     >>> import naivegraph as ng
     >>> ng.normal(0.0, 1.0, size=(2, 3)).shape, ng.normal(ng.zeros(4), 0.5).shape
-    ((2, 3), (4,))
+    (torch.Size([2, 3]), torch.Size([4]))
     """
     _check_device(device)
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
@@ -319,7 +319,7 @@ class FloatTensor(metaclass=_LegacyTensorType):
 
     >>> import naivegraph as ng
     >>> ng.FloatTensor([1, 2]), ng.FloatTensor(2, 3).shape
-    (tensor([1., 2.], dtype=float32), (2, 3))
+    (tensor([1., 2.], dtype=float32), torch.Size([2, 3]))
     """
 
     dtype = np.dtype(np.float32)
@@ -395,8 +395,18 @@ def numel(t: Tensor) -> int:
     return t.numel()
 
 
-def allclose(a, b, rtol: builtins.float = 1e-05, atol: builtins.float = 1e-08) -> builtins.bool:
-    return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
+def allclose(
+    a,
+    b,
+    rtol: builtins.float = 1e-05,
+    atol: builtins.float = 1e-08,
+    equal_nan: builtins.bool = False,
+) -> builtins.bool:
+    """``|a - b| <= atol + rtol * |b|`` everywhere; NaNs equal each other only with
+    ``equal_nan=True``, as in torch."""
+    return builtins.bool(
+        np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol, equal_nan=equal_nan)
+    )
 
 
 def is_tensor(obj) -> builtins.bool:

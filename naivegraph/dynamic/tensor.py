@@ -41,6 +41,7 @@ from .node import (
     register_tensor_class,
     writable,
 )
+from .surface import LEGACY_TYPES, Size, dtype_of_type
 
 _new = object.__new__
 _VIEW_OPS = frozenset(
@@ -469,8 +470,8 @@ class Tensor(OpMethods):
         self._data = array
 
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> Size:
+        return Size(self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -490,8 +491,21 @@ class Tensor(OpMethods):
         return device("cpu")
 
     def size(self, dim: int | None = None):
-        """The shape, or one dimension of it."""
-        return self._data.shape if dim is None else self._data.shape[dim]
+        """The shape (a ``torch.Size``), or one dimension of it."""
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+
+    def type(self, dtype=None, non_blocking: bool = False):
+        """Without an argument, torch's legacy type name (``'torch.FloatTensor'``); with a
+        dtype, a type name or a legacy type, the tensor in that dtype (itself if it is
+        already), as ``to(dtype)``.
+
+        >>> import naivegraph as ng
+        >>> ng.ones(2, dtype=ng.float32).type(), ng.tensor([1, 2]).type(ng.float64).dtype
+        ('torch.FloatTensor', dtype('float64'))
+        """
+        if dtype is None:
+            return LEGACY_TYPES.get(self.dtype.name, f"torch.{self.dtype.name}")
+        return self.to(dtype_of_type(dtype))
 
     def dim(self) -> int:
         return self._data.ndim
@@ -945,7 +959,7 @@ class Tensor(OpMethods):
 
         >>> import naivegraph as ng
         >>> ng.arange(6.).view(2, 3).shape
-        (2, 3)
+        torch.Size([2, 3])
         """
         result = self.reshape(*shape)
         if self._data.size and not np.may_share_memory(result._data, self._data):

@@ -668,12 +668,31 @@ class MSELoss(Module):
 
 
 class CrossEntropyLoss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    """Softmax cross-entropy, as ``F.cross_entropy`` with the module's ``weight``,
+    ``ignore_index``, ``reduction`` and ``label_smoothing``."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
         super().__init__()
-        self.reduction = reduction
+        if isinstance(weight, str):  # naivegraph's older first argument: the reduction
+            weight, reduction = None, weight
+        self.weight, self.ignore_index = weight, ignore_index
+        self.reduction, self.label_smoothing = reduction, label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, reduction=self.reduction)
+        return F.cross_entropy(
+            input,
+            target,
+            self.weight,
+            self.ignore_index,
+            self.reduction,
+            self.label_smoothing,
+        )
 
 
 class Flatten(Module):
@@ -681,7 +700,7 @@ class Flatten(Module):
 
     >>> import naivegraph as ng
     >>> ng.nn.Flatten()(ng.ones(2, 3, 4)).shape
-    (2, 12)
+    torch.Size([2, 12])
     """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
@@ -747,7 +766,7 @@ class Embedding(Module):
     >>> import naivegraph as ng
     >>> emb = ng.nn.Embedding(10, 3, padding_idx=0)
     >>> emb(ng.tensor([[0, 2], [4, 0]])).shape, emb.weight[0].tolist()
-    ((2, 2, 3), [0.0, 0.0, 0.0])
+    (torch.Size([2, 2, 3]), [0.0, 0.0, 0.0])
     """
 
     def __init__(
@@ -802,10 +821,45 @@ class _Loss(Module):
 
 
 class NLLLoss(_Loss):
-    """Negative log-likelihood of log-probabilities (N, C) at class indices (N,)."""
+    """Negative log-likelihood of log-probabilities (N, C, ...) at class indices (N, ...)."""
+
+    def __init__(
+        self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
+    ) -> None:
+        if isinstance(weight, str):  # naivegraph's older first argument: the reduction
+            weight, reduction = None, weight
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, ignore_index
 
     def forward(self, input, target):
-        return losses.nll_loss(input, target, reduction=self.reduction)
+        return losses.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """``F.smooth_l1_loss`` as a module.
+
+    >>> import naivegraph as ng
+    >>> ng.nn.SmoothL1Loss()
+    SmoothL1Loss()
+    """
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """``F.huber_loss`` as a module."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class BCELoss(_Loss):

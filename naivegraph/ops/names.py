@@ -121,6 +121,14 @@ GRAD_FN_NAMES: dict[str, str | Rule] = {
     "avg_pool2d": "AvgPool2DBackward0",
     "avg_pool2d_backward": "AvgPool2DBackwardBackward0",
     "batch_norm": "NativeBatchNormBackward0",
+    "remainder": "RemainderBackward1",
+    "remainder_scalar": "RemainderBackward0",
+    "div_rounding": "DivBackward2",
+    "addmm_scaled": "AddmmBackward0",
+    "sum_typed": _reduction("Sum"),
+    "nll_loss_nd": lambda attrs, shapes: (
+        "NllLoss2DBackward0" if len(shapes[0]) == 4 else "NllLossBackward0"
+    ),
 }
 
 

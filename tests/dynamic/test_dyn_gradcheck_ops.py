@@ -595,6 +595,71 @@ case(
 )
 
 
+# -- rounding division, scaled variants and the losses of the third round --------------
+case("remainder", "tensor-tensor", lambda x, y: x % y, ("anyv", (2, 3)), ("pos", (2, 3)))
+case("remainder_scalar", "python-divisor", lambda x: x % 0.7, ("anyv", (2, 3)))
+case(
+    "div_rounding",
+    "true-division",
+    lambda x, y: x.div(y, rounding_mode=None),
+    ("anyv", (2, 3)),
+    ("away", (3,)),
+)
+case(
+    "div_rounding",
+    "floor-plus-product",
+    lambda x, y: x.div(y, rounding_mode="floor") + x * y,
+    ("anyv", (2, 3)),
+    ("pos", (2, 3)),
+)
+case(
+    "addmm_scaled",
+    "beta-alpha",
+    lambda b, x, y: ng.addmm(b, x, y, beta=0.5, alpha=-2),
+    ("anyv", (2, 4)),
+    ("anyv", (2, 3)),
+    ("anyv", (3, 4)),
+)
+case(
+    "sum_typed",
+    "to-float64",
+    lambda x: (x * 1).sum(0, dtype=np.longdouble).double(),
+    ("anyv", (2, 3)),
+)
+case(
+    "smooth_l1_loss",
+    "beta",
+    lambda x, y: nnF.smooth_l1_loss(x, y, beta=0.8),
+    ("anyv", (3, 4)),
+    ("anyv", (3, 4)),
+)
+case(
+    "huber_loss",
+    "none",
+    lambda x, y: nnF.huber_loss(x, y, reduction="none", delta=0.6),
+    ("anyv", (3, 4)),
+    ("anyv", (3, 4)),
+)
+NLL_TARGET = np.array([[0, 2], [1, 2]])
+case(
+    "nll_loss_nd",
+    "weight-ignore-3d",
+    lambda x: nnF.nll_loss(
+        x,
+        ng.tensor(NLL_TARGET),
+        weight=ng.tensor([0.5, 2.0, 1.5], dtype=ng.float64),
+        ignore_index=1,
+    ),
+    ("anyv", (2, 3, 2)),
+)
+case(
+    "nll_loss_nd",
+    "label-smoothing",
+    lambda x: nnF.cross_entropy(x, ng.tensor([0, 2, 1]), label_smoothing=0.2, ignore_index=2),
+    ("anyv", (3, 4)),
+)
+
+
 def _make(case_id, makers):
     rng = _rng(case_id)
     out = []
@@ -631,6 +696,10 @@ def test_non_differentiable_ops_record_no_history():
             out = op.dispatch(ng.tensor([0, 2, 1]), num_classes=3)
         elif name in ("argmax", "argmin", "argsort", "count"):
             out = op.dispatch(x, dim=0)
+        elif name in ("floor_divide",):
+            out = x // 2.0
+        elif name == "class_mask":
+            out = op.dispatch(ng.tensor([0, 2]), num_classes=3)
         elif name == "max_pool2d_indices":
             out = op.dispatch(x.reshape(1, 1, 3), **{**POOL, "kernel_size": (2, 2)})
         else:
