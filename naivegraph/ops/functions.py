@@ -212,6 +212,17 @@ def shapes_match(a: tuple | None, b: tuple | None) -> bool:
     return len(a) == len(b) and all(p is None or q is None or p == q for p, q in zip(a, b))
 
 
+def known_shape(value: Any, what: str) -> tuple:
+    """The shape of ``value``, which ``what`` needs: a static node must know it."""
+    shape = shape_of(value)
+    if shape is None:
+        raise ValueError(
+            f"{what} needs the shape of its input, which the graph does not know; give the "
+            "placeholder a shape (None marks a size known only at run time)"
+        )
+    return shape
+
+
 def check_reduction(reduction: str) -> None:
     """A loss reduces with ``'mean'``, ``'sum'`` or ``'none'``, as in torch."""
     if reduction not in REDUCTIONS:
@@ -475,21 +486,21 @@ def make_functions(
                 "argument 'weight'. This input cannot have requires_grad True."
             )
         names = {"float32": "Float", "float64": "Double"}
-        kinds = [dtype_of(input), None if weight is None else dtype_of(weight)]
-        if None not in kinds and kinds[0] != kinds[1]:
+        have, given = dtype_of(input), None if weight is None else dtype_of(weight)
+        if have is not None and given is not None and have != given:
             raise RuntimeError(
-                f"expected scalar type {names.get(kinds[0].name, kinds[0].name)} but found "
-                f"{names.get(kinds[1].name, kinds[1].name)}: give the class weights the "
+                f"expected scalar type {names.get(have.name, have.name)} but found "
+                f"{names.get(given.name, given.name)}: give the class weights the "
                 "input's dtype"
             )
         extra = (weight,) if weight is not None else ()
         attrs = dict(reduction=reduction, ignore_index=ignore_index)
         if len(shape) == 3:
-            n, c, d = shape
+            _, c, d = shape  # the batch size may be unknown (a static placeholder's None)
             flat = OPS["nll_loss_nd"].dispatch(
-                input.reshape(n, c, 1, d), target.reshape(n, 1, d), *extra, **attrs
+                input.reshape(-1, c, 1, d), target.reshape(-1, 1, d), *extra, **attrs
             )
-            return flat.reshape(n, d) if reduction == "none" else flat
+            return flat.reshape(-1, d) if reduction == "none" else flat
         return OPS["nll_loss_nd"].dispatch(input, target, *extra, **attrs)
 
     @define
@@ -550,16 +561,17 @@ def make_functions(
         loss = nll_loss(logp, target, weight, ignore_index, reduction)
         if not label_smoothing:
             return loss
+        classes = known_shape(input, "label_smoothing")[1]
         return (1 - label_smoothing) * loss + smoothing_term(
             logp, target, weight, ignore_index, reduction
-        ) * (label_smoothing / shape[1])
+        ) * (label_smoothing / classes)
 
     def smoothing_term(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str):
         """torch's ``-sum over classes of (weight *) logp``, zero at ignored targets, reduced
         as the nll term is (its 'mean' divides by the same summed weights)."""
-        rank = len(shape_of(logp))
+        rank = len(known_shape(logp, "label_smoothing"))
         per_class = logp if weight is None else logp * weight.reshape((1, -1) + (1,) * (rank - 2))
-        counted = target != ignore_index
+        counted = OPS["ne"].dispatch(target, ignore_index)  # static nodes compare by identity
         smooth = OPS["where"].dispatch(counted, -per_class.sum(dim=1), 0.0)
         if reduction == "none":
             return smooth
@@ -573,8 +585,9 @@ def make_functions(
     def probability_targets(input: Any, target: Any, weight: Any, reduction: str, smoothing):
         """-sum over classes of p * log_softmax; "mean" averages over the samples only.
         ``label_smoothing`` mixes the uniform distribution into ``p`` first."""
+        shape = known_shape(input, "cross_entropy with class probabilities")
         if smoothing:
-            target = target * (1 - smoothing) + smoothing / shape_of(input)[-1]
+            target = target * (1 - smoothing) + smoothing / shape[-1]
         terms = target * input.log_softmax(-1)
         if weight is not None:
             terms = terms * weight
@@ -582,7 +595,7 @@ def make_functions(
             return -terms.sum(dim=-1)
         if reduction == "sum":
             return -terms.sum()
-        shape = shape_of(input)  # torch: the sum over the number of samples (numel / C)
+        # torch: the sum over the number of samples (numel / C)
         return -terms.sum() / (float(np.prod(shape[:-1])) if len(shape) > 1 else 1.0)
 
     def unbatched(input: Any, shape: tuple, target: Any, reduction: str) -> Any:

@@ -360,7 +360,35 @@ def _conv_layers():
     return feeds, outputs
 
 
+def _rounding_and_losses():
+    x = ns.placeholder("x", shape=(None, 3))
+    y = ns.placeholder("y", shape=(None, 3))
+    i = ns.placeholder("i", shape=(None,), dtype=np.int64)
+    t = ns.placeholder("t", shape=(None, 2), dtype=np.int64)
+    values = np.array([[5.0, -7.0, 3.5], [-0.0, 0.0, 7.5], [-2.5, 1.0, np.inf]])
+    divisors = np.array([[2.0, 2.0, -2.0], [3.0, -3.0, 0.0], [-0.0, 0.1, 2.0]])
+    feeds = {
+        x: values,
+        y: divisors,
+        i: np.array([7, -7, 0, 9, -9]),
+        t: np.array([[0, 2], [1, 2], [2, 2]]),
+    }
+    outputs = [x // y, x % y, x % 0.7, i // 2, i % -3, ns.div(x, y, rounding_mode="trunc")]
+    outputs += [ns.div(i, -2, rounding_mode="trunc"), ns.div(x, y, rounding_mode="floor")]
+    outputs += [ns.div(i, 2, rounding_mode="floor"), ns.div(x, 2.0, rounding_mode=None)]
+    outputs += [ns.addmm(x, x, ns.t(y), beta=0.5, alpha=2.0), ns.addmm(x, y, ns.t(x), beta=0)]
+    outputs += [ns.sum(i, dtype=np.float64), ns.sum(x, 1, dtype=np.float32)]
+    finite = ns.where(ns.abs(x) < 100, x, 1.0)
+    outputs += [ns.smooth_l1_loss(finite, y, beta=0.5), ns.huber_loss(finite, y, "none", 2.0)]
+    logp = ns.log_softmax(ns.reshape(finite, -1, 3, 1), 1)
+    outputs += [ns.nll_loss(ns.reshape(logp, -1, 3), i[:3] % 3, np.array([1.0, 2.0, 0.5]))]
+    outputs += [ns.nll_loss(logp, t[:, :1], ignore_index=2, reduction="none")]
+    outputs += [ns.cross_entropy(finite, i[:3] % 3, label_smoothing=0.2, ignore_index=1)]
+    return feeds, outputs
+
+
 CASES = [
+    _rounding_and_losses,
     _conv_layers,
     _arithmetic_float32,
     _integers,
