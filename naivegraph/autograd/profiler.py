@@ -190,12 +190,12 @@ class profile:
 
         _tensor.Tensor._ng_apply = staticmethod(timed_apply)
         _tensor.Tensor.backward = timed_backward
-        _core._backend_by_type.pop(_tensor.Tensor, None)  # re-read by ops.call
+        _core._backend_by_type.clear()  # ops.call re-reads it (Parameter's too)
 
     def _uninstall(self) -> None:
         _tensor.Tensor._ng_apply = staticmethod(self._saved["apply"])
         _tensor.Tensor.backward = self._saved["backward"]
-        _core._backend_by_type.pop(_tensor.Tensor, None)
+        _core._backend_by_type.clear()
 
     def events(self) -> EventList:
         """Every timed call, in the order they ended."""

@@ -114,7 +114,7 @@ def dtype_of_type(dtype: Any) -> np.dtype:
     ``'torch.DoubleTensor'``, or a legacy type such as ``ng.DoubleTensor``."""
     if isinstance(dtype, str):
         for name, legacy in LEGACY_TYPES.items():
-            if dtype in (legacy, legacy.replace("torch.", "")):
+            if dtype == legacy:
                 return np.dtype(name)
         raise ValueError(f"invalid type: '{dtype}'")
     if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), np.dtype):
