@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..ops.methods import shape_arg as _shape_arg
+from . import fastlinear, fastpath
 from .defaults import _default_float, _type_name, get_default_dtype
+from .grad_mode import _state as _grad_state
 from .grad_mode import no_grad
 from .tensor import Tensor, _as_array, _check_device
 
@@ -347,9 +349,14 @@ class LongTensor(metaclass=_LegacyTensorType):
     dtype = np.dtype(np.int64)
 
 
+def _fast_switches() -> tuple:
+    return fastpath.enabled, fastlinear.enabled
+
+
 class inference_mode:
-    """``torch.inference_mode``: for this lab the same as ``no_grad`` (ops record no
-    history); a context manager, a decorator (``@ng.inference_mode()`` or bare), and
+    """``torch.inference_mode``: ``no_grad`` (ops record no history) whose new tensors
+    are inference tensors (``is_inference()``; reading ``_version`` raises, as in torch);
+    a context manager, a decorator (``@ng.inference_mode()`` or bare), and
     ``inference_mode(False)`` changes nothing.
 
     >>> import naivegraph as ng
@@ -370,14 +377,20 @@ class inference_mode:
 
     def __enter__(self) -> None:
         context = no_grad() if self.mode else None
-        self._contexts.append(context)
+        self._contexts.append((context, _grad_state.inference, _fast_switches()))
         if context is not None:
             context.__enter__()
+            _grad_state.inference = True
+            # the fast operators build their results themselves: they step aside, so
+            # that every tensor made here is marked by the readable path
+            fastpath.enabled = fastlinear.enabled = False
 
     def __exit__(self, *exc) -> None:
-        context = self._contexts.pop()
+        context, inference, switches = self._contexts.pop()
         if context is not None:
             context.__exit__(*exc)
+            _grad_state.inference = inference
+            fastpath.enabled, fastlinear.enabled = switches
 
     def __call__(self, function):
         mode = self.mode

@@ -111,6 +111,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
             saved_values.pack_node(result.grad_fn, result)
     else:
         result._requires_grad = False
+        if _state.inference:
+            result._inference = True
     if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and _aliases(out, datas[0]):
         if out is datas[0]:  # numpy gave the input back (a no-op squeeze): still a view
             result._data = out.view()
@@ -321,6 +323,7 @@ class Tensor(OpMethods):
     _view_chain = ()  # view ops from _base's array to this one's
     _views = None  # on a base: weak set of its live views
     _made_in_no_grad = False
+    _inference = False  # made inside inference_mode(): no version counter
 
     _ng_apply = staticmethod(apply)  # the op table dispatches tensors here
     __array_ufunc__ = None  # numpy defers to our reflected operators
@@ -346,6 +349,8 @@ class Tensor(OpMethods):
         self._requires_grad = False
         self.grad_fn = None
         self._output_nr = 0
+        if _state.inference:
+            self._inference = True
         if requires_grad:
             self.requires_grad = True
 
@@ -356,6 +361,8 @@ class Tensor(OpMethods):
         t._requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_nr = output_nr
+        if _state.inference:
+            t._inference = True
         return t
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -483,7 +490,13 @@ class Tensor(OpMethods):
 
     @property
     def _version(self) -> int:
+        if self._inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.value if self._version_counter is not None else 0
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside ``inference_mode()`` (as torch's)."""
+        return self._inference
 
     @property
     def device(self):

@@ -16,6 +16,7 @@ from ..dynamic.grad_mode import no_grad
 from ..dynamic.tensor import Tensor, _check_device, _to_arguments
 from . import functional as F
 from . import losses
+from .hooks import HookTable, call_with_hooks
 
 
 class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -120,6 +121,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
+        for table in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks"):
+            object.__setattr__(self, table, HookTable())
         object.__setattr__(self, "training", True)
 
     def __getattr__(self, name: str):
@@ -210,7 +213,64 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
+        found = self.__dict__
+        if (
+            found.get("_forward_pre_hooks")
+            or found.get("_forward_hooks")
+            or found.get("_backward_hooks")
+        ):
+            return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """Call ``hook(module, args)`` before each ``forward``; a returned value replaces
+        the positional arguments (a non-tuple is wrapped in one).  With ``with_kwargs``,
+        ``hook(module, args, kwargs)`` may return ``(args, kwargs)``.  Returns a handle
+        whose ``remove()`` unregisters the hook; ``prepend`` puts it first.
+
+        >>> import naivegraph as ng
+        >>> lin = ng.nn.Identity()
+        >>> handle = lin.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+        >>> lin(ng.tensor([1.0])).tolist(); handle.remove(); lin(ng.tensor([1.0])).tolist()
+        [2.0]
+        [1.0]
+        """
+        return self._forward_pre_hooks.add(hook, prepend, with_kwargs=with_kwargs)
+
+    def register_forward_hook(
+        self,
+        hook,
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ):
+        """Call ``hook(module, args, output)`` after each ``forward`` (with ``with_kwargs``,
+        ``hook(module, args, kwargs, output)``); a returned value replaces the output.
+
+        >>> import naivegraph as ng
+        >>> seen = []
+        >>> m = ng.nn.ReLU(); h = m.register_forward_hook(lambda m, a, out: seen.append(out))
+        >>> m(ng.tensor([-1.0, 2.0])); seen
+        tensor([0., 2.])
+        [tensor([0., 2.])]
+        """
+        return self._forward_hooks.add(hook, prepend, with_kwargs=with_kwargs)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect
+        to the module's inputs are computed: ``grad_input`` has one entry per positional
+        argument (None for what is not a tensor), ``grad_output`` one per output tensor.
+        A returned tuple replaces ``grad_input``.  The module's inputs and outputs pass
+        through ``BackwardHookFunctionBackward`` nodes, as in torch.
+
+        >>> import naivegraph as ng
+        >>> m = ng.nn.Tanh()
+        >>> h = m.register_full_backward_hook(lambda m, gi, go: print(go[0], gi[0]))
+        >>> m(ng.zeros(1, requires_grad=True)).backward(ng.ones(1) * 3)
+        tensor([3.]) tensor([3.])
+        """
+        return self._backward_hooks.add(hook, prepend)
 
     def named_modules(
         self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
@@ -588,8 +648,8 @@ class Linear(Module):
         self.weight = Parameter(Tensor._make(draw(out_features, in_features), False, None, 0))
         self.bias = Parameter(Tensor._make(draw(out_features), False, None, 0)) if bias else None
 
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (
