@@ -196,6 +196,7 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -252,6 +253,7 @@ class Adam(Optimizer):
         weight_decay: float = 0.0,
         amsgrad: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
     ) -> None:
         super().__init__(
