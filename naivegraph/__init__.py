@@ -26,6 +26,7 @@ from .dynamic.factories import (
     LongTensor,
     allclose,
     arange,
+    as_tensor,
     bool_,
     cdouble,
     cfloat,
@@ -70,7 +71,7 @@ from .dynamic.factories import (
 from .dynamic.functions import *  # noqa: F403  (ng.exp, ng.sum, ng.cat, ...)
 from .dynamic.functions import __all__ as _function_names
 from .dynamic.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .dynamic.surface import Size, as_tensor, get_default_device, set_default_device
+from .dynamic.surface import Size, get_default_device, set_default_device
 from .dynamic.tensor import Tensor
 from .serialization import load, save
 

@@ -76,6 +76,23 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array, False, None, 0)
 
 
+def as_tensor(data: Any, dtype: Any = None, device: Any = None):
+    """``data`` as a tensor, sharing memory where it can, as ``torch.as_tensor``: a tensor
+    of the same dtype comes back itself, a numpy array of that dtype is shared, anything
+    else is copied as ``ng.tensor`` would.
+
+    >>> import numpy as np, naivegraph as ng
+    >>> a = np.zeros(2); t = ng.as_tensor(a); a[0] = 5.0; t.tolist()
+    [5.0, 0.0]
+    """
+    _check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or np.dtype(dtype) == data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or np.dtype(dtype) == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
+
+
 def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
     if device is not None:
         _check_device(device)

@@ -1,5 +1,5 @@
 """Small pieces of torch's top-level surface that learner programs use: ``torch.Size``,
-``set_default_device``, ``as_tensor`` and the legacy type names of ``Tensor.type()``."""
+``set_default_device`` and the legacy type names of ``Tensor.type()``."""
 
 from __future__ import annotations
 
@@ -44,26 +44,6 @@ class Size(tuple):
     def numel(self) -> builtins.int:
         """How many elements a tensor of this shape holds."""
         return builtins.int(np.prod(self, dtype=np.int64))
-
-
-def as_tensor(data: Any, dtype: Any = None, device: Any = None):
-    """``data`` as a tensor, sharing memory where it can, as ``torch.as_tensor``: a tensor
-    of the same dtype comes back itself, a numpy array of that dtype is shared, anything
-    else is copied as ``ng.tensor`` would.
-
-    >>> import numpy as np, naivegraph as ng
-    >>> a = np.zeros(2); t = ng.as_tensor(a); a[0] = 5.0; t.tolist()
-    [5.0, 0.0]
-    """
-    from .factories import from_numpy, tensor
-    from .tensor import Tensor, _check_device
-
-    _check_device(device)
-    if isinstance(data, Tensor):
-        return data if dtype is None or np.dtype(dtype) == data.dtype else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or np.dtype(dtype) == data.dtype):
-        return from_numpy(data)
-    return tensor(data, dtype=dtype)
 
 
 class _DefaultDevice:
