@@ -44,6 +44,7 @@ from .node import (
 from .surface import LEGACY_TYPES, Size, dtype_of_type
 
 _new = object.__new__
+_tuple_new = tuple.__new__  # x.shape: numpy's tuple (ints already) as a Size, unchecked
 _VIEW_OPS = frozenset(
     {"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze", "expand", "getitem"}
 )
@@ -478,7 +479,7 @@ class Tensor(OpMethods):
 
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return _tuple_new(Size, self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -505,7 +506,7 @@ class Tensor(OpMethods):
 
     def size(self, dim: int | None = None):
         """The shape (a ``torch.Size``), or one dimension of it."""
-        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+        return _tuple_new(Size, self._data.shape) if dim is None else self._data.shape[dim]
 
     def type(self, dtype=None, non_blocking: bool = False):
         """Without an argument, torch's legacy type name (``'torch.FloatTensor'``); with a
