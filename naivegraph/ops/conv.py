@@ -264,7 +264,7 @@ def _pooled_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> 
     return out
 
 
-def _pool_layout(shape, kernel_size, stride, padding, dilation, ceil_mode, name: str):
+def _pool_layout(shape, kernel_size, stride, padding, dilation, ceil_mode):
     """(output size, rows' padding, columns' padding): the padding after the input
     grows where ceil_mode lets the last window hang over."""
     outs, pads = [], []
@@ -287,10 +287,10 @@ def _pool_layout(shape, kernel_size, stride, padding, dilation, ceil_mode, name:
     return tuple(outs), pads[0], pads[1]
 
 
-def _pool_windows(x, fill, kernel_size, stride, padding, dilation, ceil_mode, name):
+def _pool_windows(x, fill, kernel_size, stride, padding, dilation, ceil_mode):
     x = np.asarray(x)
     (oh, ow), rows, columns = _pool_layout(
-        x.shape, kernel_size, stride, padding, dilation, ceil_mode, name
+        x.shape, kernel_size, stride, padding, dilation, ceil_mode
     )
     padded = _pad_last_two(x, rows, columns, fill)
     return _windows(padded, kernel_size, stride, dilation)[..., :oh, :ow, :, :], padded.shape
@@ -300,9 +300,7 @@ def _max_positions(x, kernel_size, stride, padding, dilation, ceil_mode):
     """For each output, the flat position in the padded input of its window's maximum
     (the first one; a NaN wins, as in torch), and the padded shape."""
     fill = -np.inf if np.result_type(x).kind == "f" else np.iinfo(np.result_type(x)).min
-    cols, padded_shape = _pool_windows(
-        x, fill, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d"
-    )
+    cols, padded_shape = _pool_windows(x, fill, kernel_size, stride, padding, dilation, ceil_mode)
     oh, ow, kh, kw = cols.shape[-4:]
     best = np.argmax(cols.reshape(*cols.shape[:-2], kh * kw), axis=-1)
     i, j = np.divmod(best, kw)
@@ -396,9 +394,7 @@ def _avg_divisors(shape, kernel_size, stride, padding, ceil_mode, count_include_
         (padding[1], padding[1]),
         1.0 if count_include_pad else 0.0,
     )
-    (oh, ow), rows, columns = _pool_layout(
-        shape, kernel_size, stride, padding, (1, 1), ceil_mode, "avg_pool2d"
-    )
+    (oh, ow), rows, columns = _pool_layout(shape, kernel_size, stride, padding, (1, 1), ceil_mode)
     counted = np.pad(counted, ((0, rows[1] - padding[0]), (0, columns[1] - padding[1])))
     cols = _windows(counted, kernel_size, stride, (1, 1))[:oh, :ow]
     return cols.sum(axis=(-2, -1))
@@ -407,7 +403,7 @@ def _avg_divisors(shape, kernel_size, stride, padding, ceil_mode, count_include_
 def _avg_pool2d(x, *, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x = np.asarray(x)
     _require_floating("avg_pool2d", x)
-    cols, _ = _pool_windows(x, 0.0, kernel_size, stride, padding, (1, 1), ceil_mode, "avg_pool2d")
+    cols, _ = _pool_windows(x, 0.0, kernel_size, stride, padding, (1, 1), ceil_mode)
     total = cols.sum(axis=(-2, -1))
     divisor = divisor_override or _avg_divisors(
         x.shape, kernel_size, stride, padding, ceil_mode, count_include_pad
@@ -422,9 +418,7 @@ def _avg_pool2d_backward(g, *, input_hw, kernel_size, stride, padding, ceil_mode
         shape, kernel_size, stride, padding, ceil_mode, counting["count_include_pad"]
     )
     share = g / np.asarray(divisor, dtype=g.dtype)
-    (oh, ow), rows, columns = _pool_layout(
-        shape, kernel_size, stride, padding, (1, 1), ceil_mode, "avg_pool2d"
-    )
+    (oh, ow), rows, columns = _pool_layout(shape, kernel_size, stride, padding, (1, 1), ceil_mode)
     padded_shape = (*shape[:-2], input_hw[0] + sum(rows), input_hw[1] + sum(columns))
     cols = np.broadcast_to(share[..., None, None], (*share.shape, *kernel_size))
     padded = _scatter_windows(cols, padded_shape, stride, (1, 1))
