@@ -27,6 +27,7 @@ from .dynamic.factories import (
     LongTensor,
     allclose,
     arange,
+    as_tensor,
     bool_,
     cdouble,
     cfloat,
@@ -72,6 +73,7 @@ from .dynamic.factories import (
 from .dynamic.functions import *  # noqa: F403  (ng.exp, ng.sum, ng.cat, ...)
 from .dynamic.functions import __all__ as _function_names
 from .dynamic.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .dynamic.surface import Size, get_default_device, set_default_device
 from .dynamic.tensor import Tensor
 from .func import vmap  # torch.vmap is torch.func.vmap
 from .serialization import load, save
@@ -143,4 +145,8 @@ __all__ = [
     "numel",
     "allclose",
     "is_tensor",
+    "Size",
+    "as_tensor",
+    "get_default_device",
+    "set_default_device",
 ] + list(_function_names)

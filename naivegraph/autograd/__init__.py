@@ -15,7 +15,7 @@ from ..dynamic.engine import backward, grad
 from ..dynamic.function import Function, FunctionCtx
 from ..dynamic.grad_mode import enable_grad, no_grad, set_grad_enabled
 from ..dynamic.tensor import Tensor
-from . import forward_ad, function, functional, graph
+from . import forward_ad, function, functional, graph, profiler
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tensor:
@@ -57,6 +57,7 @@ __all__ = [
     "grad",
     "graph",
     "gradcheck",
+    "profiler",
     "gradgradcheck",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",

@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 
 from ..ops.methods import shape_arg as _shape_arg
+from . import fastlinear, fastpath
 from .defaults import _default_float, _type_name, get_default_dtype
+from .grad_mode import _state as _grad_state
 from .grad_mode import no_grad
 from .rng import _random, generator_rng
 from .tensor import Tensor, _as_array, _check_device
@@ -65,6 +67,23 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     return Tensor._make(array, False, None, 0)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None):
+    """``data`` as a tensor, sharing memory where it can, as ``torch.as_tensor``: a tensor
+    of the same dtype comes back itself, a numpy array of that dtype is shared, anything
+    else is copied as ``ng.tensor`` would.
+
+    >>> import numpy as np, naivegraph as ng
+    >>> a = np.zeros(2); t = ng.as_tensor(a); a[0] = 5.0; t.tolist()
+    [5.0, 0.0]
+    """
+    _check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or np.dtype(dtype) == data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or np.dtype(dtype) == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
 
 
 def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
@@ -140,7 +159,7 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
 
     >>> import naivegraph as ng
     >>> ng.rand(size=(2, 3)).shape
-    (2, 3)
+    torch.Size([2, 3])
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("rand", shape, size))
@@ -154,7 +173,7 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
 
     >>> import naivegraph as ng
     >>> ng.randn(size=(2, 3)).shape
-    (2, 3)
+    torch.Size([2, 3])
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("randn", shape, size))
@@ -180,7 +199,7 @@ def normal(
 
     >>> import naivegraph as ng
     >>> ng.normal(0.0, 1.0, size=(2, 3)).shape, ng.normal(ng.zeros(4), 0.5).shape
-    ((2, 3), (4,))
+    (torch.Size([2, 3]), torch.Size([4]))
     """
     _check_device(device)
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
@@ -370,7 +389,7 @@ class FloatTensor(metaclass=_LegacyTensorType):
 
     >>> import naivegraph as ng
     >>> ng.FloatTensor([1, 2]), ng.FloatTensor(2, 3).shape
-    (tensor([1., 2.], dtype=float32), (2, 3))
+    (tensor([1., 2.], dtype=float32), torch.Size([2, 3]))
     """
 
     dtype = np.dtype(np.float32)
@@ -398,9 +417,14 @@ class LongTensor(metaclass=_LegacyTensorType):
     dtype = np.dtype(np.int64)
 
 
+def _fast_switches() -> tuple:
+    return fastpath.enabled, fastlinear.enabled
+
+
 class inference_mode:
-    """``torch.inference_mode``: for this lab the same as ``no_grad`` (ops record no
-    history); a context manager, a decorator (``@ng.inference_mode()`` or bare), and
+    """``torch.inference_mode``: ``no_grad`` (ops record no history) whose new tensors
+    are inference tensors (``is_inference()``; reading ``_version`` raises, as in torch);
+    a context manager, a decorator (``@ng.inference_mode()`` or bare), and
     ``inference_mode(False)`` changes nothing.
 
     >>> import naivegraph as ng
@@ -421,14 +445,20 @@ class inference_mode:
 
     def __enter__(self) -> None:
         context = no_grad() if self.mode else None
-        self._contexts.append(context)
+        self._contexts.append((context, _grad_state.inference, _fast_switches()))
         if context is not None:
             context.__enter__()
+            _grad_state.inference = True
+            # the fast operators build their results themselves: they step aside, so
+            # that every tensor made here is marked by the readable path
+            fastpath.enabled = fastlinear.enabled = False
 
     def __exit__(self, *exc) -> None:
-        context = self._contexts.pop()
+        context, inference, switches = self._contexts.pop()
         if context is not None:
             context.__exit__(*exc)
+            _grad_state.inference = inference
+            fastpath.enabled, fastlinear.enabled = switches
 
     def __call__(self, function):
         mode = self.mode
@@ -446,8 +476,18 @@ def numel(t: Tensor) -> int:
     return t.numel()
 
 
-def allclose(a, b, rtol: builtins.float = 1e-05, atol: builtins.float = 1e-08) -> builtins.bool:
-    return builtins.bool(np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol))
+def allclose(
+    a,
+    b,
+    rtol: builtins.float = 1e-05,
+    atol: builtins.float = 1e-08,
+    equal_nan: builtins.bool = False,
+) -> builtins.bool:
+    """``|a - b| <= atol + rtol * |b|`` everywhere; NaNs equal each other only with
+    ``equal_nan=True``, as in torch."""
+    return builtins.bool(
+        np.allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol, equal_nan=equal_nan)
+    )
 
 
 def is_tensor(obj) -> builtins.bool:

@@ -540,9 +540,9 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
     cls = nodes.node_class(op.grad_fn_name({"dim": None, "keepdim": False}, [()]))
     value = _whole_mean if mean else _whole_sum
 
-    def whole(x, dim=None, keepdim=False):
-        if dim is not None or keepdim is not False or not (enabled and fast.enabled):
-            return readable(x, dim, keepdim)
+    def whole(x, dim=None, keepdim=False, **options):
+        if dim is not None or keepdim is not False or options or not (enabled and fast.enabled):
+            return readable(x, dim, keepdim, **options)  # e.g. sum(dtype=...)
         tensor = nodes.tensor_class
         if dual.active or type(x) is not tensor and not _is_plain(type(x)):
             return readable(x)

@@ -28,8 +28,19 @@ def _lift(value: Any) -> Tensor:
 _functions = _make_functions(_lift)
 globals().update(_functions)
 
-# torch has no top-level function of these names: the losses are ng.nn.functional's,
-# view and expand are methods only.
-_NOT_AT_TOP_LEVEL = ("view", "expand", "mse_loss", "nll_loss", "cross_entropy")
+# torch has no top-level function of these names: the losses and avg_pool2d are
+# ng.nn.functional's (torch's top-level batch_norm takes other arguments), view and
+# expand are methods only.
+_NOT_AT_TOP_LEVEL = (
+    "view",
+    "expand",
+    "mse_loss",
+    "nll_loss",
+    "cross_entropy",
+    "avg_pool2d",
+    "batch_norm",
+    "smooth_l1_loss",
+    "huber_loss",
+)
 
 __all__ = [name for name in _functions if name not in _NOT_AT_TOP_LEVEL]

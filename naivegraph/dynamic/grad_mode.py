@@ -8,6 +8,7 @@ import threading
 
 class _State(threading.local):
     enabled = True
+    inference = False  # inside inference_mode(): new tensors are inference tensors
 
 
 _state = _State()

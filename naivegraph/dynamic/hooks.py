@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import fast
 from .anomaly_mode import check_outputs, warn_error_in
+from .grad_mode import set_grad_enabled
 from .node import AccumulateGrad, Node, as_tensor, data_shape_changed, is_tensor
 
 
@@ -108,7 +109,7 @@ class Visitor:
             owned = fast.is_unshared(grad)  # on its own line: a call's arguments hold refs
             store_grad(leaf, grad, self.create_graph, owned=owned)
             if leaf.__dict__.get("_post_accumulate_hooks"):  # rare: test before calling
-                run_post_accumulate_hooks(leaf)
+                run_post_accumulate_hooks(leaf, self.create_graph)
 
 
 class AnomalyVisitor(Visitor):
@@ -225,15 +226,20 @@ def _leaf_gradient(leaf, grad, create_graph: bool):
 
 
 # -- .grad -------------------------------------------------------------------------------
-def run_post_accumulate_hooks(leaf) -> None:
-    """Run ``leaf``'s post-accumulate-grad hooks (after its ``.grad`` was written)."""
+def run_post_accumulate_hooks(leaf, grad_enabled: bool = False) -> None:
+    """Run ``leaf``'s post-accumulate-grad hooks (after its ``.grad`` was written).
+
+    As torch's engine runs them: grad mode is on only for ``create_graph=True``, so a
+    hook may update its parameter in place (``p.add_(p.grad, alpha=-lr)``)."""
     hooks = leaf.__dict__.get("_post_accumulate_hooks")
     for hook in tuple(hooks.values()) if hooks else ():
-        result = hook(leaf)
-        if result is not None:
+        with set_grad_enabled(grad_enabled):
+            result = hook(leaf)
+        # torch ignores a returned tensor (``lambda p: p.add_(...)`` returns p)
+        if result is not None and not is_tensor(result):
             raise TypeError(
-                f"a post accumulate grad hook must return None (it may change "
-                f"the tensor in place), but it returned "
+                f"a post accumulate grad hook must return None (it may change the tensor "
+                f"in place; a returned tensor is ignored), but it returned "
                 f"'{type(result).__name__}'"
             )
 

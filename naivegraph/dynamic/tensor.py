@@ -48,8 +48,10 @@ from .node import (
     writable,
 )
 from .rng import generator_rng
+from .surface import LEGACY_TYPES, Size, dtype_of_type
 
 _new = object.__new__
+_tuple_new = tuple.__new__  # x.shape: numpy's tuple (ints already) as a Size, unchecked
 _VIEW_OPS = frozenset(
     {"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze", "expand", "getitem"}
 )
@@ -117,6 +119,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
             saved_values.pack_node(result.grad_fn, result)
     else:
         result._requires_grad = False
+        if _state.inference:
+            result._inference = True
     if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and _aliases(out, datas[0]):
         if out is datas[0]:  # numpy gave the input back (a no-op squeeze): still a view
             result._data = out.view()
@@ -327,6 +331,7 @@ class Tensor(OpMethods):
     _view_chain = ()  # view ops from _base's array to this one's
     _views = None  # on a base: weak set of its live views
     _made_in_no_grad = False
+    _inference = False  # made inside inference_mode(): no version counter
 
     _ng_apply = staticmethod(apply)  # the op table dispatches tensors here
     __array_ufunc__ = None  # numpy defers to our reflected operators
@@ -352,6 +357,8 @@ class Tensor(OpMethods):
         self._requires_grad = False
         self.grad_fn = None
         self._output_nr = 0
+        if _state.inference:
+            self._inference = True
         if requires_grad:
             self.requires_grad = True
 
@@ -362,6 +369,8 @@ class Tensor(OpMethods):
         t._requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_nr = output_nr
+        if _state.inference:
+            t._inference = True
         return t
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -476,8 +485,8 @@ class Tensor(OpMethods):
         self._data = array
 
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> Size:
+        return _tuple_new(Size, self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -489,7 +498,13 @@ class Tensor(OpMethods):
 
     @property
     def _version(self) -> int:
+        if self._inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.value if self._version_counter is not None else 0
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside ``inference_mode()`` (as torch's)."""
+        return self._inference
 
     @property
     def device(self):
@@ -497,8 +512,21 @@ class Tensor(OpMethods):
         return device("cpu")
 
     def size(self, dim: int | None = None):
-        """The shape, or one dimension of it."""
-        return self._data.shape if dim is None else self._data.shape[dim]
+        """The shape (a ``torch.Size``), or one dimension of it."""
+        return _tuple_new(Size, self._data.shape) if dim is None else self._data.shape[dim]
+
+    def type(self, dtype=None, non_blocking: bool = False):
+        """Without an argument, torch's legacy type name (``'torch.FloatTensor'``); with a
+        dtype, a type name or a legacy type, the tensor in that dtype (itself if it is
+        already), as ``to(dtype)``.
+
+        >>> import naivegraph as ng
+        >>> ng.ones(2, dtype=ng.float32).type(), ng.tensor([1, 2]).type(ng.float64).dtype
+        ('torch.FloatTensor', dtype('float64'))
+        """
+        if dtype is None:
+            return LEGACY_TYPES.get(self.dtype.name, f"torch.{self.dtype.name}")
+        return self.to(dtype_of_type(dtype))
 
     def dim(self) -> int:
         return self._data.ndim
@@ -973,7 +1001,7 @@ class Tensor(OpMethods):
 
         >>> import naivegraph as ng
         >>> ng.arange(6.).view(2, 3).shape
-        (2, 3)
+        torch.Size([2, 3])
         """
         result = self.reshape(*shape)
         if self._data.size and not np.may_share_memory(result._data, self._data):

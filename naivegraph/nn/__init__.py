@@ -1,12 +1,14 @@
 """A small training kit for the lessons: modules, layers and losses (PyTorch names)."""
 
 from . import functional, init, losses
+from .conv import AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, MaxPool2d
 from .modules import (
     BCELoss,
     BCEWithLogitsLoss,
     CrossEntropyLoss,
     Embedding,
     Flatten,
+    HuberLoss,
     Identity,
     Linear,
     LogSoftmax,
@@ -17,18 +19,25 @@ from .modules import (
     ReLU,
     Sequential,
     Sigmoid,
+    SmoothL1Loss,
     Softmax,
     Tanh,
 )
 
 __all__ = [
+    "AvgPool2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "Conv2d",
     "CrossEntropyLoss",
     "Embedding",
     "Flatten",
+    "HuberLoss",
     "Identity",
     "Linear",
+    "MaxPool2d",
     "LogSoftmax",
     "MSELoss",
     "Module",
@@ -37,6 +46,7 @@ __all__ = [
     "ReLU",
     "Sequential",
     "Sigmoid",
+    "SmoothL1Loss",
     "Softmax",
     "Tanh",
     "functional",

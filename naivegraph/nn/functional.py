@@ -8,12 +8,18 @@ work on dynamic tensors and static nodes and check their arguments the same way.
 from __future__ import annotations
 
 from ..dynamic.functions import (
+    avg_pool2d,
+    batch_norm,
+    conv2d,
     cross_entropy,
+    huber_loss,
     log_softmax,
+    max_pool2d,
     mse_loss,
     nll_loss,
     relu,
     sigmoid,
+    smooth_l1_loss,
     softmax,
     tanh,
 )
@@ -46,15 +52,21 @@ def linear(x, weight, bias=None):
 
 
 __all__ = [
+    "avg_pool2d",
+    "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "conv2d",
     "cross_entropy",
+    "huber_loss",
     "linear",
     "log_softmax",
+    "max_pool2d",
     "mse_loss",
     "nll_loss",
     "relu",
     "sigmoid",
+    "smooth_l1_loss",
     "softmax",
     "tanh",
 ]

@@ -184,7 +184,13 @@ class BinaryCrossEntropyWithLogits(Function):
 _node_class(BinaryCrossEntropyWithLogits).__name__ = "BinaryCrossEntropyWithLogitsBackward0"
 
 
-def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """``nn.functional.nll_loss`` (log-probabilities (N, C), class indices (N,)),
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
+    """``nn.functional.nll_loss`` (log-probabilities (N, C, ...), class indices (N, ...)),
     re-exported so the loss modules take all their functions from here."""
-    return _functions.nll_loss(input, target, reduction=reduction)
+    return _functions.nll_loss(input, target, weight, ignore_index, reduction)

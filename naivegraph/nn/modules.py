@@ -16,6 +16,7 @@ from ..dynamic.grad_mode import no_grad
 from ..dynamic.tensor import Tensor, _check_device, _to_arguments
 from . import functional as F
 from . import losses
+from .hooks import HookTable, call_with_hooks
 
 
 class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -118,12 +119,17 @@ class Module:
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        for table in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks"):
+            object.__setattr__(self, table, HookTable())
         object.__setattr__(self, "training", True)
 
     def __getattr__(self, name: str):
-        # Only called when normal lookup fails: parameters and submodules live in the dicts.
+        # Only called when normal lookup fails: parameters, submodules and buffers live in
+        # the dicts.
         registered = self.__dict__
-        for table in ("_parameters", "_modules"):
+        for table in ("_parameters", "_modules", "_buffers"):
             if table in registered and name in registered[table]:
                 return registered[table][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -161,11 +167,21 @@ class Module:
                     "(naivegraph.nn.Module or None expected)"
                 )
             modules[name] = None
+        elif name in self.__dict__.get("_buffers", {}):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(naivegraph.Tensor or None expected)"
+                )
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name in self._parameters:
+        if name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._parameters:
             del self._parameters[name]
         elif name in self._modules:
             del self._modules[name]
@@ -173,12 +189,14 @@ class Module:
             object.__delattr__(self, name)
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._modules))
+        return sorted(
+            set(super().__dir__()) | set(self._parameters) | set(self._modules) | set(self._buffers)
+        )
 
     def _forget(self, name: str, keep: str) -> None:
         """Drop ``name`` from the other places an attribute can live before registering it."""
         self.__dict__.pop(name, None)
-        for table in ("_parameters", "_modules"):
+        for table in ("_parameters", "_modules", "_buffers"):
             if table != keep:
                 getattr(self, table).pop(name, None)
 
@@ -195,7 +213,64 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
+        found = self.__dict__
+        if (
+            found.get("_forward_pre_hooks")
+            or found.get("_forward_hooks")
+            or found.get("_backward_hooks")
+        ):
+            return call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """Call ``hook(module, args)`` before each ``forward``; a returned value replaces
+        the positional arguments (a non-tuple is wrapped in one).  With ``with_kwargs``,
+        ``hook(module, args, kwargs)`` may return ``(args, kwargs)``.  Returns a handle
+        whose ``remove()`` unregisters the hook; ``prepend`` puts it first.
+
+        >>> import naivegraph as ng
+        >>> lin = ng.nn.Identity()
+        >>> handle = lin.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+        >>> lin(ng.tensor([1.0])).tolist(); handle.remove(); lin(ng.tensor([1.0])).tolist()
+        [2.0]
+        [1.0]
+        """
+        return self._forward_pre_hooks.add(hook, prepend, with_kwargs=with_kwargs)
+
+    def register_forward_hook(
+        self,
+        hook,
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ):
+        """Call ``hook(module, args, output)`` after each ``forward`` (with ``with_kwargs``,
+        ``hook(module, args, kwargs, output)``); a returned value replaces the output.
+
+        >>> import naivegraph as ng
+        >>> seen = []
+        >>> m = ng.nn.ReLU(); h = m.register_forward_hook(lambda m, a, out: seen.append(out))
+        >>> m(ng.tensor([-1.0, 2.0])); seen
+        tensor([0., 2.])
+        [tensor([0., 2.])]
+        """
+        return self._forward_hooks.add(hook, prepend, with_kwargs=with_kwargs)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients with respect
+        to the module's inputs are computed: ``grad_input`` has one entry per positional
+        argument (None for what is not a tensor), ``grad_output`` one per output tensor.
+        A returned tuple replaces ``grad_input``.  The module's inputs and outputs pass
+        through ``BackwardHookFunctionBackward`` nodes, as in torch.
+
+        >>> import naivegraph as ng
+        >>> m = ng.nn.Tanh()
+        >>> h = m.register_full_backward_hook(lambda m, gi, go: print(go[0], gi[0]))
+        >>> m(ng.zeros(1, requires_grad=True)).backward(ng.ones(1) * 3)
+        tensor([3.]) tensor([3.])
+        """
+        return self._backward_hooks.add(hook, prepend)
 
     def named_modules(
         self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
@@ -271,17 +346,82 @@ class Module:
             yield p
 
     def state_dict(self, prefix: str = "") -> "OrderedDict[str, Tensor]":
-        """Detached parameters by dotted name, in ``named_parameters`` order.
+        """Detached parameters and persistent buffers by dotted name, in torch's order:
+        each module's parameters, then its buffers, then its submodules'.
 
-        As in torch, a parameter reachable under two names is stored under both.
+        As in torch, a tensor reachable under two names is stored under both.
 
         >>> import naivegraph as ng
         >>> list(ng.nn.Linear(2, 1).state_dict())
         ['weight', 'bias']
+        >>> list(ng.nn.BatchNorm1d(2).state_dict())
+        ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
         """
         return OrderedDict(
-            (name, p.detach()) for name, p in self.named_parameters(prefix, remove_duplicate=False)
+            (name, value.detach()) for name, value in self._named_state(prefix).items()
         )
+
+    def _named_state(self, prefix: str = "") -> "OrderedDict[str, Tensor]":
+        """Every parameter and persistent buffer (not detached) by its dotted name."""
+        state: OrderedDict = OrderedDict()
+        for owner_name, owner in self.named_modules(prefix=prefix, remove_duplicate=False):
+            for name, p in owner._parameters.items():
+                if p is not None:
+                    state[_join(owner_name, name)] = p
+            for name, b in owner._buffers.items():
+                if b is not None and name not in owner._non_persistent_buffers_set:
+                    state[_join(owner_name, name)] = b
+        return state
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register ``tensor`` as the buffer ``name``: state that is not trained (batch
+        norm's running statistics), saved in ``state_dict`` unless ``persistent=False``
+        and cast by ``.to()`` / ``.double()`` with the parameters.
+
+        >>> import naivegraph as ng
+        >>> m = ng.nn.Module()
+        >>> m.register_buffer("steps", ng.zeros(1)); [n for n, _ in m.named_buffers()]
+        ['steps']
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name or not name:
+            raise KeyError('buffer name can\'t be empty or contain "."')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(naivegraph.Tensor or None required)"
+            )
+        self._forget(name, keep="_buffers")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        """Every buffer with its dotted name, module by module as ``named_parameters``."""
+        owners = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
+        seen = set()
+        for owner_name, owner in owners:
+            for name, b in owner._buffers.items():
+                if b is None or (remove_duplicate and id(b) in seen):
+                    continue
+                seen.add(id(b))
+                yield _join(owner_name, name), b
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer of this module and its submodules (each once)."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
 
     def load_state_dict(self, state_dict: Mapping[str, Tensor], strict: bool = True):
         """Copy values from ``state_dict`` into the parameters, in place.
@@ -299,7 +439,7 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {_typename(state_dict)}.")
-        own = dict(self.named_parameters(remove_duplicate=False))
+        own = dict(self._named_state())
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = [
@@ -374,6 +514,9 @@ class Module:
                 p._data = p._data.astype(dtype)
                 if p._grad is not None:
                     p._grad = p._grad._cast(dtype)
+        for b in self.buffers():
+            if b._data.dtype.kind == "f" and b._data.dtype != dtype:
+                b._data = b._data.astype(dtype)
         return self
 
     def cpu(self) -> "Module":
@@ -505,8 +648,8 @@ class Linear(Module):
         self.weight = Parameter(Tensor._make(draw(out_features, in_features), False, None, 0))
         self.bias = Parameter(Tensor._make(draw(out_features), False, None, 0)) if bias else None
 
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (
@@ -585,12 +728,31 @@ class MSELoss(Module):
 
 
 class CrossEntropyLoss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    """Softmax cross-entropy, as ``F.cross_entropy`` with the module's ``weight``,
+    ``ignore_index``, ``reduction`` and ``label_smoothing``."""
+
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
         super().__init__()
-        self.reduction = reduction
+        if isinstance(weight, str):  # naivegraph's older first argument: the reduction
+            weight, reduction = None, weight
+        self.weight, self.ignore_index = weight, ignore_index
+        self.reduction, self.label_smoothing = reduction, label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, reduction=self.reduction)
+        return F.cross_entropy(
+            input,
+            target,
+            self.weight,
+            self.ignore_index,
+            self.reduction,
+            self.label_smoothing,
+        )
 
 
 class Flatten(Module):
@@ -598,7 +760,7 @@ class Flatten(Module):
 
     >>> import naivegraph as ng
     >>> ng.nn.Flatten()(ng.ones(2, 3, 4)).shape
-    (2, 12)
+    torch.Size([2, 12])
     """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
@@ -664,7 +826,7 @@ class Embedding(Module):
     >>> import naivegraph as ng
     >>> emb = ng.nn.Embedding(10, 3, padding_idx=0)
     >>> emb(ng.tensor([[0, 2], [4, 0]])).shape, emb.weight[0].tolist()
-    ((2, 2, 3), [0.0, 0.0, 0.0])
+    (torch.Size([2, 2, 3]), [0.0, 0.0, 0.0])
     """
 
     def __init__(
@@ -719,10 +881,45 @@ class _Loss(Module):
 
 
 class NLLLoss(_Loss):
-    """Negative log-likelihood of log-probabilities (N, C) at class indices (N,)."""
+    """Negative log-likelihood of log-probabilities (N, C, ...) at class indices (N, ...)."""
+
+    def __init__(
+        self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean"
+    ) -> None:
+        if isinstance(weight, str):  # naivegraph's older first argument: the reduction
+            weight, reduction = None, weight
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, ignore_index
 
     def forward(self, input, target):
-        return losses.nll_loss(input, target, reduction=self.reduction)
+        return losses.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """``F.smooth_l1_loss`` as a module.
+
+    >>> import naivegraph as ng
+    >>> ng.nn.SmoothL1Loss()
+    SmoothL1Loss()
+    """
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """``F.huber_loss`` as a module."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class BCELoss(_Loss):

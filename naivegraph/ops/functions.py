@@ -28,7 +28,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import fast
+from .conv_functions import add_conv_functions
 from .core import OPS
+from .losses import add_loss_functions
 
 Function = Callable[..., Any]
 
@@ -75,6 +77,8 @@ METHODS = (
     "index_select",
     "index_add",
     "dot",
+    "floor_divide",
+    "remainder",
 )
 
 #: Two-operand functions: one op each, with numpy broadcasting.
@@ -152,6 +156,8 @@ _DOCS = {
     "logical_and": "Elementwise ``x and y`` (booleans, no gradient).",
     "logical_or": "Elementwise ``x or y`` (booleans, no gradient).",
     "logical_not": "Elementwise ``not x`` (booleans, no gradient).",
+    "floor_divide": "``x // y``: the quotient rounded down (no gradient).",
+    "remainder": "``x % y`` with the sign of ``y``, as Python's and torch's.",
 }
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -204,6 +210,17 @@ def shapes_match(a: tuple | None, b: tuple | None) -> bool:
     if a is None or b is None:
         return True
     return len(a) == len(b) and all(p is None or q is None or p == q for p, q in zip(a, b))
+
+
+def known_shape(value: Any, what: str) -> tuple:
+    """The shape of ``value``, which ``what`` needs: a static node must know it."""
+    shape = shape_of(value)
+    if shape is None:
+        raise ValueError(
+            f"{what} needs the shape of its input, which the graph does not know; give the "
+            "placeholder a shape (None marks a size known only at run time)"
+        )
+    return shape
 
 
 def check_reduction(reduction: str) -> None:
@@ -312,6 +329,16 @@ def make_functions(
         binary(name)
 
     @define
+    def div(input: Any, other: Any, *, rounding_mode: Any = "true") -> Any:
+        """``input / other``; ``rounding_mode='trunc'`` or ``'floor'`` rounds the quotient.
+
+        >>> import naivegraph as ng
+        >>> ng.div(ng.tensor([7, -7]), 2, rounding_mode="trunc")
+        tensor([ 3, -3])
+        """
+        return operand(input).div(other, rounding_mode=rounding_mode)
+
+    @define
     def logical_not(input: Any) -> Any:
         return OPS["logical_not"].dispatch(operand(input))
 
@@ -331,12 +358,15 @@ def make_functions(
         return operand(input).mm(other)
 
     @define
-    def addmm(input: Any, mat1: Any, mat2: Any) -> Any:
-        """``input + mat1 @ mat2`` for matrices (``input`` broadcasts), as ``torch.addmm``."""
-        return OPS["addmm"].dispatch(operand(input), mat1, mat2)
+    def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        """``beta * input + alpha * (mat1 @ mat2)`` for matrices (``input`` broadcasts),
+        as ``torch.addmm``; with ``beta=0`` the input is ignored, NaN included."""
+        if beta == 1 and alpha == 1:
+            return OPS["addmm"].dispatch(operand(input), mat1, mat2)
+        return OPS["addmm_scaled"].dispatch(operand(input), mat1, mat2, beta=beta, alpha=alpha)
 
     @define
-    def where(condition: Any, input: Any, other: Any) -> Any:
+    def where(condition: Any, input: Any = None, other: Any = None) -> Any:
         """``input`` where ``condition`` holds, else ``other`` (differentiable in both):
         the graph's way to branch on data.
 
@@ -349,7 +379,23 @@ def make_functions(
         ...     r = ns.where(v > 0, v, 0.0)
         >>> g.forward(v=np.array([-1.0, 2.0, -3.0]), fetches=[r])[0].tolist()
         [0.0, 2.0, 0.0]
+
+        With the condition alone, the positions where it holds, one int64 tensor per
+        axis, as ``torch.where(condition)`` (``nonzero(as_tuple=True)``):
+
+        >>> ng.where(ng.tensor([[0, 3], [5, 0]]) > 0)
+        (tensor([0, 1]), tensor([1, 0]))
         """
+        if input is None and other is None:
+            values = known_values(condition)
+            if values is None:
+                raise TypeError(
+                    "where(condition) gives positions whose number only the values decide; "
+                    "a static graph's shapes are fixed when it is built: use where(c, x, y)"
+                )
+            return tuple(lift(np.asarray(axis, dtype=np.int64)) for axis in np.nonzero(values))
+        if input is None or other is None:
+            raise TypeError("where() takes the condition alone, or the condition, input and other")
         return OPS["where"].dispatch(*operands(condition, input, other))
 
     def sequence(name: str, tensors: Any) -> list:
@@ -385,21 +431,93 @@ def make_functions(
         return OPS["mse_loss"].dispatch(operand(input), target, reduction=reduction)
 
     @define
-    def nll_loss(input: Any, target: Any, reduction: str = "mean") -> Any:
-        """Negative log-likelihood of log-probabilities ``input`` (N, C) at the class
-        indices ``target`` (N,): a fixed array, or a tensor or node (e.g. a placeholder
-        of integer labels fed with every batch)."""
+    def nll_loss(
+        input: Any,
+        target: Any,
+        weight: Any = None,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+    ) -> Any:
+        """Negative log-likelihood of log-probabilities ``input`` (N, C) or (N, C, d1, ...)
+        at the class indices ``target`` (N,) or (N, d1, ...): a fixed array, or a tensor or
+        node (e.g. a placeholder of integer labels fed with every batch).  ``weight`` (C,)
+        scales each class; targets equal to ``ignore_index`` count for nothing; 'mean'
+        divides by the summed weights of the counted targets, as torch.
+
+        >>> import naivegraph as ng
+        >>> logp = ng.tensor([[-1.0, -2.0], [-0.5, -3.0]])
+        >>> F = ng.nn.functional
+        >>> F.nll_loss(logp, ng.tensor([1, 0]), weight=ng.tensor([1.0, 3.0])).item()
+        1.625
+        """
+        if isinstance(weight, str):  # naivegraph's older third argument: the reduction
+            weight, reduction = None, weight
         check_reduction(reduction)
         if not accepts(target):
             target = np.asarray(target)
-        check_class_indices(input, target)
-        return OPS["nll_loss"].dispatch(operand(input), target, reduction=reduction)
+        shape = shape_of(input)
+        if weight is None and ignore_index == -100 and (shape is None or len(shape) == 2):
+            check_class_indices(input, target)
+            return OPS["nll_loss"].dispatch(operand(input), target, reduction=reduction)
+        return weighted_nll(operand(input), target, weight, ignore_index, reduction)
+
+    def weighted_nll(input: Any, target: Any, weight: Any, ignore_index: int, reduction: str):
+        """nll_loss through op ``nll_loss_nd``: 3-D inputs as torch views them, (N, C, 1, d)."""
+        check_class_dtype(target)
+        shape, target_shape = shape_of(input), shape_of(target)
+        if shape is None or len(shape) < 2:
+            raise ValueError(
+                f"nll_loss: expected an input of shape (N, C) or (N, C, d1, ...), got {shape}"
+            )
+        if target_shape is not None and not shapes_match(target_shape, shape[:1] + shape[2:]):
+            raise ValueError(
+                f"nll_loss: expected a target of shape {(shape[0],) + tuple(shape[2:])} for an "
+                f"input of shape {shape}, got {target_shape}"
+            )
+        weight_shape = None if weight is None else shape_of(weight)
+        if weight_shape is not None and shape[1] is not None and weight_shape != (shape[1],):
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {shape[1]} classes or no "
+                f"classes but got weight tensor of shape: {list(weight_shape)}"
+            )
+        if getattr(weight, "requires_grad", False):
+            raise RuntimeError(
+                "The function 'nll_loss_forward' is not differentiable with respect to "
+                "argument 'weight'. This input cannot have requires_grad True."
+            )
+        names = {"float32": "Float", "float64": "Double"}
+        have, given = dtype_of(input), None if weight is None else dtype_of(weight)
+        if have is not None and given is not None and have != given:
+            raise RuntimeError(
+                f"expected scalar type {names.get(have.name, have.name)} but found "
+                f"{names.get(given.name, given.name)}: give the class weights the "
+                "input's dtype"
+            )
+        extra = (weight,) if weight is not None else ()
+        attrs = dict(reduction=reduction, ignore_index=ignore_index)
+        if len(shape) == 3:
+            _, c, d = shape  # the batch size may be unknown (a static placeholder's None)
+            flat = OPS["nll_loss_nd"].dispatch(
+                input.reshape(-1, c, 1, d), target.reshape(-1, 1, d), *extra, **attrs
+            )
+            return flat.reshape(-1, d) if reduction == "none" else flat
+        return OPS["nll_loss_nd"].dispatch(input, target, *extra, **attrs)
 
     @define
-    def cross_entropy(input: Any, target: Any, reduction: str = "mean") -> Any:
+    def cross_entropy(
+        input: Any,
+        target: Any,
+        weight: Any = None,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> Any:
         """Softmax cross-entropy of logits ``input`` (N, C) against class indices
         ``target`` (N,), as torch also for one unbatched sample: logits (C,) and a class
-        index of shape (); or against class probabilities of the input's own shape.
+        index of shape (); for (N, C, d1, ...) logits and (N, d1, ...) targets; or against
+        class probabilities of the input's own shape.  ``weight``, ``ignore_index`` and
+        ``label_smoothing`` (mixing ``label_smoothing / C`` of the uniform distribution
+        into the target) are torch's.
 
         >>> import naivegraph as ng
         >>> loss = ng.nn.functional.cross_entropy(ng.zeros(2, 4), ng.tensor([0, 3]))
@@ -408,23 +526,77 @@ def make_functions(
         >>> round(ng.nn.functional.cross_entropy(ng.zeros(4), ng.tensor(3)).item(), 4)
         1.3863
         """
-        if (found := fast.cross_entropy(input, target, reduction)) is not None:  # same result
-            return found
+        if isinstance(weight, str):  # naivegraph's older third argument: the reduction
+            weight, reduction = None, weight
+        plain = weight is None and ignore_index == -100 and not label_smoothing
+        if plain and (found := fast.cross_entropy(input, target, reduction)) is not None:
+            return found  # the fast layer's, same result
         check_reduction(reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(
+                f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+            )
         input = operand(input)
         shape = shape_of(input)
         if _is_probabilities(target, shape):
-            # -sum over classes of p * log_softmax; "mean" averages over the samples only.
-            per_sample = -(target * input.log_softmax(-1)).sum(dim=-1)
-            if reduction == "none":
-                return per_sample
-            return per_sample.mean() if reduction == "mean" else per_sample.sum()
+            return probability_targets(input, target, weight, reduction, label_smoothing)
         if not accepts(target):
             target = np.asarray(target)
         if shape is not None and len(shape) == 1:
+            if not plain:
+                loss = cross_entropy(
+                    input.unsqueeze(0),
+                    target.reshape(1),
+                    weight,
+                    ignore_index,
+                    reduction,
+                    label_smoothing,
+                )
+                return loss.reshape(()) if reduction == "none" else loss
             return unbatched(input, shape, target, reduction)
-        check_class_indices(input, target)  # before building anything
-        return nll_loss(input.log_softmax(1), target, reduction)
+        if plain and (shape is None or len(shape) == 2):
+            check_class_indices(input, target)  # before building anything
+            return nll_loss(input.log_softmax(1), target, reduction=reduction)
+        logp = input.log_softmax(1)
+        loss = nll_loss(logp, target, weight, ignore_index, reduction)
+        if not label_smoothing:
+            return loss
+        classes = known_shape(input, "label_smoothing")[1]
+        return (1 - label_smoothing) * loss + smoothing_term(
+            logp, target, weight, ignore_index, reduction
+        ) * (label_smoothing / classes)
+
+    def smoothing_term(logp: Any, target: Any, weight: Any, ignore_index: int, reduction: str):
+        """torch's ``-sum over classes of (weight *) logp``, zero at ignored targets, reduced
+        as the nll term is (its 'mean' divides by the same summed weights)."""
+        rank = len(known_shape(logp, "label_smoothing"))
+        per_class = logp if weight is None else logp * weight.reshape((1, -1) + (1,) * (rank - 2))
+        counted = OPS["ne"].dispatch(target, ignore_index)  # static nodes compare by identity
+        smooth = OPS["where"].dispatch(counted, -per_class.sum(dim=1), 0.0)
+        if reduction == "none":
+            return smooth
+        if reduction == "sum":
+            return smooth.sum()
+        if weight is None:
+            return smooth.sum() / counted.sum()
+        picked = OPS["where"].dispatch(counted, weight[target * counted], 0.0)
+        return smooth.sum() / picked.sum()
+
+    def probability_targets(input: Any, target: Any, weight: Any, reduction: str, smoothing):
+        """-sum over classes of p * log_softmax; "mean" averages over the samples only.
+        ``label_smoothing`` mixes the uniform distribution into ``p`` first."""
+        shape = known_shape(input, "cross_entropy with class probabilities")
+        if smoothing:
+            target = target * (1 - smoothing) + smoothing / shape[-1]
+        terms = target * input.log_softmax(-1)
+        if weight is not None:
+            terms = terms * weight
+        if reduction == "none":
+            return -terms.sum(dim=-1)
+        if reduction == "sum":
+            return -terms.sum()
+        # torch: the sum over the number of samples (numel / C)
+        return -terms.sum() / (float(np.prod(shape[:-1])) if len(shape) > 1 else 1.0)
 
     def unbatched(input: Any, shape: tuple, target: Any, reduction: str) -> Any:
         """Logits (C,) of one sample and its class index of shape (): a batch of one."""
@@ -440,6 +612,12 @@ def make_functions(
         loss = nll_loss(input.unsqueeze(0).log_softmax(1), target.reshape(1), reduction)
         return loss.reshape(()) if reduction == "none" else loss
 
+    add_conv_functions(define, operand, static=lambda value: known_values(value) is None)
+    add_loss_functions(
+        define,
+        operand,
+        {"check_reduction": check_reduction, "check_same_shape": check_same_shape},
+    )
     return functions
 
 

@@ -170,6 +170,13 @@ class OpMethods:
     __sub__, __rsub__ = _operator("sub", "sub")
     __mul__, __rmul__ = _operator("mul", "mul")
     __truediv__, __rtruediv__ = _operator("div", "truediv")
+    __floordiv__, __rfloordiv__ = _operator("floor_divide", "floordiv")
+    __rmod__ = _operator("remainder", "mod")[1]
+
+    def __mod__(self, other):
+        if _is_number(other):  # torch's Scalar overload: one edge, RemainderBackward0
+            return self._op("remainder_scalar", divisor=other)
+        return self._op("remainder", other)
 
     def __pow__(self, exponent):
         return self.pow(exponent)
@@ -292,11 +299,25 @@ class OpMethods:
     def mul(self, other):
         return self * other
 
-    def div(self, other):
-        return self / other
+    def div(self, other, *, rounding_mode="true"):
+        """``self / other``; ``rounding_mode`` 'trunc' or 'floor' rounds the quotient (an
+        explicit None is true division recorded as torch's DivBackward2)."""
+        if rounding_mode == "true":
+            return self / other
+        return self._op("div_rounding", other, rounding_mode=rounding_mode)
+
+    divide = div
+
+    def floor_divide(self, other):
+        return self // other
+
+    def remainder(self, other):
+        return self % other
 
     # -- reductions -------------------------------------------------------------------
-    def sum(self, dim=None, keepdim: bool = False):
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None):
+        if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
+            return self._op("sum_typed", dim=dim_arg(dim), keepdim=keepdim, dtype=np.dtype(dtype))
         return self._op("sum", dim=dim_arg(dim), keepdim=keepdim)
 
     def mean(self, dim=None, keepdim: bool = False):

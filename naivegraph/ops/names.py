@@ -112,6 +112,23 @@ GRAD_FN_NAMES: dict[str, str | Rule] = {
     "sub_alpha": "SubBackward0",
     "norm": "LinalgVectorNormBackward0",  # torch.norm and Tensor.norm run linalg.vector_norm
     "prod": _reduction("Prod"),
+    "conv2d": "ConvolutionBackward0",
+    "conv2d_input_grad": "ConvolutionBackwardBackward0",
+    "conv2d_weight_grad": "ConvolutionBackwardBackward0",
+    "max_pool2d": "MaxPool2DWithIndicesBackward0",
+    "max_pool2d_scatter": "MaxPool2DWithIndicesBackwardBackward0",
+    "max_pool2d_gather": "MaxPool2DWithIndicesBackward0",
+    "avg_pool2d": "AvgPool2DBackward0",
+    "avg_pool2d_backward": "AvgPool2DBackwardBackward0",
+    "batch_norm": "NativeBatchNormBackward0",
+    "remainder": "RemainderBackward1",
+    "remainder_scalar": "RemainderBackward0",
+    "div_rounding": "DivBackward2",
+    "addmm_scaled": "AddmmBackward0",
+    "sum_typed": _reduction("Sum"),
+    "nll_loss_nd": lambda attrs, shapes: (
+        "NllLoss2DBackward0" if len(shapes[0]) == 4 else "NllLossBackward0"
+    ),
 }
 
 

@@ -1142,6 +1142,355 @@ emits("sub_alpha", onnx="Sub(x, Mul(y, alpha))")(_scaled("Sub"))
 
 
 # ----------------------------------------------------------------------------------
+# Convolutional layers (naivegraph/ops/conv.py)
+# ----------------------------------------------------------------------------------
+def _images(node, what: str) -> None:
+    if _rank(node) != 4:
+        raise NotImplementedError(
+            f"exporting {node.op.name} node {node.name!r}: ONNX's {what} takes (N, C, H, W) "
+            "inputs; give the images a batch axis before the op"
+        )
+
+
+@emits("conv2d", onnx="Conv (pads [top, left, bottom, right], strides, dilations, group)")
+def _conv2d(b, node, names):
+    _images(node, "Conv")
+    (top, bottom), (left, right) = node.attrs["padding"]
+    return b.op(
+        "Conv",
+        names,
+        dtype=node.dtype,
+        pads=[top, left, bottom, right],
+        strides=list(node.attrs["stride"]),
+        dilations=list(node.attrs["dilation"]),
+        group=node.attrs["groups"],
+        kernel_shape=list(node.inputs[1].shape[2:]),
+    )
+
+
+@emits("conv2d_input_grad", onnx="ConvTranspose with the output_padding that gives the input size")
+def _conv2d_input_grad(b, node, names):
+    _images(node, "ConvTranspose")
+    (top, bottom), (left, right) = node.attrs["padding"]
+    stride, dilation = node.attrs["stride"], node.attrs["dilation"]
+    kernel, out_hw = node.inputs[1].shape[2:], node.inputs[0].shape[2:]
+    extra = [
+        size - (s * (o - 1) + d * (k - 1) + 1 - before - after)
+        for size, s, o, d, k, before, after in zip(
+            node.attrs["input_hw"], stride, out_hw, dilation, kernel, (top, left), (bottom, right)
+        )
+    ]
+    return b.op(
+        "ConvTranspose",
+        names,
+        dtype=node.dtype,
+        pads=[top, left, bottom, right],
+        strides=list(stride),
+        dilations=list(dilation),
+        group=node.attrs["groups"],
+        kernel_shape=list(kernel),
+        output_padding=extra,
+    )
+
+
+def _pool_pads(node) -> list:
+    rows, columns = node.attrs["padding"]
+    return [rows, columns, rows, columns]
+
+
+@emits("max_pool2d", onnx="MaxPool (pads, strides, dilations, ceil_mode)")
+def _max_pool2d(b, node, names):
+    _images(node, "MaxPool")
+    return b.op(
+        "MaxPool",
+        names,
+        dtype=node.dtype,
+        kernel_shape=list(node.attrs["kernel_size"]),
+        strides=list(node.attrs["stride"]),
+        pads=_pool_pads(node),
+        dilations=list(node.attrs["dilation"]),
+        ceil_mode=int(node.attrs["ceil_mode"]),
+    )
+
+
+@emits("avg_pool2d", onnx="AveragePool (pads, strides, ceil_mode, count_include_pad)")
+def _avg_pool2d(b, node, names):
+    _images(node, "AveragePool")
+    if node.attrs.get("divisor_override"):
+        raise NotImplementedError(
+            f"avg_pool2d node {node.name!r}: ONNX's AveragePool has no divisor_override"
+        )
+    return b.op(
+        "AveragePool",
+        names,
+        dtype=node.dtype,
+        kernel_shape=list(node.attrs["kernel_size"]),
+        strides=list(node.attrs["stride"]),
+        pads=_pool_pads(node),
+        ceil_mode=int(node.attrs["ceil_mode"]),
+        count_include_pad=int(node.attrs["count_include_pad"]),
+    )
+
+
+@emits(
+    "batch_norm",
+    onnx="(x - mean) / Sqrt(var + eps) * weight + bias, with the batch's ReduceMean "
+    "statistics in training or the given ones",
+)
+def _batch_norm(b, node, names):
+    dtype = _out_dtype(node)
+    rank = _rank(node)
+    x, weight, bias = _as_cast(b, names[:3], dtype)
+    shape = b.ints([1, -1] + [1] * (rank - 2))
+    per_channel = lambda name: b.op("Reshape", [b.cast(name, dtype), shape], dtype=dtype)  # noqa: E731
+    if node.attrs["training"]:
+        axes = [0, *range(2, rank)]
+        centred = b.op("Sub", [x, _reduce(b, "ReduceMean", x, axes, True, dtype)], dtype=dtype)
+        squares = b.op("Mul", [centred, centred], dtype=dtype)
+        var = _reduce(b, "ReduceMean", squares, axes, True, dtype)
+    else:
+        centred = b.op("Sub", [x, per_channel(names[3])], dtype=dtype)
+        var = per_channel(names[4])
+    eps = b.const(node.attrs["eps"], dtype)
+    std = b.op("Sqrt", [b.op("Add", [var, eps], dtype=dtype)], dtype=dtype)
+    scaled = b.op("Mul", [b.op("Div", [centred, std], dtype=dtype), per_channel(weight)])
+    return b.op("Add", [scaled, per_channel(bias)], dtype=dtype)
+
+
+_INSIDE_BACKWARD = (
+    "a gradient that only symbolic backward builds; ONNX has no operator for it (export the "
+    "forward graph, or compute this gradient outside the exported model)"
+)
+ONNX_MAP.update(
+    {
+        name: NOT_EXPORTABLE(_INSIDE_BACKWARD)
+        for name in (
+            "conv2d_weight_grad",
+            "max_pool2d_scatter",
+            "max_pool2d_gather",
+            "avg_pool2d_backward",
+        )
+    }
+)
+ONNX_MAP["max_pool2d_indices"] = NOT_EXPORTABLE(
+    "ONNX's MaxPool indices count over the whole tensor, not one H x W plane"
+)
+
+
+# ----------------------------------------------------------------------------------
+# Rounding division, scaled variants and the losses of the third round
+# ----------------------------------------------------------------------------------
+def _bools(b, op_type: str, inputs: list) -> str:
+    return b.op(op_type, inputs, dtype=np.bool_)
+
+
+def _floor_quotient(b, x: str, y: str, dtype) -> str:
+    """numpy's (and torch's) floor division, step by step: integers from the truncated
+    quotient, floats from fmod as CPython's divmod computes them."""
+    zero = b.const(0, dtype)
+    if np.dtype(dtype).kind in "iu":
+        q = b.op("Div", [x, y], dtype=dtype)
+        r = b.op("Sub", [x, b.op("Mul", [q, y], dtype=dtype)], dtype=dtype)
+        signs = _bools(b, "Xor", [_bools(b, "Less", [x, zero]), _bools(b, "Less", [y, zero])])
+        inexact = _bools(b, "Not", [_bools(b, "Equal", [r, zero])])
+        step = b.cast(_bools(b, "And", [inexact, signs]), dtype)
+        return b.op("Sub", [q, step], dtype=dtype)
+    mod = b.op("Mod", [x, y], dtype=dtype, fmod=1)
+    div = b.op("Div", [b.op("Sub", [x, mod], dtype=dtype), y], dtype=dtype)
+    moved = _bools(
+        b,
+        "And",
+        [
+            _bools(b, "Not", [_bools(b, "Equal", [mod, zero])]),
+            _bools(b, "Xor", [_bools(b, "Less", [y, zero]), _bools(b, "Less", [mod, zero])]),
+        ],
+    )
+    div = b.op("Sub", [div, b.cast(moved, dtype)], dtype=dtype)
+    floor = b.op("Floor", [div], dtype=dtype)
+    up = _bools(b, "Greater", [b.op("Sub", [div, floor], dtype=dtype), b.const(0.5, dtype)])
+    floor = b.op("Add", [floor, b.cast(up, dtype)], dtype=dtype)
+    quotient = b.op("Div", [x, y], dtype=dtype)  # copysign(0, x / y), -0.0 told by 1 / -0.0
+    one_over = b.op("Div", [b.const(1, dtype), quotient], dtype=dtype)
+    negative = _bools(
+        b, "Or", [_bools(b, "Less", [quotient, zero]), _bools(b, "Less", [one_over, zero])]
+    )
+    sign = b.op("Where", [negative, b.const(-1, dtype), b.const(1, dtype)], dtype=dtype)
+    # a nonzero floor has the quotient's sign already; a zero takes it (ONNX Runtime's
+    # Where drops the sign of -0.0, so the sign is multiplied in)
+    floor = b.op("Mul", [b.op("Abs", [floor], dtype=dtype), sign], dtype=dtype)
+    return b.op("Where", [_bools(b, "Equal", [y, zero]), b.op("Div", [x, y], dtype=dtype), floor])
+
+
+@emits(
+    "floor_divide",
+    onnx="CPython's divmod: Mod(fmod=1), Sub, Div, Floor, Where (integers: Div, Sub)",
+)
+def _floor_divide(b, node, names):
+    dtype = _out_dtype(node)
+    _refuse_bool(node, dtype)
+    x, y = _as_cast(b, names, dtype)
+    return _floor_quotient(b, x, y, dtype)
+
+
+def _remainder_of(b, x: str, y: str, dtype) -> str:
+    if np.dtype(dtype).kind in "iu":
+        return b.op("Mod", [x, y], dtype=dtype, fmod=0)
+    zero = b.const(0, dtype)
+    mod = b.op("Mod", [x, y], dtype=dtype, fmod=1)
+    moved = _bools(
+        b,
+        "And",
+        [
+            _bools(b, "Not", [_bools(b, "Equal", [mod, zero])]),
+            _bools(b, "Xor", [_bools(b, "Less", [y, zero]), _bools(b, "Less", [mod, zero])]),
+        ],
+    )
+    return b.op("Where", [moved, b.op("Add", [mod, y], dtype=dtype), mod], dtype=dtype)
+
+
+@emits("remainder", onnx="Mod(fmod=1) moved by the divisor where the signs differ (integers: Mod)")
+def _remainder(b, node, names):
+    dtype = _out_dtype(node)
+    _refuse_bool(node, dtype)
+    x, y = _as_cast(b, names, dtype)
+    return _remainder_of(b, x, y, dtype)
+
+
+@emits("remainder_scalar", onnx="as remainder, with the divisor a constant")
+def _remainder_scalar(b, node, names):
+    dtype = _out_dtype(node)
+    _refuse_bool(node, dtype)
+    x = b.cast(names[0], dtype)
+    return _remainder_of(b, x, b.const(node.attrs["divisor"], dtype), dtype)
+
+
+@emits("div_rounding", onnx="div's Div; 'floor' as floor_divide; 'trunc': Div then Floor or Ceil")
+def _div_rounding(b, node, names):
+    mode = node.attrs.get("rounding_mode")
+    if mode is None:
+        return ONNX_MAP["div"](b, node, names)  # type: ignore[operator]
+    dtype = _out_dtype(node)
+    x, y = _as_cast(b, names, dtype)
+    if mode == "floor":
+        return _floor_quotient(b, x, y, dtype)
+    q = b.op("Div", [x, y], dtype=dtype)
+    if np.dtype(dtype).kind in "iu":
+        return q  # ONNX's integer Div truncates towards zero, as C does
+    negative = _bools(b, "Less", [q, b.const(0, dtype)])
+    return b.op("Where", [negative, b.op("Ceil", [q]), b.op("Floor", [q])], dtype=dtype)
+
+
+@emits("addmm_scaled", onnx="Add(Mul(bias, beta), Mul(MatMul, alpha)); beta = 0: the product only")
+def _addmm_scaled(b, node, names):
+    dtype = _out_dtype(node)
+    bias, mat1, mat2 = _as_cast(b, names, dtype)
+    product = b.op("MatMul", [mat1, mat2], dtype=dtype)
+    alpha, beta = node.attrs.get("alpha", 1), node.attrs.get("beta", 1)
+    if alpha != 1:
+        product = b.op("Mul", [product, b.const(alpha, dtype)], dtype=dtype)
+    if beta == 0:
+        return product
+    scaled = b.op("Mul", [bias, b.const(beta, dtype)], dtype=dtype)
+    return b.op("Add", [scaled, product], dtype=dtype)
+
+
+@emits("sum_typed", onnx="Cast to the dtype, ReduceSum")
+def _sum_typed(b, node, names):
+    dtype = _out_dtype(node)
+    rank = None if node.inputs[0].shape is None else len(node.inputs[0].shape)
+    axes = _axes(node, node.attrs.get("dim"), rank)
+    x = b.cast(names[0], dtype)
+    return _reduce(b, "ReduceSum", x, axes, node.attrs.get("keepdim", False), dtype)
+
+
+def _reduced_loss(b, loss: str, reduction: str, dtype) -> str:
+    if reduction == "none":
+        return loss
+    return _reduce(
+        b, "ReduceMean" if reduction == "mean" else "ReduceSum", loss, None, False, dtype
+    )
+
+
+@emits("smooth_l1_loss", onnx="|x - y|: Where(< beta, 0.5 d**2 / beta, d - 0.5 beta), reduced")
+def _smooth_l1_loss(b, node, names):
+    dtype = _out_dtype(node)
+    x, y = _as_cast(b, names, dtype)
+    beta = node.attrs.get("beta", 1.0)
+    z = b.op("Abs", [b.op("Sub", [x, y], dtype=dtype)], dtype=dtype)
+    square = b.op("Mul", [b.op("Mul", [z, z], dtype=dtype), b.const(0.5, dtype)], dtype=dtype)
+    quadratic = b.op("Div", [square, b.const(beta, dtype)], dtype=dtype)
+    linear = b.op("Sub", [z, b.const(0.5 * beta, dtype)], dtype=dtype)
+    loss = b.op("Where", [_bools(b, "Less", [z, b.const(beta, dtype)]), quadratic, linear])
+    return _reduced_loss(b, loss, node.attrs.get("reduction", "mean"), dtype)
+
+
+@emits("huber_loss", onnx="|x - y|: Where(< delta, 0.5 d**2, delta (d - 0.5 delta)), reduced")
+def _huber_loss(b, node, names):
+    dtype = _out_dtype(node)
+    x, y = _as_cast(b, names, dtype)
+    delta = node.attrs.get("delta", 1.0)
+    z = b.op("Abs", [b.op("Sub", [x, y], dtype=dtype)], dtype=dtype)
+    quadratic = b.op("Mul", [b.op("Mul", [z, z], dtype=dtype), b.const(0.5, dtype)], dtype=dtype)
+    shifted = b.op("Sub", [z, b.const(0.5 * delta, dtype)], dtype=dtype)
+    linear = b.op("Mul", [shifted, b.const(delta, dtype)], dtype=dtype)
+    loss = b.op("Where", [_bools(b, "Less", [z, b.const(delta, dtype)]), quadratic, linear])
+    return _reduced_loss(b, loss, node.attrs.get("reduction", "mean"), dtype)
+
+
+def _class_mask_of(b, target: str, classes: int, ignore_index: int, rank: int) -> str:
+    target = b.cast(target, np.int64)
+    shaped = b.const(
+        np.arange(classes, dtype=np.int64).reshape((1, -1) + (1,) * (rank - 1)), np.int64
+    )
+    hit = _bools(b, "Equal", [b.op("Unsqueeze", [target, b.ints([1])], dtype=np.int64), shaped])
+    counted = _bools(b, "Not", [_bools(b, "Equal", [target, b.const(ignore_index, np.int64)])])
+    return _bools(b, "And", [hit, b.op("Unsqueeze", [counted, b.ints([1])], dtype=np.bool_)])
+
+
+@emits("class_mask", onnx="Equal(Unsqueeze(target), class indices) And not ignore_index")
+def _class_mask(b, node, names):
+    return _class_mask_of(
+        b,
+        names[0],
+        node.attrs["num_classes"],
+        node.attrs.get("ignore_index", -100),
+        _rank(node),
+    )
+
+
+@emits(
+    "nll_loss_nd",
+    onnx="the class mask: -ReduceSum over classes of Where(mask, logp * weight, 0); 'mean' "
+    "over the summed weights of the counted targets",
+)
+def _nll_loss_nd(b, node, names):
+    dtype = _out_dtype(node)
+    rank = _rank(node)
+    classes = node.inputs[0].shape[1]
+    if classes is None:
+        raise NotImplementedError(f"nll_loss node {node.name!r}: the number of classes is unknown")
+    mask = _class_mask_of(b, names[1], classes, node.attrs.get("ignore_index", -100), rank - 1)
+    logp = b.cast(names[0], dtype)
+    if len(names) > 2:
+        shape = b.ints([1, -1] + [1] * (rank - 2))
+        weight = b.op("Reshape", [b.cast(names[2], dtype), shape], dtype=dtype)
+    else:
+        weight = b.const(1, dtype)
+    zero = b.const(0, dtype)
+    weights = b.op("Where", [mask, b.op("Expand", [weight, b.op("Shape", [logp])]), zero])
+    # negated before the sum, so that an ignored target's loss is +0.0, as naivegraph's
+    picked = b.op("Neg", [b.op("Mul", [logp, weights], dtype=dtype)], dtype=dtype)
+    losses = _reduce(b, "ReduceSum", b.op("Where", [mask, picked, zero]), [1], False, dtype)
+    reduction = node.attrs.get("reduction", "mean")
+    if reduction == "none":
+        return losses
+    total = _reduce(b, "ReduceSum", losses, None, False, dtype)
+    if reduction == "sum":
+        return total
+    return b.op("Div", [total, _reduce(b, "ReduceSum", weights, None, False, dtype)], dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------
 # What has no ONNX form
 # ----------------------------------------------------------------------------------
 _STATE = (

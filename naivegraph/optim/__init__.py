@@ -7,6 +7,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..dynamic.grad_mode import enable_grad
 from ..dynamic.tensor import Tensor
 
 
@@ -101,7 +102,7 @@ class Optimizer:
                 if shape not in ((), params[int(i)].shape):
                     raise ValueError(
                         f"loaded state dict has {name} of shape {shape} for "
-                        f"parameter {i} of shape {params[int(i)].shape}"
+                        f"parameter {i} of shape {tuple(params[int(i)].shape)}"
                     )
         return groups, state
 
@@ -112,6 +113,15 @@ class Optimizer:
                     p._grad = None
                 elif p._grad is not None:
                     p._grad._data[...] = 0
+
+    @staticmethod
+    def _evaluate(closure):
+        """torch's ``step(closure)``: the closure (which recomputes the loss, and usually
+        its gradients) runs with grad mode on, before the update; its loss is returned."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
 
     def _updates(self):
         """(parameter, gradient array, group, state) for every parameter that has a grad."""
@@ -186,6 +196,7 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -203,7 +214,8 @@ class SGD(Optimizer):
             ),
         )
 
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for p, g, group, state in self._updates():
             if group["maximize"]:
                 g = -g
@@ -218,10 +230,19 @@ class SGD(Optimizer):
                 state["momentum_buffer"] = buf
                 g = g + group["momentum"] * buf if group["nesterov"] else buf
             self._write(p, group["lr"] * g)
+        return loss
 
 
 class Adam(Optimizer):
-    """Adam (Kingma & Ba), with PyTorch's defaults."""
+    """Adam (Kingma & Ba), with PyTorch's defaults; ``amsgrad`` divides by the largest
+    second moment seen so far, ``maximize`` ascends, as in ``torch.optim.Adam``.
+
+    >>> import naivegraph as ng
+    >>> w = ng.tensor([1.0], dtype=ng.float64, requires_grad=True)
+    >>> opt = ng.optim.Adam([w], lr=0.1, maximize=True)
+    >>> w.grad = ng.tensor([2.0], dtype=ng.float64); opt.step(); round(w.item(), 6)
+    1.1
+    """
 
     def __init__(
         self,
@@ -230,20 +251,40 @@ class Adam(Optimizer):
         betas=(0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
     ) -> None:
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                betas=betas,
+                eps=eps,
+                weight_decay=weight_decay,
+                amsgrad=amsgrad,
+                maximize=maximize,
+            ),
+        )
 
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for p, g, group, state in self._updates():
+            if group["maximize"]:
+                g = -g
             if group["weight_decay"]:
                 g = g + group["weight_decay"] * p._data
             beta1, beta2 = group["betas"]
             t = state["step"] = state.get("step", 0) + 1
             m = state["exp_avg"] = beta1 * state.get("exp_avg", 0.0) + (1 - beta1) * g
             v = state["exp_avg_sq"] = beta2 * state.get("exp_avg_sq", 0.0) + (1 - beta2) * g * g
+            if group["amsgrad"]:
+                v = state["max_exp_avg_sq"] = np.maximum(state.get("max_exp_avg_sq", v), v)
             m_hat = m / (1 - beta1**t)
             v_hat = v / (1 - beta2**t)
             self._write(p, group["lr"] * m_hat / (np.sqrt(v_hat) + group["eps"]))
+        return loss
 
 
 def _check_positive(name: str, value: float) -> None:
@@ -301,7 +342,8 @@ class RMSprop(Optimizer):
             ),
         )
 
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for p, g, group, state in self._updates():
             if group["weight_decay"]:
                 g = g + group["weight_decay"] * p._data
@@ -324,6 +366,7 @@ class RMSprop(Optimizer):
                 self._write(p, group["lr"] * buf)
             else:
                 self._write(p, group["lr"] * (g / avg))
+        return loss
 
 
 class Adagrad(Optimizer):
@@ -372,7 +415,8 @@ class Adagrad(Optimizer):
                     "sum": np.full_like(p._data, group["initial_accumulator_value"]),
                 }
 
-    def step(self) -> None:
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for p, g, group, state in self._updates():
             if "sum" not in state:  # a parameter of a group added later
                 state["sum"] = np.full_like(p._data, group["initial_accumulator_value"])
@@ -382,6 +426,7 @@ class Adagrad(Optimizer):
             clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
             state["sum"] = state["sum"] + g * g
             self._write(p, clr * (g / (np.sqrt(state["sum"]) + group["eps"])))
+        return loss
 
 
 from . import lr_scheduler  # noqa: E402  (the schedulers need Optimizer defined above)

@@ -151,6 +151,67 @@ TORCH_CASES: dict[str, list] = {
     "index_add": [
         ("dim 0", lambda lib, x, y: (x * 1).index_add_(0, lib.tensor([1, 0]), y), [(2, 3), (2, 3)])
     ],
+    # convolutional layers, division and losses of the third round
+    "conv2d": [
+        (
+            "bias-stride-groups",
+            lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, stride=2, padding=1, groups=2),
+            [(2, 4, 5, 5), (2, 2, 3, 3), (2,)],
+        )
+    ],
+    "max_pool2d": [
+        ("padded", lambda lib, x: lib.nn.functional.max_pool2d(x, 3, 2, 1), [(1, 2, 5, 5)])
+    ],
+    "avg_pool2d": [
+        ("ceil", lambda lib, x: lib.nn.functional.avg_pool2d(x, 2, ceil_mode=True), [(1, 2, 5, 5)])
+    ],
+    "batch_norm": [
+        (
+            "training",
+            lambda lib, x, w, b: lib.nn.functional.batch_norm(x, None, None, w, b, training=True),
+            [(4, 3, 2), (3,), (3,)],
+        )
+    ],
+    "remainder": [("tensor", lambda lib, x, y: x % y, [(2, 3), ("+", (2, 3))])],
+    "remainder_scalar": [("number", lambda lib, x: x % 0.3, [(2, 3)])],
+    "div_rounding": [
+        ("floor", lambda lib, x, y: x.div(y, rounding_mode="floor"), [(2, 3), ("+", (2, 3))]),
+        ("true", lambda lib, x, y: x.div(y, rounding_mode=None), [(2, 3), ("+", (2, 3))]),
+    ],
+    "addmm_scaled": [
+        (
+            "beta-alpha",
+            lambda lib, b, x, y: lib.addmm(b, x, y, beta=0.5, alpha=2),
+            [(2, 4), (2, 3), (3, 4)],
+        )
+    ],
+    "sum_typed": [("float32", lambda lib, x: x.sum(1, dtype=lib.float32).double(), [(2, 3)])],
+    "smooth_l1_loss": [
+        (
+            "beta",
+            lambda lib, x, y: lib.nn.functional.smooth_l1_loss(x, y, beta=0.5),
+            [(2, 3), (2, 3)],
+        )
+    ],
+    "huber_loss": [
+        (
+            "none",
+            lambda lib, x, y: lib.nn.functional.huber_loss(x, y, reduction="none", delta=0.3),
+            [(2, 3), (2, 3)],
+        )
+    ],
+    "nll_loss_nd": [
+        (
+            "weight-ignore",
+            lambda lib, x: lib.nn.functional.nll_loss(
+                x,
+                lib.tensor([0, 2, 1, 2]),
+                weight=lib.tensor([1.0, 2.0, 0.5], dtype=lib.float64),
+                ignore_index=1,
+            ),
+            [(4, 3)],
+        )
+    ],
 }
 # Ops with no torch counterpart to run (static-graph helpers, reached through the cases
 # of test_dyn_gradcheck_ops below instead).
@@ -163,6 +224,11 @@ NOT_IN_TORCH = {
     "scatter_like",
     "sort_as",  # sort's gradient helpers, reached through the sort case
     "unsort_as",
+    "conv2d_input_grad",  # the convolution's and the pools' gradients
+    "conv2d_weight_grad",
+    "max_pool2d_scatter",
+    "max_pool2d_gather",
+    "avg_pool2d_backward",
 }
 TORCH_PARAMS = [
     (op, cid, fn, shapes) for op, cases in TORCH_CASES.items() for cid, fn, shapes in cases

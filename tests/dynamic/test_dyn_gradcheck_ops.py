@@ -474,6 +474,192 @@ case(
 # ---------------------------------------------------------------------------------------------
 
 
+# -- convolutional layers ---------------------------------------------------------------
+GEOMETRY = dict(stride=(2, 1), padding=((1, 1), (0, 2)), dilation=(1, 2), groups=2)
+POOL = dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 1), ceil_mode=True)
+AVG = dict(
+    kernel_size=(3, 2),
+    stride=(2, 2),
+    padding=(1, 1),
+    ceil_mode=True,
+    count_include_pad=False,
+    divisor_override=None,
+)
+POOLED = np.random.default_rng(7).permutation(2 * 2 * 5 * 4).reshape(2, 2, 5, 4) * 0.5
+case(
+    "conv2d",
+    "bias",
+    lambda x, w, b: nnF.conv2d(x, w, b),
+    ("anyv", (2, 2, 4, 4)),
+    ("anyv", (3, 2, 3, 3)),
+    ("anyv", (3,)),
+)
+case(
+    "conv2d",
+    "stride-padding-dilation-groups",
+    lambda x, w, b: nnF.conv2d(x, w, b, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2),
+    ("anyv", (1, 4, 5, 6)),
+    ("anyv", (4, 2, 2, 2)),
+    ("anyv", (4,)),
+)
+case(
+    "conv2d",
+    "same-even-kernel",
+    lambda x, w: nnF.conv2d(x, w, padding="same"),
+    ("anyv", (1, 2, 4, 5)),
+    ("anyv", (2, 2, 2, 3)),
+)
+case(
+    "conv2d",
+    "unbatched",
+    lambda x, w: nnF.conv2d(x, w, stride=2),
+    ("anyv", (2, 5, 5)),
+    ("anyv", (1, 2, 3, 3)),
+)
+case(
+    "conv2d_input_grad",
+    "direct",
+    lambda g, w: F.conv2d_input_grad(g, w, input_hw=(5, 4), **GEOMETRY),
+    ("anyv", (1, 4, 3, 4)),
+    ("anyv", (4, 2, 2, 2)),
+)
+case(
+    "conv2d_weight_grad",
+    "direct",
+    lambda x, g: F.conv2d_weight_grad(x, g, kernel_size=(2, 2), **GEOMETRY),
+    ("anyv", (1, 4, 5, 4)),
+    ("anyv", (1, 4, 3, 4)),
+)
+case("max_pool2d", "side-by-side", lambda x: nnF.max_pool2d(x, 2), ("distinct", (2, 2, 4, 4)))
+case(
+    "max_pool2d",
+    "overlapping-ceil-padded",
+    lambda x: nnF.max_pool2d(x, (3, 2), (2, 1), 1, ceil_mode=True),
+    ("distinct", (2, 2, 5, 4)),
+)
+case(
+    "max_pool2d", "dilated", lambda x: nnF.max_pool2d(x, 2, 1, dilation=2), ("distinct", (1, 5, 5))
+)
+case(
+    "max_pool2d_scatter",
+    "direct",
+    lambda g: F.max_pool2d_scatter(g, ng.tensor(POOLED), **POOL),
+    ("anyv", (2, 2, 3, 5)),
+)
+case(
+    "max_pool2d_gather",
+    "direct",
+    lambda h: F.max_pool2d_gather(h, ng.tensor(POOLED), **POOL),
+    ("anyv", (2, 2, 5, 4)),
+)
+case("avg_pool2d", "side-by-side", lambda x: nnF.avg_pool2d(x, 2), ("anyv", (2, 2, 4, 4)))
+case(
+    "avg_pool2d",
+    "padded-ceil-uncounted",
+    lambda x: nnF.avg_pool2d(x, (3, 2), 2, 1, ceil_mode=True, count_include_pad=False),
+    ("anyv", (2, 5, 4)),
+)
+case(
+    "avg_pool2d",
+    "divisor",
+    lambda x: nnF.avg_pool2d(x, 3, 1, 1, divisor_override=4),
+    ("anyv", (1, 1, 4, 4)),
+)
+case(
+    "avg_pool2d_backward",
+    "direct",
+    lambda g: F.avg_pool2d_backward(g, input_hw=(5, 4), **AVG),
+    ("anyv", (2, 2, 3, 3)),
+)
+case(
+    "batch_norm",
+    "training-affine",
+    lambda x, w, b: nnF.batch_norm(x, None, None, w, b, training=True),
+    ("anyv", (3, 2, 2, 2)),
+    ("anyv", (2,)),
+    ("anyv", (2,)),
+)
+case(
+    "batch_norm",
+    "training-1d",
+    lambda x: nnF.batch_norm(x, None, None, training=True),
+    ("anyv", (4, 3)),
+)
+case(
+    "batch_norm",
+    "eval-affine",
+    lambda x, w, b: nnF.batch_norm(x, ng.tensor([0.5, -0.25]), ng.tensor([2.0, 0.75]), w, b),
+    ("anyv", (3, 2, 4)),
+    ("anyv", (2,)),
+    ("anyv", (2,)),
+)
+
+
+# -- rounding division, scaled variants and the losses of the third round --------------
+case("remainder", "tensor-tensor", lambda x, y: x % y, ("anyv", (2, 3)), ("pos", (2, 3)))
+case("remainder_scalar", "python-divisor", lambda x: x % 0.7, ("anyv", (2, 3)))
+case(
+    "div_rounding",
+    "true-division",
+    lambda x, y: x.div(y, rounding_mode=None),
+    ("anyv", (2, 3)),
+    ("away", (3,)),
+)
+case(
+    "div_rounding",
+    "floor-plus-product",
+    lambda x, y: x.div(y, rounding_mode="floor") + x * y,
+    ("anyv", (2, 3)),
+    ("pos", (2, 3)),
+)
+case(
+    "addmm_scaled",
+    "beta-alpha",
+    lambda b, x, y: ng.addmm(b, x, y, beta=0.5, alpha=-2),
+    ("anyv", (2, 4)),
+    ("anyv", (2, 3)),
+    ("anyv", (3, 4)),
+)
+case(
+    "sum_typed",
+    "to-float64",
+    lambda x: (x * 1).sum(0, dtype=np.longdouble).double(),
+    ("anyv", (2, 3)),
+)
+case(
+    "smooth_l1_loss",
+    "beta",
+    lambda x, y: nnF.smooth_l1_loss(x, y, beta=0.8),
+    ("anyv", (3, 4)),
+    ("anyv", (3, 4)),
+)
+case(
+    "huber_loss",
+    "none",
+    lambda x, y: nnF.huber_loss(x, y, reduction="none", delta=0.6),
+    ("anyv", (3, 4)),
+    ("anyv", (3, 4)),
+)
+NLL_TARGET = np.array([[0, 2], [1, 2]])
+case(
+    "nll_loss_nd",
+    "weight-ignore-3d",
+    lambda x: nnF.nll_loss(
+        x,
+        ng.tensor(NLL_TARGET),
+        weight=ng.tensor([0.5, 2.0, 1.5], dtype=ng.float64),
+        ignore_index=1,
+    ),
+    ("anyv", (2, 3, 2)),
+)
+case(
+    "nll_loss_nd",
+    "label-smoothing",
+    lambda x: nnF.cross_entropy(x, ng.tensor([0, 2, 1]), label_smoothing=0.2, ignore_index=2),
+    ("anyv", (3, 4)),
+)
+
+
 def _make(case_id, makers):
     rng = _rng(case_id)
     out = []
@@ -510,6 +696,12 @@ def test_non_differentiable_ops_record_no_history():
             out = op.dispatch(ng.tensor([0, 2, 1]), num_classes=3)
         elif name in ("argmax", "argmin", "argsort", "count"):
             out = op.dispatch(x, dim=0)
+        elif name in ("floor_divide",):
+            out = x // 2.0
+        elif name == "class_mask":
+            out = op.dispatch(ng.tensor([0, 2]), num_classes=3)
+        elif name == "max_pool2d_indices":
+            out = op.dispatch(x.reshape(1, 1, 3), **{**POOL, "kernel_size": (2, 2)})
         else:
             out = op.dispatch(x, x * 0 + 1)
         assert out.requires_grad is False and out.grad_fn is None, name

@@ -119,6 +119,57 @@ CASES: dict[str, list[str]] = {
         "(x * 1).index_add_(1, i, y, alpha=2)",
         "lib.index_add(x, 1, i, y)",
     ],
+    # convolutional layers (views of the 2 x 3 values as images and kernels)
+    "conv2d": [
+        "lib.nn.functional.conv2d(x.reshape(1, 1, 2, 3), y.reshape(1, 1, 2, 3)[..., :2], w[:1])",
+        "lib.nn.functional.conv2d(x.reshape(1, 2, 1, 3), y.reshape(2, 1, 1, 3), groups=2)",
+        "lib.nn.functional.conv2d(k.reshape(1, 1, 2, 3), x.reshape(1, 1, 2, 3), k[0, :1])",
+        "lib.nn.functional.conv2d(x.reshape(1, 2, 3), k[:1].reshape(1, 1, 1, 3), padding='same')",
+    ],
+    "max_pool2d": [
+        "lib.nn.functional.max_pool2d(x.reshape(1, 2, 3), 2, 1)",
+        "lib.nn.functional.max_pool2d(x.reshape(1, 1, 2, 3), 2, ceil_mode=True)",
+    ],
+    "max_pool2d_indices": [
+        "lib.nn.functional.max_pool2d(x.reshape(1, 2, 3), 2, 1, return_indices=True)[1]"
+    ],
+    "avg_pool2d": [
+        "lib.nn.functional.avg_pool2d(x.reshape(1, 2, 3), 2, 1)",
+        "lib.nn.functional.avg_pool2d(x.reshape(1, 1, 2, 3), 3, 2, 1, count_include_pad=False)",
+    ],
+    "batch_norm": [
+        "lib.nn.functional.batch_norm(x, None, None, v, w, training=True)",
+        "lib.nn.functional.batch_norm(x.t(), None, None, kv[:2], v[:2], training=True)",
+        "lib.nn.functional.batch_norm(x, k[0], k[1].abs(), y[0], None)",
+        "lib.nn.functional.batch_norm(x.reshape(2, 3, 1), None, None, training=True)",
+    ],
+    "remainder": ["x % y", "x % k", "k % x", "lib.remainder(x, y)"],
+    "remainder_scalar": ["x % 2", "x.remainder(0.5)", "lib.remainder(x, 3)"],
+    "div_rounding": [
+        "x.div(y, rounding_mode='floor')",
+        "x.div(2, rounding_mode='trunc')",
+        "k.div(x, rounding_mode=None)",
+        "lib.div(x, k, rounding_mode='trunc')",
+    ],
+    "addmm_scaled": [
+        "lib.addmm(w[:2], x, y.t(), beta=2, alpha=0.5)",
+        "lib.addmm(k[:, :2], x, k.t(), beta=0)",
+    ],
+    "sum_typed": ["x.sum(dtype=lib.float32)", "lib.sum(x, 1, dtype=lib.float32)"],
+    "smooth_l1_loss": [
+        "lib.nn.functional.smooth_l1_loss(x, y)",
+        "lib.nn.functional.smooth_l1_loss(x, k, beta=0.5, reduction='sum')",
+    ],
+    "huber_loss": [
+        "lib.nn.functional.huber_loss(x, y, delta=2.0)",
+        "lib.nn.functional.huber_loss(k, x, reduction='none')",
+    ],
+    "nll_loss_nd": [
+        "lib.nn.functional.nll_loss(x.log_softmax(1), lib.tensor([0, 2]), weight=kv)",
+        "lib.nn.functional.nll_loss(x, lib.tensor([0, 2]), ignore_index=0, reduction='none')",
+        "lib.nn.functional.nll_loss(x.reshape(1, 2, 3), lib.tensor([[0, 1, 1]]))",
+        "lib.nn.functional.cross_entropy(x, lib.tensor([1, 2]), weight=kv.abs())",
+    ],
 }
 
 #: op name -> why it is not compared with torch
@@ -137,6 +188,15 @@ SKIPPED = {
     "and naivegraph has no F.one_hot)",
     "assign": "static graphs only: a Variable's update; dynamic mode has no such op",
     "group": "static graphs only: runs updates for their effect; no value, no grad_fn",
+    "conv2d_input_grad": "internal: conv2d's gradient for its input (torch computes both "
+    "gradients in one ConvolutionBackwardBackward0 node, with other edges)",
+    "conv2d_weight_grad": "internal: conv2d's gradient for its weight (see conv2d_input_grad)",
+    "max_pool2d_scatter": "internal: max_pool2d's gradient, recorded only inside backward",
+    "max_pool2d_gather": "internal: max_pool2d_scatter's gradient, recorded only inside backward",
+    "avg_pool2d_backward": "internal: avg_pool2d's gradient, recorded only inside backward",
+    "floor_divide": "torch records a node that refuses backward (NotImplemented); naivegraph's "
+    "result records none (tests/dynamic/test_dyn_torch_names_round3.py checks the values)",
+    "class_mask": "internal: the class mask of nll_loss_nd's rule",
 }
 
 VALUES = {

@@ -374,7 +374,54 @@ def _gradients_with_unknown_batch():
     return feeds, [loss, *grads]
 
 
+def _conv_layers():
+    # float32: ONNX Runtime's Conv and ConvTranspose have no double kernels
+    x = ns.placeholder("x", shape=(None, 4, 7, 6), dtype=np.float32)
+    rng = np.random.default_rng(4)
+    feeds = {x: rng.normal(size=(2, 4, 7, 6)).astype(np.float32)}
+    w, b = rng.normal(size=(6, 2, 3, 2)).astype(np.float32), rng.normal(size=6).astype(np.float32)
+    conv = ns.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
+    outputs = [conv, ns.conv2d(x, w[:2, :, :, :].repeat(2, 1), padding="same")]
+    outputs += [ns.max_pool2d(x, 2), ns.max_pool2d(x, 3, 2, 1, dilation=1, ceil_mode=True)]
+    outputs += [ns.max_pool2d(x, (2, 3), 1, dilation=2), ns.avg_pool2d(x, 2)]
+    outputs += [ns.avg_pool2d(x, 3, 2, 1), ns.avg_pool2d(x, 3, 2, 1, count_include_pad=False)]
+    stats = [rng.normal(size=4).astype(np.float32) for _ in range(3)]
+    outputs += [ns.batch_norm(x, None, None, stats[0], stats[1], True)]
+    outputs += [ns.batch_norm(x, stats[2], np.abs(stats[0]) + 1, eps=0.1)]
+    outputs += ns.gradients(ns.sum(conv * conv), [x])  # conv2d_input_grad: ConvTranspose
+    return feeds, outputs
+
+
+def _rounding_and_losses():
+    x = ns.placeholder("x", shape=(None, 3))
+    y = ns.placeholder("y", shape=(None, 3))
+    i = ns.placeholder("i", shape=(None,), dtype=np.int64)
+    t = ns.placeholder("t", shape=(None, 2), dtype=np.int64)
+    values = np.array([[5.0, -7.0, 3.5], [-0.0, 0.0, 7.5], [-2.5, 1.0, np.inf]])
+    divisors = np.array([[2.0, 2.0, -2.0], [3.0, -3.0, 0.0], [-0.0, 0.1, 2.0]])
+    feeds = {
+        x: values,
+        y: divisors,
+        i: np.array([7, -7, 0, 9, -9]),
+        t: np.array([[0, 2], [1, 2], [2, 2]]),
+    }
+    outputs = [x // y, x % y, x % 0.7, i // 2, i % -3, ns.div(x, y, rounding_mode="trunc")]
+    outputs += [ns.div(i, -2, rounding_mode="trunc"), ns.div(x, y, rounding_mode="floor")]
+    outputs += [ns.div(i, 2, rounding_mode="floor"), ns.div(x, 2.0, rounding_mode=None)]
+    outputs += [ns.addmm(x, x, ns.t(y), beta=0.5, alpha=2.0), ns.addmm(x, y, ns.t(x), beta=0)]
+    outputs += [ns.sum(i, dtype=np.float64), ns.sum(x, 1, dtype=np.float32)]
+    finite = ns.where(ns.abs(x) < 100, x, 1.0)
+    outputs += [ns.smooth_l1_loss(finite, y, beta=0.5), ns.huber_loss(finite, y, "none", 2.0)]
+    logp = ns.log_softmax(ns.reshape(finite, -1, 3, 1), 1)
+    outputs += [ns.nll_loss(ns.reshape(logp, -1, 3), i[:3] % 3, np.array([1.0, 2.0, 0.5]))]
+    outputs += [ns.nll_loss(logp, t[:, :1], ignore_index=2, reduction="none")]
+    outputs += [ns.cross_entropy(finite, i[:3] % 3, label_smoothing=0.2, ignore_index=1)]
+    return feeds, outputs
+
+
 CASES = [
+    _rounding_and_losses,
+    _conv_layers,
     _arithmetic_float32,
     _integers,
     _special_values,
