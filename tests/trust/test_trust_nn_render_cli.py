@@ -426,8 +426,12 @@ def test_cli_missing_package_met_late_is_still_one_line(capsys, tmp_path, monkey
 @pytest.mark.parametrize(
     "folder, phrase",
     [
-        ("/no/such/lessons", "lessons folder /no/such/lessons does not exist; pass --lessons"),
-        ("EMPTY", "no lesson notebooks (*.ipynb) in EMPTY"),
+        (
+            "/no/such/lessons",
+            "lessons folder /no/such/lessons does not exist; "
+            "run `naivegraph lessons --copy /no/such/lessons` to make it",
+        ),
+        ("EMPTY", "no lesson notebooks (NN_name.ipynb) in EMPTY; pass --dir"),
         ("FILE", "lessons folder FILE is not a folder"),
     ],
 )
