@@ -342,9 +342,17 @@ def make_functions(
         return operand(input).mm(other)
 
     @define
-    def addmm(input: Any, mat1: Any, mat2: Any) -> Any:
-        """``input + mat1 @ mat2`` for matrices (``input`` broadcasts), as ``torch.addmm``."""
-        return OPS["addmm"].dispatch(operand(input), mat1, mat2)
+    def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+        """``beta * input + alpha * (mat1 @ mat2)`` for matrices (``input`` broadcasts), as
+        ``torch.addmm``; with ``beta=0`` the values of ``input`` are ignored (NaN too)."""
+        input = operand(input)
+        if beta == 0:
+            input = OPS["zeros_like"].dispatch(input)
+        elif beta != 1:
+            input = input * beta
+        if alpha != 1:
+            mat2 = operand(mat2) * alpha
+        return OPS["addmm"].dispatch(input, mat1, mat2)
 
     @define
     def where(condition: Any, input: Any, other: Any) -> Any:

@@ -123,3 +123,20 @@ def test_clamp_takes_a_bound_tensor_without_a_tangent_in_forward_mode():
         x = fwad.make_dual(ng.tensor([-1.0, 2.0], dtype=F64), ng.tensor([1.0, 1.0], dtype=F64))
         y = x.clamp(min=ng.zeros(2, dtype=F64))
         assert fwad.unpack_dual(y).tangent.tolist() == [0.0, 1.0]
+
+
+def test_addmm_takes_torchs_beta_and_alpha():
+    bias = ng.tensor([[1.0, 2.0]], dtype=F64, requires_grad=True)
+    a = ng.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=F64, requires_grad=True)
+    b = ng.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=F64)
+    out = ng.addmm(bias, a, b, beta=0.5, alpha=2.0)
+    assert out.tolist() == [[2.5, 5.0], [6.5, 9.0]]
+    out.sum().backward()
+    assert bias.grad.tolist() == [[1.0, 1.0]]  # 0.5 per row, two rows
+    assert a.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def test_addmm_with_beta_0_ignores_the_values_of_input():
+    bias = ng.tensor([[np.nan, np.inf]], dtype=F64)
+    out = ng.addmm(bias, ng.eye(2, dtype=F64), ng.ones(2, 2, dtype=F64), beta=0)
+    assert out.tolist() == [[1.0, 1.0], [1.0, 1.0]]
