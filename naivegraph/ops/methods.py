@@ -492,6 +492,12 @@ class OpMethods:
                 f"flatten({start_dim}, {end_dim}) of shape {shape} leaves more than "
                 "one size unknown; declare more of the placeholder's shape"
             )
+        if -1 in new and 0 in new:  # no element tells reshape what the -1 stands for
+            raise ValueError(
+                f"flatten({start_dim}, {end_dim}) of shape {shape}: beside a size-0 "
+                "dimension the unknown size cannot be inferred when the graph runs; "
+                "declare the placeholder's full shape"
+            )
         return self.reshape(new)
 
     def transpose(self, dim0: int, dim1: int):

@@ -70,3 +70,18 @@ def test_a_reflected_operator_names_itself_when_called_with_an_unknown_argument(
         x = ns.placeholder("x", shape=(3,))
         with pytest.raises(TypeError, match=r"^__rsub__\(\) got an unexpected keyword argument"):
             x.__rsub__(1.0, alpha=2)
+
+
+def test_flatten_beside_a_size_0_dimension_needs_the_full_shape_and_says_so():
+    # reshape's -1 cannot stand for the unknown batch size when there are no elements
+    with ns.Graph():
+        x = ns.placeholder("x", shape=(None, 0, 3))
+        with pytest.raises(ValueError, match=r"flatten\(1, -1\) of shape \(None, 0, 3\): beside"):
+            ns.flatten(x, 1)
+
+
+def test_flatten_of_a_known_empty_shape_runs():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(4, 0, 3))
+        y = ns.flatten(x, 1)
+    assert g.compile([x], [y])(np.zeros((4, 0, 3)))[0].shape == (4, 0)
