@@ -98,7 +98,6 @@ class Spec:
     names: tuple[str, ...] = ()
     refusals: tuple[Refusal, ...] = ()
     known: tuple[Known, ...] = ()
-    differentiable: bool = True
     loose: tuple[tuple[str, float], ...] = ()
     arrange: Callable[[Any, list, dict], tuple[Any, list, dict]] | None = None
     known_indices: bool = False
@@ -120,20 +119,8 @@ def _kw(name: str) -> Predicate:
     return lambda s: name in s.kwargs
 
 
-def _kw_is(name: str, value: Any) -> Predicate:
-    return lambda s: name in s.kwargs and s.kwargs[name] == value
-
-
-def _arg_count(n: int) -> Predicate:
-    return lambda s: len(s.args) == n
-
-
 def _any(*predicates: Predicate) -> Predicate:
     return lambda s: any(p(s) for p in predicates)
-
-
-def _ndim(s: Any) -> int:
-    return int(s.input.ndim)
 
 
 def _tensor_bounds(s: Any) -> list:
@@ -195,7 +182,7 @@ LOSS_REFUSALS = (
 )
 
 
-def S(opinfo, dynamic=None, static="", **kw) -> Spec:  # noqa: N802 - a table constructor
+def S(opinfo, dynamic=None, static="", **kw) -> Spec:  # a short name: the table below is long
     """A spec whose static spelling defaults to the dynamic one."""
     dynamic = dynamic or opinfo
     return Spec(opinfo, dynamic, dynamic if static == "" else static, **kw)
@@ -429,7 +416,7 @@ def applies(spec: Spec, check: str, sample) -> bool:
         return False
     if check == "batch" and not batchable(sample):
         return False
-    if check in ("double", "jvp") and not (spec.differentiable and _float_leaves(sample)):
+    if check in ("double", "jvp") and not float_leaves(sample):
         return False
     if check == "double" and not info.supports_gradgrad:
         return False
@@ -472,7 +459,7 @@ def sample_tensors(sample) -> list:
     return _tensors([sample.input, list(sample.args), sample.kwargs])
 
 
-def _float_leaves(sample) -> list:
+def float_leaves(sample) -> list:
     return [t for t in sample_tensors(sample) if t.requires_grad and t.is_floating_point()]
 
 

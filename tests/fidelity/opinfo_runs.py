@@ -17,9 +17,9 @@ import numpy as np
 from opinfo_cases import (
     Randoms,
     Spec,
-    _float_leaves,
     call,
     convert,
+    float_leaves,
     numpy_of,
     opinfo_of,
     outputs_of,
@@ -58,7 +58,7 @@ def _zeros_for(grads: list, shapes: list) -> list:
 def reference(spec: Spec, sample, parts: set[str], seed: int) -> tuple[Results, Draws]:
     torch = torch_module()
     info = opinfo_of(spec)
-    leaves = _float_leaves(sample)
+    leaves = float_leaves(sample)
     outs = outputs_of(info(sample.input, *sample.args, **sample.kwargs))
     diff = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
     randoms = Randoms(seed)
@@ -108,7 +108,7 @@ def reference(spec: Spec, sample, parts: set[str], seed: int) -> tuple[Results, 
 
 
 def dynamic(spec: Spec, sample, parts: set[str], draws: Draws) -> Results:
-    leaves = _float_leaves(sample)
+    leaves = float_leaves(sample)
     results = Results()
     if {"values", "vjp", "vjp2"} & parts:
         made: dict[int, ng.Tensor] = {}
@@ -172,7 +172,7 @@ def static(
     dimension if ``batch``), its gradients by ``ns.gradients`` and ``ns.jvp``, all run by
     one compiled function."""
     assert spec.static is not None
-    leaves = _float_leaves(sample)
+    leaves = float_leaves(sample)
     feeds: dict = {}
     made: dict[int, ns.Node] = {}
 
