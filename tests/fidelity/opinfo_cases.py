@@ -251,6 +251,9 @@ SPECS: tuple[Spec, ...] = (
     S("bool", ".bool", static=None, refusals=MEMORY_FORMAT),
     S("to", ".to", static=None, refusals=MEMORY_FORMAT),
     S("zeros_like", static=None),
+    # in place on a copy, as torch's OpInfos run them: torch.fill(x, v) is x.clone().fill_(v)
+    S("fill", ".fill_", static=None, arrange=lambda x, args, kw: (x.clone(), args, kw)),
+    S("zero_", ".zero_", static=None, arrange=lambda x, args, kw: (x.clone(), args, kw)),
     S("all", ".all", static=None),
     S("any", ".any", static=None),
     S("contiguous", ".contiguous", static=None),
