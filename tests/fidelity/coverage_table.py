@@ -128,8 +128,9 @@ def render() -> str:
         "Each cell counts the samples of the full sweep compared with torch, and in "
         "brackets those refused on purpose (naivegraph raises a clear error, checked) and "
         "the known bugs (strict xfails); a sample a check does not apply to (the None batch "
-        "needs a tensor input with a first dimension; jvp and double backward need a float "
-        "input and torch's support) is not counted; — means static mode has no such op.",
+        "needs an input tensor, or list of tensors, with a first dimension; jvp and double "
+        "backward need a float input and torch's support) is not counted; — means static "
+        "mode has no such op.",
         "",
         "| OpInfo | naivegraph | samples | " + " | ".join(HEADERS.values()) + " |",
         "|---|---|---|" + "---|" * len(HEADERS),

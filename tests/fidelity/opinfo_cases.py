@@ -142,6 +142,11 @@ def _legacy_empty(s: Any) -> bool:
     return any(t.shape == (0,) for t in s.input) and any(t.ndim > 1 for t in s.input)
 
 
+def _along_first_dim(s: Any) -> bool:
+    dim = s.kwargs.get("dim", s.args[0] if s.args else 0)
+    return dim % s.input[0].ndim == 0
+
+
 def _few_zeros(s: Any) -> bool:
     """A reduced slice of more than one element holds one or two zeros (where the
     second derivative of prod is not zero)."""
@@ -165,6 +170,10 @@ PERMUTE_BUG = (
 CAT_BUG = (
     "issue 28 section 2 (fixed on another branch): cat refuses a legacy empty 1-d "
     "tensor (shape (0,)) beside tensors of more dimensions, which torch skips"
+)
+CAT_UNKNOWN_BUG = (
+    "issue 28 section 2 (fixed on another branch): ns.gradients through ns.cat along an "
+    "unknown (None) dimension crashes in _split_partials"
 )
 PROD_BUG = (
     "issue 28 section 2 (fixed on another branch): the second derivative of prod loses "
@@ -285,7 +294,13 @@ SPECS: tuple[Spec, ...] = (
     S("expand", ".expand"),
     S("expand_as", ".expand_as"),
     S("__getitem__", ".__getitem__", known_indices=True),
-    S("cat", known=(Known(CAT_BUG, _legacy_empty),)),
+    S(
+        "cat",
+        known=(
+            Known(CAT_BUG, _legacy_empty),
+            Known(CAT_UNKNOWN_BUG, _along_first_dim, ("batch",)),
+        ),
+    ),
     S("stack"),
     S("index_select", known_indices=True),
     S("index_add", known_indices=True),
@@ -406,10 +421,14 @@ def spread(n: int, k: int | None) -> list[int]:
     return sorted({round(i * (n - 1) / (k - 1)) for i in range(k)})
 
 
-def batchable(sample) -> bool:
-    """The input can take an unknown (None) first dimension: a tensor with one."""
+def batched(sample) -> list:
+    """The tensors that take an unknown (None) first dimension in the ``batch`` check: the
+    input, or each tensor of an input list (cat, stack), if they have a first dimension."""
     torch = torch_module()
-    return isinstance(sample.input, torch.Tensor) and sample.input.ndim >= 1
+    first = sample.input if isinstance(sample.input, list) else [sample.input]
+    if all(isinstance(t, torch.Tensor) and t.ndim >= 1 for t in first):
+        return first
+    return []
 
 
 def applies(spec: Spec, check: str, sample) -> bool:
@@ -417,7 +436,7 @@ def applies(spec: Spec, check: str, sample) -> bool:
     info = opinfo_of(spec)
     if check in ("static", "batch") and spec.static is None:
         return False
-    if check == "batch" and not batchable(sample):
+    if check == "batch" and not batched(sample):
         return False
     if check in ("double", "jvp") and not float_leaves(sample):
         return False

@@ -17,6 +17,7 @@ import numpy as np
 from opinfo_cases import (
     Randoms,
     Spec,
+    batched,
     call,
     convert,
     float_leaves,
@@ -188,10 +189,11 @@ def static(
         if spec.known_indices and not t.is_floating_point():
             return numpy_of(t)
         shape = tuple(t.shape)
-        if batch and t is sample.input:
+        if batch and any(t is u for u in unknown_first):
             shape = (None, *shape[1:])
         return placeholder(t, shape)
 
+    unknown_first = batched(sample) if batch else []
     fetched: list = []  # (part, position, node or None, shape of a None's zeros)
     with ns.Graph() as graph:
         args = convert([sample.input, list(sample.args), sample.kwargs], leaf)
