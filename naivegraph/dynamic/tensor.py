@@ -7,6 +7,7 @@ those nodes (see :mod:`naivegraph.dynamic.engine`).
 
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 from typing import Any, Callable, Sequence
@@ -24,13 +25,14 @@ from ..ops.core import (
 )
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
+from ..ops.shapes import normalize_dims
 from . import fastlinear, fastpath
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .defaults import _default_float, device, get_default_dtype
 from .engine import backward as _backward
-from .forward import dual, propagate, propagate_inplace
+from .forward import dual, propagate, propagate_inplace, tangent_of
 from .grad_mode import _state
 from .node import (
     OVERLAPPING_WRITE,
@@ -425,6 +427,11 @@ class Tensor(OpMethods):
                 "ng.tensor([1., 2.]) or dtype=ng.float32."
             )
         self._requires_grad = value
+
+    def _carries_tangent(self) -> bool:
+        """Whether this tensor is a dual tensor of the active forward-mode level (an op
+        that takes it as a plain value, as clamp its bounds, must refuse it)."""
+        return dual.level is not None and tangent_of(self) is not None
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` in place (leaves only) and return self."""
@@ -1054,7 +1061,11 @@ class Tensor(OpMethods):
         """How many elements are nonzero (along ``dim``), and how many were counted."""
         plain = self.detach()  # a count has no gradient
         nonzero = plain if plain._data.dtype == np.bool_ else plain.ne(0)
-        counted = plain._data.size if dim is None else plain._data.shape[dim]
+        axes = normalize_dims(dim, plain.ndim)  # checks dim; None: every element
+        if axes == ():  # torch: all/any over no dims reduce nothing
+            return nonzero.long(), 1
+        shape = plain._data.shape
+        counted = plain._data.size if axes is None else math.prod(shape[a] for a in axes)
         return nonzero.long().sum(dim=dim, keepdim=keepdim), counted
 
     def all(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":

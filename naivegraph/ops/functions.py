@@ -323,10 +323,21 @@ def make_functions(
 
         return define(function, name)
 
+    def scaled(name: str) -> Function:
+        """``add`` / ``sub`` take torch's ``alpha``: ``input + alpha * other``."""
+        op = OPS[name]
+
+        def function(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+            if alpha == 1:
+                return op.dispatch(operand(input), other)
+            return getattr(operand(input), name)(other, alpha=alpha)
+
+        return define(function, name)
+
     for name in METHODS:
         method(name)
     for name in BINARY:
-        binary(name)
+        scaled(name) if name in ("add", "sub") else binary(name)
 
     @define
     def div(input: Any, other: Any, *, rounding_mode: Any = "true") -> Any:
@@ -456,6 +467,8 @@ def make_functions(
         if not accepts(target):
             target = np.asarray(target)
         shape = shape_of(input)
+        if shape is not None and len(shape) == 1 and weight is None and ignore_index == -100:
+            return unbatched(operand(input), shape, target, reduction, "nll_loss")
         if weight is None and ignore_index == -100 and (shape is None or len(shape) == 2):
             check_class_indices(input, target)
             return OPS["nll_loss"].dispatch(operand(input), target, reduction=reduction)
@@ -553,7 +566,7 @@ def make_functions(
                     label_smoothing,
                 )
                 return loss.reshape(()) if reduction == "none" else loss
-            return unbatched(input, shape, target, reduction)
+            return unbatched(input, shape, target, reduction, "cross_entropy")
         if plain and (shape is None or len(shape) == 2):
             check_class_indices(input, target)  # before building anything
             return nll_loss(input.log_softmax(1), target, reduction=reduction)
@@ -583,33 +596,38 @@ def make_functions(
         return smooth.sum() / picked.sum()
 
     def probability_targets(input: Any, target: Any, weight: Any, reduction: str, smoothing):
-        """-sum over classes of p * log_softmax; "mean" averages over the samples only.
+        """-sum over the classes (dim 1, or 0 for one unbatched sample) of p * log_softmax;
+        "mean" averages over the samples (and their positions, for (N, C, d1, ...)) only.
         ``label_smoothing`` mixes the uniform distribution into ``p`` first."""
-        shape = known_shape(input, "cross_entropy with class probabilities")
+        shape = shape_of(input)
+        classes = 1 if shape is None or len(shape) >= 2 else 0
         if smoothing:
-            target = target * (1 - smoothing) + smoothing / shape[-1]
-        terms = target * input.log_softmax(-1)
+            count = known_shape(input, "label_smoothing")[classes]
+            target = target * (1 - smoothing) + smoothing / count
+        terms = target * input.log_softmax(classes)
         if weight is not None:
-            terms = terms * weight
+            rank = len(known_shape(input, "cross_entropy with class weights"))
+            terms = terms * weight.reshape((-1,) + (1,) * (rank - classes - 1))
+        per_sample = -terms.sum(dim=classes)
         if reduction == "none":
-            return -terms.sum(dim=-1)
-        if reduction == "sum":
-            return -terms.sum()
-        # torch: the sum over the number of samples (numel / C)
-        return -terms.sum() / (float(np.prod(shape[:-1])) if len(shape) > 1 else 1.0)
+            return per_sample
+        return per_sample.mean() if reduction == "mean" else per_sample.sum()
 
-    def unbatched(input: Any, shape: tuple, target: Any, reduction: str) -> Any:
-        """Logits (C,) of one sample and its class index of shape (): a batch of one."""
+    def unbatched(input: Any, shape: tuple, target: Any, reduction: str, name: str) -> Any:
+        """Logits (or log-probabilities, for nll_loss) (C,) of one sample and its class
+        index of shape (): a batch of one."""
         check_class_dtype(target)
         target_shape = shape_of(target)
         if not shapes_match(target_shape, ()):
             raise ValueError(
-                f"cross_entropy: logits of shape {shape} are one sample, "
+                f"{name}: an input of shape {shape} is one sample, "
                 f"so the target is one class index of shape (), got shape "
-                f"{target_shape}; for a batch pass logits of shape (N, C)"
+                f"{target_shape}; for a batch pass an input of shape (N, C)"
             )
         check_class_range(target, shape[0])
-        loss = nll_loss(input.unsqueeze(0).log_softmax(1), target.reshape(1), reduction)
+        row = input.unsqueeze(0)
+        row = row.log_softmax(1) if name == "cross_entropy" else row
+        loss = OPS["nll_loss"].dispatch(row, target.reshape(1), reduction=reduction)
         return loss.reshape(()) if reduction == "none" else loss
 
     add_conv_functions(define, operand, static=lambda value: known_values(value) is None)
@@ -629,7 +647,8 @@ def _is_probabilities(target: Any, shape: tuple | None) -> bool:
         dtype is not None
         and np.dtype(dtype).kind == "f"
         and shape is not None
-        and shape_of(target) == shape
+        and shape_of(target) is not None
+        and shapes_match(shape_of(target), shape)  # None: a batch size known at run time
     )
 
 

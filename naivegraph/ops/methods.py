@@ -68,14 +68,22 @@ def _bound(value, name: str):
     """A clamp bound given as a tensor, as its values: the bound itself gets no gradient."""
     if value is None or not hasattr(type(value), "_ng_apply"):
         return value
-    if getattr(value, "requires_grad", False):
+    requires = getattr(value, "requires_grad", False)
+    if requires or getattr(value, "_carries_tangent", lambda: False)():
+        carries = "requires grad" if requires else "carries a forward-mode tangent"
         raise RuntimeError(
-            f"clamp: a {name} bound that requires grad is not supported, since "
-            "naivegraph does not send gradients to clamp's bounds; pass "
+            f"clamp: a {name} bound that {carries} is not supported, since "
+            "naivegraph does not send derivatives through clamp's bounds; pass "
             f"{name}=bound.detach(), or use maximum/minimum to differentiate "
             "through it"
         )
-    return np.asarray(value)
+    try:
+        return np.asarray(value)
+    except TypeError as error:  # a placeholder: its values exist only while the graph runs
+        raise TypeError(
+            f"clamp: the {name} bound must be known when the op is built: pass a number "
+            "or a numpy array, or use maximum/minimum with a graph node"
+        ) from error
 
 
 def _norm_order(p, dim) -> float:
@@ -139,6 +147,8 @@ def _operator(name: str, dunder: str):
         return self._ng_apply(op, (other, self), _NO_ATTRS)
 
     forward.__name__, reflected.__name__ = f"__{dunder}__", f"__r{dunder}__"
+    # Python names a function by its qualified name in the errors of a call
+    forward.__qualname__, reflected.__qualname__ = forward.__name__, reflected.__name__
     return forward, reflected
 
 
@@ -502,6 +512,12 @@ class OpMethods:
             raise ValueError(
                 f"flatten({start_dim}, {end_dim}) of shape {shape} leaves more than "
                 "one size unknown; declare more of the placeholder's shape"
+            )
+        if -1 in new and 0 in new:  # no element tells reshape what the -1 stands for
+            raise ValueError(
+                f"flatten({start_dim}, {end_dim}) of shape {shape}: beside a size-0 "
+                "dimension the unknown size cannot be inferred when the graph runs; "
+                "declare the placeholder's full shape"
             )
         return self.reshape(new)
 

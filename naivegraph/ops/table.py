@@ -726,9 +726,18 @@ defop(
     ),
     doc="How many elements a reduction of ``x`` over ``dim`` averages (at least 1).",
 )
+
+
+def _transpose(x, dim0, dim1):
+    if np.ndim(x) == 0:  # torch lets a 0-d tensor swap dim 0 (or -1) with itself
+        normalize_dims((dim0, dim1), 0)
+        return np.asarray(x).view()
+    return np.swapaxes(x, dim0, dim1)
+
+
 defop(
     "transpose",
-    lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+    _transpose,
     [lambda g, x, out, dim0, dim1: F.transpose(g, dim0=dim0, dim1=dim1)],
 )
 
@@ -997,16 +1006,22 @@ def _check_floating(kernel: str, x) -> None:
         )
 
 
+def _row_max(x, dim):
+    """The shift of a stable softmax; an empty ``dim`` has nothing to shift (the
+    ``initial`` only gives numpy an identity: it never wins over a value)."""
+    return np.max(x, axis=dim, keepdims=True, initial=-np.inf)
+
+
 def _softmax(x, dim):
     _check_floating("softmax_lastdim_kernel_impl", x)
-    shifted = x - np.max(x, axis=dim, keepdims=True)
+    shifted = x - _row_max(x, dim)
     e = np.exp(shifted)
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def _log_softmax(x, dim):
     _check_floating("log_softmax_lastdim_kernel_impl", x)
-    shifted = x - np.max(x, axis=dim, keepdims=True)
+    shifted = x - _row_max(x, dim)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
@@ -1053,7 +1068,14 @@ def _nll_partial(g, logp, target, out, reduction="mean"):
     if (found := fast.nll_loss_grad(g, logp, target, reduction)) is not None:  # same bits
         return found
     # d(-logp[i, target_i])/dlogp is -1 at each row's target class and 0 elsewhere.
-    hot = F.one_hot(target, num_classes=logp.shape[1])
+    classes = logp.shape[1]
+    if classes is None:  # a static input of shape (N, None): the one-hot rows need C
+        raise ValueError(
+            "nll_loss: its gradient needs the number of classes (dim 1 of the input) "
+            "when the graph is built; give the input a known class dimension, e.g. a "
+            "placeholder of shape (None, C)"
+        )
+    hot = F.one_hot(target, num_classes=classes)
     if reduction == "none":
         return -(F.unsqueeze(g, dim=1) * hot)
     scale = -g / _count(logp, 0) if reduction == "mean" else -g  # scalar work before (N, C)

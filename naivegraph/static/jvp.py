@@ -92,7 +92,10 @@ def _forward_sweep(order: Sequence[Node], seeds: dict, flows: set) -> dict:
 def _transpose(inner, out: Node) -> Node:
     """d inner(u) / du, for the ops the table does not classify: ``ns.gradients``."""
     u = OPS["zeros_like"].dispatch(out)
-    (found,) = gradients(inner(u), [u])
+    total = inner(u)
+    if total is None:  # no partial is defined (norm with p=0 counts): the JVP is zero
+        return OPS["zeros_like"].dispatch(out)
+    (found,) = gradients(total, [u])
     return OPS["zeros_like"].dispatch(out) if found is None else found
 
 

@@ -2161,12 +2161,92 @@ def _map_grads(hook, grads):
     return tuple(out)
 
 
+# -- class 6: function transforms closing over tensors that require grad ----------------
+# ``ng.func`` against ``torch.func``: the transformed function reads a tensor ``c`` that
+# requires grad (a closure), and is evaluated at another tensor or at ``c`` itself; each
+# transform must differentiate its own argument only (JAX's and torch.func's levels), and
+# its result must still carry the closure's gradient, which ``backward`` then reads.
+FUNC_TRANSFORMS = ("grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "nested_grad")
+FUNC_BODIES = {  # vector-valued; the scalar transforms sum them
+    "mul": lambda c, y: c * y,
+    "sin_mul": lambda c, y: (c * y).sin(),
+    "square_add": lambda c, y: (c + y) ** 2,
+    "exp_c": lambda c, y: c.exp() * y,
+    "cubic": lambda c, y: y * y * c,
+    "tanh_mix": lambda c, y: (c * y).tanh() + c * c,
+}
+
+
+@st.composite
+def func_closure_cases(draw) -> Case:
+    """A transform, a body mixing the closed-over ``c`` with the argument ``y``, where it
+    is evaluated (another tensor, or ``c`` itself: the perturbation-confusion case)."""
+    return _case(
+        "func_closure",
+        transform=draw(st.sampled_from(FUNC_TRANSFORMS)),
+        body=draw(st.sampled_from(sorted(FUNC_BODIES))),
+        at=draw(st.sampled_from(("other", "closure"))),
+        size=draw(st.integers(1, 3)),
+        seed=draw(st.integers(0, 2**16)),
+    )
+
+
+def _run_func_closure(lib, case: Case, trace: Trace) -> None:
+    func, seed, n = lib.M.func, case["seed"], case["size"]
+    body = FUNC_BODIES[case["body"]]
+    c = lib.tensor(_data(seed, (n,), -1.0, 1.0), requires_grad=True)
+    y = c if case["at"] == "closure" else lib.tensor(_data(seed + 1, (n,), -1.0, 1.0))
+    v = lib.tensor(_data(seed + 2, (n,), -1.0, 1.0))
+
+    def vector(y_):
+        return body(c, y_)
+
+    def scalar(y_):
+        return body(c, y_).sum()
+
+    transform = case["transform"]
+    if transform == "grad":
+        results = [func.grad(scalar)(y)]
+    elif transform == "vjp":
+        out, pullback = func.vjp(vector, y)
+        results = [out, *pullback(v)]
+    elif transform == "jvp":
+        results = list(func.jvp(vector, (y,), (v,)))
+    elif transform == "jacrev":
+        results = [func.jacrev(vector)(y)]
+    elif transform == "jacfwd":
+        results = [func.jacfwd(vector)(y)]
+    elif transform == "hessian":
+        results = [func.hessian(scalar)(y)]
+    else:  # the outer argument is closed over by the inner transform
+
+        def outer(x):
+            return func.grad(lambda y_: body(x, y_).sum())(x).sum()
+
+        results = [func.grad(outer)(y)]
+    for i, r in enumerate(results):  # derivatives: "grad(" compares zeros without sign
+        primal = transform in ("vjp", "jvp") and i == 0
+        trace.value(f"{transform}: value" if primal else f"{transform}: grad({i})", r)
+    # the closure's gradient flows through the transform's result, as in torch.func
+    loss = sum(
+        (r * lib.tensor(_data(seed + 3 + i, tuple(r.shape)))).sum()
+        for i, r in enumerate(results)
+        if r.requires_grad
+    )
+    if isinstance(loss, int):
+        trace.append(("nothing requires grad", None))
+        return
+    loss.backward()
+    trace.grad("c", c)
+
+
 CASE_RUNNERS = {
     "view_inplace": _run_view_inplace,
     "repeated_backward": _run_repeated_backward,
     "special": _run_special,
     "mixed_dtype": _run_mixed_dtype,
     "hooks": _run_hooks,
+    "func_closure": _run_func_closure,
 }
 
 
