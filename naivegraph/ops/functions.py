@@ -467,8 +467,13 @@ def make_functions(
         if not accepts(target):
             target = np.asarray(target)
         shape = shape_of(input)
-        if shape is not None and len(shape) == 1 and weight is None and ignore_index == -100:
-            return unbatched(operand(input), shape, target, reduction, "nll_loss")
+        if shape is not None and len(shape) == 1:
+            if weight is None and ignore_index == -100:
+                return unbatched(operand(input), shape, target, reduction, "nll_loss")
+            loss = weighted_nll(
+                operand(input).unsqueeze(0), target.reshape(1), weight, ignore_index, reduction
+            )
+            return loss.reshape(()) if reduction == "none" else loss
         if weight is None and ignore_index == -100 and (shape is None or len(shape) == 2):
             check_class_indices(input, target)
             return OPS["nll_loss"].dispatch(operand(input), target, reduction=reduction)
@@ -487,8 +492,13 @@ def make_functions(
                 f"nll_loss: expected a target of shape {(shape[0],) + tuple(shape[2:])} for an "
                 f"input of shape {shape}, got {target_shape}"
             )
+        if shape[1] is None:
+            raise ValueError(
+                f"nll_loss: weight and ignore_index need the number of classes, but the "
+                f"input's shape {shape} leaves it unknown: give that dimension a size"
+            )
         weight_shape = None if weight is None else shape_of(weight)
-        if weight_shape is not None and shape[1] is not None and weight_shape != (shape[1],):
+        if weight_shape is not None and weight_shape != (shape[1],):
             raise RuntimeError(
                 f"weight tensor should be defined either for all {shape[1]} classes or no "
                 f"classes but got weight tensor of shape: {list(weight_shape)}"

@@ -75,7 +75,7 @@ __all__ = [
     "CompiledFunction",
     "Plan",
     "optim",
-    "walkthrough",  # set by naivegraph/__init__.py: it draws, and the renderer sits above
+    "walkthrough",  # noqa: F405 -- set by naivegraph/__init__.py: it draws, and the renderer sits above
     # optimisation passes
     "optimize",
     "OptimizationReport",

@@ -181,13 +181,11 @@ PROD_BUG = (
 )
 MEMORY_FORMAT = (Refusal("memory_format", _kw("memory_format")),)
 LOSS_REFUSALS = (
-    Refusal("weight and ignore_index", _any(_kw("weight"), _kw("ignore_index"))),
     Refusal(
         "an unbatched input (C,) whose class count is unknown (None)",
         lambda s: s.input.ndim == 1,
         ("batch",),
     ),
-    Refusal("class-index targets with extra dimensions (N, C, d1, ...)", _class_positions),
 )
 
 
@@ -205,16 +203,8 @@ SPECS: tuple[Spec, ...] = (
     S("sub", values=_fused_alpha),
     S("mul"),
     S("div", variant="no_rounding_mode"),
-    S(
-        "div",
-        variant="trunc_rounding",
-        refusals=(Refusal("rounding_mode='trunc'", _kw("rounding_mode")),),
-    ),
-    S(
-        "div",
-        variant="floor_rounding",
-        refusals=(Refusal("rounding_mode='floor'", _kw("rounding_mode")),),
-    ),
+    S("div", variant="trunc_rounding"),
+    S("div", variant="floor_rounding"),
     S("rsub", ".__rsub__", refusals=(Refusal("alpha", _kw("alpha")),)),
     S("__radd__", ".__radd__"),
     S("__rsub__", ".__rsub__"),

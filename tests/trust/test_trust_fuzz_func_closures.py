@@ -5,15 +5,12 @@ require grad, against ``torch.func`` (class ``func_closure`` of ``trust_programs
 closed-over one; then ``backward`` through the result reads the closure's ``.grad``.
 
 A transform must differentiate its own argument only, whatever else requires grad, and
-its result must still carry the closed-over tensor's gradient.  Today ``ng.func``
-confuses the two (issue 28, section 2: ``grad(lambda y: (x * y).sum())(x)`` gives
-``2 x``, torch ``x``), which is being fixed on another branch: the module is an
-``xfail(strict=False)`` until that fix lands, then the mark goes.  Hypothesis does not
-shrink here (a failure is expected today and shrinking would only cost suite time).
+its result must still carry the closed-over tensor's gradient: a transform that confused
+the two (``grad(lambda y: (x * y).sum())(x)`` giving ``2 x``, torch ``x``) fails here.
 """
 
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import given
 
 torch = pytest.importorskip("torch")
 
@@ -26,16 +23,6 @@ from trust_programs import (  # noqa: E402
     run_case_torch,
 )
 
-pytestmark = pytest.mark.xfail(
-    strict=False,
-    reason="issue 28 section 2, perturbation confusion in ng.func: a transform also "
-    "differentiates the tensors its function closes over that require grad, and the "
-    "outermost transform detaches its result although a closed-over tensor requires grad "
-    "(torch.func keeps that gradient); fixed on another branch, drop this mark when it lands",
-)
-
-NO_SHRINK = settings(FUZZ, phases=[Phase.explicit, Phase.reuse, Phase.generate])
-
 
 def check_against_torch(case):
     want = run_case_torch(case)
@@ -43,7 +30,7 @@ def check_against_torch(case):
     assert_same_trace(run_case_dynamic(case), want, "dynamic vs torch")
 
 
-@NO_SHRINK
+@FUZZ
 @given(case=func_closure_cases())
 def test_fuzz_func_transforms_over_closures_that_require_grad_match_torch(case):
     check_against_torch(case)
