@@ -645,3 +645,107 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "each step: zero the grads, build f(x, y), backward, move both values by "
                 "-lr times their grad."]
     return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")
+
+
+# ------------------------------------------------------------------ reference engine
+# The notebook's demonstrations run on the learner's functions once their checks pass;
+# until then (or when the learner asks, to compare) they run on these.  They live here,
+# never in a cell, so a student's notebook shows no answer.
+def _table() -> dict:
+    from ..training import derivative_table
+
+    return derivative_table()
+
+
+def _static_backward(nodes: list, loss) -> None:
+    derivative = {name: row[1] for name, row in _table().items()}
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            if inp.needs_grad:
+                inp.grad += n.grad * derivative[n.op](*args, k)
+
+
+def _run_backward(root) -> list:
+    derivative = {name: row[1] for name, row in _table().items()}
+    order = _topological(root)
+    grads = {id(root): 1.0}
+    for node in reversed(order):
+        g = grads.pop(id(node), 0.0)
+        if node.is_leaf:
+            node.grad += g
+            continue
+        if node.saved is None:
+            raise RuntimeError("Trying to backward through the graph a second time; "
+                               "pass retain_graph=True to the first backward.")
+        for k, inp in enumerate(node.inputs):
+            if inp.requires_grad:
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * derivative[node.grad_fn](
+                    *node.saved, k)
+    return order
+
+
+def _free_graph(order: list) -> None:
+    for node in order:
+        if not node.is_leaf:
+            node.saved = None
+
+
+def _jacobian(node_class: type) -> Callable:
+    def jacobian(F, x0, y0):
+        rows = []
+        for k in range(len(F(node_class(x0), node_class(y0)))):
+            x, y = node_class(x0, requires_grad=True), node_class(y0, requires_grad=True)
+            F(x, y)[k].backward()
+            rows.append([x.grad, y.grad])
+        return rows
+
+    return jacobian
+
+
+def _gradient_descent(node_class: type) -> Callable:
+    def gradient_descent(f, x0, y0, lr=0.1, steps=200):
+        x, y = node_class(x0, requires_grad=True), node_class(y0, requires_grad=True)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            f(x, y).backward()
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+        return x.value, y.value
+
+    return gradient_descent
+
+
+def reference(name: str, node_class: type | None = None) -> Callable:
+    """The lab's version of lesson 8's function ``name`` (``static_backward``,
+    ``run_backward``, ``free_graph``, ``jacobian``, ``gradient_descent``); the last two
+    build leaves of the notebook's ``node_class``.
+
+    >>> class N:
+    ...     def __init__(self, value, requires_grad=False):
+    ...         self.value, self.requires_grad, self.grad = value, requires_grad, 0.0
+    ...         self.grad_fn, self.inputs, self.saved = None, (), None
+    ...     is_leaf = property(lambda self: self.grad_fn is None)
+    >>> x = N(3.0, requires_grad=True)
+    >>> y = N(6.0, requires_grad=True)
+    >>> y.grad_fn, y.inputs, y.saved = "mul", (x, N(2.0)), (3.0, 2.0)
+    >>> order = reference("run_backward")(y)
+    >>> x.grad, len(order)
+    (2.0, 2)
+    """
+    fixed = {"static_backward": _static_backward, "run_backward": _run_backward,
+             "free_graph": _free_graph}
+    if name in fixed:
+        return fixed[name]
+    makers = {"jacobian": _jacobian, "gradient_descent": _gradient_descent}
+    if name not in makers:
+        raise KeyError(f"lesson 8 has no function {name!r}; it has "
+                       f"{', '.join([*fixed, *makers])}")
+    if node_class is None:
+        raise TypeError(f"reference({name!r}) builds nodes: pass the notebook's Node class")
+    return makers[name](node_class)
