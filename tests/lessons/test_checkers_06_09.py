@@ -756,6 +756,114 @@ def test_09_2_the_step_written_with_autograd_grad_is_accepted(capsys):
     assert outcome(capsys, ex.check_train_step, manual)
 
 
+def static_variant(batch=None, transpose=True, act=ns.tanh, optimizer="Adam", lr=None,
+                   fetch_train=True, reduction="mean", classify_updates=False,
+                   label_dtype=np.int64, step_fetches_loss=True):
+    """A learner's build_static for 09-3: right by default, or with one mistake."""
+
+    def build_static(init, given_lr):
+        with ns.Graph() as g:
+            names = ("W1", "b1", "W2", "b2")
+            W1, b1, W2, b2 = (ns.Variable(w, name=n) for w, n in zip(init, names))
+            xs = ns.placeholder("X", shape=(batch, 2), dtype=np.float64)
+            ys = ns.placeholder("y", shape=(batch,), dtype=label_dtype)
+            t = ns.t if transpose else (lambda w: w)
+            logits = act(xs @ t(W1) + b1) @ t(W2) + b2
+            loss = ns.cross_entropy(logits, ys, reduction=reduction)
+            opt = getattr(ns.optim, optimizer)([W1, b1, W2, b2], lr=lr or given_lr)
+            train = opt.minimize(loss)
+        fetched = [loss, train] if fetch_train else [loss]
+        step = g.compile([xs, ys], fetched if step_fetches_loss else [train, loss])
+        classify = g.compile([xs], [logits, train] if classify_updates else [logits])
+        return step, classify
+
+    return build_static
+
+
+def test_09_3_the_static_graph_is_accepted_in_its_usual_forms(capsys):
+    assert outcome(capsys, ex.check_static_classifier, static_variant())
+
+    def methods(init, lr):  # W.T and ns.matmul, no names, updates= in compile
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (ns.Variable(w) for w in init)
+            xs = ns.placeholder("points", shape=(None, 2))
+            ys = ns.placeholder("labels", shape=(None,), dtype=np.int64)
+            logits = ns.matmul(ns.tanh(ns.matmul(xs, W1.T) + b1), W2.T) + b2
+            loss = ns.cross_entropy(logits, ys, reduction="mean")
+            train = ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(loss)
+        return [g.compile([xs, ys], [loss, train]), g.compile([xs], [logits])]
+
+    assert outcome(capsys, ex.check_static_classifier, methods)
+
+
+@pytest.mark.parametrize("mistake, says", [
+    ({"batch": 32}, "declare the batch dimension as None"),
+    ({"transpose": False}, "transpose W1"),
+    ({"act": ns.relu}, "is not that of the model"),
+    ({"reduction": "sum"}, "SUM of the per-example losses"),
+    ({"fetch_train": False}, "the loss never changes"),
+    ({"optimizer": "SGD"}, "SGD steps"),
+    ({"lr": 0.05}, "learning rate of their own"),
+    ({"classify_updates": True}, "placeholder 'y' needs a value"),
+    ({"label_dtype": np.float64}, "class indices of an integer dtype"),
+    ({"step_fetches_loss": False}, "fetch the loss first"),
+])
+def test_09_3_a_wrong_static_graph_is_told_its_mistake(capsys, mistake, says):
+    result = rejected(capsys, ex.check_static_classifier, static_variant(**mistake), says=says)
+    never_states(result, "ns.placeholder(", "minimize(loss)", "g.compile(", "0.03", "0.720")
+
+
+def test_09_3_a_classify_that_also_trains_is_told_so(capsys):
+    def build_static(init, lr):
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (ns.Variable(w) for w in init)
+            xs = ns.placeholder("X", shape=(None, 2))
+            ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+            logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+            loss = ns.cross_entropy(logits, ys)
+            train = ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(loss)
+        both = g.compile([xs, ys], [logits, train])
+        return g.compile([xs, ys], [loss, train]), lambda p: both(p, np.zeros(len(p), int))
+
+    rejected(capsys, ex.check_static_classifier, build_static,
+             says="classify changed the weights")
+
+
+def test_09_3_a_blank_or_a_non_pair_is_not_accepted(capsys):
+    def blank(init, lr):
+        with ns.Graph():
+            xs = ...
+        return xs
+
+    assert outcome(capsys, ex.check_static_classifier, blank).status == "todo"
+    rejected(capsys, ex.check_static_classifier, lambda init, lr: 3,
+             says="the pair (step, classify)")
+
+
+def test_lesson_9_reference_pieces_are_the_labs_and_unknown_names_are_refused():
+    from naivegraph.lessons.checkers.lesson09 import reference
+    from naivegraph.lessons.training import build_static_classifier, train_step
+
+    assert reference("build_static") is build_static_classifier
+    assert reference("train_step") is train_step
+    assert reference("accuracy")(np.array([[0.0, 1.0], [2.0, 1.0]]), np.array([1, 1])) == 0.5
+    with pytest.raises(KeyError, match="lesson 9 has no function 'step'"):
+        reference("step")
+
+
+def test_lesson_8_reference_engine_passes_the_lessons_own_checks(capsys):
+    from naivegraph.lessons.checkers import lesson08
+
+    # the reference reads the lab's table, not a global OPS: it checks like a learner's
+    assert outcome(capsys, ex.check_static_backward, lesson08.reference("static_backward"))
+    assert outcome(capsys, ex.check_run_backward, lesson08.reference("run_backward"))
+    assert outcome(capsys, ex.check_free_graph, lesson08.reference("free_graph"))
+    with pytest.raises(TypeError, match="pass the notebook's Node class"):
+        lesson08.reference("jacobian")
+    with pytest.raises(KeyError, match="lesson 8 has no function 'backward'"):
+        lesson08.reference("backward")
+
+
 # ------------------------------------------------------------------------- all of them
 LESSONS = ("06", "07", "08", "09")
 
@@ -763,14 +871,14 @@ LESSONS = ("06", "07", "08", "09")
 def test_every_checker_of_lessons_6_to_9_has_a_revealable_answer(capsys):
     ours = sorted(k for k in ex.CHECKERS if k[:2] in LESSONS)
     assert ours == ["06-1", "06-2", "06-3", "07-1", "07-2", "08-1", "08-2", "08-3", "08-4",
-                    "08-5", "08-6", "09-1", "09-2"]
+                    "08-5", "08-6", "09-1", "09-2", "09-3"]
     for exercise in ours:
         ex.reveal(exercise)
         assert capsys.readouterr().out.startswith(f"answer [{exercise}]: ")
 
 
 @pytest.mark.parametrize("exercise", ["07-1", "08-2", "08-3", "08-4", "08-5", "08-6", "09-1",
-                                      "09-2"])
+                                      "09-2", "09-3"])
 def test_a_function_left_blank_is_not_done_yet(exercise, capsys):
     def empty(*args):
         ...
@@ -778,7 +886,7 @@ def test_a_function_left_blank_is_not_done_yet(exercise, capsys):
 
 
 @pytest.mark.parametrize("exercise", ["06-2", "07-1", "08-2", "08-3", "08-4", "08-5", "08-6",
-                                      "09-1", "09-2"])
+                                      "09-1", "09-2", "09-3"])
 def test_a_function_that_raises_is_reported_not_raised(exercise, capsys):
     def crashes(*args):
         raise ValueError("boom")

@@ -83,7 +83,7 @@ CELLS = [
         if use_reference:
             return "(running on the lab's reference engine: use_reference is True)"
         if waiting:
-            return f"(the lab's versions stand in until {', '.join(waiting)} passes)"
+            return f"(the lab's versions stand in until {' and '.join(waiting)} pass)"
         return "(running on your engine)"
 
     print("table:", "yours" if OPS is TABLE else "the lab's")
