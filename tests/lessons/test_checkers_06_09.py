@@ -647,6 +647,78 @@ def test_08_6_returning_the_nodes_is_refused(capsys):
     assert outcome(capsys, ex.check_gradient_descent, numpy_pair)
 
 
+def test_08_1_a_derivative_that_returns_a_function_is_told_to_call_it(capsys):
+    table = {**TABLE, "exp": (lambda a: math.exp(a), lambda a, i: math.exp)}
+    result = rejected(capsys, ex.check_derivative_table, table, says="returned a function")
+    never_states(result, "math.exp(a)")
+
+
+def test_08_4_emptying_the_list_frees_nothing(capsys):
+    result = rejected(capsys, ex.check_free_graph, lambda order: order.clear(),
+                      says="still hold their saved values")
+    assert "emptying the list frees nothing" in result.message
+
+
+def test_08_4_freeing_only_the_root_is_refused(capsys):
+    def root_only(order):
+        order[-1].saved = None
+
+    rejected(capsys, ex.check_free_graph, root_only, says="still hold their saved values")
+
+
+def test_08_5_one_graph_with_the_grads_zeroed_between_rows_is_accepted(capsys):
+    def one_graph(F, x0, y0):  # unusual but right: the outputs share no computed node
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        rows = []
+        for out in F(x, y):
+            x.grad = y.grad = 0.0
+            out.backward()
+            rows.append([x.grad, y.grad])
+        return rows
+
+    assert outcome(capsys, ex.check_jacobian, one_graph)
+
+
+def test_08_6_a_typed_in_learning_rate_or_step_count_is_told_so(capsys):
+    def lesson_lr(f, x0, y0, lr=0.1, steps=200):
+        return descend(f, x0, y0, 0.1, steps)
+
+    def one_more(f, x0, y0, lr=0.1, steps=200):
+        return descend(f, x0, y0, lr, steps + 1)
+
+    for wrong, says in ((lesson_lr, "learning rate of their own"), (one_more, "one step")):
+        result = rejected(capsys, ex.check_gradient_descent, wrong, says=says)
+        never_states(result, "0.05", "60")
+
+
+def test_08_6_a_leaf_rebuilt_from_itself_or_a_loss_built_once_is_told_why_backward_refuses(
+    capsys,
+):
+    def rebuilt(f, x0, y0, lr=0.1, steps=200):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            f(x, y).backward()
+            x = x - lr * x.grad
+            y = y - lr * y.grad
+        return x.value, y.value
+
+    def built_once(f, x0, y0, lr=0.1, steps=200):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        loss = f(x, y)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            loss.backward()
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+        return x.value, y.value
+
+    for wrong in (rebuilt, built_once):
+        result = rejected(capsys, ex.check_gradient_descent, wrong,
+                          says="ran into a graph that an earlier backward had freed")
+        never_states(result, "-= lr")
+
+
 # ------------------------------------------------------------------------- lesson 9
 def accuracy(logits, labels):
     return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..checking import (
     Result,
+    returned_blank,
     answer,
     as_array,
     blank_function,
@@ -80,6 +81,11 @@ def check_derivative_table(table) -> Result:
                     return d
                 if d is None:
                     return not_done(ex, f"(the derivative of {name!r} returned None.)")
+                if callable(d):
+                    return not_yet(ex, [f"the derivative of {name!r} returned a function, not "
+                                        "a number: call it on the argument, as the value "
+                                        "column does."],
+                                   gave=f"d {name}/d arg{i} = {show(d)}")
                 up, dn = list(args), list(args)
                 up[i] += 1e-6
                 dn[i] -= 1e-6
@@ -470,11 +476,12 @@ def check_free_graph(free_graph) -> Result:
     f = _d("exp", _d("add", c, x))
     order = _topological(f)
     links = [(n, n.inputs) for n in order]
+    # taken before the call: a free_graph that empties the list must not hide the nodes
+    computed = [n for n in order if n.grad_fn is not None]
     x.grad, y.grad = 0.25, 0.75
     stop, _ = _call_none_ok(ex, free_graph, order)
     if stop is not None:
         return stop
-    computed = [n for n in order if n.grad_fn is not None or n in (c, f)]
     if any(n.grad_fn is None for n in (c, f)):
         return not_yet(ex, ["after freeing, c.is_leaf says True: backward would now stop at "
                             "c as if it were a leaf. Free what backward saved, not the "
@@ -489,8 +496,10 @@ def check_free_graph(free_graph) -> Result:
                             "holding the saved values."],
                        gave="computed nodes without their inputs")
     if any(n.saved is not None for n in computed):
+        emptied = " (emptying the list frees nothing: the nodes live on)" if not order else ""
         return not_yet(ex, ["the computed nodes still hold their saved values: those are "
-                            "what freeing gives back."], gave="saved values still there")
+                            f"what freeing gives back{emptied}."],
+                       gave="saved values still there")
     if (x.value, y.value, x.grad, y.grad) != (1.5, -0.5, 0.25, 0.75) or not (
         x.requires_grad and y.requires_grad
     ):
@@ -610,9 +619,24 @@ def check_gradient_descent(gradient_descent) -> Result:
         return (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
 
     start, lr, steps = (0.5, 1.0), 0.05, 60
-    stop, point = answer(ex, gradient_descent, f, start[0], start[1], lr, steps)
-    if stop is not None:
-        return stop
+    try:
+        point = gradient_descent(f, start[0], start[1], lr, steps)
+    except RuntimeError as exc:
+        # the learner's run_backward words its own refusal of a freed graph
+        if "require" in str(exc):
+            return failed(ex, crash_message(exc))
+        return not_yet(ex, ["a backward ran into a graph that an earlier backward had "
+                            "freed: each step must build f(x, y) afresh from the leaves, and "
+                            "a step that rebuilds x out of x (x = x - ...) turns x into a "
+                            "computed node of last step's freed graph.",
+                            "build f inside the loop, and move each leaf by changing the "
+                            "number it holds, x.value, so it stays the same leaf."],
+                       gave=f"RuntimeError: {str(exc).rstrip('.')}")
+    except Exception as exc:  # any other error: reported to the learner
+        return failed(ex, crash_message(exc))
+    blank = returned_blank(ex, point)
+    if blank is not None:
+        return blank
     if isinstance(point, (list, tuple)) and any(_is_node(v) for v in point):
         return not_yet(ex, ["you returned the Node objects themselves: return the numbers "
                             "they hold, as the exercise asks (a Node keeps changing when "
@@ -636,6 +660,13 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "so far: zero x.grad and y.grad before each backward."]
     elif np.allclose(got, _simulate(start, lr, steps, "ascent"), rtol=1e-6):
         hint = ["your steps climb: the gradient points uphill, so step against it."]
+    elif any(np.allclose(got, _simulate(start, rate, steps), rtol=1e-6)
+             for rate in (0.1, 0.01, 0.001)):
+        hint = ["your steps use a learning rate of their own: use the lr the function is "
+                "given (the checker passes another one than the lesson)."]
+    elif any(np.allclose(got, _simulate(start, lr, n), rtol=1e-6) for n in (steps - 1,
+                                                                             steps + 1)):
+        hint = ["one step too many or too few: take exactly `steps` steps."]
     elif not np.all(np.isfinite(got)) or np.abs(got).max() > 1e6:
         hint = ["the iterates blew up although the checker's lr is small: is the update "
                 "using the lr and steps it was given, and the current gradient only?"]
