@@ -679,6 +679,19 @@ def test_08_5_one_graph_with_the_grads_zeroed_between_rows_is_accepted(capsys):
     assert outcome(capsys, ex.check_jacobian, one_graph)
 
 
+def test_08_5_a_jacobian_that_counts_on_three_outputs_is_told_so(capsys):
+    def three_rows(F, x0, y0):
+        rows = []
+        for k in range(3):
+            x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+            F(x, y)[k].backward()
+            rows.append([x.grad, y.grad])
+        return rows
+
+    result = rejected(capsys, ex.check_jacobian, three_rows, says="an F of another size")
+    never_states(result, "len(F(")
+
+
 def test_08_6_a_typed_in_learning_rate_or_step_count_is_told_so(capsys):
     def lesson_lr(f, x0, y0, lr=0.1, steps=200):
         return descend(f, x0, y0, 0.1, steps)
@@ -815,6 +828,31 @@ def test_09_2_a_summed_loss_is_told_about_the_reduction(capsys):
     never_states(result, "zero_grad()", "loss.item()", "reduction='mean'", 'reduction="mean"')
 
 
+def test_09_2_zeroing_at_the_end_of_the_step_is_accepted(capsys):
+    def zero_last(model, opt, X, y):  # right too: the next step starts from zero
+        loss = ng.nn.functional.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return float(loss)
+
+    assert outcome(capsys, ex.check_train_step, zero_last)
+
+
+def test_09_1_an_accuracy_that_only_works_on_arrays_is_told_to_convert(capsys):
+    result = rejected(capsys, ex.check_accuracy_fn, lambda l, y: (l.argmax(1) == y).mean(),
+                      says="not on tensors")
+    never_states(result, "0.6", "3/5")
+
+
+def test_09_3_float_labels_and_outputs_in_another_order_are_told_so(capsys):
+    result = rejected(capsys, ex.check_static_classifier,
+                      static_variant(label_dtype=np.float64), says="integer dtype (int64")
+    assert "target.long()" not in result.message
+    result = rejected(capsys, ex.check_static_classifier,
+                      static_variant(step_fetches_loss=False), says="a first output that is not")
+
+
 def test_09_2_the_step_written_with_autograd_grad_is_accepted(capsys):
     def manual(model, opt, X, y):  # unusual but right: gradients set by hand, then step
         opt.zero_grad()
@@ -877,7 +915,7 @@ def test_09_3_the_static_graph_is_accepted_in_its_usual_forms(capsys):
     ({"optimizer": "SGD"}, "SGD steps"),
     ({"lr": 0.05}, "learning rate of their own"),
     ({"classify_updates": True}, "placeholder 'y' needs a value"),
-    ({"label_dtype": np.float64}, "class indices of an integer dtype"),
+    ({"label_dtype": np.float64}, "class indices, which cross-entropy takes as integers"),
     ({"step_fetches_loss": False}, "fetch the loss first"),
 ])
 def test_09_3_a_wrong_static_graph_is_told_its_mistake(capsys, mistake, says):
