@@ -357,9 +357,9 @@ CELLS = [
     The lab's renderer draws any graph it can read. `plots.scalar_graph` reads your
     nodes exactly as your engine left them (`value`, `grad_fn`, `inputs`,
     `requires_grad`), rebuilds them as a static graph and draws it: the leaves you made
-    (orange), the constants the ops made (grey), one node per op. The graph below was
-    built, differentiated and freed by your engine; freeing kept its structure, so it
-    still draws.
+    (green), the constants the ops made (grey), one node per op, and the output
+    (orange). The graph below was built, differentiated and freed by your engine;
+    freeing kept its structure, so it still draws.
     """),
     code("""
     x, y = Node(1.0, requires_grad=True), Node(2.0, requires_grad=True)
