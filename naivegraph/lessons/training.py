@@ -1,7 +1,7 @@
 """The small models the lessons' figures train, in both modes, and what they cost.
 
 ``train_capstone`` trains lesson 9's classifier in dynamic mode and in static mode (its
-Adam step built into the graph); ``iteration_costs`` counts the graph nodes and peak
+Adam step built into the graph by ``build_static_classifier``); ``iteration_costs`` counts the graph nodes and peak
 memory of one training step of lesson 7's MLP in each mode; ``descent`` follows a
 gradient by hand.
 """
@@ -59,9 +59,10 @@ def descent(f_grad: Callable, start, lr: float, steps: int) -> np.ndarray:
 
 
 def train_step(model, optimizer, X, y) -> float:
-    """One dynamic-mode training step of lesson 9 (exercise 09-2's answer, which the rest
-    of the lesson uses, so a student's notebook never shows it): zero the gradients,
-    cross-entropy of ``model(X)`` against ``y``, backward, step; the loss as a float."""
+    """One dynamic-mode training step of lesson 9 (exercise 09-2's answer, which the lesson
+    runs until the learner's own passes, so a student's notebook never shows it): zero the
+    gradients, cross-entropy of ``model(X)`` against ``y``, backward, step; the loss as a
+    float."""
     optimizer.zero_grad()
     loss = ng.nn.functional.cross_entropy(model(X), y)
     loss.backward()
@@ -70,8 +71,9 @@ def train_step(model, optimizer, X, y) -> float:
 
 
 def derivative_table() -> dict:
-    """Lesson 8's table of scalar ops, complete (exercise 08-1's answer, which the rest of
-    the lesson uses): name -> (forward, derivative with respect to input ``i``).
+    """Lesson 8's table of scalar ops, complete (exercise 08-1's answer, which the lesson
+    uses until the learner's own passes): name -> (forward, derivative with respect to
+    input ``i``).
 
     >>> forward, derivative = derivative_table()["mul"]
     >>> forward(3.0, 4.0), derivative(3.0, 4.0, 0), derivative(3.0, 4.0, 1)
