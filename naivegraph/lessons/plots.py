@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 
 __all__ = ["gradient_descent_contour", "loss_curves", "jacobian_heatmap", "timing_bars",
            "static_vs_dynamic", "decision_boundary", "memory_timeline", "amortisation",
-           "make_all_figures"]
+           "scalar_graph", "make_all_figures"]
 
 MODE_COLOURS = {"dynamic": "#d9480f", "static": "#1864ab", "eager": "#d9480f",
                 "compiled": "#1864ab", "optimized": "#2b8a3e"}
@@ -289,6 +289,47 @@ def amortisation(setup_seconds: Mapping[str, float], step_seconds: Mapping[str, 
 
 
 # ---------------------------------------------------------------------------- all figures
+def scalar_graph(root, names: Mapping[str, object] | None = None, title: str | None = None):
+    """Draw a graph of lesson 8's scalar ``Node`` engine with the lab's renderer.
+
+    The nodes are read as the engine leaves them: ``value``, ``grad_fn`` (an op name of
+    the lesson's table, None for a leaf), ``inputs`` and ``requires_grad``.  The graph is
+    rebuilt as a static graph (a leaf that requires grad becomes a Variable, one that
+    does not a constant, a computed node the static op of the same name) and drawn;
+    ``names`` maps a name to each leaf worth naming.  Freed graphs draw too: freeing
+    keeps the structure.
+
+    >>> class N:
+    ...     def __init__(self, value, requires_grad=False, grad_fn=None, inputs=()):
+    ...         self.value, self.requires_grad = value, requires_grad
+    ...         self.grad_fn, self.inputs = grad_fn, inputs
+    >>> x = N(2.0, requires_grad=True)
+    >>> y = N(6.0, True, "mul", (x, N(3.0)))
+    >>> d = scalar_graph(y, {"x": x})
+    >>> "mul" in d.source and "= 3" in d.source and "<b>x</b>" in d.source
+    True
+    """
+    import naivegraph as ng
+    import naivegraph.static as ns
+
+    name_of = {id(node): name for name, node in (names or {}).items()}
+    built: dict[int, object] = {}
+
+    def build(node):
+        if id(node) not in built:
+            if node.grad_fn is None:
+                kind = ns.Variable if node.requires_grad else ns.constant
+                built[id(node)] = kind(np.float64(node.value), name=name_of.get(id(node)))
+            else:
+                inputs = [build(i) for i in node.inputs]
+                built[id(node)] = getattr(ns, node.grad_fn)(*inputs)
+        return built[id(node)]
+
+    with ns.Graph():
+        out = build(root)
+    return ng.render(out, title=title)
+
+
 def make_all_figures(outdir) -> list[Path]:
     """Write every figure the lessons use into ``outdir``; return the paths (deterministic)."""
     outdir = Path(outdir)

@@ -1,7 +1,7 @@
 """The small models the lessons' figures train, in both modes, and what they cost.
 
 ``train_capstone`` trains lesson 9's classifier in dynamic mode and in static mode (its
-Adam step built into the graph); ``iteration_costs`` counts the graph nodes and peak
+Adam step built into the graph by ``build_static_classifier``); ``iteration_costs`` counts the graph nodes and peak
 memory of one training step of lesson 7's MLP in each mode; ``descent`` follows a
 gradient by hand.
 """
@@ -59,9 +59,10 @@ def descent(f_grad: Callable, start, lr: float, steps: int) -> np.ndarray:
 
 
 def train_step(model, optimizer, X, y) -> float:
-    """One dynamic-mode training step of lesson 9 (exercise 09-2's answer, which the rest
-    of the lesson uses, so a student's notebook never shows it): zero the gradients,
-    cross-entropy of ``model(X)`` against ``y``, backward, step; the loss as a float."""
+    """One dynamic-mode training step of lesson 9 (exercise 09-2's answer, which the lesson
+    runs until the learner's own passes, so a student's notebook never shows it): zero the
+    gradients, cross-entropy of ``model(X)`` against ``y``, backward, step; the loss as a
+    float."""
     optimizer.zero_grad()
     loss = ng.nn.functional.cross_entropy(model(X), y)
     loss.backward()
@@ -70,8 +71,9 @@ def train_step(model, optimizer, X, y) -> float:
 
 
 def derivative_table() -> dict:
-    """Lesson 8's table of scalar ops, complete (exercise 08-1's answer, which the rest of
-    the lesson uses): name -> (forward, derivative with respect to input ``i``).
+    """Lesson 8's table of scalar ops, complete (exercise 08-1's answer, which the lesson
+    uses until the learner's own passes): name -> (forward, derivative with respect to
+    input ``i``).
 
     >>> forward, derivative = derivative_table()["mul"]
     >>> forward(3.0, 4.0), derivative(3.0, 4.0, 0), derivative(3.0, 4.0, 1)
@@ -93,6 +95,30 @@ def derivative_table() -> dict:
     }
 
 
+def build_static_classifier(init, lr: float):
+    """Lesson 9's classifier as a static graph (exercise 09-3's answer, which the rest of
+    the lesson uses until the learner's passes, so a student's notebook never shows it).
+
+    ``init`` holds W1, b1, W2, b2 in ``nn.Linear``'s layout (W is ``(out, in)``, the
+    layer computes ``x @ W.T + b``).  Placeholders with a ``None`` batch; cross-entropy;
+    Adam's update inside the graph.  Returns ``step(X, y) -> [loss, update]``, one
+    training step, and ``classify(X) -> [logits]``, the forward pass alone.
+
+    >>> init = [np.eye(2), np.zeros(2), np.eye(2), np.zeros(2)]
+    >>> step, classify = build_static_classifier(init, lr=0.1)
+    >>> classify(np.array([[0.0, 2.0]]))[0].argmax(axis=1)
+    array([1])
+    """
+    with ns.Graph() as g:
+        W1, b1, W2, b2 = (ns.Variable(v, name=n) for v, n in zip(init, ("W1", "b1", "W2", "b2")))
+        xs = ns.placeholder("X", shape=(None, 2), dtype=np.float64)
+        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+        logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+        loss = ns.cross_entropy(logits, ys)
+        train = ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(loss)
+    return g.compile([xs, ys], [loss, train]), g.compile([xs], [logits])
+
+
 def train_capstone(X, y, epochs: int = 300):
     """Lesson 9's classifier, trained as lesson 9 trains it, in both modes.
 
@@ -103,25 +129,19 @@ def train_capstone(X, y, epochs: int = 300):
     curves and the static graph's class prediction for any batch of points.
     """
     ng.manual_seed(0)
-    model = ng.nn.Sequential(ng.nn.Linear(2, 32), ng.nn.Tanh(), ng.nn.Linear(32, 2))
+    model = ng.nn.Sequential(
+        ng.nn.Linear(2, 32, dtype=ng.float64), ng.nn.Tanh(), ng.nn.Linear(32, 2, dtype=ng.float64)
+    )
     init = [p.detach().numpy().copy() for p in model.parameters()]
     optimizer = ng.optim.Adam(model.parameters(), lr=0.05)
-    Xt, yt = ng.tensor(X), ng.tensor(y)
+    Xt, yt = ng.tensor(X, dtype=ng.float64), ng.tensor(y)
     dynamic = [train_step(model, optimizer, Xt, yt) for _ in range(epochs)]
 
-    with ns.Graph() as g:
-        xs = ns.placeholder("X", shape=(None, 2))
-        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
-        W1, b1, W2, b2 = (ns.Variable(v, name=n) for v, n in zip(init, ("W1", "b1", "W2", "b2")))
-        logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
-        loss_node = ns.cross_entropy(logits, ys)
-        train = ns.optim.Adam([W1, b1, W2, b2], lr=0.05).minimize(loss_node)
-    step = g.compile([xs, ys], [loss_node, train])
-    classify = g.compile([xs], [logits])
+    step, classify = build_static_classifier(init, lr=0.05)
     static = [float(step(X, y)[0]) for _ in range(epochs)]
 
     def predict(points):
-        return classify(np.asarray(points, dtype=float))[0].argmax(axis=1)
+        return classify(np.asarray(points, dtype=np.float64))[0].argmax(axis=1)
 
     return {"dynamic": dynamic, "static": static}, predict
 

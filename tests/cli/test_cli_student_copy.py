@@ -24,16 +24,13 @@ def student(tmp_path_factory) -> Path:
     with contextlib.redirect_stdout(printed):
         assert main(["lessons", "--student", str(folder)]) == 0
     assert printed.getvalue() == (
-        f"wrote 11 student lessons into {folder} (no solutions, reveal off)\n"
-        f"left out {LEFT_OUT}: its reference cells show the answers of 08-2, 08-3, 08-4\n"
+        f"wrote 12 student lessons into {folder} (no solutions, reveal off)\n"
     )
     return folder
 
 
-# Lesson 8 follows each exercise with reference code "to compare with yours": it needs a
-# student form before a class can have it.
-LEFT_OUT = "08_build_your_own"
-GIVEN = [p for p in course.notebooks() if p.stem != LEFT_OUT]
+# Every lesson shows no answer outside its exercise cells, so a class gets all of them.
+GIVEN = course.notebooks()
 
 
 @pytest.fixture
@@ -55,12 +52,43 @@ def test_student_copy_has_every_lesson_that_shows_no_answer_and_the_pictures(stu
     assert (student / "figures" / "animation_dynamic_step.gif").is_file()
 
 
-def test_a_lesson_whose_cells_show_answers_is_found_and_left_out():
+def test_no_lesson_shows_an_answer_outside_its_exercise_cells():
     from naivegraph.lessons.workcopy import shown_answers
 
     shown = {p.stem: shown_answers(_student_version(p)) for p in course.notebooks()}
-    assert shown.pop(LEFT_OUT) == ["08-2", "08-3", "08-4"]
-    assert set(map(tuple, shown.values())) == {()}
+    assert shown == {p.stem: [] for p in course.notebooks()}
+
+
+def _showing_the_answer_of_08_4(path: Path, student_version=None) -> dict:
+    """Lesson 8's student version plus a cell that prints the answer of 08-4 again, as
+    its reference cells once did."""
+    from naivegraph.lessons import workcopy
+
+    nb = (student_version or workcopy.student_version)(path)
+    if path.stem == "08_build_your_own":
+        answer = next(c for c in nb["cells"] if "def free_graph" in "".join(c["source"]))
+        ours = nbformat.read(str(path), as_version=4)
+        solution = next(c for c in ours.cells if c.get("id") == answer["id"])
+        shown = solution.metadata["naivegraph"]["solution"]  # 08-4's answer, in a new cell
+        nb["cells"].append(nbformat.v4.new_code_cell(shown))
+    return nb
+
+
+def test_a_lesson_whose_cells_show_answers_is_found_and_left_out(tmp_path, monkeypatch):
+    from naivegraph.lessons import workcopy
+
+    path = course.FOLDER / "08_build_your_own.ipynb"
+    assert workcopy.shown_answers(_showing_the_answer_of_08_4(path)) == ["08-4"]
+    original = workcopy.student_version
+    monkeypatch.setattr(
+        workcopy, "student_version", lambda p: _showing_the_answer_of_08_4(p, original)
+    )
+    done = workcopy.write_student_copy(tmp_path / "class")
+    assert done == [
+        f"wrote 11 student lessons into {tmp_path / 'class'} (no solutions, reveal off)",
+        "left out 08_build_your_own: its reference cells show the answers of 08-4",
+    ]
+    assert not (tmp_path / "class" / path.name).exists()
 
 
 @pytest.mark.parametrize("lesson", GIVEN, ids=lambda p: p.stem[:2])
@@ -87,7 +115,7 @@ def test_student_copy_keeps_lessons_already_there(student, capsys):
     (student / "02_leaf_tensors.ipynb").write_text("a student's work")
     try:
         assert main(["lessons", "--student", str(student)]) == 0
-        assert "kept the 11 lessons already there" in capsys.readouterr().out
+        assert "kept the 12 lessons already there" in capsys.readouterr().out
         assert (student / "02_leaf_tensors.ipynb").read_text() == "a student's work"
     finally:
         text = json.dumps(_student_version(course.FOLDER / "02_leaf_tensors.ipynb"), indent=1)

@@ -647,6 +647,91 @@ def test_08_6_returning_the_nodes_is_refused(capsys):
     assert outcome(capsys, ex.check_gradient_descent, numpy_pair)
 
 
+def test_08_1_a_derivative_that_returns_a_function_is_told_to_call_it(capsys):
+    table = {**TABLE, "exp": (lambda a: math.exp(a), lambda a, i: math.exp)}
+    result = rejected(capsys, ex.check_derivative_table, table, says="returned a function")
+    never_states(result, "math.exp(a)")
+
+
+def test_08_4_emptying_the_list_frees_nothing(capsys):
+    result = rejected(capsys, ex.check_free_graph, lambda order: order.clear(),
+                      says="still hold their saved values")
+    assert "emptying the list frees nothing" in result.message
+
+
+def test_08_4_freeing_only_the_root_is_refused(capsys):
+    def root_only(order):
+        order[-1].saved = None
+
+    rejected(capsys, ex.check_free_graph, root_only, says="still hold their saved values")
+
+
+def test_08_5_one_graph_with_the_grads_zeroed_between_rows_is_accepted(capsys):
+    def one_graph(F, x0, y0):  # unusual but right: the outputs share no computed node
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        rows = []
+        for out in F(x, y):
+            x.grad = y.grad = 0.0
+            out.backward()
+            rows.append([x.grad, y.grad])
+        return rows
+
+    assert outcome(capsys, ex.check_jacobian, one_graph)
+
+
+def test_08_5_a_jacobian_that_counts_on_three_outputs_is_told_so(capsys):
+    def three_rows(F, x0, y0):
+        rows = []
+        for k in range(3):
+            x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+            F(x, y)[k].backward()
+            rows.append([x.grad, y.grad])
+        return rows
+
+    result = rejected(capsys, ex.check_jacobian, three_rows, says="an F of another size")
+    never_states(result, "len(F(")
+
+
+def test_08_6_a_typed_in_learning_rate_or_step_count_is_told_so(capsys):
+    def lesson_lr(f, x0, y0, lr=0.1, steps=200):
+        return descend(f, x0, y0, 0.1, steps)
+
+    def one_more(f, x0, y0, lr=0.1, steps=200):
+        return descend(f, x0, y0, lr, steps + 1)
+
+    for wrong, says in ((lesson_lr, "learning rate of their own"), (one_more, "one step")):
+        result = rejected(capsys, ex.check_gradient_descent, wrong, says=says)
+        never_states(result, "0.05", "60")
+
+
+def test_08_6_a_leaf_rebuilt_from_itself_or_a_loss_built_once_is_told_why_backward_refuses(
+    capsys,
+):
+    def rebuilt(f, x0, y0, lr=0.1, steps=200):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            f(x, y).backward()
+            x = x - lr * x.grad
+            y = y - lr * y.grad
+        return x.value, y.value
+
+    def built_once(f, x0, y0, lr=0.1, steps=200):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        loss = f(x, y)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            loss.backward()
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+        return x.value, y.value
+
+    for wrong in (rebuilt, built_once):
+        result = rejected(capsys, ex.check_gradient_descent, wrong,
+                          says="ran into a graph that an earlier backward had freed")
+        never_states(result, "-= lr")
+
+
 # ------------------------------------------------------------------------- lesson 9
 def accuracy(logits, labels):
     return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))
@@ -743,6 +828,31 @@ def test_09_2_a_summed_loss_is_told_about_the_reduction(capsys):
     never_states(result, "zero_grad()", "loss.item()", "reduction='mean'", 'reduction="mean"')
 
 
+def test_09_2_zeroing_at_the_end_of_the_step_is_accepted(capsys):
+    def zero_last(model, opt, X, y):  # right too: the next step starts from zero
+        loss = ng.nn.functional.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return float(loss)
+
+    assert outcome(capsys, ex.check_train_step, zero_last)
+
+
+def test_09_1_an_accuracy_that_only_works_on_arrays_is_told_to_convert(capsys):
+    result = rejected(capsys, ex.check_accuracy_fn, lambda l, y: (l.argmax(1) == y).mean(),
+                      says="not on tensors")
+    never_states(result, "0.6", "3/5")
+
+
+def test_09_3_float_labels_and_outputs_in_another_order_are_told_so(capsys):
+    result = rejected(capsys, ex.check_static_classifier,
+                      static_variant(label_dtype=np.float64), says="integer dtype (int64")
+    assert "target.long()" not in result.message
+    result = rejected(capsys, ex.check_static_classifier,
+                      static_variant(step_fetches_loss=False), says="a first output that is not")
+
+
 def test_09_2_the_step_written_with_autograd_grad_is_accepted(capsys):
     def manual(model, opt, X, y):  # unusual but right: gradients set by hand, then step
         opt.zero_grad()
@@ -756,6 +866,114 @@ def test_09_2_the_step_written_with_autograd_grad_is_accepted(capsys):
     assert outcome(capsys, ex.check_train_step, manual)
 
 
+def static_variant(batch=None, transpose=True, act=ns.tanh, optimizer="Adam", lr=None,
+                   fetch_train=True, reduction="mean", classify_updates=False,
+                   label_dtype=np.int64, step_fetches_loss=True):
+    """A learner's build_static for 09-3: right by default, or with one mistake."""
+
+    def build_static(init, given_lr):
+        with ns.Graph() as g:
+            names = ("W1", "b1", "W2", "b2")
+            W1, b1, W2, b2 = (ns.Variable(w, name=n) for w, n in zip(init, names))
+            xs = ns.placeholder("X", shape=(batch, 2), dtype=np.float64)
+            ys = ns.placeholder("y", shape=(batch,), dtype=label_dtype)
+            t = ns.t if transpose else (lambda w: w)
+            logits = act(xs @ t(W1) + b1) @ t(W2) + b2
+            loss = ns.cross_entropy(logits, ys, reduction=reduction)
+            opt = getattr(ns.optim, optimizer)([W1, b1, W2, b2], lr=lr or given_lr)
+            train = opt.minimize(loss)
+        fetched = [loss, train] if fetch_train else [loss]
+        step = g.compile([xs, ys], fetched if step_fetches_loss else [train, loss])
+        classify = g.compile([xs], [logits, train] if classify_updates else [logits])
+        return step, classify
+
+    return build_static
+
+
+def test_09_3_the_static_graph_is_accepted_in_its_usual_forms(capsys):
+    assert outcome(capsys, ex.check_static_classifier, static_variant())
+
+    def methods(init, lr):  # W.T and ns.matmul, no names, updates= in compile
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (ns.Variable(w) for w in init)
+            xs = ns.placeholder("points", shape=(None, 2))
+            ys = ns.placeholder("labels", shape=(None,), dtype=np.int64)
+            logits = ns.matmul(ns.tanh(ns.matmul(xs, W1.T) + b1), W2.T) + b2
+            loss = ns.cross_entropy(logits, ys, reduction="mean")
+            train = ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(loss)
+        return [g.compile([xs, ys], [loss, train]), g.compile([xs], [logits])]
+
+    assert outcome(capsys, ex.check_static_classifier, methods)
+
+
+@pytest.mark.parametrize("mistake, says", [
+    ({"batch": 32}, "declare the batch dimension as None"),
+    ({"transpose": False}, "transpose W1"),
+    ({"act": ns.relu}, "is not that of the model"),
+    ({"reduction": "sum"}, "SUM of the per-example losses"),
+    ({"fetch_train": False}, "the loss never changes"),
+    ({"optimizer": "SGD"}, "SGD steps"),
+    ({"lr": 0.05}, "learning rate of their own"),
+    ({"classify_updates": True}, "placeholder 'y' needs a value"),
+    ({"label_dtype": np.float64}, "class indices, which cross-entropy takes as integers"),
+    ({"step_fetches_loss": False}, "fetch the loss first"),
+])
+def test_09_3_a_wrong_static_graph_is_told_its_mistake(capsys, mistake, says):
+    result = rejected(capsys, ex.check_static_classifier, static_variant(**mistake), says=says)
+    never_states(result, "ns.placeholder(", "minimize(loss)", "g.compile(", "0.03", "0.720")
+
+
+def test_09_3_a_classify_that_also_trains_is_told_so(capsys):
+    def build_static(init, lr):
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (ns.Variable(w) for w in init)
+            xs = ns.placeholder("X", shape=(None, 2))
+            ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+            logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+            loss = ns.cross_entropy(logits, ys)
+            train = ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(loss)
+        both = g.compile([xs, ys], [logits, train])
+        return g.compile([xs, ys], [loss, train]), lambda p: both(p, np.zeros(len(p), int))
+
+    rejected(capsys, ex.check_static_classifier, build_static,
+             says="classify changed the weights")
+
+
+def test_09_3_a_blank_or_a_non_pair_is_not_accepted(capsys):
+    def blank(init, lr):
+        with ns.Graph():
+            xs = ...
+        return xs
+
+    assert outcome(capsys, ex.check_static_classifier, blank).status == "todo"
+    rejected(capsys, ex.check_static_classifier, lambda init, lr: 3,
+             says="the pair (step, classify)")
+
+
+def test_lesson_9_reference_pieces_are_the_labs_and_unknown_names_are_refused():
+    from naivegraph.lessons.checkers.lesson09 import reference
+    from naivegraph.lessons.training import build_static_classifier, train_step
+
+    assert reference("build_static") is build_static_classifier
+    assert reference("train_step") is train_step
+    assert reference("accuracy")(np.array([[0.0, 1.0], [2.0, 1.0]]), np.array([1, 1])) == 0.5
+    with pytest.raises(KeyError, match="lesson 9 has no function 'step'"):
+        reference("step")
+
+
+def test_lesson_8_reference_engine_passes_the_lessons_own_checks(capsys):
+    from naivegraph.lessons.checkers import lesson08
+
+    # the reference reads the lab's table, not a global OPS: it checks like a learner's
+    assert outcome(capsys, ex.check_static_backward, lesson08.reference("static_backward"))
+    assert outcome(capsys, ex.check_run_backward, lesson08.reference("run_backward"))
+    assert outcome(capsys, ex.check_free_graph, lesson08.reference("free_graph"))
+    with pytest.raises(TypeError, match="pass the notebook's Node class"):
+        lesson08.reference("jacobian")
+    with pytest.raises(KeyError, match="lesson 8 has no function 'backward'"):
+        lesson08.reference("backward")
+
+
 # ------------------------------------------------------------------------- all of them
 LESSONS = ("06", "07", "08", "09")
 
@@ -763,14 +981,14 @@ LESSONS = ("06", "07", "08", "09")
 def test_every_checker_of_lessons_6_to_9_has_a_revealable_answer(capsys):
     ours = sorted(k for k in ex.CHECKERS if k[:2] in LESSONS)
     assert ours == ["06-1", "06-2", "06-3", "07-1", "07-2", "08-1", "08-2", "08-3", "08-4",
-                    "08-5", "08-6", "09-1", "09-2"]
+                    "08-5", "08-6", "09-1", "09-2", "09-3"]
     for exercise in ours:
         ex.reveal(exercise)
         assert capsys.readouterr().out.startswith(f"answer [{exercise}]: ")
 
 
 @pytest.mark.parametrize("exercise", ["07-1", "08-2", "08-3", "08-4", "08-5", "08-6", "09-1",
-                                      "09-2"])
+                                      "09-2", "09-3"])
 def test_a_function_left_blank_is_not_done_yet(exercise, capsys):
     def empty(*args):
         ...
@@ -778,7 +996,7 @@ def test_a_function_left_blank_is_not_done_yet(exercise, capsys):
 
 
 @pytest.mark.parametrize("exercise", ["06-2", "07-1", "08-2", "08-3", "08-4", "08-5", "08-6",
-                                      "09-1", "09-2"])
+                                      "09-1", "09-2", "09-3"])
 def test_a_function_that_raises_is_reported_not_raised(exercise, capsys):
     def crashes(*args):
         raise ValueError("boom")

@@ -14,8 +14,12 @@ core for a **scalar** engine, in two styles:
 
 Given to you: the node classes, how ops build nodes, and forward. Both engines share
 one table of `(function, derivative)` pairs, whose missing rows you fill in first.
-Then you use your engine for a Jacobian and for gradient descent. No naivegraph
-inside: plain Python and `math`.
+Then you use your engine for a Jacobian and for gradient descent, and draw a graph it
+built. No naivegraph inside: plain Python and `math`.
+
+Every demonstration runs on **your** functions once their exercise passes its check;
+until then it runs on the lab's own versions (kept out of sight in the checker
+module), so the notebook always runs through.
 """
 
 CELLS = [
@@ -50,15 +54,39 @@ CELLS = [
     ex.check_derivative_table(TABLE)
     """),
     md("""
-    The rest of the notebook uses the complete table, `derivative_table()` of
-    `naivegraph.lessons.training` (so it runs even before you finish the exercise).
+    The engine below uses your table once 08-1 passes, the lab's complete one until
+    then. `engine(exercise, name)` makes the same choice for each function you write:
+    yours once its exercise passes, the lab's until then. Set `use_reference = True`
+    and re-run the cells to compare your engine with the lab's.
     """),
     code("""
     import math
 
+    from naivegraph.lessons import plots
+    from naivegraph.lessons.checkers.lesson08 import reference
     from naivegraph.lessons.training import derivative_table
 
-    OPS = derivative_table()
+    use_reference = False
+
+    OPS = TABLE if ex.solved("08-1") and not use_reference else derivative_table()
+
+
+    def engine(exercise, name):
+        \"\"\"Your function `name` once `exercise` passes its check, else the lab's.\"\"\"
+        if ex.solved(exercise) and not use_reference:
+            return globals()[name]
+        return reference(name, globals().get("Node"))
+
+
+    def whose(*exercises):
+        waiting = [e for e in exercises if not ex.solved(e)]
+        if use_reference:
+            return "(running on the lab's reference engine: use_reference is True)"
+        if waiting:
+            return f"(the lab's versions stand in until {' and '.join(waiting)} pass)"
+        return "(running on your engine)"
+
+    print("table:", "yours" if OPS is TABLE else "the lab's")
     """),
     md("""
     ## A static engine: build, then run
@@ -84,7 +112,7 @@ CELLS = [
                     n.value = OPS[n.op][0](*(i.value for i in n.inputs))
 
         def backward(self, loss):
-            static_backward(self.nodes, loss)      # you write this below
+            engine("08-2", "static_backward")(self.nodes, loss)   # yours: 08-2
 
 
     class SNode:
@@ -148,22 +176,11 @@ CELLS = [
     ex.check_static_backward(static_backward)
     """),
     md("""
-    The rest of the notebook uses this reference sweep, so it runs before you finish;
-    compare it with yours.
+    Your sweep at work: one graph, built once, run with new inputs (a static graph's
+    whole point), and a constant exponent that must get no gradient.
     """),
     code("""
-    def static_backward(nodes, loss):
-        for n in nodes:
-            n.grad = 0.0
-        loss.grad = 1.0
-        for n in reversed(nodes):            # every user of n was created after n
-            if n.op is None:
-                continue
-            args = [i.value for i in n.inputs]
-            for k, inp in enumerate(n.inputs):
-                if inp.needs_grad:           # constants get no gradient
-                    inp.grad += n.grad * OPS[n.op][1](*args, k)
-
+    print(whose("08-2"))
     SNode.graph = StaticGraph()
     x, y = SNode(1.0), SNode(2.0)
     f = x * y + x.sin() * y.exp()
@@ -237,9 +254,9 @@ CELLS = [
             if not self.requires_grad:
                 raise RuntimeError("element 0 of tensors does not require grad and does "
                                    "not have a grad_fn")
-            order = run_backward(self)
+            order = engine("08-3", "run_backward")(self)      # yours: 08-3
             if not retain_graph:
-                free_graph(order)
+                engine("08-4", "free_graph")(order)           # yours: 08-4
     """),
     md("""
     ### Exercise 08-3: `run_backward`
@@ -306,44 +323,12 @@ CELLS = [
     ex.check_free_graph(free_graph)
     """),
     md("""
-    The rest of the notebook uses these reference versions, so it runs before you
-    finish; compare them with yours.
+    `Node.backward` now runs your `run_backward` and `free_graph`: values at once,
+    gradients after `backward()`, and a second `backward()` refused because the first
+    one freed what it saved.
     """),
     code("""
-    def run_backward(root):
-        order, seen = [], set()
-
-        def visit(node):                     # post-order: a node after its inputs
-            if id(node) in seen:
-                return
-            seen.add(id(node))
-            for inp in node.inputs:
-                if inp.requires_grad:
-                    visit(inp)
-            order.append(node)
-
-        visit(root)
-        grads = {id(root): 1.0}
-        for node in reversed(order):
-            g = grads.pop(id(node), 0.0)
-            if node.is_leaf:
-                node.grad += g               # leaves accumulate, like AccumulateGrad
-                continue
-            if node.saved is None:
-                raise RuntimeError("Trying to backward through the graph a second time; "
-                                   "pass retain_graph=True to the first backward.")
-            d = OPS[node.grad_fn][1]
-            for k, inp in enumerate(node.inputs):
-                if inp.requires_grad:
-                    grads[id(inp)] = grads.get(id(inp), 0.0) + g * d(*node.saved, k)
-        return order
-
-
-    def free_graph(order):
-        for node in order:
-            if not node.is_leaf:
-                node.saved = None
-
+    print(whose("08-3", "08-4"))
     a = Node(1.0, requires_grad=True)
     b = Node(2.0, requires_grad=True)
     c = a + b
@@ -365,6 +350,24 @@ CELLS = [
     x = Node(1.0, requires_grad=True)
     ((x - 3) ** 2).backward()
     print("d (x - 3)**2 / dx at x = 1:", x.grad)
+    """),
+    md("""
+    ## Your graph, drawn
+
+    The lab's renderer draws any graph it can read. `plots.scalar_graph` reads your
+    nodes exactly as your engine left them (`value`, `grad_fn`, `inputs`,
+    `requires_grad`), rebuilds them as a static graph and draws it: the leaves you made
+    (green), the constants the ops made (grey), one node per op, and the output
+    (orange). The graph below was built, differentiated and freed by your engine;
+    freeing kept its structure, so it still draws.
+    """),
+    code("""
+    x, y = Node(1.0, requires_grad=True), Node(2.0, requires_grad=True)
+    out = x * y + x.sin() * (y - 1).exp()
+    out.backward()
+    print(whose("08-3", "08-4"))
+    print(f"out = {out.value:.4f}   d out/dx = {x.grad:.4f}   d out/dy = {y.grad:.4f}")
+    plots.scalar_graph(out, {"x": x, "y": y}, title="x·y + sin(x)·exp(y - 1), as your engine built it")
     """),
     md("""
     ## A Jacobian, one backward per output
@@ -393,15 +396,13 @@ CELLS = [
 
     ex.check_jacobian(jacobian)
     """),
+    md("""
+    Your `jacobian`, on your engine, at $(1, 2)$:
+    """),
     code("""
-    from naivegraph.lessons import plots
-
-    rows = []
-    for k in range(3):
-        x, y = Node(1.0, requires_grad=True), Node(2.0, requires_grad=True)
-        F(x, y)[k].backward()
-        rows.append([x.grad, y.grad])
-    plots.jacobian_heatmap(np.array(rows), ["x·y", "x + sin y", "eˣ·y"], ["x", "y"],
+    print(whose("08-3", "08-5"))
+    J = engine("08-5", "jacobian")(F, 1.0, 2.0)
+    plots.jacobian_heatmap(np.array(J), ["x·y", "x + sin y", "eˣ·y"], ["x", "y"],
                            title="Jacobian at (x, y) = (1, 2)")
     """),
     md("""
@@ -434,20 +435,19 @@ CELLS = [
 
     ex.check_gradient_descent(gradient_descent)
     """),
+    md("""
+    Your `gradient_descent` from $(-2, 2)$, stopped after 0, 1, ..., 40 steps: the path
+    it takes.
+    """),
     code("""
-    x, y = Node(-2.0, requires_grad=True), Node(2.0, requires_grad=True)
-    path = [(x.value, y.value)]
-    for step in range(40):
-        x.grad = y.grad = 0.0
-        f(x, y).backward()
-        x.value -= 0.1 * x.grad
-        y.value -= 0.1 * y.grad
-        path.append((x.value, y.value))
+    print(whose("08-3", "08-6"))
+    descend = engine("08-6", "gradient_descent")
+    path = [descend(f, -2.0, 2.0, 0.1, steps) for steps in range(41)]
 
     fxy = lambda X, Y: (X - 1) ** 2 + 2 * (Y + 2) ** 2 + X * Y / 2
     plots.gradient_descent_contour(fxy, path, xlim=(-3, 3), ylim=(-4, 3),
                                    minimum=np.linalg.solve([[2, 0.5], [0.5, 4]], [2, -8]),
-                                   title="Gradient descent with the Node engine")
+                                   title="Gradient descent with your Node engine")
     """),
     md("""
     ## Summary

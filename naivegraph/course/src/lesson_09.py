@@ -3,10 +3,12 @@ from build import code, exercise, md
 NAME = "09_capstone"
 TITLE = "Lesson 9: Capstone - a classifier in both modes"
 INTRO = """
-Put it all together: generate a 2-D data set, train a small neural-network classifier
-in **dynamic** mode (modules, optimizer, autograd) and in **static** mode (placeholders,
-Variables, the optimizer inside the graph, a compiled step), with the same optimizer
-settings, compare the loss curves, and draw the decision boundaries.
+Put it all together: generate a 2-D data set, and train one small neural-network
+classifier twice, with code you write: in **dynamic** mode (your training step:
+modules, optimizer, autograd) and in **static** mode (your graph: placeholders, the
+loss, the optimizer inside the graph, compiled steps), from the same first weights
+with the same optimizer settings. Then compare the loss curves and draw the decision
+boundaries.
 """
 
 CELLS = [
@@ -58,48 +60,100 @@ CELLS = [
     md("""
     ## Dynamic mode: modules and an optimizer
 
-    The notebook uses the reference step of `naivegraph.lessons.training`, so it runs
-    whatever state your exercises are in.
+    Your `train_step` trains the network for 300 steps on the whole set. The weights
+    are pinned to float64, so the two modes can be compared number for number. The
+    first weights are kept in `init`: the static graph starts from the same ones.
+
+    Every cell from here on runs your functions once their check passes; until then
+    the lab's own versions stand in (kept out of sight in the checker module), so the
+    notebook always runs through. Set `use_reference = True` and re-run to compare
+    with the lab's.
     """),
     code("""
-    from naivegraph.lessons.training import train_step as reference_step
+    from naivegraph.lessons.checkers.lesson09 import reference
+
+    use_reference = False
+
+
+    def yours_or_lab(exercise, name):
+        if ex.solved(exercise) and not use_reference:
+            return globals()[name]
+        print(f"({name}: the lab's version stands in until exercise {exercise} passes)")
+        return reference(name)
+
 
     ng.manual_seed(0)
-    model = ng.nn.Sequential(ng.nn.Linear(2, 32), ng.nn.Tanh(), ng.nn.Linear(32, 2))
-    init = [p.detach().numpy().copy() for p in model.parameters()]  # reused by static mode
+    model = ng.nn.Sequential(ng.nn.Linear(2, 32, dtype=ng.float64), ng.nn.Tanh(),
+                             ng.nn.Linear(32, 2, dtype=ng.float64))
+    init = [p.detach().numpy().copy() for p in model.parameters()]  # W1, b1, W2, b2
     optimizer = ng.optim.Adam(model.parameters(), lr=0.05)
-    Xt, yt = ng.tensor(X), ng.tensor(y)
+    Xt, yt = ng.tensor(X, dtype=ng.float64), ng.tensor(y)
 
     epochs = 300
-    dynamic_losses = [reference_step(model, optimizer, Xt, yt) for _ in range(epochs)]
+    one_step = yours_or_lab("09-2", "train_step")
+    dynamic_losses = [one_step(model, optimizer, Xt, yt) for _ in range(epochs)]
+    score = yours_or_lab("09-1", "accuracy")
     with ng.no_grad():
         print("dynamic: final loss %.4f, accuracy %.2f"
-              % (dynamic_losses[-1], np.mean(model(Xt).numpy().argmax(1) == y)))
+              % (dynamic_losses[-1], score(model(Xt), yt)))
     """),
     md("""
     ## Static mode: the same network as a graph
 
-    `nn.Linear` computes `x @ W.T + b`; the static graph writes that out with the same
-    initial weights. The batch dimension is `None`, so the same graph takes the
-    training set and, later, any grid of points. `ns.optim.Adam(...).minimize(loss)`
-    adds the gradients and Adam's update to the graph, with the same settings as the
-    dynamic optimizer: both modes take the same steps.
+    Now the same model, TF1 style: a graph built once, a compiled step run 300 times.
+
+    ### Exercise 09-3: the static graph
+
+    Complete `build_static(init, lr)`. The Variables are made for you from `init`
+    (`W1, b1, W2, b2` in `nn.Linear`'s layout: a weight is `(out_features,
+    in_features)` and the layer computes `x @ W.T + b`). Inside the graph, write:
+
+    * two placeholders: the points, `(batch, 2)` floats, and the labels, `(batch,)`
+      int64 class indices, with the batch size left open (`None`), so the same graph
+      takes the training set now and a grid of 40 000 points later;
+    * the logits of the network (`ns.tanh`, `ns.t` for a transpose), and the
+      cross-entropy loss of the logits against the labels;
+    * the training op: `ns.optim.Adam(variables, lr=...).minimize(loss)` adds the
+      gradients and Adam's update to the graph, with the same settings as the
+      dynamic optimizer, so both modes take the same steps.
+
+    Then compile two functions from the one graph (`g.compile(inputs, outputs)`):
+    `step(X, y)`, one training step, fetching the loss first and the training op
+    (a run only updates the Variables when it fetches the update), and
+    `classify(points)`, fetching the logits alone. The checker builds the graph with
+    its own weights and learning rate and trains it against its own dynamic run.
+    """),
+    exercise("09-3", """
+    # Exercise 09-3
+    def build_static(init, lr):
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (ns.Variable(w, name=n) for w, n in zip(init, ("W1", "b1", "W2", "b2")))
+            xs = «ns.placeholder("X", shape=(None, 2), dtype=np.float64)»
+            ys = «ns.placeholder("y", shape=(None,), dtype=np.int64)»
+            logits = «ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2»
+            loss = «ns.cross_entropy(logits, ys)»
+            train = «ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(loss)»
+        step = «g.compile([xs, ys], [loss, train])»
+        classify = «g.compile([xs], [logits])»
+        return step, classify
+
+    ex.check_static_classifier(build_static)
+    """),
+    md("""
+    ## The two modes, side by side
+
+    Your graph, from the same first weights, for the same 300 steps. Printed, the
+    compiled step says what it takes, what it gives back, and how many steps its plan
+    runs: the forward pass, the gradients and Adam's update in one list, run from
+    start to end without Python choosing anything in between.
     """),
     code("""
-    with ns.Graph() as g:
-        xs = ns.placeholder("X", shape=(None, 2))
-        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
-        W1, b1, W2, b2 = (ns.Variable(v, name=n) for v, n in zip(init, ("W1", "b1", "W2", "b2")))
-        logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
-        loss = ns.cross_entropy(logits, ys)
-        train = ns.optim.Adam([W1, b1, W2, b2], lr=0.05).minimize(loss)
-    step = g.compile([xs, ys], [loss, train])
-    classify = g.compile([xs], [logits])      # the same graph, forward only, any batch size
-    print(step)
+    static_step, classify = yours_or_lab("09-3", "build_static")(init, lr=0.05)
+    print(static_step)
 
-    static_losses = [float(step(X, y)[0]) for _ in range(epochs)]
+    static_losses = [float(static_step(X, y)[0]) for _ in range(epochs)]
     print("static: final loss %.4f, accuracy %.2f"
-          % (static_losses[-1], np.mean(classify(X)[0].argmax(1) == y)))
+          % (static_losses[-1], score(classify(X)[0], y)))
     """),
     code("""
     plots.loss_curves({"dynamic": dynamic_losses, "static": static_losses},
@@ -108,11 +162,19 @@ CELLS = [
           max(abs(a - b) for a, b in zip(dynamic_losses, static_losses)))
     """),
     md("""
+    The curves lie on top of each other: the same ops from the same table, in the same
+    order, on the same float64 numbers. What differences remain come from rounding:
+    the static graph may group a sum or fuse a step differently (`ns.optimize` rewrites
+    it before compiling), and in floating point $(a + b) + c$ need not equal
+    $a + (b + c)$. After 300 steps of Adam they stay at the level of rounding, far
+    below what the plot can show.
+    """),
+    md("""
     ## Decision boundaries
 
     `plots.decision_boundary(predict, X, y)` colours the plane by the predicted class.
     For dynamic mode, `predict` runs the model under `no_grad`; for static mode it runs
-    the compiled forward graph on the grid (40 000 points: the `None` batch at work).
+    your compiled forward graph on the grid (40 000 points: the `None` batch at work).
     """),
     code("""
     def predict_dynamic(points):

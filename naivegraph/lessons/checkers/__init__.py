@@ -22,7 +22,7 @@ from .lesson08 import (
     check_run_backward,
     check_static_backward,
 )
-from .lesson09 import check_accuracy_fn, check_train_step
+from .lesson09 import check_accuracy_fn, check_static_classifier, check_train_step
 from .lesson10 import (
     check_poly_loop,
     check_run_semantics,
@@ -73,6 +73,7 @@ __all__ = [
     "check_gradient_descent",
     "check_accuracy_fn",
     "check_train_step",
+    "check_static_classifier",
     "check_poly_loop",
     "check_run_semantics",
     "check_trace_trap",

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..checking import (
     Result,
+    returned_blank,
     answer,
     as_array,
     blank_function,
@@ -80,6 +81,11 @@ def check_derivative_table(table) -> Result:
                     return d
                 if d is None:
                     return not_done(ex, f"(the derivative of {name!r} returned None.)")
+                if callable(d):
+                    return not_yet(ex, [f"the derivative of {name!r} returned a function, not "
+                                        "a number: call it on the argument, as the value "
+                                        "column does."],
+                                   gave=f"d {name}/d arg{i} = {show(d)}")
                 up, dn = list(args), list(args)
                 up[i] += 1e-6
                 dn[i] -= 1e-6
@@ -470,11 +476,12 @@ def check_free_graph(free_graph) -> Result:
     f = _d("exp", _d("add", c, x))
     order = _topological(f)
     links = [(n, n.inputs) for n in order]
+    # taken before the call: a free_graph that empties the list must not hide the nodes
+    computed = [n for n in order if n.grad_fn is not None]
     x.grad, y.grad = 0.25, 0.75
     stop, _ = _call_none_ok(ex, free_graph, order)
     if stop is not None:
         return stop
-    computed = [n for n in order if n.grad_fn is not None or n in (c, f)]
     if any(n.grad_fn is None for n in (c, f)):
         return not_yet(ex, ["after freeing, c.is_leaf says True: backward would now stop at "
                             "c as if it were a leaf. Free what backward saved, not the "
@@ -489,8 +496,10 @@ def check_free_graph(free_graph) -> Result:
                             "holding the saved values."],
                        gave="computed nodes without their inputs")
     if any(n.saved is not None for n in computed):
+        emptied = " (emptying the list frees nothing: the nodes live on)" if not order else ""
         return not_yet(ex, ["the computed nodes still hold their saved values: those are "
-                            "what freeing gives back."], gave="saved values still there")
+                            f"what freeing gives back{emptied}."],
+                       gave="saved values still there")
     if (x.value, y.value, x.grad, y.grad) != (1.5, -0.5, 0.25, 0.75) or not (
         x.requires_grad and y.requires_grad
     ):
@@ -531,9 +540,19 @@ def check_jacobian(jacobian) -> Result:
     for name, (x0, y0) in (("lesson", (1.0, 2.0)), ("lesson", (0.5, -1.0)),
                            ("other", (0.3, 1.7))):
         want = _rows(name, x0, y0)
-        stop, J = answer(ex, jacobian, _functions()[name], x0, y0)
-        if stop is not None:
-            return stop
+        try:
+            J = jacobian(_functions()[name], x0, y0)
+        except IndexError as exc:  # typically range(3): the lesson's F has 3 outputs
+            return not_yet(ex, ["your jacobian counts on F having as many outputs as the "
+                                "lesson's: the checker also calls it with an F of another "
+                                "size. Take the number of rows from what F returns."],
+                           gave=f"IndexError: {exc}" + ("" if name == "lesson" else
+                                                        " for another F"))
+        except Exception as exc:  # any other error: reported to the learner
+            return failed(ex, crash_message(exc))
+        blank = returned_blank(ex, J)
+        if blank is not None:
+            return blank
         try:
             got = np.array([[float(as_array(v)) for v in row] for row in J])
         except Exception:  # not a list of rows of numbers: reported, never raised
@@ -610,9 +629,24 @@ def check_gradient_descent(gradient_descent) -> Result:
         return (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
 
     start, lr, steps = (0.5, 1.0), 0.05, 60
-    stop, point = answer(ex, gradient_descent, f, start[0], start[1], lr, steps)
-    if stop is not None:
-        return stop
+    try:
+        point = gradient_descent(f, start[0], start[1], lr, steps)
+    except RuntimeError as exc:
+        # the learner's run_backward words its own refusal of a freed graph
+        if "require" in str(exc):
+            return failed(ex, crash_message(exc))
+        return not_yet(ex, ["a backward ran into a graph that an earlier backward had "
+                            "freed: each step must build f(x, y) afresh from the leaves, and "
+                            "a step that rebuilds x out of x (x = x - ...) turns x into a "
+                            "computed node of last step's freed graph.",
+                            "build f inside the loop, and move each leaf by changing the "
+                            "number it holds, x.value, so it stays the same leaf."],
+                       gave=f"RuntimeError: {str(exc).rstrip('.')}")
+    except Exception as exc:  # any other error: reported to the learner
+        return failed(ex, crash_message(exc))
+    blank = returned_blank(ex, point)
+    if blank is not None:
+        return blank
     if isinstance(point, (list, tuple)) and any(_is_node(v) for v in point):
         return not_yet(ex, ["you returned the Node objects themselves: return the numbers "
                             "they hold, as the exercise asks (a Node keeps changing when "
@@ -636,6 +670,13 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "so far: zero x.grad and y.grad before each backward."]
     elif np.allclose(got, _simulate(start, lr, steps, "ascent"), rtol=1e-6):
         hint = ["your steps climb: the gradient points uphill, so step against it."]
+    elif any(np.allclose(got, _simulate(start, rate, steps), rtol=1e-6)
+             for rate in (0.1, 0.01, 0.001)):
+        hint = ["your steps use a learning rate of their own: use the lr the function is "
+                "given (the checker passes another one than the lesson)."]
+    elif any(np.allclose(got, _simulate(start, lr, n), rtol=1e-6) for n in (steps - 1,
+                                                                             steps + 1)):
+        hint = ["one step too many or too few: take exactly `steps` steps."]
     elif not np.all(np.isfinite(got)) or np.abs(got).max() > 1e6:
         hint = ["the iterates blew up although the checker's lr is small: is the update "
                 "using the lr and steps it was given, and the current gradient only?"]
@@ -645,3 +686,107 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "each step: zero the grads, build f(x, y), backward, move both values by "
                 "-lr times their grad."]
     return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")
+
+
+# ------------------------------------------------------------------ reference engine
+# The notebook's demonstrations run on the learner's functions once their checks pass;
+# until then (or when the learner asks, to compare) they run on these.  They live here,
+# never in a cell, so a student's notebook shows no answer.
+def _table() -> dict:
+    from ..training import derivative_table
+
+    return derivative_table()
+
+
+def _static_backward(nodes: list, loss) -> None:
+    derivative = {name: row[1] for name, row in _table().items()}
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            if inp.needs_grad:
+                inp.grad += n.grad * derivative[n.op](*args, k)
+
+
+def _run_backward(root) -> list:
+    derivative = {name: row[1] for name, row in _table().items()}
+    order = _topological(root)
+    grads = {id(root): 1.0}
+    for node in reversed(order):
+        g = grads.pop(id(node), 0.0)
+        if node.is_leaf:
+            node.grad += g
+            continue
+        if node.saved is None:
+            raise RuntimeError("Trying to backward through the graph a second time; "
+                               "pass retain_graph=True to the first backward.")
+        for k, inp in enumerate(node.inputs):
+            if inp.requires_grad:
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * derivative[node.grad_fn](
+                    *node.saved, k)
+    return order
+
+
+def _free_graph(order: list) -> None:
+    for node in order:
+        if not node.is_leaf:
+            node.saved = None
+
+
+def _jacobian(node_class: type) -> Callable:
+    def jacobian(F, x0, y0):
+        rows = []
+        for k in range(len(F(node_class(x0), node_class(y0)))):
+            x, y = node_class(x0, requires_grad=True), node_class(y0, requires_grad=True)
+            F(x, y)[k].backward()
+            rows.append([x.grad, y.grad])
+        return rows
+
+    return jacobian
+
+
+def _gradient_descent(node_class: type) -> Callable:
+    def gradient_descent(f, x0, y0, lr=0.1, steps=200):
+        x, y = node_class(x0, requires_grad=True), node_class(y0, requires_grad=True)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            f(x, y).backward()
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+        return x.value, y.value
+
+    return gradient_descent
+
+
+def reference(name: str, node_class: type | None = None) -> Callable:
+    """The lab's version of lesson 8's function ``name`` (``static_backward``,
+    ``run_backward``, ``free_graph``, ``jacobian``, ``gradient_descent``); the last two
+    build leaves of the notebook's ``node_class``.
+
+    >>> class N:
+    ...     def __init__(self, value, requires_grad=False):
+    ...         self.value, self.requires_grad, self.grad = value, requires_grad, 0.0
+    ...         self.grad_fn, self.inputs, self.saved = None, (), None
+    ...     is_leaf = property(lambda self: self.grad_fn is None)
+    >>> x = N(3.0, requires_grad=True)
+    >>> y = N(6.0, requires_grad=True)
+    >>> y.grad_fn, y.inputs, y.saved = "mul", (x, N(2.0)), (3.0, 2.0)
+    >>> order = reference("run_backward")(y)
+    >>> x.grad, len(order)
+    (2.0, 2)
+    """
+    fixed = {"static_backward": _static_backward, "run_backward": _run_backward,
+             "free_graph": _free_graph}
+    if name in fixed:
+        return fixed[name]
+    makers = {"jacobian": _jacobian, "gradient_descent": _gradient_descent}
+    if name not in makers:
+        raise KeyError(f"lesson 8 has no function {name!r}; it has "
+                       f"{', '.join([*fixed, *makers])}")
+    if node_class is None:
+        raise TypeError(f"reference({name!r}) builds nodes: pass the notebook's Node class")
+    return makers[name](node_class)

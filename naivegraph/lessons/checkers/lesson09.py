@@ -6,16 +6,22 @@ import numpy as np
 
 import naivegraph as ng
 
+import naivegraph.static as ns
+
 from ..checking import (
     Result,
     answer,
     blank_function,
+    call_answer,
     checker,
     close,
     correct,
+    crash_message,
+    failed,
     not_yet,
     show,
 )
+from ..training import build_static_classifier, train_step
 
 
 def _is_number(value) -> bool:
@@ -56,9 +62,12 @@ def check_accuracy_fn(accuracy) -> Result:
     if not _is_number(got):
         return not_yet(ex, ["the value is right, but give it as a Python float, not a "
                             f"{type(got).__name__}."], gave=f"a {type(got).__name__}")
-    stop, got2 = answer(ex, accuracy, ng.tensor(logits), ng.tensor(labels))
-    if stop is not None:
-        return stop
+    try:
+        got2 = accuracy(ng.tensor(logits), ng.tensor(labels))
+    except Exception as exc:  # works on arrays, not on tensors: say so
+        return not_yet(ex, ["it works on numpy arrays but not on tensors: convert the "
+                            "inputs to numpy first (np.asarray)."],
+                       gave=f"{type(exc).__name__}: {exc}".splitlines()[0] + " for tensors")
     if not close(got2, 0.6):
         return not_yet(ex, ["it works on numpy arrays but not on tensors: convert the "
                             "inputs to numpy first."], gave=f"{show(got2)} for tensors")
@@ -74,7 +83,9 @@ def _data():
 
 def _model():
     ng.manual_seed(1)
-    return ng.nn.Sequential(ng.nn.Linear(2, 8), ng.nn.Tanh(), ng.nn.Linear(8, 2))
+    return ng.nn.Sequential(
+        ng.nn.Linear(2, 8, dtype=ng.float64), ng.nn.Tanh(), ng.nn.Linear(8, 2, dtype=ng.float64)
+    )
 
 
 @checker(
@@ -134,10 +145,175 @@ def check_train_step(train_step) -> Result:
     stop, _ = answer(ex, train_step, model, opt, X, y)
     if stop is not None:
         return stop
-    if params[0].grad is None or not close(params[0].grad, want, atol=1e-8):
+    # zeroing at the end of the step (after optimizer.step()) is as right as at the start
+    cleared = params[0].grad is None or close(params[0].grad, 0.0)
+    if not cleared and not close(params[0].grad, want, atol=1e-8):
         return not_yet(ex, ["p.grad after a step holds more than that step's gradient: "
                             "gradients add up over backward calls unless you clear them "
                             "at the start of each step."],
                        gave="gradients summed over steps")
     return correct(ex, f"the loss goes down: {losses[0]:.3f} -> {losses[-1]:.3f} in 15 steps.")
 
+
+
+# ----------------------------------------------------------------------------- 09-3
+_STEPS = 6
+_LR = 0.03  # not the lesson's 0.05: a typed-in learning rate shows
+
+
+def _static_losses(init, X, y, lr, optimizer="Adam", reduction="mean") -> list[float]:
+    """The checker's static training run, right or with one of the usual mistakes."""
+    with ns.Graph() as g:
+        W1, b1, W2, b2 = (ns.Variable(v.copy()) for v in init)
+        xs = ns.placeholder("X", shape=(None, 2), dtype=np.float64)
+        ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+        logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+        loss = ns.cross_entropy(logits, ys, reduction=reduction)
+        update = getattr(ns.optim, optimizer)([W1, b1, W2, b2], lr=lr).minimize(loss)
+    step = g.compile([xs, ys], [loss, update])
+    return [float(step(X, y)[0]) for _ in range(_STEPS)]
+
+
+def _first(outputs):
+    """The first fetched value of a compiled call (it returns a list of them)."""
+    return outputs[0] if isinstance(outputs, (list, tuple)) else outputs
+
+
+_SHAPES_HINT = (
+    "nn.Linear keeps its weight as (out_features, in_features) and computes x @ W.T + b: "
+    "with X of shape (batch, 2) and W1 of shape (hidden, 2), transpose W1 (ns.t) before "
+    "the product."
+)
+
+
+def _crashed(ex: str, fn, *args):
+    """Call the learner's function; a crash becomes a failure, with a word on shapes when
+    the error is about them (a missing transpose fails deep inside the graph)."""
+    try:
+        return None, fn(*args)
+    except Exception as exc:  # any error is reported to the learner
+        said = crash_message(exc)
+        text = str(exc).lower()
+        if "class indices" in text:
+            return not_yet(ex, ["the labels are class indices, which cross-entropy takes as "
+                                "integers: declare the labels' placeholder with an integer "
+                                "dtype (int64, like the dynamic labels)."],
+                           gave="float labels"), None
+        if "declared with shape" in text:
+            return not_yet(ex, ["your placeholder fixes the batch size: declare the batch "
+                                "dimension as None, so the same graph takes the training "
+                                "set and any batch of points."],
+                           gave="a graph that refuses a batch of another size"), None
+        if any(w in text for w in ("subscriptable", "matmul")):
+            return failed(ex, f"{said} {_SHAPES_HINT}"), None
+        return failed(ex, said), None
+
+
+@checker(
+    "09-3",
+    answer='xs = ns.placeholder("X", shape=(None, 2), dtype=np.float64); ys = '
+    'ns.placeholder("y", shape=(None,), dtype=np.int64); logits = ns.tanh(xs @ ns.t(W1) + '
+    "b1) @ ns.t(W2) + b2; loss = ns.cross_entropy(logits, ys); train = "
+    "ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(loss); step = g.compile([xs, ys], "
+    "[loss, train]); classify = g.compile([xs], [logits]). None leaves the batch open; "
+    "fetching train runs the update; classify fetches the logits alone.",
+)
+def check_static_classifier(build_static) -> Result:
+    """``build_static(init, lr) -> (step, classify)``: lesson 9's model as a static graph."""
+    ex = "09-3"
+    bad = blank_function(ex, build_static)
+    if bad is not None:
+        return bad
+    init = [p.detach().numpy().copy() for p in _model().parameters()]
+    Xt, yt = _data()
+    X, y = Xt.numpy(), yt.numpy()
+    stop, built = _crashed(ex, build_static, [w.copy() for w in init], _LR)
+    if stop is not None:
+        return stop
+    if not (isinstance(built, (list, tuple)) and len(built) == 2 and all(map(callable, built))):
+        return failed(ex, f"build_static should return the pair (step, classify) of "
+                          f"compiled functions, got {show(built)}.")
+    step, classify = built
+    losses = []
+    for _ in range(_STEPS):
+        stop, out = _crashed(ex, step, X, y)
+        if stop is not None:
+            return stop
+        try:
+            losses.append(float(np.asarray(_first(out))))
+        except (TypeError, ValueError):
+            return not_yet(ex, ["step(X, y) should fetch the loss first: compile the graph "
+                                "with [loss, train] as its outputs."],
+                           gave="a first output that is not a number")
+    want = _static_losses(init, X, y, _LR)
+    if not close(losses[0], want[0], rtol=1e-4):
+        if close(losses[0], want[0] * len(y), rtol=1e-4):
+            hint = ["your loss is the SUM of the per-example losses, not their mean, as the "
+                    "dynamic mode's cross-entropy is: the two modes would take different "
+                    "steps. Keep the cross-entropy's default reduction."]
+        else:
+            hint = ["the first loss, before any step, is not that of the model: the same "
+                    "network as in dynamic mode, Linear, Tanh, Linear, each Linear x @ W.T + b, "
+                    "and cross-entropy on the raw logits.",
+                    "write the logits as tanh(X W1ᵀ + b1) W2ᵀ + b2, with ns.tanh and ns.t."]
+        return not_yet(ex, hint, gave=f"a first loss of {losses[0]:.4g}")
+    if close(losses, [losses[0]] * _STEPS, rtol=1e-12):
+        return not_yet(ex, ["the loss never changes: the update node changes the Variables "
+                            "only when a run fetches it. Fetch it in step's outputs, next "
+                            "to the loss."], gave=f"the same loss {_STEPS} times")
+    if not close(losses, want, rtol=1e-4):
+        if close(losses, _static_losses(init, X, y, _LR, optimizer="SGD"), rtol=1e-4):
+            hint = ["your graph takes SGD steps; the dynamic mode uses Adam, and the two "
+                    "modes must take the same steps to be compared."]
+        elif close(losses, _static_losses(init, X, y, 0.05), rtol=1e-4):
+            hint = ["your steps use a learning rate of their own: use the lr that "
+                    "build_static is given (the checker passes another one)."]
+        else:
+            hint = ["the first loss is right but the steps differ from dynamic mode's: the "
+                    "optimizer must be Adam over all four Variables, with the lr given, "
+                    "and one update per step."]
+        return not_yet(ex, hint, gave="losses " + ", ".join(f"{v:.4g}" for v in losses[:3])
+                       + ", ...")
+    # the forward pass alone, on any batch size, without touching the weights
+    logits = []
+    for rows in (X[:5], X[:1], X[:5]):
+        stop, out = _crashed(ex, classify, rows)
+        if stop is not None:
+            return stop
+        logits.append(np.asarray(_first(out)))
+    if logits[0].shape != (5, 2) or logits[1].shape != (1, 2):
+        return not_yet(ex, ["classify(points) should fetch the logits, one row of two "
+                            "class scores per point."], gave=f"shape {logits[0].shape} for "
+                                                         "5 points")
+    if not close(logits[0], logits[2], rtol=1e-12):
+        return not_yet(ex, ["classify changed the weights: it must fetch the logits alone, "
+                            "not the update."], gave="logits that change between two calls")
+    want_step, want_classify = build_static_classifier([w.copy() for w in init], _LR)
+    for _ in range(_STEPS):
+        want_step(X, y)
+    if not close(logits[0], want_classify(X[:5])[0], rtol=1e-4):
+        return not_yet(ex, ["classify does not see the trained weights: compile it from the "
+                            "same graph, fetching the logits."],
+                       gave="logits of other weights")
+    return correct(ex, f"the same Adam steps as dynamic mode ({losses[0]:.3f} -> "
+                       f"{losses[-1]:.3f} in {_STEPS} steps), and one graph classifies any "
+                       "batch size.")
+
+
+# ------------------------------------------------------------------ reference pieces
+def _accuracy(logits, labels) -> float:
+    return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))
+
+
+def reference(name: str):
+    """The lab's version of lesson 9's function ``name`` (``accuracy``, ``train_step``,
+    ``build_static``): the notebook runs it until the learner's own passes its check.
+
+    >>> reference("train_step").__name__, reference("build_static").__name__
+    ('train_step', 'build_static_classifier')
+    """
+    pieces = {"accuracy": _accuracy, "train_step": train_step,
+              "build_static": build_static_classifier}
+    if name not in pieces:
+        raise KeyError(f"lesson 9 has no function {name!r}; it has {', '.join(pieces)}")
+    return pieces[name]
