@@ -3,5 +3,8 @@
 from . import table as _table
 from .core import OPS, Meta, OpDef, call, defop, op_function
 from .table import F
+from .core import BUILT_IN as _BUILT_IN
+
+_BUILT_IN.update(OPS)  # what table.py defined: never replaced from outside
 
 __all__ = ["OPS", "Meta", "OpDef", "F", "call", "defop", "op_function"]
