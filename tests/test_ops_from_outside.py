@@ -17,8 +17,13 @@ F64 = np.float64
 
 @pytest.fixture
 def softplus():
-    defop("softplus_t", lambda x: np.logaddexp(0.0, x),
-          [lambda g, x, out: g * F.sigmoid(x)], saves=(0,), elementwise=True)
+    defop(
+        "softplus_t",
+        lambda x: np.logaddexp(0.0, x),
+        [lambda g, x, out: g * F.sigmoid(x)],
+        saves=(0,),
+        elementwise=True,
+    )
     yield op_function("softplus_t")
     OPS.pop("softplus_t", None)
 

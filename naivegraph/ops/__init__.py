@@ -1,9 +1,9 @@
 """The op table shared by dynamic and static mode: see :mod:`naivegraph.ops.table`."""
 
 from . import table as _table
+from .core import BUILT_IN as _BUILT_IN
 from .core import OPS, Meta, OpDef, call, defop, op_function
 from .table import F
-from .core import BUILT_IN as _BUILT_IN
 
 _BUILT_IN.update(OPS)  # what table.py defined: never replaced from outside
 
