@@ -38,7 +38,9 @@ from .lesson11 import (
 from .lesson12 import (
     check_cube_function,
     check_first_nan,
+    check_linear_function,
     check_matmul_backward,
+    check_softplus_partial,
     check_sum_to_shape,
 )
 
@@ -85,4 +87,6 @@ __all__ = [
     "check_first_nan",
     "check_matmul_backward",
     "check_sum_to_shape",
+    "check_linear_function",
+    "check_softplus_partial",
 ]
