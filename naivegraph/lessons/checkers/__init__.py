@@ -43,6 +43,7 @@ from .lesson12 import (
     check_softplus_partial,
     check_sum_to_shape,
 )
+from .lesson13 import check_baked_branch, check_freed_first, check_nodes_removed
 
 __all__ = [
     "check_forward_values",
@@ -89,4 +90,7 @@ __all__ = [
     "check_sum_to_shape",
     "check_linear_function",
     "check_softplus_partial",
+    "check_freed_first",
+    "check_nodes_removed",
+    "check_baked_branch",
 ]
