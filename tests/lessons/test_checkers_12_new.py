@@ -199,3 +199,48 @@ def test_linear_blank_reports_once(capsys):
 
     ex.check_linear_function(linear_with(blank))
     assert capsys.readouterr().out.count("[12-4]") == 1
+
+
+# What a learner working through 12-4 had accepted, although wrong.
+def in_place_on_grad_output(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    g = grad_output.mul_(1.0)
+    gx = g @ w.T if ctx.needs_input_grad[0] else None
+    gw = x.T @ g if ctx.needs_input_grad[1] else None
+    return gx, gw
+
+
+def through_numpy(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    gx = ng.tensor(grad_output.numpy() @ w.numpy().T) if ctx.needs_input_grad[0] else None
+    gw = ng.tensor(x.numpy().T @ grad_output.numpy()) if ctx.needs_input_grad[1] else None
+    return gx, gw
+
+
+def test_linear_changing_grad_output_in_place_is_rejected():
+    message = rejected(ex.check_linear_function(linear_with(in_place_on_grad_output)))
+    assert "IN PLACE" in message
+
+
+def test_linear_computed_through_numpy_is_told_it_left_the_graph():
+    message = rejected(ex.check_linear_function(linear_with(through_numpy)), *LINEAR_SECRETS)
+    assert "left the graph" in message and "create_graph=True" in message
+
+
+# What a learner working through 12-1 had accepted, although wrong: a backward whose
+# numbers are right but which detaches x, so a second derivative is lost.
+def test_cube_backward_that_detaches_x_is_told_it_left_the_graph():
+    from test_checkers_10_12 import cube_with
+
+    def detached(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x.detach() ** 2
+
+    def through_numpy(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * ng.tensor(3 * x.detach().numpy() ** 2)
+
+    for backward in (detached, through_numpy):
+        checking.TRIES.clear()
+        message = rejected(ex.check_cube_function(cube_with(backward)), "3 * x ** 2")
+        assert "left the graph" in message

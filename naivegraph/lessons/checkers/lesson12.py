@@ -55,7 +55,31 @@ def check_cube_function(cube) -> Result:
         wrong = _cube_mistake(ex, got, np.array(xs), np.array(upstream), case)
         if wrong is not None:
             return wrong
+    if not _cube_twice_differentiable(cube):
+        return not_yet(
+            ex,
+            [
+                "the numbers are right, but your gradient left the graph (through .detach(), "
+                "numpy or a new tensor): with create_graph=True autograd cannot differentiate "
+                "it again, and the second derivative of x^3 is lost.",
+                "compute it with tensor ops on grad_output and the saved x, as they are.",
+            ],
+        )
     return correct(ex, "backward is the local derivative 3x^2 times grad_output.")
+
+
+def _cube_twice_differentiable(cube) -> bool:
+    """Whether a second derivative through ``cube`` gives 6x (create_graph=True)."""
+    xs = np.array([0.5, -1.0, 2.0])
+    x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
+    try:
+        (first,) = ng.autograd.grad(cube.apply(x).sum(), x, create_graph=True)
+        if not first.requires_grad:
+            return False
+        (second,) = ng.autograd.grad(first.sum(), x, allow_unused=True)
+    except RuntimeError:  # .numpy() of a tensor that requires grad, and the like
+        return False
+    return second is not None and np.allclose(second.numpy(), 6 * xs)
 
 
 # (x, grad_output): a second x catches a backward that returns numbers typed by hand.
@@ -339,6 +363,17 @@ def check_linear_function(linear) -> Result:
                     "input of forward, in their order."
                 ],
             )
+        if got is _IN_PLACE:
+            return not_yet(
+                ex,
+                [
+                    "your backward changed grad_output IN PLACE: that tensor is autograd's, "
+                    "and it may hand the same one to other nodes or hooks, which would "
+                    "then read your product (exercise 12-1 met the same trap).",
+                    "leave grad_output as it is and compute NEW tensors from it.",
+                ],
+                gave="a backward that modifies grad_output in place",
+            )
         wrong = _linear_mistake(ex, got, xs, ws, gs, needs)
         if wrong is not None:
             return wrong
@@ -356,20 +391,48 @@ def check_linear_function(linear) -> Result:
     ok, got = call_answer(ex, _linear_grads, linear, xs, ws, gs, (True, True))
     if not ok:
         return got
+    if not _stays_differentiable(linear, xs, ws, gs):
+        return not_yet(
+            ex,
+            [
+                "the numbers are right, but your gradients left the graph (through numpy, "
+                ".detach() or a new tensor): with create_graph=True autograd could not "
+                "differentiate them again, so a second derivative through Linear is lost.",
+                "compute the gradients with tensor ops on grad_output and the saved "
+                "tensors (@, .T), as a built-in op's rule does.",
+            ],
+        )
     return correct(
         ex, "one gradient per input, each computed only when needs_input_grad asks for it."
     )
 
 
 def _direct_grads(linear, xs, ws, gs, needs):
-    """What backward returns for ``needs``, as numpy arrays (None: not a pair)."""
+    """What backward returns for ``needs``, as numpy arrays (None: not a pair;
+    ``_IN_PLACE`` when it changed grad_output)."""
     x, w = ng.tensor(xs, dtype=ng.float64), ng.tensor(ws, dtype=ng.float64)
-    got = linear.backward(_Context((x, w), needs), ng.tensor(gs, dtype=ng.float64))
+    upstream = ng.tensor(gs, dtype=ng.float64)
+    got = linear.backward(_Context((x, w), needs), upstream)
     if got is Ellipsis:
         raise ValueError("backward still returns ...")
+    if upstream._version != 0 or not np.array_equal(upstream.numpy(), gs):  # written to
+        return _IN_PLACE
     if not isinstance(got, tuple) or len(got) != 2:
         return None
     return [None if g is None else np.asarray(_numpy(g), dtype=np.float64) for g in got]
+
+
+def _stays_differentiable(linear, xs, ws, gs) -> bool:
+    """Whether backward's gradients are tensors that autograd can differentiate again
+    (``create_graph=True``): computed with tensor ops, not through numpy."""
+    x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
+    w = ng.tensor(ws, dtype=ng.float64, requires_grad=True)
+    upstream = ng.tensor(gs, dtype=ng.float64, requires_grad=True)
+    try:
+        got = linear.backward(_Context((x, w), (True, True)), upstream)
+    except RuntimeError:  # .numpy() of a tensor that requires grad, and the like
+        return False
+    return all(isinstance(g, ng.Tensor) and g.requires_grad for g in got)
 
 
 def _linear_grads(linear, xs, ws, gs, needs):
