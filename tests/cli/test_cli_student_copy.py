@@ -24,7 +24,7 @@ def student(tmp_path_factory) -> Path:
     with contextlib.redirect_stdout(printed):
         assert main(["lessons", "--student", str(folder)]) == 0
     assert printed.getvalue() == (
-        f"wrote 11 student lessons into {folder} (no solutions, reveal off)\n"
+        f"wrote 12 student lessons into {folder} (no solutions, reveal off)\n"
         f"left out {LEFT_OUT}: its reference cells show the answers of 08-2, 08-3, 08-4\n"
     )
     return folder
@@ -87,7 +87,7 @@ def test_student_copy_keeps_lessons_already_there(student, capsys):
     (student / "02_leaf_tensors.ipynb").write_text("a student's work")
     try:
         assert main(["lessons", "--student", str(student)]) == 0
-        assert "kept the 11 lessons already there" in capsys.readouterr().out
+        assert "kept the 12 lessons already there" in capsys.readouterr().out
         assert (student / "02_leaf_tensors.ipynb").read_text() == "a student's work"
     finally:
         text = json.dumps(_student_version(course.FOLDER / "02_leaf_tensors.ipynb"), indent=1)

@@ -44,7 +44,7 @@ def home(monkeypatch, tmp_path):
     return tmp_path / "home"
 
 
-def test_the_course_is_twelve_lessons_and_the_animations_they_show():
+def test_the_course_is_thirteen_lessons_and_the_animations_they_show():
     assert len(LESSON_NAMES) == 13 and LESSON_NAMES[0] == "01_computational_graphs.ipynb"
     assert [p.as_posix() for p in course.assets()] == [
         "figures/animation_dynamic_step.gif",
