@@ -244,3 +244,10 @@ def test_cube_backward_that_detaches_x_is_told_it_left_the_graph():
         checking.TRIES.clear()
         message = rejected(ex.check_cube_function(cube_with(backward)), "3 * x ** 2")
         assert "left the graph" in message
+
+
+def test_softplus_with_a_tensor_method_is_told_rules_also_run_on_arrays():
+    message = rejected(
+        ex.check_softplus_partial(lambda g, x, out: g * F.sigmoid(x.detach())), *SOFTPLUS_SECRETS
+    )
+    assert "raised AttributeError" in message and "runs the table's rules on arrays" in message
