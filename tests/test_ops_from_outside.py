@@ -63,3 +63,13 @@ def test_a_built_in_op_is_never_replaced():
     with pytest.raises(ValueError, match="defined twice"):
         defop("mul", np.add)
     assert OPS["mul"] is before
+
+
+def test_an_outside_op_is_drawn_in_both_modes(softplus):
+    x = ng.tensor([0.0, 2.0], dtype=ng.float64, requires_grad=True)
+    dynamic = ng.render(softplus(x).sum(), kind="backward")
+    assert "SoftplusTBackward0" in dynamic.source
+    with ns.Graph("drawn") as g:
+        a = ns.placeholder("a", shape=(2,), dtype=F64)
+        softplus(a).sum()
+    assert "softplus_t" in ng.render(g).source
