@@ -316,8 +316,9 @@ CELLS = [
       module, the speed-up after the first (slow) call, and graph breaks.
     * PyTorch documentation, "torch.fx": symbolic tracing of a module into a graph you
       can print, inspect and rewrite, with its own notes on control-flow limits.
-    * PyTorch tutorials on TorchDynamo and TorchInductor ("torch.compile, the missing
-      manual" and the Dynamo deep dive): how guards decide when to recompile, the
-      equivalent of the lab's one graph per input signature.
+    * PyTorch documentation, "Dynamo Overview" and "Guards Overview" (the
+      `torch.compiler` pages): how Dynamo captures an fx graph from Python bytecode, and
+      how guards on each input's dtype and shape decide when to reuse a compiled graph
+      and when to recompile, the equivalent of the lab's one graph per input signature.
     """),
 ]
