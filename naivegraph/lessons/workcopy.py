@@ -8,7 +8,7 @@ a copy instead: ``work/`` at the root of a checkout (ignored by git), or
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp()) / "mine"
->>> prepare(folder) == [f"copied the course into {folder}: 12 lessons"]
+>>> prepare(folder) == [f"copied the course into {folder}: 13 lessons"]
 True
 >>> prepare(folder)  # a second run changes nothing
 []

@@ -35,6 +35,9 @@ Partial = Callable[..., Any]
 
 #: name -> OpDef.  Filled by the ``defop`` calls in the sibling modules.
 OPS: dict[str, "OpDef"] = {}
+#: The names the library defines itself (filled once the table is imported): an op
+#: defined from outside may be redefined, a built-in one never.
+BUILT_IN: set[str] = set()
 
 
 class Meta:
@@ -287,16 +290,44 @@ def defop(
     stateful: bool = False,
     vjp_all: Callable | None = None,
     doc: str = "",
+    replace: bool = False,
 ) -> OpDef:
     """Add one primitive to the table and return it.
 
-    >>> import numpy as np
-    >>> from naivegraph.ops import OPS
-    >>> float(OPS["mul"].forward(np.array(2.0), np.array(3.0)))
-    6.0
+    The library's own ops are the ``defop`` calls of :mod:`naivegraph.ops.table`; code
+    outside the library adds one the same way, and :func:`op_function` then gives the
+    function that runs it on arrays, dynamic tensors and static nodes alike.  Write the
+    partials with operators and ``F.<op>``, not ``np.*``, so that they differentiate
+    nodes and tensors too.  ``replace=True`` redefines an op added from outside (a
+    notebook cell run twice); a built-in op is never replaced.
+
+    >>> import numpy as np, naivegraph as ng
+    >>> from naivegraph.ops import OPS, F, defop, op_function
+    >>> _ = defop("softplus_demo", lambda x: np.logaddexp(0.0, x),
+    ...           [lambda g, x, out: g * F.sigmoid(x)], saves=(0,), elementwise=True)
+    >>> softplus = op_function("softplus_demo")
+    >>> x = ng.tensor([0.0], dtype=ng.float64, requires_grad=True)
+    >>> y = softplus(x)
+    >>> y.backward(ng.ones_like(y)); y.grad_fn.name(), x.grad.tolist()
+    ('SoftplusDemoBackward0', [0.5])
+    >>> defop("mul", np.multiply, replace=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: op 'mul' is built into naivegraph and cannot be replaced; give yours another name
+    >>> del OPS["softplus_demo"]  # leave the table as the library defines it
     """
-    if name in OPS:
+    if name in BUILT_IN:
+        if replace:
+            raise ValueError(
+                f"op {name!r} is built into naivegraph and cannot be replaced; "
+                "give yours another name"
+            )
         raise ValueError(f"op {name!r} is defined twice; every op has exactly one entry")
+    if name in OPS and not replace:
+        raise ValueError(
+            f"op {name!r} is defined twice; every op has exactly one entry "
+            "(replace=True redefines an op of your own)"
+        )
     if backward is None:
         backward = backward_name_of(name)  # torch's naming lives in names.py
     op = OpDef(

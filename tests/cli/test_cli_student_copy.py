@@ -24,7 +24,7 @@ def student(tmp_path_factory) -> Path:
     with contextlib.redirect_stdout(printed):
         assert main(["lessons", "--student", str(folder)]) == 0
     assert printed.getvalue() == (
-        f"wrote 12 student lessons into {folder} (no solutions, reveal off)\n"
+        f"wrote 13 student lessons into {folder} (no solutions, reveal off)\n"
     )
     return folder
 
@@ -85,7 +85,7 @@ def test_a_lesson_whose_cells_show_answers_is_found_and_left_out(tmp_path, monke
     )
     done = workcopy.write_student_copy(tmp_path / "class")
     assert done == [
-        f"wrote 11 student lessons into {tmp_path / 'class'} (no solutions, reveal off)",
+        f"wrote 12 student lessons into {tmp_path / 'class'} (no solutions, reveal off)",
         "left out 08_build_your_own: its reference cells show the answers of 08-4",
     ]
     assert not (tmp_path / "class" / path.name).exists()
@@ -115,7 +115,7 @@ def test_student_copy_keeps_lessons_already_there(student, capsys):
     (student / "02_leaf_tensors.ipynb").write_text("a student's work")
     try:
         assert main(["lessons", "--student", str(student)]) == 0
-        assert "kept the 12 lessons already there" in capsys.readouterr().out
+        assert "kept the 13 lessons already there" in capsys.readouterr().out
         assert (student / "02_leaf_tensors.ipynb").read_text() == "a student's work"
     finally:
         text = json.dumps(_student_version(course.FOLDER / "02_leaf_tensors.ipynb"), indent=1)

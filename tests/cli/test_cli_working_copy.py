@@ -44,8 +44,8 @@ def home(monkeypatch, tmp_path):
     return tmp_path / "home"
 
 
-def test_the_course_is_twelve_lessons_and_the_animations_they_show():
-    assert len(LESSON_NAMES) == 12 and LESSON_NAMES[0] == "01_computational_graphs.ipynb"
+def test_the_course_is_thirteen_lessons_and_the_animations_they_show():
+    assert len(LESSON_NAMES) == 13 and LESSON_NAMES[0] == "01_computational_graphs.ipynb"
     assert [p.as_posix() for p in course.assets()] == [
         "figures/animation_dynamic_step.gif",
         "figures/animation_static_runs.gif",
@@ -55,7 +55,7 @@ def test_the_course_is_twelve_lessons_and_the_animations_they_show():
 def test_copy_writes_every_lesson_and_picture_and_exits(tmp_path, no_jupyterlab):
     status, printed = _run(["lessons", "--copy", str(tmp_path / "mine")])
     assert status == 0
-    assert f"copied the course into {tmp_path / 'mine'}: 12 lessons" in printed
+    assert f"copied the course into {tmp_path / 'mine'}: 13 lessons" in printed
     for name in LESSON_NAMES:
         assert (tmp_path / "mine" / name).read_bytes() == (course.FOLDER / name).read_bytes()
     assert (tmp_path / "mine" / "figures" / "animation_static_runs.gif").is_file()
@@ -88,7 +88,7 @@ def test_installed_the_working_copy_is_in_the_home_folder(home):
 def test_check_makes_the_working_copy_on_its_first_run(home, capsys):
     assert main(["check", "4", "--reveal"]) == 0
     captured = capsys.readouterr()  # the notice goes to stderr: stdout may be JSON
-    assert f"copied the course into {home / 'naivegraph-lessons'}: 12 lessons" in captured.err
+    assert f"copied the course into {home / 'naivegraph-lessons'}: 13 lessons" in captured.err
     assert "[04-1]" in captured.out
     assert sorted(p.name for p in course.notebooks(home / "naivegraph-lessons")) == LESSON_NAMES
 

@@ -121,7 +121,7 @@ def test_installed_copies_the_course_and_checks_lesson_1(installed):
     naivegraph = str(installed["bin"] / "naivegraph")
     course = installed["root"] / "my-course"
     copied = _run([naivegraph, "lessons", "--copy", str(course)], **_in(installed))
-    assert f"copied the course into {course}: 12 lessons" in copied.stdout
+    assert f"copied the course into {course}: 13 lessons" in copied.stdout
     assert (course / "figures" / "animation_dynamic_step.gif").is_file()
     checked = _run([naivegraph, "check", "1", "--dir", str(course)], **_in(installed))
     assert "0 correct, 0 not yet right" in checked.stdout and "not done yet" in checked.stdout

@@ -210,7 +210,7 @@ def test_matmul_backward_returning_one_array_says_return_two():
     assert "(dX, dW)" in message
 
 
-# -- 12-4: which backward made the NaN ------------------------------------------------------
+# -- 12-6: which backward made the NaN ------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["SqrtBackward0", " 'SqrtBackward0' "])
@@ -671,7 +671,7 @@ def test_first_nan_no_message_names_the_answer():
 
 def test_anomaly_detection_output_comes_after_the_nan_exercise_check():
     cells = lesson_cells("12_write_your_own_op")
-    check = exercise_index(cells, "12-4")
+    check = exercise_index(cells, "12-6")
     anomaly = [i for i, c in enumerate(cells)
                if c.cell_type == "code" and "detect_anomaly()" in c.source]
     assert anomaly and all(i > check for i in anomaly)

@@ -23,7 +23,8 @@ NOTEBOOKS = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
 EXPECTED = ["01_computational_graphs", "02_leaf_tensors", "03_getting_gradients",
             "04_inplace_operations", "05_excluding_subgraphs", "06_static_graphs",
             "07_static_vs_dynamic", "08_build_your_own", "09_capstone",
-            "10_static_graphs_for_real", "11_forward_and_reverse_mode", "12_write_your_own_op"]
+            "10_static_graphs_for_real", "11_forward_and_reverse_mode", "12_write_your_own_op",
+            "13_from_static_graphs_to_compilers"]
 
 
 def _ids(path: Path) -> list[str]:

@@ -99,7 +99,7 @@ CELLS = [
     ## Optimisation passes and compile
 
     Because the whole graph exists before it runs, it can be rewritten: constant
-    folding, algebraic simplification (`x * 1`, `x + 0`), common-subexpression
+    folding, algebraic simplification (`x * 1`, `x - 0`, `x / 1`), common-subexpression
     elimination, dead-node elimination and fusion of elementwise chains. Each pass is a
     function Graph -> Graph that keeps results equal. `g.compile(inputs, outputs)`
     optimises and plans once, and returns a plain function.
@@ -110,8 +110,25 @@ CELLS = [
     """),
     md("""
     Each line counts the nodes that pass itself removed; together they make up the
-    whole reduction. Folding replaces a node by a constant without removing anything:
-    the inputs it no longer needs go in dead-node elimination. A folded node keeps its
+    whole reduction. The `* 1.0` is gone, but the deliberate `+ 0.0` is **kept**, on
+    purpose: a pass may only apply identities that hold bit for bit, and `x + 0.0` is
+    not one. Floating point has two zeros, and `-0.0 + 0.0` is `+0.0`: at `x = -0.0`
+    the program computes `+0.0`, and without the addition it would give `-0.0`, which
+    a later `1 / x` turns into `-inf` instead of `inf`. So the optimised graph (and the
+    drawing after the passes) still has the constant `0` feeding an `add`;
+    `x + (-0.0)` and `x - 0.0`, which do hold bit for bit, are removed:
+    """),
+    code("""
+    minus_zero = np.float64(-0.0)
+    with np.errstate(divide="ignore"):
+        print("x = -0.0:   1 / (x + 0.0) =", 1 / (minus_zero + 0.0), "   1 / x =", 1 / minus_zero)
+    """),
+    md("""
+    A pass that keeps results equal must keep results *bit for bit* equal; compilers
+    call the rewrites that do not ("fast math") unsafe, and leave them off by default.
+
+    Folding replaces a node by a constant without removing anything: the inputs it no
+    longer needs go in dead-node elimination. A folded node keeps its
     name, so CSE may then report two *equal constants* merged.
 
     The same graph before and after, side by side:

@@ -81,6 +81,57 @@ CELLS = [
         print("(solve exercise 10-1 first)")
     """),
     md("""
+    `assign` does two different things, depending on what it is given. Given an
+    **array** (`w1.assign(w1_init)` above), it stores the value **at once**: nothing to
+    run, no node added. Given a **node** (`w1.assign(w1 - learning_rate * grad_w1)`), it
+    stores nothing yet: it **adds an update node** to the graph, which stores its value
+    each time a run fetches it:
+    """),
+    code("""
+    with ns.Graph("assign") as demo:
+        v = ns.Variable(np.float64(1.0), name="v")
+    v.assign(np.float64(5.0))
+    print("after v.assign(5.0):          v =", v.value, "(stored at once)")
+    with demo:
+        double = v.assign(v * np.float64(2.0))
+    print("after v.assign(v * 2.0):      v =", v.value, "(a node:", type(double).__name__ + ")")
+    demo.run(double)
+    print("after demo.run(double):       v =", v.value)
+    """),
+    md("""
+    That makes TensorFlow 1's classic notebook pitfall easy to fall into: a cell that
+    builds nodes adds **new** nodes each time it runs. Run the exercise cell above a
+    few times while trying answers and `g` holds an update node (and its arithmetic)
+    for every attempt; nothing breaks, the graph just grows, and a `g.run` of an old
+    node still runs the old update. Here is the same cell run three times:
+    """),
+    code("""
+    with ns.Graph("rerun") as grown:
+        v = ns.Variable(np.float64(1.0), name="v")
+        (grad_v,) = ns.gradients(v * v, [v])
+    for attempt in range(1, 4):            # the cell, run again
+        with grown:
+            step_v = v.assign(v - np.float64(0.1) * grad_v)
+        print(f"run {attempt} of the cell: {len(grown.nodes)} nodes")
+    """),
+    md("""
+    The fix is TF1's: build the graph **once** (the building in one cell, the training
+    loop in another), or let the cell build a **fresh** `ns.Graph()` every time it
+    runs, so that running it again replaces the graph instead of extending it:
+    """),
+    code("""
+    def build():
+        with ns.Graph("fresh") as fresh:
+            v = ns.Variable(np.float64(1.0), name="v")
+            (grad_v,) = ns.gradients(v * v, [v])
+            step_v = v.assign(v - np.float64(0.1) * grad_v)
+        return fresh, step_v
+
+    for attempt in range(1, 4):
+        fresh, step_v = build()
+        print(f"run {attempt} of the cell: {len(fresh.nodes)} nodes")
+    """),
+    md("""
     The same model, PyTorch style: the graph is rebuilt on every step, and the update
     happens in Python, outside any graph, under `no_grad`. Same data, same steps, same
     numbers.

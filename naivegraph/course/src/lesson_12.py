@@ -7,10 +7,14 @@ Every op you have used so far came from naivegraph's op table: a forward computa
 a **vector-Jacobian product** (VJP) that turns the gradient of the output into the
 gradients of the inputs. In this lesson you write ops yourself:
 
-* a custom `ng.autograd.Function`, checked numerically with `gradcheck`,
+* a custom `ng.autograd.Function`, checked numerically with `gradcheck` (and seen
+  failing on a broken backward),
 * the backward of **broadcasting**: sum the gradient back to the input's shape,
 * the backward of **matrix multiplication**, where the shapes tell you the formula,
-* and what to do when a backward produces NaN: anomaly detection.
+* a Function of **two inputs** that computes only the gradients asked for
+  (`ctx.needs_input_grad`),
+* a new op in **naivegraph's own op table**, which then runs in both modes,
+* and what to do when a backward produces NaN: anomaly detection, and the fix.
 """
 
 CELLS = [
@@ -62,8 +66,34 @@ CELLS = [
     md("""
     A backward that forgets `grad_output` is the most common mistake: it returns the
     local derivative alone, which is only right when the op is the last one before the
-    loss. `gradcheck` catches it because it sends a different output gradient for each
-    row of the Jacobian.
+    loss. `gradcheck` catches it because it builds the whole Jacobian, one output
+    element at a time, sending a `grad_output` that is 1 for that element and 0 for
+    the others. Here is such a broken `Cube`, first behind a `.sum()` (the output
+    gradient is all ones, so the mistake hides), then alone:
+    """),
+    code("""
+    class BrokenCube(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2  # forgets grad_output
+
+    x = ng.tensor([0.5, -1.0, 2.0], dtype=ng.float64, requires_grad=True)
+    print("behind .sum():", ng.autograd.gradcheck(lambda t: BrokenCube.apply(t).sum(), (x,)))
+    try:
+        ng.autograd.gradcheck(BrokenCube.apply, (x,))
+    except Exception as err:
+        print(type(err).__name__ + ":", err)
+    """),
+    md("""
+    Each row of the analytical Jacobian is the same `3 x²`, whichever output element
+    the gradient came from: backward ignored what it was sent. Check a Function on
+    its own output, not only behind a sum.
 
     ## The backward of broadcasting
 
@@ -132,6 +162,123 @@ CELLS = [
         print("dW matches the engine:", np.allclose(dW, Wt.grad.numpy()))
     """),
     md("""
+    ## Two inputs: `ctx.needs_input_grad`
+
+    A Function of two inputs returns two gradients from `backward`, in the order of
+    `forward`'s inputs. Often only one is wanted: in a linear layer `y = x @ w` the
+    data `x` does not require grad, and its gradient would be a whole matrix product
+    thrown away. `ctx.needs_input_grad` holds one bool per input of `forward`; compute
+    a gradient only where it is `True` and return `None` for the other (torch's
+    "Extending PyTorch" note writes its `LinearFunction` the same way).
+
+    ### Exercise 12-4: a linear Function
+
+    Complete `backward`: unpack `x` and `w`, start both gradients at `None`, and fill in
+    each one only when `ctx.needs_input_grad` asks for it, with exercise 12-3's formulas
+    written on tensors.
+    """),
+    exercise("12-4", """
+    # Exercise 12-4
+    class Linear(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x @ w
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            «x, w = ctx.saved_tensors
+            grad_x = grad_w = None
+            if ctx.needs_input_grad[0]:
+                grad_x = grad_output @ w.T
+            if ctx.needs_input_grad[1]:
+                grad_w = x.T @ grad_output
+            return grad_x, grad_w»
+
+    ex.check_linear_function(Linear)
+    """),
+    code("""
+    if ex.solved("12-4"):
+        rng = np.random.default_rng(1)
+        x = ng.tensor(rng.standard_normal((4, 3)), dtype=ng.float64)  # data: no grad
+        w = ng.tensor(rng.standard_normal((3, 2)), dtype=ng.float64, requires_grad=True)
+        y = Linear.apply(x, w)
+        print("needs_input_grad:", y.grad_fn.needs_input_grad)
+        print("gradcheck on w:", ng.autograd.gradcheck(lambda w: Linear.apply(x, w), (w,)))
+    else:
+        print("(solve exercise 12-4 first)")
+    """),
+    md("""
+    ## A new op in naivegraph's own table
+
+    A `Function` lives outside the library: the dynamic engine calls it, but a static
+    graph knows nothing of it. naivegraph's own ops are entries of one table,
+    `naivegraph/ops/table.py`, each made by `defop(name, forward, partials, ...)`:
+    a numpy forward and one **partial** VJP per input, `partial(g, x, out)` returning
+    the gradient of `x` given `g`, the gradient of the output. The same `defop` adds an
+    op from outside, and `op_function(name)` gives the function that runs it; because
+    the partials are written with operators and `F.<op>` (never `np.*`), one rule
+    differentiates numpy arrays, dynamic tensors and static nodes.
+
+    Our op is **softplus**, $\\log(1 + e^x)$, a smooth relu.
+
+    ### Exercise 12-5: softplus' partial
+
+    Complete `softplus_partial(g, x, out)`: the gradient of `x`, written with operators
+    and `F.<op>` (the table has `F.exp`, `F.log`, `F.sigmoid`, ...).
+    """),
+    exercise("12-5", """
+    # Exercise 12-5
+    from naivegraph.ops import F, defop, op_function
+
+    def softplus_partial(g, x, out):
+        return «g * F.sigmoid(x)»
+
+    ex.check_softplus_partial(softplus_partial)
+    """),
+    md("""
+    With the partial, the op is one `defop`: `saves=(0, "out")` keeps `x` and the output
+    for backward (what the partial may read), `elementwise=True` says numpy
+    broadcasting applies. `replace=True` lets this cell run again (an op of the library
+    itself can never be replaced). Then the same function runs on a dynamic tensor,
+    where it records a `SoftplusBackward0` node and passes `gradcheck`:
+    """),
+    code("""
+    if ex.solved("12-5"):
+        defop("softplus", lambda x: np.logaddexp(0.0, x), [softplus_partial],
+              saves=(0, "out"), elementwise=True, replace=True)
+        softplus = op_function("softplus")
+        x = ng.tensor([-2.0, 0.0, 3.0], dtype=ng.float64, requires_grad=True)
+        y = softplus(x)
+        print(y.grad_fn.name(), y)
+        print("gradcheck:", ng.autograd.gradcheck(softplus, (x,)))
+    else:
+        print("(solve exercise 12-5 first)")
+    """),
+    md("""
+    ...and on static nodes, where `ns.gradients` uses your partial to add the backward
+    pass to the graph (the listing shows your rule as a `sigmoid` and a `mul`), and both
+    drawings show the new op:
+    """),
+    code("""
+    import naivegraph.static as ns
+
+    if ex.solved("12-5"):
+        with ns.Graph("softplus") as g:
+            a = ns.placeholder("a", shape=(3,), dtype=np.float64)
+            loss = softplus(a).sum()
+            (da,) = ns.gradients(loss, [a])
+        print(g)
+        f = g.compile([a], [loss, da])
+        print("static:", f(np.array([-2.0, 0.0, 3.0])))
+    """),
+    code("""
+    if ex.solved("12-5"):
+        y = softplus(x * 2.0).sum()
+        display(ng.render(y, kind="backward", title="dynamic: softplus records its own node"))
+        display(ng.render(g, title="static: the same op, and its gradient as nodes"))
+    """),
+    md("""
     ## When a gradient is NaN: anomaly detection
 
     A gradient can come out NaN even though every value of the forward pass is finite.
@@ -140,23 +287,23 @@ CELLS = [
     silently into every parameter it reaches:
     """),
     code("""
-    x = ng.tensor([0.0, 4.0], requires_grad=True)
-    y = (x.sqrt() * ng.tensor([0.0, 1.0])).sum()
+    x = ng.tensor([0.0, 4.0], dtype=ng.float64, requires_grad=True)
+    y = (x.sqrt() * ng.tensor([0.0, 1.0], dtype=ng.float64)).sum()
     y.backward()
     print("x.grad =", x.grad)
     print("the backward ops, from the loss:", y.grad_fn.name(), "->",
           y.grad_fn.next_functions[0][0].name(), "-> ...")
     """),
     md("""
-    ### Exercise 12-4: which backward made the NaN?
+    ### Exercise 12-6: which backward made the NaN?
 
     The backward pass runs `SumBackward0`, then `MulBackward0`, then `SqrtBackward0`.
     Which of them is the **first** to return NaN? Work it out from what each one
     computes at `x = [0, 4]`, and answer with its name (a string like `"ExpBackward0"`).
     The cell after the check asks the library.
     """),
-    exercise("12-4", """
-    # Exercise 12-4
+    exercise("12-6", """
+    # Exercise 12-6
     first_nan = «"SqrtBackward0"»
     ex.check_first_nan(first_nan)
     """),
@@ -165,10 +312,10 @@ CELLS = [
     that returns NaN, naming the op and the line of the forward pass that created it:
     """),
     code("""
-    x = ng.tensor([0.0, 4.0], requires_grad=True)
+    x = ng.tensor([0.0, 4.0], dtype=ng.float64, requires_grad=True)
     try:
         with ng.autograd.detect_anomaly():
-            y = (x.sqrt() * ng.tensor([0.0, 1.0])).sum()
+            y = (x.sqrt() * ng.tensor([0.0, 1.0], dtype=ng.float64)).sum()
             y.backward()
     except RuntimeError as err:
         print("RuntimeError:", err)
@@ -177,15 +324,39 @@ CELLS = [
     $\\sqrt{x}$ has derivative $1/(2\\sqrt{x})$, infinite at 0; the mask sends a zero
     gradient there, and $0 \\cdot \\infty$ is NaN (in practice the backward computes
     $0 / (2\\sqrt{0}) = 0/0$). The mask came too late: it zeroed the gradient *after*
-    `sqrt`, whose backward still runs at 0. The fix is in the forward pass: keep the
-    input of `sqrt` away from 0 (for example `(x + 1e-12).sqrt()`), or mask before the
-    op rather than after it.
+    `sqrt`, whose backward still runs at 0. The fix is in the forward pass: no 0 may
+    reach `sqrt`. Masking *before* the op, `(x * mask).sqrt()`, looks like a fix but is
+    not: the masked element is still a 0 when it reaches `sqrt` (torch gives the same
+    `nan`). What works is **replacing the value** where the mask is off, so `sqrt`
+    never sees it, or keeping the input away from 0 with an epsilon:
+    """),
+    code("""
+    mask = ng.tensor([0.0, 1.0], dtype=ng.float64)
+    fixes = {
+        "mask before: (x * mask).sqrt()": lambda x: (x * mask).sqrt(),
+        "replace:     where(mask > 0, x, 1.0).sqrt() * mask":
+            lambda x: ng.where(mask > 0, x, 1.0).sqrt() * mask,
+        "epsilon:     (x + 1e-12).sqrt() * mask": lambda x: (x + 1e-12).sqrt() * mask,
+    }
+    for name, f in fixes.items():
+        x = ng.tensor([0.0, 4.0], dtype=ng.float64, requires_grad=True)
+        f(x).sum().backward()
+        print(f"{name:55} x.grad = {x.grad.tolist()}")
+    """),
+    md("""
+    The `where` fix is exact: the masked element gets gradient 0, and the other one
+    the true $1/(2\\sqrt{4}) = 0.25$. The epsilon fix gives the masked element 0 too
+    (the mask is applied after), but changes the value of $\\sqrt{x}$ slightly
+    everywhere.
     """),
     md("""
     ## Further reading
 
     * PyTorch, "Extending PyTorch": custom `Function`s, `setup_context`,
-      `once_differentiable`, and `gradcheck` / `gradgradcheck`.
+      `needs_input_grad` (its `LinearFunction` example), `once_differentiable`, and
+      `gradcheck` / `gradgradcheck`.
+    * naivegraph's own `naivegraph/ops/table.py`: every built-in op is one `defop`,
+      written exactly like your softplus.
     * PyTorch, "Autograd mechanics", the sections on saved tensors and anomaly mode.
     * Dive into Deep Learning, section 5.3 "Forward Propagation, Backward Propagation, and
       Computational Graphs": the matrix shapes of backprop written out.

@@ -38,9 +38,12 @@ from .lesson11 import (
 from .lesson12 import (
     check_cube_function,
     check_first_nan,
+    check_linear_function,
     check_matmul_backward,
+    check_softplus_partial,
     check_sum_to_shape,
 )
+from .lesson13 import check_baked_branch, check_freed_first, check_nodes_removed
 
 __all__ = [
     "check_forward_values",
@@ -86,4 +89,9 @@ __all__ = [
     "check_first_nan",
     "check_matmul_backward",
     "check_sum_to_shape",
+    "check_linear_function",
+    "check_softplus_partial",
+    "check_freed_first",
+    "check_nodes_removed",
+    "check_baked_branch",
 ]

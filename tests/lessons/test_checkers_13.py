@@ -1,0 +1,112 @@
+"""Lesson 13's checkers (reading a plan, counting what the cleaning passes remove,
+finding the branch a trace baked in) accept the right answer in its usual spellings,
+reject each typical wrong one with a hint that does not give the answer, and never
+raise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from naivegraph.lessons import checking
+from naivegraph.lessons import exercises as ex
+
+
+@pytest.fixture(autouse=True)
+def fresh_tries():
+    checking.TRIES.clear()
+
+
+def rejected(result, *secrets: str) -> str:
+    assert result.status == "fail", result.message
+    for secret in secrets:
+        assert secret not in result.message, (secret, result.message)
+    return result.message
+
+
+# -- 13-1: which value is freed first -----------------------------------------------------
+@pytest.mark.parametrize("answer", [("mul_1", 3), ("%mul_1", 3), ["mul_1", 3.0], (" mul_1", "3")])
+def test_freed_first_accepts_the_name_with_or_without_percent(answer):
+    assert ex.check_freed_first(answer)
+
+
+@pytest.mark.parametrize(
+    "answer, phrase",
+    [
+        (("mul_1", 2), "freed after the step that reads it LAST"),
+        (("exp_1", 2), "never freed"),
+        (("x", 1), "belongs to the caller"),
+        (("w", 1), "belongs to the caller"),
+        (("sin_1", 4), "another value dies earlier"),
+        (("mul_2", 5), "another value dies earlier"),
+        (("sum_1", 5), "fetched, never freed"),
+        (("tanh_1", 3), "use a name from the listing"),
+    ],
+)
+def test_freed_first_rejects_each_misreading_without_the_answer(answer, phrase):
+    message = rejected(ex.check_freed_first(answer), 'mul_1", 3', "after step 3")
+    assert phrase in message
+
+
+def test_freed_first_blank_is_not_done_and_a_bare_name_is_refused():
+    assert ex.check_freed_first(...).status == "todo"
+    assert ex.check_freed_first(("mul_1", ...)).status == "todo"
+    assert 'answer a pair ("name", step)' in rejected(ex.check_freed_first("mul_1"))
+
+
+# -- 13-2: how many nodes the cleaning passes remove --------------------------------------
+@pytest.mark.parametrize("removed", [6, 6.0, np.int64(6)])
+def test_nodes_removed_accepts_six_in_any_number_type(removed):
+    assert ex.check_nodes_removed(removed)
+
+
+@pytest.mark.parametrize(
+    "removed, phrase",
+    [
+        (7, "at y = -0.0 it gives +0.0"),
+        (8, "at y = -0.0 it gives +0.0"),
+        (8, "is fusion in your count"),  # ns.optimize with its default passes removes 8
+        (3, "Nothing reads it any more"),
+        (5, "the two exp"),
+        (4, "the two exp"),
+        (2, "go pass by pass"),
+        (14, "a count between 0 and that"),
+        (-1, "a count between 0 and that"),
+    ],
+)
+def test_nodes_removed_rejects_each_miscount_with_its_hint(removed, phrase):
+    assert phrase in rejected(ex.check_nodes_removed(removed), "6")
+
+
+def test_nodes_removed_refuses_what_is_not_a_count():
+    assert ex.check_nodes_removed(...).status == "todo"
+    assert "one number" in rejected(ex.check_nodes_removed("6"))
+    assert "one number" in rejected(ex.check_nodes_removed(True))
+    assert "whole number" in rejected(ex.check_nodes_removed(5.5))
+
+
+# -- 13-3: the branch a trace baked in ---------------------------------------------------
+@pytest.mark.parametrize("answer", [("tanh", 3), ("Tanh", 3), ("x.tanh()", 3), ["'tanh'", 3.0]])
+def test_baked_branch_accepts_the_op_in_its_spellings(answer):
+    assert ex.check_baked_branch(answer)
+
+
+@pytest.mark.parametrize(
+    "answer, phrase",
+    [
+        (("relu", 3), "which shape did the example have"),
+        (("tanh", 5), "reuses its graph"),
+        (("tanh", 4), "comes again later"),
+        (("tanh", 1), "traces the function again"),
+        (("tanh", 2), "every distinct shape"),
+        (("tanh", 0), "count the distinct input shapes"),
+    ],
+)
+def test_baked_branch_rejects_each_wrong_guess_without_the_answer(answer, phrase):
+    assert phrase in rejected(ex.check_baked_branch(answer), "3 graphs", '("tanh"')
+
+
+def test_baked_branch_refuses_another_op_and_a_bare_value():
+    assert ex.check_baked_branch(...).status == "todo"
+    assert '"tanh" or "relu"' in rejected(ex.check_baked_branch(("sigmoid", 3)))
+    assert "answer a pair" in rejected(ex.check_baked_branch("tanh"))
