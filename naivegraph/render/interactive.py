@@ -115,6 +115,7 @@ _CSS = """
 .ngv button:hover{background:#eeeeee}.ngv button:disabled{opacity:.4;cursor:default}
 .ngv-hint{color:#757575;font-size:12px;margin-left:6px}
 .ngv-stage{overflow:hidden;width:100%}
+.ngv-walk .ngv-stage{max-height:max(260px,min(60vh,100vh - 360px));overflow-y:auto}
 .ngv-stage svg{display:block;margin:0 auto;height:auto;touch-action:none;
  cursor:grab;user-select:none}
 .ngv-stage svg.ngv-dragging{cursor:grabbing}
@@ -194,7 +195,8 @@ def view_html(
     if steps:
         hint += " · ← → step"
     parts = [
-        f'<div class="ngv" id="{view_id}" tabindex="0" role="group" '
+        f'<div class="{"ngv ngv-walk" if steps else "ngv"}" id="{view_id}" tabindex="0" '
+        'role="group" '
         f'aria-label="{html.escape(label)}">',
         f"<style>{_CSS}</style>",
         # the buttons and the step's text stay in sight while a tall drawing scrolls
