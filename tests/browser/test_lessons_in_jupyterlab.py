@@ -298,6 +298,8 @@ def test_lesson_1_runs_and_its_views_answer_in_jupyterlab(lab):
     details = drawing.locator(".ngv-panel")
     assert details.is_visible()
     assert re.search(r"\.grad\s+28\b", details.inner_text()), details.inner_text()
+    align = details.locator("td").first.evaluate("cell => getComputedStyle(cell).textAlign")
+    assert align == "left"  # beside its name, not pushed right by JupyterLab's table style
     drawing.scroll_into_view_if_needed()
     screenshot(page, "jupyterlab_drawing_w1")
 
