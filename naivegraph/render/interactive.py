@@ -104,6 +104,8 @@ def inline_svg(svg: str, view_id: str) -> str:
 
 
 # ----------------------------------------------------------------------------- the view
+# The panel's table rules start with .ngv: they must outrank JupyterLab's rules for tables in
+# outputs (cells right-aligned, padded), which would push each value far from its name.
 _CSS = """
 .ngv{font:13px/1.35 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:#212121;
  max-width:100%;box-sizing:border-box;border:1px solid #e0e0e0;border-radius:6px;
@@ -115,6 +117,7 @@ _CSS = """
 .ngv button:hover{background:#eeeeee}.ngv button:disabled{opacity:.4;cursor:default}
 .ngv-hint{color:#757575;font-size:12px;margin-left:6px}
 .ngv-stage{overflow:hidden;width:100%}
+.ngv-walk .ngv-stage{max-height:max(260px,min(60vh,100vh - 360px));overflow-y:auto}
 .ngv-stage svg{display:block;margin:0 auto;height:auto;touch-action:none;
  cursor:grab;user-select:none}
 .ngv-stage svg.ngv-dragging{cursor:grabbing}
@@ -131,10 +134,10 @@ _CSS = """
  box-shadow:0 2px 8px #0002;z-index:2}
 .ngv-panel-head{display:flex;justify-content:space-between;gap:8px;align-items:center}
 .ngv-panel table{border-collapse:collapse;margin-top:4px}
-.ngv-panel th{text-align:left;font-weight:600;color:#455a64;padding:1px 8px 1px 0;
- vertical-align:top;white-space:nowrap}
-.ngv-panel td{font-family:Menlo,Consolas,monospace;font-size:12px;white-space:pre-wrap;
- word-break:break-word}
+.ngv .ngv-panel th{text-align:left;font-weight:600;color:#455a64;padding:1px 8px 1px 0;
+ vertical-align:top;white-space:nowrap;line-height:1.35}
+.ngv .ngv-panel td{font-family:Menlo,Consolas,monospace;font-size:12px;white-space:pre-wrap;
+ word-break:break-word;text-align:left;padding:1px 0;vertical-align:top;line-height:1.35}
 .ngv-steps{display:flex;gap:8px;align-items:center;margin:2px 0 4px}
 .ngv-label{font-weight:600;min-width:7em;text-align:center}
 .ngv-step-box{background:#f5f5f5;border-radius:4px;padding:4px 8px;margin-bottom:4px;
@@ -194,7 +197,8 @@ def view_html(
     if steps:
         hint += " · ← → step"
     parts = [
-        f'<div class="ngv" id="{view_id}" tabindex="0" role="group" '
+        f'<div class="{"ngv ngv-walk" if steps else "ngv"}" id="{view_id}" tabindex="0" '
+        'role="group" '
         f'aria-label="{html.escape(label)}">',
         f"<style>{_CSS}</style>",
         # the buttons and the step's text stay in sight while a tall drawing scrolls

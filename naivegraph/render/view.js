@@ -98,8 +98,10 @@
     var svg = view.svg;
     var drag = null;
     svg.addEventListener("wheel", function (event) {
-      if (!view.root.contains(document.activeElement) && !event.ctrlKey) {
-        return; // scrolling down a notebook over a drawing scrolls it; a focused view zooms
+      if (document.activeElement !== view.root && !event.ctrlKey) {
+        // scrolling down a notebook over a drawing scrolls it (and a walkthrough's stage,
+        // also after a click on Next); a view focused by a click on its drawing zooms
+        return;
       }
       event.preventDefault();
       var rect = svg.getBoundingClientRect();
@@ -158,8 +160,8 @@
         case "-": case "_": zoom(view, 1 / ZOOM_STEP); break;
         case "0": reset(view); break;
         case "Escape": closePanel(view); break;
-        case "ArrowLeft": if (steps) { showStep(view, view.step - 1); } else { pan(view, 40, 0); } break;
-        case "ArrowRight": if (steps) { showStep(view, view.step + 1); } else { pan(view, -40, 0); } break;
+        case "ArrowLeft": if (steps) { showStep(view, view.step - 1, true); } else { pan(view, 40, 0); } break;
+        case "ArrowRight": if (steps) { showStep(view, view.step + 1, true); } else { pan(view, -40, 0); } break;
         case "ArrowUp": pan(view, 0, 40); break;
         case "ArrowDown": pan(view, 0, -40); break;
         default: handled = false;
@@ -272,7 +274,7 @@
   function bindSteps(view) {
     view.root.querySelectorAll(".ngv-steps button").forEach(function (button) {
       var delta = button.getAttribute("aria-label") === "previous step" ? -1 : 1;
-      button.addEventListener("click", function () { showStep(view, view.step + delta); });
+      button.addEventListener("click", function () { showStep(view, view.step + delta, true); });
     });
   }
 
@@ -282,7 +284,8 @@
     return set;
   }
 
-  function showStep(view, index) {
+  // follow: scroll the drawing so that the step's subject is in sight
+  function showStep(view, index, follow) {
     var steps = view.data.steps;
     index = Math.max(0, Math.min(steps.length - 1, index));
     view.step = index;
@@ -329,6 +332,28 @@
       var hidden = shown !== null && (!shown[edge[1]] || !shown[edge[2]]);
       edge[0].classList.toggle("ngv-hidden", hidden);
     });
+    if (follow && step.active && step.active.length) {
+      bringIntoSight(view, view.nodes[step.active[0]]);
+    }
+  }
+
+  // A walkthrough's stage has a height limit (the page's CSS) and scrolls inside: the
+  // buttons and the step's text stay where the learner clicked while the drawing below
+  // shows the step.  The step's first active node is what it is about (the op run, the
+  // grad_fn node); the stage scrolls only when that node is out of its sight.
+  function bringIntoSight(view, group) {
+    var stage = view.root.querySelector(".ngv-stage");
+    if (!group || !stage || stage.scrollHeight <= stage.clientHeight) {
+      return;
+    }
+    var margin = 12;
+    var box = stage.getBoundingClientRect();
+    var node = group.getBoundingClientRect();
+    if (node.top < box.top + margin) {
+      stage.scrollTop += node.top - box.top - margin;
+    } else if (node.bottom > box.bottom - margin) {
+      stage.scrollTop += Math.min(node.bottom - box.bottom + margin, node.top - box.top - margin);
+    }
   }
 
   window.naivegraphView = { init: init, showStep: showStep, zoom: zoom, reset: reset };

@@ -11,44 +11,23 @@ by git); a few chosen ones are committed under docs/.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from headless import SCREENSHOTS, launch
 
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.render import interactive
 
+
 # -- the browser -------------------------------------------------------------------------
-# (here, not in a conftest.py: tests/render imports its own conftest by that name)
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # one Playwright at a time: each test module has its own
 def browser():
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium): browser tests skip")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright is not installed (pip install playwright): browser tests skip")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
+    with launch() as opened:
+        yield opened
 
 
 class Visit:
@@ -231,7 +210,11 @@ def test_the_dynamic_walkthrough_pages_to_the_end_with_its_numbers(visit):
     assert " + [[2, 2], [2, 2]]   from AddBackward0 (l2)" in text
     assert " = [[7, 7], [7, 7]]" in text
     assert l1_gradient.is_visible()  # reached now
-    view.locator("g.node.ngv-active").last.scroll_into_view_if_needed()
+    running = view.locator("g.node.ngv-active", has_text="MulBackward0").bounding_box()
+    head = view.locator(".ngv-head").bounding_box()
+    # the drawing scrolled to the step, under the buttons and the text, all in the window
+    assert 0 <= head["y"] and head["y"] + head["height"] <= running["y"]
+    assert running["y"] + running["height"] <= page.viewport_size["height"]
     visit.screenshot("walkthrough_dynamic_l1", view)
     page.keyboard.press("ArrowRight")
     assert "w1.grad = 28" in view.locator(".ngv-step-text").inner_text()

@@ -220,7 +220,35 @@ CELLS = [
     and backward frees what the non-leaf part saved. The next forward pass builds a new
     graph (lesson 7 compares this with a static graph, built once).
 
-    ![one dynamic training step](figures/animation_dynamic_step.gif)
+    [An animation](figures/animation_dynamic_step.gif) plays it at its own pace.
+
+    ## One training step, at your pace
+
+    `ng.walkthrough` steps through a training step of your own program, with its numbers.
+    The graph above was freed by its backward, so build the toy model once more: a new
+    forward pass, a new graph.
+    """),
+    code("""
+    input = ng.ones([2, 2])
+    w1 = ng.tensor(2.0, requires_grad=True)
+    w2 = ng.tensor(3.0, requires_grad=True)
+    w3 = ng.tensor(4.0, requires_grad=True)
+    l1 = input * w1
+    l2 = l1 + w2
+    l3 = l1 * w3
+    l4 = l2 * l3
+    loss = l4.mean()
+    names = {"input": input, "w1": w1, "w2": w2, "w3": w3,
+             "l1": l1, "l2": l2, "l3": l3, "l4": l4, "loss": loss}
+    ng.walkthrough(loss, params=names)
+    """),
+    md("""
+    Page through it with **Next** and **Previous**, or click the view and use the ← / →
+    keys. First the graph grows, one node per op, in the order the forward pass ran; then
+    backward runs its nodes one by one. Look for the 7 arriving at `l1` as the sum
+    5 + 2 of what its two consumers, `l3` and `l2`, send back (your answer to exercise
+    01-3), and for 28 accumulating into `w1.grad`. The last step shows what backward
+    frees. The walkthrough runs nothing for real: `w1.grad` is still `None` afterwards.
 
     ## Summary
 

@@ -132,7 +132,26 @@ CELLS = [
     builds a new one. A **static** graph (lesson 6) is the opposite: built once, then
     run again and again with new inputs.
 
-    ![a static graph, run several times](figures/animation_static_runs.gif)
+    [An animation](figures/animation_static_runs.gif) shows one static graph run several
+    times.
+
+    Here is this section's example, $y = x^2$ at $x = 3$, as a static graph, stepped
+    through by `ns.walkthrough(y)`:
+    """),
+    code("""
+    import naivegraph.static as ns
+
+    with ns.Graph():
+        x = ns.Variable(3.0, name="x")
+        y = x ** 2.0
+    ns.walkthrough(y)
+    """),
+    md("""
+    Page through it with **Next** and **Previous** (or click it and use ← / →): the
+    graph is built first with no values, then one run computes `y = 9`, then the backward
+    sweep sends 6 to `x`. Unlike `x.grad` above, the static gradient replaces the last
+    one instead of accumulating. The walkthrough computes on copies: `x.grad` is still
+    `None` after it.
 
     ## backward(gradient) for a non-scalar output
 

@@ -46,6 +46,17 @@ CELLS = [
     ng.render(g)
     """),
     md("""
+    `ns.walkthrough(loss, feed_dict)` steps through what you just ran: the build (nodes,
+    no values), the run op by op with the values alive after each step (the memory plan
+    frees an intermediate after its last use unless the backward sweep needs it), then
+    the sweep of `g.backward(loss)`. Page through it with **Next** / **Previous** or
+    ← / →, and compare with lesson 1's dynamic step: the same 7 reaches `l1` as 5 + 2,
+    the same 28 reaches `w1`, but the graph was built once, before any value existed.
+    """),
+    code("""
+    ns.walkthrough(loss, {x: np.ones((2, 2))})
+    """),
+    md("""
     The same graph runs again with a new feed; nothing is rebuilt. A missing feed, or a
     feed of the wrong shape, is an error that names the placeholder.
     """),

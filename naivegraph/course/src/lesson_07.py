@@ -19,12 +19,50 @@ CELLS = [
 
     Dynamic mode builds the graph while the step runs, and backward frees it:
 
-    ![one dynamic training step](figures/animation_dynamic_step.gif)
+    [an animation of one dynamic step](figures/animation_dynamic_step.gif).
 
     Static mode builds the graph once; each run only feeds new inputs through it:
 
-    ![runs of one static graph](figures/animation_static_runs.gif)
+    [an animation of static runs](figures/animation_static_runs.gif).
 
+    Both, at your pace, on lesson 1's toy model. Page through each walkthrough with
+    **Next** / **Previous** (or click it and use ← / →). In the dynamic one, each op runs
+    at once and records its node; backward then sends the 7 to `l1` as 5 + 2, adds 28
+    into `w1.grad` and frees what the nodes saved.
+    """),
+    code("""
+    input = ng.ones([2, 2])
+    w1 = ng.tensor(2.0, requires_grad=True)
+    w2 = ng.tensor(3.0, requires_grad=True)
+    w3 = ng.tensor(4.0, requires_grad=True)
+    l1 = input * w1
+    l2 = l1 + w2
+    l3 = l1 * w3
+    l4 = l2 * l3
+    loss = l4.mean()
+    ng.walkthrough(loss)
+    """),
+    md("""
+    In the static one, the whole graph exists before any value: the run only feeds
+    `input` through it, freeing each intermediate after its last use unless the backward
+    sweep needs it, and the sweep reaches the same 7 and 28.
+    """),
+    code("""
+    import naivegraph.static as ns
+
+    with ns.Graph():
+        input = ns.placeholder("input", shape=(2, 2))
+        w1 = ns.Variable(2.0, name="w1")
+        w2 = ns.Variable(3.0, name="w2")
+        w3 = ns.Variable(4.0, name="w3")
+        l1 = input * w1
+        l2 = l1 + w2
+        l3 = l1 * w3
+        l4 = l2 * l3
+        loss = ns.mean(l4)
+    ns.walkthrough(loss, {input: np.ones((2, 2))})
+    """),
+    md("""
     ## The same model, both ways
 
     A two-layer MLP on a small two-moons data set, trained by gradient descent on

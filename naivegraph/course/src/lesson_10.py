@@ -163,6 +163,18 @@ CELLS = [
         print(batch, "->", value.shape)
     """),
     md("""
+    `ns.walkthrough(loss, feed_dict)` steps through one run of this graph on the
+    tutorial's batch, then the backward sweep. Page through it with **Next** /
+    **Previous** or ← / →. Large values are summarised by shape and range. Look at the
+    memory plan: `h_relu` and the difference `y_pred - y` stay alive after their last
+    forward use because the sweep needs them, while the first product is freed at once.
+    The walkthrough commits nothing: the assign nodes do not run, and `w1` and `w2` keep
+    their values.
+    """),
+    code("""
+    ns.walkthrough(loss, {x: x_data, y: y_data})
+    """),
+    md("""
     ## What a run sees
 
     Within one `g.run`, every read of a Variable sees its value from **before** the run,
