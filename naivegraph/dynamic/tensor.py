@@ -15,14 +15,21 @@ import numpy as np
 
 from .. import fast
 from ..ops import OPS
-from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
+from ..ops.core import (
+    OpDef,
+    complex_autograd_error,
+    default_complex,
+    inplace_result_dtype,
+    refuse_complex_result,
+    with_default_float,
+)
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
 from . import fastlinear, fastpath
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
-from .defaults import _default_float, device, get_default_dtype
+from .defaults import device, get_default_dtype
 from .engine import backward as _backward
 from .forward import dual, propagate, propagate_inplace
 from .grad_mode import _state
@@ -293,7 +300,8 @@ def _float_formatter(finite: np.ndarray) -> Callable:
 
 
 def _default_dtype_for(dtype: np.dtype) -> bool:
-    return dtype in (get_default_dtype(), np.int64, np.bool_)
+    # torch leaves out the default dtype, its complex twin, int64 and bool
+    return dtype in (get_default_dtype(), default_complex(), np.int64, np.bool_)
 
 
 class Tensor(OpMethods):
@@ -334,13 +342,15 @@ class Tensor(OpMethods):
         array = _as_array(data, dtype)
         if (
             dtype is None
-            and array.dtype.kind in "iub"
-            and isinstance(data, (list, tuple))
+            and array.dtype.kind in "iubf"
+            and isinstance(data, (list, tuple, np.ndarray))
             and type(self) is Tensor
         ):
-            array = array.astype(np.float64)  # ng.Tensor([1, 2]) is float, as in torch
+            # torch's legacy constructor: ng.Tensor([1, 2]), ng.Tensor(np.ones(2)) are of
+            # the default dtype
+            array = array.astype(get_default_dtype(), copy=False)
         if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
-            array = _default_float(array)  # Python floats follow set_default_dtype
+            array = with_default_float(array)  # Python floats follow set_default_dtype
         self._data = array
         self._requires_grad = False
         self.grad_fn = None
@@ -584,8 +594,8 @@ class Tensor(OpMethods):
         Returns ``self`` when nothing changes, unless ``copy=True``.
 
         >>> import naivegraph as ng
-        >>> ng.tensor([1.5, 2.0]).to("cpu", ng.float32)
-        tensor([1.5000, 2.0000], dtype=float32)
+        >>> ng.tensor([1.5, 2.0]).to("cpu", ng.float64)
+        tensor([1.5000, 2.0000], dtype=float64)
         >>> ng.tensor([1.5]).to(ng.tensor([1])).dtype.name
         'int64'
         """

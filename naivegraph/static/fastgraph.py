@@ -26,10 +26,10 @@ gradients summed in the same order.  The results are the same arrays, bit for bi
 ...     w = ns.Variable(1.5, name="w")
 ...     y = -(-(-w))
 >>> g.forward(fetches=[y]), g.backward(y), float(w.grad)
-([np.float64(-1.5)], None, -1.0)
+([np.float32(-1.5)], None, -1.0)
 >>> with fast.disabled():
 ...     g.forward(fetches=[y]), g.backward(y), float(w.grad)
-([np.float64(-1.5)], None, -1.0)
+([np.float32(-1.5)], None, -1.0)
 
 Not taken (the readable path runs, as with the layer off): ``check_numerics``, a run
 that fetches an update (assign nodes), a placeholder not fed, an op whose forward is

@@ -11,13 +11,19 @@ import weakref
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 from fast_switch import fast_layer_on
 
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph import fast
 
-pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
+pytestmark = [
+    pytest.mark.usefixtures(fast_layer_on.__name__),  # they compare on with off
+    # The probes feed numpy float64 data (the buffers, not the dtype, are under test):
+    # placeholders without a dtype take float64 too (the default dtype is float32)
+    pytest.mark.usefixtures(float64_default.__name__),
+]
 
 
 # ----------------------------------------------------------------- helpers

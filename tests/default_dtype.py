@@ -1,0 +1,27 @@
+"""The default dtype pinned to float64, for test modules whose probes need its precision.
+
+naivegraph's default dtype is torch's float32.  A module that compares numpy float64
+data, symbolic with eager results or torch's float64 to 1e-10 or closer, and builds
+placeholders or tensors from Python floats, imports the fixture and says why::
+
+    from default_dtype import float64_default
+
+    pytestmark = pytest.mark.usefixtures(float64_default.__name__)
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+import naivegraph as ng
+
+
+@pytest.fixture
+def float64_default() -> Iterator[None]:
+    """naivegraph's default dtype float64 for one test, the previous one after it."""
+    previous = ng.get_default_dtype()
+    ng.set_default_dtype(ng.float64)
+    yield
+    ng.set_default_dtype(previous)
