@@ -233,7 +233,7 @@ def _power_scalar(x, exponent):
             "Integers to negative integer powers are not allowed. Use a float "
             f"exponent ({exponent}.0) or convert the tensor with .double() first"
         )
-    return np.power(x, exponent)
+    return np.power(*promote(x, exponent))  # int ** 2.5: the default float, as torch
 
 
 defop(

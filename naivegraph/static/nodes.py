@@ -389,7 +389,7 @@ class Constant(Node):
         from_python = not isinstance(value, (np.ndarray, np.generic))
         value = numeric_data(value, what)
         if _is_weak_scalar(value):
-            shape, dtype = (), result_type(value)  # a Python float: the default dtype
+            shape, dtype = (), np.result_type(value)  # kept weak: its own dtype is numpy's
         else:
             if from_python and isinstance(value, np.ndarray):  # [1.5, 2.0]: the default too
                 value = with_default_float(value)
@@ -602,8 +602,9 @@ _HASHABLE_ATTR = (int, float, bool, complex, str, type(None))
 def _probe_key(
     op: OpDef, inputs: Sequence[Node], attrs: dict, small: Sequence[tuple]
 ) -> tuple | None:
-    """What an elementwise probe's answer depends on, or None if it cannot be a dict key."""
-    parts: list = [op]
+    """What an elementwise probe's answer depends on, or None if it cannot be a dict key.
+    The default dtype is part of it: ``int * 2.5`` is float32 or float64 by it."""
+    parts: list = [op, default_float()]
     for name, value in attrs.items():
         if type(value) not in _HASHABLE_ATTR:
             return None
