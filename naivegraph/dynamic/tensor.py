@@ -86,6 +86,7 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     inputs = args[0] if op.variadic else args
     datas = []
     any_grad = False
+    scalars = False
     for a in inputs:
         if isinstance(a, Tensor):
             datas.append(a._data)
@@ -93,6 +94,10 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
                 any_grad = True
         else:
             datas.append(a)
+            scalars = scalars or isinstance(a, np.generic)
+    if scalars:
+        inputs = _numpy_scalars_as_numbers(inputs)
+        datas = [d._data if isinstance(d, Tensor) else d for d in inputs]
     try:
         if op.variadic:
             out = op.forward(datas, **attrs)
@@ -124,6 +129,14 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     if dual.active:  # forward mode: the output's tangent rides along
         propagate(op, inputs, attrs, result)
     return result
+
+
+def _numpy_scalars_as_numbers(inputs) -> tuple:
+    """torch takes a numpy scalar (``np.float64(0.5)``, what ``np.sqrt(2.0)`` gives) as
+    the Python number it holds: it does not widen a float32 tensor to float64."""
+    return tuple(
+        a.item() if isinstance(a, np.generic) and a.dtype.kind in "biufc" else a for a in inputs
+    )
 
 
 def _aliases(out: np.ndarray, source: np.ndarray) -> bool:

@@ -424,6 +424,8 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
         return (_DIMENSIONED if operand.ndim else _ZERO_DIM), operand.dtype
     kind = type(operand)
     if kind in _PYTHON_DTYPES:
+        if kind is int and not _INT_MIN <= operand < _INT_END:
+            raise _int_too_big(operand)
         return _PYTHON_NUMBER, _PYTHON_DTYPES[kind]()
     dtype = getattr(operand, "dtype", None)
     if dtype is not None:  # a tensor, a static node (shape None: unknown rank) or a Meta
@@ -434,6 +436,18 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
             next(t for t in (bool, int, float, complex) if isinstance(operand, t))
         ]()
     return None
+
+
+_INT_MIN, _INT_END = -(2**63), 2**64  # torch converts a Python int through 64 bits
+
+
+def _int_too_big(number: int) -> OverflowError:
+    """torch's error for a Python int outside 64 bits, even next to a float tensor."""
+    return OverflowError(
+        f"int too big to convert: {number} does not fit in 64 bits, which a Python int "
+        f"taking part in a tensor op must (as in torch); write it as a float "
+        f"({float(number):g}) if a float is meant"
+    )
 
 
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:

@@ -715,13 +715,13 @@ def _infer_partial(
             continue
         outcomes.append((np.shape(result), np.result_type(result)))
     if errors:
-        # torch's RuntimeError, the same whatever the unknown sizes (float32 @ float64),
-        # cannot depend on them: refuse now, not in the middle of ns.gradients or a run.
-        # (numpy's errors, such as a Python int too large, stay the run's to raise.)
+        # A dtype error, the same whatever the unknown sizes (float32 @ float64, a Python
+        # int too big), cannot depend on them: refuse now, as a known shape does, not in
+        # the middle of ns.gradients or a run.
         if (
             len(errors) == len(_STAND_INS)
             and len({(type(e), str(e)) for e in errors}) == 1
-            and type(errors[0]) is RuntimeError
+            and type(errors[0]) in (RuntimeError, OverflowError)
         ):
             raise _build_error(op, shapes, attrs, errors[0]) from errors[0]
         return None, _dtype_guess(op, inputs, attrs)

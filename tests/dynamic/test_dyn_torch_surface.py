@@ -174,6 +174,43 @@ def test_python_numbers_with_tensors_promote_to_the_default_dtype_as_in_torch(to
     assert (ng.tensor([1, 2]) + 0.1).tolist() == (torch.tensor([1, 2]) + 0.1).tolist()
 
 
+_NUMPY_SCALARS = {
+    "float32 * np.float64": lambda m: m.ones(2) * np.float64(0.1),
+    "np.sqrt(2) + float32": lambda m: np.sqrt(2.0) + m.ones(2),
+    "0-d float32 * np.float64": lambda m: m.tensor(2.0) * np.float64(3.0),
+    "int * np.float16": lambda m: m.tensor([1, 2]) * np.float16(2.0),
+    "int8 * np.int32": lambda m: m.tensor([1, 2], dtype=m.int8) * np.int32(3),
+    "float16 * np.float64": lambda m: m.ones(2, dtype=m.float16) * np.float64(3.0),
+    "mul(np.float64)": lambda m: m.ones(2).mul(np.float64(3.0)),
+}
+
+
+def test_numpy_scalars_count_as_python_numbers_as_in_torch(torch):
+    # np.sqrt(2.0) is an np.float64: it must not widen a float32 model's tensors
+    _same_dtypes(torch, _NUMPY_SCALARS)
+    assert (ng.ones(2) * np.float64(0.1)).tolist() == (torch.ones(2) * np.float64(0.1)).tolist()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.ones(1, dtype=m.float32) + 2**70,
+        lambda m: m.ones(1, dtype=m.float64) * 2**64,
+        lambda m: m.tensor(2.0, requires_grad=True) - 2**70,
+        lambda m: 2**70 * m.tensor(2.0),
+        lambda m: m.tensor([1, 2]) + 2**70,
+        lambda m: m.ones(2).add(2**70),
+    ],
+)
+def test_a_python_int_beyond_64_bits_is_refused_even_next_to_a_float_as_in_torch(torch, make):
+    for lib in (torch, ng):
+        with pytest.raises(OverflowError, match="int too big to convert"):
+            make(lib)
+    assert (ng.ones(1) * (2**64 - 1)).tolist() == (torch.ones(1) * (2**64 - 1)).tolist()
+    with pytest.raises(OverflowError, match="write it as a float"):
+        make(ng)
+
+
 def test_python_numbers_promote_to_float64_once_it_is_the_default(torch, default_float64):
     _same_dtypes(torch, _PROMOTIONS)
     assert (ng.tensor([1, 2]) / 2).dtype == np.float64
