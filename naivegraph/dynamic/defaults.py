@@ -1,7 +1,8 @@
 """Where tensors live and what Python floats become: ``ng.device``, ``ng.cuda``, and the
 default dtype (``get_default_dtype`` / ``set_default_dtype``).
 
-Below the Tensor class: a tensor reads its device and the default dtype from here.
+Below the Tensor class: a tensor reads its device from here.  The default dtype itself
+is kept in :mod:`naivegraph.ops.core`, where static mode reads it too.
 """
 
 from __future__ import annotations

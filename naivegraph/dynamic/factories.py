@@ -51,8 +51,9 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
 def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
     """A new leaf tensor holding a copy of ``data``.
 
-    Python floats become the default dtype (float64 unless ``set_default_dtype`` changed
-    it); numpy arrays and tensors keep their dtype (float32 stays float32).
+    Python floats become the default dtype (float32, as in torch, unless
+    ``set_default_dtype`` changed it); numpy arrays and tensors keep their dtype (a
+    float64 numpy array stays float64: ``.float()`` makes it float32).
 
     >>> import naivegraph as ng
     >>> ng.tensor([1.0, 2.0], requires_grad=True)
