@@ -217,6 +217,7 @@ class ignoring_fp_errors:  # lower case: used like a function, as ``np.errstate`
 # a floating array and a Python float (or an integer array and a Python int): the
 # array's own dtype, and both operands unchanged.  This says so in one test.
 _KINDS_KEPT_WITH = {float: "fc", int: "fciu"}
+_INT_MIN, _INT_END = -(2**63), 2**64  # the Python ints torch converts (see ops.core)
 
 
 def promotes_to_itself(x, y) -> bool:
@@ -226,11 +227,16 @@ def promotes_to_itself(x, y) -> bool:
         return False
     if type(x) is np.ndarray:
         kinds = _KINDS_KEPT_WITH.get(type(y))
-        return kinds is not None and x.dtype.kind in kinds
+        return kinds is not None and x.dtype.kind in kinds and _convertible(y)
     if type(y) is np.ndarray:
         kinds = _KINDS_KEPT_WITH.get(type(x))
-        return kinds is not None and y.dtype.kind in kinds
+        return kinds is not None and y.dtype.kind in kinds and _convertible(x)
     return False
+
+
+def _convertible(number) -> bool:
+    """False for a Python int torch refuses (the promotion rule then raises)."""
+    return type(number) is not int or _INT_MIN <= number < _INT_END
 
 
 # -- masked_zero -------------------------------------------------------------------------

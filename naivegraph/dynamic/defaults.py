@@ -1,7 +1,8 @@
 """Where tensors live and what Python floats become: ``ng.device``, ``ng.cuda``, and the
 default dtype (``get_default_dtype`` / ``set_default_dtype``).
 
-Below the Tensor class: a tensor reads its device and the default dtype from here.
+Below the Tensor class: a tensor reads its device from here.  The default dtype itself
+is kept in :mod:`naivegraph.ops.core`, where static mode reads it too.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import builtins
 
 import numpy as np
+
+from ..ops.core import default_float, set_default_float
 
 # torch's device types: a known one that is not the CPU gets "runs on the CPU only" when
 # used, an unknown word gets torch's "Expected one of ..." at once.
@@ -98,32 +101,32 @@ class _Cuda:
 cuda = _Cuda()
 
 
-class _DefaultDtype:
-    # Process-wide, as torch's default dtype is (not per thread).
-    value = np.dtype(np.float64)
-
-
 def get_default_dtype() -> np.dtype:
-    """The dtype that Python floats become: float64 unless ``set_default_dtype`` changed it.
+    """The dtype that Python floats become: float32, as in torch, unless
+    ``set_default_dtype`` changed it.  numpy arrays keep their own dtype
+    (``ng.from_numpy(np.ones(2))`` is float64), and static mode uses the same default.
 
-    This differs from PyTorch on purpose: torch starts at float32, naivegraph at float64,
-    so gradients checked by finite differences agree to many digits.
+    float32 is what real programs feed their models (``.float()``, float32 numpy data);
+    where exactness matters, ask for float64 as torch code does: gradcheck needs float64
+    inputs (``ng.randn(3, dtype=ng.float64)``), and finite differences in float32 have
+    only about three good digits.
 
     >>> import naivegraph as ng
-    >>> ng.get_default_dtype()
-    dtype('float64')
+    >>> ng.get_default_dtype(), ng.tensor(2.0).dtype, ng.tensor([1, 2]).dtype
+    (dtype('float32'), dtype('float32'), dtype('int64'))
     """
-    return _DefaultDtype.value
+    return default_float()
 
 
 def set_default_dtype(d) -> None:
     """Make Python floats (``ng.tensor([1.5])``, ``ng.ones(2)``, ``ng.arange(3.)``, ...)
-    become ``d``, a floating dtype, as ``torch.set_default_dtype`` does.
+    become ``d``, a floating dtype, as ``torch.set_default_dtype`` does; in static mode
+    too.  Mixing an integer tensor with a Python float gives ``d`` as well.
 
     >>> import naivegraph as ng
-    >>> ng.set_default_dtype(ng.float32); ng.tensor([1.5]).dtype
-    dtype('float32')
-    >>> ng.set_default_dtype(ng.float64)
+    >>> ng.set_default_dtype(ng.float64); ng.tensor([1.5]).dtype, (ng.tensor([1]) / 2).dtype
+    (dtype('float64'), dtype('float64'))
+    >>> ng.set_default_dtype(ng.float32)
     """
     try:
         found = np.dtype(d)
@@ -134,14 +137,4 @@ def set_default_dtype(d) -> None:
             f"invalid dtype object: only floating-point types are supported as "
             f"the default type (got {d!r}); pass ng.float32 or ng.float64"
         )
-    _DefaultDtype.value = found
-
-
-def _default_float(array: np.ndarray) -> np.ndarray:
-    """``array`` with a float64 (complex128) made from Python numbers moved to the default."""
-    default = _DefaultDtype.value
-    if array.dtype == np.float64 and default != np.float64:
-        return array.astype(default)
-    if array.dtype == np.complex128 and default == np.float32:
-        return array.astype(np.complex64)
-    return array
+    set_default_float(found)

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.core import with_default_float
 from ..ops.methods import shape_arg as _shape_arg
 from . import fastlinear, fastpath
-from .defaults import _default_float, _type_name, get_default_dtype
+from .defaults import _type_name, get_default_dtype
 from .grad_mode import _state as _grad_state
 from .grad_mode import no_grad
 from .rng import _random, generator_rng
@@ -45,8 +46,9 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
 def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
     """A new leaf tensor holding a copy of ``data``.
 
-    Python floats become the default dtype (float64 unless ``set_default_dtype`` changed
-    it); numpy arrays and tensors keep their dtype (float32 stays float32).
+    Python floats become the default dtype (float32, as in torch, unless
+    ``set_default_dtype`` changed it); numpy arrays and tensors keep their dtype (a
+    float64 numpy array stays float64: ``.float()`` makes it float32).
 
     >>> import naivegraph as ng
     >>> ng.tensor([1.0, 2.0], requires_grad=True)
@@ -58,7 +60,7 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> T
         _check_device(device)
     array = _as_array(data, dtype)
     if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
-        array = _default_float(array)
+        array = with_default_float(array)
     return _finish(array, requires_grad)
 
 
@@ -114,7 +116,7 @@ def _fill_dtype(fill_value) -> np.dtype | None:
         (builtins.bool, np.bool_),
         (builtins.int, np.int64),
         (builtins.float, get_default_dtype()),
-        (builtins.complex, _default_float(np.zeros(0, np.complex128)).dtype),
+        (builtins.complex, with_default_float(np.zeros(0, np.complex128)).dtype),
     ):
         if (
             isinstance(fill_value, kind)
@@ -316,7 +318,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
     if end is None:
         start, end = 0, start
     array = np.arange(start, end, step, dtype=dtype)
-    return _finish(array if dtype is not None else _default_float(array), requires_grad)
+    return _finish(array if dtype is not None else with_default_float(array), requires_grad)
 
 
 def linspace(
@@ -389,7 +391,7 @@ class FloatTensor(metaclass=_LegacyTensorType):
 
     >>> import naivegraph as ng
     >>> ng.FloatTensor([1, 2]), ng.FloatTensor(2, 3).shape
-    (tensor([1., 2.], dtype=float32), torch.Size([2, 3]))
+    (tensor([1., 2.]), torch.Size([2, 3]))
     """
 
     dtype = np.dtype(np.float32)
@@ -400,7 +402,7 @@ class DoubleTensor(metaclass=_LegacyTensorType):
 
     >>> import naivegraph as ng
     >>> ng.DoubleTensor([1, 2])
-    tensor([1., 2.])
+    tensor([1., 2.], dtype=float64)
     """
 
     dtype = np.dtype(np.float64)

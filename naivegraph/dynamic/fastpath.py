@@ -69,6 +69,7 @@ _next_seq = nodes.next_seq
 _F64 = np.dtype(np.float64)
 #: the Meta of every 0-d float64 array: the one ``node.meta_of`` shares, or its equal
 _META_0D_F64 = nodes.meta_of(np.zeros((), _F64))
+_INT_MIN, _INT_END = -(2**63), 2**64  # the Python ints torch converts (see ops.core)
 _EXACT_INT = 2**53  # Python ints up to this size are exact as float64 (numpy's conversion)
 
 # What a subclass of Tensor may not redefine for the fast path to build what the
@@ -221,8 +222,8 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
             y_kind = 0  # a number
             yd = y
         elif ty is int:
-            if dtype.kind not in int_kinds:
-                return readable(x, y)
+            if dtype.kind not in int_kinds or not _INT_MIN <= y < _INT_END:
+                return readable(x, y)  # which raises torch's error for an int too big
             y_kind = 0
             yd = y
         elif numbers_only:  # a reflected operator: the number is the second operand

@@ -251,7 +251,7 @@ class saved_tensors_hooks:
     >>> with ng.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
     ...     y = x.exp()
     >>> seen
-    [[2.718281828459045, 7.38905609893065]]
+    [[2.7182819843292236, 7.3890557289123535]]
     """
 
     def __init__(self, pack_hook: Callable, unpack_hook: Callable) -> None:

@@ -19,9 +19,11 @@ from ..ops import OPS
 from ..ops.core import (
     OpDef,
     complex_autograd_error,
+    default_complex,
     inplace_result_dtype,
     refuse_complex_result,
     torch_dtype_name,
+    with_default_float,
 )
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
@@ -30,7 +32,7 @@ from . import fastlinear, fastpath
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
-from .defaults import _default_float, device, get_default_dtype
+from .defaults import device, get_default_dtype
 from .engine import backward as _backward
 from .forward import dual, propagate, propagate_inplace, tangent_of
 from .grad_mode import _state
@@ -90,6 +92,7 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     inputs = args[0] if op.variadic else args
     datas = []
     any_grad = False
+    scalars = False
     for a in inputs:
         if isinstance(a, Tensor):
             datas.append(a._data)
@@ -97,6 +100,10 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
                 any_grad = True
         else:
             datas.append(a)
+            scalars = scalars or isinstance(a, np.generic)
+    if scalars:
+        inputs = _numpy_scalars_as_numbers(inputs)
+        datas = [d._data if isinstance(d, Tensor) else d for d in inputs]
     try:
         if op.variadic:
             out = op.forward(datas, **attrs)
@@ -130,6 +137,14 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     if dual.active:  # forward mode: the output's tangent rides along
         propagate(op, inputs, attrs, result)
     return result
+
+
+def _numpy_scalars_as_numbers(inputs) -> tuple:
+    """torch takes a numpy scalar (``np.float64(0.5)``, what ``np.sqrt(2.0)`` gives) as
+    the Python number it holds: it does not widen a float32 tensor to float64."""
+    return tuple(
+        a.item() if isinstance(a, np.generic) and a.dtype.kind in "biufc" else a for a in inputs
+    )
 
 
 def _aliases(out: np.ndarray, source: np.ndarray) -> bool:
@@ -306,7 +321,8 @@ def _float_formatter(finite: np.ndarray) -> Callable:
 
 
 def _default_dtype_for(dtype: np.dtype) -> bool:
-    return dtype in (get_default_dtype(), np.int64, np.bool_)
+    # torch leaves out the default dtype, its complex twin, int64 and bool
+    return dtype in (get_default_dtype(), default_complex(), np.int64, np.bool_)
 
 
 class Tensor(OpMethods):
@@ -348,13 +364,15 @@ class Tensor(OpMethods):
         array = _as_array(data, dtype)
         if (
             dtype is None
-            and array.dtype.kind in "iub"
-            and isinstance(data, (list, tuple))
+            and array.dtype.kind in "iubf"
+            and isinstance(data, (list, tuple, np.ndarray))
             and type(self) is Tensor
         ):
-            array = array.astype(np.float64)  # ng.Tensor([1, 2]) is float, as in torch
+            # torch's legacy constructor: ng.Tensor([1, 2]), ng.Tensor(np.ones(2)) are of
+            # the default dtype
+            array = array.astype(get_default_dtype(), copy=False)
         if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
-            array = _default_float(array)  # Python floats follow set_default_dtype
+            array = with_default_float(array)  # Python floats follow set_default_dtype
         self._data = array
         self._requires_grad = False
         self.grad_fn = None
@@ -626,8 +644,8 @@ class Tensor(OpMethods):
         Returns ``self`` when nothing changes, unless ``copy=True``.
 
         >>> import naivegraph as ng
-        >>> ng.tensor([1.5, 2.0]).to("cpu", ng.float32)
-        tensor([1.5000, 2.0000], dtype=float32)
+        >>> ng.tensor([1.5, 2.0]).to("cpu", ng.float64)
+        tensor([1.5000, 2.0000], dtype=float64)
         >>> ng.tensor([1.5]).to(ng.tensor([1])).dtype.name
         'int64'
         """

@@ -201,13 +201,17 @@ def static_vs_dynamic(times: Mapping[str, Sequence[float]], memory: Mapping[str,
 
 def decision_boundary(predict_fn: Callable, X, y, title: str = "Decision boundary",
                       resolution: int = 200, margin: float = 0.5, path=None, ax=None) -> Figure:
-    """Colour the plane by ``predict_fn(points) -> class labels`` and scatter the data."""
-    X = np.asarray(X, dtype=float)
+    """Colour the plane by ``predict_fn(points) -> class labels`` and scatter the data.
+
+    The points are given in the data's floating dtype (float32 for the lessons' data
+    sets), the one a model trained on that data takes."""
+    X = np.asarray(X)
+    X = X if X.dtype.kind == "f" else X.astype(float)
     y = np.asarray(y).astype(int)
     x0, x1 = X[:, 0].min() - margin, X[:, 0].max() + margin
     y0, y1 = X[:, 1].min() - margin, X[:, 1].max() + margin
     gx, gy = np.meshgrid(np.linspace(x0, x1, resolution), np.linspace(y0, y1, resolution))
-    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    grid = np.column_stack([gx.ravel(), gy.ravel()]).astype(X.dtype)
     labels = np.asarray(predict_fn(grid)).reshape(gx.shape)
     n = int(max(y.max(), labels.max())) + 1
     light = ListedColormap(["#a5d8ff", "#ffc9c9", "#b2f2bb", "#eebefa"][:n])

@@ -154,8 +154,9 @@ def iteration_costs(X, y, batch: int = 32, lr: float = 0.5):
     lesson's graph, gradients and SGD updates inside it.
     """
     rng = np.random.default_rng(0)
-    init = [rng.normal(scale=0.7, size=(2, 16)), np.zeros(16),
-            rng.normal(scale=0.25, size=(16, 2)), np.zeros(2)]
+    init = [a.astype(np.float32)  # float32, as the data and the placeholders
+            for a in (rng.normal(scale=0.7, size=(2, 16)), np.zeros(16),
+                      rng.normal(scale=0.25, size=(16, 2)), np.zeros(2))]
     rows = rng.choice(len(X), size=batch, replace=False)
     Xb, yb = X[rows], y[rows]
     params = [ng.tensor(p.copy(), requires_grad=True) for p in init]

@@ -45,7 +45,11 @@ class Parameter(Tensor):
         array = (
             np.zeros(0)
             if data is None
-            else (data._data if isinstance(data, Tensor) else np.asarray(data, dtype=np.float64))
+            else (
+                data._data
+                if isinstance(data, Tensor)
+                else np.asarray(data, dtype=get_default_dtype())
+            )
         )
         p = Tensor._make.__func__(cls, array, False, None, 0)
         p.requires_grad = requires_grad

@@ -399,17 +399,53 @@ def op_function(name: str) -> Callable:
 # ----------------------------------------------------------------------------------
 # Type promotion: PyTorch's rule, in one place for both modes
 # ----------------------------------------------------------------------------------
-#: What a Python float (or a division of integers) becomes.  torch uses float32;
-#: naivegraph teaches in float64 so that gradient checks are exact enough.
-DEFAULT_FLOAT = np.dtype(np.float64)
-DEFAULT_COMPLEX = np.dtype(np.complex128)
+class _Default:
+    """What a Python float (or a division of integers, or exp of an integer) becomes in
+    both modes: torch's float32 unless ``ng.set_default_dtype`` changed it.  Process-wide,
+    as torch's default dtype is (not per thread)."""
+
+    float: np.dtype = np.dtype(np.float32)
+    complex: np.dtype = np.dtype(np.complex64)
+
+
+def default_float() -> np.dtype:
+    """The default floating dtype (``ng.get_default_dtype()``), float32 as in torch."""
+    return _Default.float
+
+
+def default_complex() -> np.dtype:
+    """The complex dtype that goes with the default float: complex64 for float32."""
+    return _Default.complex
+
+
+def set_default_float(dtype: np.dtype) -> None:
+    """Make ``dtype`` (float16, float32 or float64, already checked) the default."""
+    _Default.float = np.dtype(dtype)
+    _Default.complex = np.dtype(np.complex64 if dtype != np.float64 else np.complex128)
+
+
+def with_default_float(array: np.ndarray) -> np.ndarray:
+    """``array``, made by numpy from Python numbers (so float64 or complex128), moved to
+    the default dtype as torch does for ``torch.tensor([1.5])``; numpy arrays given as
+    such keep their dtype and do not come here."""
+    target: np.dtype
+    if array.dtype == np.float64 and _Default.float != np.float64:
+        target = _Default.float
+    elif array.dtype == np.complex128 and _Default.complex != np.complex128:
+        target = _Default.complex
+    else:
+        return array
+    with np.errstate(over="ignore"):  # 1e308 becomes inf, as torch.tensor(1e308) does
+        return array.astype(target)
+
+
 _CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}  # bool < integer < floating < complex
 _DIMENSIONED, _ZERO_DIM, _PYTHON_NUMBER = 2, 1, 0  # who decides the dtype first
 _PYTHON_DTYPES = {
-    bool: np.dtype(np.bool_),
-    int: np.dtype(np.int64),
-    float: DEFAULT_FLOAT,
-    complex: DEFAULT_COMPLEX,
+    bool: lambda: np.dtype(np.bool_),
+    int: lambda: np.dtype(np.int64),
+    float: default_float,
+    complex: default_complex,
 }
 
 
@@ -419,7 +455,9 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
         return (_DIMENSIONED if operand.ndim else _ZERO_DIM), operand.dtype
     kind = type(operand)
     if kind in _PYTHON_DTYPES:
-        return _PYTHON_NUMBER, _PYTHON_DTYPES[kind]
+        if kind is int and not _INT_MIN <= operand < _INT_END:
+            raise _int_too_big(operand)
+        return _PYTHON_NUMBER, _PYTHON_DTYPES[kind]()
     dtype = getattr(operand, "dtype", None)
     if dtype is not None:  # a tensor, a static node (shape None: unknown rank) or a Meta
         shape = getattr(operand, "shape", None)
@@ -427,8 +465,20 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
     if isinstance(operand, (bool, int, float, complex)):  # subclasses, e.g. IntEnum
         return _PYTHON_NUMBER, _PYTHON_DTYPES[
             next(t for t in (bool, int, float, complex) if isinstance(operand, t))
-        ]
+        ]()
     return None
+
+
+_INT_MIN, _INT_END = -(2**63), 2**64  # torch converts a Python int through 64 bits
+
+
+def _int_too_big(number: int) -> OverflowError:
+    """torch's error for a Python int outside 64 bits, even next to a float tensor."""
+    return OverflowError(
+        f"int too big to convert: {number} does not fit in 64 bits, which a Python int "
+        f"taking part in a tensor op must (as in torch); write it as a float "
+        f"({float(number):g}) if a float is meant"
+    )
 
 
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
@@ -466,7 +516,7 @@ def result_type(*operands) -> np.dtype | None:
     Operands are ranked: tensors with dimensions, then 0-d tensors, then Python
     numbers.  The highest-ranked group decides the dtype, unless a lower group holds a
     higher *category* (bool < integer < floating < complex): then that group's dtype
-    is used (a Python float gives ``DEFAULT_FLOAT``, float64).  numpy instead lets a
+    is used (a Python float gives the default dtype, float32).  numpy instead lets a
     0-d array promote a float32 array to float64.  None if an operand is not a number.
 
     >>> import numpy as np
@@ -474,7 +524,9 @@ def result_type(*operands) -> np.dtype | None:
     'float32'
     >>> result_type(np.array([1, 2], np.int32), np.array(3)).name
     'int32'
-    >>> result_type(np.array([1, 2]), 2.5).name
+    >>> result_type(np.array([1, 2]), 2.5).name   # the default dtype
+    'float32'
+    >>> result_type(np.ones(3, np.float64), 2.5).name
     'float64'
     """
     groups: list[np.dtype | None] = [None, None, None]

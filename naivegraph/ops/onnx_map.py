@@ -215,7 +215,7 @@ def _pow_scalar(b, node, names):
     return b.op("Pow", [x, b.const(exponent, dtype)], dtype=dtype)
 
 
-@emits("reciprocal", onnx="Reciprocal (integers and booleans as float64)")
+@emits("reciprocal", onnx="Reciprocal (integers and booleans as the default float)")
 def _reciprocal(b, node, names):
     dtype = _out_dtype(node)
     return b.op("Reciprocal", [b.cast(names[0], dtype)], dtype=dtype)
@@ -268,7 +268,9 @@ def _clamp(b, node, names):
 # ----------------------------------------------------------------------------------
 def _unary(onnx_op: str) -> Emitter:
     def emit(b, node, names):
-        dtype = _out_dtype(node)  # integers and booleans compute as float64 (exp, log, ...)
+        dtype = _out_dtype(
+            node
+        )  # integers and booleans compute as the default float (exp, log, ...)
         _refuse_bool(node, dtype)
         return b.op(onnx_op, [b.cast(names[0], dtype)], dtype=dtype)
 
@@ -278,9 +280,9 @@ def _unary(onnx_op: str) -> Emitter:
 emits("neg", onnx="Neg")(_unary("Neg"))
 emits("abs", onnx="Abs")(_unary("Abs"))
 for _name, _onnx in [("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt")]:
-    emits(_name, onnx=f"{_onnx} (integers and booleans as float64)")(_unary(_onnx))
+    emits(_name, onnx=f"{_onnx} (integers and booleans as the default float)")(_unary(_onnx))
 for _name, _onnx in [("sin", "Sin"), ("cos", "Cos"), ("tanh", "Tanh")]:
-    emits(_name, onnx=f"{_onnx} (integers and booleans as float64)")(_unary(_onnx))
+    emits(_name, onnx=f"{_onnx} (integers and booleans as the default float)")(_unary(_onnx))
 
 
 @emits("sigmoid", onnx="naivegraph's stable form: e = Exp(-|x|), Where(x >= 0, 1/(1+e), e/(1+e))")

@@ -39,9 +39,9 @@ import numpy as np
 
 from .. import fast
 from .core import (
-    DEFAULT_FLOAT,
     OPS,
     Meta,
+    default_float,
     defop,
     op_function,
     promote,
@@ -177,7 +177,7 @@ def _divide(x, y, out=None):
     # True division, as torch: integers and booleans divide as floats.
     dtype = result_type(x, y)
     if dtype is not None and dtype.kind in "biu":
-        x, y = np.asarray(x, dtype=DEFAULT_FLOAT), np.asarray(y, dtype=DEFAULT_FLOAT)
+        x, y = np.asarray(x, dtype=default_float()), np.asarray(y, dtype=default_float())
         return np.true_divide(x, y, out=out)
     return np.true_divide(*promote(x, y), out=out)
 
@@ -233,7 +233,7 @@ def _power_scalar(x, exponent):
             "Integers to negative integer powers are not allowed. Use a float "
             f"exponent ({exponent}.0) or convert the tensor with .double() first"
         )
-    return np.power(x, exponent)
+    return np.power(*promote(x, exponent))  # int ** 2.5: the default float, as torch
 
 
 defop(
@@ -377,7 +377,7 @@ def _as_floating(x):
     """Integers and booleans as naivegraph's default float, as torch computes exp(int):
     numpy would pick float16 for int8/uint8/bool and float32 for int16."""
     x = np.asarray(x)
-    return x.astype(DEFAULT_FLOAT) if x.dtype.kind in "biu" else x
+    return x.astype(default_float()) if x.dtype.kind in "biu" else x
 
 
 def _floating(ufunc):
@@ -722,7 +722,7 @@ defop(
     "count",
     lambda x, dim=None: np.asarray(
         _count_of_shape(np.shape(x), dim),
-        dtype=np.result_type(x) if np.result_type(x).kind == "f" else DEFAULT_FLOAT,
+        dtype=np.result_type(x) if np.result_type(x).kind == "f" else default_float(),
     ),
     doc="How many elements a reduction of ``x`` over ``dim`` averages (at least 1).",
 )

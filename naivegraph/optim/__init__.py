@@ -182,8 +182,8 @@ class SGD(Optimizer):
     >>> opt = ng.optim.SGD([w], lr=0.1, momentum=0.9, dampening=0.5)
     >>> for _ in range(2):
     ...     w.grad = ng.tensor([2.0]); opt.step()
-    >>> w.tolist()  # buffers 2.0, then 0.9 * 2.0 + 0.5 * 2.0
-    [0.52]
+    >>> w  # buffers 2.0, then 0.9 * 2.0 + 0.5 * 2.0
+    tensor([0.5200], requires_grad=True)
     """
 
     def __init__(

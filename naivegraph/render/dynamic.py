@@ -29,7 +29,7 @@ import numpy as np
 from ..dynamic.engine import grad as autograd_grad
 from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode
 from ..dynamic.tensor import Tensor
-from ..ops.core import Meta
+from ..ops.core import Meta, default_float
 from .dot import (
     DETAILS,
     Colored,
@@ -109,7 +109,7 @@ def _describe_tensor(item: Item) -> tuple[str, str]:
         shape = format_shape(meta.shape) if meta is not None else "?"
         return html_label(None, shape, "(tensor no longer alive)"), f"tensor {shape}"
     shape = format_shape(tensor.shape)
-    dtype = "" if tensor.dtype == np.float64 else f" {tensor.dtype}"
+    dtype = "" if tensor.dtype == default_float() else f" {tensor.dtype}"  # as reprs do
     lines = [shape + dtype]
     if ctx.show_values:
         value = format_value(tensor._data)
@@ -487,7 +487,7 @@ def arriving_gradients(
     >>> accumulate = y.grad_fn.next_functions[0][0]
     >>> found = arriving_gradients([y])
     >>> found[id(y.grad_fn)], found[id(accumulate)], w.grad
-    ((array(1.),), (array(6.),), None)
+    ((array(1., dtype=float32),), (array(6., dtype=float32),), None)
     """
     seeds = _seeds(outputs, gradients, names or {})
     nodes = _reachable_nodes(outputs)

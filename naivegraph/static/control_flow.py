@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..ops import OPS, OpDef
+from ..ops.core import with_default_float
 from .executor import CompiledFunction
 from .gradients import gradients
 from .graph import Graph, get_default_graph, tracing
@@ -405,6 +406,13 @@ def _merged_shape(a: tuple | None, b: tuple | None, index: int) -> tuple | None:
 
 
 # -------------------------------------------------------------------------- while_loop
+def _loop_value(value):
+    """A loop variable given as a number or array: an array (Python floats in the default
+    dtype, as every constant; numpy data keeps its own)."""
+    array = np.asarray(value)
+    return array if isinstance(value, (np.ndarray, np.generic)) else with_default_float(array)
+
+
 def while_loop(
     cond_fn: Callable[..., Any],
     body_fn: Callable[..., Any],
@@ -431,7 +439,7 @@ def while_loop(
     outer = _outer_graph(loop_vars)
     # Numbers become constants, registered only once the loop node is (nothing half-built).
     initial = [
-        v if isinstance(v, Node) else Constant(np.asarray(v), "a loop variable") for v in loop_vars
+        v if isinstance(v, Node) else Constant(_loop_value(v), "a loop variable") for v in loop_vars
     ]
     cond_graph, cond_in, test, _ = _build(
         "loop_cond", outer, initial, cond_fn, "while_loop's cond_fn"

@@ -259,7 +259,7 @@ def operators(readable: Any) -> tuple:
     >>> with ns.Graph():
     ...     y = -ns.Variable(2.0, name="w")
     >>> y
-    <Operation 'neg_1' op=neg shape=() dtype=float64>
+    <Operation 'neg_1' op=neg shape=() dtype=float32>
     """
     return (
         _operator(OPS["neg"], readable.__neg__, unary=True),

@@ -23,10 +23,10 @@ same arrays, bit for bit.
 ...     w = ns.Variable(1.5, name="w")
 ...     y = -(-(-w))
 >>> g.forward(fetches=[y]), g.backward(y), float(w.grad)
-([np.float64(-1.5)], None, -1.0)
+([np.float32(-1.5)], None, -1.0)
 >>> with fast.disabled():
 ...     g.forward(fetches=[y]), g.backward(y), float(w.grad)
-([np.float64(-1.5)], None, -1.0)
+([np.float32(-1.5)], None, -1.0)
 
 Not taken (the readable path runs): ``check_numerics``, a run that fetches an update, a
 placeholder not fed, an op whose forward is not an op-table forward.  Smaller tricks:

@@ -19,7 +19,7 @@ read them from the values when the graph runs.
 ...     y = ns.sin(x) * x
 ...     (dy,) = ns.jvp(y, [x], [1.0])  # a number: that tangent everywhere
 >>> g.compile([x], [dy])(np.array([[0.0, 1.0]]))[0]
-array([[0.        , 1.38177329]])
+array([[0.       , 1.3817732]], dtype=float32)
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import fast
 from ..ops import OPS, OpDef
-from ..ops.core import mixed_modes_error, result_type
+from ..ops.core import default_float, mixed_modes_error, result_type, with_default_float
 from ..ops.methods import OpMethods
 from ..ops.shapes import broadcast_shapes
 from . import fastbuild
@@ -341,8 +341,10 @@ class Variable(Node):
         what = "the value of a Variable" if name is None else f"the value of Variable {name!r}"
         # np.array: a private copy, so later edits of `value` do not leak in
         array = np.array(numeric_data(value, what))
+        if not isinstance(value, (np.ndarray, np.generic)):  # Python floats: the default dtype
+            array = with_default_float(array)
         if not np.issubdtype(array.dtype, np.inexact) and trainable:  # complex stays complex
-            array = array.astype(np.float64)
+            array = array.astype(default_float())
         super().__init__("variable", (), array.shape, array.dtype)
         self.trainable = trainable
         self._state = [array]  # a box shared with copies in optimised graphs
@@ -387,10 +389,13 @@ class Constant(Node):
     kind = "constant"
 
     def __init__(self, value: Any, what: str = "a constant", copy: bool = True) -> None:
+        from_python = not isinstance(value, (np.ndarray, np.generic))
         value = numeric_data(value, what)
         if _is_weak_scalar(value):
-            shape, dtype = (), np.result_type(value)
+            shape, dtype = (), np.result_type(value)  # kept weak: its own dtype is numpy's
         else:
+            if from_python and isinstance(value, np.ndarray):  # [1.5, 2.0]: the default too
+                value = with_default_float(value)
             if copy:  # a private copy: later edits of the caller's array do not leak in
                 value = np.array(value) if isinstance(value, np.ndarray) else value
             shape, dtype = np.shape(value), np.asarray(value).dtype
@@ -417,17 +422,20 @@ class Operation(Node):
 
 
 # -------------------------------------------------------------------------- building
-def placeholder(name: str, shape: Sequence | None = None, dtype: Any = np.float64) -> Placeholder:
-    """An input of the graph, fed by node or by ``name`` at run time.
+def placeholder(name: str, shape: Sequence | None = None, dtype: Any = None) -> Placeholder:
+    """An input of the graph, fed by node or by ``name`` at run time; its dtype is the
+    default one (float32, ``ng.set_default_dtype``) unless ``dtype`` says otherwise.
 
     >>> import naivegraph.static as ns
     >>> with ns.Graph():
     ...     x = ns.placeholder("x", shape=(None, 3))
     >>> x.shape, x.dtype.name
-    ((None, 3), 'float64')
+    ((None, 3), 'float32')
     """
     if not isinstance(name, str) or not name:
         raise TypeError("a placeholder needs a name (a non-empty string): feeds use it")
+    if dtype is None:
+        dtype = default_float()
     node = Placeholder("placeholder", (), None if shape is None else tuple(shape), dtype)
     get_default_graph()._register(node, name, "placeholder")
     return node
@@ -597,8 +605,9 @@ _HASHABLE_ATTR = (int, float, bool, complex, str, type(None))
 def _probe_key(
     op: OpDef, inputs: Sequence[Node], attrs: dict, small: Sequence[tuple]
 ) -> tuple | None:
-    """What an elementwise probe's answer depends on, or None if it cannot be a dict key."""
-    parts: list = [op]
+    """What an elementwise probe's answer depends on, or None if it cannot be a dict key.
+    The default dtype is part of it: ``int * 2.5`` is float32 or float64 by it."""
+    parts: list = [op, default_float()]
     for name, value in attrs.items():
         if type(value) not in _HASHABLE_ATTR:
             return None
@@ -663,16 +672,20 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
         result = _probe(op, inputs, attrs, shapes)
         return np.shape(result), np.result_type(result)
     except Exception as error:  # re-raised with the op and shapes named
-        listed = ", ".join(str(s) for s in shapes)
-        message = f"cannot build {op.name} on inputs of shapes {listed}"
-        if attrs:
-            message += f" with {_format_attrs(attrs)}"
-        message += f": {error}"
-        try:
-            new_error = type(error)(message)
-        except Exception:
-            new_error = ValueError(message)
-        raise new_error from error
+        raise _build_error(op, shapes, attrs, error) from error
+
+
+def _build_error(op: OpDef, shapes: Sequence, attrs: dict, error: Exception) -> Exception:
+    """``error`` of a probe, with the op and the input shapes named."""
+    listed = ", ".join(_shape_text(s) for s in shapes)
+    message = f"cannot build {op.name} on inputs of shapes {listed}"
+    if attrs:
+        message += f" with {_format_attrs(attrs)}"
+    message += f": {error}"
+    try:
+        return type(error)(message)
+    except Exception:
+        return ValueError(message)
 
 
 # Stand-in sizes for the unknown (None) dimensions of placeholders.  An output
@@ -695,14 +708,26 @@ def _infer_partial(
     known = None if key is None else _PARTIAL.get(key)
     if known is not None:
         return known
-    outcomes = []
+    outcomes, errors = [], []
     for size in _STAND_INS:
         concrete = [tuple(size if d is None else d for d in s) for s in shapes]
         try:
             result = _probe(op, inputs, attrs, concrete)
-        except Exception:
-            return None, _dtype_guess(op, inputs, attrs)
+        except Exception as error:
+            errors.append(error)
+            continue
         outcomes.append((np.shape(result), np.result_type(result)))
+    if errors:
+        # A dtype error, the same whatever the unknown sizes (float32 @ float64, a Python
+        # int too big), cannot depend on them: refuse now, as a known shape does, not in
+        # the middle of ns.gradients or a run.
+        if (
+            len(errors) == len(_STAND_INS)
+            and len({(type(e), str(e)) for e in errors}) == 1
+            and type(errors[0]) in (RuntimeError, OverflowError)
+        ):
+            raise _build_error(op, shapes, attrs, errors[0]) from errors[0]
+        return None, _dtype_guess(op, inputs, attrs)
     if len({len(shape) for shape, _ in outcomes}) != 1:
         known = None, outcomes[0][1]
     else:

@@ -136,8 +136,9 @@ class Adam(Optimizer):
         if s["weight_decay"]:
             grad = grad + s["weight_decay"] * variable
         # The step count and bias corrections are Python floats in ng.optim and torch:
-        # float64 here, then in the variable's dtype as numpy would take such a float.
-        step = Variable(0.0, name=f"{variable.name}/step", trainable=False)
+        # float64 here whatever the default dtype, then in the variable's dtype as numpy
+        # would take such a float.
+        step = Variable(np.float64(0.0), name=f"{variable.name}/step", trainable=False)
         m, v = self._slot(variable, "exp_avg"), self._slot(variable, "exp_avg_sq")
         t = step + 1.0
         new_m = beta1 * m + (1 - beta1) * grad

@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..ops.core import with_default_float
 from .executor import CompiledFunction
 from .graph import Graph, tracing
 from .nodes import Constant, Node, _to_array, placeholder
@@ -55,8 +56,14 @@ def _parameter_names(fn: Callable, count: int) -> list[str]:
 
 
 def _as_arrays(values: tuple[Any, ...]) -> list[np.ndarray]:
-    """Arrays from arrays, tensors or numbers (a Python number: a 0-d float64/int64 array)."""
-    return [v if type(v) is np.ndarray else np.asarray(_to_array(v)) for v in values]
+    """Arrays from arrays, tensors or numbers (a Python number: a 0-d array of the
+    default float dtype or int64, as ``ng.tensor`` makes it)."""
+    return [v if type(v) is np.ndarray else _python_to_array(v) for v in values]
+
+
+def _python_to_array(value: Any) -> np.ndarray:
+    array = np.asarray(_to_array(value))
+    return with_default_float(array) if type(value) in (float, complex, list, tuple) else array
 
 
 def _signature(arrays: list[np.ndarray]) -> Signature:

@@ -208,14 +208,16 @@ def test_a_division_by_zero_is_numpys_inf_and_nan_not_pythons_error():
 def test_numpys_error_state_is_ignored_and_left_as_it_was():
     before = np.geterr()
     with np.errstate(all="raise"):
-        x = ng.tensor(1e308, requires_grad=True)
+        x = ng.tensor(1e308, dtype=ng.float64, requires_grad=True)
         h = ng.tensor(np.float16(60000.0))
         f = ng.tensor(np.ones(3, np.float32) * 3e38)
         results = [x * 10.0, x / 0.0, h * 2.0, f * f, f + 3e38, x - float("inf")]
+        rounded = ng.tensor(1e308)  # too large for float32, the default: inf, as in torch
         assert np.geterr()["over"] == "raise"
     assert np.geterr() == before
     assert [float(r.sum()) for r in results[:3]] == [np.inf, np.inf, np.inf]
     assert np.isinf(results[3]._data).all() and np.isinf(results[4]._data).all()
+    assert rounded.dtype == ng.float32 and rounded.item() == np.inf
 
 
 def test_a_python_int_out_of_an_integer_dtypes_range_is_the_readable_error():
@@ -259,7 +261,7 @@ def test_the_fast_path_runs_these_cases_and_steps_aside_for_others(monkeypatch):
     for y in (w * 0.5, w + 1, w - w, x / w, x * x, ints + 3, ints * ints, w.float() * 2.0):
         assert y is not None
     assert calls == []
-    w * np.float64(2.0), w * ng.tensor(2.0, dtype=ng.float32), x * True, ints / 2
+    w * np.float64(2.0), w * ng.tensor(2.0, dtype=ng.float64), x * True, ints / 2
     w.detach() + (1 + 2j), ng.tensor([True]) + True, w * [1.0]
     assert calls == ["mul", "mul", "mul", "div", "add", "add", "mul"]
 
@@ -715,7 +717,7 @@ def test_the_dense_layer_path_runs_2d_floats_and_steps_aside_for_the_rest(monkey
     assert calls == []
     ng.ones(3) @ w, x @ ng.ones(3), ng.ones(2, 4, 3) @ w  # vectors and batches
     with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
-        x.float() @ w
+        x.double() @ w
     with pytest.raises(RuntimeError):
         x @ x  # (4, 3) @ (4, 3): the readable path's error
     ng.tensor([[1, 2]]) @ ng.tensor([[3], [4]]), ng.tensor([-1, 2]).relu()

@@ -443,7 +443,8 @@ def _both(fn, x=(0.5, -1.0, 2.0), t=(1.0, 2.0, -1.0)):
         want = tfwAD.unpack_dual(out).tangent
         want = None if want is None else want.detach().numpy()
     with fwAD.dual_level():
-        got = fwAD.unpack_dual(fn(ng, fwAD.make_dual(ng.tensor(x), ng.tensor(t)))).tangent
+        dual = fwAD.make_dual(ng.tensor(x, dtype=ng.float64), ng.tensor(t, dtype=ng.float64))
+        got = fwAD.unpack_dual(fn(ng, dual)).tangent
         got = None if got is None else got.numpy()
     return got, want
 

@@ -33,7 +33,7 @@ def structure(node, depth=3):
 
 @pytest.mark.parametrize("expression", EXPRESSIONS)
 def test_next_functions_match_torch_with_a_number_on_either_side(expression):
-    x_ng = ng.tensor([1.5, -2.0], requires_grad=True)
+    x_ng = ng.tensor([1.5, -2.0], requires_grad=True, dtype=ng.float64)
     x_torch = torch.tensor([1.5, -2.0], requires_grad=True, dtype=torch.float64)
     got = eval(expression, {"x": x_ng}).grad_fn
     want = eval(expression, {"x": x_torch}).grad_fn

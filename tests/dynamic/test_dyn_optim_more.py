@@ -211,7 +211,9 @@ def test_state_dict_saved_and_loaded_resumes_training_exactly(name):
     buffer.seek(0)
     saved = ng.load(buffer)
 
-    resumed_params = [ng.tensor(p.tolist(), requires_grad=True) for p in saved["params"]]
+    resumed_params = [
+        ng.tensor(p.tolist(), dtype=ng.float64, requires_grad=True) for p in saved["params"]
+    ]
     resumed = make(ng, resumed_params)
     resumed.load_state_dict(saved["optimizer"])
     history += train_steps(ng, resumed_params, resumed, 10)

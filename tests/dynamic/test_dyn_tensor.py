@@ -17,9 +17,9 @@ def test_tensor_of_python_ints_is_int64_and_of_bools_is_bool():
     assert ng.tensor([1, 2]).dtype == np.int64
     assert ng.tensor(3).dtype == np.int64
     assert ng.tensor([True, False]).dtype == np.bool_
-    assert ng.tensor([1.0, 2.0]).dtype == np.float64
-    assert ng.tensor(2.0).dtype == np.float64
-    assert ng.Tensor([1, 2]).dtype == np.float64  # the legacy constructor makes floats
+    assert ng.tensor([1.0, 2.0]).dtype == np.float32  # the default dtype, as torch's
+    assert ng.tensor(2.0).dtype == np.float32
+    assert ng.Tensor([1, 2]).dtype == np.float32  # the legacy constructor makes floats
 
 
 def test_tensor_of_int_list_works_as_cross_entropy_target():
@@ -43,7 +43,8 @@ def test_float32_is_kept_and_its_grads_are_float32():
     assert y.dtype == np.float32
     y.backward()
     assert x.grad.dtype == np.float32 and w.grad.dtype == np.float32
-    assert repr(ng.tensor([1.0, 2.0], dtype=ng.float32)) == "tensor([1., 2.], dtype=float32)"
+    assert repr(ng.tensor([1.0, 2.0], dtype=ng.float32)) == "tensor([1., 2.])"  # the default
+    assert repr(ng.tensor([1.0, 2.0], dtype=ng.float64)) == "tensor([1., 2.], dtype=float64)"
 
 
 def test_shapes_given_as_ints_or_sequences():

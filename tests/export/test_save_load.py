@@ -7,7 +7,7 @@ import zipfile
 import numpy as np
 import pytest
 from hypothesis import given
-from trust.trust_programs import FUZZ, build_static, programs
+from trust.trust_programs import FUZZ, build_static, float64_default, programs
 
 import naivegraph.static as ns
 
@@ -82,6 +82,7 @@ def test_control_flow_loads_and_differentiates(tmp_path):
 
 @FUZZ
 @given(program=programs())
+@float64_default()  # the programs are built in float64 (build_static): loaded and run so too
 def test_fuzzed_programs_with_gradients_load_with_identical_outputs(program, tmp_path_factory):
     g, backend, leaves, pool, loss, grads, second = build_static(program)
     fetches = [loss] + [d for d in grads + second if d is not None]

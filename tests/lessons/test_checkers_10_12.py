@@ -377,8 +377,8 @@ def two_layer(update):
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=(None, 6))
         y = ns.placeholder("y", shape=(None, 2))
-        w1 = ns.Variable(rng.standard_normal((6, 4)), name="w1")
-        w2 = ns.Variable(rng.standard_normal((4, 2)), name="w2")
+        w1 = ns.Variable(rng.standard_normal((6, 4)).astype(np.float32), name="w1")
+        w2 = ns.Variable(rng.standard_normal((4, 2)).astype(np.float32), name="w2")
         loss = ns.sum((ns.matmul(ns.relu(ns.matmul(x, w1)), w2) - y) ** 2.0)
         grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
         new_w1, new_w2 = update(w1, grad_w1, LR), update(w2, grad_w2, LR)

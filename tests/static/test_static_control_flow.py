@@ -9,9 +9,14 @@ in Python; static mode feeds the order and loops with ``ns.while_loop``.
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 
 import naivegraph as ng
 import naivegraph.static as ns
+
+# numpy float64 data; loops and branches compared with dynamic mode and torch to 1e-12:
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 X = np.linspace(-np.pi, np.pi, 50)
 Y = np.sin(X)

@@ -22,11 +22,12 @@ PROGRAMS = {
 }
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])  # float32: both modes' default
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_static_matches_dynamic_values_and_gradients(name):
+def test_static_matches_dynamic_values_and_gradients_bit_for_bit(name, dtype):
     program = PROGRAMS[name]
     rng = np.random.default_rng(7)
-    x_value, w_value = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    x_value, w_value = (rng.normal(size=(2, 3)).astype(dtype) for _ in range(2))
 
     x_dyn = ng.tensor(x_value, requires_grad=True)
     w_dyn = ng.tensor(w_value, requires_grad=True)
@@ -35,18 +36,19 @@ def test_static_matches_dynamic_values_and_gradients(name):
 
     g = ns.Graph()
     with g:
-        x = ns.placeholder("x", shape=(2, 3))
+        x = ns.placeholder("x", shape=(2, 3), dtype=None if dtype is np.float32 else dtype)
         w = ns.Variable(w_value, name="w")
         loss = program(ns, x, w)
         dx, dw = ns.gradients(loss, [x, w])
     got_loss, got_dx, got_dw = g.compile([x], [loss, dx, dw])(x_value)
 
-    np.testing.assert_allclose(got_loss, loss_dyn.item(), rtol=1e-13)
-    np.testing.assert_allclose(got_dx, x_dyn.grad.numpy(), rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(got_dw, w_dyn.grad.numpy(), rtol=1e-13, atol=1e-15)
+    assert got_loss.dtype == got_dx.dtype == got_dw.dtype == loss_dyn.dtype == dtype
+    np.testing.assert_array_equal(got_loss, loss_dyn.detach().numpy())
+    np.testing.assert_array_equal(got_dx, x_dyn.grad.numpy())
+    np.testing.assert_array_equal(got_dw, w_dyn.grad.numpy())
     g.forward(x=x_value, fetches=[loss])
     g.backward(loss)
-    np.testing.assert_allclose(w.grad, w_dyn.grad.numpy(), rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(w.grad, w_dyn.grad.numpy())
 
 
 def test_max_along_a_dim_unpacks_into_values_and_indices_in_both_modes():

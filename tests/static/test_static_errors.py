@@ -2,8 +2,13 @@
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 
 import naivegraph.static as ns
+
+# numpy float64 data fed to placeholders declared without a dtype:
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 
 @pytest.fixture

@@ -70,8 +70,8 @@ def test_a_negation_chain_is_the_same_graph_values_and_gradient_either_way(dtype
 def small_network():
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=(None, 3))
-        w = ns.Variable(np.linspace(-1.0, 1.0, 6).reshape(3, 2), name="w")
-        b = ns.Variable(np.array([0.5, -0.25]), name="b")
+        w = ns.Variable(np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(3, 2), name="w")
+        b = ns.Variable([0.5, -0.25], name="b")  # float32 as the placeholder: the default
         h = (x @ w + b).relu()
         loss = (h * h).mean() + ns.exp(-h).sum() * 0.5
         hidden = h.retain_grad()
@@ -114,14 +114,27 @@ def test_a_run_error_names_the_node_either_way():
     def program():
         with ns.Graph() as g:
             x = ns.placeholder("x", shape=(None,), dtype=np.bool_)
-            y = -x
-        with pytest.raises(RuntimeError) as error:
-            g.forward({x: np.array([True])}, fetches=[y])
+            y = ns.reshape(x, (2, 2))  # fits 4 elements: the fed size decides
+        with pytest.raises(ValueError) as error:
+            g.forward({x: np.array([True] * 3)}, fetches=[y])
         return str(error.value), [bits(n.value) for n in g.nodes]
 
     on, off = both_ways(program)
     assert on == off
-    assert on[0].startswith("while running node 'neg_1' (neg): Negation, the `-` operator")
+    assert on[0].startswith("while running node 'reshape_1' (reshape): cannot reshape")
+
+
+def test_an_error_that_no_unknown_size_can_avoid_is_raised_when_building_either_way():
+    def program():
+        with ns.Graph():
+            x = ns.placeholder("x", shape=(None,), dtype=np.bool_)
+            with pytest.raises(RuntimeError) as error:
+                -x
+        return str(error.value)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on.startswith("cannot build neg on inputs of shapes (None,): Negation, the `-`")
 
 
 def test_a_freed_value_refuses_backward_the_same_way_either_way():

@@ -119,12 +119,12 @@ def test_an_integer_feed_times_a_python_float_goes_through_the_promoting_forward
     feed = np.array([1, 2, 3], np.int32)
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=(3,), dtype=np.int32)
-        y = x * 2.5  # int32 with a Python float: float64 here (torch's default float)
+        y = x * 2.5  # int32 with a Python float: float32, the default float (as torch)
         z = x * 3  # int32 with a Python int: int32
     f = g.compile([x], [y, z])
     on, off = both_ways(f, feed)
     assert_same_bits(on, off)
-    assert on[0].dtype == np.float64 and on[1].dtype == np.int32
+    assert on[0].dtype == np.float32 and on[1].dtype == np.int32
     assert on[1].tobytes() == (torch.tensor(feed) * 3).numpy().tobytes()
     assert len(generic_lines(f)) == 1 and "np_multiply(a0, c3)" in f._fast_runner().source
 
@@ -139,10 +139,10 @@ def test_a_python_float_times_an_integer_feed_from_the_left_goes_through_the_for
     f = g.compile([x], [y, z])
     on, off = both_ways(f, feed)
     assert_same_bits(on, off)
-    assert on[0].tolist() == [2.5, 5.0, 7.5]  # float64: naivegraph's default float
+    assert on[0].tolist() == [2.5, 5.0, 7.5]  # float32: the default float, as torch's
     assert on[1].tobytes() == (3 * torch.tensor(feed)).numpy().tobytes()
-    assert on[0].dtype == np.float64 and on[1].dtype == np.int64
-    assert generic_lines(f) == ["v2 = f_v2(c1, a0)"]  # the forward casts x to float64
+    assert on[0].dtype == np.float32 and on[1].dtype == np.int64
+    assert generic_lines(f) == ["v2 = f_v2(c1, a0)"]  # the forward casts x to float32
 
 
 def test_booleans_compare_and_combine_directly_but_do_not_add_a_python_int():
@@ -199,10 +199,10 @@ def test_gradients_in_float32_match_torch_bit_for_bit():
 
 @pytest.mark.parametrize("batch", [1, 5])
 def test_an_unknown_batch_size_keeps_the_forward_for_what_needs_it(batch):
-    feed = np.arange(batch * 3.0).reshape(batch, 3)
+    feed = np.arange(batch * 3.0, dtype=np.float32).reshape(batch, 3)
     with ns.Graph() as g:
-        x = ns.placeholder("x", shape=(None, 3))
-        w = ns.Variable(np.array([1.0, 2.0, 3.0]))
+        x = ns.placeholder("x", shape=(None, 3))  # float32, as the Variable: the default
+        w = ns.Variable([1.0, 2.0, 3.0])
         loss = ns.mean(x * w)  # its count is the batch size times 3
         (gw,) = ns.gradients(loss, [w])
     f = g.compile([x], [loss, gw])
@@ -217,7 +217,7 @@ def test_a_mean_over_dimensions_matches_torch_to_its_summation_order(dim, keepdi
     torch = pytest.importorskip("torch")
     feed = np.random.default_rng(3).standard_normal((2, 3, 4))
     with ns.Graph() as g:
-        x = ns.placeholder("x", shape=(2, 3, 4))
+        x = ns.placeholder("x", shape=(2, 3, 4), dtype=np.float64)  # torch's float64 bits
         m = ns.mean(x * x, dim=dim, keepdim=keepdim)
     f = g.compile([x], [m])
     on, off = both_ways(f, feed)

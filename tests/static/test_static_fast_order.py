@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 from fast_switch import both_ways, fast_layer_on
 
 import naivegraph.static as ns
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
+# numpy float64 data, compared bit for bit with the fast layer on and off:
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = [pytestmark, pytest.mark.usefixtures(float64_default.__name__)]
 
 
 def bits(value):

@@ -7,12 +7,16 @@ import weakref
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 from fast_switch import both_ways, fast_layer_on
 
 import naivegraph.static as ns
 from naivegraph import fast
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
+# numpy float64 data, compared bit for bit with the fast layer on and off:
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = [pytestmark, pytest.mark.usefixtures(float64_default.__name__)]
 
 
 def test_reference_example_gives_the_same_bits_with_the_layer_on_and_off():

@@ -4,9 +4,14 @@ dims, graph updates (``ns.assign``, ``g.run``, ``g.compile(updates=...)``), ``ns
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 
 import naivegraph as ng
 import naivegraph.static as ns
+
+# numpy float64 data, compared with dynamic mode and torch's float64 to 1e-10: placeholders
+# and Python floats in float64 too (the default dtype is float32)
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 RTOL = 1e-10
 

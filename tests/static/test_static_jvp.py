@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -13,6 +14,9 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.filterwarnings(
     "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
 )
+# numpy float64 data; tangents compared with torch's float64 and dynamic mode to 1e-12:
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = [pytestmark, pytest.mark.usefixtures(float64_default.__name__)]
 
 W = np.array([[0.5, -1.0, 0.3, 0.8], [1.2, 0.1, -0.7, 0.4], [-0.3, 0.9, 0.6, -1.1]])
 B = np.array([0.1, -0.2, 0.3, 0.05])

@@ -3,8 +3,14 @@
 import tracemalloc
 
 import numpy as np
+import pytest
+from default_dtype import float64_default
 
 import naivegraph.static as ns
+
+# the byte counts are of float64 arrays (8 bytes an element):
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 OPS = [ns.sin, ns.cos, ns.tanh, ns.neg]  # ufuncs: each allocates exactly its output
 

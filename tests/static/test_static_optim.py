@@ -3,9 +3,14 @@ node, built once and run many times, taking ``naivegraph.optim``'s steps exactly
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 
 import naivegraph as ng
 import naivegraph.static as ns
+
+# numpy float64 data; twenty optimiser steps compared with dynamic mode to 1e-12:
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 SETTINGS = [
     ("SGD", dict(lr=0.05)),

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,10 @@ from naivegraph.static.passes import (
     dead_node_elimination,
     elementwise_fusion,
 )
+
+# numpy float64 data; each pass must keep outputs and gradients exactly:
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 PASSES = [
     constant_folding,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from work import growth
 
+import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.static import nodes as static_nodes
 
@@ -103,7 +104,7 @@ def test_cached_dtype_tells_an_int_exponent_from_a_float_one():
     with ns.Graph():
         k = ns.placeholder("k", shape=(3,), dtype=np.int64)
         assert (k**2).dtype == np.int64
-        assert (k**2.0).dtype == np.float64
+        assert (k**2.0).dtype == np.float32  # the default float, as torch
         assert (k**2).dtype == np.int64
 
 
@@ -112,8 +113,22 @@ def test_cached_dtype_keeps_numpy_weak_typing_of_python_numbers():
         f = ns.placeholder("f", shape=(2,), dtype=np.float32)
         i = ns.placeholder("i", shape=(2,), dtype=np.int32)
         assert (f * 2).dtype == np.float32 and (f * 2.5).dtype == np.float32
-        assert (i * 2).dtype == np.int32 and (i * 2.5).dtype == np.float64
+        assert (i * 2).dtype == np.int32 and (i * 2.5).dtype == np.float32  # the default
         assert (f * i).dtype == np.float32  # torch: an integer never widens a float
+
+
+def test_cached_dtype_of_an_integer_times_a_python_float_follows_the_default_dtype():
+    previous = ng.get_default_dtype()
+    try:
+        for default in (np.float64, np.float32, np.float64):
+            ng.set_default_dtype(default)
+            with ns.Graph() as g:
+                i = ns.placeholder("i", shape=(2,), dtype=np.int32)
+                y = i * 2.5
+            assert y.dtype == default
+            assert g.forward({i: np.array([1, 2], np.int32)}, fetches=[y])[0].dtype == default
+    finally:
+        ng.set_default_dtype(previous)
 
 
 def test_out_of_range_python_int_is_refused_at_build_even_after_an_in_range_one():

@@ -5,7 +5,8 @@ Mirrors jcjohnson/pytorch-examples ``tf_two_layer_net.py`` (the TF1 program PyTo
 placeholder with an unknown batch size, ``tf.gradients``, ``w.assign(w - lr * grad)``
 and ``sess.run([loss, new_w1, new_w2], feed_dict=...)`` in a loop.  The same model
 trained in dynamic mode (the tutorial's ``two_layer_net_autograd.py``, with the same
-``maximum`` as the TF program) takes the same steps.
+``maximum`` as the TF program) takes the same steps, in float32 as the original (and
+as both modes' default dtype) and bit for bit.
 """
 
 import numpy as np
@@ -26,7 +27,7 @@ def build_tf1_program(w1_init, w2_init):
         w1 = ns.Variable(w1_init, name="w1")
         w2 = ns.Variable(w2_init, name="w2")
         h = ns.matmul(x, w1)
-        h_relu = ns.maximum(h, ns.constant(np.zeros(1)))
+        h_relu = ns.maximum(h, ns.constant(np.zeros(1, np.float32)))
         y_pred = ns.matmul(h_relu, w2)
         loss = ns.sum((y - y_pred) ** 2.0)
         grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
@@ -56,11 +57,9 @@ def dynamic_losses(w1_init, w2_init, x_value, y_value, steps):
 @pytest.fixture
 def data():
     rng = np.random.default_rng(0)
-    return (
-        rng.standard_normal((D_IN, H)),
-        rng.standard_normal((H, D_OUT)),
-        rng.standard_normal((N, D_IN)),
-        rng.standard_normal((N, D_OUT)),
+    return tuple(
+        rng.standard_normal(shape).astype(np.float32)  # tf.random_normal's float32
+        for shape in ((D_IN, H), (H, D_OUT), (N, D_IN), (N, D_OUT))
     )
 
 
@@ -95,7 +94,8 @@ def test_one_compiled_step_serves_every_batch_size(data, batch):
     g, (x, y, w1, w2, loss, new_w1, new_w2) = build_tf1_program(w1_init, w2_init)
     step = g.compile([x, y], [loss], updates=[(w1, new_w1.inputs[1]), (w2, new_w2.inputs[1])])
     rng = np.random.default_rng(batch)
-    x_value, y_value = rng.standard_normal((batch, D_IN)), rng.standard_normal((batch, D_OUT))
+    x_value = rng.standard_normal((batch, D_IN)).astype(np.float32)
+    y_value = rng.standard_normal((batch, D_OUT)).astype(np.float32)
     (loss_value,) = step(x_value, y_value)
     expected, w1_dyn, w2_dyn = dynamic_losses(w1_init, w2_init, x_value, y_value, 1)
     assert float(loss_value) == pytest.approx(expected[0], rel=1e-12)

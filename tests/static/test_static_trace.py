@@ -151,11 +151,11 @@ def test_new_dtype_traces_another_graph_in_that_dtype():
     ]
 
 
-def test_python_numbers_are_0d_float64_and_int64_signatures():
+def test_python_numbers_are_0d_default_float_and_int64_signatures():
     traced = ns.trace(lambda a: a * 2, 1.5)
-    assert float(traced(2.5)) == 5.0
+    assert float(traced(2.5)) == 5.0 and traced(2.5).dtype == np.float32  # as ng.tensor(2.5)
     assert int(traced(3)) == 6 and traced(3).dtype == np.int64
-    assert [sig[0] for sig in traced.graphs] == [((), np.dtype("float64")), ((), np.dtype("int64"))]
+    assert [sig[0] for sig in traced.graphs] == [((), np.dtype("float32")), ((), np.dtype("int64"))]
 
 
 def test_wrong_argument_count_names_the_expected_count():

@@ -5,8 +5,13 @@ are stored together at its end, only if the whole run succeeded."""
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 
 import naivegraph.static as ns
+
+# numpy float64 data; update steps compared with Python's float arithmetic to 1e-12:
+# placeholders and Python floats in float64 too (the default dtype is float32)
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 
 def counter_graph():

@@ -435,7 +435,7 @@ def test_extreme_logits_stay_finite(name, f):
 
 
 def test_sigmoid_values_at_extremes():
-    x = ng.tensor([1e4, -1e4, 40.0, -40.0])
+    x = ng.tensor([1e4, -1e4, 40.0, -40.0], dtype=ng.float64)  # the exact figure is float64's
     np.testing.assert_allclose(
         x.sigmoid().numpy(), [1.0, 0.0, 1.0, 4.248354255291589e-18], rtol=1e-12
     )
@@ -443,7 +443,10 @@ def test_sigmoid_values_at_extremes():
 
 @pytest.mark.parametrize("scale", [1e4, 1e100, 1e-300])
 def test_cross_entropy_with_extreme_logits_is_finite_and_exact(scale):
-    logits = ng.tensor([[scale, -scale, 0.0], [0.0, scale, -scale]], requires_grad=True)
+    # float64: 1e100 and 1e-300 are outside float32's range
+    logits = ng.tensor(
+        [[scale, -scale, 0.0], [0.0, scale, -scale]], dtype=ng.float64, requires_grad=True
+    )
     target = ng.tensor([1, 1])
     loss = ng.nn.functional.cross_entropy(logits, target)
     # row 0: target logit -scale, max scale -> loss ~ 2*scale; row 1: the target wins
@@ -455,7 +458,7 @@ def test_cross_entropy_with_extreme_logits_is_finite_and_exact(scale):
 
 
 def test_tiny_values():
-    x = ng.tensor([1e-300, 1e-320, 1e-300], requires_grad=True)
+    x = ng.tensor([1e-300, 1e-320, 1e-300], dtype=ng.float64, requires_grad=True)  # subnormal
     y = x.softmax(0)
     np.testing.assert_allclose(y.detach().numpy(), [1 / 3] * 3, rtol=1e-15)
     (x.sqrt().sum()).backward()
@@ -537,7 +540,7 @@ STATIC_BAD = [
     ("shape-mismatch", lambda g, x, w, c, loss: x + np.ones(3), ValueError, ["(2, 2)", "(3,)"]),
     (
         "matmul-mismatch",
-        lambda g, x, w, c, loss: x @ np.ones((3, 3)),
+        lambda g, x, w, c, loss: x @ np.ones((3, 3), np.float32),
         ValueError,
         ["(2, 2)", "(3, 3)"],
     ),

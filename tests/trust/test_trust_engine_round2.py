@@ -64,7 +64,7 @@ def _wrong_shape(grad):
 
 
 def _wrong_dtype(grad):
-    return grad.float()
+    return grad.double()  # the gradient of a float32 (default) tensor
 
 
 @pytest.mark.parametrize("create_graph", [False, True])

@@ -21,8 +21,8 @@ def _torch_pow_grads():
 
 
 def test_pow_gradients_at_zero_base_match_torch_in_dynamic_mode():
-    x = ng.tensor(BASES, requires_grad=True, dtype=ng.float64)
-    y = ng.tensor(EXPONENTS, requires_grad=True, dtype=ng.float64)
+    x = ng.tensor(BASES, dtype=ng.float64, requires_grad=True)  # torch's float64 bits
+    y = ng.tensor(EXPONENTS, dtype=ng.float64, requires_grad=True)
     (x**y).sum().backward()
     want_x, want_y = _torch_pow_grads()
     np.testing.assert_array_equal(x.grad.numpy(), want_x)
@@ -33,8 +33,8 @@ def test_pow_gradients_at_zero_base_match_torch_in_dynamic_mode():
 def test_pow_gradients_at_zero_base_match_torch_in_static_mode():
     g = ns.Graph()
     with g:
-        x = ns.placeholder("x", shape=(5,))
-        y = ns.placeholder("y", shape=(5,))
+        x = ns.placeholder("x", shape=(5,), dtype=np.float64)  # torch's float64 bits
+        y = ns.placeholder("y", shape=(5,), dtype=np.float64)
         dx, dy = ns.gradients(ns.sum(x**y), [x, y])
     got_x, got_y = g.compile([x, y], [dx, dy])(np.array(BASES), np.array(EXPONENTS))
     want_x, want_y = _torch_pow_grads()
@@ -123,13 +123,9 @@ def _torch_result(op, da, ka, db, kb):
 
 
 def _expected(op, da, ka, db, kb):
-    """torch's dtype, except where torch uses its default float (float32) and naivegraph
-    its own (float64): a Python float or a division with no floating tensor operand."""
-    want = _torch_result(op, da, ka, db, kb)
-    floating_tensor = any(d.startswith("float") and k != "python" for d, k in ((da, ka), (db, kb)))
-    if want == "float32" and not floating_tensor:
-        return "float64"
-    return want
+    """torch's dtype: its default float (float32, naivegraph's too) where a Python float or
+    a division meets no floating tensor."""
+    return _torch_result(op, da, ka, db, kb)
 
 
 @pytest.mark.parametrize("op, da, ka, db, kb", GRID)
@@ -174,7 +170,7 @@ def test_static_result_dtype_follows_torch_promotion_at_build_and_at_run(op, da,
 
 def test_float32_times_a_zero_dim_float64_stays_float32_with_float32_gradients():
     x = ng.ones(3, dtype=ng.float32, requires_grad=True)
-    s = ng.tensor(2.0, requires_grad=True)
+    s = ng.tensor(2.0, dtype=ng.float64, requires_grad=True)
     y = x * s
     y.sum().backward()
     tx = torch.ones(3, dtype=torch.float32, requires_grad=True)
@@ -206,10 +202,10 @@ def test_the_three_promotion_examples_of_the_lesson(lib):
     assert (i32 + lib.tensor(3)).dtype == i32.dtype
 
 
-def test_integer_division_is_true_division_in_float64():
-    out = ng.tensor([1, 2]) / ng.tensor(2)
-    assert out.dtype == np.float64 and out.tolist() == [0.5, 1.0]
-    assert (torch.tensor([1, 2]) / torch.tensor(2)).tolist() == [0.5, 1.0]
+def test_integer_division_is_true_division_in_the_default_float():
+    out, want = ng.tensor([1, 2]) / ng.tensor(2), torch.tensor([1, 2]) / torch.tensor(2)
+    assert out.dtype == np.float32 and want.dtype == torch.float32
+    assert out.tolist() == want.tolist() == [0.5, 1.0]
 
 
 def test_comparison_promotes_the_zero_dim_operand_to_the_tensor_dtype_first():
@@ -248,8 +244,8 @@ def test_inplace_result_that_cannot_be_cast_back_raises_torch_error(make, out_ty
 
 def test_failed_inplace_cast_leaves_the_tensor_unchanged():
     x = ng.tensor([1, 2])
-    with pytest.raises(RuntimeError, match="result type Double can't be cast"):
-        x.add_(1.5)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast"):
+        x.add_(1.5)  # an int tensor with a Python float: the default float, float32
     assert x.tolist() == [1, 2] and x._version == 0
 
 
@@ -351,8 +347,8 @@ def test_complex_tensor_cannot_be_created_requiring_grad():
 
 
 def test_requires_grad_on_a_complex_tensor_is_refused_and_leaves_it_unchanged():
-    z = ng.tensor([1 + 1j])
-    with pytest.raises(RuntimeError, match="complex tensor \\(complex128\\) cannot require grad"):
+    z = ng.tensor([1 + 1j])  # complex64, the default float's complex, as in torch
+    with pytest.raises(RuntimeError, match="complex tensor \\(complex64\\) cannot require grad"):
         z.requires_grad_()
     with pytest.raises(RuntimeError, match=REAL_ONLY):
         z.requires_grad = True
@@ -381,7 +377,7 @@ def test_complex_arithmetic_without_gradients_still_works_like_torch():
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
     x = ng.tensor([1.0], requires_grad=True)
     with ng.no_grad():
-        assert (x * 1j).dtype == np.complex128
+        assert (x * 1j).dtype == np.complex64  # float32 with a Python complex, as in torch
 
 
 def test_float32_times_complex_python_number_is_complex64_as_in_torch():
@@ -426,7 +422,7 @@ TO_CALLS = {
 @pytest.mark.parametrize("call", TO_CALLS, ids=list(TO_CALLS))
 def test_to_converts_like_torch(call):
     t = torch.tensor([1.5, -2.0], dtype=torch.float64, requires_grad=True)
-    x = ng.tensor([1.5, -2.0], requires_grad=True)
+    x = ng.tensor([1.5, -2.0], dtype=ng.float64, requires_grad=True)
     want, got = TO_CALLS[call](torch, t), TO_CALLS[call](ng, x)
     assert np.dtype(got.dtype).name == str(want.dtype).replace("torch.", "")
     assert got.tolist() == want.tolist()
@@ -438,7 +434,7 @@ def test_to_converts_like_torch(call):
 
 
 def test_to_float32_keeps_the_graph_and_sends_a_float64_gradient_back():
-    x = ng.tensor([1.5, -2.0], requires_grad=True)
+    x = ng.tensor([1.5, -2.0], dtype=ng.float64, requires_grad=True)
     (x.to("cpu", ng.float32) * 2).sum().backward()
     assert x.grad.dtype == np.float64 and x.grad.tolist() == [2.0, 2.0]
 
@@ -480,15 +476,14 @@ def test_to_refuses_other_devices_and_bad_arguments_clearly(call, error, phrase)
     x = ng.tensor([1.0, 2.0])
     with pytest.raises(error, match=phrase):
         call(x)
-    assert x.dtype == np.float64
+    assert x.dtype == np.float32
 
 
-@pytest.mark.parametrize("fill, want", [(True, "bool"), (3, "int64"), (0.5, "float64")])
+@pytest.mark.parametrize("fill, want", [(True, "bool"), (3, "int64"), (0.5, "float32")])
 def test_full_infers_its_dtype_from_the_fill_as_torch(fill, want):
     got = ng.full((2,), fill)
     torch_dtype = str(torch.full((2,), fill).dtype).replace("torch.", "")
-    # torch's default float is float32; naivegraph's is float64
-    assert got.dtype.name == want == (torch_dtype if want != "float64" else "float64")
+    assert got.dtype.name == want == torch_dtype  # a float fill: the default, float32
     assert got.tolist() == torch.full((2,), fill).tolist()
 
 
@@ -590,7 +585,7 @@ SILENT_PROGRAMS = {
 @pytest.mark.parametrize("name", SILENT_PROGRAMS, ids=list(SILENT_PROGRAMS))
 def test_special_values_pass_silently_forward_and_backward_as_in_torch(name, recwarn):
     program = SILENT_PROGRAMS[name]
-    x = ng.tensor(SPECIAL, requires_grad=True)
+    x = ng.tensor(SPECIAL, dtype=ng.float64, requires_grad=True)  # 1e308 is a float64 value
     tx = torch.tensor(SPECIAL, dtype=torch.float64, requires_grad=True)
     got, want = program(x), program(tx)
     got.sum().backward()
@@ -604,7 +599,7 @@ def test_special_values_pass_silently_forward_and_backward_as_in_torch(name, rec
 def test_special_values_pass_silently_through_a_compiled_static_graph(name, recwarn):
     g = ns.Graph()
     with g:
-        x = ns.placeholder("x", shape=(len(SPECIAL),))
+        x = ns.placeholder("x", shape=(len(SPECIAL),), dtype=np.float64)  # 1e308 fits
         out = ns.sum(SILENT_PROGRAMS[name](x))
         (dx,) = ns.gradients(out, [x])
     for optimize in (False, True):
@@ -622,9 +617,8 @@ def test_floating_unary_op_of_integers_gives_the_default_float_with_torch_values
     values = np.array([1, 2, 0]).astype(dtype)
     got = getattr(ng.tensor(values), name)()
     want = getattr(torch.tensor(values), name)()
-    assert got.dtype == np.float64  # torch: its default float (float32)
-    assert str(want.dtype) == "torch.float32"
-    np.testing.assert_allclose(got.numpy(), want.numpy().astype(np.float64), rtol=1e-6)
+    assert got.dtype == np.float32 and str(want.dtype) == "torch.float32"  # the default
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -844,7 +838,7 @@ def test_static_dtype_of_an_unknown_shape_placeholder_op_agrees_with_its_run():
     assert (
         declared
         == [np.asarray(v).dtype.name for v in values]
-        == ["float32", "float32", "int32", "float64"]
+        == ["float32", "float32", "int32", "float32"]  # int32 * 2.5: the default float
     )
 
 
@@ -920,8 +914,9 @@ def test_clamp_values_and_dtype_match_torch(make):
 
 
 def test_clamp_of_integers_by_a_float_bound_gives_the_default_float():
-    got = ng.tensor([1, 2, 3]).clamp(min=1.5)
-    assert got.dtype == np.float64 and got.tolist() == [1.5, 2.0, 3.0]
+    got, want = ng.tensor([1, 2, 3]).clamp(min=1.5), torch.tensor([1, 2, 3]).clamp(min=1.5)
+    assert got.dtype == np.float32 and want.dtype == torch.float32
+    assert got.tolist() == want.tolist() == [1.5, 2.0, 3.0]
     with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
         ng.tensor([1, 2, 3]).clamp_(min=1.5)
 

@@ -102,7 +102,7 @@ def test_deep_narrow_mlp_gradients_agree_between_modes():
 
     layers = []
     for w, b in weights:
-        layer = ng.nn.Linear(WIDTH, WIDTH)
+        layer = ng.nn.Linear(WIDTH, WIDTH, dtype=ng.float64)  # the modes agree to 1e-12
         with ng.no_grad():
             layer.weight.copy_(ng.tensor(w))
             layer.bias.copy_(ng.tensor(b))
@@ -114,7 +114,7 @@ def test_deep_narrow_mlp_gradients_agree_between_modes():
 
     g = ns.Graph()
     with g:
-        x = ns.placeholder("x", shape=(BATCH, WIDTH))
+        x = ns.placeholder("x", shape=(BATCH, WIDTH), dtype=np.float64)
         params = [
             (ns.Variable(w, name=f"w{i}"), ns.Variable(b, name=f"b{i}"))
             for i, (w, b) in enumerate(weights)

@@ -10,10 +10,16 @@ import warnings
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.ops import OPS
+
+# float64 values (1e300, special values) compared bit for bit or with torch's float64:
+# placeholders, Variables and constants from Python floats in float64 too (the default
+# dtype is float32)
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 
 # -- 8c: mse_loss with a broadcast target averages over the broadcast shape -----------

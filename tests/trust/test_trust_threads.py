@@ -60,7 +60,9 @@ def test_static_default_graph_is_per_thread():
 
 def _train(seed, steps=300):
     rng = np.random.default_rng(seed)
-    x, y = ng.tensor(rng.normal(size=(16, 3))), ng.tensor(rng.normal(size=(16, 1)))
+    # float32 data, as the layers' default dtype
+    x = ng.tensor(rng.normal(size=(16, 3)).astype(np.float32))
+    y = ng.tensor(rng.normal(size=(16, 1)).astype(np.float32))
     model = ng.nn.Sequential(ng.nn.Linear(3, 8), ng.nn.Tanh(), ng.nn.Linear(8, 1))
     with ng.no_grad():
         for p in model.parameters():
@@ -98,11 +100,11 @@ def test_two_threads_running_static_graphs_at_once():
         rng = np.random.default_rng(seed)
         with ns.Graph() as g:
             x = ns.placeholder("x", shape=(8, 3))
-            w = ns.Variable(rng.normal(size=(3, 1)), name="w")
+            w = ns.Variable(rng.normal(size=(3, 1)).astype(np.float32), name="w")
             loss = ((x @ w) ** 2).mean()
             (dw,) = ns.gradients(loss, [w])
         f = g.compile([x], [loss, dw])
-        data = rng.normal(size=(8, 3))
+        data = rng.normal(size=(8, 3)).astype(np.float32)  # the placeholder's default dtype
         out = []
         for _ in range(200):
             value, grad = f(data)

@@ -12,10 +12,15 @@ import warnings
 
 import numpy as np
 import pytest
+from default_dtype import float64_default
 
 import naivegraph as ng
 
 torch = pytest.importorskip("torch")
+
+# torch runs with its default set to float64 below: naivegraph too, so that
+# Python floats mean float64 in both
+pytestmark = pytest.mark.usefixtures(float64_default.__name__)
 
 
 class Raised(tuple):

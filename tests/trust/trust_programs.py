@@ -14,7 +14,9 @@ The generator tracks, for every pool entry, its shape, a bound on its magnitude
 (``hi``) and, when it is provably positive, a lower bound (``lo``).  That keeps every
 program inside safe numerics: ``log``/``sqrt``/division/fractional powers only see
 values >= 0.1, ``exp`` only sees values <= 6, nothing exceeds ~1e4.  Comparisons at
-float64 precision (rtol 1e-9) are then meaningful.
+float64 precision (rtol 1e-9) are then meaningful: every backend runs with its default
+dtype set to float64 (:func:`float64_default`), so that Python floats, placeholders and
+factories mean the same everywhere.
 
 The repr of a program is Python that rebuilds it, so a failing example found by
 Hypothesis can be pasted as a named regression test.
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+from default_dtype import float64
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -443,6 +446,13 @@ def hvp_objective(grads, directions, zero):
     return zero if total is None else total
 
 
+def float64_default():
+    """naivegraph's default dtype float64 (torch's float32 default is set aside by the
+    oracle in the same way): the programs are compared at float64 precision.  Usable as a
+    decorator."""
+    return float64()
+
+
 # ----------------------------------------------------------------------------------
 # Running a program fully on each backend: values, gradients, Hessian-vector products
 # ----------------------------------------------------------------------------------
@@ -477,6 +487,7 @@ def _torch_array(g):
     return g.detach().numpy().copy()
 
 
+@float64_default()
 def run_dynamic(program: Program, check_backward: bool = True) -> dict:
     import naivegraph as ng
 
@@ -504,6 +515,7 @@ def run_dynamic(program: Program, check_backward: bool = True) -> dict:
     return result
 
 
+@float64_default()
 def build_static(program: Program):
     """The program as a static graph, with symbolic first and second derivatives."""
     import naivegraph.static as ns
@@ -518,6 +530,7 @@ def build_static(program: Program):
     return g, B, leaves, pool, loss, list(grads), list(second)
 
 
+@float64_default()
 def run_static(program: Program, mode: str) -> dict:
     """mode: "forward" (graph.forward + numeric graph.backward), "compile",
     "compile-optimized", or "optimize" (ns.optimize, then run the new graph)."""
@@ -1447,8 +1460,8 @@ def run_case(lib, case: Case) -> Trace:
 
 
 def run_case_torch(case: Case) -> Trace:
-    """The oracle.  torch's default float dtype is float32 where naivegraph's is float64:
-    the oracle runs with torch's default set to float64 so Python floats mean the same."""
+    """The oracle, with torch's default dtype set to float64 as naivegraph's is in
+    :func:`run_case_dynamic`, so that Python floats mean float64 in both."""
     import torch
 
     old = torch.get_default_dtype()
@@ -1459,6 +1472,7 @@ def run_case_torch(case: Case) -> Trace:
         torch.set_default_dtype(old)
 
 
+@float64_default()
 def run_case_dynamic(case: Case) -> Trace:
     return run_case(NgLib(), case)
 
@@ -1963,6 +1977,7 @@ def _run_special(lib, case: Case, trace: Trace) -> None:
         trace.grad("y", y)
 
 
+@float64_default()
 def run_special_static(case: Case) -> Trace:
     """The special-values case as a static graph, compiled with optimisation: values and
     symbolic gradients, observed under the same labels as dynamic mode."""

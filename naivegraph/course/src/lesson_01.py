@@ -44,6 +44,11 @@ CELLS = [
     computed (eager execution), and `ExpBackward0` is the Function that backward will
     call. Calling `b.backward()` starts from $\\partial b/\\partial b = 1$, runs it and
     stores $\\partial b/\\partial a = e^2$ in `a.grad`.
+
+    The value is a **float32**, as in PyTorch: Python floats become the default dtype,
+    float32 (`a.dtype`), while a numpy array keeps its own (often float64). Where the lab
+    needs more digits, as for the finite differences of lesson 12, it asks for them:
+    `ng.tensor(2.0, dtype=ng.float64)`, or `ng.set_default_dtype(ng.float64)` for all.
     """),
     code("""
     b.backward()

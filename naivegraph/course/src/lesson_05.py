@@ -75,7 +75,7 @@ CELLS = [
     """),
     code("""
     rng = np.random.default_rng(0)
-    X = ng.tensor(rng.normal(size=(60, 2)))
+    X = ng.tensor(rng.normal(size=(60, 2))).float()  # numpy's float64 -> the layers' float32
     labels = ng.tensor(np.digitize(X.numpy()[:, 0], [-0.5, 0.5]))
     out = model(X)
     loss = ng.nn.functional.cross_entropy(out, labels)

@@ -80,8 +80,9 @@ CELLS = [
 
     X, y = datasets.two_moons(200, seed=0)
     rng = np.random.default_rng(0)
-    init = [rng.normal(scale=0.7, size=(2, 16)), np.zeros(16),
-            rng.normal(scale=0.25, size=(16, 2)), np.zeros(2)]
+    init = [a.astype(np.float32)  # float32, as the data and the placeholders
+            for a in (rng.normal(scale=0.7, size=(2, 16)), np.zeros(16),
+                      rng.normal(scale=0.25, size=(16, 2)), np.zeros(2))]
     lr, steps = 0.5, 150
     batches = [rng.choice(len(X), size=32, replace=False) for _ in range(steps)]
 

@@ -28,8 +28,9 @@ CELLS = [
     N, D_in, H, D_out = 64, 1000, 100, 10    # the tutorial's sizes
     learning_rate = 1e-6
     rng = np.random.default_rng(0)
-    w1_init, w2_init = rng.standard_normal((D_in, H)), rng.standard_normal((H, D_out))
-    x_data, y_data = rng.standard_normal((N, D_in)), rng.standard_normal((N, D_out))
+    # float32, as TensorFlow's random_normal and the placeholders' default dtype
+    w1_init, w2_init = (rng.standard_normal(s).astype(np.float32) for s in ((D_in, H), (H, D_out)))
+    x_data, y_data = (rng.standard_normal(s).astype(np.float32) for s in ((N, D_in), (N, D_out)))
 
     g = ns.Graph()
     with g:
@@ -395,7 +396,8 @@ CELLS = [
         ns.to_onnx(g, [x], [y_pred], path=os.path.join(folder, "two_layer.onnx"))
         session = onnxruntime.InferenceSession(os.path.join(folder, "two_layer.onnx"))
         (onnx_pred,) = session.run(None, {"x": x_data[:5]})
-        print("ONNX Runtime agrees:", np.allclose(onnx_pred, g.run(y_pred, {x: x_data[:5]})))
+        # float32 sums of 1000 products, added in another order: equal to about 1e-5
+        print("ONNX Runtime agrees:", np.allclose(onnx_pred, g.run(y_pred, {x: x_data[:5]}), rtol=1e-4))
     except ImportError:
         print("onnxruntime is not installed: pip install naivegraph[export]")
     """),

@@ -76,7 +76,7 @@ def check_accuracy_fn(accuracy) -> Result:
 
 def _data():
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(32, 2))
+    X = rng.normal(size=(32, 2)).astype(np.float32)  # float32, as the layers
     y = (X[:, 0] + X[:, 1] > 0).astype(np.int64)
     return ng.tensor(X), ng.tensor(y)
 
