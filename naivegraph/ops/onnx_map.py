@@ -116,7 +116,8 @@ def _axes(node, dim, rank: int | None) -> list[int] | None:
     if dim is None:
         return None
     if rank is None:
-        return [int(d) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
+        axes = [int(d) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
+        return axes or None  # an empty list of dims reduces every axis, as in torch
     axes = normalize_dims(dim, rank)
     return None if axes is None else list(axes)
 

@@ -115,8 +115,9 @@ def _expand_to(g, like):
 def _restore(g, x, dim, keepdim):
     """Broadcast a reduced gradient ``g`` back over the shape of the input ``x``."""
     if x.shape is None or None in x.shape:  # unknown_shape, inline: every reduction passes
-        if dim is not None and not keepdim:
-            for axis in sorted(normalize_dims(dim, _rank_of(x, "a reduction's gradient"))):
+        axes = None if dim is None else normalize_dims(dim, _rank_of(x, "a reduction's gradient"))
+        if axes is not None and not keepdim:
+            for axis in sorted(axes):
                 g = F.unsqueeze(g, dim=axis)
         return F.expand_like(g, x)
     if not keepdim or dim is None:
@@ -1354,17 +1355,24 @@ def _prod(x, dim=None, keepdim=False):
 
 
 def _prod_partial(g, x, out, dim=None, keepdim=False):
-    """torch's prod_backward without dividing by zero: with no zero in the slice,
-    ``g * (out / x)``; with one, only the zero gets a gradient (the product of the
-    others); with several, nothing does."""
+    """torch's prod_backward without dividing by zero, and differentiable again.
+
+    Each entry's gradient is the product of the others.  Where the slice holds no zero,
+    ``g * out / x``; where it holds zeros, that quotient is still right (0) for the
+    entries that are not zero, and its derivative reaches the zero through ``out``.  A
+    zero's own gradient is the product of the slice's other entries: of the nonzero
+    ones, times, with two zeros, the other zero, written ``sum of the zeros - x`` so that
+    a second derivative finds it (the rows and columns of a Hessian at a zero).  With
+    three zeros or more, every first and second derivative is 0."""
     if x.shape == ():
         return g
     g, out = _restore(g, x, dim, keepdim), _restore(out, x, dim, keepdim)
     zero = F.eq(x, 0.0)
     zeros = F.sum(zero, dim=dim, keepdim=True)  # per slice
     others = F.prod(F.where(zero, 1.0, x), dim=dim, keepdim=True)
-    one_zero = F.where(zero, g * others, 0.0)
-    return F.where(F.eq(zeros, 0), g * (out / _safe(x)), F.where(F.eq(zeros, 1), one_zero, 0.0))
+    other_zero = F.sum(F.where(zero, x, 0.0), dim=dim, keepdim=True) - x
+    factor = F.where(F.eq(zeros, 1), 1.0, F.where(F.eq(zeros, 2), other_zero, 0.0))
+    return F.where(zero, g * (others * factor), g * (out / _safe(x)))
 
 
 defop("prod", _prod, [_prod_partial], saves=(0, "out"))
