@@ -36,10 +36,10 @@ def normalize_dims(dim, ndim: int) -> tuple[int, ...] | None:
     ((2,), (0, 2), None)
     >>> normalize_dims((), 2) is None
     True
-    >>> normalize_dims((1, -2), 2)
+    >>> normalize_dims((1, -1), 2)
     Traceback (most recent call last):
     ...
-    RuntimeError: dim 0 appears multiple times in the list of dims
+    RuntimeError: dim 1 appears multiple times in the list of dims
     """
     if dim is None:
         return None
