@@ -741,11 +741,33 @@ def _t(x):
 
 
 defop("t", _t, [lambda g, x, out: F.t(g)])
-defop(
-    "permute",
-    lambda x, dims: np.transpose(x, dims),
-    [lambda g, x, out, dims: F.permute(g, dims=tuple(np.argsort(dims).tolist()))],
-)
+
+
+def _permute(x, dims):
+    x = np.asarray(x)
+    if len(dims) != x.ndim:
+        raise RuntimeError(
+            f"permute(): number of dimensions in the tensor input does not match the length "
+            f"of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not equal "
+            f"to len(dims) = {len(dims)}"
+        )
+    return np.transpose(x, _permutation(dims, x.ndim))
+
+
+def _permutation(dims, ndim: int) -> tuple[int, ...]:
+    """``dims`` as non-negative axes (``permute(-1, 0, -2)`` mixes both signs)."""
+    axes = tuple(normalize_dims(d, ndim)[0] for d in dims) if ndim else ()
+    if len(set(axes)) != len(axes):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return axes
+
+
+def _permute_partial(g, x, out, dims):
+    # the inverse permutation of the normalised axes: argsort of (-1, 0, -2) is not it
+    return F.permute(g, dims=tuple(np.argsort(_permutation(dims, len(dims))).tolist()))
+
+
+defop("permute", _permute, [_permute_partial])
 
 
 def _squeeze(x, dim=None, inplace=False):
