@@ -223,7 +223,7 @@ defop(
 def _pow_scalar_partial(g, x, out, exponent):
     if exponent == 0:
         return g * 0.0
-    return g * exponent * x ** (exponent - 1)
+    return g * exponent * F.pow_scalar(x, exponent=exponent - 1)  # the op's own special cases
 
 
 def _power_scalar(x, exponent):
@@ -234,6 +234,11 @@ def _power_scalar(x, exponent):
             "Integers to negative integer powers are not allowed. Use a float "
             f"exponent ({exponent}.0) or convert the tensor with .double() first"
         )
+    if exponent == -0.5 and np.result_type(x).kind == "f":
+        # torch's x ** -0.5 is rsqrt, 1 / sqrt(x): -inf at -0.0 and nan at -inf, where C's
+        # pow gives inf and 0 (numpy already takes sqrt for 0.5).  x ** 0.5's gradient,
+        # 0.5 * x ** -0.5, reads it: -inf at -0.0, nan at -inf, as torch's.
+        return np.true_divide(1, np.sqrt(x))
     return np.power(x, exponent)
 
 
@@ -496,7 +501,9 @@ def _clamp(x, min=None, max=None):
     x, *promoted_bounds = promote(x, *given)
     low = promoted_bounds.pop(0) if min is not None else None
     high = promoted_bounds.pop(0) if max is not None else None
-    return np.clip(x, low, high)
+    out = np.clip(x, low, high)
+    # torch keeps x where it equals its bound: clamp(-0.0, min=0.0) is -0.0 (np.clip: 0.0)
+    return np.where(out == x, x, out) if out.dtype.kind == "f" else out
 
 
 def _clamp_partial(g, x, out, min=None, max=None):

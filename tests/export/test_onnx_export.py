@@ -243,6 +243,14 @@ def _special_values():
         ns.argmax(y, 1),
         ns.argmin(y, 0),
         ns.min(y),
+        x**0.5,
+        x**-0.5,
+        ns.clamp(x, min=0.0),
+        ns.maximum(x, x * 0.0),  # -0.0 at x < 0, as torch (ONNX Runtime's Where: +0.0)
+        ns.minimum(x * 0.0, x),
+        ns.where(x < 0, x * 0.0, x),
+        ns.clamp(x, min=-0.0),
+        ns.clamp(x, max=-0.0),
     ]
     return feeds, outputs
 
@@ -373,6 +381,24 @@ def test_ops_match_naivegraph_exactly_in_dtype_and_closely_in_value(case):
             assert (np.signbit(a[zeros]) == np.signbit(b[zeros])).all(), f"{what}: sign of 0"
         else:
             np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+def test_maximum_of_x_and_x_times_zero_is_minus_zero_in_onnx_runtime_as_in_torch():
+    # ONNX Runtime's Where gives +0.0 for a -0.0 taken from its second input; the export
+    # sends -0.0 through the third
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(3,))
+        outputs = [ns.maximum(x, x * 0.0), ns.where(x < 0, x * 0.0, x), ns.clamp(x, max=-0.0)]
+    feeds = np.array([-2.0, 2.0, -0.0])
+    got = run_onnx(to_onnx(g, [x], outputs), {"x": feeds})
+    assert [np.signbit(v).tolist() for v in got] == [
+        [True, False, True],
+        [True, False, True],
+        [True, True, True],
+    ]
+    assert got[0].tolist() == [0.0, 2.0, 0.0] and got[2].tolist() == [-2.0, 0.0, 0.0]
+    want = g.run(outputs, {x: feeds})
+    assert [np.signbit(v).tolist() for v in want] == [np.signbit(v).tolist() for v in got]
 
 
 def test_an_output_whose_rank_only_the_run_decides_is_refused():
