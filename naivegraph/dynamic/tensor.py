@@ -466,6 +466,12 @@ class Tensor(OpMethods):
     @data.setter
     def data(self, value: "Tensor") -> None:
         array = value._data if isinstance(value, Tensor) else _as_array(value, None)
+        if self._requires_grad and array.dtype.kind not in "fc":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                f"complex dtype (got {array.dtype.name}); set requires_grad=False first, or "
+                "assign a floating-point tensor"
+            )
         self._data = array
 
     @property
