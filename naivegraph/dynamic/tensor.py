@@ -15,7 +15,13 @@ import numpy as np
 
 from .. import fast
 from ..ops import OPS
-from ..ops.core import OpDef, complex_autograd_error, inplace_result_dtype, refuse_complex_result
+from ..ops.core import (
+    OpDef,
+    complex_autograd_error,
+    inplace_result_dtype,
+    refuse_complex_result,
+    warn_at_caller,
+)
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
 from . import fastlinear, fastpath
@@ -244,8 +250,17 @@ def _op(name: str, *args, **attrs) -> "Tensor":
 
 
 def _index_arg(index):
-    """Turn tensor indices into numpy ones; keep everything else as numpy takes it."""
+    """Turn tensor indices into numpy ones; keep everything else as numpy takes it.
+
+    A uint8 tensor is a mask, as torch still reads it (with its deprecation warning);
+    numpy would take its 0s and 1s as positions."""
     if isinstance(index, Tensor):
+        if index._data.dtype == np.uint8:
+            warn_at_caller(
+                "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                "torch.bool instead."
+            )
+            return index._data != 0
         return index._data
     if isinstance(index, list):
         return np.asarray([i._data if isinstance(i, Tensor) else i for i in index])

@@ -69,6 +69,9 @@ class OpDef:
     commutative: bool = False  # operand order does not matter (drawings label it otherwise)
     stateful: bool = False  # writes state (assign): never folded, merged or run for display
     vjp_all: Callable[..., Sequence[Any]] | None = None  # variadic rule: all grads at once
+    # static shape inference where probing stand-in sizes cannot tell: (inputs, attrs) ->
+    # (shape, dtype), as control flow's ops have their infer_output method
+    shape_rule: Callable[..., tuple] | None = None
     doc: str = ""
     attrs_doc: dict = field(default_factory=dict)
     _saves_by_needs: dict = field(default_factory=dict, repr=False)
@@ -136,10 +139,14 @@ class OpDef:
         """
         grads = _quiet_partials(self, g, inputs, out, attrs, needs)
         if self.elementwise:
+            if shapes is None:
+                shapes = [getattr(x, "shape", ()) for x in inputs]
             for i, gi in enumerate(grads):
                 if gi is not None:
-                    shape = inputs[i].shape if shapes is None else shapes[i]
-                    if gi.shape != shape:  # the common case, equal shapes, costs one test
+                    shape = shapes[i]
+                    if gi.shape != shape or (
+                        shape is not None and None in shape and may_broadcast(shapes, i)
+                    ):
                         grads[i] = (
                             OPS["sum_to_like"].dispatch(gi, inputs[i])
                             if shape is None or None in shape  # static: sizes known at run time
@@ -153,6 +160,22 @@ class OpDef:
     def dispatch(self, *args, **attrs):
         """Run this op on whatever ``args`` are: arrays, tensors or static nodes."""
         return call(self, args, attrs)
+
+
+def may_broadcast(shapes: Sequence, i: int) -> bool:
+    """Whether input ``i``, whose shape the static graph knows only in part, may be
+    stretched by another input at run time although the shapes look alike: ``(None, 3)``
+    times ``(None, 1)`` is ``(None, 3)``, yet fed batches 1 and 4 it is ``(4, 3)``.  Then
+    the gradient is summed to ``i``'s run-time shape (known shapes never need this)."""
+    shape = shapes[i]
+    for j, other in enumerate(shapes):
+        if j != i:
+            if other is None:
+                return True
+            for a, b in zip(reversed(shape), reversed(tuple(other))):
+                if a is None and b != 1:  # None against None or a size: may stretch i
+                    return True
+    return False
 
 
 def summed_to(g, like, shape=None):
@@ -286,6 +309,7 @@ def defop(
     commutative: bool = False,
     stateful: bool = False,
     vjp_all: Callable | None = None,
+    shape_rule: Callable | None = None,
     doc: str = "",
 ) -> OpDef:
     """Add one primitive to the table and return it.
@@ -311,6 +335,7 @@ def defop(
         commutative=commutative,
         stateful=stateful,
         vjp_all=vjp_all,
+        shape_rule=shape_rule,
         doc=doc or (forward.__doc__ or ""),
     )
     OPS[name] = op

@@ -471,10 +471,9 @@ class OpMethods:
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
         shape = self._known_shape("flatten")
         # torch's range checks (a 0-d tensor takes dims -1 and 0), not Python's modulo
-        start, end = (normalize_dims(d, len(shape)) or (0,) for d in (start_dim, end_dim))
+        ((start,), (end,)) = (normalize_dims(d, len(shape)) or (0,) for d in (start_dim, end_dim))
         if not shape:
             return self.reshape(1)
-        (start,), (end,) = start, end
         if start > end:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         group = shape[start : end + 1]

@@ -116,8 +116,8 @@ def _axes(node, dim, rank: int | None) -> list[int] | None:
     if dim is None:
         return None
     if rank is None:
-        axes = [int(d) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
-        return axes or None  # an empty list of dims reduces every axis, as in torch
+        listed = [int(d) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
+        return listed or None  # an empty list of dims reduces every axis, as in torch
     axes = normalize_dims(dim, rank)
     return None if axes is None else list(axes)
 
@@ -850,12 +850,37 @@ def _index_put(b, node, names):
     return b.op("Reshape", [flat, b.ints(shape)], dtype=dtype, allowzero=1)
 
 
-@emits("cat", onnx="Concat (inputs cast to the result dtype)")
+def _legacy_empties(node) -> list[bool]:
+    """Which inputs of a cat torch skips: 1-d empty ones beside inputs of another rank."""
+    shapes = [i.shape for i in node.inputs]
+    other_rank = any(s is None or len(s) != 1 for s in shapes)
+    return [other_rank and s is not None and tuple(s) == (0,) for s in shapes]
+
+
+@emits("cat", onnx="Concat (inputs cast to the result dtype; legacy 1-d empties left out)")
 def _cat(b, node, names):
     dtype = _out_dtype(node)
-    return b.op(
-        "Concat", _as_cast(b, names, dtype), dtype=dtype, axis=int(node.attrs.get("dim", 0))
-    )
+    kept = [n for n, skip in zip(names, _legacy_empties(node)) if not skip] or names[:1]
+    return b.op("Concat", _as_cast(b, kept, dtype), dtype=dtype, axis=int(node.attrs.get("dim", 0)))
+
+
+@emits("cat_part", onnx="Slice at offsets summed from the known sizes and Shape of the others")
+def _cat_part(b, node, names):
+    axis, part, sizes = node.attrs["dim"], node.attrs["part"], node.attrs["sizes"]
+    likes = iter(names[1:])
+    run = [
+        b.op(
+            "Gather", [b.op("Shape", [next(likes)], dtype=np.int64), b.ints([axis])], dtype=np.int64
+        )
+        if size is None
+        else b.ints([size])
+        for size in sizes
+    ]
+    start = b.ints([0])
+    for size in run[:part]:
+        start = b.op("Add", [start, size], dtype=np.int64)
+    end = b.op("Add", [start, run[part]], dtype=np.int64)
+    return b.op("Slice", [names[0], start, end, b.ints([axis])], dtype=node.dtype)
 
 
 @emits("stack", onnx="Unsqueeze each input, Concat")

@@ -761,9 +761,15 @@ def _permute(x, dims):
     return np.transpose(x, _permutation(dims, x.ndim))
 
 
+def _one_axis(dim: int, ndim: int) -> int:
+    """``dim`` as a non-negative axis of a tensor with ``ndim`` > 0 dimensions."""
+    (axis,) = normalize_dims(dim, ndim) or (0,)
+    return axis
+
+
 def _permutation(dims, ndim: int) -> tuple[int, ...]:
     """``dims`` as non-negative axes (``permute(-1, 0, -2)`` mixes both signs)."""
-    axes = tuple(normalize_dims(d, ndim)[0] for d in dims) if ndim else ()
+    axes = tuple(_one_axis(d, ndim) for d in dims) if ndim else ()
     if len(set(axes)) != len(axes):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return axes
@@ -885,9 +891,33 @@ defop(
 )
 
 
+def _legacy_empty(x, others) -> bool:
+    """torch's cat skips a 1-d empty tensor (``tensor([])``) beside tensors of another
+    rank: older code starts a concatenation from one."""
+    shape = x.shape
+    return (
+        shape is not None
+        and tuple(shape) == (0,)
+        and any(o.shape is None or len(o.shape) != 1 for o in others)
+    )
+
+
+def _cat(xs, dim=0):
+    arrays = promote(*xs)
+    kept = [a for a in arrays if not _legacy_empty(a, arrays)]
+    if not kept:  # only legacy empties: one of them
+        return np.concatenate(arrays, axis=0)
+    return np.concatenate(kept, axis=dim)
+
+
 def _split_partials(g, inputs, out, needs, dim):
+    if any(x.shape is None or None in x.shape for x in inputs):
+        return _split_at_run_time(g, inputs, needs, dim)
     grads, start = [], 0
     for x, need in zip(inputs, needs):
+        if _legacy_empty(x, inputs):  # skipped by the forward: an empty gradient
+            grads.append(F.getitem(F.reshape(g, shape=(-1,)), index=slice(0, 0)) if need else None)
+            continue
         size = x.shape[dim]
         if need:
             index = (slice(None),) * (dim % len(x.shape)) + (slice(start, start + size),)
@@ -906,10 +936,87 @@ def _unstack_partials(g, inputs, out, needs, dim):
     ]
 
 
+def _split_at_run_time(g, inputs, needs, dim):
+    """cat's gradient in a static graph that knows some sizes along ``dim`` only at run
+    time: op ``cat_part`` slices ``g`` there, reading the unknown sizes from the inputs
+    that have them (the others' sizes are attributes)."""
+    known = [x.shape for x in inputs if x.shape is not None and not _legacy_empty(x, inputs)]
+    if not known:
+        raise ValueError(
+            "the gradient of a cat needs the rank of its inputs, which the graph does not "
+            "know; give the placeholders they depend on shapes"
+        )
+    axis = dim % len(known[0])
+    sizes = tuple(
+        0 if _legacy_empty(x, inputs) else None if x.shape is None else x.shape[axis]
+        for x in inputs
+    )
+    likes = [x for x, size in zip(inputs, sizes) if size is None]
+    grads = []
+    for i, (x, need) in enumerate(zip(inputs, needs)):
+        if not need:
+            grads.append(None)
+        elif _legacy_empty(x, inputs):
+            grads.append(F.getitem(F.reshape(g, shape=(-1,)), index=slice(0, 0)))
+        else:
+            grads.append(F.cat_part([g, *likes], dim=axis, part=i, sizes=sizes))
+    return grads
+
+
+def _cat_part(arrays, dim, part, sizes):
+    """Input ``part``'s share of a cat's gradient ``arrays[0]``: ``sizes`` along ``dim``
+    per input, where None is read from the next of ``arrays[1:]`` when the graph runs."""
+    g = np.asarray(arrays[0])
+    unknown = iter(np.shape(x)[dim] for x in arrays[1:])
+    run = [next(unknown) if size is None else size for size in sizes]
+    start = sum(run[:part])
+    return g[(slice(None),) * dim + (slice(start, start + run[part]),)]
+
+
+def _cat_part_vjp(g, inputs, out, needs, dim, part, sizes):
+    """The part back in its place between zeros (slices of zeros shaped as the cat's
+    gradient, so every size is the run's)."""
+    if not needs[0]:
+        return [None] * len(inputs)
+    # a rule sees a value it did not keep as its Meta: its size is known then
+    likes, known = iter(inputs[1:]), []
+    for size in sizes:
+        like = next(likes) if size is None else None
+        known.append(like.shape[dim] if isinstance(like, Meta) else size)
+    rest = [x for x in inputs[1:] if not isinstance(x, Meta)]
+    full = inputs[0]
+    zeros = np.zeros(full.shape, full.dtype) if isinstance(full, Meta) else F.zeros_like(full)
+    pieces = [
+        g if j == part else F.cat_part([zeros, *rest], dim=dim, part=j, sizes=tuple(known))
+        for j in range(len(sizes))
+    ]
+    return [F.cat(pieces, dim=dim)] + [None] * (len(inputs) - 1)
+
+
+def _cat_part_shape(inputs, attrs) -> tuple:
+    """The cat's gradient's shape with the part's size along ``dim`` (None if unknown):
+    probing stand-in sizes would cut every part but the first to nothing."""
+    shape = inputs[0].shape
+    if shape is not None:
+        shape = list(shape)
+        shape[attrs["dim"]] = attrs["sizes"][attrs["part"]]
+        shape = tuple(shape)
+    return shape, inputs[0].dtype
+
+
+defop(
+    "cat_part",
+    _cat_part,
+    vjp_all=_cat_part_vjp,
+    shape_rule=_cat_part_shape,
+    variadic=True,
+    doc="Part ``part`` of a cat's gradient ``g`` (``[g, *likes]``), for sizes known at run "
+    "time (static graphs).",
+)
 # cat and stack promote their tensors as torch does (int32 with float32 is float32).
 defop(
     "cat",
-    lambda xs, dim=0: np.concatenate(promote(*xs), axis=dim),
+    _cat,
     vjp_all=_split_partials,
     variadic=True,
 )

@@ -163,6 +163,7 @@ NOT_IN_TORCH = {
     "scatter_like",
     "sort_as",  # sort's gradient helpers, reached through the sort case
     "unsort_as",
+    "cat_part",  # cat's gradient where a static graph knows a size only at run time
 }
 TORCH_PARAMS = [
     (op, cid, fn, shapes) for op, cases in TORCH_CASES.items() for cid, fn, shapes in cases

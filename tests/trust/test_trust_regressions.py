@@ -99,6 +99,20 @@ def test_permute_refuses_bad_orders_with_torchs_errors(dims, error, phrase):
     assert phrase in str(caught.value)
 
 
+# -- a uint8 index is a mask, as torch (numpy would read its 0s and 1s as positions) ------
+def test_a_uint8_index_tensor_is_a_mask_with_torchs_deprecation_warning():
+    x = ng.arange(6.0, dtype=ng.float64).reshape(2, 3).requires_grad_()
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        rows = x[ng.tensor([2, 0], dtype=ng.uint8)]  # any nonzero byte is True
+    assert rows.tolist() == [[0.0, 1.0, 2.0]]
+    with pytest.warns(UserWarning):
+        assert x[ng.tensor([[1, 0, 1], [0, 0, 1]], dtype=ng.uint8)].tolist() == [0.0, 2.0, 5.0]
+    with pytest.warns(UserWarning):
+        assert x[:, ng.tensor([1, 0, 1], dtype=ng.uint8)].tolist() == [[0.0, 2.0], [3.0, 5.0]]
+    rows.sum().backward()
+    assert x.grad.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+
+
 # -- ties and kinks: PyTorch's conventions --------------------------------------------
 def test_relu_abs_clamp_at_the_kink_follow_torch():
     x = ng.tensor([0.0, 0.0, 0.5], requires_grad=True)
