@@ -322,11 +322,16 @@ def promotes_to_itself(x, y) -> bool:
         return False
     if type(x) is np.ndarray:
         kinds = _KINDS_KEPT_WITH.get(type(y))
-        return kinds is not None and x.dtype.kind in kinds
+        return kinds is not None and x.dtype.kind in kinds and _small(y)
     if type(y) is np.ndarray:
         kinds = _KINDS_KEPT_WITH.get(type(x))
-        return kinds is not None and y.dtype.kind in kinds
+        return kinds is not None and y.dtype.kind in kinds and _small(x)
     return False
+
+
+def _small(number) -> bool:
+    """Not an int beyond 64 bits (the readable promotion refuses that, as torch)."""
+    return type(number) is not int or -(2**63) <= number < 2**64
 
 
 # -- masked_zero -------------------------------------------------------------------------

@@ -149,6 +149,7 @@ _F64 = np.dtype(np.float64)
 #: the Meta of every 0-d float64 array: the one ``node.meta_of`` shares, or its equal
 _META_0D_F64 = nodes.meta_of(np.zeros((), _F64))
 _EXACT_INT = 2**53  # Python ints up to this size are exact as float64 (numpy's conversion)
+_INT_LIMIT = 2**63  # a larger Python int: the readable path decides (torch refuses some)
 
 # What a subclass of Tensor may not redefine for the fast path to build what the
 # readable path builds (both read these attributes straight from the instance).
@@ -300,8 +301,8 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
             y_kind = 0  # a number
             yd = y
         elif ty is int:
-            if dtype.kind not in int_kinds:
-                return readable(x, y)
+            if dtype.kind not in int_kinds or not -_INT_LIMIT <= y < _INT_LIMIT:
+                return readable(x, y)  # beyond 63 bits: the readable path's checks
             y_kind = 0
             yd = y
         elif numbers_only:  # a reflected operator: the number is the second operand

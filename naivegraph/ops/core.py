@@ -413,6 +413,8 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
         return (_DIMENSIONED if operand.ndim else _ZERO_DIM), operand.dtype
     kind = type(operand)
     if kind in _PYTHON_DTYPES:
+        if kind is int:
+            check_python_int(operand)
         return _PYTHON_NUMBER, _PYTHON_DTYPES[kind]
     dtype = getattr(operand, "dtype", None)
     if dtype is not None:  # a tensor, a static node (shape None: unknown rank) or a Meta
@@ -423,6 +425,26 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
             next(t for t in (bool, int, float, complex) if isinstance(operand, t))
         ]
     return None
+
+
+#: the Python ints torch takes as scalars: int64's range and, above it, uint64's
+_INT_RANGE = (-(2**63), 2**64)
+
+
+def check_python_int(number: int) -> None:
+    """Refuse a Python int no 64-bit integer holds, as torch does: numpy would turn it
+    into a float (``ones(1, float32) + 2**70``), torch raises instead.
+
+    >>> check_python_int(2**70)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    OverflowError: int too big to convert: 1180591620717411303424 is outside ...
+    """
+    if not _INT_RANGE[0] <= number < _INT_RANGE[1]:
+        raise OverflowError(
+            f"int too big to convert: {number} is outside the 64-bit range torch takes for a "
+            f"Python int scalar; write it as a float ({float(number)!r})"
+        )
 
 
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:

@@ -998,3 +998,36 @@ def test_gradients_of_inf_and_minus_inf_summing_to_nan_are_silent_in_both_modes(
     g.backward(out)  # the numeric backward sums at the Variable too
     assert np.isnan(v.grad).all()
     assert not recwarn.list
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda M, n: M.ones(1, dtype=M.float32) + n,
+        lambda M, n: n - M.ones(1, dtype=M.float32),
+        lambda M, n: M.ones(1, dtype=M.float64) * n,
+        lambda M, n: M.ones(1, dtype=M.float32).add_(n),
+        lambda M, n: M.ones(1, dtype=M.float32).clamp(max=n),
+    ],
+    ids=["add", "rsub", "mul_float64", "add_", "clamp"],
+)
+@pytest.mark.parametrize("number", [2**70, 2**64, -(2**63) - 1])
+def test_a_python_int_beyond_64_bits_is_refused_as_torch_not_rounded_to_a_float(compute, number):
+    with pytest.raises(OverflowError):
+        compute(torch, number)
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        compute(ng, number)
+
+
+def test_python_ints_within_64_bits_still_promote_as_torch():
+    for number in (2**63 - 1, 2**63, -(2**63)):
+        got = (ng.ones(1, dtype=ng.float32) + number).numpy()
+        want = (torch.ones(1, dtype=torch.float32) + number).numpy()
+        assert got.dtype == np.float32 and got.tolist() == want.tolist()
+
+
+def test_a_python_int_beyond_64_bits_is_refused_in_static_mode():
+    with ns.Graph():
+        x = ns.placeholder("x", (1,))
+        with pytest.raises(OverflowError, match="int too big to convert"):
+            x + 2**70
