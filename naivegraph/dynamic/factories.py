@@ -11,6 +11,7 @@ import numpy as np
 
 from ..ops.methods import shape_arg as _shape_arg
 from .defaults import _default_float, _type_name, get_default_dtype
+from .grad_mode import _state as _grad_state
 from .grad_mode import no_grad
 from .tensor import Tensor, _as_array, _check_device
 
@@ -348,15 +349,17 @@ class LongTensor(metaclass=_LegacyTensorType):
 
 
 class inference_mode:
-    """``torch.inference_mode``: for this lab the same as ``no_grad`` (ops record no
-    history); a context manager, a decorator (``@ng.inference_mode()`` or bare), and
-    ``inference_mode(False)`` changes nothing.
+    """``torch.inference_mode``: ``no_grad``, and the tensors made inside are inference
+    tensors, as torch's: they keep no version counter, so autograd outside may not save
+    them for backward nor may they be changed in place there.  A context manager, a
+    decorator (``@ng.inference_mode()`` or bare); ``inference_mode(False)`` records.
 
     >>> import naivegraph as ng
     >>> w = ng.tensor(2.0, requires_grad=True)
     >>> with ng.inference_mode():
-    ...     (w * 3).requires_grad
-    False
+    ...     t = w * 3
+    >>> t.requires_grad, t.is_inference(), w.is_inference()
+    (False, True, False)
     """
 
     def __new__(cls, mode=True):
@@ -370,12 +373,14 @@ class inference_mode:
 
     def __enter__(self) -> None:
         context = no_grad() if self.mode else None
-        self._contexts.append(context)
+        self._contexts.append((context, _grad_state.inference))
         if context is not None:
             context.__enter__()
+        _grad_state.inference = self.mode
 
     def __exit__(self, *exc) -> None:
-        context = self._contexts.pop()
+        context, inference = self._contexts.pop()
+        _grad_state.inference = inference
         if context is not None:
             context.__exit__(*exc)
 

@@ -31,7 +31,7 @@ from .anomaly_mode import record_creation
 from .defaults import _default_float, device, get_default_dtype
 from .engine import backward as _backward
 from .forward import dual, propagate, propagate_inplace
-from .grad_mode import _state
+from .grad_mode import INFERENCE, INFERENCE_INPLACE, _state, mark_inference
 from .node import (
     OVERLAPPING_WRITE,
     AccumulateGrad,
@@ -122,6 +122,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
         _mark_view(result, inputs[0], op, attrs)
     if dual.active:  # forward mode: the output's tangent rides along
         propagate(op, inputs, attrs, result)
+    if _state.inference:
+        mark_inference(result)
     return result
 
 
@@ -360,6 +362,8 @@ class Tensor(OpMethods):
         self._requires_grad = False
         self.grad_fn = None
         self._output_nr = 0
+        if _state.inference:
+            mark_inference(self)
         if requires_grad:
             self.requires_grad = True
 
@@ -370,6 +374,8 @@ class Tensor(OpMethods):
         t._requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_nr = output_nr
+        if _state.inference:
+            mark_inference(t)
         return t
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -732,8 +738,14 @@ class Tensor(OpMethods):
         )
 
     # -- in-place ops ------------------------------------------------------------------
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside ``inference_mode`` (or is a view of one)."""
+        return self._version_counter is INFERENCE
+
     def _check_inplace(self, name: str) -> None:
         """Refuse an in-place op that PyTorch refuses, before anything is changed."""
+        if self._version_counter is INFERENCE and not _state.inference:  # before any change
+            raise RuntimeError(INFERENCE_INPLACE)
         if name not in ("fill", "zero") and has_internal_overlap(self._data):
             raise RuntimeError(OVERLAPPING_WRITE)  # torch lets fill_/zero_ through
         if not _state.enabled:
