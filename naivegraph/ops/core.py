@@ -139,13 +139,16 @@ class OpDef:
         """
         grads = _quiet_partials(self, g, inputs, out, attrs, needs)
         if self.elementwise:
-            if shapes is None:
-                shapes = [getattr(x, "shape", ()) for x in inputs]
             for i, gi in enumerate(grads):
                 if gi is not None:
-                    shape = shapes[i]
+                    shape = inputs[i].shape if shapes is None else shapes[i]
                     if gi.shape != shape or (
-                        shape is not None and None in shape and may_broadcast(shapes, i)
+                        shape is not None
+                        and None in shape  # a static graph's unknown size
+                        and may_broadcast(
+                            [getattr(x, "shape", ()) for x in inputs] if shapes is None else shapes,
+                            i,
+                        )
                     ):
                         grads[i] = (
                             OPS["sum_to_like"].dispatch(gi, inputs[i])
