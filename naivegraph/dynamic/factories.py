@@ -12,7 +12,7 @@ import numpy as np
 from ..ops.methods import shape_arg as _shape_arg
 from .defaults import _default_float, _type_name, get_default_dtype
 from .grad_mode import _state as _grad_state
-from .grad_mode import no_grad
+from .grad_mode import count_inference_user, no_grad
 from .tensor import Tensor, _as_array, _check_device
 
 float32, float64, float16 = np.float32, np.float64, np.float16
@@ -377,10 +377,12 @@ class inference_mode:
         if context is not None:
             context.__enter__()
         _grad_state.inference = self.mode
+        count_inference_user(1)
 
     def __exit__(self, *exc) -> None:
         context, inference = self._contexts.pop()
         _grad_state.inference = inference
+        count_inference_user(-1)
         if context is not None:
             context.__exit__(*exc)
 

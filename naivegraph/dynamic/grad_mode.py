@@ -13,6 +13,15 @@ class _State(threading.local):
 
 
 _state = _State()
+#: how many inference_mode blocks are open, in all threads: the hot paths test this
+#: plain number first and read the thread-local flag only when some block is open
+inference_users = [0]
+_inference_lock = threading.Lock()
+
+
+def count_inference_user(delta: int) -> None:
+    with _inference_lock:
+        inference_users[0] += delta
 
 
 INFERENCE_SAVED = (

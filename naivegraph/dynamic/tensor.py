@@ -31,7 +31,7 @@ from .anomaly_mode import record_creation
 from .defaults import _default_float, device, get_default_dtype
 from .engine import backward as _backward
 from .forward import dual, propagate, propagate_inplace
-from .grad_mode import INFERENCE, INFERENCE_INPLACE, _state, mark_inference
+from .grad_mode import INFERENCE, INFERENCE_INPLACE, _state, inference_users, mark_inference
 from .node import (
     OVERLAPPING_WRITE,
     AccumulateGrad,
@@ -122,7 +122,7 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
         _mark_view(result, inputs[0], op, attrs)
     if dual.active:  # forward mode: the output's tangent rides along
         propagate(op, inputs, attrs, result)
-    if _state.inference:
+    if inference_users[0] and _state.inference:
         mark_inference(result)
     return result
 
@@ -362,7 +362,7 @@ class Tensor(OpMethods):
         self._requires_grad = False
         self.grad_fn = None
         self._output_nr = 0
-        if _state.inference:
+        if inference_users[0] and _state.inference:
             mark_inference(self)
         if requires_grad:
             self.requires_grad = True
@@ -374,7 +374,7 @@ class Tensor(OpMethods):
         t._requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_nr = output_nr
-        if _state.inference:
+        if inference_users[0] and _state.inference:
             mark_inference(t)
         return t
 
