@@ -29,7 +29,8 @@ class _Encoder:
 
     def __init__(self) -> None:
         self.arrays: list[np.ndarray] = []
-        self._seen: dict[int, int] = {}  # id(tensor) -> array index: a shared tensor once
+        self._seen: dict[int, int] = {}  # id(tensor) -> its number: a shared tensor once
+        self._storages: dict[int, int] = {}  # id(storage array) -> array index
 
     def encode(self, obj: Any, where: str) -> Any:
         if isinstance(obj, Tensor):
@@ -48,14 +49,29 @@ class _Encoder:
         )
 
     def _tensor(self, t: Tensor) -> dict:
-        if id(t) not in self._seen:
-            self._seen[id(t)] = len(self.arrays)
-            self.arrays.append(np.asarray(t._data))
-        return {
-            "tensor": self._seen[id(t)],
+        """A tensor as its storage (the array its data is a view of, stored once) and,
+        for a view, where in it the data lies: two views of one storage come back
+        sharing it, as torch's files keep them."""
+        data = np.asarray(t._data)
+        storage = _storage_of(data)
+        if id(storage) not in self._storages:
+            self._storages[id(storage)] = len(self.arrays)
+            self.arrays.append(storage)  # kept in the list: its id stays unique
+        self._seen.setdefault(id(t), len(self._seen))
+        entry = {
+            "tensor": self._storages[id(storage)],
+            "id": self._seen[id(t)],
             "requires_grad": t.requires_grad,
             "parameter": isinstance(t, Parameter),
         }
+        if data is not storage:
+            entry["view"] = {
+                "offset": _address(data) - _address(storage),
+                "shape": list(data.shape),
+                "strides": list(data.strides),
+                "dtype": data.dtype.str,
+            }
+        return entry
 
     def _dict(self, obj: dict, where: str) -> dict:
         items = []
@@ -67,6 +83,20 @@ class _Encoder:
                 )
             items.append([self.encode(key, where), self.encode(value, f"{where}[{key!r}]")])
         return {"dict": items, "ordered": isinstance(obj, OrderedDict)}
+
+
+def _storage_of(data: np.ndarray) -> np.ndarray:
+    """The array owning ``data``'s memory, if it is one laid out as a file stores it
+    (contiguous); else ``data`` itself (saved as a copy of its own)."""
+    root = data
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    contiguous = root.flags.c_contiguous or root.flags.f_contiguous
+    return root if contiguous and not root.dtype.hasobject else data
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
 
 
 def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
@@ -161,12 +191,22 @@ class _Decoder:
 
     def _tensor(self, data: dict) -> Tensor:
         index = int(data["tensor"])
-        if index not in self._made:
+        key = int(data.get("id", index))  # files before views were kept: one per array
+        if key not in self._made:
             array = self.arrays[f"t{index}"]
+            view = data.get("view")
+            if view is not None:  # a view into the storage, sharing its memory
+                array = np.ndarray(
+                    tuple(int(n) for n in view["shape"]),
+                    np.dtype(view["dtype"]),
+                    buffer=array,
+                    offset=int(view["offset"]),
+                    strides=tuple(int(n) for n in view["strides"]),
+                )
             if data["parameter"]:
                 t = Parameter(Tensor._make(array, False, None, 0), data["requires_grad"])
             else:
                 t = Tensor._make(array, False, None, 0)
                 t.requires_grad = bool(data["requires_grad"])
-            self._made[index] = t
-        return self._made[index]
+            self._made[key] = t
+        return self._made[key]

@@ -10,10 +10,9 @@ import numpy as np
 
 from ..ops.core import with_default_float
 from ..ops.methods import shape_arg as _shape_arg
-from . import fastlinear, fastpath
 from .defaults import _type_name, get_default_dtype
 from .grad_mode import _state as _grad_state
-from .grad_mode import no_grad
+from .grad_mode import count_inference_user, no_grad
 from .rng import _random, generator_rng
 from .tensor import Tensor, _as_array, _check_device
 
@@ -419,21 +418,19 @@ class LongTensor(metaclass=_LegacyTensorType):
     dtype = np.dtype(np.int64)
 
 
-def _fast_switches() -> tuple:
-    return fastpath.enabled, fastlinear.enabled
-
-
 class inference_mode:
-    """``torch.inference_mode``: ``no_grad`` (ops record no history) whose new tensors
-    are inference tensors (``is_inference()``; reading ``_version`` raises, as in torch);
-    a context manager, a decorator (``@ng.inference_mode()`` or bare), and
-    ``inference_mode(False)`` changes nothing.
+    """``torch.inference_mode``: ``no_grad``, and the tensors made inside are inference
+    tensors, as torch's: they keep no version counter (reading ``_version`` raises), so
+    autograd outside may not save them for backward nor may they be changed in place
+    there.  A context manager, a decorator (``@ng.inference_mode()`` or bare);
+    ``inference_mode(False)`` records.
 
     >>> import naivegraph as ng
     >>> w = ng.tensor(2.0, requires_grad=True)
     >>> with ng.inference_mode():
-    ...     (w * 3).requires_grad
-    False
+    ...     t = w * 3
+    >>> t.requires_grad, t.is_inference(), w.is_inference()
+    (False, True, False)
     """
 
     def __new__(cls, mode=True):
@@ -447,20 +444,18 @@ class inference_mode:
 
     def __enter__(self) -> None:
         context = no_grad() if self.mode else None
-        self._contexts.append((context, _grad_state.inference, _fast_switches()))
+        self._contexts.append((context, _grad_state.inference))
         if context is not None:
             context.__enter__()
-            _grad_state.inference = True
-            # the fast operators build their results themselves: they step aside, so
-            # that every tensor made here is marked by the readable path
-            fastpath.enabled = fastlinear.enabled = False
+        _grad_state.inference = self.mode
+        count_inference_user(1)
 
     def __exit__(self, *exc) -> None:
-        context, inference, switches = self._contexts.pop()
+        context, inference = self._contexts.pop()
+        _grad_state.inference = inference
+        count_inference_user(-1)
         if context is not None:
             context.__exit__(*exc)
-            _grad_state.inference = inference
-            fastpath.enabled, fastlinear.enabled = switches
 
     def __call__(self, function):
         mode = self.mode

@@ -34,7 +34,7 @@ from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .fastpath import _NO_EDGE, _is_plain, fastnode
 from .forward import dual
-from .grad_mode import _state
+from .grad_mode import _state, inference_users, mark_inference
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 enabled: bool = True
@@ -117,7 +117,7 @@ def _matmul(readable: Callable) -> Callable:
         if not ((x_grad or y_grad) and _state.enabled):
             result._requires_grad = False
             result.grad_fn = None
-            return result
+            return mark_inference(result) if inference_users[0] and _state.inference else result
         if anomaly.enabled or saved_values.hook_stack:
             return readable(x, y)  # their bookkeeping is the readable path's
         result._requires_grad = True
@@ -201,7 +201,7 @@ def _relu(readable: Callable) -> Callable:
         if not (x._requires_grad and _state.enabled):
             result._requires_grad = False
             result.grad_fn = None
-            return result
+            return mark_inference(result) if inference_users[0] and _state.inference else result
         if anomaly.enabled or saved_values.hook_stack:
             return readable(x)
         result._requires_grad = True

@@ -137,7 +137,7 @@ def _fused(input: Tensor, target: Tensor, reduction: str) -> Tensor:
         ((logp.grad_fn, 0),),
         saved,
         nodes.meta_of(loss_data),
-        ((1, target, target._version),),
+        ((1, target, target._saved_version),),
         (True, False),
         {1: weakref.ref(target)},
         weakref.ref(loss),

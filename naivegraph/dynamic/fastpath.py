@@ -55,7 +55,7 @@ from . import node as nodes
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .forward import dual
-from .grad_mode import _state
+from .grad_mode import _state, inference_users, mark_inference
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 enabled: bool = True
@@ -269,7 +269,7 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
         if not ((x_grad or y_kind == 2) and _state.enabled):
             result._requires_grad = False
             result.grad_fn = None
-            return result
+            return mark_inference(result) if inference_users[0] and _state.inference else result
         if anomaly.enabled or saved_values.hook_stack:
             return readable(x, y)  # their bookkeeping is the readable path's
         result._requires_grad = True
@@ -413,7 +413,7 @@ def without_history(data: np.ndarray):
     result._output_nr = 0
     result._requires_grad = False
     result.grad_fn = None
-    return result
+    return mark_inference(result) if inference_users[0] and _state.inference else result
 
 
 def _negation(readable: Callable, name: str) -> Callable:
@@ -557,7 +557,7 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
         if not (x._requires_grad and _state.enabled):
             result._requires_grad = False
             result.grad_fn = None
-            return result
+            return mark_inference(result) if inference_users[0] and _state.inference else result
         if anomaly.enabled or saved_values.hook_stack:
             return readable(x)
         result._requires_grad = True

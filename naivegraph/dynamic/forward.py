@@ -21,8 +21,9 @@ tensor([5.4366, 0.0000])
 
 from __future__ import annotations
 
+import contextlib
 import weakref
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -93,7 +94,26 @@ def tangent_of(tensor: Any) -> Any:
         entry = tangents.get(id(node))
         if entry is not None and entry[0]() is node:
             return entry[1]
+    base = getattr(tensor, "_base", None)
+    if base is not None:
+        return _view_of_base_tangent(tensor, base)
     return None
+
+
+def _view_of_base_tangent(view: Any, base: Any) -> Any:
+    """A view made before its base received a tangent (``base.copy_(dual)``) sees the
+    base's tangent through the same view ops, as torch's views share their base's."""
+    found = tangent_of(base)
+    if found is None:
+        return None
+    active, dual.active = dual.active, False
+    try:
+        for op, attrs, _ in view._view_chain:
+            found = op.dispatch(found, **attrs)
+    finally:
+        dual.active = active
+    _remember(view, found)
+    return found
 
 
 def set_tangent(tensor: Any, tangent: Any) -> None:
@@ -118,6 +138,16 @@ def alias(tensor: Any) -> Any:
     active, dual.active = dual.active, False
     try:
         return OPS["reshape"].dispatch(tensor, shape=tuple(tensor.shape))
+    finally:
+        dual.active = active
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """Ops inside carry no tangents (a custom Function's forward and jvp)."""
+    active, dual.active = dual.active, False
+    try:
+        yield
     finally:
         dual.active = active
 

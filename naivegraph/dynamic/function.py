@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import forward as _forward
 from . import saved
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -59,6 +60,10 @@ NO_BACKWARD = (
     "autograd.Function to use it with backward mode AD."
 )
 NO_FORWARD = "You must implement the forward function for custom autograd.Function."
+NO_JVP = (
+    "You must implement the jvp function for custom autograd.Function to use it with "
+    "forward mode AD."
+)
 ONCE_DIFFERENTIABLE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
 )
@@ -69,6 +74,8 @@ class FunctionCtx:
 
     def __init__(self, args: tuple) -> None:
         self._saved: list[SavedTensor | saved.PackedTensor | None] = []
+        self._saved_for_forward: tuple = ()
+        self._in_jvp = False  # saved_tensors reads save_for_forward's tensors in jvp
         self._freed = False
         self.dirty: tuple = ()
         self.non_differentiable: tuple = ()
@@ -89,8 +96,20 @@ class FunctionCtx:
                 )
         self._saved = [None if t is None else saved.save(t) for t in tensors]
 
+    def save_for_forward(self, *tensors) -> None:
+        """Keep tensors for ``jvp`` (forward mode), where ``ctx.saved_tensors`` reads them."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    "save_for_forward expects all arguments to be tensors or None, but got "
+                    f"{type(t).__name__}; store other values on ctx directly"
+                )
+        self._saved_for_forward = tensors
+
     @property
     def saved_tensors(self) -> tuple:
+        if self._in_jvp:
+            return self._saved_for_forward
         if self._freed:
             raise RuntimeError(SECOND_BACKWARD)
         return tuple(None if s is None else s.unpack() for s in self._saved)
@@ -203,10 +222,20 @@ class Function:
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
         raise NotImplementedError(NO_BACKWARD)
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
+        """Forward mode: the outputs' tangents from the inputs' (zeros for a tensor input
+        without one, None for other arguments); ``ctx.saved_tensors`` holds what forward
+        gave ``ctx.save_for_forward``."""
+        raise NotImplementedError(NO_JVP)
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
         ctx = FunctionCtx(args)
-        with no_grad():  # what forward computes is not recorded: backward replaces it
+        tangents = _tangents_of(args)
+        # what forward computes is not recorded (backward replaces it), nor carries
+        # tangents (jvp gives them)
+        with no_grad(), _forward.paused():
             if _has_setup_context(cls):
                 outputs = cls.forward(*args)
                 cls.setup_context(ctx, args, outputs)
@@ -217,7 +246,48 @@ class Function:
         record = _state.enabled and any(ctx.needs_input_grad)
         if record:
             _attach(cls, ctx, args, outputs_t)
+        if tangents is not None:
+            _give_tangents(cls, ctx, args, outputs_t, tangents)
         return outputs if single else outputs_t
+
+
+def _tangents_of(args: tuple) -> list | None:
+    """The tangents of the arguments in the active dual level; None if none has one."""
+    if not _forward.dual.active:
+        return None
+    found = [_forward.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    return found if any(t is not None for t in found) else None
+
+
+def _give_tangents(cls: type, ctx: FunctionCtx, args: tuple, outputs: tuple, found: list) -> None:
+    """Forward mode through a custom Function: its ``jvp``, as torch (which refuses a
+    Function without one rather than guess the tangent from forward's insides)."""
+    tangents = [
+        t
+        if t is not None or not isinstance(a, Tensor)
+        else Tensor._make(np.zeros_like(a._data), False, None, 0)
+        for a, t in zip(args, found)
+    ]
+    ctx._in_jvp = True
+    try:
+        with _forward.paused():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outputs):
+        raise RuntimeError(
+            f"{cls.__name__}.jvp returned {len(result)} tangents for {len(outputs)} outputs; "
+            "return one per output of forward"
+        )
+    for out, tangent in zip(outputs, result):
+        if isinstance(out, Tensor) and isinstance(tangent, Tensor) and out.dtype.kind in "fc":
+            if tangent.shape != out.shape:
+                raise RuntimeError(
+                    f"{cls.__name__}.jvp returned a tangent of shape {tangent.shape} for an "
+                    f"output of shape {out.shape}; a tangent has its output's shape"
+                )
+            _forward.set_tangent(out, tangent)
 
 
 def _has_setup_context(cls: type) -> bool:

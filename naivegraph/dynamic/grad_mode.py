@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from typing import Any
 
 
 class _State(threading.local):
@@ -12,6 +13,58 @@ class _State(threading.local):
 
 
 _state = _State()
+#: how many inference_mode blocks are open, in all threads: the hot paths test this
+#: plain number first and read the thread-local flag only when some block is open
+inference_users = [0]
+_inference_lock = threading.Lock()
+
+
+def count_inference_user(delta: int) -> None:
+    with _inference_lock:
+        inference_users[0] += delta
+
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`."
+)
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+
+
+class _InferenceCounter:
+    """What an inference tensor has for a version counter: none that works outside
+    inference mode.  Saving the tensor for backward reads its version (refused where
+    autograd records); changing it in place bumps it (refused anywhere outside).  Its
+    views share it."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> int:
+        if _state.enabled and not _state.inference:
+            raise RuntimeError(INFERENCE_SAVED)
+        return 0
+
+    @value.setter
+    def value(self, new: int) -> None:
+        if not _state.inference:
+            raise RuntimeError(INFERENCE_INPLACE)
+
+
+INFERENCE = _InferenceCounter()
+
+
+def mark_inference(tensor: Any) -> Any:
+    """Make ``tensor`` (just created inside inference mode) an inference tensor."""
+    if tensor._version_counter is None:
+        tensor._version_counter = INFERENCE
+    return tensor
 
 
 def is_grad_enabled() -> bool:

@@ -96,7 +96,7 @@ class SavedTensor:
 
     def __init__(self, tensor) -> None:
         self.tensor = tensor
-        self.version = tensor._version
+        self.version = tensor._saved_version
 
     def unpack(self):
         current = self.tensor._version

@@ -23,6 +23,7 @@ from ..ops.core import (
     inplace_result_dtype,
     refuse_complex_result,
     torch_dtype_name,
+    warn_at_caller,
     with_default_float,
 )
 from ..ops.errors import explain
@@ -35,7 +36,7 @@ from .anomaly_mode import record_creation
 from .defaults import device, get_default_dtype
 from .engine import backward as _backward
 from .forward import dual, propagate, propagate_inplace, tangent_of
-from .grad_mode import _state
+from .grad_mode import INFERENCE, INFERENCE_INPLACE, _state, inference_users, mark_inference
 from .node import (
     OVERLAPPING_WRITE,
     AccumulateGrad,
@@ -128,14 +129,14 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
             saved_values.pack_node(result.grad_fn, result)
     else:
         result._requires_grad = False
-        if _state.inference:
-            result._inference = True
     if op.name in _VIEW_OPS and isinstance(inputs[0], Tensor) and _aliases(out, datas[0]):
         if out is datas[0]:  # numpy gave the input back (a no-op squeeze): still a view
             result._data = out.view()
         _mark_view(result, inputs[0], op, attrs)
     if dual.active:  # forward mode: the output's tangent rides along
         propagate(op, inputs, attrs, result)
+    if inference_users[0] and _state.inference:
+        mark_inference(result)
     return result
 
 
@@ -227,7 +228,7 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
         if isinstance(a, Tensor):
             if i in saves:
                 saved.append(a._data)
-                sources += ((i, a, a._version),)
+                sources += ((i, a, a._saved_version),)
             else:
                 saved.append(meta_of(a._data))
             if a._requires_grad:
@@ -272,8 +273,17 @@ def _op(name: str, *args, **attrs) -> "Tensor":
 
 
 def _index_arg(index):
-    """Turn tensor indices into numpy ones; keep everything else as numpy takes it."""
+    """Turn tensor indices into numpy ones; keep everything else as numpy takes it.
+
+    A uint8 tensor is a mask, as torch still reads it (with its deprecation warning);
+    numpy would take its 0s and 1s as positions."""
     if isinstance(index, Tensor):
+        if index._data.dtype == np.uint8:
+            warn_at_caller(
+                "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                "torch.bool instead."
+            )
+            return index._data != 0
         return index._data
     if isinstance(index, list):
         return np.asarray([i._data if isinstance(i, Tensor) else i for i in index])
@@ -349,7 +359,6 @@ class Tensor(OpMethods):
     _view_chain = ()  # view ops from _base's array to this one's
     _views = None  # on a base: weak set of its live views
     _made_in_no_grad = False
-    _inference = False  # made inside inference_mode(): no version counter
 
     _ng_apply = staticmethod(apply)  # the op table dispatches tensors here
     __array_ufunc__ = None  # numpy defers to our reflected operators
@@ -377,8 +386,8 @@ class Tensor(OpMethods):
         self._requires_grad = False
         self.grad_fn = None
         self._output_nr = 0
-        if _state.inference:
-            self._inference = True
+        if inference_users[0] and _state.inference:
+            mark_inference(self)
         if requires_grad:
             self.requires_grad = True
 
@@ -389,8 +398,8 @@ class Tensor(OpMethods):
         t._requires_grad = requires_grad
         t.grad_fn = grad_fn
         t._output_nr = output_nr
-        if _state.inference:
-            t._inference = True
+        if inference_users[0] and _state.inference:
+            mark_inference(t)
         return t
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -507,6 +516,12 @@ class Tensor(OpMethods):
     @data.setter
     def data(self, value: "Tensor") -> None:
         array = value._data if isinstance(value, Tensor) else _as_array(value, None)
+        if self._requires_grad and array.dtype.kind not in "fc":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                f"complex dtype (got {array.dtype.name}); set requires_grad=False first, or "
+                "assign a floating-point tensor"
+            )
         self._data = array
 
     @property
@@ -523,13 +538,15 @@ class Tensor(OpMethods):
 
     @property
     def _version(self) -> int:
-        if self._inference:
+        if self._version_counter is INFERENCE:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.value if self._version_counter is not None else 0
 
-    def is_inference(self) -> bool:
-        """Whether this tensor was made inside ``inference_mode()`` (as torch's)."""
-        return self._inference
+    @property
+    def _saved_version(self) -> int:
+        """The version a node records when it saves this tensor: an inference tensor's
+        counter refuses to be saved where autograd records, with torch's message."""
+        return self._version_counter.value if self._version_counter is not None else 0
 
     @property
     def device(self):
@@ -771,8 +788,14 @@ class Tensor(OpMethods):
         )
 
     # -- in-place ops ------------------------------------------------------------------
+    def is_inference(self) -> bool:
+        """Whether this tensor was made inside ``inference_mode`` (or is a view of one)."""
+        return self._version_counter is INFERENCE
+
     def _check_inplace(self, name: str) -> None:
         """Refuse an in-place op that PyTorch refuses, before anything is changed."""
+        if self._version_counter is INFERENCE and not _state.inference:  # before any change
+            raise RuntimeError(INFERENCE_INPLACE)
         if name not in ("fill", "zero") and has_internal_overlap(self._data):
             raise RuntimeError(OVERLAPPING_WRITE)  # torch lets fill_/zero_ through
         if not _state.enabled:

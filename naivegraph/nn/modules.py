@@ -676,8 +676,24 @@ class Sequential(Module):
         for i, m in enumerate(modules):
             self._modules[str(i)] = m
 
-    def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
+    def __getitem__(self, index: int | slice) -> Module:
+        """A layer, or for a slice a Sequential of those layers under their names, as torch.
+
+        >>> import naivegraph as ng
+        >>> ng.nn.Sequential(ng.nn.ReLU(), ng.nn.Tanh(), ng.nn.Sigmoid())[1:]
+        Sequential(
+          (1): Tanh()
+          (2): Sigmoid()
+        )
+        """
+        items = list(self._modules.items())
+        if isinstance(index, slice):
+            part = Sequential()
+            part._modules.update(items[index])
+            return part
+        if not -len(items) <= index < len(items):
+            raise IndexError(f"index {index} is out of range")
+        return items[index][1]
 
     def __len__(self) -> int:
         return len(self._modules)

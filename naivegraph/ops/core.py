@@ -72,6 +72,9 @@ class OpDef:
     commutative: bool = False  # operand order does not matter (drawings label it otherwise)
     stateful: bool = False  # writes state (assign): never folded, merged or run for display
     vjp_all: Callable[..., Sequence[Any]] | None = None  # variadic rule: all grads at once
+    # static shape inference where probing stand-in sizes cannot tell: (inputs, attrs) ->
+    # (shape, dtype), as control flow's ops have their infer_output method
+    shape_rule: Callable[..., tuple] | None = None
     doc: str = ""
     attrs_doc: dict = field(default_factory=dict)
     _saves_by_needs: dict = field(default_factory=dict, repr=False)
@@ -142,7 +145,14 @@ class OpDef:
             for i, gi in enumerate(grads):
                 if gi is not None:
                     shape = inputs[i].shape if shapes is None else shapes[i]
-                    if gi.shape != shape:  # the common case, equal shapes, costs one test
+                    if gi.shape != shape or (
+                        shape is not None
+                        and None in shape  # a static graph's unknown size
+                        and may_broadcast(
+                            [getattr(x, "shape", ()) for x in inputs] if shapes is None else shapes,
+                            i,
+                        )
+                    ):
                         grads[i] = (
                             OPS["sum_to_like"].dispatch(gi, inputs[i])
                             if shape is None or None in shape  # static: sizes known at run time
@@ -156,6 +166,22 @@ class OpDef:
     def dispatch(self, *args, **attrs):
         """Run this op on whatever ``args`` are: arrays, tensors or static nodes."""
         return call(self, args, attrs)
+
+
+def may_broadcast(shapes: Sequence, i: int) -> bool:
+    """Whether input ``i``, whose shape the static graph knows only in part, may be
+    stretched by another input at run time although the shapes look alike: ``(None, 3)``
+    times ``(None, 1)`` is ``(None, 3)``, yet fed batches 1 and 4 it is ``(4, 3)``.  Then
+    the gradient is summed to ``i``'s run-time shape (known shapes never need this)."""
+    shape = shapes[i]
+    for j, other in enumerate(shapes):
+        if j != i:
+            if other is None:
+                return True
+            for a, b in zip(reversed(shape), reversed(tuple(other))):
+                if a is None and b != 1:  # None against None or a size: may stretch i
+                    return True
+    return False
 
 
 def summed_to(g, like, shape=None):
@@ -289,6 +315,7 @@ def defop(
     commutative: bool = False,
     stateful: bool = False,
     vjp_all: Callable | None = None,
+    shape_rule: Callable | None = None,
     doc: str = "",
     replace: bool = False,
 ) -> OpDef:
@@ -342,6 +369,7 @@ def defop(
         commutative=commutative,
         stateful=stateful,
         vjp_all=vjp_all,
+        shape_rule=shape_rule,
         doc=doc or (forward.__doc__ or ""),
     )
     OPS[name] = op
@@ -455,8 +483,8 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
         return (_DIMENSIONED if operand.ndim else _ZERO_DIM), operand.dtype
     kind = type(operand)
     if kind in _PYTHON_DTYPES:
-        if kind is int and not _INT_MIN <= operand < _INT_END:
-            raise _int_too_big(operand)
+        if kind is int:
+            check_python_int(operand)
         return _PYTHON_NUMBER, _PYTHON_DTYPES[kind]()
     dtype = getattr(operand, "dtype", None)
     if dtype is not None:  # a tensor, a static node (shape None: unknown rank) or a Meta
@@ -469,16 +497,24 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
     return None
 
 
-_INT_MIN, _INT_END = -(2**63), 2**64  # torch converts a Python int through 64 bits
+#: the Python ints torch takes as scalars: int64's range and, above it, uint64's
+_INT_RANGE = (-(2**63), 2**64)
 
 
-def _int_too_big(number: int) -> OverflowError:
-    """torch's error for a Python int outside 64 bits, even next to a float tensor."""
-    return OverflowError(
-        f"int too big to convert: {number} does not fit in 64 bits, which a Python int "
-        f"taking part in a tensor op must (as in torch); write it as a float "
-        f"({float(number):g}) if a float is meant"
-    )
+def check_python_int(number: int) -> None:
+    """Refuse a Python int no 64-bit integer holds, as torch does: numpy would turn it
+    into a float (``ones(1, float32) + 2**70``), torch raises instead.
+
+    >>> check_python_int(2**70)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    OverflowError: int too big to convert: 1180591620717411303424 is outside ...
+    """
+    if not _INT_RANGE[0] <= number < _INT_RANGE[1]:
+        raise OverflowError(
+            f"int too big to convert: {number} is outside the 64-bit range torch takes for a "
+            f"Python int scalar; write it as a float ({float(number)!r})"
+        )
 
 
 def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:

@@ -69,6 +69,8 @@ def jvp(
     """
     if not op.differentiable or all(t is None for t in tangents):
         return None
+    if op.name in ("max", "min") and attrs.get("dim") is None:
+        return _evenly_read(inputs[0], out, tangents[0], attrs)
     how = derivation_of(op)
     if how == "self-transposed":
         return _self_transposed(op, inputs, out, attrs, tangents)
@@ -121,6 +123,15 @@ def _transposed(op: OpDef, inputs, out, attrs: dict, tangents, transpose: Transp
         return total
 
     return transpose(inner, out)
+
+
+def _evenly_read(x, out, t, attrs: dict) -> Any:
+    """max() / min() over everything: the mean tangent of the entries equal to the
+    result, torch's formula.  Its reverse rule counts a NaN as the winner; this one, as
+    torch's, finds no entry equal to a NaN result and gives 0 / 0 = NaN."""
+    hit = F.eq(x, out)
+    total = F.sum(t * hit) / F.sum(hit)
+    return F.reshape_like(total, out) if attrs.get("keepdim") else total
 
 
 # ----------------------------------------------------------------------------- helpers

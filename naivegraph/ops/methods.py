@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .core import OPS, mixed_modes_error
-from .shapes import resolve_shape
+from .shapes import normalize_dims, resolve_shape
 
 _NO_ATTRS: dict = {}  # shared by attribute-free calls; never mutated
 MinMax = namedtuple("MinMax", ["values", "indices"])  # what max(dim) / min(dim) return
@@ -501,9 +501,12 @@ class OpMethods:
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
         shape = self._known_shape("flatten")
+        # torch's range checks (a 0-d tensor takes dims -1 and 0), not Python's modulo
+        ((start,), (end,)) = (normalize_dims(d, len(shape)) or (0,) for d in (start_dim, end_dim))
         if not shape:
             return self.reshape(1)
-        start, end = start_dim % len(shape), end_dim % len(shape)
+        if start > end:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         group = shape[start : end + 1]
         merged = -1 if None in group else int(np.prod(group))
         # An unknown size (a static placeholder's None) is left for reshape's -1 to find.

@@ -116,7 +116,8 @@ def _axes(node, dim, rank: int | None) -> list[int] | None:
     if dim is None:
         return None
     if rank is None:
-        return [int(d) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
+        listed = [int(d) for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim)]
+        return listed or None  # an empty list of dims reduces every axis, as in torch
     axes = normalize_dims(dim, rank)
     return None if axes is None else list(axes)
 
@@ -195,7 +196,10 @@ def _rpow(b, node, names):
     return b.op("Pow", [b.const(node.attrs["base"], dtype), b.cast(names[0], dtype)], dtype=dtype)
 
 
-@emits("pow_scalar", onnx="Mul (x**2), Sqrt (x**0.5), Reciprocal (x**-1), else Pow")
+@emits(
+    "pow_scalar",
+    onnx="Mul (x**2), Sqrt (x**0.5), Reciprocal (x**-1), Reciprocal(Sqrt) (x**-0.5), else Pow",
+)
 def _pow_scalar(b, node, names):
     dtype = _out_dtype(node)
     exponent = node.attrs["exponent"]
@@ -212,6 +216,8 @@ def _pow_scalar(b, node, names):
         return b.op("Sqrt", [x], dtype=dtype)
     if dtype.kind == "f" and exponent == -1:
         return b.op("Reciprocal", [x], dtype=dtype)
+    if dtype.kind == "f" and exponent == -0.5:  # rsqrt, as the op: -inf at -0.0, nan at -inf
+        return b.op("Reciprocal", [b.op("Sqrt", [x], dtype=dtype)], dtype=dtype)
     return b.op("Pow", [x, b.const(exponent, dtype)], dtype=dtype)
 
 
@@ -219,6 +225,35 @@ def _pow_scalar(b, node, names):
 def _reciprocal(b, node, names):
     dtype = _out_dtype(node)
     return b.op("Reciprocal", [b.cast(names[0], dtype)], dtype=dtype)
+
+
+def _select(b, condition: str, x: str, y: str, dtype) -> str:
+    """``Where(condition, x, y)`` that keeps a -0.0 taken from ``x``.
+
+    ONNX Runtime's CPU Where turns a -0.0 of its second input into +0.0 (its third
+    input's zeros keep their sign), where numpy and torch keep it:
+    ``maximum(x, x * 0.0)`` at x = -2 is -0.0.  So a floating Where is followed by a
+    second one that sends -0.0 through its third input wherever the result should be
+    -0.0 (the first Where's result, in its second input, is then never -0.0)."""
+    out = b.op("Where", [condition, x, y], dtype=dtype)
+    if np.dtype(dtype).kind != "f":
+        return out
+    from_x = b.op("And", [condition, _is_negative_zero(b, x, dtype)], dtype=np.bool_)
+    not_condition = b.op("Not", [condition], dtype=np.bool_)
+    from_y = b.op("And", [not_condition, _is_negative_zero(b, y, dtype)], dtype=np.bool_)
+    should_be = b.op("Or", [from_x, from_y], dtype=np.bool_)
+    # Xor with True, not Not: ONNX Runtime's optimiser folds Not into Where by swapping
+    # its inputs, which would put the -0.0 back into the second input
+    keep = b.op("Xor", [should_be, b.const(np.array(True), np.bool_)], dtype=np.bool_)
+    return b.op("Where", [keep, out, b.const(np.array(-0.0, dtype), dtype)], dtype=dtype)
+
+
+def _is_negative_zero(b, x: str, dtype) -> str:
+    """-0.0 where ``x`` is: equal to 0 with a reciprocal of -inf."""
+    zero = b.const(np.zeros((), dtype), dtype)
+    equal = b.op("Equal", [x, zero], dtype=np.bool_)
+    below = b.op("Less", [b.op("Reciprocal", [x], dtype=dtype), zero], dtype=np.bool_)
+    return b.op("And", [equal, below], dtype=np.bool_)
 
 
 def _extremum(wins: str) -> Emitter:
@@ -231,7 +266,7 @@ def _extremum(wins: str) -> Emitter:
         take_y = b.op(wins, [y, x], dtype=np.bool_)
         if dtype.kind == "f":
             take_y = b.op("Or", [take_y, b.op("IsNaN", [y], dtype=np.bool_)], dtype=np.bool_)
-        return b.op("Where", [take_y, y, x], dtype=dtype)
+        return _select(b, take_y, y, x, dtype)
 
     return emit
 
@@ -245,7 +280,7 @@ def _where(b, node, names):
     dtype = _out_dtype(node)
     c = b.cast(names[0], np.bool_)
     x, y = _as_cast(b, names[1:], dtype)
-    return b.op("Where", [c, x, y], dtype=dtype)
+    return _select(b, c, x, y, dtype)
 
 
 @emits("clamp", onnx="Where(Less(x, min), min, x), then Where(Greater(., max), max, .)")
@@ -256,10 +291,10 @@ def _clamp(b, node, names):
     low, high = node.attrs.get("min"), node.attrs.get("max")
     if low is not None:
         low = b.const(np.asarray(low).astype(dtype), dtype)
-        x = b.op("Where", [b.op("Less", [x, low], dtype=np.bool_), low, x], dtype=dtype)
+        x = _select(b, b.op("Less", [x, low], dtype=np.bool_), low, x, dtype)
     if high is not None:
         high = b.const(np.asarray(high).astype(dtype), dtype)
-        x = b.op("Where", [b.op("Greater", [x, high], dtype=np.bool_), high, x], dtype=dtype)
+        x = _select(b, b.op("Greater", [x, high], dtype=np.bool_), high, x, dtype)
     return x
 
 
@@ -817,12 +852,37 @@ def _index_put(b, node, names):
     return b.op("Reshape", [flat, b.ints(shape)], dtype=dtype, allowzero=1)
 
 
-@emits("cat", onnx="Concat (inputs cast to the result dtype)")
+def _legacy_empties(node) -> list[bool]:
+    """Which inputs of a cat torch skips: 1-d empty ones beside inputs of another rank."""
+    shapes = [i.shape for i in node.inputs]
+    other_rank = any(s is None or len(s) != 1 for s in shapes)
+    return [other_rank and s is not None and tuple(s) == (0,) for s in shapes]
+
+
+@emits("cat", onnx="Concat (inputs cast to the result dtype; legacy 1-d empties left out)")
 def _cat(b, node, names):
     dtype = _out_dtype(node)
-    return b.op(
-        "Concat", _as_cast(b, names, dtype), dtype=dtype, axis=int(node.attrs.get("dim", 0))
-    )
+    kept = [n for n, skip in zip(names, _legacy_empties(node)) if not skip] or names[:1]
+    return b.op("Concat", _as_cast(b, kept, dtype), dtype=dtype, axis=int(node.attrs.get("dim", 0)))
+
+
+@emits("cat_part", onnx="Slice at offsets summed from the known sizes and Shape of the others")
+def _cat_part(b, node, names):
+    axis, part, sizes = node.attrs["dim"], node.attrs["part"], node.attrs["sizes"]
+    likes = iter(names[1:])
+    run = [
+        b.op(
+            "Gather", [b.op("Shape", [next(likes)], dtype=np.int64), b.ints([axis])], dtype=np.int64
+        )
+        if size is None
+        else b.ints([size])
+        for size in sizes
+    ]
+    start = b.ints([0])
+    for size in run[:part]:
+        start = b.op("Add", [start, size], dtype=np.int64)
+    end = b.op("Add", [start, run[part]], dtype=np.int64)
+    return b.op("Slice", [names[0], start, end, b.ints([axis])], dtype=node.dtype)
 
 
 @emits("stack", onnx="Unsqueeze each input, Concat")

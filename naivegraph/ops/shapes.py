@@ -29,12 +29,23 @@ def same_shape(a, b) -> bool:
 def normalize_dims(dim, ndim: int) -> tuple[int, ...] | None:
     """``dim`` as numpy wants it: None (all axes) or a tuple of non-negative axes.
 
+    An empty list of dims means every axis, as in torch (numpy would reduce none), and
+    a dim named twice is refused, as torch does:
+
     >>> normalize_dims(-1, 3), normalize_dims([0, 2], 3), normalize_dims(None, 3)
     ((2,), (0, 2), None)
+    >>> normalize_dims((), 2) is None
+    True
+    >>> normalize_dims((1, -1), 2)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: dim 1 appears multiple times in the list of dims
     """
     if dim is None:
         return None
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if not dims:
+        return None
     if ndim == 0:
         # PyTorch lets a 0-d tensor be reduced over dim 0 or -1.
         for d in dims:
@@ -42,6 +53,7 @@ def normalize_dims(dim, ndim: int) -> tuple[int, ...] | None:
                 raise IndexError(
                     f"Dimension out of range (expected to be in range of [-1, 0], but got {d})"
                 )
+        _refuse_repeated([0] * len(dims))
         return None
     out = []
     for d in dims:
@@ -51,7 +63,17 @@ def normalize_dims(dim, ndim: int) -> tuple[int, ...] | None:
                 f"but got {d})"
             )
         out.append(int(d) % ndim)
+    if len(out) > 1:
+        _refuse_repeated(out)
     return tuple(out)
+
+
+def _refuse_repeated(axes: list[int]) -> None:
+    seen: set[int] = set()
+    for axis in axes:
+        if axis in seen:
+            raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
+        seen.add(axis)
 
 
 def reduced_keepdim_shape(shape: Sequence[int], dim) -> tuple[int, ...]:

@@ -115,8 +115,9 @@ def _expand_to(g, like):
 def _restore(g, x, dim, keepdim):
     """Broadcast a reduced gradient ``g`` back over the shape of the input ``x``."""
     if x.shape is None or None in x.shape:  # unknown_shape, inline: every reduction passes
-        if dim is not None and not keepdim:
-            for axis in sorted(normalize_dims(dim, _rank_of(x, "a reduction's gradient"))):
+        axes = None if dim is None else normalize_dims(dim, _rank_of(x, "a reduction's gradient"))
+        if axes is not None and not keepdim:
+            for axis in sorted(axes):
                 g = F.unsqueeze(g, dim=axis)
         return F.expand_like(g, x)
     if not keepdim or dim is None:
@@ -222,7 +223,7 @@ defop(
 def _pow_scalar_partial(g, x, out, exponent):
     if exponent == 0:
         return g * 0.0
-    return g * exponent * x ** (exponent - 1)
+    return g * exponent * F.pow_scalar(x, exponent=exponent - 1)  # the op's own special cases
 
 
 def _power_scalar(x, exponent):
@@ -233,6 +234,11 @@ def _power_scalar(x, exponent):
             "Integers to negative integer powers are not allowed. Use a float "
             f"exponent ({exponent}.0) or convert the tensor with .double() first"
         )
+    if exponent == -0.5 and np.result_type(x).kind == "f":
+        # torch's x ** -0.5 is rsqrt, 1 / sqrt(x): -inf at -0.0 and nan at -inf, where C's
+        # pow gives inf and 0 (numpy already takes sqrt for 0.5).  x ** 0.5's gradient,
+        # 0.5 * x ** -0.5, reads it: -inf at -0.0, nan at -inf, as torch's.
+        return np.true_divide(1, np.sqrt(x))
     return np.power(*promote(x, exponent))  # int ** 2.5: the default float, as torch
 
 
@@ -495,7 +501,9 @@ def _clamp(x, min=None, max=None):
     x, *promoted_bounds = promote(x, *given)
     low = promoted_bounds.pop(0) if min is not None else None
     high = promoted_bounds.pop(0) if max is not None else None
-    return np.clip(x, low, high)
+    out = np.clip(x, low, high)
+    # torch keeps x where it equals its bound: clamp(-0.0, min=0.0) is -0.0 (np.clip: 0.0)
+    return np.where(out == x, x, out) if out.dtype.kind == "f" else out
 
 
 def _clamp_partial(g, x, out, min=None, max=None):
@@ -749,11 +757,39 @@ def _t(x):
 
 
 defop("t", _t, [lambda g, x, out: F.t(g)])
-defop(
-    "permute",
-    lambda x, dims: np.transpose(x, dims),
-    [lambda g, x, out, dims: F.permute(g, dims=tuple(np.argsort(dims).tolist()))],
-)
+
+
+def _permute(x, dims):
+    x = np.asarray(x)
+    if len(dims) != x.ndim:
+        raise RuntimeError(
+            f"permute(): number of dimensions in the tensor input does not match the length "
+            f"of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not equal "
+            f"to len(dims) = {len(dims)}"
+        )
+    return np.transpose(x, _permutation(dims, x.ndim))
+
+
+def _one_axis(dim: int, ndim: int) -> int:
+    """``dim`` as a non-negative axis of a tensor with ``ndim`` > 0 dimensions."""
+    (axis,) = normalize_dims(dim, ndim) or (0,)
+    return axis
+
+
+def _permutation(dims, ndim: int) -> tuple[int, ...]:
+    """``dims`` as non-negative axes (``permute(-1, 0, -2)`` mixes both signs)."""
+    axes = tuple(_one_axis(d, ndim) for d in dims) if ndim else ()
+    if len(set(axes)) != len(axes):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return axes
+
+
+def _permute_partial(g, x, out, dims):
+    # the inverse permutation of the normalised axes: argsort of (-1, 0, -2) is not it
+    return F.permute(g, dims=tuple(np.argsort(_permutation(dims, len(dims))).tolist()))
+
+
+defop("permute", _permute, [_permute_partial])
 
 
 def _squeeze(x, dim=None, inplace=False):
@@ -873,9 +909,33 @@ defop(
 )
 
 
+def _legacy_empty(x, others) -> bool:
+    """torch's cat skips a 1-d empty tensor (``tensor([])``) beside tensors of another
+    rank: older code starts a concatenation from one."""
+    shape = x.shape
+    return (
+        shape is not None
+        and tuple(shape) == (0,)
+        and any(o.shape is None or len(o.shape) != 1 for o in others)
+    )
+
+
+def _cat(xs, dim=0):
+    arrays = promote(*xs)
+    kept = [a for a in arrays if not _legacy_empty(a, arrays)]
+    if not kept:  # only legacy empties: one of them
+        return np.concatenate(arrays, axis=0)
+    return np.concatenate(kept, axis=dim)
+
+
 def _split_partials(g, inputs, out, needs, dim):
+    if any(x.shape is None or None in x.shape for x in inputs):
+        return _split_at_run_time(g, inputs, needs, dim)
     grads, start = [], 0
     for x, need in zip(inputs, needs):
+        if _legacy_empty(x, inputs):  # skipped by the forward: an empty gradient
+            grads.append(F.getitem(F.reshape(g, shape=(-1,)), index=slice(0, 0)) if need else None)
+            continue
         size = x.shape[dim]
         if need:
             index = (slice(None),) * (dim % len(x.shape)) + (slice(start, start + size),)
@@ -894,10 +954,87 @@ def _unstack_partials(g, inputs, out, needs, dim):
     ]
 
 
+def _split_at_run_time(g, inputs, needs, dim):
+    """cat's gradient in a static graph that knows some sizes along ``dim`` only at run
+    time: op ``cat_part`` slices ``g`` there, reading the unknown sizes from the inputs
+    that have them (the others' sizes are attributes)."""
+    known = [x.shape for x in inputs if x.shape is not None and not _legacy_empty(x, inputs)]
+    if not known:
+        raise ValueError(
+            "the gradient of a cat needs the rank of its inputs, which the graph does not "
+            "know; give the placeholders they depend on shapes"
+        )
+    axis = dim % len(known[0])
+    sizes = tuple(
+        0 if _legacy_empty(x, inputs) else None if x.shape is None else x.shape[axis]
+        for x in inputs
+    )
+    likes = [x for x, size in zip(inputs, sizes) if size is None]
+    grads = []
+    for i, (x, need) in enumerate(zip(inputs, needs)):
+        if not need:
+            grads.append(None)
+        elif _legacy_empty(x, inputs):
+            grads.append(F.getitem(F.reshape(g, shape=(-1,)), index=slice(0, 0)))
+        else:
+            grads.append(F.cat_part([g, *likes], dim=axis, part=i, sizes=sizes))
+    return grads
+
+
+def _cat_part(arrays, dim, part, sizes):
+    """Input ``part``'s share of a cat's gradient ``arrays[0]``: ``sizes`` along ``dim``
+    per input, where None is read from the next of ``arrays[1:]`` when the graph runs."""
+    g = np.asarray(arrays[0])
+    unknown = iter(np.shape(x)[dim] for x in arrays[1:])
+    run = [next(unknown) if size is None else size for size in sizes]
+    start = sum(run[:part])
+    return g[(slice(None),) * dim + (slice(start, start + run[part]),)]
+
+
+def _cat_part_vjp(g, inputs, out, needs, dim, part, sizes):
+    """The part back in its place between zeros (slices of zeros shaped as the cat's
+    gradient, so every size is the run's)."""
+    if not needs[0]:
+        return [None] * len(inputs)
+    # a rule sees a value it did not keep as its Meta: its size is known then
+    likes, known = iter(inputs[1:]), []
+    for size in sizes:
+        like = next(likes) if size is None else None
+        known.append(like.shape[dim] if isinstance(like, Meta) else size)
+    rest = [x for x in inputs[1:] if not isinstance(x, Meta)]
+    full = inputs[0]
+    zeros = np.zeros(full.shape, full.dtype) if isinstance(full, Meta) else F.zeros_like(full)
+    pieces = [
+        g if j == part else F.cat_part([zeros, *rest], dim=dim, part=j, sizes=tuple(known))
+        for j in range(len(sizes))
+    ]
+    return [F.cat(pieces, dim=dim)] + [None] * (len(inputs) - 1)
+
+
+def _cat_part_shape(inputs, attrs) -> tuple:
+    """The cat's gradient's shape with the part's size along ``dim`` (None if unknown):
+    probing stand-in sizes would cut every part but the first to nothing."""
+    shape = inputs[0].shape
+    if shape is not None:
+        shape = list(shape)
+        shape[attrs["dim"]] = attrs["sizes"][attrs["part"]]
+        shape = tuple(shape)
+    return shape, inputs[0].dtype
+
+
+defop(
+    "cat_part",
+    _cat_part,
+    vjp_all=_cat_part_vjp,
+    shape_rule=_cat_part_shape,
+    variadic=True,
+    doc="Part ``part`` of a cat's gradient ``g`` (``[g, *likes]``), for sizes known at run "
+    "time (static graphs).",
+)
 # cat and stack promote their tensors as torch does (int32 with float32 is float32).
 defop(
     "cat",
-    lambda xs, dim=0: np.concatenate(promote(*xs), axis=dim),
+    _cat,
     vjp_all=_split_partials,
     variadic=True,
 )
@@ -1385,17 +1522,24 @@ def _prod(x, dim=None, keepdim=False):
 
 
 def _prod_partial(g, x, out, dim=None, keepdim=False):
-    """torch's prod_backward without dividing by zero: with no zero in the slice,
-    ``g * (out / x)``; with one, only the zero gets a gradient (the product of the
-    others); with several, nothing does."""
+    """torch's prod_backward without dividing by zero, and differentiable again.
+
+    Each entry's gradient is the product of the others.  Where the slice holds no zero,
+    ``g * out / x``; where it holds zeros, that quotient is still right (0) for the
+    entries that are not zero, and its derivative reaches the zero through ``out``.  A
+    zero's own gradient is the product of the slice's other entries: of the nonzero
+    ones, times, with two zeros, the other zero, written ``sum of the zeros - x`` so that
+    a second derivative finds it (the rows and columns of a Hessian at a zero).  With
+    three zeros or more, every first and second derivative is 0."""
     if x.shape == ():
         return g
     g, out = _restore(g, x, dim, keepdim), _restore(out, x, dim, keepdim)
     zero = F.eq(x, 0.0)
     zeros = F.sum(zero, dim=dim, keepdim=True)  # per slice
     others = F.prod(F.where(zero, 1.0, x), dim=dim, keepdim=True)
-    one_zero = F.where(zero, g * others, 0.0)
-    return F.where(F.eq(zeros, 0), g * (out / _safe(x)), F.where(F.eq(zeros, 1), one_zero, 0.0))
+    other_zero = F.sum(F.where(zero, x, 0.0), dim=dim, keepdim=True) - x
+    factor = F.where(F.eq(zeros, 1), 1.0, F.where(F.eq(zeros, 2), other_zero, 0.0))
+    return F.where(zero, g * (others * factor), g * (out / _safe(x)))
 
 
 defop("prod", _prod, [_prod_partial], saves=(0, "out"))

@@ -159,13 +159,26 @@ def _refuse_shared(groups: list[dict]) -> None:
         raise ValueError("some parameters appear in more than one parameter group")
 
 
+def _store(state: dict, name: str, value: np.ndarray) -> np.ndarray:
+    """``state[name] = value``, written into the array already there when it fits: the
+    tensors of an earlier ``state_dict()`` share it and see each step, as torch's do."""
+    old = state.get(name)
+    if (
+        isinstance(old, np.ndarray)
+        and old.shape == np.shape(value)
+        and old.dtype == np.result_type(value)
+        and old.flags.writeable
+    ):
+        old[...] = value
+        return old
+    state[name] = value
+    return value
+
+
 def _export(value):
-    """A state entry for state_dict: arrays become tensors (copies), numbers stay."""
-    return (
-        Tensor._make(np.array(value, copy=True), False, None, 0)
-        if isinstance(value, np.ndarray)
-        else value
-    )
+    """A state entry for state_dict: an array becomes a tensor sharing it (torch's
+    state_dict holds references to the live state, not copies), numbers stay."""
+    return Tensor._make(value, False, None, 0) if isinstance(value, np.ndarray) else value
 
 
 def _import(value):
@@ -198,8 +211,14 @@ class SGD(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        if lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        # torch's checks, with its messages (a NaN passes them, as in torch)
+        for name, value in (
+            ("learning rate", lr),
+            ("momentum value", momentum),
+            ("weight_decay value", weight_decay),
+        ):
+            if value < 0:
+                raise ValueError(f"Invalid {name}: {value}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(
@@ -227,7 +246,7 @@ class SGD(Optimizer):
                     buf = g.copy()
                 else:
                     buf = buf * group["momentum"] + (1 - group["dampening"]) * g
-                state["momentum_buffer"] = buf
+                buf = _store(state, "momentum_buffer", buf)
                 g = g + group["momentum"] * buf if group["nesterov"] else buf
             self._write(p, group["lr"] * g)
         return loss
@@ -256,6 +275,12 @@ class Adam(Optimizer):
         foreach: bool | None = None,
         maximize: bool = False,
     ) -> None:
+        for name, value in (("learning rate", lr), ("epsilon value", eps)):
+            _check_positive(name, value)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        _check_positive("weight_decay value", weight_decay)
         super().__init__(
             params,
             dict(
@@ -277,10 +302,11 @@ class Adam(Optimizer):
                 g = g + group["weight_decay"] * p._data
             beta1, beta2 = group["betas"]
             t = state["step"] = state.get("step", 0) + 1
-            m = state["exp_avg"] = beta1 * state.get("exp_avg", 0.0) + (1 - beta1) * g
-            v = state["exp_avg_sq"] = beta2 * state.get("exp_avg_sq", 0.0) + (1 - beta2) * g * g
+            m = _store(state, "exp_avg", beta1 * state.get("exp_avg", 0.0) + (1 - beta1) * g)
+            v = beta2 * state.get("exp_avg_sq", 0.0) + (1 - beta2) * g * g
+            v = _store(state, "exp_avg_sq", v)
             if group["amsgrad"]:
-                v = state["max_exp_avg_sq"] = np.maximum(state.get("max_exp_avg_sq", v), v)
+                v = _store(state, "max_exp_avg_sq", np.maximum(state.get("max_exp_avg_sq", v), v))
             m_hat = m / (1 - beta1**t)
             v_hat = v / (1 - beta2**t)
             self._write(p, group["lr"] * m_hat / (np.sqrt(v_hat) + group["eps"]))
@@ -352,17 +378,17 @@ class RMSprop(Optimizer):
             square_avg = (
                 state.get("square_avg", np.zeros_like(p._data)) * alpha + (1 - alpha) * g * g
             )
-            state["square_avg"] = square_avg
+            square_avg = _store(state, "square_avg", square_avg)
             if group["centered"]:
                 grad_avg = _lerp(state.get("grad_avg", np.zeros_like(p._data)), g, 1 - alpha)
-                state["grad_avg"] = grad_avg
+                grad_avg = _store(state, "grad_avg", grad_avg)
                 avg = np.sqrt(square_avg - grad_avg * grad_avg) + group["eps"]
             else:
                 avg = np.sqrt(square_avg) + group["eps"]
             if group["momentum"] > 0:
                 buf = state.get("momentum_buffer", np.zeros_like(p._data))
                 buf = buf * group["momentum"] + g / avg
-                state["momentum_buffer"] = buf
+                buf = _store(state, "momentum_buffer", buf)
                 self._write(p, group["lr"] * buf)
             else:
                 self._write(p, group["lr"] * (g / avg))
@@ -424,7 +450,7 @@ class Adagrad(Optimizer):
             if group["weight_decay"]:
                 g = g + group["weight_decay"] * p._data
             clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
-            state["sum"] = state["sum"] + g * g
+            _store(state, "sum", state["sum"] + g * g)
             self._write(p, clr * (g / (np.sqrt(state["sum"]) + group["eps"])))
         return loss
 

@@ -683,7 +683,8 @@ def _details_tensor(item: Item) -> dict:
         rows.append([".grad", summarize(tensor._grad._data)])
     elif tensor.requires_grad and tensor.grad_fn is None:
         rows.append([".grad", "None (no backward() has reached it yet)"])
-    rows += [["requires_grad", str(tensor.requires_grad)], ["_version", str(tensor._version)]]
+    version = "none (an inference tensor)" if tensor.is_inference() else str(tensor._version)
+    rows += [["requires_grad", str(tensor.requires_grad)], ["_version", version]]
     title = name or (ctx.root_name if id(tensor) in ctx.output_ids else "tensor")
     return {"title": title, "rows": rows}
 

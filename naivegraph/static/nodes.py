@@ -639,7 +639,8 @@ def infer(op: OpDef, inputs: Sequence[Node], attrs: dict) -> tuple[tuple | None,
     """
     if op.name == "group":  # it has no value: it only makes its inputs run
         return None, None
-    custom = getattr(op, "infer_output", None)  # control flow knows its results' shapes
+    # control flow knows its results' shapes, and an op with a shape rule its own
+    custom = getattr(op, "infer_output", None) or getattr(op, "shape_rule", None)
     if custom is not None:
         return custom(inputs, attrs)
     shapes: list[Any] = [n.shape for n in inputs]

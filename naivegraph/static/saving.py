@@ -161,19 +161,19 @@ def load(path: str | os.PathLike) -> Graph:
     """
     try:
         archive = np.load(path, allow_pickle=False)
-    except (zipfile.BadZipFile, ValueError) as error:  # numpy would offer to unpickle: no
-        raise GraphFileError(
+    except (zipfile.BadZipFile, ValueError, EOFError) as error:  # EOFError: an empty file
+        raise GraphFileError(  # (numpy would offer to unpickle: no)
             f"{path} is not a naivegraph graph file (not an npz archive of arrays)"
         ) from error
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise GraphFileError(f"{path} is not a naivegraph graph file (a single .npy array)")
     with archive:
-        arrays = {key: archive[key] for key in archive.files}
+        arrays = {key: _entry(archive, key, path) for key in archive.files}
     if _DESCRIPTION not in arrays:
         raise GraphFileError(f"{path} is not a naivegraph graph file: it has no {_DESCRIPTION}")
     try:
         description = json.loads(str(arrays.pop(_DESCRIPTION)))
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, RecursionError) as error:
         raise GraphFileError(f"{path}: {_DESCRIPTION} is not valid JSON ({error})") from None
     if not isinstance(description, dict) or description.get("format") != FORMAT:
         raise GraphFileError(f"{path} is not a naivegraph graph file (format is not {FORMAT!r})")
@@ -183,7 +183,26 @@ def load(path: str | os.PathLike) -> Graph:
             f"{path} has format version {version!r}, but this naivegraph reads versions up "
             f"to {VERSION}; upgrade naivegraph to load it"
         )
-    return _Reader(arrays, str(path)).graph(description, outer=None, captures=[])
+    try:
+        return _Reader(arrays, str(path)).graph(description, outer=None, captures=[])
+    except GraphFileError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError) as error:
+        # a description of the wrong structure somewhere the checks did not foresee
+        raise GraphFileError(
+            f"{path}: the description is damaged ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _entry(archive: Any, key: str, path: Any) -> np.ndarray:
+    """One array of the archive; an object array (pickled Python objects) is refused."""
+    try:
+        return archive[key]
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+        raise GraphFileError(
+            f"{path}: entry {key!r} cannot be read as a numeric array ({error}); a graph "
+            "file holds no pickled objects"
+        ) from None
 
 
 class _Reader:
@@ -210,6 +229,8 @@ class _Reader:
             where = f"node {i} ({entry.get('name', '?') if isinstance(entry, dict) else '?'})"
             node = self.node(entry, nodes, where)
             name = str(self.field(entry, "name", where))
+            if name in graph._by_name:
+                raise self.fail(where, f"a second node named {name!r} (names are unique)")
             graph._register(node, name, node.kind)
             node.retains_grad = bool(entry.get("retains_grad", False))
             node.is_gradient = bool(entry.get("is_gradient", False))
@@ -251,9 +272,11 @@ class _Reader:
         if not all(isinstance(i, int) and 0 <= i < len(nodes) for i in indices):
             raise self.fail(where, f"inputs {indices} must be positions of earlier nodes")
         inputs = [nodes[i] for i in indices]
+        described = self.field(entry, "attrs", where)
+        if not isinstance(described, dict):
+            raise self.fail(where, f"attrs must be a mapping, not {type(described).__name__}")
         attrs = {
-            k: self.decode(v, f"{where}, attribute {k!r}", nodes)
-            for k, v in self.field(entry, "attrs", where).items()
+            k: self.decode(v, f"{where}, attribute {k!r}", nodes) for k, v in described.items()
         }
         try:
             shape, dtype = infer(op, inputs, attrs)

@@ -229,6 +229,7 @@ NOT_IN_TORCH = {
     "max_pool2d_scatter",
     "max_pool2d_gather",
     "avg_pool2d_backward",
+    "cat_part",  # cat's gradient where a static graph knows a size only at run time
 }
 TORCH_PARAMS = [
     (op, cid, fn, shapes) for op, cases in TORCH_CASES.items() for cid, fn, shapes in cases
@@ -525,3 +526,92 @@ def test_forward_mode_leaves_reverse_mode_untouched():
         d = fwAD.make_dual(x, ng.tensor([1.0, 1.0, 1.0]))
         (d.exp() * d).sum().backward()
     assert np.array_equal(x.grad.numpy(), without)
+
+
+# -- views made before their base receives a tangent --------------------------------------
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_a_view_made_before_its_base_receives_a_dual_in_place_sees_the_tangent(lib):
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        base = lib.zeros(4, dtype=lib.float64)
+        middle = base[1:3]
+        base.copy_(fw.make_dual(lib.ones(4, dtype=lib.float64), lib.arange(4.0, dtype=lib.float64)))
+        assert fw.unpack_dual(middle).tangent.tolist() == [1.0, 2.0]
+        tail = base[2:]
+        tail.mul_(fw.make_dual(lib.ones(2, dtype=lib.float64), lib.ones(2, dtype=lib.float64)))
+        # d(b * m) = db * m + b * dm: [2, 3] * 1 + 1 * 1
+        assert fw.unpack_dual(base).tangent.tolist() == [0.0, 1.0, 3.0, 4.0]
+        assert fw.unpack_dual(middle).tangent.tolist() == [1.0, 3.0]
+
+
+# -- custom Functions: their own jvp, with save_for_forward ---------------------------------
+def _scaled_product(lib):
+    class ScaledProduct(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.save_for_forward(x, y)
+            ctx.k = k
+            return x * y * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g, None
+
+        @staticmethod
+        def jvp(ctx, tx, ty, tk):
+            x, y = ctx.saved_tensors
+            assert tk is None  # a number has no tangent; a tensor without one gets zeros
+            return (tx * y + x * ty) * ctx.k + 100.0  # not the derivative: its own rule
+
+    return ScaledProduct
+
+
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_a_custom_functions_jvp_gives_the_tangent_reading_save_for_forward(lib):
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(lib.tensor([1.0, 2.0], dtype=lib.float64), lib.ones(2, dtype=lib.float64))
+        y = lib.tensor([3.0, 4.0], dtype=lib.float64)
+        primal, tangent = fw.unpack_dual(_scaled_product(lib).apply(x, y, 5.0))
+    assert primal.tolist() == [15.0, 40.0]
+    assert tangent.tolist() == [115.0, 120.0]
+
+
+@pytest.mark.parametrize("lib", [ng, torch], ids=["naivegraph", "torch"])
+def test_a_custom_function_without_jvp_refuses_forward_mode_as_torch(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(lib.ones(2, dtype=lib.float64), lib.ones(2, dtype=lib.float64))
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            Double.apply(x)
+        plain = Double.apply(lib.ones(2, dtype=lib.float64))  # no tangent in: no jvp needed
+        assert fw.unpack_dual(plain).tangent is None
+
+
+# -- max() and min() over everything: torch's evenly read tangent ---------------------------
+@pytest.mark.parametrize("values", [[1.0, float("nan"), 3.0], [3.0, 1.0, 3.0], [2.0, 5.0, 5.0]])
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_the_tangent_of_a_full_max_or_min_is_torchs_even_share_nan_at_a_nan(values, name):
+    got = []
+    for lib in (ng, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(
+                lib.tensor(values, dtype=lib.float32),
+                lib.tensor([1.0, 2.0, 4.0], dtype=lib.float32),
+            )
+            tangent = fw.unpack_dual(getattr(x, name)()).tangent
+        got.append((tangent.item(), str(tangent.dtype).replace("torch.", "")))
+    assert got[0][1] == got[1][1] == "float32"
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    if values[1] != values[1]:
+        assert np.isnan(got[0][0])  # no entry equals a NaN result: 0 / 0

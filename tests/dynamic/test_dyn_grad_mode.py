@@ -161,3 +161,63 @@ def test_no_grad_and_enable_grad_work_as_bare_decorators(w):
     with ng.no_grad():
         assert tracked(w).requires_grad is True
     assert ng.is_grad_enabled() and untracked.__name__ == "untracked"
+
+
+# -- inference tensors: made in inference_mode, refused by autograd outside it ----------------
+INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
+INFERENCE_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed"
+
+
+def _inference_tensor(lib):
+    with lib.inference_mode():
+        made = lib.ones(2, dtype=lib.float64)
+        doubled = made * 2  # an op's result is one too
+    return made, doubled
+
+
+@pytest.mark.parametrize("lib_name", ["naivegraph", "torch"])
+@pytest.mark.parametrize(
+    "use",
+    [lambda x, t: x * t, lambda x, t: t * x, lambda x, t: x @ t, lambda x, t: x * t[:1]],
+    ids=["mul", "rmul", "matmul", "mul_view"],
+)
+def test_an_inference_tensor_saved_for_backward_is_refused_as_torch(lib_name, use):
+    lib = pytest.importorskip("torch") if lib_name == "torch" else ng
+    made, doubled = _inference_tensor(lib)
+    assert made.is_inference() and doubled.is_inference()
+    x = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    for t in (made, doubled):
+        with pytest.raises(RuntimeError, match=INFERENCE_SAVED):
+            use(x, t)
+    (x + made).sum().backward()  # nothing saved: allowed
+    assert x.grad.tolist() == [1.0, 1.0]
+    (x * made.clone()).sum().backward()  # a clone is a normal tensor
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("lib_name", ["naivegraph", "torch"])
+def test_an_inference_tensor_changed_in_place_outside_inference_mode_is_refused(lib_name):
+    lib = pytest.importorskip("torch") if lib_name == "torch" else ng
+    made, _ = _inference_tensor(lib)
+    with pytest.raises(RuntimeError, match=INFERENCE_INPLACE):
+        made.add_(1)
+    with lib.no_grad(), pytest.raises(RuntimeError, match=INFERENCE_INPLACE):
+        made[:1].mul_(2)  # under no_grad too
+    if lib is ng:  # refused before any change (torch writes, then raises)
+        assert made.tolist() == [1.0, 1.0]
+    with lib.inference_mode():  # inside: allowed
+        made.copy_(lib.ones(2, dtype=lib.float64))
+        made[:1].mul_(2)
+    assert made.tolist() == [2.0, 1.0]
+
+
+def test_tensors_made_outside_inference_mode_and_their_views_inside_stay_normal():
+    normal = ng.ones(2, dtype=ng.float64)
+    with ng.no_grad():
+        plain = ng.ones(2) * 2
+    with ng.inference_mode():
+        view = normal[:1]
+        with ng.inference_mode(False):
+            recorded = ng.ones(2)
+    assert not (normal.is_inference() or plain.is_inference() or view.is_inference())
+    assert not recorded.is_inference()

@@ -189,6 +189,12 @@ case("rpow", "number-first", lambda x: 1.7**x, ("anyv", (2, 3)))
 case("reshape_like", "like", lambda x: F.reshape_like(x, ng.zeros(3, 4)), ("anyv", (2, 6)))
 case("expand_like", "like", lambda x: F.expand_like(x, ng.zeros(2, 3, 4)), ("anyv", (3, 1)))
 case("sum_to_like", "like", lambda x: F.sum_to_like(x, ng.zeros(3, 1)), ("anyv", (2, 3, 4)))
+case(
+    "cat_part",
+    "run_time_size",
+    lambda x: F.cat_part([x, ng.zeros(2, 4)], dim=0, part=1, sizes=(1, None, 2)),
+    ("anyv", (5, 4)),
+)
 case("transpose", "transpose", lambda x: x.transpose(0, 2), ("anyv", (2, 3, 4)))
 case("t", "matrix", lambda x: x.t(), ("anyv", (2, 3)))
 case("t", "vector", lambda x: x.t() * x, ("anyv", (3,)))

@@ -182,6 +182,7 @@ SKIPPED = {
     "first_true": "internal: the mask of max(dim)'s gradient; no torch function",
     "scatter": "internal: getitem's gradient (torch records it only inside backward)",
     "scatter_like": "internal: scatter with the shape read at run time (static graphs)",
+    "cat_part": "internal: a slice of cat's gradient at sizes read at run time (static graphs)",
     "sort_as": "internal: the permutation of sort's gradient (torch has no such function)",
     "unsort_as": "internal: sort's gradient, the inverse permutation of sort_as",
     "one_hot": "internal: the class mask of nll_loss's rule (torch's one_hot returns int64 "

@@ -496,3 +496,18 @@ def test_module_to_takes_devices_and_dtypes_as_tensor_to_does(torch):
         ng.nn.Linear(2, 3).to("cuda")
     with pytest.raises(RuntimeError, match="naivegraph runs on the CPU only"):
         ng.nn.Linear(2, 3).cuda()
+
+
+def test_a_slice_of_a_sequential_is_a_sequential_of_those_layers_under_their_names(torch):
+    layers = [ng.nn.ReLU(), ng.nn.Tanh(), ng.nn.Sigmoid()]
+    model = ng.nn.Sequential(*layers)
+    tail = model[1:]
+    assert type(tail) is ng.nn.Sequential and len(tail) == 2
+    assert [name for name, _ in tail.named_children()] == ["1", "2"]
+    assert tail[0] is layers[1] and model[::-1][0] is layers[2] and model[-1] is layers[2]
+    assert repr(tail) == repr(
+        torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Sigmoid())[1:]
+    )
+    assert tail(ng.tensor([0.0], dtype=ng.float64)).item() == 0.5  # sigmoid(tanh(0))
+    with pytest.raises(IndexError, match="index 3 is out of range"):
+        model[3]

@@ -270,14 +270,64 @@ def test_state_dict_values_match_torch(torch):
     assert ours["param_groups"][0]["lr"] == theirs["param_groups"][0]["lr"] == 0.1
 
 
-def test_state_dict_is_a_copy_that_later_steps_do_not_change():
+@pytest.mark.parametrize(
+    "name, kwargs, message",
+    [
+        ("SGD", {"lr": -0.1}, "Invalid learning rate: -0.1"),
+        ("SGD", {"lr": 0.1, "momentum": -0.5}, "Invalid momentum value: -0.5"),
+        ("SGD", {"lr": 0.1, "weight_decay": -1}, "Invalid weight_decay value: -1"),
+        ("Adam", {"lr": -1}, "Invalid learning rate: -1"),
+        ("Adam", {"eps": -1}, "Invalid epsilon value: -1"),
+        ("Adam", {"betas": (1.0, 0.9)}, "Invalid beta parameter at index 0: 1.0"),
+        ("Adam", {"betas": (0.9, 1.0)}, "Invalid beta parameter at index 1: 1.0"),
+        ("Adam", {"betas": (-0.1, 0.9)}, "Invalid beta parameter at index 0: -0.1"),
+        ("Adam", {"weight_decay": -1}, "Invalid weight_decay value: -1"),
+        ("RMSprop", {"alpha": -0.5}, "Invalid alpha value: -0.5"),
+        ("Adagrad", {"lr_decay": -1}, "Invalid lr_decay value: -1"),
+    ],
+)
+def test_hyperparameters_out_of_range_are_refused_with_torchs_message(torch, name, kwargs, message):
+    for lib in (torch, ng):
+        with pytest.raises(ValueError) as caught:
+            getattr(lib.optim, name)(make_params(lib), **kwargs)
+        assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    "name, key",
+    [
+        ("SGD", "momentum_buffer"),
+        ("Adam", "exp_avg"),
+        ("RMSprop", "square_avg"),
+        ("Adagrad", "sum"),
+    ],
+)
+def test_state_dict_holds_the_live_state_that_later_steps_change_as_torch(torch, name, key):
+    seen = []
+    for lib in (ng, torch):
+        params = make_params(lib)
+        kwargs = {"momentum": 0.9} if name == "SGD" else {}
+        optimizer = getattr(lib.optim, name)(params, lr=0.1, **kwargs)
+        train_steps(lib, params, optimizer, 1)
+        snapshot = optimizer.state_dict()
+        before = snapshot["state"][0][key].tolist()
+        train_steps(lib, params, optimizer, 1)
+        after = snapshot["state"][0][key].tolist()
+        assert after != before  # the snapshot's tensor is the optimiser's own
+        seen.append(after)
+    np.testing.assert_allclose(seen[0], seen[1], rtol=1e-12)
+
+
+def test_load_state_dict_copies_the_state_it_is_given():
     params = make_params(ng)
-    optimizer = ng.optim.Adagrad(params)
-    train_steps(ng, params, optimizer, 1)
-    snapshot = optimizer.state_dict()
-    before = snapshot["state"][0]["sum"].tolist()
-    train_steps(ng, params, optimizer, 1)
-    assert snapshot["state"][0]["sum"].tolist() == before
+    source = ng.optim.SGD(params, lr=0.1, momentum=0.9)
+    train_steps(ng, params, source, 1)
+    target = ng.optim.SGD(make_params(ng), lr=0.1, momentum=0.9)
+    saved = source.state_dict()
+    target.load_state_dict(saved)
+    before = target.state_dict()["state"][0]["momentum_buffer"].tolist()
+    saved["state"][0]["momentum_buffer"].mul_(0.0)
+    assert target.state_dict()["state"][0]["momentum_buffer"].tolist() == before
 
 
 def test_load_state_dict_restores_group_settings(torch):

@@ -213,3 +213,41 @@ def test_maximum_with_ties_shares_the_gradient_evenly():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     ng.maximum(x, ng.tensor([1.0, 0.0])).sum().backward()
     assert x.grad.tolist() == [0.5, 1.0]
+
+
+# -- .data and flatten: torch's refusals ------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [ng.int64, ng.bool])
+def test_data_of_another_kind_than_float_on_a_tensor_that_requires_grad_is_refused(dtype):
+    x = ng.ones(2, dtype=ng.float32, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires gradients must be floating point or complex"):
+        x.data = ng.ones(2, dtype=dtype)
+    assert x.dtype == np.float32  # unchanged
+    x.data = ng.ones(2, dtype=ng.float64)  # another float dtype is allowed, as in torch
+    assert x.dtype == np.float64 and x.requires_grad
+    y = ng.ones(2, dtype=ng.float32)
+    y.data = ng.ones(2, dtype=dtype)  # no gradient wanted: anything goes
+    assert y.dtype == dtype
+
+
+@pytest.mark.parametrize(
+    "shape, start, end, error, phrase",
+    [
+        ((3,), 1, -1, IndexError, "expected to be in range of [-1, 0], but got 1"),
+        ((), 1, -1, IndexError, "expected to be in range of [-1, 0], but got 1"),
+        ((3,), 0, -2, IndexError, "expected to be in range of [-1, 0], but got -2"),
+        ((2, 3), -3, -1, IndexError, "expected to be in range of [-2, 1], but got -3"),
+        ((2, 3), 1, 0, RuntimeError, "start_dim cannot come after end_dim"),
+    ],
+)
+def test_flatten_refuses_dims_out_of_range_as_torch(shape, start, end, error, phrase):
+    with pytest.raises(error) as caught:
+        ng.ones(shape).flatten(start, end)
+    assert phrase in str(caught.value)
+
+
+def test_flatten_in_range_keeps_its_shapes():
+    assert ng.ones(()).flatten().shape == (1,) and ng.ones(3).flatten(-1).shape == (3,)
+    assert ng.ones(2, 3, 4).flatten(1).shape == (2, 12)
+    assert ng.ones(2, 3, 4).flatten(0, 1).shape == (6, 4)

@@ -96,6 +96,73 @@ def test_prod_gradients_with_zeros_are_exact():
     assert y.grad.tolist() == [[0.0, 0.0, 0.0], [6.0, 3.0, 2.0]]
 
 
+@pytest.mark.parametrize(
+    "values", [[0.0, 2.0, 3.0], [2.0, 0.0, 3.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0]]
+)
+def test_prod_hessian_keeps_the_rows_and_columns_of_its_zeros(values):
+    got = ng.autograd.functional.hessian(lambda x: x.prod(), ng.tensor(values, dtype=ng.float64))
+    want = torch.autograd.functional.hessian(
+        lambda x: x.prod(), torch.tensor(values, dtype=torch.float64)
+    )
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if values == [0.0, 2.0, 3.0]:
+        assert got.tolist() == [[0.0, 3.0, 2.0], [3.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_prod_double_backward_along_a_dim_with_zeros_matches_torch(dim, keepdim):
+    grads = []
+    for lib in (ng, torch):
+        x = lib.tensor(ZEROS[:2, :3].tolist(), dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x.prod(dim, keepdim=keepdim).sum(), x, create_graph=True)
+        weights = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64)
+        (gg,) = lib.autograd.grad((g * weights).sum(), x)
+        grads.append((g.detach().numpy(), gg.numpy()))
+    # out / x and torch's products of the others may round apart in the last bit
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-15, atol=0)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-15, atol=0)
+
+
+def test_an_empty_list_of_dims_reduces_every_dim_as_torch():
+    x = ng.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=ng.float64, requires_grad=True)
+    total, mean = x.sum(dim=()), x.mean(dim=[])
+    assert total.shape == () and total.item() == 10.0 and mean.item() == 2.5
+    assert total.grad_fn.name() == "SumBackward1"
+    assert x.sum(dim=(), keepdim=True).tolist() == [[10.0]]
+    (total + mean).backward()
+    assert x.grad.tolist() == [[1.25, 1.25], [1.25, 1.25]]
+    assert ng.tensor([[1.0, 2.0], [3.0, 4.0]]).std(dim=()).item() == pytest.approx(
+        torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64).std(dim=()).item(), rel=1e-15
+    )
+
+
+@pytest.mark.parametrize(
+    "reduce",
+    [
+        lambda x: x.sum(dim=(0, 0)),
+        lambda x: x.mean(dim=(1, -1)),
+        lambda x: x.var(dim=[0, -2]),
+        lambda x: x.squeeze((1, 1)),
+    ],
+)
+def test_a_dim_named_twice_is_refused_with_torchs_error(reduce):
+    with pytest.raises(RuntimeError, match="appears multiple times in the list of dims"):
+        reduce(torch.ones(2, 1))
+    with pytest.raises(RuntimeError, match="appears multiple times in the list of dims"):
+        reduce(ng.ones(2, 1))
+
+
+def test_static_sum_over_an_empty_list_of_dims_reduces_every_dim():
+    with ns.Graph() as g:
+        a = ns.placeholder("a", (None, 2))
+        total = ns.sum(a, dim=())
+        (grad,) = ns.gradients(total + ns.mean(a, dim=()), [a])
+    assert total.shape == ()
+    value, gradient = g.run([total, grad], {a: np.array([[1.0, 2.0], [3.0, 4.0]])})
+    assert value == 10.0 and gradient.tolist() == [[1.25, 1.25], [1.25, 1.25]]
+
+
 def test_sort_returns_values_and_indices_stably_with_nan_largest():
     result = ng.tensor(TIES).sort()
     want = torch.tensor(TIES).sort()

@@ -352,6 +352,36 @@ def test_a_tensor_saved_twice_loads_as_one_shared_tensor_as_torch():
     assert a is b
 
 
+def _saved_and_loaded(lib, obj):
+    buffer = io.BytesIO()
+    lib.save(obj, buffer)
+    buffer.seek(0)
+    return lib.load(buffer)
+
+
+def test_two_views_of_one_storage_load_sharing_it_as_torch(torch):
+    results = []
+    for lib in (ng, torch):
+        base = lib.arange(12.0, dtype=lib.float64).reshape(3, 4)
+        loaded = _saved_and_loaded(lib, {"a": base[:2], "b": base[1:].t(), "c": base[2, 1:3]})
+        assert loaded["a"].tolist() == base[:2].tolist() and loaded["b"].shape == (4, 2)
+        loaded["a"][1, 2] = 100.0  # row 1 of base: row 0 of b, in b's column 0
+        loaded["b"][3, 1] = -1.0  # base[2, 3]
+        results.append([loaded[k].tolist() for k in "abc"])
+    assert results[0] == results[1]
+    assert results[0][1][2] == [100.0, 10.0] and results[0][2] == [9.0, 10.0]
+
+
+def test_a_view_saved_alone_keeps_its_values_and_its_own_tensor_is_one_object():
+    base = ng.arange(6.0, dtype=ng.float64)
+    view = base[1::2]
+    loaded = _saved_and_loaded(ng, [view, view, base[1::2]])
+    assert loaded[0] is loaded[1] and loaded[2] is not loaded[0]
+    assert loaded[0].tolist() == [1.0, 3.0, 5.0]
+    loaded[0][0] = 7.0
+    assert loaded[2].tolist() == [7.0, 3.0, 5.0]
+
+
 def test_state_dict_saved_to_a_path_loads_into_another_module(tmp_path):
     ng.manual_seed(0)
     model = ng.nn.Sequential(ng.nn.Linear(2, 3), ng.nn.ReLU(), ng.nn.Linear(3, 1))

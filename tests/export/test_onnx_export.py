@@ -277,6 +277,14 @@ def _special_values():
         ns.argmax(y, 1),
         ns.argmin(y, 0),
         ns.min(y),
+        x**0.5,
+        x**-0.5,
+        ns.clamp(x, min=0.0),
+        ns.maximum(x, x * 0.0),  # -0.0 at x < 0, as torch (ONNX Runtime's Where: +0.0)
+        ns.minimum(x * 0.0, x),
+        ns.where(x < 0, x * 0.0, x),
+        ns.clamp(x, min=-0.0),
+        ns.clamp(x, max=-0.0),
     ]
     return feeds, outputs
 
@@ -460,6 +468,49 @@ def test_ops_match_naivegraph_exactly_in_dtype_and_closely_in_value(case):
             assert (np.signbit(a[zeros]) == np.signbit(b[zeros])).all(), f"{what}: sign of 0"
         else:
             np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+def test_maximum_of_x_and_x_times_zero_is_minus_zero_in_onnx_runtime_as_in_torch():
+    # ONNX Runtime's Where gives +0.0 for a -0.0 taken from its second input; the export
+    # sends -0.0 through the third
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(3,))
+        outputs = [ns.maximum(x, x * 0.0), ns.where(x < 0, x * 0.0, x), ns.clamp(x, max=-0.0)]
+    feeds = np.array([-2.0, 2.0, -0.0])
+    got = run_onnx(to_onnx(g, [x], outputs), {"x": feeds})
+    assert [np.signbit(v).tolist() for v in got] == [
+        [True, False, True],
+        [True, False, True],
+        [True, True, True],
+    ]
+    assert got[0].tolist() == [0.0, 2.0, 0.0] and got[2].tolist() == [-2.0, 0.0, 0.0]
+    want = g.run(outputs, {x: feeds})
+    assert [np.signbit(v).tolist() for v in want] == [np.signbit(v).tolist() for v in got]
+
+
+def test_gradients_through_a_broadcast_of_unknown_sizes_have_the_fed_shape_in_onnx_runtime():
+    with ns.Graph() as g:
+        a = ns.placeholder("a", shape=(None, 3))
+        b = ns.placeholder("b", shape=(None, 1))
+        (grad_a,) = ns.gradients(ns.sum(a * b), [a])
+        (second,) = ns.gradients(ns.sum(grad_a * grad_a), [b])
+    got = run_onnx(
+        to_onnx(g, [a, b], [grad_a, second]), {"a": np.ones((1, 3)), "b": np.ones((4, 1))}
+    )
+    assert got[0].tolist() == [[4.0, 4.0, 4.0]] and got[1].tolist() == [[24.0]] * 4
+
+
+def test_gradients_through_a_cat_along_an_unknown_dimension_run_in_onnx_runtime():
+    with ns.Graph() as g:
+        a = ns.placeholder("a", shape=(None, 3))
+        b = ns.placeholder("b", shape=(None, 3))
+        joined = ns.cat([a, b, ns.constant(np.zeros(0))], 0)  # with a legacy empty
+        grads = ns.gradients(ns.sum(joined * joined), [a, b])
+    feeds = {"a": np.arange(3.0).reshape(1, 3), "b": np.arange(6.0).reshape(2, 3)}
+    got = run_onnx(to_onnx(g, [a, b], [joined, *grads]), feeds)
+    want = g.run([joined, *grads], {a: feeds["a"], b: feeds["b"]})
+    assert [v.tolist() for v in got] == [v.tolist() for v in want]
+    assert got[1].tolist() == [[0.0, 2.0, 4.0]] and got[0].shape == (3, 3)
 
 
 def test_an_output_whose_rank_only_the_run_decides_is_refused():

@@ -176,3 +176,56 @@ def test_loading_never_unpickles(saved):
         assert all(name.endswith(".npy") for name in archive.namelist())
     with np.load(saved, allow_pickle=False) as archive:  # what load does: no object arrays
         assert all(archive[key].dtype != object for key in archive.files)
+
+
+def test_an_empty_file_is_refused_as_no_graph_file(tmp_path):
+    path = tmp_path / "empty.npz"
+    path.write_bytes(b"")
+    with pytest.raises(ns.GraphFileError, match="is not a naivegraph graph file"):
+        ns.load(path)
+
+
+def test_a_pickled_object_array_in_the_archive_is_refused_and_never_unpickled(saved):
+    rewrite(saved, lambda d, e: e.update(evil=np.array([{"run": "code"}], dtype=object)))
+    with pytest.raises(ns.GraphFileError, match="entry 'evil' cannot be read as a numeric array"):
+        ns.load(saved)
+
+
+def test_two_nodes_of_one_name_are_refused_naming_the_second(saved):
+    def change(description, entries):
+        description["nodes"][1]["name"] = description["nodes"][0]["name"]
+
+    rewrite(saved, change)
+    with pytest.raises(ns.GraphFileError, match=r"node 1 \(.*\): a second node named"):
+        ns.load(saved)
+
+
+def test_attrs_that_are_no_mapping_are_refused_naming_the_node(saved):
+    def change(description, entries):
+        description["nodes"][4]["attrs"] = [[[["deep"]]]]
+
+    rewrite(saved, change)
+    with pytest.raises(ns.GraphFileError, match=r"node 4 \(mul_1\): attrs must be a mapping"):
+        ns.load(saved)
+
+
+def test_an_attribute_nested_too_deeply_for_the_json_reader_is_refused(saved):
+    rewrite(saved, lambda d, e: d["nodes"][4].update(attrs={"dim": "deep"}))
+    with np.load(saved) as archive:
+        entries = {key: archive[key] for key in archive.files}
+    # json.dumps would recurse too deep itself: the nesting is spliced into the text
+    deep = '{"list": [' * 5000 + "]}" * 5000
+    entries["graph.json"] = np.array(str(entries["graph.json"]).replace('"deep"', deep))
+    with open(saved, "wb") as file:
+        np.savez(file, **entries)
+    with pytest.raises(ns.GraphFileError, match="graph.json is not valid JSON"):
+        ns.load(saved)
+
+
+def test_a_nested_attribute_the_reader_cannot_rebuild_is_refused_naming_its_node(saved):
+    value: object = {"tuple": []}
+    for _ in range(450):
+        value = {"tuple": [value]}
+    rewrite(saved, lambda d, e: d["nodes"][4].update(attrs={"dim": value}))
+    with pytest.raises(ns.GraphFileError, match=r"node 4 \(mul_1\)"):
+        ns.load(saved)

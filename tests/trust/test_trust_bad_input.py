@@ -410,6 +410,28 @@ def test_empty_matmul_and_cat():
     assert a.grad.shape == (2, 0) and b.grad.shape == (0, 3)
 
 
+def test_cat_skips_a_legacy_empty_1d_tensor_beside_tensors_of_another_rank():
+    # torch.cat([x, torch.tensor([])]) is x: older code starts a concatenation from one
+    a = ng.ones(2, 3, dtype=ng.float32, requires_grad=True)
+    empty = ng.tensor([], dtype=ng.float64, requires_grad=True)
+    joined = ng.cat([a, empty])
+    assert joined.shape == (2, 3) and joined.dtype == np.float64  # it still promotes
+    assert ng.cat([empty, a.detach()], dim=-1).shape == (2, 3)
+    (joined * 2).sum().backward()
+    assert a.grad.tolist() == [[2.0] * 3] * 2 and a.grad.dtype == np.float32
+    assert empty.grad.shape == (0,)
+    assert ng.cat([ng.tensor([]), ng.tensor([])]).shape == (0,)
+
+
+def test_cat_skips_a_legacy_empty_tensor_in_static_mode_too():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", (None, 3))
+        joined = ns.cat([x, ns.constant(np.zeros(0))], 0)
+        (grad,) = ns.gradients(ns.sum(joined * 2.0), [x])
+    value, gradient = g.run([joined, grad], {x: np.ones((2, 3))})
+    assert value.shape == (2, 3) and gradient.tolist() == [[2.0] * 3] * 2
+
+
 # ----------------------------------------------------------------------------------
 # Huge and tiny magnitudes: finite where the mathematics is finite
 # ----------------------------------------------------------------------------------

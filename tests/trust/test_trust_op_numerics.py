@@ -913,6 +913,51 @@ def test_clamp_values_and_dtype_match_torch(make):
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def _bits(values) -> list:
+    """Values with the sign of each zero visible: -0.0 and 0.0 compare equal."""
+    return [(float(v), bool(np.signbit(v))) for v in np.asarray(values).ravel()]
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [{"min": 0.0}, {"max": -0.0}, {"min": -0.0}, {"max": 0.0}, {"min": 0.0, "max": 0.0}],
+    ids=["min_0", "max_minus_0", "min_minus_0", "max_0", "both_0"],
+)
+def test_clamp_keeps_a_signed_zero_that_equals_its_bound_as_torch(bounds):
+    values = [-0.0, 0.0, -1.0, 2.0]
+    got = ng.tensor(values, dtype=ng.float64).clamp(**bounds).numpy()
+    want = torch.tensor(values, dtype=torch.float64).clamp(**bounds).numpy()
+    assert _bits(got) == _bits(want)
+
+
+def test_clamp_of_minus_zero_at_a_zero_minimum_stays_minus_zero():
+    got = ng.tensor([-0.0, 0.0, -1.0, 2.0], dtype=ng.float64).clamp(min=0.0)
+    assert _bits(got.numpy()) == [(0.0, True), (0.0, False), (0.0, False), (2.0, False)]
+
+
+def test_clamp_of_minus_zero_keeps_its_sign_in_static_mode():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", (2,))
+        low = ns.clamp(x, min=0.0)
+    assert _bits(g.run(low, {x: np.array([-0.0, -1.0])})) == [(0.0, True), (0.0, False)]
+
+
+def test_square_root_power_gradient_at_minus_zero_and_minus_inf_is_torchs_rsqrt():
+    # torch differentiates x ** 0.5 as 0.5 * x ** -0.5 and takes x ** -0.5 as rsqrt(x),
+    # 1 / sqrt(x): -inf at -0.0 and nan at -inf (C's pow gives +inf and 0 there).
+    values = [-0.0, 0.0, -float("inf"), float("inf"), 4.0]
+    x = ng.tensor(values, dtype=ng.float64, requires_grad=True)
+    (x**0.5).sum().backward()
+    grad = x.grad.numpy()
+    assert grad[0] == -float("inf") and grad[1] == float("inf") and np.isnan(grad[2])
+    assert grad[3] == 0.0 and grad[4] == 0.25
+    inverse = (ng.tensor(values, dtype=ng.float64) ** -0.5).numpy()
+    assert inverse[0] == -float("inf") and np.isnan(inverse[2]) and inverse[4] == 0.5
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    (t**0.5).sum().backward()
+    np.testing.assert_array_equal(grad, t.grad.numpy())
+
+
 def test_clamp_of_integers_by_a_float_bound_gives_the_default_float():
     got, want = ng.tensor([1, 2, 3]).clamp(min=1.5), torch.tensor([1, 2, 3]).clamp(min=1.5)
     assert got.dtype == np.float32 and want.dtype == torch.float32
@@ -949,3 +994,36 @@ def test_gradients_of_inf_and_minus_inf_summing_to_nan_are_silent_in_both_modes(
     g.backward(out)  # the numeric backward sums at the Variable too
     assert np.isnan(v.grad).all()
     assert not recwarn.list
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda M, n: M.ones(1, dtype=M.float32) + n,
+        lambda M, n: n - M.ones(1, dtype=M.float32),
+        lambda M, n: M.ones(1, dtype=M.float64) * n,
+        lambda M, n: M.ones(1, dtype=M.float32).add_(n),
+        lambda M, n: M.ones(1, dtype=M.float32).clamp(max=n),
+    ],
+    ids=["add", "rsub", "mul_float64", "add_", "clamp"],
+)
+@pytest.mark.parametrize("number", [2**70, 2**64, -(2**63) - 1])
+def test_a_python_int_beyond_64_bits_is_refused_as_torch_not_rounded_to_a_float(compute, number):
+    with pytest.raises(OverflowError):
+        compute(torch, number)
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        compute(ng, number)
+
+
+def test_python_ints_within_64_bits_still_promote_as_torch():
+    for number in (2**63 - 1, 2**63, -(2**63)):
+        got = (ng.ones(1, dtype=ng.float32) + number).numpy()
+        want = (torch.ones(1, dtype=torch.float32) + number).numpy()
+        assert got.dtype == np.float32 and got.tolist() == want.tolist()
+
+
+def test_a_python_int_beyond_64_bits_is_refused_in_static_mode():
+    with ns.Graph():
+        x = ns.placeholder("x", (1,))
+        with pytest.raises(OverflowError, match="int too big to convert"):
+            x + 2**70

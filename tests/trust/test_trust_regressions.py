@@ -10,6 +10,7 @@ import pytest
 from trust_programs import Input, Program, Step, assert_same_results, run_dynamic, run_static
 
 import naivegraph as ng
+import naivegraph.static as ns
 
 
 # -- in-place ops whose other operand is the tensor itself ---------------------------
@@ -57,6 +58,59 @@ def test_int_and_list_in_one_index_follow_torch():
     x = ng.zeros(2, 3, 4, requires_grad=True)
     y = x[0, :, [0]]
     assert y.shape == (3, 1)
+
+
+# -- permute with negative and positive dims ----------------------------------------------
+# The gradient is permuted back by the inverse of the *normalised* order: (-1, 0, -2) on
+# 3 dims is (2, 0, 1), whose inverse is (1, 2, 0); argsort of the raw (-1, 0, -2) gives
+# (2, 0, 1), a wrong order that used to give the gradient the shape (3, 4, 2).
+def test_permute_with_mixed_signed_dims_gives_the_gradient_the_input_shape():
+    x = ng.arange(24.0, dtype=ng.float64).reshape(2, 3, 4).requires_grad_()
+    y = x.permute(-1, 0, -2)
+    assert y.shape == (4, 2, 3) and y[3, 1, 2].item() == 23.0
+    (y * ng.arange(24.0, dtype=ng.float64).reshape(4, 2, 3)).sum().backward()
+    assert x.grad.shape == (2, 3, 4)
+    # x[i, j, k] is y[k, i, j], weighted by 6k + 3i + j
+    assert x.grad[1, 2, 3].item() == 6 * 3 + 3 * 1 + 2 and x.grad[0, 1, 2].item() == 13.0
+
+
+def test_permute_with_mixed_signed_dims_in_static_mode_differentiates_to_the_fed_shape():
+    with ns.Graph() as g:
+        a = ns.placeholder("a", (None, 3, 4))
+        moved = ns.permute(a, -1, 0, -2)
+        (grad,) = ns.gradients(ns.sum(moved * np.arange(24.0).reshape(4, 2, 3)), [a])
+    assert moved.shape == (4, None, 3)
+    value = g.run(grad, {a: np.ones((2, 3, 4))})
+    assert value.shape == (2, 3, 4) and value[1, 2, 3] == 23.0
+
+
+@pytest.mark.parametrize(
+    "dims, error, phrase",
+    [
+        ((0, 0, 1), RuntimeError, "permute(): duplicate dims are not allowed."),
+        ((2, -1, 0), RuntimeError, "permute(): duplicate dims are not allowed."),
+        ((0, 1), RuntimeError, "input.dim() = 3 is not equal to len(dims) = 2"),
+        ((0, 1, 3), IndexError, "expected to be in range of [-3, 2], but got 3"),
+    ],
+)
+def test_permute_refuses_bad_orders_with_torchs_errors(dims, error, phrase):
+    with pytest.raises(error) as caught:
+        ng.ones(2, 3, 4).permute(*dims)
+    assert phrase in str(caught.value)
+
+
+# -- a uint8 index is a mask, as torch (numpy would read its 0s and 1s as positions) ------
+def test_a_uint8_index_tensor_is_a_mask_with_torchs_deprecation_warning():
+    x = ng.arange(6.0, dtype=ng.float64).reshape(2, 3).requires_grad_()
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        rows = x[ng.tensor([2, 0], dtype=ng.uint8)]  # any nonzero byte is True
+    assert rows.tolist() == [[0.0, 1.0, 2.0]]
+    with pytest.warns(UserWarning):
+        assert x[ng.tensor([[1, 0, 1], [0, 0, 1]], dtype=ng.uint8)].tolist() == [0.0, 2.0, 5.0]
+    with pytest.warns(UserWarning):
+        assert x[:, ng.tensor([1, 0, 1], dtype=ng.uint8)].tolist() == [[0.0, 2.0], [3.0, 5.0]]
+    rows.sum().backward()
+    assert x.grad.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
 
 
 # -- ties and kinks: PyTorch's conventions --------------------------------------------
