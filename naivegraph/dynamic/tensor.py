@@ -1102,9 +1102,9 @@ class Tensor(OpMethods):
         """How many elements are nonzero (along ``dim``), and how many were counted."""
         plain = self.detach()  # a count has no gradient
         nonzero = plain if plain._data.dtype == np.bool_ else plain.ne(0)
+        if dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) == 0:
+            return nonzero.long(), 1  # torch: all/any over no dims reduce nothing (sum: all)
         axes = normalize_dims(dim, plain.ndim)  # checks dim; None: every element
-        if axes == ():  # torch: all/any over no dims reduce nothing
-            return nonzero.long(), 1
         shape = plain._data.shape
         counted = plain._data.size if axes is None else math.prod(shape[a] for a in axes)
         return nonzero.long().sum(dim=dim, keepdim=keepdim), counted

@@ -58,7 +58,17 @@ class BinaryCrossEntropy(Function):
     @staticmethod
     def forward(ctx, input: Tensor, target: Tensor) -> Tensor:
         ctx.save_for_backward(input, target)
+        ctx.save_for_forward(input, target)
         return -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+
+    @staticmethod
+    def jvp(ctx, input_tangent: Tensor, target_tangent: Tensor) -> Tensor:
+        """Forward mode: the same partial derivatives as backward, times the tangents."""
+        input, target = ctx.saved_tensors
+        slope = (input - target) / ((1 - input) * input).clamp(min=_BCE_EPSILON)
+        return input_tangent * slope + target_tangent * (
+            _clamped_log(1 - input) - _clamped_log(input)
+        )
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -158,8 +168,23 @@ class BinaryCrossEntropyWithLogits(Function):
     @staticmethod
     def forward(ctx, input, target, weight, pos_weight, reduction: str) -> Tensor:
         ctx.save_for_backward(input, target)
+        ctx.save_for_forward(input, target)
         ctx.weight, ctx.pos_weight, ctx.reduction = weight, pos_weight, reduction
         return _reduce(_logits_loss(input, target, weight, pos_weight), reduction)
+
+    @staticmethod
+    def jvp(ctx, input_tangent: Tensor, target_tangent: Tensor, *_) -> Tensor:
+        """Forward mode: each element's partial derivatives (backward's) times the
+        tangents, weighted and reduced as the loss is."""
+        input, target = ctx.saved_tensors
+        weight, pos_weight = ctx.weight, ctx.pos_weight
+        log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+        d_input = (1 - target) - log_weight * (-input).sigmoid()
+        d_target = (
+            -input if pos_weight is None else -input + (pos_weight - 1) * _softplus_neg(input)
+        )
+        change = input_tangent * d_input + target_tangent * d_target
+        return _reduce(change if weight is None else change * weight, ctx.reduction)
 
     @staticmethod
     def backward(ctx, grad: Tensor):

@@ -738,7 +738,7 @@ defop(
 
 def _transpose(x, dim0, dim1):
     if np.ndim(x) == 0:  # torch lets a 0-d tensor swap dim 0 (or -1) with itself
-        normalize_dims((dim0, dim1), 0)
+        normalize_dims(dim0, 0), normalize_dims(dim1, 0)  # each in range; one dim twice is fine
         return np.asarray(x).view()
     return np.swapaxes(x, dim0, dim1)
 

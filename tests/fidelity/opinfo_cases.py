@@ -163,22 +163,6 @@ def _class_positions(s: Any) -> bool:
     return s.input.ndim > 2 and not target.is_floating_point()
 
 
-PERMUTE_BUG = (
-    "issue 28 section 2 (fixed on another branch): permute with negative and positive "
-    "dims mixed gives a gradient of the wrong shape"
-)
-CAT_BUG = (
-    "issue 28 section 2 (fixed on another branch): cat refuses a legacy empty 1-d "
-    "tensor (shape (0,)) beside tensors of more dimensions, which torch skips"
-)
-CAT_UNKNOWN_BUG = (
-    "issue 28 section 2 (fixed on another branch): ns.gradients through ns.cat along an "
-    "unknown (None) dimension crashes in _split_partials"
-)
-PROD_BUG = (
-    "issue 28 section 2 (fixed on another branch): the second derivative of prod loses "
-    "the row and column of a zero entry"
-)
 MEMORY_FORMAT = (Refusal("memory_format", _kw("memory_format")),)
 LOSS_REFUSALS = (
     Refusal(
@@ -275,7 +259,6 @@ SPECS: tuple[Spec, ...] = (
     S("unsqueeze"),
     S(
         "permute",
-        known=(Known(PERMUTE_BUG, _mixed_sign_dims, ("dynamic", "double", "static", "batch")),),
     ),
     S("transpose"),
     S("t"),
@@ -284,13 +267,7 @@ SPECS: tuple[Spec, ...] = (
     S("expand", ".expand"),
     S("expand_as", ".expand_as"),
     S("__getitem__", ".__getitem__", known_indices=True),
-    S(
-        "cat",
-        known=(
-            Known(CAT_BUG, _legacy_empty),
-            Known(CAT_UNKNOWN_BUG, _along_first_dim, ("batch",)),
-        ),
-    ),
+    S("cat"),
     S("stack"),
     S("index_select", known_indices=True),
     S("index_add", known_indices=True),
@@ -301,7 +278,6 @@ SPECS: tuple[Spec, ...] = (
         "prod",
         values="sum",
         refusals=(Refusal("dtype", _kw("dtype")),),
-        known=(Known(PROD_BUG, _few_zeros, ("double", "static")),),
     ),
     S("std", values="sum"),
     S("std", variant="unbiased", values="sum"),

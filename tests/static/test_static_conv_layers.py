@@ -10,6 +10,7 @@ import pytest
 import naivegraph as ng
 import naivegraph.static as ns
 
+F64 = np.float64  # the weights are numpy's float64 draws: placeholders take their dtype
 RNG = np.random.default_rng(5)
 W = RNG.normal(size=(3, 2, 3, 3))
 B = RNG.normal(size=3)
@@ -34,7 +35,7 @@ def _dynamic(batch):
 @pytest.mark.parametrize("batch_size", [2, 5])
 def test_a_conv_net_compiled_with_its_gradients_gives_dynamic_modes_numbers(batch_size):
     with ns.Graph():
-        x = ns.placeholder("x", shape=(None, 2, 5, 6))
+        x = ns.placeholder("x", shape=(None, 2, 5, 6), dtype=F64)
         params = [
             ns.Variable(v, name=n) for v, n in zip((W, B, GAMMA, BETA), "w b gamma beta".split())
         ]
@@ -49,7 +50,7 @@ def test_a_conv_net_compiled_with_its_gradients_gives_dynamic_modes_numbers(batc
 
 def test_static_shapes_are_inferred_through_the_layers():
     with ns.Graph():
-        x = ns.placeholder("x", shape=(None, 2, 9, 8))
+        x = ns.placeholder("x", shape=(None, 2, 9, 8), dtype=F64)
         h = ns.conv2d(x, ns.Variable(RNG.normal(size=(4, 2, 3, 2))), stride=2)
         assert h.shape == (None, 4, 4, 4)
         assert ns.max_pool2d(h, 3, 1, 1).shape == (None, 4, 4, 4)
@@ -60,7 +61,7 @@ def test_batch_norm_with_fixed_statistics_runs_in_static_mode():
     mean, var = RNG.normal(size=3), RNG.uniform(0.5, 2, size=3)
     batch = RNG.normal(size=(4, 3, 2, 2))
     with ns.Graph() as g:
-        x = ns.placeholder("x", shape=(None, 3, 2, 2))
+        x = ns.placeholder("x", shape=(None, 3, 2, 2), dtype=F64)
         out = ns.batch_norm(x, mean, var, GAMMA, BETA)
     got = g.forward(x=batch, fetches=[out])[0]
     want = ng.nn.functional.batch_norm(
@@ -71,7 +72,7 @@ def test_batch_norm_with_fixed_statistics_runs_in_static_mode():
 
 def test_batch_norm_running_statistics_in_training_are_refused_in_static_mode():
     with ns.Graph() as g:
-        x = ns.placeholder("x", shape=(None, 3))
+        x = ns.placeholder("x", shape=(None, 3), dtype=F64)
         before = len(g.nodes) if hasattr(g, "nodes") else None
         with pytest.raises(NotImplementedError, match="not supported in static mode") as raised:
             ns.batch_norm(x, np.zeros(3), np.ones(3), training=True)
@@ -82,7 +83,7 @@ def test_batch_norm_running_statistics_in_training_are_refused_in_static_mode():
 
 def test_a_conv_net_with_its_gradient_survives_save_and_load(tmp_path):
     with ns.Graph() as g:
-        x = ns.placeholder("x", shape=(None, 2, 5, 6))
+        x = ns.placeholder("x", shape=(None, 2, 5, 6), dtype=F64)
         w = ns.Variable(W, name="w")
         loss = ns.sum(ns.avg_pool2d(ns.max_pool2d(ns.conv2d(x, w, padding="same"), 2), 2, 1))
         (grad,) = ns.gradients(loss, [w])

@@ -41,8 +41,8 @@ def test_cross_entropy_with_class_probabilities_and_an_unknown_batch_size():
     shifted = logits - logits.max(axis=1, keepdims=True)
     logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     with ns.Graph() as g:
-        x = ns.placeholder("x", shape=(None, 3))
-        target = ns.placeholder("p", shape=(None, 3))
+        x = ns.placeholder("x", shape=(None, 3), dtype=np.float64)  # exact to 1e-15
+        target = ns.placeholder("p", shape=(None, 3), dtype=np.float64)
         loss = ns.cross_entropy(x, target, reduction="none")
     (value,) = g.compile([x, target], [loss])(logits, p)
     np.testing.assert_allclose(value, -(p * logp).sum(axis=1), rtol=1e-15)
