@@ -137,3 +137,22 @@ def test_normal_and_uniform_fill_in_place_from_the_seeded_generator(torch) -> No
 
 def test_vmap_is_also_a_top_level_name_as_in_torch(torch) -> None:
     assert ng.vmap is ng.func.vmap and torch.vmap is torch.func.vmap
+
+
+def test_equal_is_one_bool_for_same_shape_and_values_as_in_torch(torch) -> None:
+    pairs = [
+        ([1, 2], [1.0, 2.0]),
+        ([1.0, 2.0], [1.0, 2.5]),
+        ([1.0], [1.0, 1.0]),
+        ([[1.0]], [1.0]),
+        ([float("nan")], [float("nan")]),
+    ]
+    for a, b in pairs:
+        expected = torch.equal(torch.tensor(a), torch.tensor(b))
+        assert ng.equal(ng.tensor(a), ng.tensor(b)) is expected
+        assert ng.tensor(a).equal(ng.tensor(b)) is expected
+
+
+def test_equal_refuses_what_is_not_a_tensor() -> None:
+    with pytest.raises(TypeError, match="argument 'other' must be Tensor, not list"):
+        ng.equal(ng.tensor([1.0]), [1.0])
