@@ -156,3 +156,16 @@ def test_equal_is_one_bool_for_same_shape_and_values_as_in_torch(torch) -> None:
 def test_equal_refuses_what_is_not_a_tensor() -> None:
     with pytest.raises(TypeError, match="argument 'other' must be Tensor, not list"):
         ng.equal(ng.tensor([1.0]), [1.0])
+
+
+def test_format_of_a_one_value_tensor_is_its_number_as_in_torch(torch) -> None:
+    # yunjey's logistic regression prints "{} %".format(100 * correct / total)
+    for value, spec in [(27.0, ""), (27.0, ".2f"), (3, ""), (True, ""), (2.5, ">8")]:
+        assert format(ng.tensor(value), spec) == format(torch.tensor(value), spec)
+    assert "{}".format(ng.tensor(2.0, requires_grad=True)) == "2.0"
+
+
+def test_format_of_a_larger_tensor_prints_it_and_refuses_a_spec(torch) -> None:
+    assert format(ng.tensor([1.0, 2.0])) == format(torch.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match="unsupported format string passed to Tensor.__format__"):
+        format(ng.tensor([1.0, 2.0]), ".2f")
