@@ -42,11 +42,13 @@ tensor(12.)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable
 
 import numpy as np
 
+from . import forward as _forward
 from . import saved
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -59,6 +61,10 @@ NO_BACKWARD = (
     "autograd.Function to use it with backward mode AD."
 )
 NO_FORWARD = "You must implement the forward function for custom autograd.Function."
+NO_JVP = (
+    "You must implement the jvp function for custom autograd.Function to use it with "
+    "forward mode AD."
+)
 ONCE_DIFFERENTIABLE = (
     "trying to differentiate twice a function that was marked with @once_differentiable"
 )
@@ -203,10 +209,19 @@ class Function:
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
         raise NotImplementedError(NO_BACKWARD)
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
+        """Forward mode: the outputs' tangents from the inputs' (one per input: zeros for
+        a tensor without a tangent, None for a non-tensor), as torch's ``Function.jvp``."""
+        raise NotImplementedError(NO_JVP)
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
         ctx = FunctionCtx(args)
-        with no_grad():  # what forward computes is not recorded: backward replaces it
+        tangents = _input_tangents(args)
+        # forward sees plain values: what it computes is recorded by neither mode, as
+        # backward (reverse) and jvp (forward) replace it
+        with no_grad(), _forward_paused():
             if _has_setup_context(cls):
                 outputs = cls.forward(*args)
                 cls.setup_context(ctx, args, outputs)
@@ -214,10 +229,45 @@ class Function:
                 outputs = cls.forward(ctx, *args)
         single = not isinstance(outputs, tuple)
         outputs_t = (outputs,) if single else outputs
+        if tangents is not None:
+            _push_tangents(cls, ctx, args, tangents, outputs_t)
         record = _state.enabled and any(ctx.needs_input_grad)
         if record:
             _attach(cls, ctx, args, outputs_t)
         return outputs if single else outputs_t
+
+
+@contextlib.contextmanager
+def _forward_paused():
+    active, _forward.dual.active = _forward.dual.active, False
+    try:
+        yield
+    finally:
+        _forward.dual.active = active
+
+
+def _input_tangents(args: tuple) -> list | None:
+    """The inputs' tangents in the active dual level, or None when no input has one."""
+    if not _forward.dual.active:
+        return None
+    tangents = [_forward.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    return tangents if any(t is not None for t in tangents) else None
+
+
+def _push_tangents(cls: type, ctx: FunctionCtx, args: tuple, tangents: list, outputs: tuple):
+    """Run the Function's ``jvp`` and give each output the tangent it returns."""
+    if getattr(cls.jvp, "__func__", cls.jvp) is getattr(Function.jvp, "__func__", Function.jvp):
+        raise NotImplementedError(NO_JVP)
+    grad_inputs = [
+        t if t is not None else (Tensor(np.zeros_like(a._data)) if isinstance(a, Tensor) else None)
+        for a, t in zip(args, tangents)
+    ]
+    with _forward_paused():
+        out_tangents = cls.jvp(ctx, *grad_inputs)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    for out, tangent in zip(outputs, out_tangents):
+        if isinstance(out, Tensor) and tangent is not None:
+            _forward.set_tangent(out, tangent)
 
 
 def _has_setup_context(cls: type) -> bool:
