@@ -255,3 +255,14 @@ def test_a_custom_function_without_jvp_refuses_a_dual_input(torch) -> None:
             Twice.apply(x)
         plain = Twice.apply(ng.tensor([1.0]))  # no tangent in: no jvp needed
         assert ng.autograd.forward_ad.unpack_dual(plain).tangent is None
+
+
+def test_argmax_and_argmin_take_numpys_axis_as_torch_does(torch) -> None:
+    # d2l's accuracy(): y_hat.argmax(axis=1)
+    data = [[1.0, 3.0, 2.0], [5.0, 0.0, 1.0]]
+    x, t = ng.tensor(data), torch.tensor(data)
+    assert x.argmax(axis=1).tolist() == t.argmax(axis=1).tolist() == [1, 0]
+    assert ng.argmax(x, axis=0).tolist() == torch.argmax(t, axis=0).tolist()
+    assert x.argmin(axis=1, keepdim=True).tolist() == t.argmin(axis=1, keepdim=True).tolist()
+    with pytest.raises(TypeError, match="got both dim and its alias axis"):
+        x.argmax(1, axis=1)
