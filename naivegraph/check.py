@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .dynamic import forward as _forward
 from .dynamic.engine import grad
 from .dynamic.grad_mode import enable_grad
 from .dynamic.tensor import Tensor
@@ -59,26 +60,25 @@ def analytical_jacobian(func: Callable, inputs: Sequence[Tensor]) -> list:
 def forward_jacobian(func: Callable, inputs: Sequence[Tensor]) -> list:
     """One forward-mode pass per input element: the tangent ``e_j`` on that element
     (zero on the other inputs) gives column ``j`` of the Jacobian."""
-    from .autograd import forward_ad as fwAD  # forward mode sits above this module
-
+    out_size = func(*inputs).numel()
     jacobians = []
     for x in inputs:
-        jac = None
+        jac = np.zeros((out_size, x.numel()))
         for j in range(x.numel()):
             tangent = np.zeros(x.shape, dtype=x._data.dtype)
             tangent.reshape(-1)[j] = 1.0
-            with fwAD.dual_level():
+            _forward.enter_level()
+            try:
                 duals = [
-                    fwAD.make_dual(t, Tensor(tangent if t is x else np.zeros_like(t._data)))
+                    _forward.dual_of(t, Tensor(tangent if t is x else np.zeros_like(t._data)))
                     for t in inputs
                 ]
-                column = fwAD.unpack_dual(func(*duals)).tangent
-                out_size = func(*inputs).numel() if column is None else column.numel()
-                if jac is None:
-                    jac = np.zeros((out_size, x.numel()))
+                column = _forward.tangent_of(func(*duals))
                 if column is not None:
                     jac[:, j] = column._data.reshape(-1)
-        jacobians.append(np.zeros((func(*inputs).numel(), 0)) if jac is None else jac)
+            finally:
+                _forward.exit_level()
+        jacobians.append(jac)
     return jacobians
 
 
