@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .dynamic import forward as _forward
 from .dynamic.engine import grad
 from .dynamic.grad_mode import enable_grad
 from .dynamic.tensor import Tensor
@@ -57,6 +58,31 @@ def analytical_jacobian(func: Callable, inputs: Sequence[Tensor]) -> list:
     return jacobians
 
 
+def forward_jacobian(func: Callable, inputs: Sequence[Tensor]) -> list:
+    """One forward-mode pass per input element: the tangent ``e_j`` on that element
+    (zero on the other inputs) gives column ``j`` of the Jacobian."""
+    out_size = func(*inputs).numel()
+    jacobians = []
+    for x in inputs:
+        jac = np.zeros((out_size, x.numel()))
+        for j in range(x.numel()):
+            tangent = np.zeros(x.shape, dtype=x._data.dtype)
+            tangent.reshape(-1)[j] = 1.0
+            _forward.enter_level()
+            try:
+                duals = [
+                    _forward.dual_of(t, Tensor(tangent if t is x else np.zeros_like(t._data)))
+                    for t in inputs
+                ]
+                column = _forward.tangent_of(func(*duals))
+                if column is not None:
+                    jac[:, j] = column._data.reshape(-1)
+            finally:
+                _forward.exit_level()
+        jacobians.append(jac)
+    return jacobians
+
+
 def gradcheck(
     func: Callable,
     inputs,
@@ -64,19 +90,40 @@ def gradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    *,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    check_undefined_grad: bool = True,
+    check_batched_grad: bool = False,
 ) -> bool:
     """True when autograd's gradients of ``func`` match finite differences.
 
     Inputs that require grad are checked; they should be float64, as in torch: a step
     of ``eps=1e-6`` is lost in float32's rounding, so a float32 input gets torch's
     UserWarning and the check will likely fail.  ``func`` may return a tensor or a tuple
-    of tensors; each output's Jacobian is checked against each input.
+    of tensors; each output's Jacobian is checked against each input: built by reverse
+    mode (``check_backward_ad``, on by default) and, with ``check_forward_ad=True``, by
+    forward mode too, one tangent per input element.  ``check_undefined_grad`` is
+    accepted for torch's signature; that check is not made here.  Batched checks
+    (``vmap``) are refused.
 
     >>> import naivegraph as ng
     >>> x = ng.tensor([0.5, -1.0], dtype=ng.float64, requires_grad=True)
     >>> ng.autograd.gradcheck(lambda x: (x ** 2 * x.exp()).sum(), (x,))
     True
+    >>> ng.autograd.gradcheck(lambda x: x.sin(), (x,), check_forward_ad=True)
+    True
     """
+    if not (check_forward_ad or check_backward_ad):
+        raise ValueError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
+    if check_batched_grad:
+        raise NotImplementedError(
+            "gradcheck(check_batched_grad=True) is not supported: naivegraph checks "
+            "one gradient at a time; leave it False"
+        )
+    modes = [m for m, on in (("backward", check_backward_ad), ("forward", check_forward_ad)) if on]
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not checked:
@@ -104,8 +151,12 @@ def gradcheck(
         def kth(*ts, k=k):
             return outputs_of(*ts)[k]
 
-        if not _jacobians_agree(kth, k, checked, targets, eps, atol, rtol, raise_exception):
-            return False
+        for mode in modes:
+            agree = _jacobians_agree(
+                kth, k, checked, targets, eps, atol, rtol, raise_exception, mode
+            )
+            if not agree:
+                return False
     return True
 
 
@@ -118,15 +169,21 @@ def _jacobians_agree(
     atol: float,
     rtol: float,
     raise_exception: bool,
+    mode: str = "backward",
 ) -> bool:
-    """Output ``k``'s Jacobians, numerical against analytical, per checked input."""
+    """Output ``k``'s Jacobians, numerical against analytical (reverse or forward
+    mode), per checked input."""
     numeric = numerical_jacobian(func, targets, eps)
-    analytic = analytical_jacobian(func, targets)
+    if mode == "forward":
+        analytic = forward_jacobian(func, targets)
+    else:
+        analytic = analytical_jacobian(func, targets)
     for i, n, a in zip(checked, numeric, analytic):
         if not np.allclose(a, n, atol=atol, rtol=rtol):
             if raise_exception:
+                kind = "computed with forward mode " if mode == "forward" else ""
                 raise GradcheckError(
-                    f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                    f"Jacobian {kind}mismatch for output {k} with respect to input {i},\n"
                     f"numerical:{n}\nanalytical:{a}\n"
                 )
             return False

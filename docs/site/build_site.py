@@ -28,6 +28,12 @@ REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 PAGES = ["_config.yml", "_toc.yml", "api.md"]
 FROM_THE_REPOSITORY = ["README.md", "figures", "docs/onnx_ops.md", "benchmarks/README.md"]
+PICTURES_IN_DOCS = "docs/*.png"  # the screenshots README shows
+
+
+def _from_the_repository() -> list[str]:
+    pictures = sorted(p.relative_to(REPO).as_posix() for p in REPO.glob(PICTURES_IN_DOCS))
+    return FROM_THE_REPOSITORY + pictures
 
 
 def stage(folder: Path) -> None:
@@ -38,7 +44,7 @@ def stage(folder: Path) -> None:
 
     for name in PAGES:
         shutil.copyfile(HERE / name, folder / name)
-    for name in FROM_THE_REPOSITORY:
+    for name in _from_the_repository():
         source, target = REPO / name, folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():

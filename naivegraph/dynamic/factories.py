@@ -487,5 +487,18 @@ def allclose(
     )
 
 
+def equal(input: Tensor, other: Tensor) -> builtins.bool:
+    """True when both tensors have the same shape and the same values (no broadcasting;
+    NaN equals nothing; the dtypes may differ), as ``torch.equal``.
+
+    >>> import naivegraph as ng
+    >>> ng.equal(ng.tensor([1, 2]), ng.tensor([1.0, 2.0])), ng.equal(ng.ones(1), ng.ones(2))
+    (True, False)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"equal(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.equal(other)
+
+
 def is_tensor(obj) -> builtins.bool:
     return isinstance(obj, Tensor)

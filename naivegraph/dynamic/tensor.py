@@ -649,9 +649,13 @@ class Tensor(OpMethods):
         return bool(self._data.reshape(()))
 
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0 and spec:
+        # as torch: a one-value tensor formats as its Python number ("{}" too); a larger
+        # one prints itself and takes no format spec
+        if self._data.ndim == 0:
             return format(self.item(), spec)
-        return repr(self) if not spec else format(repr(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
 
     def to(
         self, *args, device=None, dtype=None, non_blocking: bool = False, copy: bool = False

@@ -359,10 +359,19 @@ class OpMethods:
             self._op(name, dim=dim, keepdim=keepdim), self._op(position, dim=dim, keepdim=keepdim)
         )
 
-    def argmax(self, dim: int | None = None, keepdim: bool = False):
+    def argmax(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None):
+        """Index of the largest element (of all, or along ``dim``; torch also takes
+        numpy's name ``axis``, as d2l writes ``y_hat.argmax(axis=1)``).
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([[1.0, 3.0], [5.0, 0.0]]).argmax(axis=1)
+        tensor([1, 0])
+        """
+        dim = _dim_or_axis("argmax", dim, axis)
         return self._op("argmax", dim=None if dim is None else int(dim), keepdim=keepdim)
 
-    def argmin(self, dim: int | None = None, keepdim: bool = False):
+    def argmin(self, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None):
+        dim = _dim_or_axis("argmin", dim, axis)
         return self._op("argmin", dim=None if dim is None else int(dim), keepdim=keepdim)
 
     def prod(self, dim: int | None = None, keepdim: bool = False):
@@ -556,3 +565,12 @@ class OpMethods:
 
     def expand_as(self, other):
         return self.expand(other.shape)
+
+
+def _dim_or_axis(name: str, dim, axis):
+    """``dim``, or its numpy alias ``axis`` (torch accepts either, not both)."""
+    if axis is None:
+        return dim
+    if dim is not None:
+        raise TypeError(f"{name}() got both dim and its alias axis: give one of them")
+    return axis

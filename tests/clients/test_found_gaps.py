@@ -137,3 +137,132 @@ def test_normal_and_uniform_fill_in_place_from_the_seeded_generator(torch) -> No
 
 def test_vmap_is_also_a_top_level_name_as_in_torch(torch) -> None:
     assert ng.vmap is ng.func.vmap and torch.vmap is torch.func.vmap
+
+
+def test_equal_is_one_bool_for_same_shape_and_values_as_in_torch(torch) -> None:
+    pairs = [
+        ([1, 2], [1.0, 2.0]),
+        ([1.0, 2.0], [1.0, 2.5]),
+        ([1.0], [1.0, 1.0]),
+        ([[1.0]], [1.0]),
+        ([float("nan")], [float("nan")]),
+    ]
+    for a, b in pairs:
+        expected = torch.equal(torch.tensor(a), torch.tensor(b))
+        assert ng.equal(ng.tensor(a), ng.tensor(b)) is expected
+        assert ng.tensor(a).equal(ng.tensor(b)) is expected
+
+
+def test_equal_refuses_what_is_not_a_tensor() -> None:
+    with pytest.raises(TypeError, match="argument 'other' must be Tensor, not list"):
+        ng.equal(ng.tensor([1.0]), [1.0])
+
+
+def test_format_of_a_one_value_tensor_is_its_number_as_in_torch(torch) -> None:
+    # yunjey's logistic regression prints "{} %".format(100 * correct / total)
+    for value, spec in [(27.0, ""), (27.0, ".2f"), (3, ""), (True, ""), (2.5, ">8")]:
+        assert format(ng.tensor(value), spec) == format(torch.tensor(value), spec)
+    assert "{}".format(ng.tensor(2.0, requires_grad=True)) == "2.0"
+
+
+def test_format_of_a_larger_tensor_prints_it_and_refuses_a_spec(torch) -> None:
+    assert format(ng.tensor([1.0, 2.0])) == format(torch.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match="unsupported format string passed to Tensor.__format__"):
+        format(ng.tensor([1.0, 2.0]), ".2f")
+
+
+def _exp_with_jvp(torch_module, factor):
+    """exp as an autograd.Function whose jvp multiplies by ``factor`` times the result
+    (1: right, 2: wrong), as the forward-mode AD tutorial writes it."""
+
+    class Fn(torch_module.autograd.Function):
+        @staticmethod
+        def forward(ctx, foo):
+            result = torch_module.exp(foo)
+            ctx.result = result
+            return result
+
+        @staticmethod
+        def jvp(ctx, gI):
+            return gI * ctx.result * factor
+
+    return Fn.apply
+
+
+FORWARD_ONLY = dict(check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False)
+
+
+def test_gradcheck_checks_forward_mode_jacobians_as_torch_does(torch) -> None:
+    for lib in (torch, ng):
+        x = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+        assert lib.autograd.gradcheck(_exp_with_jvp(lib, 1), (x,), **FORWARD_ONLY) is True
+        wrong = _exp_with_jvp(lib, 2)
+        assert lib.autograd.gradcheck(wrong, (x,), raise_exception=False, **FORWARD_ONLY) is False
+        with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch"):
+            lib.autograd.gradcheck(wrong, (x,), **FORWARD_ONLY)
+
+
+def test_gradcheck_checks_both_modes_of_a_builtin_function() -> None:
+    x = ng.tensor([0.3, -1.2, 2.0], dtype=ng.float64, requires_grad=True)
+    y = ng.tensor([1.5, 0.5, -0.7], dtype=ng.float64, requires_grad=True)
+    assert ng.autograd.gradcheck(lambda a, b: a.sin() * b**2, (x, y), check_forward_ad=True)
+
+
+def test_gradcheck_needs_one_mode_and_refuses_batched_checks(torch) -> None:
+    x = ng.tensor([0.5], dtype=ng.float64, requires_grad=True)
+    with pytest.raises(ValueError, match="at least one of check_forward_ad or check_backward_ad"):
+        ng.autograd.gradcheck(lambda a: a * 2, (x,), check_backward_ad=False)
+    batched = r"gradcheck\(check_batched_grad=True\) is not supported"
+    with pytest.raises(NotImplementedError, match=batched):
+        ng.autograd.gradcheck(lambda a: a * 2, (x,), check_batched_grad=True)
+
+
+def test_a_custom_function_runs_its_jvp_under_forward_mode_as_in_torch(torch) -> None:
+    seen = {}
+    for lib in (torch, ng):
+        fwAD = lib.autograd.forward_ad
+
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y, k):
+                return x * y * k
+
+            @staticmethod
+            def jvp(ctx, gx, gy, gk):
+                # a tensor input without a tangent gets zeros, a number None
+                return gx * 3 + gy.sum() + (gk is None)
+
+        with fwAD.dual_level():
+            x = fwAD.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([1.0, -1.0]))
+            out = Scale.apply(x, lib.tensor([5.0, 5.0]), 7)
+            seen[lib.__name__] = (out.tolist(), fwAD.unpack_dual(out).tangent.tolist())
+    assert seen["naivegraph"] == seen["torch"] == ([35.0, 70.0], [4.0, -2.0])
+
+
+def test_a_custom_function_without_jvp_refuses_a_dual_input(torch) -> None:
+    class Twice(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with ng.autograd.forward_ad.dual_level():
+        x = ng.autograd.forward_ad.make_dual(ng.tensor([1.0]), ng.tensor([1.0]))
+        with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+            Twice.apply(x)
+        plain = Twice.apply(ng.tensor([1.0]))  # no tangent in: no jvp needed
+        assert ng.autograd.forward_ad.unpack_dual(plain).tangent is None
+
+
+def test_argmax_and_argmin_take_numpys_axis_as_torch_does(torch) -> None:
+    # d2l's accuracy(): y_hat.argmax(axis=1)
+    data = [[1.0, 3.0, 2.0], [5.0, 0.0, 1.0]]
+    x, t = ng.tensor(data), torch.tensor(data)
+    assert x.argmax(axis=1).tolist() == t.argmax(axis=1).tolist() == [1, 0]
+    assert ng.argmax(x, axis=0).tolist() == torch.argmax(t, axis=0).tolist()
+    assert x.argmin(axis=1, keepdim=True).tolist() == t.argmin(axis=1, keepdim=True).tolist()
+    with pytest.raises(TypeError, match="got both dim and its alias axis"):
+        x.argmax(1, axis=1)
