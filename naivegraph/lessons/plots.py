@@ -19,6 +19,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+import naivegraph as ng
+import naivegraph.static as ns
+
 from .datasets import spirals
 from .training import descent, iteration_costs_in_a_fresh_process, train_capstone
 
@@ -313,9 +316,6 @@ def scalar_graph(root, names: Mapping[str, object] | None = None, title: str | N
     >>> "mul" in d.source and "= 3" in d.source and "<b>x</b>" in d.source
     True
     """
-    import naivegraph as ng
-    import naivegraph.static as ns
-
     name_of = {id(node): name for name, node in (names or {}).items()}
     built: dict[int, object] = {}
 

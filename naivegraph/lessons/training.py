@@ -104,14 +104,14 @@ def build_static_classifier(init, lr: float):
     Adam's update inside the graph.  Returns ``step(X, y) -> [loss, update]``, one
     training step, and ``classify(X) -> [logits]``, the forward pass alone.
 
-    >>> init = [np.eye(2), np.zeros(2), np.eye(2), np.zeros(2)]
-    >>> step, classify = build_static_classifier(init, lr=0.1)
-    >>> classify(np.array([[0.0, 2.0]]))[0].argmax(axis=1)
+    >>> eye, zero = np.eye(2, dtype=np.float32), np.zeros(2, dtype=np.float32)
+    >>> step, classify = build_static_classifier([eye, zero, eye, zero], lr=0.1)
+    >>> classify(np.array([[0.0, 2.0]], dtype=np.float32))[0].argmax(axis=1)
     array([1])
     """
     with ns.Graph() as g:
         W1, b1, W2, b2 = (ns.Variable(v, name=n) for v, n in zip(init, ("W1", "b1", "W2", "b2")))
-        xs = ns.placeholder("X", shape=(None, 2), dtype=np.float64)
+        xs = ns.placeholder("X", shape=(None, 2), dtype=np.float32)  # as data and weights
         ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
         logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
         loss = ns.cross_entropy(logits, ys)
@@ -123,25 +123,24 @@ def train_capstone(X, y, epochs: int = 300):
     """Lesson 9's classifier, trained as lesson 9 trains it, in both modes.
 
     Dynamic mode: ``Linear(2, 32)``, ``Tanh``, ``Linear(32, 2)`` after
-    ``ng.manual_seed(0)``, cross-entropy, ``ng.optim.Adam(lr=0.05)`` on the whole set.
+    ``ng.manual_seed(0)``, cross-entropy, ``ng.optim.Adam(lr=0.05)`` on the whole set,
+    float32 like the layers (``X`` as :mod:`~naivegraph.lessons.datasets` gives it).
     Static mode: the same network written out as a graph with the same initial weights
     and a ``None`` batch, its Adam step built into the graph.  Returns the two loss
     curves and the static graph's class prediction for any batch of points.
     """
     ng.manual_seed(0)
-    model = ng.nn.Sequential(
-        ng.nn.Linear(2, 32, dtype=ng.float64), ng.nn.Tanh(), ng.nn.Linear(32, 2, dtype=ng.float64)
-    )
+    model = ng.nn.Sequential(ng.nn.Linear(2, 32), ng.nn.Tanh(), ng.nn.Linear(32, 2))
     init = [p.detach().numpy().copy() for p in model.parameters()]
     optimizer = ng.optim.Adam(model.parameters(), lr=0.05)
-    Xt, yt = ng.tensor(X, dtype=ng.float64), ng.tensor(y)
+    Xt, yt = ng.tensor(X), ng.tensor(y)
     dynamic = [train_step(model, optimizer, Xt, yt) for _ in range(epochs)]
 
     step, classify = build_static_classifier(init, lr=0.05)
     static = [float(step(X, y)[0]) for _ in range(epochs)]
 
     def predict(points):
-        return classify(np.asarray(points, dtype=np.float64))[0].argmax(axis=1)
+        return classify(points)[0].argmax(axis=1)
 
     return {"dynamic": dynamic, "static": static}, predict
 

@@ -868,14 +868,14 @@ def test_09_2_the_step_written_with_autograd_grad_is_accepted(capsys):
 
 def static_variant(batch=None, transpose=True, act=ns.tanh, optimizer="Adam", lr=None,
                    fetch_train=True, reduction="mean", classify_updates=False,
-                   label_dtype=np.int64, step_fetches_loss=True):
+                   label_dtype=np.int64, step_fetches_loss=True, points_dtype=np.float32):
     """A learner's build_static for 09-3: right by default, or with one mistake."""
 
     def build_static(init, given_lr):
         with ns.Graph() as g:
             names = ("W1", "b1", "W2", "b2")
             W1, b1, W2, b2 = (ns.Variable(w, name=n) for w, n in zip(init, names))
-            xs = ns.placeholder("X", shape=(batch, 2), dtype=np.float64)
+            xs = ns.placeholder("X", shape=(batch, 2), dtype=points_dtype)
             ys = ns.placeholder("y", shape=(batch,), dtype=label_dtype)
             t = ns.t if transpose else (lambda w: w)
             logits = act(xs @ t(W1) + b1) @ t(W2) + b2
@@ -916,6 +916,7 @@ def test_09_3_the_static_graph_is_accepted_in_its_usual_forms(capsys):
     ({"lr": 0.05}, "learning rate of their own"),
     ({"classify_updates": True}, "placeholder 'y' needs a value"),
     ({"label_dtype": np.float64}, "class indices, which cross-entropy takes as integers"),
+    ({"points_dtype": np.float64}, "declare the points as float32"),
     ({"step_fetches_loss": False}, "fetch the loss first"),
 ])
 def test_09_3_a_wrong_static_graph_is_told_its_mistake(capsys, mistake, says):

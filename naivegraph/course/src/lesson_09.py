@@ -60,9 +60,10 @@ CELLS = [
     md("""
     ## Dynamic mode: modules and an optimizer
 
-    Your `train_step` trains the network for 300 steps on the whole set. The weights
-    are pinned to float64, so the two modes can be compared number for number. The
-    first weights are kept in `init`: the static graph starts from the same ones.
+    Your `train_step` trains the network for 300 steps on the whole set. Data and
+    layers are float32, torch's default dtype (the data set hands out float32 points,
+    as torch's data sets do). The first weights are kept in `init`: the static graph
+    starts from the same ones.
 
     Every cell from here on runs your functions once their check passes; until then
     the lab's own versions stand in (kept out of sight in the checker module), so the
@@ -83,11 +84,10 @@ CELLS = [
 
 
     ng.manual_seed(0)
-    model = ng.nn.Sequential(ng.nn.Linear(2, 32, dtype=ng.float64), ng.nn.Tanh(),
-                             ng.nn.Linear(32, 2, dtype=ng.float64))
+    model = ng.nn.Sequential(ng.nn.Linear(2, 32), ng.nn.Tanh(), ng.nn.Linear(32, 2))
     init = [p.detach().numpy().copy() for p in model.parameters()]  # W1, b1, W2, b2
     optimizer = ng.optim.Adam(model.parameters(), lr=0.05)
-    Xt, yt = ng.tensor(X, dtype=ng.float64), ng.tensor(y)
+    Xt, yt = ng.tensor(X), ng.tensor(y)
 
     epochs = 300
     one_step = yours_or_lab("09-2", "train_step")
@@ -108,8 +108,8 @@ CELLS = [
     (`W1, b1, W2, b2` in `nn.Linear`'s layout: a weight is `(out_features,
     in_features)` and the layer computes `x @ W.T + b`). Inside the graph, write:
 
-    * two placeholders: the points, `(batch, 2)` floats, and the labels, `(batch,)`
-      int64 class indices, with the batch size left open (`None`), so the same graph
+    * two placeholders: the points, `(batch, 2)` float32 (the dtype of the data and
+      the weights), and the labels, `(batch,)` int64 class indices, with the batch size left open (`None`), so the same graph
       takes the training set now and a grid of 40 000 points later;
     * the logits of the network (`ns.tanh`, `ns.t` for a transpose), and the
       cross-entropy loss of the logits against the labels;
@@ -128,7 +128,7 @@ CELLS = [
     def build_static(init, lr):
         with ns.Graph() as g:
             W1, b1, W2, b2 = (ns.Variable(w, name=n) for w, n in zip(init, ("W1", "b1", "W2", "b2")))
-            xs = «ns.placeholder("X", shape=(None, 2), dtype=np.float64)»
+            xs = «ns.placeholder("X", shape=(None, 2), dtype=np.float32)»
             ys = «ns.placeholder("y", shape=(None,), dtype=np.int64)»
             logits = «ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2»
             loss = «ns.cross_entropy(logits, ys)»
@@ -163,7 +163,7 @@ CELLS = [
     """),
     md("""
     The curves lie on top of each other: the same ops from the same table, in the same
-    order, on the same float64 numbers. What differences remain come from rounding:
+    order, on the same float32 numbers. What differences remain come from rounding:
     the static graph may group a sum or fuse a step differently (`ns.optimize` rewrites
     it before compiling), and in floating point $(a + b) + c$ need not equal
     $a + (b + c)$. After 300 steps of Adam they stay at the level of rounding, far

@@ -31,6 +31,7 @@ from ..checking import (
     not_yet,
     show,
 )
+from ..training import derivative_table
 
 _VALUE = {
     "add": lambda a, b: a + b,
@@ -693,8 +694,6 @@ def check_gradient_descent(gradient_descent) -> Result:
 # until then (or when the learner asks, to compare) they run on these.  They live here,
 # never in a cell, so a student's notebook shows no answer.
 def _table() -> dict:
-    from ..training import derivative_table
-
     return derivative_table()
 
 
