@@ -331,6 +331,11 @@ class Module:
         >>> [name for name, _ in model.named_parameters()]
         ['0.weight', '0.bias', '2.weight', '2.bias']
         """
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def _named_members(self, table: str, prefix: str, recurse: bool, remove_duplicate: bool):
+        """``(dotted name, value)`` of each entry of the ``table`` (``_parameters`` or
+        ``_buffers``) of this module and, with ``recurse``, of its submodules."""
         owners = (
             self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
             if recurse
@@ -338,11 +343,11 @@ class Module:
         )
         seen = set()
         for owner_name, owner in owners:
-            for name, p in owner._parameters.items():
-                if p is None or (remove_duplicate and id(p) in seen):
+            for name, value in getattr(owner, table).items():
+                if value is None or (remove_duplicate and id(value) in seen):
                     continue
-                seen.add(id(p))
-                yield _join(owner_name, name), p
+                seen.add(id(value))
+                yield _join(owner_name, name), value
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Every parameter of this module and its submodules (each once)."""
@@ -409,18 +414,7 @@ class Module:
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Tensor]]:
         """Every buffer with its dotted name, module by module as ``named_parameters``."""
-        owners = (
-            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-            if recurse
-            else [(prefix, self)]
-        )
-        seen = set()
-        for owner_name, owner in owners:
-            for name, b in owner._buffers.items():
-                if b is None or (remove_duplicate and id(b) in seen):
-                    continue
-                seen.add(id(b))
-                yield _join(owner_name, name), b
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         """Every buffer of this module and its submodules (each once)."""
