@@ -666,6 +666,38 @@ def test_08_4_freeing_only_the_root_is_refused(capsys):
     rejected(capsys, ex.check_free_graph, root_only, says="still hold their saved values")
 
 
+# What a learner working through 08-4 had accepted, although wrong: saved freed, and
+# with it something that stays.
+def test_08_4_freeing_that_wipes_more_than_the_saved_values_says_what_it_wiped(capsys):
+    def values_to_none(order):
+        for n in order:
+            n.saved = None
+            n.value = None if not n.is_leaf else n.value
+
+    def values_to_nan(order):
+        for n in order:
+            n.saved = None
+            n.value = float("nan")
+
+    def requires_grad_off(order):
+        for n in order:
+            if not n.is_leaf:
+                n.saved = None
+                n.requires_grad = False
+
+    for wrong, whose, second in (
+        (values_to_none, "computed nodes' value", "except the one holding"),
+        (values_to_nan, "leaves' value", "Still stuck?"),
+        (requires_grad_off, "computed nodes' requires_grad", "except the one holding"),
+    ):
+        result = rejected(capsys, ex.check_free_graph, wrong, says=f"changed the {whose}:")
+        never_states(result, "node.saved = None", "the structure and the leaves remain")
+        assert " and " not in result.message.split("changed the ")[1].split(":")[0]
+        again = outcome(capsys, ex.check_free_graph, wrong)  # the second try's hint
+        assert again.status == "fail" and second in again.message
+        never_states(again, "node.saved = None")
+
+
 def test_08_5_one_graph_with_the_grads_zeroed_between_rows_is_accepted(capsys):
     def one_graph(F, x0, y0):  # unusual but right: the outputs share no computed node
         x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
