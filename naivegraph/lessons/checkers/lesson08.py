@@ -363,22 +363,68 @@ def check_run_backward(run_backward) -> Result:
     if not close(x.grad, -4.0):
         return not_yet(ex, ["check (x - 3) ** 2 at x = 1 by hand."],
                        gave=f"x.grad = {show(x.grad)}")
-    # a freed node must be refused
-    x = _Node(1.0, True)
-    out = _d("exp", _d("mul", x, x))
+    # a freed node must be refused, wherever it is and whatever gradient reaches it
+    for freed, silent, where in _FREED_GRAPHS:
+        stop = _refuses_freed(ex, run_backward, freed(), silent, where)
+        if stop is not None:
+            return stop
+    return correct(ex, "topological order, accumulation over paths and into leaves, "
+                       "no gradient for constants, and a freed graph is refused.")
+
+
+def _freed_root() -> _Node:
+    out = _d("exp", _d("mul", _Node(1.0, True), _Node(1.0, True)))
     out.saved = None
+    return out
+
+
+def _freed_inside() -> _Node:
+    """exp(x * x) with the product freed and the root not."""
+    x = _Node(1.0, True)
+    inner = _d("mul", x, x)
+    out = _d("exp", inner)
+    inner.saved = None
+    return out
+
+
+def _freed_under_a_zero() -> _Node:
+    """(x * x) * 0 with the product freed: the gradient reaching it is 0."""
+    x = _Node(1.0, True)
+    inner = _d("mul", x, x)
+    out = _d("mul", inner, 0.0)
+    inner.saved = None
+    return out
+
+
+_FREED_SILENT = ("backward through a node whose saved values were freed (saved is None) "
+                 "should raise RuntimeError, not go on silently.")
+
+# A graph with a freed node, and what to say to a backward that goes through it silently.
+_FREED_GRAPHS = [
+    (_freed_root, [_FREED_SILENT], "at the root"),
+    (_freed_inside, ["a freed node inside the graph, below a root that still has its "
+                     "saved values, went through silently: every computed node the sweep "
+                     "reaches needs its saved values, not only the root.", _FREED_SILENT],
+     "inside the graph"),
+    (_freed_under_a_zero, ["a freed node went through silently because the gradient "
+                           "reaching it was zero: its saved values are gone whatever "
+                           "gradient arrives, and PyTorch refuses it all the same.",
+                           _FREED_SILENT], "that a zero gradient reaches"),
+]
+
+
+def _refuses_freed(
+    ex: str, run_backward: Callable, root: _Node, silent: list, where: str
+) -> Result | None:
     try:
-        run_backward(out)
+        run_backward(root)
     except RuntimeError:
-        return correct(ex, "topological order, accumulation over paths and into leaves, "
-                           "no gradient for constants, and a freed graph is refused.")
+        return None
     except Exception as exc:  # any other error: reported to the learner
         return not_yet(ex, ["a node whose saved values are gone (saved is None) should "
                             "raise RuntimeError, saying the graph was already freed."],
                        gave=f"{type(exc).__name__}: {exc}")
-    return not_yet(ex, ["backward through a node whose saved values were freed (saved is "
-                        "None) should raise RuntimeError, not go on silently."],
-                   gave="no error for a freed node")
+    return not_yet(ex, silent, gave=f"no error for a freed node {where}")
 
 
 def _seeds_its_root(run_backward: Callable) -> bool:
