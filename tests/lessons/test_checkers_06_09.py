@@ -362,6 +362,61 @@ def test_08_3_run_backward(capsys):
         never_states(result, "grads.get(id(inp)", "visit(")
 
 
+def refusing_freed_only_when(refuses):
+    """run_backward whose freed-graph check raises only when ``refuses(node, root, g)``."""
+    def backward(root):
+        order = run_backward_order(root)
+        grads = {id(root): 1.0}
+        for node in reversed(order):
+            g = grads.pop(id(node), 0.0)
+            if node.is_leaf:
+                node.grad += g
+                continue
+            if node.saved is None and refuses(node, root, g):
+                raise RuntimeError("the graph was freed")
+            for k, inp in enumerate(node.inputs):
+                if inp.requires_grad:
+                    saved = node.saved or (1.0, 1.0)
+                    add = g * OPS[node.grad_fn][1](*saved, k)
+                    grads[id(inp)] = grads.get(id(inp), 0.0) + add
+        return order
+    return backward
+
+
+def run_backward_order(root):
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for inp in node.inputs:
+            if inp.requires_grad:
+                visit(inp)
+        order.append(node)
+
+    visit(root)
+    return order
+
+
+# What a learner working through 08-3 had accepted, although wrong: a freed graph
+# refused only at its root, or only where a nonzero gradient arrives.
+def test_08_3_a_freed_node_is_refused_inside_the_graph_and_under_a_zero_gradient(capsys):
+    only_root = refusing_freed_only_when(lambda node, root, g: node is root)
+    result = rejected(capsys, ex.check_run_backward, only_root, says="inside the graph")
+    assert "no error for a freed node inside the graph" in result.message
+    never_states(result, "node.saved is None", "is root")
+
+    only_nonzero = refusing_freed_only_when(lambda node, root, g: g != 0)
+    result = rejected(capsys, ex.check_run_backward, only_nonzero,
+                      says="gradient reaching it was zero")
+    assert "no error for a freed node that a zero gradient reaches" in result.message
+    never_states(result, "node.saved is None", "g != 0")
+
+    always = refusing_freed_only_when(lambda node, root, g: True)
+    assert outcome(capsys, ex.check_run_backward, always)
+
+
 def test_08_4_free_graph(capsys):
     def free_graph(order):
         for node in order:
@@ -664,6 +719,38 @@ def test_08_4_freeing_only_the_root_is_refused(capsys):
         order[-1].saved = None
 
     rejected(capsys, ex.check_free_graph, root_only, says="still hold their saved values")
+
+
+# What a learner working through 08-4 had accepted, although wrong: saved freed, and
+# with it something that stays.
+def test_08_4_freeing_that_wipes_more_than_the_saved_values_says_what_it_wiped(capsys):
+    def values_to_none(order):
+        for n in order:
+            n.saved = None
+            n.value = None if not n.is_leaf else n.value
+
+    def values_to_nan(order):
+        for n in order:
+            n.saved = None
+            n.value = float("nan")
+
+    def requires_grad_off(order):
+        for n in order:
+            if not n.is_leaf:
+                n.saved = None
+                n.requires_grad = False
+
+    for wrong, whose, second in (
+        (values_to_none, "computed nodes' value", "except the one holding"),
+        (values_to_nan, "leaves' value", "Still stuck?"),
+        (requires_grad_off, "computed nodes' requires_grad", "except the one holding"),
+    ):
+        result = rejected(capsys, ex.check_free_graph, wrong, says=f"changed the {whose}:")
+        never_states(result, "node.saved = None", "the structure and the leaves remain")
+        assert " and " not in result.message.split("changed the ")[1].split(":")[0]
+        again = outcome(capsys, ex.check_free_graph, wrong)  # the second try's hint
+        assert again.status == "fail" and second in again.message
+        never_states(again, "node.saved = None")
 
 
 def test_08_5_one_graph_with_the_grads_zeroed_between_rows_is_accepted(capsys):

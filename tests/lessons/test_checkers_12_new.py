@@ -251,3 +251,54 @@ def test_softplus_with_a_tensor_method_is_told_rules_also_run_on_arrays():
         ex.check_softplus_partial(lambda g, x, out: g * F.sigmoid(x.detach())), *SOFTPLUS_SECRETS
     )
     assert "raised AttributeError" in message and "runs the table's rules on arrays" in message
+
+
+# What a learner working through 12-4 had accepted, although wrong: both gradients
+# computed every time, None returned for the unneeded one only at the end.
+def both_computed_none_returned(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    gx = grad_output @ w.T
+    gw = x.T @ grad_output
+    return (gx if ctx.needs_input_grad[0] else None), (gw if ctx.needs_input_grad[1] else None)
+
+
+def both_computed_through_functions(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    gx = ng.matmul(grad_output, w.t())
+    gw = ng.mm(x.t(), grad_output)
+    return (gx if ctx.needs_input_grad[0] else None), (gw if ctx.needs_input_grad[1] else None)
+
+
+def x_gradient_always_computed(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    gx = grad_output @ w.T
+    gw = x.T @ grad_output if ctx.needs_input_grad[1] else None
+    return (gx if ctx.needs_input_grad[0] else None), gw
+
+
+def right_with_views_taken_first(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    xt, wt = x.T, w.t()  # views cost no arithmetic
+    gx = grad_output @ wt if ctx.needs_input_grad[0] else None
+    gw = xt @ grad_output if ctx.needs_input_grad[1] else None
+    return gx, gw
+
+
+@pytest.mark.parametrize(
+    "backward, unneeded",
+    [
+        (both_computed_none_returned, "w"),
+        (both_computed_through_functions, "w"),
+        (x_gradient_always_computed, "x"),
+    ],
+)
+def test_linear_computing_an_unneeded_gradient_then_returning_none_is_rejected(backward, unneeded):
+    first = rejected(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
+    assert f"returns None for {unneeded} when {unneeded} needs no gradient" in first
+    assert f"computes {unneeded}'s gradient all the same" in first
+    second = rejected(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
+    assert "BEFORE computing a gradient" in second
+
+
+def test_linear_taking_views_before_asking_needs_input_grad_is_accepted():
+    assert ex.check_linear_function(linear_with(right_with_views_taken_first))

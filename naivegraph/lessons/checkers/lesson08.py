@@ -363,22 +363,68 @@ def check_run_backward(run_backward) -> Result:
     if not close(x.grad, -4.0):
         return not_yet(ex, ["check (x - 3) ** 2 at x = 1 by hand."],
                        gave=f"x.grad = {show(x.grad)}")
-    # a freed node must be refused
-    x = _Node(1.0, True)
-    out = _d("exp", _d("mul", x, x))
+    # a freed node must be refused, wherever it is and whatever gradient reaches it
+    for freed, silent, where in _FREED_GRAPHS:
+        stop = _refuses_freed(ex, run_backward, freed(), silent, where)
+        if stop is not None:
+            return stop
+    return correct(ex, "topological order, accumulation over paths and into leaves, "
+                       "no gradient for constants, and a freed graph is refused.")
+
+
+def _freed_root() -> _Node:
+    out = _d("exp", _d("mul", _Node(1.0, True), _Node(1.0, True)))
     out.saved = None
+    return out
+
+
+def _freed_inside() -> _Node:
+    """exp(x * x) with the product freed and the root not."""
+    x = _Node(1.0, True)
+    inner = _d("mul", x, x)
+    out = _d("exp", inner)
+    inner.saved = None
+    return out
+
+
+def _freed_under_a_zero() -> _Node:
+    """(x * x) * 0 with the product freed: the gradient reaching it is 0."""
+    x = _Node(1.0, True)
+    inner = _d("mul", x, x)
+    out = _d("mul", inner, 0.0)
+    inner.saved = None
+    return out
+
+
+_FREED_SILENT = ("backward through a node whose saved values were freed (saved is None) "
+                 "should raise RuntimeError, not go on silently.")
+
+# A graph with a freed node, and what to say to a backward that goes through it silently.
+_FREED_GRAPHS = [
+    (_freed_root, [_FREED_SILENT], "at the root"),
+    (_freed_inside, ["a freed node inside the graph, below a root that still has its "
+                     "saved values, went through silently: every computed node the sweep "
+                     "reaches needs its saved values, not only the root.", _FREED_SILENT],
+     "inside the graph"),
+    (_freed_under_a_zero, ["a freed node went through silently because the gradient "
+                           "reaching it was zero: its saved values are gone whatever "
+                           "gradient arrives, and PyTorch refuses it all the same.",
+                           _FREED_SILENT], "that a zero gradient reaches"),
+]
+
+
+def _refuses_freed(
+    ex: str, run_backward: Callable, root: _Node, silent: list, where: str
+) -> Result | None:
     try:
-        run_backward(out)
+        run_backward(root)
     except RuntimeError:
-        return correct(ex, "topological order, accumulation over paths and into leaves, "
-                           "no gradient for constants, and a freed graph is refused.")
+        return None
     except Exception as exc:  # any other error: reported to the learner
         return not_yet(ex, ["a node whose saved values are gone (saved is None) should "
                             "raise RuntimeError, saying the graph was already freed."],
                        gave=f"{type(exc).__name__}: {exc}")
-    return not_yet(ex, ["backward through a node whose saved values were freed (saved is "
-                        "None) should raise RuntimeError, not go on silently."],
-                   gave="no error for a freed node")
+    return not_yet(ex, silent, gave=f"no error for a freed node {where}")
 
 
 def _seeds_its_root(run_backward: Callable) -> bool:
@@ -480,6 +526,7 @@ def check_free_graph(free_graph) -> Result:
     # taken before the call: a free_graph that empties the list must not hide the nodes
     computed = [n for n in order if n.grad_fn is not None]
     x.grad, y.grad = 0.25, 0.75
+    kept = [(n, _kept(n)) for n in order]
     stop, _ = _call_none_ok(ex, free_graph, order)
     if stop is not None:
         return stop
@@ -501,14 +548,64 @@ def check_free_graph(free_graph) -> Result:
         return not_yet(ex, ["the computed nodes still hold their saved values: those are "
                             f"what freeing gives back{emptied}."],
                        gave="saved values still there")
-    if (x.value, y.value, x.grad, y.grad) != (1.5, -0.5, 0.25, 0.75) or not (
-        x.requires_grad and y.requires_grad
-    ):
-        return not_yet(ex, ["the leaves belong to you, not to the graph: their value, grad "
-                            "and requires_grad must survive freeing."],
-                       gave="changed leaves")
+    changed = _changed([(n, before) for n, before in kept if n.is_leaf])
+    if changed:
+        return not_yet(ex, [f"freeing changed the leaves' {changed}: the leaves belong to "
+                            "you, not to the graph: their value, grad and requires_grad "
+                            "must survive freeing."],
+                       gave=f"a free_graph that changed the leaves' {changed}")
+    stop = _wiped_more_than_saved(ex, [(n, before) for n, before in kept if not n.is_leaf])
+    if stop is not None:
+        return stop
     return correct(ex, "the saved values are gone, the structure and the leaves remain: a "
                        "second backward will find c and refuse, not stop early.")
+
+
+# What freeing must leave as it found it: everything but ``saved``.
+_KEPT = ("value", "requires_grad", "grad", "grad_fn")
+
+# Why each of them stays, for the hint of a free_graph that changed it.
+_WHY_KEPT = {
+    "value": "A node's value is the result it computed, which the program still reads "
+    "after backward (the loss it prints); a tensor keeps its data after backward",
+    "requires_grad": "Its requires_grad says the node belongs to the graph: a second backward "
+    "must still reach it and refuse, as PyTorch does",
+    "grad": "A gradient already accumulated belongs to the one who asked for it",
+    "grad_fn": "Its grad_fn says how the node was made",
+}
+
+
+def _kept(node) -> tuple:
+    return tuple(getattr(node, name, None) for name in _KEPT)
+
+
+def _changed(kept: list) -> str:
+    """The attributes other than ``saved`` changed on any of the nodes, as words."""
+    return " and ".join(
+        name
+        for i, name in enumerate(_KEPT)
+        if any(not _unchanged(before[i], _kept(n)[i]) for n, before in kept)
+    )
+
+
+def _wiped_more_than_saved(ex: str, kept: list) -> Result | None:
+    """Name what free_graph changed on the computed nodes besides ``saved``."""
+    changed = _changed(kept)
+    if not changed:
+        return None
+    why = "; ".join(_WHY_KEPT[name] for name in changed.split(" and "))
+    return not_yet(
+        ex,
+        [f"freeing also changed the computed nodes' {changed}: only what backward saved "
+         f"is given back. {why}.",
+         "leave every attribute of the nodes as it is except the one holding the saved "
+         "values."],
+        gave=f"a free_graph that changed the computed nodes' {changed}",
+    )
+
+
+def _unchanged(before, after) -> bool:
+    return after is before or (type(after) is type(before) and after == before)
 
 
 # ----------------------------------------------------------------------------- 08-5

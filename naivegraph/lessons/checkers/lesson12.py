@@ -388,6 +388,19 @@ def check_linear_function(linear) -> Result:
                 "where it is True and return None for the other.",
             ],
         )
+    wasted = _computes_unneeded(linear, xs, ws, gs)
+    if wasted is not None:
+        return not_yet(
+            ex,
+            [
+                f"backward returns None for {wasted} when {wasted} needs no gradient, but "
+                f"it computes {wasted}'s gradient all the same (a whole matrix product) "
+                "and only then throws it away.",
+                "read ctx.needs_input_grad BEFORE computing a gradient, so that an "
+                "unneeded one is never computed, not just never returned.",
+            ],
+            gave=f"a backward that computes {wasted}'s gradient although it is not needed",
+        )
     ok, got = call_answer(ex, _linear_grads, linear, xs, ws, gs, (True, True))
     if not ok:
         return got
@@ -467,6 +480,69 @@ def _skips_unneeded(linear, xs, ws, gs) -> bool:
     x, w = ng.tensor(xs, dtype=ng.float64), ng.tensor(ws, dtype=ng.float64)
     got = linear.backward(_Context((x, w), (False, True)), ng.tensor(gs, dtype=ng.float64))
     return isinstance(got, (tuple, list)) and len(got) == 2 and got[0] is None
+
+
+def _computes_unneeded(linear, xs, ws, gs) -> str | None:
+    """The input whose unneeded gradient backward computes anyway (then returns None for
+    it), or None.  x's gradient is grad_output @ w.T and w's is x.T @ grad_output: an
+    input's own value enters only the OTHER input's gradient, so a backward asked for
+    x's gradient alone never computes with x (nor, asked for w's, with w).  That input is
+    handed over watched: views of it (.T, .t()) are free, any arithmetic on it is not."""
+    for needs, who in (((True, False), "w"), ((False, True), "x")):
+        saved = [ng.tensor(xs, dtype=ng.float64), ng.tensor(ws, dtype=ng.float64)]
+        watched = _Watched(saved[needs.index(True)])
+        saved[needs.index(True)] = watched
+        try:
+            linear.backward(_Context(tuple(saved), needs), ng.tensor(gs, dtype=ng.float64))
+        except Exception:  # a function refused the watched input: backward computed with it
+            watched.used[0] = True
+        if watched.used[0]:
+            return who
+    return None
+
+
+# Reading these of a tensor costs no arithmetic: a backward may take them freely.
+_FREE_READS = set(
+    "T mT t transpose permute view reshape contiguous detach shape dtype size dim ndim "
+    "device requires_grad".split()
+)
+
+
+class _Watched:
+    """A saved tensor that notes whether backward computes with it: views of it stay
+    watched, arithmetic on it (or any other method) is noted, then done on the tensor."""
+
+    def __init__(self, tensor, used=None):
+        self._tensor = tensor
+        self.used = [False] if used is None else used
+
+    def _wrap(self, value):
+        return _Watched(value, self.used) if isinstance(value, ng.Tensor) else value
+
+    def __getattr__(self, name):
+        value = getattr(self._tensor, name)
+        if name not in _FREE_READS:
+            self.used[0] = True
+            return value
+        if callable(value):
+            return lambda *args, **kwargs: self._wrap(value(*args, **kwargs))
+        return self._wrap(value)
+
+
+def _noted(name):
+    def op(self, *args):
+        self.used[0] = True
+        args = tuple(a._tensor if isinstance(a, _Watched) else a for a in args)
+        return getattr(self._tensor, name)(*args)
+
+    return op
+
+
+for _name in (
+    "matmul rmatmul mul rmul add radd sub rsub truediv rtruediv pow rpow neg getitem array "
+    "iter len float"
+).split():
+    setattr(_Watched, f"__{_name}__", _noted(f"__{_name}__"))
 
 
 def _linear_mistake(ex, got, xs, ws, gs, needs) -> Result | None:
