@@ -18,9 +18,12 @@ message).
 
 Arithmetic: on 0-d float64 tensors the operator is Python's own float arithmetic (IEEE
 double: the same bits as numpy's float64 loop; a division by zero raises in Python, and
-the readable path then gives inf or NaN); other 0-d floating tensors use numpy's scalar
-arithmetic (the ufunc's conversion and rounding, at a fraction of its cost), everything
-else the ufunc itself, under one cheap switch of numpy's error state.  A node's fields
+the readable path then gives inf or NaN); on 0-d float32 tensors (the default dtype) it
+is Python's float arithmetic rounded once to float32, which for + - * / is float32's
+own arithmetic to the bit (:func:`_f32_arithmetic` says why; finite results only);
+other 0-d floating tensors use numpy's scalar arithmetic (the ufunc's conversion and
+rounding, at a fraction of its cost), everything else the ufunc itself, under one cheap
+switch of numpy's error state.  A node's fields
 are stored one by one, as ``OpNode.__init__`` stores them, while OpNode has exactly the
 fields this module knows (``_BY_HAND``); a class with another field is called instead.
 
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import gc
 import operator
+import struct
 import weakref
 from typing import Callable
 
@@ -71,6 +75,13 @@ _F64 = np.dtype(np.float64)
 _META_0D_F64 = nodes.meta_of(np.zeros((), _F64))
 _INT_MIN, _INT_END = -(2**63), 2**64  # the Python ints torch converts (see ops.core)
 _EXACT_INT = 2**53  # Python ints up to this size are exact as float64 (numpy's conversion)
+_F32 = np.dtype(np.float32)
+#: the Meta of every 0-d float32 array (the lab's default dtype, as torch's)
+_META_0D_F32 = nodes.meta_of(np.zeros((), _F32))
+_EXACT_INT32 = 2**24  # Python ints up to this size are exact as float32
+_F32_MAX = float(np.finfo(np.float32).max)
+_f32_struct = struct.Struct("f")  # packing rounds a Python float to float32 as C casts
+_f32_pack, _to_f32 = _f32_struct.pack, _f32_struct.unpack
 
 # What a subclass of Tensor may not redefine for the fast path to build what the
 # readable path builds (both read these attributes straight from the instance).
@@ -247,6 +258,11 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                 except ArithmeticError:  # a division by zero: numpy's inf/NaN instead
                     return readable(x, y)
                 meta = _META_0D_F64
+            elif dtype is _F32 and (ty is not int or -_EXACT_INT32 <= y <= _EXACT_INT32):
+                out = _f32_arithmetic(python, xd, y if y_kind == 0 else yd.item(), ty is float)
+                if out is None:
+                    return readable(x, y)
+                meta = _META_0D_F32
             elif dtype.kind == "f" and ty is not int:  # numpy's scalar arithmetic
                 out = _quietly(python, xd[()], y if y_kind == 0 else yd[()])
             else:
@@ -288,7 +304,7 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                     meta = meta_x  # one Meta per (shape, dtype): the output's is x's
                 saved = [meta_x]
             else:
-                saved = [meta]  # both 0-d float64
+                saved = [meta]  # both 0-d float64, or both 0-d float32
             sources = ()
         if x_grad:
             fn = x.grad_fn
@@ -330,6 +346,35 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
 
 
 _NO_EDGE = (None, 0)
+
+
+def _f32_arithmetic(python: Callable, xd: np.ndarray, y, round_y: bool):
+    """``x <op> y`` for a 0-d float32 array ``xd`` and a float32 value ``y`` (a Python
+    float, rounded to float32 first as numpy converts it, or a float32 value or an int
+    exact in float32, taken as they are): a 0-d float32 array with numpy's bits, or None
+    where the readable path must run (an overflow, a non-finite result, a division by zero).
+
+    Why Python's float arithmetic gives float32's bits: for + - * / the float64 result of
+    two float32 operands, rounded once more to float32, is the correctly rounded float32
+    result.  A double rounding is innocuous when the wider format has at least 2p + 2
+    bits for a p-bit narrower one (Figueroa, "When is double rounding innocuous?", 1995):
+    53 >= 2 * 24 + 2.  It holds for + - * / and sqrt only, not for pow, exp and the like,
+    and not for a chain of operations done in float64 and rounded once at the end, which
+    is why each operator rounds its own result.  float64's wider exponent range keeps
+    the intermediate finite and normal, so float32's own overflow and subnormals come
+    from the one rounding at the end.  Non-finite values step aside: they are exact
+    anyway, but where they arise numpy's cast and error state have a say."""
+    if round_y:
+        y = _to_f32(_f32_pack(y))[0]  # the Python float as float32 (C's cast: to nearest)
+        if not -_F32_MAX <= y <= _F32_MAX:
+            return None  # inf, NaN, or a float too large for float32: the readable path
+    try:
+        value = _to_f32(_f32_pack(python(xd.item(), y)))[0]  # the one rounding to float32
+    except ArithmeticError:  # a division by zero: numpy's inf/NaN instead
+        return None
+    if not -_F32_MAX <= value <= _F32_MAX:
+        return None  # an overflow, an inf or a NaN: the readable path's bits and warnings
+    return np.asarray(value, _F32)  # exact: the value is a float32
 
 
 def _quietly(fn: Callable, a, b):
@@ -426,6 +471,7 @@ def _negation(readable: Callable, name: str) -> Callable:
     compact = _BY_HAND and cls is fastnodes.NEGATION  # its edge stored as its node alone
     dead = fastnodes.DEAD_REF
     saved_0d_f64 = _saved_list(_META_0D_F64)
+    saved_0d_f32 = _saved_list(_META_0D_F32)
 
     def neg(x):
         if not (enabled and fast.enabled) or dual.active:
@@ -440,6 +486,13 @@ def _negation(readable: Callable, name: str) -> Callable:
         if dtype is _F64 and xd.ndim == 0:
             out = np.asarray(-xd.item())  # a sign flip: numpy's bits, NaN's sign too
             meta = _META_0D_F64
+        elif dtype is _F32 and xd.ndim == 0:
+            value = xd.item()  # exact in float64, and back
+            if -_F32_MAX <= value <= _F32_MAX:
+                out = np.asarray(-value, _F32)
+            else:  # inf or NaN (whose float64 copy would lose a signalling NaN's bits)
+                out = np.asarray(np.negative(xd))
+            meta = _META_0D_F32
         elif dtype.kind in "fiu":  # bool raises and complex refuses grad: readable
             out = np.negative(xd)  # a sign flip or a wrap-around: no error state
             if type(out) is not np.ndarray:
@@ -455,8 +508,10 @@ def _negation(readable: Callable, name: str) -> Callable:
         if meta is None:
             meta = nodes.meta_of(xd)  # the output's too: the same shape and dtype
             saved = _saved_list(meta)
-        else:
+        elif meta is _META_0D_F64:
             saved = saved_0d_f64
+        else:
+            saved = saved_0d_f32
         paused = pause_collector and _gc_isenabled()  # fast.paused_gc, for this call only
         if paused:
             _gc_disable()
@@ -564,7 +619,10 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
         fn = x.grad_fn
         edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
         saved = _saved_list(nodes.meta_of(xd))  # nothing saved: one list per (shape, dtype)
-        meta = _META_0D_F64 if out.dtype is _F64 else nodes.meta_of(out)
+        dtype = out.dtype
+        meta = (
+            _META_0D_F64 if dtype is _F64 else _META_0D_F32 if dtype is _F32 else nodes.meta_of(out)
+        )
         attrs = {"dim": None, "keepdim": False}  # the node's own, as the method's call makes
         node = fastnode(cls, op, attrs, (edge,), saved, meta, (), needs, None, weakref.ref(result))
         result.grad_fn = node
