@@ -20,7 +20,7 @@ Arithmetic: on 0-d float64 tensors the operator is Python's own float arithmetic
 double: the same bits as numpy's float64 loop; a division by zero raises in Python, and
 the readable path then gives inf or NaN); on 0-d float32 tensors (the default dtype) it
 is Python's float arithmetic rounded once to float32, which for + - * / is float32's
-own arithmetic to the bit (:func:`_f32_arithmetic` says why; finite results only);
+own arithmetic to the bit (``_F32_ROUNDING`` below says why; finite values only);
 other 0-d floating tensors use numpy's scalar arithmetic (the ufunc's conversion and
 rounding, at a fraction of its cost), everything else the ufunc itself, under one cheap
 switch of numpy's error state.  A node's fields
@@ -82,6 +82,19 @@ _EXACT_INT32 = 2**24  # Python ints up to this size are exact as float32
 _F32_MAX = float(np.finfo(np.float32).max)
 _f32_struct = struct.Struct("f")  # packing rounds a Python float to float32 as C casts
 _f32_pack, _to_f32 = _f32_struct.pack, _f32_struct.unpack
+
+# _F32_ROUNDING: why Python's float arithmetic gives float32's bits.  For + - * / the
+# float64 result of two float32 operands, rounded once more to float32, is the correctly
+# rounded float32 result: a double rounding is innocuous when the wider format has at
+# least 2p + 2 bits for a p-bit narrower one (Figueroa, "When is double rounding
+# innocuous?", 1995), and 53 >= 2 * 24 + 2.  That holds for + - * / and sqrt only, not
+# for pow, exp and the like, and not for several operations done in float64 and rounded
+# once at the end: each operator rounds its own result.  float64's wider exponent range
+# keeps the intermediate finite and normal, so float32's overflow and subnormals come
+# from that one rounding.  A Python float operand is first rounded to float32, as numpy
+# converts it (a Python float's arithmetic on the float64 value would differ: 0.1 is not
+# float32's 0.1).  Non-finite operands and results step aside: numpy's cast and error
+# state have a say where they arise.
 
 # What a subclass of Tensor may not redefine for the fast path to build what the
 # readable path builds (both read these attributes straight from the instance).
@@ -259,9 +272,22 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                     return readable(x, y)
                 meta = _META_0D_F64
             elif dtype is _F32 and (ty is not int or -_EXACT_INT32 <= y <= _EXACT_INT32):
-                out = _f32_arithmetic(python, xd, y if y_kind == 0 else yd.item(), ty is float)
-                if out is None:
+                # float64 arithmetic rounded once to float32: float32's bits (_F32_ROUNDING)
+                try:  # (an OverflowError, where struct checks, or a division by zero)
+                    if ty is float:  # as numpy converts it: rounded to float32 first
+                        b = _to_f32(_f32_pack(y))[0]
+                        if not -_F32_MAX <= b <= _F32_MAX:
+                            return readable(x, y)  # inf, NaN, or too large for float32
+                    elif y_kind == 0:
+                        b = y  # an int exact in float32
+                    else:
+                        b = yd.item()  # float32, exact in float64
+                    value = _to_f32(_f32_pack(python(xd.item(), b)))[0]
+                except ArithmeticError:  # the readable path: numpy's inf/NaN instead
                     return readable(x, y)
+                if not -_F32_MAX <= value <= _F32_MAX:
+                    return readable(x, y)  # overflow, inf, NaN: numpy's cast has a say
+                out = np.asarray(value, _F32)  # exact: the value is a float32
                 meta = _META_0D_F32
             elif dtype.kind == "f" and ty is not int:  # numpy's scalar arithmetic
                 out = _quietly(python, xd[()], y if y_kind == 0 else yd[()])
@@ -346,35 +372,6 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
 
 
 _NO_EDGE = (None, 0)
-
-
-def _f32_arithmetic(python: Callable, xd: np.ndarray, y, round_y: bool):
-    """``x <op> y`` for a 0-d float32 array ``xd`` and a float32 value ``y`` (a Python
-    float, rounded to float32 first as numpy converts it, or a float32 value or an int
-    exact in float32, taken as they are): a 0-d float32 array with numpy's bits, or None
-    where the readable path must run (an overflow, a non-finite result, a division by zero).
-
-    Why Python's float arithmetic gives float32's bits: for + - * / the float64 result of
-    two float32 operands, rounded once more to float32, is the correctly rounded float32
-    result.  A double rounding is innocuous when the wider format has at least 2p + 2
-    bits for a p-bit narrower one (Figueroa, "When is double rounding innocuous?", 1995):
-    53 >= 2 * 24 + 2.  It holds for + - * / and sqrt only, not for pow, exp and the like,
-    and not for a chain of operations done in float64 and rounded once at the end, which
-    is why each operator rounds its own result.  float64's wider exponent range keeps
-    the intermediate finite and normal, so float32's own overflow and subnormals come
-    from the one rounding at the end.  Non-finite values step aside: they are exact
-    anyway, but where they arise numpy's cast and error state have a say."""
-    if round_y:
-        y = _to_f32(_f32_pack(y))[0]  # the Python float as float32 (C's cast: to nearest)
-        if not -_F32_MAX <= y <= _F32_MAX:
-            return None  # inf, NaN, or a float too large for float32: the readable path
-    try:
-        value = _to_f32(_f32_pack(python(xd.item(), y)))[0]  # the one rounding to float32
-    except ArithmeticError:  # a division by zero: numpy's inf/NaN instead
-        return None
-    if not -_F32_MAX <= value <= _F32_MAX:
-        return None  # an overflow, an inf or a NaN: the readable path's bits and warnings
-    return np.asarray(value, _F32)  # exact: the value is a float32
 
 
 def _quietly(fn: Callable, a, b):
