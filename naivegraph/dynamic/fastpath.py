@@ -80,6 +80,9 @@ _F32 = np.dtype(np.float32)
 _META_0D_F32 = nodes.meta_of(np.zeros((), _F32))
 _EXACT_INT32 = 2**24  # Python ints up to this size are exact as float32
 _F32_MAX = float(np.finfo(np.float32).max)
+#: float64 values below this in size round to a finite float32 (MAX + half its ulp ties
+#: to even, which is 2**128: inf)
+_F32_ROUNDS_FINITE = 2.0**128 - 2.0**103
 _f32_struct = struct.Struct("f")  # packing rounds a Python float to float32 as C casts
 _f32_pack, _to_f32 = _f32_struct.pack, _f32_struct.unpack
 
@@ -282,12 +285,12 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                         b = y  # an int exact in float32
                     else:
                         b = yd.item()  # float32, exact in float64
-                    value = _to_f32(_f32_pack(python(xd.item(), b)))[0]
+                    value = python(xd.item(), b)  # in float64
                 except ArithmeticError:  # the readable path: numpy's inf/NaN instead
                     return readable(x, y)
-                if not -_F32_MAX <= value <= _F32_MAX:
+                if not -_F32_ROUNDS_FINITE < value < _F32_ROUNDS_FINITE:
                     return readable(x, y)  # overflow, inf, NaN: numpy's cast has a say
-                out = np.asarray(value, _F32)  # exact: the value is a float32
+                out = np.asarray(value, _F32)  # the one rounding (C's cast; no underflow check)
                 meta = _META_0D_F32
             elif dtype.kind == "f" and ty is not int:  # numpy's scalar arithmetic
                 out = _quietly(python, xd[()], y if y_kind == 0 else yd[()])

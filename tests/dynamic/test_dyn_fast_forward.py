@@ -957,3 +957,21 @@ def test_torch_agrees_on_the_float32_chain_to_the_bit():
         y.backward()
         results.append((y.detach().numpy().tobytes(), w.grad.numpy().tobytes()))
     assert results[0] == results[1]
+
+
+def test_0d_float32_results_at_the_edge_of_overflow_are_the_readable_paths():
+    # the largest float32 times (1 + 2**-24) is a tie that rounds to even: inf in float32;
+    # one float64 step below it rounds to the largest float32
+    largest = float(np.finfo(np.float32).max)
+    edge = 2.0**128 - 2.0**103
+    with np.errstate(over="ignore"):
+        assert np.float32(edge) == np.inf and np.float32(np.nextafter(edge, 0)) == largest
+
+    def program():
+        x = ng.tensor(largest, dtype=ng.float32, requires_grad=True)
+        out = {"x": x}
+        for i, number in enumerate([1 + 2**-24, 1 + 2**-23, 1 + 2**-25, 1.0, -1 - 2**-24]):
+            out[f"m{i}"], out[f"a{i}"] = x * number, x + number * 2.0**104
+        return out
+
+    _same_on_and_off(program)
