@@ -2,6 +2,7 @@
 wall-clock time on a shared machine is too noisy to make.
 
     python benchmarks/instructions.py TREE [TREE ...]      # each tree: a checkout
+    python benchmarks/instructions.py --default-dtype float64 TREE ...   # not float32
 
 For each tree, runs (a) 1,000 x the reference example and (b) 15 x the 1,000-op chain of
 ``bench_dynamic.py`` under ``valgrind --tool=callgrind`` in a fresh process (the tree
@@ -12,6 +13,7 @@ workload), and prints that run's instructions minus the same script's with no wo
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import subprocess
@@ -24,6 +26,8 @@ sys.path.insert(0, {tree!r})
 sys.path.insert(1, {benchmarks!r})
 import naivegraph as ng
 import bench_dynamic as b
+if {dtype!r}:
+    ng.set_default_dtype(getattr(ng, {dtype!r}))
 b.reference(ng); b.chain(ng)
 which = {which!r}
 if which == "a":
@@ -35,10 +39,10 @@ elif which == "b":
 """
 
 
-def instructions(tree: str, which: str) -> int:
+def instructions(tree: str, which: str, dtype: str = "") -> int:
     benchmarks = os.path.dirname(os.path.abspath(__file__))
     return count_instructions(
-        WORKLOAD.format(tree=os.path.abspath(tree), benchmarks=benchmarks, which=which)
+        WORKLOAD.format(tree=os.path.abspath(tree), benchmarks=benchmarks, which=which, dtype=dtype)
     )
 
 
@@ -68,13 +72,18 @@ def count_instructions(source: str) -> int:
     return int(found.group(1))
 
 
-def main(trees: list[str]) -> None:
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description="instructions of workloads (a) and (b)")
+    parser.add_argument("trees", nargs="*", default=["."])
+    parser.add_argument("--default-dtype", default="", choices=["float32", "float64"])
+    args = parser.parse_args(argv)
+    dtype = args.default_dtype
     print("instructions (millions): (a) 1,000 x reference, (b) 15 x 1,000-op chain")
-    for tree in trees:
-        base = instructions(tree, "0")
-        a, b = (instructions(tree, which) - base for which in ("a", "b"))
+    for tree in args.trees:
+        base = instructions(tree, "0", dtype)
+        a, b = (instructions(tree, which, dtype) - base for which in ("a", "b"))
         print(f"  {tree}: (a) {a / 1e6:,.1f}  (b) {b / 1e6:,.1f}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["."])
+    main(sys.argv[1:])

@@ -29,6 +29,8 @@ module"):
 - ``quiet_numpy``, ``number_operand``: numpy's error state is set directly, not through
   ``np.errstate``, and an array meeting a Python number skips torch's promotion rule
   where it would change nothing; on 0-d arrays either costs more than the arithmetic.
+- ``float_scalar``: ``tensor(2.0)`` in the default float32 rounds the Python float
+  with one C cast instead of a float64 array, ``np.errstate`` and ``astype``.
 - ``masked_zero``, ``loss_gradients``: kernels for the op table's rules, the same bits
   by fewer or cheaper numpy calls.
 
@@ -44,6 +46,7 @@ from __future__ import annotations
 import gc
 import math
 import os
+import struct
 import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
@@ -237,6 +240,33 @@ def promotes_to_itself(x, y) -> bool:
 def _convertible(number) -> bool:
     """False for a Python int torch refuses (the promotion rule then raises)."""
     return type(number) is not int or _INT_MIN <= number < _INT_END
+
+
+# -- float_scalar ------------------------------------------------------------------------
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_F32_MAX = float(np.finfo(np.float32).max)
+_f32_struct = struct.Struct("f")  # native packing: C's cast of a double to float
+_f32_pack, _f32_unpack = _f32_struct.pack, _f32_struct.unpack
+
+
+def float_scalar(number: float, dtype: np.dtype):
+    """``np.array(number).astype(dtype)`` for a Python float and a float32 or float64
+    default dtype: a 0-d array of the bits numpy's cast gives (C's round to nearest), or
+    None where the layer is off, the dtype is another, the struct module refuses or the
+    float32 value is not finite (an overflow or a NaN: numpy's cast decides those)."""
+    if not enabled:
+        return None
+    if dtype is _F64:
+        return np.array(number)
+    if dtype is not _F32:
+        return None
+    try:
+        value = _f32_unpack(_f32_pack(number))[0]
+    except (OverflowError, struct.error):
+        return None
+    if -_F32_MAX <= value <= _F32_MAX:
+        return np.asarray(value, _F32)  # exact: the value is a float32
+    return None
 
 
 # -- masked_zero -------------------------------------------------------------------------

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.core import with_default_float
+from .. import fast
+from ..ops.core import default_float, with_default_float
 from ..ops.methods import shape_arg as _shape_arg
 from .defaults import _type_name, get_default_dtype
 from .grad_mode import _state as _grad_state
@@ -57,6 +58,10 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> T
     # torch.tensor keeps the inferred dtype (int64 for ints, bool for booleans).
     if device is not None:
         _check_device(device)
+    if type(data) is builtins.float and dtype is None:  # a scalar program's constant, often
+        array = fast.float_scalar(data, default_float())
+        if array is not None:
+            return _finish(array, requires_grad)
     array = _as_array(data, dtype)
     if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
         array = with_default_float(array)

@@ -18,9 +18,12 @@ message).
 
 Arithmetic: on 0-d float64 tensors the operator is Python's own float arithmetic (IEEE
 double: the same bits as numpy's float64 loop; a division by zero raises in Python, and
-the readable path then gives inf or NaN); other 0-d floating tensors use numpy's scalar
-arithmetic (the ufunc's conversion and rounding, at a fraction of its cost), everything
-else the ufunc itself, under one cheap switch of numpy's error state.  A node's fields
+the readable path then gives inf or NaN); on 0-d float32 tensors (the default dtype) it
+is Python's float arithmetic rounded once to float32, which for + - * / is float32's
+own arithmetic to the bit (``_F32_ROUNDING`` below says why; finite values only);
+other 0-d floating tensors use numpy's scalar arithmetic (the ufunc's conversion and
+rounding, at a fraction of its cost), everything else the ufunc itself, under one cheap
+switch of numpy's error state.  A node's fields
 are stored one by one, as ``OpNode.__init__`` stores them, while OpNode has exactly the
 fields this module knows (``_BY_HAND``); a class with another field is called instead.
 
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import gc
 import operator
+import struct
 import weakref
 from typing import Callable
 
@@ -71,6 +75,29 @@ _F64 = np.dtype(np.float64)
 _META_0D_F64 = nodes.meta_of(np.zeros((), _F64))
 _INT_MIN, _INT_END = -(2**63), 2**64  # the Python ints torch converts (see ops.core)
 _EXACT_INT = 2**53  # Python ints up to this size are exact as float64 (numpy's conversion)
+_F32 = np.dtype(np.float32)
+#: the Meta of every 0-d float32 array (the lab's default dtype, as torch's)
+_META_0D_F32 = nodes.meta_of(np.zeros((), _F32))
+_EXACT_INT32 = 2**24  # Python ints up to this size are exact as float32
+_F32_MAX = float(np.finfo(np.float32).max)
+#: float64 values below this in size round to a finite float32 (MAX + half its ulp ties
+#: to even, which is 2**128: inf)
+_F32_ROUNDS_FINITE = 2.0**128 - 2.0**103
+_f32_struct = struct.Struct("f")  # packing rounds a Python float to float32 as C casts
+_f32_pack, _to_f32 = _f32_struct.pack, _f32_struct.unpack
+
+# _F32_ROUNDING: why Python's float arithmetic gives float32's bits.  For + - * / the
+# float64 result of two float32 operands, rounded once more to float32, is the correctly
+# rounded float32 result: a double rounding is innocuous when the wider format has at
+# least 2p + 2 bits for a p-bit narrower one (Figueroa, "When is double rounding
+# innocuous?", 1995), and 53 >= 2 * 24 + 2.  That holds for + - * / and sqrt only, not
+# for pow, exp and the like, and not for several operations done in float64 and rounded
+# once at the end: each operator rounds its own result.  float64's wider exponent range
+# keeps the intermediate finite and normal, so float32's overflow and subnormals come
+# from that one rounding.  A Python float operand is first rounded to float32, as numpy
+# converts it (a Python float's arithmetic on the float64 value would differ: 0.1 is not
+# float32's 0.1).  Non-finite operands and results step aside: numpy's cast and error
+# state have a say where they arise.
 
 # What a subclass of Tensor may not redefine for the fast path to build what the
 # readable path builds (both read these attributes straight from the instance).
@@ -247,6 +274,24 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                 except ArithmeticError:  # a division by zero: numpy's inf/NaN instead
                     return readable(x, y)
                 meta = _META_0D_F64
+            elif dtype is _F32 and (ty is not int or -_EXACT_INT32 <= y <= _EXACT_INT32):
+                # float64 arithmetic rounded once to float32: float32's bits (_F32_ROUNDING)
+                try:  # (an OverflowError, where struct checks, or a division by zero)
+                    if ty is float:  # as numpy converts it: rounded to float32 first
+                        b = _to_f32(_f32_pack(y))[0]
+                        if not -_F32_MAX <= b <= _F32_MAX:
+                            return readable(x, y)  # inf, NaN, or too large for float32
+                    elif y_kind == 0:
+                        b = y  # an int exact in float32
+                    else:
+                        b = yd.item()  # float32, exact in float64
+                    value = python(xd.item(), b)  # in float64
+                except ArithmeticError:  # the readable path: numpy's inf/NaN instead
+                    return readable(x, y)
+                if not -_F32_ROUNDS_FINITE < value < _F32_ROUNDS_FINITE:
+                    return readable(x, y)  # overflow, inf, NaN: numpy's cast has a say
+                out = np.asarray(value, _F32)  # the one rounding (C's cast; no underflow check)
+                meta = _META_0D_F32
             elif dtype.kind == "f" and ty is not int:  # numpy's scalar arithmetic
                 out = _quietly(python, xd[()], y if y_kind == 0 else yd[()])
             else:
@@ -288,7 +333,7 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                     meta = meta_x  # one Meta per (shape, dtype): the output's is x's
                 saved = [meta_x]
             else:
-                saved = [meta]  # both 0-d float64
+                saved = [meta]  # both 0-d float64, or both 0-d float32
             sources = ()
         if x_grad:
             fn = x.grad_fn
@@ -426,6 +471,7 @@ def _negation(readable: Callable, name: str) -> Callable:
     compact = _BY_HAND and cls is fastnodes.NEGATION  # its edge stored as its node alone
     dead = fastnodes.DEAD_REF
     saved_0d_f64 = _saved_list(_META_0D_F64)
+    saved_0d_f32 = _saved_list(_META_0D_F32)
 
     def neg(x):
         if not (enabled and fast.enabled) or dual.active:
@@ -440,6 +486,13 @@ def _negation(readable: Callable, name: str) -> Callable:
         if dtype is _F64 and xd.ndim == 0:
             out = np.asarray(-xd.item())  # a sign flip: numpy's bits, NaN's sign too
             meta = _META_0D_F64
+        elif dtype is _F32 and xd.ndim == 0:
+            value = xd.item()  # exact in float64, and back
+            if -_F32_MAX <= value <= _F32_MAX:
+                out = np.asarray(-value, _F32)
+            else:  # inf or NaN (whose float64 copy would lose a signalling NaN's bits)
+                out = np.asarray(np.negative(xd))
+            meta = _META_0D_F32
         elif dtype.kind in "fiu":  # bool raises and complex refuses grad: readable
             out = np.negative(xd)  # a sign flip or a wrap-around: no error state
             if type(out) is not np.ndarray:
@@ -455,8 +508,10 @@ def _negation(readable: Callable, name: str) -> Callable:
         if meta is None:
             meta = nodes.meta_of(xd)  # the output's too: the same shape and dtype
             saved = _saved_list(meta)
-        else:
+        elif meta is _META_0D_F64:
             saved = saved_0d_f64
+        else:
+            saved = saved_0d_f32
         paused = pause_collector and _gc_isenabled()  # fast.paused_gc, for this call only
         if paused:
             _gc_disable()
@@ -564,7 +619,10 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
         fn = x.grad_fn
         edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
         saved = _saved_list(nodes.meta_of(xd))  # nothing saved: one list per (shape, dtype)
-        meta = _META_0D_F64 if out.dtype is _F64 else nodes.meta_of(out)
+        dtype = out.dtype
+        meta = (
+            _META_0D_F64 if dtype is _F64 else _META_0D_F32 if dtype is _F32 else nodes.meta_of(out)
+        )
         attrs = {"dim": None, "keepdim": False}  # the node's own, as the method's call makes
         node = fastnode(cls, op, attrs, (edge,), saved, meta, (), needs, None, weakref.ref(result))
         result.grad_fn = node

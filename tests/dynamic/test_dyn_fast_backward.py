@@ -77,6 +77,19 @@ def _chain(dtype):
     return program
 
 
+def _scalar_program(dtype):
+    def program():  # micrograd's style: 0-d tensors, numbers on both sides, every operator
+        w1, w2, b = (ng.tensor(v, dtype=dtype, requires_grad=True) for v in (0.3, -1.7, 0.1))
+        x1, x2 = ng.tensor(2.0, dtype=dtype), ng.tensor(-0.7, dtype=dtype)
+        a = w1 * x1 + w2 * x2 + b
+        c = (a * a - 1.0 / (a + 3)) / 0.7 - (-a) * 0.001
+        loss = 2 * c + c * c + 1.5
+        loss.backward()
+        return [loss, c, w1.grad, w2.grad, b.grad]
+
+    return program
+
+
 def _reference_example():
     x = ng.ones(2, 2)
     w1 = ng.tensor(1.5, requires_grad=True)
@@ -315,6 +328,8 @@ def _grad_retained_in_a_chain():
 PROGRAMS = [
     _chain(ng.float32),
     _chain(ng.float64),
+    _scalar_program(ng.float32),
+    _scalar_program(ng.float64),
     _reference_example,
     _shared_subexpressions,
     _broadcasting,
@@ -343,7 +358,9 @@ PROGRAMS = [
 IDS = [
     "chain_float32",
     "chain_float64",
-    *(p.__name__.strip("_") for p in PROGRAMS[2:]),
+    "scalar_program_float32",
+    "scalar_program_float64",
+    *(p.__name__.strip("_") for p in PROGRAMS[4:]),
 ]
 
 

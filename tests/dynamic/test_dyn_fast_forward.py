@@ -856,3 +856,122 @@ def test_torch_agrees_on_the_whole_reductions_nodes_values_and_gradients():
         (m + s).backward()
         seen.append((m.item(), s.item(), w.grad.tolist(), str(m.dtype).split(".")[-1]))
     assert seen[0] == seen[1]
+
+
+# -- 0-d float32, the default dtype: float64 arithmetic rounded once ---------------------------
+def _float32_operands(n: int) -> np.ndarray:
+    """float32 values over the whole range: normals of every exponent, subnormals, and
+    neighbours of values whose products or quotients land on a rounding tie."""
+    rng = np.random.default_rng(32)
+    bits = rng.integers(0, 2**31 - 2**23, n, dtype=np.uint32)  # finite, positive
+    values = bits.view(np.float32) * rng.choice(np.float32([1, -1]), n)
+    ties = np.float32([1 + 2**-23, 1 + 2**-12, 3, 1 / 3, 0.1, 2**-126, 2**-149, 2**127])
+    return np.concatenate([values, ties, -ties, np.float32([0.0, -0.0])])
+
+
+@pytest.mark.parametrize("symbol", OPERATORS)
+def test_0d_float32_arithmetic_is_numpys_float32_arithmetic_to_the_bit(symbol):
+    # The fast path computes x <op> y in float64 and rounds once to float32.  For + - * /
+    # that is float32's correctly rounded result, as double rounding is innocuous when
+    # 53 >= 2 * 24 + 2 (Figueroa 1995); checked here against numpy's own float32 loop,
+    # subnormal and overflowing results included (those step aside to the readable path).
+    xs = _float32_operands(1500)
+    ys = np.roll(xs, 7)
+    fn = OPERATORS[symbol]
+    with np.errstate(all="ignore"):
+        expected = fn(xs, ys)  # numpy's float32 loop
+    got = np.array([fn(ng.tensor(a), ng.tensor(b))._data for a, b in zip(xs, ys)])
+    assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()
+
+
+def test_a_python_float_meets_a_float32_tensor_rounded_to_float32_first():
+    # numpy (and torch) convert the Python number to float32 before the float32 operation:
+    # Python's float64 product of the unrounded number would be another value
+    x = ng.tensor(0.5, dtype=ng.float32, requires_grad=True)
+    for number in (0.999, 0.1, 1 / 3, 1e-50, 2.0**-140, -7.25, 16777217):
+        with np.errstate(all="ignore"):
+            expected = np.float32(0.5) * np.float32(number)
+        assert (x * number)._data.tobytes() == np.array(expected, np.float32).tobytes()
+    five = ng.tensor(5.0, dtype=ng.float32)
+    assert (five * 0.001).item() == np.float32(0.0050000004)  # float32(5) * float32(0.001)
+    assert np.float32(5.0 * 0.001) == np.float32(0.005)  # the unrounded number's product
+
+
+def test_0d_float32_with_numbers_ints_and_specials_gives_the_readable_paths_bits():
+    numbers = [0.999, 0.001, 0.1, 1 / 3, -0.0, 1e-50, 1e300, -1e300, float("inf")]
+    numbers += [float("nan"), 3.4e38, 2, -3, 0, 2**24, 2**24 + 1, -(2**24) - 1, 2**60]
+    starts = [0.5, -1.5, 0.0, -0.0, 3e38, 1e-45, float("inf"), float("nan")]
+
+    def program():
+        out = {}
+        for i, (a, number) in enumerate(itertools.product(starts, numbers)):
+            x = ng.tensor(a, dtype=ng.float32, requires_grad=i % 2 == 0)
+            out[f"x{i}"] = x
+            for symbol, fn in OPERATORS.items():
+                out[f"{symbol}{i}"] = fn(x, number)
+            out[f"r{i}"], out[f"m{i}"], out[f"n{i}"] = number + x, number * x, -x
+        return out
+
+    _same_on_and_off(program)
+
+
+def test_the_float32_chain_and_its_backward_are_the_readable_paths():
+    def chain():
+        w = ng.tensor(0.5, dtype=ng.float32, requires_grad=True)
+        ys = {"w": w}
+        y = w
+        for i in range(40):
+            y = y * 0.999 if i % 2 == 0 else y + 0.001
+            ys[f"y{i}"] = y
+        z = -(y / ng.tensor(3.0, dtype=ng.float32)) - w
+        z.backward()
+        ys["z"], ys["grad"] = z, w.grad
+        return ys
+
+    described = _same_on_and_off(chain)
+    grad = next(entry for entry in described if entry[0] == "grad")
+    assert grad[1] == "<f4"  # the gradient is float32, as torch's
+
+
+def test_0d_float32_arithmetic_runs_on_the_fast_path(monkeypatch):
+    calls = _readable_calls(monkeypatch)
+    w = ng.tensor(0.5, dtype=ng.float32, requires_grad=True)
+    y = (w * 0.999 + 0.001 - w / ng.tensor(4.0, dtype=ng.float32)) * 3
+    -y, 2.0 * y, y.sum(), y.mean()
+    assert calls == []
+    assert y.dtype == ng.float32 and y.grad_fn.saved_out is fastpath._META_0D_F32
+    w * 1e300, w / 0.0, w * 2.0**127 * 4.0  # an overflowing number, a zero divisor, a result
+    assert calls == ["mul", "div", "mul"]
+
+
+def test_torch_agrees_on_the_float32_chain_to_the_bit():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (ng, torch):
+        w = lib.tensor(0.5, dtype=lib.float32, requires_grad=True)
+        y = w
+        for _ in range(50):
+            y = y * 0.999
+            y = y + 0.001
+            y = y / 1.001 - 0.0001
+        y.backward()
+        results.append((y.detach().numpy().tobytes(), w.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+def test_0d_float32_results_at_the_edge_of_overflow_are_the_readable_paths():
+    # the largest float32 times (1 + 2**-24) is a tie that rounds to even: inf in float32;
+    # one float64 step below it rounds to the largest float32
+    largest = float(np.finfo(np.float32).max)
+    edge = 2.0**128 - 2.0**103
+    with np.errstate(over="ignore"):
+        assert np.float32(edge) == np.inf and np.float32(np.nextafter(edge, 0)) == largest
+
+    def program():
+        x = ng.tensor(largest, dtype=ng.float32, requires_grad=True)
+        out = {"x": x}
+        for i, number in enumerate([1 + 2**-24, 1 + 2**-23, 1 + 2**-25, 1.0, -1 - 2**-24]):
+            out[f"m{i}"], out[f"a{i}"] = x * number, x + number * 2.0**104
+        return out
+
+    _same_on_and_off(program)

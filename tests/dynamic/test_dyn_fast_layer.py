@@ -213,3 +213,38 @@ def test_a_float32_tensor_times_a_python_float_stays_float32_either_way():
         off = x * 0.1
     assert on.dtype == off.dtype == ng.float32
     assert on._data.tobytes() == off._data.tobytes()
+
+
+@pytest.fixture(params=["float16", "float32", "float64"])
+def default_float(request):
+    """Each floating default dtype for one test, then the one before."""
+    before = ng.get_default_dtype()
+    ng.set_default_dtype(getattr(ng, request.param))
+    yield np.dtype(request.param)
+    ng.set_default_dtype(before)
+
+
+def test_a_python_float_becomes_the_default_dtypes_bits_on_and_off(default_float):
+    # the layer rounds it to float32 with one C cast (fast.float_scalar): numpy's cast's
+    # bits, overflow to inf and NaN left to numpy's own cast
+    values = [2.0, 0.1, 1 / 3, -0.0, 1e-50, 1e-45, 7e-46, 3.4028235e38, 3.4028236e38]
+    values += [1e308, -1e300, float("inf"), float("-inf"), float("nan"), 65504.0, 65520.0]
+    for value in values:
+        for requires_grad in (False, True):
+            on = ng.tensor(value, requires_grad=requires_grad)
+            with fast.disabled():
+                off = ng.tensor(value, requires_grad=requires_grad)
+            assert on.dtype == off.dtype == default_float
+            assert on._data.shape == off._data.shape == ()
+            assert on._data.tobytes() == off._data.tobytes(), value
+            assert on.requires_grad is off.requires_grad is requires_grad and on.is_leaf
+
+
+def test_the_float_scalar_trick_steps_aside_for_what_numpys_cast_decides():
+    f32 = np.dtype(np.float32)
+    assert fast.float_scalar(0.1, f32).tobytes() == np.float32(0.1).tobytes()
+    assert fast.float_scalar(1e300, f32) is None  # an overflow: numpy's cast gives inf
+    assert fast.float_scalar(float("nan"), f32) is None
+    assert fast.float_scalar(0.1, np.dtype(np.float16)) is None
+    with fast.disabled():
+        assert fast.float_scalar(0.1, f32) is None
