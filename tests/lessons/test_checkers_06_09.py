@@ -167,6 +167,12 @@ def test_07_1_numpy_where_is_told_numpy_cannot_be_traced_not_about_an_if(capsys)
     never_states(result, "x * 2, x * -1", "ng.where(")
 
 
+def test_07_1_the_stronger_hint_starts_a_sentence_after_the_library_message(capsys):
+    ex.check_where_fix(branchy)
+    message = ex.check_where_fix(branchy).message
+    assert "exists at once. Choose per element" in message
+
+
 def test_07_1_a_traced_branch_is_sent_to_ng_where_by_the_library_message(capsys):
     result = rejected(capsys, ex.check_where_fix, branchy, says="ng.where(condition, a, b)")
     assert "ns.where" not in result.message

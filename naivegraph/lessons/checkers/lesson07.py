@@ -45,7 +45,7 @@ def check_where_fix(f) -> Result:
             ex,
             [
                 f"tracing failed: {_why_untraceable(exc)} The error says what to use "
-                f"instead:\n{type(exc).__name__}: {exc}",
+                f"instead:\n{type(exc).__name__}: {_as_sentence(str(exc))}",
                 "choose per element with a function that takes (condition, value where "
                 "true, value where false); use the ng.* one, which works in both modes.",
             ],
@@ -76,6 +76,12 @@ def check_where_fix(f) -> Result:
     else:
         hint = "check both branches: x * 2 where x > 0, x * -1 elsewhere, per element."
     return not_yet(ex, [hint], gave=f"{show(gots[2])} for x = [3, -1]")
+
+
+def _as_sentence(text: str) -> str:
+    """``text`` ending in a full stop, so the hint that follows starts a new sentence."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _why_untraceable(exc: Exception) -> str:

@@ -313,7 +313,7 @@ def check_first_nan(name) -> Result:
     if given.lower().startswith("sum"):
         hint = (
             "sum's backward hands the incoming 1 to every element: finite numbers. "
-            "Follow the gradient one step further."
+            "What comes after it?"
         )
     elif given.lower().startswith("mul"):
         hint = (
