@@ -339,6 +339,17 @@ def predict_freezes_model(model, x):
     return model(x)
 
 
+def predict_switching_to_eval(model, x):
+    model.eval()
+    with ng.no_grad():
+        return model(x)
+
+
+def predict_numpy(model, x):
+    with ng.no_grad():
+        return model(x).numpy()
+
+
 def predict_grad_left_off(model, x):
     ng.set_grad_enabled(False)
     return model(x)
@@ -425,6 +436,8 @@ WRONG = [
     ("05-3", (predict_freezes_model,), "frozen for any training"),
     ("05-3", (predict_grad_left_off,), "grad mode is still off"),
     ("05-3", (lambda m, x: m(x).sum(),), "unchanged"),
+    ("05-3", (predict_switching_to_eval,), "eval mode"),
+    ("05-3", (predict_numpy,), "a tensor"),
 ]
 
 

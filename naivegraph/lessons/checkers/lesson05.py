@@ -258,8 +258,27 @@ def check_inference(predict) -> Result:
             ],
             gave=f"a model with {len(frozen)} parameters switched to requires_grad=False",
         )
+    if not model.training:
+        return not_yet(
+            ex,
+            [
+                "after your function the model is in eval mode: eval() changes how layers "
+                "such as dropout and batch norm behave for every call that follows, and "
+                "it records nothing less.",
+                "recording and a layer's mode are separate switches: leave the model's "
+                "mode as it was and switch only recording off, for the call.",
+            ],
+            gave="a function that calls model.eval()",
+        )
     if not close(out, want, shape_free=False):
         return not_yet(ex, "return the model's output itself, unchanged.", gave=show(out))
+    if not hasattr(out, "grad_fn"):
+        return not_yet(
+            ex,
+            "return the model's output as the model gives it, a tensor: the caller may "
+            "still compare or combine it with other tensors.",
+            gave=f"a {type(out).__name__}",
+        )
     if any(model.modes):
         if getattr(out, "grad_fn", None) is None:
             return not_yet(
