@@ -89,6 +89,12 @@ def test_06_1_rejects_each_mistake_without_the_answer(capsys, body, says):
     never_states(result, "40", "112", "ns.mean(")
 
 
+def test_06_1_a_loss_with_the_weights_typed_in_is_sent_to_the_variables(capsys):
+    numbers = static_model(lambda x, *w: ns.mean((x * 2.0 + 3.0) * (x * 2.0 * 4.0)))
+    result = rejected(capsys, ex.check_static_model, *numbers, says="Variables")
+    never_states(result, "ns.mean(", "x * w1")
+
+
 def test_06_1_blank_and_non_node(capsys):
     assert outcome(capsys, ex.check_static_model, ..., ..., ...).status == "todo"
     g, x, _ = static_model(lambda x, *w: x)
@@ -119,6 +125,22 @@ def test_06_2_accepts_the_compiled_function(capsys):
 def test_06_2_rejects_each_mistake_without_the_answer(capsys, f, says):
     result = rejected(capsys, ex.check_compiled_step, f, says=says)
     never_states(result, "[40", "28, 8", "88")
+
+
+def test_06_2_a_python_function_driving_the_graph_is_sent_to_compile(capsys):
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(2, 2))
+        w = [ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)]
+        loss = ns.mean((x * w[0] + w[1]) * (x * w[0] * w[2]))
+
+    def by_hand(value):
+        g.forward({x: value})
+        g.backward(loss)
+        return [loss.value, *(v.grad for v in w)]
+
+    result = rejected(capsys, ex.check_compiled_step, by_hand, says="compile itself")
+    never_states(result, "g.compile(", "[40", "28, 8")
 
 
 def test_06_3_accepts_two_and_rejects_the_rest(capsys):

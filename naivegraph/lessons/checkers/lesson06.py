@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import naivegraph.static as ns
+
 from ..checking import (
     Result,
     answer,
@@ -68,6 +70,17 @@ def check_static_model(graph, x, loss) -> Result:
             gave="the same loss for every feed",
         )
     if close(values[0], 40.0) and close(values[1], 112.0):
+        if not _reads_a_variable(loss):
+            return not_yet(
+                ex,
+                [
+                    "the numbers are right, but your loss reads the weights as numbers typed "
+                    "into it: a graph's parameters are Variables, which keep their values "
+                    "across runs and get gradients.",
+                    "build the loss from the Variables w1, w2 and w3 the cell makes.",
+                ],
+                gave="a loss without Variables",
+            )
         return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
     return not_yet(
         ex,
@@ -78,6 +91,20 @@ def check_static_model(graph, x, loss) -> Result:
         ],
         gave=show(values[0]) + " for a feed of ones",
     )
+
+
+def _reads_a_variable(node) -> bool:
+    """Whether a Variable is among the nodes ``node`` is computed from."""
+    stack, seen = [node], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ns.Variable):
+            return True
+        stack.extend(getattr(current, "inputs", ()))
+    return False
 
 
 # ----------------------------------------------------------------------------- 06-2
@@ -114,6 +141,17 @@ def check_compiled_step(f) -> Result:
         return not_yet(ex, ["f should return the loss and one gradient per Variable."],
                        gave=f"{len(ones)} output(s)")
     if close(ones, _RIGHT_06_2[1.0]) and close(twos, _RIGHT_06_2[2.0]):
+        if not isinstance(f, ns.CompiledFunction):
+            return not_yet(
+                ex,
+                [
+                    "the numbers are right, but f is a Python function that drives the "
+                    "graph run by run; the exercise asks the graph to compile itself into "
+                    "one callable, planned once for every call.",
+                    "the graph has a method that takes the inputs and the outputs to fetch.",
+                ],
+                gave=f"a {type(f).__name__}, not a compiled function",
+            )
         return correct(
             ex, "one compiled function returns the loss and all three symbolic gradients."
         )
