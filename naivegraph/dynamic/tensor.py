@@ -298,6 +298,8 @@ def _format_array(data: np.ndarray) -> str:
         fmt = str
     elif data.dtype.kind in "iu":
         fmt = str
+    elif data.dtype.kind == "c":
+        fmt = _complex_formatter(data)
     else:
         finite = data[np.isfinite(data)] if data.size else data
         fmt = _float_formatter(finite)
@@ -312,6 +314,19 @@ def _format_array(data: np.ndarray) -> str:
         edgeitems=3,
         formatter={"all": pad},
     )
+
+
+def _complex_formatter(data: np.ndarray) -> Callable:
+    """torch's complex style: real and imaginary parts each in their own float format."""
+    real, imag = data.real, data.imag
+    real_part = _float_formatter(real[np.isfinite(real)])
+    imag_part = _float_formatter(imag[np.isfinite(imag)])
+
+    def fmt(v) -> str:
+        sign = "-" if np.signbit(v.imag) else "+"
+        return f"{real_part(v.real)}{sign}{imag_part(abs(v.imag))}j"
+
+    return fmt
 
 
 def _float_formatter(finite: np.ndarray) -> Callable:

@@ -142,7 +142,8 @@ def test_python_floats_become_float32_and_numpy_arrays_keep_their_dtype_as_in_to
     assert ng.tensor(2.0).dtype == ng.ones(2).dtype == ng.nn.Linear(2, 2).bias.dtype == np.float32
     assert repr(ng.tensor([1.5])) == repr(torch.tensor([1.5])) == "tensor([1.5000])"
     assert repr(ng.tensor([1.5], dtype=ng.float64)) == "tensor([1.5000], dtype=float64)"
-    assert repr(ng.tensor([1 + 2j])) == "tensor([1+2j.])"  # complex64: no dtype either
+    for value in ([1 + 2j], [1.5 + 2j, -0.25 - 3j], [1e-5 + 1j], 1j):  # complex64: no dtype
+        assert repr(ng.tensor(value)) == repr(torch.tensor(value))
 
 
 def test_set_default_dtype_float64_makes_python_floats_float64_as_in_torch(torch, default_float64):
