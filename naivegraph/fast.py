@@ -220,7 +220,8 @@ class ignoring_fp_errors:  # lower case: used like a function, as ``np.errstate`
 # a floating array and a Python float (or an integer array and a Python int): the
 # array's own dtype, and both operands unchanged.  This says so in one test.
 _KINDS_KEPT_WITH = {float: "fc", int: "fciu"}
-_INT_MIN, _INT_END = -(2**63), 2**64  # the Python ints torch converts (see ops.core)
+# ops.core.PYTHON_INT_RANGE: the Python ints torch converts (ops.core imports this module)
+_INT_MIN, _INT_END = -(2**63), 2**64
 
 
 def promotes_to_itself(x, y) -> bool:

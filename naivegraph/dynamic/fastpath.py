@@ -52,7 +52,7 @@ import numpy as np
 
 from .. import fast
 from ..ops import OPS
-from ..ops.core import OpDef
+from ..ops.core import PYTHON_INT_RANGE, OpDef
 from ..ops.methods import _NO_ATTRS
 from . import fastnodes
 from . import node as nodes
@@ -73,7 +73,7 @@ _next_seq = nodes.next_seq
 _F64 = np.dtype(np.float64)
 #: the Meta of every 0-d float64 array: the one ``node.meta_of`` shares, or its equal
 _META_0D_F64 = nodes.meta_of(np.zeros((), _F64))
-_INT_MIN, _INT_END = -(2**63), 2**64  # the Python ints torch converts (see ops.core)
+_INT_MIN, _INT_END = PYTHON_INT_RANGE  # the Python ints torch converts
 _EXACT_INT = 2**53  # Python ints up to this size are exact as float64 (numpy's conversion)
 _F32 = np.dtype(np.float32)
 #: the Meta of every 0-d float32 array (the lab's default dtype, as torch's)

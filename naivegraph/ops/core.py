@@ -498,7 +498,7 @@ def _priority_and_dtype(operand) -> tuple[int, np.dtype] | None:
 
 
 #: the Python ints torch takes as scalars: int64's range and, above it, uint64's
-_INT_RANGE = (-(2**63), 2**64)
+PYTHON_INT_RANGE = (-(2**63), 2**64)
 
 
 def check_python_int(number: int) -> None:
@@ -510,7 +510,7 @@ def check_python_int(number: int) -> None:
     ...
     OverflowError: int too big to convert: 1180591620717411303424 is outside ...
     """
-    if not _INT_RANGE[0] <= number < _INT_RANGE[1]:
+    if not PYTHON_INT_RANGE[0] <= number < PYTHON_INT_RANGE[1]:
         raise OverflowError(
             f"int too big to convert: {number} is outside the 64-bit range torch takes for a "
             f"Python int scalar; write it as a float ({float(number)!r})"
