@@ -24,10 +24,8 @@ PYTEST_ARGS ?=
 
 # The readable path alone: the dynamic and static suites and the differential fuzzers
 # again with every speed trick of naivegraph/fast.py switched off (results must not change).
-READABLE_TESTS := tests/dynamic tests/trust/test_trust_fuzz_torch.py \
-	tests/trust/test_trust_fuzz_round2.py tests/trust/test_trust_views_inplace.py \
-	tests/trust/test_trust_views_hostile.py \
-	tests/static tests/trust/test_trust_fuzz_static.py
+READABLE_TESTS := tests/dynamic tests/static tests/fuzz/test_against_torch.py \
+	tests/fuzz/test_aliasing_hooks_special_values.py tests/fuzz/test_static_vs_dynamic.py
 
 .PHONY: lab test test-readable lint figures site bench clean
 

@@ -530,19 +530,12 @@ def test_the_gradients_of_an_unknown_batch_use_the_like_ops():
 
 
 # ----------------------------------------------------------------------------------
-# Random programs (tests/trust/trust_programs.py): values, gradients and second-order
+# Random programs (tests/random_programs.py): values, gradients and second-order
 # terms from ONNX Runtime equal those of the compiled graph
 # ----------------------------------------------------------------------------------
-def _trust_programs():
-    trust = str(Path(__file__).resolve().parents[1] / "trust")
-    if trust not in sys.path:
-        sys.path.insert(0, trust)
-    import trust_programs
+import random_programs  # noqa: E402
 
-    return trust_programs
-
-
-_TRUST = _trust_programs()
+_TRUST = random_programs
 from hypothesis import given  # noqa: E402
 
 

@@ -7,7 +7,7 @@ import zipfile
 import numpy as np
 import pytest
 from hypothesis import given
-from trust.trust_programs import FUZZ, build_static, float64_default, programs
+from random_programs import FUZZ, build_static, float64_default, programs
 
 import naivegraph.static as ns
 

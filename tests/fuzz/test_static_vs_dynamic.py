@@ -1,6 +1,6 @@
 """Differential fuzzing without torch: dynamic mode against every way of running static mode.
 
-The same random program (see ``trust_programs``) runs eagerly in dynamic mode and as a
+The same random program (see ``random_programs``) runs eagerly in dynamic mode and as a
 static graph: raw (``graph.forward`` + numeric ``graph.backward``), compiled without
 and with optimisation, and through ``ns.optimize`` explicitly.  Values, first
 derivatives and Hessian-vector products must agree to float64 precision.
@@ -9,7 +9,7 @@ Raise the example count with ``NAIVEGRAPH_FUZZ_EXAMPLES=2000``.
 """
 
 from hypothesis import given
-from trust_programs import FUZZ, assert_same_results, programs, run_dynamic, run_static
+from random_programs import FUZZ, assert_same_results, programs, run_dynamic, run_static
 
 STATIC_MODES = ["forward", "compile", "compile-optimized", "optimize"]
 

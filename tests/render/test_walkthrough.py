@@ -8,7 +8,8 @@ import re
 
 import numpy as np
 import pytest
-from test_render_interactive import payload, reference
+from drawings import payload
+from drawings import reference_float64 as reference
 
 import naivegraph as ng
 import naivegraph.static as ns

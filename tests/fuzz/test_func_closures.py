@@ -1,5 +1,5 @@
 """Differential fuzzing of ``ng.func`` transforms whose function closes over tensors that
-require grad, against ``torch.func`` (class ``func_closure`` of ``trust_programs``):
+require grad, against ``torch.func`` (class ``func_closure`` of ``random_programs``):
 ``grad``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian`` and a ``grad`` of a
 ``grad`` closing over the outer argument, evaluated at another tensor or at the
 closed-over one; then ``backward`` through the result reads the closure's ``.grad``.
@@ -14,7 +14,7 @@ from hypothesis import given
 
 torch = pytest.importorskip("torch")
 
-from trust_programs import (  # noqa: E402
+from random_programs import (  # noqa: E402
     FUZZ,
     _case,
     assert_same_trace,

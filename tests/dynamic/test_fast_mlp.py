@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fast_switch import fast_layer_on
-from test_dyn_fast_forward import _describe  # describes a graph field for field
+from graph_fields import describe as _describe
 
 import naivegraph as ng
 from naivegraph import fast

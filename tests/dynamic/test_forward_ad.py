@@ -2,7 +2,7 @@
 (float64, rtol 1e-10), the dual-level rules and errors, and forward mode beside reverse.
 
 ``TORCH_CASES`` runs one program per op in both libraries (``lib`` is ``ng`` or
-``torch``); every case of ``test_dyn_gradcheck_ops.CASES`` (which covers every
+``torch``); every case of ``gradcheck_cases.CASES`` (which covers every
 differentiable op of the table, the internal ones included) is also checked against
 the Jacobian that reverse mode gives.
 """
@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 import pytest
-from test_dyn_gradcheck_ops import ALL_CASES, _make
+from gradcheck_cases import ALL_CASES, _make
 
 import naivegraph as ng
 import naivegraph.autograd.forward_ad as fwAD
@@ -214,7 +214,7 @@ TORCH_CASES: dict[str, list] = {
     ],
 }
 # Ops with no torch counterpart to run (static-graph helpers, reached through the cases
-# of test_dyn_gradcheck_ops below instead).
+# of test_gradcheck_ops below instead).
 NOT_IN_TORCH = {
     "sum_to",
     "reshape_like",

@@ -1,6 +1,6 @@
 """Differential fuzzing of forward mode against ``torch.func.jvp``.
 
-The random programs of ``trust_programs`` (the generator of the other fuzzers) run with
+The random programs of ``random_programs`` (the generator of the other fuzzers) run with
 every input moving along the program's own random direction; the tangent of every pool
 entry and of the loss must agree with torch's (rtol 1e-9) in dynamic forward mode
 (``ng.autograd.forward_ad``), through ``ng.func.jvp``, and in a static graph
@@ -16,7 +16,7 @@ from hypothesis import given
 
 torch = pytest.importorskip("torch")
 
-from trust_programs import (  # noqa: E402
+from random_programs import (  # noqa: E402
     FUZZ,
     DynamicBackend,
     StaticBackend,

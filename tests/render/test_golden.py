@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import reference_example
+from drawings import reference_example
 
 from naivegraph.render import render
 

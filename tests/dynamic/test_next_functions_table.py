@@ -8,7 +8,7 @@ runs once with ``lib = naivegraph`` and once with ``lib = torch`` on the same fl
 values: ``x`` and ``y`` require grad, ``k`` does not, so an operand that gets no
 gradient, a Python number on either side, and in-place variants are all compared.  An
 input that no gradient can reach (``where``'s condition, ``nll_loss``'s targets) has no
-edge, as in torch (``test_dyn_edges_hostile.py`` checks the gradients through them).
+edge, as in torch (``test_edges_hostile.py`` checks the gradients through them).
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ SKIPPED = {
     "max_pool2d_gather": "internal: max_pool2d_scatter's gradient, recorded only inside backward",
     "avg_pool2d_backward": "internal: avg_pool2d's gradient, recorded only inside backward",
     "floor_divide": "torch records a node that refuses backward (NotImplemented); naivegraph's "
-    "result records none (tests/dynamic/test_dyn_torch_names_round3.py checks the values)",
+    "result records none (tests/dynamic/test_torch_names.py checks the values)",
     "class_mask": "internal: the class mask of nll_loss_nd's rule",
 }
 

@@ -45,7 +45,7 @@ def test_data_dependent_branch_names_the_source_line():
     message = str(info.value)
     assert "while tracing branchy" in message
     assert "if x.sum() > 0:" in message
-    assert "test_static_trace.py" in message
+    assert "test_trace.py" in message
     assert "ng.where" in message and "dynamic mode" in message
 
 

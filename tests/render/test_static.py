@@ -7,7 +7,7 @@ import pytest
 
 ns = pytest.importorskip("naivegraph.static", reason="static mode is not importable yet")
 
-from conftest import parse_dot  # noqa: E402
+from drawings import parse_dot  # noqa: E402
 
 import naivegraph as ng  # noqa: E402
 from naivegraph.render import render, render_gradient_optimization, render_optimization  # noqa: E402

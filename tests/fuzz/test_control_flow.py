@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from trust_programs import FUZZ, assert_close, float64_default
+from random_programs import FUZZ, assert_close, float64_default
 
 import naivegraph as ng
 import naivegraph.static as ns

@@ -22,7 +22,7 @@ import pytest
 from naivegraph import cli
 from naivegraph.cli import _jupyterlab, main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "figures"
 COURSE = REPO / "naivegraph" / "course"
 

@@ -6,42 +6,20 @@ the mimebundle, unique ids, the details payload, the layout choice, no external 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tomllib
+from drawings import payload
+from drawings import reference_float64 as reference
 
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.render import interactive
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def reference(backward: bool = True) -> dict:
-    """The README's example, in float64 (the default dtype is not what is tested)."""
-    env = {"input": ng.ones([2, 2], dtype=ng.float64)}
-    for name, value in (("w1", 2.0), ("w2", 3.0), ("w3", 4.0)):
-        env[name] = ng.tensor(value, requires_grad=True, dtype=ng.float64)
-    env["l1"] = env["input"] * env["w1"]
-    env["l2"] = env["l1"] + env["w2"]
-    env["l3"] = env["l1"] * env["w3"]
-    env["l4"] = env["l2"] * env["l3"]
-    env["loss"] = env["l4"].mean()
-    if backward:
-        env["loss"].backward()
-    return env
-
-
-def payload(fragment: str) -> dict:
-    found = re.findall(
-        r'<script type="application/json" class="ngv-data">(.*?)</script>', fragment, re.S
-    )
-    assert len(found) == 1
-    return json.loads(found[0])
 
 
 def by_title(data: dict, title: str) -> list[dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import parse_dot, reference_example
+from drawings import parse_dot, reference_example
 
 import naivegraph as ng
 from naivegraph.render import render

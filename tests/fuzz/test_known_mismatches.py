@@ -1,7 +1,7 @@
-"""Mismatches with torch found by the round-2 fuzzer (``test_trust_fuzz_round2``), each
+"""Mismatches with torch found by the round-2 fuzzer (``test_aliasing_hooks_special_values``), each
 reduced to a few lines.  All are known bugs today: ``xfail(strict=True)`` keeps the suite
 green and turns into XPASS when a fix lands; then remove the mark and the matching name
-from ``KNOWN_BUG_CLASSES`` in ``trust_programs.py``.
+from ``KNOWN_BUG_CLASSES`` in ``random_programs.py``.
 
 Each test runs the same function on torch and on naivegraph and asserts both answers:
 torch's (pinned as an exact value) and naivegraph's equal to it.

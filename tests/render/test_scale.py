@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import parse_dot
+from drawings import parse_dot
 from work import growth
 
 import naivegraph as ng

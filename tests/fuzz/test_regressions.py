@@ -7,7 +7,7 @@ with the bug in one line: the suite stays green and the bug stays visible.
 
 import numpy as np
 import pytest
-from trust_programs import Input, Program, Step, assert_same_results, run_dynamic, run_static
+from random_programs import Input, Program, Step, assert_same_results, run_dynamic, run_static
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -217,7 +217,7 @@ def test_regression_program_static_matches_dynamic(name, mode):
 
 @pytest.mark.parametrize("name", sorted(REGRESSION_PROGRAMS))
 def test_regression_program_matches_torch(name):
-    torch_programs = pytest.importorskip("trust_programs")
+    torch_programs = pytest.importorskip("random_programs")
     pytest.importorskip("torch")
     program = REGRESSION_PROGRAMS[name]
     assert_same_results(run_dynamic(program), torch_programs.run_torch(program), name)

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import parse_dot, reference_example
+from drawings import parse_dot, reference_example
 
 import naivegraph as ng
 from naivegraph.examples import reference_static

@@ -1,6 +1,6 @@
 """Differential fuzzing of ``ng.func`` with closures over tensors that require grad.
 
-Every input ``x0 .. xk`` of a random program (``trust_programs``) requires grad.  A
+Every input ``x0 .. xk`` of a random program (``random_programs``) requires grad.  A
 transform differentiates ``y -> L(y, x1 .. xk) * L(x0, x1 .. xk)`` at ``y = x0``: the
 same tensor is the argument *and* is captured, so a transform that does not keep to its
 own argument (perturbation confusion) differentiates the captured ``x0`` too.  The
@@ -18,7 +18,7 @@ from hypothesis import given
 
 torch = pytest.importorskip("torch")
 
-from trust_programs import (  # noqa: E402
+from random_programs import (  # noqa: E402
     FUZZ,
     OP_KINDS,
     DynamicBackend,

@@ -68,7 +68,7 @@ ATOL = 1e-10
 # known today.  The default run leaves them out, so `make test` stays green;
 # NAIVEGRAPH_FUZZ_KNOWN_BUGS=1, or deleting a name here once its fix has landed, puts
 # them back.  Each name guards generator features with `enabled(...)` and has at least
-# one xfail test in test_trust_fuzz_round2_findings.py.
+# one xfail test in test_known_mismatches.py.
 # ----------------------------------------------------------------------------------
 KNOWN_BUG_CLASSES: dict[str, str] = {
     # none known today; add "name": "what goes wrong" when the fuzzer finds a new class
@@ -1032,7 +1032,7 @@ class Gen:
                 for s in shape[: draw(st.integers(1, nd))]:
                     kind = draw(st.sampled_from(["int", "slice", "full", "list"]))
                     # numpy and torch disagree on int + list in one index (a known bug,
-                    # see test_trust_regressions): keep the fuzzer on the common ground.
+                    # see test_regressions): keep the fuzzer on the common ground.
                     if (
                         kind == "int"
                         and used_list

@@ -1,6 +1,6 @@
 """Differential fuzzing, round 2: aliasing, repeated backward, special values, dtypes, hooks.
 
-Each test draws small cases from one class in ``trust_programs`` (views with in-place
+Each test draws small cases from one class in ``random_programs`` (views with in-place
 writes, backward twice with ``retain_grad``, NaN/inf/signed zeros, 0-d tensors and Python
 scalars of other dtypes, tensor and node hooks), runs them in torch (the oracle, with
 float64 as its default dtype to match naivegraph) and in naivegraph, and compares the
@@ -16,7 +16,7 @@ from hypothesis import given
 
 torch = pytest.importorskip("torch")
 
-from trust_programs import (  # noqa: E402
+from random_programs import (  # noqa: E402
     FUZZ,
     KNOWN_BUG_CLASSES,
     ROUND2_STRATEGIES,
@@ -93,15 +93,15 @@ def test_known_bug_flags_are_documented_and_switch_features_off():
 
 
 def test_known_bug_setting_selects_named_classes_and_rejects_unknown_names(monkeypatch):
-    import trust_programs
+    import random_programs
 
     # every class found so far is fixed: check the selection on two made-up ones
     monkeypatch.setattr(
-        trust_programs,
+        random_programs,
         "KNOWN_BUG_CLASSES",
         {"first_bug": "one thing", "second_bug": "another", "third_bug": "x"},
     )
-    select = trust_programs._bugs_to_fuzz
+    select = random_programs._bugs_to_fuzz
     assert select("") == frozenset()
     assert select("0") == frozenset()
     assert select("1") == {"first_bug", "second_bug", "third_bug"}

@@ -1,6 +1,6 @@
 """Differential fuzzing against PyTorch: the oracle for values, gradients and second derivatives.
 
-Every random program (see ``trust_programs``) runs in torch (float64), in naivegraph's
+Every random program (see ``random_programs``) runs in torch (float64), in naivegraph's
 dynamic mode and as a compiled static graph; all must agree to rtol 1e-9.
 Raise the example count with ``NAIVEGRAPH_FUZZ_EXAMPLES=2000``.
 """
@@ -10,7 +10,7 @@ from hypothesis import given
 
 torch = pytest.importorskip("torch")
 
-from trust_programs import FUZZ, assert_same_results, programs, run_dynamic, run_static, run_torch  # noqa: E402
+from random_programs import FUZZ, assert_same_results, programs, run_dynamic, run_static, run_torch  # noqa: E402
 
 
 @FUZZ

@@ -14,7 +14,7 @@ import re
 import tokenize
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "naivegraph"
+PACKAGE = Path(__file__).resolve().parents[2] / "naivegraph"
 
 # The longest module docstrings that teach rather than log (``naivegraph.func``'s, 43
 # lines with its examples; the fast modules' explanations of their tricks, ~40) fit;

@@ -6,7 +6,7 @@ import builtins
 import shutil
 
 import pytest
-from conftest import reference_example
+from drawings import reference_example
 
 from naivegraph.render import GraphvizUnavailable, engine, render
 

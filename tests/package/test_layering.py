@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "naivegraph"
+PACKAGE = Path(__file__).resolve().parents[2] / "naivegraph"
 
 # Each layer may import its own modules and those of the layers listed for it.
 ALLOWED = {
