@@ -1205,8 +1205,9 @@ def _nll_partial(g, logp, target, out, reduction="mean"):
     if (found := fast.nll_loss_grad(g, logp, target, reduction)) is not None:  # same bits
         return found
     # d(-logp[i, target_i])/dlogp is -1 at each row's target class and 0 elsewhere.
-    classes = logp.shape[1]
-    if classes is None:  # a static input of shape (N, None): the one-hot rows need C
+    # a static input of shape (N, None), or of unknown shape: the one-hot rows need C
+    classes = None if logp.shape is None else logp.shape[1]
+    if classes is None:
         raise ValueError(
             "nll_loss: its gradient needs the number of classes (dim 1 of the input) "
             "when the graph is built; give the input a known class dimension, e.g. a "

@@ -114,7 +114,7 @@ def _capture_all(graphs: Sequence[Graph]) -> list[Node]:
 # -------------------------------------------------------------------------- ops
 class GraphOp(OpDef):
     """An op whose value is a tuple, computed by running inner graphs.  Backward keeps
-    every input and the output (the loop's iterations); ``item`` nodes pick results."""
+    every input and the output (the loop's iterations); ``result`` nodes pick results."""
 
     def saves_input(self, i: int) -> bool:
         return True
@@ -124,13 +124,13 @@ class GraphOp(OpDef):
         return True
 
     def infer_output(self, inputs: Sequence[Node], attrs: dict) -> tuple:
-        """(shape, dtype) of the node: a tuple has neither; an item has its result's."""
-        return attrs["meta"] if self.name == "item" else (None, None)
+        """(shape, dtype) of the node: a tuple has neither; a result node has its result's."""
+        return attrs["meta"] if self is ITEM else (None, None)
 
 
 class TupleGrad:
     """The gradient of a tuple-valued node, one part per result, gathered from the
-    ``item`` nodes that use it (adding two of them adds part by part)."""
+    ``result`` nodes that use it (adding two of them adds part by part)."""
 
     def __init__(self, parts: dict[int, Any]) -> None:
         self.parts = parts
@@ -154,7 +154,7 @@ def _item_vjp(g, inputs, out, needs, index, meta=None):
 
 
 def _pick(value: Any, index: int, like: Any = None) -> Any:
-    """Result ``index`` of a tuple value (or an item node of a tuple-valued node, with
+    """Result ``index`` of a tuple value (or a result node of a tuple-valued node, with
     the shape and dtype of ``like``, else of the node's own record of its results)."""
     if isinstance(value, Node):
         meta = value.attrs["meta"][index] if like is None else (like.shape, like.dtype)
@@ -162,11 +162,12 @@ def _pick(value: Any, index: int, like: Any = None) -> Any:
     return value[index]
 
 
+# Named "result", not "item": in a drawing ``result_2`` must not read as ``.item()``.
 ITEM = GraphOp(
-    name="item",
+    name="result",
     forward=lambda value, index, meta=None: value[index],
     partials=None,
-    backward_name="ItemBackward",
+    backward_name="ResultBackward",
     vjp_all=_item_vjp,
     doc="Result ``index`` of a tuple-valued node (a cond or a loop).",
 )

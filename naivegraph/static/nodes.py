@@ -699,6 +699,27 @@ _STAND_INS = (1, 2, 3)
 fastbuild.building = (Operation, infer)  # what its operators build nodes with
 
 
+# Further sizes tried once every stand-in failed, before calling the failure certain: an
+# error that depends on the unknown size (a reshape needing a multiple of 4) names that
+# size or goes away for one of them.
+_MORE_STAND_INS = (4, 7, 12)
+
+
+def _fails_for_any_size(
+    op: OpDef, inputs: Sequence[Node], attrs: dict, shapes: Sequence[tuple], errors: list
+) -> bool:
+    """Whether the probe fails with one and the same error for every size tried."""
+    for size in _MORE_STAND_INS:
+        concrete = [tuple(size if d is None else d for d in s) for s in shapes]
+        try:
+            _probe(op, inputs, attrs, concrete)
+        except Exception as error:
+            errors.append(error)
+        else:
+            return False
+    return len({(type(e), str(e)) for e in errors}) == 1
+
+
 def _infer_partial(
     op: OpDef, inputs: Sequence[Node], attrs: dict, shapes: Sequence[tuple]
 ) -> tuple[tuple | None, Any]:
@@ -719,13 +740,11 @@ def _infer_partial(
             continue
         outcomes.append((np.shape(result), np.result_type(result)))
     if errors:
-        # A dtype error, the same whatever the unknown sizes (float32 @ float64, a Python
-        # int too big), cannot depend on them: refuse now, as a known shape does, not in
-        # the middle of ns.gradients or a run.
-        if (
-            len(errors) == len(_STAND_INS)
-            and len({(type(e), str(e)) for e in errors}) == 1
-            and type(errors[0]) in (RuntimeError, OverflowError)
+        # An error the same whatever the unknown sizes (float32 @ float64, a Python int
+        # too big, (None, 2) @ (8, 2)) does not depend on them: refuse now, as a known
+        # shape does and as TF1 does, not in the middle of ns.gradients or a run.
+        if len(errors) == len(_STAND_INS) and _fails_for_any_size(
+            op, inputs, attrs, shapes, errors
         ):
             raise _build_error(op, shapes, attrs, errors[0]) from errors[0]
         return None, _dtype_guess(op, inputs, attrs)

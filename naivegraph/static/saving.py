@@ -46,6 +46,7 @@ _OPS: dict[str, OpDef] = {
     **OPS,
     **{op.name: op for op in (control_flow.COND, control_flow.WHILE, control_flow.WHILE_GRAD)},
     control_flow.ITEM.name: control_flow.ITEM,
+    "item": control_flow.ITEM,  # its name in files saved before it was called "result"
 }
 
 

@@ -229,3 +229,23 @@ def test_a_nested_attribute_the_reader_cannot_rebuild_is_refused_naming_its_node
     rewrite(saved, lambda d, e: d["nodes"][4].update(attrs={"dim": value}))
     with pytest.raises(ns.GraphFileError, match=r"node 4 \(mul_1\)"):
         ns.load(saved)
+
+
+def test_a_file_saved_when_a_cond_result_op_was_called_item_still_loads(tmp_path):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=())
+        y = ns.cond(x > 0, lambda: x * 2.0, lambda: -x)
+    path = tmp_path / "graph.ngraph"
+    g.save(path)
+    with np.load(path) as stored:
+        entries = dict(stored)
+    description = json.loads(str(entries["graph.json"]))
+    renamed = [n for n in description["nodes"] if n.get("op") == "result"]
+    assert renamed, "the cond's result node is saved with op 'result'"
+    for node in renamed:
+        node["op"] = "item"
+    entries["graph.json"] = np.array(json.dumps(description))
+    with open(path, "wb") as file:
+        np.savez_compressed(file, **entries)
+    (got,) = ns.load(path).run([y.name], x=np.array(3.0))
+    assert float(got) == 6.0

@@ -187,3 +187,11 @@ def test_a_second_derivative_through_a_loop_says_it_is_not_supported():
         (dy,) = ns.gradients(y, [x])
         with pytest.raises(NotImplementedError, match="second derivative through a loop"):
             ns.gradients(dy, [x])
+
+
+def test_a_conds_results_are_named_result_n_not_item_n_which_reads_as_dot_item():
+    with ns.Graph():
+        x = ns.placeholder("x", shape=())
+        first, second = ns.cond(x > 0, lambda: (x * 2.0, x + 1.0), lambda: (-x, x))
+    assert (first.name, second.name) == ("result_1", "result_2")
+    assert first.op.name == "result" and first.op.backward_name == "ResultBackward"

@@ -402,3 +402,24 @@ def test_numeric_constants_of_every_kind_are_still_accepted():
             )
         ]
     assert [d.kind for d in dtypes] == ["i", "f", "b", "c", "i", "b", "f", "i"]
+
+
+def test_a_matmul_whose_known_inner_sizes_disagree_is_refused_at_build_with_an_unknown_batch():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 2), dtype=np.float32)
+        w = ns.Variable(np.ones((8, 2), np.float32), name="w")
+        before = len(g.nodes)
+        with pytest.raises(
+            ValueError, match=r"cannot build matmul on inputs of shapes \(None, 2\), \(8, 2\)"
+        ):
+            x @ w
+        assert len(g.nodes) == before  # nothing half-built is left in the graph
+
+
+def test_an_op_that_fails_only_for_some_unknown_sizes_still_builds_and_the_run_decides():
+    with ns.Graph() as g:
+        z = ns.placeholder("z", shape=(None, 5), dtype=np.float32)
+        y = ns.reshape(z, (-1, 4))  # fails for 1, 2, 3 rows; 4 rows reshape to (5, 4)
+    assert y.shape is None
+    (out,) = g.run([y], z=np.zeros((4, 5), np.float32))
+    assert out.shape == (5, 4)

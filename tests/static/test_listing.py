@@ -139,11 +139,11 @@ def test_a_cond_lists_both_branches_indented_under_it():
               %outer_x_1 = placeholder          : (2,) float64
               %neg_1 = neg %outer_x_1           : (2,) float64
               return %neg_1
-          %item_1 = item %cond_1 index=0        : (2,) float64
-          return %item_1
+          %result_1 = result %cond_1 index=0    : (2,) float64
+          return %result_1
         """)
     assert g.compile([x], [y], optimize=False).listing() == listing("""
-        compiled (%x) -> (%item_1), 4 steps on graph branches:
+        compiled (%x) -> (%result_1), 4 steps on graph branches:
               %x = placeholder                      : (2,) float64
             1 %sum_1 = sum %x                       : () float64
               %const_1 = constant 0.0               : () float64
@@ -158,8 +158,8 @@ def test_a_cond_lists_both_branches_indented_under_it():
                   %outer_x_1 = placeholder          : (2,) float64
                   %neg_1 = neg %outer_x_1           : (2,) float64
                   return %neg_1
-            4 %item_1 = item %cond_1 index=0        : (2,) float64  free %cond_1
-          return %item_1
+            4 %result_1 = result %cond_1 index=0    : (2,) float64  free %cond_1
+          return %result_1
         """)
 
 
@@ -189,9 +189,9 @@ def test_a_while_loop_lists_its_condition_and_body_with_every_input():
               %const_2 = constant 2.0                : () float64
               %mul_1 = mul %loop_body_arg1 %const_2  : (2,) float64
               return %add_1, %mul_1
-          %item_1 = item %while_loop_1 index=0       : () int64
-          %item_2 = item %while_loop_1 index=1       : (2,) float64
-          return %item_1, %item_2
+          %result_1 = result %while_loop_1 index=0   : () int64
+          %result_2 = result %while_loop_1 index=1   : (2,) float64
+          return %result_1, %result_2
         """)
 
 

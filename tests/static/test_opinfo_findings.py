@@ -58,6 +58,16 @@ def test_nll_loss_gradient_needs_a_known_class_count_and_says_so():
     assert value == 1.5  # the forward pass alone needs no class count
 
 
+def test_cross_entropy_on_logits_of_unknown_shape_asks_for_the_class_count_when_minimized():
+    with ns.Graph():
+        x = ns.placeholder("x", shape=None, dtype=np.float32)  # not even the rank known
+        t = ns.placeholder("t", shape=(None,), dtype=np.int64)
+        w = ns.Variable(np.ones((2, 3), np.float32), name="w")
+        loss = ns.cross_entropy(x @ w, t)
+        with pytest.raises(ValueError, match="nll_loss: its gradient needs the number of classes"):
+            ns.optim.SGD([w], lr=0.1).minimize(loss)
+
+
 def test_clamp_names_itself_when_a_bound_is_a_placeholder():
     with ns.Graph():
         x = ns.placeholder("x", shape=(3,))
