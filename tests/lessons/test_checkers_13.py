@@ -26,7 +26,9 @@ def rejected(result, *secrets: str) -> str:
 
 
 # -- 13-1: which value is freed first -----------------------------------------------------
-@pytest.mark.parametrize("answer", [("mul_1", 3), ("%mul_1", 3), ["mul_1", 3.0], (" mul_1", np.int64(3))])
+@pytest.mark.parametrize(
+    "answer", [("mul_1", 3), ("%mul_1", 3), ["mul_1", 3.0], (" mul_1", np.int64(3))]
+)
 def test_freed_first_accepts_the_name_with_or_without_percent(answer):
     assert ex.check_freed_first(answer)
 

@@ -118,7 +118,7 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
         ex,
         [
             hint,
-            "backward returns d loss / d x: the chain rule combines what arrives "
+            "what backward returns is d loss / d x: the chain rule combines what arrives "
             "(grad_output) with the op's own local derivative at the saved x.",
         ],
     )
