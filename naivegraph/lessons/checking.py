@@ -261,6 +261,49 @@ def show(x: Any) -> str:
     return f"an array of shape {a.shape}"
 
 
+def is_tensor(x: Any) -> bool:
+    """A tensor of naivegraph or torch: what the forward pass, ``.grad`` and autograd
+    hand out, never what a learner types in.
+
+    >>> import naivegraph as ng
+    >>> is_tensor(ng.tensor(2.0)), is_tensor(2.0), is_tensor(np.float64(2.0))
+    (True, False, False)
+    """
+    return hasattr(x, "grad_fn") and hasattr(x, "detach")
+
+
+def not_by_hand(answers: Sequence[Any], one_number: bool = True) -> tuple[str, str] | None:
+    """``(what was given, hint)`` when answers to be worked out by hand were not, else None.
+
+    A tensor among them was read off the model (``l4``, ``w1.grad``) instead of being
+    computed on paper; with ``one_number`` an array or list of several numbers is a
+    whole tensor where one element was asked.
+
+    >>> import naivegraph as ng
+    >>> not_by_hand([2.0, np.float64(5.0)]) is None
+    True
+    >>> not_by_hand([2.0, ng.ones(2, 2)])[0], not_by_hand([[[2.0, 2.0], [2.0, 2.0]]])[0]
+    ('a tensor', 'several numbers')
+    """
+    if any(is_tensor(a) for a in answers):
+        return "a tensor", (
+            "this exercise asks for the value you work out by hand, not one read off the "
+            "model or its .grad: type it as a plain number."
+        )
+    if one_number:
+        for a in answers:
+            try:
+                size = np.size(a)
+            except Exception:  # not array-like: the value check reports it
+                continue
+            if size > 1:
+                return "several numbers", (
+                    "ONE number is asked: every element is the same, so give one element "
+                    "as a plain number, not the whole tensor."
+                )
+    return None
+
+
 def close(
     got: Any, expected: Any, atol: float = 1e-6, rtol: float = 1e-5, shape_free: bool = True
 ) -> bool:

@@ -148,16 +148,17 @@ def predict_decorated(model, x):
 
 RIGHT = {
     "01-1": (ex.check_forward_values, [(2, 5, 8, 40, 40), (2.0, 5.0, 8.0, 40.0, 40.0),
-                                       (np.float64(2), 5, 8, 40, ng.tensor(40.0))]),
-    "01-2": (ex.check_leaf_grads, [(28, 8, 10), (28.0, 8.0, 10.0)]),
-    "01-3": (ex.check_l1_grad, [(7,), (7.0,)]),
+                                       (np.float64(2), 5, 8, 40, np.array(40.0))]),
+    "01-2": (ex.check_leaf_grads, [(28, 8, 10), (28.0, 8.0, 10.0),
+                                    (np.float64(28), np.float32(8), 10)]),
+    "01-3": (ex.check_l1_grad, [(7,), (7.0,), (np.float64(7.0),)]),
     "02-1": (ex.check_leaf_flags, [((True, True, False, False), (True, False, True, True)),
                                    ([True, True, False, False], [True, False, True, True])]),
     "02-2": (ex.check_next_functions, [(["MulBackward0", "AccumulateGrad"], ["AccumulateGrad", None]),
                                        (("MulBackward0", "AccumulateGrad"), ("AccumulateGrad", None))]),
     "02-3": (ex.check_find_leaves, [(find_leaves,), (find_leaves_recursive,)]),
     "03-1": (ex.check_double_hook, [(double_mul,), (double_add,), (lambda g: 2 * g,)]),
-    "03-2": (ex.check_accumulated_grad, [(12,), (12.0,), (ng.tensor(12.0),)]),
+    "03-2": (ex.check_accumulated_grad, [(12,), (12.0,), (np.float64(12.0),)]),
     "03-3": (ex.check_vector_backward, [([2.0, 0.4, 0.06],), (np.array([2, 0.4, 0.06]),)]),
     "03-4": (ex.check_manual_gradient, [(gradf,), (gradf_factored,)]),
     "03-5": (ex.check_second_derivative, [(derivatives,), (derivatives_floats,),
@@ -629,3 +630,96 @@ def test_a_retry_with_another_mistake_hears_about_that_mistake_first(capsys):
     assert "snippet (2)" in first.message and "Still stuck?" not in first.message
     assert "snippet (3)" in second.message and "which ops save which tensors" in second.message
     assert 'ex.reveal("04-2")' in second.message
+
+
+# -- answers that skip the exercise's point ------------------------------------------------
+
+def toy_model():
+    """Lesson 1's model: the leaves (w1, w2, w3), the layers (l1..l4) and the loss."""
+    w1, w2, w3 = (ng.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0))
+    l1 = ng.ones([2, 2]) * w1
+    l2, l3 = l1 + w2, l1 * w3
+    l4 = l2 * l3
+    return (w1, w2, w3), (l1, l2, l3, l4), l4.mean()
+
+
+def test_01_values_read_off_the_model_are_refused_as_not_worked_out_by_hand(capsys):
+    _, layers, loss = toy_model()
+    elements = [t[0, 0] for t in layers]
+    assert_teaches(ex.check_forward_values(*elements, loss), "01-1", "work out by hand")
+
+    (w1, w2, w3), (l1, *_), loss = toy_model()
+    l1.retain_grad()
+    loss.backward()
+    assert_teaches(ex.check_leaf_grads(w1.grad, w2.grad, w3.grad), "01-2", "work out by hand")
+    assert_teaches(ex.check_l1_grad(l1.grad[0, 0]), "01-3", "work out by hand")
+    assert_teaches(ex.check_l1_grad(l1.grad), "01-3", "not one read off the model")
+
+
+def test_01_the_whole_tensor_where_one_element_is_asked_is_refused(capsys):
+    whole = np.full((2, 2), 40.0)
+    assert_teaches(ex.check_forward_values(2, 5, 8, whole, 40), "01-1", "ONE number is asked")
+    assert_teaches(ex.check_l1_grad([[7.0, 7.0], [7.0, 7.0]]), "01-3", "ONE number is asked")
+    second = ex.check_l1_grad(np.full((2, 2), 7.0))
+    assert "chain rule on paper" in second.message
+
+
+@pytest.mark.parametrize("args", [(28, -2, 10), (28, 8, -2.5), (-20, 8, 10)])
+def test_01_2_a_sign_error_is_told_to_check_the_sign(args, capsys):
+    assert_teaches(ex.check_leaf_grads(*args), "01-2", "check the sign")
+
+
+@pytest.mark.parametrize("l1_grad", [-28.0, -2.0, -20.0])
+def test_01_3_a_sign_error_is_told_to_check_the_sign(l1_grad, capsys):
+    assert_teaches(ex.check_l1_grad(l1_grad), "01-3", "check the sign")
+
+
+def test_01_3_even_the_negated_answer_is_told_to_check_the_sign(capsys):
+    result = ex.check_l1_grad(-7.0)
+    assert not result and "check the sign" in result.message
+
+
+def test_01_3_the_stronger_hint_names_the_steps_not_the_formula(capsys):
+    ex.check_l1_grad(2.0)
+    second = ex.check_l1_grad(2.0).message
+    assert "add the two paths" in second
+    assert "l3 + l2 * w3" not in second and "d l2/d l1" not in second
+
+
+def test_02_2_the_nodes_themselves_are_refused_where_names_are_asked(capsys):
+    x, w, b = ng.ones(1), ng.rand(1, requires_grad=True), ng.rand(1, requires_grad=True)
+    y = w.mul(x)
+    z = y.add(b)
+    entries = (z.grad_fn.next_functions, y.grad_fn.next_functions)
+    assert_teaches(ex.check_next_functions(*entries), "02-2", "write each node's NAME")
+    nodes = ([n for n, _ in entries[0]], [n for n, _ in entries[1]])
+    assert_teaches(ex.check_next_functions(*nodes), "02-2", "node objects")
+
+
+def test_03_2_x_grad_read_after_running_backward_again_is_refused(capsys):
+    x = ng.tensor(3.0, requires_grad=True)
+    y = x**2
+    y.backward(retain_graph=True)
+    y.backward(retain_graph=True)
+    assert_teaches(ex.check_accumulated_grad(x.grad), "03-2", "PREDICT it")
+
+
+def test_03_3_x_grad_from_running_backward_with_the_gradient_is_refused(capsys):
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (x * x).backward(ng.tensor([1.0, 0.1, 0.01]))
+    assert_teaches(ex.check_vector_backward(x.grad), "03-3", "worked out by hand")
+    assert_teaches(ex.check_vector_backward(list(x.grad)), "03-3", "worked out by hand")
+
+
+def test_03_4_the_stronger_hint_does_not_write_out_the_derivatives(capsys):
+    wrong = lambda x: 2 * x * ng.exp(x)  # noqa: E731
+    ex.check_manual_gradient(wrong)
+    second = ex.check_manual_gradient(wrong).message
+    assert "product rule" in second
+    assert "u' = 2x" not in second and "v' = e^x" not in second
+
+
+def test_04_3_data_is_accepted_as_the_lesson_lists_it_and_the_message_prefers_no_grad(capsys):
+    result = ex.check_reset_leaf(reset_data)
+    assert result and "prefers no_grad or detach()" in result.message
+    assert "prefers" not in ex.check_reset_leaf(reset_no_grad).message

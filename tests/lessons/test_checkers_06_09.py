@@ -1118,3 +1118,167 @@ def test_a_function_that_raises_is_reported_not_raised(exercise, capsys):
         raise ValueError("boom")
     result = outcome(capsys, ex.CHECKERS[exercise], crashes)
     assert result.status == "fail" and "raised ValueError" in result.message
+
+
+# ------------------------------------------------- answers that skip the exercise's point
+def lesson_6_graph():
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(2, 2))
+        w = [ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)]
+        loss = ns.mean((x * w[0] + w[1]) * (x * w[0] * w[2]))
+        grads = ns.gradients(loss, w)
+    return g, x, [loss, *grads]
+
+
+def test_06_2_a_graph_is_told_to_be_compiled_not_to_define_a_function(capsys):
+    g, x, fetches = lesson_6_graph()
+    small, report = ns.optimize(g, fetches=fetches)
+    for wrong, says in ((g, "you gave a graph, not a function"),
+                        (small, "you gave a graph, not a function"),
+                        ((small, report), "what ns.optimize returns"),
+                        (report, "what ns.optimize returns")):
+        result = rejected(capsys, ex.check_compiled_step, wrong, says=says)
+        assert "def name" not in result.message
+        never_states(result, "g.compile(", "[40", "28, 8")
+
+
+def test_06_2_a_compiled_function_without_the_optimisation_is_still_a_compiled_step(capsys):
+    g, x, fetches = lesson_6_graph()
+    assert outcome(capsys, ex.check_compiled_step, g.compile([x], fetches, optimize=False))
+
+
+def finite_difference(f, h=1e-6):
+    """A derivative column estimated from the function: not the VJP rule."""
+    def derivative(*args):
+        *values, i = args
+        up, down = list(values), list(values)
+        up[i] += h
+        down[i] -= h
+        return (f(*up) - f(*down)) / (2 * h)
+    return derivative
+
+
+def test_08_1_a_finite_difference_in_the_table_is_refused_as_an_estimate(capsys):
+    for h in (1e-6, 1e-4, 1e-8):
+        estimated = {k: (f, finite_difference(f, h)) for k, (f, _) in TABLE.items()}
+        result = rejected(capsys, ex.check_derivative_table, estimated,
+                          says="close but not exact")
+        never_states(result, "cos(", "-a / b", "1 / b")
+    one_row = {**TABLE, "exp": (math.exp, finite_difference(math.exp))}
+    result = rejected(capsys, ex.check_derivative_table, one_row, says="'exp'")
+    assert "not an estimate" in result.message
+
+
+def test_08_1_the_exact_rule_written_another_way_is_accepted(capsys):
+    other = {**TABLE,
+             "div": (lambda a, b: a / b, lambda a, b, i: 1.0 / b if i == 0 else -(a / b) / b),
+             "sin": (math.sin, lambda a, i: math.sin(a + math.pi / 2))}
+    result = outcome(capsys, ex.check_derivative_table, other)
+    assert result and "exact" in result.message
+
+
+def run_backward_listing_constants(root):
+    """The depth-first walk follows every input, constants too, and lists them; only the
+    inputs that require grad are handed gradients, and a constant leaf adds nothing."""
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for inp in node.inputs:
+            visit(inp)
+        order.append(node)
+
+    visit(root)
+    grads = {id(root): 1.0}
+    for node in reversed(order):
+        g = grads.pop(id(node), 0.0)
+        if node.is_leaf:
+            if node.requires_grad:
+                node.grad += g
+            continue
+        if node.saved is None:
+            raise RuntimeError("the graph was freed")
+        for k, inp in enumerate(node.inputs):
+            if inp.requires_grad:
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](
+                    *node.saved, k)
+    return order
+
+
+def test_08_3_an_order_that_also_lists_the_constants_is_right_and_told_they_have_no_place(
+    capsys,
+):
+    # The constants of (x - 3) ** 2 land between the nodes that read them: wherever they
+    # stand, they get no gradient and free_graph skips them as leaves, so the gradients and
+    # what is freed are the lab's.
+    x = Node(1.0, requires_grad=True)
+    order = run_backward_listing_constants((x - 3.0) ** 2.0)
+    assert [n.value for n in order if not n.requires_grad] == [3.0, 2.0] and x.grad == -4.0
+    result = outcome(capsys, ex.check_run_backward, run_backward_listing_constants)
+    assert result and "also lists the constants: harmless" in result.message
+    plain = outcome(capsys, ex.check_run_backward, run_backward)
+    assert plain and "constants: harmless" not in plain.message
+
+
+def test_08_6_moving_before_the_backward_is_told_so_not_to_count_its_steps(capsys):
+    def move_first(f, x0, y0, lr=0.1, steps=200):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        for _ in range(steps):
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+            x.grad = y.grad = 0.0
+            f(x, y).backward()
+        return x.value, y.value
+
+    result = rejected(capsys, ex.check_gradient_descent, move_first,
+                      says="before the loop's backward")
+    assert "take exactly" not in result.message
+    never_states(result, "-= lr")
+
+
+def test_08_6_returning_one_node_or_the_last_gradients_is_told_what_it_returned(capsys):
+    def last_node(f, x0, y0, lr=0.1, steps=200):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            loss = f(x, y)
+            loss.backward()
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+        return loss
+
+    def last_grads(f, x0, y0, lr=0.1, steps=200):
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            f(x, y).backward()
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+        return x.grad, y.grad
+
+    result = rejected(capsys, ex.check_gradient_descent, last_node, says="you returned one Node")
+    assert "pair (x, y) of numbers, got" not in result.message
+    rejected(capsys, ex.check_gradient_descent, last_grads, says="the last gradients")
+
+
+def test_09_2_the_loss_computed_again_after_the_step_is_told_so(capsys):
+    def loss_after_step(model, opt, X, y):
+        opt.zero_grad()
+        ng.nn.functional.cross_entropy(model(X), y).backward()
+        opt.step()
+        return ng.nn.functional.cross_entropy(model(X), y).item()
+
+    result = rejected(capsys, ex.check_train_step, loss_after_step, says="after the step")
+    assert "raw logits" not in result.message
+    never_states(result, "loss.item()", "zero_grad();")
+
+
+def test_09_3_the_stronger_hint_does_not_write_the_logits_out(capsys):
+    wrong = static_variant(act=ns.sigmoid)
+    outcome(capsys, ex.check_static_classifier, wrong)
+    second = outcome(capsys, ex.check_static_classifier, wrong)
+    assert "layer by layer" in second.message
+    never_states(second, "W1ᵀ", "ns.t(W1)", "tanh(X")

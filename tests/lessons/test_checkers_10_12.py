@@ -99,7 +99,8 @@ def test_cube_function_without_grad_output_gets_a_chain_rule_hint_then_a_stronge
     first = rejected(ex.check_cube_function(cube_with(no_upstream)), "3 * x ** 2 * grad_output")
     assert "what if y feeds further ops" in first
     second = rejected(ex.check_cube_function(cube_with(no_upstream)), "3 * x ** 2 * grad_output")
-    assert "multiply the local derivative by grad_output" in second
+    assert "combines with the local derivative" in second
+    assert "multiply the local derivative by grad_output" not in second  # that is the code
     assert 'ex.reveal("12-1")' in second
 
 
@@ -689,3 +690,118 @@ def test_lesson_11_says_jvp_runs_forward_mode_and_where_the_lines_cross():
     text = "".join(c.source for c in lesson_cells("11_forward_and_reverse_mode"))
     assert "runs real forward mode" in text and "transpose trick" not in text
     assert "cross at $n = m$ (dashed), and that is about where they" in text
+
+
+# -- answers that skip the exercise's point, and hints that name the real mistake ----------
+
+
+def test_update_nodes_given_assign_of_an_array_are_told_assign_stored_it_at_once():
+    def computed_now(w, grad, lr):  # the new value run outside the graph, then assigned
+        return w.assign(np.zeros(w.shape, dtype=np.float32) + w.value)
+
+    args = two_layer(computed_now)
+    assert args[5] is args[3]  # assign(array) hands back the Variable itself
+    message = rejected(ex.check_update_nodes(*args), "assign(w1 - ", "w - lr")
+    assert "stores it at once" in message and "adds an update node" in message
+    assert "left w1 unchanged" not in message
+
+
+def test_update_nodes_stronger_hints_do_not_write_the_update_out():
+    for update in (lambda w, grad, lr: w - lr * grad, lambda w, grad, lr: w.assign(w + lr * grad)):
+        checking.TRIES.clear()
+        ex.check_update_nodes(*two_layer(update))
+        second = rejected(ex.check_update_nodes(*two_layer(update)), "assign(w1 - ")
+        for code in ("Variable.assign(node)", "learning_rate * gradient", "old value -"):
+            assert code not in second, (code, second)
+
+
+def jacobian_reverse_vjp_per_row(f, x):  # the forward pass recorded again for every row
+    y, _ = ng.func.vjp(f, x)
+    m = y.shape[0]
+    rows = []
+    for i in range(m):
+        _, vjp_fn = ng.func.vjp(f, x)
+        (row,) = vjp_fn(ng.eye(m, dtype=y.dtype)[i])
+        rows.append(row)
+    return ng.stack(rows, dim=0)
+
+
+def jacobian_reverse_grad_per_row(f, x):  # autograd.grad of each output of a new f(x)
+    rows = []
+    for i in range(f(x).shape[0]):
+        leaf = x.detach().requires_grad_(True)
+        rows.append(ng.autograd.grad(f(leaf)[i], leaf)[0])
+    return ng.stack(rows, dim=0)
+
+
+@pytest.mark.parametrize("fn", [jacobian_reverse_vjp_per_row, jacobian_reverse_grad_per_row])
+def test_jacobian_reverse_recording_the_forward_pass_again_per_row_is_refused(fn):
+    message = rejected(ex.check_jacobian_reverse(fn), "vjp_fn(seed)", "(row,) =")
+    assert "each row recorded the forward pass again" in message
+
+
+def returns_a_list(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return [3 * x**2 * grad_output]
+
+
+def test_cube_function_whose_backward_returns_a_list_is_told_what_autograd_takes():
+    # torch refuses it as well: "expected Variable or None (got list)"
+    message = rejected(ex.check_cube_function(cube_with(returns_a_list)), "3 * x ** 2")
+    assert "a tuple with one gradient per input" in message and "torch refuses it too" in message
+
+
+def returns_a_list_of_arrays(grad, shape):
+    return list(sum_to_shape(grad, shape))
+
+
+def sums_everything(grad, shape):  # grad.sum() without an axis: one number
+    return grad.sum()
+
+
+def sums_the_wrong_axis(grad, shape):
+    return grad.sum(axis=-1)
+
+
+def test_sum_to_shape_returning_a_list_is_refused():
+    message = rejected(ex.check_sum_to_shape(returns_a_list_of_arrays), "keepdims=True)\n")
+    assert "returned a list" in message and "numpy array" in message
+
+
+@pytest.mark.parametrize(
+    "fn, phrase", [(sums_everything, "a sum without axis adds up every element"),
+                   (sums_the_wrong_axis, "which dimensions did broadcasting add")]
+)
+def test_sum_to_shape_keepdims_hint_only_where_the_shape_lost_its_ones(fn, phrase):
+    message = rejected(ex.check_sum_to_shape(fn))
+    assert phrase in message and "must stay" not in message
+    assert "must stay (keepdims=True)" in rejected(ex.check_sum_to_shape(drops_the_kept_ones))
+
+
+def matmul_backward_by_autograd(X, W, dY):
+    Xt, Wt = ng.tensor(X, requires_grad=True), ng.tensor(W, requires_grad=True)
+    (Xt @ Wt).backward(ng.tensor(dY))
+    return Xt.grad.numpy(), Wt.grad.numpy()
+
+
+def matmul_backward_by_vjp(X, W, dY):
+    _, vjp_fn = ng.func.vjp(lambda a, b: a @ b, ng.tensor(X), ng.tensor(W))
+    return tuple(g.numpy() for g in vjp_fn(ng.tensor(dY)))
+
+
+@pytest.mark.parametrize("fn", [matmul_backward_by_autograd, matmul_backward_by_vjp])
+def test_matmul_backward_computed_by_the_librarys_autograd_is_refused(fn):
+    message = rejected(ex.check_matmul_backward(fn), "dY @ W.T", "X.T @ dY")
+    assert "asks naivegraph's autograd" in message and "numpy arrays" in message
+
+
+def test_cube_function_stronger_hint_does_not_give_the_derivative():
+    ex.check_cube_function(cube_with(power_rule_slip))
+    second = rejected(ex.check_cube_function(cube_with(power_rule_slip)), "3x^2", "3 * x")
+    assert "chain rule" in second
+
+
+def test_first_nan_stronger_hint_does_not_say_which_formula_divides_by_zero():
+    ex.check_first_nan("MulBackward0")
+    second = rejected(ex.check_first_nan("MulBackward0"), "SqrtBackward0")
+    assert "divides by" not in second and "in the order they run" in second

@@ -310,3 +310,21 @@ def test_linear_computing_an_unneeded_gradient_then_returning_none_is_rejected(b
 
 def test_linear_taking_views_before_asking_needs_input_grad_is_accepted():
     assert ex.check_linear_function(linear_with(right_with_views_taken_first))
+
+
+def test_linear_whose_backward_returns_a_list_is_told_what_autograd_takes():
+    # torch counts a list as one gradient and refuses it ("expected 2, got 1")
+    def as_list(ctx, grad_output):
+        return list(right(ctx, grad_output))
+
+    message = rejected(ex.check_linear_function(linear_with(as_list)), *LINEAR_SECRETS)
+    assert "returned a list" in message and "torch refuses it too" in message
+
+
+def test_softplus_hints_never_write_the_derivative_out():
+    for partial in (lambda g, x, out: g * F.exp(x), lambda g, x, out: g / (1 + F.exp(x))):
+        checking.TRIES.clear()
+        for _ in range(2):
+            message = rejected(ex.check_softplus_partial(partial), *SOFTPLUS_SECRETS)
+            for formula in ("e^x / (1 + e^x)", "1 / (1 + e^-x)", "met in the op table"):
+                assert formula not in message, (formula, message)

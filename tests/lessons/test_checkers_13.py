@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import naivegraph.static as ns
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
@@ -25,7 +26,9 @@ def rejected(result, *secrets: str) -> str:
 
 
 # -- 13-1: which value is freed first -----------------------------------------------------
-@pytest.mark.parametrize("answer", [("mul_1", 3), ("%mul_1", 3), ["mul_1", 3.0], (" mul_1", "3")])
+@pytest.mark.parametrize(
+    "answer", [("mul_1", 3), ("%mul_1", 3), ["mul_1", 3.0], (" mul_1", np.int64(3))]
+)
 def test_freed_first_accepts_the_name_with_or_without_percent(answer):
     assert ex.check_freed_first(answer)
 
@@ -52,6 +55,29 @@ def test_freed_first_blank_is_not_done_and_a_bare_name_is_refused():
     assert ex.check_freed_first(...).status == "todo"
     assert ex.check_freed_first(("mul_1", ...)).status == "todo"
     assert 'answer a pair ("name", step)' in rejected(ex.check_freed_first("mul_1"))
+
+
+@pytest.mark.parametrize(
+    "answer, phrase",
+    [
+        (("mul_1", 3.7), "whole number"),  # int() would read it as 3
+        (("mul_1", np.float64(3.2)), "whole number"),
+        (("mul_1", float("nan")), "whole number"),
+        (("mul_1", True), "whole number"),  # int(True) is 1
+        (("mul_1", "3"), "without quotes"),
+        (("mul_1", None), "whole number"),
+    ],
+)
+def test_freed_first_refuses_a_step_that_is_not_a_whole_number(answer, phrase):
+    assert phrase in rejected(ex.check_freed_first(answer), "after step 3")
+
+
+def test_freed_first_refuses_the_node_itself_for_its_name():
+    with ns.Graph("freeing"):
+        x = ns.placeholder("x", shape=(3,), dtype=np.float64)
+        m = x * ns.Variable(np.array([1.0, 2.0, 3.0]), name="w")
+    message = rejected(ex.check_freed_first((m, 3)), 'mul_1", 3')
+    assert "the name is a node: write it as a string" in message
 
 
 # -- 13-2: how many nodes the cleaning passes remove --------------------------------------
@@ -83,6 +109,8 @@ def test_nodes_removed_refuses_what_is_not_a_count():
     assert "one number" in rejected(ex.check_nodes_removed("6"))
     assert "one number" in rejected(ex.check_nodes_removed(True))
     assert "whole number" in rejected(ex.check_nodes_removed(5.5))
+    for endless in (float("nan"), float("inf"), -float("inf")):  # once raised inside int()
+        assert "whole number" in rejected(ex.check_nodes_removed(endless))
 
 
 # -- 13-3: the branch a trace baked in ---------------------------------------------------

@@ -14,10 +14,38 @@ from ..checking import (
     correct,
     hint_for,
     is_blank,
+    not_by_hand,
     not_done,
     not_yet,
     show,
 )
+
+_ON_PAPER = {
+    "01-1": "follow the model cell line by line on paper, one element at a time (every "
+    "element of input is 1).",
+    "01-2": "go backward from the loss with the chain rule on paper, as the section "
+    "'Gradients by hand' lays out.",
+}
+_ON_PAPER["01-3"] = _ON_PAPER["01-2"]
+_SIGN = (
+    "check the sign: the weights, the layers and the mean's 1/4 are all positive here, "
+    "so no minus enters the chain rule."
+)
+
+
+def _sign_mistake(values) -> list:
+    """The known mistake of a minus sign: the negative of any of ``values``."""
+    return [(tuple(-v for v in values if v), _SIGN)]
+
+
+def _not_by_hand(ex: str, answers) -> Result | None:
+    """A tensor (read off the model or its .grad) or a whole tensor's worth of numbers,
+    where one number worked out by hand was asked."""
+    computed = not_by_hand(answers)
+    if computed is None:
+        return None
+    gave, hint = computed
+    return not_yet(ex, [hint, _ON_PAPER[ex]], gave=gave)
 
 FORWARD_ANSWER = """l1 = 2, l2 = 5, l3 = 8, l4 = 40, loss = 40 (one element each).
 input is all ones, so l1 = 1 * w1 = 2; l2 = l1 + w2 = 2 + 3; l3 = l1 * w3 = 2 * 4;
@@ -31,6 +59,9 @@ def check_forward_values(l1, l2, l3, l4, loss) -> Result:
     answers = (l1, l2, l3, l4, loss)
     if is_blank(answers):
         return not_done(ex)
+    stop = _not_by_hand(ex, answers)
+    if stop is not None:
+        return stop
     expected = (2.0, 5.0, 8.0, 40.0, 40.0)
     names = ("l1", "l2", "l3", "l4", "loss")
     for name, got, want in zip(names, answers, expected):
@@ -67,7 +98,12 @@ def _forward_hints(name: str, got) -> list[str]:
         "l4": "multiply your l2 by your l3, element by element.",
         "loss": "loss = l4.mean(): add the four (equal) elements of l4, divide by 4.",
     }[name]
-    first = hint_for(got, mistakes, f"{name} is computed in the model cell: redo that line by hand.")
+    want = {"l1": 2.0, "l2": 5.0, "l3": 8.0, "l4": 40.0, "loss": 40.0}[name]
+    first = hint_for(
+        got,
+        mistakes + _sign_mistake([want]),
+        f"{name} is computed in the model cell: redo that line by hand.",
+    )
     return [first, recipe]
 
 
@@ -87,6 +123,9 @@ def check_leaf_grads(w1_grad, w2_grad, w3_grad) -> Result:
     ex = "01-2"
     if is_blank((w1_grad, w2_grad, w3_grad)):
         return not_done(ex)
+    stop = _not_by_hand(ex, (w1_grad, w2_grad, w3_grad))
+    if stop is not None:
+        return stop
     for name, got in zip(("w1", "w2", "w3"), (w1_grad, w2_grad, w3_grad)):
         if not close(got, GRADS[name]):
             return not_yet(ex, _grad_hints(name, got), gave=f"{name}.grad = {show(got)}")
@@ -122,8 +161,9 @@ def _grad_hints(name: str, got) -> list[str]:
         "w3": "per element: 1/4 * d l4/d l3 * d l3/d w3, with d l4/d l3 = l2; then the sum.",
     }[name]
     path = {"w1": "l4 -> l2 and l3 -> l1 -> w1", "w2": "l4 -> l2 -> w2", "w3": "l4 -> l3 -> w3"}
+    sign = _sign_mistake([want, one, want * 4, *by_weight[0][0]])
     first = hint_for(
-        got, common + by_weight, f"go backward one step at a time: loss -> {path[name]}."
+        got, common + by_weight + sign, f"go backward one step at a time: loss -> {path[name]}."
     )
     return [first, recipe]
 
@@ -139,6 +179,9 @@ def check_l1_grad(l1_grad) -> Result:
     ex = "01-3"
     if is_blank(l1_grad):
         return not_done(ex)
+    stop = _not_by_hand(ex, (l1_grad,))
+    if stop is not None:
+        return stop
     if close(l1_grad, 7.0):
         return correct(
             ex, "d loss / d l1 = 0.25 * (l3 + l2 * w3) = 0.25 * (8 + 20) = 7 per element."
@@ -156,11 +199,17 @@ def check_l1_grad(l1_grad) -> Result:
                 "l1 feeds two ops (l2 and l3): its gradient adds the contributions of both paths.",
             ),
             ((1.75,), "the mean's factor 1/4 is counted twice: once is enough."),
+            *_sign_mistake([7.0, 28.0, 2.0, 5.0, 8.0, 20.0]),
         ],
         "l4 = (l1 + w2) * (l1 * w3): differentiate by l1 with the product rule, then the mean's 1/4.",
     )
     return not_yet(
         ex,
-        [first, "d l4 / d l1 = l3 * d l2/d l1 + l2 * d l3/d l1 = l3 + l2 * w3; then times 1/4."],
+        [
+            first,
+            "take the two ops that read l1 one at a time: what reaches each op's output, "
+            "times that op's local derivative with respect to l1; add the two paths, and "
+            "do not forget the mean.",
+        ],
         gave=show(l1_grad),
     )

@@ -95,6 +95,13 @@ def _leaf_hints(name: str) -> list[str]:
     return [first, "a tensor is a leaf exactly when it has no grad_fn: print t.grad_fn to see."]
 
 
+def _is_node_entry(x) -> bool:
+    """A backward node, or a ``(node, index)`` entry of next_functions: not a name."""
+    if isinstance(x, tuple) and len(x) == 2:
+        return x[0] is None or _is_node_entry(x[0])
+    return hasattr(x, "name") and callable(x.name) and hasattr(x, "next_functions")
+
+
 def _fn_name(x) -> Any:
     if x is None or isinstance(x, str):
         return x
@@ -124,6 +131,7 @@ def check_next_functions(z_next, y_next) -> Result:
     ):
         return not_done(ex)
     try:
+        nodes = [v for v in (*z_next, *y_next) if _is_node_entry(v)]
         z_names = [_fn_name(v) for v in z_next]
         y_names = [_fn_name(v) for v in y_next]
     except TypeError:
@@ -131,6 +139,17 @@ def check_next_functions(z_next, y_next) -> Result:
             ex,
             "give two lists of names, e.g. ['SomeBackward0', None]; hint: one entry "
             "per input of the op, in order.",
+        )
+    if nodes:
+        return not_yet(
+            ex,
+            [
+                "next_functions holds the nodes, and the exercise asks you to read them and "
+                "write each node's NAME: a string, or None where there is no node.",
+                "a backward node's name is the word its printout shows (like the examples "
+                "in the exercise text): write those, in quotes, one per input of the op.",
+            ],
+            gave="node objects, not names",
         )
     for which, names, inputs in (("z", z_names, ("y", "b")), ("y", y_names, ("w", "x"))):
         if len(names) != 2:

@@ -18,6 +18,7 @@ from ..checking import (
     failed,
     hint_for,
     is_blank,
+    is_tensor,
     not_callable,
     not_done,
     not_yet,
@@ -116,6 +117,19 @@ def check_accumulated_grad(x_grad) -> Result:
     ex = "03-2"
     if is_blank(x_grad):
         return not_done(ex)
+    if is_tensor(x_grad):
+        return not_yet(
+            ex,
+            [
+                "you gave a tensor, x.grad itself after running backward again: the "
+                "exercise asks you to PREDICT it from how .grad behaves, before running "
+                "anything. Type the number; the cell after the check runs the second "
+                "backward for you.",
+                "think about what AccumulateGrad does with a gradient when .grad already "
+                "holds one.",
+            ],
+            gave="a tensor",
+        )
     if close(x_grad, 12.0):
         return correct(ex, "each backward adds 2x = 6 into x.grad: 6 + 6 = 12.")
     first = hint_for(
@@ -145,6 +159,20 @@ def check_vector_backward(x_grad) -> Result:
     ex = "03-3"
     if is_blank(x_grad):
         return not_done(ex)
+    if is_tensor(x_grad) or (
+        isinstance(x_grad, (list, tuple)) and any(is_tensor(v) for v in x_grad)
+    ):
+        return not_yet(
+            ex,
+            [
+                "you gave a tensor, x.grad after running backward(gradient) yourself: the "
+                "exercise asks for the vector-Jacobian product worked out by hand. Type "
+                "the three numbers as a list.",
+                "for each element: the matching entry of `gradient` times the derivative "
+                "of y = x * x at that element.",
+            ],
+            gave="a tensor",
+        )
     if close(x_grad, [2.0, 0.4, 0.06], shape_free=False):
         return correct(ex, "backward(v) computes v^T J = v * 2x = [2, 0.4, 0.06].")
     first = hint_for(
@@ -228,7 +256,11 @@ def check_manual_gradient(gradf) -> Result:
         first = "(u v)' = u' v + u v' with u = x^2 and v = e^x."
     return not_yet(
         ex,
-        [first, "u = x^2 has u' = 2x; v = e^x has v' = e^x; add u' v and u v'."],
+        [
+            first,
+            "name the two factors of f, differentiate each one alone, then combine them "
+            "with the product rule: two terms, each a derivative times the other factor.",
+        ],
         gave=f"gradf(1) = {show(_at_one(gradf))}",
     )
 

@@ -120,6 +120,9 @@ _RIGHT_06_2 = {1.0: [40.0, 28.0, 8.0, 10.0], 2.0: [112.0, 88.0, 16.0, 28.0]}
 def check_compiled_step(f) -> Result:
     """``f(x)`` compiled from the graph returns [loss, d loss/d w1, d loss/d w2, d loss/d w3]."""
     ex = "06-2"
+    misused = _graph_not_function(ex, f)
+    if misused is not None:
+        return misused
     bad = not_callable(ex, f)
     if bad is not None:
         return bad
@@ -169,6 +172,42 @@ def check_compiled_step(f) -> Result:
          "outputs= lists the nodes to fetch: loss, then dw1, dw2, dw3."],
         gave=show(ones),
     )
+
+
+_COMPILE_NUDGE = (
+    "compiling is one call on the graph g, given the placeholder to feed and the four "
+    "nodes to fetch; it runs the optimisation passes itself."
+)
+
+
+def _graph_not_function(ex: str, f) -> Result | None:
+    """A graph (g, or the one ns.optimize made), or the (graph, report) pair ns.optimize
+    returns, where the compiled function was asked."""
+    parts = f if isinstance(f, tuple) else (f,)
+    if any(isinstance(p, ns.OptimizationReport) for p in parts):
+        return not_yet(
+            ex,
+            [
+                "that is what ns.optimize returns: a rewritten graph and a report of what "
+                "each pass removed, nothing you can call. The exercise asks for g compiled "
+                "into a function of x that returns the loss and the three gradients.",
+                _COMPILE_NUDGE,
+            ],
+            gave="the result of ns.optimize",
+        )
+    if isinstance(f, ns.Graph):
+        return not_yet(
+            ex,
+            [
+                "you gave a graph, not a function: a graph (g, or the optimised one "
+                "ns.optimize makes) does not run when called. The exercise asks for g "
+                "compiled into a function of x that returns the loss and the three "
+                "gradients.",
+                _COMPILE_NUDGE,
+            ],
+            gave="a Graph",
+        )
+    return None
 
 
 # ----------------------------------------------------------------------------- 06-3

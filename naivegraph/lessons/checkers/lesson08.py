@@ -43,6 +43,14 @@ _VALUE = {
     "exp": math.exp,
 }
 
+# The exact partial derivatives of the rows 08-1 fills in, by argument.
+_EXACT = {
+    "mul": lambda a, b, i: b if i == 0 else a,
+    "div": lambda a, b, i: 1 / b if i == 0 else -a / b**2,
+    "sin": lambda a, i: math.cos(a),
+    "exp": lambda a, i: math.exp(a),
+}
+
 
 # ----------------------------------------------------------------------------- 08-1
 @checker(
@@ -99,10 +107,22 @@ def check_derivative_table(table) -> Result:
                          f"is off: derivative(*args, i) is d {name} / d arg_i, the other "
                          "arguments held fixed.",
                          f"check the sign and which argument appears in the {name!r} row's "
-                         "derivative; the checker compares it with finite differences."],
+                         "derivative; the checker compares it with the exact derivative."],
                         gave=f"d {name}/d arg{i} at {args} = {show(d)}",
                     )
-    return correct(ex, "every row's derivative matches finite differences.")
+                if not close(d, _EXACT[name](*args, i), atol=1e-12, rtol=1e-12):
+                    return not_yet(
+                        ex,
+                        [f"the derivative of {name!r} is close but not exact, off in the "
+                         "last digits as a finite difference is: a row's derivative is "
+                         "the VJP rule the engine multiplies gradients by, the formula "
+                         "you get by differentiating the op, not an estimate.",
+                         f"differentiate {name} by hand, with respect to argument i, and "
+                         "write that formula in the row."],
+                        gave=f"d {name}/d arg{i} at {args} = {d!r}",
+                    )
+    return correct(ex, "every row's derivative is the exact one, the rule the engine "
+                       "multiplies gradients by.")
 
 
 # ------------------------------------------------------------------ shared graph builders
@@ -363,13 +383,28 @@ def check_run_backward(run_backward) -> Result:
     if not close(x.grad, -4.0):
         return not_yet(ex, ["check (x - 3) ** 2 at x = 1 by hand."],
                        gave=f"x.grad = {show(x.grad)}")
+    lists_constants = _lists_constants(run_backward)
     # a freed node must be refused, wherever it is and whatever gradient reaches it
     for freed, silent, where in _FREED_GRAPHS:
         stop = _refuses_freed(ex, run_backward, freed(), silent, where)
         if stop is not None:
             return stop
-    return correct(ex, "topological order, accumulation over paths and into leaves, "
-                       "no gradient for constants, and a freed graph is refused.")
+    said = ("topological order, accumulation over paths and into leaves, no gradient for "
+            "constants, and a freed graph is refused.")
+    if lists_constants:  # right all the same: a constant gets nothing and is never freed
+        said += (" Your order also lists the constants: harmless, since they receive no "
+                 "gradient and free_graph leaves leaves alone, but the backward graph has "
+                 "no place for them (PyTorch records no node for an input that needs no "
+                 "gradient).")
+    return correct(ex, said)
+
+
+def _lists_constants(run_backward: Callable) -> bool:
+    """Whether the order of (x - 3) ** 2 also lists the constants 3 and 2."""
+    ok, order = call_answer("08-3", run_backward, _d("pow", _d("sub", _Node(1.0, True), 3.0), 2.0))
+    return ok and isinstance(order, (list, tuple)) and any(
+        not getattr(n, "requires_grad", True) for n in order
+    )
 
 
 def _freed_root() -> _Node:
@@ -745,6 +780,10 @@ def check_gradient_descent(gradient_descent) -> Result:
     blank = returned_blank(ex, point)
     if blank is not None:
         return blank
+    if _is_node(point):
+        return not_yet(ex, ["you returned one Node: return where the descent ends as a "
+                            "pair (x, y) of the numbers the two leaves hold, not a node."],
+                       gave=f"one {type(point).__name__} object")
     if isinstance(point, (list, tuple)) and any(_is_node(v) for v in point):
         return not_yet(ex, ["you returned the Node objects themselves: return the numbers "
                             "they hold, as the exercise asks (a Node keeps changing when "
@@ -772,9 +811,16 @@ def check_gradient_descent(gradient_descent) -> Result:
              for rate in (0.1, 0.01, 0.001)):
         hint = ["your steps use a learning rate of their own: use the lr the function is "
                 "given (the checker passes another one than the lesson)."]
-    elif any(np.allclose(got, _simulate(start, lr, n), rtol=1e-6) for n in (steps - 1,
-                                                                             steps + 1)):
-        hint = ["one step too many or too few: take exactly `steps` steps."]
+    elif np.allclose(got, _simulate(start, lr, steps - 1), rtol=1e-6):
+        hint = ["your descent ends one step short: count the moves that use a fresh "
+                "gradient. A move made before the loop's backward uses what .grad held "
+                "before it, nothing at all in the first loop.",
+                "in each loop: zero, build f, backward, and only then move."]
+    elif np.allclose(got, _simulate(start, lr, steps + 1), rtol=1e-6):
+        hint = ["one step too many: take exactly `steps` steps."]
+    elif np.allclose(got, _grad(*_simulate(start, lr, steps - 1)), rtol=1e-6, atol=1e-9):
+        hint = ["you returned the last gradients, x.grad and y.grad: return where the "
+                "descent ends, the values the leaves hold."]
     elif not np.all(np.isfinite(got)) or np.abs(got).max() > 1e6:
         hint = ["the iterates blew up although the checker's lr is small: is the update "
                 "using the lr and steps it was given, and the current gradient only?"]

@@ -115,7 +115,12 @@ def check_train_step(train_step) -> Result:
                                 "alive)."], gave=f"a {type(loss).__name__}")
         losses.append(float(loss))
     if not close(losses[0], first_loss, rtol=1e-6):
-        if close(losses[0], first_loss * len(y), rtol=1e-6):
+        if close(losses[0], _loss_after_one_step(X, y), rtol=1e-6):
+            hint = ("the loss you return is computed after the step, from the weights the "
+                    "step just changed: return the loss the step was computed from, the "
+                    "one backward ran on (a second forward pass costs as much as the first "
+                    "and reports a loss no gradient was taken of).")
+        elif close(losses[0], first_loss * len(y), rtol=1e-6):
             hint = ("your loss is the SUM of the per-example losses, not their mean: it "
                     "grows with the batch size, and so does every step. Cross-entropy "
                     "averages over the batch unless told otherwise (its reduction).")
@@ -152,6 +157,15 @@ def check_train_step(train_step) -> Result:
                        gave="gradients summed over steps")
     return correct(ex, f"the loss goes down: {losses[0]:.3f} -> {losses[-1]:.3f} in 15 steps.")
 
+
+
+def _loss_after_one_step(X, y) -> float:
+    """The loss of the checker's model after one right step: what a train_step that
+    computes its loss again after optimizer.step() returns first."""
+    model = _model()
+    train_step(model, ng.optim.SGD(model.parameters(), lr=0.5), X, y)
+    with ng.no_grad():
+        return ng.nn.functional.cross_entropy(model(X), y).item()
 
 
 # ----------------------------------------------------------------------------- 09-3
@@ -261,7 +275,8 @@ def check_static_classifier(build_static) -> Result:
             hint = ["the first loss, before any step, is not that of the model: the same "
                     "network as in dynamic mode, Linear, Tanh, Linear, each Linear x @ W.T + b, "
                     "and cross-entropy on the raw logits.",
-                    "write the logits as tanh(X W1ᵀ + b1) W2ᵀ + b2, with ns.tanh and ns.t."]
+                    "build the logits layer by layer, as the dynamic model's Sequential "
+                    "runs them, and check each piece's shape against nn.Linear's layout."]
         return not_yet(ex, hint, gave=f"a first loss of {losses[0]:.4g}")
     if close(losses, [losses[0]] * _STEPS, rtol=1e-12):
         return not_yet(ex, ["the loss never changes: the update node changes the Variables "

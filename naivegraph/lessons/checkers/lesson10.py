@@ -33,6 +33,19 @@ def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result
         if not isinstance(node, ns.Node):
             return failed(ex, f"{name} should be a node of the graph; you gave a "
                               f"{type(node).__name__}.")
+    for name, node in (("new_w1", new_w1), ("new_w2", new_w2)):
+        if isinstance(node, ns.Variable):
+            return not_yet(
+                ex,
+                [f"{name} is a Variable, not an update: given an array (a value computed "
+                 "now, outside the graph), assign stores it at once and hands back the "
+                 "Variable itself, so there is nothing left to run. Given a node of the "
+                 "graph, it adds an update node instead, which applies the step each time a "
+                 "run fetches it.",
+                 "compute the new value with the graph's own nodes, without running "
+                 "anything, and give that node to assign."],
+                gave=f"{name} = the Variable {node.name!r}",
+            )
     saved = (w1.value.copy(), w2.value.copy())
     try:
         return _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, learning_rate)
@@ -60,7 +73,8 @@ def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
                     ex,
                     [f"running your nodes left {name} unchanged: a node that only computes "
                      "the new value is not an update.",
-                     "an update is an assign node: Variable.assign(node)."],
+                     "the lesson's paragraph on assign says which kind of argument makes "
+                     "it add an update node to the graph."],
                 )
             if not np.allclose(have, expect, rtol=rtol, atol=rtol * 1e-3):
                 return not_yet(ex, _step_hints(name, step))
@@ -75,7 +89,8 @@ def _step_hints(name: str, step: int) -> list[str]:
     else:
         first = (f"{name} moved, but not by one step of gradient descent: which way should "
                  "it move, and how far?")
-    return [first, "new value = old value - learning_rate * gradient, all as nodes."]
+    return [first, "write the lesson's update rule with the graph's nodes: the Variable, "
+                   "learning_rate and the gradient node of that weight."]
 
 
 def _sgd_step(w1, w2, x, y, lr):

@@ -176,6 +176,13 @@ def _wrong_mode(ex: str, calls: int, m: int, n: int) -> Result | None:
         return not_yet(ex, [f"the matrix is right, but f ran once per input ({n} times): "
                             "this exercise builds it from VJPs, one reverse-mode pass per "
                             "output."])
+    if ex == "11-3" and calls > 1:
+        return not_yet(ex, [f"the matrix is right, but f ran {calls} times for {m} outputs: "
+                            "each row recorded the forward pass again. The exercise calls "
+                            "ng.func.vjp once: its vjp_fn keeps the one recorded pass, and "
+                            "each output's row is one more backward pass through it.",
+                            "inside the loop, use the vjp_fn you already have; do not call "
+                            "f, ng.func.vjp or backward again."])
     return None
 
 

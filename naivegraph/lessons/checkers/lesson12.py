@@ -8,6 +8,7 @@ import naivegraph as ng
 import naivegraph.static as ns
 
 from ..checking import (
+    AutogradCalls,
     Result,
     answer,
     blank_function,
@@ -41,6 +42,8 @@ def check_cube_function(cube) -> Result:
             return got
         if got is Ellipsis:
             return not_done(ex)
+        if got is _LIST:
+            return not_yet(ex, [_LIST_HINT], gave="a backward that returns a list")
         if got is _IN_PLACE:
             return not_yet(
                 ex,
@@ -97,7 +100,8 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
             [
                 "right when the loss is y itself; what if y feeds further ops? backward "
                 "receives the gradient of the loss with respect to the output.",
-                "the chain rule: multiply the local derivative by grad_output.",
+                "the chain rule: what arrives from the output combines with the local "
+                "derivative; grad_output is not there only to be ignored.",
             ],
         )
     slips = [2 * xs, 3 * xs, 3 * xs**3, xs**2]
@@ -110,11 +114,29 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
         hint = "check the power rule: d/dx x^n = n x^(n-1)."
     else:
         hint = "compare with a finite difference: (cube(x + 1e-6) - cube(x - 1e-6)) / 2e-6."
-    return not_yet(ex, [hint, "the local derivative of x^3 is 3x^2; times grad_output."])
+    return not_yet(
+        ex,
+        [
+            hint,
+            "what backward returns is d loss / d x: the chain rule combines what arrives "
+            "(grad_output) with the op's own local derivative at the saved x.",
+        ],
+    )
 
 
 #: What :func:`_gradient_through` returns for a backward that wrote into grad_output.
 _IN_PLACE = object()
+
+#: What the checkers' calls of backward return for a backward that returned a list.
+_LIST = object()
+
+# torch refuses a list from backward as naivegraph does: it takes the list for one value
+# that is not a tensor ("expected Variable or None (got list)").
+_LIST_HINT = (
+    "backward returned a list: autograd takes the gradient itself for a Function of one "
+    "input, or a tuple with one gradient per input; a list counts as one value that is "
+    "not a tensor, and torch refuses it too."
+)
 
 
 def _gradient_through(cube, x, upstream):
@@ -130,6 +152,8 @@ def _gradient_through(cube, x, upstream):
     except TypeError as error:
         if "ellipsis" in str(error):
             return Ellipsis
+        if "got list" in str(error):
+            return _LIST
         raise
     if not np.array_equal(upstream.numpy(), sent):
         return _IN_PLACE
@@ -157,6 +181,16 @@ def check_sum_to_shape(sum_to_shape) -> Result:
         stop, got = answer(ex, sum_to_shape, grad.copy(), shape)
         if stop is not None:
             return stop
+        if not isinstance(got, (np.ndarray, np.generic)):
+            return not_yet(
+                ex,
+                [
+                    f"sum_to_shape returned a {type(got).__name__}: return the numpy array "
+                    "that grad.sum(...) gives, which carries its shape; a gradient in the "
+                    "op table is an array shaped like its input.",
+                ],
+                gave=f"a {type(got).__name__} for grad of shape {grad_shape}",
+            )
         got = np.asarray(got)
         want = _sum_to(grad, shape)
         if got.shape != want.shape:
@@ -179,7 +213,14 @@ def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 def _shape_hints(grad_shape: tuple, shape: tuple, got_shape: tuple) -> list[str]:
-    if len(got_shape) < len(shape):
+    kept = tuple(n for n in shape if n != 1)  # the target with its size-1 dims dropped
+    if got_shape == () and shape != ():
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave one number: a "
+            "sum without axis adds up every element. Sum only over the dimensions "
+            "broadcasting added or stretched."
+        )
+    elif len(got_shape) < len(shape) and got_shape == kept:
         first = (
             f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
             "a size-1 dimension must stay (keepdims=True)."
@@ -214,10 +255,24 @@ def check_matmul_backward(matmul_backward) -> Result:
         "a product (a, b) @ (b, c) needs the inner sizes to agree: which of W and its "
         "transpose fits after dY's (5, 2), which of X and its transpose fits before it?",
     ]
-    try:
-        got = matmul_backward(X.copy(), W.copy(), dY.copy())
-    except Exception as error:
-        if _shape_mismatch(error):  # this exercise's usual mistake: a hint, not numpy's words
+    with AutogradCalls() as calls:
+        try:
+            got, raised = matmul_backward(X.copy(), W.copy(), dY.copy()), None
+        except Exception as error:  # reported below, after the autograd question
+            got, raised = None, error
+    if calls.flags:  # even when it then crashed: the mistake is asking autograd
+        return not_yet(
+            ex,
+            [
+                "your matmul_backward asks naivegraph's autograd for the gradients: this "
+                "exercise writes the rule autograd itself runs for a matrix product, on "
+                "numpy arrays, below the engine.",
+                hints[0],
+            ],
+            gave="a matmul_backward that runs a backward pass",
+        )
+    if raised is not None:
+        if _shape_mismatch(raised):  # this exercise's usual mistake: a hint, not numpy's words
             return not_yet(ex, ["one of your products does not fit: " + hints[0], hints[1]])
         stop, _ = answer(ex, matmul_backward, X.copy(), W.copy(), dY.copy())  # says where
         return stop if stop is not None else failed(ex, "your function raised once; run again.")
@@ -276,8 +331,8 @@ computes grad / (2 sqrt(x)) = 0 / 0 there, NaN. SumBackward0 and MulBackward0 ra
 returned finite numbers (ones, and ones times the other factor)."""
 
 _FOLLOW = (
-    "follow the gradient from the loss, one backward at a time: which step's formula "
-    "meets a 0 it divides by (or an infinity it multiplies)?"
+    "write down what each of the three backward steps computes at x = [0, 4], in the "
+    "order they run, and stop at the first result that is not a finite number."
 )
 
 
@@ -355,6 +410,8 @@ def check_linear_function(linear) -> Result:
         ok, got = call_answer(ex, _direct_grads, linear, xs, ws, gs, needs)
         if not ok:
             return got
+        if got is _LIST:
+            return not_yet(ex, [_LIST_HINT], gave="a backward that returns a list")
         if got is None:
             return not_yet(
                 ex,
@@ -430,6 +487,8 @@ def _direct_grads(linear, xs, ws, gs, needs):
         raise ValueError("backward still returns ...")
     if upstream._version != 0 or not np.array_equal(upstream.numpy(), gs):  # written to
         return _IN_PLACE
+    if isinstance(got, list):
+        return _LIST
     if not isinstance(got, tuple) or len(got) != 2:
         return None
     return [None if g is None else np.asarray(_numpy(g), dtype=np.float64) for g in got]
@@ -655,14 +714,24 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
             "output, and returns the gradient of the input (12-1's lesson)."
         )
     elif np.allclose(values, gs * np.logaddexp(0.0, xs)) or np.allclose(values, gs * np.exp(xs)):
-        hint = "differentiate log(1 + e^x): the chain rule gives e^x / (1 + e^x)."
+        hint = (
+            "differentiate log(1 + e^x) with the chain rule: the derivative of the outer "
+            "log, at 1 + e^x, times the derivative of the inner 1 + e^x."
+        )
     elif np.allclose(values, gs / (1 + np.exp(xs))):
-        hint = "check the sign in the exponent: e^x / (1 + e^x) = 1 / (1 + e^-x)."
+        hint = (
+            "check the sign in the exponent: softplus grows with x, so its derivative "
+            "must tend to 1 for large x, not to 0."
+        )
     else:
         hint = "differentiate log(1 + e^x) with the chain rule, then multiply by g."
     return not_yet(
         ex,
-        [hint, "the derivative of softplus is a function you have met in the op table."],
+        [
+            hint,
+            "simplify the derivative you get as far as it goes, then look through the "
+            "F.<op> functions for one that computes it.",
+        ],
         gave=show_small(values),
     )
 

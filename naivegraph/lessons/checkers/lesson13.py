@@ -51,14 +51,16 @@ def check_freed_first(answer) -> Result:
         return not_done(ex)
     try:
         name, step = answer
-        name = str(name).strip().lstrip("%")
-        step = int(step)
     except (TypeError, ValueError):
         return failed(
             ex,
             'answer a pair ("name", step), e.g. ("add_1", 2): a name from '
             "the listing and a step number.",
         )
+    problem = _pair_problem(name, step)
+    if problem is not None:
+        return failed(ex, f"hint: {problem}")
+    name, step = name.strip().removeprefix("%"), int(step)
     frees = _frees()
     first_step, first_names = next((s, n) for s, n in frees if n)
     if name in first_names and step == first_step:
@@ -98,6 +100,26 @@ def check_freed_first(answer) -> Result:
         ],
         gave=gave,
     )
+
+
+def _pair_problem(name, step) -> str | None:
+    """What is wrong with the form of ``(name, step)``, or None: a name is the string
+    the listing prints, a step a whole number (3.7 is not a step, nor is True)."""
+    if not isinstance(name, str):
+        what = "a node" if hasattr(name, "op") else f"a {type(name).__name__}"
+        return (
+            f"the name is {what}: write it as a string, as the listing prints it "
+            "(without the %)."
+        )
+    if isinstance(step, str):
+        return "write the step as a number, without quotes."
+    if isinstance(step, (bool, np.bool_)) or not isinstance(
+        step, (int, np.integer, float, np.floating)
+    ):
+        return "the step is a whole number: its number in the listing, counted from 1."
+    if not np.isfinite(step) or float(step) != int(step):
+        return "the step is a whole number: its number in the listing, counted from 1."
+    return None
 
 
 # -- 13-2 ----------------------------------------------------------------------------
@@ -141,7 +163,7 @@ def check_nodes_removed(removed) -> Result:
         return not_done(ex)
     if isinstance(removed, bool) or not isinstance(removed, (int, np.integer, float)):
         return failed(ex, "answer with one number: how many nodes fewer the new graph has.")
-    if float(removed) != int(removed):
+    if not np.isfinite(removed) or float(removed) != int(removed):
         return failed(ex, "a count of nodes is a whole number.")
     by_pass = _removed_by_pass()
     want = sum(by_pass.values())
