@@ -29,7 +29,7 @@ READABLE_TESTS := tests/dynamic tests/trust/test_trust_fuzz_torch.py \
 	tests/trust/test_trust_views_hostile.py \
 	tests/static tests/trust/test_trust_fuzz_static.py
 
-.PHONY: lab test test-readable lint figures site bench clean
+.PHONY: lab test test-readable lint figures notebooks site bench clean
 
 lab: $(STAMP)
 	$(BIN)/naivegraph tour
@@ -53,6 +53,10 @@ test-readable: $(TEST_STAMP) $(TORCH_STAMP)
 # The figures README shows; the animations the lessons show go into the course.
 figures: $(STAMP)
 	$(BIN)/naivegraph figures --out figures --course-out naivegraph/course/figures
+
+# The lesson notebooks, from their sources in naivegraph/course/src (jupytext).
+notebooks: $(TEST_STAMP)
+	$(BIN)/python -m naivegraph.course.build
 
 # The course website in build/site/ (index.html first): README, executed lessons, API.
 site: $(SITE_STAMP)
