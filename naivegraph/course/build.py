@@ -16,8 +16,8 @@ its check, ``ex.check_...(...)``.  The learner's notebook has blanks in each reg
 A blank inside a line is a value of its own on a line before it (``tangent = ...``,
 then ``return Dual(value, tangent)``).  The complete cell without the markers, the
 reference solution, is stored in the cell's metadata under ``naivegraph.solution``
-(``naivegraph check --reveal`` shows it, ``--solutions`` and the tests run it); nbgrader reads the markers
-from the sources themselves (:mod:`naivegraph.lessons.teacher`).
+(``naivegraph check --reveal`` shows it, ``--solutions`` and the tests run it);
+nbgrader reads the markers from the sources themselves (:mod:`naivegraph.lessons.teacher`).
 
 >>> print(learner("def f(x):\\n    ### BEGIN SOLUTION\\n    y = 2 * x  # twice\\n"
 ...               "    ### END SOLUTION\\n    return y\\nex.check_f(f)"))
