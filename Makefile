@@ -27,7 +27,7 @@ PYTEST_ARGS ?=
 READABLE_TESTS := tests/dynamic tests/static tests/fuzz/test_against_torch.py \
 	tests/fuzz/test_aliasing_hooks_special_values.py tests/fuzz/test_static_vs_dynamic.py
 
-.PHONY: lab test test-readable lint figures site bench clean
+.PHONY: lab test test-readable lint figures notebooks site bench clean
 
 lab: $(STAMP)
 	$(BIN)/naivegraph tour
@@ -51,6 +51,10 @@ test-readable: $(TEST_STAMP) $(TORCH_STAMP)
 # The figures README shows; the animations the lessons show go into the course.
 figures: $(STAMP)
 	$(BIN)/naivegraph figures --out figures --course-out naivegraph/course/figures
+
+# The lesson notebooks, from their sources in naivegraph/course/src (jupytext).
+notebooks: $(TEST_STAMP)
+	$(BIN)/python -m naivegraph.course.build
 
 # The course website in build/site/ (index.html first): README, executed lessons, API.
 site: $(SITE_STAMP)

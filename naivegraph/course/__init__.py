@@ -2,11 +2,15 @@
 
 These are the pristine notebooks.  Learners never work in them: ``naivegraph lessons``
 and ``naivegraph check`` use a working copy (:mod:`naivegraph.lessons.workcopy`).
-The notebooks are generated from ``src/lesson_NN.py`` by ``python -m
-naivegraph.course.build``.
+Each notebook is built from its source, the jupytext percent file ``src/NN_name.py``
+that writes every exercise's answer between nbgrader's solution markers, by ``python -m
+naivegraph.course.build``; the sources ship too (``naivegraph lessons --nbgrader`` reads
+them).
 
 >>> [p.name for p in notebooks()][:2]
 ['01_computational_graphs.ipynb', '02_leaf_tensors.ipynb']
+>>> source(notebooks()[0]).relative_to(FOLDER).as_posix()
+'src/01_computational_graphs.py'
 >>> [p.as_posix() for p in assets()]
 ['figures/animation_dynamic_step.gif', 'figures/animation_static_runs.gif']
 """
@@ -30,3 +34,8 @@ def notebooks(folder: Path = FOLDER) -> list[Path]:
 def assets() -> list[Path]:
     """The files the notebooks show (their ``figures/``), relative to the course folder."""
     return sorted(p.relative_to(FOLDER) for p in (FOLDER / "figures").rglob("*") if p.is_file())
+
+
+def source(notebook: Path) -> Path:
+    """The source a course notebook is built from: ``src/NN_name.py``."""
+    return FOLDER / "src" / f"{Path(notebook).stem}.py"

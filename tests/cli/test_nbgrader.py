@@ -16,6 +16,7 @@ import pytest
 
 from naivegraph import course
 from naivegraph.cli import main
+from naivegraph.course import build
 from naivegraph.lessons.teacher import BEGIN, END
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,6 +63,38 @@ def test_each_exercise_is_a_marked_solution_and_an_autograded_check(teacher):
     )
     assert checks["check-01-2"]["metadata"]["nbgrader"]["points"] == 1
     assert not any("solution" in c["metadata"].get("naivegraph", {}) for c in cells)
+
+
+def test_each_answer_cell_is_the_lessons_source_with_its_markers(teacher):
+    # grade ids are "answer-01-2" and "check-01-2"
+    pytest.importorskip("jupytext", reason="the sources are read with jupytext")
+    for notebook in course.notebooks():
+        cells = _cells(teacher / "source" / f"lesson_{notebook.name[:2]}" / notebook.name)
+        answers = {k[7:]: "".join(c["source"]) for k, c in _graded(cells, "solution").items()}
+        checks = {k[6:]: "".join(c["source"]) for k, c in _graded(cells, "grade").items()}
+        for exercise, source in build.exercise_sources(course.source(notebook)).items():
+            *answer, check = source.rstrip().split("\n")
+            assert answers[exercise] == "\n".join(answer), exercise
+            assert checks[exercise] == f'assert {check}, "exercise {exercise} is not right yet"'
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="nbgrader needs Python 3.11")
+def test_every_answer_cell_is_python_as_written_and_as_nbgrader_releases_it(teacher):
+    pytest.importorskip("nbgrader", reason="nbgrader comes with the teacher extra")
+    import nbformat
+    from nbgrader.preprocessors import ClearSolutions
+
+    for notebook in course.notebooks():
+        path = teacher / "source" / f"lesson_{notebook.name[:2]}" / notebook.name
+        nb = nbformat.read(str(path), as_version=4)
+        released, _ = ClearSolutions().preprocess(copy.deepcopy(nb), {})
+        for ours, theirs in zip(nb.cells, released.cells):
+            if not ours.metadata.get("nbgrader", {}).get("solution"):
+                continue
+            grade_id = ours.metadata["nbgrader"]["grade_id"]
+            assert "raise NotImplementedError()" in theirs.source, grade_id
+            for source in (ours.source, theirs.source):
+                compile(source, grade_id, "exec")  # a stub inside an expression would not
 
 
 def _nbgrader(folder: Path, *argv: str) -> subprocess.CompletedProcess:
@@ -133,3 +166,17 @@ def test_nbgrader_releases_the_lesson_and_grades_a_right_and_a_wrong_submission(
         wrong = gradebook.find_grade("check-01-2", LESSON[:-6], "lesson_01", "wrong")
         assert wrong.auto_score == 0
     assert scores == {"right": 3.0, "wrong": 2.0}
+
+
+def test_without_jupytext_nbgrader_says_to_install_the_teacher_extra(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "jupytext" else real(name, *a)
+    )
+    assert main(["lessons", "--nbgrader", str(tmp_path / "class")]) == 2
+    err = capsys.readouterr().err
+    assert "reads the lessons' sources with jupytext, which is not installed" in err
+    assert "pip install 'naivegraph[teacher]'" in err
+    assert not (tmp_path / "class").exists()

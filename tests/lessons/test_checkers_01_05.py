@@ -585,7 +585,7 @@ def test_never_raises_whatever_it_is_given(exercise, capsys):
 
 # -- the lessons themselves ---------------------------------------------------------------
 
-SOURCES = sorted((COURSE / "src").glob("lesson_0[1-5].py"))
+SOURCES = sorted((COURSE / "src").glob("0[1-5]_*.py"))
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
@@ -598,23 +598,25 @@ def test_lessons_print_error_messages_whole_and_end_with_further_reading(path):
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
 def test_exercises_appear_in_the_order_of_their_numbers(path):
-    numbers = re.findall(r'exercise\("(\d\d-\d)"', path.read_text(encoding="utf-8"))
+    numbers = re.findall(r'^# %% exercise="(\d\d-\d)"', path.read_text(encoding="utf-8"), re.M)
     assert numbers == sorted(numbers) and len(numbers) >= 3
 
 
 def test_lessons_link_the_animations_and_every_linked_file_ships_with_the_course():
     links = {}
-    for path in sorted((COURSE / "src").glob("lesson_*.py")):
+    for path in sorted((COURSE / "src").glob("[0-9][0-9]_*.py")):
         text = path.read_text(encoding="utf-8")
-        links[path.stem] = re.findall(r"\]\(([\w./-]+\.[a-z]{2,5})\)", text)  # files, not URLs
-        for target in links[path.stem]:
+        links[path.stem[:2]] = re.findall(r"\]\(([\w./-]+\.[a-z]{2,5})\)", text)  # files, not URLs
+        for target in links[path.stem[:2]]:
             assert (COURSE / target).resolve().is_file(), target
             assert (COURSE / target).resolve().is_relative_to(COURSE), "ships with the course"
-    assert "figures/animation_dynamic_step.gif" in links["lesson_01"]
-    assert "figures/animation_static_runs.gif" in links["lesson_03"]
+    assert "figures/animation_dynamic_step.gif" in links["01"]
+    assert "figures/animation_static_runs.gif" in links["03"]
 
 
-@pytest.mark.parametrize("path", sorted((COURSE / "src").glob("lesson_*.py")), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", sorted((COURSE / "src").glob("[0-9][0-9]_*.py")), ids=lambda p: p.stem
+)
 def test_no_lesson_shows_a_picture_by_relative_path(path):
     # JupyterLab puts a markdown cell's HTML in the page before it resolves relative
     # addresses, so the browser first asks for the picture at the wrong address (a 404).

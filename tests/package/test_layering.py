@@ -133,6 +133,8 @@ def _graph() -> tuple[dict[str, set[str]], list[str]]:
     edges: dict[str, set[str]] = {}
     inner: list[str] = []
     for path in sorted(PACKAGE.rglob("*.py")):
+        if not (path.parent / "__init__.py").exists():
+            continue  # no module: the course's lesson sources are notebooks written as Python
         module = _module_name(path)
         edges.setdefault(module, set())
         for line, name, top in _imports(module, ast.parse(path.read_text(), str(path))):
