@@ -163,9 +163,11 @@ class BackwardCFunction(Node):
             if g is None:
                 out.append(None)
                 continue
-            if not isinstance(g, Tensor):
-                raise TypeError(
-                    f"{self.name()}.backward must return Tensors or None, got {type(g).__name__}"
+            if not isinstance(g, Tensor):  # torch's RuntimeError and phrase
+                raise RuntimeError(
+                    f"expected Variable or None (got {type(g).__name__}): {self.name()}'s "
+                    "backward returns one gradient tensor (or None) per forward input, "
+                    "as a tuple when there are several"
                 )
             if shape is not None and g.shape != shape:
                 raise RuntimeError(

@@ -208,10 +208,7 @@ class Graph:
             )
         owner = node_or_name.graph
         if owner is not self:
-            raise ValueError(
-                f"node {node_or_name.name!r} belongs to {getattr(owner, 'name', None)}, not to "
-                f"{self.name}: nodes of two graphs cannot be mixed"
-            )
+            raise ValueError(_foreign_node_message(node_or_name.name, owner, self))
         return node_or_name
 
     # ------------------------------------------------------------------ running
@@ -340,6 +337,19 @@ class Graph:
 
 def _is_node(value: object) -> bool:
     return hasattr(value, "kind") and hasattr(value, "inputs") and hasattr(value, "graph")
+
+
+def _foreign_node_message(name: str, owner: Any, graph: "Graph") -> str:
+    """Why a node of ``owner`` cannot be used in ``graph``, and what to use instead."""
+    owner_name = getattr(owner, "name", None)
+    if owner_name == graph.name:  # ns.optimize's result keeps its source's name
+        where = f"another graph also named {graph.name} (ns.optimize returns a new graph)"
+    else:
+        where = f"{owner_name}, not to {graph.name}"
+    return (
+        f"node {name!r} belongs to {where}: nodes of two graphs cannot be mixed; use this "
+        f"graph's own node, {graph.name}[{name!r}] or just the name {name!r}"
+    )
 
 
 # Running a graph lives in naivegraph.static.session, which imports the executor, the

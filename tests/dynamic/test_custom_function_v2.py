@@ -406,3 +406,20 @@ def test_numpy_is_refused_on_a_tensor_that_requires_grad_outside_no_grad():
         x = tensor(lib, [1.0], requires_grad=True)
         with lib.no_grad():
             assert x.numpy().tolist() == [1.0]
+
+
+def test_a_backward_that_returns_a_list_is_refused_with_torchs_runtime_error():
+    class Double(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return [grad * 2]  # a list is one value, not one gradient per input
+
+    x = ng.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"expected Variable or None \(got list\)") as error:
+        Double.apply(x).sum().backward()
+    assert "one gradient tensor (or None) per forward input" in str(error.value)
+    assert x.grad is None

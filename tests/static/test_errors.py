@@ -423,3 +423,16 @@ def test_an_op_that_fails_only_for_some_unknown_sizes_still_builds_and_the_run_d
     assert y.shape is None
     (out,) = g.run([y], z=np.zeros((4, 5), np.float32))
     assert out.shape == (5, 4)
+
+
+def test_a_node_of_the_graph_optimize_started_from_is_refused_naming_what_to_use_instead():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,), dtype=np.float32)
+        y = ns.sum(x * 1.0)
+    small, _ = ns.optimize(g)
+    with pytest.raises(ValueError, match="belongs to another graph also named graph_") as error:
+        small.compile([x], [y])
+    assert "ns.optimize returns a new graph" in str(error.value)
+    assert "or just the name 'x'" in str(error.value)
+    (out,) = small.compile(["x"], [y.name])(np.ones(2, np.float32))
+    assert out == 2.0

@@ -130,8 +130,8 @@ _IN_PLACE = object()
 #: What the checkers' calls of backward return for a backward that returned a list.
 _LIST = object()
 
-# torch refuses a list from backward as naivegraph does: it takes the list for one value
-# that is not a tensor ("expected Variable or None (got list)").
+# torch refuses a list from backward as naivegraph does, with the same RuntimeError: it
+# takes the list for one value that is not a tensor ("expected Variable or None (got list)").
 _LIST_HINT = (
     "backward returned a list: autograd takes the gradient itself for a Function of one "
     "input, or a tuple with one gradient per input; a list counts as one value that is "
@@ -149,7 +149,7 @@ def _gradient_through(cube, x, upstream):
     sent = upstream.numpy().copy()
     try:
         (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
-    except TypeError as error:
+    except RuntimeError as error:  # autograd's "expected Variable or None (got ...)"
         if "ellipsis" in str(error):
             return Ellipsis
         if "got list" in str(error):
