@@ -120,10 +120,10 @@ print("loss =", loss.item())
 # `ng.render(tensor, kind=...)` draws the graph. The **forward** graph shows tensors
 # and the ops between them, edges in the direction data flows. The **backward**
 # graph shows the `grad_fn` nodes that `loss.backward()` will visit, edges in the
-# direction gradients flow. Leaves are green; `input` does not require a gradient,
-# so it has no place in the backward graph. The dashed boxes are the values each
+# direction gradients flow. Leaves are green. The dashed boxes are the values each
 # backward node **saved** for later (a product needs its factors to compute its
-# gradient).
+# gradient): `input` does not require a gradient, so it gets no node of its own in the
+# backward graph, only such a box on the `MulBackward0` that saved it.
 
 # %%
 names = {"input": input, "w1": w1, "w2": w2, "w3": w3,
@@ -162,7 +162,7 @@ ex.check_leaf_grads(w1_grad, w2_grad, w3_grad)
 # ### Exercise 01-3: the gradient of an intermediate tensor
 
 # %% exercise="01-3"
-# Exercise 01-3: d loss / d l1 for ONE element of l1
+# Exercise 01-3: d loss / d l1 for ONE element of l1, derived by hand
 ### BEGIN SOLUTION
 l1_grad = 7.0
 ### END SOLUTION

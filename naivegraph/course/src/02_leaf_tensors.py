@@ -107,8 +107,8 @@ print(acc.name(), "stores into", "b" if acc.variable is b else "?")
 
 # %% [markdown]
 # The drawing shows the same structure: the green leaves hang off `AccumulateGrad`
-# nodes, and `x` does not appear in the backward graph at all because no gradient
-# needs to reach it.
+# nodes. `x` has no node of its own in the backward graph, because no gradient needs
+# to reach it; it appears only in the dashed box of the value `MulBackward0` saved.
 
 # %%
 ng.render(z, kind="backward", params={"x": x, "w": w, "b": b, "y": y, "z": z})

@@ -117,7 +117,7 @@ print("after one backward:", x.grad)
 # ### Exercise 03-2: backward twice
 
 # %% exercise="03-2"
-# Exercise 03-2: what is x.grad after a SECOND y.backward()?
+# Exercise 03-2: predict x.grad after a SECOND y.backward() (a number; the next cell runs it)
 ### BEGIN SOLUTION
 x_grad_after_two = 12.0
 ### END SOLUTION

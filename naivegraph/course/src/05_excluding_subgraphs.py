@@ -19,7 +19,10 @@ np.set_printoptions(precision=4, suppress=True)
 # ## requires_grad, again
 #
 # If no input of an op requires a gradient, the output does not either, and backward
-# never enters that part of the graph. Inside `no_grad`, nothing requires grad.
+# never enters that part of the graph. Inside `no_grad`, no op's result requires grad
+# (a leaf keeps its own flag: `z.requires_grad` stays `True` there).
+#
+# ### Exercise 05-1: which results require grad?
 
 # %% exercise="05-1"
 # Exercise 05-1: predict a.requires_grad, b.requires_grad and c.requires_grad

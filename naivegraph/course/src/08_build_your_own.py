@@ -37,7 +37,8 @@ np.set_printoptions(precision=4, suppress=True)
 #
 # `mul`, `div`, `sin` and `exp` are missing: above the table, write each one's function
 # (`f_mul`) and its derivative (`d_mul`), as the other rows are written. The checker
-# compares every derivative with finite differences.
+# compares every derivative with the exact one: write each as the formula you get by
+# differentiating the op, not as a finite-difference estimate.
 
 # %% exercise="08-1"
 # Exercise 08-1

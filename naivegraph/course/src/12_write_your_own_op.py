@@ -150,7 +150,8 @@ if ex.solved("12-2"):
 #
 # ### Exercise 12-3: matmul's backward
 #
-# Write `matmul_backward(X, W, dY)` returning `(dX, dW)` as numpy arrays.
+# Write `matmul_backward(X, W, dY)` returning `(dX, dW)` as numpy arrays, computed with
+# numpy from the shapes (autograd is what this rule is for, so it cannot be asked).
 
 # %% exercise="12-3"
 # Exercise 12-3

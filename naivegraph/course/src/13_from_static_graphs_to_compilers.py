@@ -66,7 +66,8 @@ print(f.listing())
 # Read this graph's listing (no plan printed yet) and predict the plan of
 # `f = g1.compile([x], [total, e], optimize=False)`: which value is freed **first**,
 # and after which step (steps count from 1, in the order of the listing's ops)?
-# Answer a pair `("name", step)`, the name without its `%`.
+# Answer a pair `("name", step)`: the name as a string without its `%`, the step a whole
+# number.
 
 # %%
 with ns.Graph("freeing") as g1:

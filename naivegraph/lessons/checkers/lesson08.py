@@ -55,10 +55,10 @@ _EXACT = {
 # ----------------------------------------------------------------------------- 08-1
 @checker(
     "08-1",
-    answer='"mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a); '
-    '"div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b ** 2); '
-    '"sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)); '
-    '"exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)). '
+    answer="f_mul = lambda a, b: a * b; d_mul = lambda a, b, i: b if i == 0 else a; "
+    "f_div = lambda a, b: a / b; d_div = lambda a, b, i: 1 / b if i == 0 else -a / b ** 2; "
+    "f_sin = lambda a: math.sin(a); d_sin = lambda a, i: math.cos(a); "
+    "f_exp = lambda a: math.exp(a); d_exp = lambda a, i: math.exp(a). "
     "Each derivative is the partial derivative with respect to argument i.",
 )
 def check_derivative_table(table) -> Result:
