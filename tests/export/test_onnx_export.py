@@ -18,10 +18,9 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 import naivegraph.static as ns  # noqa: E402
+from naivegraph.export import ONNX_MAP, NotExportable, markdown_table, to_onnx  # noqa: E402
 from naivegraph.ops import OPS  # noqa: E402
-from naivegraph.ops.onnx_map import ONNX_MAP, NotExportable, markdown_table  # noqa: E402
 from naivegraph.ops.table import F  # noqa: E402  (the op table's functions, as rules use them)
-from naivegraph.static.onnx import to_onnx  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "onnx_ops.md"
 
@@ -175,9 +174,18 @@ def test_an_optimised_function_exports_the_graph_it_was_compiled_from():
 
 
 def test_import_naivegraph_static_does_not_load_onnx():
-    code = "import sys, naivegraph.static, naivegraph.static.onnx; print('onnx' in sys.modules)"
+    code = "import sys, naivegraph.static, naivegraph.export; print('onnx' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_static_mode_offers_the_exporter_of_the_export_package():
+    code = (
+        "import naivegraph.static as ns, naivegraph.export as ex; "
+        "print(ns.to_onnx is ex.to_onnx, 'to_onnx' in ns.__all__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "True True", done.stderr
 
 
 def test_outputs_are_named_after_what_they_are():
@@ -222,8 +230,7 @@ def test_without_onnx_to_onnx_says_how_to_install_it(monkeypatch):
 def test_docs_table_is_generated_from_the_map():
     assert DOCS.read_text() == markdown_table(), (
         "docs/onnx_ops.md is out of date: regenerate it with "
-        "python -c 'from naivegraph.ops.onnx_map import markdown_table; "
-        'print(markdown_table(), end="")\' > docs/onnx_ops.md'
+        "python -m naivegraph.export > docs/onnx_ops.md"
     )
 
 
