@@ -28,7 +28,10 @@ to the tangent (broadcast to the output, not summed back) is its JVP; a linear o
 own JVP (the op applied to the tangents), a multilinear one (matmul) in each argument
 separately.  Every other op falls back to the transpose trick: a partial is linear in
 ``g``, so ``d/dg <VJP(g), t>`` is the JVP.  Adding an op means adding one ``defop``
-here (and, optionally, its name to one of those sets: a faster JVP).
+here (and, optionally, its name to one of those sets: a faster JVP); its ONNX form goes
+beside the exporter (:mod:`naivegraph.export.onnx_map`), and the tests that hold every
+op to a gradient check and to torch's ``next_functions`` name the file and the line to
+add for a new one.
 
 The entries run from the simplest (elementwise arithmetic) to the most composite
 (losses); what PyTorch calls each op's backward node is kept apart, in
