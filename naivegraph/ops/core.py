@@ -398,6 +398,7 @@ def defop(
                 f"op {name!r} is built into naivegraph and cannot be replaced; "
                 "give yours another name"
             )
+        raise ValueError(f"op {name!r} is defined twice; every op has exactly one entry")
     if name in OPS and not replace:
         raise ValueError(
             f"op {name!r} is defined twice; every op has exactly one entry "
@@ -517,7 +518,7 @@ def _value_read(error: UnsavedValueError, partial: Partial, g, values, attrs) ->
         partial(g, *probes, **attrs)
     except UnsavedValueError as again:
         error = again
-    except Exception:  # noqa: BLE001  (the first error is reported then)
+    except Exception:  # the second run failed otherwise: report the first error as it is
         probes = list(values)
     return ["out" if j == len(values) - 1 else j for j, v in enumerate(probes) if v is error.meta]
 
