@@ -27,7 +27,7 @@ PYTEST_ARGS ?=
 READABLE_TESTS := tests/dynamic tests/static tests/fuzz/test_against_torch.py \
 	tests/fuzz/test_aliasing_hooks_special_values.py tests/fuzz/test_static_vs_dynamic.py
 
-.PHONY: lab test test-readable lint figures notebooks site bench clean
+.PHONY: lab test test-readable lint figures notebooks onnx-docs site bench clean
 
 lab: $(STAMP)
 	$(BIN)/naivegraph tour
@@ -39,7 +39,7 @@ ifeq ($(PYTEST_ARGS),)
 	$(MAKE) --no-print-directory test-readable
 endif
 
-# Lint and format (ruff) and a type check of the op table and static mode (mypy).
+# Lint and format (ruff) and a type check of the op table, static mode and its export (mypy).
 lint: $(TEST_STAMP)
 	$(BIN)/python -m ruff check naivegraph tests benchmarks
 	$(BIN)/python -m ruff format --check naivegraph tests benchmarks
@@ -47,6 +47,10 @@ lint: $(TEST_STAMP)
 
 test-readable: $(TEST_STAMP) $(TORCH_STAMP)
 	NAIVEGRAPH_FAST=0 $(BIN)/python -m pytest -q -p no:cacheprovider $(READABLE_TESTS)
+
+# docs/onnx_ops.md, the ONNX map as a table (tests/export checks that it is up to date).
+onnx-docs: $(STAMP)
+	$(BIN)/python -m naivegraph.export > docs/onnx_ops.md
 
 # The figures README shows; the animations the lessons show go into the course.
 figures: $(STAMP)

@@ -83,6 +83,7 @@ __version__ = "0.1.0"
 
 # Import the package first, then bind the function: importing a submodule sets the
 # parent's attribute of the same name, so the function must come after it.
+from . import export as _export  # noqa: F401  (installs ns.to_onnx: it sits above static mode)
 from . import render as _render_package
 from . import static as _static
 from .render import render, walkthrough

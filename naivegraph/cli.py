@@ -30,6 +30,7 @@ import numpy as np
 
 from . import __version__, examples
 from . import static as ns
+from .export import to_onnx
 from .lessons import workcopy
 from .lessons.checking import TEACHER
 from .lessons.notebooks import DamagedNotebook
@@ -293,7 +294,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         if inputs is None:  # every placeholder the outputs need, in the graph's order
             inputs = _placeholders_needed(graph, outputs)
-        model = ns.to_onnx(graph, inputs, outputs, path=args.onnx)
+        model = to_onnx(graph, inputs, outputs, path=args.onnx)
     except (KeyError, ValueError, TypeError, NotImplementedError) as error:
         raise CommandError(f"cannot export {args.file}: {error}") from None
     exported = ", ".join(o.name for o in model.graph.output)

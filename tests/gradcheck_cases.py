@@ -677,3 +677,16 @@ def _make(case_id, makers):
 
 
 ALL_CASES = [(cid, fn, makers) for op in CASES for cid, fn, makers in CASES[op]]
+
+
+def missing_cases(ops: dict) -> str | None:
+    """What to write for the differentiable ops of ``ops`` without a case (None: all
+    have one): the file, and a line to start from."""
+    missing = sorted(name for name, op in ops.items() if op.differentiable and name not in CASES)
+    if not missing:
+        return None
+    return (
+        f"ops without a gradcheck case: {missing}. Add one per op to tests/gradcheck_cases.py, "
+        f'e.g. case("{missing[0]}", "basic", lambda x: F.{missing[0]}(x), ("anyv", (2, 3))) '
+        f"(an input of shape (2, 3) that requires grad; the kinds of input are listed above CASES)"
+    )

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .core import defop, reads_values_of, torch_dtype_name
+from .core import defop, torch_dtype_name
 from .table import F
 
 # ----------------------------------------------------------------------------------
@@ -183,17 +183,14 @@ def _hw(shape, what: str) -> tuple:
     return sizes
 
 
-@reads_values_of(1)
 def _conv_input_partial(g, x, weight, *rest, **attrs):
     return F.conv2d_input_grad(g, weight, input_hw=_hw(x.shape, "conv2d's gradient"), **attrs)
 
 
-@reads_values_of(0)
 def _conv_weight_partial(g, x, weight, *rest, **attrs):
     return F.conv2d_weight_grad(x, g, kernel_size=tuple(weight.shape[2:]), **attrs)
 
 
-@reads_values_of()
 def _conv_bias_partial(g, x, weight, *rest, **attrs):
     return F.sum(g, dim=(0, 2, 3))
 
@@ -202,19 +199,17 @@ defop(
     "conv2d",
     _conv2d,
     [_conv_input_partial, _conv_weight_partial, _conv_bias_partial],
-    saves=(0, 1),
+    saves={0: (1,), 1: (0,), 2: ()},
     doc="2-D cross-correlation of ``x`` (N, C, H, W) with ``weight`` (O, C/groups, kh, kw), "
     "plus ``bias`` (O,) when given (``F.conv2d``).",
 )
 
 
-@reads_values_of(1)
 def _input_grad_g_partial(h, g, weight, out, **attrs):
     attrs.pop("input_hw")
     return F.conv2d(h, weight, **attrs)
 
 
-@reads_values_of(0)
 def _input_grad_weight_partial(h, g, weight, out, **attrs):
     attrs.pop("input_hw")
     return F.conv2d_weight_grad(h, g, kernel_size=tuple(weight.shape[2:]), **attrs)
@@ -224,18 +219,16 @@ defop(
     "conv2d_input_grad",
     _conv2d_input_grad,
     [_input_grad_g_partial, _input_grad_weight_partial],
-    saves=(0, 1),
+    saves={0: (1,), 1: (0,)},
     doc="The gradient ``conv2d`` sends to its input (a transposed convolution of ``g``).",
 )
 
 
-@reads_values_of(1)
 def _weight_grad_x_partial(k, x, g, out, **attrs):
     attrs.pop("kernel_size")
     return F.conv2d_input_grad(g, k, input_hw=_hw(x.shape, "conv2d's gradient"), **attrs)
 
 
-@reads_values_of(0)
 def _weight_grad_g_partial(k, x, g, out, **attrs):
     attrs.pop("kernel_size")
     return F.conv2d(x, k, **attrs)
@@ -245,7 +238,7 @@ defop(
     "conv2d_weight_grad",
     _conv2d_weight_grad,
     [_weight_grad_x_partial, _weight_grad_g_partial],
-    saves=(0, 1),
+    saves={0: (1,), 1: (0,)},
     doc="The gradient ``conv2d`` sends to its weight (windows of ``x`` times ``g``).",
 )
 
@@ -433,12 +426,14 @@ defop(
             g, input_hw=_hw(x.shape, "avg_pool2d's gradient"), **attrs
         )
     ],
+    saves=(),
     doc="The mean of each window of the last two axes (``F.avg_pool2d``).",
 )
 defop(
     "avg_pool2d_backward",
     _avg_pool2d_backward,
     [lambda h, g, out, input_hw, **attrs: F.avg_pool2d(h, **attrs)],
+    saves=(),
     doc="The gradient of ``avg_pool2d``: each window's share of ``g`` spread over it.",
 )
 

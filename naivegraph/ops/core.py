@@ -9,21 +9,20 @@ the library's own operators and the dispatching functions of :mod:`naivegraph.op
 * on dynamic tensors: ``create_graph=True`` builds a graph of the backward pass;
 * on static nodes: ``ns.gradients`` adds the backward pass to the graph symbolically.
 
-Inputs (and the output) that a rule does not list in ``saves`` reach it as a
-:class:`Meta` that only knows ``shape`` and ``dtype``: what is not saved cannot be
-read, which is what makes in-place checks and memory release exact.
+Every entry declares in ``saves`` which values its rules read (see :func:`defop`).
+Inputs (and the output) it does not list reach a rule as a :class:`Meta` that only
+knows ``shape`` and ``dtype``, and reading a Meta's value raises: what is not saved
+cannot be read, which is what makes in-place checks and memory release exact.
 """
 
 from __future__ import annotations
 
-import dis
 import functools
-import inspect
 import os
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -40,8 +39,23 @@ OPS: dict[str, "OpDef"] = {}
 BUILT_IN: set[str] = set()
 
 
+class UnsavedValueError(RuntimeError):
+    """A gradient rule read the value of an input (or the output) that its op's
+    ``saves`` does not list: backward kept only that value's shape and dtype."""
+
+    def __init__(self, message: str, meta: "Meta | None" = None, op: str | None = None) -> None:
+        super().__init__(message)
+        self.meta = meta  # the stand-in that was read, to tell which value it was
+        self.op = op  # the op whose rule read it, once the message names it
+
+
 class Meta:
-    """Shape and dtype of a value that a VJP rule did not ask to keep."""
+    """Shape and dtype of a value that a VJP rule did not ask to keep.
+
+    Its value cannot be read: arithmetic on it, or handing it to numpy, raises
+    :class:`UnsavedValueError`, so a rule that reads a value its op does not declare
+    in ``saves`` fails at once instead of reading a value that may have changed.
+    """
 
     __slots__ = ("shape", "dtype")
 
@@ -56,6 +70,22 @@ class Meta:
     def __repr__(self) -> str:
         return f"Meta(shape={self.shape}, dtype={np.dtype(self.dtype).name})"
 
+    def _value_read(self, *args: Any, **kwargs: Any):
+        raise UnsavedValueError(
+            f"a gradient rule read the value of {self!r}, an input or output its op does not "
+            "save: backward kept only its shape and dtype. List every value a rule reads in "
+            "the op's defop(..., saves=...)",
+            self,
+        )
+
+    __array__ = __float__ = __int__ = __bool__ = __len__ = __iter__ = __getitem__ = _value_read
+    __neg__ = __pos__ = __abs__ = __invert__ = _value_read
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _value_read
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _value_read
+    __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _value_read
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _value_read
+    __lt__ = __le__ = __gt__ = __ge__ = _value_read
+
 
 @dataclass(frozen=True, eq=False)
 class OpDef:
@@ -65,7 +95,10 @@ class OpDef:
     forward: Callable[..., np.ndarray]
     partials: tuple[Partial | None, ...] | None  # one per input; None = no gradient
     backward_name: str | Callable[[dict, Sequence[tuple]], str]  # PyTorch's grad_fn name
-    saves: frozenset = frozenset()  # input positions and/or "out"
+    saves: frozenset = frozenset()  # input positions and/or "out": every value any rule reads
+    # per input, the values the partial for its gradient reads (None: no partial); None
+    # for an op without partials (a vjp_all rule reads all of ``saves``)
+    saves_by_input: tuple[frozenset | None, ...] | None = None
     elementwise: bool = False  # broadcasting op: gradients are summed back to shape
     differentiable: bool = True
     variadic: bool = False  # takes a list of tensors (cat, stack)
@@ -78,12 +111,6 @@ class OpDef:
     doc: str = ""
     attrs_doc: dict = field(default_factory=dict)
     _saves_by_needs: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def _reads(self) -> tuple:
-        """Per partial, the input positions whose values it reads (None: unknown)."""
-        partials = self.partials or ()
-        return tuple(inputs_read(p, len(partials)) for p in partials)
 
     @functools.cached_property
     def edge_inputs(self) -> tuple[int, ...] | None:
@@ -105,7 +132,9 @@ class OpDef:
         return i in self.saves
 
     def saves_for(self, needs: tuple) -> frozenset:
-        """What backward keeps when only the inputs in ``needs`` want a gradient.
+        """What backward keeps when only the inputs in ``needs`` want a gradient: what
+        their partials read, as declared in ``saves``, and the output whenever a rule
+        reads it (keeping its own result copies nothing).
 
         As torch: ``x * 3`` keeps no copy of ``x`` (only d/d3 would read it), so a
         later in-place write to ``x`` does not break backward.
@@ -115,9 +144,12 @@ class OpDef:
         except KeyError:
             pass
         kept = self.saves
-        if self.partials is not None and all(r is not None for r in self._reads):
-            read = set().union(*(r for r, need in zip(self._reads, needs) if need))
-            kept = frozenset(k for k in kept if k == "out" or k in read)
+        if self.saves_by_input is not None:
+            read = {"out"} & self.saves
+            for reads, need in zip(self.saves_by_input, needs):
+                if need and reads is not None:
+                    read |= reads
+            kept = frozenset(read)
         self._saves_by_needs[needs] = kept
         return kept
 
@@ -255,7 +287,10 @@ def _quiet_partials(
     grads = [None] * len(needs)
     for i, (partial, need) in enumerate(zip(op.partials or (), needs)):
         if need and partial is not None:
-            grads[i] = partial(g, *inputs, out, **attrs)
+            try:
+                grads[i] = partial(g, *inputs, out, **attrs)
+            except UnsavedValueError as error:
+                raise undeclared_read(op, i, error, partial, g, (*inputs, out), attrs) from None
     return grads
 
 
@@ -308,7 +343,7 @@ def defop(
     partials: Sequence[Partial | None] | None = None,
     *,
     backward: str | Callable[[dict, Sequence[tuple]], str] | None = None,
-    saves: Sequence = (),
+    saves: Sequence | Mapping[int, Sequence] | None = None,
     elementwise: bool = False,
     differentiable: bool = True,
     variadic: bool = False,
@@ -327,6 +362,20 @@ def defop(
     partials with operators and ``F.<op>``, not ``np.*``, so that they differentiate
     nodes and tensors too.  ``replace=True`` redefines an op added from outside (a
     notebook cell run twice); a built-in op is never replaced.
+
+    ``saves`` declares the values the rules read; an op with a gradient must say it.
+    A value is an input position (``0``, ``1``, ...) or ``"out"``, the op's result:
+
+    * a tuple, ``saves=(0, "out")``: every partial may read these;
+    * a dict from input position to a tuple, ``saves={0: (1,), 1: (0,)}`` for ``x * y``:
+      the gradient of ``x`` reads ``y``, that of ``y`` reads ``x``.  A node then keeps
+      only what the gradients it must compute read (``x * w`` with only ``w`` requiring
+      grad keeps ``x`` alone, as torch), so the other operand may change in place;
+    * ``saves=()``: no rule reads a value.
+
+    The output, once read by any rule, is kept whenever the node is.  A value not
+    declared reaches a rule as a :class:`Meta` that knows only ``shape`` and
+    ``dtype``; reading its value raises an error that says what to declare.
 
     >>> import numpy as np, naivegraph as ng
     >>> from naivegraph.ops import OPS, F, defop, op_function
@@ -357,12 +406,16 @@ def defop(
         )
     if backward is None:
         backward = backward_name_of(name)  # torch's naming lives in names.py
+    kept, by_input = _declared_saves(name, partials, vjp_all, saves)
+    if partials is not None and BUILT_IN:  # from outside: a wrong saves says what to write
+        partials = [_checked(name, i, p) for i, p in enumerate(partials)]
     op = OpDef(
         name=name,
         forward=quiet(forward),
         partials=tuple(partials) if partials is not None else None,
         backward_name=backward,
-        saves=frozenset(saves),
+        saves=kept,
+        saves_by_input=by_input,
         elementwise=elementwise,
         differentiable=differentiable and (partials is not None or vjp_all is not None),
         variadic=variadic,
@@ -376,39 +429,129 @@ def defop(
     return op
 
 
-def reads_values_of(*positions: int) -> Callable[[Partial], Partial]:
-    """Mark a partial that reads the *values* of ``positions`` only, and of its other
-    inputs just their shapes (which a Meta carries): backward keeps only those values.
+def _declared_saves(
+    name: str, partials, vjp_all, saves
+) -> tuple[frozenset, tuple[frozenset | None, ...] | None]:
+    """``saves`` checked: (every value kept, per input what its partial reads)."""
+    if saves is None:
+        if partials is None and vjp_all is None:
+            return frozenset(), None  # no gradient, nothing to read
+        raise TypeError(
+            f"defop({name!r}, ...) needs saves=: the values its gradient rules read, by input "
+            'position (0, 1, ...) and "out" for the result. Write saves=(0,) if a rule reads '
+            'its first input, saves=("out",) if it reads the result, saves=() if it reads '
+            "no value (shapes and dtypes always reach it)"
+        )
+    count = None if partials is None else len(partials)
+    if isinstance(saves, Mapping):
+        if partials is None:
+            raise TypeError(
+                f"defop({name!r}, ...): saves as a dict names what each input's partial reads; "
+                "a rule for all inputs at once (vjp_all) gives one tuple, e.g. saves=(0,)"
+            )
+        wanted = [i for i, p in enumerate(partials) if p is not None]
+        if sorted(saves) != wanted:
+            raise ValueError(
+                f"defop({name!r}, ...): saves as a dict has one entry per input with a partial, "
+                f"{wanted}, saying what that gradient reads (e.g. {{{wanted[0]}: ()}} for one "
+                f"that reads no value); got keys {sorted(saves, key=str)}"
+            )
+        by_input = tuple(
+            _values(name, saves[i], count) if p is not None else None
+            for i, p in enumerate(partials)
+        )
+        return frozenset().union(*(r for r in by_input if r is not None)), by_input
+    kept = _values(name, saves, count)
+    if partials is None:
+        return kept, None
+    return kept, tuple(kept if p is not None else None for p in partials)
 
-    For rules whose code names an input it needs the shape of, which ``inputs_read``
-    cannot tell from a value read.  ``x @ w`` with only ``w`` requiring grad then keeps
-    ``x`` alone, as torch does, so ``w`` may change in place before backward.
-    """
 
-    def mark(partial: Partial) -> Partial:
-        partial.reads = frozenset(positions)  # type: ignore[attr-defined]
-        return partial
+def _values(name: str, values, count: int | None) -> frozenset:
+    """A declared tuple of values, each an input position or ``"out"``."""
+    if isinstance(values, (str, int)):
+        values = (values,)
+    found = frozenset(values)
+    for v in found:
+        known = v == "out" or (
+            isinstance(v, int)
+            and not isinstance(v, bool)
+            and v >= 0
+            and (count is None or v < count)
+        )
+        if not known:
+            inputs = "an input position" if count is None else f"an input position 0..{count - 1}"
+            raise ValueError(
+                f'defop({name!r}, ...): saves lists {v!r}, which is neither {inputs} nor "out"'
+            )
+    return found
 
-    return mark
 
-
-def inputs_read(partial: Partial | None, n_inputs: int) -> frozenset | None:
-    """The input positions a partial's code loads (None when that cannot be told)."""
+def _checked(name: str, i: int, partial: Partial | None) -> Partial | None:
+    """``partial`` of an op from outside, raising :func:`undeclared_read`'s error (which
+    names the op and what to declare) instead of :class:`Meta`'s bare one."""
     if partial is None:
-        return frozenset()
-    declared = getattr(partial, "reads", None)
-    if declared is not None:  # marked by reads_values_of
-        return declared
-    code = getattr(partial, "__code__", None)
-    if code is None or code.co_cellvars or code.co_flags & inspect.CO_VARARGS:
-        return None  # not plain Python, or a parameter captured by an inner function
-    loaded: set[str] = set()
-    for instruction in dis.get_instructions(code):
-        if instruction.opname.startswith("LOAD_FAST"):  # 3.13 pairs names in a tuple
-            value = instruction.argval
-            loaded.update(value if isinstance(value, tuple) else (value,))
-    names = code.co_varnames[1 : 1 + n_inputs]  # (g, *inputs, out, **attrs)
-    return frozenset(i for i, name in enumerate(names) if name in loaded)
+        return None
+
+    @functools.wraps(partial)
+    def checked(g, *rest, **attrs):
+        try:
+            return partial(g, *rest, **attrs)
+        except UnsavedValueError as error:
+            raise undeclared_read(OPS[name], i, error, partial, g, rest, attrs) from None
+
+    return checked
+
+
+def _spelled(values) -> str:
+    """A declared tuple as it is written in a defop: ``(0, "out")``."""
+    items = sorted(values, key=lambda v: (isinstance(v, str), v))
+    inner = ", ".join('"out"' if v == "out" else str(v) for v in items)
+    return f"({inner},)" if len(items) == 1 else f"({inner})"
+
+
+def _value_read(error: UnsavedValueError, partial: Partial, g, values, attrs) -> list:
+    """Which of ``values`` (the inputs, then the output) the partial read: run again
+    with a stand-in of its own for each (backward shares one Meta per shape and dtype)."""
+    probes = [Meta(v.shape, v.dtype) if isinstance(v, Meta) else v for v in values]
+    try:
+        partial(g, *probes, **attrs)
+    except UnsavedValueError as again:
+        error = again
+    except Exception:  # the second run failed otherwise: report the first error as it is
+        probes = list(values)
+    return ["out" if j == len(values) - 1 else j for j, v in enumerate(probes) if v is error.meta]
+
+
+def undeclared_read(
+    op: OpDef, i: int, error: UnsavedValueError, partial: Partial, g, values, attrs: dict
+) -> Exception:
+    """The error for ``op``'s partial of input ``i`` reading a value ``saves`` does not
+    declare for it (``values``: the inputs, then the output): which value it was, and
+    the declaration to write."""
+    if error.op is not None:
+        return error  # already says it all (the rule of an op from outside)
+    read = _value_read(error, partial, g, values, attrs)
+    if not read:  # a Meta made inside the rule: the plain message is all there is
+        return error
+    named = " or ".join("the output" if v == "out" else f"input {v}" for v in read)
+    by_input = op.saves_by_input or ()
+    if len({r for r in by_input if r is not None}) > 1:
+        entries = ", ".join(
+            f"{j}: {_spelled(r | set(read) if j == i else r)}"
+            for j, r in enumerate(by_input)
+            if r is not None
+        )
+        declaration = f"saves={{{entries}}}"
+    else:
+        declaration = f"saves={_spelled(op.saves | set(read))}"
+    return UnsavedValueError(
+        f"op {op.name!r}: the partial for input {i} reads the value of {named}, which the "
+        f"op's saves do not declare for it, so backward kept only its shape and dtype. "
+        f"Declare every value a rule reads: defop({op.name!r}, ..., {declaration})",
+        error.meta,
+        op.name,
+    )
 
 
 def op_function(name: str) -> Callable:

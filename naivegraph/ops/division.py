@@ -82,7 +82,7 @@ defop(
     "remainder",
     _remainder,
     [lambda g, x, y, out: g, lambda g, x, y, out: -g * F.floor_divide(x, y)],
-    saves=(0, 1),
+    saves={0: (), 1: (0, 1)},
     elementwise=True,
     doc="``x % y``: ``x - floor(x / y) * y``, with the sign of ``y`` (torch.remainder).",
 )
@@ -91,6 +91,7 @@ defop(
     "remainder_scalar",
     lambda x, divisor: _remainder(x, divisor),
     [lambda g, x, out, divisor: g],
+    saves=(),
     elementwise=True,
     doc="``x % divisor`` for a Python number ``divisor`` (torch's Scalar overload: one edge).",
 )

@@ -27,7 +27,7 @@ defop(
         lambda g, bias, mat1, mat2, out, beta=1, alpha=1: F.matmul(g, F.t(mat2)) * alpha,
         lambda g, bias, mat1, mat2, out, beta=1, alpha=1: F.matmul(F.t(mat1), g) * alpha,
     ],
-    saves=(1, 2),
+    saves={0: (), 1: (2,), 2: (1,)},
     doc="``beta * bias + alpha * (mat1 @ mat2)`` (``torch.addmm(..., beta=, alpha=)``).",
 )
 
@@ -40,5 +40,6 @@ defop(
     "sum_typed",
     _sum_typed,
     [lambda g, x, out, dim=None, keepdim=False, dtype=None: _restore(g, x, dim, keepdim)],
+    saves=(),
     doc="The sum in ``dtype`` (``x.sum(dtype=...)``); the gradient comes back in x's dtype.",
 )

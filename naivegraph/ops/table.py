@@ -3,13 +3,17 @@
 How to read a ``defop``::
 
     defop("mul", np.multiply, [lambda g, x, y, out: g * y,
-                               lambda g, x, y, out: g * x], saves=(0, 1), elementwise=True)
+                               lambda g, x, y, out: g * x],
+          saves={0: (1,), 1: (0,)}, elementwise=True)
 
 - the name, then the numpy forward: ``mul(x, y)`` computes ``np.multiply(x, y)``;
 - one partial per input, each a vector-Jacobian product: given ``g``, the gradient of
   the output, the first returns the gradient of ``x`` (``g * y``), the second that of
   ``y``; ``None`` where an input gets no gradient (an index, a mask);
-- ``saves``: which inputs (or ``"out"``) backward must keep: here both;
+- ``saves``: the values the partials read, by input position (or ``"out"``): here
+  the gradient of ``x`` reads ``y`` and that of ``y`` reads ``x``, so a node keeps only
+  the factor its needed gradients read; a tuple (``saves=(0,)``) when every partial
+  reads the same values, ``saves=()`` when none reads a value;
 - ``elementwise``: numpy broadcasting applies, and each gradient is summed back to its
   input's shape.
 
@@ -24,7 +28,10 @@ to the tangent (broadcast to the output, not summed back) is its JVP; a linear o
 own JVP (the op applied to the tangents), a multilinear one (matmul) in each argument
 separately.  Every other op falls back to the transpose trick: a partial is linear in
 ``g``, so ``d/dg <VJP(g), t>`` is the JVP.  Adding an op means adding one ``defop``
-here (and, optionally, its name to one of those sets: a faster JVP).
+here (and, optionally, its name to one of those sets: a faster JVP); its ONNX form goes
+beside the exporter (:mod:`naivegraph.export.onnx_map`), and the tests that hold every
+op to a gradient check and to torch's ``next_functions`` name the file and the line to
+add for a new one.
 
 The entries run from the simplest (elementwise arithmetic) to the most composite
 (losses); what PyTorch calls each op's backward node is kept apart, in
@@ -46,7 +53,6 @@ from .core import (
     op_function,
     promote,
     promoted,
-    reads_values_of,
     result_type,
     summed_to,
     torch_dtype_name,
@@ -187,6 +193,7 @@ defop(
     "add",
     promoted(np.add),
     [lambda g, x, y, out: g, lambda g, x, y, out: g],
+    saves=(),
     elementwise=True,
     commutative=True,
 )
@@ -194,13 +201,14 @@ defop(
     "sub",
     _subtract,
     [lambda g, x, y, out: g, lambda g, x, y, out: -g],
+    saves=(),
     elementwise=True,
 )
 defop(
     "mul",
     promoted(np.multiply),
     [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
-    saves=(0, 1),
+    saves={0: (1,), 1: (0,)},
     elementwise=True,
     commutative=True,
 )
@@ -208,7 +216,7 @@ defop(
     "div",
     _divide,
     [lambda g, x, y, out: g / y, lambda g, x, y, out: -g * x / (y * y)],
-    saves=(0, 1),
+    saves={0: (1,), 1: (0, 1)},
     elementwise=True,
 )
 defop(
@@ -300,6 +308,7 @@ defop(
     "rsub",
     lambda x, other: _subtract(other, x),
     [lambda g, x, out, other: -g],
+    saves=(),
     elementwise=True,
     doc="``other - x`` for a number ``other`` (``2 - x``).",
 )
@@ -407,7 +416,7 @@ def _negative(x, out=None):
     return np.negative(x, out=out)
 
 
-defop("neg", _negative, [lambda g, x, out: -g], elementwise=True)
+defop("neg", _negative, [lambda g, x, out: -g], saves=(), elementwise=True)
 defop("exp", _floating(np.exp), [lambda g, x, out: g * out], saves=("out",), elementwise=True)
 defop("log", _floating(np.log), [lambda g, x, out: g / x], saves=(0,), elementwise=True)
 defop(
@@ -514,11 +523,12 @@ def _clamp_partial(g, x, out, min=None, max=None):
 
 
 defop("clamp", _clamp, [_clamp_partial], saves=(0,), elementwise=True)
-defop("clone", np.copy, [lambda g, x, out: g])
+defop("clone", np.copy, [lambda g, x, out: g], saves=())
 defop(
     "to_copy",
     lambda x, dtype: np.asarray(x).astype(dtype),
     [lambda g, x, out, dtype: g if g.dtype == x.dtype else F.to_copy(g, dtype=x.dtype)],
+    saves=(),
     doc="A copy cast to ``dtype`` (``x.float()``, ``x.to(...)``).",
 )
 # What in-place writers compute; the old value gets no gradient: zeros that are
@@ -528,14 +538,16 @@ defop(
     "fill",
     lambda x, value: np.full_like(x, value),
     [lambda g, x, out, value: F.zeros_like(g)],
+    saves=(),
 )  # fill_(scalar)
-defop("zero", np.zeros_like, [lambda g, x, out: F.zeros_like(g)])
+defop("zero", np.zeros_like, [lambda g, x, out: F.zeros_like(g)], saves=())
 defop(
     "copy",
     lambda x, src: np.array(
         np.broadcast_to(np.asarray(src, dtype=np.asarray(x).dtype), np.shape(x))
     ),
     [lambda g, x, src, out: F.zeros_like(g), lambda g, x, src, out: g],
+    saves=(),
     elementwise=True,
     doc="``src`` broadcast to ``x``'s shape and dtype (``x.copy_(src)``).",
 )
@@ -558,7 +570,7 @@ for _name, _fn in [
         commutative=_name in ("eq", "ne", "logical_and", "logical_or"),
     )
 defop("logical_not", np.logical_not, elementwise=True)
-defop("sign", _sign, [lambda g, x, out: F.zeros_like(g)], elementwise=True)
+defop("sign", _sign, [lambda g, x, out: F.zeros_like(g)], saves=(), elementwise=True)
 
 # ----------------------------------------------------------------------------------
 # Reductions
@@ -587,11 +599,13 @@ defop(
     "sum",
     _sum,
     [lambda g, x, out, dim=None, keepdim=False: _restore(g, x, dim, keepdim)],
+    saves=(),
 )
 defop(
     "mean",
     _mean,
     [lambda g, x, out, dim=None, keepdim=False: _restore(g, x, dim, keepdim) / _count(x, dim)],
+    saves=(),
 )
 
 
@@ -688,6 +702,7 @@ defop(
     "reshape",
     lambda x, shape: np.reshape(x, shape),
     [lambda g, x, out, shape: _reshape_to(g, x)],
+    saves=(),
 )
 
 
@@ -700,11 +715,12 @@ def _expand(x, shape):
     return np.broadcast_to(x, sizes)
 
 
-defop("expand", _expand, [lambda g, x, out, shape: summed_to(g, x)])
+defop("expand", _expand, [lambda g, x, out, shape: summed_to(g, x)], saves=())
 defop(
     "sum_to",
     lambda x, shape: _np_sum_to(np.asarray(x), shape),
     [lambda g, x, out, shape: _expand_to(g, x)],
+    saves=(),
 )
 # The same three with the target shape read from a second operand when the graph runs
 # (static graphs with unknown sizes; see _unknown above).  The operand gives only its shape.
@@ -712,18 +728,21 @@ defop(
     "reshape_like",
     lambda x, like: np.reshape(x, np.shape(like)),
     [lambda g, x, like, out: _reshape_to(g, x), None],
+    saves=(),
     doc="``x`` reshaped to the shape of ``like``.",
 )
 defop(
     "expand_like",
     lambda x, like: np.broadcast_to(x, np.shape(like)),
     [lambda g, x, like, out: summed_to(g, x), None],
+    saves=(),
     doc="``x`` broadcast to the shape of ``like``.",
 )
 defop(
     "sum_to_like",
     lambda x, like: _np_sum_to(np.asarray(x), np.shape(like)),
     [lambda g, x, like, out: _expand_to(g, x), None],
+    saves=(),
     doc="``x`` summed back to the shape of ``like`` (the inverse of broadcasting).",
 )
 defop(
@@ -747,6 +766,7 @@ defop(
     "transpose",
     _transpose,
     [lambda g, x, out, dim0, dim1: F.transpose(g, dim0=dim0, dim1=dim1)],
+    saves=(),
 )
 
 
@@ -756,7 +776,7 @@ def _t(x):
     return np.transpose(x)
 
 
-defop("t", _t, [lambda g, x, out: F.t(g)])
+defop("t", _t, [lambda g, x, out: F.t(g)], saves=())
 
 
 def _permute(x, dims):
@@ -789,7 +809,7 @@ def _permute_partial(g, x, out, dims):
     return F.permute(g, dims=tuple(np.argsort(_permutation(dims, len(dims))).tolist()))
 
 
-defop("permute", _permute, [_permute_partial])
+defop("permute", _permute, [_permute_partial], saves=())
 
 
 def _squeeze(x, dim=None, inplace=False):
@@ -816,11 +836,12 @@ def _squeeze_vjp(g, x, out, dim=None, inplace=False):
     return g
 
 
-defop("squeeze", _squeeze, [_squeeze_vjp])
+defop("squeeze", _squeeze, [_squeeze_vjp], saves=())
 defop(
     "unsqueeze",
     lambda x, dim: np.expand_dims(x, dim),
     [lambda g, x, out, dim: F.squeeze(g, dim=dim)],
+    saves=(),
 )
 
 
@@ -854,16 +875,19 @@ defop(
     "getitem",
     _getitem,
     [lambda g, x, out, index: _scatter_to(g, x, index)],
+    saves=(),
 )
 defop(
     "scatter",
     _scatter,
     [lambda g, x, out, shape, index: F.getitem(g, index=index)],
+    saves=(),
 )
 defop(
     "scatter_like",
     lambda x, like, index: _scatter(x, np.shape(like), index),
     [lambda g, x, like, out, index: F.getitem(g, index=index), None],
+    saves=(),
     doc="``x`` added into zeros of the shape of ``like`` at ``index``.",
 )
 
@@ -905,6 +929,7 @@ defop(
         _index_put_target_partial,
         _index_put_value_partial,
     ],
+    saves=(),
     elementwise=False,
 )
 
@@ -1025,6 +1050,7 @@ def _cat_part_shape(inputs, attrs) -> tuple:
 defop(
     "cat_part",
     _cat_part,
+    saves=(),
     vjp_all=_cat_part_vjp,
     shape_rule=_cat_part_shape,
     variadic=True,
@@ -1035,12 +1061,14 @@ defop(
 defop(
     "cat",
     _cat,
+    saves=(),
     vjp_all=_split_partials,
     variadic=True,
 )
 defop(
     "stack",
     lambda xs, dim=0: np.stack(promote(*xs), axis=dim),
+    saves=(),
     vjp_all=_unstack_partials,
     variadic=True,
 )
@@ -1051,9 +1079,9 @@ defop(
 
 
 def _matmul_partial(which):
-    # d/dx of x @ y reads y's values and x's shape only (and the other way round), so a
-    # node keeps just the factor the needed gradients read, as torch's MmBackward0 does.
-    @reads_values_of(1 - which)
+    # d/dx of x @ y reads y's values and x's shape only (and the other way round): the
+    # entry's saves says so, and a node keeps just the factor the needed gradients read,
+    # as torch's MmBackward0 does.
     def partial(g, x, y, out):
         if len(x.shape) == 1 and len(y.shape) == 1:
             return g * (y if which == 0 else x)
@@ -1096,7 +1124,7 @@ def _matmul(x, y):
     return np.matmul(x, y)
 
 
-defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves=(0, 1))
+defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves={0: (1,), 1: (0,)})
 
 
 def _addmm(bias, mat1, mat2):
@@ -1125,7 +1153,7 @@ defop(
         lambda g, bias, mat1, mat2, out: F.matmul(g, F.t(mat2)),
         lambda g, bias, mat1, mat2, out: F.matmul(F.t(mat1), g),
     ],
-    saves=(1, 2),
+    saves={0: (), 1: (2,), 2: (1,)},
     doc="``bias + mat1 @ mat2`` for matrices: the op behind ``nn.Linear``.",
 )
 
@@ -1304,7 +1332,7 @@ defop(
     "dot",
     _dot,
     [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
-    saves=(0, 1),
+    saves={0: (1,), 1: (0,)},
     doc="Inner product of two 1-D tensors of one dtype (``torch.dot``).",
 )
 
@@ -1581,6 +1609,7 @@ defop(
     "index_select",
     _index_select,
     [lambda g, x, out, dim, index: F.index_add(_zeros_for(x, g), g, dim=dim, index=index)],
+    saves=(),
     doc="The slices of ``x`` at positions ``index`` along ``dim`` (``torch.index_select``).",
 )
 
@@ -1631,6 +1660,7 @@ defop(
     "index_add",
     _index_add,
     [lambda g, x, source, out, dim, index, alpha=1: g, _index_add_source_partial],
+    saves=(),
     doc="``x`` with ``alpha * source`` added at positions ``index`` along ``dim``; "
     "repeated positions add up (``torch.index_add``).",
 )
@@ -1662,6 +1692,7 @@ defop(
     "add_alpha",
     _add_alpha,
     [lambda g, x, y, out, alpha: g, lambda g, x, y, out, alpha: g * alpha],
+    saves=(),
     elementwise=True,
     doc="``x + alpha * y`` (``x.add(y, alpha=alpha)``).",
 )
@@ -1669,6 +1700,7 @@ defop(
     "sub_alpha",
     _sub_alpha,
     [lambda g, x, y, out, alpha: g, lambda g, x, y, out, alpha: -g * alpha],
+    saves=(),
     elementwise=True,
     doc="``x - alpha * y`` (``x.sub(y, alpha=alpha)``).",
 )

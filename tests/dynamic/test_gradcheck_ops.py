@@ -9,18 +9,26 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradcheck_cases import ALL_CASES, CASES, POOL, _make, _rng, anyv
+from gradcheck_cases import ALL_CASES, CASES, POOL, _make, _rng, anyv, missing_cases
 
 import naivegraph as ng
 from naivegraph.ops import OPS
 
 
 def test_every_differentiable_op_has_a_gradcheck_case():
-    differentiable = {name for name, op in OPS.items() if op.differentiable}
-    missing = sorted(differentiable - set(CASES))
-    assert not missing, f"ops without a gradcheck case: {missing}"
+    assert missing_cases(OPS) is None, missing_cases(OPS)
     unknown = sorted(set(CASES) - set(OPS))
     assert not unknown, f"cases for ops that are not in the table: {unknown}"
+
+
+def test_an_op_without_a_case_is_told_the_file_and_a_line_to_write():
+    planted = {**OPS, "softplus_new": OPS["exp"], "floor_new": OPS["floor_divide"]}
+    assert missing_cases(planted) == (
+        "ops without a gradcheck case: ['softplus_new']. Add one per op to "
+        'tests/gradcheck_cases.py, e.g. case("softplus_new", "basic", lambda x: '
+        'F.softplus_new(x), ("anyv", (2, 3))) (an input of shape (2, 3) that requires grad; '
+        "the kinds of input are listed above CASES)"
+    )
 
 
 def test_non_differentiable_ops_record_no_history():

@@ -254,12 +254,36 @@ def _params():
             yield pytest.param(op, expression, id=f"{op}: {expression}")
 
 
+def forgotten(ops) -> str | None:
+    """What to write for the ops of ``ops`` with neither cases nor a reasoned skip (None:
+    there are none): the file, and a line to start from for each way."""
+    names = sorted(set(ops) - set(CASES) - set(SKIPPED))
+    if not names:
+        return None
+    name = names[0]
+    return (
+        f"ops of the table without next_functions cases: {names}. In "
+        f"tests/dynamic/test_next_functions_table.py add to CASES expressions that torch runs "
+        f'too, e.g. "{name}": ["x.{name}()", "lib.{name}(x, y)"], or to SKIPPED why torch '
+        f'cannot be compared, e.g. "{name}": "internal: <what the op is for>"'
+    )
+
+
 def test_every_op_of_the_table_is_compared_or_skipped_with_a_reason():
     assert not set(CASES) & set(SKIPPED), "an op is both compared and skipped"
-    forgotten = sorted(set(OPS) - set(CASES) - set(SKIPPED))
-    assert not forgotten, f"ops of the table without next_functions cases: {forgotten}"
+    assert forgotten(OPS) is None, forgotten(OPS)
     assert not (set(CASES) | set(SKIPPED)) - set(OPS), "cases for ops the table lacks"
     assert all(reason.strip() for reason in SKIPPED.values())
+
+
+def test_a_forgotten_op_is_told_the_file_and_the_lines_to_write():
+    assert forgotten([*OPS, "softplus_new"]) == (
+        "ops of the table without next_functions cases: ['softplus_new']. In "
+        "tests/dynamic/test_next_functions_table.py add to CASES expressions that torch runs "
+        'too, e.g. "softplus_new": ["x.softplus_new()", "lib.softplus_new(x, y)"], or to '
+        'SKIPPED why torch cannot be compared, e.g. "softplus_new": "internal: <what the op '
+        'is for>"'
+    )
 
 
 @pytest.mark.parametrize("op, expression", list(_params()))

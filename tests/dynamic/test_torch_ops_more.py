@@ -310,7 +310,7 @@ def test_static_mode_builds_the_ops_and_differentiates_through_them_twice():
 def test_the_ops_export_to_onnx_with_naivegraphs_values():
     onnx = pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
-    from naivegraph.static.onnx import to_onnx
+    from naivegraph.export import to_onnx
 
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=(None, 4), dtype=np.float64)

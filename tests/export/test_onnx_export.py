@@ -18,10 +18,9 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 import naivegraph.static as ns  # noqa: E402
+from naivegraph.export import ONNX_MAP, NotExportable, markdown_table, to_onnx  # noqa: E402
 from naivegraph.ops import OPS  # noqa: E402
-from naivegraph.ops.onnx_map import ONNX_MAP, NotExportable, markdown_table  # noqa: E402
 from naivegraph.ops.table import F  # noqa: E402  (the op table's functions, as rules use them)
-from naivegraph.static.onnx import to_onnx  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "onnx_ops.md"
 
@@ -129,12 +128,37 @@ def test_mlp_matches_compiled_naivegraph_at_every_batch_size(dtype, rtol):
 # ----------------------------------------------------------------------------------
 # The map covers the op table; what cannot be exported says so
 # ----------------------------------------------------------------------------------
+def unmapped(ops) -> str | None:
+    """What to write for the ops of ``ops`` the ONNX map lacks (None: it has them all):
+    the file, a line to start from for each way, and the docs to regenerate."""
+    names = sorted(set(ops) - set(ONNX_MAP))
+    if not names:
+        return None
+    name = names[0]
+    return (
+        f"ops without an ONNX mapping or NOT_EXPORTABLE entry: {names}. In "
+        f"naivegraph/export/onnx_map.py write how ONNX spells the op, e.g. "
+        f'emits("{name}", onnx="Exp")(_unary("Exp")) (an emitter adding operators with the '
+        f'builder), or why it cannot, e.g. ONNX_MAP["{name}"] = NOT_EXPORTABLE("<why>"); then '
+        f"regenerate docs/onnx_ops.md with make onnx-docs"
+    )
+
+
 def test_every_op_of_the_table_has_an_entry_in_the_onnx_map():
-    missing = sorted(set(OPS) - set(ONNX_MAP))
-    assert not missing, f"ops without an ONNX mapping or NOT_EXPORTABLE entry: {missing}"
+    assert unmapped(OPS) is None, unmapped(OPS)
     assert not set(ONNX_MAP) - set(OPS), "entries for ops the table does not have"
     for name, entry in ONNX_MAP.items():
         assert callable(entry) or (isinstance(entry, NotExportable) and entry.reason), name
+
+
+def test_an_op_the_map_lacks_is_told_the_file_and_the_lines_to_write():
+    assert unmapped([*OPS, "softplus_new"]) == (
+        "ops without an ONNX mapping or NOT_EXPORTABLE entry: ['softplus_new']. In "
+        "naivegraph/export/onnx_map.py write how ONNX spells the op, e.g. "
+        'emits("softplus_new", onnx="Exp")(_unary("Exp")) (an emitter adding operators with '
+        'the builder), or why it cannot, e.g. ONNX_MAP["softplus_new"] = NOT_EXPORTABLE("<why>"); '
+        "then regenerate docs/onnx_ops.md with make onnx-docs"
+    )
 
 
 def test_an_op_without_a_mapping_raises_naming_the_op_and_its_nodes(monkeypatch):
@@ -175,9 +199,18 @@ def test_an_optimised_function_exports_the_graph_it_was_compiled_from():
 
 
 def test_import_naivegraph_static_does_not_load_onnx():
-    code = "import sys, naivegraph.static, naivegraph.static.onnx; print('onnx' in sys.modules)"
+    code = "import sys, naivegraph.static, naivegraph.export; print('onnx' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_static_mode_offers_the_exporter_of_the_export_package():
+    code = (
+        "import naivegraph.static as ns, naivegraph.export as ex; "
+        "print(ns.to_onnx is ex.to_onnx, 'to_onnx' in ns.__all__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "True True", done.stderr
 
 
 def test_outputs_are_named_after_what_they_are():
@@ -221,9 +254,8 @@ def test_without_onnx_to_onnx_says_how_to_install_it(monkeypatch):
 
 def test_docs_table_is_generated_from_the_map():
     assert DOCS.read_text() == markdown_table(), (
-        "docs/onnx_ops.md is out of date: regenerate it with "
-        "python -c 'from naivegraph.ops.onnx_map import markdown_table; "
-        'print(markdown_table(), end="")\' > docs/onnx_ops.md'
+        "docs/onnx_ops.md is out of date: regenerate it with make onnx-docs "
+        "(python -m naivegraph.export > docs/onnx_ops.md)"
     )
 
 

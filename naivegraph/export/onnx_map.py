@@ -4,7 +4,7 @@
 *emitter* ``(builder, node, input_names) -> output_name`` or a :class:`NotExportable`
 entry saying why the op has no ONNX form.  An emitter reads the static node (its
 ``attrs``, the ``shape`` and ``dtype`` of its inputs and of itself) and adds operators
-through the builder of :mod:`naivegraph.static.onnx`, which wraps ``onnx.helper``.
+through the builder of :mod:`naivegraph.export.exporter`, which wraps ``onnx.helper``.
 This module never imports onnx; the builder offers:
 
 - ``builder.op(op_type, inputs, dtype=None, outputs=1, **attributes)``: add one
@@ -31,8 +31,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import OPS, result_type
-from .shapes import normalize_dims
+from ..ops.core import OPS, result_type
+from ..ops.shapes import normalize_dims
 
 Emitter = Callable[[Any, Any, list], str]
 
@@ -1573,9 +1573,9 @@ def markdown_table() -> str:
     lines = [
         "# ONNX export: one line per op",
         "",
-        "Generated from `naivegraph/ops/onnx_map.py` by `markdown_table()` there;",
+        "Generated from `naivegraph/export/onnx_map.py` by `python -m naivegraph.export`;",
         "`tests/export/test_onnx_export.py` checks that this file is up to date.",
-        "`naivegraph.static.onnx.to_onnx` exports a static graph with these mappings",
+        "`naivegraph.export.to_onnx` (`ns.to_onnx`) exports a static graph with these mappings",
         "(opset 18); every mapping reproduces naivegraph's numpy forward, dtypes included.",
         "",
         "| op | ONNX |",

@@ -3,7 +3,7 @@
 Only the nodes the outputs need are exported.  Placeholders become graph inputs (a
 ``None`` size becomes a symbolic dimension ``N0``, ``N1``, ...), Variables and
 Constants become initializers, and each operation is spelled in standard ONNX
-operators by its entry in :data:`naivegraph.ops.onnx_map.ONNX_MAP`.  The model runs in
+operators by its entry in :data:`naivegraph.export.onnx_map.ONNX_MAP`.  The model runs in
 ONNX Runtime with naivegraph's numbers: the mappings reproduce the numpy forwards,
 dtypes included (a Python float constant takes the dtype of the other operand, as in
 numpy, because every operand is cast to the node's inferred dtype).
@@ -18,11 +18,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..ops.onnx_map import ONNX_MAP, NotExportable
-from .executor import CompiledFunction, topological_order
-from .graph import Graph
-from .nodes import Constant, Node, Operation, Placeholder, Variable
-from .trace import Traced
+from ..static.executor import CompiledFunction, topological_order
+from ..static.graph import Graph
+from ..static.nodes import Constant, Node, Operation, Placeholder, Variable
+from ..static.trace import Traced
+from .onnx_map import ONNX_MAP, NotExportable
 
 DEFAULT_OPSET = 18
 
