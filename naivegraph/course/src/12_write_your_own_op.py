@@ -258,8 +258,11 @@ def softplus_partial(g, x, out):
 ex.check_softplus_partial(softplus_partial)
 
 # %% [markdown]
-# With the partial, the op is one `defop`: `saves=(0, "out")` keeps `x` and the output
-# for backward (what the partial may read), `elementwise=True` says numpy
+# With the partial, the op is one `defop`. `saves=(0, "out")` **declares** what the
+# partial may read: input 0 (`x`) and the output. Backward keeps exactly those values,
+# and a partial that reads a value it did not declare stops with an error naming it
+# (a rule written with `out`, as `g * (1 - F.exp(-out))`, needs `"out"`; one written
+# with `x` alone would do with `saves=(0,)`). `elementwise=True` says numpy
 # broadcasting applies. `replace=True` lets this cell run again (an op of the library
 # itself can never be replaced). Then the same function runs on a dynamic tensor,
 # where it records a `SoftplusBackward0` node and passes `gradcheck`:
