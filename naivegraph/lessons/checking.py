@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..dynamic import engine
+from ..dynamic import engine, forward
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
@@ -515,9 +515,6 @@ class DualLevels:
         self.entered = 0
 
     def __enter__(self) -> DualLevels:
-        from ..dynamic import forward
-
-        self._forward = forward
         self._enter = forward.enter_level
         self._was_open = forward.dual.level is not None
 
@@ -529,9 +526,9 @@ class DualLevels:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._forward.enter_level = self._enter
-        if not self._was_open and self._forward.dual.level is not None:
-            self._forward.exit_level()
+        forward.enter_level = self._enter
+        if not self._was_open and forward.dual.level is not None:
+            forward.exit_level()
 
 
 def typed_as_text(answers: Sequence[Any]) -> bool:
