@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..dynamic import engine
+from ..dynamic import engine, forward
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
@@ -493,3 +493,59 @@ class AutogradCalls:
 
     def __exit__(self, *exc_info: object) -> None:
         engine.execute = self._execute
+
+
+class DualLevels:
+    """The forward-mode dual levels entered inside a ``with`` block: how many.
+
+    :class:`AutogradCalls` sees reverse mode; this sees forward mode
+    (``fwAD.dual_level``, ``make_dual``, ``jvp``, ``jacfwd``).  A level the answer left
+    open is closed on the way out, so the learner's mistake does not leak.
+
+    >>> import naivegraph as ng
+    >>> import naivegraph.autograd.forward_ad as fwAD
+    >>> with DualLevels() as levels:
+    ...     with fwAD.dual_level():
+    ...         y = fwAD.make_dual(ng.tensor(2.0), ng.tensor(1.0)) ** 2
+    >>> levels.entered
+    1
+    """
+
+    def __init__(self) -> None:
+        self.entered = 0
+
+    def __enter__(self) -> DualLevels:
+        self._enter = forward.enter_level
+        self._was_open = forward.dual.level is not None
+
+        def counted(*args, **kwargs):
+            self.entered += 1
+            return self._enter(*args, **kwargs)
+
+        forward.enter_level = counted
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        forward.enter_level = self._enter
+        if not self._was_open and forward.dual.level is not None:
+            forward.exit_level()
+
+
+def typed_as_text(answers: Sequence[Any]) -> bool:
+    """Whether a number was typed as text (``"40"``, ``["2", "0.4"]``): numpy reads
+    such strings as numbers, so a value check alone would let them pass.
+
+    >>> typed_as_text(["2", 5.0]), typed_as_text([[2.0, "0.4"]]), typed_as_text([2.0, None])
+    (True, True, False)
+    """
+    for a in answers:
+        if isinstance(a, (str, bytes, np.str_)):
+            return True
+        if isinstance(a, (list, tuple)) and typed_as_text(a):
+            return True
+        if isinstance(a, np.ndarray) and a.dtype.kind in "USO" and typed_as_text(a.tolist()):
+            return True
+    return False
+
+
+TEXT_HINT = "type the number, not text: no quotes around it."

@@ -725,3 +725,333 @@ def test_04_3_data_is_accepted_as_the_lesson_lists_it_and_the_message_prefers_no
     result = ex.check_reset_leaf(reset_data)
     assert result and "prefers no_grad or detach()" in result.message
     assert "prefers" not in ex.check_reset_leaf(reset_no_grad).message
+
+
+# -- answers that only looked right on the checker's first test values ---------------------
+
+def test_01_numbers_typed_as_text_are_refused(capsys):
+    assert_teaches(ex.check_forward_values("2", "5", "8", "40", "40"), "01-1", "not text")
+    assert_teaches(ex.check_leaf_grads("28", 8, 10), "01-2", "not text")
+    result = ex.check_l1_grad("seven")
+    assert_teaches(result, "01-3", "hint: type the number, not text")
+    assert "differentiate" not in result.message
+
+
+def test_01_1_a_stronger_hint_does_not_start_its_sentence_with_code(capsys):
+    ex.check_forward_values(2, 5, 8, 40, 10)
+    second = ex.check_forward_values(2, 5, 8, 40, 10).message
+    assert "Loss =" not in second and "that is l4.mean()" in second
+
+
+def find_leaves_by_backward(t):  # asks backward which leaves get a .grad
+    t.backward(ng.ones(t.shape), retain_graph=True)
+    leaves, seen, stack = [], set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.name() == "AccumulateGrad" and node.variable.grad is not None:
+            leaves.append(node.variable)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return leaves
+
+
+def find_leaves_detached(t):  # copies of the leaves, not the leaves
+    return [leaf.detach() for leaf in find_leaves(t)]
+
+
+def find_leaves_cloned(t):
+    return [leaf.clone() for leaf in find_leaves(t)]
+
+
+def test_02_3_a_walk_that_runs_backward_is_told_to_follow_next_functions_only(capsys):
+    assert_teaches(ex.check_find_leaves(find_leaves_by_backward), "02-3", "only read the graph")
+
+
+@pytest.mark.parametrize("copies", [find_leaves_detached, find_leaves_cloned])
+def test_02_3_copies_of_the_leaves_are_told_to_return_the_leaves_themselves(copies, capsys):
+    result = ex.check_find_leaves(copies)
+    assert_teaches(result, "02-3", "copies of the leaves")
+    assert "AccumulateGrad nodes lead" not in result.message
+
+
+def test_02_2_name_index_pairs_get_a_hint_about_the_form_not_about_node_objects(capsys):
+    pairs = ((("MulBackward0", 0), ("AccumulateGrad", 0)), (("AccumulateGrad", 0), (None, 0)))
+    result = ex.check_next_functions(*pairs)
+    assert_teaches(result, "02-2", "name alone")
+    assert "node objects" not in result.message
+
+
+@pytest.mark.parametrize("slip", ["MulBackward", "mulbackward0", "Mulbackward0"])
+def test_02_2_a_misspelt_name_of_the_right_node_is_told_to_spell_it_exactly(slip, capsys):
+    result = ex.check_next_functions([slip, "AccumulateGrad"], ["AccumulateGrad", None])
+    assert_teaches(result, "02-2", "is the right one")
+    assert "which op made y" not in result.message and "Backward0) is part of it" in result.message
+
+
+def test_02_2_a_misspelt_accumulategrad_is_told_about_capitals_only(capsys):
+    result = ex.check_next_functions(["MulBackward0", "accumulategrad"], ["AccumulateGrad", None])
+    assert_teaches(result, "02-2", "the same capitals.")
+
+
+def test_02_2_one_string_of_names_is_refused_as_not_a_list(capsys):
+    result = ex.check_next_functions("MulBackward0, AccumulateGrad", ["AccumulateGrad", None])
+    assert_teaches(result, "02-2", "give a list of names")
+
+
+def test_03_1_a_typed_in_gradient_is_refused_on_another_incoming_gradient(capsys):
+    result = ex.check_double_hook(lambda grad: ng.tensor([2.0, 4.0, 6.0]))
+    assert_teaches(result, "03-1", "same gradient whatever arrives")
+
+
+def test_03_1_a_hook_that_loses_the_sign_is_refused(capsys):
+    assert_teaches(ex.check_double_hook(lambda grad: 2 * grad.abs()), "03-1", "signs are lost")
+
+
+def test_03_1_the_hook_is_tried_on_another_shape(capsys):
+    def double_three(grad):  # right only for a gradient of three elements
+        return grad * ng.tensor([2.0, 2.0, 2.0])
+
+    result = ex.check_double_hook(double_three)
+    assert result.status == "fail" and "same shape" in result.message
+
+
+@pytest.mark.parametrize("answer", [None, "error", "12"])
+def test_03_2_no_number_is_told_a_number_is_asked_and_that_the_second_backward_runs(
+    answer, capsys
+):
+    result = ex.check_accumulated_grad(answer)
+    assert_teaches(result, "03-2", "a number is asked")
+    assert "retain_graph=True" in result.message
+
+
+def test_03_3_the_right_numbers_in_another_shape_get_a_shape_hint(capsys):
+    result = ex.check_vector_backward([[2], [0.4], [0.06]])
+    assert_teaches(result, "03-3", "shape of x")
+    assert "(3, 1)" in result.message
+
+
+def test_03_3_numbers_typed_as_text_are_refused(capsys):
+    assert_teaches(ex.check_vector_backward(["2", "0.4", "0.06"]), "03-3", "not text")
+
+
+def f_03_4(x):
+    return x**2 * ng.exp(x)
+
+
+def gradf_central_difference(x, h=1e-5):
+    return (f_03_4(x + h) - f_03_4(x - h)) / (2 * h)
+
+
+def gradf_forward_mode(x):
+    import naivegraph.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, ng.ones(x.shape, dtype=x.dtype))
+        return fwAD.unpack_dual(f_03_4(dual)).tangent
+
+
+def gradf_jacfwd(x):
+    return ng.func.vmap(ng.func.jacfwd(f_03_4))(x.reshape(-1)).reshape(x.shape)
+
+
+def gradf_numpy(x):
+    a = x.detach().numpy()
+    return 2 * a * np.exp(a) + a**2 * np.exp(a)
+
+
+def test_03_4_a_finite_difference_is_refused_as_close_but_not_exact(capsys):
+    assert_teaches(ex.check_manual_gradient(gradf_central_difference), "03-4", "not exact")
+
+
+@pytest.mark.parametrize("forward_mode", [gradf_forward_mode, gradf_jacfwd])
+def test_03_4_forward_mode_autodiff_is_refused_as_autograd(forward_mode, capsys):
+    from naivegraph.dynamic import forward
+
+    assert_teaches(ex.check_manual_gradient(forward_mode), "03-4", "forward-mode autodiff")
+    assert forward.dual.level is None  # no dual level left open
+
+
+def test_03_4_forward_mode_left_open_by_a_crash_is_closed(capsys):
+    import naivegraph.autograd.forward_ad as fwAD
+    from naivegraph.dynamic import forward
+
+    def crashes(x):
+        fwAD.enter_dual_level()
+        raise ValueError("boom")
+
+    assert_teaches(ex.check_manual_gradient(crashes), "03-4", "forward-mode autodiff")
+    assert forward.dual.level is None
+
+
+def test_03_4_a_numpy_result_is_refused_saying_a_tensor_is_expected(capsys):
+    result = ex.check_manual_gradient(gradf_numpy)
+    assert_teaches(result, "03-4", "must return a tensor (ng.Tensor)")
+    assert "numpy.ndarray" in result.message
+
+
+def test_04_1_versions_must_be_whole_numbers_not_text(capsys):
+    assert_teaches(ex.check_versions([0, 1.9, 2, 2, 3]), "04-1", "whole number")
+    assert_teaches(ex.check_versions("01223"), "04-1", "give a list of numbers")
+    assert_teaches(ex.check_versions(["0", "1", "2", "2", "3"]), "04-1", "give a list of numbers")
+    assert ex.check_versions([0.0, 1.0, 2.0, 2.0, np.int64(3)])  # integral floats are numbers
+
+
+def test_04_2_too_few_predictions_are_counted_per_snippet(capsys):
+    result = ex.check_inplace_predictions((True, False))
+    assert_teaches(result, "04-2", "one per snippet")
+    assert "tensor" not in result.message
+
+
+def reset_slice_from_one(a):
+    a.detach()[1:] = 10.0
+    return a
+
+
+def reset_slice_one_to_four(a):
+    with ng.no_grad():
+        a[1:4] = 10.0
+    return a
+
+
+def reset_clamp(a):
+    with ng.no_grad():
+        a.clamp_(min=10.0)
+    return a
+
+
+def reset_fill_with_max(a):
+    with ng.no_grad():
+        a.fill_(a.max().item())
+    return a
+
+
+@pytest.mark.parametrize(
+    ("reset", "phrase"),
+    [
+        (reset_slice_from_one, "missed part of `a`"),
+        (reset_slice_one_to_four, "missed part of `a`"),
+        (reset_clamp, "above 10 kept their values"),
+        (reset_fill_with_max, "must become 10"),
+    ],
+)
+def test_04_3_a_reset_that_misses_or_computes_elements_is_refused(reset, phrase, capsys):
+    assert_teaches(ex.check_reset_leaf(reset), "04-3", phrase)
+
+
+def test_04_3_the_reset_is_tried_on_a_leaf_of_another_shape(capsys):
+    def reset_four(a):  # right for the four-element leaf only
+        a.detach()[:4] = 10.0
+        return a
+
+    assert not ex.check_reset_leaf(reset_four)
+
+
+def setup_lr_zero(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.0)
+
+
+def setup_two_layer_head(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Sequential(ng.nn.Linear(8, 16), ng.nn.ReLU(), ng.nn.Linear(16, n))
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+
+
+def setup_two_layer_head_fixed(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Sequential(ng.nn.Linear(8, 16), ng.nn.ReLU(), ng.nn.Linear(16, 3))
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+
+
+def test_05_2_an_optimizer_that_does_not_move_the_head_is_refused(capsys):
+    assert_teaches(ex.check_finetune_setup(setup_lr_zero), "05-2", "left the new fc exactly")
+
+
+def test_05_2_a_head_of_several_layers_is_sized_by_running_it(capsys):
+    assert ex.check_finetune_setup(setup_two_layer_head)
+    assert_teaches(ex.check_finetune_setup(setup_two_layer_head_fixed), "05-2", "n_classes argument")
+
+
+def predict_back_to_train(model, x):
+    model.eval()
+    with ng.no_grad():
+        out = model(x)
+    model.train()
+    return out
+
+
+def predict_restores_the_mode(model, x):  # right: eval for the call, the old mode after
+    was = model.training
+    model.eval()
+    with ng.no_grad():
+        out = model(x)
+    model.train(was)
+    return out
+
+
+def predict_grad_back_on(model, x):
+    ng.set_grad_enabled(False)
+    out = model(x)
+    ng.set_grad_enabled(True)
+    return out
+
+
+def predict_set_grad_enabled_restored(model, x):  # right: the old grad mode after
+    was = ng.is_grad_enabled()
+    ng.set_grad_enabled(False)
+    try:
+        return model(x)
+    finally:
+        ng.set_grad_enabled(was)
+
+
+def predict_freeze_then_unfreeze(model, x):
+    for p in model.parameters():
+        p.requires_grad = False
+    out = model(x)
+    for p in model.parameters():
+        p.requires_grad = True
+    return out
+
+
+def predict_freeze_and_restore_flags(model, x):
+    flags = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad = False
+    out = model(x)
+    for p, flag in zip(model.parameters(), flags):
+        p.requires_grad = flag
+    return out
+
+
+def test_05_3_an_eval_mode_model_must_stay_in_eval_mode(capsys):
+    result = ex.check_inference(predict_back_to_train)
+    assert_teaches(result, "05-3", "leaves it in training mode")
+    assert ex.check_inference(predict_restores_the_mode)
+
+
+def test_05_3_grad_mode_off_before_the_call_must_stay_off(capsys):
+    result = ex.check_inference(predict_grad_back_on)
+    assert_teaches(result, "05-3", "leaves it ON")
+    assert ex.check_inference(predict_set_grad_enabled_restored)
+    with ng.no_grad():  # the checker restores the caller's mode whatever the answer did
+        ex.check_inference(predict_ok)
+    assert ng.is_grad_enabled()
+
+
+def test_05_3_freezing_for_the_call_is_told_it_unfreezes_a_frozen_parameter(capsys):
+    result = ex.check_inference(predict_freeze_then_unfreeze)
+    assert_teaches(result, "05-3", "unfreezes what the caller had frozen")
+    assert "detached after the forward pass" not in result.message
+
+
+def test_05_3_freezing_with_flags_restored_still_records_an_input_that_requires_grad(capsys):
+    result = ex.check_inference(predict_freeze_and_restore_flags)
+    assert_teaches(result, "05-3", "input x that requires grad")
+    assert "detached after the forward pass" not in result.message

@@ -16,8 +16,10 @@ from ..checking import (
     is_blank,
     not_by_hand,
     not_done,
+    TEXT_HINT,
     not_yet,
     show,
+    typed_as_text,
 )
 
 _ON_PAPER = {
@@ -39,8 +41,10 @@ def _sign_mistake(values) -> list:
 
 
 def _not_by_hand(ex: str, answers) -> Result | None:
-    """A tensor (read off the model or its .grad) or a whole tensor's worth of numbers,
-    where one number worked out by hand was asked."""
+    """Text, a tensor (read off the model or its .grad) or a whole tensor's worth of
+    numbers, where one number worked out by hand was asked."""
+    if typed_as_text(answers):  # numpy would read "40" as the number 40
+        return not_yet(ex, [TEXT_HINT, _ON_PAPER[ex]], gave="text (a string in quotes)")
     computed = not_by_hand(answers)
     if computed is None:
         return None
@@ -96,7 +100,7 @@ def _forward_hints(name: str, got) -> list[str]:
         "l2": "take your l1 and add w2 to it.",
         "l3": "take your l1 and multiply it by w3.",
         "l4": "multiply your l2 by your l3, element by element.",
-        "loss": "loss = l4.mean(): add the four (equal) elements of l4, divide by 4.",
+        "loss": "add the four (equal) elements of l4 and divide by 4: that is l4.mean().",
     }[name]
     want = {"l1": 2.0, "l2": 5.0, "l3": 8.0, "l4": 40.0, "loss": 40.0}[name]
     first = hint_for(

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import naivegraph as ng
 
 from ..checking import (
+    AutogradCalls,
     Result,
     answer,
     as_bools,
@@ -22,19 +25,19 @@ from ..checking import (
 FLAGS = ("a", "b", "c", "d")
 
 
-def flags_problem(values: Any, count: int, names: str) -> str | None:
+def flags_problem(values: Any, count: int, names: str, each: str = "tensor") -> str | None:
     """What is wrong with the form of a tuple of ``count`` booleans, or None if nothing.
 
     Shared by the exercises that ask for booleans: numbers and strings each get the
     message that fits them (``1`` is not ``True`` to a reader of flags, ``"True"`` is
-    a string).
+    a string).  ``each`` is what one flag is about (a tensor, a snippet).
     """
     try:
         items = tuple(values)
     except TypeError:
-        return f"give a tuple of {count} booleans, one per tensor ({names})."
+        return f"give a tuple of {count} booleans, one per {each} ({names})."
     if len(items) != count:
-        return f"give {count} values, one per tensor ({names}); you gave {len(items)}."
+        return f"give {count} values, one per {each} ({names}); you gave {len(items)}."
     if any(isinstance(v, str) for v in items):
         return "write True / False without quotes: strings are not booleans."
     if as_bools(items) is None:
@@ -96,10 +99,31 @@ def _leaf_hints(name: str) -> list[str]:
 
 
 def _is_node_entry(x) -> bool:
-    """A backward node, or a ``(node, index)`` entry of next_functions: not a name."""
+    """A backward node, or a ``(node, index)`` entry of next_functions: not a name.
+
+    ``(None, 0)`` alone is not one: a learner who copied the shape of next_functions
+    with names in it writes the same thing (:func:`_is_name_pair`).
+    """
     if isinstance(x, tuple) and len(x) == 2:
-        return x[0] is None or _is_node_entry(x[0])
+        return _is_node_entry(x[0])
     return hasattr(x, "name") and callable(x.name) and hasattr(x, "next_functions")
+
+
+def _is_name_pair(x) -> bool:
+    """A ``(name, index)`` pair written like an entry of next_functions, with the node's
+    name (or None) where the node would be."""
+    return (
+        isinstance(x, tuple)
+        and len(x) == 2
+        and (x[0] is None or isinstance(x[0], str))
+        and isinstance(x[1], int)
+        and not isinstance(x[1], bool)
+    )
+
+
+def _loose(name: str) -> str:
+    """A name without its capitals and trailing number: "MulBackward" ~ "mulbackward0"."""
+    return name.lower().rstrip("0123456789")
 
 
 def _fn_name(x) -> Any:
@@ -130,8 +154,15 @@ def check_next_functions(z_next, y_next) -> Result:
         or is_blank(y_next, False)
     ):
         return not_done(ex)
+    if isinstance(z_next, (str, bytes)) or isinstance(y_next, (str, bytes)):
+        return failed(
+            ex,
+            "give a list of names, not one string: one string per entry, e.g. "
+            "['SomeBackward0', None]; hint: one entry per input of the op, in order.",
+        )
     try:
         nodes = [v for v in (*z_next, *y_next) if _is_node_entry(v)]
+        pairs = [v for v in (*z_next, *y_next) if _is_name_pair(v)]
         z_names = [_fn_name(v) for v in z_next]
         y_names = [_fn_name(v) for v in y_next]
     except TypeError:
@@ -139,6 +170,17 @@ def check_next_functions(z_next, y_next) -> Result:
             ex,
             "give two lists of names, e.g. ['SomeBackward0', None]; hint: one entry "
             "per input of the op, in order.",
+        )
+    if pairs and not nodes:
+        return not_yet(
+            ex,
+            [
+                "write each entry's name alone (a string, or None), not a (name, index) "
+                "pair: next_functions pairs every node with an index, but the exercise "
+                "asks for the lists of names.",
+                "one name per input of the op, in order, as a list of strings.",
+            ],
+            gave="(name, index) pairs",
         )
     if nodes:
         return not_yet(
@@ -191,6 +233,13 @@ def _input_hint(name: str, got: Any, want: Any) -> str | None:
     """The hint for one entry of next_functions, or None if it is right."""
     if got == want:
         return None
+    if isinstance(got, str) and isinstance(want, str) and _loose(got) == _loose(want):
+        number = ", and the number at the end of an op's node (…Backward0) is part of it"
+        return (
+            f"the node you name for {name} is the right one, but its name must be spelled "
+            "exactly as autograd spells it (node.name(), as the cell above prints): the "
+            f"same capitals{number if want[-1].isdigit() else ''}."
+        )
     if name == "y":
         if got == "AddBackward0":
             return "that is z's own node (z.grad_fn); the entries are the nodes of z's INPUTS."
@@ -230,18 +279,47 @@ def _toy_model() -> tuple[ng.Tensor, dict[int, str]]:
     return loss, {id(w1): "w1", id(w2): "w2", id(w3): "w3", id(inp): "input"}
 
 
-def _leaf_cases() -> list[tuple[str, ng.Tensor, set[int], dict[int, str]]]:
+def _toy_leaves(loss: ng.Tensor) -> list[ng.Tensor]:
+    """The leaves of lesson 1's model, read off its graph (the checker's own walk)."""
+    found, seen, stack = {}, set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.name() == "AccumulateGrad":
+            found[id(node.variable)] = node.variable
+        stack.extend(fn for fn, _ in node.next_functions)
+    return list(found.values())
+
+
+def _leaf_cases() -> list[tuple[str, ng.Tensor, list[ng.Tensor], dict[int, str]]]:
     loss, toy = _toy_model()
     a = ng.tensor([1.0, 2.0], requires_grad=True)
     b = ng.tensor(3.0, requires_grad=True)
     c = ng.tensor([5.0, 6.0])  # no grad: must not be reported
     names = {id(a): "a", id(b): "b", id(c): "c"}
     return [
-        ("lesson 1's loss", loss, {k for k, v in toy.items() if v != "input"}, toy),
-        ("(a * b + c).sum()", (a * b + c).sum(), {id(a), id(b)}, names),
-        ("(a.exp() * a).mean()", (a.exp() * a).mean(), {id(a)}, names),
-        ("b * b * b", b * b * b, {id(b)}, names),
+        ("lesson 1's loss", loss, _toy_leaves(loss), toy),
+        ("(a * b + c).sum()", (a * b + c).sum(), [a, b], names),
+        ("(a.exp() * a).mean()", (a.exp() * a).mean(), [a], names),
+        ("b * b * b", b * b * b, [b], names),
     ]
+
+
+def _copies_of(items: list, leaves: list[ng.Tensor]) -> bool:
+    """Whether some returned tensors are copies of the leaves (detach(), clone(),
+    .data): equal values, another tensor."""
+    ids = {id(t) for t in leaves}
+    others = [t for t in items if id(t) not in ids]
+    return bool(others) and all(
+        any(
+            tuple(t.shape) == tuple(leaf.shape)
+            and np.array_equal(t.detach().numpy(), leaf.detach().numpy())
+            for leaf in leaves
+        )
+        for t in others
+    )
 
 
 @checker("02-3", answer=FIND_LEAVES_ANSWER)
@@ -251,8 +329,23 @@ def check_find_leaves(find_leaves) -> Result:
     bad = not_callable(ex, find_leaves)
     if bad is not None:
         return bad
-    for text, tensor, want, names in _leaf_cases():
-        stop, got = answer(ex, find_leaves, tensor)
+    for text, tensor, leaves, names in _leaf_cases():
+        want = {id(t) for t in leaves}
+        with AutogradCalls() as calls:
+            stop, got = answer(ex, find_leaves, tensor)
+        if calls.flags or any(leaf.grad is not None for leaf in leaves):
+            return not_yet(
+                ex,
+                [
+                    "your walk runs a backward pass (backward or autograd.grad) to see "
+                    "which leaves get a .grad: that fills (and adds to) the leaves' .grad "
+                    "as a side effect, and frees the graph unless it is retained. The walk "
+                    "should only read the graph: follow next_functions from t.grad_fn.",
+                    "a leaf that requires grad shows up in the graph as an AccumulateGrad "
+                    "node: the walk finds it without computing any gradient.",
+                ],
+                gave=f"a walk that ran backward on {text}",
+            )
         if stop is not None:
             return stop
         try:
@@ -269,6 +362,17 @@ def check_find_leaves(find_leaves) -> Result:
                 ["return tensors, not nodes: an AccumulateGrad node keeps its leaf in "
                  "`node.variable`."],
                 gave=f"a list holding {sorted({type(t).__name__ for t in items})}",
+            )
+        if _copies_of(items, leaves):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your list holds copies of the leaves (detached or cloned), "
+                    "not the leaf tensors themselves: a copy has the leaf's values but not "
+                    "its .grad, and changing it leaves the leaf alone.",
+                    "return `node.variable` as it is, without detach() or clone().",
+                ],
+                gave=f"copies of the leaves for {text}",
             )
         ids = [id(t) for t in items]
         shown = sorted(names.get(i, "a tensor that is not a leaf") for i in ids)

@@ -22,8 +22,10 @@ from ..checking import (
     not_callable,
     not_done,
     not_yet,
+    DualLevels,
     returned_blank,
     show,
+    typed_as_text,
 )
 
 HOOK_ANSWER = """def double(grad):
@@ -34,6 +36,15 @@ A hook that RETURNS a tensor replaces the gradient that flows on.  Make a new te
 autograd and other hooks may still be using."""
 
 
+# Incoming gradients the hook is tried on: a sign change and a shape of its own each,
+# so a typed-in result or a gradient made positive does not pass.
+HOOK_CASES = (
+    [1.0, 2.0, 3.0],
+    [-1.5, 0.0, 4.0],
+    [[-1.0, 2.5], [0.5, -3.0]],
+)
+
+
 @checker("03-1", answer=HOOK_ANSWER)
 def check_double_hook(hook) -> Result:
     """A tensor hook that doubles the gradient flowing through it, without touching it."""
@@ -41,8 +52,36 @@ def check_double_hook(hook) -> Result:
     bad = not_callable(ex, hook)
     if bad is not None:
         return bad
-    v = ng.tensor([0.0, 1.0, 2.0], requires_grad=True)
-    incoming = ng.tensor([1.0, 2.0, 3.0])
+    first_grad = None
+    for incoming in HOOK_CASES:  # the first two share a shape: a typed-in result shows
+        result, v_grad = _run_hook(ex, hook, incoming)
+        if result is not None:
+            return result
+        if first_grad is None:
+            first_grad = v_grad
+        elif np.shape(v_grad) == np.shape(first_grad) and np.array_equal(v_grad, first_grad):
+            return not_yet(
+                ex,
+                [
+                    "your hook returns the same gradient whatever arrives: the tensor it "
+                    "returns must be computed from `grad`, the gradient it is given.",
+                    "the hook runs on every backward, with a new incoming gradient each "
+                    "time: return that tensor times a number.",
+                ],
+                gave=f"the same v.grad for the incoming gradients {show(HOOK_CASES[0])} "
+                f"and {show(incoming)}",
+            )
+        result = _judge_hook(ex, hook, incoming, v_grad)
+        if result is not None:
+            return result
+    return correct(
+        ex, "a hook that returns a tensor replaces the gradient: v.grad is twice what arrived."
+    )
+
+
+def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None]:
+    """Backward through a leaf with ``hook`` on it: ``(None, v.grad)`` or a failure."""
+    v = ng.zeros(np.shape(incoming), requires_grad=True)
     received: list = []
 
     def record(g):  # runs first and changes nothing: what the learner's hook is given
@@ -51,14 +90,14 @@ def check_double_hook(hook) -> Result:
     v.register_hook(record)
     v.register_hook(hook)
     try:
-        v.backward(incoming)
+        v.backward(ng.tensor(incoming))
     except Exception as exc:  # any error: reported to the learner
         return failed(
             ex,
             f"backward failed with your hook: {type(exc).__name__}: "
             f"{str(exc).rstrip('.')}; hint: the hook gets the gradient tensor and returns "
             "a tensor of the same shape.",
-        )
+        ), None
     if received and not np.array_equal(received[0][0].numpy(), received[0][1]):
         return not_yet(
             ex,
@@ -68,36 +107,49 @@ def check_double_hook(hook) -> Result:
                 "leave `grad` as it is and return a NEW tensor computed from it.",
             ],
             gave="a hook that modifies `grad` in place",
-        )
+        ), None
     if v.grad is None:
         return failed(
             ex,
             "v.grad is None after backward; hint: return a tensor (or None to keep "
             "the gradient as it is).",
-        )
-    if close(v.grad, incoming):
-        if received and _returns_none(hook):
+        ), None
+    return None, v.grad.numpy().copy()
+
+
+def _judge_hook(ex: str, hook, incoming, v_grad: np.ndarray) -> Result | None:
+    """None when ``v_grad`` is twice ``incoming``, else the hint for the mistake."""
+    arrived = np.asarray(incoming, dtype=np.float64)
+    if close(v_grad, 2 * arrived, shape_free=False):
+        return None
+    gave = f"v.grad = {show(v_grad)} for an incoming gradient {show(arrived)}"
+    if close(v_grad, arrived, shape_free=False):
+        if _returns_none(hook):
             return not_done(
                 ex,
                 "(your hook returned None, so the gradient was not changed: "
                 "`return` the new gradient.)",
             )
         return not_yet(ex, "the gradient went through unchanged: return the NEW gradient.")
-    if close(v.grad, [2.0, 4.0, 6.0], shape_free=False):
-        return correct(ex, "a hook that returns a tensor replaces the gradient: v.grad = [2, 4, 6].")
     first = hint_for(
-        v.grad,
+        v_grad,
         [
-            (([3.0, 4.0, 5.0],), "you added 2 to every element; doubling is a product."),
-            (([1.0, 4.0, 9.0],), "you squared the gradient; doubling is a product."),
+            ((arrived + 2,), "you added 2 to every element; doubling is a product."),
+            ((arrived**2,), "you squared the gradient; doubling is a product."),
+            (
+                (2 * np.abs(arrived), np.abs(arrived)),
+                "the signs are lost: for a negative incoming gradient your hook gives a "
+                "positive one. Twice a negative number is negative: only scale the "
+                "gradient, do not take its absolute value.",
+            ),
         ],
-        "compare v.grad with the gradient that arrived, [1, 2, 3]: each element should "
-        "be twice as big.",
+        "compare v.grad with the gradient that arrived: each element should be twice "
+        "as big, with its sign.",
     )
     return not_yet(
         ex,
         [first, "the hook gets the incoming gradient as a tensor: return that tensor times a number."],
-        gave=f"v.grad = {show(v.grad)} for an incoming gradient [1, 2, 3]",
+        gave=gave,
     )
 
 
@@ -115,8 +167,20 @@ d(x**2)/dx = 2x = 6 at x = 3.  backward does not overwrite .grad, it ADDS to it
 def check_accumulated_grad(x_grad) -> Result:
     """x = 3 (requires grad); y = x ** 2; y.backward(retain_graph=True) twice: x.grad?"""
     ex = "03-2"
-    if is_blank(x_grad):
+    if x_grad is Ellipsis:
         return not_done(ex)
+    if x_grad is None or typed_as_text([x_grad]):  # "it raises", "error", or "12" in quotes
+        return not_yet(
+            ex,
+            [
+                "a number is asked: x.grad after the second backward. That backward "
+                "runs: the first call passed retain_graph=True, which keeps the graph "
+                "for another pass. Type the value as a number, without quotes.",
+                "think about what AccumulateGrad does with a gradient when .grad already "
+                "holds one.",
+            ],
+            gave="None" if x_grad is None else "text (a string in quotes)",
+        )
     if is_tensor(x_grad):
         return not_yet(
             ex,
@@ -159,6 +223,10 @@ def check_vector_backward(x_grad) -> Result:
     ex = "03-3"
     if is_blank(x_grad):
         return not_done(ex)
+    if typed_as_text([x_grad]):
+        return not_yet(
+            ex, "type the numbers, not text: no quotes around them.", gave="text (in quotes)"
+        )
     if is_tensor(x_grad) or (
         isinstance(x_grad, (list, tuple)) and any(is_tensor(v) for v in x_grad)
     ):
@@ -175,6 +243,16 @@ def check_vector_backward(x_grad) -> Result:
         )
     if close(x_grad, [2.0, 0.4, 0.06], shape_free=False):
         return correct(ex, "backward(v) computes v^T J = v * 2x = [2, 0.4, 0.06].")
+    if _same_values_other_shape(x_grad, [2.0, 0.4, 0.06]):
+        return not_yet(
+            ex,
+            [
+                "x.grad has the shape of x, a flat list of three numbers; your numbers "
+                "are nested in another shape.",
+                "write the three numbers in one list, one per element of x.",
+            ],
+            gave=f"an answer of shape {np.shape(as_array(x_grad))}",
+        )
     first = hint_for(
         x_grad,
         [
@@ -205,10 +283,30 @@ def check_vector_backward(x_grad) -> Result:
     )
 
 
+def _same_values_other_shape(got, want) -> bool:
+    """The right numbers, in the right order, nested in a shape of their own."""
+    try:
+        g = as_array(got)
+    except (TypeError, ValueError):
+        return False
+    return g.shape != np.shape(want) and g.size == np.size(want) and close(g.ravel(), want)
+
+
 MANUAL_ANSWER = """def gradf(x):
     return 2 * x * ng.exp(x) + x ** 2 * ng.exp(x)
 
 Product rule with u = x^2, v = e^x: (u v)' = u' v + u v' = 2x e^x + x^2 e^x."""
+
+
+# Points where gradf is compared with the formula: small ones, and large |x|, where a
+# finite difference's error shows even in relative terms.
+MANUAL_POINTS = np.array(
+    [[-1.5, -0.3, 0.0, 0.4], [1.0, 1.7, -2.2, 0.9], [2.5, -0.8, 0.1, 1.3], [12.0, -15.0, 25.0, -30.0]]
+)
+
+
+def _manual_formula(xs: np.ndarray) -> np.ndarray:
+    return 2 * xs * np.exp(xs) + xs**2 * np.exp(xs)
 
 
 @checker("03-4", answer=MANUAL_ANSWER)
@@ -218,9 +316,9 @@ def check_manual_gradient(gradf) -> Result:
     bad = not_callable(ex, gradf)
     if bad is not None:
         return bad
-    xs = np.array([[-1.5, -0.3, 0.0, 0.4], [1.0, 1.7, -2.2, 0.9], [2.5, -0.8, 0.1, 1.3]])
-    want = 2 * xs * np.exp(xs) + xs**2 * np.exp(xs)
-    with AutogradCalls() as calls:
+    xs = MANUAL_POINTS
+    want = _manual_formula(xs)
+    with AutogradCalls() as calls, DualLevels() as levels:
         try:
             got, raised = gradf(ng.tensor(xs, dtype=ng.float64)), None
         except Exception as exc:  # reported below, after the autograd question
@@ -237,12 +335,49 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave="a gradf that runs a backward pass",
         )
+    if levels.entered:
+        return not_yet(
+            ex,
+            [
+                "your gradf lets forward-mode autodiff (a dual level, make_dual, "
+                "unpack_dual) compute the derivative: that is autograd too, and this "
+                "exercise checks autograd AGAINST a gradient you derive by hand. Write "
+                "the derivative's formula with ng.exp.",
+                "differentiate x^2 e^x on paper with the product rule, then type the "
+                "result as a tensor expression in x.",
+            ],
+            gave="a gradf that uses forward-mode autodiff",
+        )
     if raised is not None:
         return failed(ex, crash_message(raised))
     blank = returned_blank(ex, got)
     if blank is not None:
         return blank
+    if not isinstance(got, ng.Tensor):
+        return not_yet(
+            ex,
+            [
+                f"gradf must return a tensor (ng.Tensor), as x is, not a "
+                f"{_type_name(got)}: the cell after "
+                "the check calls .numpy() on it and compares it with x.grad.",
+                "write the formula with tensor ops on x itself (ng.exp(x), x ** 2, ...), "
+                "without converting x to numpy or to numbers.",
+            ],
+            gave=f"a {_type_name(got)}",
+        )
     if close(got, want, shape_free=False):
+        if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False):
+            return not_yet(
+                ex,
+                [
+                    "your gradf is close but not exact: off in the last digits, as an "
+                    "estimate such as a finite difference (f(x+h) - f(x-h)) / 2h is. The "
+                    "checker compares it with the exact derivative, on large x too.",
+                    "differentiate x^2 e^x on paper with the product rule and write that "
+                    "formula: no step h, no f in it.",
+                ],
+                gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
+            )
         return correct(ex, "2x e^x + x^2 e^x matches what autograd computes.")
     if close(got, 2 * xs * np.exp(xs)):
         first = "product rule: you have (x^2)' e^x; the term x^2 (e^x)' is missing."
@@ -252,6 +387,11 @@ def check_manual_gradient(gradf) -> Result:
         first = "the product rule ADDS two terms: u' v + u v'."
     elif close(got, 2 * xs):
         first = "that is the derivative of x^2 alone; f also has the factor e^x."
+    elif close(got, want, atol=1e-3, rtol=1e-3):
+        first = (
+            "your gradf is near the derivative but not equal to it: an estimate such as a "
+            "finite difference is; the checker wants the exact formula."
+        )
     else:
         first = "(u v)' = u' v + u v' with u = x^2 and v = e^x."
     return not_yet(
@@ -263,6 +403,19 @@ def check_manual_gradient(gradf) -> Result:
         ],
         gave=f"gradf(1) = {show(_at_one(gradf))}",
     )
+
+
+def _relative_error(got, want: np.ndarray) -> float:
+    """The largest relative error, where the derivative is not (nearly) zero."""
+    g, where = as_array(got), np.abs(want) > 1e-6
+    return float(np.max(np.abs(g[where] - want[where]) / np.abs(want[where])))
+
+
+def _type_name(value) -> str:
+    """``numpy.ndarray``, ``float``: the type as the learner would write it."""
+    kind = type(value)
+    module = kind.__module__.split(".")[0]
+    return kind.__name__ if module == "builtins" else f"{module}.{kind.__name__}"
 
 
 def _at_one(gradf) -> object:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 import naivegraph as ng
 
 from ..checking import (
@@ -37,12 +39,28 @@ def check_versions(versions) -> Result:
     ex = "04-1"
     if is_blank(versions):
         return not_done(ex)
-    try:
-        got = [int(v) for v in versions]
-    except (TypeError, ValueError):
-        return failed(ex, "give a list of five integers; hint: one _version per line.")
-    if len(got) != 5:
-        return failed(ex, f"give five integers, one per line; you gave {len(got)}.")
+    if isinstance(versions, (str, bytes)) or not _is_sequence(versions):
+        return failed(ex, "give a list of numbers, five integers; hint: one _version per line.")
+    items = list(versions)
+    if any(isinstance(v, (str, bytes, np.str_, bool, np.bool_)) for v in items):
+        return failed(
+            ex,
+            "give a list of numbers, not text or True / False: write each version as a "
+            "number, without quotes.",
+        )
+    if len(items) != 5:
+        return failed(ex, f"give five integers, one per line; you gave {len(items)}.")
+    if not all(_whole_number(v) for v in items):
+        return not_yet(
+            ex,
+            [
+                "a version is a whole number: a counter that starts at 0 and goes up "
+                "by 1 with each in-place op, so it never holds a fraction.",
+                "for each line ask: is b's memory written (version + 1) or not (unchanged)?",
+            ],
+            gave=str(items),
+        )
+    got = [int(v) for v in items]
     want = [0, 1, 2, 2, 3]
     if got == want:
         return correct(
@@ -71,6 +89,23 @@ def check_versions(versions) -> Result:
     )
 
 
+def _is_sequence(x) -> bool:
+    try:
+        iter(x)
+    except TypeError:
+        return False
+    return not isinstance(x, dict)
+
+
+def _whole_number(v) -> bool:
+    """An int, or a float that is integral (2.0): not a bool, not text, not 1.9."""
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True
+    return isinstance(v, (float, np.floating)) and float(v).is_integer()
+
+
 PREDICTIONS_ANSWER = """raises = (True, False, True).
 (1) b * b saves b (its gradient is 2b); b[0] = 1000 changes b afterwards: error.
 (2) b + 1 saves nothing (its derivative is 1 whatever b is): fine.
@@ -91,7 +126,7 @@ def check_inplace_predictions(predictions) -> Result:
     ex = "04-2"
     if is_blank(predictions):
         return not_done(ex)
-    problem = flags_problem(predictions, 3, "snippets (1), (2), (3)")
+    problem = flags_problem(predictions, 3, "(1), (2), (3)", each="snippet")
     if problem is not None:
         return failed(ex, f"hint: {problem}")
     got = as_bools(predictions)
@@ -125,6 +160,16 @@ output of an op.  Under no_grad nothing is recorded, so `a` stays a leaf that re
 grad, with the new values, before any forward pass uses it."""
 
 
+# Leaves reset() is tried on: no element is 10 already and some are above it, so a
+# slice that skips an element, clamp_(min=...) or a fill with the largest value show;
+# other lengths and shapes, so a slice sized for the first one does too.
+RESET_CASES = (
+    [3.0, 12.0, -1.0, 25.0],
+    [7.5, 40.0, 0.0, -6.0, 11.0, 9.0],
+    [[2.0, 14.0, -3.0], [30.0, 0.5, 8.0]],
+)
+
+
 @checker("04-3", answer=RESET_ANSWER)
 def check_reset_leaf(reset) -> Result:
     """``reset(a)`` sets every element of a leaf that requires grad to 10, and returns a."""
@@ -132,7 +177,21 @@ def check_reset_leaf(reset) -> Result:
     bad = not_callable(ex, reset)
     if bad is not None:
         return bad
-    a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
+    for values in RESET_CASES:
+        result = _check_one_reset(ex, reset, values)
+        if result is not None:
+            return result
+    said = "a is still a leaf, holds 10s, and (a*a).mean() gives a.grad = 5s."
+    if _uses_data(reset):
+        said += (
+            " .data works here because nothing has saved `a` yet; the lesson prefers "
+            "no_grad or detach(), which keep autograd's version checks on."
+        )
+    return correct(ex, said)
+
+
+def _check_one_reset(ex: str, reset, values) -> Result | None:
+    a = ng.tensor(values, requires_grad=True)
     try:
         got = reset(a)
     except RuntimeError as exc:
@@ -147,9 +206,9 @@ def check_reset_leaf(reset) -> Result:
                 ],
                 gave="a function that changes the leaf in place while recording",
             )
-        return call_answer(ex, reset, ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True))[1]
+        return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
     except Exception:  # reported at the learner's line
-        return call_answer(ex, reset, ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True))[1]
+        return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
     blank = returned_blank(ex, got)
     if blank is not None:
         return blank
@@ -179,23 +238,46 @@ def check_reset_leaf(reset) -> Result:
             "`a` is no longer a leaf: an op was recorded on it, so its .grad would be dropped.",
             gave="a with a grad_fn",
         )
-    if not close(a, [10.0] * 4, shape_free=False):
-        return not_yet(ex, "every element of `a` must become 10.", gave=f"a = {show(a)}")
+    result = _all_tens(ex, a, values)
+    if result is not None:
+        return result
     loss = (a * a).mean()
     loss.backward()
-    if not close(a.grad, [5.0] * 4):
+    if not close(a.grad, np.full(np.shape(values), 10.0 * 2 / np.size(values))):
         return not_yet(
             ex,
             "the new values must be in place before the forward pass.",
             gave=f"a.grad = {show(a.grad)} after (a*a).mean().backward()",
         )
-    said = "a is still a leaf, holds 10s, and (a*a).mean() gives a.grad = 5s."
-    if _uses_data(reset):
-        said += (
-            " .data works here because nothing has saved `a` yet; the lesson prefers "
-            "no_grad or detach(), which keep autograd's version checks on."
-        )
-    return correct(ex, said)
+    return None
+
+
+def _all_tens(ex: str, a, values) -> Result | None:
+    """None when every element of ``a`` is 10, else the hint for the elements missed."""
+    now, before = a.detach().numpy(), np.asarray(values, dtype=np.float64)
+    if now.shape == before.shape and np.all(now == 10.0):
+        return None
+    gave = f"a = {show(a)} for a leaf that held {show(before)}"
+    if now.shape == before.shape:
+        kept = (now == before) & (now != 10.0)
+        if kept.any() and (now == 10.0).any():
+            above = bool(np.all(before[kept] > 10.0))
+            first = (
+                "the elements that were above 10 kept their values: a lower bound "
+                "(clamp) raises the small ones only. Set every element."
+                if above
+                else "some elements kept their old values: your change missed part of `a` "
+                "(a slice that starts or stops too early?). Set every element."
+            )
+            return not_yet(ex, [first, "change all of `a`, whatever its shape and length."], gave=gave)
+    return not_yet(
+        ex,
+        [
+            "every element of `a` must become 10, whatever it held before.",
+            "set the values to the number itself, not one computed from `a`.",
+        ],
+        gave=gave,
+    )
 
 
 def _uses_data(fn) -> bool:

@@ -66,7 +66,8 @@ def check_requires_grad_flow(a_requires_grad, b_requires_grad, c_requires_grad) 
 
 
 class _Net(ng.nn.Module):
-    """The lesson's "pretrained" net; ``modes`` records the grad mode of each forward."""
+    """The lesson's "pretrained" net; ``modes`` records the grad mode of each forward,
+    ``trainable`` whether any parameter required grad during it."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,9 +76,11 @@ class _Net(ng.nn.Module):
         )
         self.fc = ng.nn.Linear(8, 2)
         self.modes: list[bool] = []
+        self.trainable: list[bool] = []
 
     def forward(self, x):
         self.modes.append(ng.is_grad_enabled())
+        self.trainable.append(any(p.requires_grad for p in self.parameters()))
         return self.fc(self.body(x))
 
 
@@ -137,7 +140,13 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ],
             gave="the old model.fc",
         )
-    out = getattr(model.fc, "out_features", None)
+    out = _head_outputs(model.fc)
+    if isinstance(out, Exception):
+        return failed(
+            ex,
+            f"your new fc failed on the body's output: {type(out).__name__}: "
+            f"{str(out).rstrip('.')}; hint: the new fc takes the body's 8 features as input.",
+        )
     if out != n_classes:
         return not_yet(
             ex,
@@ -181,9 +190,22 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
     return _step_keeps_body(ex, model, opt, body_before, n_classes)
 
 
+def _head_outputs(head) -> int | str | Exception:
+    """How many outputs ``head`` gives for a batch of the body's 8 features, found by
+    running it: a head of several layers has no ``out_features`` of its own."""
+    try:
+        with ng.no_grad():
+            out = head(ng.randn(5, 8))
+    except Exception as exc:  # a head of the wrong input size: reported as such
+        return exc
+    shape = tuple(getattr(out, "shape", ()))
+    return shape[-1] if len(shape) == 2 and shape[0] == 5 else f"outputs of shape {shape}"
+
+
 def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result | None:
     x = ng.randn(5, 2)
     target = ng.tensor([i % n_classes for i in range(5)])
+    head_before = [p.detach().numpy().copy() for p in model.fc.parameters()]
     try:
         opt.zero_grad()
         ng.nn.functional.cross_entropy(model(x), target).backward()
@@ -199,6 +221,19 @@ def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result
         for b, p in zip(body_before, model.body.parameters())
     ):
         return not_yet(ex, "a training step changed the frozen body.")
+    if all(
+        np.array_equal(b, p.detach().numpy())
+        for b, p in zip(head_before, model.fc.parameters())
+    ):
+        return not_yet(
+            ex,
+            [
+                "a training step left the new fc exactly as it was: the optimizer holds "
+                "the right parameters but does not move them.",
+                "look at the optimizer's learning rate: the step is the gradient times it.",
+            ],
+            gave="an optimizer whose step changes nothing",
+        )
     return None
 
 
@@ -215,19 +250,45 @@ mode off for everything that follows."""
 
 @checker("05-3", answer=INFERENCE_ANSWER)
 def check_inference(predict) -> Result:
-    """``predict(model, x)`` returns the model's output without building any graph."""
+    """``predict(model, x)`` returns the model's output without building any graph, and
+    leaves the model and the grad mode as they were."""
     ex = "05-3"
     bad = not_callable(ex, predict)
     if bad is not None:
         return bad
+    for case in _INFERENCE_CASES:
+        result = _check_one_prediction(ex, predict, case)
+        if result is not None:
+            return result
+    return correct(ex, "same output, no grad_fn, nothing saved for backward.")
+
+
+# How predict is called, one call each: the plain case first, then a caller whose model
+# has a frozen parameter, is in eval mode, has grad mode off, or passes an x that
+# requires grad.  Each must find everything as it was after the call.
+_INFERENCE_CASES = ("plain", "one frozen parameter", "eval mode", "grad mode off", "x requires grad")
+
+
+def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
     model = _tiny_net()
     x = ng.randn(4, 2)
     with ng.no_grad():
         want = model(x).numpy()
     model.modes.clear()
+    model.trainable.clear()
+    if case == "one frozen parameter":
+        model.body[0].weight.requires_grad = False
+    if case == "eval mode":
+        model.eval()
+    if case == "x requires grad":
+        x.requires_grad_(True)
+    grad_before = case != "grad mode off"
+    training_before = [m.training for m in model.modules()]
+    flags_before = [p.requires_grad for p in model.parameters()]
     try:
+        ng.set_grad_enabled(grad_before)
         ok, out = call_answer(ex, predict, model, x)
-        grad_left_off = not ng.is_grad_enabled()
+        grad_after = ng.is_grad_enabled()
     finally:
         ng.set_grad_enabled(True)  # the learner's mistake must not leak into what follows
     if not ok:
@@ -235,7 +296,17 @@ def check_inference(predict) -> Result:
     blank = returned_blank(ex, out)
     if blank is not None:
         return blank
-    if grad_left_off:
+    changed = _changed_state(ex, model, grad_before, grad_after, training_before, flags_before)
+    if changed is not None:
+        return changed
+    return _judge_output(ex, model, x, out, want)
+
+
+def _changed_state(
+    ex: str, model, grad_before: bool, grad_after: bool, training_before, flags_before
+) -> Result | None:
+    """The hint for a grad mode, parameter flag or layer mode that the call changed."""
+    if grad_before and not grad_after:
         return not_yet(
             ex,
             [
@@ -246,8 +317,21 @@ def check_inference(predict) -> Result:
             ],
             gave="a function that leaves grad mode off",
         )
-    frozen = [p for p in model.parameters() if not p.requires_grad]
-    if frozen:
+    if grad_after and not grad_before:
+        return not_yet(
+            ex,
+            [
+                "called with grad mode already off (inside `with ng.no_grad():`), your "
+                "function leaves it ON: it switches recording on at the end whatever the "
+                "caller had, so the caller's code after the call records again.",
+                "restore the grad mode that was in force before the call, not always "
+                "'on': a `with` block (or a decorator) does exactly that.",
+            ],
+            gave="a function that turns grad mode on for a caller that had it off",
+        )
+    flags_after = [p.requires_grad for p in model.parameters()]
+    if any(b and not a for b, a in zip(flags_before, flags_after)):
+        frozen = sum(b and not a for b, a in zip(flags_before, flags_after))
         return not_yet(
             ex,
             [
@@ -256,20 +340,51 @@ def check_inference(predict) -> Result:
                 "leave the parameters as they are; switch recording off only for the "
                 "duration of the call.",
             ],
-            gave=f"a model with {len(frozen)} parameters switched to requires_grad=False",
+            gave=f"a model with {frozen} parameters switched to requires_grad=False",
         )
-    if not model.training:
+    if any(a and not b for b, a in zip(flags_before, flags_after)):
         return not_yet(
             ex,
             [
-                "after your function the model is in eval mode: eval() changes how layers "
-                "such as dropout and batch norm behave for every call that follows, and "
-                "it records nothing less.",
-                "recording and a layer's mode are separate switches: leave the model's "
-                "mode as it was and switch only recording off, for the call.",
+                "called on a model with a frozen parameter (requires_grad=False, as in "
+                "fine-tuning), your function leaves that parameter requiring grad: "
+                "switching the parameters' requires_grad off and back on changes the "
+                "model, and unfreezes what the caller had frozen.",
+                "leave the parameters alone: switch off recording (grad mode) for the "
+                "duration of the call instead.",
             ],
-            gave="a function that calls model.eval()",
+            gave="a function that unfreezes a frozen parameter",
         )
+    training_after = [m.training for m in model.modules()]
+    if training_after != training_before:
+        if training_before[0]:
+            return not_yet(
+                ex,
+                [
+                    "after your function the model is in eval mode: eval() changes how "
+                    "layers such as dropout and batch norm behave for every call that "
+                    "follows, and it records nothing less.",
+                    "recording and a layer's mode are separate switches: leave the model's "
+                    "mode as it was and switch only recording off, for the call.",
+                ],
+                gave="a function that calls model.eval()",
+            )
+        return not_yet(
+            ex,
+            [
+                "called on a model in eval mode, your function leaves it in training "
+                "mode: switching to training mode at the end changes a model that was "
+                "not training (dropout and batch norm then behave differently).",
+                "leave the model's mode as the caller had it: if you change it for the "
+                "call, put back the mode it had, not always training.",
+            ],
+            gave="a function that puts an eval-mode model in training mode",
+        )
+    return None
+
+
+def _judge_output(ex: str, model, x, out, want) -> Result | None:
+    """None when ``out`` is the model's output and no graph was recorded for it."""
     if not close(out, want, shape_free=False):
         return not_yet(ex, "return the model's output itself, unchanged.", gave=show(out))
     if not hasattr(out, "grad_fn"):
@@ -279,17 +394,23 @@ def check_inference(predict) -> Result:
             "still compare or combine it with other tensors.",
             gave=f"a {type(out).__name__}",
         )
-    if any(model.modes):
-        if getattr(out, "grad_fn", None) is None:
+    recorded = any(
+        mode and (trainable or x.requires_grad)
+        for mode, trainable in zip(model.modes, model.trainable)
+    )
+    if getattr(out, "grad_fn", None) is not None:
+        if model.modes and not any(model.trainable):
             return not_yet(
                 ex,
                 [
-                    "your output has no history, but the model ran with recording on: "
-                    "the whole graph was built (and its saved tensors kept) first.",
-                    "detach() cuts the history after the fact; for inference, make sure "
-                    "no graph is built in the first place.",
+                    "with an input x that requires grad your output records history "
+                    "(grad_fn="
+                    f"{out.grad_fn.name()}): switching the parameters' requires_grad off "
+                    "stops the recording for them only, and changes the model meanwhile.",
+                    "switch off recording itself (grad mode) for the duration of the call: "
+                    "then nothing is recorded, whatever requires grad.",
                 ],
-                gave="an output detached after the forward pass",
+                gave="an output with a grad_fn",
             )
         return not_yet(
             ex,
@@ -300,4 +421,15 @@ def check_inference(predict) -> Result:
             ],
             gave="an output with a grad_fn",
         )
-    return correct(ex, "same output, no grad_fn, nothing saved for backward.")
+    if recorded:
+        return not_yet(
+            ex,
+            [
+                "your output has no history, but the model ran with recording on: "
+                "the whole graph was built (and its saved tensors kept) first.",
+                "detach() cuts the history after the fact; for inference, make sure "
+                "no graph is built in the first place.",
+            ],
+            gave="an output detached after the forward pass",
+        )
+    return None
