@@ -86,7 +86,8 @@ loss.backward()
 # ### Exercise 03-1: a hook that doubles the gradient
 #
 # Write `double(grad)` so that, registered on a leaf `v`, it makes `v.grad` twice
-# what it would be.
+# what it would be. The checker tries it on several incoming gradients, negative ones
+# and other shapes too.
 
 # %% exercise="03-1"
 # Exercise 03-1
@@ -193,9 +194,10 @@ ex.check_vector_backward(x_grad)
 # %% [markdown]
 # ### Exercise 03-4: check autograd against a hand-derived gradient
 #
-# For $f(x) = x^2 e^x$ write `gradf(x)` by hand (use `ng.exp`). The checker, and the
-# cell after it, compare it with autograd on a random 3x4 input, as the old
-# tutorials did.
+# For $f(x) = x^2 e^x$ write `gradf(x)` by hand (use `ng.exp`): the exact formula,
+# returned as a tensor, with no autograd of either mode and no finite difference. The
+# checker, and the cell after it, compare it with autograd on a random 3x4 input, as
+# the old tutorials did.
 
 # %% exercise="03-4"
 # Exercise 03-4

@@ -148,7 +148,8 @@ print("inside no_grad:", out.requires_grad, out.grad_fn, " grad mode now:", ng.i
 # ### Exercise 05-3: inference
 #
 # Write `predict(model, x)`: the model's output, computed without building a graph,
-# and leaving the model and the grad mode as they were.
+# and leaving the model and the grad mode as they were. The checker calls it on models
+# in training and in eval mode, with a frozen parameter, and with grad mode already off.
 
 # %% exercise="05-3"
 # Exercise 05-3: return model(x) without recording any history
