@@ -835,18 +835,15 @@ def _shared(x, y) -> list:
 
 
 class _Watched:
-    """A function of two nodes that records how it is used: the points it is called at,
-    calls on numbers or on nodes that need no gradient, and the backward calls made on
-    its result (the engine's backward, which a finite difference never runs)."""
+    """A function of two nodes that records how it is used: the points it is called at
+    and the backward calls made on its result (the engine's backward, which a finite
+    difference never runs)."""
 
     def __init__(self, fn: Callable) -> None:
         self.fn, self.points, self.backwards = fn, [], 0
-        self.on_numbers = False
 
     def __call__(self, x, y):
         self.points.append((getattr(x, "value", x), getattr(y, "value", y)))
-        if not all(getattr(v, "requires_grad", False) for v in (x, y)):
-            self.on_numbers = True
         out = self.fn(x, y)
         for node in out if isinstance(out, list) else [out]:
             self._count_backward(node)
