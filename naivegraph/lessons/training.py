@@ -23,10 +23,11 @@ import naivegraph as ng
 import naivegraph.static as ns
 
 def live_values(plan, count_fetched: bool = False) -> list[int]:
-    """How many intermediate values a planned run holds after each of its steps.
+    """How many intermediate values a planned run holds while each of its steps runs.
 
     ``plan`` is a :class:`naivegraph.static.executor.Plan`; a value counts from the
-    step that makes it until the plan frees it.  Fetched values are never freed (the
+    step that makes it until the step after which the plan frees it: a step counts its
+    own output and the inputs it is still reading.  Fetched values are never freed (the
     caller gets them), so by default they are left out.
 
     >>> import naivegraph.static as ns

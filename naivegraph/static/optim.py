@@ -74,7 +74,7 @@ class Optimizer:
     def _slot(self, variable: Variable, what: str, value: Any = 0.0) -> Variable:
         """A non-trainable Variable beside ``variable`` (zeros of its shape by default)."""
         initial = np.full(variable.shape, value, dtype=variable.dtype)
-        return Variable(initial, name=f"{variable.name}/{what}", trainable=False)
+        return Variable(initial, name=_slot_name(variable, what), trainable=False)
 
 
 class SGD(Optimizer):
@@ -138,7 +138,7 @@ class Adam(Optimizer):
         # The step count and bias corrections are Python floats in ng.optim and torch:
         # float64 here whatever the default dtype, then in the variable's dtype as numpy
         # would take such a float.
-        step = Variable(np.float64(0.0), name=f"{variable.name}/step", trainable=False)
+        step = Variable(np.float64(0.0), name=_slot_name(variable, "step"), trainable=False)
         m, v = self._slot(variable, "exp_avg"), self._slot(variable, "exp_avg_sq")
         t = step + 1.0
         new_m = beta1 * m + (1 - beta1) * grad
@@ -147,6 +147,16 @@ class Adam(Optimizer):
         v_hat = new_v / _in_dtype(1 - beta2**t, variable.dtype)
         new_value = variable - s["lr"] * m_hat / (OPS["sqrt"].dispatch(v_hat) + s["eps"])
         return [(step, t), (m, new_m), (v, new_v), (variable, new_value)]
+
+
+def _slot_name(variable: Variable, what: str) -> str:
+    """``w/what``, or ``w/what_1``, ``w/what_2``, ... when another optimiser of the same
+    graph already keeps such a slot for ``w`` (TensorFlow 1 numbers them the same way)."""
+    base = f"{variable.name}/{what}"
+    graph = variable.graph
+    if graph is None or (base not in graph._by_name and base not in graph._reserved):
+        return base
+    return graph._unique_name(base)
 
 
 def _in_dtype(node: Node, dtype: np.dtype) -> Node:

@@ -92,13 +92,13 @@ def compile(
 ) -> CompiledFunction:
     """``graph.compile``: a reusable function over the part of the graph ``outputs`` need,
     planned on the optimised graph when ``optimize`` is true."""
-    inputs = [graph.resolve(i) for i in inputs]
+    inputs = [graph.resolve(i) for i in _node_list(inputs, "inputs")]
     for node in inputs:
         if not isinstance(node, Placeholder):
             raise TypeError(
                 f"compile inputs must be placeholders, but {node.name!r} is a {type(node).__name__}"
             )
-    outputs = [graph.resolve(o) for o in outputs]
+    outputs = [graph.resolve(o) for o in _node_list(outputs, "outputs")]
     size = len(graph.nodes)
     update_nodes = _update_nodes(graph, updates)
     try:  # a refused function leaves no update node behind
@@ -106,6 +106,19 @@ def compile(
     except BaseException:
         graph._rollback(size)
         raise
+
+
+def _node_list(given: Any, what: str) -> list:
+    """``given`` as a list of nodes or names; one node or name alone is refused, since a
+    compiled function always takes and returns lists."""
+    if isinstance(given, (Node, str)):
+        name = given if isinstance(given, str) else given.name
+        raise TypeError(
+            f"compile {what} must be a list of nodes (or names); got the "
+            f"{'name' if isinstance(given, str) else 'node'} {name!r} alone: wrap it in a "
+            f"list, {what}=[{name}]"
+        )
+    return list(given)
 
 
 def _compiled(

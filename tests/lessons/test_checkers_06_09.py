@@ -211,7 +211,7 @@ def test_07_1_static_where_on_tensors_is_reported_at_the_learners_line(capsys):
 
 def test_07_2_trace_pitfall(capsys):
     assert outcome(capsys, ex.check_trace_pitfall, [2.0, 4.0], [10.0, 20.0])
-    assert outcome(capsys, ex.check_trace_pitfall, np.array([2, 4]), (10, 20))
+    assert outcome(capsys, ex.check_trace_pitfall, (2, 4), [10, 20.0])
     for traced, eager, says in (([10.0, 20.0], [10.0, 20.0], "name SCALE"),
                                 ([2.0, 4.0], [2.0, 4.0], "what does SCALE hold now"),
                                 ([1.0, 2.0], [10.0, 20.0], "one fixed number")):
@@ -502,10 +502,12 @@ class Node:
     sin = lambda self: Node.frame("sin", self)
     exp = lambda self: Node.frame("exp", self)
 
-    def backward(self):
-        for node in run_backward(self):
-            if not node.is_leaf:
-                node.saved = None
+    def backward(self, retain_graph=False):
+        order = run_backward(self)
+        if not retain_graph:
+            for node in order:
+                if not node.is_leaf:
+                    node.saved = None
 
 
 def jacobian(F, x0, y0):
@@ -781,8 +783,23 @@ def test_08_4_freeing_that_wipes_more_than_the_saved_values_says_what_it_wiped(c
         never_states(again, "node.saved = None")
 
 
-def test_08_5_one_graph_with_the_grads_zeroed_between_rows_is_accepted(capsys):
-    def one_graph(F, x0, y0):  # unusual but right: the outputs share no computed node
+def test_08_5_one_graph_kept_alive_with_the_grads_zeroed_between_rows_is_accepted(capsys):
+    def one_graph(F, x0, y0):  # unusual but right: the graph is kept for every output
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        rows = []
+        for out in F(x, y):
+            x.grad = y.grad = 0.0
+            out.backward(retain_graph=True)
+            rows.append([x.grad, y.grad])
+        return rows
+
+    assert outcome(capsys, ex.check_jacobian, one_graph)
+
+
+def test_08_5_one_graph_freed_by_the_first_output_is_refused_for_outputs_sharing_a_node(
+    capsys,
+):
+    def one_graph(F, x0, y0):  # right only while the outputs share no computed node
         x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
         rows = []
         for out in F(x, y):
@@ -791,7 +808,8 @@ def test_08_5_one_graph_with_the_grads_zeroed_between_rows_is_accepted(capsys):
             rows.append([x.grad, y.grad])
         return rows
 
-    assert outcome(capsys, ex.check_jacobian, one_graph)
+    result = rejected(capsys, ex.check_jacobian, one_graph, says="outputs share a node")
+    never_states(result, "retain_graph=True", "range(len(")
 
 
 def test_08_5_a_jacobian_that_counts_on_three_outputs_is_told_so(capsys):
@@ -856,9 +874,9 @@ def test_09_1_accuracy(capsys):
     assert outcome(capsys, ex.check_accuracy_fn, accuracy)
     for wrong, says in (
         (lambda l, y: int(np.sum(np.asarray(l).argmax(1) == np.asarray(y))), "count"),
-        (lambda l, y: float(np.mean(np.asarray(l).argmin(1) == np.asarray(y))), "wrong rows"),
-        (lambda l, y: np.mean(np.asarray(l).argmax(1) == np.asarray(y)) > 0, "largest logit"),
-        (lambda l, y: ng.tensor(accuracy(l, y)), "Python float"),
+        (lambda l, y: float(np.mean(np.asarray(l).argmin(1) == np.asarray(y))), "largest logit"),
+        (lambda l, y: np.mean(np.asarray(l).argmax(1) == np.asarray(y)) > 0, "every batch"),
+        (lambda l, y: np.array([accuracy(l, y)]), "one number"),
         (lambda l, y: accuracy(l, y) if isinstance(l, np.ndarray) else 0.0, "tensors"),
     ):
         result = rejected(capsys, ex.check_accuracy_fn, wrong, says=says)
@@ -1163,11 +1181,11 @@ def test_08_1_a_finite_difference_in_the_table_is_refused_as_an_estimate(capsys)
     for h in (1e-6, 1e-4, 1e-8):
         estimated = {k: (f, finite_difference(f, h)) for k, (f, _) in TABLE.items()}
         result = rejected(capsys, ex.check_derivative_table, estimated,
-                          says="close but not exact")
+                          says="estimate")
         never_states(result, "cos(", "-a / b", "1 / b")
     one_row = {**TABLE, "exp": (math.exp, finite_difference(math.exp))}
     result = rejected(capsys, ex.check_derivative_table, one_row, says="'exp'")
-    assert "not an estimate" in result.message
+    assert "estimates the derivative numerically" in result.message
 
 
 def test_08_1_the_exact_rule_written_another_way_is_accepted(capsys):
@@ -1282,3 +1300,379 @@ def test_09_3_the_stronger_hint_does_not_write_the_logits_out(capsys):
     second = outcome(capsys, ex.check_static_classifier, wrong)
     assert "layer by layer" in second.message
     never_states(second, "W1ᵀ", "ns.t(W1)", "tanh(X")
+
+
+# ------------------------------------------- wrong answers that used to pass, and their hints
+@pytest.mark.parametrize("body", [
+    lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w1 * 4.0)),
+    lambda x, w1, w2, w3: ns.mean((x * w1 + 3.0) * (x * w1 * w3)),
+])
+def test_06_1_one_weight_typed_in_is_refused_naming_the_unread_variable(capsys, body):
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(2, 2))
+        w1, w2, w3 = ns.Variable(2.0, name="w1"), ns.Variable(3.0, name="w2"), \
+            ns.Variable(4.0, name="w3")
+        loss = body(x, w1, w2, w3)
+    result = rejected(capsys, ex.check_static_model, g, x, loss, says="does not read the Variable")
+    assert ("w3" in result.message) != ("w2" in result.message)
+    never_states(result, "ns.mean(", "x * w1")
+
+
+def test_06_1_a_loss_right_for_ones_only_is_told_the_feed_of_twos_differs(capsys):
+    body = lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * x * w1 * w3))  # noqa: E731
+    result = rejected(capsys, ex.check_static_model, *static_model(body),
+                      says="right for a feed of ones, wrong for a feed of twos")
+    assert "for a feed of twos" in result.message.split("hint")[0]
+    never_states(result, "40", "112", "ns.mean(")
+
+
+def test_06_2_updates_in_the_compiled_function_are_refused_and_the_weights_put_back(capsys):
+    g, x, fetches = lesson_6_graph()
+    w1 = next(n for n in g.nodes if isinstance(n, ns.Variable))
+    dw1 = fetches[1]
+    moving = g.compile([x], fetches, updates=[(w1, w1 - 0.01 * dw1)])
+    result = rejected(capsys, ex.check_compiled_step, moving, says="updates the weights")
+    assert "the same numbers whatever it is fed" not in result.message
+    never_states(result, "[40", "28, 8")
+    assert float(w1.value) == 2.0
+    assert outcome(capsys, ex.check_compiled_step, g.compile([x], fetches))
+
+
+def test_06_3_six_is_not_called_the_count_without_a_plan_and_a_whole_float_is_accepted(capsys):
+    result = rejected(capsys, ex.check_memory_plan, 6, says="nearly the whole chain")
+    assert "without a plan" not in result.message
+    assert outcome(capsys, ex.check_memory_plan, 2.0)
+    assert outcome(capsys, ex.check_memory_plan, np.float64(2.0))
+    rejected(capsys, ex.check_memory_plan, 2.5, says="whole number")
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: ng.where(x > 0.5, x * 2, x * -1),
+    lambda x: ng.where(x >= 1, x * 2, x * -1),
+    lambda x: ng.where(x > -0.5, x * 2, x * -1),
+])
+def test_07_1_a_wrong_threshold_is_refused_showing_the_case_that_failed(capsys, f):
+    result = rejected(capsys, ex.check_where_fix, f, says="exactly where the rule does")
+    assert "for x = [3, -1]" not in result.message
+    never_states(result, "x * 2, x * -1", "x > 0,")
+
+
+def test_07_1_forms_that_agree_at_zero_are_accepted(capsys):
+    assert outcome(capsys, ex.check_where_fix, lambda x: ng.where(x >= 0, x * 2, x * -1))
+    assert outcome(capsys, ex.check_where_fix, lambda x: x * ng.where(x > 0, 2.0, -1.0))
+
+
+def test_07_1_a_method_traced_nodes_lack_is_not_called_an_if(capsys):
+    result = rejected(capsys, ex.check_where_fix,
+                      lambda x: ng.where(x > 0, x * 2, x * -1).detach(),
+                      says="a method of tensors that a traced graph node does not have")
+    assert "`if`" not in result.message
+
+
+def test_07_2_results_computed_by_running_are_refused_as_not_predicted(capsys):
+    SCALE = 10.0  # noqa: N806
+    scaled = lambda x: x * SCALE  # noqa: E731
+    traced = ns.trace(lambda x: x * 2.0, np.ones(2))
+    for got in ((traced(np.array([1.0, 2.0])), [10.0, 20.0]),
+                ([2.0, 4.0], scaled(ng.tensor([1.0, 2.0]))),
+                ([np.float64(2.0), np.float64(4.0)], [10.0, 20.0]),
+                (np.array([2.0, 4.0]), [10.0, 20.0])):
+        result = rejected(capsys, ex.check_trace_pitfall, *got, says="predict")
+        never_states(result, "[2, 4]", "[10, 20]", "traced(np.array")
+
+
+def test_07_2_right_numbers_in_the_wrong_shape_are_told_the_shape(capsys):
+    for eager in ([[10.0, 20.0]], 10.0):
+        result = rejected(capsys, ex.check_trace_pitfall, [2.0, 4.0], eager,
+                          says="one entry per element")
+        assert "what does SCALE hold" not in result.message
+        never_states(result, "[10, 20]")
+
+
+def five_point(f, h=1e-3):
+    def derivative(*args):
+        *values, i = args
+
+        def at(step):
+            moved = list(values)
+            moved[i] = moved[i] + step * h
+            return f(*moved)
+
+        return (-at(2) + 8 * at(1) - 8 * at(-1) + at(-2)) / (12 * h)
+    return derivative
+
+
+def test_08_1_a_five_point_stencil_a_complex_step_and_autograd_are_refused(capsys):
+    import cmath
+
+    import torch
+
+    stencil = {k: (f, five_point(f)) for k, (f, _) in TABLE.items()}
+    complex_step = {**TABLE, "sin": (TABLE["sin"][0],
+                                     lambda a, i: cmath.sin(a + 1e-30j).imag / 1e-30)}
+
+    def ng_sin(a, i):
+        t = ng.tensor(a, requires_grad=True)
+        t.sin().backward()
+        return float(t.grad)
+
+    def torch_sin(a, i):
+        t = torch.tensor(a, requires_grad=True, dtype=torch.float64)
+        t.sin().backward()
+        return float(t.grad)
+
+    for table, says in ((stencil, "shifted a little"), (complex_step, "complex step"),
+                        ({**TABLE, "sin": (TABLE["sin"][0], ng_sin)}, "naivegraph's autograd"),
+                        ({**TABLE, "sin": (TABLE["sin"][0], torch_sin)}, "torch's autograd")):
+        result = rejected(capsys, ex.check_derivative_table, table, says=says)
+        never_states(result, "cos(", "-a / b")
+    assert outcome(capsys, ex.check_derivative_table, TABLE)
+    assert outcome(capsys, ex.check_derivative_table, {
+        **TABLE, "div": (TABLE["div"][0], lambda a, b, i: [1.0 / b, -a / (b * b)][i]),
+        "exp": (TABLE["exp"][0], lambda a, i: math.e ** a)})
+
+
+def static_seeding_the_last_node(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    nodes[-1].grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            if inp.needs_grad:
+                inp.grad += n.grad * OPS[n.op][1](*args, k)
+
+
+def test_08_2_seeding_the_last_node_instead_of_the_loss_is_refused(capsys):
+    result = rejected(capsys, ex.check_static_backward, static_seeding_the_last_node,
+                      says="seeded the last node of the list, not the loss")
+    never_states(result, "loss.grad = 1.0")
+    assert outcome(capsys, ex.check_static_backward, static_backward)
+
+
+def run_backward_with(values=None, chain=True, preorder=False):
+    """run_backward reading current input values, dropping g, or in stack pre-order."""
+    def backward(root):
+        order, seen = [], set()
+        if preorder:
+            stack = [root]
+            while stack:
+                node = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                order.insert(0, node)
+                stack.extend(i for i in node.inputs if i.requires_grad)
+        else:
+            order = run_backward_order(root)
+        grads = {id(root): 1.0}
+        for node in reversed(order):
+            g = grads.pop(id(node), 0.0)
+            if node.is_leaf:
+                node.grad += g
+                continue
+            if node.saved is None:
+                raise RuntimeError("the graph was freed")
+            args = tuple(j.value for j in node.inputs) if values == "current" else node.saved
+            for k, inp in enumerate(node.inputs):
+                if inp.requires_grad:
+                    d = OPS[node.grad_fn][1](*args, k)
+                    grads[id(inp)] = grads.get(id(inp), 0.0) + (g * d if chain else d)
+        return order
+    return backward
+
+
+def test_08_3_current_values_instead_of_the_saved_ones_are_refused(capsys):
+    result = rejected(capsys, ex.check_run_backward, run_backward_with(values="current"),
+                      says="the ones kept in node.saved")
+    never_states(result, "*node.saved, k")
+
+
+def test_08_3_a_gradient_not_multiplied_in_is_told_the_chain_rule(capsys):
+    result = rejected(capsys, ex.check_run_backward, run_backward_with(chain=False),
+                      says="the chain rule")
+    assert "instead of replacing" not in result.message
+    never_states(result, "g * ", "OPS[node.grad_fn]")
+
+
+def test_08_3_a_stack_pre_order_is_told_about_the_order(capsys):
+    result = rejected(capsys, ex.check_run_backward, run_backward_with(preorder=True),
+                      says="lists a node before one of its inputs")
+    assert "instead of replacing" not in result.message
+
+
+def test_08_4_deleting_the_saved_attribute_is_reported_not_raised(capsys):
+    def free_graph(order):
+        for n in order:
+            del n.saved
+
+    result = rejected(capsys, ex.check_free_graph, free_graph,
+                      says="deleted the attribute saved itself")
+    never_states(result, "saved = None")
+
+
+def jacobian_by_central_difference(F, x0, y0, h=1e-6):
+    n = len(F(Node(x0), Node(y0)))
+    rows = []
+    for k in range(n):
+        dx = (F(Node(x0 + h), Node(y0))[k].value - F(Node(x0 - h), Node(y0))[k].value) / (2 * h)
+        dy = (F(Node(x0), Node(y0 + h))[k].value - F(Node(x0), Node(y0 - h))[k].value) / (2 * h)
+        rows.append([dx, dy])
+    return rows
+
+
+def test_08_5_a_finite_difference_jacobian_is_refused(capsys):
+    result = rejected(capsys, ex.check_jacobian, jacobian_by_central_difference,
+                      says="finite difference")
+    never_states(result, "range(len(")
+
+
+def test_08_5_returning_the_leaves_is_told_numbers_are_asked(capsys):
+    def leaves(F, x0, y0):
+        J = []
+        for k in range(len(F(Node(x0), Node(y0)))):
+            x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+            F(x, y)[k].backward()
+            J.append([x, y])
+        return J
+
+    result = rejected(capsys, ex.check_jacobian, leaves, says="rows hold Node objects")
+    assert "entry [0][0]" not in result.message
+
+
+def descend_by_finite_difference(f, x0, y0, lr=0.1, steps=200, h=1e-6):
+    x, y = x0, y0
+    for _ in range(steps):
+        gx = (f(x + h, y) - f(x - h, y)) / (2 * h)
+        gy = (f(x, y + h) - f(x, y - h)) / (2 * h)
+        x, y = x - lr * gx, y - lr * gy
+    return x, y
+
+
+def test_08_6_finite_difference_gradients_are_refused(capsys):
+    result = rejected(capsys, ex.check_gradient_descent, descend_by_finite_difference,
+                      says="finite difference")
+    never_states(result, "-= lr")
+
+
+def test_08_6_a_loop_one_turn_short_is_told_to_count_its_turns(capsys):
+    result = rejected(capsys, ex.check_gradient_descent,
+                      lambda f, x0, y0, lr=0.1, steps=200: descend(f, x0, y0, lr, steps - 1),
+                      says="one step fewer than asked")
+    assert "before the loop's backward" not in result.message
+    never_states(result, "60", "-= lr")
+
+
+@pytest.mark.parametrize("wrong, says", [
+    (lambda l, y: 0.6, "same number for every batch"),
+    (lambda l, y: 3 / 5, "same number for every batch"),
+    (lambda l, y: float(np.mean(np.asarray(l).argmax(1))), "largest logit"),
+    (lambda l, y: float(np.mean(np.asarray(y))), "largest logit"),
+    (lambda l, y: float(((np.asarray(l)[:, 1] > np.asarray(l)[:, 0]) == np.asarray(y)).mean()),
+     "wrong for more"),
+    (lambda l, y: float(((np.asarray(l)[:, 1] > 0) == np.asarray(y)).mean()), "largest logit"),
+    (lambda l, y: 1 - accuracy(l, y), "fraction of wrong rows"),
+])
+def test_09_1_answers_blind_to_the_batch_or_to_more_classes_are_refused(capsys, wrong, says):
+    result = rejected(capsys, ex.check_accuracy_fn, wrong, says=says)
+    never_states(result, "3/5", "argmax(axis=1)", "0.75", "0.333")
+    if says != "same number for every batch":  # there "you gave" repeats the constant
+        never_states(result, "0.6")
+
+
+def test_09_1_a_zero_dimensional_array_or_tensor_is_accepted(capsys):
+    assert outcome(capsys, ex.check_accuracy_fn,
+                   lambda l, y: np.mean(np.asarray(l).argmax(axis=1) == np.asarray(y)))
+    assert outcome(capsys, ex.check_accuracy_fn, lambda l, y: ng.tensor(accuracy(l, y)))
+
+
+def test_09_2_steps_that_bypass_or_repeat_the_given_optimizer_are_refused(capsys):
+    def twice(model, opt, X, y):
+        opt.zero_grad()
+        loss = ng.nn.functional.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        opt.step()
+        return loss.item()
+
+    def own_adam(model, opt, X, y):
+        mine = ng.optim.Adam(model.parameters(), lr=0.05)
+        mine.zero_grad()
+        loss = ng.nn.functional.cross_entropy(model(X), y)
+        loss.backward()
+        mine.step()
+        return loss.item()
+
+    def by_hand(model, opt, X, y):
+        opt.zero_grad()
+        loss = ng.nn.functional.cross_entropy(model(X), y)
+        loss.backward()
+        with ng.no_grad():
+            for p in model.parameters():
+                p -= 0.1 * p.grad
+        return loss.item()
+
+    for wrong, says in ((twice, "stepped the optimizer 2 times"),
+                        (own_adam, "never took its step"), (by_hand, "never took its step")):
+        result = rejected(capsys, ex.check_train_step, wrong, says=says)
+        never_states(result, "optimizer.step()", "zero_grad()")
+
+
+def test_09_2_an_array_or_a_rounded_loss_is_told_what_it_is(capsys):
+    def as_array(model, opt, X, y):
+        opt.zero_grad()
+        loss = ng.nn.functional.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        return loss.detach().numpy()
+
+    def rounded(model, opt, X, y):
+        return round(train_ok(model, opt, X, y), 2)
+
+    result = rejected(capsys, ex.check_train_step, as_array, says="Python float")
+    assert "graph alive" not in result.message
+    result = rejected(capsys, ex.check_train_step, rounded, says="rounded")
+    assert "not the cross-entropy" not in result.message
+
+
+def test_09_3_functions_that_drive_the_graph_are_sent_to_compile(capsys):
+    def uncompiled(init, lr):
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (ns.Variable(w) for w in init)
+            xs = ns.placeholder("X", shape=(None, 2), dtype=np.float32)
+            ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+            logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+            loss = ns.cross_entropy(logits, ys)
+            train = ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(loss)
+        step = lambda X, y: g.run([loss, train], {xs: X, ys: y})  # noqa: E731
+        classify = lambda P: g.run([logits], {xs: P})  # noqa: E731
+        return step, classify
+
+    result = rejected(capsys, ex.check_static_classifier, uncompiled, says="compile itself")
+    assert "step and classify are Python functions" in result.message
+    never_states(result, "g.compile(")
+
+
+def test_09_3_probabilities_or_other_adam_settings_are_told_so_not_about_the_weights(capsys):
+    def variant(softmax=False, **settings):
+        def build_static(init, lr):
+            with ns.Graph() as g:
+                W1, b1, W2, b2 = (ns.Variable(w) for w in init)
+                xs = ns.placeholder("X", shape=(None, 2), dtype=np.float32)
+                ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+                logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+                loss = ns.cross_entropy(logits, ys)
+                train = ns.optim.Adam([W1, b1, W2, b2], lr=lr, **settings).minimize(loss)
+                shown = ns.softmax(logits, dim=1) if softmax else logits
+            return g.compile([xs, ys], [loss, train]), g.compile([xs], [shown])
+        return build_static
+
+    rejected(capsys, ex.check_static_classifier, variant(softmax=True), says="probabilities")
+    for settings in ({"weight_decay": 0.01}, {"eps": 1e-3}, {"weight_decay": 1e-5}):
+        result = rejected(capsys, ex.check_static_classifier, variant(**settings),
+                          says="every other setting")
+        assert "does not see the trained weights" not in result.message
+    assert outcome(capsys, ex.check_static_classifier, variant())

@@ -436,3 +436,17 @@ def test_a_node_of_the_graph_optimize_started_from_is_refused_naming_what_to_use
     assert "or just the name 'x'" in str(error.value)
     (out,) = small.compile(["x"], [y.name])(np.ones(2, np.float32))
     assert out == 2.0
+
+
+@pytest.mark.parametrize("where", ["inputs", "outputs"])
+def test_compile_given_one_node_instead_of_a_list_says_to_wrap_it(where):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        loss = ns.mean(x * x)
+    given = {"inputs": [x], "outputs": [loss]}
+    given[where] = x if where == "inputs" else loss
+    size = len(g.nodes)
+    with pytest.raises(TypeError, match=rf"compile {where} must be a list of nodes .*wrap it"):
+        g.compile(**given)
+    assert len(g.nodes) == size
+    assert float(g.compile(inputs=[x], outputs=[loss])(np.ones(2))[0]) == 1.0

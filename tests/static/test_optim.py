@@ -120,3 +120,23 @@ def test_bad_optimiser_settings_are_refused_with_torchs_words(make, error, phras
         x = ns.placeholder("x", shape=())
         with pytest.raises(error, match=phrase):
             make(w, x)
+
+
+def test_a_second_optimiser_in_one_graph_numbers_its_slots_as_tensorflow_does():
+    with ns.Graph() as g:
+        w = ns.Variable(np.array([1.0, 2.0]), name="w")
+        loss = ns.sum(w * w)
+        first = ns.optim.Adam([w], lr=0.1).minimize(loss)
+        second = ns.optim.Adam([w], lr=0.1).minimize(loss)
+    slots = [v.name for v in g.variables if not v.trainable]
+    assert slots == [
+        "w/step",
+        "w/exp_avg",
+        "w/exp_avg_sq",
+        "w/step_1",
+        "w/exp_avg_1",
+        "w/exp_avg_sq_1",
+    ]
+    g.run(first)
+    g.run(second)  # each keeps its own moments: two first steps of about lr each
+    np.testing.assert_allclose(w.value, [0.8, 1.8], rtol=1e-8)

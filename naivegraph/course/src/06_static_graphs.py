@@ -196,7 +196,7 @@ with ns.Graph() as chain:
     y = ns.exp(ns.sin(ns.cos(ns.tanh(x * 2) + 1)) - 3)
 plan = Plan(chain, [y], [x])
 alive = training.live_values(plan, count_fetched=True)
-print(len(plan.steps), "steps; alive after each:", alive, "-> peak", max(alive))
+print(len(plan.steps), "steps; alive while each op runs:", alive, "-> peak", max(alive))
 
 
 # %% [markdown]
@@ -232,7 +232,7 @@ graph, x, loss, grads = layers(10)
 plots.memory_timeline({
     "inference": training.live_values(Plan(graph, [loss], [x]), count_fetched=True),
     "training": training.live_values(Plan(graph, [loss, *grads], [x])),
-}, title="10 layers: values alive after each op of a planned run")
+}, title="10 layers: values alive while each op of a planned run runs")
 
 # %% [markdown]
 # The training curve climbs during the forward pass (each activation is kept for

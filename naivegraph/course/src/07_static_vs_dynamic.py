@@ -238,11 +238,12 @@ for batch, hidden in ((32, 16), (2048, 512)):
 
 
 # %% [markdown]
-# At the toy size the static step wins by the bookkeeping it skips; at the large size
-# the ratio comes close to 1, and on a busy machine either side may come out a
-# little ahead. The speed of a framework on real workloads depends on its kernels,
-# fusion and memory traffic much more than on its graph style. Your numbers will
-# differ from run to run.
+# At the toy size the static step wins by the bookkeeping it skips. At the large size
+# the arithmetic dominates both steps, so the bookkeeping is a small share of the time
+# and the ratio says little: timings vary from run to run, and on a busy machine
+# either side may come out ahead by a wide margin. The speed of a framework on real
+# workloads depends on its kernels, fusion and memory traffic much more than on its
+# graph style.
 #
 # ## Python control flow
 #
@@ -333,11 +334,12 @@ print(traced, "->", traced(np.array([1.0, 2.0])))
 ng.render(traced.graph)
 
 # %% exercise="07-2"
-# Exercise 07-2: now SCALE changes. Predict both results for x = [1, 2].
+# Exercise 07-2: now SCALE changes. Predict, without running them, what traced and
+# scaled give for x = [1, 2]: type each result in as a list of numbers.
 SCALE = 10.0
 ### BEGIN SOLUTION
-traced_result = [2.0, 4.0]       # traced(np.array([1.0, 2.0]))
-eager_result = [10.0, 20.0]      # scaled(ng.tensor([1.0, 2.0]))
+traced_result = [2.0, 4.0]
+eager_result = [10.0, 20.0]
 ### END SOLUTION
 ex.check_trace_pitfall(traced_result, eager_result)
 

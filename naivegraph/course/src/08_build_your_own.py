@@ -100,8 +100,16 @@ def whose(*exercises):
     if use_reference:
         return "(running on the lab's reference engine: use_reference is True)"
     if waiting:
-        return f"(the lab's versions stand in until {' and '.join(waiting)} pass)"
+        verb = "passes" if len(waiting) == 1 else "pass"
+        return f"(the lab's versions stand in until {' and '.join(waiting)} {verb})"
     return "(running on your engine)"
+
+
+def engine_owner(*exercises):
+    """Whose engine the drawings below ran on: yours once every exercise passes."""
+    if use_reference or not all(ex.solved(e) for e in exercises):
+        return "the lab's engine"
+    return "your engine"
 
 print("table:", "yours" if OPS is TABLE else "the lab's")
 
@@ -388,8 +396,9 @@ print("d (x - 3)**2 / dx at x = 1:", x.grad)
 # nodes exactly as your engine left them (`value`, `grad_fn`, `inputs`,
 # `requires_grad`), rebuilds them as a static graph and draws it: the leaves you made
 # (green), the constants the ops made (grey), one node per op, and the output
-# (orange). The graph below was built, differentiated and freed by your engine;
-# freeing kept its structure, so it still draws.
+# (orange). The graph below was built, differentiated and freed by your engine (by
+# the lab's until 08-3 and 08-4 pass; the title says which); freeing kept its
+# structure, so it still draws.
 
 # %%
 x, y = Node(1.0, requires_grad=True), Node(2.0, requires_grad=True)
@@ -397,7 +406,8 @@ out = x * y + x.sin() * (y - 1).exp()
 out.backward()
 print(whose("08-3", "08-4"))
 print(f"out = {out.value:.4f}   d out/dx = {x.grad:.4f}   d out/dy = {y.grad:.4f}")
-plots.scalar_graph(out, {"x": x, "y": y}, title="x·y + sin(x)·exp(y - 1), as your engine built it")
+plots.scalar_graph(out, {"x": x, "y": y},
+                   title=f"x·y + sin(x)·exp(y - 1), as {engine_owner('08-3', '08-4')} built it")
 
 
 # %% [markdown]
@@ -486,7 +496,7 @@ path = [descend(f, -2.0, 2.0, 0.1, steps) for steps in range(41)]
 fxy = lambda X, Y: (X - 1) ** 2 + 2 * (Y + 2) ** 2 + X * Y / 2
 plots.gradient_descent_contour(fxy, path, xlim=(-3, 3), ylim=(-4, 3),
                                minimum=np.linalg.solve([[2, 0.5], [0.5, 4]], [2, -8]),
-                               title="Gradient descent with your Node engine")
+                               title=f"Gradient descent with {engine_owner('08-3', '08-6')}")
 
 # %% [markdown]
 # ## Summary

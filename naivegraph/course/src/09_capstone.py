@@ -170,10 +170,10 @@ print("static: final loss %.4f, accuracy %.2f"
       % (static_losses[-1], score(classify(X)[0], y)))
 
 # %%
-plots.loss_curves({"dynamic": dynamic_losses, "static": static_losses},
-                  title="Two spirals: the same Adam steps in both modes", log=True)
 print("largest difference between the curves:",
       max(abs(a - b) for a, b in zip(dynamic_losses, static_losses)))
+plots.loss_curves({"dynamic": dynamic_losses, "static": static_losses},
+                  title="Two spirals: the same Adam steps in both modes", log=True)
 
 
 # %% [markdown]

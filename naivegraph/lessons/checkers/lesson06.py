@@ -70,6 +70,18 @@ def check_static_model(graph, x, loss) -> Result:
             gave="the same loss for every feed",
         )
     if close(values[0], 40.0) and close(values[1], 112.0):
+        unread = _unread_variables(graph, loss)
+        if _reads_a_variable(loss) and unread:
+            return not_yet(
+                ex,
+                [
+                    f"the numbers are right, but your loss does not read the Variable "
+                    f"{unread}: a weight typed in as a number never gets a gradient and "
+                    "never trains.",
+                    "every weight of the model must be one of the Variables the cell makes.",
+                ],
+                gave=f"a loss without the Variable {unread}",
+            )
         if not _reads_a_variable(loss):
             return not_yet(
                 ex,
@@ -82,6 +94,18 @@ def check_static_model(graph, x, loss) -> Result:
                 gave="a loss without Variables",
             )
         return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
+    if close(values[0], 40.0):
+        return not_yet(
+            ex,
+            [
+                "right for a feed of ones, wrong for a feed of twos: with ones, x * x and "
+                "x are the same, so a factor of x too many (or too few) hides. Which step "
+                "multiplies by x, and how often?",
+                "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales l1 "
+                "by w3, l4 multiplies l2 and l3, and the loss averages l4.",
+            ],
+            gave=show(values[1]) + " for a feed of twos",
+        )
     return not_yet(
         ex,
         [
@@ -91,6 +115,19 @@ def check_static_model(graph, x, loss) -> Result:
         ],
         gave=show(values[0]) + " for a feed of ones",
     )
+
+
+def _unread_variables(graph, loss) -> str:
+    """The names of the graph's Variables the loss is not computed from, as words."""
+    read, stack = set(), [loss]
+    while stack:
+        current = stack.pop()
+        if id(current) not in read:
+            read.add(id(current))
+            stack.extend(getattr(current, "inputs", ()))
+    unread = [n for n in getattr(graph, "nodes", ()) if isinstance(n, ns.Variable)
+              and id(n) not in read]
+    return " and ".join(str(getattr(n, "name", "?")) for n in unread)
 
 
 def _reads_a_variable(node) -> bool:
@@ -127,10 +164,25 @@ def check_compiled_step(f) -> Result:
     if bad is not None:
         return bad
     outs = {}
+    weights = _variables(f)
+    before = [v.value.copy() for v in weights]
     for scale in (1.0, 2.0):
         stop, out = answer(ex, f, scale * np.ones((2, 2)))
+        moved = _restore(weights, before)
         if stop is not None:
             return stop
+        if moved:
+            return not_yet(
+                ex,
+                [
+                    "calling f changed the Variables' values: your compiled function also "
+                    "updates the weights (updates=), so every call would move them. The "
+                    "exercise asks f to compute and return values only. (The checker put "
+                    "the weights back as they were.)",
+                    "compile with the inputs and the outputs to fetch, and nothing else.",
+                ],
+                gave="a function that changes the weights at each call",
+            )
         try:
             outs[scale] = [float(as_array(v)) for v in out]
         except Exception:  # a single array, or non-numbers: reported, never raised
@@ -172,6 +224,25 @@ def check_compiled_step(f) -> Result:
          "outputs= lists the nodes to fetch: loss, then dw1, dw2, dw3."],
         gave=show(ones),
     )
+
+
+def _variables(f) -> list:
+    """The Variables of the graph a compiled function runs (none for other callables)."""
+    graph = getattr(f, "graph", None)
+    return [n for n in getattr(graph, "nodes", ()) if isinstance(n, ns.Variable)]
+
+
+def _restore(weights: list, before: list) -> bool:
+    """Put the Variables back as they were; whether any had changed."""
+    moved = False
+    for v, old in zip(weights, before):
+        try:
+            if not np.array_equal(v.value, old):
+                moved = True
+                v.value = old
+        except Exception:  # a Variable the call broke: leave it, the check reports the call
+            moved = True
+    return moved
 
 
 _COMPILE_NUDGE = (
@@ -221,8 +292,11 @@ def check_memory_plan(peak_values) -> Result:
     ex = "06-3"
     if is_blank(peak_values):
         return not_done(ex)
-    if isinstance(peak_values, bool) or not isinstance(peak_values, (int, np.integer)):
-        return failed(ex, f"give a whole number, got {type(peak_values).__name__}.")
+    whole = isinstance(peak_values, (int, np.integer)) or (
+        isinstance(peak_values, (float, np.floating)) and float(peak_values).is_integer()
+    )
+    if isinstance(peak_values, bool) or not whole:
+        return failed(ex, f"give a whole number, got {show(peak_values)}.")
     got = int(peak_values)
     if got == 2:
         return correct(
@@ -232,8 +306,11 @@ def check_memory_plan(peak_values) -> Result:
         )
     hint = hint_for(
         got,
-        [((7, 6, 8), "that many would stay alive without a plan. The plan frees a value "
-                     "after the last op that reads it: who reads each value here?"),
+        [((7,), "that many would stay alive without a plan. The plan frees a value "
+                "after the last op that reads it: who reads each value here?"),
+         ((6, 8), "that counts the values of nearly the whole chain, as if few were freed. "
+                  "The plan frees a value after the last op that reads it: who reads each "
+                  "value here?"),
          ((1,), "while an op runs, its input must still exist when its output is made."),
          ((0,), "every op makes a value; count what exists while one op runs.")],
         "count the values alive while ONE op of the chain runs.",

@@ -51,7 +51,8 @@ def check_where_fix(f) -> Result:
             ],
             gave="a function that cannot be traced",
         )
-    cases = ([1.0, 2.0], [-1.0, -2.0], [3.0, -1.0])
+    # entries near the threshold 0 tell a wrong threshold (x > 0.5, x >= 1, x > -0.5)
+    cases = ([1.0, 2.0], [-1.0, -2.0], [3.0, -1.0], [0.3, -0.3], [0.01, -0.01])
     gots = []
     for feed in cases:
         stop, got = answer(ex, traced, np.array(feed))
@@ -69,13 +70,19 @@ def check_where_fix(f) -> Result:
             "the choice now lives in the graph: one traced graph serves every input, and "
             "the same function still runs eagerly.",
         )
+    wrong = next(k for k, (g, w) in enumerate(zip(gots, want))
+                 if not close(g, w, shape_free=False))
     if all(close(g, np.array(c) * 2) for g, c in zip(gots, cases)):
         hint = "negative entries must be treated differently from positive ones."
     elif close(gots[1], cases[1]):
         hint = "where x <= 0 the entry must be multiplied by -1, not kept."
+    elif wrong >= 3:
+        hint = ("right for entries far from 0, wrong for entries close to it: the condition "
+                "must split the entries exactly where the rule does, at x > 0.")
     else:
         hint = "check both branches: x * 2 where x > 0, x * -1 elsewhere, per element."
-    return not_yet(ex, [hint], gave=f"{show(gots[2])} for x = [3, -1]")
+    case = ", ".join(f"{v:g}" for v in cases[wrong])
+    return not_yet(ex, [hint], gave=f"{show(gots[wrong])} for x = [{case}]")
 
 
 def _as_sentence(text: str) -> str:
@@ -89,6 +96,9 @@ def _why_untraceable(exc: Exception) -> str:
     if "numpy array" in str(exc):
         return ("a numpy function (np.*) computes on values at once, and a traced node has "
                 "no value yet: numpy cannot record it in the graph.")
+    if isinstance(exc, AttributeError):
+        return ("your function uses a method of tensors that a traced graph node does not "
+                "have: while tracing, every step must be an op both modes know.")
     return "a Python `if` needs a value a traced node does not have yet."
 
 
@@ -103,10 +113,30 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
     ex = "07-2"
     if is_blank((traced_result, eager_result)):
         return not_done(ex)
+    ran = [name for name, v in (("traced_result", traced_result),
+                                ("eager_result", eager_result)) if _computed(v)]
+    if ran:
+        return not_yet(
+            ex,
+            [f"{' and '.join(ran)} came from running the code (an array or a tensor): the "
+             "exercise asks you to predict, before running, what each call gives. Type "
+             "your prediction in as a list of numbers.",
+             "work out what the traced graph holds and what eager mode reads at each call; "
+             "the cell after the exercise runs both."],
+            gave="results computed by running, not predicted",
+        )
     try:
         traced, eager = as_array(traced_result), as_array(eager_result)
     except Exception:  # not numbers: reported, never raised
         return failed(ex, "give each result as a list of two numbers, like [0.0, 0.0].")
+    for name, got in (("traced", traced), ("eager", eager)):
+        if got.shape != (2,):
+            return not_yet(
+                ex,
+                [f"the {name} result should have one entry per element of x = [1, 2]: a "
+                 f"list of two numbers, not something of shape {got.shape}."],
+                gave=f"{name} {show(got)}",
+            )
     right_traced = close(traced, [2.0, 4.0], shape_free=False)
     right_eager = close(eager, [10.0, 20.0], shape_free=False)
     if right_traced and right_eager:
@@ -127,3 +157,11 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         hint = ["the traced graph multiplies x by one fixed number: which one was SCALE when "
                 "ns.trace ran?"]
     return not_yet(ex, hint, gave=f"traced {show(traced)}")
+
+
+def _computed(value) -> bool:
+    """Whether ``value`` (or an entry of a list of them) is an array, a numpy number or a
+    tensor: what running the code gives, where a typed-in prediction is Python numbers."""
+    if isinstance(value, (np.ndarray, np.generic, ng.Tensor)):
+        return True
+    return isinstance(value, (list, tuple)) and any(_computed(v) for v in value)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..checking import (
+    AutogradCalls,
     Result,
     returned_blank,
     answer,
@@ -85,9 +86,33 @@ def check_derivative_table(table) -> Result:
                                     f"op's value from its arguments."],
                                gave=f"{name}{args} = {show(value)}")
             for i in range(len(args)):
-                ok, d = call_answer(ex, dfn, *args, i)
+                probes = tuple(_Probe(v) for v in args)
+                with _Autograd() as autograd:
+                    ok, d = call_answer(ex, dfn, *probes, i)
                 if not ok:
                     return d
+                if autograd.ran:
+                    return not_yet(
+                        ex,
+                        [f"the derivative of {name!r} runs {autograd.ran}'s autograd: the "
+                         "table is what an autograd engine is built from, so it cannot "
+                         "lean on one. No naivegraph or torch inside the table.",
+                         f"differentiate {name} by hand, with respect to argument i, and "
+                         "write that formula in the row."],
+                        gave=f"d {name}/d arg{i} computed by {autograd.ran}",
+                    )
+                if any(p.shifted for p in probes):
+                    return not_yet(
+                        ex,
+                        [f"the derivative of {name!r} evaluates the op at points shifted a "
+                         "little from its arguments (a finite-difference stencil or a "
+                         "complex step): that estimates the derivative numerically. A "
+                         "row's derivative is the VJP rule the engine multiplies gradients "
+                         "by, the formula you get by differentiating the op.",
+                         f"differentiate {name} by hand, with respect to argument i, and "
+                         "write that formula in the row."],
+                        gave=f"d {name}/d arg{i} estimated from nearby points",
+                    )
                 if d is None:
                     return not_done(ex, f"(the derivative of {name!r} returned None.)")
                 if callable(d):
@@ -123,6 +148,73 @@ def check_derivative_table(table) -> Result:
                     )
     return correct(ex, "every row's derivative is the exact one, the rule the engine "
                        "multiplies gradients by.")
+
+
+class _Probe(float):
+    """An argument for a row's derivative that notices being moved a little: a + h, a - h
+    (h tiny next to a) or a + h*1j, the points a finite difference or a complex step
+    evaluates the op at.  An exact rule never shifts its arguments."""
+
+    shifted = False
+
+    def _note(self, other) -> None:
+        if isinstance(other, complex) and other.imag != 0:
+            self.shifted = True
+        elif isinstance(other, (int, float)) and other != 0:
+            self.shifted = self.shifted or abs(other) <= 1e-2 * max(1.0, abs(float(self)))
+
+    def __add__(self, other):
+        self._note(other)
+        return float(self) + other
+
+    def __radd__(self, other):
+        self._note(other)
+        return other + float(self)
+
+    def __sub__(self, other):
+        self._note(other)
+        return float(self) - other
+
+    def __rsub__(self, other):
+        self._note(other)
+        return other - float(self)
+
+    def __mul__(self, other):  # a * (1 + h): a relative step
+        if isinstance(other, (int, float)) and other != 1:
+            self.shifted = self.shifted or abs(other - 1) <= 1e-2
+        return float(self) * other
+
+    __rmul__ = __mul__
+
+
+class _Autograd:
+    """Whether naivegraph's or torch's autograd ran inside a ``with`` block (its name)."""
+
+    def __enter__(self) -> "_Autograd":
+        import sys
+
+        self.ran = ""
+        self._ng = AutogradCalls().__enter__()
+        self._torch = sys.modules.get("torch")
+        if self._torch is not None:
+            self._backward, self._grad = self._torch.autograd.backward, self._torch.autograd.grad
+            self._torch.autograd.backward = self._counted(self._backward)
+            self._torch.autograd.grad = self._counted(self._grad)
+        return self
+
+    def _counted(self, fn: Callable) -> Callable:
+        def counted(*args, **kwargs):
+            self.ran = "torch"
+            return fn(*args, **kwargs)
+
+        return counted
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._ng.__exit__()
+        if self._torch is not None:
+            self._torch.autograd.backward, self._torch.autograd.grad = self._backward, self._grad
+        if self._ng.flags:
+            self.ran = "naivegraph"
 
 
 # ------------------------------------------------------------------ shared graph builders
@@ -264,6 +356,29 @@ def check_static_backward(static_backward) -> Result:
                     "n.grad * derivative(*input values, k)."]
         return not_yet(ex, hint, gave=f"x.grad = {show(got[0])} for x*y + sin(x)*exp(y)")
 
+    # 1b. a node built after the loss (a metric of it): the loss is not the last node
+    def metric_after(nodes):
+        leaves, loss = product(nodes)
+        _s(nodes, "mul", loss, 2.0)
+        return leaves, loss
+
+    nodes_after: list = []
+    (x, y), loss = metric_after(nodes_after)
+    stop, _ = _call_none_ok(ex, static_backward, nodes_after, loss)
+    if stop is not None:
+        return stop
+    if not close([x.grad, y.grad], want, atol=1e-9):
+        if _seeded(nodes_after[-1].grad) and not _seeded(loss.grad):
+            hint = ["your sweep seeded the last node of the list, not the loss: the loss "
+                    "need not be last. Here a node was built after it (loss * 2, as a "
+                    "metric would be), and the sweep must start from the loss it is given."]
+        else:
+            hint = ["with a node built after the loss (loss * 2, as a metric would be) the "
+                    "gradients change: the sweep must start from the loss it is given, "
+                    "whatever was built after it."]
+        return not_yet(ex, hint, gave=f"x.grad = {show(x.grad)} with a node built after "
+                                      "the loss")
+
     # 2. the same leaf used twice: f = x * x at x = 3
     def square(nodes):
         x = _SNode(nodes, 3.0)
@@ -350,6 +465,19 @@ def check_run_backward(run_backward) -> Result:
         elif close(got, [0.0, 0.0]):
             hint = ["the leaves got nothing: is each node visited after every node that "
                     "uses it, and does a leaf add what reached it to its .grad?"]
+        elif not _topological_order(order):
+            hint = ["c = x * y reaches f along several paths: a node may pass its gradient "
+                    "on only once all of its users have given theirs. The order your "
+                    "run_backward returned lists a node before one of its inputs: each "
+                    "node must come after all of its inputs (append it once they are done).",
+                    "build the order by depth-first search, appending a node after its "
+                    "inputs; then walk that list backwards."]
+        elif _local_only(run_backward):
+            hint = ["on exp(x * 2) x gets 2, the local derivative of x * 2 alone: what "
+                    "reaches a node must be multiplied by each local derivative it passes "
+                    "on (the chain rule), not dropped.",
+                    "an input gets the node's own gradient times the op's derivative with "
+                    "respect to that input."]
         elif any(close(got, [2.0 * p, 0.5 * p]) for p in (math.sin(1.0), math.cos(1.0), 1.0)):
             hint = ["c = x * y is used three times; its gradient is the sum over all its "
                     "uses. Add into grads[...] instead of replacing."]
@@ -367,6 +495,19 @@ def check_run_backward(run_backward) -> Result:
     stop = _visits_each_node_once(ex, run_backward)
     if stop is not None:
         return stop
+    # backward reads the values saved at forward time, not the inputs' current values
+    a = _Node(2.0, True)
+    b = _d("mul", a, a)
+    a.value = 5.0  # a leaf moved after the forward pass, as an optimizer step does
+    stop, _ = answer(ex, run_backward, b)
+    if stop is not None:
+        return stop
+    if not close(a.grad, 4.0, atol=1e-9):
+        return not_yet(ex, ["after b = a * a with a = 2, a.value was set to 5, and your "
+                            "backward gave a a gradient computed from 5: backward must use "
+                            "the values the op saw when it ran, the ones kept in node.saved, "
+                            "not what the inputs hold now."],
+                       gave=f"a.grad = {show(a.grad)} after a leaf changed")
     # leaves accumulate across backward calls
     stop, _ = answer(ex, run_backward, _d("mul", x, 2.0))
     if stop is not None:
@@ -397,6 +538,24 @@ def check_run_backward(run_backward) -> Result:
                  "no place for them (PyTorch records no node for an input that needs no "
                  "gradient).")
     return correct(ex, said)
+
+
+def _topological_order(order) -> bool:
+    """Whether each node of ``order`` comes after its listed inputs (True when it is no
+    list: then the order is not what went wrong)."""
+    if not isinstance(order, (list, tuple)):
+        return True
+    where = {id(n): k for k, n in enumerate(order)}
+    return all(where.get(id(i), -1) < k for k, n in enumerate(order)
+               for i in getattr(n, "inputs", ()) if id(i) in where)
+
+
+def _local_only(run_backward: Callable) -> bool:
+    """Whether exp(x * 2) at x = 0.5 gives x only the 2 of x * 2: the gradient that
+    reached the product was not multiplied in."""
+    x = _Node(0.5, True)
+    ok, _ = call_answer("08-3", run_backward, _d("exp", _d("mul", x, 2.0)))
+    return ok and close(x.grad, 2.0) and not close(x.grad, 2.0 * math.e)
 
 
 def _lists_constants(run_backward: Callable) -> bool:
@@ -565,6 +724,14 @@ def check_free_graph(free_graph) -> Result:
     stop, _ = _call_none_ok(ex, free_graph, order)
     if stop is not None:
         return stop
+    if any(not hasattr(n, "saved") for n in (x, y, c, f)):
+        return not_yet(ex, ["your free_graph deleted the attribute saved itself: a second "
+                            "backward would then fail with an AttributeError instead of "
+                            "the RuntimeError that says the graph was freed. Keep the "
+                            "attribute and give the saved values back by setting it to "
+                            "the value that means 'freed'.",
+                            "look at what run_backward tests to recognise a freed node."],
+                       gave="nodes without a saved attribute")
     if any(n.grad_fn is None for n in (c, f)):
         return not_yet(ex, ["after freeing, c.is_leaf says True: backward would now stop at "
                             "c as if it were a leaf. Free what backward saved, not the "
@@ -645,6 +812,9 @@ def _unchanged(before, after) -> bool:
 
 # ----------------------------------------------------------------------------- 08-5
 def _rows(name: str, x: float, y: float) -> np.ndarray:
+    if name == "shared":
+        return np.array([[math.cos(x * y) * y, math.cos(x * y) * x],
+                         [math.exp(x * y) * y, math.exp(x * y) * x]])
     if name == "lesson":
         return np.array([[y, x], [1.0, math.cos(y)], [math.exp(x) * y, math.exp(x)]])
     return np.array([[math.cos(x) * y, math.sin(x)], [1 / y, -x / y**2]])
@@ -654,7 +824,62 @@ def _functions() -> dict[str, Callable]:
     return {
         "lesson": lambda x, y: [x * y, x + y.sin(), x.exp() * y],
         "other": lambda x, y: [x.sin() * y, x / y],
+        "shared": _shared,
     }
+
+
+def _shared(x, y) -> list:
+    """Two outputs computed from one shared node: a backward of the first frees it."""
+    c = x * y
+    return [c.sin(), c.exp()]
+
+
+class _Watched:
+    """A function of two nodes that records how it is used: the points it is called at
+    and the backward calls made on its result (the engine's backward, which a finite
+    difference never runs)."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn, self.points, self.backwards = fn, [], 0
+
+    def __call__(self, x, y):
+        self.points.append((getattr(x, "value", x), getattr(y, "value", y)))
+        out = self.fn(x, y)
+        for node in out if isinstance(out, list) else [out]:
+            self._count_backward(node)
+        return out
+
+    def _count_backward(self, node) -> None:
+        backward = getattr(node, "backward", None)
+        if not callable(backward):
+            return
+
+        def counted(*args, **kwargs):
+            self.backwards += 1
+            return backward(*args, **kwargs)
+
+        try:
+            node.backward = counted
+        except Exception:  # a node class that takes no attributes: nothing counted
+            self.backwards += 1
+
+    def shifted(self, x0: float, y0: float) -> bool:
+        """Whether it was called a little away from (x0, y0): a finite difference."""
+        def near(v, v0) -> bool:
+            try:
+                return 0 < abs(float(v) - v0) <= 1e-2 * max(1.0, abs(v0))
+            except Exception:  # not a number: not a shifted point
+                return False
+
+        return any(near(px, x0) or near(py, y0) for px, py in self.points)
+
+
+_ESTIMATED = [
+    "your answer evaluates F (or f) at points shifted a little from the given one: a "
+    "finite difference, an estimate. The exercise asks for the gradients the Node engine "
+    "computes: build the outputs from leaves that require grad and run backward on them.",
+    "the leaves' .grad holds the gradient once backward has run.",
+]
 
 
 @checker(
@@ -670,11 +895,23 @@ def check_jacobian(jacobian) -> Result:
     bad = blank_function(ex, jacobian)
     if bad is not None:
         return bad
+    backwards = 0
     for name, (x0, y0) in (("lesson", (1.0, 2.0)), ("lesson", (0.5, -1.0)),
-                           ("other", (0.3, 1.7))):
+                           ("other", (0.3, 1.7)), ("shared", (0.4, 1.5))):
         want = _rows(name, x0, y0)
+        watched = _Watched(_functions()[name])
         try:
-            J = jacobian(_functions()[name], x0, y0)
+            J = jacobian(watched, x0, y0)
+        except RuntimeError as exc:
+            if name != "shared" or "require" in str(exc):
+                return failed(ex, crash_message(exc))
+            return not_yet(ex, ["for an F whose outputs share a node (c = x * y; "
+                                "[c.sin(), c.exp()]) your jacobian ran into a freed graph: "
+                                "the first output's backward freed c's saved values, and "
+                                "the second output's backward needs them.",
+                                "give every output its own fresh graph (or keep the graph "
+                                "alive for the backward calls still to come)."],
+                           gave=f"RuntimeError: {str(exc).rstrip('.')}")
         except IndexError as exc:  # typically range(3): the lesson's F has 3 outputs
             return not_yet(ex, ["your jacobian counts on F having as many outputs as the "
                                 "lesson's: the checker also calls it with an F of another "
@@ -683,9 +920,19 @@ def check_jacobian(jacobian) -> Result:
                                                         " for another F"))
         except Exception as exc:  # any other error: reported to the learner
             return failed(ex, crash_message(exc))
+        backwards += watched.backwards
         blank = returned_blank(ex, J)
         if blank is not None:
             return blank
+        if watched.shifted(x0, y0):
+            return not_yet(ex, _ESTIMATED, gave="a Jacobian estimated from nearby points")
+        if isinstance(J, (list, tuple)) and any(
+            isinstance(row, (list, tuple)) and any(_is_node(v) for v in row) for row in J
+        ):
+            return not_yet(ex, ["your rows hold Node objects, the leaves themselves: the "
+                                "Jacobian's entries are numbers, the gradients backward "
+                                "left in the leaves."],
+                           gave="rows of Node objects")
         try:
             got = np.array([[float(as_array(v)) for v in row] for row in J])
         except Exception:  # not a list of rows of numbers: reported, never raised
@@ -717,6 +964,12 @@ def check_jacobian(jacobian) -> Result:
                             f"{j}. Work it out by hand and compare; the engine gets it "
                             "from the table's derivatives."],
                        gave=f"a Jacobian with a wrong entry {at}")
+    if backwards == 0:
+        return not_yet(ex, ["the numbers are right, but the Node engine's backward never "
+                            "ran on F's outputs: the exercise asks for the Jacobian the "
+                            "engine computes, one backward per output.",
+                            _ESTIMATED[1]],
+                       gave="a Jacobian without backward")
     return correct(ex, "one backward per output gives one row: right at every point and "
                        "for a function you had not seen.")
 
@@ -762,8 +1015,9 @@ def check_gradient_descent(gradient_descent) -> Result:
         return (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
 
     start, lr, steps = (0.5, 1.0), 0.05, 60
+    watched = _Watched(f)
     try:
-        point = gradient_descent(f, start[0], start[1], lr, steps)
+        point = gradient_descent(watched, start[0], start[1], lr, steps)
     except RuntimeError as exc:
         # the learner's run_backward words its own refusal of a freed graph
         if "require" in str(exc):
@@ -796,6 +1050,10 @@ def check_gradient_descent(gradient_descent) -> Result:
     except Exception:  # not a pair of numbers: reported, never raised
         return failed(ex, f"gradient_descent should return a pair (x, y) of numbers, got "
                           f"{show(point)}.")
+    if watched.backwards == 0 and watched.points:  # f ran, backward never: an estimate
+        return not_yet(ex, [_ESTIMATED[0].replace("F (or f)", "f"), "each step: zero the "
+                            "grads, build f(x, y) from the two leaves, run backward, move."],
+                       gave="gradients estimated without backward")
     if np.allclose(got, _simulate(start, lr, steps), rtol=1e-7, atol=1e-9):
         return correct(ex, "step for step the descent the checker expects, on a function "
                            "you had not seen.")
@@ -811,6 +1069,11 @@ def check_gradient_descent(gradient_descent) -> Result:
              for rate in (0.1, 0.01, 0.001)):
         hint = ["your steps use a learning rate of their own: use the lr the function is "
                 "given (the checker passes another one than the lesson)."]
+    elif np.allclose(got, _simulate(start, lr, steps - 1), rtol=1e-6) and (
+        watched.backwards < steps
+    ):
+        hint = ["your descent takes one step fewer than asked: it ran one backward pass "
+                "fewer than the steps it was given. Count the turns of your loop."]
     elif np.allclose(got, _simulate(start, lr, steps - 1), rtol=1e-6):
         hint = ["your descent ends one step short: count the moves that use a fresh "
                 "gradient. A move made before the loop's backward uses what .grad held "

@@ -22,12 +22,36 @@ from ..checking import (
     show,
 )
 from ..training import build_static_classifier, train_step
+from ..training import train_step as train_step_reference
 
 
 def _is_number(value) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, bool
     )
+
+
+def _is_scalar(value) -> bool:
+    """A number, or a 0-d array or tensor holding one: all say a fraction as well."""
+    if isinstance(value, (np.ndarray, ng.Tensor)):
+        return value.shape == () and value.dtype.kind in "fiu"
+    return _is_number(value)
+
+
+# (logits, labels, their accuracy): two and three classes, accuracies 3/5, 3/4, 1/3 and 1,
+# chosen so a constant, the mean of the labels or of the predictions, or a comparison of
+# two columns gives another number on some batch.
+_ACCURACY_CASES = [
+    (np.array([[2.0, 1.0], [0.1, 0.3], [5.0, -1.0], [0.0, 0.2], [1.0, 3.0]]),
+     np.array([0, 1, 1, 0, 1]), 0.6),
+    (np.array([[0.1, 2.0, 0.3], [3.0, 1.0, 0.0], [0.0, 0.0, 5.0], [1.0, 0.5, 2.0]]),
+     np.array([1, 0, 2, 0]), 0.75),
+    (np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 1.0], [2.0, 1.0, 0.0], [0.5, 0.0, 0.2],
+               [0.0, 0.1, 0.0], [1.0, 4.0, 2.0]]),
+     np.array([0, 1, 2, 2, 1, 0]), 1 / 3),
+    (np.array([[0.0, 1.0, -1.0, 0.5], [3.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]),
+     np.array([1, 0, 3]), 1.0),
+]
 
 
 @checker(
@@ -42,36 +66,69 @@ def check_accuracy_fn(accuracy) -> Result:
     bad = blank_function(ex, accuracy)
     if bad is not None:
         return bad
-    logits = np.array([[2.0, 1.0], [0.1, 0.3], [5.0, -1.0], [0.0, 0.2], [1.0, 3.0]])
-    labels = np.array([0, 1, 1, 0, 1])
-    stop, got = answer(ex, accuracy, logits, labels)
-    if stop is not None:
-        return stop
-    if not close(got, 0.6):
-        mistakes = [
-            ((3,), "that is a count of correct rows; accuracy is a fraction of all rows."),
-            ((60,), "that is a percentage; accuracy here is a fraction, a number in [0, 1] "
-                    "(1 when every row is right), as torchmetrics and sklearn give it."),
-            ((0.4,), "that is the fraction of wrong rows, or argmax over the wrong axis: "
-                     "one prediction per row, over the class axis."),
-        ]
-        hint = next((h for values, h in mistakes if any(close(got, v) for v in values)),
-                    "predict each row's class (its largest logit), compare with the "
-                    "labels, and average.")
-        return not_yet(ex, [hint], gave=show(got))
-    if not _is_number(got):
-        return not_yet(ex, ["the value is right, but give it as a Python float, not a "
-                            f"{type(got).__name__}."], gave=f"a {type(got).__name__}")
+    logits, labels, _ = _ACCURACY_CASES[0]
+    gots = []
+    for case_logits, case_labels, _ in _ACCURACY_CASES:
+        stop, got = answer(ex, accuracy, case_logits, case_labels)
+        if stop is not None:
+            return stop
+        gots.append(got)
+    wants = [want for _, _, want in _ACCURACY_CASES]
+    for k, (got, want) in enumerate(zip(gots, wants)):
+        try:
+            right = close(got, want)
+        except Exception:  # not a number at all: reported below, never raised
+            right = False
+        if not right:
+            return not_yet(ex, [_accuracy_hint(gots, wants, k)],
+                           gave=f"{show(got)} for {_describe(k)}")
+    got = gots[0]
+    if not _is_scalar(got):
+        return not_yet(ex, ["the value is right, but give it as one number (a Python "
+                            f"float), not a {type(got).__name__}."],
+                       gave=f"a {type(got).__name__}")
     try:
         got2 = accuracy(ng.tensor(logits), ng.tensor(labels))
     except Exception as exc:  # works on arrays, not on tensors: say so
         return not_yet(ex, ["it works on numpy arrays but not on tensors: convert the "
                             "inputs to numpy first (np.asarray)."],
                        gave=f"{type(exc).__name__}: {exc}".splitlines()[0] + " for tensors")
-    if not close(got2, 0.6):
+    if not close(got2, wants[0]):
         return not_yet(ex, ["it works on numpy arrays but not on tensors: convert the "
                             "inputs to numpy first."], gave=f"{show(got2)} for tensors")
-    return correct(ex, "accuracy = mean(argmax(logits, axis=1) == labels) = 3/5.")
+    return correct(ex, "accuracy = mean(argmax(logits, axis=1) == labels), right for two "
+                       "classes and more.")
+
+
+def _describe(k: int) -> str:
+    logits = _ACCURACY_CASES[k][0]
+    return f"a batch of {logits.shape[0]} rows and {logits.shape[1]} classes"
+
+
+def _accuracy_hint(gots: list, wants: list, k: int) -> str:
+    """What the first wrong accuracy (batch ``k``) says about the mistake."""
+
+    def matches(values) -> bool:
+        try:
+            return all(close(g, v) for g, v in zip(gots, values))
+        except Exception:  # not numbers: no pattern
+            return False
+
+    if matches([w * len(c[1]) for w, c in zip(wants, _ACCURACY_CASES)]):
+        return "that is a count of correct rows; accuracy is a fraction of all rows."
+    if matches([100 * w for w in wants]):
+        return ("that is a percentage; accuracy here is a fraction, a number in [0, 1] "
+                "(1 when every row is right), as torchmetrics and sklearn give it.")
+    if matches([1 - w for w in wants]):
+        return "that is the fraction of wrong rows; accuracy counts the right ones."
+    if all(close(g, gots[0]) for g in gots[1:]):
+        return ("your accuracy gives the same number for every batch: it must be computed "
+                "from the logits and labels it is given.")
+    if k > 0 and _ACCURACY_CASES[k][0].shape[1] > 2:
+        return ("right for two classes, wrong for more: the prediction of a row is the "
+                "index of its largest logit among all the classes, compared with the label.")
+    return ("predict each row's class as the index of its largest logit (over the class "
+            "axis), compare the predictions with the labels, and average.")
 
 
 def _data():
@@ -110,12 +167,17 @@ def check_train_step(train_step) -> Result:
         if stop is not None:
             return stop
         if not _is_number(loss):
+            why = (" (a tensor keeps its whole graph alive)" if isinstance(loss, ng.Tensor)
+                   else "")
             return not_yet(ex, [f"train_step returned a {type(loss).__name__}; return the "
-                                "loss as a Python float (a tensor keeps its whole graph "
-                                "alive)."], gave=f"a {type(loss).__name__}")
+                                f"loss as a Python float{why}."],
+                           gave=f"a {type(loss).__name__}")
         losses.append(float(loss))
     if not close(losses[0], first_loss, rtol=1e-6):
-        if close(losses[0], _loss_after_one_step(X, y), rtol=1e-6):
+        if any(losses[0] == round(first_loss, digits) for digits in range(7)):
+            hint = ("the loss you return is rounded: return it with all its digits; "
+                    "round only where you print it.")
+        elif close(losses[0], _loss_after_one_step(X, y), rtol=1e-6):
             hint = ("the loss you return is computed after the step, from the weights the "
                     "step just changed: return the loss the step was computed from, the "
                     "one backward ran on (a second forward pass costs as much as the first "
@@ -155,7 +217,48 @@ def check_train_step(train_step) -> Result:
                             "gradients add up over backward calls unless you clear them "
                             "at the start of each step."],
                        gave="gradients summed over steps")
+    stop = _one_step_as_the_optimizer_takes_it(ex, train_step)
+    if stop is not None:
+        return stop
     return correct(ex, f"the loss goes down: {losses[0]:.3f} -> {losses[-1]:.3f} in 15 steps.")
+
+
+def _one_step_as_the_optimizer_takes_it(ex: str, train_step) -> Result | None:
+    """One step with Adam from a fresh model: the given optimizer steps once, and the
+    weights end where the lab's step puts them."""
+    X, y = _data()
+    model, reference_model = _model(), _model()
+    opt = ng.optim.Adam(model.parameters(), lr=0.01)
+    step = opt.step
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return step(*args, **kwargs)
+
+    opt.step = counted  # type: ignore[method-assign]
+    stop, _ = answer(ex, train_step, model, opt, X, y)
+    if stop is not None:
+        return stop
+    train_step_reference(reference_model, ng.optim.Adam(reference_model.parameters(), lr=0.01),
+                         X, y)
+    if not calls:
+        return not_yet(ex, ["the optimizer passed to train_step never took its step: the "
+                            "update must be the given optimizer's (the caller chooses SGD or "
+                            "Adam and its settings), not one of your own."],
+                       gave="a step that ignores the optimizer it is given")
+    if len(calls) > 1:
+        return not_yet(ex, [f"one call of train_step stepped the optimizer {len(calls)} "
+                            "times: one training step is one update."],
+                       gave=f"{len(calls)} optimizer steps in one train_step")
+    same = all(close(p, q, rtol=1e-6, atol=1e-7) for p, q in
+               zip(model.parameters(), reference_model.parameters()))
+    if not same:
+        return not_yet(ex, ["with Adam as the optimizer, your step moved the weights "
+                            "elsewhere than one optimizer step on this batch's gradient "
+                            "does: nothing else may change the weights."],
+                       gave="weights that differ after one Adam step")
+    return None
 
 
 
@@ -291,7 +394,8 @@ def check_static_classifier(build_static) -> Result:
                     "build_static is given (the checker passes another one)."]
         else:
             hint = ["the first loss is right but the steps differ from dynamic mode's: the "
-                    "optimizer must be Adam over all four Variables, with the lr given, "
+                    "optimizer must be Adam over all four Variables, with the lr given and "
+                    "every other setting left at its default (as the dynamic optimizer's), "
                     "and one update per step."]
         return not_yet(ex, hint, gave="losses " + ", ".join(f"{v:.4g}" for v in losses[:3])
                        + ", ...")
@@ -312,10 +416,33 @@ def check_static_classifier(build_static) -> Result:
     want_step, want_classify = build_static_classifier([w.copy() for w in init], _LR)
     for _ in range(_STEPS):
         want_step(X, y)
-    if not close(logits[0], want_classify(X[:5])[0], rtol=1e-4):
-        return not_yet(ex, ["classify does not see the trained weights: compile it from the "
-                            "same graph, fetching the logits."],
-                       gave="logits of other weights")
+    want_logits = np.asarray(want_classify(X[:5])[0])
+    if not close(logits[0], want_logits, rtol=1e-4):
+        shifted = want_logits - want_logits.max(axis=1, keepdims=True)
+        probabilities = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
+        if close(logits[0], probabilities, rtol=1e-4, atol=1e-6):
+            hint = ["classify returns probabilities, the logits after a softmax: the "
+                    "exercise asks for the logits themselves, the raw scores the loss "
+                    "was computed from."]
+        else:
+            hint = ["after the same steps, classify's logits differ from those of the "
+                    "dynamic model: either classify reads other weights than the ones step "
+                    "trains (compile both from the one graph), or your steps differ a "
+                    "little from the dynamic ones: the optimizer takes the lr given and "
+                    "leaves every other setting at its default, as the dynamic one does."]
+        return not_yet(ex, hint, gave="logits that differ from the dynamic model's")
+    uncompiled = [name for name, fn in (("step", step), ("classify", classify))
+                  if not isinstance(fn, ns.CompiledFunction)]
+    if uncompiled:
+        return not_yet(
+            ex,
+            [f"the numbers are right, but {' and '.join(uncompiled)} "
+             f"{'is a Python function' if len(uncompiled) == 1 else 'are Python functions'} "
+             "that drive the graph run by run; the exercise asks the graph to compile "
+             "itself into callables, planned once for every call.",
+             "the graph has a method that takes the inputs and the outputs to fetch."],
+            gave=f"{' and '.join(uncompiled)} not compiled",
+        )
     return correct(ex, f"the same Adam steps as dynamic mode ({losses[0]:.3f} -> "
                        f"{losses[-1]:.3f} in {_STEPS} steps), and one graph classifies any "
                        "batch size.")
