@@ -2,6 +2,7 @@
 
     python benchmarks/bench_dynamic.py            # all three workloads
     python benchmarks/bench_dynamic.py --quick    # fewer repeats
+    python benchmarks/bench_dynamic.py --cpu-time # CPU time: steadier on a busy machine
 
 Workloads (forward + backward each):
   (a) the reference l1..l4 example (input ones(2, 2), w1=2, w2=3, w3=4)
@@ -55,15 +56,19 @@ if _ONLY in (None, "micrograd"):
         micrograd_engine = None
 
 
+#: the clock: wall-clock time, or this process's CPU time with ``--cpu-time``
+CLOCK = time.process_time if os.environ.get("NAIVEGRAPH_BENCH_CPU") == "1" else time.perf_counter
+
+
 def median_time(fn: Callable[[], object], repeats: int, inner: int) -> float:
     """Median seconds per call of ``fn`` over ``repeats`` batches of ``inner`` calls."""
     fn()  # warm-up
     samples = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = CLOCK()
         for _ in range(inner):
             fn()
-        samples.append((time.perf_counter() - start) / inner)
+        samples.append((CLOCK() - start) / inner)
     return statistics.median(samples)
 
 
@@ -297,6 +302,7 @@ def format_rows(rows: list[dict]) -> str:
 
 
 def main() -> None:
+    global CLOCK
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument(
@@ -305,17 +311,26 @@ def main() -> None:
         help="run all libraries in this one process (shows GC interference)",
     )
     parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with each process's CPU time, which other jobs on the machine move less "
+        "than wall-clock time (BLAS threads' time adds up: (c) then counts all of it)",
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=3,
         help="measure every library this many times, in turns (default 3)",
     )
     args = parser.parse_args()
+    if args.cpu_time:  # read by every process measuring, this one included
+        os.environ["NAIVEGRAPH_BENCH_CPU"] = "1"
+        CLOCK = time.process_time
     print(
         f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
         f"micrograd {'installed' if micrograd_engine else 'not installed'}, "
         f"threads: torch {torch.get_num_threads() if torch else '-'}, "
-        f"best of {args.rounds} rounds"
+        f"best of {args.rounds} rounds, {'CPU' if args.cpu_time else 'wall-clock'} time"
     )
     print(format_rows(run(args.quick, args.same_process, args.rounds)))
 
