@@ -3,6 +3,7 @@
     python benchmarks/bench_dynamic.py            # all three workloads
     python benchmarks/bench_dynamic.py --quick    # fewer repeats
     python benchmarks/bench_dynamic.py --cpu-time # CPU time: steadier on a busy machine
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dynamic.py --cpu-time --only c
 
 Workloads (forward + backward each):
   (a) the reference l1..l4 example (input ones(2, 2), w1=2, w2=3, w3=4)
@@ -253,7 +254,9 @@ def measure_in_subprocess(key: str, library: str, repeats: int, inner: int) -> f
 LIBRARIES = ("naivegraph", "torch", "micrograd", "numpy")
 
 
-def run(quick: bool = False, same_process: bool = False, rounds: int = 3) -> list[dict]:
+def run(
+    quick: bool = False, same_process: bool = False, rounds: int = 3, only: str = "abc"
+) -> list[dict]:
     """Each (workload, library) time is the best of ``rounds`` process medians.
 
     The libraries take turns within each round, so a burst of load on the machine hits
@@ -263,6 +266,8 @@ def run(quick: bool = False, same_process: bool = False, rounds: int = 3) -> lis
     measure_once = measure if same_process else measure_in_subprocess
     rows = []
     for name, (key, inner) in WORKLOADS.items():
+        if name[1] not in only:
+            continue
         samples: dict[str, list] = {library: [] for library in LIBRARIES}
         for _ in range(rounds):
             for library in LIBRARIES:
@@ -322,6 +327,11 @@ def main() -> None:
         default=3,
         help="measure every library this many times, in turns (default 3)",
     )
+    parser.add_argument(
+        "--only",
+        default="abc",
+        help="the workloads to run, by letter: --only ab (default abc)",
+    )
     args = parser.parse_args()
     if args.cpu_time:  # read by every process measuring, this one included
         os.environ["NAIVEGRAPH_BENCH_CPU"] = "1"
@@ -332,7 +342,7 @@ def main() -> None:
         f"threads: torch {torch.get_num_threads() if torch else '-'}, "
         f"best of {args.rounds} rounds, {'CPU' if args.cpu_time else 'wall-clock'} time"
     )
-    print(format_rows(run(args.quick, args.same_process, args.rounds)))
+    print(format_rows(run(args.quick, args.same_process, args.rounds, args.only)))
 
 
 if __name__ == "__main__":
