@@ -1,7 +1,9 @@
-"""Dynamic mode speed, side by side with PyTorch eager (when installed) and numpy by hand.
+"""Dynamic mode speed, side by side with PyTorch eager, micrograd and numpy by hand.
 
     python benchmarks/bench_dynamic.py            # all three workloads
     python benchmarks/bench_dynamic.py --quick    # fewer repeats
+    python benchmarks/bench_dynamic.py --cpu-time # CPU time: steadier on a busy machine
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_dynamic.py --cpu-time --only c
 
 Workloads (forward + backward each):
   (a) the reference l1..l4 example (input ones(2, 2), w1=2, w2=3, w3=4)
@@ -11,6 +13,13 @@ Workloads (forward + backward each):
 Each time is the median of several repeats after a warm-up, in a fresh process; every
 library is measured ``--rounds`` times, the libraries taking turns, and the best round
 counts.  Ratios > 1 mean slower than the reference column named in the header.
+
+micrograd (PyPI ``micrograd`` 0.1.0, the dev extra; skipped when absent) is a peer for
+(a) only, computed element by element as a scalar engine does it: the 2x2 input as four
+Python floats, w1, w2, w3 as ``Value`` leaves made once, l1..l4 per element, the loss as
+the sum of the four l4 times 0.25, the leaves' ``.grad`` reset to 0 before each run.
+Its recursive graph sort cannot take (b)'s 1,000-deep chain at Python's default
+recursion limit, and it has no arrays for (c).
 
 Every (workload, library) pair runs in its own fresh Python process that imports only
 that library: importing PyTorch adds ~170,000 objects to the heap, and Python's cyclic
@@ -40,6 +49,16 @@ if _ONLY in (None, "torch"):
         import torch
     except ImportError:  # PyTorch is only a yardstick
         torch = None
+micrograd_engine = None
+if _ONLY in (None, "micrograd"):
+    try:
+        from micrograd import engine as micrograd_engine
+    except ImportError:  # micrograd is only a yardstick
+        micrograd_engine = None
+
+
+#: the clock: wall-clock time, or this process's CPU time with ``--cpu-time``
+CLOCK = time.process_time if os.environ.get("NAIVEGRAPH_BENCH_CPU") == "1" else time.perf_counter
 
 
 def median_time(fn: Callable[[], object], repeats: int, inner: int) -> float:
@@ -47,10 +66,10 @@ def median_time(fn: Callable[[], object], repeats: int, inner: int) -> float:
     fn()  # warm-up
     samples = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = CLOCK()
         for _ in range(inner):
             fn()
-        samples.append((time.perf_counter() - start) / inner)
+        samples.append((CLOCK() - start) / inner)
     return statistics.median(samples)
 
 
@@ -65,6 +84,39 @@ def reference(lib):
     loss = ((l1 + w2) * (l1 * w3)).mean()
     loss.backward()
     return w1.grad
+
+
+def micrograd_reference():
+    """The reference example in micrograd, element by element, as a callable.
+
+    The leaves are made once; each call resets their ``.grad`` (micrograd accumulates
+    into it) and returns ``(loss, w1, w2, w3)``.
+    """
+    value = micrograd_engine.Value
+    w1, w2, w3 = value(2.0), value(3.0), value(4.0)
+    x = [1.0, 1.0, 1.0, 1.0]  # ones(2, 2), flattened: micrograd wraps each as it multiplies
+
+    def step():
+        w1.grad = w2.grad = w3.grad = 0
+        l4 = []
+        for element in x:
+            l1 = element * w1
+            l2 = l1 + w2
+            l3 = l1 * w3
+            l4.append(l2 * l3)
+        loss = (l4[0] + l4[1] + l4[2] + l4[3]) * 0.25
+        loss.backward()
+        return loss, w1, w2, w3
+
+    return step
+
+
+def check_micrograd_reference(step) -> None:
+    """Fail loudly unless micrograd's run gives naivegraph's loss and gradients."""
+    loss, w1, w2, w3 = step()
+    found = (loss.data, w1.grad, w2.grad, w3.grad)
+    if found != (40.0, 28.0, 8.0, 10.0):
+        raise AssertionError(f"micrograd's reference example gave {found}, not (40, 28, 8, 10)")
 
 
 def reference_numpy():
@@ -168,6 +220,12 @@ def measure(key: str, library: str, repeats: int, inner: int) -> float | None:
     """Seconds per call of workload ``key`` run with ``library`` in this process."""
     if library == "torch" and torch is None:
         return None
+    if library == "micrograd":
+        if key != "reference" or micrograd_engine is None:
+            return None
+        fn = micrograd_reference()
+        check_micrograd_reference(fn)
+        return median_time(fn, repeats, inner)
     lib = {"naivegraph": ng, "torch": torch, "numpy": None}[library]
     if key == "mlp":
         x, y, params = mlp_data()
@@ -193,10 +251,12 @@ def measure_in_subprocess(key: str, library: str, repeats: int, inner: int) -> f
     return eval(out.stdout.strip().splitlines()[-1])  # a float or None, printed by us
 
 
-LIBRARIES = ("naivegraph", "torch", "numpy")
+LIBRARIES = ("naivegraph", "torch", "micrograd", "numpy")
 
 
-def run(quick: bool = False, same_process: bool = False, rounds: int = 3) -> list[dict]:
+def run(
+    quick: bool = False, same_process: bool = False, rounds: int = 3, only: str = "abc"
+) -> list[dict]:
     """Each (workload, library) time is the best of ``rounds`` process medians.
 
     The libraries take turns within each round, so a burst of load on the machine hits
@@ -206,9 +266,14 @@ def run(quick: bool = False, same_process: bool = False, rounds: int = 3) -> lis
     measure_once = measure if same_process else measure_in_subprocess
     rows = []
     for name, (key, inner) in WORKLOADS.items():
+        if name[1] not in only:
+            continue
         samples: dict[str, list] = {library: [] for library in LIBRARIES}
         for _ in range(rounds):
             for library in LIBRARIES:
+                if library == "micrograd" and key != "reference":
+                    samples[library].append(None)  # a peer for (a) only
+                    continue
                 samples[library].append(measure_once(key, library, reps, inner))
         times = {
             library: None if None in found else min(found) for library, found in samples.items()
@@ -217,24 +282,32 @@ def run(quick: bool = False, same_process: bool = False, rounds: int = 3) -> lis
     return rows
 
 
+def _us(seconds: float | None) -> str:
+    return f"{seconds * 1e6:10.1f}us" if seconds else f"{'-':>12}"
+
+
+def _ratio(over: float, under: float | None) -> str:
+    return f"{over / under:9.2f}" if under else f"{'-':>9}"
+
+
 def format_rows(rows: list[dict]) -> str:
     head = (
-        f"{'workload':38} {'naivegraph':>12} {'torch':>12} {'numpy':>12} "
-        f"{'ng/torch':>9} {'ng/numpy':>9}"
+        f"{'workload':38} {'naivegraph':>12} {'torch':>12} {'micrograd':>12} {'numpy':>12} "
+        f"{'ng/torch':>9} {'ng/mg':>9} {'ng/numpy':>9}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
-        t = r["torch"]
+        ng_time = r["naivegraph"]
         lines.append(
-            f"{r['workload']:38} {r['naivegraph'] * 1e6:10.1f}us "
-            f"{(t * 1e6 if t else float('nan')):10.1f}us {r['numpy'] * 1e6:10.1f}us "
-            f"{(r['naivegraph'] / t if t else float('nan')):9.2f} "
-            f"{r['naivegraph'] / r['numpy']:9.2f}"
+            f"{r['workload']:38} {_us(ng_time)} {_us(r['torch'])} {_us(r['micrograd'])} "
+            f"{_us(r['numpy'])} {_ratio(ng_time, r['torch'])} "
+            f"{_ratio(ng_time, r['micrograd'])} {_ratio(ng_time, r['numpy'])}"
         )
     return "\n".join(lines)
 
 
 def main() -> None:
+    global CLOCK
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     parser.add_argument(
@@ -243,18 +316,33 @@ def main() -> None:
         help="run all libraries in this one process (shows GC interference)",
     )
     parser.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with each process's CPU time, which other jobs on the machine move less "
+        "than wall-clock time (BLAS threads' time adds up: (c) then counts all of it)",
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=3,
         help="measure every library this many times, in turns (default 3)",
     )
+    parser.add_argument(
+        "--only",
+        default="abc",
+        help="the workloads to run, by letter: --only ab (default abc)",
+    )
     args = parser.parse_args()
+    if args.cpu_time:  # read by every process measuring, this one included
+        os.environ["NAIVEGRAPH_BENCH_CPU"] = "1"
+        CLOCK = time.process_time
     print(
         f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}, "
+        f"micrograd {'installed' if micrograd_engine else 'not installed'}, "
         f"threads: torch {torch.get_num_threads() if torch else '-'}, "
-        f"best of {args.rounds} rounds"
+        f"best of {args.rounds} rounds, {'CPU' if args.cpu_time else 'wall-clock'} time"
     )
-    print(format_rows(run(args.quick, args.same_process, args.rounds)))
+    print(format_rows(run(args.quick, args.same_process, args.rounds, args.only)))
 
 
 if __name__ == "__main__":

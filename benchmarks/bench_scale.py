@@ -13,7 +13,14 @@ DOT source of a dynamic chain (``ng.render``, nothing collapsed).
 compares one dynamic chain with PyTorch eager instead: forward and backward seconds and
 the peak memory the graph adds, each library in a fresh process, in turns.  With
 ``--with-static`` the static chain (``g.backward`` after ``g.forward``) is a third
-contender: its forward column is building the graph plus running it.
+contender: its forward column is building the graph plus running it.  N is the size
+flag: a million ops takes about a minute per round on a 2-core machine.
+
+    python benchmarks/bench_scale.py --against-torch 1e6 --with-static --op muladd
+
+runs that comparison on ``bench_dynamic.py``'s (b) chain instead of negations
+(``y = y * 0.999; y = y + 0.001``, N ops in all): the fast layer gives a negation a
+leaner node than other ops, so the two chains can differ.
 """
 
 from __future__ import annotations
@@ -30,6 +37,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import naivegraph as ng
 import naivegraph.static as ns
 
+OPS = ("neg", "muladd")
+
+
+def grow(y, n: int, op: str):
+    """``y`` after an n-op chain: n negations, or n / 2 of ``y * 0.999`` then ``+ 0.001``."""
+    if op == "neg":
+        for _ in range(n):
+            y = -y
+    else:
+        for _ in range(n // 2):
+            y = y * 0.999
+            y = y + 0.001
+    return y
+
 
 def dynamic(n: int) -> tuple[float, float]:
     start = time.perf_counter()
@@ -42,14 +63,12 @@ def dynamic(n: int) -> tuple[float, float]:
     return built - start, time.perf_counter() - built
 
 
-def static(n: int, with_backward: bool) -> tuple[float, float, float | None]:
+def static(n: int, with_backward: bool, op: str = "neg") -> tuple[float, float, float | None]:
     start = time.perf_counter()
     g = ns.Graph()
     with g:
         w = ns.Variable(2.0, name="w")
-        y = w
-        for _ in range(n):
-            y = -y
+        y = grow(w, n, op)
     built = time.perf_counter()
     g.forward(fetches=[y])
     ran = time.perf_counter()
@@ -80,8 +99,8 @@ def _resident_bytes() -> int:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def chain_cost(library: str, n: int) -> tuple[float, float, int]:
-    """(forward s, backward s, peak bytes the graph added) of an n-negation chain.
+def chain_cost(library: str, n: int, op: str = "neg") -> tuple[float, float, int]:
+    """(forward s, backward s, peak bytes the graph added) of an n-op chain (``grow``).
 
     Peak memory is the process's high-water mark (``ru_maxrss``) less its resident memory
     before the chain: it counts what PyTorch's C++ allocates too, which tracemalloc would
@@ -93,13 +112,11 @@ def chain_cost(library: str, n: int) -> tuple[float, float, int]:
     if library == "torch":
         import torch as lib  # type: ignore[no-redef]
     if library == "static":
-        return _static_chain_cost(n)
+        return _static_chain_cost(n, op)
     before = _resident_bytes()
     start = time.perf_counter()
     x = lib.tensor(2.0, requires_grad=True)
-    y = x
-    for _ in range(n):
-        y = -y
+    y = grow(x, n, op)
     built = time.perf_counter()
     y.backward()
     done = time.perf_counter()
@@ -107,19 +124,19 @@ def chain_cost(library: str, n: int) -> tuple[float, float, int]:
     return built - start, done - built, peak
 
 
-def _static_chain_cost(n: int) -> tuple[float, float, int]:
+def _static_chain_cost(n: int, op: str) -> tuple[float, float, int]:
     """``chain_cost`` of the static chain: (build + forward s, backward s, peak bytes)."""
     import resource
 
     before = _resident_bytes()
-    build, forward, backward = static(n, with_backward=True)
+    build, forward, backward = static(n, with_backward=True, op=op)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
     return build + forward, backward or 0.0, peak
 
 
-def against_torch(n: int, rounds: int, with_static: bool = False) -> None:
+def against_torch(n: int, rounds: int, with_static: bool = False, op: str = "neg") -> None:
     """Each library ``rounds`` times in turn, each time in a fresh process."""
-    print(f"{n:,}-op chain, forward + backward, fresh process each ({rounds} rounds):")
+    print(f"{n:,}-op {op} chain, forward + backward, fresh process each ({rounds} rounds):")
     print(f"{'library':<12}{'forward s':>11}{'backward s':>12}{'total s':>10}{'peak MB':>10}")
     totals: dict[str, list[tuple[float, int]]] = {"naivegraph": [], "torch": []}
     if with_static:
@@ -128,7 +145,7 @@ def against_torch(n: int, rounds: int, with_static: bool = False) -> None:
         for library in totals:
             code = (
                 f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r});"
-                f"import bench_scale as b; print(repr(b.chain_cost({library!r}, {n})))"
+                f"import bench_scale as b; print(repr(b.chain_cost({library!r}, {n}, {op!r})))"
             )
             out = subprocess.run(
                 [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -174,9 +191,15 @@ def main() -> None:
     parser.add_argument(
         "--with-static", action="store_true", help="--against-torch: the static chain too"
     )
+    parser.add_argument(
+        "--op",
+        choices=OPS,
+        default="neg",
+        help="--against-torch: the chain's op, negation or (b)'s multiply-add (default neg)",
+    )
     args = parser.parse_args()
     if args.against_torch:
-        against_torch(int(args.against_torch), args.rounds, args.with_static)
+        against_torch(int(args.against_torch), args.rounds, args.with_static, args.op)
         return
     depths = [10**k for k in range(3, 8) if 10**k <= args.max_depth]
 
