@@ -164,8 +164,17 @@ SUM_TO_SHAPE_ANSWER = """Sum over the leading dimensions broadcasting added
 (grad.sum(axis=tuple(range(grad.ndim - len(shape))))), then over every dimension where
 shape has a 1 but grad does not, with keepdims=True so the 1 stays."""
 
-# (grad shape, target shape): added dimensions, stretched ones, both, and none.
-_SUM_CASES = [((4, 3), (3,)), ((4, 3), (4, 1)), ((2, 4, 3), (1, 3)), ((2, 3), (2, 3)), ((5,), ())]
+# (grad shape, target shape): added dimensions, stretched ones, both, and none; the square
+# ones tell a dimension by its position from one told by its size.
+_SUM_CASES = [
+    ((4, 3), (3,)),
+    ((4, 3), (4, 1)),
+    ((2, 4, 3), (1, 3)),
+    ((2, 3), (2, 3)),
+    ((5,), ()),
+    ((4, 4), (4, 1)),
+    ((3, 3), (1, 3)),
+]
 
 
 @checker("12-2", answer=SUM_TO_SHAPE_ANSWER)
@@ -178,9 +187,31 @@ def check_sum_to_shape(sum_to_shape) -> Result:
     rng = np.random.default_rng(12)
     for grad_shape, shape in _SUM_CASES:
         grad = rng.standard_normal(grad_shape)
-        stop, got = answer(ex, sum_to_shape, grad.copy(), shape)
+        given = grad.copy()
+        if _by_size(grad_shape) and _raises(sum_to_shape, grad.copy(), shape):
+            return not_yet(  # the shapes before worked: this one differs by its equal sizes
+                ex,
+                [
+                    f"for grad of shape {grad_shape} and shape {shape} your code raised, "
+                    "though it worked for the shapes before: two dimensions have the same "
+                    "size there, so a dimension must be told by its POSITION, not by its size.",
+                    "line the shapes up from the right and compare them position by position.",
+                ],
+            )
+        stop, got = answer(ex, sum_to_shape, given, shape)
         if stop is not None:
             return stop
+        if not np.array_equal(given, grad):
+            return not_yet(
+                ex,
+                [
+                    "your sum_to_shape changed the grad it was given IN PLACE: that array "
+                    "is the caller's (autograd's), which may hand it to other nodes too "
+                    "(12-1 met the same trap).",
+                    "leave grad as it is: sums make new arrays of their own.",
+                ],
+                gave="a sum_to_shape that writes into grad",
+            )
         if not isinstance(got, (np.ndarray, np.generic)):
             return not_yet(
                 ex,
@@ -195,6 +226,16 @@ def check_sum_to_shape(sum_to_shape) -> Result:
         want = _sum_to(grad, shape)
         if got.shape != want.shape:
             return not_yet(ex, _shape_hints(grad_shape, shape, got.shape))
+        if not np.allclose(got, want) and _by_size(grad_shape):
+            return not_yet(
+                ex,
+                [
+                    f"for grad of shape {grad_shape} and shape {shape} the shape is right "
+                    "but the values are not: two dimensions have the same size there, so "
+                    "a dimension must be told by its POSITION, not by its size.",
+                    "line the shapes up from the right and compare them position by position.",
+                ],
+            )
         if not np.allclose(got, want):
             return not_yet(
                 ex,
@@ -212,6 +253,19 @@ def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return grad.sum(axis=stretched, keepdims=True)
 
 
+def _raises(fn, *args) -> bool:
+    try:
+        fn(*args)
+    except Exception:  # reported to the learner by the caller, as a hint
+        return True
+    return False
+
+
+def _by_size(grad_shape: tuple) -> bool:
+    """Whether two dimensions of ``grad_shape`` have one size (only their position tells)."""
+    return len(set(grad_shape)) < len(grad_shape)
+
+
 def _shape_hints(grad_shape: tuple, shape: tuple, got_shape: tuple) -> list[str]:
     kept = tuple(n for n in shape if n != 1)  # the target with its size-1 dims dropped
     if got_shape == () and shape != ():
@@ -224,6 +278,12 @@ def _shape_hints(grad_shape: tuple, shape: tuple, got_shape: tuple) -> list[str]
         first = (
             f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
             "a size-1 dimension must stay (keepdims=True)."
+        )
+    elif _by_size(grad_shape):
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
+            "two dimensions have the same size there, so a dimension must be told by its "
+            "POSITION, not by its size."
         )
     else:
         first = (
