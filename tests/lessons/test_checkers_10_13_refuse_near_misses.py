@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import naivegraph as ng
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
@@ -66,3 +67,98 @@ def test_sum_to_shape_writing_into_the_callers_grad_is_refused():
 
 def test_sum_to_shape_by_position_from_the_right_is_accepted():
     assert ex.check_sum_to_shape(sum_by_position_from_the_right)
+
+
+# -- 12-1: x ** 3 as a Function -------------------------------------------------------------
+CUBE_SECRETS = ("3 * x ** 2", "3 * x**2", "3x^2", "x ** 2 * grad_output")
+
+
+def cube_with(backward):
+    class Cube(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+    Cube.backward = staticmethod(backward)
+    return Cube
+
+
+def divides_by_x(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return 3 * x**3 / x * grad_output
+
+
+def finite_difference(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return ((x + 1e-4) ** 3 - (x - 1e-4) ** 3) / 2e-4 * grad_output
+
+
+def fine_finite_difference(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return ((x + 1e-6) ** 3 - (x - 1e-6) ** 3) / 2e-6 * grad_output
+
+
+def autograd_inside(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    with ng.enable_grad():
+        (grad,) = ng.autograd.grad(x**3, x, grad_output, create_graph=True)
+    return grad
+
+
+def backward_inside(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    leaf = x.detach().requires_grad_()
+    with ng.enable_grad():
+        (leaf**3).backward(grad_output)
+    return leaf.grad
+
+
+def cube_rule(name, combine):
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return combine(3 * x**2, grad_output)
+
+    backward.__name__ = name
+    return backward
+
+
+def right_by_pow_and_mul(ctx, grad_output):  # right, written unusually
+    (x,) = ctx.saved_tensors
+    return ng.mul(grad_output, x.pow(2)).mul(3)
+
+
+def test_cube_backward_dividing_by_x_is_refused_at_x_zero():
+    message = rejected(ex.check_cube_function(cube_with(divides_by_x)), *CUBE_SECRETS)
+    assert "divides by x" in message
+
+
+@pytest.mark.parametrize("backward", [finite_difference, fine_finite_difference])
+def test_cube_backward_by_finite_differences_is_refused(backward):
+    message = rejected(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    assert "not exact" in message
+
+
+@pytest.mark.parametrize("backward", [autograd_inside, backward_inside])
+def test_cube_backward_asking_autograd_is_refused(backward):
+    message = rejected(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    assert "asks autograd" in message
+
+
+@pytest.mark.parametrize(
+    "combine",
+    [
+        lambda local, g: local * g.sum(),
+        lambda local, g: local * g.mean(),
+        lambda local, g: local / g,
+        lambda local, g: local + g,
+    ],
+)
+def test_cube_backward_with_grad_output_combined_wrongly_is_told_how_it_enters(combine):
+    message = rejected(ex.check_cube_function(cube_with(cube_rule("b", combine))), *CUBE_SECRETS)
+    assert "how grad_output enters" in message
+    assert "finite difference" not in message and "cube(" not in message
+
+
+def test_cube_backward_in_an_unusual_right_form_is_accepted():
+    assert ex.check_cube_function(cube_with(right_by_pow_and_mul))

@@ -44,6 +44,17 @@ def check_cube_function(cube) -> Result:
             return not_done(ex)
         if got is _LIST:
             return not_yet(ex, [_LIST_HINT], gave="a backward that returns a list")
+        if got is _ASKS_AUTOGRAD:
+            return not_yet(
+                ex,
+                [
+                    "your backward asks autograd for the derivative: backward IS the rule "
+                    "autograd runs for this op, so it has to know the derivative itself.",
+                    "write the local derivative of x^3 with tensor ops on the saved x, and "
+                    "combine it with grad_output by the chain rule.",
+                ],
+                gave="a backward that runs a backward pass",
+            )
         if got is _IN_PLACE:
             return not_yet(
                 ex,
@@ -85,15 +96,58 @@ def _cube_twice_differentiable(cube) -> bool:
     return second is not None and np.allclose(second.numpy(), 6 * xs)
 
 
-# (x, grad_output): a second x catches a backward that returns numbers typed by hand.
-_CUBE_CASES = [([0.5, -1.0, 2.0], [1.0, -2.0, 0.5]), ([1.5, -0.25, 0.75], [-0.5, 3.0, 2.0])]
+# (x, grad_output): a second x catches a backward that returns numbers typed by hand, a
+# third with x = 0 one that divides by x (0 / 0 there, though the derivative is 0).
+_CUBE_CASES = [
+    ([0.5, -1.0, 2.0], [1.0, -2.0, 0.5]),
+    ([1.5, -0.25, 0.75], [-0.5, 3.0, 2.0]),
+    ([0.0, -2.0, 1.25], [0.75, 1.5, -1.0]),
+]
+
+
+def _exact(got, want) -> bool:
+    """Equal up to rounding: the exact rule gives these; finite differences do not."""
+    return bool(np.allclose(got, want, rtol=1e-12, atol=0.0))
 
 
 def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     if got is None or got.shape != xs.shape:
         return not_yet(ex, ["backward returns one gradient, shaped like the input x."])
-    if np.allclose(got, 3 * xs**2 * upstream):
+    want = 3 * xs**2 * upstream
+    if _exact(got, want):
         return None
+    if not np.all(np.isfinite(got)):
+        return not_yet(
+            ex,
+            [
+                "at x = 0 your backward gives nan, though x^3 has a plain derivative 0 "
+                "there: one of your steps divides by x (0 / 0), the very failure this "
+                "lesson's NaN section is about.",
+                "write the local derivative so that no step divides by x.",
+            ],
+            gave="nan at x = 0",
+        )
+    if np.allclose(got, want, rtol=1e-5, atol=1e-7):
+        return not_yet(
+            ex,
+            [
+                "your gradient is close but not exact: an approximation such as a finite "
+                "difference is off in the last digits (and costs extra forward passes). "
+                "backward is the exact rule: the local derivative by its formula.",
+                "differentiate x^3 on paper, and combine that with grad_output.",
+            ],
+            gave="an approximate gradient",
+        )
+    if _mixes_upstream_wrongly(got, 3 * xs**2, upstream):
+        return not_yet(
+            ex,
+            [
+                "your local derivative is right; the mistake is how grad_output enters. "
+                "Each x[i] receives grad_output[i] times its own local derivative: the "
+                "chain rule multiplies, element by element (no sum, mean, division or "
+                "addition).",
+            ],
+        )
     if np.allclose(got, 3 * xs**2):
         return not_yet(
             ex,
@@ -113,7 +167,10 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     elif any(np.allclose(got, slip * upstream) for slip in slips):
         hint = "check the power rule: d/dx x^n = n x^(n-1)."
     else:
-        hint = "compare with a finite difference: (cube(x + 1e-6) - cube(x - 1e-6)) / 2e-6."
+        hint = (
+            "your gradient is off: work out the derivative of x^3 on paper and compare "
+            "it, at the saved x, with what your backward computes."
+        )
     return not_yet(
         ex,
         [
@@ -124,8 +181,25 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     )
 
 
+def _mixes_upstream_wrongly(got, local, upstream) -> bool:
+    """Whether ``got`` is the right local derivative combined with grad_output in some
+    other way than an elementwise product."""
+    mixes = [
+        local * upstream.sum(),
+        local * upstream.mean(),
+        local / upstream,
+        local + upstream,
+        local - upstream,
+        local * upstream**2,
+    ]
+    return any(np.allclose(got, mix) for mix in mixes)
+
+
 #: What :func:`_gradient_through` returns for a backward that wrote into grad_output.
 _IN_PLACE = object()
+
+#: What :func:`_gradient_through` returns for a backward that ran autograd itself.
+_ASKS_AUTOGRAD = object()
 
 #: What the checkers' calls of backward return for a backward that returned a list.
 _LIST = object()
@@ -147,14 +221,17 @@ def _gradient_through(cube, x, upstream):
     if not np.allclose(y.detach().numpy(), x.detach().numpy() ** 3):
         raise ValueError("forward should return x ** 3 (only backward was to be written)")
     sent = upstream.numpy().copy()
-    try:
-        (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
-    except RuntimeError as error:  # autograd's "expected Variable or None (got ...)"
-        if "ellipsis" in str(error):
-            return Ellipsis
-        if "got list" in str(error):
-            return _LIST
-        raise
+    with AutogradCalls() as calls:
+        try:
+            (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
+        except RuntimeError as error:  # autograd's "expected Variable or None (got ...)"
+            if "ellipsis" in str(error):
+                return Ellipsis
+            if "got list" in str(error):
+                return _LIST
+            raise
+    if len(calls.flags) > 1:  # the checker's own pass, and one more inside backward
+        return _ASKS_AUTOGRAD
     if not np.array_equal(upstream.numpy(), sent):
         return _IN_PLACE
     return None if grad is None else grad.numpy()
