@@ -162,3 +162,70 @@ def test_cube_backward_with_grad_output_combined_wrongly_is_told_how_it_enters(c
 
 def test_cube_backward_in_an_unusual_right_form_is_accepted():
     assert ex.check_cube_function(cube_with(right_by_pow_and_mul))
+
+
+# -- 12-3: matmul's backward ----------------------------------------------------------------
+MATMUL_SECRETS = ("dY @ W.T", "X.T @ dY", "W.T", "X.T")
+
+
+def matmul_by_torch(X, W, dY):
+    import torch
+
+    x = torch.tensor(X, requires_grad=True)
+    w = torch.tensor(W, requires_grad=True)
+    (x @ w).backward(torch.tensor(dY))
+    return x.grad.numpy(), w.grad.numpy()
+
+
+def matmul_by_torch_grad(X, W, dY):
+    import torch
+
+    x = torch.tensor(X, requires_grad=True)
+    w = torch.tensor(W, requires_grad=True)
+    gx, gw = torch.autograd.grad(x @ w, (x, w), torch.tensor(dY))
+    return gx.numpy(), gw.numpy()
+
+
+def matmul_by_central_differences(X, W, dY):
+    h = 1e-6
+    grads = []
+    for array in (X, W):
+        grad = np.zeros_like(array)
+        for index in np.ndindex(array.shape):
+            saved = array[index]
+            array[index] = saved + h
+            up = np.sum((X @ W) * dY)
+            array[index] = saved - h
+            down = np.sum((X @ W) * dY)
+            array[index] = saved
+            grad[index] = (up - down) / (2 * h)
+        grads.append(grad)
+    return tuple(grads)
+
+
+def matmul_with_ones(X, W, dY):
+    return np.ones_like(dY) @ W.T, X.T @ np.ones_like(dY)
+
+
+def matmul_by_einsum(X, W, dY):  # right, written unusually
+    return np.einsum("nk,dk->nd", dY, W), np.einsum("nd,nk->dk", X, dY)
+
+
+@pytest.mark.parametrize("fn", [matmul_by_torch, matmul_by_torch_grad])
+def test_matmul_backward_asking_torchs_autograd_is_refused(fn):
+    message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    assert "asks torch's autograd" in message
+
+
+def test_matmul_backward_by_central_differences_is_refused():
+    message = rejected(ex.check_matmul_backward(matmul_by_central_differences), *MATMUL_SECRETS)
+    assert "not exact" in message
+
+
+def test_matmul_backward_leaving_dy_out_is_told_that_dy_must_enter():
+    message = rejected(ex.check_matmul_backward(matmul_with_ones), *MATMUL_SECRETS)
+    assert "dY must enter" in message
+
+
+def test_matmul_backward_by_einsum_is_accepted():
+    assert ex.check_matmul_backward(matmul_by_einsum)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 import naivegraph as ng
@@ -105,9 +107,43 @@ _CUBE_CASES = [
 ]
 
 
-def _exact(got, want) -> bool:
-    """Equal up to rounding: the exact rule gives these; finite differences do not."""
-    return bool(np.allclose(got, want, rtol=1e-12, atol=0.0))
+def _exact(got, want, scaled: bool = False) -> bool:
+    """Equal up to rounding: the exact rule gives these; finite differences do not.
+    ``scaled``: an entry may be off by rounding of the largest one (sums of products,
+    where an entry near 0 is a cancellation)."""
+    atol = 1e-12 * float(np.max(np.abs(want), initial=0.0)) if scaled else 0.0
+    return bool(np.allclose(got, want, rtol=1e-12, atol=atol))
+
+
+class _TorchAutogradCalls:
+    """Counts torch's backward passes inside a ``with`` block (when torch is loaded: an
+    answer that uses it imports it first).  Tensor.backward and torch.func's transforms
+    go through torch.autograd.backward or torch.autograd.grad."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._saved: dict[str, object] = {}
+
+    def __enter__(self) -> _TorchAutogradCalls:
+        torch = sys.modules.get("torch")
+        autograd = getattr(torch, "autograd", None)
+        for name in ("backward", "grad") if autograd is not None else ():
+            original = self._saved[name] = getattr(autograd, name)
+            setattr(autograd, name, self._counted(original))
+        self._autograd = autograd
+        self.watching = autograd is not None
+        return self
+
+    def _counted(self, original):
+        def counted(*args, **kwargs):
+            self.count += 1
+            return original(*args, **kwargs)
+
+        return counted
+
+    def __exit__(self, *exc_info: object) -> None:
+        for name, original in self._saved.items():
+            setattr(self._autograd, name, original)
 
 
 def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
@@ -392,16 +428,23 @@ def check_matmul_backward(matmul_backward) -> Result:
         "a product (a, b) @ (b, c) needs the inner sizes to agree: which of W and its "
         "transpose fits after dY's (5, 2), which of X and its transpose fits before it?",
     ]
-    with AutogradCalls() as calls:
+    with AutogradCalls() as calls, _TorchAutogradCalls() as torch_calls:
         try:
             got, raised = matmul_backward(X.copy(), W.copy(), dY.copy()), None
         except Exception as error:  # reported below, after the autograd question
             got, raised = None, error
-    if calls.flags:  # even when it then crashed: the mistake is asking autograd
+    if not torch_calls.watching and "torch" in sys.modules:  # the answer imported torch
+        with _TorchAutogradCalls() as torch_calls:
+            try:
+                matmul_backward(X.copy(), W.copy(), dY.copy())
+            except Exception:  # the first call's outcome is the one reported
+                pass
+    if calls.flags or torch_calls.count:  # even when it then crashed: asking is the mistake
+        library = "naivegraph's" if calls.flags else "torch's"
         return not_yet(
             ex,
             [
-                "your matmul_backward asks naivegraph's autograd for the gradients: this "
+                f"your matmul_backward asks {library} autograd for the gradients: this "
                 "exercise writes the rule autograd itself runs for a matrix product, on "
                 "numpy arrays, below the engine.",
                 hints[0],
@@ -446,6 +489,28 @@ def check_matmul_backward(matmul_backward) -> Result:
         )
     if dX.shape != X.shape or dW.shape != W.shape:
         return not_yet(ex, hints, gave=f"shapes {dX.shape} and {dW.shape}")
+    ones = np.ones_like(dY)
+    if np.allclose(dX, ones @ W.T) or np.allclose(dW, X.T @ ones):
+        return not_yet(
+            ex,
+            [
+                "the upstream gradient dY must enter: it carries how the loss changes "
+                "with each entry of Y, and a product with ones assumes it is 1 everywhere.",
+                hints[1],
+            ],
+        )
+    if np.allclose(dX, dY @ W.T) and np.allclose(dW, X.T @ dY):
+        if not (_exact(dX, dY @ W.T, scaled=True) and _exact(dW, X.T @ dY, scaled=True)):
+            return not_yet(
+                ex,
+                [
+                    "your gradients are close but not exact: an approximation such as a "
+                    "finite difference is off in the last digits (and costs a forward pass "
+                    "per entry). The rule is two matrix products, exact up to rounding.",
+                    hints[0],
+                ],
+                gave="approximate gradients",
+            )
     if not np.allclose(dX, dY @ W.T):
         return not_yet(
             ex, ["dX has the right shape but not the right values; " + hints[0], hints[1]]
