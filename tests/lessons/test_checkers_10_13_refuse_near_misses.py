@@ -12,6 +12,7 @@ import pytest
 import naivegraph as ng
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
+from naivegraph.ops import F
 
 
 @pytest.fixture(autouse=True)
@@ -229,3 +230,44 @@ def test_matmul_backward_leaving_dy_out_is_told_that_dy_must_enter():
 
 def test_matmul_backward_by_einsum_is_accepted():
     assert ex.check_matmul_backward(matmul_by_einsum)
+
+
+# -- 12-5: softplus' partial ----------------------------------------------------------------
+SOFTPLUS_SECRETS = ("F.sigmoid", "sigmoid(x)", "1 - F.exp(-out)")
+
+
+def softplus_central_difference(g, x, out):
+    return g * (F.log(1 + F.exp(x + 1e-6)) - F.log(1 + F.exp(x - 1e-6))) / 2e-6
+
+
+def softplus_overflowing(g, x, out):
+    return g * F.exp(x) / (1 + F.exp(x))
+
+
+def test_softplus_by_finite_differences_is_refused():
+    message = rejected(ex.check_softplus_partial(softplus_central_difference), *SOFTPLUS_SECRETS)
+    assert "not exact" in message
+
+
+def test_softplus_that_overflows_at_large_x_is_refused():
+    message = rejected(ex.check_softplus_partial(softplus_overflowing), *SOFTPLUS_SECRETS)
+    assert "x = 800" in message and "overflows" in message
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [
+        lambda g, x, out: g * F.sigmoid(x),
+        lambda g, x, out: F.sigmoid(x) * g,
+        lambda g, x, out: g * (1 - F.exp(-out)),
+        lambda g, x, out: g * F.exp(x - out),
+    ],
+)
+def test_softplus_right_forms_pass_at_large_x_too(partial):
+    assert ex.check_softplus_partial(partial)
+
+
+def test_softplus_hint_names_a_way_to_list_the_ops():
+    for _ in range(2):
+        message = rejected(ex.check_softplus_partial(lambda g, x, out: g * out), *SOFTPLUS_SECRETS)
+    assert "dir(F)" in message

@@ -885,6 +885,9 @@ def check_softplus_partial(partial) -> Result:
     wrong = _softplus_mistake(ex, got, xs, gs)
     if wrong is not None:
         return wrong
+    wrong = _softplus_far_out(ex, partial)
+    if wrong is not None:
+        return wrong
     for where, result in _off_arrays(partial, xs, gs, outs):
         if result is not None:
             return not_yet(
@@ -905,11 +908,23 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
         values = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
         return failed(ex, "return the gradient of x: an array shaped like x.")
-    sig = 1 / (1 + np.exp(-xs))
+    sig = _sigmoid(xs)
     if values.shape != xs.shape:
         return not_yet(ex, ["return one gradient shaped like x: g times the local derivative."])
-    if np.allclose(values, gs * sig):
+    if _close_to_rounding(values, gs * sig):
         return None
+    if np.allclose(values, gs * sig, rtol=1e-5, atol=1e-8):
+        return not_yet(
+            ex,
+            [
+                "your gradient is close but not exact: an approximation such as a finite "
+                "difference is off in the last digits (and runs the forward again). A "
+                "rule in the table is the exact derivative, by its formula.",
+                "differentiate log(1 + e^x) on paper, then simplify the result as far as "
+                "it goes.",
+            ],
+            gave="an approximate gradient",
+        )
     if np.allclose(values, sig):
         hint = (
             "that is the local derivative alone; the rule receives g, the gradient of the "
@@ -931,10 +946,53 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
         ex,
         [
             hint,
-            "simplify the derivative you get as far as it goes, then look through the "
-            "F.<op> functions for one that computes it.",
+            "simplify the derivative you get as far as it goes, then look through F's "
+            "ops (dir(F) lists them) for one that computes it.",
         ],
         gave=show_small(values),
+    )
+
+
+def _sigmoid(xs):
+    """The sigmoid without overflow for any x (1 / (1 + e^-x) overflows at x = -800)."""
+    return np.exp(-np.logaddexp(0.0, -xs))
+
+
+def _close_to_rounding(got, want) -> bool:
+    """Equal but for rounding: the exact rule, in any of its forms, is; a finite
+    difference, off by about 1e-10, is not.  The sigmoid lies in [0, 1], and g is of
+    order 1: the tolerance is absolute."""
+    return bool(np.allclose(got, want, rtol=1e-12, atol=1e-13))
+
+
+# Where softplus' forward needs logaddexp: e^800 overflows, e^-800 underflows.
+_FAR_XS = np.array([800.0, -800.0, 40.0, -40.0])
+
+
+def _softplus_far_out(ex, partial) -> Result | None:
+    """The rule at large |x|, where a formula with e^x alone overflows to inf / inf."""
+    gs = np.array([1.5, -0.5, 2.0, 1.0])
+    outs = np.logaddexp(0.0, _FAR_XS)
+    with np.errstate(all="ignore"):  # the overflow is the mistake, reported below
+        ok, got = call_answer(ex, partial, gs.copy(), _FAR_XS.copy(), outs.copy())
+    if not ok:
+        return got
+    try:
+        values = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return failed(ex, "return the gradient of x: an array shaped like x.")
+    if values.shape == _FAR_XS.shape and _close_to_rounding(values, gs * _sigmoid(_FAR_XS)):
+        return None
+    return not_yet(
+        ex,
+        [
+            "right for moderate x, but at x = 800 or -800 your rule gives "
+            f"{show_small(values)}: e^800 overflows to inf, and inf / inf is nan. The "
+            "forward uses logaddexp for this very reason.",
+            "simplify the derivative until no e^x of a large x is left to overflow, "
+            "and look through F's ops (dir(F) lists them) for one that computes it.",
+        ],
+        gave="a rule that breaks at large |x|",
     )
 
 
