@@ -327,10 +327,9 @@ def typed_by_hand(f, x):
     return ng.tensor([[2.0, 1.0], [-1.5, 1.75]])
 
 
-def test_jacobians_accept_one_pass_per_column_or_row_and_the_library_ones():
+def test_jacobians_accept_one_pass_per_column_or_row():
     assert ex.check_jacobian_forward(jacobian_forward)
     assert ex.check_jacobian_reverse(jacobian_reverse)
-    assert ex.check_jacobian_forward(lambda f, x: ng.func.jacfwd(f)(x))
 
 
 @pytest.mark.parametrize(
@@ -611,15 +610,23 @@ def test_jacobian_forward_of_the_primal_outputs_says_which_of_the_pair_is_the_co
     assert "f(x) itself" in message and "different row" not in message
 
 
-@pytest.mark.parametrize("built_by_reverse_mode", [jacobian_reverse,
-                                                   lambda f, x: ng.func.jacrev(f)(x)])
-def test_jacobian_forward_refuses_a_right_matrix_built_by_reverse_mode(built_by_reverse_mode):
-    assert "from JVPs" in rejected(ex.check_jacobian_forward(built_by_reverse_mode))
+@pytest.mark.parametrize(
+    "built_by_reverse_mode, phrase",
+    [
+        (jacobian_reverse, "reverse-mode passes"),
+        (lambda f, x: ng.func.jacrev(f)(x), "writes that loop itself"),
+    ],
+)
+def test_jacobian_forward_refuses_a_right_matrix_built_by_reverse_mode(
+    built_by_reverse_mode, phrase
+):
+    assert phrase in rejected(ex.check_jacobian_forward(built_by_reverse_mode))
 
 
-def test_jacobian_reverse_refuses_a_right_matrix_built_by_forward_mode():
-    assert "from VJPs" in rejected(ex.check_jacobian_reverse(jacobian_forward))
-    assert ex.check_jacobian_reverse(lambda f, x: ng.func.jacrev(f)(x))
+def test_jacobian_reverse_refuses_a_right_matrix_built_by_forward_mode_or_by_jacrev():
+    assert "forward-mode passes" in rejected(ex.check_jacobian_reverse(jacobian_forward))
+    message = rejected(ex.check_jacobian_reverse(lambda f, x: ng.func.jacrev(f)(x)))
+    assert "writes that loop itself" in message
 
 
 def test_mode_choice_accepts_the_transforms_themselves():

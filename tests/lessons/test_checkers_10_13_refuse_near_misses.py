@@ -271,3 +271,93 @@ def test_softplus_hint_names_a_way_to_list_the_ops():
     for _ in range(2):
         message = rejected(ex.check_softplus_partial(lambda g, x, out: g * out), *SOFTPLUS_SECRETS)
     assert "dir(F)" in message
+
+
+# -- 11-2 and 11-3: Jacobians from JVPs and from VJPs ---------------------------------------
+JACOBIAN_SECRETS = ("ng.eye(", "(seed,)", "vjp_fn(seed)", "dim=1)", "dim=0)")
+
+
+def columns_by_central_differences(f, x):
+    n = x.shape[0]
+    seeds = [ng.eye(n, dtype=x.dtype)[i] for i in range(n)]
+    return ng.stack([(f(x + 1e-6 * s) - f(x - 1e-6 * s)) / 2e-6 for s in seeds], dim=1)
+
+
+def columns_by_forward_differences(f, x):
+    n = x.shape[0]
+    seeds = [ng.eye(n, dtype=x.dtype)[i] for i in range(n)]
+    return ng.stack([(f(x + 1e-7 * s) - f(x)) / 1e-7 for s in seeds], dim=1)
+
+
+def columns_by_jacrev(f, x):
+    return ng.stack([ng.func.jacrev(f)(x)[:, i] for i in range(x.shape[0])], dim=1)
+
+
+def columns_by_vjp_rows(f, x):
+    y, vjp_fn = ng.func.vjp(f, x)
+    m, n = y.shape[0], x.shape[0]
+    rows = ng.stack([vjp_fn(ng.eye(m, dtype=y.dtype)[i])[0] for i in range(m)], dim=0)
+    return ng.stack([rows[:, i] for i in range(n)], dim=1)
+
+
+def columns_by_forward_ad(f, x):  # right, written unusually: the dual-number API
+    import naivegraph.autograd.forward_ad as fwAD
+
+    n = x.shape[0]
+    columns = []
+    for i in range(n):
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(x, ng.eye(n, dtype=x.dtype)[i])
+            columns.append(fwAD.unpack_dual(f(dual)).tangent)
+    return ng.stack(columns, dim=1)
+
+
+def rows_by_jvp_keeping_the_templates_vjp(f, x):
+    y, vjp_fn = ng.func.vjp(f, x)
+    n = x.shape[0]
+    columns = [ng.func.jvp(f, (x,), (ng.eye(n, dtype=x.dtype)[i],))[1] for i in range(n)]
+    return ng.stack(columns, dim=1)
+
+
+def rows_by_central_differences(f, x):
+    y, vjp_fn = ng.func.vjp(f, x)
+    return columns_by_central_differences(f, x)
+
+
+@pytest.mark.parametrize("fn", [columns_by_central_differences, columns_by_forward_differences])
+def test_jacobian_forward_by_finite_differences_is_refused(fn):
+    assert "not exact" in rejected(ex.check_jacobian_forward(fn), *JACOBIAN_SECRETS)
+
+
+def test_jacobian_forward_from_jacrev_is_refused():
+    message = rejected(ex.check_jacobian_forward(columns_by_jacrev), *JACOBIAN_SECRETS)
+    assert "jacrev" in message and "writes that loop itself" in message
+
+
+def test_jacobian_forward_from_reverse_mode_passes_is_refused():
+    message = rejected(ex.check_jacobian_forward(columns_by_vjp_rows), *JACOBIAN_SECRETS)
+    assert "reverse-mode passes" in message
+
+
+@pytest.mark.parametrize("library", ["jacfwd", "jacrev"])
+def test_jacobians_from_the_library_functions_are_refused(library):
+    whole = lambda f, x: getattr(ng.func, library)(f)(x)  # noqa: E731
+    assert "writes that loop itself" in rejected(ex.check_jacobian_forward(whole))
+    checking.TRIES.clear()
+    assert "writes that loop itself" in rejected(ex.check_jacobian_reverse(whole))
+
+
+def test_jacobian_forward_with_the_forward_ad_api_is_accepted():
+    assert ex.check_jacobian_forward(columns_by_forward_ad)
+
+
+def test_jacobian_reverse_in_forward_mode_is_told_so_not_that_rows_recorded_f_again():
+    message = rejected(
+        ex.check_jacobian_reverse(rows_by_jvp_keeping_the_templates_vjp), *JACOBIAN_SECRETS
+    )
+    assert "forward-mode passes" in message and "recorded the forward pass" not in message
+
+
+def test_jacobian_reverse_by_finite_differences_is_refused():
+    message = rejected(ex.check_jacobian_reverse(rows_by_central_differences), *JACOBIAN_SECRETS)
+    assert "not exact" in message
