@@ -361,3 +361,67 @@ def test_jacobian_reverse_in_forward_mode_is_told_so_not_that_rows_recorded_f_ag
 def test_jacobian_reverse_by_finite_differences_is_refused():
     message = rejected(ex.check_jacobian_reverse(rows_by_central_differences), *JACOBIAN_SECRETS)
     assert "not exact" in message
+
+
+# -- 11-1: dual numbers ---------------------------------------------------------------------
+DUAL_SECRETS = ("u.tangent * v.value", "u'v + uv'", "(u'v - uv')")
+
+
+class Dual:
+    def __init__(self, value, tangent=0.0):
+        self.value, self.tangent = value, tangent
+
+
+def dual_from(mul, div):
+    class Made(Dual):
+        __mul__ = mul
+        __truediv__ = div
+
+    return Made
+
+
+def exact_mul(u, v):
+    return Dual(u.value * v.value, u.tangent * v.value + u.value * v.tangent)
+
+
+def exact_div(u, v):
+    return Dual(u.value / v.value, (u.tangent * v.value - u.value * v.tangent) / v.value**2)
+
+
+def finite_difference_mul(u, v, h=1e-6):
+    moved = (u.value + h * u.tangent) * (v.value + h * v.tangent)
+    return Dual(u.value * v.value, (moved - u.value * v.value) / h)
+
+
+def finite_difference_div(u, v, h=1e-6):
+    moved = (u.value + h * u.tangent) / (v.value + h * v.tangent)
+    return Dual(u.value / v.value, (moved - u.value / v.value) / h)
+
+
+def mul_changing_u(u, v):
+    tangent = u.tangent * v.value + u.value * v.tangent
+    u.value = u.value * v.value
+    u.tangent = tangent
+    return u
+
+
+def div_by_reciprocal(u, v):  # right, written unusually: u * (1 / v)
+    inverse = Dual(1.0 / v.value, -v.tangent / v.value**2)
+    return Dual(u.value * inverse.value, u.tangent * inverse.value + u.value * inverse.tangent)
+
+
+@pytest.mark.parametrize(
+    "mul, div", [(finite_difference_mul, exact_div), (exact_mul, finite_difference_div)]
+)
+def test_dual_rules_by_finite_differences_are_refused(mul, div):
+    message = rejected(ex.check_dual_rules(dual_from(mul, div)), *DUAL_SECRETS)
+    assert "not exact" in message
+
+
+def test_dual_mul_that_changes_u_in_place_is_told_so():
+    message = rejected(ex.check_dual_rules(dual_from(mul_changing_u, exact_div)), *DUAL_SECRETS)
+    assert "in place" in message and "the values are plain" not in message
+
+
+def test_dual_div_through_the_reciprocal_is_accepted():
+    assert ex.check_dual_rules(dual_from(exact_mul, div_by_reciprocal))

@@ -45,6 +45,15 @@ def check_dual_rules(dual) -> Result:
             return got
         if got is Ellipsis:
             return not_done(ex)
+        if isinstance(got, str):  # the op that changed an operand in place
+            return not_yet(
+                ex,
+                [f"your {got} changes its operand u in place (its value or tangent): the "
+                 "numbers it returns may be right, but u is left altered, and a program "
+                 "that reads u again (u * v + u) gets wrong results.",
+                 f"leave u and v as they are: {got} builds and returns a NEW Dual."],
+                gave=f"a {got} that modifies its operand",
+            )
         (mul_value, mul_tangent), (div_value, div_tangent) = got
         if not np.isclose(mul_value, u * v) or not np.isclose(div_value, u / v):
             return not_yet(ex, ["the values are plain u * v and u / v; only tangents change."])
@@ -52,16 +61,31 @@ def check_dual_rules(dual) -> Result:
             return not_yet(ex, _mul_hints(mul_tangent, u, du, v, dv))
         if not np.isclose(div_tangent, (du * v - u * dv) / v**2):
             return not_yet(ex, _div_hints(div_tangent, u, du, v, dv))
+        exact = [(mul_tangent, du * v + u * dv), (div_tangent, (du * v - u * dv) / v**2)]
+        if not all(np.isclose(have, want, rtol=1e-12, atol=0.0) for have, want in exact):
+            return not_yet(
+                ex,
+                ["your tangents are close but not exact: a finite difference is off in the "
+                 "last digits, whatever the step. Dual numbers carry the exact derivative: "
+                 "each rule is plain arithmetic on the values and tangents you have.",
+                 "write the tangent with the product and quotient rules of the exercise "
+                 "text, from u.value, u.tangent, v.value and v.tangent."],
+                gave="approximate tangents",
+            )
     return correct(ex, "each op carries value and derivative forward together.")
 
 
 def _products(dual, u, du, v, dv):
-    """(value, tangent) of u*v and u/v as the learner's Dual computes them."""
+    """(value, tangent) of u*v and u/v as the learner's Dual computes them; the op's
+    name when it changed an operand in place."""
     a, b = dual(u, du), dual(v, dv)
     results = []
-    for result in (a * b, a / b):
+    for name, op in (("mul", lambda: a * b), ("div", lambda: a / b)):
+        result = op()
         if result.tangent is Ellipsis:
             return Ellipsis
+        if (a.value, a.tangent, b.value, b.tangent) != (u, du, v, dv):
+            return name  # changed an operand in place
         results.append((float(result.value), float(result.tangent)))
     return results
 
