@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import naivegraph as ng
+import naivegraph.static as ns
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 from naivegraph.ops import F
@@ -425,3 +426,50 @@ def test_dual_mul_that_changes_u_in_place_is_told_so():
 
 def test_dual_div_through_the_reciprocal_is_accepted():
     assert ex.check_dual_rules(dual_from(exact_mul, div_by_reciprocal))
+
+
+# -- 10-1: update nodes ---------------------------------------------------------------------
+UPDATE_SECRETS = ("assign(w1 - ", "w - lr * grad", "learning_rate * grad_w1")
+
+
+def lesson_network(update, lr=1e-6):
+    """The lesson's network, float32 and with its learning rate, updated by ``update``."""
+    rng = np.random.default_rng(10)
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 100), dtype=np.float32)
+        y = ns.placeholder("y", shape=(None, 10), dtype=np.float32)
+        w1 = ns.Variable(rng.standard_normal((100, 30)).astype(np.float32), name="w1")
+        w2 = ns.Variable(rng.standard_normal((30, 10)).astype(np.float32), name="w2")
+        loss = ns.sum((ns.matmul(ns.relu(ns.matmul(x, w1)), w2) - y) ** 2.0)
+        grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
+        new_w1, new_w2 = update(w1, grad_w1, lr), update(w2, grad_w2, lr)
+    return g, x, y, w1, w2, new_w1, new_w2, lr
+
+
+def test_update_with_a_weight_decay_slipped_in_is_refused():
+    decayed = lambda w, grad, lr: w.assign(w * (1 - lr) - lr * grad)  # noqa: E731
+    message = rejected(ex.check_update_nodes(*lesson_network(decayed)), *UPDATE_SECRETS)
+    assert "gradient is exactly 0" in message
+
+
+def test_the_same_update_node_passed_twice_is_told_both_update_w1():
+    args = list(lesson_network(lambda w, grad, lr: w.assign(w - lr * grad)))
+    args[6] = args[5]
+    message = rejected(ex.check_update_nodes(*args), *UPDATE_SECRETS)
+    assert "both update w1" in message and "one and the same node" in message
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        lambda w, grad, lr: w.assign(w - lr * grad),
+        lambda w, grad, lr: ns.assign(w, w - grad * lr),
+        lambda w, grad, lr: w.assign(w + (-lr) * grad),
+        lambda w, grad, lr: w.assign(-(lr * grad - w)),
+    ],
+)
+def test_update_in_the_lessons_float32_network_accepts_every_right_form(update):
+    args = lesson_network(update)
+    before = args[3].value.copy()
+    assert ex.check_update_nodes(*args)
+    assert np.array_equal(args[3].value, before)

@@ -46,12 +46,32 @@ def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result
                  "anything, and give that node to assign."],
                 gave=f"{name} = the Variable {node.name!r}",
             )
+    targets = {name: _assigned(node) for name, node in (("new_w1", new_w1), ("new_w2", new_w2))}
+    if targets["new_w1"] is not None and targets["new_w1"] is targets["new_w2"]:
+        who = targets["new_w1"].name
+        return not_yet(
+            ex,
+            [f"new_w1 and new_w2 both update {who}"
+             + (" (they are one and the same node)" if new_w1 is new_w2 else "")
+             + ": each weight needs an update node of its own, and the other is left "
+             "as it was.",
+             "build the second update as you built the first, for the other Variable and "
+             "its own gradient node."],
+            gave=f"two updates of {who}",
+        )
     saved = (w1.value.copy(), w2.value.copy())
     try:
         return _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, learning_rate)
     finally:  # the learner's graph is left as it was
         w1.assign(saved[0])
         w2.assign(saved[1])
+
+
+def _assigned(node):
+    """The Variable an assign node updates, or None for any other node."""
+    if getattr(node.op, "name", None) != "assign" or not node.inputs:
+        return None
+    return node.inputs[0]
 
 
 def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
@@ -78,6 +98,28 @@ def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
                 )
             if not np.allclose(have, expect, rtol=rtol, atol=rtol * 1e-3):
                 return not_yet(ex, _step_hints(name, step))
+    return _still_at_zero_gradient(ex, g, x, y, w1, w2, new_w1, new_w2, xs, ys)
+
+
+def _still_at_zero_gradient(ex, g, x, y, w1, w2, new_w1, new_w2, xs, ys) -> Result:
+    """With x = 0 and y = 0 every gradient is exactly 0, so one step leaves the weights
+    exactly as they were: an update that adds anything else (a weight decay, a tiny
+    multiple of the weight, too small for the tolerance above) moves them."""
+    before = (w1.value.copy(), w2.value.copy())
+    ok, _ = call_answer(ex, g.run, [new_w1, new_w2], {x: np.zeros_like(xs), y: np.zeros_like(ys)})
+    if not ok:
+        return _
+    for name, have, was in zip(("w1", "w2"), (w1.value, w2.value), before):
+        if not np.array_equal(have, was):
+            return not_yet(
+                ex,
+                [f"with x = 0 and y = 0 every gradient is exactly 0, so a step of gradient "
+                 f"descent leaves the weights as they are; your update still moved {name}: "
+                 "it adds something besides the gradient step (a weight decay?).",
+                 "the update is the weight minus learning_rate times its gradient, "
+                 "nothing more."],
+                gave=f"an update that moves {name} when its gradient is 0",
+            )
     return correct(ex, "both updates are nodes; one g.run applies them together.")
 
 
