@@ -467,7 +467,7 @@ def test_poly_loop_accepts_the_body_in_any_form():
     [
         (lambda xp, e: lambda p, y: (p, y + e * xp**p), "maximum_iterations"),
         (lambda xp, e: lambda p, y: (p + 1.0, y + e * xp**4.0), "x to the 4th"),
-        (lambda xp, e: lambda p, y: (y + e * xp**p, p + 1.0), "your code raised"),
+        (lambda xp, e: lambda p, y: (y + e * xp**p, p + 1.0), "yours come swapped"),
     ],
 )
 def test_poly_loop_rejects_each_typical_mistake(make_body, phrase):

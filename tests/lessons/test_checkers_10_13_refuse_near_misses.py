@@ -473,3 +473,52 @@ def test_update_in_the_lessons_float32_network_accepts_every_right_form(update):
     before = args[3].value.copy()
     assert ex.check_update_nodes(*args)
     assert np.array_equal(args[3].value, before)
+
+
+# -- 10-3: the while_loop body --------------------------------------------------------------
+POLY_SECRETS = ("p + 1.0", "y + e", "e * x**p", "(next p, y plus")
+
+
+def poly_graph():
+    coef = [0.1, -0.2, 0.3, 0.05, 0.5]
+    with ns.Graph() as poly:
+        xp = ns.placeholder("x", shape=(None,))
+        top = ns.placeholder("top", shape=())
+        weights = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
+        a, b, c, d, e = weights
+        base = a + b * xp + c * xp**2.0 + d * xp**3.0
+    return poly, (lambda p, y: p < top), base, xp, top, weights
+
+
+def check_body(make_body):
+    poly, more, base, xp, top, weights = poly_graph()
+    body = make_body(xp, *weights)
+    return ex.check_poly_loop(poly, more, body, base, xp, top, weights)
+
+
+@pytest.mark.parametrize(
+    "make_body, phrase",
+    [
+        (lambda xp, a, b, c, d, e: lambda p, y: (p + 1.0, y - e * xp**p), "wrong sign"),
+        (lambda xp, a, b, c, d, e: lambda p, y: (p + 1.0, y + d * xp**p), "wrong coefficient"),
+        (lambda xp, a, b, c, d, e: lambda p, y: (p + 1.0, y + xp**p), "wrong coefficient"),
+        (lambda xp, a, b, c, d, e: lambda p, y: (p + 2.0, y + e * xp**p), "skips terms"),
+    ],
+)
+def test_poly_loop_hint_names_the_terms_mistake_not_the_order(make_body, phrase):
+    checking.TRIES.clear()
+    for _ in range(2):  # the stronger hint is a nudge, not the body
+        message = rejected(check_body(make_body), *POLY_SECRETS)
+    assert phrase in message and "order of loop_vars" not in message
+
+
+def test_poly_loop_with_swapped_results_is_told_the_order():
+    swapped = lambda xp, a, b, c, d, e: lambda p, y: (y + e * xp**p, p + 1.0)  # noqa: E731
+    assert "yours come swapped" in rejected(check_body(swapped), *POLY_SECRETS)
+
+
+def test_poly_loop_accepts_the_term_and_the_step_written_the_other_way_round():
+    def make(xp, a, b, c, d, e):
+        return lambda p, y: (1.0 + p, y + xp**p * e)
+
+    assert check_body(make)

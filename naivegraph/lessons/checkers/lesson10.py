@@ -203,6 +203,14 @@ def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
     bad = blank_function(ex, body)
     if bad is not None:
         return bad
+    if _swapped_builds(graph, more, body, base):
+        return not_yet(
+            ex,
+            ["body returns the new loop variables in the order of loop_vars, [p, y]: "
+             "yours come swapped, so while_loop finds y where p belongs.",
+             "return the next exponent first, then the next running sum."],
+            gave="the loop variables swapped",
+        )
     ok, poly_y = call_answer(ex, _build_loop, graph, more, body, base)
     if not ok:
         return poly_y
@@ -247,8 +255,28 @@ def _build_loop(graph, more, body, base):
     return y
 
 
+def _swapped_builds(graph, more, body, base) -> bool:
+    """Whether ``body`` fails as given but builds with its two results swapped."""
+    try:
+        _build_loop(graph, more, body, base)
+        return False
+    except Exception:  # the learner's loop refused: maybe its results are swapped
+        pass
+
+    def swapped(p, y):
+        first, second = body(p, y)
+        return second, first
+
+    try:
+        _build_loop(graph, more, swapped, base)
+    except Exception:  # another mistake: the build's own error is reported
+        return False
+    return True
+
+
 def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
     base = a + b * xs + c * xs**2 + d * xs**3
+    extra = range(4, t)
     if np.allclose(got, base + 10 * e * xs**4):
         first = ("your loop ran until maximum_iterations: does body return the exponent one "
                  "higher?")
@@ -260,10 +288,20 @@ def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
     elif np.allclose(got, e * xs ** (t - 1)):
         first = ("with top = {t} only the last term is left: y is the running sum, so the "
                  "body adds the new term to it.").format(t=t)
+    elif np.allclose(got, base - sum(e * xs**p for p in extra)):
+        first = ("the extra terms come out with the wrong sign: the polynomial ADDS each "
+                 "term to the running sum.")
+    elif any(np.allclose(got, base + sum(w * xs**p for p in extra)) for w in (a, b, c, d, 1.0)):
+        first = ("the extra terms have the right powers but the wrong coefficient: which "
+                 "weight multiplies every term beyond the cubic, in the dynamic loop above?")
+    elif np.allclose(got, base + sum(e * xs**p for p in range(4, t, 2))):
+        first = ("your loop skips terms: the exponent must go up by exactly one per pass, "
+                 "so that every power below top gets its term.")
     else:
-        first = (f"with top = {t} the result is off: body returns the NEW loop variables, "
-                 "in the order of loop_vars.")
-    return [first, "body(p, y) returns (next p, y plus the term e * x**p)."]
+        first = (f"with top = {t} the result is off: compare the term your body adds on "
+                 "each pass with the term the dynamic loop above adds.")
+    return [first, "one pass of the dynamic loop's for is one call of body: what does "
+                   "that pass change, p and y?"]
 
 
 TRACE_ANSWER = """(1, 2): the first call has the traced shape, so the graph built when
