@@ -522,3 +522,73 @@ def test_poly_loop_accepts_the_term_and_the_step_written_the_other_way_round():
         return lambda p, y: (1.0 + p, y + xp**p * e)
 
     assert check_body(make)
+
+
+# -- 12-4: a linear Function ----------------------------------------------------------------
+LINEAR_SECRETS = ("grad_output @ w.T", "x.T @ grad_output", "w.T", "x.T")
+
+
+def linear_with(backward):
+    class Linear(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x @ w
+
+    Linear.backward = staticmethod(backward)
+    return Linear
+
+
+def zeros_when_unneeded(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    gx = grad_output @ w.T if ctx.needs_input_grad[0] else ng.zeros_like(x)
+    gw = x.T @ grad_output if ctx.needs_input_grad[1] else ng.zeros_like(w)
+    return gx, gw
+
+
+def gated_on_requires_grad(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    gx = grad_output @ w.T if x.requires_grad else None
+    gw = x.T @ grad_output if w.requires_grad else None
+    return gx, gw
+
+
+def right_reading_needs_by_name(ctx, grad_output):  # right, written unusually
+    x, w = ctx.saved_tensors
+    wants = dict(zip("xw", ctx.needs_input_grad))
+    return (
+        ng.matmul(grad_output, w.mT) if wants["x"] else None,
+        ng.matmul(x.mT, grad_output) if wants["w"] else None,
+    )
+
+
+def test_linear_returning_zeros_for_an_unneeded_input_is_told_to_return_none():
+    message = rejected(ex.check_linear_function(linear_with(zeros_when_unneeded)), *LINEAR_SECRETS)
+    assert "return None, not zeros" in message and "thrown away" not in message
+
+
+def test_linear_deciding_from_requires_grad_is_told_to_read_needs_input_grad():
+    message = rejected(
+        ex.check_linear_function(linear_with(gated_on_requires_grad)), *LINEAR_SECRETS
+    )
+    assert "ctx.needs_input_grad instead" in message and "got no gradient" not in message
+
+
+def test_linear_gated_on_requires_grad_loses_the_gradient_of_a_detached_saved_input():
+    # why the flag is not the contract: a Function may save detached copies
+    class SavesDetached(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x.detach(), w.detach())
+            return x @ w
+
+        backward = staticmethod(gated_on_requires_grad)
+
+    x = ng.tensor(np.ones((2, 3)), requires_grad=True)
+    w = ng.tensor(np.ones((3, 2)), requires_grad=True)
+    SavesDetached.apply(x, w).sum().backward()
+    assert x.grad is None and w.grad is None
+
+
+def test_linear_reading_needs_input_grad_by_name_is_accepted():
+    assert ex.check_linear_function(linear_with(right_reading_needs_by_name))

@@ -608,6 +608,18 @@ def check_linear_function(linear) -> Result:
         rng.standard_normal((3, 2)),
         rng.standard_normal((4, 2)),
     )
+    if _gates_on_flags(linear, xs, ws, gs):
+        return not_yet(
+            ex,
+            [
+                "your backward decides from the saved tensors' requires_grad flags; read "
+                "ctx.needs_input_grad instead: it is autograd's record of which inputs "
+                "need a gradient. A saved tensor need not carry its input's flag (a "
+                "Function may save a detached copy, or a tensor computed in forward), and "
+                "the checker calls backward with saved tensors that do not.",
+            ],
+            gave="a backward that reads requires_grad",
+        )
     for needs in _LINEAR_NEEDS:  # backward called directly: its own answer, not the engine's
         ok, got = call_answer(ex, _direct_grads, linear, xs, ws, gs, needs)
         if not ok:
@@ -636,6 +648,16 @@ def check_linear_function(linear) -> Result:
         wrong = _linear_mistake(ex, got, xs, ws, gs, needs)
         if wrong is not None:
             return wrong
+    if _zeros_for_unneeded(linear, xs, ws, gs):
+        return not_yet(
+            ex,
+            [
+                "for an input that needs no gradient, return None, not zeros: None tells "
+                "autograd there is nothing to pass on, while a tensor of zeros is memory "
+                "filled, handed on and added for nothing.",
+            ],
+            gave="zeros for an input that needs no gradient",
+        )
     if not _skips_unneeded(linear, xs, ws, gs):
         return not_yet(
             ex,
@@ -741,6 +763,38 @@ def _skips_unneeded(linear, xs, ws, gs) -> bool:
     x, w = ng.tensor(xs, dtype=ng.float64), ng.tensor(ws, dtype=ng.float64)
     got = linear.backward(_Context((x, w), (False, True)), ng.tensor(gs, dtype=ng.float64))
     return isinstance(got, (tuple, list)) and len(got) == 2 and got[0] is None
+
+
+def _gates_on_flags(linear, xs, ws, gs) -> bool:
+    """Whether backward's answer follows the saved tensors' requires_grad, not
+    ctx.needs_input_grad: both asked for, it gives None while the tensors do not require
+    grad and gradients once they do."""
+
+    def answer_with(requires_grad: bool):
+        saved = tuple(
+            ng.tensor(v, dtype=ng.float64, requires_grad=requires_grad) for v in (xs, ws)
+        )
+        got = linear.backward(_Context(saved, (True, True)), ng.tensor(gs, dtype=ng.float64))
+        return got if isinstance(got, (tuple, list)) and len(got) == 2 else None
+
+    try:
+        plain, flagged = answer_with(False), answer_with(True)
+    except Exception:  # reported by the checks that follow, with their own hints
+        return False
+    if plain is None or flagged is None:
+        return False
+    return all(p is None and f is not None for p, f in zip(plain, flagged))
+
+
+def _zeros_for_unneeded(linear, xs, ws, gs) -> bool:
+    """Whether backward, asked for w's gradient alone, gives zeros for x's."""
+    x, w = ng.tensor(xs, dtype=ng.float64), ng.tensor(ws, dtype=ng.float64)
+    try:
+        got = linear.backward(_Context((x, w), (False, True)), ng.tensor(gs, dtype=ng.float64))
+        first = got[0]
+        return first is not None and not np.any(_numpy(first))
+    except Exception:  # reported by the checks that follow, with their own hints
+        return False
 
 
 def _computes_unneeded(linear, xs, ws, gs) -> str | None:
