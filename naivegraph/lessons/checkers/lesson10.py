@@ -116,8 +116,7 @@ def _still_at_zero_gradient(ex, g, x, y, w1, w2, new_w1, new_w2, xs, ys) -> Resu
                 [f"with x = 0 and y = 0 every gradient is exactly 0, so a step of gradient "
                  f"descent leaves the weights as they are; your update still moved {name}: "
                  "it adds something besides the gradient step (a weight decay?).",
-                 "the update is the weight minus learning_rate times its gradient, "
-                 "nothing more."],
+                 "write exactly the lesson's update rule, with nothing added to it."],
                 gave=f"an update that moves {name} when its gradient is 0",
             )
     return correct(ex, "both updates are nodes; one g.run applies them together.")
