@@ -182,9 +182,11 @@ def _jacobians_agree(
         if not np.allclose(a, n, atol=atol, rtol=rtol):
             if raise_exception:
                 kind = "computed with forward mode " if mode == "forward" else ""
+                # printed as torch prints them: a row per input element, a column per
+                # output element (the transpose of the (output, input) matrices here)
                 raise GradcheckError(
                     f"Jacobian {kind}mismatch for output {k} with respect to input {i},\n"
-                    f"numerical:{n}\nanalytical:{a}\n"
+                    f"numerical:{np.asarray(n).T}\nanalytical:{np.asarray(a).T}\n"
                 )
             return False
     return True

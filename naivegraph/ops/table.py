@@ -73,6 +73,9 @@ class _Functions:
         setattr(self, name, function)  # cache: later lookups skip __getattr__
         return function
 
+    def __dir__(self):  # dir(F) and tab completion list the ops, not only those used yet
+        return sorted(set(OPS) | set(super().__dir__()))
+
 
 F = _Functions()
 

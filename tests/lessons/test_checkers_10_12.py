@@ -327,10 +327,9 @@ def typed_by_hand(f, x):
     return ng.tensor([[2.0, 1.0], [-1.5, 1.75]])
 
 
-def test_jacobians_accept_one_pass_per_column_or_row_and_the_library_ones():
+def test_jacobians_accept_one_pass_per_column_or_row():
     assert ex.check_jacobian_forward(jacobian_forward)
     assert ex.check_jacobian_reverse(jacobian_reverse)
-    assert ex.check_jacobian_forward(lambda f, x: ng.func.jacfwd(f)(x))
 
 
 @pytest.mark.parametrize(
@@ -468,7 +467,7 @@ def test_poly_loop_accepts_the_body_in_any_form():
     [
         (lambda xp, e: lambda p, y: (p, y + e * xp**p), "maximum_iterations"),
         (lambda xp, e: lambda p, y: (p + 1.0, y + e * xp**4.0), "x to the 4th"),
-        (lambda xp, e: lambda p, y: (y + e * xp**p, p + 1.0), "your code raised"),
+        (lambda xp, e: lambda p, y: (y + e * xp**p, p + 1.0), "yours come swapped"),
     ],
 )
 def test_poly_loop_rejects_each_typical_mistake(make_body, phrase):
@@ -524,10 +523,11 @@ def test_update_nodes_name_the_weight_left_unchanged_not_one_that_moved():
     assert "left w2 unchanged" in message
 
 
-def test_update_nodes_reusing_w1s_update_for_w2_says_w2_was_left_unchanged():
+def test_update_nodes_reusing_w1s_update_for_w2_says_both_update_w1():
     args = list(two_layer(lambda w, grad, lr: w.assign(w - lr * grad)))
     args[6] = args[5]
-    assert "left w2 unchanged" in rejected(ex.check_update_nodes(*args))
+    message = rejected(ex.check_update_nodes(*args), "assign(w2")
+    assert "both update w1" in message and "left w2 unchanged" not in message
 
 
 def test_the_update_exercise_text_does_not_give_its_answer_before_the_check():
@@ -611,15 +611,23 @@ def test_jacobian_forward_of_the_primal_outputs_says_which_of_the_pair_is_the_co
     assert "f(x) itself" in message and "different row" not in message
 
 
-@pytest.mark.parametrize("built_by_reverse_mode", [jacobian_reverse,
-                                                   lambda f, x: ng.func.jacrev(f)(x)])
-def test_jacobian_forward_refuses_a_right_matrix_built_by_reverse_mode(built_by_reverse_mode):
-    assert "from JVPs" in rejected(ex.check_jacobian_forward(built_by_reverse_mode))
+@pytest.mark.parametrize(
+    "built_by_reverse_mode, phrase",
+    [
+        (jacobian_reverse, "reverse-mode passes"),
+        (lambda f, x: ng.func.jacrev(f)(x), "writes that loop itself"),
+    ],
+)
+def test_jacobian_forward_refuses_a_right_matrix_built_by_reverse_mode(
+    built_by_reverse_mode, phrase
+):
+    assert phrase in rejected(ex.check_jacobian_forward(built_by_reverse_mode))
 
 
-def test_jacobian_reverse_refuses_a_right_matrix_built_by_forward_mode():
-    assert "from VJPs" in rejected(ex.check_jacobian_reverse(jacobian_forward))
-    assert ex.check_jacobian_reverse(lambda f, x: ng.func.jacrev(f)(x))
+def test_jacobian_reverse_refuses_a_right_matrix_built_by_forward_mode_or_by_jacrev():
+    assert "forward-mode passes" in rejected(ex.check_jacobian_reverse(jacobian_forward))
+    message = rejected(ex.check_jacobian_reverse(lambda f, x: ng.func.jacrev(f)(x)))
+    assert "writes that loop itself" in message
 
 
 def test_mode_choice_accepts_the_transforms_themselves():

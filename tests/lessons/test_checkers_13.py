@@ -138,3 +138,13 @@ def test_baked_branch_refuses_another_op_and_a_bare_value():
     assert ex.check_baked_branch(...).status == "todo"
     assert '"tanh" or "relu"' in rejected(ex.check_baked_branch(("sigmoid", 3)))
     assert "answer a pair" in rejected(ex.check_baked_branch("tanh"))
+
+
+@pytest.mark.parametrize("count", [3.7, 2.5, "3", True, float("nan")])
+def test_baked_branch_wants_a_whole_number_of_graphs(count):
+    assert "whole number" in rejected(ex.check_baked_branch(("tanh", count)), "3 graphs")
+
+
+def test_baked_branch_accepts_a_numpy_whole_count():
+    assert ex.check_baked_branch(("tanh", np.int64(3)))
+    assert ex.check_baked_branch(("tanh", np.float32(3.0)))

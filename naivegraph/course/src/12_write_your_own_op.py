@@ -100,8 +100,9 @@ except Exception as err:
 
 
 # %% [markdown]
-# Each row of the analytical Jacobian is the same `3 x²`, whichever output element
-# the gradient came from: backward ignored what it was sent. Check a Function on
+# The matrices are printed as torch prints them: a row per input element, a column
+# per output element. Each column of the analytical Jacobian is the same `3 x²`,
+# whichever output element the gradient came from: backward ignored what it was sent. Check a Function on
 # its own output, not only behind a sum.
 #
 # ## The backward of broadcasting
@@ -281,8 +282,9 @@ else:
 
 # %% [markdown]
 # ...and on static nodes, where `ns.gradients` uses your partial to add the backward
-# pass to the graph (the listing shows your rule as a `sigmoid` and a `mul`), and both
-# drawings show the new op:
+# pass to the graph (the listing shows your rule as the ops you wrote it with:
+# written as `g * F.sigmoid(x)`, a `sigmoid` and a `mul`), and both drawings show the
+# new op:
 
 # %%
 import naivegraph.static as ns

@@ -122,8 +122,8 @@ print(g2)
 # %% [markdown]
 # ### Exercise 13-2: how many nodes do the cleaning passes remove?
 #
-# Run only the four passes that remove nodes (fusion merges, which is a different
-# kind of change):
+# Run only the four cleaning passes, without fusion (which merges nodes into
+# steps, a different kind of change):
 #
 # ```python
 # CLEANING = [ns.passes.constant_folding, ns.passes.algebraic_simplification,
@@ -227,7 +227,8 @@ print(traced.graph)
 # its own trace (jit calls such values *static*). A branch on a **value** is not: the
 # value does not exist while tracing. JAX raises an error there, torch.compile
 # breaks the graph in two and runs the `if` in Python, and the lab refuses with a
-# message that names the line:
+# message that names the line (its first two lines are printed here; the rest says
+# what to use instead):
 
 # %%
 def branchy(x):
@@ -238,7 +239,7 @@ def branchy(x):
 try:
     ns.trace(branchy, np.ones(2))
 except TypeError as err:
-    print("TypeError:", str(err).splitlines()[0])
+    print("TypeError:", *str(err).splitlines()[:2], sep="\n")
 
 # %% [markdown]
 # `ng.where` (both branches, chosen per element) or `ns.cond` (one branch, chosen

@@ -46,12 +46,32 @@ def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result
                  "anything, and give that node to assign."],
                 gave=f"{name} = the Variable {node.name!r}",
             )
+    targets = {name: _assigned(node) for name, node in (("new_w1", new_w1), ("new_w2", new_w2))}
+    if targets["new_w1"] is not None and targets["new_w1"] is targets["new_w2"]:
+        who = targets["new_w1"].name
+        return not_yet(
+            ex,
+            [f"new_w1 and new_w2 both update {who}"
+             + (" (they are one and the same node)" if new_w1 is new_w2 else "")
+             + ": each weight needs an update node of its own, and the other is left "
+             "as it was.",
+             "build the second update as you built the first, for the other Variable and "
+             "its own gradient node."],
+            gave=f"two updates of {who}",
+        )
     saved = (w1.value.copy(), w2.value.copy())
     try:
         return _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, learning_rate)
     finally:  # the learner's graph is left as it was
         w1.assign(saved[0])
         w2.assign(saved[1])
+
+
+def _assigned(node):
+    """The Variable an assign node updates, or None for any other node."""
+    if getattr(node.op, "name", None) != "assign" or not node.inputs:
+        return None
+    return node.inputs[0]
 
 
 def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
@@ -78,6 +98,27 @@ def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
                 )
             if not np.allclose(have, expect, rtol=rtol, atol=rtol * 1e-3):
                 return not_yet(ex, _step_hints(name, step))
+    return _still_at_zero_gradient(ex, g, x, y, w1, w2, new_w1, new_w2, xs, ys)
+
+
+def _still_at_zero_gradient(ex, g, x, y, w1, w2, new_w1, new_w2, xs, ys) -> Result:
+    """With x = 0 and y = 0 every gradient is exactly 0, so one step leaves the weights
+    exactly as they were: an update that adds anything else (a weight decay, a tiny
+    multiple of the weight, too small for the tolerance above) moves them."""
+    before = (w1.value.copy(), w2.value.copy())
+    ok, _ = call_answer(ex, g.run, [new_w1, new_w2], {x: np.zeros_like(xs), y: np.zeros_like(ys)})
+    if not ok:
+        return _
+    for name, have, was in zip(("w1", "w2"), (w1.value, w2.value), before):
+        if not np.array_equal(have, was):
+            return not_yet(
+                ex,
+                [f"with x = 0 and y = 0 every gradient is exactly 0, so a step of gradient "
+                 f"descent leaves the weights as they are; your update still moved {name}: "
+                 "it adds something besides the gradient step (a weight decay?).",
+                 "write exactly the lesson's update rule, with nothing added to it."],
+                gave=f"an update that moves {name} when its gradient is 0",
+            )
     return correct(ex, "both updates are nodes; one g.run applies them together.")
 
 
@@ -161,6 +202,14 @@ def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
     bad = blank_function(ex, body)
     if bad is not None:
         return bad
+    if _swapped_builds(graph, more, body, base):
+        return not_yet(
+            ex,
+            ["body returns the new loop variables in the order of loop_vars, [p, y]: "
+             "yours come swapped, so while_loop finds y where p belongs.",
+             "return the next exponent first, then the next running sum."],
+            gave="the loop variables swapped",
+        )
     ok, poly_y = call_answer(ex, _build_loop, graph, more, body, base)
     if not ok:
         return poly_y
@@ -205,8 +254,28 @@ def _build_loop(graph, more, body, base):
     return y
 
 
+def _swapped_builds(graph, more, body, base) -> bool:
+    """Whether ``body`` fails as given but builds with its two results swapped."""
+    try:
+        _build_loop(graph, more, body, base)
+        return False
+    except Exception:  # the learner's loop refused: maybe its results are swapped
+        pass
+
+    def swapped(p, y):
+        first, second = body(p, y)
+        return second, first
+
+    try:
+        _build_loop(graph, more, swapped, base)
+    except Exception:  # another mistake: the build's own error is reported
+        return False
+    return True
+
+
 def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
     base = a + b * xs + c * xs**2 + d * xs**3
+    extra = range(4, t)
     if np.allclose(got, base + 10 * e * xs**4):
         first = ("your loop ran until maximum_iterations: does body return the exponent one "
                  "higher?")
@@ -218,10 +287,20 @@ def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
     elif np.allclose(got, e * xs ** (t - 1)):
         first = ("with top = {t} only the last term is left: y is the running sum, so the "
                  "body adds the new term to it.").format(t=t)
+    elif np.allclose(got, base - sum(e * xs**p for p in extra)):
+        first = ("the extra terms come out with the wrong sign: the polynomial ADDS each "
+                 "term to the running sum.")
+    elif any(np.allclose(got, base + sum(w * xs**p for p in extra)) for w in (a, b, c, d, 1.0)):
+        first = ("the extra terms have the right powers but the wrong coefficient: which "
+                 "weight multiplies every term beyond the cubic, in the dynamic loop above?")
+    elif np.allclose(got, base + sum(e * xs**p for p in range(4, t, 2))):
+        first = ("your loop skips terms: the exponent must go up by exactly one per pass, "
+                 "so that every power below top gets its term.")
     else:
-        first = (f"with top = {t} the result is off: body returns the NEW loop variables, "
-                 "in the order of loop_vars.")
-    return [first, "body(p, y) returns (next p, y plus the term e * x**p)."]
+        first = (f"with top = {t} the result is off: compare the term your body adds on "
+                 "each pass with the term the dynamic loop above adds.")
+    return [first, "one pass of the dynamic loop's for is one call of body: what does "
+                   "that pass change, p and y?"]
 
 
 TRACE_ANSWER = """(1, 2): the first call has the traced shape, so the graph built when

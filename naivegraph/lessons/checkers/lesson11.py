@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 import naivegraph as ng
+import naivegraph.autograd.functional as _functional
+from naivegraph.dynamic import forward as _forward
 
 from ..checking import (
+    AutogradCalls,
     Result,
     answer,
     blank_function,
@@ -41,6 +44,15 @@ def check_dual_rules(dual) -> Result:
             return got
         if got is Ellipsis:
             return not_done(ex)
+        if isinstance(got, str):  # the op that changed an operand in place
+            return not_yet(
+                ex,
+                [f"your {got} changes its operand u in place (its value or tangent): the "
+                 "numbers it returns may be right, but u is left altered, and a program "
+                 "that reads u again (u * v + u) gets wrong results.",
+                 f"leave u and v as they are: {got} builds and returns a NEW Dual."],
+                gave=f"a {got} that modifies its operand",
+            )
         (mul_value, mul_tangent), (div_value, div_tangent) = got
         if not np.isclose(mul_value, u * v) or not np.isclose(div_value, u / v):
             return not_yet(ex, ["the values are plain u * v and u / v; only tangents change."])
@@ -48,16 +60,31 @@ def check_dual_rules(dual) -> Result:
             return not_yet(ex, _mul_hints(mul_tangent, u, du, v, dv))
         if not np.isclose(div_tangent, (du * v - u * dv) / v**2):
             return not_yet(ex, _div_hints(div_tangent, u, du, v, dv))
+        exact = [(mul_tangent, du * v + u * dv), (div_tangent, (du * v - u * dv) / v**2)]
+        if not all(np.isclose(have, want, rtol=1e-12, atol=0.0) for have, want in exact):
+            return not_yet(
+                ex,
+                ["your tangents are close but not exact: a finite difference is off in the "
+                 "last digits, whatever the step. Dual numbers carry the exact derivative: "
+                 "each rule is plain arithmetic on the values and tangents you have.",
+                 "write the tangent with the product and quotient rules of the exercise "
+                 "text, from u.value, u.tangent, v.value and v.tangent."],
+                gave="approximate tangents",
+            )
     return correct(ex, "each op carries value and derivative forward together.")
 
 
 def _products(dual, u, du, v, dv):
-    """(value, tangent) of u*v and u/v as the learner's Dual computes them."""
+    """(value, tangent) of u*v and u/v as the learner's Dual computes them; the op's
+    name when it changed an operand in place."""
     a, b = dual(u, du), dual(v, dv)
     results = []
-    for result in (a * b, a / b):
+    for name, op in (("mul", lambda: a * b), ("div", lambda: a / b)):
+        result = op()
         if result.tangent is Ellipsis:
             return Ellipsis
+        if (a.value, a.tangent, b.value, b.tangent) != (u, du, v, dv):
+            return name  # changed an operand in place
         results.append((float(result.value), float(result.tangent)))
     return results
 
@@ -112,7 +139,8 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         return bad
     for f, x in _sample_functions():
         counted = _Counted(f)
-        stop, got = answer(ex, jacobian_fn, counted, x)
+        with _Passes() as passes:
+            stop, got = answer(ex, jacobian_fn, counted, x)
         if stop is not None:
             return stop
         want = ng.func.jacrev(f)(x).numpy()
@@ -126,10 +154,17 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         wrong = _jacobian_mistake(ex, got, want, f(x).numpy(), rows_or_columns)
         if wrong is not None:
             return wrong
+        wrong = _not_built_as_asked(ex, passes, want.shape)
+        if wrong is not None:
+            return wrong
         wrong = _wrong_mode(ex, counted.calls, *want.shape)
         if wrong is not None:
             return wrong
-    return correct(ex, f"one pass per {rows_or_columns[:-1]}, and the matrix is never needed.")
+    return correct(
+        ex,
+        f"one pass per {rows_or_columns[:-1]}, each giving one {rows_or_columns[:-1]} "
+        "of the matrix exactly.",
+    )
 
 
 def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Result | None:
@@ -161,6 +196,116 @@ def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Resul
     if not np.allclose(got, want):
         return not_yet(ex, ["the shape is right but some entries are not: is each pass "
                             "seeded with a different row of the identity?"])
+    scale = float(np.max(np.abs(want), initial=0.0))
+    if not np.allclose(got, want, rtol=1e-12, atol=1e-12 * scale):
+        return not_yet(
+            ex,
+            ["your matrix is close but not exact: an approximation such as a finite "
+             "difference is off in the last digits. A JVP or VJP is exact (up to "
+             "rounding) and costs about one pass of f.",
+             "build each of the " + rows_or_columns + " with the pass the exercise names."],
+            gave="an approximate Jacobian",
+        )
+    return None
+
+
+def _library_jacobians():
+    """The library's whole-Jacobian functions, which the exercises build themselves (ng.func
+    is read when checking: it is the learner's way in, above the layers lessons import)."""
+    return ((ng.func, ("jacfwd", "jacrev", "hessian")), (_functional, ("jacobian", "hessian")))
+
+
+class _Passes:
+    """What an answer ran inside a ``with`` block: forward-mode passes (each JVP enters one
+    forward level), reverse passes (each VJP or backward runs the engine once), and the
+    library Jacobian functions it called."""
+
+    def __init__(self) -> None:
+        self.forward = 0
+        self.library: list[str] = []
+        self._saved: list[tuple] = []
+
+    def __enter__(self) -> _Passes:
+        self._reverse = AutogradCalls().__enter__()
+        self._patch(_forward, "enter_level", self._count_forward)
+        for module, names in _library_jacobians():
+            for name in names:
+                self._patch(module, name, self._noted(name))
+        return self
+
+    @property
+    def reverse(self) -> int:
+        return len(self._reverse.flags)
+
+    def _patch(self, module, name: str, wrap) -> None:
+        original = getattr(module, name)
+        self._saved.append((module, name, original))
+        setattr(module, name, wrap(original))
+
+    def _count_forward(self, original):
+        def counted(*args, **kwargs):
+            self.forward += 1
+            return original(*args, **kwargs)
+
+        return counted
+
+    def _noted(self, name: str):
+        def wrap(original):
+            def noted(*args, **kwargs):
+                self.library.append(name)
+                return original(*args, **kwargs)
+
+            return noted
+
+        return wrap
+
+    def __exit__(self, *exc_info: object) -> None:
+        for module, name, original in reversed(self._saved):
+            setattr(module, name, original)
+        self._reverse.__exit__(*exc_info)
+
+
+def _not_built_as_asked(ex: str, passes: _Passes, shape: tuple) -> Result | None:
+    """A right matrix from a library Jacobian, or from the other mode's passes."""
+    m, n = shape
+    pass_name = "ng.func.jvp per input" if ex == "11-2" else "call of vjp_fn per output"
+    if passes.library:
+        return not_yet(
+            ex,
+            [f"the matrix is right, but ng.func.{passes.library[0]} (or its like) built it: "
+             "this exercise writes that loop itself, one " + pass_name + ".",
+             "the template's loop is there to be filled in, not replaced."],
+            gave=f"a Jacobian from {passes.library[0]}",
+        )
+    if ex == "11-2" and passes.reverse:
+        return not_yet(
+            ex,
+            ["the matrix is right, but your answer runs reverse-mode passes (a VJP, "
+             "jacrev or backward): this exercise builds it from forward-mode passes, one "
+             "ng.func.jvp per input, each giving a column."],
+            gave="a Jacobian built in reverse mode",
+        )
+    if ex == "11-2" and passes.forward < n:
+        return not_yet(
+            ex,
+            [f"the matrix is right, but it took {passes.forward} forward-mode passes for "
+             f"{n} inputs: each column comes from one ng.func.jvp."],
+        )
+    if ex == "11-3" and passes.forward:
+        return not_yet(
+            ex,
+            ["the matrix is right, but your rows come from forward-mode passes (JVPs): "
+             "this exercise builds it in reverse mode, from the vjp_fn the template "
+             "already got, one call per output.",
+             "inside the loop, call vjp_fn with the seed and keep what it returns."],
+            gave="a Jacobian built in forward mode",
+        )
+    if ex == "11-3" and passes.reverse < m:
+        return not_yet(
+            ex,
+            [f"the matrix is right, but it took {passes.reverse} backward passes for {m} "
+             "outputs: each row comes from one call of vjp_fn."],
+        )
     return None
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 import naivegraph as ng
@@ -44,6 +46,17 @@ def check_cube_function(cube) -> Result:
             return not_done(ex)
         if got is _LIST:
             return not_yet(ex, [_LIST_HINT], gave="a backward that returns a list")
+        if got is _ASKS_AUTOGRAD:
+            return not_yet(
+                ex,
+                [
+                    "your backward asks autograd for the derivative: backward IS the rule "
+                    "autograd runs for this op, so it has to know the derivative itself.",
+                    "write the local derivative of x^3 with tensor ops on the saved x, and "
+                    "combine it with grad_output by the chain rule.",
+                ],
+                gave="a backward that runs a backward pass",
+            )
         if got is _IN_PLACE:
             return not_yet(
                 ex,
@@ -85,15 +98,92 @@ def _cube_twice_differentiable(cube) -> bool:
     return second is not None and np.allclose(second.numpy(), 6 * xs)
 
 
-# (x, grad_output): a second x catches a backward that returns numbers typed by hand.
-_CUBE_CASES = [([0.5, -1.0, 2.0], [1.0, -2.0, 0.5]), ([1.5, -0.25, 0.75], [-0.5, 3.0, 2.0])]
+# (x, grad_output): a second x catches a backward that returns numbers typed by hand, a
+# third with x = 0 one that divides by x (0 / 0 there, though the derivative is 0).
+_CUBE_CASES = [
+    ([0.5, -1.0, 2.0], [1.0, -2.0, 0.5]),
+    ([1.5, -0.25, 0.75], [-0.5, 3.0, 2.0]),
+    ([0.0, -2.0, 1.25], [0.75, 1.5, -1.0]),
+]
+
+
+def _exact(got, want, scaled: bool = False) -> bool:
+    """Equal up to rounding: the exact rule gives these; finite differences do not.
+    ``scaled``: an entry may be off by rounding of the largest one (sums of products,
+    where an entry near 0 is a cancellation)."""
+    atol = 1e-12 * float(np.max(np.abs(want), initial=0.0)) if scaled else 0.0
+    return bool(np.allclose(got, want, rtol=1e-12, atol=atol))
+
+
+class _TorchAutogradCalls:
+    """Counts torch's backward passes inside a ``with`` block (when torch is loaded: an
+    answer that uses it imports it first).  Tensor.backward and torch.func's transforms
+    go through torch.autograd.backward or torch.autograd.grad."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._saved: dict[str, object] = {}
+
+    def __enter__(self) -> _TorchAutogradCalls:
+        torch = sys.modules.get("torch")
+        autograd = getattr(torch, "autograd", None)
+        for name in ("backward", "grad") if autograd is not None else ():
+            original = self._saved[name] = getattr(autograd, name)
+            setattr(autograd, name, self._counted(original))
+        self._autograd = autograd
+        self.watching = autograd is not None
+        return self
+
+    def _counted(self, original):
+        def counted(*args, **kwargs):
+            self.count += 1
+            return original(*args, **kwargs)
+
+        return counted
+
+    def __exit__(self, *exc_info: object) -> None:
+        for name, original in self._saved.items():
+            setattr(self._autograd, name, original)
 
 
 def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     if got is None or got.shape != xs.shape:
         return not_yet(ex, ["backward returns one gradient, shaped like the input x."])
-    if np.allclose(got, 3 * xs**2 * upstream):
+    want = 3 * xs**2 * upstream
+    if _exact(got, want):
         return None
+    if not np.all(np.isfinite(got)):
+        return not_yet(
+            ex,
+            [
+                "at x = 0 your backward gives nan, though x^3 has a plain derivative 0 "
+                "there: one of your steps divides by x (0 / 0), the very failure this "
+                "lesson's NaN section is about.",
+                "write the local derivative so that no step divides by x.",
+            ],
+            gave="nan at x = 0",
+        )
+    if np.allclose(got, want, rtol=1e-5, atol=1e-7):
+        return not_yet(
+            ex,
+            [
+                "your gradient is close but not exact: an approximation such as a finite "
+                "difference is off in the last digits (and costs extra forward passes). "
+                "backward is the exact rule: the local derivative by its formula.",
+                "differentiate x^3 on paper, and combine that with grad_output.",
+            ],
+            gave="an approximate gradient",
+        )
+    if _mixes_upstream_wrongly(got, 3 * xs**2, upstream):
+        return not_yet(
+            ex,
+            [
+                "your local derivative is right; the mistake is how grad_output enters. "
+                "Each x[i] receives grad_output[i] times its own local derivative: the "
+                "chain rule multiplies, element by element (no sum, mean, division or "
+                "addition).",
+            ],
+        )
     if np.allclose(got, 3 * xs**2):
         return not_yet(
             ex,
@@ -113,7 +203,10 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     elif any(np.allclose(got, slip * upstream) for slip in slips):
         hint = "check the power rule: d/dx x^n = n x^(n-1)."
     else:
-        hint = "compare with a finite difference: (cube(x + 1e-6) - cube(x - 1e-6)) / 2e-6."
+        hint = (
+            "your gradient is off: work out the derivative of x^3 on paper and compare "
+            "it, at the saved x, with what your backward computes."
+        )
     return not_yet(
         ex,
         [
@@ -124,8 +217,25 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     )
 
 
+def _mixes_upstream_wrongly(got, local, upstream) -> bool:
+    """Whether ``got`` is the right local derivative combined with grad_output in some
+    other way than an elementwise product."""
+    mixes = [
+        local * upstream.sum(),
+        local * upstream.mean(),
+        local / upstream,
+        local + upstream,
+        local - upstream,
+        local * upstream**2,
+    ]
+    return any(np.allclose(got, mix) for mix in mixes)
+
+
 #: What :func:`_gradient_through` returns for a backward that wrote into grad_output.
 _IN_PLACE = object()
+
+#: What :func:`_gradient_through` returns for a backward that ran autograd itself.
+_ASKS_AUTOGRAD = object()
 
 #: What the checkers' calls of backward return for a backward that returned a list.
 _LIST = object()
@@ -147,14 +257,17 @@ def _gradient_through(cube, x, upstream):
     if not np.allclose(y.detach().numpy(), x.detach().numpy() ** 3):
         raise ValueError("forward should return x ** 3 (only backward was to be written)")
     sent = upstream.numpy().copy()
-    try:
-        (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
-    except RuntimeError as error:  # autograd's "expected Variable or None (got ...)"
-        if "ellipsis" in str(error):
-            return Ellipsis
-        if "got list" in str(error):
-            return _LIST
-        raise
+    with AutogradCalls() as calls:
+        try:
+            (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
+        except RuntimeError as error:  # autograd's "expected Variable or None (got ...)"
+            if "ellipsis" in str(error):
+                return Ellipsis
+            if "got list" in str(error):
+                return _LIST
+            raise
+    if len(calls.flags) > 1:  # the checker's own pass, and one more inside backward
+        return _ASKS_AUTOGRAD
     if not np.array_equal(upstream.numpy(), sent):
         return _IN_PLACE
     return None if grad is None else grad.numpy()
@@ -164,8 +277,17 @@ SUM_TO_SHAPE_ANSWER = """Sum over the leading dimensions broadcasting added
 (grad.sum(axis=tuple(range(grad.ndim - len(shape))))), then over every dimension where
 shape has a 1 but grad does not, with keepdims=True so the 1 stays."""
 
-# (grad shape, target shape): added dimensions, stretched ones, both, and none.
-_SUM_CASES = [((4, 3), (3,)), ((4, 3), (4, 1)), ((2, 4, 3), (1, 3)), ((2, 3), (2, 3)), ((5,), ())]
+# (grad shape, target shape): added dimensions, stretched ones, both, and none; the square
+# ones tell a dimension by its position from one told by its size.
+_SUM_CASES = [
+    ((4, 3), (3,)),
+    ((4, 3), (4, 1)),
+    ((2, 4, 3), (1, 3)),
+    ((2, 3), (2, 3)),
+    ((5,), ()),
+    ((4, 4), (4, 1)),
+    ((3, 3), (1, 3)),
+]
 
 
 @checker("12-2", answer=SUM_TO_SHAPE_ANSWER)
@@ -178,9 +300,31 @@ def check_sum_to_shape(sum_to_shape) -> Result:
     rng = np.random.default_rng(12)
     for grad_shape, shape in _SUM_CASES:
         grad = rng.standard_normal(grad_shape)
-        stop, got = answer(ex, sum_to_shape, grad.copy(), shape)
+        given = grad.copy()
+        if _by_size(grad_shape) and _raises(sum_to_shape, grad.copy(), shape):
+            return not_yet(  # the shapes before worked: this one differs by its equal sizes
+                ex,
+                [
+                    f"for grad of shape {grad_shape} and shape {shape} your code raised, "
+                    "though it worked for the shapes before: two dimensions have the same "
+                    "size there, so a dimension must be told by its POSITION, not by its size.",
+                    "line the shapes up from the right and compare them position by position.",
+                ],
+            )
+        stop, got = answer(ex, sum_to_shape, given, shape)
         if stop is not None:
             return stop
+        if not np.array_equal(given, grad):
+            return not_yet(
+                ex,
+                [
+                    "your sum_to_shape changed the grad it was given IN PLACE: that array "
+                    "is the caller's (autograd's), which may hand it to other nodes too "
+                    "(12-1 met the same trap).",
+                    "leave grad as it is: sums make new arrays of their own.",
+                ],
+                gave="a sum_to_shape that writes into grad",
+            )
         if not isinstance(got, (np.ndarray, np.generic)):
             return not_yet(
                 ex,
@@ -195,6 +339,16 @@ def check_sum_to_shape(sum_to_shape) -> Result:
         want = _sum_to(grad, shape)
         if got.shape != want.shape:
             return not_yet(ex, _shape_hints(grad_shape, shape, got.shape))
+        if not np.allclose(got, want) and _by_size(grad_shape):
+            return not_yet(
+                ex,
+                [
+                    f"for grad of shape {grad_shape} and shape {shape} the shape is right "
+                    "but the values are not: two dimensions have the same size there, so "
+                    "a dimension must be told by its POSITION, not by its size.",
+                    "line the shapes up from the right and compare them position by position.",
+                ],
+            )
         if not np.allclose(got, want):
             return not_yet(
                 ex,
@@ -212,6 +366,19 @@ def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return grad.sum(axis=stretched, keepdims=True)
 
 
+def _raises(fn, *args) -> bool:
+    try:
+        fn(*args)
+    except Exception:  # reported to the learner by the caller, as a hint
+        return True
+    return False
+
+
+def _by_size(grad_shape: tuple) -> bool:
+    """Whether two dimensions of ``grad_shape`` have one size (only their position tells)."""
+    return len(set(grad_shape)) < len(grad_shape)
+
+
 def _shape_hints(grad_shape: tuple, shape: tuple, got_shape: tuple) -> list[str]:
     kept = tuple(n for n in shape if n != 1)  # the target with its size-1 dims dropped
     if got_shape == () and shape != ():
@@ -224,6 +391,12 @@ def _shape_hints(grad_shape: tuple, shape: tuple, got_shape: tuple) -> list[str]
         first = (
             f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
             "a size-1 dimension must stay (keepdims=True)."
+        )
+    elif _by_size(grad_shape):
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
+            "two dimensions have the same size there, so a dimension must be told by its "
+            "POSITION, not by its size."
         )
     else:
         first = (
@@ -255,16 +428,23 @@ def check_matmul_backward(matmul_backward) -> Result:
         "a product (a, b) @ (b, c) needs the inner sizes to agree: which of W and its "
         "transpose fits after dY's (5, 2), which of X and its transpose fits before it?",
     ]
-    with AutogradCalls() as calls:
+    with AutogradCalls() as calls, _TorchAutogradCalls() as torch_calls:
         try:
             got, raised = matmul_backward(X.copy(), W.copy(), dY.copy()), None
         except Exception as error:  # reported below, after the autograd question
             got, raised = None, error
-    if calls.flags:  # even when it then crashed: the mistake is asking autograd
+    if not torch_calls.watching and "torch" in sys.modules:  # the answer imported torch
+        with _TorchAutogradCalls() as torch_calls:
+            try:
+                matmul_backward(X.copy(), W.copy(), dY.copy())
+            except Exception:  # the first call's outcome is the one reported
+                pass
+    if calls.flags or torch_calls.count:  # even when it then crashed: asking is the mistake
+        library = "naivegraph's" if calls.flags else "torch's"
         return not_yet(
             ex,
             [
-                "your matmul_backward asks naivegraph's autograd for the gradients: this "
+                f"your matmul_backward asks {library} autograd for the gradients: this "
                 "exercise writes the rule autograd itself runs for a matrix product, on "
                 "numpy arrays, below the engine.",
                 hints[0],
@@ -309,6 +489,28 @@ def check_matmul_backward(matmul_backward) -> Result:
         )
     if dX.shape != X.shape or dW.shape != W.shape:
         return not_yet(ex, hints, gave=f"shapes {dX.shape} and {dW.shape}")
+    ones = np.ones_like(dY)
+    if np.allclose(dX, ones @ W.T) or np.allclose(dW, X.T @ ones):
+        return not_yet(
+            ex,
+            [
+                "the upstream gradient dY must enter: it carries how the loss changes "
+                "with each entry of Y, and a product with ones assumes it is 1 everywhere.",
+                hints[1],
+            ],
+        )
+    if np.allclose(dX, dY @ W.T) and np.allclose(dW, X.T @ dY):
+        if not (_exact(dX, dY @ W.T, scaled=True) and _exact(dW, X.T @ dY, scaled=True)):
+            return not_yet(
+                ex,
+                [
+                    "your gradients are close but not exact: an approximation such as a "
+                    "finite difference is off in the last digits (and costs a forward pass "
+                    "per entry). The rule is two matrix products, exact up to rounding.",
+                    hints[0],
+                ],
+                gave="approximate gradients",
+            )
     if not np.allclose(dX, dY @ W.T):
         return not_yet(
             ex, ["dX has the right shape but not the right values; " + hints[0], hints[1]]
@@ -406,6 +608,18 @@ def check_linear_function(linear) -> Result:
         rng.standard_normal((3, 2)),
         rng.standard_normal((4, 2)),
     )
+    if _gates_on_flags(linear, xs, ws, gs):
+        return not_yet(
+            ex,
+            [
+                "your backward decides from the saved tensors' requires_grad flags; read "
+                "ctx.needs_input_grad instead: it is autograd's record of which inputs "
+                "need a gradient. A saved tensor need not carry its input's flag (a "
+                "Function may save a detached copy, or a tensor computed in forward), and "
+                "the checker calls backward with saved tensors that do not.",
+            ],
+            gave="a backward that reads requires_grad",
+        )
     for needs in _LINEAR_NEEDS:  # backward called directly: its own answer, not the engine's
         ok, got = call_answer(ex, _direct_grads, linear, xs, ws, gs, needs)
         if not ok:
@@ -434,6 +648,16 @@ def check_linear_function(linear) -> Result:
         wrong = _linear_mistake(ex, got, xs, ws, gs, needs)
         if wrong is not None:
             return wrong
+    if _zeros_for_unneeded(linear, xs, ws, gs):
+        return not_yet(
+            ex,
+            [
+                "for an input that needs no gradient, return None, not zeros: None tells "
+                "autograd there is nothing to pass on, while a tensor of zeros is memory "
+                "filled, handed on and added for nothing.",
+            ],
+            gave="zeros for an input that needs no gradient",
+        )
     if not _skips_unneeded(linear, xs, ws, gs):
         return not_yet(
             ex,
@@ -539,6 +763,38 @@ def _skips_unneeded(linear, xs, ws, gs) -> bool:
     x, w = ng.tensor(xs, dtype=ng.float64), ng.tensor(ws, dtype=ng.float64)
     got = linear.backward(_Context((x, w), (False, True)), ng.tensor(gs, dtype=ng.float64))
     return isinstance(got, (tuple, list)) and len(got) == 2 and got[0] is None
+
+
+def _gates_on_flags(linear, xs, ws, gs) -> bool:
+    """Whether backward's answer follows the saved tensors' requires_grad, not
+    ctx.needs_input_grad: both asked for, it gives None while the tensors do not require
+    grad and gradients once they do."""
+
+    def answer_with(requires_grad: bool):
+        saved = tuple(
+            ng.tensor(v, dtype=ng.float64, requires_grad=requires_grad) for v in (xs, ws)
+        )
+        got = linear.backward(_Context(saved, (True, True)), ng.tensor(gs, dtype=ng.float64))
+        return got if isinstance(got, (tuple, list)) and len(got) == 2 else None
+
+    try:
+        plain, flagged = answer_with(False), answer_with(True)
+    except Exception:  # reported by the checks that follow, with their own hints
+        return False
+    if plain is None or flagged is None:
+        return False
+    return all(p is None and f is not None for p, f in zip(plain, flagged))
+
+
+def _zeros_for_unneeded(linear, xs, ws, gs) -> bool:
+    """Whether backward, asked for w's gradient alone, gives zeros for x's."""
+    x, w = ng.tensor(xs, dtype=ng.float64), ng.tensor(ws, dtype=ng.float64)
+    try:
+        got = linear.backward(_Context((x, w), (False, True)), ng.tensor(gs, dtype=ng.float64))
+        first = got[0]
+        return first is not None and not np.any(_numpy(first))
+    except Exception:  # reported by the checks that follow, with their own hints
+        return False
 
 
 def _computes_unneeded(linear, xs, ws, gs) -> str | None:
@@ -683,6 +939,9 @@ def check_softplus_partial(partial) -> Result:
     wrong = _softplus_mistake(ex, got, xs, gs)
     if wrong is not None:
         return wrong
+    wrong = _softplus_far_out(ex, partial)
+    if wrong is not None:
+        return wrong
     for where, result in _off_arrays(partial, xs, gs, outs):
         if result is not None:
             return not_yet(
@@ -703,11 +962,23 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
         values = np.asarray(got, dtype=np.float64)
     except (TypeError, ValueError):
         return failed(ex, "return the gradient of x: an array shaped like x.")
-    sig = 1 / (1 + np.exp(-xs))
+    sig = _sigmoid(xs)
     if values.shape != xs.shape:
         return not_yet(ex, ["return one gradient shaped like x: g times the local derivative."])
-    if np.allclose(values, gs * sig):
+    if _close_to_rounding(values, gs * sig):
         return None
+    if np.allclose(values, gs * sig, rtol=1e-5, atol=1e-8):
+        return not_yet(
+            ex,
+            [
+                "your gradient is close but not exact: an approximation such as a finite "
+                "difference is off in the last digits (and runs the forward again). A "
+                "rule in the table is the exact derivative, by its formula.",
+                "differentiate log(1 + e^x) on paper, then simplify the result as far as "
+                "it goes.",
+            ],
+            gave="an approximate gradient",
+        )
     if np.allclose(values, sig):
         hint = (
             "that is the local derivative alone; the rule receives g, the gradient of the "
@@ -729,10 +1000,53 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
         ex,
         [
             hint,
-            "simplify the derivative you get as far as it goes, then look through the "
-            "F.<op> functions for one that computes it.",
+            "simplify the derivative you get as far as it goes, then look through F's "
+            "ops (dir(F) lists them) for one that computes it.",
         ],
         gave=show_small(values),
+    )
+
+
+def _sigmoid(xs):
+    """The sigmoid without overflow for any x (1 / (1 + e^-x) overflows at x = -800)."""
+    return np.exp(-np.logaddexp(0.0, -xs))
+
+
+def _close_to_rounding(got, want) -> bool:
+    """Equal but for rounding: the exact rule, in any of its forms, is; a finite
+    difference, off by about 1e-10, is not.  The sigmoid lies in [0, 1], and g is of
+    order 1: the tolerance is absolute."""
+    return bool(np.allclose(got, want, rtol=1e-12, atol=1e-13))
+
+
+# Where softplus' forward needs logaddexp: e^800 overflows, e^-800 underflows.
+_FAR_XS = np.array([800.0, -800.0, 40.0, -40.0])
+
+
+def _softplus_far_out(ex, partial) -> Result | None:
+    """The rule at large |x|, where a formula with e^x alone overflows to inf / inf."""
+    gs = np.array([1.5, -0.5, 2.0, 1.0])
+    outs = np.logaddexp(0.0, _FAR_XS)
+    with np.errstate(all="ignore"):  # the overflow is the mistake, reported below
+        ok, got = call_answer(ex, partial, gs.copy(), _FAR_XS.copy(), outs.copy())
+    if not ok:
+        return got
+    try:
+        values = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return failed(ex, "return the gradient of x: an array shaped like x.")
+    if values.shape == _FAR_XS.shape and _close_to_rounding(values, gs * _sigmoid(_FAR_XS)):
+        return None
+    return not_yet(
+        ex,
+        [
+            "right for moderate x, but at x = 800 or -800 your rule gives "
+            f"{show_small(values)}: e^800 overflows to inf, and inf / inf is nan. The "
+            "forward uses logaddexp for this very reason.",
+            "simplify the derivative until no e^x of a large x is left to overflow, "
+            "and look through F's ops (dir(F) lists them) for one that computes it.",
+        ],
+        gave="a rule that breaks at large |x|",
     )
 
 

@@ -239,6 +239,15 @@ recorded tanh; the calls with 8 rows (twice), 1 row and 2 rows add graphs for th
 shapes (8, 3) and (2, 3) only: 3 graphs."""
 
 
+def _whole_number(value) -> bool:
+    """Whether ``value`` is a whole number (3 or 3.0; not 3.7, "3" or True)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, np.integer, float, np.floating)
+    ):
+        return False
+    return bool(np.isfinite(value)) and float(value) == int(value)
+
+
 @checker("13-3", answer=BAKED_ANSWER)
 def check_baked_branch(answer) -> Result:
     """``(op, count)``: the activation in the example's trace, and how many graphs."""
@@ -248,9 +257,11 @@ def check_baked_branch(answer) -> Result:
     try:
         op, count = answer
         op = str(op).strip().strip("'\"").lower().removeprefix("x.").removesuffix("()")
-        count = int(count)
     except (TypeError, ValueError):
         return failed(ex, 'answer a pair (op, count), e.g. ("sigmoid", 1).')
+    if not _whole_number(count):  # int(3.7) would quietly make it 3
+        return failed(ex, "the count of graphs is a whole number, written without quotes.")
+    count = int(count)
     want_op, want_count = _traced_head()
     if op not in ("tanh", "relu"):
         return failed(ex, 'the op is one of the two activations of head: "tanh" or "relu".')
