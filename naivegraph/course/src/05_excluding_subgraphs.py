@@ -165,8 +165,9 @@ ex.check_inference(predict)
 # `model(x).detach()` also gives a tensor without history, but only after the whole
 # forward graph has been built, with every tensor it saves for backward. For
 # inference, `no_grad` is the right tool: nothing is recorded in the first place.
-# Switching `requires_grad` off on the parameters would also stop the recording, but
-# it leaves the model frozen for the training that follows.
+# Switching `requires_grad` off on the parameters stops the recording only when no
+# input requires grad either: an `x` that requires grad is still recorded (the output
+# gets a `grad_fn`). And it leaves the model frozen for the training that follows.
 #
 # ## Summary
 #
