@@ -62,6 +62,20 @@ def find_leaves_recursive(t):  # dedup by leaf, recursion instead of a stack
     return list(found.values())
 
 
+def find_leaves_is(t):  # unusual but right: leaves told apart with `is`, a list of nodes
+    leaves, seen, stack = [], [], [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or any(node is n for n in seen):
+            continue
+        seen.append(node)
+        v = getattr(node, "variable", None)
+        if v is not None and not any(v is k for k in leaves):
+            leaves.append(v)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return leaves
+
+
 def double_mul(grad):
     return grad * 2
 
@@ -133,7 +147,7 @@ def setup_requires_grad_(model, n):
     model.requires_grad_(False) if hasattr(model, "requires_grad_") else [
         p.requires_grad_(False) for p in model.parameters()]
     model.fc = ng.nn.Linear(8, n)
-    return ng.optim.Adam(model.fc.parameters())
+    return ng.optim.SGD(list(model.fc.parameters()), lr=0.05)
 
 
 def predict_ok(model, x):
@@ -156,7 +170,8 @@ RIGHT = {
                                    ([True, True, False, False], [True, False, True, True])]),
     "02-2": (ex.check_next_functions, [(["MulBackward0", "AccumulateGrad"], ["AccumulateGrad", None]),
                                        (("MulBackward0", "AccumulateGrad"), ("AccumulateGrad", None))]),
-    "02-3": (ex.check_find_leaves, [(find_leaves,), (find_leaves_recursive,)]),
+    "02-3": (ex.check_find_leaves, [(find_leaves,), (find_leaves_recursive,),
+                                    (find_leaves_is,)]),
     "03-1": (ex.check_double_hook, [(double_mul,), (double_add,), (lambda g: 2 * g,)]),
     "03-2": (ex.check_accumulated_grad, [(12,), (12.0,), (np.float64(12.0),)]),
     "03-3": (ex.check_vector_backward, [([2.0, 0.4, 0.06],), (np.array([2, 0.4, 0.06]),)]),
@@ -1055,3 +1070,264 @@ def test_05_3_freezing_with_flags_restored_still_records_an_input_that_requires_
     result = ex.check_inference(predict_freeze_and_restore_flags)
     assert_teaches(result, "05-3", "input x that requires grad")
     assert "detached after the forward pass" not in result.message
+
+
+# -- answers a second walkthrough found accepted, or told about another mistake ----------
+
+def test_01_a_number_typed_as_a_tensor_is_told_to_type_the_plain_number(capsys):
+    result = ex.check_forward_values(2, ng.tensor(5.0), 8, 40, 40)
+    assert_teaches(result, "01-1", "type the plain number, not a tensor")
+    assert "read off the model" not in result.message
+    assert_teaches(ex.check_l1_grad(ng.tensor(3.0)), "01-3", "no ng.tensor(...) around it")
+
+
+def test_02_2_the_op_alone_is_told_to_write_its_node_s_name(capsys):
+    for op in ("Mul", "mul", "Mul()"):
+        TRIES.clear()
+        result = ex.check_next_functions([op, "AccumulateGrad"], ["AccumulateGrad", None])
+        assert_teaches(result, "02-2", "the op you name for y is the right one")
+        assert "which op made y" not in result.message and "MulBackward" not in result.message
+
+
+def _walk_merging(key):
+    """The lesson's walk, that keeps one leaf per ``key`` instead of per tensor."""
+
+    def find(t):
+        leaves, seen, stack = [], set(), [t.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            v = getattr(node, "variable", None)
+            if node.name() == "AccumulateGrad" and not any(key(v, k) for k in leaves):
+                leaves.append(v)
+            stack.extend(fn for fn, _ in node.next_functions)
+        return leaves
+
+    return find
+
+
+find_leaves_by_value = _walk_merging(
+    lambda v, k: tuple(v.shape) == tuple(k.shape) and float(v.sum()) == float(k.sum())
+)
+find_leaves_by_equality = _walk_merging(
+    lambda v, k: tuple(v.shape) == tuple(k.shape) and bool((v == k).all())
+)
+find_leaves_by_shape = _walk_merging(lambda v, k: tuple(v.shape) == tuple(k.shape))
+
+
+@pytest.mark.parametrize("merging", [find_leaves_by_value, find_leaves_by_equality,
+                                     find_leaves_by_shape])
+def test_02_3_leaves_merged_by_value_or_shape_are_told_to_compare_identity(merging, capsys):
+    result = ex.check_find_leaves(merging)
+    assert_teaches(result, "02-3", "merged distinct leaves that look alike")
+    assert "keep walking" not in result.message
+
+
+def test_02_3_a_walk_that_stops_early_is_still_told_leaves_are_missing(capsys):
+    result = ex.check_find_leaves(find_leaves_direct)
+    assert_teaches(result, "02-3", "keep walking")
+    assert "look alike" not in result.message
+
+
+def test_02_3_leaves_of_another_graph_are_named_as_such(capsys):
+    w, b = ng.tensor(1.0, requires_grad=True), ng.tensor(2.0, requires_grad=True)
+    result = ex.check_find_leaves(lambda t: [w, b])
+    assert_teaches(result, "02-3", "not leaves of this graph")
+    assert "not a leaf" not in result.message and "a leaf of another graph" in result.message
+
+
+def double_if_positive(grad):
+    return grad * 2 if float(grad.sum()) > 0 else grad
+
+
+def double_elements_above_zero(grad):
+    return ng.where(grad > 0, grad * 2, grad)
+
+
+def double_first_call_only():
+    calls = []
+
+    def hook(grad):
+        calls.append(grad)
+        return grad * 2 if len(calls) == 1 else grad
+
+    return hook
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: double_if_positive, lambda: double_elements_above_zero,
+             double_first_call_only]
+)
+def test_03_1_a_hook_that_doubles_some_gradients_only_is_told_to_double_every_one(
+    make, capsys
+):
+    result = ex.check_double_hook(make())
+    assert_teaches(result, "03-1", "doubled some gradients but not others")
+    assert "return the NEW gradient" not in result.message
+
+
+def gradf_in_place(x):  # written into the caller's x
+    x.mul_(x + 2)
+    return x * ng.exp(x)
+
+
+def gradf_in_place_right_values(x):
+    e = ng.exp(x)
+    x.mul_(x + 2)
+    return x * e
+
+
+def gradf_through_numpy(x):
+    v = x.numpy()
+    return ng.tensor(v * (v + 2) * np.exp(v))
+
+
+def gradf_through_detached_numpy(x):
+    v = x.detach().numpy()
+    return ng.tensor(v * (v + 2) * np.exp(v), dtype=x.dtype)
+
+
+@pytest.mark.parametrize("writes", [gradf_in_place, gradf_in_place_right_values])
+def test_03_4_a_gradf_that_changes_its_input_in_place_is_refused(writes, capsys):
+    assert_teaches(ex.check_manual_gradient(writes), "03-4", "changed its input in place")
+
+
+@pytest.mark.parametrize("outside", [gradf_through_numpy, gradf_through_detached_numpy])
+def test_03_4_a_result_computed_with_numpy_is_refused(outside, capsys):
+    assert_teaches(ex.check_manual_gradient(outside), "03-4", "not numpy")
+
+
+def test_03_4_tensor_methods_and_functions_of_naivegraph_are_accepted(capsys):
+    assert ex.check_manual_gradient(lambda x: ng.mul(x.pow(2) + x.mul(2), x.exp()))
+    assert ex.check_manual_gradient(lambda x: x * (x + 2) * ng.exp(x))
+
+
+def test_03_4_the_evidence_is_a_point_where_the_answer_is_wrong(capsys):
+    result = ex.check_manual_gradient(lambda x: (x**2 + 2) * ng.exp(x))  # right at x = 1
+    assert_teaches(result, "03-4", "gradf(0) = 2")
+    assert "gradf(1)" not in result.message
+
+
+def test_03_4_a_missing_term_of_the_product_rule_is_a_nudge_not_the_term(capsys):
+    result = ex.check_manual_gradient(lambda x: 2 * x * ng.exp(x))
+    assert_teaches(result, "03-4", "which one is missing?")
+    assert "(e^x)'" not in result.message and "x^2" not in result.message
+
+
+def derivatives_zeroing_x_grad(f, x):  # calls f, but returns x.grad, zeroed afterwards
+    f(x).backward(create_graph=True)
+    first = x.grad
+    x.grad.zero_()
+    first.backward()
+    return first, x.grad
+
+
+def derivatives_scaled(f, x):  # calls f, takes the right derivative, then scales it
+    first, second = derivatives(f, x)
+    return 2 * first, second
+
+
+def test_03_5_a_first_derivative_changed_by_a_later_backward_is_told_so(capsys):
+    result = ex.check_second_derivative(derivatives_zeroing_x_grad)
+    assert_teaches(result, "03-5", "is x.grad itself")
+    assert "formula of your own" not in result.message
+
+
+def test_03_5_a_function_that_calls_f_is_not_told_to_call_it(capsys):
+    result = ex.check_second_derivative(derivatives_scaled)
+    assert_teaches(result, "03-5", "first derivative is wrong")
+    assert "call f" not in result.message and "formula of" not in result.message
+    never = ex.check_second_derivative(lambda f, x: (27.0, 18.0))
+    assert "never calls f" in never.message
+
+
+def test_04_1_all_zeros_is_told_nothing_was_counted(capsys):
+    result = ex.check_versions([0, 0, 0, 0, 0])
+    assert_teaches(result, "04-1", "nothing was counted")
+    assert "not a's" in result.message and "b[0] = 1000 writes" not in result.message
+
+
+def reset_data_float64(a):
+    a.data = ng.tensor(np.full(tuple(a.shape), 10.0))
+    return a
+
+
+def reset_data_other_shape(a):
+    a.data = ng.full((1, *a.shape), 10.0)
+    return a
+
+
+def reset_data_same_kind(a):  # unusual but right: a new tensor of a's shape and dtype
+    a.data = ng.full(tuple(a.shape), 10.0, dtype=a.dtype)
+    return a
+
+
+def test_04_3_a_reset_that_changes_the_dtype_is_refused(capsys):
+    result = ex.check_reset_leaf(reset_data_float64)
+    assert_teaches(result, "04-3", "changed the dtype of `a` from float32 to float64")
+    assert ex.check_reset_leaf(reset_data_same_kind)
+
+
+def test_04_3_a_reset_that_changes_the_shape_is_told_the_shape_changed(capsys):
+    result = ex.check_reset_leaf(reset_data_other_shape)
+    assert_teaches(result, "04-3", "changed the shape of `a` from (4,) to (1, 4)")
+    assert "must become 10" not in result.message
+
+
+def setup_maximize(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, maximize=True)
+
+
+def setup_adam(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n)
+    return ng.optim.Adam(model.fc.parameters())
+
+
+def setup_weight_only(model, n):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n)
+    return ng.optim.SGD([model.fc.weight], lr=0.1)
+
+
+def test_05_2_an_optimizer_that_climbs_the_loss_is_refused(capsys):
+    assert_teaches(ex.check_finetune_setup(setup_maximize), "05-2", "UP the gradient")
+
+
+def test_05_2_another_optimizer_than_sgd_is_refused_naming_sgd(capsys):
+    result = ex.check_finetune_setup(setup_adam)
+    assert_teaches(result, "05-2", "asks for an SGD optimizer, and yours is Adam")
+
+
+def test_05_2_a_forgotten_bias_is_named_and_counted_in_good_grammar(capsys):
+    result = ex.check_finetune_setup(setup_weight_only)
+    assert_teaches(result, "05-2", "a parameter of the new layer is missing")
+    assert "(bias)" in result.message and "1 tensor of" in result.message
+    assert "1 tensors" not in result.message
+
+
+def predict_requires_grad_afterwards(model, x):
+    with ng.no_grad():
+        out = model(x)
+    return out.requires_grad_()
+
+
+def test_05_3_an_output_switched_to_require_grad_is_refused(capsys):
+    result = ex.check_inference(predict_requires_grad_afterwards)
+    assert_teaches(result, "05-3", "your output requires grad")
+
+
+def test_05_the_lesson_says_frozen_parameters_stop_recording_only_without_such_inputs():
+    text = (COURSE / "src" / "05_excluding_subgraphs.py").read_text(encoding="utf-8")
+    assert "would also stop the recording" not in text
+    assert "only when no\n# input requires grad" in text
+    model = ng.nn.Linear(2, 2)
+    model.requires_grad_(False)
+    assert model(ng.randn(3, 2, requires_grad=True)).grad_fn is not None

@@ -7,6 +7,8 @@ never the expected number: that one only ``ex.reveal(...)`` shows.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..checking import (
     Result,
     checker,
@@ -14,6 +16,7 @@ from ..checking import (
     correct,
     hint_for,
     is_blank,
+    is_tensor,
     not_by_hand,
     not_done,
     TEXT_HINT,
@@ -45,11 +48,31 @@ def _not_by_hand(ex: str, answers) -> Result | None:
     numbers, where one number worked out by hand was asked."""
     if typed_as_text(answers):  # numpy would read "40" as the number 40
         return not_yet(ex, [TEXT_HINT, _ON_PAPER[ex]], gave="text (a string in quotes)")
+    if any(_typed_tensor(a) for a in answers) and not any(_read_off(a) for a in answers):
+        return not_yet(ex, [_PLAIN_NUMBER, _ON_PAPER[ex]], gave="a tensor")
     computed = not_by_hand(answers)
     if computed is None:
         return None
     gave, hint = computed
     return not_yet(ex, [hint, _ON_PAPER[ex]], gave=gave)
+
+
+# A tensor with no history may be typed in (ng.tensor(5.0)) or read off a .grad: the
+# hint says what to type without accusing the learner of reading it off the model.
+_PLAIN_NUMBER = (
+    "type the plain number, not a tensor: a value you work out by hand is a Python "
+    "number, with no ng.tensor(...) around it (nor one read off a .grad)."
+)
+
+
+def _read_off(value) -> bool:
+    """A tensor that carries the model's history: it was read off the forward pass."""
+    return is_tensor(value) and (value.grad_fn is not None or bool(value.requires_grad))
+
+
+def _typed_tensor(value) -> bool:
+    """A tensor of one number without history: what ng.tensor(5.0) gives."""
+    return is_tensor(value) and not _read_off(value) and np.size(value.detach().numpy()) == 1
 
 FORWARD_ANSWER = """l1 = 2, l2 = 5, l3 = 8, l4 = 40, loss = 40 (one element each).
 input is all ones, so l1 = 1 * w1 = 2; l2 = l1 + w2 = 2 + 3; l3 = l1 * w3 = 2 * 4;

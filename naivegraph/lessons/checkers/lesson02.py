@@ -126,6 +126,13 @@ def _loose(name: str) -> str:
     return name.lower().rstrip("0123456789")
 
 
+def _names_the_op(got: str, want: str) -> bool:
+    """"Mul", "mul", "Accumulate": the start of the right node's name, without the rest
+    of it (the "Backward0" of an op's node)."""
+    bare = "".join(c for c in got.lower() if c.isalpha())
+    return len(bare) >= 3 and _loose(want).startswith(bare)
+
+
 def _fn_name(x) -> Any:
     if x is None or isinstance(x, str):
         return x
@@ -240,6 +247,12 @@ def _input_hint(name: str, got: Any, want: Any) -> str | None:
             "exactly as autograd spells it (node.name(), as the cell above prints): the "
             f"same capitals{number if want[-1].isdigit() else ''}."
         )
+    if isinstance(got, str) and isinstance(want, str) and _names_the_op(got, want):
+        return (
+            f"the op you name for {name} is the right one, but the entry is its backward "
+            "NODE, and the exercise asks for the node's name exactly as autograd spells "
+            "it (node.name(), as the cell above prints): the op's name alone is not it."
+        )
     if name == "y":
         if got == "AddBackward0":
             return "that is z's own node (z.grad_fn); the entries are the nodes of z's INPUTS."
@@ -270,10 +283,16 @@ The `seen` set matters: a tensor used twice (l1 in the toy model) is reached alo
 two paths, and without it its leaves are reported twice."""
 
 
-def _toy_model() -> tuple[ng.Tensor, dict[int, str]]:
-    """Lesson 1's model: l1 feeds two ops, so its node is reached along two paths."""
+def _toy_model(twin: bool = False) -> tuple[ng.Tensor, dict[int, str]]:
+    """Lesson 1's model: l1 feeds two ops, so its node is reached along two paths.
+
+    Its ``twin`` has the same graph, with leaves that differ in shape and value too.
+    """
     inp = ng.ones([2, 2])
-    w1, w2, w3 = (ng.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0))
+    shapes = ([2, 2], [2], [1, 1]) if twin else ([], [], [])
+    w1, w2, w3 = (
+        ng.full(shape, v, requires_grad=True) for shape, v in zip(shapes, (2.0, 3.0, 4.0))
+    )
     l1 = inp * w1
     loss = ((l1 + w2) * (l1 * w3)).mean()
     return loss, {id(w1): "w1", id(w2): "w2", id(w3): "w3", id(inp): "input"}
@@ -293,18 +312,54 @@ def _toy_leaves(loss: ng.Tensor) -> list[ng.Tensor]:
     return list(found.values())
 
 
-def _leaf_cases() -> list[tuple[str, ng.Tensor, list[ng.Tensor], dict[int, str]]]:
-    loss, toy = _toy_model()
+LeafCase = tuple[str, ng.Tensor, list[ng.Tensor], dict[int, str]]
+
+
+def _lesson_one_case(twin: bool) -> LeafCase:
+    loss, toy = _toy_model(twin)
+    return "lesson 1's loss", loss, _toy_leaves(loss), toy
+
+
+def _small_cases(twin: bool) -> list[LeafCase]:
     a = ng.tensor([1.0, 2.0], requires_grad=True)
     b = ng.tensor(3.0, requires_grad=True)
     c = ng.tensor([5.0, 6.0])  # no grad: must not be reported
-    names = {id(a): "a", id(b): "b", id(c): "c"}
+    # Two leaves that hold the same value, in the same shape: only identity tells them
+    # apart.  The twin gives them values and shapes of their own.
+    p = ng.tensor([3.0, 1.0] if twin else 3.0, requires_grad=True)
+    q = ng.tensor(3.0, requires_grad=True)
+    names = {id(a): "a", id(b): "b", id(c): "c", id(p): "p", id(q): "q"}
     return [
-        ("lesson 1's loss", loss, _toy_leaves(loss), toy),
         ("(a * b + c).sum()", (a * b + c).sum(), [a, b], names),
         ("(a.exp() * a).mean()", (a.exp() * a).mean(), [a], names),
         ("b * b * b", b * b * b, [b], names),
+        ("(p * q + q).sum(), p and q two leaves that hold equal values", (p * q + q).sum(),
+         [p, q], names),
     ]
+
+
+def _leaf_cases(twin: bool = False) -> list[LeafCase]:
+    return [_lesson_one_case(twin), *_small_cases(twin)]
+
+
+def _finds_all_in_twin(find_leaves, index: int) -> bool:
+    """Whether the walk finds every leaf of case ``index``'s twin, whose leaves differ
+    in value and shape: then the leaves it lost were merged as equal, not missed."""
+    _, tensor, leaves, _ = _leaf_cases(twin=True)[index]
+    try:
+        got = list(find_leaves(tensor))
+    except Exception:  # the walk's own failure was reported on the real case
+        return False
+    return {id(t) for t in got} == {id(t) for t in leaves}
+
+
+def _label(t: Any, names: dict[int, str]) -> str:
+    """How a returned tensor is shown: its name, or what it is."""
+    if id(t) in names:
+        return names[id(t)]
+    if t.is_leaf and t.requires_grad:
+        return "a leaf of another graph"
+    return "a tensor that is not a leaf"
 
 
 def _copies_of(items: list, leaves: list[ng.Tensor]) -> bool:
@@ -329,7 +384,7 @@ def check_find_leaves(find_leaves) -> Result:
     bad = not_callable(ex, find_leaves)
     if bad is not None:
         return bad
-    for text, tensor, leaves, names in _leaf_cases():
+    for index, (text, tensor, leaves, names) in enumerate(_leaf_cases()):
         want = {id(t) for t in leaves}
         with AutogradCalls() as calls:
             stop, got = answer(ex, find_leaves, tensor)
@@ -375,7 +430,7 @@ def check_find_leaves(find_leaves) -> Result:
                 gave=f"copies of the leaves for {text}",
             )
         ids = [id(t) for t in items]
-        shown = sorted(names.get(i, "a tensor that is not a leaf") for i in ids)
+        shown = sorted(_label(t, names) for t in items)
         if set(ids) == want and len(ids) > len(want):
             return not_yet(
                 ex,
@@ -387,6 +442,18 @@ def check_find_leaves(find_leaves) -> Result:
                 ],
                 gave=f"{shown} for {text}",
             )
+        if set(ids) < want and _finds_all_in_twin(find_leaves, index):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk reaches every node but returns fewer leaves: "
+                    "it merged distinct leaves that look alike (the same value or shape). "
+                    "Two leaves are the same only when they are the same tensor.",
+                    "tell leaves (and nodes) apart by identity, `is` or id(), never by "
+                    "their values or shapes.",
+                ],
+                gave=f"{shown} for {text}",
+            )
         if set(ids) < want:
             return not_yet(
                 ex,
@@ -395,6 +462,18 @@ def check_find_leaves(find_leaves) -> Result:
                     "empty, pushing the next_functions of EVERY node you pop.",
                     "a leaf can be several ops away from t: the walk must go all the "
                     "way down, not only through t.grad_fn's direct inputs.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+        strangers = [t for t in items if id(t) not in want and t.is_leaf and t.requires_grad]
+        if strangers:
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your list holds leaves, but not leaves of this graph: "
+                    "tensors from elsewhere, not found by walking from t.grad_fn.",
+                    "find_leaves must work for any t it is given: collect the leaves "
+                    "its walk meets, not tensors you name yourself.",
                 ],
                 gave=f"{shown} for {text}",
             )

@@ -52,7 +52,7 @@ def check_double_hook(hook) -> Result:
     bad = not_callable(ex, hook)
     if bad is not None:
         return bad
-    first_grad = None
+    first_grad, doubled = None, False
     for incoming in HOOK_CASES:  # the first two share a shape: a typed-in result shows
         result, v_grad = _run_hook(ex, hook, incoming)
         if result is not None:
@@ -71,9 +71,10 @@ def check_double_hook(hook) -> Result:
                 gave=f"the same v.grad for the incoming gradients {show(HOOK_CASES[0])} "
                 f"and {show(incoming)}",
             )
-        result = _judge_hook(ex, hook, incoming, v_grad)
+        result = _judge_hook(ex, hook, incoming, v_grad, doubled)
         if result is not None:
             return result
+        doubled = True
     return correct(
         ex, "a hook that returns a tensor replaces the gradient: v.grad is twice what arrived."
     )
@@ -117,12 +118,24 @@ def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None
     return None, v.grad.numpy().copy()
 
 
-def _judge_hook(ex: str, hook, incoming, v_grad: np.ndarray) -> Result | None:
-    """None when ``v_grad`` is twice ``incoming``, else the hint for the mistake."""
+def _judge_hook(ex: str, hook, incoming, v_grad: np.ndarray, doubled: bool) -> Result | None:
+    """None when ``v_grad`` is twice ``incoming``, else the hint for the mistake;
+    ``doubled`` says the hook doubled the gradients it was given before this one."""
     arrived = np.asarray(incoming, dtype=np.float64)
     if close(v_grad, 2 * arrived, shape_free=False):
         return None
     gave = f"v.grad = {show(v_grad)} for an incoming gradient {show(arrived)}"
+    if (doubled and close(v_grad, arrived, shape_free=False)) or _partly_doubled(v_grad, arrived):
+        return not_yet(
+            ex,
+            [
+                "your hook doubled some gradients but not others: a hook must double "
+                "every gradient it receives, every element, on every call.",
+                "no condition on the values, no count of the calls: the hook does the "
+                "same to whatever arrives.",
+            ],
+            gave=gave,
+        )
     if close(v_grad, arrived, shape_free=False):
         if _returns_none(hook):
             return not_done(
@@ -151,6 +164,15 @@ def _judge_hook(ex: str, hook, incoming, v_grad: np.ndarray) -> Result | None:
         [first, "the hook gets the incoming gradient as a tensor: return that tensor times a number."],
         gave=gave,
     )
+
+
+def _partly_doubled(v_grad: np.ndarray, arrived: np.ndarray) -> bool:
+    """Each element either doubled or passed unchanged, and some of each."""
+    if np.shape(v_grad) != arrived.shape:
+        return False
+    twice = np.isclose(v_grad, 2 * arrived) & (arrived != 0)
+    same = np.isclose(v_grad, arrived) & (arrived != 0)
+    return bool(twice.any() and same.any() and np.all(twice | same | (arrived == 0)))
 
 
 def _returns_none(hook) -> bool:
@@ -318,9 +340,10 @@ def check_manual_gradient(gradf) -> Result:
         return bad
     xs = MANUAL_POINTS
     want = _manual_formula(xs)
+    x = ng.tensor(xs, dtype=ng.float64)
     with AutogradCalls() as calls, DualLevels() as levels:
         try:
-            got, raised = gradf(ng.tensor(xs, dtype=ng.float64)), None
+            got, raised = gradf(x), None
         except Exception as exc:  # reported below, after the autograd question
             got, raised = None, exc
     if calls.flags:  # even when it then crashed: the mistake is asking autograd
@@ -348,6 +371,18 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave="a gradf that uses forward-mode autodiff",
         )
+    if x._version != 0 or not np.array_equal(x.numpy(), xs):
+        return not_yet(
+            ex,
+            [
+                "your gradf changed its input in place (an op with a trailing underscore, "
+                "or an augmented assignment such as *=, on x): the caller's x, a leaf of "
+                "the lesson, would hold other values after the call.",
+                "compute the result as a new tensor from x and leave x as it was: "
+                "out-of-place ops (x * y, x + y) never write into their inputs.",
+            ],
+            gave="a gradf that writes into x",
+        )
     if raised is not None:
         return failed(ex, crash_message(raised))
     blank = returned_blank(ex, got)
@@ -365,6 +400,18 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave=f"a {_type_name(got)}",
         )
+    if not _traced_to_x(gradf, xs):
+        return not_yet(
+            ex,
+            [
+                "your gradf computes its result outside naivegraph's ops (with numpy, or "
+                "on a copy cut from x) and wraps it in a tensor: use ng.exp and tensor "
+                "operators on x itself, not numpy.",
+                "a result made of tensor operations on x is one autograd can trace back "
+                "to x: the cell after the check compares it with what autograd computes.",
+            ],
+            gave="a result not computed from x with tensor operations",
+        )
     if close(got, want, shape_free=False):
         if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False):
             return not_yet(
@@ -380,7 +427,7 @@ def check_manual_gradient(gradf) -> Result:
             )
         return correct(ex, "2x e^x + x^2 e^x matches what autograd computes.")
     if close(got, 2 * xs * np.exp(xs)):
-        first = "product rule: you have (x^2)' e^x; the term x^2 (e^x)' is missing."
+        first = "the product rule has two terms, and you have only one: which one is missing?"
     elif close(got, xs**2 * np.exp(xs)):
         first = "that is f(x) itself; differentiate it with the product rule."
     elif close(got, 2 * xs * np.exp(xs) * xs**2 * np.exp(xs)):
@@ -401,7 +448,7 @@ def check_manual_gradient(gradf) -> Result:
             "name the two factors of f, differentiate each one alone, then combine them "
             "with the product rule: two terms, each a derivative times the other factor.",
         ],
-        gave=f"gradf(1) = {show(_at_one(gradf))}",
+        gave=_wrong_at(got, want, xs),
     )
 
 
@@ -418,11 +465,32 @@ def _type_name(value) -> str:
     return kind.__name__ if module == "builtins" else f"{module}.{kind.__name__}"
 
 
-def _at_one(gradf) -> object:
+def _wrong_at(got, want: np.ndarray, xs: np.ndarray) -> str:
+    """gradf at a point where it differs from the derivative, nearest to 0 first: at
+    some points a wrong formula happens to agree with the right one."""
+    values = as_array(got)
+    if values.shape != xs.shape:
+        return f"a result of shape {values.shape} for an x of shape {xs.shape}"
+    order = np.argsort(np.abs(xs), axis=None, kind="stable")
+    for flat in order:
+        at = np.unravel_index(flat, xs.shape)
+        if not close(values[at], want[at]):
+            return f"gradf({xs[at]:g}) = {show(values[at])}"
+    return "a gradf that differs from the derivative"
+
+
+def _traced_to_x(gradf, xs: np.ndarray) -> bool:
+    """Whether gradf, given an x that requires grad, returns a result autograd
+    recorded from x: what tensor operations on x give, and numpy never does."""
+    x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
     try:
-        return gradf(ng.tensor(1.0))
-    except Exception:  # shown only as "what you gave"
-        return "an error"
+        with AutogradCalls():  # a backward here was refused on the first call already
+            got = gradf(x)
+    except RuntimeError as exc:
+        return "numpy" not in str(exc)  # x.numpy() refuses a tensor that requires grad
+    except Exception:  # the first call, without grad, is the one reported
+        return True
+    return not isinstance(got, ng.Tensor) or got.grad_fn is not None
 
 
 SECOND_ANSWER = """def derivatives(f, x):
@@ -450,9 +518,15 @@ def check_second_derivative(derivatives) -> Result:
     recorded = False  # whether some first derivative was built with create_graph=True
     for text, f, at, (want1, want2) in SECOND_CASES:
         x = ng.tensor(at, dtype=ng.float64, requires_grad=True)
+        calls_of_f: list = []
+
+        def given(v, f=f):  # f, counting its calls: a formula of one's own never calls it
+            calls_of_f.append(v)
+            return f(v)
+
         with AutogradCalls() as calls:
             try:
-                got = derivatives(f, x)
+                got = derivatives(given, x)
                 raised = None
             except Exception as exc:  # recognised below, or reported at the learner's line
                 raised = exc
@@ -486,11 +560,7 @@ def check_second_derivative(derivatives) -> Result:
         if not close(first_v, want1):
             return not_yet(
                 ex,
-                [
-                    f"the first derivative is wrong for f(x) = {text} at x = {at}: it is "
-                    "ng.autograd.grad of f(x) with respect to x.",
-                    "differentiate the f you are given (call f(x)), not a formula of your own.",
-                ],
+                _first_hints(text, at, first is x.grad, bool(calls_of_f)),
                 gave=f"f'({at}) = {show(first_v)} for f(x) = {text}",
             )
         if not close(second_v, want2):
@@ -569,6 +639,30 @@ def _second_raised(ex: str, exc: Exception, flags: list) -> Result:
             gave="a function that backs through a freed graph",
         )
     return failed(ex, crash_message(exc))
+
+
+def _first_hints(text: str, at: float, is_x_grad: bool, called_f: bool) -> list[str]:
+    """Hints for a wrong first derivative, told by where it came from."""
+    if is_x_grad:
+        return [
+            "the first derivative you return is x.grad itself, one tensor that the "
+            "backward pass after it changed in place (zeroed, or accumulated into): by "
+            "the time you return it, it no longer holds f'(x).",
+            "take each derivative from ng.autograd.grad, which returns a new tensor and "
+            "leaves x.grad alone.",
+        ]
+    wrong = f"the first derivative is wrong for f(x) = {text} at x = {at}"
+    if not called_f:
+        return [
+            f"{wrong}: your function never calls f, so it differentiates a formula of "
+            "its own, not the f it is given.",
+            "call f(x) and differentiate its result with ng.autograd.grad.",
+        ]
+    return [
+        f"{wrong}: it is the gradient of f(x) with respect to x, taken once.",
+        "hand f(x) and x to ng.autograd.grad and return the derivative it gives as it "
+        "is, without scaling or combining it with anything.",
+    ]
 
 
 def _second_hints(first: float, second: float, want: float) -> list[str]:

@@ -68,7 +68,12 @@ def check_versions(versions) -> Result:
             "each in-place op adds 1; out-of-place ops (like c = b * 3) leave b "
             "alone: [0, 1, 2, 2, 3].",
         )
-    if got[0] != 0:
+    if not any(got):
+        first = (
+            "nothing was counted: every version you gave is 0. Is it b's _version you "
+            "read, after each line (not a's)? Each line that writes into b adds 1."
+        )
+    elif got[0] != 0:
         first = "b = a + 2 makes a brand-new tensor: a fresh tensor starts at version 0."
     else:
         # the first line where the learner's step (change from the line before) is wrong
@@ -192,6 +197,7 @@ def check_reset_leaf(reset) -> Result:
 
 def _check_one_reset(ex: str, reset, values) -> Result | None:
     a = ng.tensor(values, requires_grad=True)
+    dtype = a.dtype
     try:
         got = reset(a)
     except RuntimeError as exc:
@@ -238,6 +244,9 @@ def _check_one_reset(ex: str, reset, values) -> Result | None:
             "`a` is no longer a leaf: an op was recorded on it, so its .grad would be dropped.",
             gave="a with a grad_fn",
         )
+    result = _same_kind(ex, a, values, dtype)
+    if result is not None:
+        return result
     result = _all_tens(ex, a, values)
     if result is not None:
         return result
@@ -250,6 +259,40 @@ def _check_one_reset(ex: str, reset, values) -> Result | None:
             gave=f"a.grad = {show(a.grad)} after (a*a).mean().backward()",
         )
     return None
+
+
+def _same_kind(ex: str, a, values, dtype) -> Result | None:
+    """None when ``a`` kept the shape of ``values`` and its ``dtype``, else the hint:
+    a new tensor put in through .data brings its own."""
+    shape, now = tuple(np.shape(values)), tuple(a.shape)
+    if now != shape:
+        return not_yet(
+            ex,
+            [
+                f"your reset changed the shape of `a` from {shape} to {now}: change the "
+                "values of `a` and keep its shape, so every use of it still fits.",
+                "write into the elements `a` already has, instead of giving it a tensor "
+                "of another shape.",
+            ],
+            gave=f"a of shape {now} for a leaf of shape {shape}",
+        )
+    if a.dtype != dtype:
+        was, now_type = _dtype_name(dtype), _dtype_name(a.dtype)
+        return not_yet(
+            ex,
+            [
+                f"your reset changed the dtype of `a` from {was} to {now_type}: "
+                "a new tensor put in its place brings its own dtype, and the model's other "
+                "tensors no longer match it.",
+                "write the new values into `a` itself, which keeps its dtype.",
+            ],
+            gave=f"a of dtype {now_type} for a {was} leaf",
+        )
+    return None
+
+
+def _dtype_name(dtype) -> str:
+    return str(dtype).rsplit(".", 1)[-1]
 
 
 def _all_tens(ex: str, a, values) -> Result | None:

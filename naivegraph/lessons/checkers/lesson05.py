@@ -176,7 +176,31 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ],
             gave="a new fc whose parameters do not require grad",
         )
+    if type(opt).__name__ != "SGD":
+        return not_yet(
+            ex,
+            [
+                f"the exercise asks for an SGD optimizer, and yours is {type(opt).__name__}: "
+                "the same parameters, but another update rule than the lesson's.",
+                "ng.optim has SGD too: give it the new layer's parameters.",
+            ],
+            gave=f"an ng.optim.{type(opt).__name__}",
+        )
     opt_params = {id(p) for group in opt.param_groups for p in group["params"]}
+    head = dict(model.fc.named_parameters())
+    if opt_params and opt_params < {id(p) for p in head.values()}:
+        missing = [name for name, p in head.items() if id(p) not in opt_params]
+        return not_yet(
+            ex,
+            [
+                f"a parameter of the new layer is missing from the optimizer "
+                f"({', '.join(missing)}): a step would leave it as it was.",
+                "give the optimizer all of the new layer's parameters: the layer lists "
+                "them for you.",
+            ],
+            gave=f"an optimizer over {_tensors(len(opt_params))} of the new layer's "
+            f"{len(head)}",
+        )
     if opt_params != {id(p) for p in model.fc.parameters()}:
         return not_yet(
             ex,
@@ -185,9 +209,13 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
                 "a frozen parameter in the optimizer is skipped at best; the head's "
                 "parameters are what it should update.",
             ],
-            gave=f"an optimizer over {len(opt_params)} tensors",
+            gave=f"an optimizer over {_tensors(len(opt_params))}",
         )
     return _step_keeps_body(ex, model, opt, body_before, n_classes)
+
+
+def _tensors(count: int) -> str:
+    return f"{count} tensor" if count == 1 else f"{count} tensors"
 
 
 def _head_outputs(head) -> int | str | Exception:
@@ -209,6 +237,7 @@ def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result
     try:
         opt.zero_grad()
         ng.nn.functional.cross_entropy(model(x), target).backward()
+        grads = [_grad_of(p) for p in model.fc.parameters()]
         opt.step()
     except Exception as exc:  # a head of the wrong input size, for instance
         return failed(
@@ -234,7 +263,27 @@ def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result
             ],
             gave="an optimizer whose step changes nothing",
         )
+    climb = sum(
+        float(np.sum(g * (p.detach().numpy() - b)))
+        for g, b, p in zip(grads, head_before, model.fc.parameters())
+    )
+    if climb > 0:
+        return not_yet(
+            ex,
+            [
+                "a training step moved the new fc UP the gradient: the loss grows with "
+                "each step instead of falling.",
+                "look at the optimizer's arguments: a training step must descend the "
+                "loss (minimize it), with a positive learning rate.",
+            ],
+            gave="an optimizer whose step climbs the loss",
+        )
     return None
+
+
+def _grad_of(p) -> np.ndarray:
+    """``p.grad`` as an array, zeros where backward left none."""
+    return np.zeros(tuple(p.shape)) if p.grad is None else p.grad.detach().numpy().copy()
 
 
 INFERENCE_ANSWER = """def predict(model, x):
@@ -420,6 +469,17 @@ def _judge_output(ex: str, model, x, out, want) -> Result | None:
                 "switch recording off while the model runs.",
             ],
             gave="an output with a grad_fn",
+        )
+    if getattr(out, "requires_grad", False):
+        return not_yet(
+            ex,
+            [
+                "your output requires grad: it was switched on after the model ran, so "
+                "it has no history, yet every op on it records a graph again.",
+                "return the output as the model gives it with recording off: no history "
+                "and not requiring grad.",
+            ],
+            gave="an output that requires grad",
         )
     if recorded:
         return not_yet(
