@@ -1072,7 +1072,7 @@ def test_05_3_freezing_with_flags_restored_still_records_an_input_that_requires_
     assert "detached after the forward pass" not in result.message
 
 
-# -- answers a second walkthrough found accepted, or told about another mistake ----------
+# -- answers once accepted, or told about another mistake than theirs ------------------
 
 def test_01_a_number_typed_as_a_tensor_is_told_to_type_the_plain_number(capsys):
     result = ex.check_forward_values(2, ng.tensor(5.0), 8, 40, 40)
