@@ -206,7 +206,7 @@ def test_07_1_static_where_on_tensors_is_reported_at_the_learners_line(capsys):
 
     line = inspect.getsourcelines(f_fixed)[1] + 1
     rejected(capsys, ex.check_where_fix, f_fixed,
-             says=f"raised TypeError at line {line} of your code: dynamic tensors")
+             says=f"raised TypeError at line {line} of your code: a static-graph op")
 
 
 def test_07_2_trace_pitfall(capsys):

@@ -87,3 +87,111 @@ def test_06_3_text_is_told_it_is_text(capsys):
     assert "without quotes" in result.message
     assert outcome(capsys, ex.check_memory_plan, 2)
     assert outcome(capsys, ex.check_memory_plan, np.int64(2))
+
+
+# ------------------------------------------------------------------------- lesson 7
+def test_07_1_a_threshold_just_above_zero_is_refused(capsys):
+    result = rejected(
+        capsys,
+        ex.check_where_fix,
+        lambda x: ng.where(x > 0.001, x * 2, x * -1),
+        says="exactly where the rule does",
+    )
+    never_states(result, "x * 2, x * -1", "x > 0,")
+    assert outcome(capsys, ex.check_where_fix, lambda x: ng.where(x > 0, 2 * x, -x))
+    assert outcome(capsys, ex.check_where_fix, lambda x: ng.where(0 < x, x + x, 0 - x))
+
+
+def test_07_1_mask_assignment_is_told_masks_do_not_trace_not_about_an_if(capsys):
+    def f_fixed(x):
+        y = x * 2
+        y[x <= 0] = -y[x <= 0]
+        return y
+
+    result = rejected(capsys, ex.check_where_fix, f_fixed, says="assigning with a mask")
+    assert "`if`" not in result.message
+    assert "ng.where" in result.message
+    never_states(result, "x * 2, x * -1")
+
+
+def test_07_1_static_where_in_the_function_is_sent_to_ng_where_not_ns_constant(capsys):
+    def f_fixed(x):
+        return ns.where(x > 0, x * 2, x * -1)
+
+    result = rejected(capsys, ex.check_where_fix, f_fixed, says="Choose per element with ng.where")
+    assert "ns.constant" not in result.message
+    never_states(result, "x * 2, x * -1")
+
+
+def test_07_2_a_typed_in_array_is_told_to_type_a_plain_list_not_that_it_ran(capsys):
+    result = rejected(
+        capsys,
+        ex.check_trace_pitfall,
+        np.array([2.0, 4.0]),
+        [10.0, 20.0],
+        says="as a plain list of Python numbers",
+    )
+    assert "came from running" not in result.message
+    never_states(result, "[2, 4]", "[10, 20]")
+
+
+@pytest.fixture
+def shell():
+    """A notebook shell whose cells the checker can read, as in Jupyter."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    sh = InteractiveShell.instance(config=config)
+    sh.run_cell(
+        "import numpy as np\nimport naivegraph as ng\nimport naivegraph.static as ns\n"
+        "from naivegraph.lessons import exercises as ex\n"
+        "SCALE = 2.0\ndef scaled(x):\n    return x * SCALE\n"
+        "traced = ns.trace(scaled, np.ones(2))\n",
+        store_history=True,
+    )
+    yield sh
+    InteractiveShell.clear_instance()
+
+
+def run_answer_cell(shell, answer: str):
+    checking.TRIES.clear()
+    shell.run_cell(
+        "SCALE = 10.0\n" + answer + "\nresult = ex.check_trace_pitfall(traced_result, "
+        "eager_result)\n",
+        store_history=True,
+    )
+    return shell.user_ns["result"]
+
+
+@pytest.mark.parametrize(
+    "answer, calls",
+    [
+        (
+            "traced_result = traced(np.array([1.0, 2.0])).tolist()\n"
+            "eager_result = [10.0, 20.0]",
+            "traced",
+        ),
+        (
+            "traced_result = [2.0, 4.0]\n"
+            "eager_result = list(scaled(ng.tensor([1.0, 2.0])).tolist())",
+            "scaled",
+        ),
+        (
+            "traced_result = traced.__call__(np.array([1.0, 2.0])).tolist()\n"
+            "eager_result = scaled(ng.tensor([1.0, 2.0])).tolist()",
+            "traced and scaled",
+        ),
+    ],
+)
+def test_07_2_an_answer_cell_that_runs_the_functions_is_refused(shell, answer, calls):
+    result = run_answer_cell(shell, answer)
+    assert result.status == "fail", result.message
+    assert f"your answer cell calls {calls}" in result.message
+    never_states(result, "[2, 4]", "[10, 20]")
+
+
+def test_07_2_a_prediction_typed_in_the_answer_cell_is_accepted(shell):
+    assert run_answer_cell(shell, "traced_result = [2.0, 4.0]\neager_result = [10, 20]")
+    assert run_answer_cell(shell, "traced_result = (2, 4)\neager_result = [10.0, 20.0]")
