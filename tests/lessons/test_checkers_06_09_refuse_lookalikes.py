@@ -4,6 +4,9 @@ right answer in its usual and unusual forms is still accepted, and no checker ra
 
 from __future__ import annotations
 
+import cmath
+import math
+
 import numpy as np
 import pytest
 
@@ -195,3 +198,78 @@ def test_07_2_an_answer_cell_that_runs_the_functions_is_refused(shell, answer, c
 def test_07_2_a_prediction_typed_in_the_answer_cell_is_accepted(shell):
     assert run_answer_cell(shell, "traced_result = [2.0, 4.0]\neager_result = [10, 20]")
     assert run_answer_cell(shell, "traced_result = (2, 4)\neager_result = [10.0, 20.0]")
+
+
+# ------------------------------------------------------------------------- lesson 8
+TABLE = {
+    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
+    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b**2),
+    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
+    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
+}
+
+
+def stripped_five_point(f, h=1e-3):
+    """A five-point stencil on the arguments made plain floats first."""
+
+    def derivative(*args):
+        *values, i = args
+        values = [float(v) for v in values]
+
+        def at(step):
+            moved = list(values)
+            moved[i] = moved[i] + step * h
+            return f(*moved)
+
+        return (-at(2) + 8 * at(1) - 8 * at(-1) + at(-2)) / (12 * h)
+
+    return derivative
+
+
+def numpy_central(f, h=1e-4):
+    """A central difference that shifts the argument with np.add."""
+
+    def derivative(*args):
+        *values, i = args
+        up, down = list(values), list(values)
+        up[i], down[i] = np.add(up[i], h), np.add(down[i], -h)
+        return (f(*up) - f(*down)) / (2 * h)
+
+    return derivative
+
+
+@pytest.mark.parametrize("row", ["mul", "div", "sin", "exp"])
+@pytest.mark.parametrize("estimate", [stripped_five_point, numpy_central])
+def test_08_1_a_stencil_on_arguments_stripped_of_the_probe_is_refused(capsys, row, estimate):
+    f = TABLE[row][0]
+    table = {**TABLE, row: (f, estimate(f))}
+    result = rejected(capsys, ex.check_derivative_table, table, says=f"{row!r}")
+    assert "estimate" in result.message
+    never_states(result, "cos(", "-a / b", "1 / b")
+
+
+@pytest.mark.parametrize(
+    "d_sin",
+    [
+        lambda a, i: cmath.sin(complex(a, 1e-30)).imag / 1e-30,
+        lambda a, i: float(np.sin(complex(a, 1e-30)).imag / 1e-30),
+        lambda a, i: cmath.sin(float(a) + 1e-30j).imag / 1e-30,
+    ],
+)
+def test_08_1_a_complex_step_the_probe_cannot_see_is_refused(capsys, d_sin):
+    table = {**TABLE, "sin": (TABLE["sin"][0], d_sin)}
+    result = rejected(capsys, ex.check_derivative_table, table, says="complex step")
+    never_states(result, "cos(")
+
+
+def test_08_1_exact_rules_in_unusual_forms_are_still_accepted(capsys):
+    f_exp = TABLE["exp"][0]
+    other = {
+        **TABLE,
+        "sin": (math.sin, lambda a, i: math.sin(a + math.pi / 2)),
+        "exp": (f_exp, lambda a, i: f_exp(float(a))),
+        "div": (TABLE["div"][0], lambda a, b, i: [1.0 / b, -(a / b) / b][i]),
+        "mul": (TABLE["mul"][0], lambda a, b, i: float(np.multiply(1.0, (b, a)[i]))),
+    }
+    assert outcome(capsys, ex.check_derivative_table, other)
+    assert outcome(capsys, ex.check_derivative_table, TABLE)
