@@ -273,3 +273,174 @@ def test_08_1_exact_rules_in_unusual_forms_are_still_accepted(capsys):
     }
     assert outcome(capsys, ex.check_derivative_table, other)
     assert outcome(capsys, ex.check_derivative_table, TABLE)
+
+
+OPS = {
+    "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
+    "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
+    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
+    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b**2),
+    "pow": (
+        lambda a, b: a**b,
+        lambda a, b, i: b * a ** (b - 1) if i == 0 else a**b * math.log(a),
+    ),
+    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
+    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
+}
+
+
+def static_backward(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            if inp.needs_grad:
+                inp.grad += n.grad * OPS[n.op][1](*args, k)
+
+
+def static_backward_skipping_failures(nodes, loss):
+    """Hands every input a gradient and skips only derivatives that fail."""
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            try:
+                inp.grad += n.grad * OPS[n.op][1](*args, k)
+            except ValueError:
+                pass
+
+
+def static_backward_by_paths(nodes, loss):
+    """Follows every path from the loss down, ignoring the list: exponential."""
+    for n in nodes:
+        n.grad = 0.0
+
+    def push(node, g):
+        node.grad += g
+        if node.op is None:
+            return
+        args = [i.value for i in node.inputs]
+        for k, inp in enumerate(node.inputs):
+            if inp.needs_grad:
+                push(inp, g * OPS[node.op][1](*args, k))
+
+    push(loss, 1.0)
+
+
+def test_08_2_a_sweep_that_gives_constants_gradients_is_refused(capsys):
+    result = rejected(
+        capsys,
+        ex.check_static_backward,
+        static_backward_skipping_failures,
+        says="a constant of (x - 3) ** 2 received a gradient",
+    )
+    never_states(result, "inp.needs_grad", "if inp.")
+
+
+def test_08_2_a_sweep_that_follows_every_path_is_refused(capsys):
+    result = rejected(
+        capsys, ex.check_static_backward, static_backward_by_paths, says="stacked diamonds"
+    )
+    assert "one pass over it visits each node once" in result.message
+    never_states(result, "reversed(nodes)")
+
+
+def test_08_2_a_sweep_of_another_list_is_told_to_use_the_nodes_given(capsys):
+    notebook_graph: list = []  # a graph of the notebook's own, not the one passed in
+
+    def sweep_global(nodes, loss):
+        static_backward(notebook_graph, loss)
+
+    result = rejected(
+        capsys, ex.check_static_backward, sweep_global, says="sweep the `nodes` argument"
+    )
+    assert "starts at 0.0" not in result.message
+
+
+def test_08_2_the_sweep_in_its_usual_and_unusual_forms_is_accepted(capsys):
+    def static_backward_indexed(nodes, loss):
+        for n in nodes:
+            n.grad = 0.0
+        loss.grad = 1.0
+        for j in range(len(nodes) - 1, -1, -1):
+            n = nodes[j]
+            if not n.inputs:
+                continue
+            for k, inp in enumerate(n.inputs):
+                if not inp.needs_grad:
+                    continue
+                inp.grad = inp.grad + n.grad * OPS[n.op][1](*[i.value for i in n.inputs], k)
+
+    assert outcome(capsys, ex.check_static_backward, static_backward)
+    assert outcome(capsys, ex.check_static_backward, static_backward_indexed)
+
+
+def run_backward(root, keep_in_nodes=False):
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) not in seen:
+            seen.add(id(node))
+            for inp in node.inputs:
+                if inp.requires_grad:
+                    visit(inp)
+            order.append(node)
+
+    visit(root)
+    grads = {id(root): 1.0}
+    for node in reversed(order):
+        g = grads.pop(id(node), 0.0)
+        if keep_in_nodes and not node.is_leaf:  # the gradient parked in the node's .grad
+            node.grad += g
+            g = node.grad
+        if node.is_leaf:
+            node.grad += g
+            continue
+        if node.saved is None:
+            raise RuntimeError("the graph was freed")
+        for k, inp in enumerate(node.inputs):
+            if inp.requires_grad:
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](
+                    *node.saved, k
+                )
+    return order
+
+
+def test_08_3_gradients_kept_in_computed_nodes_are_refused_on_a_second_backward(capsys):
+    result = rejected(
+        capsys,
+        ex.check_run_backward,
+        lambda root: run_backward(root, keep_in_nodes=True),
+        says="two backwards through the same graph",
+    )
+    assert "local to this call" in result.message
+    never_states(result, "48")
+    assert outcome(capsys, ex.check_run_backward, run_backward)
+
+
+def test_08_the_labs_reference_functions_are_refused_as_the_answer(capsys):
+    from naivegraph.lessons.checkers import lesson08
+
+    class Node:  # enough of the notebook's Node for reference() to build with
+        def __init__(self, value, requires_grad=False):
+            self.value, self.requires_grad = value, requires_grad
+
+    for check, name in (
+        (ex.check_static_backward, "static_backward"),
+        (ex.check_run_backward, "run_backward"),
+        (ex.check_free_graph, "free_graph"),
+        (ex.check_jacobian, "jacobian"),
+        (ex.check_gradient_descent, "gradient_descent"),
+    ):
+        result = rejected(
+            capsys, check, lesson08.reference(name, Node), says="that is the lab's version"
+        )
+        assert "write your own" in result.message

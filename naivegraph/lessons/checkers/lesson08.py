@@ -355,6 +355,8 @@ def check_static_backward(static_backward) -> Result:
     """``static_backward(nodes, loss)``: reverse sweep of a static graph's node list."""
     ex = "08-2"
     bad = blank_function(ex, static_backward)
+    if bad is None:
+        bad = _labs_version(ex, static_backward)
     if bad is not None:
         return bad
 
@@ -363,9 +365,11 @@ def check_static_backward(static_backward) -> Result:
         leaves, loss = build(nodes)
         stop, _ = _call_none_ok(ex, static_backward, nodes, loss)
         seeds.append(loss.grad)
+        run_nodes.append(nodes)
         return stop, leaves
 
     seeds: list = []  # loss.grad after each run: 1 when the sweep was seeded
+    run_nodes: list = []  # the node list of each run
 
     # 1. f = x * y + sin(x) * exp(y) at (1, 2)
     def product(nodes):
@@ -379,6 +383,11 @@ def check_static_backward(static_backward) -> Result:
     want = [2.0 + math.cos(1.0) * math.exp(2.0), 1.0 + math.sin(1.0) * math.exp(2.0)]
     got = [x.grad, y.grad]
     if is_blank(got) or any(g is None for g in got):
+        if sum(n.grad is not None for n in run_nodes[-1]) <= 1:  # the loss's seed at most
+            return not_yet(ex, ["your backward changed no node of the list it was given: "
+                                "sweep the `nodes` argument (the graph's nodes in creation "
+                                "order), not a list of the notebook's own graph."],
+                           gave="no grad set on the nodes passed in")
         return not_yet(ex, ["after your backward x.grad is still None: every node's grad "
                             "starts at 0.0 and the loss's at 1.0."], gave="x.grad = None")
     if not close(got, want, atol=1e-9):
@@ -460,8 +469,76 @@ def check_static_backward(static_backward) -> Result:
     if not close(x.grad, -4.0):
         return not_yet(ex, ["check (x - 3) ** 2 at x = 1 by hand."],
                        gave=f"x.grad = {show(x.grad)}")
+    given = [n for n in nodes if not n.needs_grad and not _zero_or_none(n.grad)]
+    if given:
+        return not_yet(
+            ex,
+            ["a constant of (x - 3) ** 2 received a gradient: your sweep hands one to "
+             "every input and only skips those whose derivative fails. Test whether an "
+             "input needs a gradient before handing it one; a constant's grad stays as "
+             "the zeroing left it.",
+             "every _SNode knows whether it needs a gradient: ask it, not the derivative."],
+            gave=f"a constant with grad {show(given[0].grad)}",
+        )
+    stop = _sweeps_static_diamonds(ex, static_backward)
+    if stop is not None:
+        return stop
     return correct(ex, "your reverse sweep gives every gradient, adds up shared uses, "
                        "starts from zero on each run and skips constants.")
+
+
+def _zero_or_none(grad) -> bool:
+    try:
+        return grad is None or float(grad) == 0.0
+    except Exception:  # not a number: a constant was given something
+        return False
+
+
+class _CountedSNode(_SNode):
+    """An _SNode that counts how often a sweep reads its inputs."""
+
+    reads = 0
+
+    @property  # type: ignore[override]
+    def inputs(self) -> tuple:
+        _CountedSNode.reads += 1
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, value: tuple) -> None:
+        self._inputs = value
+
+
+def _sweeps_static_diamonds(ex: str, static_backward: Callable) -> Result | None:
+    """On stacked diamonds a sweep of the node list reads each node's inputs a few times;
+    following every path from the loss reads them once per path, 2 ** 12 at the top."""
+    nodes: list = []
+    x = h = _CountedSNode(nodes, 0.3)
+    for _ in range(_DIAMONDS):
+        halves = [
+            _CountedSNode(nodes, h.value * 0.5, "mul", (h, _SNode(nodes, 0.5, needs_grad=False)))
+            for _ in range(2)
+        ]
+        h = _CountedSNode(nodes, halves[0].value + halves[1].value, "add", halves)
+    _CountedSNode.reads = 0
+    stop, _ = _call_none_ok(ex, static_backward, nodes, h)
+    if stop is not None:
+        return stop
+    if _CountedSNode.reads > 10 * len(nodes):
+        return not_yet(
+            ex,
+            [f"on {_DIAMONDS} stacked diamonds (each node used by two others) your sweep "
+             f"read node inputs {_CountedSNode.reads} times for {len(nodes)} nodes: it "
+             "follows every path from the loss, and the paths double with every diamond. "
+             "The list `nodes` already orders the graph: one pass over it visits each node "
+             "once."],
+            gave=f"{_CountedSNode.reads} reads for {len(nodes)} nodes",
+        )
+    if not close(x.grad, 1.0):
+        return not_yet(ex, ["on stacked diamonds (each node used by two others) the leaf's "
+                            "gradient is wrong: every path must add its share."],
+                       gave=f"x.grad = {show(x.grad)} for {_DIAMONDS} stacked diamonds")
+    return None
 
 
 def _seeded(grad) -> bool:
@@ -491,6 +568,8 @@ def check_run_backward(run_backward) -> Result:
     """``run_backward(root)``: topological order + accumulation in the dynamic engine."""
     ex = "08-3"
     bad = blank_function(ex, run_backward)
+    if bad is None:
+        bad = _labs_version(ex, run_backward)
     if bad is not None:
         return bad
     # f = c * c.sin() + c with c = x * y shared, at (0.5, 2): c is reached along three paths
@@ -554,6 +633,27 @@ def check_run_backward(run_backward) -> Result:
                             "the values the op saw when it ran, the ones kept in node.saved, "
                             "not what the inputs hold now."],
                        gave=f"a.grad = {show(a.grad)} after a leaf changed")
+    # two backwards through one retained graph: only the leaf accumulates
+    a = _Node(3.0, True)
+    b = _d("pow", _d("mul", a, 2.0), 2.0)
+    for _ in range(2):
+        stop, _ = answer(ex, run_backward, b)
+        if stop is not None:
+            return stop
+    if close(a.grad, 24.0, atol=1e-9):
+        return not_yet(ex, ["a second backward must add to a leaf's .grad (like "
+                            "AccumulateGrad), not replace it."],
+                       gave=f"a.grad = {show(a.grad)} after two backwards through one graph")
+    if not close(a.grad, 48.0, atol=1e-9):
+        return not_yet(
+            ex,
+            ["two backwards through the same graph b = (a * 2) ** 2 (a retained graph) "
+             "gave a a wrong total: the second backward must hand on exactly what the "
+             "first did. A gradient kept in a computed node (its .grad) stays there from "
+             "the last backward and is added again; keep the gradients in flight in a "
+             "dict local to this call, and add only into the leaves' .grad."],
+            gave=f"a.grad = {show(a.grad)} after two backwards through (a * 2) ** 2 at a = 3",
+        )
     # leaves accumulate across backward calls
     stop, _ = answer(ex, run_backward, _d("mul", x, 2.0))
     if stop is not None:
@@ -756,6 +856,8 @@ def check_free_graph(free_graph) -> Result:
     """``free_graph(order)``: drop what backward saved, keep the structure and the leaves."""
     ex = "08-4"
     bad = blank_function(ex, free_graph)
+    if bad is None:
+        bad = _labs_version(ex, free_graph)
     if bad is not None:
         return bad
     x, y = _Node(1.5, True), _Node(-0.5, True)
@@ -939,6 +1041,8 @@ def check_jacobian(jacobian) -> Result:
     """``jacobian(F, x0, y0)``: one backward per output of F, with the Node engine."""
     ex = "08-5"
     bad = blank_function(ex, jacobian)
+    if bad is None:
+        bad = _labs_version(ex, jacobian)
     if bad is not None:
         return bad
     backwards = 0
@@ -1054,6 +1158,8 @@ def check_gradient_descent(gradient_descent) -> Result:
     """``gradient_descent(f, x0, y0, lr, steps)``: descent with the Node engine, on any f."""
     ex = "08-6"
     bad = blank_function(ex, gradient_descent)
+    if bad is None:
+        bad = _labs_version(ex, gradient_descent)
     if bad is not None:
         return bad
 
@@ -1211,6 +1317,17 @@ def _gradient_descent(node_class: type) -> Callable:
         return x.value, y.value
 
     return gradient_descent
+
+
+def _labs_version(ex: str, fn: Any) -> Result | None:
+    """Refuse the lab's own function (or one :func:`reference` made) handed in as the answer."""
+    labs = {_static_backward, _run_backward, _free_graph}
+    codes = {_jacobian(object).__code__, _gradient_descent(object).__code__}
+    if fn in labs or getattr(fn, "__code__", None) in codes:
+        return not_yet(ex, ["that is the lab's version, from reference(...): the exercise "
+                            "asks you to write your own."],
+                       gave="the lab's reference function")
+    return None
 
 
 def reference(name: str, node_class: type | None = None) -> Callable:
