@@ -444,3 +444,49 @@ def test_08_the_labs_reference_functions_are_refused_as_the_answer(capsys):
             capsys, check, lesson08.reference(name, Node), says="that is the lab's version"
         )
         assert "write your own" in result.message
+
+
+def ng_jacobian(F, x0, y0):
+    rows = []
+    for k in range(len(F(ng.tensor(x0), ng.tensor(y0)))):
+        x = ng.tensor(x0, dtype=ng.float64, requires_grad=True)
+        y = ng.tensor(y0, dtype=ng.float64, requires_grad=True)
+        F(x, y)[k].backward()
+        rows.append([float(x.grad), float(y.grad)])
+    return rows
+
+
+def torch_jacobian(F, x0, y0):
+    import torch
+
+    rows = []
+    for k in range(len(F(torch.tensor(x0), torch.tensor(y0)))):
+        x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+        y = torch.tensor(y0, dtype=torch.float64, requires_grad=True)
+        F(x, y)[k].backward()
+        rows.append([float(x.grad), float(y.grad)])
+    return rows
+
+
+@pytest.mark.parametrize("jacobian, library", [(ng_jacobian, "naivegraph"),
+                                               (torch_jacobian, "torch")])
+def test_08_5_a_jacobian_from_a_librarys_autograd_is_refused(capsys, jacobian, library):
+    result = rejected(capsys, ex.check_jacobian, jacobian, says=f"runs {library}'s autograd")
+    assert "the Node engine you built" in result.message
+
+
+def ng_descent(f, x0, y0, lr=0.1, steps=200):
+    x = ng.tensor(x0, dtype=ng.float64, requires_grad=True)
+    y = ng.tensor(y0, dtype=ng.float64, requires_grad=True)
+    for _ in range(steps):
+        x.grad = y.grad = None
+        f(x, y).backward()
+        with ng.no_grad():
+            x -= lr * x.grad
+            y -= lr * y.grad
+    return float(x), float(y)
+
+
+def test_08_6_a_descent_on_a_librarys_autograd_is_refused(capsys):
+    result = rejected(capsys, ex.check_gradient_descent, ng_descent, says="naivegraph's autograd")
+    assert "the Node engine you built" in result.message

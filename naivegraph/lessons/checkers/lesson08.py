@@ -1051,7 +1051,8 @@ def check_jacobian(jacobian) -> Result:
         want = _rows(name, x0, y0)
         watched = _Watched(_functions()[name])
         try:
-            J = jacobian(watched, x0, y0)
+            with _Autograd() as autograd:
+                J = jacobian(watched, x0, y0)
         except RuntimeError as exc:
             if name != "shared" or "require" in str(exc):
                 return failed(ex, crash_message(exc))
@@ -1071,6 +1072,9 @@ def check_jacobian(jacobian) -> Result:
         except Exception as exc:  # any other error: reported to the learner
             return failed(ex, crash_message(exc))
         backwards += watched.backwards
+        if autograd.ran:
+            return not_yet(ex, [_library_autograd(autograd.ran)],
+                           gave=f"a Jacobian computed by {autograd.ran}'s autograd")
         blank = returned_blank(ex, J)
         if blank is not None:
             return blank
@@ -1169,7 +1173,8 @@ def check_gradient_descent(gradient_descent) -> Result:
     start, lr, steps = (0.5, 1.0), 0.05, 60
     watched = _Watched(f)
     try:
-        point = gradient_descent(watched, start[0], start[1], lr, steps)
+        with _Autograd() as autograd:
+            point = gradient_descent(watched, start[0], start[1], lr, steps)
     except RuntimeError as exc:
         # the learner's run_backward words its own refusal of a freed graph
         if "require" in str(exc):
@@ -1183,6 +1188,9 @@ def check_gradient_descent(gradient_descent) -> Result:
                        gave=f"RuntimeError: {str(exc).rstrip('.')}")
     except Exception as exc:  # any other error: reported to the learner
         return failed(ex, crash_message(exc))
+    if autograd.ran:
+        return not_yet(ex, [_library_autograd(autograd.ran)],
+                       gave=f"gradients computed by {autograd.ran}'s autograd")
     blank = returned_blank(ex, point)
     if blank is not None:
         return blank
@@ -1317,6 +1325,12 @@ def _gradient_descent(node_class: type) -> Callable:
         return x.value, y.value
 
     return gradient_descent
+
+
+def _library_autograd(name: str) -> str:
+    return (f"your function runs {name}'s autograd on tensors: the exercise asks for the "
+            "Node engine you built in this lesson. Make the leaves Nodes of the notebook "
+            "(requires_grad=True) and call backward on what F (or f) builds from them.")
 
 
 def _labs_version(ex: str, fn: Any) -> Result | None:
