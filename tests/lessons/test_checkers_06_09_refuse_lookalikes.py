@@ -64,8 +64,12 @@ def static_model(body):
     ],
 )
 def test_06_1_a_loss_right_only_for_feeds_of_equal_elements_is_refused(capsys, body):
-    result = rejected(capsys, ex.check_static_model, *static_model(body),
-                      says="wrong for a feed of different numbers")
+    result = rejected(
+        capsys,
+        ex.check_static_model,
+        *static_model(body),
+        says="wrong for a feed of different numbers",
+    )
     assert "only the loss reduces them" in result.message
     never_states(result, "180", "ns.mean((")
 
@@ -79,9 +83,12 @@ def test_06_1_the_model_is_still_accepted_with_the_mean_as_a_method(capsys):
 
 
 def test_06_1_the_last_resort_hint_does_not_point_at_the_rebound_loss(capsys):
-    result = rejected(capsys, ex.check_static_model,
-                      *static_model(lambda x, w1, w2, w3: ns.mean(x * w1)),
-                      says="what the graph g of the cells above printed for ones")
+    result = rejected(
+        capsys,
+        ex.check_static_model,
+        *static_model(lambda x, w1, w2, w3: ns.mean(x * w1)),
+        says="what the graph g of the cells above printed for ones",
+    )
     assert "`loss.value`" not in result.message
 
 
@@ -172,8 +179,7 @@ def run_answer_cell(shell, answer: str):
     "answer, calls",
     [
         (
-            "traced_result = traced(np.array([1.0, 2.0])).tolist()\n"
-            "eager_result = [10.0, 20.0]",
+            "traced_result = traced(np.array([1.0, 2.0])).tolist()\neager_result = [10.0, 20.0]",
             "traced",
         ),
         (
@@ -408,9 +414,7 @@ def run_backward(root, keep_in_nodes=False):
             raise RuntimeError("the graph was freed")
         for k, inp in enumerate(node.inputs):
             if inp.requires_grad:
-                grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](
-                    *node.saved, k
-                )
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](*node.saved, k)
     return order
 
 
@@ -468,8 +472,9 @@ def torch_jacobian(F, x0, y0):
     return rows
 
 
-@pytest.mark.parametrize("jacobian, library", [(ng_jacobian, "naivegraph"),
-                                               (torch_jacobian, "torch")])
+@pytest.mark.parametrize(
+    "jacobian, library", [(ng_jacobian, "naivegraph"), (torch_jacobian, "torch")]
+)
 def test_08_5_a_jacobian_from_a_librarys_autograd_is_refused(capsys, jacobian, library):
     result = rejected(capsys, ex.check_jacobian, jacobian, says=f"runs {library}'s autograd")
     assert "the Node engine you built" in result.message
@@ -490,3 +495,15 @@ def ng_descent(f, x0, y0, lr=0.1, steps=200):
 def test_08_6_a_descent_on_a_librarys_autograd_is_refused(capsys):
     result = rejected(capsys, ex.check_gradient_descent, ng_descent, says="naivegraph's autograd")
     assert "the Node engine you built" in result.message
+
+
+# ------------------------------------------------------------------------- lesson 9
+def test_09_1_an_accuracy_returned_as_a_fraction_is_accepted(capsys):
+    from fractions import Fraction
+
+    def accuracy(logits, labels):
+        predicted = np.asarray(logits).argmax(axis=1)
+        hits = int((predicted == np.asarray(labels)).sum())
+        return Fraction(hits, len(predicted))
+
+    assert outcome(capsys, ex.check_accuracy_fn, accuracy)

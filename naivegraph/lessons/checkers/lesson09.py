@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 import naivegraph as ng
@@ -26,8 +28,9 @@ from ..training import train_step as train_step_reference
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, bool
+    # any real number says a fraction: a Fraction(3, 5) as well as 0.6
+    return isinstance(value, (numbers.Real, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
     )
 
 
