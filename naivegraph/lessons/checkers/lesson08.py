@@ -17,7 +17,6 @@ import numpy as np
 from ..checking import (
     AutogradCalls,
     Result,
-    returned_blank,
     answer,
     as_array,
     blank_function,
@@ -30,6 +29,7 @@ from ..checking import (
     is_blank,
     not_done,
     not_yet,
+    returned_blank,
     show,
 )
 from ..training import derivative_table

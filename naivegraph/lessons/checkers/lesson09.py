@@ -7,14 +7,12 @@ import numbers
 import numpy as np
 
 import naivegraph as ng
-
 import naivegraph.static as ns
 
 from ..checking import (
     Result,
     answer,
     blank_function,
-    call_answer,
     checker,
     close,
     correct,
