@@ -50,8 +50,8 @@ ng.render(g)
 
 # %% [markdown]
 # `ns.walkthrough(loss, feed_dict)` steps through what you just ran: the build (nodes,
-# no values), the run op by op with the values alive after each step (the memory plan
-# frees an intermediate after its last use unless the backward sweep needs it), then
+# no values), the run op by op with the values alive while each op runs (the memory
+# plan frees an intermediate after its last use unless the backward sweep needs it), then
 # the sweep of `g.backward(loss)`. Page through it with **Next** / **Previous** or
 # ← / →, and compare with lesson 1's dynamic step: the same 7 reaches `l1` as 5 + 2,
 # the same 28 reaches `w1`, but the graph was built once, before any value existed.

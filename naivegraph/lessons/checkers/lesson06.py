@@ -42,9 +42,9 @@ def check_static_model(graph, x, loss) -> Result:
             "build it inside `with g2:` from x and the Variables with ns ops.",
         )
     values = []
-    for scale in (1.0, 2.0):
+    for feed in (np.ones((2, 2)), 2.0 * np.ones((2, 2)), _MIXED_FEED):
         try:
-            graph.forward({x: scale * np.ones((2, 2))})
+            graph.forward({x: feed})
             values.append(loss.value)
         except Exception as exc:  # any error: reported to the learner, whole
             return failed(ex, f"running your graph failed: {type(exc).__name__}: {exc}")
@@ -93,6 +93,20 @@ def check_static_model(graph, x, loss) -> Result:
                 ],
                 gave="a loss without Variables",
             )
+        if not close(values[2], _MIXED_LOSS):
+            return not_yet(
+                ex,
+                [
+                    "right for feeds whose elements are all equal, wrong for a feed of "
+                    "different numbers: each element of x must go through l1..l4 on its "
+                    "own, and only the loss reduces them. A reduction taken earlier, or "
+                    "another reduction than the average, agrees only when all elements "
+                    "are equal.",
+                    "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales "
+                    "l1 by w3, l4 multiplies l2 and l3, and the loss averages l4.",
+                ],
+                gave="a loss that is wrong for a feed of different numbers",
+            )
         return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
     if close(values[0], 40.0):
         return not_yet(
@@ -109,12 +123,19 @@ def check_static_model(graph, x, loss) -> Result:
     return not_yet(
         ex,
         [
-            "run your graph with ones and compare with `loss.value` of the graph g above.",
+            "run your graph with ones and compare with what the graph g of the cells "
+            "above printed for ones.",
             "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales l1 by w3, "
             "l4 multiplies l2 and l3, and the loss averages l4.",
         ],
         gave=show(values[0]) + " for a feed of ones",
     )
+
+
+# A feed of different numbers: a loss that reduces x too early (the mean of x, a max)
+# agrees with the model on feeds of equal elements only.
+_MIXED_FEED = np.array([[1.0, 2.0], [3.0, 4.0]])
+_MIXED_LOSS = float(np.mean((_MIXED_FEED * 2.0 + 3.0) * (_MIXED_FEED * 2.0 * 4.0)))
 
 
 def _unread_variables(graph, loss) -> str:
@@ -296,6 +317,9 @@ def check_memory_plan(peak_values) -> Result:
         isinstance(peak_values, (float, np.floating)) and float(peak_values).is_integer()
     )
     if isinstance(peak_values, bool) or not whole:
+        if isinstance(peak_values, (str, bytes, np.str_)):
+            return failed(ex, f"give a whole number, got the text {peak_values!r}; "
+                              "type the number without quotes.")
         return failed(ex, f"give a whole number, got {show(peak_values)}.")
     got = int(peak_values)
     if got == 2:

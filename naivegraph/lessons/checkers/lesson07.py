@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 import naivegraph as ng
@@ -15,10 +17,12 @@ from ..checking import (
     checker,
     close,
     correct,
+    crash_message,
     failed,
     is_blank,
     not_done,
     not_yet,
+    returned_blank,
     show,
 )
 
@@ -35,9 +39,26 @@ def check_where_fix(f) -> Result:
     bad = blank_function(ex, f)
     if bad is not None:
         return bad
-    stop, eager = answer(ex, f, ng.tensor([1.0, -2.0]))
-    if stop is not None:
-        return stop
+    try:
+        eager = f(ng.tensor([1.0, -2.0]))
+    except TypeError as exc:
+        if "static graph nodes do not mix" not in str(exc):
+            return failed(ex, crash_message(exc))
+        return not_yet(
+            ex,
+            [
+                crash_message(exc).partition(": ")[0] + ": a static-graph op (ns.*) was "
+                "given tensors. ns.* ops build nodes of a static graph you construct "
+                "yourself; your function is dynamic code that must run on tensors too, "
+                "and ns.trace records its ng.* ops. Choose per element with ng.where.",
+            ],
+            gave="a static-graph op called on tensors",
+        )
+    except Exception as exc:  # any error: reported to the learner, never raised
+        return failed(ex, crash_message(exc))
+    blank = returned_blank(ex, eager)
+    if blank is not None:
+        return blank
     try:
         traced = ns.trace(f, np.ones(2))
     except Exception as exc:  # any error: reported to the learner, with the library's text
@@ -52,7 +73,9 @@ def check_where_fix(f) -> Result:
             gave="a function that cannot be traced",
         )
     # entries near the threshold 0 tell a wrong threshold (x > 0.5, x >= 1, x > -0.5)
-    cases = ([1.0, 2.0], [-1.0, -2.0], [3.0, -1.0], [0.3, -0.3], [0.01, -0.01])
+    cases = (
+        [1.0, 2.0], [-1.0, -2.0], [3.0, -1.0], [0.3, -0.3], [0.01, -0.01], [1e-6, -1e-6]
+    )
     gots = []
     for feed in cases:
         stop, got = answer(ex, traced, np.array(feed))
@@ -96,6 +119,11 @@ def _why_untraceable(exc: Exception) -> str:
     if "numpy array" in str(exc):
         return ("a numpy function (np.*) computes on values at once, and a traced node has "
                 "no value yet: numpy cannot record it in the graph.")
+    if "indexing with a node" in str(exc):
+        return ("indexing or assigning with a mask computed from x does not trace: while "
+                "tracing, the mask is a node with no value yet, so Python cannot pick the "
+                "elements. Choose per element with ng.where, which records the choice in "
+                "the graph and also runs on tensors.")
     if isinstance(exc, AttributeError):
         return ("your function uses a method of tensors that a traced graph node does not "
                 "have: while tracing, every step must be an op both modes know.")
@@ -109,21 +137,33 @@ def _why_untraceable(exc: Exception) -> str:
     "reads SCALE on every call and sees 10.",
 )
 def check_trace_pitfall(traced_result, eager_result) -> Result:
-    """f(x) = x * SCALE traced while SCALE = 2; then SCALE = 10: traced f([1, 2]) and eager f([1, 2])."""
+    """f(x) = x * SCALE traced while SCALE = 2; then SCALE = 10: the predicted traced
+    f([1, 2]) and eager f([1, 2])."""
     ex = "07-2"
     if is_blank((traced_result, eager_result)):
         return not_done(ex)
-    ran = [name for name, v in (("traced_result", traced_result),
-                                ("eager_result", eager_result)) if _computed(v)]
-    if ran:
+    calls = _cell_calls(("traced", "scaled"))
+    if calls:
         return not_yet(
             ex,
-            [f"{' and '.join(ran)} came from running the code (an array or a tensor): the "
-             "exercise asks you to predict, before running, what each call gives. Type "
-             "your prediction in as a list of numbers.",
+            [f"your answer cell calls {' and '.join(calls)}: the exercise asks you to "
+             "predict, before running anything, what each call gives. Type your "
+             "prediction in as a list of numbers.",
              "work out what the traced graph holds and what eager mode reads at each call; "
              "the cell after the exercise runs both."],
             gave="results computed by running, not predicted",
+        )
+    typed = [name for name, v in (("traced_result", traced_result),
+                                  ("eager_result", eager_result)) if _computed(v)]
+    if typed:
+        return not_yet(
+            ex,
+            [f"give {' and '.join(typed)} as a plain list of Python numbers, not an array, "
+             "a numpy number or a tensor: the exercise asks you to predict each result "
+             "and type it in as a list.",
+             "work out what the traced graph holds and what eager mode reads at each call; "
+             "the cell after the exercise runs both."],
+            gave="an array or a tensor, not a plain list",
         )
     try:
         traced, eager = as_array(traced_result), as_array(eager_result)
@@ -165,3 +205,27 @@ def _computed(value) -> bool:
     if isinstance(value, (np.ndarray, np.generic, ng.Tensor)):
         return True
     return isinstance(value, (list, tuple)) and any(_computed(v) for v in value)
+
+
+def _cell_calls(names: tuple[str, ...]) -> list[str]:
+    """The names among ``names`` that the notebook cell now running calls.
+
+    A prediction typed in and one computed with ``.tolist()`` are the same numbers; the
+    cell's source tells them apart.  Outside IPython, or when the source does not
+    parse, there is no cell to read and nothing is found.
+    """
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        source = shell.user_ns["_ih"][-1] if shell is not None else ""
+        tree = ast.parse(source)
+    except Exception:  # no IPython, no history, or a cell that is not Python: no calls known
+        return []
+    called = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func.value if isinstance(node.func, ast.Attribute) else node.func
+            if isinstance(func, ast.Name):
+                called.add(func.id)
+    return [name for name in names if name in called]

@@ -17,7 +17,6 @@ import numpy as np
 from ..checking import (
     AutogradCalls,
     Result,
-    returned_blank,
     answer,
     as_array,
     blank_function,
@@ -30,6 +29,7 @@ from ..checking import (
     is_blank,
     not_done,
     not_yet,
+    returned_blank,
     show,
 )
 from ..training import derivative_table
@@ -67,7 +67,9 @@ def check_derivative_table(table) -> Result:
     ex = "08-1"
     if is_blank(table) or not isinstance(table, dict):
         return not_done(ex) if is_blank(table) else failed(ex, "TABLE should be a dict.")
-    points = [(0.7, 1.9), (-1.3, 0.4), (2.1, -0.6)]
+    # (96.3, -41.7): far from 0, where a shifted argument a + h rounds, so a stencil
+    # computed on plain floats is off in the last digits.
+    points = [(0.7, 1.9), (-1.3, 0.4), (2.1, -0.6), (96.3, -41.7)]
     for name in ("mul", "div", "sin", "exp"):
         row = table.get(name)
         if is_blank(row) or row is None or is_blank(row[0]) or is_blank(row[1]):
@@ -87,7 +89,7 @@ def check_derivative_table(table) -> Result:
                                gave=f"{name}{args} = {show(value)}")
             for i in range(len(args)):
                 probes = tuple(_Probe(v) for v in args)
-                with _Autograd() as autograd:
+                with _Autograd() as autograd, _Evaluations(name, fn) as evaluations:
                     ok, d = call_answer(ex, dfn, *probes, i)
                 if not ok:
                     return d
@@ -101,7 +103,7 @@ def check_derivative_table(table) -> Result:
                          "write that formula in the row."],
                         gave=f"d {name}/d arg{i} computed by {autograd.ran}",
                     )
-                if any(p.shifted for p in probes):
+                if any(p.shifted for p in probes) or evaluations.estimated:
                     return not_yet(
                         ex,
                         [f"the derivative of {name!r} evaluates the op at points shifted a "
@@ -120,11 +122,7 @@ def check_derivative_table(table) -> Result:
                                         "a number: call it on the argument, as the value "
                                         "column does."],
                                    gave=f"d {name}/d arg{i} = {show(d)}")
-                up, dn = list(args), list(args)
-                up[i] += 1e-6
-                dn[i] -= 1e-6
-                numeric = (_VALUE[name](*up) - _VALUE[name](*dn)) / 2e-6
-                if not close(d, numeric, atol=1e-5, rtol=1e-4):
+                if not close(d, _EXACT[name](*args, i), atol=1e-5, rtol=1e-4):
                     which = "first" if i == 0 else "second"
                     return not_yet(
                         ex,
@@ -179,12 +177,60 @@ class _Probe(float):
         self._note(other)
         return other - float(self)
 
+    def __complex__(self):  # complex(a, h): the start of a complex step
+        self.shifted = True
+        return complex(float.__float__(self), 0.0)
+
     def __mul__(self, other):  # a * (1 + h): a relative step
         if isinstance(other, (int, float)) and other != 1:
             self.shifted = self.shifted or abs(other - 1) <= 1e-2
         return float(self) * other
 
     __rmul__ = __mul__
+
+
+class _Evaluations:
+    """Whether a row's derivative evaluated the op itself at several points, or called
+    cmath, inside a ``with`` block: a stencil or a complex step on an argument stripped
+    of its probe (``float(a)``, ``np.add(a, h)``) that the probe cannot see.
+
+    The profiler sees the calls of Python functions (the row's own value function) and
+    of ``math``/``cmath`` functions; an exact rule evaluates the op once at most
+    (d exp = exp) and never needs complex numbers.
+    """
+
+    def __init__(self, name: str, value_fn: Callable) -> None:
+        self._own = getattr(math, name, None)
+        self._value_fn = value_fn
+        self._value_code = getattr(value_fn, "__code__", None)
+        self.value_calls = self.math_calls = 0
+        self.complex_step = False
+
+    @property
+    def estimated(self) -> bool:
+        # counted apart: a value function written with math.exp makes one call of each
+        return self.complex_step or self.value_calls >= 2 or self.math_calls >= 2
+
+    def _seen(self, frame, event: str, arg) -> None:
+        if event == "call" and frame.f_code is self._value_code:
+            self.value_calls += 1
+        elif event == "c_call":
+            if arg is self._own or arg is self._value_fn:
+                self.math_calls += 1
+            elif getattr(arg, "__module__", None) == "cmath":
+                self.complex_step = True
+
+    def __enter__(self) -> _Evaluations:
+        import sys
+
+        self._before = sys.getprofile()
+        sys.setprofile(self._seen)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        import sys
+
+        sys.setprofile(self._before)
 
 
 class _Autograd:
@@ -309,6 +355,8 @@ def check_static_backward(static_backward) -> Result:
     """``static_backward(nodes, loss)``: reverse sweep of a static graph's node list."""
     ex = "08-2"
     bad = blank_function(ex, static_backward)
+    if bad is None:
+        bad = _labs_version(ex, static_backward)
     if bad is not None:
         return bad
 
@@ -317,9 +365,11 @@ def check_static_backward(static_backward) -> Result:
         leaves, loss = build(nodes)
         stop, _ = _call_none_ok(ex, static_backward, nodes, loss)
         seeds.append(loss.grad)
+        run_nodes.append(nodes)
         return stop, leaves
 
     seeds: list = []  # loss.grad after each run: 1 when the sweep was seeded
+    run_nodes: list = []  # the node list of each run
 
     # 1. f = x * y + sin(x) * exp(y) at (1, 2)
     def product(nodes):
@@ -333,6 +383,11 @@ def check_static_backward(static_backward) -> Result:
     want = [2.0 + math.cos(1.0) * math.exp(2.0), 1.0 + math.sin(1.0) * math.exp(2.0)]
     got = [x.grad, y.grad]
     if is_blank(got) or any(g is None for g in got):
+        if sum(n.grad is not None for n in run_nodes[-1]) <= 1:  # the loss's seed at most
+            return not_yet(ex, ["your backward changed no node of the list it was given: "
+                                "sweep the `nodes` argument (the graph's nodes in creation "
+                                "order), not a list of the notebook's own graph."],
+                           gave="no grad set on the nodes passed in")
         return not_yet(ex, ["after your backward x.grad is still None: every node's grad "
                             "starts at 0.0 and the loss's at 1.0."], gave="x.grad = None")
     if not close(got, want, atol=1e-9):
@@ -414,8 +469,76 @@ def check_static_backward(static_backward) -> Result:
     if not close(x.grad, -4.0):
         return not_yet(ex, ["check (x - 3) ** 2 at x = 1 by hand."],
                        gave=f"x.grad = {show(x.grad)}")
+    given = [n for n in nodes if not n.needs_grad and not _zero_or_none(n.grad)]
+    if given:
+        return not_yet(
+            ex,
+            ["a constant of (x - 3) ** 2 received a gradient: your sweep hands one to "
+             "every input and only skips those whose derivative fails. Test whether an "
+             "input needs a gradient before handing it one; a constant's grad stays as "
+             "the zeroing left it.",
+             "every _SNode knows whether it needs a gradient: ask it, not the derivative."],
+            gave=f"a constant with grad {show(given[0].grad)}",
+        )
+    stop = _sweeps_static_diamonds(ex, static_backward)
+    if stop is not None:
+        return stop
     return correct(ex, "your reverse sweep gives every gradient, adds up shared uses, "
                        "starts from zero on each run and skips constants.")
+
+
+def _zero_or_none(grad) -> bool:
+    try:
+        return grad is None or float(grad) == 0.0
+    except Exception:  # not a number: a constant was given something
+        return False
+
+
+class _CountedSNode(_SNode):
+    """An _SNode that counts how often a sweep reads its inputs."""
+
+    reads = 0
+
+    @property  # type: ignore[override]
+    def inputs(self) -> tuple:
+        _CountedSNode.reads += 1
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, value: tuple) -> None:
+        self._inputs = value
+
+
+def _sweeps_static_diamonds(ex: str, static_backward: Callable) -> Result | None:
+    """On stacked diamonds a sweep of the node list reads each node's inputs a few times;
+    following every path from the loss reads them once per path, 2 ** 12 at the top."""
+    nodes: list = []
+    x = h = _CountedSNode(nodes, 0.3)
+    for _ in range(_DIAMONDS):
+        halves = [
+            _CountedSNode(nodes, h.value * 0.5, "mul", (h, _SNode(nodes, 0.5, needs_grad=False)))
+            for _ in range(2)
+        ]
+        h = _CountedSNode(nodes, halves[0].value + halves[1].value, "add", halves)
+    _CountedSNode.reads = 0
+    stop, _ = _call_none_ok(ex, static_backward, nodes, h)
+    if stop is not None:
+        return stop
+    if _CountedSNode.reads > 10 * len(nodes):
+        return not_yet(
+            ex,
+            [f"on {_DIAMONDS} stacked diamonds (each node used by two others) your sweep "
+             f"read node inputs {_CountedSNode.reads} times for {len(nodes)} nodes: it "
+             "follows every path from the loss, and the paths double with every diamond. "
+             "The list `nodes` already orders the graph: one pass over it visits each node "
+             "once."],
+            gave=f"{_CountedSNode.reads} reads for {len(nodes)} nodes",
+        )
+    if not close(x.grad, 1.0):
+        return not_yet(ex, ["on stacked diamonds (each node used by two others) the leaf's "
+                            "gradient is wrong: every path must add its share."],
+                       gave=f"x.grad = {show(x.grad)} for {_DIAMONDS} stacked diamonds")
+    return None
 
 
 def _seeded(grad) -> bool:
@@ -445,6 +568,8 @@ def check_run_backward(run_backward) -> Result:
     """``run_backward(root)``: topological order + accumulation in the dynamic engine."""
     ex = "08-3"
     bad = blank_function(ex, run_backward)
+    if bad is None:
+        bad = _labs_version(ex, run_backward)
     if bad is not None:
         return bad
     # f = c * c.sin() + c with c = x * y shared, at (0.5, 2): c is reached along three paths
@@ -508,6 +633,27 @@ def check_run_backward(run_backward) -> Result:
                             "the values the op saw when it ran, the ones kept in node.saved, "
                             "not what the inputs hold now."],
                        gave=f"a.grad = {show(a.grad)} after a leaf changed")
+    # two backwards through one retained graph: only the leaf accumulates
+    a = _Node(3.0, True)
+    b = _d("pow", _d("mul", a, 2.0), 2.0)
+    for _ in range(2):
+        stop, _ = answer(ex, run_backward, b)
+        if stop is not None:
+            return stop
+    if close(a.grad, 24.0, atol=1e-9):
+        return not_yet(ex, ["a second backward must add to a leaf's .grad (like "
+                            "AccumulateGrad), not replace it."],
+                       gave=f"a.grad = {show(a.grad)} after two backwards through one graph")
+    if not close(a.grad, 48.0, atol=1e-9):
+        return not_yet(
+            ex,
+            ["two backwards through the same graph b = (a * 2) ** 2 (a retained graph) "
+             "gave a a wrong total: the second backward must hand on exactly what the "
+             "first did. A gradient kept in a computed node (its .grad) stays there from "
+             "the last backward and is added again; keep the gradients in flight in a "
+             "dict local to this call, and add only into the leaves' .grad."],
+            gave=f"a.grad = {show(a.grad)} after two backwards through (a * 2) ** 2 at a = 3",
+        )
     # leaves accumulate across backward calls
     stop, _ = answer(ex, run_backward, _d("mul", x, 2.0))
     if stop is not None:
@@ -710,6 +856,8 @@ def check_free_graph(free_graph) -> Result:
     """``free_graph(order)``: drop what backward saved, keep the structure and the leaves."""
     ex = "08-4"
     bad = blank_function(ex, free_graph)
+    if bad is None:
+        bad = _labs_version(ex, free_graph)
     if bad is not None:
         return bad
     x, y = _Node(1.5, True), _Node(-0.5, True)
@@ -893,6 +1041,8 @@ def check_jacobian(jacobian) -> Result:
     """``jacobian(F, x0, y0)``: one backward per output of F, with the Node engine."""
     ex = "08-5"
     bad = blank_function(ex, jacobian)
+    if bad is None:
+        bad = _labs_version(ex, jacobian)
     if bad is not None:
         return bad
     backwards = 0
@@ -901,7 +1051,8 @@ def check_jacobian(jacobian) -> Result:
         want = _rows(name, x0, y0)
         watched = _Watched(_functions()[name])
         try:
-            J = jacobian(watched, x0, y0)
+            with _Autograd() as autograd:
+                J = jacobian(watched, x0, y0)
         except RuntimeError as exc:
             if name != "shared" or "require" in str(exc):
                 return failed(ex, crash_message(exc))
@@ -921,6 +1072,9 @@ def check_jacobian(jacobian) -> Result:
         except Exception as exc:  # any other error: reported to the learner
             return failed(ex, crash_message(exc))
         backwards += watched.backwards
+        if autograd.ran:
+            return not_yet(ex, [_library_autograd(autograd.ran)],
+                           gave=f"a Jacobian computed by {autograd.ran}'s autograd")
         blank = returned_blank(ex, J)
         if blank is not None:
             return blank
@@ -1008,6 +1162,8 @@ def check_gradient_descent(gradient_descent) -> Result:
     """``gradient_descent(f, x0, y0, lr, steps)``: descent with the Node engine, on any f."""
     ex = "08-6"
     bad = blank_function(ex, gradient_descent)
+    if bad is None:
+        bad = _labs_version(ex, gradient_descent)
     if bad is not None:
         return bad
 
@@ -1017,7 +1173,8 @@ def check_gradient_descent(gradient_descent) -> Result:
     start, lr, steps = (0.5, 1.0), 0.05, 60
     watched = _Watched(f)
     try:
-        point = gradient_descent(watched, start[0], start[1], lr, steps)
+        with _Autograd() as autograd:
+            point = gradient_descent(watched, start[0], start[1], lr, steps)
     except RuntimeError as exc:
         # the learner's run_backward words its own refusal of a freed graph
         if "require" in str(exc):
@@ -1031,6 +1188,9 @@ def check_gradient_descent(gradient_descent) -> Result:
                        gave=f"RuntimeError: {str(exc).rstrip('.')}")
     except Exception as exc:  # any other error: reported to the learner
         return failed(ex, crash_message(exc))
+    if autograd.ran:
+        return not_yet(ex, [_library_autograd(autograd.ran)],
+                       gave=f"gradients computed by {autograd.ran}'s autograd")
     blank = returned_blank(ex, point)
     if blank is not None:
         return blank
@@ -1165,6 +1325,23 @@ def _gradient_descent(node_class: type) -> Callable:
         return x.value, y.value
 
     return gradient_descent
+
+
+def _library_autograd(name: str) -> str:
+    return (f"your function runs {name}'s autograd on tensors: the exercise asks for the "
+            "Node engine you built in this lesson. Make the leaves Nodes of the notebook "
+            "(requires_grad=True) and call backward on what F (or f) builds from them.")
+
+
+def _labs_version(ex: str, fn: Any) -> Result | None:
+    """Refuse the lab's own function (or one :func:`reference` made) handed in as the answer."""
+    labs = {_static_backward, _run_backward, _free_graph}
+    codes = {_jacobian(object).__code__, _gradient_descent(object).__code__}
+    if fn in labs or getattr(fn, "__code__", None) in codes:
+        return not_yet(ex, ["that is the lab's version, from reference(...): the exercise "
+                            "asks you to write your own."],
+                       gave="the lab's reference function")
+    return None
 
 
 def reference(name: str, node_class: type | None = None) -> Callable:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 import naivegraph as ng
-
 import naivegraph.static as ns
 
 from ..checking import (
     Result,
     answer,
     blank_function,
-    call_answer,
     checker,
     close,
     correct,
@@ -26,8 +26,9 @@ from ..training import train_step as train_step_reference
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, bool
+    # any real number says a fraction: a Fraction(3, 5) as well as 0.6
+    return isinstance(value, (numbers.Real, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
     )
 
 
