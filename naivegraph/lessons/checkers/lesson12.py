@@ -57,6 +57,31 @@ def check_cube_function(cube) -> Result:
                 ],
                 gave="a backward that runs a backward pass",
             )
+        if got is _WROTE_GRAD:
+            return not_yet(
+                ex,
+                [
+                    "your backward writes x.grad itself: backward only RETURNS the "
+                    "gradient, and autograd adds what it returns into the leaf's .grad, "
+                    "so a backward that writes .grad too counts the gradient twice.",
+                    "compute the gradient into a new tensor and return it; leave .grad "
+                    "to autograd.",
+                ],
+                gave="a backward that writes x.grad",
+            )
+        if got is _BAD_SHAPE:
+            return not_yet(
+                ex,
+                [
+                    f"for an x of shape {_shape_of(xs)} your backward's gradient has another "
+                    "shape, and autograd refuses it: the gradient must have exactly x's "
+                    "shape, whatever its number of dimensions (no flattening, summing "
+                    "or reshaping).",
+                    "compute it elementwise from the saved x and grad_output: "
+                    "elementwise ops keep the shape by themselves.",
+                ],
+                gave=f"a gradient of the wrong shape for x of shape {_shape_of(xs)}",
+            )
         if got is _IN_PLACE:
             return not_yet(
                 ex,
@@ -99,12 +124,22 @@ def _cube_twice_differentiable(cube) -> bool:
 
 
 # (x, grad_output): a second x catches a backward that returns numbers typed by hand, a
-# third with x = 0 one that divides by x (0 / 0 there, though the derivative is 0).
+# third with x = 0 one that divides by x (0 / 0 there, though the derivative is 0); a
+# matrix and a single number one that flattens or sums x's dimensions away, and a large
+# |x| one that bounds x.
 _CUBE_CASES = [
     ([0.5, -1.0, 2.0], [1.0, -2.0, 0.5]),
     ([1.5, -0.25, 0.75], [-0.5, 3.0, 2.0]),
     ([0.0, -2.0, 1.25], [0.75, 1.5, -1.0]),
+    ([[0.5, -1.0, 2.0], [1.5, -0.25, 0.75]], [[1.0, -2.0, 0.5], [-0.5, 3.0, 2.0]]),
+    (1.5, -2.0),
+    ([1.0e4, -2.5e4, 0.5], [1.0, 0.5, -2.0]),
 ]
+_LARGE_CASE = len(_CUBE_CASES) - 1
+
+
+def _shape_of(xs) -> tuple:
+    return tuple(np.shape(xs))
 
 
 def _exact(got, want, scaled: bool = False) -> bool:
@@ -149,9 +184,31 @@ class _TorchAutogradCalls:
 def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     if got is None or got.shape != xs.shape:
         return not_yet(ex, ["backward returns one gradient, shaped like the input x."])
+    if got.dtype != xs.dtype:
+        return not_yet(
+            ex,
+            [
+                f"your gradient is {got.dtype} while x is {xs.dtype}: keep the input's "
+                "dtype. A gradient converted to lower precision loses digits, and "
+                "autograd hands it on as it is.",
+                "compute the gradient from the saved x and grad_output without "
+                "converting it.",
+            ],
+            gave=f"a {got.dtype} gradient for a {xs.dtype} x",
+        )
     want = 3 * xs**2 * upstream
     if _exact(got, want):
         return None
+    if case == _LARGE_CASE:
+        return not_yet(
+            ex,
+            [
+                "right for moderate x, wrong at |x| = 1e4 and beyond: x^3 has a "
+                "derivative everywhere, and nothing in it bounds or clips x.",
+                "compute the local derivative from the saved x as it is, at any size.",
+            ],
+            gave="a gradient that is wrong for large |x|",
+        )
     if not np.all(np.isfinite(got)):
         return not_yet(
             ex,
@@ -234,6 +291,12 @@ def _mixes_upstream_wrongly(got, local, upstream) -> bool:
 #: What :func:`_gradient_through` returns for a backward that wrote into grad_output.
 _IN_PLACE = object()
 
+#: What :func:`_gradient_through` returns for a backward that wrote an input's .grad.
+_WROTE_GRAD = object()
+
+#: What :func:`_gradient_through` returns for a gradient autograd refused for its shape.
+_BAD_SHAPE = object()
+
 #: What :func:`_gradient_through` returns for a backward that ran autograd itself.
 _ASKS_AUTOGRAD = object()
 
@@ -265,7 +328,11 @@ def _gradient_through(cube, x, upstream):
                 return Ellipsis
             if "got list" in str(error):
                 return _LIST
+            if "invalid gradient" in str(error):
+                return _BAD_SHAPE
             raise
+    if x.grad is not None:  # autograd.grad writes no .grad: backward did
+        return _WROTE_GRAD
     if len(calls.flags) > 1:  # the checker's own pass, and one more inside backward
         return _ASKS_AUTOGRAD
     if not np.array_equal(upstream.numpy(), sent):

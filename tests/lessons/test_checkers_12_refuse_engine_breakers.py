@@ -1,0 +1,112 @@
+"""Lesson 12's checkers refuse answers that pass on small 1-D float64 examples but break
+in the engine: a gradient of the wrong shape or dtype, a backward that writes .grad, a
+rule that bounds x, inputs changed in place, forward-mode autograd where a rule was to
+be written.  Each refusal names the mistake without the answer; every right form,
+usual or not, still passes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import naivegraph as ng
+from naivegraph.lessons import checking
+from naivegraph.lessons import exercises as ex
+
+
+@pytest.fixture(autouse=True)
+def fresh_tries():
+    checking.TRIES.clear()
+
+
+def rejected(result, *secrets: str) -> str:
+    """The message of a rejection, after checking it gives none of ``secrets`` away."""
+    assert result.status == "fail", result.message
+    for secret in secrets:
+        assert secret not in result.message, (secret, result.message)
+    return result.message
+
+
+# -- 12-1: a custom Function --------------------------------------------------------------
+CUBE_SECRETS = ("3 * x ** 2", "3 * x**2", "3x^2", "grad_output * 3")
+
+
+def cube_with(backward):
+    class Cube(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+    Cube.backward = staticmethod(backward)
+    return Cube
+
+
+def cube_right(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return 3 * x**2 * grad_output
+
+
+def cube_right_by_mul(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return ng.mul(grad_output, x.pow(2)).mul(3.0)
+
+
+def cube_flattened(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return (3 * x**2 * grad_output).flatten()
+
+
+def cube_summed_over_rows(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    g = 3 * x**2 * grad_output
+    return g.sum(0) if x.ndim > 1 else g
+
+
+def cube_writes_grad(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    x.grad = 3 * x**2 * grad_output
+    return x.grad
+
+
+def cube_as_float32(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return (3 * x**2 * grad_output).float()
+
+
+def cube_to_float32(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return (3 * x**2 * grad_output).to(ng.float32)
+
+
+def cube_clamped(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return 3 * x.clamp(min=-1e3, max=1e3) ** 2 * grad_output
+
+
+@pytest.mark.parametrize("backward", [cube_right, cube_right_by_mul])
+def test_cube_right_forms_pass_on_matrices_scalars_and_large_x(backward):
+    assert ex.check_cube_function(cube_with(backward))
+
+
+@pytest.mark.parametrize("backward", [cube_flattened, cube_summed_over_rows])
+def test_cube_gradient_reshaped_is_told_to_keep_x_shape(backward):
+    message = rejected(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    assert "exactly x's shape" in message
+    assert "raised" not in message
+
+
+def test_cube_backward_writing_x_grad_is_told_autograd_adds_it():
+    message = rejected(ex.check_cube_function(cube_with(cube_writes_grad)), *CUBE_SECRETS)
+    assert "writes x.grad" in message and "twice" in message
+
+
+@pytest.mark.parametrize("backward", [cube_as_float32, cube_to_float32])
+def test_cube_gradient_in_float32_is_told_to_keep_the_dtype(backward):
+    message = rejected(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    assert "keep the input's dtype" in message
+
+
+def test_cube_gradient_that_bounds_x_is_caught_at_large_x():
+    message = rejected(ex.check_cube_function(cube_with(cube_clamped)), *CUBE_SECRETS)
+    assert "large" in message and "bounds or clips" in message
