@@ -110,3 +110,64 @@ def test_cube_gradient_in_float32_is_told_to_keep_the_dtype(backward):
 def test_cube_gradient_that_bounds_x_is_caught_at_large_x():
     message = rejected(ex.check_cube_function(cube_with(cube_clamped)), *CUBE_SECRETS)
     assert "large" in message and "bounds or clips" in message
+
+
+# -- 12-2: sum_to_shape ---------------------------------------------------------------------
+SUM_SECRETS = ("range(grad.ndim", "keepdims=True)", "n == 1")
+
+
+def sum_right(grad, shape):
+    extra = grad.ndim - len(shape)
+    grad = grad.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True)
+
+
+def sum_right_by_loops(grad, shape):
+    while grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1:
+            grad = grad.sum(axis=axis, keepdims=True)
+    return grad
+
+
+def sum_if_not_while(grad, shape):
+    if grad.ndim > len(shape):
+        grad = grad.sum(axis=0)
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True)
+
+
+def sum_first_stretched_only(grad, shape):
+    grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
+    for i, n in enumerate(shape):
+        if n == 1 and grad.shape[i] != 1:
+            return grad.sum(axis=i, keepdims=True)
+    return grad
+
+
+def sum_in_float32(grad, shape):
+    return sum_right(grad, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("fn", [sum_right, sum_right_by_loops])
+def test_sum_to_shape_right_forms_pass_with_two_leading_and_two_stretched_axes(fn):
+    assert ex.check_sum_to_shape(fn)
+
+
+@pytest.mark.parametrize(
+    "fn, phrase",
+    [
+        (sum_if_not_while, "MORE than one leading dimension"),
+        (sum_first_stretched_only, "MORE than one dimension may be stretched"),
+    ],
+)
+def test_sum_to_shape_handling_one_axis_only_is_told_there_may_be_several(fn, phrase):
+    message = rejected(ex.check_sum_to_shape(fn), *SUM_SECRETS)
+    assert phrase in message
+
+
+def test_sum_to_shape_in_float32_is_told_to_keep_the_dtype():
+    message = rejected(ex.check_sum_to_shape(sum_in_float32), *SUM_SECRETS)
+    assert "keep the input's dtype" in message

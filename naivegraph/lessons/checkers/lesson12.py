@@ -354,6 +354,10 @@ _SUM_CASES = [
     ((5,), ()),
     ((4, 4), (4, 1)),
     ((3, 3), (1, 3)),
+    ((2, 5, 3), (3,)),
+    ((3, 4), (1, 1)),
+    ((2, 3, 4), (1, 3, 1)),
+    ((2, 2, 4, 3), (1, 3)),
 ]
 
 
@@ -403,6 +407,16 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                 gave=f"a {type(got).__name__} for grad of shape {grad_shape}",
             )
         got = np.asarray(got)
+        if got.dtype != grad.dtype:
+            return not_yet(
+                ex,
+                [
+                    f"sum_to_shape returned {got.dtype} for a {grad.dtype} grad: keep the "
+                    "input's dtype. A gradient converted to lower precision loses digits.",
+                    "sum grad as it is, without converting it.",
+                ],
+                gave=f"a {got.dtype} result for a {grad.dtype} grad",
+            )
         want = _sum_to(grad, shape)
         if got.shape != want.shape:
             return not_yet(ex, _shape_hints(grad_shape, shape, got.shape))
@@ -458,6 +472,17 @@ def _shape_hints(grad_shape: tuple, shape: tuple, got_shape: tuple) -> list[str]
         first = (
             f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
             "a size-1 dimension must stay (keepdims=True)."
+        )
+    elif len(got_shape) > len(shape) and len(grad_shape) - len(shape) > 1:
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
+            "broadcasting may add MORE than one leading dimension; sum until none of "
+            "them is left."
+        )
+    elif len(got_shape) == len(shape) and sum(n == 1 for n in shape) > 1:
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
+            "MORE than one dimension may be stretched from 1; sum over every one of them."
         )
     elif _by_size(grad_shape):
         first = (
