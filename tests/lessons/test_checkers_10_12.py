@@ -190,7 +190,7 @@ def test_matmul_backward_accepts_right_answers(fn):
     [
         (lambda X, W, dY: (X.T @ dY, dY @ W.T), "swapped"),
         (lambda X, W, dY: (dY @ W, X @ dY), "does not fit"),
-        (lambda X, W, dY: (dY @ W.T * 2, X.T @ dY), "not the right values"),
+        (lambda X, W, dY: (dY @ W.T * 2, X.T @ dY), "constant factor"),
         (lambda X, W, dY: (dY @ W.T, (X.T @ dY) + 1), "not the right values"),
     ],
 )

@@ -171,3 +171,110 @@ def test_sum_to_shape_handling_one_axis_only_is_told_there_may_be_several(fn, ph
 def test_sum_to_shape_in_float32_is_told_to_keep_the_dtype():
     message = rejected(ex.check_sum_to_shape(sum_in_float32), *SUM_SECRETS)
     assert "keep the input's dtype" in message
+
+
+# -- 12-3: the backward of a matrix product -------------------------------------------------
+MATMUL_SECRETS = ("dY @ W.T", "X.T @ dY", "W.T", "X.T")
+
+
+def matmul_right(X, W, dY):
+    return dY @ W.T, X.T @ dY
+
+
+def matmul_right_by_einsum(X, W, dY):
+    return np.einsum("nk,dk->nd", dY, W), np.einsum("nd,nk->dk", X, dY)
+
+
+def matmul_updates_w(X, W, dY):
+    dW = X.T @ dY
+    W -= 0.1 * dW
+    return dY @ W.T, dW
+
+
+def matmul_scales_dy(X, W, dY):
+    dY *= 1.0
+    dY[0, 0] += 1.0
+    return dY @ W.T, X.T @ dY
+
+
+def matmul_by_ng_jacfwd(X, W, dY):
+    import naivegraph as ng
+
+    x, w, dy = (ng.tensor(a, dtype=ng.float64) for a in (X, W, dY))
+    jx = ng.func.jacfwd(lambda x_: (x_ @ w * dy).sum())(x)
+    jw = ng.func.jacfwd(lambda w_: (x @ w_ * dy).sum())(w)
+    return jx.numpy(), jw.numpy()
+
+
+def matmul_by_torch_jacfwd(X, W, dY):
+    import torch
+
+    x, w, dy = (torch.tensor(a) for a in (X, W, dY))
+    jx = torch.func.jacfwd(lambda x_: (x_ @ w * dy).sum())(x)
+    jw = torch.func.jacfwd(lambda w_: (x @ w_ * dy).sum())(w)
+    return jx.numpy(), jw.numpy()
+
+
+def matmul_by_torch_dual_numbers(X, W, dY):
+    import torch
+    import torch.autograd.forward_ad as fwAD
+
+    w, dy = torch.tensor(W), torch.tensor(dY)
+    dX = np.zeros_like(X)
+    with fwAD.dual_level():
+        for i in np.ndindex(X.shape):
+            seed = torch.zeros(X.shape, dtype=torch.float64)
+            seed[i] = 1.0
+            y = fwAD.make_dual(torch.tensor(X), seed) @ w
+            dX[i] = float((fwAD.unpack_dual(y).tangent * dy).sum())
+    return dX, X.T @ dY
+
+
+def matmul_in_float32(X, W, dY):
+    return (dY @ W.T).astype(np.float32), (X.T @ dY).astype(np.float32)
+
+
+def matmul_sign_flipped(X, W, dY):
+    return -dY @ W.T, -X.T @ dY
+
+
+def matmul_averaged(X, W, dY):
+    return dY @ W.T, X.T @ dY / X.shape[0]
+
+
+@pytest.mark.parametrize("fn", [matmul_right, matmul_right_by_einsum])
+def test_matmul_backward_right_forms_pass(fn):
+    assert ex.check_matmul_backward(fn)
+
+
+@pytest.mark.parametrize("fn, name", [(matmul_updates_w, "W"), (matmul_scales_dy, "dY")])
+def test_matmul_backward_changing_an_input_in_place_is_refused(fn, name):
+    message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    assert f"changed {name} IN PLACE" in message
+
+
+@pytest.mark.parametrize(
+    "fn, library",
+    [
+        (matmul_by_ng_jacfwd, "naivegraph's"),
+        (matmul_by_torch_jacfwd, "torch's"),
+        (matmul_by_torch_dual_numbers, "torch's"),
+    ],
+)
+def test_matmul_backward_by_forward_mode_autograd_is_refused(fn, library):
+    message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    assert f"asks {library} autograd" in message
+
+
+def test_matmul_backward_in_float32_is_told_to_keep_float64():
+    message = rejected(ex.check_matmul_backward(matmul_in_float32), *MATMUL_SECRETS)
+    assert "keep float64" in message and "finite difference" not in message
+
+
+@pytest.mark.parametrize(
+    "fn, phrase",
+    [(matmul_sign_flipped, "wrong sign"), (matmul_averaged, "constant factor")],
+)
+def test_matmul_backward_off_by_a_factor_is_told_so(fn, phrase):
+    message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    assert phrase in message and "write the shapes down" not in message

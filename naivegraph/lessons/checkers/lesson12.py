@@ -11,6 +11,7 @@ import naivegraph.static as ns
 
 from ..checking import (
     AutogradCalls,
+    DualLevels,
     Result,
     answer,
     blank_function,
@@ -161,12 +162,12 @@ class _TorchAutogradCalls:
 
     def __enter__(self) -> _TorchAutogradCalls:
         torch = sys.modules.get("torch")
-        autograd = getattr(torch, "autograd", None)
-        for name in ("backward", "grad") if autograd is not None else ():
-            original = self._saved[name] = getattr(autograd, name)
-            setattr(autograd, name, self._counted(original))
-        self._autograd = autograd
-        self.watching = autograd is not None
+        self.watching = getattr(torch, "autograd", None) is not None
+        for module, name in _TORCH_AUTOGRAD_ENTRIES if self.watching else ():
+            owner = sys.modules.get(module)
+            if owner is not None and hasattr(owner, name):
+                original = self._saved[(module, name)] = getattr(owner, name)
+                setattr(owner, name, self._counted(original))
         return self
 
     def _counted(self, original):
@@ -177,8 +178,18 @@ class _TorchAutogradCalls:
         return counted
 
     def __exit__(self, *exc_info: object) -> None:
-        for name, original in self._saved.items():
-            setattr(self._autograd, name, original)
+        for (module, name), original in self._saved.items():
+            setattr(sys.modules[module], name, original)
+
+
+# Where torch's autograd starts a pass: reverse mode (backward, grad), forward mode
+# (a dual level) and torch.func's jvp and jacfwd (a jvp level).
+_TORCH_AUTOGRAD_ENTRIES = (
+    ("torch.autograd", "backward"),
+    ("torch.autograd", "grad"),
+    ("torch.autograd.forward_ad", "enter_dual_level"),
+    ("torch._functorch.eager_transforms", "enter_jvp_nesting"),
+)
 
 
 def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
@@ -520,9 +531,10 @@ def check_matmul_backward(matmul_backward) -> Result:
         "a product (a, b) @ (b, c) needs the inner sizes to agree: which of W and its "
         "transpose fits after dY's (5, 2), which of X and its transpose fits before it?",
     ]
-    with AutogradCalls() as calls, _TorchAutogradCalls() as torch_calls:
+    given_in = (X.copy(), W.copy(), dY.copy())
+    with AutogradCalls() as calls, DualLevels() as levels, _TorchAutogradCalls() as torch_calls:
         try:
-            got, raised = matmul_backward(X.copy(), W.copy(), dY.copy()), None
+            got, raised = matmul_backward(*given_in), None
         except Exception as error:  # reported below, after the autograd question
             got, raised = None, error
     if not torch_calls.watching and "torch" in sys.modules:  # the answer imported torch
@@ -531,8 +543,8 @@ def check_matmul_backward(matmul_backward) -> Result:
                 matmul_backward(X.copy(), W.copy(), dY.copy())
             except Exception:  # the first call's outcome is the one reported
                 pass
-    if calls.flags or torch_calls.count:  # even when it then crashed: asking is the mistake
-        library = "naivegraph's" if calls.flags else "torch's"
+    if calls.flags or levels.entered or torch_calls.count:  # asking is the mistake
+        library = "naivegraph's" if calls.flags or levels.entered else "torch's"
         return not_yet(
             ex,
             [
@@ -548,6 +560,18 @@ def check_matmul_backward(matmul_backward) -> Result:
             return not_yet(ex, ["one of your products does not fit: " + hints[0], hints[1]])
         stop, _ = answer(ex, matmul_backward, X.copy(), W.copy(), dY.copy())  # says where
         return stop if stop is not None else failed(ex, "your function raised once; run again.")
+    changed = [n for n, a, b in zip(("X", "W", "dY"), given_in, (X, W, dY)) if not _same(a, b)]
+    if changed:
+        return not_yet(
+            ex,
+            [
+                f"your matmul_backward changed {changed[0]} IN PLACE: the arrays it is given "
+                "are the caller's (the engine's), which reads them again after backward "
+                "(12-2 met the same trap).",
+                "leave X, W and dY as they are: products make new arrays of their own.",
+            ],
+            gave=f"a matmul_backward that writes into {changed[0]}",
+        )
     blank = returned_blank(ex, got)
     if blank is not None:
         return blank
@@ -556,6 +580,22 @@ def check_matmul_backward(matmul_backward) -> Result:
         dX, dW = (np.asarray(g, dtype=np.float64) for g in given)
     except (TypeError, ValueError):
         return failed(ex, "return two arrays, (dX, dW), in that order.")
+    lowered = [
+        (name, g.dtype)
+        for name, g in zip(("dX", "dW"), given)
+        if isinstance(g, np.ndarray) and g.dtype != np.float64
+    ]
+    if lowered:
+        name, dtype = lowered[0]
+        return not_yet(
+            ex,
+            [
+                f"{name} is {dtype} while X, W and dY are float64: keep float64. A "
+                "gradient converted to lower precision loses digits.",
+                "compute with the arrays as they are, without converting.",
+            ],
+            gave=f"{name} in {dtype}",
+        )
     kinds = sorted({type(g).__name__ for g in given if not isinstance(g, np.ndarray)})
     if kinds:
         tensors = any(isinstance(g, ng.Tensor) for g in given)
@@ -603,6 +643,28 @@ def check_matmul_backward(matmul_backward) -> Result:
                 ],
                 gave="approximate gradients",
             )
+    for name, grad, want in (("dX", dX, dY @ W.T), ("dW", dW, X.T @ dY)):
+        factor = _constant_factor(grad, want)
+        if factor is not None and np.isclose(factor, -1.0):
+            return not_yet(
+                ex,
+                [
+                    f"{name} has the right shape and size but the wrong sign: a gradient "
+                    "points where the loss grows; the minus belongs to the update step, "
+                    "not to backward.",
+                ],
+                gave=f"{name} with its sign flipped",
+            )
+        if factor is not None and not np.isclose(factor, 1.0):
+            return not_yet(
+                ex,
+                [
+                    f"{name} is right up to a constant factor (as if divided by a size, "
+                    "or averaged): backward passes dY on as it is. If the loss is a mean, "
+                    "its own backward has already put that factor into dY.",
+                ],
+                gave=f"{name} off by a constant factor",
+            )
     if not np.allclose(dX, dY @ W.T):
         return not_yet(
             ex, ["dX has the right shape but not the right values; " + hints[0], hints[1]]
@@ -612,6 +674,19 @@ def check_matmul_backward(matmul_backward) -> Result:
             ex, ["dW has the right shape but not the right values; " + hints[0], hints[1]]
         )
     return correct(ex, "dX = dY Wᵀ and dW = Xᵀ dY: the shapes leave no other choice.")
+
+
+def _same(before: np.ndarray, after: np.ndarray) -> bool:
+    return before.shape == after.shape and bool(np.array_equal(before, after))
+
+
+def _constant_factor(got: np.ndarray, want: np.ndarray) -> float | None:
+    """The c with got = c * want, when there is one (least squares, then checked)."""
+    norm = float(np.sum(want * want))
+    if norm == 0.0 or got.shape != want.shape:
+        return None
+    factor = float(np.sum(got * want)) / norm
+    return factor if np.allclose(got, factor * want) else None
 
 
 def _shape_mismatch(error: Exception) -> bool:
