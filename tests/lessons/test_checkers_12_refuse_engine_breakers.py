@@ -278,3 +278,78 @@ def test_matmul_backward_in_float32_is_told_to_keep_float64():
 def test_matmul_backward_off_by_a_factor_is_told_so(fn, phrase):
     message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
     assert phrase in message and "write the shapes down" not in message
+
+
+# -- 12-4: a linear Function ----------------------------------------------------------------
+LINEAR_SECRETS = ("grad_output @ w.T", "x.T @ grad_output", "w.T", "x.T")
+
+
+def linear_with(backward):
+    class Linear(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x @ w
+
+    Linear.backward = staticmethod(backward)
+    return Linear
+
+
+def linear_right(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    grad_x = grad_w = None
+    if ctx.needs_input_grad[0]:
+        grad_x = grad_output @ w.T
+    if ctx.needs_input_grad[1]:
+        grad_w = x.T @ grad_output
+    return grad_x, grad_w
+
+
+def linear_right_with_size_checks(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    assert len(x) == len(grad_output)
+    assert x.numel() == x.shape[0] * x.size(1) and w.dim() == 2
+    assert len(w) == w.shape[0]
+    grad_x = grad_w = None
+    if ctx.needs_input_grad[0]:
+        grad_x = grad_output @ w.T
+    if ctx.needs_input_grad[1]:
+        grad_w = x.T @ grad_output
+    return grad_x, grad_w
+
+
+def linear_w_in_float32(ctx, grad_output):
+    grad_x, grad_w = linear_right(ctx, grad_output)
+    return grad_x, None if grad_w is None else grad_w.float()
+
+
+def linear_updates_w(ctx, grad_output):
+    grad_x, grad_w = linear_right(ctx, grad_output)
+    _, w = ctx.saved_tensors
+    if grad_w is not None:
+        w.data -= 0.1 * grad_w.data
+    return grad_x, grad_w
+
+
+def linear_zeroes_x(ctx, grad_output):
+    grad_x, grad_w = linear_right(ctx, grad_output)
+    x, _ = ctx.saved_tensors
+    x.data.zero_()
+    return grad_x, grad_w
+
+
+@pytest.mark.parametrize("backward", [linear_right, linear_right_with_size_checks])
+def test_linear_right_forms_pass_even_reading_sizes_of_an_unneeded_input(backward):
+    assert ex.check_linear_function(linear_with(backward))
+
+
+def test_linear_gradient_in_float32_is_told_to_keep_the_dtype():
+    message = rejected(ex.check_linear_function(linear_with(linear_w_in_float32)), *LINEAR_SECRETS)
+    assert "keep the input's dtype" in message
+
+
+@pytest.mark.parametrize("backward, name", [(linear_updates_w, "w"), (linear_zeroes_x, "x")])
+def test_linear_changing_a_saved_tensor_is_told_so(backward, name):
+    message = rejected(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
+    assert f"changed the saved {name} IN PLACE" in message
+    assert "not needed" not in message

@@ -812,6 +812,29 @@ def check_linear_function(linear) -> Result:
                 ],
                 gave="a backward that modifies grad_output in place",
             )
+        if isinstance(got, _Mutated):
+            return not_yet(
+                ex,
+                [
+                    f"your backward changed the saved {got.name} IN PLACE: saved tensors "
+                    "are the inputs themselves, which the caller still holds; backward "
+                    "only reads them (an update step belongs to the optimizer, after the "
+                    "backward pass).",
+                    "read the saved tensors and compute NEW tensors from them.",
+                ],
+                gave=f"a backward that modifies {got.name} in place",
+            )
+        if isinstance(got, _Lowered):
+            return not_yet(
+                ex,
+                [
+                    f"the gradient of {got.name} is {got.dtype} while the inputs are "
+                    "float64: keep the input's dtype. A gradient converted to lower "
+                    "precision loses digits.",
+                    "compute the gradients from the saved tensors without converting.",
+                ],
+                gave=f"a {got.dtype} gradient of {got.name}",
+            )
         wrong = _linear_mistake(ex, got, xs, ws, gs, needs)
         if wrong is not None:
             return wrong
@@ -878,11 +901,32 @@ def _direct_grads(linear, xs, ws, gs, needs):
         raise ValueError("backward still returns ...")
     if upstream._version != 0 or not np.array_equal(upstream.numpy(), gs):  # written to
         return _IN_PLACE
+    for name, saved, value in (("x", x, xs), ("w", w, ws)):
+        if saved._version != 0 or not np.array_equal(saved.detach().numpy(), value):
+            return _Mutated(name)
     if isinstance(got, list):
         return _LIST
     if not isinstance(got, tuple) or len(got) != 2:
         return None
+    for name, g in zip(("x", "w"), got):
+        dtype = getattr(g, "dtype", None)
+        if dtype is not None and str(dtype).rsplit(".", 1)[-1] != "float64":
+            return _Lowered(name, str(dtype).rsplit(".", 1)[-1])
     return [None if g is None else np.asarray(_numpy(g), dtype=np.float64) for g in got]
+
+
+class _Mutated:
+    """What :func:`_direct_grads` returns for a backward that changed a saved tensor."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Lowered:
+    """What :func:`_direct_grads` returns for a gradient in another dtype than float64."""
+
+    def __init__(self, name: str, dtype: str) -> None:
+        self.name, self.dtype = name, dtype
 
 
 def _stays_differentiable(linear, xs, ws, gs) -> bool:
@@ -986,7 +1030,7 @@ def _computes_unneeded(linear, xs, ws, gs) -> str | None:
 # Reading these of a tensor costs no arithmetic: a backward may take them freely.
 _FREE_READS = set(
     "T mT t transpose permute view reshape contiguous detach shape dtype size dim ndim "
-    "device requires_grad".split()
+    "numel device requires_grad".split()
 )
 
 
@@ -1010,6 +1054,9 @@ class _Watched:
             return lambda *args, **kwargs: self._wrap(value(*args, **kwargs))
         return self._wrap(value)
 
+    def __len__(self) -> int:  # a size, read freely like shape
+        return len(self._tensor)
+
 
 def _noted(name):
     def op(self, *args):
@@ -1022,7 +1069,7 @@ def _noted(name):
 
 for _name in (
     "matmul rmatmul mul rmul add radd sub rsub truediv rtruediv pow rpow neg getitem array "
-    "iter len float"
+    "iter float"
 ).split():
     setattr(_Watched, f"__{_name}__", _noted(f"__{_name}__"))
 
