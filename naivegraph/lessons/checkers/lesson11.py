@@ -138,6 +138,12 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
     if bad is not None:
         return bad
     for f, x in _sample_functions():
+        if _stacks_nothing(jacobian_fn, f, x):  # a blank loop body, its source not at hand
+            return not_done(
+                ex,
+                f"(nothing was appended to the list of {rows_or_columns}: fill in the "
+                "loop body so that each pass appends one.)",
+            )
         counted = _Counted(f)
         with _Passes() as passes:
             stop, got = answer(ex, jacobian_fn, counted, x)
@@ -165,6 +171,19 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         f"one pass per {rows_or_columns[:-1]}, each giving one {rows_or_columns[:-1]} "
         "of the matrix exactly.",
     )
+
+
+def _stacks_nothing(jacobian_fn, f, x) -> bool:
+    """Whether ``jacobian_fn`` raised stack's complaint of an empty list: the loop that
+    was to fill the list is still a blank ``...`` (which the compiled code drops, so
+    a function run without its source shows it only this way)."""
+    try:
+        jacobian_fn(f, x)
+    except RuntimeError as error:
+        return "non-empty list" in str(error)
+    except Exception:  # any other crash is reported by the checks that follow
+        return False
+    return False
 
 
 def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Result | None:
