@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -705,6 +706,10 @@ _FOLLOW = (
 )
 
 
+# A word naming one of the example's three ops (its backward's name, or the op's own).
+_OP_WORD = re.compile(r"(sum|mul|sqrt)\w*$", re.IGNORECASE)
+
+
 @checker("12-6", answer=FIRST_NAN_ANSWER)
 def check_first_nan(name) -> Result:
     """The name of the first backward op that returned NaN in the lesson's example."""
@@ -716,9 +721,20 @@ def check_first_nan(name) -> Result:
             ex, "answer with a string: the op's backward name, as grad_fn.name() spells it."
         )
     given = name.strip().strip("'\"<>")
+    named = {t[:3].lower() for t in re.split(r"[\s,;/|+]+", given) if _OP_WORD.match(t)}
+    if len(named) > 1:
+        return not_yet(
+            ex,
+            [
+                "give ONE name: the first backward op whose result is not a finite "
+                "number, not a list of candidates.",
+                _FOLLOW,
+            ],
+            gave=repr(name),
+        )
     if given == "SqrtBackward0":
         return correct(ex, "sqrt's derivative is infinite at 0; times a zero gradient: NaN.")
-    if given.lower() in {
+    if given.lower().replace(" ", "") in {
         "sqrt",
         "sqrtbackward",
         "sqrtbackward0",
@@ -734,15 +750,11 @@ def check_first_nan(name) -> Result:
             ],
             gave=repr(name),
         )
-    if given.lower().startswith("sum"):
+    if given.lower().startswith(("sum", "mul")):
         hint = (
-            "sum's backward hands the incoming 1 to every element: finite numbers. "
-            "What comes after it?"
-        )
-    elif given.lower().startswith("mul"):
-        hint = (
-            "mul's backward multiplies the incoming ones by the other factor, [0, 1] "
-            "and sqrt(x) = [0, 2]: all finite. What comes after it?"
+            "that op's backward returns finite numbers here. Work out, step by step "
+            "in the order the backward pass runs them, what every one of the three "
+            "returns at x = [0, 4]."
         )
     else:
         hint = "the backward pass runs only the three ops the lesson lists: which one?"
@@ -1202,6 +1214,12 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
         hint = (
             "differentiate log(1 + e^x) with the chain rule: the derivative of the outer "
             "log, at 1 + e^x, times the derivative of the inner 1 + e^x."
+        )
+    elif _mixes_upstream_wrongly(values, sig, gs):
+        hint = (
+            "your local derivative is right; the mistake is how g is combined with it. "
+            "The chain rule multiplies, element by element (no sum, mean, division or "
+            "addition), as in 12-1."
         )
     elif np.allclose(values, gs / (1 + np.exp(xs))):
         hint = (
