@@ -202,6 +202,8 @@ def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
     bad = blank_function(ex, body)
     if bad is not None:
         return bad
+    if _returns_blank(graph, more, body, base):  # the cell's source was not at hand
+        return not_done(ex)
     if _swapped_builds(graph, more, body, base):
         return not_yet(
             ex,
@@ -252,6 +254,23 @@ def _build_loop(graph, more, body, base):
     with graph:
         _, y = ns.while_loop(more, body, [4.0, base], maximum_iterations=10)
     return y
+
+
+def _returns_blank(graph, more, body, base) -> bool:
+    """Whether ``body`` hands while_loop a ``...`` still: the blank left in the template,
+    caught even where the cell's source cannot be read (code run by exec)."""
+    returned = []
+
+    def recorded(p, y):
+        out = body(p, y)
+        returned.append(out)
+        return out
+
+    try:
+        _build_loop(graph, more, recorded, base)
+    except Exception:  # while_loop refuses a blank; any other error is reported later
+        pass
+    return any(is_blank(out, none_is_blank=False) for out in returned)
 
 
 def _swapped_builds(graph, more, body, base) -> bool:

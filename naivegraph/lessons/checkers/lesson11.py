@@ -44,6 +44,17 @@ def check_dual_rules(dual) -> Result:
             return got
         if got is Ellipsis:
             return not_done(ex)
+        if isinstance(got, _NotANumber):
+            return not_yet(
+                ex,
+                [f"your {got.op} returns a Dual whose {got.part} is itself a Dual (or "
+                 "another object), not a number: the tangent must be a number, not a "
+                 "Dual. Inside the rule, compute with the plain numbers u.value, "
+                 "u.tangent, v.value and v.tangent.",
+                 "build ONE Dual at the end, from a value and a tangent that are both "
+                 "numbers."],
+                gave=f"a {got.op} whose {got.part} is a {got.kind}",
+            )
         if isinstance(got, str):  # the op that changed an operand in place
             return not_yet(
                 ex,
@@ -85,8 +96,29 @@ def _products(dual, u, du, v, dv):
             return Ellipsis
         if (a.value, a.tangent, b.value, b.tangent) != (u, du, v, dv):
             return name  # changed an operand in place
+        for part in ("value", "tangent"):
+            if not _is_number(getattr(result, part, None), dual):
+                return _NotANumber(name, part, type(getattr(result, part, None)).__name__)
         results.append((float(result.value), float(result.tangent)))
     return results
+
+
+def _is_number(value, dual) -> bool:
+    """A plain number (a 0-d array too); a Dual is not, even one that float() takes."""
+    if isinstance(value, dual):
+        return False
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class _NotANumber:
+    """What :func:`_products` returns for a result whose value or tangent is no number."""
+
+    def __init__(self, op: str, part: str, kind: str) -> None:
+        self.op, self.part, self.kind = op, part, kind
 
 
 def _mul_hints(got, u, du, v, dv) -> list[str]:
@@ -138,6 +170,12 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
     if bad is not None:
         return bad
     for f, x in _sample_functions():
+        if _stacks_nothing(jacobian_fn, f, x):  # a blank loop body, its source not at hand
+            return not_done(
+                ex,
+                f"(nothing was appended to the list of {rows_or_columns}: fill in the "
+                "loop body so that each pass appends one.)",
+            )
         counted = _Counted(f)
         with _Passes() as passes:
             stop, got = answer(ex, jacobian_fn, counted, x)
@@ -151,6 +189,15 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
             got = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got, float)
         except (TypeError, ValueError):
             return failed(ex, "return one tensor: the stacked " + rows_or_columns + ".")
+        if rows_or_columns == "columns" and _primals_swapped(got, f, x):
+            return not_yet(
+                ex,
+                ["your jvp calls have primals and tangents swapped: the first tuple is "
+                 "the point where f is differentiated, the second the direction to push "
+                 "through it. Yours differentiates at the seed, in the direction x.",
+                 "ng.func.jvp(f, primals, tangents): which of x and the seed is the point?"],
+                gave="jvp with its two tuples swapped",
+            )
         wrong = _jacobian_mistake(ex, got, want, f(x).numpy(), rows_or_columns)
         if wrong is not None:
             return wrong
@@ -165,6 +212,36 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         f"one pass per {rows_or_columns[:-1]}, each giving one {rows_or_columns[:-1]} "
         "of the matrix exactly.",
     )
+
+
+def _primals_swapped(got, f, x) -> bool:
+    """Whether ``got`` holds, as columns, the JVPs taken at each seed in the direction
+    x: ``jvp(f, (seed,), (x,))`` in place of ``jvp(f, (x,), (seed,))``."""
+    n = x.shape[0]
+    try:
+        columns = [ng.func.jvp(f, (ng.eye(n, dtype=x.dtype)[i],), (x,))[1] for i in range(n)]
+        swapped = ng.stack(columns, dim=1).numpy()
+    except Exception:  # f undefined at a seed (a division by 0): not this mistake
+        return False
+    want = ng.func.jacrev(f)(x).numpy()
+    return (
+        got.shape == swapped.shape
+        and bool(np.allclose(got, swapped))
+        and not bool(np.allclose(got, want))
+    )
+
+
+def _stacks_nothing(jacobian_fn, f, x) -> bool:
+    """Whether ``jacobian_fn`` raised stack's complaint of an empty list: the loop that
+    was to fill the list is still a blank ``...`` (which the compiled code drops, so
+    a function run without its source shows it only this way)."""
+    try:
+        jacobian_fn(f, x)
+    except RuntimeError as error:
+        return "non-empty list" in str(error)
+    except Exception:  # any other crash is reported by the checks that follow
+        return False
+    return False
 
 
 def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Result | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -11,6 +12,7 @@ import naivegraph.static as ns
 
 from ..checking import (
     AutogradCalls,
+    DualLevels,
     Result,
     answer,
     blank_function,
@@ -57,6 +59,31 @@ def check_cube_function(cube) -> Result:
                 ],
                 gave="a backward that runs a backward pass",
             )
+        if got is _WROTE_GRAD:
+            return not_yet(
+                ex,
+                [
+                    "your backward writes x.grad itself: backward only RETURNS the "
+                    "gradient, and autograd adds what it returns into the leaf's .grad, "
+                    "so a backward that writes .grad too counts the gradient twice.",
+                    "compute the gradient into a new tensor and return it; leave .grad "
+                    "to autograd.",
+                ],
+                gave="a backward that writes x.grad",
+            )
+        if got is _BAD_SHAPE:
+            return not_yet(
+                ex,
+                [
+                    f"for an x of shape {_shape_of(xs)} your backward's gradient has another "
+                    "shape, and autograd refuses it: the gradient must have exactly x's "
+                    "shape, whatever its number of dimensions (no flattening, summing "
+                    "or reshaping).",
+                    "compute it elementwise from the saved x and grad_output: "
+                    "elementwise ops keep the shape by themselves.",
+                ],
+                gave=f"a gradient of the wrong shape for x of shape {_shape_of(xs)}",
+            )
         if got is _IN_PLACE:
             return not_yet(
                 ex,
@@ -99,12 +126,22 @@ def _cube_twice_differentiable(cube) -> bool:
 
 
 # (x, grad_output): a second x catches a backward that returns numbers typed by hand, a
-# third with x = 0 one that divides by x (0 / 0 there, though the derivative is 0).
+# third with x = 0 one that divides by x (0 / 0 there, though the derivative is 0); a
+# matrix and a single number one that flattens or sums x's dimensions away, and a large
+# |x| one that bounds x.
 _CUBE_CASES = [
     ([0.5, -1.0, 2.0], [1.0, -2.0, 0.5]),
     ([1.5, -0.25, 0.75], [-0.5, 3.0, 2.0]),
     ([0.0, -2.0, 1.25], [0.75, 1.5, -1.0]),
+    ([[0.5, -1.0, 2.0], [1.5, -0.25, 0.75]], [[1.0, -2.0, 0.5], [-0.5, 3.0, 2.0]]),
+    (1.5, -2.0),
+    ([1.0e4, -2.5e4, 0.5], [1.0, 0.5, -2.0]),
 ]
+_LARGE_CASE = len(_CUBE_CASES) - 1
+
+
+def _shape_of(xs) -> tuple:
+    return tuple(np.shape(xs))
 
 
 def _exact(got, want, scaled: bool = False) -> bool:
@@ -126,12 +163,12 @@ class _TorchAutogradCalls:
 
     def __enter__(self) -> _TorchAutogradCalls:
         torch = sys.modules.get("torch")
-        autograd = getattr(torch, "autograd", None)
-        for name in ("backward", "grad") if autograd is not None else ():
-            original = self._saved[name] = getattr(autograd, name)
-            setattr(autograd, name, self._counted(original))
-        self._autograd = autograd
-        self.watching = autograd is not None
+        self.watching = getattr(torch, "autograd", None) is not None
+        for module, name in _TORCH_AUTOGRAD_ENTRIES if self.watching else ():
+            owner = sys.modules.get(module)
+            if owner is not None and hasattr(owner, name):
+                original = self._saved[(module, name)] = getattr(owner, name)
+                setattr(owner, name, self._counted(original))
         return self
 
     def _counted(self, original):
@@ -142,16 +179,48 @@ class _TorchAutogradCalls:
         return counted
 
     def __exit__(self, *exc_info: object) -> None:
-        for name, original in self._saved.items():
-            setattr(self._autograd, name, original)
+        for (module, name), original in self._saved.items():
+            setattr(sys.modules[module], name, original)
+
+
+# Where torch's autograd starts a pass: reverse mode (backward, grad), forward mode
+# (a dual level) and torch.func's jvp and jacfwd (a jvp level).
+_TORCH_AUTOGRAD_ENTRIES = (
+    ("torch.autograd", "backward"),
+    ("torch.autograd", "grad"),
+    ("torch.autograd.forward_ad", "enter_dual_level"),
+    ("torch._functorch.eager_transforms", "enter_jvp_nesting"),
+)
 
 
 def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     if got is None or got.shape != xs.shape:
         return not_yet(ex, ["backward returns one gradient, shaped like the input x."])
+    if got.dtype != xs.dtype:
+        return not_yet(
+            ex,
+            [
+                f"your gradient is {got.dtype} while x is {xs.dtype}: keep the input's "
+                "dtype. A gradient converted to lower precision loses digits, and "
+                "autograd hands it on as it is.",
+                "compute the gradient from the saved x and grad_output without "
+                "converting it.",
+            ],
+            gave=f"a {got.dtype} gradient for a {xs.dtype} x",
+        )
     want = 3 * xs**2 * upstream
     if _exact(got, want):
         return None
+    if case == _LARGE_CASE:
+        return not_yet(
+            ex,
+            [
+                "right for moderate x, wrong at |x| = 1e4 and beyond: x^3 has a "
+                "derivative everywhere, and nothing in it bounds or clips x.",
+                "compute the local derivative from the saved x as it is, at any size.",
+            ],
+            gave="a gradient that is wrong for large |x|",
+        )
     if not np.all(np.isfinite(got)):
         return not_yet(
             ex,
@@ -234,6 +303,12 @@ def _mixes_upstream_wrongly(got, local, upstream) -> bool:
 #: What :func:`_gradient_through` returns for a backward that wrote into grad_output.
 _IN_PLACE = object()
 
+#: What :func:`_gradient_through` returns for a backward that wrote an input's .grad.
+_WROTE_GRAD = object()
+
+#: What :func:`_gradient_through` returns for a gradient autograd refused for its shape.
+_BAD_SHAPE = object()
+
 #: What :func:`_gradient_through` returns for a backward that ran autograd itself.
 _ASKS_AUTOGRAD = object()
 
@@ -265,7 +340,11 @@ def _gradient_through(cube, x, upstream):
                 return Ellipsis
             if "got list" in str(error):
                 return _LIST
+            if "invalid gradient" in str(error):
+                return _BAD_SHAPE
             raise
+    if x.grad is not None:  # autograd.grad writes no .grad: backward did
+        return _WROTE_GRAD
     if len(calls.flags) > 1:  # the checker's own pass, and one more inside backward
         return _ASKS_AUTOGRAD
     if not np.array_equal(upstream.numpy(), sent):
@@ -287,6 +366,10 @@ _SUM_CASES = [
     ((5,), ()),
     ((4, 4), (4, 1)),
     ((3, 3), (1, 3)),
+    ((2, 5, 3), (3,)),
+    ((3, 4), (1, 1)),
+    ((2, 3, 4), (1, 3, 1)),
+    ((2, 2, 4, 3), (1, 3)),
 ]
 
 
@@ -336,6 +419,16 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                 gave=f"a {type(got).__name__} for grad of shape {grad_shape}",
             )
         got = np.asarray(got)
+        if got.dtype != grad.dtype:
+            return not_yet(
+                ex,
+                [
+                    f"sum_to_shape returned {got.dtype} for a {grad.dtype} grad: keep the "
+                    "input's dtype. A gradient converted to lower precision loses digits.",
+                    "sum grad as it is, without converting it.",
+                ],
+                gave=f"a {got.dtype} result for a {grad.dtype} grad",
+            )
         want = _sum_to(grad, shape)
         if got.shape != want.shape:
             return not_yet(ex, _shape_hints(grad_shape, shape, got.shape))
@@ -392,6 +485,17 @@ def _shape_hints(grad_shape: tuple, shape: tuple, got_shape: tuple) -> list[str]
             f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
             "a size-1 dimension must stay (keepdims=True)."
         )
+    elif len(got_shape) > len(shape) and len(grad_shape) - len(shape) > 1:
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
+            "broadcasting may add MORE than one leading dimension; sum until none of "
+            "them is left."
+        )
+    elif len(got_shape) == len(shape) and sum(n == 1 for n in shape) > 1:
+        first = (
+            f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
+            "MORE than one dimension may be stretched from 1; sum over every one of them."
+        )
     elif _by_size(grad_shape):
         first = (
             f"for grad of shape {grad_shape} and shape {shape} you gave shape {got_shape}: "
@@ -428,9 +532,10 @@ def check_matmul_backward(matmul_backward) -> Result:
         "a product (a, b) @ (b, c) needs the inner sizes to agree: which of W and its "
         "transpose fits after dY's (5, 2), which of X and its transpose fits before it?",
     ]
-    with AutogradCalls() as calls, _TorchAutogradCalls() as torch_calls:
+    given_in = (X.copy(), W.copy(), dY.copy())
+    with AutogradCalls() as calls, DualLevels() as levels, _TorchAutogradCalls() as torch_calls:
         try:
-            got, raised = matmul_backward(X.copy(), W.copy(), dY.copy()), None
+            got, raised = matmul_backward(*given_in), None
         except Exception as error:  # reported below, after the autograd question
             got, raised = None, error
     if not torch_calls.watching and "torch" in sys.modules:  # the answer imported torch
@@ -439,8 +544,8 @@ def check_matmul_backward(matmul_backward) -> Result:
                 matmul_backward(X.copy(), W.copy(), dY.copy())
             except Exception:  # the first call's outcome is the one reported
                 pass
-    if calls.flags or torch_calls.count:  # even when it then crashed: asking is the mistake
-        library = "naivegraph's" if calls.flags else "torch's"
+    if calls.flags or levels.entered or torch_calls.count:  # asking is the mistake
+        library = "naivegraph's" if calls.flags or levels.entered else "torch's"
         return not_yet(
             ex,
             [
@@ -456,6 +561,18 @@ def check_matmul_backward(matmul_backward) -> Result:
             return not_yet(ex, ["one of your products does not fit: " + hints[0], hints[1]])
         stop, _ = answer(ex, matmul_backward, X.copy(), W.copy(), dY.copy())  # says where
         return stop if stop is not None else failed(ex, "your function raised once; run again.")
+    changed = [n for n, a, b in zip(("X", "W", "dY"), given_in, (X, W, dY)) if not _same(a, b)]
+    if changed:
+        return not_yet(
+            ex,
+            [
+                f"your matmul_backward changed {changed[0]} IN PLACE: the arrays it is given "
+                "are the caller's (the engine's), which reads them again after backward "
+                "(12-2 met the same trap).",
+                "leave X, W and dY as they are: products make new arrays of their own.",
+            ],
+            gave=f"a matmul_backward that writes into {changed[0]}",
+        )
     blank = returned_blank(ex, got)
     if blank is not None:
         return blank
@@ -464,6 +581,22 @@ def check_matmul_backward(matmul_backward) -> Result:
         dX, dW = (np.asarray(g, dtype=np.float64) for g in given)
     except (TypeError, ValueError):
         return failed(ex, "return two arrays, (dX, dW), in that order.")
+    lowered = [
+        (name, g.dtype)
+        for name, g in zip(("dX", "dW"), given)
+        if isinstance(g, np.ndarray) and g.dtype != np.float64
+    ]
+    if lowered:
+        name, dtype = lowered[0]
+        return not_yet(
+            ex,
+            [
+                f"{name} is {dtype} while X, W and dY are float64: keep float64. A "
+                "gradient converted to lower precision loses digits.",
+                "compute with the arrays as they are, without converting.",
+            ],
+            gave=f"{name} in {dtype}",
+        )
     kinds = sorted({type(g).__name__ for g in given if not isinstance(g, np.ndarray)})
     if kinds:
         tensors = any(isinstance(g, ng.Tensor) for g in given)
@@ -511,6 +644,28 @@ def check_matmul_backward(matmul_backward) -> Result:
                 ],
                 gave="approximate gradients",
             )
+    for name, grad, want in (("dX", dX, dY @ W.T), ("dW", dW, X.T @ dY)):
+        factor = _constant_factor(grad, want)
+        if factor is not None and np.isclose(factor, -1.0):
+            return not_yet(
+                ex,
+                [
+                    f"{name} has the right shape and size but the wrong sign: a gradient "
+                    "points where the loss grows; the minus belongs to the update step, "
+                    "not to backward.",
+                ],
+                gave=f"{name} with its sign flipped",
+            )
+        if factor is not None and not np.isclose(factor, 1.0):
+            return not_yet(
+                ex,
+                [
+                    f"{name} is right up to a constant factor (as if divided by a size, "
+                    "or averaged): backward passes dY on as it is. If the loss is a mean, "
+                    "its own backward has already put that factor into dY.",
+                ],
+                gave=f"{name} off by a constant factor",
+            )
     if not np.allclose(dX, dY @ W.T):
         return not_yet(
             ex, ["dX has the right shape but not the right values; " + hints[0], hints[1]]
@@ -520,6 +675,19 @@ def check_matmul_backward(matmul_backward) -> Result:
             ex, ["dW has the right shape but not the right values; " + hints[0], hints[1]]
         )
     return correct(ex, "dX = dY Wᵀ and dW = Xᵀ dY: the shapes leave no other choice.")
+
+
+def _same(before: np.ndarray, after: np.ndarray) -> bool:
+    return before.shape == after.shape and bool(np.array_equal(before, after))
+
+
+def _constant_factor(got: np.ndarray, want: np.ndarray) -> float | None:
+    """The c with got = c * want, when there is one (least squares, then checked)."""
+    norm = float(np.sum(want * want))
+    if norm == 0.0 or got.shape != want.shape:
+        return None
+    factor = float(np.sum(got * want)) / norm
+    return factor if np.allclose(got, factor * want) else None
 
 
 def _shape_mismatch(error: Exception) -> bool:
@@ -538,6 +706,10 @@ _FOLLOW = (
 )
 
 
+# A word naming one of the example's three ops (its backward's name, or the op's own).
+_OP_WORD = re.compile(r"(sum|mul|sqrt)\w*$", re.IGNORECASE)
+
+
 @checker("12-6", answer=FIRST_NAN_ANSWER)
 def check_first_nan(name) -> Result:
     """The name of the first backward op that returned NaN in the lesson's example."""
@@ -549,9 +721,20 @@ def check_first_nan(name) -> Result:
             ex, "answer with a string: the op's backward name, as grad_fn.name() spells it."
         )
     given = name.strip().strip("'\"<>")
+    named = {t[:3].lower() for t in re.split(r"[\s,;/|+]+", given) if _OP_WORD.match(t)}
+    if len(named) > 1:
+        return not_yet(
+            ex,
+            [
+                "give ONE name: the first backward op whose result is not a finite "
+                "number, not a list of candidates.",
+                _FOLLOW,
+            ],
+            gave=repr(name),
+        )
     if given == "SqrtBackward0":
         return correct(ex, "sqrt's derivative is infinite at 0; times a zero gradient: NaN.")
-    if given.lower() in {
+    if given.lower().replace(" ", "") in {
         "sqrt",
         "sqrtbackward",
         "sqrtbackward0",
@@ -567,15 +750,11 @@ def check_first_nan(name) -> Result:
             ],
             gave=repr(name),
         )
-    if given.lower().startswith("sum"):
+    if given.lower().startswith(("sum", "mul")):
         hint = (
-            "sum's backward hands the incoming 1 to every element: finite numbers. "
-            "What comes after it?"
-        )
-    elif given.lower().startswith("mul"):
-        hint = (
-            "mul's backward multiplies the incoming ones by the other factor, [0, 1] "
-            "and sqrt(x) = [0, 2]: all finite. What comes after it?"
+            "that op's backward returns finite numbers here. Work out, step by step "
+            "in the order the backward pass runs them, what every one of the three "
+            "returns at x = [0, 4]."
         )
     else:
         hint = "the backward pass runs only the three ops the lesson lists: which one?"
@@ -645,6 +824,29 @@ def check_linear_function(linear) -> Result:
                 ],
                 gave="a backward that modifies grad_output in place",
             )
+        if isinstance(got, _Mutated):
+            return not_yet(
+                ex,
+                [
+                    f"your backward changed the saved {got.name} IN PLACE: saved tensors "
+                    "are the inputs themselves, which the caller still holds; backward "
+                    "only reads them (an update step belongs to the optimizer, after the "
+                    "backward pass).",
+                    "read the saved tensors and compute NEW tensors from them.",
+                ],
+                gave=f"a backward that modifies {got.name} in place",
+            )
+        if isinstance(got, _Lowered):
+            return not_yet(
+                ex,
+                [
+                    f"the gradient of {got.name} is {got.dtype} while the inputs are "
+                    "float64: keep the input's dtype. A gradient converted to lower "
+                    "precision loses digits.",
+                    "compute the gradients from the saved tensors without converting.",
+                ],
+                gave=f"a {got.dtype} gradient of {got.name}",
+            )
         wrong = _linear_mistake(ex, got, xs, ws, gs, needs)
         if wrong is not None:
             return wrong
@@ -711,11 +913,32 @@ def _direct_grads(linear, xs, ws, gs, needs):
         raise ValueError("backward still returns ...")
     if upstream._version != 0 or not np.array_equal(upstream.numpy(), gs):  # written to
         return _IN_PLACE
+    for name, saved, value in (("x", x, xs), ("w", w, ws)):
+        if saved._version != 0 or not np.array_equal(saved.detach().numpy(), value):
+            return _Mutated(name)
     if isinstance(got, list):
         return _LIST
     if not isinstance(got, tuple) or len(got) != 2:
         return None
+    for name, g in zip(("x", "w"), got):
+        dtype = getattr(g, "dtype", None)
+        if dtype is not None and str(dtype).rsplit(".", 1)[-1] != "float64":
+            return _Lowered(name, str(dtype).rsplit(".", 1)[-1])
     return [None if g is None else np.asarray(_numpy(g), dtype=np.float64) for g in got]
+
+
+class _Mutated:
+    """What :func:`_direct_grads` returns for a backward that changed a saved tensor."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Lowered:
+    """What :func:`_direct_grads` returns for a gradient in another dtype than float64."""
+
+    def __init__(self, name: str, dtype: str) -> None:
+        self.name, self.dtype = name, dtype
 
 
 def _stays_differentiable(linear, xs, ws, gs) -> bool:
@@ -819,7 +1042,7 @@ def _computes_unneeded(linear, xs, ws, gs) -> str | None:
 # Reading these of a tensor costs no arithmetic: a backward may take them freely.
 _FREE_READS = set(
     "T mT t transpose permute view reshape contiguous detach shape dtype size dim ndim "
-    "device requires_grad".split()
+    "numel device requires_grad".split()
 )
 
 
@@ -843,6 +1066,9 @@ class _Watched:
             return lambda *args, **kwargs: self._wrap(value(*args, **kwargs))
         return self._wrap(value)
 
+    def __len__(self) -> int:  # a size, read freely like shape
+        return len(self._tensor)
+
 
 def _noted(name):
     def op(self, *args):
@@ -855,7 +1081,7 @@ def _noted(name):
 
 for _name in (
     "matmul rmatmul mul rmul add radd sub rsub truediv rtruediv pow rpow neg getitem array "
-    "iter len float"
+    "iter float"
 ).split():
     setattr(_Watched, f"__{_name}__", _noted(f"__{_name}__"))
 
@@ -988,6 +1214,12 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
         hint = (
             "differentiate log(1 + e^x) with the chain rule: the derivative of the outer "
             "log, at 1 + e^x, times the derivative of the inner 1 + e^x."
+        )
+    elif _mixes_upstream_wrongly(values, sig, gs):
+        hint = (
+            "your local derivative is right; the mistake is how g is combined with it. "
+            "The chain rule multiplies, element by element (no sum, mean, division or "
+            "addition), as in 12-1."
         )
     elif np.allclose(values, gs / (1 + np.exp(xs))):
         hint = (

@@ -57,6 +57,13 @@ def check_freed_first(answer) -> Result:
             'answer a pair ("name", step), e.g. ("add_1", 2): a name from '
             "the listing and a step number.",
         )
+    if isinstance(step, str) and not isinstance(name, str):
+        return not_yet(
+            ex,
+            ["the pair is the wrong way round: answer (name, step), the name first, "
+             "then the step's number."],
+            gave=repr(answer),
+        )
     problem = _pair_problem(name, step)
     if problem is not None:
         return failed(ex, f"hint: {problem}")
@@ -248,6 +255,20 @@ def _whole_number(value) -> bool:
     return bool(np.isfinite(value)) and float(value) == int(value)
 
 
+def _op_name(op) -> str:
+    """The op's name however it is written: "tanh", "x.tanh()", "ns.tanh", "F.tanh"
+    (the module or tensor it is called on does not change which op it is)."""
+    text = str(op).strip().strip("'\"").lower().removesuffix("()")
+    return text.rsplit(".", 1)[-1] if not _whole_number(_as_number(text)) else text
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 @checker("13-3", answer=BAKED_ANSWER)
 def check_baked_branch(answer) -> Result:
     """``(op, count)``: the activation in the example's trace, and how many graphs."""
@@ -256,9 +277,16 @@ def check_baked_branch(answer) -> Result:
         return not_done(ex)
     try:
         op, count = answer
-        op = str(op).strip().strip("'\"").lower().removeprefix("x.").removesuffix("()")
+        op = _op_name(op)
     except (TypeError, ValueError):
         return failed(ex, 'answer a pair (op, count), e.g. ("sigmoid", 1).')
+    if isinstance(count, str) and _whole_number(_as_number(op)):
+        return not_yet(
+            ex,
+            ["the pair is the wrong way round: answer (op, count), the op's name "
+             "first, then the number of graphs."],
+            gave=repr(answer),
+        )
     if not _whole_number(count):  # int(3.7) would quietly make it 3
         return failed(ex, "the count of graphs is a whole number, written without quotes.")
     count = int(count)
