@@ -96,3 +96,35 @@ def test_09_2_backward_on_the_sum_behind_a_returned_mean_is_told_the_batch_size(
 @pytest.mark.parametrize("zero_at_end", [False, True])
 def test_09_2_one_backward_of_the_loss_is_accepted_zeroing_at_either_end(capsys, zero_at_end):
     assert outcome(capsys, ex.check_train_step, train_with("once", zero_at_end))
+
+
+# ------------------------------------------------------------------------- 09-1
+def accuracy(logits, labels):
+    return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))
+
+
+def argmax_without_axis(logits, labels):
+    return float(np.mean(np.argmax(np.asarray(logits)) == np.asarray(labels)))
+
+
+def label_logit_is_positive(logits, labels):
+    logits, labels = np.asarray(logits), np.asarray(labels)
+    return float((logits[range(len(labels)), labels] > 0).mean())
+
+
+@pytest.mark.parametrize("wrong, says, not_says", [
+    (argmax_without_axis, "argmax without an axis gives one index", "same number for every"),
+    (label_logit_is_positive, "whether the logit at the label is positive",
+     "right for two classes"),
+])
+def test_09_1_an_accuracy_blind_to_rows_or_to_the_other_logits_is_told_why(
+        capsys, wrong, says, not_says):
+    result = rejected(capsys, ex.check_accuracy_fn, wrong, says=says)
+    assert not_says not in result.message
+    never_states(result, "axis=1", "argmax(1)", "3/5", "0.75", "0.333")
+
+
+def test_09_1_the_argmax_over_the_class_axis_is_accepted(capsys):
+    assert outcome(capsys, ex.check_accuracy_fn, accuracy)
+    assert outcome(capsys, ex.check_accuracy_fn,
+                   lambda l, y: float(np.mean(np.argmax(np.asarray(l), axis=-1) == np.asarray(y))))

@@ -122,6 +122,13 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
                 "(1 when every row is right), as torchmetrics and sklearn give it.")
     if matches([1 - w for w in wants]):
         return "that is the fraction of wrong rows; accuracy counts the right ones."
+    if matches([np.mean(np.argmax(c[0]) == c[1]) for c in _ACCURACY_CASES]):
+        return ("argmax without an axis gives one index into the whole flattened array, "
+                "not one prediction per row: take the argmax over the class axis, so each "
+                "row gets its own predicted class.")
+    if matches([np.mean(c[0][np.arange(len(c[1])), c[1]] > 0) for c in _ACCURACY_CASES]):
+        return ("you test whether the logit at the label is positive; a row is right when "
+                "the label's logit is the largest of its row, whatever its sign.")
     if all(close(g, gots[0]) for g in gots[1:]):
         return ("your accuracy gives the same number for every batch: it must be computed "
                 "from the logits and labels it is given.")
