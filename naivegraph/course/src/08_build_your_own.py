@@ -235,7 +235,9 @@ print("d (x - 3)**2 / dx at x = 1:", x.grad)
 # * an op computes its value **immediately**;
 # * its output requires grad if any input does, and only then is it linked into the
 #   graph: `grad_fn` names the op, `inputs` are its input nodes and `saved` the input
-#   values backward will need (a node that needs no gradient never enters the graph);
+#   values backward will need (an op output that needs no gradient is never linked
+#   for backward: it gets no `grad_fn`, though a constant still appears among the
+#   `inputs` of the op that uses it);
 # * a leaf is a node without `grad_fn`; its `.grad` accumulates.
 #
 # `Node.backward` calls two functions you write: `run_backward(root)` computes the

@@ -34,7 +34,9 @@ print(X.shape, np.bincount(y))
 #
 # Write `accuracy(logits, labels)`: the fraction of rows whose largest logit is at
 # the true label's index. It should accept numpy arrays and tensors
-# (`np.asarray(t)` converts a tensor that does not require grad).
+# (`np.asarray(t)` converts a tensor. naivegraph converts one that requires grad as
+# well, but PyTorch refuses it until it is detached from the graph, with `t.detach()`;
+# the checker passes tensors that need no gradient.)
 
 # %% exercise="09-1"
 # Exercise 09-1
@@ -178,11 +180,12 @@ plots.loss_curves({"dynamic": dynamic_losses, "static": static_losses},
 
 # %% [markdown]
 # The curves lie on top of each other: the same ops from the same table, in the same
-# order, on the same float32 numbers. What differences remain come from rounding:
-# the static graph may group a sum or fuse a step differently (`ns.optimize` rewrites
-# it before compiling), and in floating point $(a + b) + c$ need not equal
-# $a + (b + c)$. After 300 steps of Adam they stay at the level of rounding, far
-# below what the plot can show.
+# order, on the same float32 numbers. The largest difference printed above may well
+# be exactly 0.0; where differences do appear, they come from rounding: the static
+# graph may group a sum or fuse a step differently (`ns.optimize` rewrites it before
+# compiling), and in floating point $(a + b) + c$ need not equal $a + (b + c)$. After
+# 300 steps of Adam any such difference stays at the level of rounding, far below
+# what the plot can show.
 
 # %% [markdown]
 # ## Decision boundaries

@@ -10,6 +10,7 @@ here use only its standard rows (add, sub, mul, div, pow, sin, exp).
 from __future__ import annotations
 
 import math
+import traceback
 from typing import Any, Callable
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from ..checking import (
     AutogradCalls,
     Result,
+    _is_library,
     answer,
     as_array,
     blank_function,
@@ -576,6 +578,13 @@ def check_run_backward(run_backward) -> Result:
     x, y = _Node(0.5, True), _Node(2.0, True)
     c = _d("mul", x, y)
     f = _d("add", _d("mul", c, _d("sin", c)), c)
+    if _takes_leaves_for_freed(run_backward):  # asked first: its crash would echo its error
+        return not_yet(ex, ["your run_backward raised RuntimeError on a fresh graph "
+                            "that no backward has freed: a leaf's saved is None too (a "
+                            "leaf computed nothing, so it saved nothing). None means "
+                            "'freed' only on a computed node: the test for a freed node "
+                            "must not catch the leaves."],
+                       gave="a RuntimeError on a graph nothing had freed")
     stop, order = answer(ex, run_backward, f)
     if stop is not None:
         return stop
@@ -767,6 +776,27 @@ def _refuses_freed(
     return not_yet(ex, silent, gave=f"no error for a freed node {where}")
 
 
+def _takes_leaves_for_freed(run_backward: Callable) -> bool:
+    """Whether run_backward refuses a fresh x * 2 with RuntimeError, yet runs once the
+    leaf's saved is not None: its test for a freed node catches the leaves."""
+    leaf = _Node(1.0, True)
+    try:
+        run_backward(_d("mul", leaf, 2.0))
+    except RuntimeError:
+        pass
+    except Exception:  # another crash: not this mistake
+        return False
+    else:
+        return False
+    leaf = _Node(1.0, True)
+    leaf.saved = ()
+    try:
+        run_backward(_d("mul", leaf, 2.0))
+    except Exception:  # still refused: something else is wrong
+        return False
+    return True
+
+
 def _seeds_its_root(run_backward: Callable) -> bool:
     """Whether a backward from a leaf gives it gradient 1: no order is involved, so a
     leaf left at 0 means the sweep was never seeded."""
@@ -869,6 +899,7 @@ def check_free_graph(free_graph) -> Result:
     computed = [n for n in order if n.grad_fn is not None]
     x.grad, y.grad = 0.25, 0.75
     kept = [(n, _kept(n)) for n in order]
+    kept_computed = [(n, n.saved) for n in computed]
     stop, _ = _call_none_ok(ex, free_graph, order)
     if stop is not None:
         return stop
@@ -894,6 +925,15 @@ def check_free_graph(free_graph) -> Result:
                             "holding the saved values."],
                        gave="computed nodes without their inputs")
     if any(n.saved is not None for n in computed):
+        marked = [n.saved for n, (_, before) in zip(computed, kept_computed)
+                  if n.saved is not None and not _unchanged(before, n.saved)]
+        if marked:
+            return not_yet(ex, [f"your free_graph set saved to {repr(marked[0])[:40]}, but "
+                                "run_backward recognises a freed node by its saved being "
+                                "None: any other value looks like saved values, and a second "
+                                "backward would compute with it instead of refusing. Use "
+                                "None as the marker, the value run_backward tests."],
+                           gave=f"saved = {repr(marked[0])[:40]} on the freed nodes")
         emptied = " (emptying the list frees nothing: the nodes live on)" if not order else ""
         return not_yet(ex, ["the computed nodes still hold their saved values: those are "
                             f"what freeing gives back{emptied}."],
@@ -1187,7 +1227,15 @@ def check_gradient_descent(gradient_descent) -> Result:
                             "number it holds, x.value, so it stays the same leaf."],
                        gave=f"RuntimeError: {str(exc).rstrip('.')}")
     except Exception as exc:  # any other error: reported to the learner
-        return failed(ex, crash_message(exc))
+        said = _crash_in_function(exc)
+        if isinstance(exc, TypeError) and "NoneType" in str(exc):
+            return failed(ex, f"{said} A leaf's grad was None when backward added what "
+                              "reached it: in this engine a leaf's grad is a number that "
+                              "backward adds into, so zeroing the grads means setting them "
+                              "to zero, not to None (torch's zero_grad may leave None "
+                              "because its backward handles a missing grad; this engine's "
+                              "run_backward does not).")
+        return failed(ex, said)
     if autograd.ran:
         return not_yet(ex, [_library_autograd(autograd.ran)],
                        gave=f"gradients computed by {autograd.ran}'s autograd")
@@ -1253,6 +1301,19 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "each step: zero the grads, build f(x, y), backward, move both values by "
                 "-lr times their grad."]
     return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")
+
+
+def _crash_in_function(exc: BaseException) -> str:
+    """What the learner's code raised, naming the function it raised in: a crash in
+    run_backward, called through Node.backward, is not at a line of gradient_descent."""
+    said = crash_message(exc)
+    frames = traceback.extract_tb(exc.__traceback__)[1:]  # skip the checker's own frame
+    yours = [f for f in frames if not _is_library(f.filename)]
+    if yours and yours[-1].name not in ("<module>", "<lambda>"):
+        line = yours[-1].lineno
+        said = said.replace(f" at line {line} of your code",
+                            f" in {yours[-1].name}, at line {line} of its cell", 1)
+    return said
 
 
 # ------------------------------------------------------------------ reference engine

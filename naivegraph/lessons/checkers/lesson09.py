@@ -122,6 +122,13 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
                 "(1 when every row is right), as torchmetrics and sklearn give it.")
     if matches([1 - w for w in wants]):
         return "that is the fraction of wrong rows; accuracy counts the right ones."
+    if matches([np.mean(np.argmax(c[0]) == c[1]) for c in _ACCURACY_CASES]):
+        return ("argmax without an axis gives one index into the whole flattened array, "
+                "not one prediction per row: take the argmax over the class axis, so each "
+                "row gets its own predicted class.")
+    if matches([np.mean(c[0][np.arange(len(c[1])), c[1]] > 0) for c in _ACCURACY_CASES]):
+        return ("you test whether the logit at the label is positive; a row is right when "
+                "the label's logit is the largest of its row, whatever its sign.")
     if all(close(g, gots[0]) for g in gots[1:]):
         return ("your accuracy gives the same number for every batch: it must be computed "
                 "from the logits and labels it is given.")
@@ -192,6 +199,9 @@ def check_train_step(train_step) -> Result:
                     "before the step: use cross-entropy on the raw logits, with the "
                     "labels as class indices.")
         return not_yet(ex, [hint], gave=f"a first loss of {losses[0]:.4g}")
+    stop = _one_sgd_step_on_the_gradient_of_the_loss(ex, train_step)
+    if stop is not None:
+        return stop
     if not np.all(np.isfinite(losses)) or losses[-1] >= losses[0] * 0.9:
         stepped = any(not close(p, q) for p, q in zip(_model().parameters(),
                                                        model.parameters()))
@@ -261,6 +271,59 @@ def _one_step_as_the_optimizer_takes_it(ex: str, train_step) -> Result | None:
                        gave="weights that differ after one Adam step")
     return None
 
+
+def _flat(params) -> np.ndarray:
+    return np.concatenate([np.asarray(p.detach().numpy(), np.float64).ravel() for p in params])
+
+
+def _one_sgd_step_on_the_gradient_of_the_loss(ex: str, train_step) -> Result | None:
+    """One plain SGD step from a fresh model moves the weights by lr times the gradient:
+    a gradient scaled before the step (a scaled loss, two backward calls, a summed loss
+    behind a returned mean, p.grad changed by hand) shows here, even when the step clears
+    the gradients at its end and Adam, whose first step ignores the scale, cannot see it.
+    A step that never moves the weights or steps another optimizer is told later."""
+    X, y = _data()
+    model, reference_model = _model(), _model()
+    before = _flat(model.parameters())
+    opt = ng.optim.SGD(model.parameters(), lr=0.1)
+    step = opt.step
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return step(*args, **kwargs)
+
+    opt.step = counted  # type: ignore[method-assign]
+    stop, _ = answer(ex, train_step, model, opt, X, y)
+    if stop is not None:
+        return stop
+    train_step_reference(reference_model, ng.optim.SGD(reference_model.parameters(), lr=0.1),
+                         X, y)
+    moved = _flat(model.parameters()) - before
+    want = _flat(reference_model.parameters()) - before
+    if len(calls) != 1 or not np.all(np.isfinite(moved)) or not np.any(moved):
+        return None
+    if close(moved, want, rtol=1e-3, atol=1e-6):
+        return None
+    scale = float(moved @ want / (want @ want))
+    if not close(moved, scale * want, rtol=1e-3, atol=1e-6):
+        return not_yet(ex, ["with SGD as the optimizer, your step moved the weights "
+                            "elsewhere than one step on the gradient of the loss you "
+                            "return does: backward must run on that loss, once, and "
+                            "nothing else may change the gradients or the weights."],
+                       gave="weights that differ after one SGD step")
+    if close(scale, len(y), rtol=1e-3):
+        return not_yet(ex, [f"the gradient is {len(y)} times too large, the batch size: "
+                            "backward ran on the SUM of the per-example losses while you "
+                            "return their mean. Take the gradient of the loss you "
+                            "return, so every step's size does not grow with the batch."],
+                       gave="a gradient as many times too large as the batch has rows")
+    return not_yet(ex, [f"the gradient the optimizer steps on is {scale:.3g} times the "
+                        "gradient of the loss you return: backward ran on a scaled loss, "
+                        "or ran more than once (the gradients add up), or the gradients "
+                        "were changed before the step. Run backward once, on the loss "
+                        "itself, and let the optimizer step on what it leaves."],
+                   gave=f"a gradient scaled by {scale:.3g}")
 
 
 def _loss_after_one_step(X, y) -> float:
