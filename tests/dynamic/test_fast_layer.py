@@ -144,13 +144,14 @@ def test_is_unshared_sees_only_the_callers_own_reference():
         assert not fast.is_unshared(value)  # off: always copied
 
 
-def test_meta_and_node_class_caches_are_bypassed_when_off():
+def test_the_core_shares_one_meta_per_shape_and_dtype_either_way():
     from naivegraph.dynamic.node import meta_of
 
     a = np.zeros((2, 3))
     assert meta_of(a) is meta_of(np.ones((2, 3)))
+    assert meta_of(a) is not meta_of(np.ones((2, 3), np.float32))
     with fast.disabled():
-        assert meta_of(a) is not meta_of(np.ones((2, 3)))
+        assert meta_of(a) is meta_of(np.ones((2, 3)))
         assert meta_of(a).shape == (2, 3)
     x = ng.tensor([1.0], requires_grad=True)
     with fast.disabled():
