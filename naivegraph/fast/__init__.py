@@ -92,16 +92,20 @@ def _seams() -> list[Seam]:
         readable = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name)
         found.append(Seam(owner, name, readable, fast, why))
 
+    one_function = "the op's tensor and node built in one function"
     arithmetic = ("__add__", "__sub__", "__mul__", "__truediv__")
-    tensor_slots = {
-        **dict(zip(arithmetic, fastpath.operators(OpMethods))),
-        **dict(zip(("__neg__", "neg"), fastpath.negation(OpMethods))),
-        **dict(zip(("__matmul__", "relu"), fastlinear.forward_ops(OpMethods))),
-        **dict(zip(("sum", "mean"), fastpath.reductions(OpMethods))),
-        **dict(zip(("__radd__", "__rmul__"), fastpath.reflected(Tensor.__radd__, Tensor.__rmul__))),
-    }
-    for name, fast in tensor_slots.items():
-        seam(Tensor, name, fast, "records the commonest ops' node in one function (fastpath)")
+    for name, fast in zip(arithmetic, fastpath.operators(OpMethods)):
+        seam(Tensor, name, fast, one_function)
+    for name, fast in zip(
+        ("__radd__", "__rmul__"), fastpath.reflected(Tensor.__radd__, Tensor.__rmul__)
+    ):
+        seam(Tensor, name, fast, one_function + ", the tensor first")
+    for name, fast in zip(("__neg__", "neg"), fastpath.negation(OpMethods)):
+        seam(Tensor, name, fast, one_function + ", its edge kept compact (fastnodes)")
+    for name, fast in zip(("sum", "mean"), fastpath.reductions(OpMethods)):
+        seam(Tensor, name, fast, one_function + " (a whole floating tensor)")
+    for name, fast in zip(("__matmul__", "relu"), fastlinear.forward_ops(OpMethods)):
+        seam(Tensor, name, fast, one_function + " (a dense layer)")
     seam(core, "call_quietly", tricks.call_quietly, "numpy's error state set directly")
     seam(core, "promote", tricks.promote, "an array and a Python number: nothing to promote")
     seam(table, "select", tricks.where, "relu's and where's zeroing by integer arithmetic")
