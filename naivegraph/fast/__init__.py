@@ -60,7 +60,7 @@ from .tricks import (
 )
 
 # ``naivegraph.render`` is also the name of the function the package exports
-render = importlib.import_module("naivegraph.render")
+render_package = importlib.import_module("naivegraph.render")
 
 
 class Seam(NamedTuple):
@@ -121,8 +121,15 @@ def _seams() -> list[Seam]:
     seam(executor.CompiledFunction, "__call__", fastrun.call, "a plan as straight-line code")
     seam(session, "forward", fastgraph.forward, "a graph's run without a plan object")
     seam(session, "backward", fastgraph.session_backward, "the numeric sweep, inlined")
-    seam(render, "_render", _paused(render._render), "drawing without the collector")
-    seam(render, "dynamic_walkthrough", _paused(render.dynamic_walkthrough), "the same")
+    seam(
+        render_package, "_render", _paused(render_package._render), "drawing, the collector paused"
+    )
+    seam(
+        render_package,
+        "dynamic_walkthrough",
+        _paused(render_package.dynamic_walkthrough),
+        "the same",
+    )
     return found
 
 

@@ -431,7 +431,7 @@ _saved_meta: dict = {}
 def _saved_list(meta) -> list:
     found = _saved_meta.get(meta)
     if found is None:
-        if len(_saved_meta) > 4096:  # the bound of ``fast.cached_meta``'s own cache
+        if len(_saved_meta) > 4096:  # the bound of ``node.meta_of``'s own cache
             _saved_meta.clear()
         found = _saved_meta[meta] = [meta]
     return found
