@@ -23,7 +23,7 @@ TORCH_STAMP := $(VENV)/.torch
 PYTEST_ARGS ?=
 
 # The readable path alone: the dynamic and static suites and the differential fuzzers
-# again with every speed trick of naivegraph/fast.py switched off (results must not change).
+# again with every speed trick of naivegraph/fast/ switched off (results must not change).
 READABLE_TESTS := tests/dynamic tests/static tests/fuzz/test_against_torch.py \
 	tests/fuzz/test_aliasing_hooks_special_values.py tests/fuzz/test_static_vs_dynamic.py
 

@@ -1,4 +1,4 @@
-"""What each trick of the fast layer (``naivegraph/fast.py``) buys, measured.
+"""What each trick of the fast layer (``naivegraph/fast/``) buys, measured.
 
     python benchmarks/bench_fast_layer.py                # all tricks on, all off, each off
     python benchmarks/bench_fast_layer.py --quick        # fewer repeats
@@ -28,7 +28,6 @@ ROOT = os.path.dirname(HERE)
 FALLBACKS = {
     "paused_gc": ("paused_gc", lambda: contextlib.nullcontext()),
     "is_unshared": ("is_unshared", lambda value: False),
-    "node_class_cache": ("node_class_of_op", None),  # an empty cache: looked up each time
     "quiet_numpy": ("quiet_numpy", False),  # np.errstate around every forward and VJP
     "number_operand": ("promotes_to_itself", lambda x, y: False),  # the full promotion rule
 }
@@ -39,13 +38,6 @@ WORKLOADS = {
     "(c) MLP step": ("mlp", 5),
     "(d) 100,000-op chain fwd+bwd": ("long_chain", 1),
 }
-
-
-class _Forgetful(dict):
-    """A cache that never keeps anything."""
-
-    def __setitem__(self, key, value) -> None:
-        pass
 
 
 def long_chain(ng) -> object:
@@ -65,11 +57,11 @@ def measure(key: str, off: tuple, repeats: int, inner: int) -> float:
     import naivegraph as ng
 
     if off:
-        from naivegraph import fast
+        from naivegraph.fast import tricks
 
         for trick in off:
             name, plain = FALLBACKS[trick]
-            setattr(fast, name, plain if plain is not None else _Forgetful())
+            setattr(tricks, name, plain)
     if key == "mlp":
         x, y, params = b.mlp_data()
         fn = b.make_mlp(ng, x, y, params)

@@ -5,7 +5,7 @@ switches named on the command line (``module:attribute``) are on in one block an
 in the next, and numpy by hand (``mlp_numpy_step``) runs after each pair:
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_mlp_parts.py \\
-        naivegraph.dynamic.fastlinear:enabled
+        naivegraph.fast.fastlinear:enabled
 """
 
 from __future__ import annotations

@@ -84,10 +84,17 @@ __version__ = "0.1.0"
 # Import the package first, then bind the function: importing a submodule sets the
 # parent's attribute of the same name, so the function must come after it.
 from . import export as _export  # noqa: F401  (installs ns.to_onnx: it sits above static mode)
+
+# The fast layer plugs itself into the core's seams (naivegraph.fast.SEAMS), unless
+# NAIVEGRAPH_FAST=0: then every function is the one the reading order shows.
+from . import fast
 from . import render as _render_package
 from . import static as _static
 from .render import render, walkthrough
 from .render import walk_static as _walk_static
+
+if fast.tricks.enabled:
+    fast.install()
 
 # ``ns.walkthrough`` shows its steps on a drawing, which static mode (below the renderer)
 # cannot import: installed here, before any ``import naivegraph.static`` returns

@@ -9,7 +9,7 @@ input's own node runs.  Leaves collect what reaches them into ``.grad``.
 Iterative throughout (no recursion, so million-op chains work) and linear in the size
 of the graph.  What happens at a node besides its VJP (hooks, leaves, ``retain_grad``,
 ``autograd.grad``'s capture) is the :class:`~naivegraph.dynamic.hooks.Visitor`'s job;
-the speed tricks live in :mod:`naivegraph.fast`.
+the speed tricks live in :mod:`naivegraph.fast`, which may replace :func:`execute`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import fast
-from . import fastback
 from .anomaly_mode import mode as anomaly
 from .grad_mode import set_grad_enabled
 from .hooks import AnomalyVisitor, Visitor
@@ -39,15 +37,13 @@ def execute(
     ``capture``: return the gradients reaching these tensors instead of accumulating
     (``autograd.grad``).  ``accumulate_into``: accumulate only into these (``inputs=``).
     """
-    if fastback.takes(create_graph, capture, accumulate_into):  # the fast layer's plain pass
-        return fastback.execute(outputs, gradients, keep_graph, _roots)
     roots = _roots(outputs, gradients, create_graph)
     order = topological_order([node for node, _, _ in roots])
     visitor = (AnomalyVisitor if anomaly.enabled else Visitor)(
         order, create_graph, capture, accumulate_into
     )
     # inf - inf in a sum of gradients is NaN, silently, as in torch
-    with fast.paused_gc(), fast.ignoring_fp_errors():
+    with np.errstate(all="ignore"):
         with set_grad_enabled(create_graph):  # create_graph: the VJPs are recorded too
             backward_pass(order, roots, visitor, keep_graph)
         visitor.write_gradients()

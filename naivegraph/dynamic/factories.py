@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import fast
-from ..ops.core import default_float, with_default_float
+from ..ops.core import with_default_float
 from ..ops.methods import shape_arg as _shape_arg
 from .defaults import _type_name, get_default_dtype
 from .grad_mode import _state as _grad_state
@@ -59,13 +58,17 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> T
     if device is not None:
         _check_device(device)
     if type(data) is builtins.float and dtype is None:  # a scalar program's constant, often
-        array = fast.float_scalar(data, default_float())
-        if array is not None:
-            return _finish(array, requires_grad)
+        return _finish(float_constant(data), requires_grad)
     array = _as_array(data, dtype)
     if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
         array = with_default_float(array)
     return _finish(array, requires_grad)
+
+
+def float_constant(number: float) -> np.ndarray:
+    """The array of ``tensor(number)`` for a Python float: a 0-d array of the default
+    float dtype (a seam: the fast layer rounds to float32 with one C cast)."""
+    return with_default_float(_as_array(number, None))
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

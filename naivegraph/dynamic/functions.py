@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from ..ops.functions import make_functions as _make_functions
-from . import fastloss  # noqa: F401  # registers the fast layer's cross_entropy
 from .tensor import Tensor
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fast
 from .anomaly_mode import check_outputs, warn_error_in
 from .grad_mode import set_grad_enabled
 from .node import AccumulateGrad, Node, as_tensor, data_shape_changed, is_tensor
@@ -96,8 +95,7 @@ class Visitor:
 
     def write_gradients(self) -> None:
         """Store the gradients of a pass that succeeded: ``retain_grad`` tensors, then
-        leaves.  Called once the pass's own frame is gone, so that a gradient array
-        nothing else holds can become a leaf's ``.grad`` without a copy."""
+        leaves (each ``.grad`` a copy: the fast backward keeps an unshared array)."""
         for leaf, grad in self.leaf_updates:
             if tuple(grad.shape) != leaf.shape:  # refuse before any .grad is written
                 raise RuntimeError(data_shape_changed(grad.shape, leaf.shape))
@@ -106,8 +104,7 @@ class Visitor:
         self.retained.clear()
         while self.leaf_updates:
             leaf, grad = self.leaf_updates.pop()
-            owned = fast.is_unshared(grad)  # on its own line: a call's arguments hold refs
-            store_grad(leaf, grad, self.create_graph, owned=owned)
+            store_grad(leaf, grad, self.create_graph)
             if leaf.__dict__.get("_post_accumulate_hooks"):  # rare: test before calling
                 run_post_accumulate_hooks(leaf, self.create_graph)
 

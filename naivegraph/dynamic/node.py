@@ -15,7 +15,6 @@ from typing import Callable
 
 import numpy as np
 
-from .. import fast
 from ..ops.core import Meta, OpDef
 from ..ops.names import SCALAR_SHAPE
 
@@ -405,8 +404,19 @@ def shape_of(value) -> tuple:
     return value.shape if isinstance(value, (np.ndarray, Meta)) else SCALAR_SHAPE
 
 
-#: meta_of(array): the shape and dtype of ``array``, kept where the array is not needed
-meta_of = fast.cached_meta(Meta)
+#: (shape, dtype) -> its one Meta: a node is made per op, and Metas are never changed
+_metas: dict[tuple, Meta] = {}
+
+
+def meta_of(array) -> Meta:
+    """The shape and dtype of ``array``, kept where the array itself is not needed."""
+    key = (array.shape, array.dtype)
+    found = _metas.get(key)
+    if found is None:
+        if len(_metas) > 4096:  # a bound, for programs that see endless new shapes
+            _metas.clear()
+        found = _metas[key] = Meta(array.shape, array.dtype)
+    return found
 
 
 _node_classes: dict[str, type] = {}
@@ -421,13 +431,17 @@ def node_class(name: str) -> type:
     return cls
 
 
+#: op -> its node class, for ops whose PyTorch name does not depend on the call
+class_of_op: dict[OpDef, type] = {}
+
+
 def find_node_class(op: OpDef, attrs: dict, saved: list) -> type:
     """The node class for one call of ``op``, named as PyTorch names it."""
-    cls = fast.node_class_of_op.get(op) if fast.enabled else None
+    cls = class_of_op.get(op)
     if cls is None:
         cls = node_class(op.grad_fn_name(attrs, [shape_of(s) for s in saved]))
         if not callable(op.backward_name):  # the name does not depend on the call
-            fast.node_class_of_op[op] = cls
+            class_of_op[op] = cls
     return cls
 
 

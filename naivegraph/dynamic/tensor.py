@@ -14,7 +14,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import fast
 from ..ops import OPS
 from ..ops.core import (
     OpDef,
@@ -29,7 +28,6 @@ from ..ops.core import (
 from ..ops.errors import explain
 from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
 from ..ops.shapes import normalize_dims
-from . import fastlinear, fastpath
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -44,6 +42,7 @@ from .node import (
     CopySlices,
     _HookDict,
     add_hook,
+    class_of_op,
     find_node_class,
     has_internal_overlap,
     memory_order,
@@ -249,9 +248,7 @@ def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
         sources += (("out", counter, counter.value),)
     else:
         saved_out = meta_of(out)
-    cls = (fast.node_class_of_op.get(op) if fast.enabled else None) or find_node_class(
-        op, attrs, saved
-    )  # the fast layer's cache read in place: one dict lookup per op instead of a call
+    cls = class_of_op.get(op) or find_node_class(op, attrs, saved)  # the lookup, inline
     return cls(
         op,
         attrs,
@@ -378,11 +375,6 @@ class Tensor(OpMethods):
     _ng_apply = staticmethod(apply)  # the op table dispatches tensors here
     __array_ufunc__ = None  # numpy defers to our reflected operators
     __array_priority__ = 1000
-    # ``x * 0.5`` and friends through the fast layer, which falls back to OpMethods' own
-    __add__, __sub__, __mul__, __truediv__ = fastpath.operators(OpMethods)
-    __neg__, neg = fastpath.negation(OpMethods)
-    __matmul__, relu = fastlinear.forward_ops(OpMethods)
-    sum, mean = fastpath.reductions(OpMethods)
 
     def __init__(self, data: Any = (), requires_grad: bool = False, dtype=None) -> None:
         array = _as_array(data, dtype)
@@ -1031,8 +1023,6 @@ class Tensor(OpMethods):
         if _is_number(other):  # as in __radd__: the tensor first
             return apply(OPS["mul"], (self, other), _NO_ATTRS)
         return apply(OPS["mul"], (other, self), _NO_ATTRS)
-
-    __radd__, __rmul__ = fastpath.reflected(__radd__, __rmul__)  # numbers: the fast layer
 
     def __rsub__(self, other):
         if _is_number(other):  # torch's rsub(Tensor, Scalar): the number is no input

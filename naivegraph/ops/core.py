@@ -26,7 +26,6 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import fast
 from .names import backward_name_of
 from .shapes import same_shape, unknown_shape
 
@@ -258,6 +257,13 @@ def warn_at_caller(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=level)
 
 
+def call_quietly(fn: Callable, args: tuple, attrs: dict) -> Any:
+    """``fn(*args, **attrs)`` with numpy's floating-point warnings off (a seam: the fast
+    layer sets the same error state more cheaply)."""
+    with np.errstate(all="ignore"):
+        return fn(*args, **attrs)
+
+
 def quiet(forward: Callable) -> Callable:
     """``forward`` without numpy's RuntimeWarnings (divide by zero, invalid value,
     overflow): torch is silent there and returns inf/NaN, and a warning would point the
@@ -267,10 +273,7 @@ def quiet(forward: Callable) -> Callable:
     # the user's line from the static nodes built inside (they record where they were made).
     @functools.wraps(forward)
     def silent(*args: Any, **attrs: Any) -> Any:
-        if fast.enabled:  # the same error state, set without errstate's cost
-            return fast.call_quietly(forward, args, attrs)
-        with np.errstate(all="ignore"):
-            return forward(*args, **attrs)
+        return call_quietly(forward, args, attrs)
 
     if isinstance(forward, np.ufunc):
         silent.ufunc = forward  # type: ignore[attr-defined]  # takes out= itself (wraps copied the marks of functions)
@@ -760,8 +763,6 @@ def promoted(ufunc: Callable, name: str | None = None) -> Callable:
     def forward(x, y, out=None):
         if type(x) is np.ndarray and type(y) is np.ndarray and x.dtype == y.dtype:
             return ufunc(x, y, out=out)  # the common case: nothing to promote
-        if fast.promotes_to_itself(x, y):  # an array and a Python number, the next one
-            return ufunc(x, y, out=out)
         return ufunc(*promote(x, y), out=out)
 
     forward.__name__ = name or getattr(ufunc, "__name__", "forward")

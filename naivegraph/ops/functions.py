@@ -27,7 +27,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import fast
 from .conv_functions import add_conv_functions
 from .core import OPS
 from .losses import add_loss_functions
@@ -272,6 +271,12 @@ def check_class_range(target: Any, classes: int | None) -> None:
     if values.max() >= classes or values.min() < 0:
         wrong = values.max() if values.max() >= classes else values.min()
         raise IndexError(f"Target {int(wrong)} is out of bounds: classes are 0..{classes - 1}")
+
+
+def fused_cross_entropy(input: Any, target: Any, reduction: str) -> Any:
+    """None: ``cross_entropy`` takes its general way (log_softmax, then nll_loss).  A seam:
+    the fast layer fuses both for dynamic logits (N, C) and class indices (N,)."""
+    return None
 
 
 # ----------------------------------------------------------------------------------
@@ -552,8 +557,8 @@ def make_functions(
         if isinstance(weight, str):  # naivegraph's older third argument: the reduction
             weight, reduction = None, weight
         plain = weight is None and ignore_index == -100 and not label_smoothing
-        if plain and (found := fast.cross_entropy(input, target, reduction)) is not None:
-            return found  # the fast layer's, same result
+        if plain and (found := fused_cross_entropy(input, target, reduction)) is not None:
+            return found  # the fast layer's, the same result
         check_reduction(reduction)
         if not 0.0 <= label_smoothing <= 1.0:
             raise RuntimeError(

@@ -44,7 +44,6 @@ import math
 
 import numpy as np
 
-from .. import fast
 from .core import (
     OPS,
     Meta,
@@ -367,6 +366,11 @@ defop(
 )
 
 
+#: ``np.where``, the selection of ``where`` and ``relu`` (a seam: the fast layer zeroes
+#: part of a large float array with cheaper integer arithmetic, the same bits)
+select = np.where
+
+
 def _where(condition, x, y):
     # A float condition would scale the gradient by its value: refuse it, as torch does.
     if np.asarray(condition).dtype != np.bool_:
@@ -375,7 +379,7 @@ def _where(condition, x, y):
             f"with dtype {np.asarray(condition).dtype}: compare first, "
             "e.g. where(c > 0, x, y), or convert with c.bool()."
         )
-    return fast.where(condition, *promote(x, y))
+    return select(condition, *promote(x, y))
 
 
 defop(
@@ -465,7 +469,7 @@ def _relu(x):
             "Boolean inputs not supported for relu: a mask is already >= 0; "
             "convert it with .float() if you need numbers"
         )
-    return fast.where(x < 0, 0, x).astype(x.dtype, copy=False)
+    return select(x < 0, 0, x).astype(x.dtype, copy=False)
 
 
 def _abs(x):
@@ -1202,8 +1206,11 @@ defop(
 
 
 def _log_softmax_partial(g, x, out, dim):
-    if (found := fast.log_softmax_grad(g, out, dim)) is not None:  # fewer calls, same bits
-        return found
+    return log_softmax_grad(g, out, dim)
+
+
+def log_softmax_grad(g, out, dim):
+    """log_softmax's rule (a seam: :mod:`naivegraph.fast` computes it in fewer calls)."""
     return g - F.exp(out) * F.sum(g, dim=dim, keepdim=True)
 
 
@@ -1233,8 +1240,12 @@ def _nll_loss(logp, target, reduction="mean"):
 
 
 def _nll_partial(g, logp, target, out, reduction="mean"):
-    if (found := fast.nll_loss_grad(g, logp, target, reduction)) is not None:  # same bits
-        return found
+    return nll_loss_grad(g, logp, target, reduction)
+
+
+def nll_loss_grad(g, logp, target, reduction):
+    """nll_loss's rule for ``logp`` (a seam: :mod:`naivegraph.fast` computes it in fewer
+    calls)."""
     # d(-logp[i, target_i])/dlogp is -1 at each row's target class and 0 elsewhere.
     # a static input of shape (N, None), or of unknown shape: the one-hot rows need C
     classes = None if logp.shape is None else logp.shape[1]

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from .. import fast
 from .. import static as ns
 from ..dynamic.tensor import Tensor
 from .dot import emit
@@ -136,10 +135,9 @@ def render(
         _require_backward_graph(obj)
     if params is None and mode == "dynamic":
         params = caller_names(_PACKAGE_DIR)
-    with fast.paused_gc():  # drawing a 100,000-node graph allocates per node
-        return _render(
-            obj, kind, show_values, params, max_nodes, legend, rankdir, title, backend, gradients
-        )
+    return _render(
+        obj, kind, show_values, params, max_nodes, legend, rankdir, title, backend, gradients
+    )
 
 
 def walkthrough(output: Any, gradient: Any = None, params: Mapping[str, Any] | None = None) -> Any:
@@ -182,8 +180,7 @@ def walkthrough(output: Any, gradient: Any = None, params: Mapping[str, Any] | N
     """
     if params is None:
         params = caller_names(_PACKAGE_DIR)
-    with fast.paused_gc():
-        return dynamic_walkthrough(output, gradient, params)
+    return dynamic_walkthrough(output, gradient, params)
 
 
 ACCEPTS = (

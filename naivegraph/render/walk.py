@@ -20,7 +20,6 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .. import fast
 from ..dynamic import engine
 from ..dynamic.grad_mode import no_grad
 from ..dynamic.node import AccumulateGrad, Node, OpNode
@@ -274,7 +273,7 @@ def _simulate_backward(output: Tensor, gradient: Any) -> tuple[list[_Visit], str
     received: dict[Node, list] = {root: [(None, np.asarray(seed))]}
     engine.add_gradient(pending, root, output_nr, np.asarray(seed))
     visits: list[_Visit] = []
-    with no_grad(), fast.ignoring_fp_errors():
+    with no_grad(), np.errstate(all="ignore"):
         for node in order:
             grads = pending.pop(node, None)
             if grads is None:

@@ -15,9 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .. import fast
-from .fastrun import MAX_STEPS, Runner
-from .graph import Graph, RunState, describe_site, registered_session
+from .graph import Graph, RunState, describe_site
 from .nodes import Constant, Node, Operation, Placeholder, Variable, numeric_data, safe_cast
 
 
@@ -412,12 +410,11 @@ def run_forward(
         targets = [graph.resolve(f) for f in fetches]
         free = True if free_intermediates is None else free_intermediates
     placeholders = list(fed)
-    with fast.paused_gc():
-        order = targets if fetches is None else topological_order(graph, targets)
-        keep = kept_for_backward(graph, order) if free else ()
-        plan = Plan(graph, targets, placeholders, keep=keep, free=free, order=order)
-        shapes: dict[Node, tuple] = {}
-        values = plan.run([fed[p] for p in placeholders], shapes, check_numerics)
+    order = targets if fetches is None else topological_order(graph, targets)
+    keep = kept_for_backward(graph, order) if free else ()
+    plan = Plan(graph, targets, placeholders, keep=keep, free=free, order=order)
+    shapes: dict[Node, tuple] = {}
+    values = plan.run([fed[p] for p in placeholders], shapes, check_numerics)
     for node in graph.nodes:
         if isinstance(node, (Operation, Placeholder)):
             node._value = None
@@ -459,9 +456,7 @@ class CompiledFunction:
         self.updates = list(updates)  # assign nodes run by every call, not returned
         self.report = report
         used = [p for p in self.inputs if p is not None]
-        with fast.paused_gc():
-            self.plan = Plan(graph, self.outputs + self.updates, used, free=True)
-        self._runner: Runner | None = None  # built at the first call with the fast layer on
+        self.plan = Plan(graph, self.outputs + self.updates, used, free=True)
         # An input the outputs do not need is accepted and ignored (placeholder None).
         self._checks = [
             (p, None, None, False)
@@ -493,16 +488,9 @@ class CompiledFunction:
 
     def __call__(self, *arrays: Any) -> list[np.ndarray]:
         feeds = self._convert(arrays)
-        if fast.enabled and not self.check_numerics and len(self.plan.steps) <= MAX_STEPS:
-            return self._fast_runner()(feeds)  # the same results: see naivegraph.static.fastrun
         values = self.plan.run(feeds, check_numerics=self.check_numerics)
         # numpy reduces to scalars (np.float64); callers get arrays, 0-d or not, always.
         return [as_result(v) for v in self.plan.fetched(values)[: len(self.outputs)]]
-
-    def _fast_runner(self) -> Runner:
-        if self._runner is None:
-            self._runner = Runner(self.plan, len(self.outputs), _shares_leaf_storage)
-        return self._runner
 
     def listing(self) -> str:
         """The plan as text: the leaves, then every step in the order it runs, with the
@@ -520,7 +508,9 @@ class CompiledFunction:
             3 %sum_1 = sum %add_1     : () float64  free %add_1
           return %sum_1
         """
-        return registered_session().plan_listing(self)
+        from . import session  # above this module: imported when it runs
+
+        return session.plan_listing(self)
 
     def __repr__(self) -> str:
         updates = f", updates {', '.join(u.name for u in self.updates)}" if self.updates else ""

@@ -25,7 +25,6 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .. import fast
 from ..ops import OPS, Meta
 from ..ops.core import refuse_complex_nodes
 from ..ops.shapes import unknown_shape
@@ -244,20 +243,19 @@ def gradients(
         raise ValueError(f"got {len(grad_ys)} grad_ys for {len(ys)} ys; give one per y")
     graph = graph_of(ys + xs)
     assert graph is not None  # ys were checked to be nodes above
-    with fast.paused_gc():
-        order = topological_order(graph, ys)
-        flows = flowing(order, xs)
-        refuse_complex_nodes(n for n in order if n in flows)
-        size = len(graph.nodes)
-        graph._gradient_depth += 1
-        try:  # built atomically: a failure removes every node this call added
-            seeds = _symbolic_seeds(graph, ys, grad_ys, flows)
-            grads = reverse_sweep(order, seeds, flows, _symbolic_operands, keep=lambda n: True)
-        except BaseException:
-            graph._rollback(size)
-            raise
-        finally:
-            graph._gradient_depth -= 1
+    order = topological_order(graph, ys)
+    flows = flowing(order, xs)
+    refuse_complex_nodes(n for n in order if n in flows)
+    size = len(graph.nodes)
+    graph._gradient_depth += 1
+    try:  # built atomically: a failure removes every node this call added
+        seeds = _symbolic_seeds(graph, ys, grad_ys, flows)
+        grads = reverse_sweep(order, seeds, flows, _symbolic_operands, keep=lambda n: True)
+    except BaseException:
+        graph._rollback(size)
+        raise
+    finally:
+        graph._gradient_depth -= 1
     for x in xs:  # the first gradient a node is returned as names it (grad_w1)
         grad = grads.get(x)
         if grad is not None and grad.is_gradient and grad.gradient_of is None:

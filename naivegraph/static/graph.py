@@ -175,7 +175,9 @@ class Graph:
           %relu_1 = relu %matmul_1  : (?, 3) float64
           return %relu_1
         """
-        return _session.graph_listing(self)
+        from . import session  # runs graphs (it imports this module: imported here)
+
+        return session.graph_listing(self)
 
     @property
     def placeholders(self) -> list["Node"]:
@@ -242,7 +244,9 @@ class Graph:
         >>> [float(v) for v in g.forward(x=np.array([1.0, 2.0]), fetches=[y])]
         [9.0]
         """
-        return _session.forward(
+        from . import session
+
+        return session.forward(
             self, feeds, named_feeds, fetches, free_intermediates, check_numerics
         )
 
@@ -269,7 +273,9 @@ class Graph:
         ...
         naivegraph.static.executor.NumericsError: check_numerics: the gradient of node 'w' ...
         """
-        _session.backward(self, self.resolve(loss), grad, check_numerics)
+        from . import session
+
+        session.backward(self, self.resolve(loss), grad, check_numerics)
 
     def save(self, path: Any) -> None:
         """Write this graph to ``path``: JSON for the nodes, npz for the arrays, no pickle.
@@ -278,7 +284,9 @@ class Graph:
         ``None`` sizes, Variables' current values, gradient nodes, cond and loop
         bodies); see :mod:`naivegraph.static.saving`.
         """
-        _session.save(self, path)
+        from . import session
+
+        session.save(self, path)
 
     def run(self, fetches: Any, feed_dict: Mapping | None = None, **named_feeds: Any) -> Any:
         """The values of ``fetches``, like TensorFlow 1's ``Session.run``.
@@ -301,7 +309,9 @@ class Graph:
         >>> float(w.value)
         1.5
         """
-        return _session.run(self, fetches, feed_dict, named_feeds)
+        from . import session
+
+        return session.run(self, fetches, feed_dict, named_feeds)
 
     def compile(
         self,
@@ -332,7 +342,9 @@ class Graph:
         >>> [float(v) for v in f(np.array(3.0))]
         [9.0, 6.0]
         """
-        return _session.compile(self, inputs, outputs, optimize, check_numerics, updates)
+        from . import session
+
+        return session.compile(self, inputs, outputs, optimize, check_numerics, updates)
 
 
 def _is_node(value: object) -> bool:
@@ -350,22 +362,6 @@ def _foreign_node_message(name: str, owner: Any, graph: "Graph") -> str:
         f"node {name!r} belongs to {where}: nodes of two graphs cannot be mixed; use this "
         f"graph's own node, {graph.name}[{name!r}] or just the name {name!r}"
     )
-
-
-# Running a graph lives in naivegraph.static.session, which imports the executor, the
-# gradients and the passes (each of which imports this module); it registers itself
-# here when naivegraph.static is imported, so imports still go one way.
-_session: Any = None
-
-
-def registered_session() -> Any:
-    """The module that runs graphs (for the executor, which sits below it too)."""
-    return _session
-
-
-def register_session(session: Any) -> None:
-    global _session
-    _session = session
 
 
 # ---------------------------------------------------------------------- build sites

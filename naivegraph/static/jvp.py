@@ -28,7 +28,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import fast
 from ..ops import OPS
 from ..ops.core import refuse_complex_nodes
 from ..ops.forward import jvp as _jvp_of
@@ -57,21 +56,20 @@ def jvp(ys: Node | Sequence[Node], xs: Node | Sequence[Node], tangents: Any) -> 
         raise ValueError(f"ns.jvp got {len(tangents)} tangents for {len(xs)} xs; give one per x")
     graph = graph_of(ys + xs + [t for t in tangents if isinstance(t, Node)])
     assert graph is not None  # ys were checked to be nodes
-    with fast.paused_gc():
-        order = topological_order(graph, ys)
-        flows = flowing(order, xs)
-        refuse_complex_nodes(n for n in order if n in flows)
-        size = len(graph.nodes)
-        graph._gradient_depth += 1  # the new nodes are derivatives (is_gradient)
-        try:  # built atomically: a failure removes every node this call added
-            seeds = {x: _tangent_node(graph, x, t) for x, t in zip(xs, tangents)}
-            found = _forward_sweep(order, seeds, flows)
-            return [found[y] if y in found else OPS["zeros_like"].dispatch(y) for y in ys]
-        except BaseException:
-            graph._rollback(size)
-            raise
-        finally:
-            graph._gradient_depth -= 1
+    order = topological_order(graph, ys)
+    flows = flowing(order, xs)
+    refuse_complex_nodes(n for n in order if n in flows)
+    size = len(graph.nodes)
+    graph._gradient_depth += 1  # the new nodes are derivatives (is_gradient)
+    try:  # built atomically: a failure removes every node this call added
+        seeds = {x: _tangent_node(graph, x, t) for x, t in zip(xs, tangents)}
+        found = _forward_sweep(order, seeds, flows)
+        return [found[y] if y in found else OPS["zeros_like"].dispatch(y) for y in ys]
+    except BaseException:
+        graph._rollback(size)
+        raise
+    finally:
+        graph._gradient_depth -= 1
 
 
 def _forward_sweep(order: Sequence[Node], seeds: dict, flows: set) -> dict:

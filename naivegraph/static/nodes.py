@@ -19,12 +19,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import fast
 from ..ops import OPS, OpDef
 from ..ops.core import default_float, mixed_modes_error, result_type, with_default_float
 from ..ops.methods import OpMethods
 from ..ops.shapes import broadcast_shapes
-from . import fastbuild
 from .graph import Graph, current_trace, get_default_graph, graph_of
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -289,9 +287,6 @@ class Node(OpMethods):
     def _ng_apply(op: OpDef, args: tuple, attrs: dict) -> "Node":
         return apply(op, args, attrs)
 
-    # -y and x + y of nodes: the fast layer's, or OpMethods' own (``fastbuild.operators``)
-    __neg__, __add__, __sub__, __mul__, __truediv__ = fastbuild.operators(OpMethods)
-
     # ------------------------------------------------- where nodes differ from OpMethods
     def _known_shape(self, what: str) -> tuple:
         return _require_shape(self, what)
@@ -463,8 +458,6 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
     graph.  Nothing is registered until shape inference succeeded, so a failed build
     leaves the graph exactly as it was.
     """
-    if fast.enabled and (built := fastbuild.apply(op, args, attrs, Operation, infer)) is not None:
-        return built
     flat = list(args[0]) if op.variadic else list(args)
     default = get_default_graph()
     if default.outer is not None:  # inside a branch or loop body
@@ -694,9 +687,6 @@ def _build_error(op: OpDef, shapes: Sequence, attrs: dict, error: Exception) -> 
 # sizes; one that changes is unknown too.  1 is among them so that slicing (x[:2],
 # which clamps) and squeezing show their dependence on the size.
 _STAND_INS = (1, 2, 3)
-
-
-fastbuild.building = (Operation, infer)  # what its operators build nodes with
 
 
 # Further sizes tried once every stand-in failed, before calling the failure certain: an

@@ -406,7 +406,7 @@ def _fused_program(members: Sequence[Operation], external: Sequence[Node]):
                     values[slot] = None
         return values[result]
 
-    # The fast layer (naivegraph.static.fastrun) writes the members out one line each.
+    # The fast layer (naivegraph.fast.fastrun) writes the members out one line each.
     forward.program = (steps, len(external), result)  # type: ignore[attr-defined]
     return forward
 

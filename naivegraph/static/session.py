@@ -2,18 +2,15 @@
 
 A :class:`~naivegraph.static.graph.Graph` only holds its nodes; this module runs them,
 with the executor (plans over numpy forwards), the gradient sweep and the optimisation
-passes.  It sits above all three, and registers itself with ``graph.py`` when
-``naivegraph.static`` is imported, so every import in static mode goes one way:
-``graph <- nodes <- executor <- passes / gradients <- session``.
+passes.  It sits above all three: ``graph <- nodes <- executor <- passes / gradients <-
+session``; the Graph's methods import it when they run.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Mapping, Sequence
 
-from .. import fast
-from . import fastgraph, listing, saving
+from . import listing, saving
 from .executor import (
     CompiledFunction,
     Plan,
@@ -24,7 +21,7 @@ from .executor import (
     run_forward,
 )
 from .gradients import numeric_backward
-from .graph import Graph, register_session
+from .graph import Graph
 from .nodes import Node, Placeholder, assign, constant
 from .passes import optimize as run_passes
 
@@ -38,15 +35,12 @@ def forward(
     check_numerics: bool,
 ) -> list | None:
     """``graph.forward``: run the graph on the feeds (see its docstring)."""
-    run = fastgraph.forward if fast.enabled else run_forward  # the same values, faster
-    return run(graph, feeds, named_feeds, fetches, free_intermediates, check_numerics)
+    return run_forward(graph, feeds, named_feeds, fetches, free_intermediates, check_numerics)
 
 
 def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
     """``graph.backward``: the numeric reverse sweep after ``forward``."""
-    with fast.paused_gc():
-        sweep = fastgraph.backward if fast.enabled else numeric_backward  # the same gradients
-        sweep(graph, loss, grad, check_numerics)
+    numeric_backward(graph, loss, grad, check_numerics)
 
 
 def save(graph: Graph, path: Any) -> None:
@@ -61,9 +55,8 @@ def run(graph: Graph, fetches: Any, feed_dict: Mapping | None, named_feeds: Mapp
     nodes = [graph.resolve(f) for f in ([fetches] if single else fetches)]
     fed = collect_feeds(graph, feed_dict, named_feeds)
     placeholders = list(fed)
-    with fast.paused_gc():
-        plan = _plan_for_run(graph, nodes, placeholders)
-        values = plan.run([fed[p] for p in placeholders])
+    plan = _plan_for_run(graph, nodes, placeholders)
+    values = plan.run([fed[p] for p in placeholders])
     results = [as_result(v) for v in plan.fetched(values)]
     return results[0] if single else results
 
@@ -182,6 +175,3 @@ def graph_listing(graph: Graph) -> str:
 def plan_listing(compiled: CompiledFunction) -> str:
     """``compiled.listing()``: the steps of its plan and what each frees."""
     return listing.plan_listing(compiled)
-
-
-register_session(sys.modules[__name__])

@@ -1,4 +1,4 @@
-"""The fast backward loop (``naivegraph.dynamic.fastback``) changes speed, never results.
+"""The fast backward loop (``naivegraph.fast.fastback``) changes speed, never results.
 
 Each program below runs with the fast layer on, with only the fast backward loop off,
 and with the whole layer off; every gradient must be the same bits, dtypes included,
@@ -22,7 +22,8 @@ from fast_switch import fast_layer_on
 
 import naivegraph as ng
 from naivegraph import fast
-from naivegraph.dynamic import engine, fastback
+from naivegraph.dynamic import engine
+from naivegraph.fast import fastback
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 

@@ -1,5 +1,5 @@
 """Long chains of negations through the fast layer build and run what the readable
-path builds and runs: ``naivegraph.dynamic.fastnodes`` (a node's one edge kept as its
+path builds and runs: ``naivegraph.fast.fastnodes`` (a node's one edge kept as its
 input's node, its dead output reference shared), the negation's paused collector
 (``fastpath``) and the backward's chain walk and run of negations (``fastback``).
 
@@ -20,8 +20,9 @@ from fast_switch import fast_layer_on
 
 import naivegraph as ng
 from naivegraph import fast
-from naivegraph.dynamic import engine, fastback, fastnodes, fastpath
+from naivegraph.dynamic import engine
 from naivegraph.dynamic.node import Node, OpNode
+from naivegraph.fast import fastback, fastnodes, fastpath
 from naivegraph.ops.core import Meta
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off

@@ -1,4 +1,4 @@
-"""The fast layer's ``+ - * /`` (``naivegraph.dynamic.fastpath``) build what the readable
+"""The fast layer's ``+ - * /`` (``naivegraph.fast.fastpath``) build what the readable
 path builds: the same value bits, dtype, errors, and a ``grad_fn`` node equal field for
 field (edges, saved values and the arrays they are, version stamps, weak references).
 
@@ -17,8 +17,8 @@ from fast_switch import fast_layer_on
 
 import naivegraph as ng
 from naivegraph import fast
-from naivegraph.dynamic import fastpath
 from naivegraph.dynamic.node import OpNode
+from naivegraph.fast import fastpath
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
@@ -541,7 +541,7 @@ def test_a_number_on_the_left_builds_the_readable_paths_node_with_the_tensor_fir
         assert y.grad_fn._saved_other == 2.0
 
 
-# -- a dense layer: ``x @ w`` and ``x.relu()`` (``naivegraph.dynamic.fastlinear``) ---------------
+# -- a dense layer: ``x @ w`` and ``x.relu()`` (``naivegraph.fast.fastlinear``) ---------------
 MATMUL_SHAPES = [((2, 3), (3, 4)), ((1, 1), (1, 1)), ((0, 3), (3, 2)), ((2, 0), (0, 3))]
 MATMUL_SHAPES += [((3,), (3, 2)), ((2, 3), (3,)), ((3,), (3,)), ((2, 2, 3), (3, 2))]
 MATMUL_SHAPES += [((2, 3), (2, 3, 2)), ((2, 3), (2, 3)), ((), (2, 3)), ((2, 3), ())]

@@ -144,13 +144,14 @@ def test_is_unshared_sees_only_the_callers_own_reference():
         assert not fast.is_unshared(value)  # off: always copied
 
 
-def test_meta_and_node_class_caches_are_bypassed_when_off():
+def test_the_core_shares_one_meta_per_shape_and_dtype_either_way():
     from naivegraph.dynamic.node import meta_of
 
     a = np.zeros((2, 3))
     assert meta_of(a) is meta_of(np.ones((2, 3)))
+    assert meta_of(a) is not meta_of(np.ones((2, 3), np.float32))
     with fast.disabled():
-        assert meta_of(a) is not meta_of(np.ones((2, 3)))
+        assert meta_of(a) is meta_of(np.ones((2, 3)))
         assert meta_of(a).shape == (2, 3)
     x = ng.tensor([1.0], requires_grad=True)
     with fast.disabled():
@@ -248,3 +249,23 @@ def test_the_float_scalar_trick_steps_aside_for_what_numpys_cast_decides():
     assert fast.float_scalar(0.1, np.dtype(np.float16)) is None
     with fast.disabled():
         assert fast.float_scalar(0.1, f32) is None
+
+
+def _slot(seam):
+    """What ``seam.owner.name`` holds now (None: a class slot it inherits)."""
+    if isinstance(seam.owner, type):
+        return vars(seam.owner).get(seam.name)
+    return getattr(seam.owner, seam.name)
+
+
+def test_every_seam_holds_the_readable_function_off_and_the_fast_one_on_again_and_again():
+    assert len(fast.SEAMS) == 31
+    for _ in range(3):
+        with fast.disabled():
+            assert [_slot(s) for s in fast.SEAMS] == [s.readable for s in fast.SEAMS]
+        assert [_slot(s) for s in fast.SEAMS] == [s.fast for s in fast.SEAMS]
+
+
+def test_no_seam_holds_the_same_function_both_ways():
+    assert all(seam.fast is not seam.readable for seam in fast.SEAMS)
+    assert len({(seam.owner, seam.name) for seam in fast.SEAMS}) == len(fast.SEAMS)

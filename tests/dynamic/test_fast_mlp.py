@@ -1,4 +1,4 @@
-"""The fast layer's cross_entropy (``naivegraph.dynamic.fastloss``) and its backward
+"""The fast layer's cross_entropy (``naivegraph.fast.fastloss``) and its backward
 kernels (``fast.nll_loss_grad``, ``fast.log_softmax_grad``): the same bits, nodes and
 errors as the readable path, torch as the oracle for names and values.
 
@@ -14,7 +14,7 @@ from graph_fields import describe as _describe
 
 import naivegraph as ng
 from naivegraph import fast
-from naivegraph.dynamic import fastloss
+from naivegraph.fast import fastloss
 from naivegraph.ops.core import Meta
 
 torch = pytest.importorskip("torch")

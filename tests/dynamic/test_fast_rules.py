@@ -1,4 +1,4 @@
-"""The backward rules written out for a dense layer (``naivegraph.dynamic.fastrules``)
+"""The backward rules written out for a dense layer (``naivegraph.fast.fastrules``)
 give the op table's rules' bits, dtypes and shapes, and a plain ``backward()`` through
 them gives the same gradients with the layer on, with only these rules off, and with
 the whole layer off.  Where a rule's shortcut does not apply it must return the table
@@ -16,7 +16,7 @@ from fast_switch import fast_layer_on
 
 import naivegraph as ng
 from naivegraph import fast
-from naivegraph.dynamic import fastback, fastrules
+from naivegraph.fast import fastback, fastrules
 from naivegraph.ops import OPS
 from naivegraph.ops.core import Meta
 

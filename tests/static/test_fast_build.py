@@ -1,5 +1,5 @@
 """The fast layer of building, running and differentiating a whole static graph
-(``naivegraph.static.fastbuild``, ``naivegraph.static.fastgraph``): every node, value,
+(``naivegraph.fast.fastbuild``, ``naivegraph.fast.fastgraph``): every node, value,
 gradient, recorded shape and error message must be what the readable path gives, so
 each test builds and runs the same program with the layer on and off and compares."""
 

@@ -1,4 +1,4 @@
-"""The straight-line runner's specialised lines (``naivegraph.static.fastrun``): numpy
+"""The straight-line runner's specialised lines (``naivegraph.fast.fastrun``): numpy
 called directly where the compiled graph already knows what the op table's forward
 would check at every run.  Each line must compute what the forward computes, bit for
 bit, and be written only when its facts hold: these tests compare the layer on with
@@ -16,8 +16,9 @@ from torch_oracle import assert_sum_close
 
 import naivegraph.static as ns
 from naivegraph import fast
+from naivegraph.fast import fastrun
+from naivegraph.fast.fastrun import ARRAY, NUMPY, Known, _kernel, kernel_namespace
 from naivegraph.ops import OPS
-from naivegraph.static.fastrun import ARRAY, NUMPY, Known, _kernel, kernel_namespace
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
@@ -32,13 +33,13 @@ def assert_same_bits(on, off):
 
 def direct_lines(f) -> list[str]:
     """The lines of a compiled function's generated code that call numpy directly."""
-    source = f._fast_runner().source
+    source = fastrun.runner_of(f).source
     return [line.strip() for line in source.splitlines() if "np_" in line or "add_reduce" in line]
 
 
 def generic_lines(f) -> list[str]:
     """The lines that call an op table's forward (``f_v...``)."""
-    source = f._fast_runner().source
+    source = fastrun.runner_of(f).source
     return [line.strip() for line in source.splitlines() if "= f_v" in line]
 
 
@@ -55,7 +56,7 @@ def test_the_reference_example_runs_on_direct_calls_only():
     assert_same_bits(on, off)
     assert [float(a) for a in on] == [180.0, 150.0, 20.0, 45.0]
     assert generic_lines(f) == []
-    assert "add_reduce(v7, None, None, None, False) / 4" in f._fast_runner().source
+    assert "add_reduce(v7, None, None, None, False) / 4" in fastrun.runner_of(f).source
 
 
 def test_a_float32_feed_times_a_0d_float64_variable_stays_float32_as_in_torch():
@@ -126,7 +127,7 @@ def test_an_integer_feed_times_a_python_float_goes_through_the_promoting_forward
     assert_same_bits(on, off)
     assert on[0].dtype == np.float32 and on[1].dtype == np.int32
     assert on[1].tobytes() == (torch.tensor(feed) * 3).numpy().tobytes()
-    assert len(generic_lines(f)) == 1 and "np_multiply(a0, c3)" in f._fast_runner().source
+    assert len(generic_lines(f)) == 1 and "np_multiply(a0, c3)" in fastrun.runner_of(f).source
 
 
 def test_a_python_float_times_an_integer_feed_from_the_left_goes_through_the_forward():
@@ -208,7 +209,7 @@ def test_an_unknown_batch_size_keeps_the_forward_for_what_needs_it(batch):
     f = g.compile([x], [loss, gw])
     on, off = both_ways(f, feed)
     assert_same_bits(on, off)
-    assert "np_multiply(a0, s1)" in f._fast_runner().source
+    assert "np_multiply(a0, s1)" in fastrun.runner_of(f).source
     assert any("f_" in line and "mean" not in line for line in generic_lines(f))
 
 
@@ -228,7 +229,7 @@ def test_a_mean_over_dimensions_matches_torch_to_its_summation_order(dim, keepdi
         want = want.reshape(1, 1, 1)
     assert on[0].shape == tuple(want.shape)
     assert_sum_close(on[0], want.numpy(), terms=feed.size // on[0].size)
-    assert "add_reduce" in f._fast_runner().source
+    assert "add_reduce" in fastrun.runner_of(f).source
 
 
 def test_a_placeholder_shape_given_in_numpy_integers_gives_the_same_float32_mean():
@@ -239,7 +240,7 @@ def test_a_placeholder_shape_given_in_numpy_integers_gives_the_same_float32_mean
     f = g.compile([x], [m])
     on, off = both_ways(f, feed)
     assert_same_bits(on, off)
-    assert on[0].dtype == np.float32 and "/ 4\n" in f._fast_runner().source
+    assert on[0].dtype == np.float32 and "/ 4\n" in fastrun.runner_of(f).source
 
 
 def test_a_python_number_constant_on_either_side_is_passed_as_it_is():
@@ -262,7 +263,7 @@ def test_a_mean_of_nothing_is_left_to_the_forward_and_is_nan():
     f = g.compile([x], [m])
     on, off = both_ways(f, np.ones((0, 3)))
     assert_same_bits(on, off)
-    assert np.isnan(on[0]) and "add_reduce" not in f._fast_runner().source
+    assert np.isnan(on[0]) and "add_reduce" not in fastrun.runner_of(f).source
 
 
 def test_a_direct_line_that_fails_names_its_node_as_the_readable_plan_does():
@@ -271,7 +272,7 @@ def test_a_direct_line_that_fails_names_its_node_as_the_readable_plan_does():
         b = ns.placeholder("b", shape=(None, 3))
         c = a * b
     f = g.compile([a, b], [c])
-    assert "np_multiply(a0, a1)" in f._fast_runner().source
+    assert "np_multiply(a0, a1)" in fastrun.runner_of(f).source
     with pytest.raises(ValueError, match=r"while running node 'mul_1' \(mul\): operands"):
         f(np.ones((2, 3)), np.ones((4, 3)))
     with fast.disabled(), pytest.raises(ValueError, match=r"while running node 'mul_1'"):
@@ -303,7 +304,7 @@ def test_fetching_a_variable_or_a_feed_keeps_the_checked_path():
     got_y, got_w, got_x = f(feed)
     got_w[...] = 0.0
     got_x[...] = 0.0
-    assert not f._fast_runner().direct
+    assert not fastrun.runner_of(f).direct
     assert w.value.tolist() == [1.0, 2.0, 3.0] and feed.tolist() == [1.0, 1.0, 1.0]
 
 

@@ -1,5 +1,5 @@
 """The fast layer's operators for static nodes (``operators`` in
-``naivegraph.static.fastbuild``): ``-y``, ``x + y``, ``x - y``, ``x * y`` and ``x / y`` of
+``naivegraph.fast.fastbuild``): ``-y``, ``x + y``, ``x - y``, ``x * y`` and ``x / y`` of
 two nodes build the node themselves with the collector paused.  Each test builds the
 same program with the layer on and off and compares what it built field by field, the
 values it computes, the errors it raises, and the collector's state afterwards."""
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from fast_switch import both_ways, fast_layer_on
 
+import naivegraph.fast.fastbuild as fastbuild
 import naivegraph.static as ns
-import naivegraph.static.fastbuild as fastbuild
 from naivegraph.ops.methods import OpMethods
 from naivegraph.static.control_flow import Function, Loop
 from naivegraph.static.nodes import Node

@@ -1,4 +1,4 @@
-"""The fast layer's whole-graph order (``naivegraph.static.fastgraph``): a run whose
+"""The fast layer's whole-graph order (``naivegraph.fast.fastgraph``): a run whose
 fetches need every node of an unchanged graph reuses the graph's own node list, and
 ``backward`` finds the sources of its gradients in the same pass as where they flow.
 Each test runs the same program with the layer on and off and compares everything a

@@ -1,4 +1,4 @@
-"""The fast layer's straight-line runner (naivegraph.static.fastrun) gives what the
+"""The fast layer's straight-line runner (naivegraph.fast.fastrun) gives what the
 readable plan gives: the same bits, the same errors, the same commit semantics."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The fast layer's shortcut to the user's line (``site by operator`` in
-``naivegraph.static.fastbuild``): every node must record the ``built_at`` the readable
+``naivegraph.fast.fastbuild``): every node must record the ``built_at`` the readable
 frame walk records, whatever path, depth or line built it, so each test builds the same
 program with the layer on and off and compares the sites (and the error messages and
 drawings that show them)."""
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from fast_switch import both_ways, fast_layer_on
 
+import naivegraph.fast.fastbuild as fastbuild
 import naivegraph.static as ns
-import naivegraph.static.fastbuild as fastbuild
 from naivegraph import fast
 from naivegraph.ops import OPS
 from naivegraph.render import render

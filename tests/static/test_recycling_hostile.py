@@ -1,4 +1,4 @@
-"""Hostile probes of the static fast layer's buffer reuse (``naivegraph.static.fastrun``):
+"""Hostile probes of the static fast layer's buffer reuse (``naivegraph.fast.fastrun``):
 recycled update buffers (a replaced Variable array takes a later matrix product), a
 fused chain writing into an input that dies inside it, and in-place steps whose other
 operand is a Python number.  Every probe replays one script with the fast layer on and

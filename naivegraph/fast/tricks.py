@@ -1,44 +1,17 @@
-"""The fast layer: every speed trick of naivegraph, in one place, each one switchable.
+"""The fast layer's small tricks, each behind a seam of the core or used by the layer's
+own modules; none is needed for correctness (what each saved: ``benchmarks/README.md``,
+"The fast layer, module by module").
 
-The readable modules (the dynamic engine, nodes, the static executor, the renderer)
-call the small functions below at the few places where a trick helps; none is needed
-for correctness.  With the layer off, each falls back to the plain way, and every
-result is the same, bit for bit: the dynamic, static and fuzz suites run both ways
-(``make test-readable``).  Switch it off for a whole process with ``NAIVEGRAPH_FAST=0``
-in the environment, or for a block of code:
-
->>> import naivegraph as ng
->>> from naivegraph import fast
->>> with fast.disabled():
-...     x = ng.tensor(2.0, requires_grad=True)
-...     (x * x).backward()
->>> x.grad
-tensor(4.)
-
-The tricks here (what each saved: ``benchmarks/README.md``, "The fast layer, module by
-module"):
-
-- ``paused_gc``: graphs are acyclic and freed by reference counting, so Python's cyclic
-  collector is paused for a pass over a whole graph instead of rescanning it as the pass
-  allocates.
-- ``is_unshared``: a leaf's gradient array that nothing else refers to becomes its
-  ``.grad`` without a copy, as PyTorch's AccumulateGrad steals a gradient whose use
-  count is 1.
-- ``cached_meta``, ``node_class_of_op``: one shared ``Meta`` per (shape, dtype), and an
-  op's ``grad_fn`` class looked up once per op, instead of new work per node.
-- ``quiet_numpy``, ``number_operand``: numpy's error state is set directly, not through
-  ``np.errstate``, and an array meeting a Python number skips torch's promotion rule
-  where it would change nothing; on 0-d arrays either costs more than the arithmetic.
-- ``float_scalar``: ``tensor(2.0)`` in the default float32 rounds the Python float
-  with one C cast instead of a float64 array, ``np.errstate`` and ``astype``.
-- ``masked_zero``, ``loss_gradients``: kernels for the op table's rules, the same bits
-  by fewer or cheaper numpy calls.
-
-Tricks that need the engine's own types live beside it, and this switch turns them off
-too: :mod:`naivegraph.dynamic.fastpath`, ``fastlinear``, ``fastloss`` and ``fastnodes``
-(recording common ops), :mod:`naivegraph.dynamic.fastback` and ``fastrules`` (the
-backward pass), :mod:`naivegraph.static.fastbuild` and ``fastgraph`` (long static
-graphs) and :mod:`naivegraph.static.fastrun` (compiled plans).
+- ``paused_gc``: graphs are acyclic and freed by reference counting, so the cyclic
+  collector is paused for a pass over a whole graph.
+- ``is_unshared``: a gradient array nothing else refers to becomes ``.grad`` uncopied.
+- ``call_quietly``, ``ignoring_fp_errors``: numpy's error state set directly, not
+  through ``np.errstate``.
+- ``promote``: an array meeting a Python number skips torch's promotion rule where it
+  would change nothing.
+- ``float_constant``: ``tensor(2.0)`` in float32 rounds with one C cast.
+- ``where``, ``nll_loss_grad``, ``log_softmax_grad``: kernels of the op table's rules,
+  the same bits by fewer or cheaper numpy calls.
 """
 
 from __future__ import annotations
@@ -48,30 +21,17 @@ import math
 import os
 import struct
 import sys
-from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 
-#: The switch.  Read at every use, so it may be flipped at run time.
+from ..dynamic import factories
+from ..ops import core, table
+from ..ops.core import PYTHON_INT_RANGE, default_float
+
+#: the layer's switch, as :func:`naivegraph.fast.set_enabled` leaves it (its functions
+#: read it at each call, so one kept from before a switch takes the readable way)
 enabled: bool = os.environ.get("NAIVEGRAPH_FAST", "1") != "0"
-
-
-def set_enabled(on: bool) -> None:
-    """Turn the whole fast layer on or off."""
-    global enabled
-    enabled = bool(on)
-
-
-@contextmanager
-def disabled() -> Iterator[None]:
-    """Run a block with the fast layer off (the readable path only)."""
-    previous = enabled
-    set_enabled(False)
-    try:
-        yield
-    finally:
-        set_enabled(previous)
 
 
 # -- paused_gc ---------------------------------------------------------------------------
@@ -113,32 +73,6 @@ def is_unshared(value) -> bool:
     """Whether only the caller's own variable refers to ``value`` (so it may be kept
     without a copy).  Always False with the fast layer off."""
     return enabled and sys.getrefcount(value) <= _UNSHARED_COUNT
-
-
-# -- cached_meta -------------------------------------------------------------------------
-def cached_meta(make: Callable) -> Callable:
-    """``meta(array)``: ``make(array.shape, array.dtype)``, one shared object per (shape,
-    dtype) while the fast layer is on (a node is made per op: this saves an allocation)."""
-    shared: dict[tuple, object] = {}
-
-    def meta(array):
-        if not enabled:
-            return make(array.shape, array.dtype)
-        key = (array.shape, array.dtype)
-        found = shared.get(key)
-        if found is None:
-            if len(shared) > 4096:  # a bound, for programs that see endless new shapes
-                shared.clear()
-            found = shared[key] = make(array.shape, array.dtype)
-        return found
-
-    return meta
-
-
-# -- node_class_cache --------------------------------------------------------------------
-#: op -> its grad_fn class, for ops whose PyTorch name does not depend on the call; read
-#: only while the fast layer is on (``node.find_node_class``).
-node_class_of_op: dict[object, type] = {}
 
 
 # =======================================================================================
@@ -220,8 +154,7 @@ class ignoring_fp_errors:  # lower case: used like a function, as ``np.errstate`
 # a floating array and a Python float (or an integer array and a Python int): the
 # array's own dtype, and both operands unchanged.  This says so in one test.
 _KINDS_KEPT_WITH = {float: "fc", int: "fciu"}
-# ops.core.PYTHON_INT_RANGE: the Python ints torch converts (ops.core imports this module)
-_INT_MIN, _INT_END = -(2**63), 2**64
+_INT_MIN, _INT_END = PYTHON_INT_RANGE  # the Python ints torch converts
 
 
 def promotes_to_itself(x, y) -> bool:
@@ -412,13 +345,36 @@ def _log_softmax_grad(g, out, axis: int):
     return np.subtract(g, grad, out=grad)
 
 
-#: ``cross_entropy(input, target, reduction)`` of the dynamic mode's fast layer
-#: (:mod:`naivegraph.dynamic.fastloss` sets it; this module imports nothing of the package)
-fused_cross_entropy: Callable | None = None
+# =======================================================================================
+# The versions of the core's seams that use the tricks above (``naivegraph.fast.SEAMS``).
+# Each falls back to the readable function it replaces, kept here as it was at import.
+# =======================================================================================
+readable_promote = core.promote
+readable_float_constant = factories.float_constant
+readable_nll_loss_grad = table.nll_loss_grad
+readable_log_softmax_grad = table.log_softmax_grad
 
 
-def cross_entropy(input, target, reduction):
-    """``F.cross_entropy`` by the fast layer, or None (the readable way runs)."""
-    if not enabled or fused_cross_entropy is None:
-        return None
-    return fused_cross_entropy(input, target, reduction)
+def promote(*operands) -> tuple:
+    """``ops.core.promote``: the operands unchanged where :func:`promotes_to_itself`."""
+    if len(operands) == 2 and promotes_to_itself(*operands):
+        return operands
+    return readable_promote(*operands)
+
+
+def float_constant(number: float) -> np.ndarray:
+    """``factories.float_constant``: :func:`float_scalar`, or the readable way."""
+    array = float_scalar(number, default_float())
+    return readable_float_constant(number) if array is None else array
+
+
+def table_nll_loss_grad(g, logp, target, reduction):
+    """``ops.table.nll_loss_grad``: :func:`nll_loss_grad`, or the table's own rule."""
+    found = nll_loss_grad(g, logp, target, reduction)
+    return readable_nll_loss_grad(g, logp, target, reduction) if found is None else found
+
+
+def table_log_softmax_grad(g, out, dim):
+    """``ops.table.log_softmax_grad``: :func:`log_softmax_grad`, or the table's own rule."""
+    found = log_softmax_grad(g, out, dim)
+    return readable_log_softmax_grad(g, out, dim) if found is None else found

@@ -26,15 +26,15 @@ from typing import Callable
 
 import numpy as np
 
-from .. import fast
+from ..dynamic import node as nodes
+from ..dynamic import saved as saved_values
+from ..dynamic.anomaly_mode import mode as anomaly
+from ..dynamic.forward import dual
+from ..dynamic.grad_mode import _state, inference_users, mark_inference
 from ..ops import OPS
 from ..ops.methods import _NO_ATTRS
-from . import node as nodes
-from . import saved as saved_values
-from .anomaly_mode import mode as anomaly
+from . import tricks as fast
 from .fastpath import _NO_EDGE, _is_plain, fastnode
-from .forward import dual
-from .grad_mode import _state, inference_users, mark_inference
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 enabled: bool = True

@@ -51,10 +51,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import fast
 from ..ops import OPS
 from ..ops.methods import _NO_ATTRS
-from .graph import _PACKAGE_DIR, _inside_package, _local, get_default_graph
+from ..static import nodes
+from ..static.graph import _PACKAGE_DIR, _inside_package, _local, get_default_graph
+from ..static.nodes import Operation, infer
+from . import tricks as fast
 
 #: (op, attrs, inputs) -> (shape, dtype): ``infer``'s answers
 _INFERRED: dict[tuple, tuple] = {}
@@ -167,6 +169,20 @@ def _site(op: Any, depth: int) -> tuple[str, int] | None:
     return _walk(op, depth)
 
 
+#: ``nodes.apply`` itself, which :func:`build` replaces
+readable_apply = nodes.apply
+
+
+def build(op: Any, args: tuple, attrs: dict) -> Any:
+    """``nodes.apply`` (the seam it replaces): :func:`apply` where it takes the call, the
+    readable build where it declines."""
+    if fast.enabled:
+        built = apply(op, args, attrs, Operation, infer)
+        if built is not None:
+            return built
+    return readable_apply(op, args, attrs)
+
+
 def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) -> Any:
     """``nodes.apply(op, args, attrs)`` when every operand is a plain node of one graph
     outside any branch or loop body; None (nothing done) for any other call."""
@@ -244,8 +260,8 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
 
 # -- operators --------------------------------------------------------------------------
 operators_direct = True  # the switch of ``operators``
-#: (the Operation class, nodes.infer): :mod:`.nodes` gives them once both exist
-building: tuple | None = None
+#: what its operators build nodes with: the Operation class and nodes.infer
+building: tuple = (Operation, infer)
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
 

@@ -45,10 +45,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import fast
 from ..ops import OPS, Meta
 from ..ops.core import _in_dtype_of
-from .executor import (
+from ..static.executor import (
     _read_only_if_view,
     _shares_leaf_storage,
     collect_feeds,
@@ -58,10 +57,11 @@ from .executor import (
     topological_order,
     without_updates,
 )
+from ..static.gradients import _check_differentiable, _seed_value, numeric_backward, store_gradients
+from ..static.graph import Graph, RunState
+from ..static.nodes import Constant, Node, Operation, Placeholder, Variable
+from . import tricks as fast
 from .fastrun import unquiet
-from .gradients import _check_differentiable, _seed_value, numeric_backward, store_gradients
-from .graph import Graph, RunState
-from .nodes import Constant, Node, Operation, Placeholder, Variable
 
 DECLINED: Any = object()  # a run left to the readable path
 
@@ -309,6 +309,12 @@ def _meta(shape: Any, dtype: Any) -> Meta:
         found = _metas[key] = Meta(shape, dtype)
     _last_meta[0] = found
     return found
+
+
+def session_backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
+    """``session.backward`` (the seam it replaces): :func:`backward`, the collector paused."""
+    with fast.paused_gc():
+        backward(graph, loss, grad, check_numerics)
 
 
 def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:

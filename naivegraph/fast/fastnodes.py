@@ -12,8 +12,8 @@ item, as PyTorch builds a new tuple on each read of ``grad_fn.next_functions``.
 class of that name before anything else made it, so nodes of that op built the
 readable way are of the very same class; they store the edges they are given (a
 tuple) through the property, and read back what they stored.  The fast layer's own
-code (:func:`naivegraph.dynamic.fastpath.negation` writing,
-:mod:`naivegraph.dynamic.fastback` reading) uses the slot itself, ``_edges`` (the
+code (:func:`naivegraph.fast.fastpath.negation` writing,
+:mod:`naivegraph.fast.fastback` reading) uses the slot itself, ``_edges`` (the
 ``next_functions`` slot of :class:`~naivegraph.dynamic.node.Node` under a second name:
 no field is added, a node is the same 136 bytes).
 
@@ -25,7 +25,7 @@ the same ``next_functions``.
 A node's ``output_ref`` (for drawings) is its own weak reference to its output; once
 that output is gone a later negation may swap it for ``DEAD_REF``, the one dead weak
 reference all such nodes share (``shared_dead_ref``, in
-:func:`naivegraph.dynamic.fastpath.negation`): ``output_ref()`` is None either way.
+:func:`naivegraph.fast.fastpath.negation`): ``output_ref()`` is None either way.
 
 What it saves on the negation chain ``y = -y``: ``benchmarks/README.md``, "The fast
 layer, module by module".
@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import weakref
 
-from .. import fast
-from . import node as nodes
+from ..dynamic import node as nodes
+from . import tricks as fast
 
 #: this trick's run-time switch (the whole layer's switch turns it off too)
 on: bool = True

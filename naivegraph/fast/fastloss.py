@@ -34,16 +34,16 @@ import weakref
 
 import numpy as np
 
-from .. import fast
+from ..dynamic import node as nodes
+from ..dynamic import saved as saved_values
+from ..dynamic.anomaly_mode import mode as anomaly
+from ..dynamic.forward import dual
+from ..dynamic.grad_mode import _state
+from ..dynamic.tensor import Tensor, apply
 from ..ops import OPS
 from ..ops.methods import _NO_ATTRS
-from . import node as nodes
-from . import saved as saved_values
-from .anomaly_mode import mode as anomaly
+from . import tricks as fast
 from .fastpath import fastnode, without_history
-from .forward import dual
-from .grad_mode import _state
-from .tensor import Tensor, apply
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 on: bool = True
@@ -143,6 +143,3 @@ def _fused(input: Tensor, target: Tensor, reduction: str) -> Tensor:
         weakref.ref(loss),
     )
     return loss
-
-
-fast.fused_cross_entropy = cross_entropy

@@ -6,8 +6,8 @@
 the plan through a :class:`Runner`, which writes one Python function per plan, one
 line per step, and ``exec``-s it once.  The results are the same arrays, bit for bit:
 each line makes the numpy call the op table's forward makes on the same inputs; only
-the bookkeeping around the calls changes.  ``f._fast_runner().source`` shows the
-generated code.  The tricks, which share that one function:
+the bookkeeping around the calls changes.  ``runner_of(f).source`` shows the
+generated code (``runner_of(f).source``).  The tricks, which share that one function:
 
 - ``one errstate``: the unwrapped forwards run inside one ``np.errstate`` per run
   instead of one per op (entering one costs more than a small op's arithmetic).
@@ -47,9 +47,10 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from .. import fast
 from ..ops.core import OPS, promoted, quiet, result_type
 from ..ops.shapes import normalize_dims
+from ..static.executor import CompiledFunction, _shares_leaf_storage
+from . import tricks as fast
 
 #: Longest plan written as one function.
 MAX_STEPS = 20_000
@@ -174,6 +175,27 @@ def _owner_ids(arrays: list) -> set[int]:
 
 
 _NO_ATTRS: dict = {}  # keyword arguments of every run (none)
+
+
+#: ``CompiledFunction.__call__`` itself, which :func:`call` replaces
+readable_call = CompiledFunction.__call__
+
+
+def call(self: CompiledFunction, *arrays: Any) -> list[np.ndarray]:
+    """``CompiledFunction.__call__`` (the seam it replaces): the plan through its
+    :class:`Runner`, or the readable loop for ``check_numerics`` and long plans."""
+    if not fast.enabled or self.check_numerics or len(self.plan.steps) > MAX_STEPS:
+        return readable_call(self, *arrays)
+    return runner_of(self)(self._convert(arrays))
+
+
+def runner_of(compiled: CompiledFunction) -> Runner:
+    """The compiled function's :class:`Runner`, generated at its first fast call."""
+    runner = compiled.__dict__.get("_runner")
+    if runner is None:
+        runner = Runner(compiled.plan, len(compiled.outputs), _shares_leaf_storage)
+        compiled._runner = runner  # type: ignore[attr-defined]
+    return runner
 
 
 class Runner:

@@ -16,7 +16,7 @@ so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
   ``OpDef.pullback`` and ``add_gradient`` written out in one loop: the same partial
   rules with the same arguments, the gradients summed in the same order, the same
   errors (it calls the readable code to raise them).  In a chain a gradient goes straight
-  to the next node; a run of negations (:mod:`~naivegraph.dynamic.fastnodes`) goes round
+  to the next node; a run of negations (:mod:`~naivegraph.fast.fastnodes`) goes round
   one inner loop.  A node it does not know (hooks, a custom ``Function``, a view's
   rebase, saved-tensor hooks) goes to a visitor, the readable way;
 - ``mean``'s and ``sum``'s rules over a whole tensor, without three op-table dispatches;
@@ -29,7 +29,7 @@ values, as a fix-up reads only its own gradient.  Switch: ``fastback.on`` (and t
 layer's ``NAIVEGRAPH_FAST=0``); either way the numbers are the same bits:
 
 >>> import naivegraph as ng
->>> from naivegraph.dynamic import fastback
+>>> from naivegraph.fast import fastback
 >>> x = ng.tensor(3.0, requires_grad=True)
 >>> fastback.on = False
 >>> (x * x).backward()
@@ -49,19 +49,23 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .. import fast
+from ..dynamic import engine
+from ..dynamic import node as nodes
+from ..dynamic.anomaly_mode import mode as anomaly
+from ..dynamic.grad_mode import _state as grad_mode
+from ..dynamic.hooks import Visitor, run_post_accumulate_hooks, store_grad
+from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode, data_shape_changed
 from ..ops.core import OPS, _in_dtype_of
 from ..ops.shapes import sum_to
-from . import node as nodes
-from .anomaly_mode import mode as anomaly
+from . import tricks as fast
 from .fastnodes import NEGATION as _COMPACT
 from .fastrules import RULES as _dense_layer_rules
-from .grad_mode import _state as grad_mode
-from .hooks import Visitor, run_post_accumulate_hooks, store_grad
-from .node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode, data_shape_changed
 
 #: this trick's own switch (the whole layer's switch turns it off too)
 on: bool = True
+
+#: the engine's own ``execute``, which this module's replaces
+readable_execute = engine.execute
 
 #: the node classes whose nodes the loop runs itself: ``OpNode`` subclasses that keep
 #: its ``apply`` and ``release`` (saved-tensor hooks swap a node's class for one that
@@ -87,8 +91,23 @@ def takes(create_graph: bool, capture, accumulate_into) -> bool:
     )
 
 
-def execute(outputs: Sequence, gradients: Sequence, keep_graph: bool, roots_of: Callable) -> list:
-    """:func:`naivegraph.dynamic.engine.execute`, for a pass that :func:`takes` takes.
+def execute(
+    outputs: Sequence,
+    gradients: Sequence,
+    keep_graph: bool,
+    create_graph: bool,
+    capture: Sequence | None = None,
+    accumulate_into: Sequence | None = None,
+) -> list:
+    """:func:`naivegraph.dynamic.engine.execute` (the seam it replaces): this pass where
+    :func:`takes` takes it, else the engine's own."""
+    if takes(create_graph, capture, accumulate_into):
+        return run(outputs, gradients, keep_graph, engine._roots)
+    return readable_execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_into)
+
+
+def run(outputs: Sequence, gradients: Sequence, keep_graph: bool, roots_of: Callable) -> list:
+    """The backward pass, for a pass that :func:`takes` takes.
 
     ``roots_of`` is the engine's ``_roots``: it seeds every start but the commonest
     (one output of one element, no gradient given), and raises the start's errors.

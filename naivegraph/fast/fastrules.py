@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import fast
 from ..ops import OPS
+from . import tricks as fast
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 on: bool = True

@@ -28,7 +28,7 @@ are stored one by one, as ``OpNode.__init__`` stores them, while OpNode has exac
 fields this module knows (``_BY_HAND``); a class with another field is called instead.
 
 A negation saves nothing, so it shares its ``saved`` list and needs tuple, and its node
-keeps its one edge as its input's node (:mod:`naivegraph.dynamic.fastnodes`).  Two more
+keeps its one edge as its input's node (:mod:`naivegraph.fast.fastnodes`).  Two more
 tricks keep the million-op chain of ``benchmarks/bench_scale.py`` light:
 ``pause_collector`` pauses the cyclic collector while a negation allocates its output
 and node (nothing is collected less, as the allocations still count, but a growing
@@ -50,16 +50,16 @@ from typing import Callable
 
 import numpy as np
 
-from .. import fast
+from ..dynamic import node as nodes
+from ..dynamic import saved as saved_values
+from ..dynamic.anomaly_mode import mode as anomaly
+from ..dynamic.forward import dual
+from ..dynamic.grad_mode import _state, inference_users, mark_inference
 from ..ops import OPS
 from ..ops.core import PYTHON_INT_RANGE, OpDef
 from ..ops.methods import _NO_ATTRS
 from . import fastnodes
-from . import node as nodes
-from . import saved as saved_values
-from .anomaly_mode import mode as anomaly
-from .forward import dual
-from .grad_mode import _state, inference_users, mark_inference
+from . import tricks as fast
 
 #: this trick's own switch (the whole fast layer's switch turns it off too)
 enabled: bool = True
@@ -431,7 +431,7 @@ _saved_meta: dict = {}
 def _saved_list(meta) -> list:
     found = _saved_meta.get(meta)
     if found is None:
-        if len(_saved_meta) > 4096:  # the bound of ``fast.cached_meta``'s own cache
+        if len(_saved_meta) > 4096:  # the bound of ``node.meta_of``'s own cache
             _saved_meta.clear()
         found = _saved_meta[meta] = [meta]
     return found
