@@ -8,7 +8,6 @@ those nodes (see :mod:`naivegraph.dynamic.engine`).
 from __future__ import annotations
 
 import math
-import warnings
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -17,69 +16,33 @@ import numpy as np
 from ..ops import OPS
 from ..ops.core import (
     OpDef,
-    complex_autograd_error,
     default_complex,
-    inplace_result_dtype,
     refuse_complex_result,
-    torch_dtype_name,
-    warn_at_caller,
     with_default_float,
 )
 from ..ops.errors import explain
-from ..ops.methods import _NO_ATTRS, OpMethods, _index_values, _is_number
+from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
 from ..ops.shapes import normalize_dims
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
 from .defaults import device, get_default_dtype
-from .engine import backward as _backward
-from .forward import dual, propagate, propagate_inplace, tangent_of
-from .grad_mode import INFERENCE, INFERENCE_INPLACE, _state, inference_users, mark_inference
+from .forward import dual, propagate
+from .grad_mode import _state, inference_users, mark_inference
 from .node import (
-    OVERLAPPING_WRITE,
-    AccumulateGrad,
-    AsStridedBackward0,
-    CopySlices,
-    _HookDict,
-    add_hook,
     class_of_op,
     find_node_class,
-    has_internal_overlap,
-    memory_order,
-    memory_owner,
     meta_of,
     register_tensor_class,
-    writable,
 )
-from .rng import generator_rng
 from .surface import LEGACY_TYPES, Size, dtype_of_type
+from .tensor_autograd import TensorAutograd
+from .tensor_autograd import bind as bind_autograd
+from .tensor_views import _VIEW_OPS, TensorViews, _aliases, _mark_view
+from .tensor_views import bind as bind_views
 
 _new = object.__new__
 _tuple_new = tuple.__new__  # x.shape: numpy's tuple (ints already) as a Size, unchecked
-_VIEW_OPS = frozenset(
-    {"reshape", "transpose", "t", "permute", "squeeze", "unsqueeze", "expand", "getitem"}
-)
-
-LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-VIEW_OF_LEAF_INPLACE = (
-    "a view of a leaf Variable that requires grad is being used in an in-place operation."
-)
-NO_GRAD_VIEW_INPLACE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
-    "your code by moving both the view and the inplace either both inside the no_grad block "
-    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
-    "to be tracked)."
-)
-
-
-class _Counter:
-    """A version counter, shared by a tensor, its views and its ``detach()``-ed twins."""
-
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
 
 
 # ----------------------------------------------------------------------------------
@@ -147,71 +110,6 @@ def _numpy_scalars_as_numbers(inputs) -> tuple:
     )
 
 
-def _aliases(out: np.ndarray, source: np.ndarray) -> bool:
-    """Whether ``out`` shares ``source``'s memory (reshape of a transposed array copies).
-
-    An empty slice shares no byte, yet numpy made it a view of the same owner, as torch
-    makes it a view of the same base."""
-    if out is source:
-        return True
-    if out.base is None:
-        return False
-    if out.size == 0:
-        return memory_owner(out) is memory_owner(source)
-    return np.may_share_memory(out, source)
-
-
-def _same_window(view: np.ndarray, data: np.ndarray) -> bool:
-    """Whether ``view`` is all of ``data``: same start, shape and strides."""
-    return (
-        view.shape == data.shape
-        and view.strides == data.strides
-        and view.__array_interface__["data"][0] == data.__array_interface__["data"][0]
-    )
-
-
-def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None:
-    """Make ``view`` a view of ``source``'s base, remembering how to rebuild it from there.
-
-    The base keeps a weak set of its views: an in-place op on the base, or on any of
-    them, changes what every view reads, so each gets a new history (see ``_rebase_views``).
-    """
-    link = (op, attrs, meta_of(source._data))
-    base = source._base
-    if base is None:
-        view._base, view._view_chain = source, (link,)
-    else:
-        view._base, view._view_chain = base, source._view_chain + (link,)
-    view._version_counter = source._counter()
-    if not _state.enabled:
-        view._made_in_no_grad = True
-    base = view._base
-    if base._views is None:
-        base._views = weakref.WeakSet()
-    base._views.add(view)
-
-
-def _is_basic_index(index) -> bool:
-    """Integers, slices, None and ``...`` only: numpy (and torch) then give a view."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(
-        p is None
-        or p is Ellipsis
-        or isinstance(p, slice)
-        or isinstance(p, (int, np.integer))
-        and not isinstance(p, (bool, np.bool_))
-        for p in parts
-    )
-
-
-def _drop_leading_ones(value: "Tensor", ndim: int) -> "Tensor":
-    """``b[0] = v`` with ``v`` of shape (1, 3) for a (3,) row: torch drops leading 1s."""
-    shape = value.shape
-    while len(shape) > ndim and shape[0] == 1:
-        shape = shape[1:]
-    return value.reshape(shape) if shape != value.shape else value
-
-
 def _record(op: OpDef, inputs: Sequence, attrs: dict, result: "Tensor"):
     """Build the grad_fn of ``result``: edges, saved values, forward-side metadata.
 
@@ -267,26 +165,6 @@ _NO_EDGE = (None, 0)
 
 def _op(name: str, *args, **attrs) -> "Tensor":
     return apply(OPS[name], args, attrs)
-
-
-def _index_arg(index):
-    """Turn tensor indices into numpy ones; keep everything else as numpy takes it.
-
-    A uint8 tensor is a mask, as torch still reads it (with its deprecation warning);
-    numpy would take its 0s and 1s as positions."""
-    if isinstance(index, Tensor):
-        if index._data.dtype == np.uint8:
-            warn_at_caller(
-                "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
-                "torch.bool instead."
-            )
-            return index._data != 0
-        return index._data
-    if isinstance(index, list):
-        return np.asarray([i._data if isinstance(i, Tensor) else i for i in index])
-    if isinstance(index, tuple):
-        return tuple(_index_arg(i) for i in index)
-    return index
 
 
 def _format_array(data: np.ndarray) -> str:
@@ -347,7 +225,7 @@ def _default_dtype_for(dtype: np.dtype) -> bool:
     return dtype in (get_default_dtype(), default_complex(), np.int64, np.bool_)
 
 
-class Tensor(OpMethods):
+class Tensor(TensorAutograd, TensorViews, OpMethods):
     """An n-dimensional array that can record the operations that made it.
 
     >>> import naivegraph as ng
@@ -409,111 +287,7 @@ class Tensor(OpMethods):
             mark_inference(t)
         return t
 
-    # -- bookkeeping ----------------------------------------------------------------
-    def _counter(self) -> _Counter:
-        vc = self._version_counter
-        if vc is None:
-            vc = self._version_counter = _Counter()
-        return vc
-
-    def _accumulator(self) -> AccumulateGrad:
-        ref = self._accumulator_ref
-        acc = ref() if ref is not None else None
-        if acc is None:
-            acc = AccumulateGrad(self)
-            self._accumulator_ref = weakref.ref(acc)
-        return acc
-
-    def _edge(self) -> tuple:
-        fn = self.grad_fn
-        if fn is not None:
-            return (fn, self._output_nr)
-        if self._requires_grad:
-            return (self._accumulator(), 0)
-        return (None, 0)
-
     # -- attributes -----------------------------------------------------------------
-    @property
-    def requires_grad(self) -> bool:
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        value = bool(value)
-        if self.grad_fn is not None:
-            hint = (
-                ""
-                if value
-                else (
-                    " If you want to use a computed variable in a subgraph that "
-                    "doesn't require differentiation use var_no_grad = var.detach()."
-                )
-            )
-            raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
-        if value and self._data.dtype.kind == "c":
-            raise complex_autograd_error(
-                f"a complex tensor ({self._data.dtype}) cannot require grad"
-            )
-        if value and self._data.dtype.kind not in "fc":
-            raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients "
-                f"(this tensor has dtype {self._data.dtype}); create it with floats, e.g. "
-                "ng.tensor([1., 2.]) or dtype=ng.float32."
-            )
-        self._requires_grad = value
-
-    def _carries_tangent(self) -> bool:
-        """Whether this tensor is a dual tensor of the active forward-mode level (an op
-        that takes it as a plain value, as clamp its bounds, must refuse it)."""
-        return dual.level is not None and tangent_of(self) is not None
-
-    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        """Set ``requires_grad`` in place (leaves only) and return self."""
-        self.requires_grad = requires_grad
-        return self
-
-    @property
-    def is_leaf(self) -> bool:
-        """True for tensors the user created, and for any tensor that does not require grad."""
-        return self.grad_fn is None
-
-    @property
-    def grad(self) -> "Tensor | None":
-        if self.grad_fn is not None and not self._retains_grad:
-            warnings.warn(
-                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
-                "Its .grad attribute won't be populated during autograd.backward(). If you "
-                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
-                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
-                "mistake, make sure you access the leaf Tensor instead.",
-                UserWarning,
-                stacklevel=2,
-            )
-        return self._grad
-
-    @grad.setter
-    def grad(self, value) -> None:
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(
-                    f"assigned grad expected to be a Tensor or None but got {type(value).__name__}"
-                )
-            if value.shape != self.shape:
-                raise RuntimeError(
-                    f"assigned grad has data of a different size: grad has shape "
-                    f"{value.shape}, tensor has shape {self.shape}"
-                )
-            if value.dtype != self.dtype:  # else the next backward fails half-way (torch)
-                raise RuntimeError(
-                    f"attempting to assign a gradient with dtype {value.dtype} "
-                    f"to a tensor of dtype {self.dtype}. The gradient must match "
-                    f"the tensor's dtype: use .to({self.dtype})."
-                )
-        self._grad = value
-
-    @property
-    def retains_grad(self) -> bool:
-        return self._retains_grad
 
     @property
     def data(self) -> "Tensor":
@@ -542,18 +316,6 @@ class Tensor(OpMethods):
     @property
     def ndim(self) -> int:
         return self._data.ndim
-
-    @property
-    def _version(self) -> int:
-        if self._version_counter is INFERENCE:
-            raise RuntimeError("Inference tensors do not track version counter.")
-        return self._version_counter.value if self._version_counter is not None else 0
-
-    @property
-    def _saved_version(self) -> int:
-        """The version a node records when it saves this tensor: an inference tensor's
-        counter refuses to be saved where autograd records, with torch's message."""
-        return self._version_counter.value if self._version_counter is not None else 0
 
     @property
     def device(self):
@@ -604,15 +366,6 @@ class Tensor(OpMethods):
         (True, False)
         """
         return bool(np.issubdtype(self._data.dtype, np.floating))
-
-    def _unviewed(self) -> "Tensor":
-        """This view of a product nothing else holds, made the product itself, as after
-        torch's ``squeeze_``: no ``_base`` (an in-place op on it then records its own node,
-        not a rebased view's ``AsStridedBackward0``), and at version 1 (the squeeze_)."""
-        for name in ("_base", "_view_chain", "_version_counter", "_made_in_no_grad"):
-            self.__dict__.pop(name, None)
-        self._counter().value = 1
-        return self
 
     # -- conversion -----------------------------------------------------------------
     def item(self) -> float | int | bool:
@@ -725,293 +478,10 @@ class Tensor(OpMethods):
     def __hash__(self) -> int:
         return id(self)
 
-    # -- history ---------------------------------------------------------------------
-    def detach(self) -> "Tensor":
-        """A tensor sharing storage (and version counter) but with no history."""
-        t = Tensor._make(self._data, False, None, 0)
-        t._version_counter = self._counter()
-        return t
-
-    def detach_(self) -> "Tensor":
-        """Cut this tensor out of the graph: it becomes a leaf that does not require grad."""
-        if self._base is not None:  # torch: a view shares its base's history
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-        self.grad_fn = None
-        self._output_nr = 0
-        self._requires_grad = False
-        return self
-
     def clone(self) -> "Tensor":
         return _op("clone", self)
 
-    def retain_grad(self) -> None:
-        """Keep ``.grad`` for this non-leaf tensor after backward."""
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self._retains_grad:
-            return
-        self.grad_fn._retain(self._output_nr, self)
-        self._retains_grad = True
-
-    def register_hook(self, hook: Callable) -> Any:
-        """Call ``hook(grad)`` whenever this tensor's gradient is computed.
-
-        The hook may return a tensor to use instead of ``grad``.  Returns a handle
-        whose ``remove()`` unregisters it.
-
-        >>> import naivegraph as ng
-        >>> v = ng.tensor([0., 0., 0.], requires_grad=True)
-        >>> h = v.register_hook(lambda grad: grad * 2)
-        >>> v.backward(ng.tensor([1., 1., 1.]))
-        >>> v.grad
-        tensor([2., 2., 2.])
-        >>> h.remove()
-        """
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
-        if self._hooks is None:
-            self._hooks = _HookDict()
-        return add_hook(self._hooks, hook)
-
-    def backward(
-        self,
-        gradient=None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs=None,
-    ) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``.
-
-        >>> import naivegraph as ng
-        >>> w = ng.tensor(3.0, requires_grad=True)
-        >>> (w * w).backward()
-        >>> w.grad
-        tensor(6.)
-        """
-        _backward(
-            [self],
-            None if gradient is None else [gradient],
-            retain_graph,
-            create_graph,
-            inputs=inputs,
-        )
-
-    # -- in-place ops ------------------------------------------------------------------
-    def is_inference(self) -> bool:
-        """Whether this tensor was made inside ``inference_mode`` (or is a view of one)."""
-        return self._version_counter is INFERENCE
-
-    def _check_inplace(self, name: str) -> None:
-        """Refuse an in-place op that PyTorch refuses, before anything is changed."""
-        if self._version_counter is INFERENCE and not _state.inference:  # before any change
-            raise RuntimeError(INFERENCE_INPLACE)
-        if name not in ("fill", "zero") and has_internal_overlap(self._data):
-            raise RuntimeError(OVERLAPPING_WRITE)  # torch lets fill_/zero_ through
-        if not _state.enabled:
-            return
-        if self._requires_grad and self.grad_fn is None:
-            if self._base is not None:  # a view made a leaf by requires_grad_()
-                raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
-            raise RuntimeError(
-                LEAF_INPLACE + " Change leaf values inside `with ng.no_grad():` "
-                "or through .data / .detach(), before using them."
-            )
-        base = self._base
-        if base is not None and base._requires_grad:
-            if base.grad_fn is None:
-                raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
-            if self._made_in_no_grad:
-                raise RuntimeError(NO_GRAD_VIEW_INPLACE)
-
-    def _inplace(self, name: str, *others, **attrs) -> "Tensor":
-        """Run op ``name`` and write its result into this tensor's own storage.
-
-        On a view, the write lands in the base's memory, so the *base's* history is
-        rewritten (a ``CopySlices`` node over its old one), as PyTorch does; every view
-        of the base then reads through that new history.
-        """
-        self._check_inplace(name)
-        op = OPS[name]
-        datas = [self._data] + [o._data if isinstance(o, Tensor) else o for o in others]
-        try:
-            result = op.forward(*datas, **attrs)
-        except (ValueError, TypeError, IndexError) as error:
-            raise explain(op.name, op.elementwise, datas, attrs, error) from None
-        result = np.asarray(result)
-        inplace_result_dtype(self._data.dtype, result)  # torch's casting rule and message
-        if result.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape {self._data.shape} doesn't match the broadcast "
-                f"shape {result.shape}"
-            )
-        record = (
-            _state.enabled
-            and op.differentiable
-            and (
-                self._requires_grad
-                or any(isinstance(o, Tensor) and o._requires_grad for o in others)
-            )
-        )
-        # Save the inputs *before* writing: an operand that is this very tensor
-        # (t.mul_(t)) then fails the version check at backward, as in PyTorch.
-        node = _record(op, (self._snapshot(op, others),) + others, attrs, self) if record else None
-        if record and anomaly.enabled:
-            record_creation(node)
-        if dual.active:  # forward mode: the tangent of the value about to be written
-            propagate_inplace(op, self, others, attrs, result.astype(self._data.dtype))
-        np.copyto(writable(self._data), result, casting="same_kind")
-        self._counter().value += 1
-        if record:
-            if op.saves_out:  # the saved output is this tensor after the write
-                counter = self._version_counter
-                node.sources = node.sources[:-1] + (("out", counter, counter.value),)
-            self._rewrite_history(node)
-            if saved_values.hook_stack:
-                saved_values.pack_node(node, self)
-        return self
-
-    def _rewrite_history(self, node) -> None:
-        """``node`` (the in-place op just recorded) becomes the history of this tensor, or,
-        for a view, of its base through ``CopySlices``; then every view is rebased."""
-        base = self._base
-        if base is None:
-            base, node = self, node
-        else:
-            inner = node
-            node = CopySlices(base._edge(), self._view_chain, inner, memory_order(base._data))
-            trace = getattr(inner, "_metadata", {}).get("traceback_")
-            if trace:  # anomaly mode: the write's forward site, for both nodes
-                node.metadata["traceback_"] = trace
-        base._take_history(node)
-        base._rebase_views()
-
-    def _take_history(self, node) -> None:
-        """``node`` replaces this tensor's history after an in-place op; a retained
-        gradient moves with it, so ``.grad`` is the gradient of the new value (torch)."""
-        if self._retains_grad:
-            self.grad_fn._forget(self._output_nr, self)
-            node._retain(0, self)
-        self.grad_fn, self._requires_grad, self._output_nr = node, True, 0
-
-    def _rebase_views(self) -> None:
-        """Give every live view of this base a history over the base's current one
-        (PyTorch regenerates a stale view's grad_fn as ``AsStridedBackward0``)."""
-        if not self._views:
-            return
-        edge = self._edge()
-        for view in list(self._views):
-            if view._made_in_no_grad:
-                continue  # a view made in no_grad mode records no history
-            view._take_history(AsStridedBackward0(edge, view._view_chain))
-
-    def _snapshot(self, op: OpDef, others: tuple) -> "Tensor":
-        """This tensor as it was before an in-place op (its data copied only if saved)."""
-        needs = (self._requires_grad,) + tuple(
-            isinstance(o, Tensor) and o._requires_grad for o in others
-        )
-        data = self._data.copy() if 0 in op.saves_for(needs) else self._data
-        old = Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
-        old._accumulator_ref = self._accumulator_ref
-        if self.grad_fn is None and self._requires_grad:
-            old._accumulator_ref = weakref.ref(self._accumulator())
-        return old
-
-    def add_(self, other, alpha=1) -> "Tensor":
-        if alpha == 1:
-            return self._inplace("add", other)
-        return self._inplace("add_alpha", other, alpha=alpha)
-
-    def sub_(self, other, alpha=1) -> "Tensor":
-        if alpha == 1:
-            return self._inplace("sub", other)
-        return self._inplace("sub_alpha", other, alpha=alpha)
-
-    def mul_(self, other) -> "Tensor":
-        return self._inplace("mul", other)
-
-    def div_(self, other) -> "Tensor":
-        return self._inplace("div", other)
-
-    def pow_(self, exponent) -> "Tensor":
-        if isinstance(exponent, Tensor):
-            return self._inplace("pow", exponent)
-        return self._inplace("pow_scalar", exponent=exponent)
-
-    def exp_(self) -> "Tensor":
-        return self._inplace("exp")
-
-    def clamp_(self, min=None, max=None) -> "Tensor":
-        return self._inplace("clamp", min=min, max=max)
-
-    def fill_(self, value) -> "Tensor":
-        return self._inplace("fill", value=value.item() if isinstance(value, Tensor) else value)
-
-    def zero_(self) -> "Tensor":
-        return self._inplace("zero")
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> "Tensor":
-        """Overwrite with draws from N(mean, std^2) (the global generator or ``generator``),
-        as d2l's ``net[0].weight.data.normal_(0, 0.01)``."""
-        return self._random_fill(
-            "normal", lambda rng, shape: rng.normal(mean, std, shape), generator
-        )
-
-    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None) -> "Tensor":
-        """Overwrite with draws from the uniform distribution on [from_, to)."""
-        return self._random_fill(
-            "uniform", lambda rng, shape: rng.uniform(from_, to, shape), generator
-        )
-
-    def _random_fill(self, kind: str, draw, generator) -> "Tensor":
-        if self._data.dtype.kind not in "fc":
-            raise RuntimeError(
-                f"\"{kind}_kernel_cpu\" not implemented for '{torch_dtype_name(self._data.dtype)}'"
-            )
-        values = np.asarray(draw(generator_rng(generator), self._data.shape), self._data.dtype)
-        return self.copy_(Tensor._make(values, False, None, 0))
-
-    def copy_(self, src) -> "Tensor":
-        return self._inplace("copy", src)
-
-    def index_add_(self, dim: int, index, source, *, alpha=1) -> "Tensor":
-        """Add ``alpha * source`` into this tensor at positions ``index`` along ``dim``.
-
-        >>> import naivegraph as ng
-        >>> t = ng.zeros(3)
-        >>> t.index_add_(0, ng.tensor([1, 1]), ng.tensor([2.0, 3.0]))
-        tensor([0., 5., 0.])
-        """
-        index = _index_values(index, "index_add_")
-        return self._inplace("index_add", source, dim=int(dim), index=index, alpha=alpha)
-
-    def __setitem__(self, index, value) -> None:
-        index = _index_arg(index)
-        if not _is_basic_index(index):  # a mask or integer arrays: the region is a copy
-            self._inplace("index_put", value, index=index)
-            return
-        # As torch: the region is a view, and the value is copied into it, so the write
-        # is an in-place op on a view (CopySlices over this tensor's history).
-        region = self[index]
-        if isinstance(value, Tensor) and value.ndim > region.ndim:
-            value = _drop_leading_ones(value, region.ndim)
-        if _same_window(region._data, self._data):
-            region = self  # torch skips full slices (a[:] = v): a plain copy, no CopySlices
-        region.copy_(value)
-
-    __iadd__ = add_
-    __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
-
-    def __ipow__(self, exponent) -> "Tensor":
-        return self.pow_(exponent)
-
     # -- where tensors differ from the shared OpMethods ------------------------------------
-    def _index(self, index):
-        return _index_arg(index)
-
     def __radd__(self, other):
         # torch records ``2 + x`` and ``2 * x`` with the tensor first (a Python number is
         # wrapped as the second operand): next_functions[0] is then the tensor's edge.
@@ -1051,22 +521,6 @@ class Tensor(OpMethods):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
-
-    def view(self, *shape) -> "Tensor":
-        """The same memory with another shape; unlike ``reshape`` it never copies, so it
-        refuses a layout that a new shape cannot describe (e.g. after ``.t()``).
-
-        >>> import naivegraph as ng
-        >>> ng.arange(6.).view(2, 3).shape
-        torch.Size([2, 3])
-        """
-        result = self.reshape(*shape)
-        if self._data.size and not np.may_share_memory(result._data, self._data):
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-            )
-        return result
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self._cast(other.dtype)
@@ -1142,40 +596,10 @@ class Tensor(OpMethods):
         """``self ** 2`` (torch records it as ``PowBackward0`` too)."""
         return self.pow(2)
 
-    def sin_(self) -> "Tensor":
-        return self._inplace("sin")
-
-    def cos_(self) -> "Tensor":
-        return self._inplace("cos")
-
-    def register_post_accumulate_grad_hook(self, hook: Callable) -> Any:
-        """Call ``hook(tensor)`` each time backward has added to this leaf's ``.grad``.
-
-        Used to update a parameter as soon as its gradient is ready.  Returns a handle
-        whose ``remove()`` unregisters it.  (``autograd.grad`` accumulates nothing, so it
-        calls no such hook.)
-
-        >>> import naivegraph as ng
-        >>> w = ng.tensor([1.0, 2.0], requires_grad=True)
-        >>> h = w.register_post_accumulate_grad_hook(lambda t: print(t.grad))
-        >>> (w * 3).sum().backward()
-        tensor([3., 3.])
-        """
-        if not self._requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            raise RuntimeError(
-                "post accumulate grad hooks cannot be registered on non-leaf "
-                "tensors: register it on a leaf (a parameter), or use "
-                "register_hook on this tensor"
-            )
-        hooks = self.__dict__.get("_post_accumulate_hooks")
-        if hooks is None:
-            hooks = self.__dict__["_post_accumulate_hooks"] = _HookDict()
-        return add_hook(hooks, hook)
-
 
 register_tensor_class(Tensor)  # nodes and the engine build tensors of this class
+bind_autograd(Tensor)
+bind_views(Tensor, _record)
 
 
 def _as_array(data: Any, dtype) -> np.ndarray:
