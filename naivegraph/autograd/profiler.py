@@ -180,7 +180,8 @@ class profile:
     def _install(self) -> None:
         """Wrap the dynamic backend and the engine's backward while profiling."""
         apply, backward = _tensor.Tensor._ng_apply, _tensor.Tensor.backward
-        self._saved = {"apply": apply, "backward": backward}
+        # None: Tensor inherits backward (from TensorAutograd), to inherit it again after
+        self._saved = {"apply": apply, "backward": vars(_tensor.Tensor).get("backward")}
 
         def timed_apply(op, args, attrs):
             return _timed(f"aten::{op.name}", apply, op, args, attrs)
@@ -194,7 +195,10 @@ class profile:
 
     def _uninstall(self) -> None:
         _tensor.Tensor._ng_apply = staticmethod(self._saved["apply"])
-        _tensor.Tensor.backward = self._saved["backward"]
+        if self._saved["backward"] is None:
+            del _tensor.Tensor.backward
+        else:
+            _tensor.Tensor.backward = self._saved["backward"]
         _core._backend_by_type.clear()
 
     def events(self) -> EventList:
