@@ -3,6 +3,12 @@
 Every op computes at once (eager) through the shared op table and, when any input
 requires grad and grad mode is on, records a ``grad_fn`` node.  ``backward`` walks
 those nodes (see :mod:`naivegraph.dynamic.engine`).
+
+This module holds what a reader needs first: the op table's dynamic backend (``apply``,
+``_record``) and the class itself (construction, data, dtype/shape/device, conversion,
+repr, its arithmetic where it differs from the shared ``OpMethods``).  Two mixins hold
+the rest: autograd's attributes (``tensor_autograd``) and views with in-place ops
+(``tensor_views``).
 """
 
 from __future__ import annotations
