@@ -30,14 +30,6 @@ OPS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-    yield
-    checking.TRIES.clear()
-    ng.set_grad_enabled(True)
-
-
 def outcome(capsys, checker, *args):
     result = checker(*args)
     printed = capsys.readouterr().out

@@ -16,14 +16,6 @@ from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-    yield
-    checking.TRIES.clear()
-    ng.set_grad_enabled(True)
-
-
 def outcome(capsys, checker, *args):
     result = checker(*args)
     printed = capsys.readouterr().out

@@ -41,11 +41,6 @@ def jacobian_reverse(f, x):
 }
 
 
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-
-
 def poly_graph():
     """The lesson's polynomial graph: a + b x + c x^2 + d x^3, then e x^p in a loop."""
     coef = [0.1, -0.2, 0.3, 0.05, 0.5]

@@ -14,11 +14,6 @@ from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-
-
 def rejected(result, *secrets: str) -> str:
     """The message of a rejection, after checking it gives none of ``secrets`` away."""
     assert result.status == "fail", result.message

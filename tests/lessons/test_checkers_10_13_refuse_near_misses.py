@@ -16,11 +16,6 @@ from naivegraph.lessons import exercises as ex
 from naivegraph.ops import F
 
 
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-
-
 def rejected(result, *secrets: str) -> str:
     assert result.status == "fail", result.message
     for secret in secrets:

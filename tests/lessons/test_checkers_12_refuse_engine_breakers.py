@@ -10,13 +10,7 @@ import numpy as np
 import pytest
 
 import naivegraph as ng
-from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
-
-
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
 
 
 def rejected(result, *secrets: str) -> str:
