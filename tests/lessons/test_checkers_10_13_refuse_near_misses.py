@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import rejection_message
+from custom_functions import LINEAR_SECRETS, cube_with, linear_with
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -61,17 +62,6 @@ def test_sum_to_shape_by_position_from_the_right_is_accepted():
 
 # -- 12-1: x ** 3 as a Function -------------------------------------------------------------
 CUBE_SECRETS = ("3 * x ** 2", "3 * x**2", "3x^2", "x ** 2 * grad_output")
-
-
-def cube_with(backward):
-    class Cube(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-    Cube.backward = staticmethod(backward)
-    return Cube
 
 
 def divides_by_x(ctx, grad_output):
@@ -513,18 +503,6 @@ def test_poly_loop_accepts_the_term_and_the_step_written_the_other_way_round():
 
 
 # -- 12-4: a linear Function ----------------------------------------------------------------
-LINEAR_SECRETS = ("grad_output @ w.T", "x.T @ grad_output", "w.T", "x.T")
-
-
-def linear_with(backward):
-    class Linear(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w):
-            ctx.save_for_backward(x, w)
-            return x @ w
-
-    Linear.backward = staticmethod(backward)
-    return Linear
 
 
 def zeros_when_unneeded(ctx, grad_output):

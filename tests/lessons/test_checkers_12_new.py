@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import rejection_message
+from custom_functions import LINEAR_SECRETS, cube_with, linear_right, linear_with
 
 import naivegraph as ng
 from naivegraph.lessons import checking
@@ -14,28 +15,6 @@ from naivegraph.lessons import exercises as ex
 from naivegraph.ops import F
 
 # -- 12-4: a linear Function -----------------------------------------------------------------
-LINEAR_SECRETS = ("grad_output @ w.T", "x.T @ grad_output", "w.T", "x.T")
-
-
-def linear_with(backward):
-    class Linear(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w):
-            ctx.save_for_backward(x, w)
-            return x @ w
-
-    Linear.backward = staticmethod(backward)
-    return Linear
-
-
-def right(ctx, grad_output):
-    x, w = ctx.saved_tensors
-    grad_x = grad_w = None
-    if ctx.needs_input_grad[0]:
-        grad_x = grad_output @ w.T
-    if ctx.needs_input_grad[1]:
-        grad_w = x.T @ grad_output
-    return grad_x, grad_w
 
 
 def right_with_matmul_and_transpose(ctx, grad_output):
@@ -88,7 +67,7 @@ def only_w(ctx, grad_output):
     return None, x.T @ grad_output
 
 
-@pytest.mark.parametrize("backward", [right, right_with_matmul_and_transpose])
+@pytest.mark.parametrize("backward", [linear_right, right_with_matmul_and_transpose])
 def test_linear_accepts_every_right_form(backward):
     assert ex.check_linear_function(linear_with(backward))
 
@@ -119,7 +98,7 @@ def test_linear_blank_is_not_done_and_an_instance_is_refused():
 
     assert ex.check_linear_function(linear_with(blank)).status == "todo"
     assert ex.check_linear_function(...).status == "todo"
-    assert "pass the class itself" in rejection_message(ex.check_linear_function(right))
+    assert "pass the class itself" in rejection_message(ex.check_linear_function(linear_right))
 
 
 def test_linear_backward_that_crashes_is_reported_not_raised():
@@ -218,16 +197,6 @@ def test_linear_computed_through_numpy_is_told_it_left_the_graph():
 # What a learner working through 12-1 had accepted, although wrong: a backward whose
 # numbers are right but which detaches x, so a second derivative is lost.
 def test_cube_backward_that_detaches_x_is_told_it_left_the_graph():
-    def cube_with(backward):
-        class Cube(ng.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x**3
-
-        Cube.backward = staticmethod(backward)
-        return Cube
-
     def detached(ctx, grad_output):
         (x,) = ctx.saved_tensors
         return grad_output * 3 * x.detach() ** 2
@@ -303,7 +272,7 @@ def test_linear_taking_views_before_asking_needs_input_grad_is_accepted():
 def test_linear_whose_backward_returns_a_list_is_told_what_autograd_takes():
     # torch counts a list as one gradient and refuses it ("expected 2, got 1")
     def as_list(ctx, grad_output):
-        return list(right(ctx, grad_output))
+        return list(linear_right(ctx, grad_output))
 
     message = rejection_message(ex.check_linear_function(linear_with(as_list)), *LINEAR_SECRETS)
     assert "returned a list" in message and "torch refuses it too" in message

@@ -9,28 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import rejection_message
+from custom_functions import LINEAR_SECRETS, cube_right, cube_with, linear_right, linear_with
 
 import naivegraph as ng
 from naivegraph.lessons import exercises as ex
 
 # -- 12-1: a custom Function --------------------------------------------------------------
 CUBE_SECRETS = ("3 * x ** 2", "3 * x**2", "3x^2", "grad_output * 3")
-
-
-def cube_with(backward):
-    class Cube(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-    Cube.backward = staticmethod(backward)
-    return Cube
-
-
-def cube_right(ctx, grad_output):
-    (x,) = ctx.saved_tensors
-    return 3 * x**2 * grad_output
 
 
 def cube_right_by_mul(ctx, grad_output):
@@ -267,28 +252,6 @@ def test_matmul_backward_off_by_a_factor_is_told_so(fn, phrase):
 
 
 # -- 12-4: a linear Function ----------------------------------------------------------------
-LINEAR_SECRETS = ("grad_output @ w.T", "x.T @ grad_output", "w.T", "x.T")
-
-
-def linear_with(backward):
-    class Linear(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w):
-            ctx.save_for_backward(x, w)
-            return x @ w
-
-    Linear.backward = staticmethod(backward)
-    return Linear
-
-
-def linear_right(ctx, grad_output):
-    x, w = ctx.saved_tensors
-    grad_x = grad_w = None
-    if ctx.needs_input_grad[0]:
-        grad_x = grad_output @ w.T
-    if ctx.needs_input_grad[1]:
-        grad_w = x.T @ grad_output
-    return grad_x, grad_w
 
 
 def linear_right_with_size_checks(ctx, grad_output):
