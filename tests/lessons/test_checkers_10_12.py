@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from checker_results import rejection_message
 from custom_functions import cube_right, cube_with
+from polynomial_graph import poly_graph
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -411,17 +412,6 @@ def test_run_semantics_rejects_each_misreading_with_its_hint(predicted, phrase):
 
 
 # -- 10-3: the loop body ------------------------------------------------------------------
-
-
-def poly_graph():
-    coef = [0.1, -0.2, 0.3, 0.05, 0.5]
-    with ns.Graph() as poly:
-        xp = ns.placeholder("x", shape=(None,))
-        top = ns.placeholder("top", shape=())
-        weights = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
-        a, b, c, d, e = weights
-        base = a + b * xp + c * xp**2.0 + d * xp**3.0
-    return poly, (lambda p, y: p < top), base, xp, top, weights
 
 
 def check_body(make_body):

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from checker_results import rejection_message
 from custom_functions import LINEAR_SECRETS, cube_with, linear_with
+from dual_numbers import DUAL_SECRETS, Dual, dual_from, exact_div, exact_mul
+from polynomial_graph import poly_graph
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -343,28 +345,6 @@ def test_jacobian_reverse_by_finite_differences_is_refused():
 
 
 # -- 11-1: dual numbers ---------------------------------------------------------------------
-DUAL_SECRETS = ("u.tangent * v.value", "u'v + uv'", "(u'v - uv')")
-
-
-class Dual:
-    def __init__(self, value, tangent=0.0):
-        self.value, self.tangent = value, tangent
-
-
-def dual_from(mul, div):
-    class Made(Dual):
-        __mul__ = mul
-        __truediv__ = div
-
-    return Made
-
-
-def exact_mul(u, v):
-    return Dual(u.value * v.value, u.tangent * v.value + u.value * v.tangent)
-
-
-def exact_div(u, v):
-    return Dual(u.value / v.value, (u.tangent * v.value - u.value * v.tangent) / v.value**2)
 
 
 def finite_difference_mul(u, v, h=1e-6):
@@ -455,17 +435,6 @@ def test_update_in_the_lessons_float32_network_accepts_every_right_form(update):
 
 # -- 10-3: the while_loop body --------------------------------------------------------------
 POLY_SECRETS = ("p + 1.0", "y + e", "e * x**p", "(next p, y plus")
-
-
-def poly_graph():
-    coef = [0.1, -0.2, 0.3, 0.05, 0.5]
-    with ns.Graph() as poly:
-        xp = ns.placeholder("x", shape=(None,))
-        top = ns.placeholder("top", shape=())
-        weights = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
-        a, b, c, d, e = weights
-        base = a + b * xp + c * xp**2.0 + d * xp**3.0
-    return poly, (lambda p, y: p < top), base, xp, top, weights
 
 
 def check_body(make_body):
