@@ -23,15 +23,6 @@ MINE = [f"0{lesson}-{i}" for lesson in range(1, 6) for i in range(1, 4)]
 MINE += ["03-4", "03-5"]
 
 
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    """Each test starts at the first hint, and leaves grad mode on."""
-    TRIES.clear()
-    yield
-    TRIES.clear()
-    ng.set_grad_enabled(True)
-
-
 # -- right answers ------------------------------------------------------------------------
 
 def find_leaves(t):

@@ -9,10 +9,10 @@ import math
 
 import numpy as np
 import pytest
+from checker_results import never_states, outcome, rejected_on_first_try
 
 import naivegraph as ng
 import naivegraph.static as ns
-from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 # The learner's engine functions read the notebook's derivative table by this name.
@@ -28,34 +28,6 @@ OPS = {
     "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
     "log": (lambda a: math.log(a), lambda a, i: 1 / a),
 }
-
-
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-    yield
-    checking.TRIES.clear()
-    ng.set_grad_enabled(True)
-
-
-def outcome(capsys, checker, *args):
-    result = checker(*args)
-    printed = capsys.readouterr().out
-    assert printed.strip() == result.message
-    return result
-
-
-def rejected(capsys, checker, *args, says: str):
-    checking.TRIES.clear()  # each case is a first try: its first hint
-    result = outcome(capsys, checker, *args)
-    assert result.status == "fail", result.message
-    assert says in result.message, result.message
-    return result
-
-
-def never_states(result, *values: str):
-    for value in values:
-        assert value not in result.message, (value, result.message)
 
 
 # ------------------------------------------------------------------------- lesson 6
@@ -85,20 +57,20 @@ def test_06_1_accepts_the_model_written_in_steps(capsys):
     (lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w3)), "compare"),
 ])
 def test_06_1_rejects_each_mistake_without_the_answer(capsys, body, says):
-    result = rejected(capsys, ex.check_static_model, *static_model(body), says=says)
+    result = rejected_on_first_try(capsys, ex.check_static_model, *static_model(body), says=says)
     never_states(result, "40", "112", "ns.mean(")
 
 
 def test_06_1_a_loss_with_the_weights_typed_in_is_sent_to_the_variables(capsys):
     numbers = static_model(lambda x, *w: ns.mean((x * 2.0 + 3.0) * (x * 2.0 * 4.0)))
-    result = rejected(capsys, ex.check_static_model, *numbers, says="Variables")
+    result = rejected_on_first_try(capsys, ex.check_static_model, *numbers, says="Variables")
     never_states(result, "ns.mean(", "x * w1")
 
 
 def test_06_1_blank_and_non_node(capsys):
     assert outcome(capsys, ex.check_static_model, ..., ..., ...).status == "todo"
     g, x, _ = static_model(lambda x, *w: x)
-    rejected(capsys, ex.check_static_model, g, x, 40.0, says="node of your static graph")
+    rejected_on_first_try(capsys, ex.check_static_model, g, x, 40.0, says="node of your static graph")
 
 
 def compiled(order):
@@ -123,7 +95,7 @@ def test_06_2_accepts_the_compiled_function(capsys):
     (lambda x: [1, 2, 3, 4], "fetch the loss node"),
 ])
 def test_06_2_rejects_each_mistake_without_the_answer(capsys, f, says):
-    result = rejected(capsys, ex.check_compiled_step, f, says=says)
+    result = rejected_on_first_try(capsys, ex.check_compiled_step, f, says=says)
     never_states(result, "[40", "28, 8", "88")
 
 
@@ -139,7 +111,7 @@ def test_06_2_a_python_function_driving_the_graph_is_sent_to_compile(capsys):
         g.backward(loss)
         return [loss.value, *(v.grad for v in w)]
 
-    result = rejected(capsys, ex.check_compiled_step, by_hand, says="compile itself")
+    result = rejected_on_first_try(capsys, ex.check_compiled_step, by_hand, says="compile itself")
     never_states(result, "g.compile(", "[40", "28, 8")
 
 
@@ -147,9 +119,9 @@ def test_06_3_accepts_two_and_rejects_the_rest(capsys):
     assert outcome(capsys, ex.check_memory_plan, 2)
     for wrong, says in ((7, "without a plan"), (1, "input must still exist"),
                         (3, "ONE op"), (0, "every op makes a value")):
-        result = rejected(capsys, ex.check_memory_plan, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_memory_plan, wrong, says=says)
         never_states(result, " 2 ", "2.", "two")
-    rejected(capsys, ex.check_memory_plan, "two", says="whole number")
+    rejected_on_first_try(capsys, ex.check_memory_plan, "two", says="whole number")
     assert outcome(capsys, ex.check_memory_plan, ...).status == "todo"
 
 
@@ -178,12 +150,12 @@ def test_07_1_accepts_where_and_equivalent_forms(capsys):
     (lambda x: ng.where(x > 0, x * 2, x), "multiplied by -1"),
 ])
 def test_07_1_rejects_each_mistake_without_the_answer(capsys, f, says):
-    result = rejected(capsys, ex.check_where_fix, f, says=says)
+    result = rejected_on_first_try(capsys, ex.check_where_fix, f, says=says)
     never_states(result, "x * 2, x * -1")
 
 
 def test_07_1_numpy_where_is_told_numpy_cannot_be_traced_not_about_an_if(capsys):
-    result = rejected(capsys, ex.check_where_fix,
+    result = rejected_on_first_try(capsys, ex.check_where_fix,
                       lambda x: np.where(x > 0, x * 2, x * -1), says="numpy")
     assert "`if`" not in result.message
     never_states(result, "x * 2, x * -1", "ng.where(")
@@ -196,7 +168,7 @@ def test_07_1_the_stronger_hint_starts_a_sentence_after_the_library_message(caps
 
 
 def test_07_1_a_traced_branch_is_sent_to_ng_where_by_the_library_message(capsys):
-    result = rejected(capsys, ex.check_where_fix, branchy, says="ng.where(condition, a, b)")
+    result = rejected_on_first_try(capsys, ex.check_where_fix, branchy, says="ng.where(condition, a, b)")
     assert "ns.where" not in result.message
 
 
@@ -205,7 +177,7 @@ def test_07_1_static_where_on_tensors_is_reported_at_the_learners_line(capsys):
         return ns.where(x > 0, x * 2, x * -1)  # static where on a dynamic tensor: refused
 
     line = inspect.getsourcelines(f_fixed)[1] + 1
-    rejected(capsys, ex.check_where_fix, f_fixed,
+    rejected_on_first_try(capsys, ex.check_where_fix, f_fixed,
              says=f"raised TypeError at line {line} of your code: a static-graph op")
 
 
@@ -215,9 +187,9 @@ def test_07_2_trace_pitfall(capsys):
     for traced, eager, says in (([10.0, 20.0], [10.0, 20.0], "name SCALE"),
                                 ([2.0, 4.0], [2.0, 4.0], "what does SCALE hold now"),
                                 ([1.0, 2.0], [10.0, 20.0], "one fixed number")):
-        result = rejected(capsys, ex.check_trace_pitfall, traced, eager, says=says)
+        result = rejected_on_first_try(capsys, ex.check_trace_pitfall, traced, eager, says=says)
         never_states(result, "[2, 4]", "[10, 20]", "SCALE = 2")
-    rejected(capsys, ex.check_trace_pitfall, "two", "four", says="list of two numbers")
+    rejected_on_first_try(capsys, ex.check_trace_pitfall, "two", "four", says="list of two numbers")
     assert outcome(capsys, ex.check_trace_pitfall, ..., ...).status == "todo"
 
 
@@ -234,7 +206,7 @@ def test_08_1_table(capsys):
         ({"sin": (lambda a: math.sin(a), lambda a, i: -math.cos(a))}, "'sin'"),
         ({"exp": (lambda a: math.exp(a) + 1, lambda a, i: math.exp(a))}, "value"),
     ):
-        result = rejected(capsys, ex.check_derivative_table, {**TABLE, **row}, says=says)
+        result = rejected_on_first_try(capsys, ex.check_derivative_table, {**TABLE, **row}, says=says)
         never_states(result, "cos(", "-a / b")
     assert outcome(capsys, ex.check_derivative_table, {**TABLE, "sin": (..., ...)}).status \
         == "todo"
@@ -304,7 +276,7 @@ def test_08_2_static_backward(capsys):
                         (static_overwrite, "collect both"),
                         (static_no_reset, "start every grad from zero"),
                         (static_forward_order, "got no gradient")):
-        result = rejected(capsys, ex.check_static_backward, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_static_backward, wrong, says=says)
         never_states(result, "reversed(", "+=")
 
     def blank(nodes, loss):
@@ -431,12 +403,12 @@ def run_backward_order(root):
 # refused only at its root, or only where a nonzero gradient arrives.
 def test_08_3_a_freed_node_is_refused_inside_the_graph_and_under_a_zero_gradient(capsys):
     only_root = refusing_freed_only_when(lambda node, root, g: node is root)
-    result = rejected(capsys, ex.check_run_backward, only_root, says="inside the graph")
+    result = rejected_on_first_try(capsys, ex.check_run_backward, only_root, says="inside the graph")
     assert "no error for a freed node inside the graph" in result.message
     never_states(result, "node.saved is None", "is root")
 
     only_nonzero = refusing_freed_only_when(lambda node, root, g: g != 0)
-    result = rejected(capsys, ex.check_run_backward, only_nonzero,
+    result = rejected_on_first_try(capsys, ex.check_run_backward, only_nonzero,
                       says="gradient reaching it was zero")
     assert "no error for a freed node that a zero gradient reaches" in result.message
     never_states(result, "node.saved is None", "g != 0")
@@ -468,7 +440,7 @@ def test_08_4_free_graph(capsys):
     assert outcome(capsys, ex.check_free_graph, free_graph)
     for wrong, says in ((unlink, "is_leaf says True"), (everything, "leaves belong to you"),
                         (nothing, "still hold their saved values")):
-        result = rejected(capsys, ex.check_free_graph, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_free_graph, wrong, says=says)
         never_states(result, "node.saved = None")
 
 
@@ -537,7 +509,7 @@ def test_08_5_jacobian(capsys):
                         (jacobian_shared_leaves, "accumulates"),
                         (lambda F, x0, y0: wrong_sin, "entry [1][1]"),
                         (lambda F, x0, y0: [[1.0, 2.0]], "one row per output")):
-        result = rejected(capsys, ex.check_jacobian, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_jacobian, wrong, says=says)
         never_states(result, "0.4161", "5.43", "2.718")
         if says != "accumulates":  # a wrong entry is not a grad-reset problem
             assert "reset" not in result.message and "fresh" not in result.message
@@ -562,7 +534,7 @@ def test_08_6_gradient_descent(capsys):
                         (lambda *a, **k: descend(*a, **k, sign=1.0), "climb"),
                         (lambda f, x0, y0, lr=0.1, steps=200: (x0, y0), "where it started"),
                         (closed_form, "its own f")):
-        result = rejected(capsys, ex.check_gradient_descent, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_gradient_descent, wrong, says=says)
         never_states(result, "-= lr", "take more steps", "too large")
 
     def blank(f, x0, y0, lr=0.1, steps=200):
@@ -587,13 +559,13 @@ def static_seeded_then_zeroed(nodes, loss):  # the seed is wiped by the zeroing 
 
 @pytest.mark.parametrize("wrong", [static_unseeded, static_seeded_then_zeroed])
 def test_08_2_an_unseeded_sweep_is_told_about_the_seed_not_the_order(capsys, wrong):
-    result = rejected(capsys, ex.check_static_backward, wrong, says="loss.grad is 0")
+    result = rejected_on_first_try(capsys, ex.check_static_backward, wrong, says="loss.grad is 0")
     assert "order" not in result.message
     never_states(result, "loss.grad = 1", "reversed(", "+=")
 
 
 def test_08_2_the_forward_order_is_still_told_about_the_order(capsys):
-    result = rejected(capsys, ex.check_static_backward, static_forward_order, says="order")
+    result = rejected_on_first_try(capsys, ex.check_static_backward, static_forward_order, says="order")
     assert "seed" not in result.message
 
 
@@ -660,7 +632,7 @@ def run_backward_stack(root):
     (run_backward_late_dedup, "read node inputs"),
 ])
 def test_08_3_a_walk_without_a_visited_set_is_refused(capsys, wrong, says):
-    result = rejected(capsys, ex.check_run_backward, wrong, says=says)
+    result = rejected_on_first_try(capsys, ex.check_run_backward, wrong, says=says)
     assert "stacked diamonds" in result.message
     never_states(result, "id(node) in seen", "seen.add", "visit(")
 
@@ -683,10 +655,10 @@ def test_08_3_an_unseeded_sweep_is_told_about_the_seed_not_the_order(capsys):
                         *node.saved, k)
         return order
 
-    result = rejected(capsys, ex.check_run_backward, unseeded, says="starts from nothing")
+    result = rejected_on_first_try(capsys, ex.check_run_backward, unseeded, says="starts from nothing")
     assert "visited after" not in result.message
     never_states(result, "{id(root): 1.0}", "grads.get(id(inp)")
-    preorder = rejected(capsys, ex.check_run_backward, variant(preorder=True),
+    preorder = rejected_on_first_try(capsys, ex.check_run_backward, variant(preorder=True),
                         says="visited after")
     assert "starts from nothing" not in preorder.message
 
@@ -702,7 +674,7 @@ def test_08_4_cutting_the_inputs_is_refused_and_success_says_the_structure_remai
                 node.saved = None
                 node.inputs = ()
 
-    result = rejected(capsys, ex.check_free_graph, cut_inputs, says="cut the links")
+    result = rejected_on_first_try(capsys, ex.check_free_graph, cut_inputs, says="cut the links")
     never_states(result, "node.saved = None", "the structure and the leaves remain")
 
     def free_with_setattr(order):  # unusual but right
@@ -723,7 +695,7 @@ def test_08_6_returning_the_nodes_is_refused(capsys):
             y.value -= lr * y.grad
         return x, y
 
-    result = rejected(capsys, ex.check_gradient_descent, nodes, says="Node objects")
+    result = rejected_on_first_try(capsys, ex.check_gradient_descent, nodes, says="Node objects")
     never_states(result, "x.value, y.value", "-= lr")
 
     def numpy_pair(f, x0, y0, lr=0.1, steps=200):  # unusual but right: an array of two
@@ -734,12 +706,12 @@ def test_08_6_returning_the_nodes_is_refused(capsys):
 
 def test_08_1_a_derivative_that_returns_a_function_is_told_to_call_it(capsys):
     table = {**TABLE, "exp": (lambda a: math.exp(a), lambda a, i: math.exp)}
-    result = rejected(capsys, ex.check_derivative_table, table, says="returned a function")
+    result = rejected_on_first_try(capsys, ex.check_derivative_table, table, says="returned a function")
     never_states(result, "math.exp(a)")
 
 
 def test_08_4_emptying_the_list_frees_nothing(capsys):
-    result = rejected(capsys, ex.check_free_graph, lambda order: order.clear(),
+    result = rejected_on_first_try(capsys, ex.check_free_graph, lambda order: order.clear(),
                       says="still hold their saved values")
     assert "emptying the list frees nothing" in result.message
 
@@ -748,7 +720,7 @@ def test_08_4_freeing_only_the_root_is_refused(capsys):
     def root_only(order):
         order[-1].saved = None
 
-    rejected(capsys, ex.check_free_graph, root_only, says="still hold their saved values")
+    rejected_on_first_try(capsys, ex.check_free_graph, root_only, says="still hold their saved values")
 
 
 # What a learner working through 08-4 had accepted, although wrong: saved freed, and
@@ -775,7 +747,7 @@ def test_08_4_freeing_that_wipes_more_than_the_saved_values_says_what_it_wiped(c
         (values_to_nan, "leaves' value", "Still stuck?"),
         (requires_grad_off, "computed nodes' requires_grad", "except the one holding"),
     ):
-        result = rejected(capsys, ex.check_free_graph, wrong, says=f"changed the {whose}:")
+        result = rejected_on_first_try(capsys, ex.check_free_graph, wrong, says=f"changed the {whose}:")
         never_states(result, "node.saved = None", "the structure and the leaves remain")
         assert " and " not in result.message.split("changed the ")[1].split(":")[0]
         again = outcome(capsys, ex.check_free_graph, wrong)  # the second try's hint
@@ -808,7 +780,7 @@ def test_08_5_one_graph_freed_by_the_first_output_is_refused_for_outputs_sharing
             rows.append([x.grad, y.grad])
         return rows
 
-    result = rejected(capsys, ex.check_jacobian, one_graph, says="outputs share a node")
+    result = rejected_on_first_try(capsys, ex.check_jacobian, one_graph, says="outputs share a node")
     never_states(result, "retain_graph=True", "range(len(")
 
 
@@ -821,7 +793,7 @@ def test_08_5_a_jacobian_that_counts_on_three_outputs_is_told_so(capsys):
             rows.append([x.grad, y.grad])
         return rows
 
-    result = rejected(capsys, ex.check_jacobian, three_rows, says="an F of another size")
+    result = rejected_on_first_try(capsys, ex.check_jacobian, three_rows, says="an F of another size")
     never_states(result, "len(F(")
 
 
@@ -833,7 +805,7 @@ def test_08_6_a_typed_in_learning_rate_or_step_count_is_told_so(capsys):
         return descend(f, x0, y0, lr, steps + 1)
 
     for wrong, says in ((lesson_lr, "learning rate of their own"), (one_more, "one step")):
-        result = rejected(capsys, ex.check_gradient_descent, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_gradient_descent, wrong, says=says)
         never_states(result, "0.05", "60")
 
 
@@ -860,7 +832,7 @@ def test_08_6_a_leaf_rebuilt_from_itself_or_a_loss_built_once_is_told_why_backwa
         return x.value, y.value
 
     for wrong in (rebuilt, built_once):
-        result = rejected(capsys, ex.check_gradient_descent, wrong,
+        result = rejected_on_first_try(capsys, ex.check_gradient_descent, wrong,
                           says="ran into a graph that an earlier backward had freed")
         never_states(result, "-= lr")
 
@@ -879,12 +851,12 @@ def test_09_1_accuracy(capsys):
         (lambda l, y: np.array([accuracy(l, y)]), "one number"),
         (lambda l, y: accuracy(l, y) if isinstance(l, np.ndarray) else 0.0, "tensors"),
     ):
-        result = rejected(capsys, ex.check_accuracy_fn, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_accuracy_fn, wrong, says=says)
         never_states(result, "0.6", "3/5")
 
 
 def test_09_1_a_percentage_is_told_accuracy_is_a_fraction(capsys):
-    result = rejected(capsys, ex.check_accuracy_fn,
+    result = rejected_on_first_try(capsys, ex.check_accuracy_fn,
                       lambda l, y: 100 * accuracy(l, y), says="a fraction, a number in [0, 1]")
     never_states(result, "0.6", "3/5")
 
@@ -894,7 +866,7 @@ def test_09_1_a_crash_inside_numpy_is_reported_at_the_learners_line(capsys):
         return float(np.mean(np.asarray(logits).argmax(axis=3) == labels))
 
     line = inspect.getsourcelines(broken)[1] + 1
-    rejected(capsys, ex.check_accuracy_fn, broken, says=f"at line {line} of your code")
+    rejected_on_first_try(capsys, ex.check_accuracy_fn, broken, says=f"at line {line} of your code")
 
 
 def train_ok(model, opt, X, y):
@@ -928,7 +900,7 @@ def test_09_2_train_step(capsys):
                         (train_variant(item=False), "Python float"),
                         (train_variant(mse=True), "not the cross-entropy"),
                         (lambda m, o, X, y: "loss", "Python float")):
-        result = rejected(capsys, ex.check_train_step, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_train_step, wrong, says=says)
         never_states(result, "zero_grad()", "loss.item()")
 
 
@@ -949,14 +921,14 @@ def train_summed(model, opt, X, y):
 
 
 def test_09_2_zero_grad_between_backward_and_step_is_told_so(capsys):
-    result = rejected(capsys, ex.check_train_step, train_zero_before_step,
+    result = rejected_on_first_try(capsys, ex.check_train_step, train_zero_before_step,
                       says="cleared after backward, before the optimizer's step")
     assert "must take its step" not in result.message
     never_states(result, "zero_grad()", "loss.item()")
 
 
 def test_09_2_a_summed_loss_is_told_about_the_reduction(capsys):
-    result = rejected(capsys, ex.check_train_step, train_summed, says="SUM")
+    result = rejected_on_first_try(capsys, ex.check_train_step, train_summed, says="SUM")
     assert "reduction" in result.message and "raw logits" not in result.message
     never_states(result, "zero_grad()", "loss.item()", "reduction='mean'", 'reduction="mean"')
 
@@ -973,16 +945,16 @@ def test_09_2_zeroing_at_the_end_of_the_step_is_accepted(capsys):
 
 
 def test_09_1_an_accuracy_that_only_works_on_arrays_is_told_to_convert(capsys):
-    result = rejected(capsys, ex.check_accuracy_fn, lambda l, y: (l.argmax(1) == y).mean(),
+    result = rejected_on_first_try(capsys, ex.check_accuracy_fn, lambda l, y: (l.argmax(1) == y).mean(),
                       says="not on tensors")
     never_states(result, "0.6", "3/5")
 
 
 def test_09_3_float_labels_and_outputs_in_another_order_are_told_so(capsys):
-    result = rejected(capsys, ex.check_static_classifier,
+    result = rejected_on_first_try(capsys, ex.check_static_classifier,
                       static_variant(label_dtype=np.float64), says="integer dtype (int64")
     assert "target.long()" not in result.message
-    result = rejected(capsys, ex.check_static_classifier,
+    result = rejected_on_first_try(capsys, ex.check_static_classifier,
                       static_variant(step_fetches_loss=False), says="a first output that is not")
 
 
@@ -1053,7 +1025,7 @@ def test_09_3_the_static_graph_is_accepted_in_its_usual_forms(capsys):
     ({"step_fetches_loss": False}, "fetch the loss first"),
 ])
 def test_09_3_a_wrong_static_graph_is_told_its_mistake(capsys, mistake, says):
-    result = rejected(capsys, ex.check_static_classifier, static_variant(**mistake), says=says)
+    result = rejected_on_first_try(capsys, ex.check_static_classifier, static_variant(**mistake), says=says)
     never_states(result, "ns.placeholder(", "minimize(loss)", "g.compile(", "0.03", "0.720")
 
 
@@ -1069,7 +1041,7 @@ def test_09_3_a_classify_that_also_trains_is_told_so(capsys):
         both = g.compile([xs, ys], [logits, train])
         return g.compile([xs, ys], [loss, train]), lambda p: both(p, np.zeros(len(p), int))
 
-    rejected(capsys, ex.check_static_classifier, build_static,
+    rejected_on_first_try(capsys, ex.check_static_classifier, build_static,
              says="classify changed the weights")
 
 
@@ -1080,7 +1052,7 @@ def test_09_3_a_blank_or_a_non_pair_is_not_accepted(capsys):
         return xs
 
     assert outcome(capsys, ex.check_static_classifier, blank).status == "todo"
-    rejected(capsys, ex.check_static_classifier, lambda init, lr: 3,
+    rejected_on_first_try(capsys, ex.check_static_classifier, lambda init, lr: 3,
              says="the pair (step, classify)")
 
 
@@ -1159,7 +1131,7 @@ def test_06_2_a_graph_is_told_to_be_compiled_not_to_define_a_function(capsys):
                         (small, "you gave a graph, not a function"),
                         ((small, report), "what ns.optimize returns"),
                         (report, "what ns.optimize returns")):
-        result = rejected(capsys, ex.check_compiled_step, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_compiled_step, wrong, says=says)
         assert "def name" not in result.message
         never_states(result, "g.compile(", "[40", "28, 8")
 
@@ -1183,11 +1155,11 @@ def finite_difference(f, h=1e-6):
 def test_08_1_a_finite_difference_in_the_table_is_refused_as_an_estimate(capsys):
     for h in (1e-6, 1e-4, 1e-8):
         estimated = {k: (f, finite_difference(f, h)) for k, (f, _) in TABLE.items()}
-        result = rejected(capsys, ex.check_derivative_table, estimated,
+        result = rejected_on_first_try(capsys, ex.check_derivative_table, estimated,
                           says="estimate")
         never_states(result, "cos(", "-a / b", "1 / b")
     one_row = {**TABLE, "exp": (math.exp, finite_difference(math.exp))}
-    result = rejected(capsys, ex.check_derivative_table, one_row, says="'exp'")
+    result = rejected_on_first_try(capsys, ex.check_derivative_table, one_row, says="'exp'")
     assert "estimates the derivative numerically" in result.message
 
 
@@ -1254,7 +1226,7 @@ def test_08_6_moving_before_the_backward_is_told_so_not_to_count_its_steps(capsy
             f(x, y).backward()
         return x.value, y.value
 
-    result = rejected(capsys, ex.check_gradient_descent, move_first,
+    result = rejected_on_first_try(capsys, ex.check_gradient_descent, move_first,
                       says="before the loop's backward")
     assert "take exactly" not in result.message
     never_states(result, "-= lr")
@@ -1280,9 +1252,9 @@ def test_08_6_returning_one_node_or_the_last_gradients_is_told_what_it_returned(
             y.value -= lr * y.grad
         return x.grad, y.grad
 
-    result = rejected(capsys, ex.check_gradient_descent, last_node, says="you returned one Node")
+    result = rejected_on_first_try(capsys, ex.check_gradient_descent, last_node, says="you returned one Node")
     assert "pair (x, y) of numbers, got" not in result.message
-    rejected(capsys, ex.check_gradient_descent, last_grads, says="the last gradients")
+    rejected_on_first_try(capsys, ex.check_gradient_descent, last_grads, says="the last gradients")
 
 
 def test_09_2_the_loss_computed_again_after_the_step_is_told_so(capsys):
@@ -1292,7 +1264,7 @@ def test_09_2_the_loss_computed_again_after_the_step_is_told_so(capsys):
         opt.step()
         return ng.nn.functional.cross_entropy(model(X), y).item()
 
-    result = rejected(capsys, ex.check_train_step, loss_after_step, says="after the step")
+    result = rejected_on_first_try(capsys, ex.check_train_step, loss_after_step, says="after the step")
     assert "raw logits" not in result.message
     never_states(result, "loss.item()", "zero_grad();")
 
@@ -1317,14 +1289,14 @@ def test_06_1_one_weight_typed_in_is_refused_naming_the_unread_variable(capsys, 
         w1, w2, w3 = ns.Variable(2.0, name="w1"), ns.Variable(3.0, name="w2"), \
             ns.Variable(4.0, name="w3")
         loss = body(x, w1, w2, w3)
-    result = rejected(capsys, ex.check_static_model, g, x, loss, says="does not read the Variable")
+    result = rejected_on_first_try(capsys, ex.check_static_model, g, x, loss, says="does not read the Variable")
     assert ("w3" in result.message) != ("w2" in result.message)
     never_states(result, "ns.mean(", "x * w1")
 
 
 def test_06_1_a_loss_right_for_ones_only_is_told_the_feed_of_twos_differs(capsys):
     body = lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * x * w1 * w3))  # noqa: E731
-    result = rejected(capsys, ex.check_static_model, *static_model(body),
+    result = rejected_on_first_try(capsys, ex.check_static_model, *static_model(body),
                       says="right for a feed of ones, wrong for a feed of twos")
     assert "for a feed of twos" in result.message.split("hint")[0]
     never_states(result, "40", "112", "ns.mean(")
@@ -1335,7 +1307,7 @@ def test_06_2_updates_in_the_compiled_function_are_refused_and_the_weights_put_b
     w1 = next(n for n in g.nodes if isinstance(n, ns.Variable))
     dw1 = fetches[1]
     moving = g.compile([x], fetches, updates=[(w1, w1 - 0.01 * dw1)])
-    result = rejected(capsys, ex.check_compiled_step, moving, says="updates the weights")
+    result = rejected_on_first_try(capsys, ex.check_compiled_step, moving, says="updates the weights")
     assert "the same numbers whatever it is fed" not in result.message
     never_states(result, "[40", "28, 8")
     assert float(w1.value) == 2.0
@@ -1343,11 +1315,11 @@ def test_06_2_updates_in_the_compiled_function_are_refused_and_the_weights_put_b
 
 
 def test_06_3_six_is_not_called_the_count_without_a_plan_and_a_whole_float_is_accepted(capsys):
-    result = rejected(capsys, ex.check_memory_plan, 6, says="nearly the whole chain")
+    result = rejected_on_first_try(capsys, ex.check_memory_plan, 6, says="nearly the whole chain")
     assert "without a plan" not in result.message
     assert outcome(capsys, ex.check_memory_plan, 2.0)
     assert outcome(capsys, ex.check_memory_plan, np.float64(2.0))
-    rejected(capsys, ex.check_memory_plan, 2.5, says="whole number")
+    rejected_on_first_try(capsys, ex.check_memory_plan, 2.5, says="whole number")
 
 
 @pytest.mark.parametrize("f", [
@@ -1356,7 +1328,7 @@ def test_06_3_six_is_not_called_the_count_without_a_plan_and_a_whole_float_is_ac
     lambda x: ng.where(x > -0.5, x * 2, x * -1),
 ])
 def test_07_1_a_wrong_threshold_is_refused_showing_the_case_that_failed(capsys, f):
-    result = rejected(capsys, ex.check_where_fix, f, says="exactly where the rule does")
+    result = rejected_on_first_try(capsys, ex.check_where_fix, f, says="exactly where the rule does")
     assert "for x = [3, -1]" not in result.message
     never_states(result, "x * 2, x * -1", "x > 0,")
 
@@ -1367,7 +1339,7 @@ def test_07_1_forms_that_agree_at_zero_are_accepted(capsys):
 
 
 def test_07_1_a_method_traced_nodes_lack_is_not_called_an_if(capsys):
-    result = rejected(capsys, ex.check_where_fix,
+    result = rejected_on_first_try(capsys, ex.check_where_fix,
                       lambda x: ng.where(x > 0, x * 2, x * -1).detach(),
                       says="a method of tensors that a traced graph node does not have")
     assert "`if`" not in result.message
@@ -1381,13 +1353,13 @@ def test_07_2_results_computed_by_running_are_refused_as_not_predicted(capsys):
                 ([2.0, 4.0], scaled(ng.tensor([1.0, 2.0]))),
                 ([np.float64(2.0), np.float64(4.0)], [10.0, 20.0]),
                 (np.array([2.0, 4.0]), [10.0, 20.0])):
-        result = rejected(capsys, ex.check_trace_pitfall, *got, says="predict")
+        result = rejected_on_first_try(capsys, ex.check_trace_pitfall, *got, says="predict")
         never_states(result, "[2, 4]", "[10, 20]", "traced(np.array")
 
 
 def test_07_2_right_numbers_in_the_wrong_shape_are_told_the_shape(capsys):
     for eager in ([[10.0, 20.0]], 10.0):
-        result = rejected(capsys, ex.check_trace_pitfall, [2.0, 4.0], eager,
+        result = rejected_on_first_try(capsys, ex.check_trace_pitfall, [2.0, 4.0], eager,
                           says="one entry per element")
         assert "what does SCALE hold" not in result.message
         never_states(result, "[10, 20]")
@@ -1428,7 +1400,7 @@ def test_08_1_a_five_point_stencil_a_complex_step_and_autograd_are_refused(capsy
     for table, says in ((stencil, "shifted a little"), (complex_step, "complex step"),
                         ({**TABLE, "sin": (TABLE["sin"][0], ng_sin)}, "naivegraph's autograd"),
                         ({**TABLE, "sin": (TABLE["sin"][0], torch_sin)}, "torch's autograd")):
-        result = rejected(capsys, ex.check_derivative_table, table, says=says)
+        result = rejected_on_first_try(capsys, ex.check_derivative_table, table, says=says)
         never_states(result, "cos(", "-a / b")
     assert outcome(capsys, ex.check_derivative_table, TABLE)
     assert outcome(capsys, ex.check_derivative_table, {
@@ -1450,7 +1422,7 @@ def static_seeding_the_last_node(nodes, loss):
 
 
 def test_08_2_seeding_the_last_node_instead_of_the_loss_is_refused(capsys):
-    result = rejected(capsys, ex.check_static_backward, static_seeding_the_last_node,
+    result = rejected_on_first_try(capsys, ex.check_static_backward, static_seeding_the_last_node,
                       says="seeded the last node of the list, not the loss")
     never_states(result, "loss.grad = 1.0")
     assert outcome(capsys, ex.check_static_backward, static_backward)
@@ -1489,20 +1461,20 @@ def run_backward_with(values=None, chain=True, preorder=False):
 
 
 def test_08_3_current_values_instead_of_the_saved_ones_are_refused(capsys):
-    result = rejected(capsys, ex.check_run_backward, run_backward_with(values="current"),
+    result = rejected_on_first_try(capsys, ex.check_run_backward, run_backward_with(values="current"),
                       says="the ones kept in node.saved")
     never_states(result, "*node.saved, k")
 
 
 def test_08_3_a_gradient_not_multiplied_in_is_told_the_chain_rule(capsys):
-    result = rejected(capsys, ex.check_run_backward, run_backward_with(chain=False),
+    result = rejected_on_first_try(capsys, ex.check_run_backward, run_backward_with(chain=False),
                       says="the chain rule")
     assert "instead of replacing" not in result.message
     never_states(result, "g * ", "OPS[node.grad_fn]")
 
 
 def test_08_3_a_stack_pre_order_is_told_about_the_order(capsys):
-    result = rejected(capsys, ex.check_run_backward, run_backward_with(preorder=True),
+    result = rejected_on_first_try(capsys, ex.check_run_backward, run_backward_with(preorder=True),
                       says="lists a node before one of its inputs")
     assert "instead of replacing" not in result.message
 
@@ -1512,7 +1484,7 @@ def test_08_4_deleting_the_saved_attribute_is_reported_not_raised(capsys):
         for n in order:
             del n.saved
 
-    result = rejected(capsys, ex.check_free_graph, free_graph,
+    result = rejected_on_first_try(capsys, ex.check_free_graph, free_graph,
                       says="deleted the attribute saved itself")
     never_states(result, "saved = None")
 
@@ -1528,7 +1500,7 @@ def jacobian_by_central_difference(F, x0, y0, h=1e-6):
 
 
 def test_08_5_a_finite_difference_jacobian_is_refused(capsys):
-    result = rejected(capsys, ex.check_jacobian, jacobian_by_central_difference,
+    result = rejected_on_first_try(capsys, ex.check_jacobian, jacobian_by_central_difference,
                       says="finite difference")
     never_states(result, "range(len(")
 
@@ -1542,7 +1514,7 @@ def test_08_5_returning_the_leaves_is_told_numbers_are_asked(capsys):
             J.append([x, y])
         return J
 
-    result = rejected(capsys, ex.check_jacobian, leaves, says="rows hold Node objects")
+    result = rejected_on_first_try(capsys, ex.check_jacobian, leaves, says="rows hold Node objects")
     assert "entry [0][0]" not in result.message
 
 
@@ -1556,13 +1528,13 @@ def descend_by_finite_difference(f, x0, y0, lr=0.1, steps=200, h=1e-6):
 
 
 def test_08_6_finite_difference_gradients_are_refused(capsys):
-    result = rejected(capsys, ex.check_gradient_descent, descend_by_finite_difference,
+    result = rejected_on_first_try(capsys, ex.check_gradient_descent, descend_by_finite_difference,
                       says="finite difference")
     never_states(result, "-= lr")
 
 
 def test_08_6_a_loop_one_turn_short_is_told_to_count_its_turns(capsys):
-    result = rejected(capsys, ex.check_gradient_descent,
+    result = rejected_on_first_try(capsys, ex.check_gradient_descent,
                       lambda f, x0, y0, lr=0.1, steps=200: descend(f, x0, y0, lr, steps - 1),
                       says="one step fewer than asked")
     assert "before the loop's backward" not in result.message
@@ -1580,7 +1552,7 @@ def test_08_6_a_loop_one_turn_short_is_told_to_count_its_turns(capsys):
     (lambda l, y: 1 - accuracy(l, y), "fraction of wrong rows"),
 ])
 def test_09_1_answers_blind_to_the_batch_or_to_more_classes_are_refused(capsys, wrong, says):
-    result = rejected(capsys, ex.check_accuracy_fn, wrong, says=says)
+    result = rejected_on_first_try(capsys, ex.check_accuracy_fn, wrong, says=says)
     never_states(result, "3/5", "argmax(axis=1)", "0.75", "0.333")
     if says != "same number for every batch":  # there "you gave" repeats the constant
         never_states(result, "0.6")
@@ -1620,7 +1592,7 @@ def test_09_2_steps_that_bypass_or_repeat_the_given_optimizer_are_refused(capsys
 
     for wrong, says in ((twice, "stepped the optimizer 2 times"),
                         (own_adam, "never took its step"), (by_hand, "never took its step")):
-        result = rejected(capsys, ex.check_train_step, wrong, says=says)
+        result = rejected_on_first_try(capsys, ex.check_train_step, wrong, says=says)
         never_states(result, "optimizer.step()", "zero_grad()")
 
 
@@ -1635,9 +1607,9 @@ def test_09_2_an_array_or_a_rounded_loss_is_told_what_it_is(capsys):
     def rounded(model, opt, X, y):
         return round(train_ok(model, opt, X, y), 2)
 
-    result = rejected(capsys, ex.check_train_step, as_array, says="Python float")
+    result = rejected_on_first_try(capsys, ex.check_train_step, as_array, says="Python float")
     assert "graph alive" not in result.message
-    result = rejected(capsys, ex.check_train_step, rounded, says="rounded")
+    result = rejected_on_first_try(capsys, ex.check_train_step, rounded, says="rounded")
     assert "not the cross-entropy" not in result.message
 
 
@@ -1654,7 +1626,7 @@ def test_09_3_functions_that_drive_the_graph_are_sent_to_compile(capsys):
         classify = lambda P: g.run([logits], {xs: P})  # noqa: E731
         return step, classify
 
-    result = rejected(capsys, ex.check_static_classifier, uncompiled, says="compile itself")
+    result = rejected_on_first_try(capsys, ex.check_static_classifier, uncompiled, says="compile itself")
     assert "step and classify are Python functions" in result.message
     never_states(result, "g.compile(")
 
@@ -1673,9 +1645,9 @@ def test_09_3_probabilities_or_other_adam_settings_are_told_so_not_about_the_wei
             return g.compile([xs, ys], [loss, train]), g.compile([xs], [shown])
         return build_static
 
-    rejected(capsys, ex.check_static_classifier, variant(softmax=True), says="probabilities")
+    rejected_on_first_try(capsys, ex.check_static_classifier, variant(softmax=True), says="probabilities")
     for settings in ({"weight_decay": 0.01}, {"eps": 1e-3}, {"weight_decay": 1e-5}):
-        result = rejected(capsys, ex.check_static_classifier, variant(**settings),
+        result = rejected_on_first_try(capsys, ex.check_static_classifier, variant(**settings),
                           says="every other setting")
         assert "does not see the trained weights" not in result.message
     assert outcome(capsys, ex.check_static_classifier, variant())

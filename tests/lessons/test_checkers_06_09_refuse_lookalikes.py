@@ -9,39 +9,12 @@ import math
 
 import numpy as np
 import pytest
+from checker_results import never_states, outcome, rejected_on_first_try
 
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
-
-
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-    yield
-    checking.TRIES.clear()
-    ng.set_grad_enabled(True)
-
-
-def outcome(capsys, checker, *args):
-    result = checker(*args)
-    printed = capsys.readouterr().out
-    assert printed.strip() == result.message
-    return result
-
-
-def rejected(capsys, checker, *args, says: str):
-    checking.TRIES.clear()  # each case is a first try: its first hint
-    result = outcome(capsys, checker, *args)
-    assert result.status == "fail", result.message
-    assert says in result.message, result.message
-    return result
-
-
-def never_states(result, *values: str):
-    for value in values:
-        assert value not in result.message, (value, result.message)
 
 
 # ------------------------------------------------------------------------- lesson 6
@@ -64,7 +37,7 @@ def static_model(body):
     ],
 )
 def test_06_1_a_loss_right_only_for_feeds_of_equal_elements_is_refused(capsys, body):
-    result = rejected(
+    result = rejected_on_first_try(
         capsys,
         ex.check_static_model,
         *static_model(body),
@@ -83,7 +56,7 @@ def test_06_1_the_model_is_still_accepted_with_the_mean_as_a_method(capsys):
 
 
 def test_06_1_the_last_resort_hint_does_not_point_at_the_rebound_loss(capsys):
-    result = rejected(
+    result = rejected_on_first_try(
         capsys,
         ex.check_static_model,
         *static_model(lambda x, w1, w2, w3: ns.mean(x * w1)),
@@ -93,7 +66,7 @@ def test_06_1_the_last_resort_hint_does_not_point_at_the_rebound_loss(capsys):
 
 
 def test_06_3_text_is_told_it_is_text(capsys):
-    result = rejected(capsys, ex.check_memory_plan, "2", says="got the text '2'")
+    result = rejected_on_first_try(capsys, ex.check_memory_plan, "2", says="got the text '2'")
     assert "without quotes" in result.message
     assert outcome(capsys, ex.check_memory_plan, 2)
     assert outcome(capsys, ex.check_memory_plan, np.int64(2))
@@ -101,7 +74,7 @@ def test_06_3_text_is_told_it_is_text(capsys):
 
 # ------------------------------------------------------------------------- lesson 7
 def test_07_1_a_threshold_just_above_zero_is_refused(capsys):
-    result = rejected(
+    result = rejected_on_first_try(
         capsys,
         ex.check_where_fix,
         lambda x: ng.where(x > 0.001, x * 2, x * -1),
@@ -118,7 +91,7 @@ def test_07_1_mask_assignment_is_told_masks_do_not_trace_not_about_an_if(capsys)
         y[x <= 0] = -y[x <= 0]
         return y
 
-    result = rejected(capsys, ex.check_where_fix, f_fixed, says="assigning with a mask")
+    result = rejected_on_first_try(capsys, ex.check_where_fix, f_fixed, says="assigning with a mask")
     assert "`if`" not in result.message
     assert "ng.where" in result.message
     never_states(result, "x * 2, x * -1")
@@ -128,13 +101,13 @@ def test_07_1_static_where_in_the_function_is_sent_to_ng_where_not_ns_constant(c
     def f_fixed(x):
         return ns.where(x > 0, x * 2, x * -1)
 
-    result = rejected(capsys, ex.check_where_fix, f_fixed, says="Choose per element with ng.where")
+    result = rejected_on_first_try(capsys, ex.check_where_fix, f_fixed, says="Choose per element with ng.where")
     assert "ns.constant" not in result.message
     never_states(result, "x * 2, x * -1")
 
 
 def test_07_2_a_typed_in_array_is_told_to_type_a_plain_list_not_that_it_ran(capsys):
-    result = rejected(
+    result = rejected_on_first_try(
         capsys,
         ex.check_trace_pitfall,
         np.array([2.0, 4.0]),
@@ -249,7 +222,7 @@ def numpy_central(f, h=1e-4):
 def test_08_1_a_stencil_on_arguments_stripped_of_the_probe_is_refused(capsys, row, estimate):
     f = TABLE[row][0]
     table = {**TABLE, row: (f, estimate(f))}
-    result = rejected(capsys, ex.check_derivative_table, table, says=f"{row!r}")
+    result = rejected_on_first_try(capsys, ex.check_derivative_table, table, says=f"{row!r}")
     assert "estimate" in result.message
     never_states(result, "cos(", "-a / b", "1 / b")
 
@@ -264,7 +237,7 @@ def test_08_1_a_stencil_on_arguments_stripped_of_the_probe_is_refused(capsys, ro
 )
 def test_08_1_a_complex_step_the_probe_cannot_see_is_refused(capsys, d_sin):
     table = {**TABLE, "sin": (TABLE["sin"][0], d_sin)}
-    result = rejected(capsys, ex.check_derivative_table, table, says="complex step")
+    result = rejected_on_first_try(capsys, ex.check_derivative_table, table, says="complex step")
     never_states(result, "cos(")
 
 
@@ -342,7 +315,7 @@ def static_backward_by_paths(nodes, loss):
 
 
 def test_08_2_a_sweep_that_gives_constants_gradients_is_refused(capsys):
-    result = rejected(
+    result = rejected_on_first_try(
         capsys,
         ex.check_static_backward,
         static_backward_skipping_failures,
@@ -352,7 +325,7 @@ def test_08_2_a_sweep_that_gives_constants_gradients_is_refused(capsys):
 
 
 def test_08_2_a_sweep_that_follows_every_path_is_refused(capsys):
-    result = rejected(
+    result = rejected_on_first_try(
         capsys, ex.check_static_backward, static_backward_by_paths, says="stacked diamonds"
     )
     assert "one pass over it visits each node once" in result.message
@@ -365,7 +338,7 @@ def test_08_2_a_sweep_of_another_list_is_told_to_use_the_nodes_given(capsys):
     def sweep_global(nodes, loss):
         static_backward(notebook_graph, loss)
 
-    result = rejected(
+    result = rejected_on_first_try(
         capsys, ex.check_static_backward, sweep_global, says="sweep the `nodes` argument"
     )
     assert "starts at 0.0" not in result.message
@@ -419,7 +392,7 @@ def run_backward(root, keep_in_nodes=False):
 
 
 def test_08_3_gradients_kept_in_computed_nodes_are_refused_on_a_second_backward(capsys):
-    result = rejected(
+    result = rejected_on_first_try(
         capsys,
         ex.check_run_backward,
         lambda root: run_backward(root, keep_in_nodes=True),
@@ -444,7 +417,7 @@ def test_08_the_labs_reference_functions_are_refused_as_the_answer(capsys):
         (ex.check_jacobian, "jacobian"),
         (ex.check_gradient_descent, "gradient_descent"),
     ):
-        result = rejected(
+        result = rejected_on_first_try(
             capsys, check, lesson08.reference(name, Node), says="that is the lab's version"
         )
         assert "write your own" in result.message
@@ -476,7 +449,7 @@ def torch_jacobian(F, x0, y0):
     "jacobian, library", [(ng_jacobian, "naivegraph"), (torch_jacobian, "torch")]
 )
 def test_08_5_a_jacobian_from_a_librarys_autograd_is_refused(capsys, jacobian, library):
-    result = rejected(capsys, ex.check_jacobian, jacobian, says=f"runs {library}'s autograd")
+    result = rejected_on_first_try(capsys, ex.check_jacobian, jacobian, says=f"runs {library}'s autograd")
     assert "the Node engine you built" in result.message
 
 
@@ -493,7 +466,7 @@ def ng_descent(f, x0, y0, lr=0.1, steps=200):
 
 
 def test_08_6_a_descent_on_a_librarys_autograd_is_refused(capsys):
-    result = rejected(capsys, ex.check_gradient_descent, ng_descent, says="naivegraph's autograd")
+    result = rejected_on_first_try(capsys, ex.check_gradient_descent, ng_descent, says="naivegraph's autograd")
     assert "the Node engine you built" in result.message
 
 

@@ -8,40 +8,12 @@ import math
 
 import numpy as np
 import pytest
+from checker_results import never_states, outcome, rejected_on_first_try
 
 import naivegraph as ng
-from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 F = ng.nn.functional
-
-
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-    yield
-    checking.TRIES.clear()
-    ng.set_grad_enabled(True)
-
-
-def outcome(capsys, checker, *args):
-    result = checker(*args)
-    printed = capsys.readouterr().out
-    assert printed.strip() == result.message
-    return result
-
-
-def rejected(capsys, checker, *args, says: str):
-    checking.TRIES.clear()  # each case is a first try: its first hint
-    result = outcome(capsys, checker, *args)
-    assert result.status == "fail", result.message
-    assert says in result.message, result.message
-    return result
-
-
-def never_states(result, *values: str):
-    for value in values:
-        assert value not in result.message, (value, result.message)
 
 
 # ------------------------------------------------------------------------- 09-2
@@ -78,7 +50,7 @@ def train_with(backward: str, zero_at_end: bool):
                                              ("grad times 3", "3 times")])
 def test_09_2_a_step_on_a_scaled_gradient_is_told_its_scale(capsys, backward, scale,
                                                             zero_at_end):
-    result = rejected(capsys, ex.check_train_step, train_with(backward, zero_at_end),
+    result = rejected_on_first_try(capsys, ex.check_train_step, train_with(backward, zero_at_end),
                       says=f"the gradient the optimizer steps on is {scale} the gradient")
     assert "clear them at the start" not in result.message
     never_states(result, "zero_grad()", "loss.backward()", "loss.item()")
@@ -87,7 +59,7 @@ def test_09_2_a_step_on_a_scaled_gradient_is_told_its_scale(capsys, backward, sc
 @pytest.mark.parametrize("zero_at_end", [False, True])
 def test_09_2_backward_on_the_sum_behind_a_returned_mean_is_told_the_batch_size(
         capsys, zero_at_end):
-    result = rejected(capsys, ex.check_train_step, train_with("summed", zero_at_end),
+    result = rejected_on_first_try(capsys, ex.check_train_step, train_with("summed", zero_at_end),
                       says="32 times too large, the batch size")
     assert "SUM of the per-example losses" in result.message
     assert "clear them at the start" not in result.message
@@ -121,7 +93,7 @@ def label_logit_is_positive(logits, labels):
 ])
 def test_09_1_an_accuracy_blind_to_rows_or_to_the_other_logits_is_told_why(
         capsys, wrong, says, not_says):
-    result = rejected(capsys, ex.check_accuracy_fn, wrong, says=says)
+    result = rejected_on_first_try(capsys, ex.check_accuracy_fn, wrong, says=says)
     assert not_says not in result.message
     never_states(result, "axis=1", "argmax(1)", "3/5", "0.75", "0.333")
 
@@ -179,7 +151,7 @@ def backward_checking_freed(leaf_first: bool):
 
 
 def test_08_3_a_freed_test_that_catches_the_leaves_is_told_leaves_save_nothing(capsys):
-    result = rejected(capsys, ex.check_run_backward, backward_checking_freed(leaf_first=False),
+    result = rejected_on_first_try(capsys, ex.check_run_backward, backward_checking_freed(leaf_first=False),
                       says="a leaf's saved is None too")
     assert "graph nothing had freed" in result.message
     assert "freed by an earlier backward" not in result.message  # not its own error echoed
@@ -194,7 +166,7 @@ def test_08_4_a_freed_marker_other_than_none_is_told_what_run_backward_tests(cap
             if not node.is_leaf:
                 node.saved = marker
 
-    result = rejected(capsys, ex.check_free_graph, free_graph,
+    result = rejected_on_first_try(capsys, ex.check_free_graph, free_graph,
                       says="recognises a freed node by its saved being None")
     assert "still hold their saved values" not in result.message
     never_states(result, "node.saved = None", "is_leaf")
@@ -257,7 +229,7 @@ def descend(zero_to):
 
 
 def test_08_6_grads_zeroed_to_none_are_told_where_it_raised_and_why(capsys):
-    result = rejected(capsys, ex.check_gradient_descent, descend(None),
+    result = rejected_on_first_try(capsys, ex.check_gradient_descent, descend(None),
                       says="raised TypeError in run_backward, at line")
     assert "zeroing the grads means setting them to zero, not to None" in result.message
     never_states(result, "x.grad = y.grad = 0.0", "-= lr")

@@ -5,11 +5,10 @@ empty, and neither is a crash of the learner's code."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from polynomial_graph import poly_graph
 
 import naivegraph as ng
-import naivegraph.static as ns
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
@@ -39,23 +38,6 @@ def jacobian_reverse(f, x):
     return ng.stack(rows, dim=0)
 """,
 }
-
-
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-
-
-def poly_graph():
-    """The lesson's polynomial graph: a + b x + c x^2 + d x^3, then e x^p in a loop."""
-    coef = [0.1, -0.2, 0.3, 0.05, 0.5]
-    with ns.Graph() as poly:
-        xp = ns.placeholder("x", shape=(None,))
-        top = ns.placeholder("top", shape=())
-        weights = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
-        a, b, c, d, e = weights
-        base = a + b * xp + c * xp**2.0 + d * xp**3.0
-    return poly, (lambda p, y: p < top), base, xp, top, weights
 
 
 def without_source(name: str):

@@ -8,25 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from checker_results import rejection_message
+from custom_functions import LINEAR_SECRETS, cube_with, linear_with
+from dual_numbers import DUAL_SECRETS, Dual, dual_from, exact_div, exact_mul
+from polynomial_graph import poly_graph
 
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 from naivegraph.ops import F
-
-
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-
-
-def rejected(result, *secrets: str) -> str:
-    assert result.status == "fail", result.message
-    for secret in secrets:
-        assert secret not in result.message, (secret, result.message)
-    return result.message
-
 
 # -- 12-2: sum back to a shape --------------------------------------------------------------
 SUM_SECRETS = ("keepdims=True)", "range(grad.ndim", "axis=0")
@@ -59,11 +50,11 @@ def sum_by_position_from_the_right(grad, shape):  # right, written unusually
 
 @pytest.mark.parametrize("fn", [sum_by_size, sum_by_size_reshaped])
 def test_sum_to_shape_telling_dimensions_by_size_is_refused(fn):
-    assert "POSITION" in rejected(ex.check_sum_to_shape(fn), *SUM_SECRETS)
+    assert "POSITION" in rejection_message(ex.check_sum_to_shape(fn), *SUM_SECRETS)
 
 
 def test_sum_to_shape_writing_into_the_callers_grad_is_refused():
-    message = rejected(ex.check_sum_to_shape(sum_then_zero_the_callers_grad), *SUM_SECRETS)
+    message = rejection_message(ex.check_sum_to_shape(sum_then_zero_the_callers_grad), *SUM_SECRETS)
     assert "IN PLACE" in message
 
 
@@ -73,17 +64,6 @@ def test_sum_to_shape_by_position_from_the_right_is_accepted():
 
 # -- 12-1: x ** 3 as a Function -------------------------------------------------------------
 CUBE_SECRETS = ("3 * x ** 2", "3 * x**2", "3x^2", "x ** 2 * grad_output")
-
-
-def cube_with(backward):
-    class Cube(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-    Cube.backward = staticmethod(backward)
-    return Cube
 
 
 def divides_by_x(ctx, grad_output):
@@ -131,19 +111,19 @@ def right_by_pow_and_mul(ctx, grad_output):  # right, written unusually
 
 
 def test_cube_backward_dividing_by_x_is_refused_at_x_zero():
-    message = rejected(ex.check_cube_function(cube_with(divides_by_x)), *CUBE_SECRETS)
+    message = rejection_message(ex.check_cube_function(cube_with(divides_by_x)), *CUBE_SECRETS)
     assert "divides by x" in message
 
 
 @pytest.mark.parametrize("backward", [finite_difference, fine_finite_difference])
 def test_cube_backward_by_finite_differences_is_refused(backward):
-    message = rejected(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    message = rejection_message(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
     assert "not exact" in message
 
 
 @pytest.mark.parametrize("backward", [autograd_inside, backward_inside])
 def test_cube_backward_asking_autograd_is_refused(backward):
-    message = rejected(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    message = rejection_message(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
     assert "asks autograd" in message
 
 
@@ -157,7 +137,7 @@ def test_cube_backward_asking_autograd_is_refused(backward):
     ],
 )
 def test_cube_backward_with_grad_output_combined_wrongly_is_told_how_it_enters(combine):
-    message = rejected(ex.check_cube_function(cube_with(cube_rule("b", combine))), *CUBE_SECRETS)
+    message = rejection_message(ex.check_cube_function(cube_with(cube_rule("b", combine))), *CUBE_SECRETS)
     assert "how grad_output enters" in message
     assert "finite difference" not in message and "cube(" not in message
 
@@ -215,17 +195,17 @@ def matmul_by_einsum(X, W, dY):  # right, written unusually
 
 @pytest.mark.parametrize("fn", [matmul_by_torch, matmul_by_torch_grad])
 def test_matmul_backward_asking_torchs_autograd_is_refused(fn):
-    message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    message = rejection_message(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
     assert "asks torch's autograd" in message
 
 
 def test_matmul_backward_by_central_differences_is_refused():
-    message = rejected(ex.check_matmul_backward(matmul_by_central_differences), *MATMUL_SECRETS)
+    message = rejection_message(ex.check_matmul_backward(matmul_by_central_differences), *MATMUL_SECRETS)
     assert "not exact" in message
 
 
 def test_matmul_backward_leaving_dy_out_is_told_that_dy_must_enter():
-    message = rejected(ex.check_matmul_backward(matmul_with_ones), *MATMUL_SECRETS)
+    message = rejection_message(ex.check_matmul_backward(matmul_with_ones), *MATMUL_SECRETS)
     assert "dY must enter" in message
 
 
@@ -246,12 +226,12 @@ def softplus_overflowing(g, x, out):
 
 
 def test_softplus_by_finite_differences_is_refused():
-    message = rejected(ex.check_softplus_partial(softplus_central_difference), *SOFTPLUS_SECRETS)
+    message = rejection_message(ex.check_softplus_partial(softplus_central_difference), *SOFTPLUS_SECRETS)
     assert "not exact" in message
 
 
 def test_softplus_that_overflows_at_large_x_is_refused():
-    message = rejected(ex.check_softplus_partial(softplus_overflowing), *SOFTPLUS_SECRETS)
+    message = rejection_message(ex.check_softplus_partial(softplus_overflowing), *SOFTPLUS_SECRETS)
     assert "x = 800" in message and "overflows" in message
 
 
@@ -270,7 +250,7 @@ def test_softplus_right_forms_pass_at_large_x_too(partial):
 
 def test_softplus_hint_names_a_way_to_list_the_ops():
     for _ in range(2):
-        message = rejected(ex.check_softplus_partial(lambda g, x, out: g * out), *SOFTPLUS_SECRETS)
+        message = rejection_message(ex.check_softplus_partial(lambda g, x, out: g * out), *SOFTPLUS_SECRETS)
     assert "dir(F)" in message
 
 
@@ -327,25 +307,25 @@ def rows_by_central_differences(f, x):
 
 @pytest.mark.parametrize("fn", [columns_by_central_differences, columns_by_forward_differences])
 def test_jacobian_forward_by_finite_differences_is_refused(fn):
-    assert "not exact" in rejected(ex.check_jacobian_forward(fn), *JACOBIAN_SECRETS)
+    assert "not exact" in rejection_message(ex.check_jacobian_forward(fn), *JACOBIAN_SECRETS)
 
 
 def test_jacobian_forward_from_jacrev_is_refused():
-    message = rejected(ex.check_jacobian_forward(columns_by_jacrev), *JACOBIAN_SECRETS)
+    message = rejection_message(ex.check_jacobian_forward(columns_by_jacrev), *JACOBIAN_SECRETS)
     assert "jacrev" in message and "writes that loop itself" in message
 
 
 def test_jacobian_forward_from_reverse_mode_passes_is_refused():
-    message = rejected(ex.check_jacobian_forward(columns_by_vjp_rows), *JACOBIAN_SECRETS)
+    message = rejection_message(ex.check_jacobian_forward(columns_by_vjp_rows), *JACOBIAN_SECRETS)
     assert "reverse-mode passes" in message
 
 
 @pytest.mark.parametrize("library", ["jacfwd", "jacrev"])
 def test_jacobians_from_the_library_functions_are_refused(library):
     whole = lambda f, x: getattr(ng.func, library)(f)(x)  # noqa: E731
-    assert "writes that loop itself" in rejected(ex.check_jacobian_forward(whole))
+    assert "writes that loop itself" in rejection_message(ex.check_jacobian_forward(whole))
     checking.TRIES.clear()
-    assert "writes that loop itself" in rejected(ex.check_jacobian_reverse(whole))
+    assert "writes that loop itself" in rejection_message(ex.check_jacobian_reverse(whole))
 
 
 def test_jacobian_forward_with_the_forward_ad_api_is_accepted():
@@ -353,40 +333,18 @@ def test_jacobian_forward_with_the_forward_ad_api_is_accepted():
 
 
 def test_jacobian_reverse_in_forward_mode_is_told_so_not_that_rows_recorded_f_again():
-    message = rejected(
+    message = rejection_message(
         ex.check_jacobian_reverse(rows_by_jvp_keeping_the_templates_vjp), *JACOBIAN_SECRETS
     )
     assert "forward-mode passes" in message and "recorded the forward pass" not in message
 
 
 def test_jacobian_reverse_by_finite_differences_is_refused():
-    message = rejected(ex.check_jacobian_reverse(rows_by_central_differences), *JACOBIAN_SECRETS)
+    message = rejection_message(ex.check_jacobian_reverse(rows_by_central_differences), *JACOBIAN_SECRETS)
     assert "not exact" in message
 
 
 # -- 11-1: dual numbers ---------------------------------------------------------------------
-DUAL_SECRETS = ("u.tangent * v.value", "u'v + uv'", "(u'v - uv')")
-
-
-class Dual:
-    def __init__(self, value, tangent=0.0):
-        self.value, self.tangent = value, tangent
-
-
-def dual_from(mul, div):
-    class Made(Dual):
-        __mul__ = mul
-        __truediv__ = div
-
-    return Made
-
-
-def exact_mul(u, v):
-    return Dual(u.value * v.value, u.tangent * v.value + u.value * v.tangent)
-
-
-def exact_div(u, v):
-    return Dual(u.value / v.value, (u.tangent * v.value - u.value * v.tangent) / v.value**2)
 
 
 def finite_difference_mul(u, v, h=1e-6):
@@ -415,12 +373,12 @@ def div_by_reciprocal(u, v):  # right, written unusually: u * (1 / v)
     "mul, div", [(finite_difference_mul, exact_div), (exact_mul, finite_difference_div)]
 )
 def test_dual_rules_by_finite_differences_are_refused(mul, div):
-    message = rejected(ex.check_dual_rules(dual_from(mul, div)), *DUAL_SECRETS)
+    message = rejection_message(ex.check_dual_rules(dual_from(mul, div)), *DUAL_SECRETS)
     assert "not exact" in message
 
 
 def test_dual_mul_that_changes_u_in_place_is_told_so():
-    message = rejected(ex.check_dual_rules(dual_from(mul_changing_u, exact_div)), *DUAL_SECRETS)
+    message = rejection_message(ex.check_dual_rules(dual_from(mul_changing_u, exact_div)), *DUAL_SECRETS)
     assert "in place" in message and "the values are plain" not in message
 
 
@@ -448,14 +406,14 @@ def lesson_network(update, lr=1e-6):
 
 def test_update_with_a_weight_decay_slipped_in_is_refused():
     decayed = lambda w, grad, lr: w.assign(w * (1 - lr) - lr * grad)  # noqa: E731
-    message = rejected(ex.check_update_nodes(*lesson_network(decayed)), *UPDATE_SECRETS)
+    message = rejection_message(ex.check_update_nodes(*lesson_network(decayed)), *UPDATE_SECRETS)
     assert "gradient is exactly 0" in message
 
 
 def test_the_same_update_node_passed_twice_is_told_both_update_w1():
     args = list(lesson_network(lambda w, grad, lr: w.assign(w - lr * grad)))
     args[6] = args[5]
-    message = rejected(ex.check_update_nodes(*args), *UPDATE_SECRETS)
+    message = rejection_message(ex.check_update_nodes(*args), *UPDATE_SECRETS)
     assert "both update w1" in message and "one and the same node" in message
 
 
@@ -479,17 +437,6 @@ def test_update_in_the_lessons_float32_network_accepts_every_right_form(update):
 POLY_SECRETS = ("p + 1.0", "y + e", "e * x**p", "(next p, y plus")
 
 
-def poly_graph():
-    coef = [0.1, -0.2, 0.3, 0.05, 0.5]
-    with ns.Graph() as poly:
-        xp = ns.placeholder("x", shape=(None,))
-        top = ns.placeholder("top", shape=())
-        weights = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
-        a, b, c, d, e = weights
-        base = a + b * xp + c * xp**2.0 + d * xp**3.0
-    return poly, (lambda p, y: p < top), base, xp, top, weights
-
-
 def check_body(make_body):
     poly, more, base, xp, top, weights = poly_graph()
     body = make_body(xp, *weights)
@@ -508,13 +455,13 @@ def check_body(make_body):
 def test_poly_loop_hint_names_the_terms_mistake_not_the_order(make_body, phrase):
     checking.TRIES.clear()
     for _ in range(2):  # the stronger hint is a nudge, not the body
-        message = rejected(check_body(make_body), *POLY_SECRETS)
+        message = rejection_message(check_body(make_body), *POLY_SECRETS)
     assert phrase in message and "order of loop_vars" not in message
 
 
 def test_poly_loop_with_swapped_results_is_told_the_order():
     swapped = lambda xp, a, b, c, d, e: lambda p, y: (y + e * xp**p, p + 1.0)  # noqa: E731
-    assert "yours come swapped" in rejected(check_body(swapped), *POLY_SECRETS)
+    assert "yours come swapped" in rejection_message(check_body(swapped), *POLY_SECRETS)
 
 
 def test_poly_loop_accepts_the_term_and_the_step_written_the_other_way_round():
@@ -525,18 +472,6 @@ def test_poly_loop_accepts_the_term_and_the_step_written_the_other_way_round():
 
 
 # -- 12-4: a linear Function ----------------------------------------------------------------
-LINEAR_SECRETS = ("grad_output @ w.T", "x.T @ grad_output", "w.T", "x.T")
-
-
-def linear_with(backward):
-    class Linear(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w):
-            ctx.save_for_backward(x, w)
-            return x @ w
-
-    Linear.backward = staticmethod(backward)
-    return Linear
 
 
 def zeros_when_unneeded(ctx, grad_output):
@@ -563,12 +498,12 @@ def right_reading_needs_by_name(ctx, grad_output):  # right, written unusually
 
 
 def test_linear_returning_zeros_for_an_unneeded_input_is_told_to_return_none():
-    message = rejected(ex.check_linear_function(linear_with(zeros_when_unneeded)), *LINEAR_SECRETS)
+    message = rejection_message(ex.check_linear_function(linear_with(zeros_when_unneeded)), *LINEAR_SECRETS)
     assert "return None, not zeros" in message and "thrown away" not in message
 
 
 def test_linear_deciding_from_requires_grad_is_told_to_read_needs_input_grad():
-    message = rejected(
+    message = rejection_message(
         ex.check_linear_function(linear_with(gated_on_requires_grad)), *LINEAR_SECRETS
     )
     assert "ctx.needs_input_grad instead" in message and "got no gradient" not in message

@@ -6,48 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from checker_results import rejection_message
+from custom_functions import LINEAR_SECRETS, cube_with, linear_right, linear_with
 
 import naivegraph as ng
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 from naivegraph.ops import F
 
-
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-
-
-def rejected(result, *secrets: str) -> str:
-    assert result.status == "fail", result.message
-    for secret in secrets:
-        assert secret not in result.message, (secret, result.message)
-    return result.message
-
-
 # -- 12-4: a linear Function -----------------------------------------------------------------
-LINEAR_SECRETS = ("grad_output @ w.T", "x.T @ grad_output", "w.T", "x.T")
-
-
-def linear_with(backward):
-    class Linear(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w):
-            ctx.save_for_backward(x, w)
-            return x @ w
-
-    Linear.backward = staticmethod(backward)
-    return Linear
-
-
-def right(ctx, grad_output):
-    x, w = ctx.saved_tensors
-    grad_x = grad_w = None
-    if ctx.needs_input_grad[0]:
-        grad_x = grad_output @ w.T
-    if ctx.needs_input_grad[1]:
-        grad_w = x.T @ grad_output
-    return grad_x, grad_w
 
 
 def right_with_matmul_and_transpose(ctx, grad_output):
@@ -100,15 +67,15 @@ def only_w(ctx, grad_output):
     return None, x.T @ grad_output
 
 
-@pytest.mark.parametrize("backward", [right, right_with_matmul_and_transpose])
+@pytest.mark.parametrize("backward", [linear_right, right_with_matmul_and_transpose])
 def test_linear_accepts_every_right_form(backward):
     assert ex.check_linear_function(linear_with(backward))
 
 
 def test_linear_computing_both_gradients_always_is_told_about_needs_input_grad():
-    first = rejected(ex.check_linear_function(linear_with(both_always)), *LINEAR_SECRETS)
+    first = rejection_message(ex.check_linear_function(linear_with(both_always)), *LINEAR_SECRETS)
     assert "nobody asked for" in first
-    second = rejected(ex.check_linear_function(linear_with(both_always)), *LINEAR_SECRETS)
+    second = rejection_message(ex.check_linear_function(linear_with(both_always)), *LINEAR_SECRETS)
     assert "ctx.needs_input_grad holds one bool per input" in second
 
 
@@ -123,7 +90,7 @@ def test_linear_computing_both_gradients_always_is_told_about_needs_input_grad()
     ],
 )
 def test_linear_rejects_each_typical_mistake_without_the_answer(backward, phrase):
-    assert phrase in rejected(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
+    assert phrase in rejection_message(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
 
 
 def test_linear_blank_is_not_done_and_an_instance_is_refused():
@@ -131,7 +98,7 @@ def test_linear_blank_is_not_done_and_an_instance_is_refused():
 
     assert ex.check_linear_function(linear_with(blank)).status == "todo"
     assert ex.check_linear_function(...).status == "todo"
-    assert "pass the class itself" in rejected(ex.check_linear_function(right))
+    assert "pass the class itself" in rejection_message(ex.check_linear_function(linear_right))
 
 
 def test_linear_backward_that_crashes_is_reported_not_raised():
@@ -139,7 +106,7 @@ def test_linear_backward_that_crashes_is_reported_not_raised():
         x, w = ctx.saved_tensors
         return grad_output @ w, None  # (4, 2) @ (3, 2)
 
-    assert "your code raised" in rejected(ex.check_linear_function(linear_with(crashes)))
+    assert "your code raised" in rejection_message(ex.check_linear_function(linear_with(crashes)))
 
 
 # -- 12-5: softplus' partial -------------------------------------------------------------------
@@ -170,7 +137,7 @@ def test_softplus_accepts_every_right_form(partial):
     ],
 )
 def test_softplus_rejects_each_wrong_derivative_without_the_answer(partial, phrase):
-    assert phrase in rejected(ex.check_softplus_partial(partial), *SOFTPLUS_SECRETS)
+    assert phrase in rejection_message(ex.check_softplus_partial(partial), *SOFTPLUS_SECRETS)
 
 
 @pytest.mark.parametrize(
@@ -181,8 +148,8 @@ def test_softplus_rejects_each_wrong_derivative_without_the_answer(partial, phra
     ],
 )
 def test_softplus_written_with_numpy_is_told_to_use_the_library_ops(partial):
-    assert "right on numpy arrays" in rejected(ex.check_softplus_partial(partial))
-    assert "F.<op>" in rejected(ex.check_softplus_partial(partial), *SOFTPLUS_SECRETS)
+    assert "right on numpy arrays" in rejection_message(ex.check_softplus_partial(partial))
+    assert "F.<op>" in rejection_message(ex.check_softplus_partial(partial), *SOFTPLUS_SECRETS)
 
 
 def test_softplus_blank_is_not_done():
@@ -218,28 +185,18 @@ def through_numpy(ctx, grad_output):
 
 
 def test_linear_changing_grad_output_in_place_is_rejected():
-    message = rejected(ex.check_linear_function(linear_with(in_place_on_grad_output)))
+    message = rejection_message(ex.check_linear_function(linear_with(in_place_on_grad_output)))
     assert "IN PLACE" in message
 
 
 def test_linear_computed_through_numpy_is_told_it_left_the_graph():
-    message = rejected(ex.check_linear_function(linear_with(through_numpy)), *LINEAR_SECRETS)
+    message = rejection_message(ex.check_linear_function(linear_with(through_numpy)), *LINEAR_SECRETS)
     assert "left the graph" in message and "create_graph=True" in message
 
 
 # What a learner working through 12-1 had accepted, although wrong: a backward whose
 # numbers are right but which detaches x, so a second derivative is lost.
 def test_cube_backward_that_detaches_x_is_told_it_left_the_graph():
-    def cube_with(backward):
-        class Cube(ng.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x**3
-
-        Cube.backward = staticmethod(backward)
-        return Cube
-
     def detached(ctx, grad_output):
         (x,) = ctx.saved_tensors
         return grad_output * 3 * x.detach() ** 2
@@ -250,12 +207,12 @@ def test_cube_backward_that_detaches_x_is_told_it_left_the_graph():
 
     for backward in (detached, through_numpy):
         checking.TRIES.clear()
-        message = rejected(ex.check_cube_function(cube_with(backward)), "3 * x ** 2")
+        message = rejection_message(ex.check_cube_function(cube_with(backward)), "3 * x ** 2")
         assert "left the graph" in message
 
 
 def test_softplus_with_a_tensor_method_is_told_rules_also_run_on_arrays():
-    message = rejected(
+    message = rejection_message(
         ex.check_softplus_partial(lambda g, x, out: g * F.sigmoid(x.detach())), *SOFTPLUS_SECRETS
     )
     assert "raised AttributeError" in message and "runs the table's rules on arrays" in message
@@ -301,10 +258,10 @@ def right_with_views_taken_first(ctx, grad_output):
     ],
 )
 def test_linear_computing_an_unneeded_gradient_then_returning_none_is_rejected(backward, unneeded):
-    first = rejected(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
+    first = rejection_message(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
     assert f"returns None for {unneeded} when {unneeded} needs no gradient" in first
     assert f"computes {unneeded}'s gradient all the same" in first
-    second = rejected(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
+    second = rejection_message(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
     assert "BEFORE computing a gradient" in second
 
 
@@ -315,9 +272,9 @@ def test_linear_taking_views_before_asking_needs_input_grad_is_accepted():
 def test_linear_whose_backward_returns_a_list_is_told_what_autograd_takes():
     # torch counts a list as one gradient and refuses it ("expected 2, got 1")
     def as_list(ctx, grad_output):
-        return list(right(ctx, grad_output))
+        return list(linear_right(ctx, grad_output))
 
-    message = rejected(ex.check_linear_function(linear_with(as_list)), *LINEAR_SECRETS)
+    message = rejection_message(ex.check_linear_function(linear_with(as_list)), *LINEAR_SECRETS)
     assert "returned a list" in message and "torch refuses it too" in message
 
 
@@ -325,6 +282,6 @@ def test_softplus_hints_never_write_the_derivative_out():
     for partial in (lambda g, x, out: g * F.exp(x), lambda g, x, out: g / (1 + F.exp(x))):
         checking.TRIES.clear()
         for _ in range(2):
-            message = rejected(ex.check_softplus_partial(partial), *SOFTPLUS_SECRETS)
+            message = rejection_message(ex.check_softplus_partial(partial), *SOFTPLUS_SECRETS)
             for formula in ("e^x / (1 + e^x)", "1 / (1 + e^-x)", "met in the op table"):
                 assert formula not in message, (formula, message)

@@ -8,43 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from checker_results import rejection_message
+from custom_functions import LINEAR_SECRETS, cube_right, cube_with, linear_right, linear_with
 
 import naivegraph as ng
-from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
-
-
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-
-
-def rejected(result, *secrets: str) -> str:
-    """The message of a rejection, after checking it gives none of ``secrets`` away."""
-    assert result.status == "fail", result.message
-    for secret in secrets:
-        assert secret not in result.message, (secret, result.message)
-    return result.message
-
 
 # -- 12-1: a custom Function --------------------------------------------------------------
 CUBE_SECRETS = ("3 * x ** 2", "3 * x**2", "3x^2", "grad_output * 3")
-
-
-def cube_with(backward):
-    class Cube(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-    Cube.backward = staticmethod(backward)
-    return Cube
-
-
-def cube_right(ctx, grad_output):
-    (x,) = ctx.saved_tensors
-    return 3 * x**2 * grad_output
 
 
 def cube_right_by_mul(ctx, grad_output):
@@ -91,24 +62,24 @@ def test_cube_right_forms_pass_on_matrices_scalars_and_large_x(backward):
 
 @pytest.mark.parametrize("backward", [cube_flattened, cube_summed_over_rows])
 def test_cube_gradient_reshaped_is_told_to_keep_x_shape(backward):
-    message = rejected(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    message = rejection_message(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
     assert "exactly x's shape" in message
     assert "raised" not in message
 
 
 def test_cube_backward_writing_x_grad_is_told_autograd_adds_it():
-    message = rejected(ex.check_cube_function(cube_with(cube_writes_grad)), *CUBE_SECRETS)
+    message = rejection_message(ex.check_cube_function(cube_with(cube_writes_grad)), *CUBE_SECRETS)
     assert "writes x.grad" in message and "twice" in message
 
 
 @pytest.mark.parametrize("backward", [cube_as_float32, cube_to_float32])
 def test_cube_gradient_in_float32_is_told_to_keep_the_dtype(backward):
-    message = rejected(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    message = rejection_message(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
     assert "keep the input's dtype" in message
 
 
 def test_cube_gradient_that_bounds_x_is_caught_at_large_x():
-    message = rejected(ex.check_cube_function(cube_with(cube_clamped)), *CUBE_SECRETS)
+    message = rejection_message(ex.check_cube_function(cube_with(cube_clamped)), *CUBE_SECRETS)
     assert "large" in message and "bounds or clips" in message
 
 
@@ -164,12 +135,12 @@ def test_sum_to_shape_right_forms_pass_with_two_leading_and_two_stretched_axes(f
     ],
 )
 def test_sum_to_shape_handling_one_axis_only_is_told_there_may_be_several(fn, phrase):
-    message = rejected(ex.check_sum_to_shape(fn), *SUM_SECRETS)
+    message = rejection_message(ex.check_sum_to_shape(fn), *SUM_SECRETS)
     assert phrase in message
 
 
 def test_sum_to_shape_in_float32_is_told_to_keep_the_dtype():
-    message = rejected(ex.check_sum_to_shape(sum_in_float32), *SUM_SECRETS)
+    message = rejection_message(ex.check_sum_to_shape(sum_in_float32), *SUM_SECRETS)
     assert "keep the input's dtype" in message
 
 
@@ -249,7 +220,7 @@ def test_matmul_backward_right_forms_pass(fn):
 
 @pytest.mark.parametrize("fn, name", [(matmul_updates_w, "W"), (matmul_scales_dy, "dY")])
 def test_matmul_backward_changing_an_input_in_place_is_refused(fn, name):
-    message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    message = rejection_message(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
     assert f"changed {name} IN PLACE" in message
 
 
@@ -262,12 +233,12 @@ def test_matmul_backward_changing_an_input_in_place_is_refused(fn, name):
     ],
 )
 def test_matmul_backward_by_forward_mode_autograd_is_refused(fn, library):
-    message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    message = rejection_message(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
     assert f"asks {library} autograd" in message
 
 
 def test_matmul_backward_in_float32_is_told_to_keep_float64():
-    message = rejected(ex.check_matmul_backward(matmul_in_float32), *MATMUL_SECRETS)
+    message = rejection_message(ex.check_matmul_backward(matmul_in_float32), *MATMUL_SECRETS)
     assert "keep float64" in message and "finite difference" not in message
 
 
@@ -276,33 +247,11 @@ def test_matmul_backward_in_float32_is_told_to_keep_float64():
     [(matmul_sign_flipped, "wrong sign"), (matmul_averaged, "constant factor")],
 )
 def test_matmul_backward_off_by_a_factor_is_told_so(fn, phrase):
-    message = rejected(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    message = rejection_message(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
     assert phrase in message and "write the shapes down" not in message
 
 
 # -- 12-4: a linear Function ----------------------------------------------------------------
-LINEAR_SECRETS = ("grad_output @ w.T", "x.T @ grad_output", "w.T", "x.T")
-
-
-def linear_with(backward):
-    class Linear(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w):
-            ctx.save_for_backward(x, w)
-            return x @ w
-
-    Linear.backward = staticmethod(backward)
-    return Linear
-
-
-def linear_right(ctx, grad_output):
-    x, w = ctx.saved_tensors
-    grad_x = grad_w = None
-    if ctx.needs_input_grad[0]:
-        grad_x = grad_output @ w.T
-    if ctx.needs_input_grad[1]:
-        grad_w = x.T @ grad_output
-    return grad_x, grad_w
 
 
 def linear_right_with_size_checks(ctx, grad_output):
@@ -344,12 +293,12 @@ def test_linear_right_forms_pass_even_reading_sizes_of_an_unneeded_input(backwar
 
 
 def test_linear_gradient_in_float32_is_told_to_keep_the_dtype():
-    message = rejected(ex.check_linear_function(linear_with(linear_w_in_float32)), *LINEAR_SECRETS)
+    message = rejection_message(ex.check_linear_function(linear_with(linear_w_in_float32)), *LINEAR_SECRETS)
     assert "keep the input's dtype" in message
 
 
 @pytest.mark.parametrize("backward, name", [(linear_updates_w, "w"), (linear_zeroes_x, "x")])
 def test_linear_changing_a_saved_tensor_is_told_so(backward, name):
-    message = rejected(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
+    message = rejection_message(ex.check_linear_function(linear_with(backward)), *LINEAR_SECRETS)
     assert f"changed the saved {name} IN PLACE" in message
     assert "not needed" not in message

@@ -13,11 +13,6 @@ from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 
-@pytest.fixture(autouse=True)
-def fresh_tries():
-    checking.TRIES.clear()
-
-
 def test_every_checker_has_an_answer_to_reveal(capsys):
     missing = sorted(set(ex.CHECKERS) - set(ex.ANSWERS))
     assert not missing, f"checkers without answer=: {missing}"
