@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import naivegraph as ng
+from naivegraph.dynamic import tensor as tensor_module
 
 from ..checking import (
     AutogradCalls,
@@ -161,7 +162,10 @@ def _judge_hook(ex: str, hook, incoming, v_grad: np.ndarray, doubled: bool) -> R
     )
     return not_yet(
         ex,
-        [first, "the hook gets the incoming gradient as a tensor: return that tensor times a number."],
+        [
+            first,
+            "the hook gets the incoming gradient as a tensor: return that tensor times a number.",
+        ],
         gave=gave,
     )
 
@@ -229,7 +233,8 @@ def check_accumulated_grad(x_grad) -> Result:
         "the cell above printed x.grad after one backward; predict what a second adds.",
     )
     return not_yet(
-        ex, [first, "AccumulateGrad ADDS each new gradient to what .grad already holds."],
+        ex,
+        [first, "AccumulateGrad ADDS each new gradient to what .grad already holds."],
         gave=show(x_grad),
     )
 
@@ -323,7 +328,12 @@ Product rule with u = x^2, v = e^x: (u v)' = u' v + u v' = 2x e^x + x^2 e^x."""
 # Points where gradf is compared with the formula: small ones, and large |x|, where a
 # finite difference's error shows even in relative terms.
 MANUAL_POINTS = np.array(
-    [[-1.5, -0.3, 0.0, 0.4], [1.0, 1.7, -2.2, 0.9], [2.5, -0.8, 0.1, 1.3], [12.0, -15.0, 25.0, -30.0]]
+    [
+        [-1.5, -0.3, 0.0, 0.4],
+        [1.0, 1.7, -2.2, 0.9],
+        [2.5, -0.8, 0.1, 1.3],
+        [12.0, -15.0, 25.0, -30.0],
+    ]
 )
 
 
@@ -484,13 +494,40 @@ def _traced_to_x(gradf, xs: np.ndarray) -> bool:
     recorded from x: what tensor operations on x give, and numpy never does."""
     x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
     try:
-        with AutogradCalls():  # a backward here was refused on the first call already
+        with AutogradCalls(), _GradModeReads() as reads:  # a backward was refused already
             got = gradf(x)
     except RuntimeError as exc:
         return "numpy" not in str(exc)  # x.numpy() refuses a tensor that requires grad
     except Exception:  # the first call, without grad, is the one reported
         return True
-    return not isinstance(got, ng.Tensor) or got.grad_fn is not None
+    # Tensor ops under no_grad record nothing, yet are the formula written with ng ops:
+    # the exercise forbids asking autograd for the gradient, not switching recording off.
+    return not isinstance(got, ng.Tensor) or got.grad_fn is not None or reads.off
+
+
+class _GradModeReads:
+    """Tells whether some op on a tensor that requires grad ran with recording off
+    (inside no_grad): the tensor module's view of grad mode, watched for a while."""
+
+    def __init__(self) -> None:
+        self.off = False
+
+    @property
+    def enabled(self) -> bool:
+        enabled = self._real.enabled
+        self.off = self.off or not enabled
+        return enabled
+
+    def __getattr__(self, name: str):
+        return getattr(self._real, name)
+
+    def __enter__(self) -> _GradModeReads:
+        self._real = tensor_module._state
+        tensor_module._state = self
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        tensor_module._state = self._real
 
 
 SECOND_ANSWER = """def derivatives(f, x):
@@ -502,9 +539,18 @@ create_graph=True records the backward pass itself, so `first` has a grad_fn and
 be differentiated again.  Without it `first` is a plain number to autograd and the
 second grad raises "element 0 of tensors does not require grad ..."."""
 
+# The last x arrives with a gradient in its .grad already, as a caller's x may: a
+# derivative read from x.grad after backward() then holds that gradient too.
 SECOND_CASES = (
-    ("x ** 3", lambda x: x**3, -1.5, (6.75, -9.0)),
-    ("x ** 2 * exp(x)", lambda x: x**2 * ng.exp(x), 0.5, (1.25 * np.exp(0.5), 4.25 * np.exp(0.5))),
+    ("x ** 3", lambda x: x**3, -1.5, (6.75, -9.0), None),
+    (
+        "x ** 2 * exp(x)",
+        lambda x: x**2 * ng.exp(x),
+        0.5,
+        (1.25 * np.exp(0.5), 4.25 * np.exp(0.5)),
+        None,
+    ),
+    ("x ** 3", lambda x: x**3, 0.5, (0.75, 3.0), 100.0),
 )
 
 
@@ -516,8 +562,11 @@ def check_second_derivative(derivatives) -> Result:
     if bad is not None:
         return bad
     recorded = False  # whether some first derivative was built with create_graph=True
-    for text, f, at, (want1, want2) in SECOND_CASES:
+    for text, f, at, (want1, want2), held in SECOND_CASES:
         x = ng.tensor(at, dtype=ng.float64, requires_grad=True)
+        if held is not None:
+            x.grad = ng.tensor(held, dtype=ng.float64)
+        x_grad_before = x.grad
         calls_of_f: list = []
 
         def given(v, f=f):  # f, counting its calls: a formula of one's own never calls it
@@ -539,11 +588,7 @@ def check_second_derivative(derivatives) -> Result:
             first, second = got
             first_v, second_v = float(as_array(first)), float(as_array(second))
         except (TypeError, ValueError):
-            return failed(
-                ex,
-                f"your function returned {type(got).__name__}; hint: return two "
-                "values, the first and the second derivative.",
-            )
+            return _not_two_values(ex, got)
         if close(first_v, want2) and close(second_v, want1):
             return not_yet(ex, "your two values are swapped: return (first, second).")
         if close(second_v, want1 + want2):
@@ -556,6 +601,17 @@ def check_second_derivative(derivatives) -> Result:
                     "ng.autograd.grad returns the derivative without touching x.grad.",
                 ],
                 gave=f"f'({at}) = {show(first_v)}, f''({at}) = {show(second_v)} for f(x) = {text}",
+            )
+        if first is not x.grad and _grad_changed(x, x_grad_before, held):
+            return not_yet(
+                ex,
+                [
+                    "your function changed x.grad, which belongs to the caller: backward() "
+                    "writes into x.grad (it adds to what is there), so a gradient x.grad "
+                    "already held ends up in your result. Use ng.autograd.grad twice.",
+                    "ng.autograd.grad returns each derivative and leaves x.grad alone.",
+                ],
+                gave=f"x.grad changed by your function, for f(x) = {text}",
             )
         if not close(first_v, want1):
             return not_yet(
@@ -588,10 +644,38 @@ def check_second_derivative(derivatives) -> Result:
     if recorded:
         return correct(
             ex,
-            "create_graph=True recorded the first backward pass, and differentiating it "
-            "gave f''.",
+            "create_graph=True recorded the first backward pass, and differentiating it gave f''.",
         )
     return correct(ex, "both derivatives are autograd's, exact on every function tried.")
+
+
+def _not_two_values(ex: str, got) -> Result:
+    """The hint for a ``derivatives`` whose result is not two numbers."""
+    if isinstance(got, dict):
+        return not_yet(
+            ex,
+            "return the two derivatives as two values, first then second, not a dict.",
+            gave="a dict",
+        )
+    if isinstance(got, (tuple, list)) and any(isinstance(g, (tuple, list)) for g in got):
+        return not_yet(
+            ex,
+            "ng.autograd.grad returns a tuple, one gradient per input: unpack it, "
+            "(g,) = ..., and return the tensors themselves, not the tuples.",
+            gave="tuples where derivatives were expected",
+        )
+    return failed(
+        ex,
+        f"your function returned {type(got).__name__}; hint: return two "
+        "values, the first and the second derivative.",
+    )
+
+
+def _grad_changed(x, before, held: float | None) -> bool:
+    """Whether x.grad is another tensor, or other values, than the caller gave."""
+    if x.grad is not before:
+        return True
+    return held is not None and not np.array_equal(as_array(x.grad), held)
 
 
 def _second_raised(ex: str, exc: Exception, flags: list) -> Result:

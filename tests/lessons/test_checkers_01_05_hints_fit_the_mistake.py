@@ -1,0 +1,80 @@
+"""The checkers of lessons 1-5 on answers a learner gave that the hints did not fit:
+a wrong answer refused with a hint for that mistake, giving nothing of the answer
+away; a right answer, however written, accepted; and the learner's state left as it was."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from checker_results import never_states, outcome, rejected_on_first_try
+
+import naivegraph as ng
+from naivegraph.lessons import exercises as ex
+
+
+def derivatives_read_from_x_grad(f, x):  # backward writes into (adds to) the caller's x.grad
+    (g,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    g.backward()
+    return g, x.grad
+
+
+def derivatives_after_an_extra_backward(f, x):
+    f(x).backward()
+    (g,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    g.backward()
+    return g, x.grad
+
+
+@pytest.mark.parametrize(
+    "reads", [derivatives_read_from_x_grad, derivatives_after_an_extra_backward]
+)
+def test_03_5_a_second_derivative_read_from_x_grad_is_refused(reads, capsys):
+    result = rejected_on_first_try(capsys, ex.check_second_derivative, reads, says="x.grad")
+    assert "autograd.grad" in result.message
+    never_states(result, "create_graph=True)", "(first,)")
+
+
+def test_03_5_the_callers_x_grad_is_left_as_it_was_by_the_right_answer(capsys):
+    def derivatives(f, x):
+        (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+        (second,) = ng.autograd.grad(first, [x])
+        return first, second
+
+    assert outcome(capsys, ex.check_second_derivative, derivatives).passed
+
+
+def derivatives_as_one_tuples(f, x):
+    first = ng.autograd.grad(f(x), [x], create_graph=True)
+    return first, ng.autograd.grad(first[0], [x])
+
+
+def test_03_5_tuples_from_autograd_grad_are_told_to_unpack_them(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_second_derivative, derivatives_as_one_tuples, says="unpack it"
+    )
+    never_states(result, "create_graph")
+
+
+def test_03_5_a_dict_is_told_to_return_two_values(capsys):
+    def as_dict(f, x):
+        (g,) = ng.autograd.grad(f(x), [x], create_graph=True)
+        return {"first": g, "second": ng.autograd.grad(g, [x])[0]}
+
+    rejected_on_first_try(capsys, ex.check_second_derivative, as_dict, says="not a dict")
+
+
+def test_03_4_the_exact_formula_under_no_grad_is_accepted(capsys):
+    def gradf(x):
+        with ng.no_grad():
+            return (2 * x + x**2) * ng.exp(x)
+
+    assert outcome(capsys, ex.check_manual_gradient, gradf).passed
+
+
+def test_03_4_numpy_under_no_grad_is_still_refused(capsys):
+    def gradf(x):
+        with ng.no_grad():
+            v = x.detach().numpy()
+        return ng.tensor(v * (v + 2) * np.exp(v), dtype=x.dtype)
+
+    rejected_on_first_try(capsys, ex.check_manual_gradient, gradf, says="not numpy")
