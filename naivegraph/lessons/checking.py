@@ -16,6 +16,7 @@ The checkers of each lesson are in :mod:`naivegraph.lessons.checkers`.
 from __future__ import annotations
 
 import ast
+import functools
 import html
 import inspect
 import re
@@ -549,3 +550,67 @@ def typed_as_text(answers: Sequence[Any]) -> bool:
 
 
 TEXT_HINT = "type the number, not text: no quotes around it."
+
+
+class LearnerState:
+    """Grad mode and the default dtype put back as they were after the learner's code
+    ran: a function that leaves grad mode off (``ng.set_grad_enabled(False)``) or
+    changes the default dtype would otherwise change the checker's own work after it,
+    and every later cell of the notebook.  :attr:`changed` names what the code left
+    changed, and :meth:`hint` says so to the learner.
+
+    >>> import naivegraph as ng
+    >>> with LearnerState() as state:
+    ...     _ = ng.set_grad_enabled(False)
+    >>> ng.is_grad_enabled(), state.changed
+    (True, ['grad mode'])
+    """
+
+    def __enter__(self) -> LearnerState:
+        from ..dynamic import defaults, grad_mode
+
+        self._grad_mode, self._defaults = grad_mode, defaults
+        self._enabled = grad_mode.is_grad_enabled()
+        self._dtype = defaults.get_default_dtype()
+        self.changed: list[str] = []
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._grad_mode.is_grad_enabled() != self._enabled:
+            self.changed.append("grad mode")
+            self._grad_mode.set_grad_enabled(self._enabled)
+        if self._defaults.get_default_dtype() != self._dtype:
+            self.changed.append("the default dtype")
+            self._defaults.set_default_dtype(self._dtype)
+
+    def hint(self) -> str:
+        """What the learner's code left changed, and how to change it for a while only."""
+        said = []
+        if "grad mode" in self.changed and self._enabled:
+            said.append(
+                "your function left grad mode off, for every cell after it too: use "
+                "`with ng.no_grad():`, which switches recording off for its block only."
+            )
+        elif "grad mode" in self.changed:
+            said.append(
+                "your function left grad mode on where the caller had it off: use "
+                "`with ng.enable_grad():`, which switches recording on for its block only."
+            )
+        if "the default dtype" in self.changed:
+            said.append(
+                "your function changed the default dtype for everything after it: give "
+                "the dtype to the tensor you create instead (dtype=...)."
+            )
+        return " ".join(said)
+
+
+def keeps_learner_state(check: Callable) -> Callable:
+    """A checker that puts grad mode and the default dtype back as they were, whatever
+    the learner's code it ran did to them (see :class:`LearnerState`)."""
+
+    @functools.wraps(check)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        with LearnerState():
+            return check(*args, **kwargs)
+
+    return checked

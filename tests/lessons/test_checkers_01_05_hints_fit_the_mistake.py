@@ -78,3 +78,43 @@ def test_03_4_numpy_under_no_grad_is_still_refused(capsys):
         return ng.tensor(v * (v + 2) * np.exp(v), dtype=x.dtype)
 
     rejected_on_first_try(capsys, ex.check_manual_gradient, gradf, says="not numpy")
+
+
+def reset_leaving_grad_mode_off(a):
+    ng.set_grad_enabled(False)
+    a[:] = 10.0
+    return a
+
+
+def test_04_3_a_reset_that_leaves_grad_mode_off_is_told_so_and_grad_mode_is_back_on(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_reset_leaf, reset_leaving_grad_mode_off, says="left grad mode off"
+    )
+    assert "ng.no_grad()" in result.message
+    assert ng.is_grad_enabled()
+
+
+def hook_leaving_grad_mode_off(grad):
+    ng.set_grad_enabled(False)
+    return grad * 2
+
+
+def derivatives_changing_the_default_dtype(f, x):
+    ng.set_default_dtype(ng.float64)
+    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    return first, ng.autograd.grad(first, [x])[0]
+
+
+@pytest.mark.parametrize(
+    "check, answer",
+    [
+        (ex.check_double_hook, hook_leaving_grad_mode_off),
+        (ex.check_second_derivative, derivatives_changing_the_default_dtype),
+        (ex.check_reset_leaf, reset_leaving_grad_mode_off),
+    ],
+)
+def test_checkers_put_grad_mode_and_the_default_dtype_back(check, answer, capsys):
+    dtype = ng.get_default_dtype()
+    outcome(capsys, check, answer)
+    assert ng.is_grad_enabled()
+    assert ng.get_default_dtype() == dtype

@@ -9,6 +9,7 @@ import numpy as np
 import naivegraph as ng
 
 from ..checking import (
+    keeps_learner_state,
     AutogradCalls,
     Result,
     answer,
@@ -378,6 +379,7 @@ def _copies_of(items: list, leaves: list[ng.Tensor]) -> bool:
 
 
 @checker("02-3", answer=FIND_LEAVES_ANSWER)
+@keeps_learner_state
 def check_find_leaves(find_leaves) -> Result:
     """``find_leaves(t)`` returns the leaf tensors that ``t``'s gradient reaches, each once."""
     ex = "02-3"

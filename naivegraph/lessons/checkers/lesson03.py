@@ -8,6 +8,7 @@ import naivegraph as ng
 from naivegraph.dynamic import tensor as tensor_module
 
 from ..checking import (
+    keeps_learner_state,
     AutogradCalls,
     Result,
     as_array,
@@ -47,6 +48,7 @@ HOOK_CASES = (
 
 
 @checker("03-1", answer=HOOK_ANSWER)
+@keeps_learner_state
 def check_double_hook(hook) -> Result:
     """A tensor hook that doubles the gradient flowing through it, without touching it."""
     ex = "03-1"
@@ -342,6 +344,7 @@ def _manual_formula(xs: np.ndarray) -> np.ndarray:
 
 
 @checker("03-4", answer=MANUAL_ANSWER)
+@keeps_learner_state
 def check_manual_gradient(gradf) -> Result:
     """``gradf(x)``: the derivative of x**2 * exp(x), written by hand."""
     ex = "03-4"
@@ -555,6 +558,7 @@ SECOND_CASES = (
 
 
 @checker("03-5", answer=SECOND_ANSWER)
+@keeps_learner_state
 def check_second_derivative(derivatives) -> Result:
     """``derivatives(f, x)`` returns f'(x) and f''(x), computed with autograd.grad twice."""
     ex = "03-5"

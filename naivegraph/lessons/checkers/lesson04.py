@@ -9,6 +9,8 @@ import numpy as np
 import naivegraph as ng
 
 from ..checking import (
+    keeps_learner_state,
+    LearnerState,
     Result,
     as_bools,
     call_answer,
@@ -176,6 +178,7 @@ RESET_CASES = (
 
 
 @checker("04-3", answer=RESET_ANSWER)
+@keeps_learner_state
 def check_reset_leaf(reset) -> Result:
     """``reset(a)`` sets every element of a leaf that requires grad to 10, and returns a."""
     ex = "04-3"
@@ -198,8 +201,10 @@ def check_reset_leaf(reset) -> Result:
 def _check_one_reset(ex: str, reset, values) -> Result | None:
     a = ng.tensor(values, requires_grad=True)
     dtype = a.dtype
+    state = LearnerState()
     try:
-        got = reset(a)
+        with state:
+            got = reset(a)
     except RuntimeError as exc:
         if "leaf Variable that requires grad" in str(exc):
             return not_yet(
@@ -215,6 +220,8 @@ def _check_one_reset(ex: str, reset, values) -> Result | None:
         return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
     except Exception:  # reported at the learner's line
         return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
+    if state.changed:
+        return not_yet(ex, state.hint(), gave=f"a function that changed {state.changed[0]}")
     blank = returned_blank(ex, got)
     if blank is not None:
         return blank

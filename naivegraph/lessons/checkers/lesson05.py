@@ -7,6 +7,7 @@ import numpy as np
 import naivegraph as ng
 
 from ..checking import (
+    keeps_learner_state,
     Result,
     as_bools,
     call_answer,
@@ -100,6 +101,7 @@ head by the n_classes argument, and give the optimizer only the head's parameter
 
 
 @checker("05-2", answer=FINETUNE_ANSWER)
+@keeps_learner_state
 def check_finetune_setup(setup) -> Result:
     """``setup(model, n_classes)`` freezes the model, gives it a new ``fc`` and returns an optimizer."""
     ex = "05-2"
@@ -298,6 +300,7 @@ mode off for everything that follows."""
 
 
 @checker("05-3", answer=INFERENCE_ANSWER)
+@keeps_learner_state
 def check_inference(predict) -> Result:
     """``predict(model, x)`` returns the model's output without building any graph, and
     leaves the model and the grad mode as they were."""
