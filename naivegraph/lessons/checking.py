@@ -614,3 +614,16 @@ def keeps_learner_state(check: Callable) -> Callable:
             return check(*args, **kwargs)
 
     return checked
+
+
+def forgot_return(exercise: str, fn: Any, value: Any) -> Result | None:
+    """:func:`returned_blank`, except for a function with no ``...`` left in it that
+    returned None: that one is written, and wrong for a `return` it lacks."""
+    if value is None and not has_placeholder(fn):
+        return not_yet(
+            exercise,
+            "your function returned None: its body has no `...` left, but it has no "
+            "`return` of its result either (without one, Python returns None).",
+            gave="a function that returns None",
+        )
+    return returned_blank(exercise, value)

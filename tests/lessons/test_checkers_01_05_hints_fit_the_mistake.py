@@ -118,3 +118,32 @@ def test_checkers_put_grad_mode_and_the_default_dtype_back(check, answer, capsys
     outcome(capsys, check, answer)
     assert ng.is_grad_enabled()
     assert ng.get_default_dtype() == dtype
+
+
+def hook_without_return(grad):
+    grad * 2
+
+
+def reset_without_return(a):
+    with ng.no_grad():
+        a.fill_(10.0)
+
+
+def setup_without_return(model, n_classes):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n_classes)
+    ng.optim.SGD(model.fc.parameters(), lr=0.1)
+
+
+@pytest.mark.parametrize(
+    "check, answer",
+    [
+        (ex.check_double_hook, hook_without_return),
+        (ex.check_reset_leaf, reset_without_return),
+        (ex.check_finetune_setup, setup_without_return),
+    ],
+)
+def test_a_finished_function_without_return_is_wrong_not_unfinished(check, answer, capsys):
+    result = rejected_on_first_try(capsys, check, answer, says="no `return`")
+    never_states(result, "replace every", "grad * 2", "return a")

@@ -8,6 +8,7 @@ import naivegraph as ng
 from naivegraph.dynamic import tensor as tensor_module
 
 from ..checking import (
+    forgot_return,
     keeps_learner_state,
     AutogradCalls,
     Result,
@@ -141,11 +142,7 @@ def _judge_hook(ex: str, hook, incoming, v_grad: np.ndarray, doubled: bool) -> R
         )
     if close(v_grad, arrived, shape_free=False):
         if _returns_none(hook):
-            return not_done(
-                ex,
-                "(your hook returned None, so the gradient was not changed: "
-                "`return` the new gradient.)",
-            )
+            return forgot_return(ex, hook, None)
         return not_yet(ex, "the gradient went through unchanged: return the NEW gradient.")
     first = hint_for(
         v_grad,

@@ -9,6 +9,7 @@ import numpy as np
 import naivegraph as ng
 
 from ..checking import (
+    forgot_return,
     keeps_learner_state,
     LearnerState,
     Result,
@@ -222,7 +223,7 @@ def _check_one_reset(ex: str, reset, values) -> Result | None:
         return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
     if state.changed:
         return not_yet(ex, state.hint(), gave=f"a function that changed {state.changed[0]}")
-    blank = returned_blank(ex, got)
+    blank = forgot_return(ex, reset, got)
     if blank is not None:
         return blank
     if got is not a:

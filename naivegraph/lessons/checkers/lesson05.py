@@ -7,6 +7,7 @@ import numpy as np
 import naivegraph as ng
 
 from ..checking import (
+    forgot_return,
     keeps_learner_state,
     Result,
     as_bools,
@@ -124,7 +125,7 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
     ok, opt = call_answer(ex, setup, model, n_classes)
     if not ok:
         return opt
-    blank = returned_blank(ex, opt)
+    blank = forgot_return(ex, setup, opt)
     if blank is not None:
         return blank
     if not hasattr(opt, "step") or not hasattr(opt, "param_groups"):
