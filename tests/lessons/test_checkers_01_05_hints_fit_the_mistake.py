@@ -147,3 +147,37 @@ def setup_without_return(model, n_classes):
 def test_a_finished_function_without_return_is_wrong_not_unfinished(check, answer, capsys):
     result = rejected_on_first_try(capsys, check, answer, says="no `return`")
     never_states(result, "replace every", "grad * 2", "return a")
+
+
+def test_03_2_an_error_class_is_told_that_the_second_backward_runs(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_accumulated_grad, RuntimeError, says="That backward runs"
+    )
+    never_states(result, "12")
+
+
+def test_03_4_a_forward_difference_is_told_it_is_a_finite_difference(capsys):
+    def gradf(x):
+        f = lambda t: t**2 * ng.exp(t)  # noqa: E731
+        return (f(x + 1e-3) - f(x)) / 1e-3
+
+    rejected_on_first_try(capsys, ex.check_manual_gradient, gradf, says="finite difference")
+
+
+def test_03_4_a_division_by_x_is_told_it_gives_nan_at_zero(capsys):
+    rejected_on_first_try(
+        capsys,
+        ex.check_manual_gradient,
+        lambda x: x**2 * ng.exp(x) * (2 / x + 1),
+        says="nan at x = 0: you divide by x",
+    )
+
+
+def test_03_4_e_to_the_power_x_is_told_to_use_exp(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_manual_gradient,
+        lambda x: (2 * x + x**2) * ng.tensor(np.e) ** x,
+        says="use ng.exp",
+    )
+    never_states(result, "finite difference", "2x e^x")
