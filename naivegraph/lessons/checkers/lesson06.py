@@ -313,6 +313,13 @@ def check_memory_plan(peak_values) -> Result:
     ex = "06-3"
     if is_blank(peak_values):
         return not_done(ex)
+    if isinstance(peak_values, np.ndarray) and peak_values.shape == () and (
+        peak_values.dtype.kind in "biuf"
+    ):
+        peak_values = peak_values.item()  # np.array(2) is one number, as 2 is
+    if isinstance(peak_values, (bool, np.bool_)):
+        return failed(ex, f"give a whole number, got {peak_values}, a bool (True or "
+                          "False): count the values and type the count.")
     whole = isinstance(peak_values, (int, np.integer)) or (
         isinstance(peak_values, (float, np.floating)) and float(peak_values).is_integer()
     )
@@ -332,9 +339,12 @@ def check_memory_plan(peak_values) -> Result:
         got,
         [((7,), "that many would stay alive without a plan. The plan frees a value "
                 "after the last op that reads it: who reads each value here?"),
-         ((6, 8), "that counts the values of nearly the whole chain, as if few were freed. "
-                  "The plan frees a value after the last op that reads it: who reads each "
-                  "value here?"),
+         ((6,), "that counts the values of nearly the whole chain, as if few were freed. "
+                "The plan frees a value after the last op that reads it: who reads each "
+                "value here?"),
+         ((8,), "that is more than the chain's 7 values, and more than stay alive even "
+                "without a plan. The plan frees a value after the last op that reads it: "
+                "who reads each value here?"),
          ((1,), "while an op runs, its input must still exist when its output is made."),
          ((0,), "every op makes a value; count what exists while one op runs.")],
         "count the values alive while ONE op of the chain runs.",
