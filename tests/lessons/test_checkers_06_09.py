@@ -1683,3 +1683,20 @@ def test_06_3_a_bool_is_told_it_is_a_bool(capsys):
 def test_06_3_more_values_than_the_chain_has_is_told_so(capsys):
     result = rejected_on_first_try(capsys, ex.check_memory_plan, 8, says="more than the chain's")
     never_states(result, "nearly the whole chain")
+
+
+@pytest.mark.parametrize("body", [
+    lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w1 * 4.0)) + 0 * w3,
+    lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w1 * w3 / w3 * 4.0)),
+])
+def test_06_1_a_weight_read_but_without_effect_is_named(capsys, body):
+    result = rejected_on_first_try(capsys, ex.check_static_model, *static_model(body),
+                                   says="changing the Variable w3")
+    never_states(result, "w1 and", "w2 and", "28", "10.", "ns.mean(")
+
+
+def test_06_1_the_check_of_the_gradients_leaves_the_weights_as_they_were(capsys):
+    g, x, loss = static_model(lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w1 * w3)))
+    assert outcome(capsys, ex.check_static_model, g, x, loss)
+    assert [float(v.value) for v in g.nodes if isinstance(v, ns.Variable)] == [2.0, 3.0, 4.0]
+    assert float(loss.value) == 40.0
