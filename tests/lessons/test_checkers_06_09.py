@@ -1700,3 +1700,16 @@ def test_06_1_the_check_of_the_gradients_leaves_the_weights_as_they_were(capsys)
     assert outcome(capsys, ex.check_static_model, g, x, loss)
     assert [float(v.value) for v in g.nodes if isinstance(v, ns.Variable)] == [2.0, 3.0, 4.0]
     assert float(loss.value) == 40.0
+
+
+def test_06_2_the_results_of_calling_the_compiled_function_are_told_so(capsys):
+    outs = compiled([0, 1, 2, 3])(np.ones((2, 2)))
+    result = rejected_on_first_try(capsys, ex.check_compiled_step, outs,
+                                   says="you called the compiled function")
+    never_states(result, "40", "28", "outputs=[loss")
+
+
+def test_07_2_swapped_predictions_are_told_they_are_swapped(capsys):
+    result = rejected_on_first_try(capsys, ex.check_trace_pitfall, [10.0, 20.0], [2.0, 4.0],
+                                   says="swapped")
+    never_states(result, "[2, 4]", "[10, 20]", "SCALE was 2")

@@ -233,6 +233,14 @@ def check_compiled_step(f) -> Result:
     misused = _graph_not_function(ex, f)
     if misused is not None:
         return misused
+    if isinstance(f, (list, tuple)) and f and not any(callable(v) for v in f):
+        return not_yet(
+            ex,
+            ["you called the compiled function: f holds what one call returned. Keep "
+             "what compile returns (the function itself), without calling it.",
+             _COMPILE_NUDGE],
+            gave="the results of a call, not a function",
+        )
     bad = not_callable(ex, f)
     if bad is not None:
         return bad

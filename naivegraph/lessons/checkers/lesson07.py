@@ -185,6 +185,15 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         return correct(
             ex, "the trace froze SCALE = 2 into a constant; eager mode reads it every call."
         )
+    if close(traced, [10.0, 20.0], shape_free=False) and close(eager, [2.0, 4.0],
+                                                                shape_free=False):
+        return not_yet(
+            ex,
+            ["your two predictions are swapped: traced_result is what the traced graph "
+             "gives, eager_result what calling scaled gives. Which of them reads SCALE "
+             "again at every call?"],
+            gave="the two results swapped",
+        )
     if not right_eager:
         return not_yet(
             ex,
