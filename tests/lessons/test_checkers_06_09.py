@@ -1651,3 +1651,65 @@ def test_09_3_probabilities_or_other_adam_settings_are_told_so_not_about_the_wei
                           says="every other setting")
         assert "does not see the trained weights" not in result.message
     assert outcome(capsys, ex.check_static_classifier, variant())
+
+
+def test_08_5_backward_on_a_node_made_from_each_output_is_accepted(capsys):
+    def scaled_outputs(F, x0, y0):  # backward runs on o * 1.0, not on o itself
+        J = []
+        for k in range(len(F(Node(x0), Node(y0)))):
+            x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+            (F(x, y)[k] * 1.0).backward(retain_graph=True)
+            J.append([x.grad, y.grad])
+        return J
+
+    backward = Node.__dict__["backward"]
+    assert outcome(capsys, ex.check_jacobian, scaled_outputs)
+    assert Node.__dict__["backward"] is backward  # the learner's class is left as it was
+
+
+def test_06_3_a_zero_dimensional_array_or_numpy_int_is_a_whole_number(capsys):
+    for right in (np.array(2), np.int64(2), np.array(2.0)):
+        assert outcome(capsys, ex.check_memory_plan, right)
+    result = rejected_on_first_try(capsys, ex.check_memory_plan, np.array(3), says="ONE op")
+    never_states(result, "got 3.", "whole number")
+
+
+def test_06_3_a_bool_is_told_it_is_a_bool(capsys):
+    result = rejected_on_first_try(capsys, ex.check_memory_plan, True, says="a bool")
+    never_states(result, "got 1")
+    rejected_on_first_try(capsys, ex.check_memory_plan, np.array(True), says="a bool")
+
+
+def test_06_3_more_values_than_the_chain_has_is_told_so(capsys):
+    result = rejected_on_first_try(capsys, ex.check_memory_plan, 8, says="more than the chain's")
+    never_states(result, "nearly the whole chain")
+
+
+@pytest.mark.parametrize("body", [
+    lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w1 * 4.0)) + 0 * w3,
+    lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w1 * w3 / w3 * 4.0)),
+])
+def test_06_1_a_weight_read_but_without_effect_is_named(capsys, body):
+    result = rejected_on_first_try(capsys, ex.check_static_model, *static_model(body),
+                                   says="changing the Variable w3")
+    never_states(result, "w1 and", "w2 and", "28", "10.", "ns.mean(")
+
+
+def test_06_1_the_check_of_the_gradients_leaves_the_weights_as_they_were(capsys):
+    g, x, loss = static_model(lambda x, w1, w2, w3: ns.mean((x * w1 + w2) * (x * w1 * w3)))
+    assert outcome(capsys, ex.check_static_model, g, x, loss)
+    assert [float(v.value) for v in g.nodes if isinstance(v, ns.Variable)] == [2.0, 3.0, 4.0]
+    assert float(loss.value) == 40.0
+
+
+def test_06_2_the_results_of_calling_the_compiled_function_are_told_so(capsys):
+    outs = compiled([0, 1, 2, 3])(np.ones((2, 2)))
+    result = rejected_on_first_try(capsys, ex.check_compiled_step, outs,
+                                   says="you called the compiled function")
+    never_states(result, "40", "28", "outputs=[loss")
+
+
+def test_07_2_swapped_predictions_are_told_they_are_swapped(capsys):
+    result = rejected_on_first_try(capsys, ex.check_trace_pitfall, [10.0, 20.0], [2.0, 4.0],
+                                   says="swapped")
+    never_states(result, "[2, 4]", "[10, 20]", "SCALE was 2")

@@ -480,3 +480,24 @@ def test_09_1_an_accuracy_returned_as_a_fraction_is_accepted(capsys):
         return Fraction(hits, len(predicted))
 
     assert outcome(capsys, ex.check_accuracy_fn, accuracy)
+
+
+@pytest.mark.parametrize(
+    "answer, uses",
+    [
+        ("t = traced\ntraced_result = t(np.array([1.0, 2.0])).tolist()\n"
+         "eager_result = [10.0, 20.0]", "uses traced"),
+        ("traced_result = traced.graph.run(traced.outputs[0], "
+         "{traced.inputs[0]: np.array([1.0, 2.0])}).tolist()\neager_result = [10.0, 20.0]",
+         "uses traced"),
+        ("traced_result = [2.0, 4.0]\n"
+         "eager_result = [float(v) for v in map(scaled, [1.0, 2.0])]", "uses scaled"),
+    ],
+)
+def test_07_2_an_answer_cell_that_runs_a_function_under_another_name_is_refused(
+    shell, answer, uses
+):
+    result = run_answer_cell(shell, answer)
+    assert result.status == "fail", result.message
+    assert f"your answer cell {uses}" in result.message
+    never_states(result, "[2, 4]", "[10, 20]")

@@ -107,6 +107,20 @@ def check_static_model(graph, x, loss) -> Result:
                 ],
                 gave="a loss that is wrong for a feed of different numbers",
             )
+        off = _off_gradient(graph, x, loss)
+        if off:
+            return not_yet(
+                ex,
+                [
+                    f"the numbers are right, but changing the Variable {off} does not change "
+                    "your loss the way it changes the model's: your loss reads it, yet its "
+                    "gradient is wrong (a weight multiplied by 0, or divided by itself, has "
+                    "no effect), so it would never train as the model's does.",
+                    "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales "
+                    "l1 by w3, l4 multiplies l2 and l3, and the loss averages l4.",
+                ],
+                gave=f"a loss whose gradient with respect to {off} is wrong",
+            )
         return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
     if close(values[0], 40.0):
         return not_yet(
@@ -136,6 +150,44 @@ def check_static_model(graph, x, loss) -> Result:
 # agrees with the model on feeds of equal elements only.
 _MIXED_FEED = np.array([[1.0, 2.0], [3.0, 4.0]])
 _MIXED_LOSS = float(np.mean((_MIXED_FEED * 2.0 + 3.0) * (_MIXED_FEED * 2.0 * 4.0)))
+
+
+# Each weight of the cell, by its value: its name there, and the model's gradient with
+# respect to it for a feed of ones.
+_GRADIENT_AT_ONES = {2.0: ("w1", 28.0), 3.0: ("w2", 8.0), 4.0: ("w3", 10.0)}
+
+
+def _off_gradient(graph, x, loss) -> str:
+    """The names of the Variables whose gradient differs from the model's, as words.
+
+    The loss is quadratic in each weight, so a central difference with a wide step is
+    exact; the Variables are put back as they were.
+    """
+    off = []
+    for v in [n for n in getattr(graph, "nodes", ()) if isinstance(n, ns.Variable)]:
+        try:
+            old = v.value
+            name, want = _GRADIENT_AT_ONES[float(old)]
+        except Exception:  # not one of the cell's weights: not a weight of the model
+            continue
+        try:
+            sides = []
+            for step in (0.5, -0.5):
+                v.value = old + step
+                graph.forward({x: np.ones((2, 2))})
+                sides.append(float(loss.value))
+            got = sides[0] - sides[1]
+        except Exception:  # a graph that fails when a weight moves: its gradient is off
+            got = float("nan")
+        finally:
+            v.value = old
+        if not close(got, want, atol=1e-3):
+            off.append(name)
+    try:
+        graph.forward({x: np.ones((2, 2))})  # leave the values of the weights as they are
+    except Exception:  # it ran with these weights above; nothing more to report
+        pass
+    return " and ".join(off)
 
 
 def _unread_variables(graph, loss) -> str:
@@ -181,6 +233,14 @@ def check_compiled_step(f) -> Result:
     misused = _graph_not_function(ex, f)
     if misused is not None:
         return misused
+    if isinstance(f, (list, tuple)) and f and not any(callable(v) for v in f):
+        return not_yet(
+            ex,
+            ["you called the compiled function: f holds what one call returned. Keep "
+             "what compile returns (the function itself), without calling it.",
+             _COMPILE_NUDGE],
+            gave="the results of a call, not a function",
+        )
     bad = not_callable(ex, f)
     if bad is not None:
         return bad
@@ -313,6 +373,13 @@ def check_memory_plan(peak_values) -> Result:
     ex = "06-3"
     if is_blank(peak_values):
         return not_done(ex)
+    if isinstance(peak_values, np.ndarray) and peak_values.shape == () and (
+        peak_values.dtype.kind in "biuf"
+    ):
+        peak_values = peak_values.item()  # np.array(2) is one number, as 2 is
+    if isinstance(peak_values, (bool, np.bool_)):
+        return failed(ex, f"give a whole number, got {peak_values}, a bool (True or "
+                          "False): count the values and type the count.")
     whole = isinstance(peak_values, (int, np.integer)) or (
         isinstance(peak_values, (float, np.floating)) and float(peak_values).is_integer()
     )
@@ -332,9 +399,12 @@ def check_memory_plan(peak_values) -> Result:
         got,
         [((7,), "that many would stay alive without a plan. The plan frees a value "
                 "after the last op that reads it: who reads each value here?"),
-         ((6, 8), "that counts the values of nearly the whole chain, as if few were freed. "
-                  "The plan frees a value after the last op that reads it: who reads each "
-                  "value here?"),
+         ((6,), "that counts the values of nearly the whole chain, as if few were freed. "
+                "The plan frees a value after the last op that reads it: who reads each "
+                "value here?"),
+         ((8,), "that is more than the chain's 7 values, and more than stay alive even "
+                "without a plan. The plan frees a value after the last op that reads it: "
+                "who reads each value here?"),
          ((1,), "while an op runs, its input must still exist when its output is made."),
          ((0,), "every op makes a value; count what exists while one op runs.")],
         "count the values alive while ONE op of the chain runs.",

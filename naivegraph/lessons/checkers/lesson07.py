@@ -142,11 +142,13 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
     ex = "07-2"
     if is_blank((traced_result, eager_result)):
         return not_done(ex)
-    calls = _cell_calls(("traced", "scaled"))
-    if calls:
+    calls, used = _cell_calls(("traced", "scaled"))
+    if calls or used:
+        said = (f"calls {' and '.join(calls)}" if calls else
+                f"uses {' and '.join(used)} (under another name, or its graph)")
         return not_yet(
             ex,
-            [f"your answer cell calls {' and '.join(calls)}: the exercise asks you to "
+            [f"your answer cell {said}: the exercise asks you to "
              "predict, before running anything, what each call gives. Type your "
              "prediction in as a list of numbers.",
              "work out what the traced graph holds and what eager mode reads at each call; "
@@ -183,6 +185,15 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         return correct(
             ex, "the trace froze SCALE = 2 into a constant; eager mode reads it every call."
         )
+    if close(traced, [10.0, 20.0], shape_free=False) and close(eager, [2.0, 4.0],
+                                                                shape_free=False):
+        return not_yet(
+            ex,
+            ["your two predictions are swapped: traced_result is what the traced graph "
+             "gives, eager_result what calling scaled gives. Which of them reads SCALE "
+             "again at every call?"],
+            gave="the two results swapped",
+        )
     if not right_eager:
         return not_yet(
             ex,
@@ -207,11 +218,13 @@ def _computed(value) -> bool:
     return isinstance(value, (list, tuple)) and any(_computed(v) for v in value)
 
 
-def _cell_calls(names: tuple[str, ...]) -> list[str]:
-    """The names among ``names`` that the notebook cell now running calls.
+def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The names among ``names`` that the notebook cell now running calls, and those it
+    otherwise reads (``t = traced``, ``traced.graph.run(...)``, ``map(scaled, ...)``).
 
     A prediction typed in and one computed with ``.tolist()`` are the same numbers; the
-    cell's source tells them apart.  Outside IPython, or when the source does not
+    cell's source tells them apart: a prediction needs neither function, so any read of
+    one means the cell ran it another way.  Outside IPython, or when the source does not
     parse, there is no cell to read and nothing is found.
     """
     try:
@@ -221,11 +234,14 @@ def _cell_calls(names: tuple[str, ...]) -> list[str]:
         source = shell.user_ns["_ih"][-1] if shell is not None else ""
         tree = ast.parse(source)
     except Exception:  # no IPython, no history, or a cell that is not Python: no calls known
-        return []
-    called = set()
+        return [], []
+    called, read = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func.value if isinstance(node.func, ast.Attribute) else node.func
             if isinstance(func, ast.Name):
                 called.add(func.id)
-    return [name for name in names if name in called]
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read.add(node.id)
+    calls = [name for name in names if name in called]
+    return calls, [name for name in names if name in read and name not in called]

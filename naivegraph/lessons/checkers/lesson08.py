@@ -1022,6 +1022,9 @@ def _shared(x, y) -> list:
     return [c.sin(), c.exp()]
 
 
+_ABSENT = object()  # a class without a backward of its own
+
+
 class _Watched:
     """A function of two nodes that records how it is used: the points it is called at
     and the backward calls made on its result (the engine's backward, which a finite
@@ -1029,6 +1032,7 @@ class _Watched:
 
     def __init__(self, fn: Callable) -> None:
         self.fn, self.points, self.backwards = fn, [], 0
+        self._patched: dict[type, object] = {}
 
     def __call__(self, x, y):
         self.points.append((getattr(x, "value", x), getattr(y, "value", y)))
@@ -1038,8 +1042,11 @@ class _Watched:
         return out
 
     def _count_backward(self, node) -> None:
-        backward = getattr(node, "backward", None)
-        if not callable(backward):
+        """Count every backward of the outputs' class while the jacobian runs: a backward
+        on a node made from an output (``(o * 1.0).backward()``) is the engine's too."""
+        cls = type(node)
+        backward = getattr(cls, "backward", None)
+        if not callable(backward) or cls in self._patched:
             return
 
         def counted(*args, **kwargs):
@@ -1047,9 +1054,23 @@ class _Watched:
             return backward(*args, **kwargs)
 
         try:
-            node.backward = counted
+            own = cls.__dict__.get("backward", _ABSENT)
+            cls.backward = counted
+            self._patched[cls] = own
         except Exception:  # a node class that takes no attributes: nothing counted
             self.backwards += 1
+
+    def restore(self) -> None:
+        """Give each class its own backward back."""
+        for cls, own in self._patched.items():
+            try:
+                if own is _ABSENT:
+                    del cls.backward
+                else:
+                    cls.backward = own
+            except Exception:  # nothing to restore on a class that refused the patch
+                pass
+        self._patched.clear()
 
     def shifted(self, x0: float, y0: float) -> bool:
         """Whether it was called a little away from (x0, y0): a finite difference."""
@@ -1092,7 +1113,10 @@ def check_jacobian(jacobian) -> Result:
         watched = _Watched(_functions()[name])
         try:
             with _Autograd() as autograd:
-                J = jacobian(watched, x0, y0)
+                try:
+                    J = jacobian(watched, x0, y0)
+                finally:
+                    watched.restore()
         except RuntimeError as exc:
             if name != "shared" or "require" in str(exc):
                 return failed(ex, crash_message(exc))
