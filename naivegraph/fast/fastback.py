@@ -11,7 +11,8 @@ so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
 - the start: one 0-d output with no gradient given is seeded with a copy of a cached
   0-d one (cheaper than ``np.ones_like``); any other start is the engine's;
 - the order (:func:`order_of`): the engine's depth-first search, in the same order, with
-  less on its stack; a chain of one-edge nodes is walked without a stack or ``seen`` set;
+  less on its stack; a chain of nodes with one live edge each (an edge that leads to a
+  node) is walked without a stack or ``seen`` set;
 - the pass (:func:`backward_pass`): ``Visitor.visit``, ``OpNode.apply``,
   ``OpDef.pullback`` and ``add_gradient`` written out in one loop: the same partial
   rules with the same arguments, the gradients summed in the same order, the same
@@ -256,13 +257,15 @@ def order_of(roots: Sequence[Node]) -> list[Node]:
 
 
 def _chain_from(root: Node) -> tuple[list[Node], Node | None]:
-    """The nodes from ``root`` down while each has one edge, and the node that edge of
-    the last one leads to (None: no node).
+    """The nodes from ``root`` down while each has one live edge, and the node that
+    edge of the last one leads to (None: no node).
 
-    The depth-first search from a single root meets these first, one below the other,
-    and finishes them last, the deepest first.  Nothing found below them can lead back
-    to them (the graph is acyclic), so they need no ``seen``, and the search goes on
-    from the end alone.
+    A live edge leads to a node; an op with a Python number or a constant (``y *
+    0.999``) has two edges, one of them to no node, and the search skips that one, so
+    such a node is a chain's as a one-edge node is.  The depth-first search from a
+    single root meets these first, one below the other, and finishes them last, the
+    deepest first.  Nothing found below them can lead back to them (the graph is
+    acyclic), so they need no ``seen``, and the search goes on from the end alone.
     """
     chain = []
     node: Node | None = root
@@ -275,10 +278,19 @@ def _chain_from(root: Node) -> tuple[list[Node], Node | None]:
                 continue
         else:
             edges = node.next_functions
-        if len(edges) != 1:
+        if len(edges) == 1:
+            child = edges[0][0]
+        elif len(edges) == 2:  # one of the two edges leads to no node
+            child = edges[0][0]
+            other = edges[1][0]
+            if child is None:
+                child = other
+            elif other is not None:
+                break
+        else:
             break
         chain.append(node)
-        node = edges[0][0]
+        node = child
     return chain, node
 
 

@@ -400,6 +400,28 @@ def test_the_chain_walk_gives_the_engines_order():
         assert fastback.order_of(roots) == engine.topological_order(roots)[::-1]
 
 
+def test_the_chain_walk_follows_nodes_whose_other_edges_lead_to_no_node():
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    constant = ng.tensor([3.0, 4.0])  # no grad: its edge leads to no node
+    y = w
+    for _ in range(10):
+        y = y * 0.999  # edges: (y's node, none)
+        y = 0.001 + y  # edges: (none, y's node) or (y's node, none)
+        y = constant * y  # edges: (none, y's node)
+    two_live = y * y  # two edges to one node: not a chain's
+    branched = two_live * 0.5
+    shared = (branched + branched * 2.0) * 3.0  # branched reached twice
+    graphs = [
+        [y.grad_fn],
+        [shared.grad_fn],
+        [(y * 0.5).grad_fn, y.grad_fn],
+        [(ng.tensor(1.0) * 2.0 + w).grad_fn],
+    ]
+    for roots in graphs:
+        assert fastback.order_of(roots) == engine.topological_order(roots)[::-1]
+    assert [len(node.next_functions) for node in fastback._chain_from(y.grad_fn)[0]] == [2] * 30
+
+
 def test_a_million_deep_chain_needs_no_recursion_and_frees_its_nodes():
     x = ng.tensor(2.0, requires_grad=True)
     y = _negations(x, 100_000)
