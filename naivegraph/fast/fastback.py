@@ -16,10 +16,11 @@ so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
 - the pass (:func:`backward_pass`): ``Visitor.visit``, ``OpNode.apply``,
   ``OpDef.pullback`` and ``add_gradient`` written out in one loop: the same partial
   rules with the same arguments, the gradients summed in the same order, the same
-  errors (it calls the readable code to raise them).  In a chain a gradient goes straight
-  to the next node; a run of negations (:mod:`~naivegraph.fast.fastnodes`) goes round
-  one inner loop.  A node it does not know (hooks, a custom ``Function``, a view's
-  rebase, saved-tensor hooks) goes to a visitor, the readable way;
+  errors (it calls the readable code to raise them).  In a chain (nodes with one live
+  edge each) a gradient goes straight to the next node; a run of negations
+  (:mod:`~naivegraph.fast.fastnodes`) goes round one inner loop.  A node it does not
+  know (hooks, a custom ``Function``, a view's rebase, saved-tensor hooks) goes to a
+  visitor, the readable way;
 - ``mean``'s and ``sum``'s rules over a whole tensor, without three op-table dispatches;
   ``shapes.sum_to``'s axes kept per pair of shapes; ``.grad`` written inline with
   ``hooks.store_grad``'s rules (an array nothing else holds is kept without a copy).
@@ -424,17 +425,27 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
             if grad_inputs is None:
                 continue  # a leaf
         edges = node.next_functions
-        if len(edges) == 1 and left:  # a chain: its one input's node is often the next
-            child, output_nr = edges[0]
-            if (
-                child is postorder[left - 1]
-                and child.num_outputs == 1
-                and child not in pending
-                and grad_inputs
-                and grad_inputs[0] is not None
-            ):  # every other consumer of child ran before this node: the only gradient
-                carried = [grad_inputs[0]]
-                continue
+        if left:  # a chain: the node of its one live edge's input is often the next
+            live = -1  # the position of the one edge that leads to a node, if one does
+            if len(edges) == 1:
+                live = 0
+            elif len(edges) == 2:  # an op with a Python number or a constant
+                if edges[1][0] is None:
+                    live = 0
+                elif edges[0][0] is None:
+                    live = 1
+            if live >= 0:
+                child = edges[live][0]
+                if (
+                    child is postorder[left - 1]
+                    and child.num_outputs == 1
+                    and child not in pending
+                    and len(grad_inputs) > live
+                    and grad_inputs[live] is not None
+                ):  # every other consumer of child ran before this node: the only
+                    # gradient (an edge to no node drops its own, as below)
+                    carried = [grad_inputs[live]]
+                    continue
         for (child, output_nr), grad in zip(edges, grad_inputs):
             if child is not None and grad is not None:  # engine.add_gradient
                 slot = pending.get(child)
