@@ -11,14 +11,16 @@ so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
 - the start: one 0-d output with no gradient given is seeded with a copy of a cached
   0-d one (cheaper than ``np.ones_like``); any other start is the engine's;
 - the order (:func:`order_of`): the engine's depth-first search, in the same order, with
-  less on its stack; a chain of one-edge nodes is walked without a stack or ``seen`` set;
+  less on its stack; a chain of nodes with one live edge each (an edge that leads to a
+  node) is walked without a stack or ``seen`` set;
 - the pass (:func:`backward_pass`): ``Visitor.visit``, ``OpNode.apply``,
   ``OpDef.pullback`` and ``add_gradient`` written out in one loop: the same partial
   rules with the same arguments, the gradients summed in the same order, the same
-  errors (it calls the readable code to raise them).  In a chain a gradient goes straight
-  to the next node; a run of negations (:mod:`~naivegraph.fast.fastnodes`) goes round
-  one inner loop.  A node it does not know (hooks, a custom ``Function``, a view's
-  rebase, saved-tensor hooks) goes to a visitor, the readable way;
+  errors (it calls the readable code to raise them).  In a chain (nodes with one live
+  edge each) a gradient goes straight to the next node; a run of negations
+  (:mod:`~naivegraph.fast.fastnodes`) goes round one inner loop.  A node it does not
+  know (hooks, a custom ``Function``, a view's rebase, saved-tensor hooks) goes to a
+  visitor, the readable way;
 - ``mean``'s and ``sum``'s rules over a whole tensor, without three op-table dispatches;
   ``shapes.sum_to``'s axes kept per pair of shapes; ``.grad`` written inline with
   ``hooks.store_grad``'s rules (an array nothing else holds is kept without a copy).
@@ -256,13 +258,15 @@ def order_of(roots: Sequence[Node]) -> list[Node]:
 
 
 def _chain_from(root: Node) -> tuple[list[Node], Node | None]:
-    """The nodes from ``root`` down while each has one edge, and the node that edge of
-    the last one leads to (None: no node).
+    """The nodes from ``root`` down while each has one live edge, and the node that
+    edge of the last one leads to (None: no node).
 
-    The depth-first search from a single root meets these first, one below the other,
-    and finishes them last, the deepest first.  Nothing found below them can lead back
-    to them (the graph is acyclic), so they need no ``seen``, and the search goes on
-    from the end alone.
+    A live edge leads to a node; an op with a Python number or a constant (``y *
+    0.999``) has two edges, one of them to no node, and the search skips that one, so
+    such a node is a chain's as a one-edge node is.  The depth-first search from a
+    single root meets these first, one below the other, and finishes them last, the
+    deepest first.  Nothing found below them can lead back to them (the graph is
+    acyclic), so they need no ``seen``, and the search goes on from the end alone.
     """
     chain = []
     node: Node | None = root
@@ -275,10 +279,19 @@ def _chain_from(root: Node) -> tuple[list[Node], Node | None]:
                 continue
         else:
             edges = node.next_functions
-        if len(edges) != 1:
+        if len(edges) == 1:
+            child = edges[0][0]
+        elif len(edges) == 2:  # one of the two edges leads to no node
+            child = edges[0][0]
+            other = edges[1][0]
+            if child is None:
+                child = other
+            elif other is not None:
+                break
+        else:
             break
         chain.append(node)
-        node = edges[0][0]
+        node = child
     return chain, node
 
 
@@ -412,17 +425,27 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
             if grad_inputs is None:
                 continue  # a leaf
         edges = node.next_functions
-        if len(edges) == 1 and left:  # a chain: its one input's node is often the next
-            child, output_nr = edges[0]
-            if (
-                child is postorder[left - 1]
-                and child.num_outputs == 1
-                and child not in pending
-                and grad_inputs
-                and grad_inputs[0] is not None
-            ):  # every other consumer of child ran before this node: the only gradient
-                carried = [grad_inputs[0]]
-                continue
+        if left:  # a chain: the node of its one live edge's input is often the next
+            live = -1  # the position of the one edge that leads to a node, if one does
+            if len(edges) == 1:
+                live = 0
+            elif len(edges) == 2:  # an op with a Python number or a constant
+                if edges[1][0] is None:
+                    live = 0
+                elif edges[0][0] is None:
+                    live = 1
+            if live >= 0:
+                child = edges[live][0]
+                if (
+                    child is postorder[left - 1]
+                    and child.num_outputs == 1
+                    and child not in pending
+                    and len(grad_inputs) > live
+                    and grad_inputs[live] is not None
+                ):  # every other consumer of child ran before this node: the only
+                    # gradient (an edge to no node drops its own, as below)
+                    carried = [grad_inputs[live]]
+                    continue
         for (child, output_nr), grad in zip(edges, grad_inputs):
             if child is not None and grad is not None:  # engine.add_gradient
                 slot = pending.get(child)

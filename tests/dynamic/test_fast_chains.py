@@ -400,6 +400,72 @@ def test_the_chain_walk_gives_the_engines_order():
         assert fastback.order_of(roots) == engine.topological_order(roots)[::-1]
 
 
+def test_the_chain_walk_follows_nodes_whose_other_edges_lead_to_no_node():
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    constant = ng.tensor([3.0, 4.0])  # no grad: its edge leads to no node
+    y = w
+    for _ in range(10):
+        y = y * 0.999  # edges: (y's node, none)
+        y = 0.001 + y  # edges: (none, y's node) or (y's node, none)
+        y = constant * y  # edges: (none, y's node)
+    two_live = y * y  # two edges to one node: not a chain's
+    branched = two_live * 0.5
+    shared = (branched + branched * 2.0) * 3.0  # branched reached twice
+    graphs = [
+        [y.grad_fn],
+        [shared.grad_fn],
+        [(y * 0.5).grad_fn, y.grad_fn],
+        [(ng.tensor(1.0) * 2.0 + w).grad_fn],
+    ]
+    for roots in graphs:
+        assert fastback.order_of(roots) == engine.topological_order(roots)[::-1]
+    assert [len(node.next_functions) for node in fastback._chain_from(y.grad_fn)[0]] == [2] * 30
+
+
+class _Recording(dict):
+    """A ``pending`` dict that remembers every node a gradient was put under."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.stored: list = []
+
+    def __setitem__(self, key, value) -> None:
+        self.stored.append(key)
+        super().__setitem__(key, value)
+
+
+def _multiply_add_chain(w, n: int):
+    y = w
+    for _ in range(n):
+        y = 0.001 + y * 0.999  # two edges each, one to no node
+    return y
+
+
+def test_a_chain_of_nodes_with_one_live_edge_hands_its_gradient_past_pending():
+    w = ng.tensor(0.5, requires_grad=True)
+    y = _multiply_add_chain(w, 5)
+    order = fastback.order_of([y.grad_fn])
+    pending = _Recording({y.grad_fn: [np.ones((), np.float32)]})
+    leaf_updates, _ = fastback.backward_pass(order, pending, False)
+    assert pending.stored == []
+    assert [(leaf is w, grad.dtype, float(grad)) for leaf, grad in leaf_updates] == [
+        (True, np.float32, float(np.float32(0.999) ** 5))
+    ]
+
+
+def test_a_multiply_add_chain_gives_the_same_bits_and_graph_with_the_layer_on_and_off():
+    def chain():
+        w = ng.tensor([0.5, -3.0e-39, 7.0], requires_grad=True)  # a subnormal too
+        c = ng.tensor([2.0, 3.0, 0.1])
+        y = _multiply_add_chain(w, 40) / 3.0
+        z = c * _multiply_add_chain(y, 3) - 1.5
+        branch = z * 0.25
+        (branch + branch / 7.0).sum().backward()
+        return {"w": w, "y": y, "z": z}
+
+    _same_on_and_off(chain)
+
+
 def test_a_million_deep_chain_needs_no_recursion_and_frees_its_nodes():
     x = ng.tensor(2.0, requires_grad=True)
     y = _negations(x, 100_000)
