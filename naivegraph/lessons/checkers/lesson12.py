@@ -1180,6 +1180,19 @@ def check_softplus_partial(partial) -> Result:
                     "dispatch on whatever they are given.",
                 ],
             )
+    if not _softplus_twice_differentiable(partial, xs, gs):
+        return not_yet(
+            ex,
+            [
+                "the numbers are right, but on tensors your gradient left the graph "
+                "(through .detach(), numpy or a new tensor): with create_graph=True "
+                "autograd cannot differentiate it again, and softplus' second derivative "
+                "is lost.",
+                "use x, g and out as they are given, with operators and F.<op> only, "
+                "whatever kind of value they are.",
+            ],
+            gave="a rule whose gradient leaves the graph",
+        )
     return correct(ex, "softplus' derivative is the sigmoid, times g, in the library's ops.")
 
 
@@ -1280,6 +1293,22 @@ def _softplus_far_out(ex, partial) -> Result | None:
         ],
         gave="a rule that breaks at large |x|",
     )
+
+
+def _softplus_twice_differentiable(partial, xs, gs) -> bool:
+    """Whether the rule's gradient, on tensors, differentiates again to softplus' second
+    derivative, g * sigmoid(x) * (1 - sigmoid(x)): ``out`` is computed from ``x``, as the
+    op's forward gives it, so a rule that reads ``out`` stays on the graph too."""
+    x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
+    g = ng.tensor(gs, dtype=ng.float64, requires_grad=True)
+    out = ng.log(1.0 + ng.exp(x))
+    sig = _sigmoid(xs)
+    try:
+        got = partial(g, x, out)
+        (second,) = ng.autograd.grad(got.sum(), x, allow_unused=True)
+    except Exception:  # .numpy() of a tensor that requires grad, a detached result, ...
+        return False
+    return second is not None and bool(np.allclose(second.numpy(), gs * sig * (1 - sig)))
 
 
 def show_small(values) -> str:

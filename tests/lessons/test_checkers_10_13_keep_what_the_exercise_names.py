@@ -1,0 +1,71 @@
+"""Lessons 10-13: answers whose numbers are right but that lose what the exercise is
+about (a second derivative, the variable an update names) are refused with a hint that
+names the loss, and right answers still pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from checker_results import rejection_message
+
+import naivegraph.static as ns
+from naivegraph.lessons import exercises as ex
+from naivegraph.ops import F
+
+SOFTPLUS_SECRETS = ("F.sigmoid", "sigmoid(x)", "1 - F.exp(-out)")
+
+
+# -- 12-5: softplus' partial -------------------------------------------------------------------
+
+
+def softplus_detaching_tensors(g, x, out):
+    return g * F.sigmoid(x.detach()) if hasattr(x, "detach") else g * F.sigmoid(x)
+
+
+def test_softplus_rule_that_detaches_x_on_tensors_is_told_it_left_the_graph():
+    message = rejection_message(
+        ex.check_softplus_partial(softplus_detaching_tensors), *SOFTPLUS_SECRETS
+    )
+    assert "left the graph" in message and "second derivative" in message
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [
+        lambda g, x, out: g * F.sigmoid(x),
+        lambda g, x, out: g * (1 - F.exp(-out)),
+        lambda g, x, out: g * F.exp(x - out),
+        lambda g, x, out: g / (1 + F.exp(-x)),
+    ],
+)
+def test_softplus_right_forms_keep_the_second_derivative(partial):
+    assert ex.check_softplus_partial(partial)
+
+
+# -- 10-1: update nodes ------------------------------------------------------------------------
+UPDATE_SECRETS = ("assign(w1 - ", "assign(w2 - ", "learning_rate * grad_w")
+
+
+def network_with_updates():
+    """A small two-layer static network, its updates and what 10-1's checker is given."""
+    rng = np.random.default_rng(3)
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 5))
+        y = ns.placeholder("y", shape=(None, 2))
+        w1 = ns.Variable(rng.standard_normal((5, 3)).astype(np.float32), name="w1")
+        w2 = ns.Variable(rng.standard_normal((3, 2)).astype(np.float32), name="w2")
+        loss = ns.sum((ns.matmul(ns.relu(ns.matmul(x, w1)), w2) - y) ** 2.0)
+        grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
+        new_w1, new_w2 = w1.assign(w1 - 1e-3 * grad_w1), w2.assign(w2 - 1e-3 * grad_w2)
+    return [g, x, y, w1, w2, new_w1, new_w2, 1e-3]
+
+
+def test_updates_given_in_swapped_names_are_told_new_w1_should_update_w1():
+    args = network_with_updates()
+    args[5], args[6] = args[6], args[5]
+    message = rejection_message(ex.check_update_nodes(*args), *UPDATE_SECRETS)
+    assert "new_w1 should update w1" in message
+
+
+def test_updates_in_their_own_names_still_pass():
+    assert ex.check_update_nodes(*network_with_updates())
