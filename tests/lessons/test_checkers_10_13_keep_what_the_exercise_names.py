@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import rejection_message
+from custom_functions import cube_right, cube_with
 
 import naivegraph.static as ns
 from naivegraph.lessons import exercises as ex
@@ -69,3 +70,52 @@ def test_updates_given_in_swapped_names_are_told_new_w1_should_update_w1():
 
 def test_updates_in_their_own_names_still_pass():
     assert ex.check_update_nodes(*network_with_updates())
+
+
+# -- 12-1: the cube's backward -----------------------------------------------------------------
+CUBE_SECRETS = ("3 * x ** 2", "3 * x**2")
+
+
+def cube_scaling_x_data(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    grad = 3 * x**2 * grad_output
+    x.data.mul_(2.0)
+    return grad
+
+
+def cube_multiplying_x_by_one(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    x.mul_(1.0)
+    return 3 * x**2 * grad_output
+
+
+def cube_zeroing_a_detached_x(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    grad = 3 * x**2 * grad_output
+    x.detach().zero_()
+    return grad
+
+
+def cube_writing_through_numpy(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    grad = 3 * x**2 * grad_output
+    x.detach().numpy()[...] = 0.0
+    return grad
+
+
+@pytest.mark.parametrize(
+    "backward",
+    [
+        cube_scaling_x_data,
+        cube_multiplying_x_by_one,
+        cube_zeroing_a_detached_x,
+        cube_writing_through_numpy,
+    ],
+)
+def test_cube_backward_that_changes_the_saved_x_is_told_so(backward):
+    message = rejection_message(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    assert "changed the saved x IN PLACE" in message and "left the graph" not in message
+
+
+def test_cube_right_backward_still_passes():
+    assert ex.check_cube_function(cube_with(cube_right))

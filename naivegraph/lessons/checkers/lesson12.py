@@ -84,6 +84,16 @@ def check_cube_function(cube) -> Result:
                 ],
                 gave=f"a gradient of the wrong shape for x of shape {_shape_of(xs)}",
             )
+        if got is _X_IN_PLACE:
+            return not_yet(
+                ex,
+                [
+                    "your backward changed the saved x IN PLACE: the saved tensor is the "
+                    "input itself, which the caller still holds; backward only reads it.",
+                    "read the saved x and compute a NEW tensor from it and grad_output.",
+                ],
+                gave="a backward that modifies the saved x in place",
+            )
         if got is _IN_PLACE:
             return not_yet(
                 ex,
@@ -303,6 +313,9 @@ def _mixes_upstream_wrongly(got, local, upstream) -> bool:
 #: What :func:`_gradient_through` returns for a backward that wrote into grad_output.
 _IN_PLACE = object()
 
+#: What :func:`_gradient_through` returns for a backward that changed the saved x.
+_X_IN_PLACE = object()
+
 #: What :func:`_gradient_through` returns for a backward that wrote an input's .grad.
 _WROTE_GRAD = object()
 
@@ -332,6 +345,7 @@ def _gradient_through(cube, x, upstream):
     if not np.allclose(y.detach().numpy(), x.detach().numpy() ** 3):
         raise ValueError("forward should return x ** 3 (only backward was to be written)")
     sent = upstream.numpy().copy()
+    x_before, x_version = x.detach().numpy().copy(), x._version
     with AutogradCalls() as calls:
         try:
             (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
@@ -349,6 +363,8 @@ def _gradient_through(cube, x, upstream):
         return _ASKS_AUTOGRAD
     if not np.array_equal(upstream.numpy(), sent):
         return _IN_PLACE
+    if x._version != x_version or not np.array_equal(x.detach().numpy(), x_before):
+        return _X_IN_PLACE
     return None if grad is None else grad.numpy()
 
 
