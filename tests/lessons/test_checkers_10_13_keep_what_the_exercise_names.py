@@ -9,6 +9,7 @@ import pytest
 from checker_results import rejection_message
 from custom_functions import cube_right, cube_with
 
+import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.lessons import exercises as ex
 from naivegraph.ops import F
@@ -119,3 +120,44 @@ def test_cube_backward_that_changes_the_saved_x_is_told_so(backward):
 
 def test_cube_right_backward_still_passes():
     assert ex.check_cube_function(cube_with(cube_right))
+
+
+# -- 11-2 and 11-3: Jacobians from JVPs and VJPs -----------------------------------------------
+JACOBIAN_SECRETS = ("ng.func.jvp(f, (x,)", "vjp_fn(ng.eye", "ng.eye(n")
+
+
+def columns_by_jvp(f, x):
+    n = x.shape[0]
+    seeds = ng.eye(n, dtype=x.dtype)
+    return ng.stack([ng.func.jvp(f, (x,), (seeds[i],))[1] for i in range(n)], dim=1)
+
+
+def rows_by_vjp(f, x):
+    y, vjp_fn = ng.func.vjp(f, x)
+    seeds = ng.eye(y.shape[0], dtype=y.dtype)
+    return ng.stack([vjp_fn(seeds[i])[0] for i in range(y.shape[0])], dim=0)
+
+
+def columns_made_float(f, x):
+    return columns_by_jvp(f, x).float()
+
+
+def rows_through_lists(f, x):
+    return ng.tensor(rows_by_vjp(f, x).tolist(), dtype=ng.float32)
+
+
+@pytest.mark.parametrize(
+    "check, jacobian",
+    [
+        (ex.check_jacobian_forward, columns_made_float),
+        (ex.check_jacobian_reverse, rows_through_lists),
+    ],
+)
+def test_jacobian_that_loses_float64_is_told_to_keep_it(check, jacobian):
+    message = rejection_message(check(jacobian), *JACOBIAN_SECRETS)
+    assert "keep float64" in message and "finite difference" not in message
+
+
+def test_jacobians_in_float64_still_pass():
+    assert ex.check_jacobian_forward(columns_by_jvp)
+    assert ex.check_jacobian_reverse(rows_by_vjp)
