@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import rejection_message
-from custom_functions import cube_right, cube_with
+from custom_functions import LINEAR_SECRETS, cube_right, cube_with, linear_right, linear_with
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -161,3 +161,23 @@ def test_jacobian_that_loses_float64_is_told_to_keep_it(check, jacobian):
 def test_jacobians_in_float64_still_pass():
     assert ex.check_jacobian_forward(columns_by_jvp)
     assert ex.check_jacobian_reverse(rows_by_vjp)
+
+
+# -- 12-4: a linear Function -------------------------------------------------------------------
+
+
+def linear_w_averaged_over_the_batch(ctx, grad_output):
+    x, w = ctx.saved_tensors
+    gx, gw = linear_right(ctx, grad_output)
+    return gx, None if gw is None else gw / x.shape[0]
+
+
+def test_linear_gradient_divided_by_the_batch_is_told_the_constant_factor():
+    message = rejection_message(
+        ex.check_linear_function(linear_with(linear_w_averaged_over_the_batch)), *LINEAR_SECRETS
+    )
+    assert "constant factor" in message and "does it use grad_output" not in message
+
+
+def test_linear_right_backward_still_passes():
+    assert ex.check_linear_function(linear_with(linear_right))

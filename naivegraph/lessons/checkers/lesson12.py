@@ -1134,6 +1134,19 @@ def _linear_mistake(ex, got, xs, ws, gs, needs) -> Result | None:
                     f"the shape of its input, {want[i].shape}: exercise 12-3's shapes."
                 )
             return not_yet(ex, [hint, "12-3 wrote the same two products on numpy arrays."])
+        factor = _constant_factor(grad, want[i])
+        if factor is not None and not np.isclose(factor, 1.0):
+            return not_yet(
+                ex,
+                [
+                    f"the gradient of {who} is right up to a constant factor (a sign "
+                    "flipped, a division by a size, an average): backward passes "
+                    "grad_output on as it is. If the loss is a mean, its own backward has "
+                    "already put that factor into grad_output; a minus belongs to the "
+                    "update step.",
+                ],
+                gave=f"the gradient of {who} off by a constant factor",
+            )
         if not np.allclose(grad, want[i]):
             return not_yet(
                 ex,
