@@ -181,3 +181,29 @@ def test_linear_gradient_divided_by_the_batch_is_told_the_constant_factor():
 
 def test_linear_right_backward_still_passes():
     assert ex.check_linear_function(linear_with(linear_right))
+
+
+# -- 13-3: the branch a trace baked in ---------------------------------------------------------
+BAKED_SECRETS = ("3 graphs", '("tanh"')
+
+
+@pytest.mark.parametrize("count", [3.7, True, float("nan")])
+def test_baked_branch_count_that_is_no_whole_number_is_not_told_about_quotes(count):
+    message = rejection_message(ex.check_baked_branch(("tanh", count)), *BAKED_SECRETS)
+    assert "whole number" in message and "quotes" not in message
+
+
+def test_baked_branch_count_in_quotes_is_told_to_drop_them():
+    message = rejection_message(ex.check_baked_branch(("tanh", "3")), *BAKED_SECRETS)
+    assert "without quotes" in message
+
+
+@pytest.mark.parametrize("op", ["tanh_1", "%tanh_1", "relu_2"])
+def test_baked_branch_node_name_is_told_to_give_the_op(op):
+    message = rejection_message(ex.check_baked_branch((op, 3)), *BAKED_SECRETS)
+    assert "give the op, not the node's name" in message
+
+
+def test_baked_branch_op_in_its_spellings_still_passes():
+    assert ex.check_baked_branch(("tanh", 3))
+    assert ex.check_baked_branch(("x.tanh()", 3.0))
