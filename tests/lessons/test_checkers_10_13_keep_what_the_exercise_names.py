@@ -207,3 +207,40 @@ def test_baked_branch_node_name_is_told_to_give_the_op(op):
 def test_baked_branch_op_in_its_spellings_still_passes():
     assert ex.check_baked_branch(("tanh", 3))
     assert ex.check_baked_branch(("x.tanh()", 3.0))
+
+
+# -- 12-3: matmul's backward -------------------------------------------------------------------
+MATMUL_SECRETS = ("dY @ W.T", "X.T @ dY")
+
+
+def matmul_backward_with_ones(X, W, dY):
+    ones = np.ones_like(dY)
+    return ones @ W.T, X.T @ ones
+
+
+def matmul_backward_by_torch_forward_mode(X, W, dY):
+    import torch
+
+    def product(x, w):
+        return (x @ w * torch.from_numpy(dY)).sum()
+
+    jac = torch.func.jacfwd(product, argnums=(0, 1))(torch.from_numpy(X), torch.from_numpy(W))
+    return jac[0].numpy(), jac[1].numpy()
+
+
+def test_matmul_backward_with_ones_is_not_nudged_about_shapes_that_are_right():
+    first = rejection_message(ex.check_matmul_backward(matmul_backward_with_ones), *MATMUL_SECRETS)
+    again = rejection_message(ex.check_matmul_backward(matmul_backward_with_ones), *MATMUL_SECRETS)
+    assert "upstream gradient dY must enter" in first
+    assert "inner sizes" not in again and "shapes are right" in again
+
+
+def test_matmul_backward_by_torch_forward_mode_is_not_said_to_run_a_backward_pass():
+    message = rejection_message(
+        ex.check_matmul_backward(matmul_backward_by_torch_forward_mode), *MATMUL_SECRETS
+    )
+    assert "asks torch's autograd" in message and "backward pass" not in message
+
+
+def test_matmul_backward_right_answer_still_passes():
+    assert ex.check_matmul_backward(lambda X, W, dY: (dY @ W.T, X.T @ dY))

@@ -570,7 +570,7 @@ def check_matmul_backward(matmul_backward) -> Result:
                 "numpy arrays, below the engine.",
                 hints[0],
             ],
-            gave="a matmul_backward that runs a backward pass",
+            gave="a matmul_backward that runs autograd (reverse or forward mode)",
         )
     if raised is not None:
         if _shape_mismatch(raised):  # this exercise's usual mistake: a hint, not numpy's words
@@ -645,8 +645,10 @@ def check_matmul_backward(matmul_backward) -> Result:
             [
                 "the upstream gradient dY must enter: it carries how the loss changes "
                 "with each entry of Y, and a product with ones assumes it is 1 everywhere.",
-                hints[1],
+                "your shapes are right: keep the products as they are and put the dY you "
+                "are given where the ones are.",
             ],
+            gave="a product with ones in place of dY",
         )
     if np.allclose(dX, dY @ W.T) and np.allclose(dW, X.T @ dY):
         if not (_exact(dX, dY @ W.T, scaled=True) and _exact(dW, X.T @ dY, scaled=True)):
