@@ -248,9 +248,10 @@ print("same losses as ng.optim.SGD:", np.allclose(momentum_losses, eager_losses,
 
 # %% [markdown]
 # Momentum does not win here: after 50 steps its loss is a little *higher* than plain
-# gradient descent's. With this learning rate, plain steps already shrink the loss
-# steadily, and momentum's velocity overshoots, so its loss falls in waves. (PyTorch's
-# `torch.optim.SGD` gives the same numbers.)
+# gradient descent's. With this learning rate, plain steps shrink the loss after a
+# bumpy start (it falls, rises for two steps, then falls fast), and momentum's
+# velocity overshoots, so its loss falls in waves. (PyTorch's `torch.optim.SGD`
+# gives the same numbers.)
 
 # %% [markdown]
 # ## Control flow as nodes
@@ -402,7 +403,8 @@ w1.assign(w1_init); w2.assign(w2_init)
 
 g.save(os.path.join(folder, "two_layer.ngraph"))
 loaded = ns.load(os.path.join(folder, "two_layer.ngraph"))
-print("loaded:", loaded)
+print("loaded:", repr(loaded))   # print(loaded) would list every node
+print("its inputs and weights:", [n.name for n in loaded.placeholders + loaded.variables])
 print("same predictions:", np.allclose(loaded.run(y_pred.name, x=x_data), g.run(y_pred, {x: x_data})))
 
 try:

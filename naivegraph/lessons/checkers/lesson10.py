@@ -59,6 +59,17 @@ def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result
              "its own gradient node."],
             gave=f"two updates of {who}",
         )
+    for name, want, other in (("new_w1", w1, w2), ("new_w2", w2, w1)):
+        if targets[name] is other:
+            return not_yet(
+                ex,
+                [f"{name} updates {other.name}: the exercise names each update after its "
+                 f"weight, so {name} should update {want.name}, with that weight's own "
+                 "gradient node (the training loop below reads them by these names).",
+                 "swap them back: each update node assigns to the Variable it is "
+                 "named after."],
+                gave=f"{name} = an update of {other.name}",
+            )
     saved = (w1.value.copy(), w2.value.copy())
     try:
         return _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, learning_rate)

@@ -185,10 +185,21 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         if isinstance(got, (list, tuple)):
             return failed(ex, f"you returned a {type(got).__name__}: return one tensor, the "
                               f"{rows_or_columns} stacked with ng.stack.")
+        lowered = _lowered_dtype(got)
         try:
             got = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got, float)
         except (TypeError, ValueError):
             return failed(ex, "return one tensor: the stacked " + rows_or_columns + ".")
+        if lowered is not None and got.shape == want.shape and np.allclose(got, want, 1e-3):
+            return not_yet(
+                ex,
+                [f"your matrix is {lowered} while x and f's outputs are float64: keep "
+                 "float64. A value converted to lower precision (.float(), a list stacked "
+                 "again as float32) loses digits.",
+                 f"stack the {rows_or_columns} as the passes return them, without "
+                 "converting."],
+                gave=f"a {lowered} Jacobian",
+            )
         if rows_or_columns == "columns" and _primals_swapped(got, f, x):
             return not_yet(
                 ex,
@@ -212,6 +223,12 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         f"one pass per {rows_or_columns[:-1]}, each giving one {rows_or_columns[:-1]} "
         "of the matrix exactly.",
     )
+
+
+def _lowered_dtype(got) -> str | None:
+    """The name of ``got``'s float dtype when it holds fewer digits than float64."""
+    name = str(getattr(got, "dtype", "")).rsplit(".", 1)[-1]
+    return name if name in ("float32", "float16", "bfloat16") else None
 
 
 def _primals_swapped(got, f, x) -> bool:

@@ -84,6 +84,16 @@ def check_cube_function(cube) -> Result:
                 ],
                 gave=f"a gradient of the wrong shape for x of shape {_shape_of(xs)}",
             )
+        if got is _X_IN_PLACE:
+            return not_yet(
+                ex,
+                [
+                    "your backward changed the saved x IN PLACE: the saved tensor is the "
+                    "input itself, which the caller still holds; backward only reads it.",
+                    "read the saved x and compute a NEW tensor from it and grad_output.",
+                ],
+                gave="a backward that modifies the saved x in place",
+            )
         if got is _IN_PLACE:
             return not_yet(
                 ex,
@@ -303,6 +313,9 @@ def _mixes_upstream_wrongly(got, local, upstream) -> bool:
 #: What :func:`_gradient_through` returns for a backward that wrote into grad_output.
 _IN_PLACE = object()
 
+#: What :func:`_gradient_through` returns for a backward that changed the saved x.
+_X_IN_PLACE = object()
+
 #: What :func:`_gradient_through` returns for a backward that wrote an input's .grad.
 _WROTE_GRAD = object()
 
@@ -332,6 +345,7 @@ def _gradient_through(cube, x, upstream):
     if not np.allclose(y.detach().numpy(), x.detach().numpy() ** 3):
         raise ValueError("forward should return x ** 3 (only backward was to be written)")
     sent = upstream.numpy().copy()
+    x_before, x_version = x.detach().numpy().copy(), x._version
     with AutogradCalls() as calls:
         try:
             (grad,) = ng.autograd.grad(y, x, upstream, allow_unused=True)
@@ -349,6 +363,8 @@ def _gradient_through(cube, x, upstream):
         return _ASKS_AUTOGRAD
     if not np.array_equal(upstream.numpy(), sent):
         return _IN_PLACE
+    if x._version != x_version or not np.array_equal(x.detach().numpy(), x_before):
+        return _X_IN_PLACE
     return None if grad is None else grad.numpy()
 
 
@@ -554,7 +570,7 @@ def check_matmul_backward(matmul_backward) -> Result:
                 "numpy arrays, below the engine.",
                 hints[0],
             ],
-            gave="a matmul_backward that runs a backward pass",
+            gave="a matmul_backward that runs autograd (reverse or forward mode)",
         )
     if raised is not None:
         if _shape_mismatch(raised):  # this exercise's usual mistake: a hint, not numpy's words
@@ -629,8 +645,10 @@ def check_matmul_backward(matmul_backward) -> Result:
             [
                 "the upstream gradient dY must enter: it carries how the loss changes "
                 "with each entry of Y, and a product with ones assumes it is 1 everywhere.",
-                hints[1],
+                "your shapes are right: keep the products as they are and put the dY you "
+                "are given where the ones are.",
             ],
+            gave="a product with ones in place of dY",
         )
     if np.allclose(dX, dY @ W.T) and np.allclose(dW, X.T @ dY):
         if not (_exact(dX, dY @ W.T, scaled=True) and _exact(dW, X.T @ dY, scaled=True)):
@@ -1118,6 +1136,19 @@ def _linear_mistake(ex, got, xs, ws, gs, needs) -> Result | None:
                     f"the shape of its input, {want[i].shape}: exercise 12-3's shapes."
                 )
             return not_yet(ex, [hint, "12-3 wrote the same two products on numpy arrays."])
+        factor = _constant_factor(grad, want[i])
+        if factor is not None and not np.isclose(factor, 1.0):
+            return not_yet(
+                ex,
+                [
+                    f"the gradient of {who} is right up to a constant factor (a sign "
+                    "flipped, a division by a size, an average): backward passes "
+                    "grad_output on as it is. If the loss is a mean, its own backward has "
+                    "already put that factor into grad_output; a minus belongs to the "
+                    "update step.",
+                ],
+                gave=f"the gradient of {who} off by a constant factor",
+            )
         if not np.allclose(grad, want[i]):
             return not_yet(
                 ex,
@@ -1180,6 +1211,19 @@ def check_softplus_partial(partial) -> Result:
                     "dispatch on whatever they are given.",
                 ],
             )
+    if not _softplus_twice_differentiable(partial, xs, gs):
+        return not_yet(
+            ex,
+            [
+                "the numbers are right, but on tensors your gradient left the graph "
+                "(through .detach(), numpy or a new tensor): with create_graph=True "
+                "autograd cannot differentiate it again, and softplus' second derivative "
+                "is lost.",
+                "use x, g and out as they are given, with operators and F.<op> only, "
+                "whatever kind of value they are.",
+            ],
+            gave="a rule whose gradient leaves the graph",
+        )
     return correct(ex, "softplus' derivative is the sigmoid, times g, in the library's ops.")
 
 
@@ -1280,6 +1324,22 @@ def _softplus_far_out(ex, partial) -> Result | None:
         ],
         gave="a rule that breaks at large |x|",
     )
+
+
+def _softplus_twice_differentiable(partial, xs, gs) -> bool:
+    """Whether the rule's gradient, on tensors, differentiates again to softplus' second
+    derivative, g * sigmoid(x) * (1 - sigmoid(x)): ``out`` is computed from ``x``, as the
+    op's forward gives it, so a rule that reads ``out`` stays on the graph too."""
+    x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
+    g = ng.tensor(gs, dtype=ng.float64, requires_grad=True)
+    out = ng.log(1.0 + ng.exp(x))
+    sig = _sigmoid(xs)
+    try:
+        got = partial(g, x, out)
+        (second,) = ng.autograd.grad(got.sum(), x, allow_unused=True)
+    except Exception:  # .numpy() of a tensor that requires grad, a detached result, ...
+        return False
+    return second is not None and bool(np.allclose(second.numpy(), gs * sig * (1 - sig)))
 
 
 def show_small(values) -> str:

@@ -6,6 +6,8 @@ in here and follow the library if it changes."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import naivegraph.static as ns
@@ -287,10 +289,16 @@ def check_baked_branch(answer) -> Result:
              "first, then the number of graphs."],
             gave=repr(answer),
         )
+    if isinstance(count, str):
+        return failed(ex, "the count of graphs is a whole number: write it without quotes.")
     if not _whole_number(count):  # int(3.7) would quietly make it 3
-        return failed(ex, "the count of graphs is a whole number, written without quotes.")
+        return failed(ex, "the count of graphs is a whole number: how many graphs the "
+                          "traced function holds (not True, not a fraction).")
     count = int(count)
     want_op, want_count = _traced_head()
+    if re.fullmatch(r"%?[a-z_]+_\d+", op):
+        return failed(ex, "that is a node's name from a listing (an op and a number): "
+                          "give the op, not the node's name.")
     if op not in ("tanh", "relu"):
         return failed(ex, 'the op is one of the two activations of head: "tanh" or "relu".')
     if op == want_op and count == want_count:
