@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..dynamic import engine, forward
+from ..dynamic import defaults, engine, forward, grad_mode
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
@@ -567,21 +567,18 @@ class LearnerState:
     """
 
     def __enter__(self) -> LearnerState:
-        from ..dynamic import defaults, grad_mode
-
-        self._grad_mode, self._defaults = grad_mode, defaults
         self._enabled = grad_mode.is_grad_enabled()
         self._dtype = defaults.get_default_dtype()
         self.changed: list[str] = []
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._grad_mode.is_grad_enabled() != self._enabled:
+        if grad_mode.is_grad_enabled() != self._enabled:
             self.changed.append("grad mode")
-            self._grad_mode.set_grad_enabled(self._enabled)
-        if self._defaults.get_default_dtype() != self._dtype:
+            grad_mode.set_grad_enabled(self._enabled)
+        if defaults.get_default_dtype() != self._dtype:
             self.changed.append("the default dtype")
-            self._defaults.set_default_dtype(self._dtype)
+            defaults.set_default_dtype(self._dtype)
 
     def hint(self) -> str:
         """What the learner's code left changed, and how to change it for a while only."""
