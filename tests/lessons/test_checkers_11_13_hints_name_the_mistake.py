@@ -88,6 +88,30 @@ def test_dual_with_numpy_numbers_still_passes():
     assert ex.check_dual_rules(dual_from(exact_mul, exact_div))
 
 
+def mul_with_abs(u, v):  # right only while both terms are positive
+    return Dual(u.value * v.value, abs(u.tangent * v.value) + abs(u.value * v.tangent))
+
+
+def div_with_abs(u, v):
+    tangent = (abs(u.tangent * v.value) - abs(u.value * v.tangent)) / v.value**2
+    return Dual(u.value / v.value, tangent)
+
+
+def mul_in_float32(u, v):  # the right rule, its tangent rounded to float32
+    return Dual(u.value * v.value, np.float32(u.tangent * v.value + u.value * v.tangent))
+
+
+def test_dual_rules_with_abs_are_refused_on_terms_of_opposite_signs():
+    message = rejection_message(
+        ex.check_dual_rules(dual_from(mul_with_abs, div_with_abs)), *DUAL_SECRETS
+    )
+    assert "mul's tangent is off" in message
+
+
+def test_a_dual_tangent_rounded_to_float32_is_refused():
+    assert not ex.check_dual_rules(dual_from(mul_in_float32, exact_div))
+
+
 # -- 11-2: a Jacobian from JVPs -------------------------------------------------------------
 def jacobian_forward_swapped(f, x):
     n = x.shape[0]
@@ -102,7 +126,9 @@ def jacobian_forward_right(f, x):
 
 
 def test_jacobian_forward_with_primals_and_tangents_swapped_is_told_so():
-    message = rejection_message(ex.check_jacobian_forward(jacobian_forward_swapped), "(x,), (seed,)")
+    message = rejection_message(
+        ex.check_jacobian_forward(jacobian_forward_swapped), "(x,), (seed,)"
+    )
     assert "primals and tangents swapped" in message
     assert "different row of the identity" not in message
 

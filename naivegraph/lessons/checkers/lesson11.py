@@ -26,8 +26,16 @@ DUAL_ANSWER = """mul: tangent u.tangent * v.value + u.value * v.tangent (the pro
 div: tangent (u.tangent * v.value - u.value * v.tangent) / v.value ** 2 (the quotient rule)."""
 
 # (u, u', v, v'): the first tells each rule from its usual slips (all give different
-# numbers there); the others are the lesson's seeds.
-_DUAL_CASES = [(3.0, -0.5, -1.5, 2.0), (1.0, 1.0, 2.0, 0.0), (1.0, 0.0, 2.0, 1.0)]
+# numbers there); the next two are the lesson's seeds; the last two have terms of
+# opposite signs (an abs() in a rule shows) and values that float32 or rounding would
+# change (0.1 is no binary fraction).
+_DUAL_CASES = [
+    (3.0, -0.5, -1.5, 2.0),
+    (1.0, 1.0, 2.0, 0.0),
+    (1.0, 0.0, 2.0, 1.0),
+    (2.0, 1.0, 3.0, -1.0),
+    (0.1, 0.3, 0.7, -0.2),
+]
 
 
 @checker("11-1", answer=DUAL_ANSWER)
