@@ -44,7 +44,26 @@ def test_06_1_a_loss_right_only_for_feeds_of_equal_elements_is_refused(capsys, b
         says="wrong for a feed of different numbers",
     )
     assert "only the loss reduces them" in result.message
-    never_states(result, "180", "ns.mean((")
+    never_states(result, "102", "ns.mean((")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        lambda x, w1, w2, w3: ns.mean(ns.abs((x * w1 + w2) * (x * w1 * w3))),
+        lambda x, w1, w2, w3: ns.mean(ns.relu((x * w1 + w2) * (x * w1 * w3))),
+        lambda x, w1, w2, w3: ns.mean((ns.abs(x) * w1 + w2) * (x * w1 * w3)),
+    ],
+)
+def test_06_1_a_loss_right_for_positive_feeds_only_is_refused(capsys, body):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_static_model,
+        *static_model(body),
+        says="some negative",
+    )
+    assert "changes signs (abs, relu)" in result.message
+    never_states(result, "102", "ns.mean((")
 
 
 def test_06_1_the_model_is_still_accepted_with_the_mean_as_a_method(capsys):
@@ -91,7 +110,9 @@ def test_07_1_mask_assignment_is_told_masks_do_not_trace_not_about_an_if(capsys)
         y[x <= 0] = -y[x <= 0]
         return y
 
-    result = rejected_on_first_try(capsys, ex.check_where_fix, f_fixed, says="assigning with a mask")
+    result = rejected_on_first_try(
+        capsys, ex.check_where_fix, f_fixed, says="assigning with a mask"
+    )
     assert "`if`" not in result.message
     assert "ng.where" in result.message
     never_states(result, "x * 2, x * -1")
@@ -101,7 +122,9 @@ def test_07_1_static_where_in_the_function_is_sent_to_ng_where_not_ns_constant(c
     def f_fixed(x):
         return ns.where(x > 0, x * 2, x * -1)
 
-    result = rejected_on_first_try(capsys, ex.check_where_fix, f_fixed, says="Choose per element with ng.where")
+    result = rejected_on_first_try(
+        capsys, ex.check_where_fix, f_fixed, says="Choose per element with ng.where"
+    )
     assert "ns.constant" not in result.message
     never_states(result, "x * 2, x * -1")
 
@@ -449,7 +472,9 @@ def torch_jacobian(F, x0, y0):
     "jacobian, library", [(ng_jacobian, "naivegraph"), (torch_jacobian, "torch")]
 )
 def test_08_5_a_jacobian_from_a_librarys_autograd_is_refused(capsys, jacobian, library):
-    result = rejected_on_first_try(capsys, ex.check_jacobian, jacobian, says=f"runs {library}'s autograd")
+    result = rejected_on_first_try(
+        capsys, ex.check_jacobian, jacobian, says=f"runs {library}'s autograd"
+    )
     assert "the Node engine you built" in result.message
 
 
@@ -466,7 +491,9 @@ def ng_descent(f, x0, y0, lr=0.1, steps=200):
 
 
 def test_08_6_a_descent_on_a_librarys_autograd_is_refused(capsys):
-    result = rejected_on_first_try(capsys, ex.check_gradient_descent, ng_descent, says="naivegraph's autograd")
+    result = rejected_on_first_try(
+        capsys, ex.check_gradient_descent, ng_descent, says="naivegraph's autograd"
+    )
     assert "the Node engine you built" in result.message
 
 
@@ -485,13 +512,21 @@ def test_09_1_an_accuracy_returned_as_a_fraction_is_accepted(capsys):
 @pytest.mark.parametrize(
     "answer, uses",
     [
-        ("t = traced\ntraced_result = t(np.array([1.0, 2.0])).tolist()\n"
-         "eager_result = [10.0, 20.0]", "uses traced"),
-        ("traced_result = traced.graph.run(traced.outputs[0], "
-         "{traced.inputs[0]: np.array([1.0, 2.0])}).tolist()\neager_result = [10.0, 20.0]",
-         "uses traced"),
-        ("traced_result = [2.0, 4.0]\n"
-         "eager_result = [float(v) for v in map(scaled, [1.0, 2.0])]", "uses scaled"),
+        (
+            "t = traced\ntraced_result = t(np.array([1.0, 2.0])).tolist()\n"
+            "eager_result = [10.0, 20.0]",
+            "uses traced",
+        ),
+        (
+            "traced_result = traced.graph.run(traced.outputs[0], "
+            "{traced.inputs[0]: np.array([1.0, 2.0])}).tolist()\neager_result = [10.0, 20.0]",
+            "uses traced",
+        ),
+        (
+            "traced_result = [2.0, 4.0]\n"
+            "eager_result = [float(v) for v in map(scaled, [1.0, 2.0])]",
+            "uses scaled",
+        ),
     ],
 )
 def test_07_2_an_answer_cell_that_runs_a_function_under_another_name_is_refused(

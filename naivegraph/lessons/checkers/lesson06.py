@@ -60,13 +60,18 @@ def check_static_model(graph, x, loss) -> Result:
             gave=f"an array of shape {got.shape}",
         )
     if close(values[0], 160.0) and close(values[1], 448.0):
-        return not_yet(ex, ["your loss adds up the four elements of l4; the toy model "
-                            "averages them."], gave=show(values[0]))
+        return not_yet(
+            ex,
+            ["your loss adds up the four elements of l4; the toy model averages them."],
+            gave=show(values[0]),
+        )
     if close(values[0], 40.0) and close(values[1], 40.0):
         return not_yet(
             ex,
-            ["a feed of twos gave the same loss as a feed of ones: does your loss read the "
-             "placeholder x, or a number you typed?"],
+            [
+                "a feed of twos gave the same loss as a feed of ones: does your loss read the "
+                "placeholder x, or a number you typed?"
+            ],
             gave="the same loss for every feed",
         )
     if close(values[0], 40.0) and close(values[1], 112.0):
@@ -97,11 +102,11 @@ def check_static_model(graph, x, loss) -> Result:
             return not_yet(
                 ex,
                 [
-                    "right for feeds whose elements are all equal, wrong for a feed of "
-                    "different numbers: each element of x must go through l1..l4 on its "
-                    "own, and only the loss reduces them. A reduction taken earlier, or "
-                    "another reduction than the average, agrees only when all elements "
-                    "are equal.",
+                    "right for feeds whose elements are all equal and positive, wrong "
+                    "for a feed of different numbers, some negative: each element of x "
+                    "must go through l1..l4 on its own, and only the loss reduces them. "
+                    "A reduction taken earlier, another reduction than the average, or a "
+                    "step that changes signs (abs, relu) agrees on some feeds only.",
                     "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales "
                     "l1 by w3, l4 multiplies l2 and l3, and the loss averages l4.",
                 ],
@@ -146,9 +151,11 @@ def check_static_model(graph, x, loss) -> Result:
     )
 
 
-# A feed of different numbers: a loss that reduces x too early (the mean of x, a max)
-# agrees with the model on feeds of equal elements only.
-_MIXED_FEED = np.array([[1.0, 2.0], [3.0, 4.0]])
+# A feed of different numbers, some negative: a loss that reduces x too early (the mean
+# of x, a max) agrees with the model on feeds of equal elements only, and one that
+# takes abs() or relu() somewhere on positive feeds only (at x = -1, l2 and l3 differ in
+# sign).
+_MIXED_FEED = np.array([[1.0, -1.0], [3.0, -4.0]])
 _MIXED_LOSS = float(np.mean((_MIXED_FEED * 2.0 + 3.0) * (_MIXED_FEED * 2.0 * 4.0)))
 
 
@@ -198,8 +205,9 @@ def _unread_variables(graph, loss) -> str:
         if id(current) not in read:
             read.add(id(current))
             stack.extend(getattr(current, "inputs", ()))
-    unread = [n for n in getattr(graph, "nodes", ()) if isinstance(n, ns.Variable)
-              and id(n) not in read]
+    unread = [
+        n for n in getattr(graph, "nodes", ()) if isinstance(n, ns.Variable) and id(n) not in read
+    ]
     return " and ".join(str(getattr(n, "name", "?")) for n in unread)
 
 
@@ -236,9 +244,11 @@ def check_compiled_step(f) -> Result:
     if isinstance(f, (list, tuple)) and f and not any(callable(v) for v in f):
         return not_yet(
             ex,
-            ["you called the compiled function: f holds what one call returned. Keep "
-             "what compile returns (the function itself), without calling it.",
-             _COMPILE_NUDGE],
+            [
+                "you called the compiled function: f holds what one call returned. Keep "
+                "what compile returns (the function itself), without calling it.",
+                _COMPILE_NUDGE,
+            ],
             gave="the results of a call, not a function",
         )
     bad = not_callable(ex, f)
@@ -274,8 +284,11 @@ def check_compiled_step(f) -> Result:
             )
     ones, twos = outs[1.0], outs[2.0]
     if len(ones) != 4:
-        return not_yet(ex, ["f should return the loss and one gradient per Variable."],
-                       gave=f"{len(ones)} output(s)")
+        return not_yet(
+            ex,
+            ["f should return the loss and one gradient per Variable."],
+            gave=f"{len(ones)} output(s)",
+        )
     if close(ones, _RIGHT_06_2[1.0]) and close(twos, _RIGHT_06_2[2.0]):
         if not isinstance(f, ns.CompiledFunction):
             return not_yet(
@@ -292,17 +305,29 @@ def check_compiled_step(f) -> Result:
             ex, "one compiled function returns the loss and all three symbolic gradients."
         )
     if close(ones, _RIGHT_06_2[1.0]):
-        return not_yet(ex, ["f gives the same numbers whatever it is fed: the compiled "
-                            "function must feed its argument to the placeholder."],
-                       gave="the right numbers for ones, wrong ones for twos")
+        return not_yet(
+            ex,
+            [
+                "f gives the same numbers whatever it is fed: the compiled "
+                "function must feed its argument to the placeholder."
+            ],
+            gave="the right numbers for ones, wrong ones for twos",
+        )
     if close(sorted(ones), sorted(_RIGHT_06_2[1.0])):
-        return not_yet(ex, ["the right numbers in a different order: the loss first, then "
-                            "the gradients in the order of w1, w2, w3."],
-                       gave="the right numbers in another order")
+        return not_yet(
+            ex,
+            [
+                "the right numbers in a different order: the loss first, then "
+                "the gradients in the order of w1, w2, w3."
+            ],
+            gave="the right numbers in another order",
+        )
     return not_yet(
         ex,
-        ["fetch the loss node and the gradient nodes that ns.gradients returned.",
-         "outputs= lists the nodes to fetch: loss, then dw1, dw2, dw3."],
+        [
+            "fetch the loss node and the gradient nodes that ns.gradients returned.",
+            "outputs= lists the nodes to fetch: loss, then dw1, dw2, dw3.",
+        ],
         gave=show(ones),
     )
 
@@ -373,20 +398,28 @@ def check_memory_plan(peak_values) -> Result:
     ex = "06-3"
     if is_blank(peak_values):
         return not_done(ex)
-    if isinstance(peak_values, np.ndarray) and peak_values.shape == () and (
-        peak_values.dtype.kind in "biuf"
+    if (
+        isinstance(peak_values, np.ndarray)
+        and peak_values.shape == ()
+        and (peak_values.dtype.kind in "biuf")
     ):
         peak_values = peak_values.item()  # np.array(2) is one number, as 2 is
     if isinstance(peak_values, (bool, np.bool_)):
-        return failed(ex, f"give a whole number, got {peak_values}, a bool (True or "
-                          "False): count the values and type the count.")
+        return failed(
+            ex,
+            f"give a whole number, got {peak_values}, a bool (True or "
+            "False): count the values and type the count.",
+        )
     whole = isinstance(peak_values, (int, np.integer)) or (
         isinstance(peak_values, (float, np.floating)) and float(peak_values).is_integer()
     )
     if isinstance(peak_values, bool) or not whole:
         if isinstance(peak_values, (str, bytes, np.str_)):
-            return failed(ex, f"give a whole number, got the text {peak_values!r}; "
-                              "type the number without quotes.")
+            return failed(
+                ex,
+                f"give a whole number, got the text {peak_values!r}; "
+                "type the number without quotes.",
+            )
         return failed(ex, f"give a whole number, got {show(peak_values)}.")
     got = int(peak_values)
     if got == 2:
@@ -397,17 +430,29 @@ def check_memory_plan(peak_values) -> Result:
         )
     hint = hint_for(
         got,
-        [((7,), "that many would stay alive without a plan. The plan frees a value "
-                "after the last op that reads it: who reads each value here?"),
-         ((6,), "that counts the values of nearly the whole chain, as if few were freed. "
+        [
+            (
+                (7,),
+                "that many would stay alive without a plan. The plan frees a value "
+                "after the last op that reads it: who reads each value here?",
+            ),
+            (
+                (6,),
+                "that counts the values of nearly the whole chain, as if few were freed. "
                 "The plan frees a value after the last op that reads it: who reads each "
-                "value here?"),
-         ((8,), "that is more than the chain's 7 values, and more than stay alive even "
+                "value here?",
+            ),
+            (
+                (8,),
+                "that is more than the chain's 7 values, and more than stay alive even "
                 "without a plan. The plan frees a value after the last op that reads it: "
-                "who reads each value here?"),
-         ((1,), "while an op runs, its input must still exist when its output is made."),
-         ((0,), "every op makes a value; count what exists while one op runs.")],
+                "who reads each value here?",
+            ),
+            ((1,), "while an op runs, its input must still exist when its output is made."),
+            ((0,), "every op makes a value; count what exists while one op runs."),
+        ],
         "count the values alive while ONE op of the chain runs.",
     )
-    return not_yet(ex, [hint, "each value of the chain has exactly one reader: the next op."],
-                   gave=str(got))
+    return not_yet(
+        ex, [hint, "each value of the chain has exactly one reader: the next op."], gave=str(got)
+    )
