@@ -234,14 +234,16 @@ def check_train_step(train_step) -> Result:
     return correct(ex, f"the loss goes down: {losses[0]:.3f} -> {losses[-1]:.3f} in 15 steps.")
 
 
-def _one_step_as_the_optimizer_takes_it(ex: str, train_step) -> Result | None:
-    """One step with Adam from a fresh model: the given optimizer steps once, and the
-    weights end where the lab's step puts them."""
+def _step_beside_the_labs(ex: str, train_step, optimizer: type, lr: float):
+    """One call of ``train_step`` on a fresh model with ``optimizer`` (its ``step``
+    counted), and the lab's step on a twin model: (stop, calls, model, reference_model,
+    the weights before), ``stop`` being the result to return if the answer failed."""
     X, y = _data()
     model, reference_model = _model(), _model()
-    opt = ng.optim.Adam(model.parameters(), lr=0.01)
+    before = _flat(model.parameters())
+    opt = optimizer(model.parameters(), lr=lr)
     step = opt.step
-    calls = []
+    calls: list[int] = []
 
     def counted(*args, **kwargs):
         calls.append(1)
@@ -249,10 +251,20 @@ def _one_step_as_the_optimizer_takes_it(ex: str, train_step) -> Result | None:
 
     opt.step = counted  # type: ignore[method-assign]
     stop, _ = answer(ex, train_step, model, opt, X, y)
+    if stop is None:
+        train_step_reference(reference_model, optimizer(reference_model.parameters(), lr=lr),
+                             X, y)
+    return stop, calls, model, reference_model, before
+
+
+def _one_step_as_the_optimizer_takes_it(ex: str, train_step) -> Result | None:
+    """One step with Adam from a fresh model: the given optimizer steps once, and the
+    weights end where the lab's step puts them."""
+    stop, calls, model, reference_model, _ = _step_beside_the_labs(
+        ex, train_step, ng.optim.Adam, 0.01
+    )
     if stop is not None:
         return stop
-    train_step_reference(reference_model, ng.optim.Adam(reference_model.parameters(), lr=0.01),
-                         X, y)
     if not calls:
         return not_yet(ex, ["the optimizer passed to train_step never took its step: the "
                             "update must be the given optimizer's (the caller chooses SGD or "
@@ -282,23 +294,12 @@ def _one_sgd_step_on_the_gradient_of_the_loss(ex: str, train_step) -> Result | N
     behind a returned mean, p.grad changed by hand) shows here, even when the step clears
     the gradients at its end and Adam, whose first step ignores the scale, cannot see it.
     A step that never moves the weights or steps another optimizer is told later."""
-    X, y = _data()
-    model, reference_model = _model(), _model()
-    before = _flat(model.parameters())
-    opt = ng.optim.SGD(model.parameters(), lr=0.1)
-    step = opt.step
-    calls = []
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return step(*args, **kwargs)
-
-    opt.step = counted  # type: ignore[method-assign]
-    stop, _ = answer(ex, train_step, model, opt, X, y)
+    stop, calls, model, reference_model, before = _step_beside_the_labs(
+        ex, train_step, ng.optim.SGD, 0.1
+    )
     if stop is not None:
         return stop
-    train_step_reference(reference_model, ng.optim.SGD(reference_model.parameters(), lr=0.1),
-                         X, y)
+    rows = len(_data()[1])  # the batch the step ran on
     moved = _flat(model.parameters()) - before
     want = _flat(reference_model.parameters()) - before
     if len(calls) != 1 or not np.all(np.isfinite(moved)) or not np.any(moved):
@@ -312,8 +313,8 @@ def _one_sgd_step_on_the_gradient_of_the_loss(ex: str, train_step) -> Result | N
                             "return does: backward must run on that loss, once, and "
                             "nothing else may change the gradients or the weights."],
                        gave="weights that differ after one SGD step")
-    if close(scale, len(y), rtol=1e-3):
-        return not_yet(ex, [f"the gradient is {len(y)} times too large, the batch size: "
+    if close(scale, rows, rtol=1e-3):
+        return not_yet(ex, [f"the gradient is {rows} times too large, the batch size: "
                             "backward ran on the SUM of the per-example losses while you "
                             "return their mean. Take the gradient of the loss you "
                             "return, so every step's size does not grow with the batch."],
