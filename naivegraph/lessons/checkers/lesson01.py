@@ -46,6 +46,8 @@ def _sign_mistake(values) -> list:
 def _not_by_hand(ex: str, answers) -> Result | None:
     """Text, a tensor (read off the model or its .grad) or a whole tensor's worth of
     numbers, where one number worked out by hand was asked."""
+    if any(a is None for a in answers):
+        return not_yet(ex, [_NONE_HINT[ex], _ON_PAPER[ex]], gave="None")
     if typed_as_text(answers):  # numpy would read "40" as the number 40
         return not_yet(ex, [TEXT_HINT, _ON_PAPER[ex]], gave="text (a string in quotes)")
     if any(_typed_tensor(a) for a in answers) and not any(_read_off(a) for a in answers):
@@ -55,6 +57,20 @@ def _not_by_hand(ex: str, answers) -> Result | None:
         return None
     gave, hint = computed
     return not_yet(ex, [hint, _ON_PAPER[ex]], gave=gave)
+
+
+# None is what .grad holds before any backward has run (and what a non-leaf's .grad
+# holds after one): an answer read off .grad too early.
+_NONE_HINT = {
+    "01-1": "None is not a number: type the value you work out by hand.",
+    "01-2": ".grad is None until a backward pass has run, and no backward has run "
+    "before this cell (loss.backward() comes after the exercises): reading .grad here "
+    "gives None. This exercise asks for the value worked out by hand anyway: type it "
+    "as a plain number.",
+    "01-3": "l1 is not a leaf: autograd keeps no .grad for it (it is None, even after "
+    "backward, unless retain_grad() was asked for). This exercise asks for the value "
+    "worked out by hand: type it as a plain number.",
+}
 
 
 # A tensor with no history may be typed in (ng.tensor(5.0)) or read off a .grad: the
@@ -204,7 +220,7 @@ times the mean's 1/4 gives 7 (l1 is not broadcast: there is no sum over elements
 def check_l1_grad(l1_grad) -> Result:
     """d loss / d l1 for one element of the l1..l4 model."""
     ex = "01-3"
-    if is_blank(l1_grad):
+    if l1_grad is Ellipsis:
         return not_done(ex)
     stop = _not_by_hand(ex, (l1_grad,))
     if stop is not None:

@@ -241,6 +241,26 @@ def _input_hint(name: str, got: Any, want: Any) -> str | None:
     """The hint for one entry of next_functions, or None if it is right."""
     if got == want:
         return None
+    if isinstance(got, str) and isinstance(want, str) and got.strip() != got:
+        if _loose(got.strip()) == _loose(want):
+            return (
+                f"the name you give for {name} has whitespace around it (a space, a tab "
+                "or a newline inside the quotes): autograd's names have none, and a "
+                "string with a space in it is another string. Write the name exactly as "
+                "node.name() prints it."
+            )
+    if (
+        isinstance(got, str)
+        and isinstance(want, str)
+        and _loose(got) == _loose(want)
+        and got[-1:].isdigit()
+        and not want[-1].isdigit()
+    ):
+        return (
+            f"the node you name for {name} is the right one, but its name carries no "
+            "number at the end: only an op's node (…Backward0) has an index suffix. "
+            "Write the name exactly as node.name() prints it."
+        )
     if isinstance(got, str) and isinstance(want, str) and _loose(got) == _loose(want):
         number = ", and the number at the end of an op's node (…Backward0) is part of it"
         return (
@@ -354,6 +374,23 @@ def _finds_all_in_twin(find_leaves, index: int) -> bool:
     return {id(t) for t in got} == {id(t) for t in leaves}
 
 
+def _merges_lookalike_nodes(find_leaves) -> bool:
+    """Whether the walk finds a leaf that is the only one under an op, yet only one of
+    two leaves under the same op: their nodes share a name (both AccumulateGrad) and
+    their tensors a dtype, so a walk that remembers nodes by such a key merges them.
+    A walk that stops early still finds both, as both are direct inputs of the op."""
+    p = ng.tensor([1.0, 2.0], requires_grad=True)
+    q = ng.tensor([[3.0], [4.0]], requires_grad=True)
+    c = ng.tensor([5.0, 6.0])
+    try:
+        alone = [list(find_leaves(p * c)), list(find_leaves(c * q))]
+        both = list(find_leaves(p * q))
+    except Exception:  # the walk's own failure was reported on the real case
+        return False
+    finds_each = [[id(t) for t in alone[0]], [id(t) for t in alone[1]]] == [[id(p)], [id(q)]]
+    return finds_each and len({id(t) for t in both} & {id(p), id(q)}) == 1
+
+
 def _label(t: Any, names: dict[int, str]) -> str:
     """How a returned tensor is shown: its name, or what it is."""
     if id(t) in names:
@@ -453,6 +490,20 @@ def check_find_leaves(find_leaves) -> Result:
                     "Two leaves are the same only when they are the same tensor.",
                     "tell leaves (and nodes) apart by identity, `is` or id(), never by "
                     "their values or shapes.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+        if set(ids) < want and _merges_lookalike_nodes(find_leaves):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk returns fewer leaves than the graph holds: it "
+                    "remembers the nodes (or leaves) it has seen by a key that two "
+                    "different ones can share, such as node.name() (every leaf's node "
+                    "has the same name), a dtype, or a shape. Two nodes are the same only "
+                    "when they are the same object.",
+                    "key what you remember by the node itself or by id(node), never by "
+                    "its name, dtype or printout.",
                 ],
                 gave=f"{shown} for {text}",
             )
