@@ -704,7 +704,7 @@ def test_03_2_x_grad_read_after_running_backward_again_is_refused(capsys):
     y = x**2
     y.backward(retain_graph=True)
     y.backward(retain_graph=True)
-    assert_teaches(ex.check_accumulated_grad(x.grad), "03-2", "PREDICT it")
+    assert_teaches(ex.check_accumulated_grad(x.grad), "03-2", "PREDICT the value")
 
 
 def test_03_3_x_grad_from_running_backward_with_the_gradient_is_refused(capsys):

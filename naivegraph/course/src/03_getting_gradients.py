@@ -196,8 +196,9 @@ ex.check_vector_backward(x_grad)
 #
 # For $f(x) = x^2 e^x$ write `gradf(x)` by hand (use `ng.exp`): the exact formula,
 # returned as a tensor, with no autograd of either mode and no finite difference. The
-# checker, and the cell after it, compare it with autograd on a random 3x4 input, as
-# the old tutorials did.
+# checker compares it with the exact derivative on a 4x4 grid of points, small and
+# large; the cell after it compares it with autograd on a random 3x4 input, as the old
+# tutorials did.
 
 # %% exercise="03-4"
 # Exercise 03-4

@@ -47,6 +47,13 @@ HOOK_CASES = (
     [[-1.0, 2.5], [0.5, -3.0]],
 )
 
+# The hook is called on each case in turn, round after round, each time on a leaf of
+# its own and every result compared: a hook that counts its calls and stops doubling
+# after a few of them does not pass.  The first two share a shape: a typed-in result
+# shows.
+HOOK_CALLS = tuple(HOOK_CASES[(start + i) % len(HOOK_CASES)] for start in range(4)
+                   for i in range(len(HOOK_CASES)))
+
 
 @checker("03-1", answer=HOOK_ANSWER)
 @keeps_learner_state
@@ -57,13 +64,17 @@ def check_double_hook(hook) -> Result:
     if bad is not None:
         return bad
     first_grad, doubled = None, False
-    for incoming in HOOK_CASES:  # the first two share a shape: a typed-in result shows
+    for call, incoming in enumerate(HOOK_CALLS):
         result, v_grad = _run_hook(ex, hook, incoming)
         if result is not None:
             return result
         if first_grad is None:
             first_grad = v_grad
-        elif np.shape(v_grad) == np.shape(first_grad) and np.array_equal(v_grad, first_grad):
+        elif (
+            incoming is not HOOK_CASES[0]
+            and np.shape(v_grad) == np.shape(first_grad)
+            and np.array_equal(v_grad, first_grad)
+        ):
             return not_yet(
                 ex,
                 [
@@ -75,7 +86,7 @@ def check_double_hook(hook) -> Result:
                 gave=f"the same v.grad for the incoming gradients {show(HOOK_CASES[0])} "
                 f"and {show(incoming)}",
             )
-        result = _judge_hook(ex, hook, incoming, v_grad, doubled)
+        result = _judge_hook(ex, hook, incoming, v_grad, doubled, call + 1)
         if result is not None:
             return result
         doubled = True
@@ -122,13 +133,18 @@ def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None
     return None, v.grad.numpy().copy()
 
 
-def _judge_hook(ex: str, hook, incoming, v_grad: np.ndarray, doubled: bool) -> Result | None:
+def _judge_hook(
+    ex: str, hook, incoming, v_grad: np.ndarray, doubled: bool, call: int = 1
+) -> Result | None:
     """None when ``v_grad`` is twice ``incoming``, else the hint for the mistake;
-    ``doubled`` says the hook doubled the gradients it was given before this one."""
+    ``doubled`` says the hook doubled the gradients it was given before this one, on
+    its earlier calls (``call`` counts them from 1)."""
     arrived = np.asarray(incoming, dtype=np.float64)
     if close(v_grad, 2 * arrived, shape_free=False):
         return None
     gave = f"v.grad = {show(v_grad)} for an incoming gradient {show(arrived)}"
+    if doubled:
+        gave += f" (call {call} of your hook)"
     if (doubled and close(v_grad, arrived, shape_free=False)) or _partly_doubled(v_grad, arrived):
         return not_yet(
             ex,
@@ -217,10 +233,11 @@ def check_accumulated_grad(x_grad) -> Result:
         return not_yet(
             ex,
             [
-                "you gave a tensor, x.grad itself after running backward again: the "
-                "exercise asks you to PREDICT it from how .grad behaves, before running "
-                "anything. Type the number; the cell after the check runs the second "
-                "backward for you.",
+                "you gave a tensor, not a number: an expression computed from tensors "
+                "(one built from x.grad, say) or x.grad read after running backward "
+                "again. The exercise asks you to PREDICT the value from how .grad "
+                "behaves and type it as a plain number; the cell after the check runs "
+                "the second backward for you.",
                 "think about what AccumulateGrad does with a gradient when .grad already "
                 "holds one.",
             ],
@@ -235,6 +252,11 @@ def check_accumulated_grad(x_grad) -> Result:
             ((0.0,), "nothing zeroes .grad between the two calls."),
             ((9.0, 18.0), "the gradient of x**2 is 2x, not x**2."),
             ((36.0,), "the two passes do not multiply: how does AccumulateGrad combine them?"),
+            (
+                (-12.0, -6.0),
+                "check the sign: at x = 3 the gradient of x**2 is positive, and "
+                "backward adds it into .grad; nothing subtracts.",
+            ),
         ],
         "the cell above printed x.grad after one backward; predict what a second adds.",
     )
@@ -331,8 +353,9 @@ MANUAL_ANSWER = """def gradf(x):
 Product rule with u = x^2, v = e^x: (u v)' = u' v + u v' = 2x e^x + x^2 e^x."""
 
 
-# Points where gradf is compared with the formula: small ones, and large |x|, where a
-# finite difference's error shows even in relative terms.
+# Points where gradf is compared with the formula, a 4x4 grid (as the lesson says):
+# small ones, and large |x|, where a finite difference's error shows even in relative
+# terms.
 MANUAL_POINTS = np.array(
     [
         [-1.5, -0.3, 0.0, 0.4],
@@ -454,7 +477,21 @@ def check_manual_gradient(gradf) -> Result:
                 gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
             )
         return correct(ex, "2x e^x + x^2 e^x matches what autograd computes.")
-    if close(got, 2 * xs * np.exp(xs)):
+    if np.isnan(as_array(got)).any():
+        first = _nan_hint(gradf, got, xs)
+    elif close(got, -want):
+        first = (
+            "your gradf has the opposite sign of the derivative everywhere: check the "
+            "sign of each term. Nothing in x^2 e^x brings a minus into its derivative."
+        )
+    elif close(got, xs**2 * np.exp(xs) - 2 * xs * np.exp(xs)) or close(
+        got, 2 * xs * np.exp(xs) - xs**2 * np.exp(xs)
+    ):
+        first = (
+            "one of your two terms has the wrong sign: the product rule combines its "
+            "terms without a minus, and neither factor's derivative carries one."
+        )
+    elif close(got, 2 * xs * np.exp(xs)):
         first = "the product rule has two terms, and you have only one: which one is missing?"
     elif close(got, xs**2 * np.exp(xs)):
         first = "that is f(x) itself; differentiate it with the product rule."
@@ -462,18 +499,16 @@ def check_manual_gradient(gradf) -> Result:
         first = "the product rule ADDS two terms: u' v + u v'."
     elif close(got, 2 * xs):
         first = "that is the derivative of x^2 alone; f also has the factor e^x."
-    elif np.isnan(as_array(got)).any():
-        first = (
-            "your gradf gives nan at x = 0: you divide by x there (0 / 0); write the "
-            "formula without a division by x."
-        )
     elif close(got, want, atol=5e-2, rtol=5e-2):
         first = (
             "your gradf is near the derivative but not equal to it: an estimate such as a "
             "finite difference is; the checker wants the exact formula."
         )
     else:
-        first = "(u v)' = u' v + u v' with u = x^2 and v = e^x."
+        first = (
+            "f is the product of two factors: differentiate it with the product rule, "
+            "then compare your formula with it term by term."
+        )
     return not_yet(
         ex,
         [
@@ -483,6 +518,98 @@ def check_manual_gradient(gradf) -> Result:
         ],
         gave=_wrong_at(got, want, xs),
     )
+
+
+def _nan_hint(gradf, got, xs: np.ndarray) -> str:
+    """The hint for a gradf that gives nan: where, and why when the ops it recorded
+    show it (a division by zero, the log or a root of a number that has none)."""
+    values = as_array(got)
+    nan_at = []
+    if values.shape == xs.shape:
+        nearest_zero_first = np.argsort(np.abs(xs), axis=None, kind="stable")
+        spots = [np.unravel_index(flat, xs.shape) for flat in nearest_zero_first]
+        nan_at = [xs[spot] for spot in spots if np.isnan(values[spot])]
+    at = f"{nan_at[0]:g}" if nan_at else "some points"
+    cause = _nan_cause(gradf, xs)
+    if cause == "divide" and nan_at and nan_at[0] == 0:
+        return (
+            "your gradf gives nan at x = 0: you divide by zero there (0 / 0: a division "
+            "by x, or by something that is 0 at x = 0); the derivative of x^2 e^x needs "
+            "no division: write the formula without one."
+        )
+    if cause == "divide":
+        return (
+            f"your gradf gives nan at x = {at}: it divides by zero there; the derivative "
+            "of x^2 e^x needs no division: write the formula without one."
+        )
+    if cause == "log":
+        return (
+            f"your gradf gives nan at x = {at}: it takes the log of 0 or of a negative "
+            "number there; the derivative of x^2 e^x needs no log."
+        )
+    if cause == "root":
+        return (
+            f"your gradf gives nan at x = {at}: it takes a root (or a fractional power) "
+            "of a negative number there; the derivative of x^2 e^x needs none."
+        )
+    return (
+        f"your formula gave nan at x = {at}: some step of it has no value there "
+        "(0 / 0, inf - inf, 0 * inf, ...). Work out each step of your formula at that "
+        "point to find which one."
+    )
+
+
+def _saved(node, name: str):
+    """A value the node saved for backward, as an array, or None."""
+    try:
+        value = getattr(node, name)
+    except Exception:  # not saved by this node, or freed
+        return None
+    try:
+        return as_array(value)
+    except Exception:  # a number or something else: not an array of values
+        return None
+
+
+def _nan_cause(gradf, xs: np.ndarray) -> str | None:
+    """``"divide"``, ``"log"`` or ``"root"`` when gradf, given an x that requires grad,
+    records an op that has no value at some point; None when nothing shows it (the
+    formula ran outside autograd, or the nan comes from elsewhere)."""
+    x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
+    try:
+        with AutogradCalls():
+            got = gradf(x)
+    except Exception:  # the first call's result is the one reported
+        return None
+    stack, seen = [getattr(got, "grad_fn", None)], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        name = node.name()
+        if name == "DivBackward0":
+            other = _saved(node, "_saved_other")
+            if other is not None and (other == 0).any():
+                return "divide"
+        if name == "ReciprocalBackward0":
+            result = _saved(node, "_saved_result")
+            if result is not None and np.isinf(result).any():
+                return "divide"
+        if name in ("LogBackward0", "Log2Backward0", "Log10Backward0"):
+            inside = _saved(node, "_saved_self")
+            if inside is not None and (inside <= 0).any():
+                return "log"
+        if name in ("SqrtBackward0", "PowBackward0", "PowBackward1"):
+            result = _saved(node, "_saved_result")
+            base = _saved(node, "_saved_self")
+            if (result is not None and np.isnan(result).any()) or (
+                name == "PowBackward0" and base is not None and (base < 0).any()
+                and not float(getattr(node, "_saved_exponent", 2)).is_integer()
+            ):
+                return "root"
+        stack.extend(fn for fn, _ in node.next_functions)
+    return None
 
 
 def _relative_error(got, want: np.ndarray) -> float:
@@ -517,7 +644,8 @@ def _traced_to_x(gradf, xs: np.ndarray) -> bool:
     recorded from x: what tensor operations on x give, and numpy never does."""
     x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
     try:
-        with AutogradCalls(), _GradModeReads() as reads:  # a backward was refused already
+        # a backward was refused already
+        with AutogradCalls(), _GradModeReads() as reads, _Conversions() as conversions:
             got = gradf(x)
     except RuntimeError as exc:
         return "numpy" not in str(exc)  # x.numpy() refuses a tensor that requires grad
@@ -525,7 +653,42 @@ def _traced_to_x(gradf, xs: np.ndarray) -> bool:
         return True
     # Tensor ops under no_grad record nothing, yet are the formula written with ng ops:
     # the exercise forbids asking autograd for the gradient, not switching recording off.
-    return not isinstance(got, ng.Tensor) or got.grad_fn is not None or reads.off
+    # So are tensor ops on x.detach(): what tells numpy apart is a tensor turned into
+    # an array or numbers on the way.
+    return (
+        not isinstance(got, ng.Tensor)
+        or got.grad_fn is not None
+        or reads.off
+        or not conversions.count
+    )
+
+
+class _Conversions:
+    """Counts the tensors turned into numpy arrays or Python numbers while the block
+    runs (``.numpy()``, ``np.asarray``, ``.item()``, ``.tolist()``): a result computed
+    outside naivegraph's ops went through one of them."""
+
+    NAMES = ("numpy", "__array__", "item", "tolist")
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> _Conversions:
+        self._real = {name: vars(ng.Tensor)[name] for name in self.NAMES}
+        for name, real in self._real.items():
+            setattr(ng.Tensor, name, self._counted(real))
+        return self
+
+    def _counted(self, real):
+        def counted(*args, **kwargs):
+            self.count += 1
+            return real(*args, **kwargs)
+
+        return counted
+
+    def __exit__(self, *exc_info: object) -> None:
+        for name, real in self._real.items():
+            setattr(ng.Tensor, name, real)
 
 
 class _GradModeReads:
@@ -626,6 +789,21 @@ def check_second_derivative(derivatives) -> Result:
                 ],
                 gave=f"f'({at}) = {show(first_v)}, f''({at}) = {show(second_v)} for f(x) = {text}",
             )
+        cleared = x.grad is None or (
+            x.grad is x_grad_before and bool(held) and not np.any(as_array(x.grad))
+        )
+        if cleared and x_grad_before is not None and first is not x.grad:
+            return not_yet(
+                ex,
+                [
+                    "your function cleared x.grad (set it to None, or zeroed it): x.grad "
+                    "belongs to the caller, who "
+                    "may still need the gradient it held. ng.autograd.grad neither reads "
+                    "nor writes x.grad, so there is nothing to clear first.",
+                    "leave x.grad alone: take both derivatives from ng.autograd.grad.",
+                ],
+                gave=f"x.grad cleared by your function, for f(x) = {text}",
+            )
         if first is not x.grad and _grad_changed(x, x_grad_before, held):
             return not_yet(
                 ex,
@@ -649,6 +827,23 @@ def check_second_derivative(derivatives) -> Result:
                 _second_hints(first_v, second_v, want2),
                 gave=f"f''({at}) = {show(second_v)} for f(x) = {text}",
             )
+        in_float32 = [v for v in (*calls_of_f, first, second) if _is_float32(v)]
+        if in_float32 and not (
+            close(first_v, want1, atol=0.0, rtol=1e-11)
+            and close(second_v, want2, atol=0.0, rtol=1e-11)
+        ):
+            return not_yet(
+                ex,
+                [
+                    "your derivatives are computed in float32 (a cast such as .float() or "
+                    "dtype=ng.float32): float32 keeps about 7 digits, so they are off "
+                    "in the 8th. x comes in float64: keep its dtype, with no cast, for "
+                    "f(x) and for what you return.",
+                    "call f on x as it is given and return the tensors ng.autograd.grad "
+                    "gives, unconverted.",
+                ],
+                gave=f"float32 derivatives for f(x) = {text}",
+            )
         # Autograd is exact to rounding; a finite difference is off in the 8th digit.
         for which, value, want in (("first", first_v, want1), ("second", second_v, want2)):
             if not close(value, want, atol=0.0, rtol=1e-11):
@@ -671,6 +866,11 @@ def check_second_derivative(derivatives) -> Result:
             "create_graph=True recorded the first backward pass, and differentiating it gave f''.",
         )
     return correct(ex, "both derivatives are autograd's, exact on every function tried.")
+
+
+def _is_float32(value) -> bool:
+    """A float32 tensor or number: a cast the learner made on the float64 x."""
+    return getattr(value, "dtype", None) in (ng.float32, np.float32)
 
 
 def _not_two_values(ex: str, got) -> Result:
