@@ -120,11 +120,12 @@ PREDICTIONS_ANSWER = """raises = (True, False, True).
 (3) exp saves its OUTPUT b (d e^a / da = e^a); b.add_(1) changes it: error."""
 
 SNIPPET_HINTS = (
-    "(1): b * b needs b's values for its backward (the gradient of b*b is 2b), and "
-    "b[0] = 1000 changes them afterwards.",
-    "(2): the derivative of b + 1 is 1 whatever b holds: does backward need b's values?",
-    "(3): the derivative of e^a is e^a itself, so exp keeps its result b for backward; "
-    "add_ then changes b.",
+    "(1): which tensor does b * b keep for its backward, and is that tensor written in "
+    "place after the op kept it? Follow b's version counter from the op to backward.",
+    "(2): does the backward of b + 1 need any tensor's values at all? An in-place op "
+    "only matters to a backward that kept the tensor it wrote into.",
+    "(3): what does exp keep for its backward, its input or its output? Follow that "
+    "tensor's version counter: is it written in place before backward?",
 )
 
 
@@ -258,15 +259,49 @@ def _check_one_reset(ex: str, reset, values) -> Result | None:
     result = _all_tens(ex, a, values)
     if result is not None:
         return result
+    grad_before = None if a.grad is None else a.grad.detach().numpy().copy()
+    hooks = _hooks_on(a)
     loss = (a * a).mean()
     loss.backward()
     if not close(a.grad, np.full(np.shape(values), 10.0 * 2 / np.size(values))):
+        if hooks:
+            return not_yet(
+                ex,
+                [
+                    "your reset leaves a hook registered on `a` (leftover state, from an "
+                    "earlier try or a test in the function): every later backward runs "
+                    "it, and it changes the gradient that reaches a.grad.",
+                    "reset only changes the values of `a`: no register_hook on it.",
+                ],
+                gave=f"a with {hooks} hook{'s' if hooks > 1 else ''} registered by reset",
+            )
+        if grad_before is not None:
+            return not_yet(
+                ex,
+                [
+                    "after your reset `a` already holds a .grad (leftover state, from a "
+                    "backward or an assignment in the function): the next backward adds "
+                    "to it instead of starting from nothing.",
+                    "reset only changes the values of `a`: run no backward in it and "
+                    "leave its .grad as it was.",
+                ],
+                gave=f"a.grad = {show(grad_before)} right after reset(a)",
+            )
         return not_yet(
             ex,
             "the new values must be in place before the forward pass.",
             gave=f"a.grad = {show(a.grad)} after (a*a).mean().backward()",
         )
     return None
+
+
+def _hooks_on(a) -> int:
+    """How many hooks are registered on the leaf ``a`` (on its gradient, or after it
+    is accumulated)."""
+    found = 0
+    for hooks in (a._hooks, a.__dict__.get("_post_accumulate_hooks")):
+        found += len(hooks) if hooks else 0
+    return found
 
 
 def _same_kind(ex: str, a, values, dtype) -> Result | None:
