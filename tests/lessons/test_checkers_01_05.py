@@ -134,7 +134,7 @@ def setup_requires_grad_(model, n):
     model.requires_grad_(False) if hasattr(model, "requires_grad_") else [
         p.requires_grad_(False) for p in model.parameters()]
     model.fc = ng.nn.Linear(8, n)
-    return ng.optim.SGD(list(model.fc.parameters()), lr=0.05)
+    return ng.optim.SGD(list(model.fc.parameters()), lr=0.1, momentum=0.9)
 
 
 def predict_ok(model, x):
@@ -301,34 +301,34 @@ def reset_switch_off(a):
 
 def setup_not_frozen(model, n):
     model.fc = ng.nn.Linear(8, n)
-    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
 
 
 def setup_all_params(model, n):
     for p in model.parameters():
         p.requires_grad = False
     model.fc = ng.nn.Linear(8, n)
-    return ng.optim.SGD(model.parameters(), lr=0.1)
+    return ng.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
 
 def setup_hard_coded(model, n):
     for p in model.parameters():
         p.requires_grad = False
     model.fc = ng.nn.Linear(8, 3)
-    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
 
 
 def setup_frozen_after(model, n):
     model.fc = ng.nn.Linear(8, n)
     for p in model.parameters():
         p.requires_grad = False
-    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
 
 
 def setup_keeps_old_fc(model, n):
     for p in model.parameters():
         p.requires_grad = False
-    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
 
 
 def predict_detach(model, x):
@@ -960,14 +960,14 @@ def setup_two_layer_head(model, n):
     for p in model.parameters():
         p.requires_grad = False
     model.fc = ng.nn.Sequential(ng.nn.Linear(8, 16), ng.nn.ReLU(), ng.nn.Linear(16, n))
-    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
 
 
 def setup_two_layer_head_fixed(model, n):
     for p in model.parameters():
         p.requires_grad = False
     model.fc = ng.nn.Sequential(ng.nn.Linear(8, 16), ng.nn.ReLU(), ng.nn.Linear(16, 3))
-    return ng.optim.SGD(model.fc.parameters(), lr=0.1)
+    return ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
 
 
 def test_05_2_an_optimizer_that_does_not_move_the_head_is_refused(capsys):
@@ -1280,7 +1280,7 @@ def setup_weight_only(model, n):
     for p in model.parameters():
         p.requires_grad = False
     model.fc = ng.nn.Linear(8, n)
-    return ng.optim.SGD([model.fc.weight], lr=0.1)
+    return ng.optim.SGD([model.fc.weight], lr=0.1, momentum=0.9)
 
 
 def test_05_2_an_optimizer_that_climbs_the_loss_is_refused(capsys):

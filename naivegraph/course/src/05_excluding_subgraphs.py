@@ -108,11 +108,13 @@ print("body unchanged:", all(np.array_equal(b, p.numpy())
 # ### Exercise 05-2: fine-tuning, as a function
 #
 # The checker calls your function on fresh copies of `Net` with different numbers of
-# classes.
+# classes, and compares two training steps of your optimizer with the steps those
+# settings give.
 
 # %% exercise="05-2"
 # Exercise 05-2: freeze `model`, give it a new `fc` with n_classes outputs
-# (its input size is 8), and return an SGD optimizer over the new layer only.
+# (its input size is 8), and return an SGD optimizer over the new layer only,
+# with the settings of the optimizer above (lr=0.1, momentum=0.9).
 def finetune_setup(model, n_classes):
     ### BEGIN SOLUTION
     for p in model.parameters():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import numpy as np
 
 import naivegraph as ng
@@ -15,6 +18,7 @@ from ..checking import (
     checker,
     close,
     correct,
+    crash_message,
     failed,
     is_blank,
     not_callable,
@@ -118,9 +122,21 @@ def check_finetune_setup(setup) -> Result:
     )
 
 
+#: The optimizer settings the lesson uses, and the exercise asks for.
+LESSON_SGD = {"lr": 0.1, "momentum": 0.9, "dampening": 0, "weight_decay": 0, "nesterov": False}
+_SETTING_NAMES = {
+    "lr": "the learning rate",
+    "momentum": "the momentum",
+    "dampening": "the dampening",
+    "weight_decay": "the weight decay",
+    "nesterov": "the Nesterov flag",
+}
+
+
 def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
     model = _tiny_net()
     old_fc = model.fc
+    dtypes = {p.dtype for p in model.parameters()}
     body_before = [p.detach().numpy().copy() for p in model.body.parameters()]
     ok, opt = call_answer(ex, setup, model, n_classes)
     if not ok:
@@ -142,6 +158,34 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
                 "assigning a new module to model.fc replaces the old one.",
             ],
             gave="the old model.fc",
+        )
+    if isinstance(model.fc, ng.nn.Module) and any(m is old_fc for m in model.fc.modules()):
+        return not_yet(
+            ex,
+            [
+                "your new fc reuses the old last layer inside it (its outputs feed the "
+                "new one): the old head's frozen weights still stand between the body "
+                "and the new classes. The exercise REPLACES the old layer by a new one "
+                "that takes the body's 8 features itself.",
+                "build the new fc from a fresh layer alone, without the old model.fc in it.",
+            ],
+            gave="a new fc built around the old one",
+        )
+    changed = sorted({_dtype_name(p.dtype) for p in model.parameters()} - {
+        _dtype_name(d) for d in dtypes
+    })
+    if changed:
+        return not_yet(
+            ex,
+            [
+                f"your function changed the dtype of the model's parameters to "
+                f"{', '.join(changed)} (.double() or .to(...)): the body, its inputs and "
+                "the lesson's data are float32, and a layer of another dtype refuses "
+                "them. Leave the model's dtype as it was.",
+                "a new layer is made in the default dtype, the one the body has: no cast "
+                "is needed.",
+            ],
+            gave=f"a model with {', '.join(changed)} parameters",
         )
     out = _head_outputs(model.fc)
     if isinstance(out, Exception):
@@ -169,6 +213,19 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
                 "freeze by switching requires_grad off on every parameter of the model.",
             ],
             gave=f"{len(trainable)} body parameters that still require grad",
+        )
+    head_flags = dict(model.fc.named_parameters())
+    frozen = [name for name, p in head_flags.items() if not p.requires_grad]
+    if frozen and len(frozen) < len(head_flags):
+        return not_yet(
+            ex,
+            [
+                f"part of the new fc is frozen ({', '.join(frozen)} does not require "
+                "grad): it would never train, and the head cannot learn without it. "
+                "Every parameter of the new layer must train.",
+                "freeze the body only; a new layer's parameters require grad as they are.",
+            ],
+            gave=f"a new fc with {', '.join(frozen)} frozen",
         )
     if not all(p.requires_grad for p in model.fc.parameters()):
         return not_yet(
@@ -217,6 +274,10 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
     return _step_keeps_body(ex, model, opt, body_before, n_classes)
 
 
+def _dtype_name(dtype) -> str:
+    return str(dtype).rsplit(".", 1)[-1]
+
+
 def _tensors(count: int) -> str:
     return f"{count} tensor" if count == 1 else f"{count} tensors"
 
@@ -233,15 +294,24 @@ def _head_outputs(head) -> int | str | Exception:
     return shape[-1] if len(shape) == 2 and shape[0] == 5 else f"outputs of shape {shape}"
 
 
+def _train_step(model, opt, x, target) -> list[np.ndarray]:
+    """One training step of ``opt``: the head's gradients it was given."""
+    opt.zero_grad()
+    ng.nn.functional.cross_entropy(model(x), target).backward()
+    grads = [_grad_of(p) for p in model.fc.parameters()]
+    opt.step()
+    return grads
+
+
 def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result | None:
     x = ng.randn(5, 2)
     target = ng.tensor([i % n_classes for i in range(5)])
     head_before = [p.detach().numpy().copy() for p in model.fc.parameters()]
+    # The lesson's optimizer on copies of the head, given the same gradients.
+    copies = [ng.tensor(b.copy(), requires_grad=True) for b in head_before]
+    lessons = ng.optim.SGD(copies, **LESSON_SGD)
     try:
-        opt.zero_grad()
-        ng.nn.functional.cross_entropy(model(x), target).backward()
-        grads = [_grad_of(p) for p in model.fc.parameters()]
-        opt.step()
+        grads = _train_step(model, opt, x, target)
     except Exception as exc:  # a head of the wrong input size, for instance
         return failed(
             ex,
@@ -270,7 +340,10 @@ def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result
         float(np.sum(g * (p.detach().numpy() - b)))
         for g, b, p in zip(grads, head_before, model.fc.parameters())
     )
-    if climb > 0:
+    groups = getattr(opt, "param_groups", [])
+    maximize = any(group.get("maximize") for group in groups)
+    decay = any(group.get("weight_decay") for group in groups)
+    if maximize or (climb > 0 and not decay):
         return not_yet(
             ex,
             [
@@ -281,7 +354,51 @@ def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result
             ],
             gave="an optimizer whose step climbs the loss",
         )
+    return _step_like_the_lessons(ex, model, opt, lessons, copies, grads, x, target)
+
+
+def _step_like_the_lessons(ex: str, model, opt, lessons, copies, grads, x, target):
+    """None when two training steps move the head as the lesson's settings do, else
+    the hint naming the settings that differ (never their values).  Two steps: the
+    first shows the learning rate and the weight decay, the second the momentum."""
+    for step in (1, 2):
+        if step == 2:
+            try:
+                grads = _train_step(model, opt, x, target)
+            except Exception as exc:  # the first step ran: reported as it is
+                return failed(ex, crash_message(exc))
+        for copy, g in zip(copies, grads):
+            copy.grad = ng.tensor(g, dtype=copy.dtype)
+        lessons.step()
+        mine = [p.detach().numpy() for p in model.fc.parameters()]
+        theirs = [c.detach().numpy() for c in copies]
+        if not all(close(m, t, atol=1e-6, rtol=1e-4) for m, t in zip(mine, theirs)):
+            return _step_size_hint(ex, opt, step)
     return None
+
+
+def _step_size_hint(ex: str, opt, step: int) -> Result:
+    differ: list[str] = []
+    for group in getattr(opt, "param_groups", []):
+        for key, name in _SETTING_NAMES.items():
+            if key in group and group[key] != LESSON_SGD[key] and name not in differ:
+                differ.append(name)
+    # The first step of momentum is the gradient itself: it cannot explain step 1.
+    first_step = [n for n in differ if n not in ("the momentum", "the dampening")]
+    if step == 1 and first_step:
+        differ = first_step
+    which = " and ".join(differ) if differ else "the learning rate, the momentum and the weight decay"
+    return not_yet(
+        ex,
+        [
+            f"the size of the step is not the one the lesson's settings give (step "
+            f"{step} of training): look at {which} you gave SGD. The exercise asks for "
+            "the settings of the lesson's own optimizer.",
+            "the step SGD takes is the gradient (plus weight decay, through momentum) "
+            "times the learning rate: each setting changes its size.",
+        ],
+        gave=f"an optimizer whose step {step} differs in size from the lesson's",
+    )
 
 
 def _grad_of(p) -> np.ndarray:
@@ -338,21 +455,91 @@ def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
     grad_before = case != "grad mode off"
     training_before = [m.training for m in model.modules()]
     flags_before = [p.requires_grad for p in model.parameters()]
+    raised = None
     try:
         ng.set_grad_enabled(grad_before)
-        ok, out = call_answer(ex, predict, model, x)
+        try:
+            out = predict(model, x)
+        except Exception as exc:  # reported below, with grad mode put back first
+            raised = exc
         grad_after = ng.is_grad_enabled()
     finally:
         ng.set_grad_enabled(True)  # the learner's mistake must not leak into what follows
-    if not ok:
-        return out
+    if raised is not None:
+        return _prediction_raised(ex, predict, raised)
     blank = returned_blank(ex, out)
     if blank is not None:
         return blank
     changed = _changed_state(ex, model, grad_before, grad_after, training_before, flags_before)
     if changed is not None:
         return changed
+    if getattr(out, "grad_fn", None) is not None and close(out, want, shape_free=False):
+        not_in_force = _no_grad_not_in_force(ex, predict, out)
+        if not_in_force is not None:
+            return not_in_force
     return _judge_output(ex, model, x, out, want)
+
+
+def _prediction_raised(ex: str, predict, exc: Exception) -> Result:
+    """The hint for a predict that raised: a class used as a context manager (no_grad
+    without its parentheses) is told so, anything else is reported where it happened."""
+    text = str(exc)
+    if (
+        isinstance(exc, (TypeError, AttributeError))
+        and ("context manager" in text or "__enter__" in text)
+        and re.search(r"\bno_grad\s*:", _source(predict))
+    ):
+        return not_yet(
+            ex,
+            [
+                "your `with` statement is given the class no_grad itself, not an object "
+                "made from it: a `with` block needs the object, so call the class (with "
+                "its parentheses) to make one.",
+                "a context manager is an object with __enter__ and __exit__; no_grad is "
+                "the class that makes such objects.",
+            ],
+            gave="a `with` on the class no_grad",
+        )
+    return failed(ex, crash_message(exc))
+
+
+def _source(fn) -> str:
+    """The learner's function's source, or "" when it cannot be read."""
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        return ""
+
+
+def _no_grad_not_in_force(ex: str, predict, out) -> Result | None:
+    """The hint for a predict that names no_grad, yet ran the model with naivegraph
+    recording: torch's no_grad, or one made but not entered around the model's call."""
+    source = _source(predict)
+    if not re.search(r"\bno_grad\b", source):
+        return None
+    gave = f"an output with a grad_fn ({out.grad_fn.name()})"
+    if re.search(r"\btorch\b", source):
+        return not_yet(
+            ex,
+            [
+                "that is torch's no_grad: it switches off torch's recording, and "
+                "naivegraph records its own graph, which torch's switch does not reach. "
+                "Use naivegraph's no_grad (ng.no_grad).",
+                "naivegraph has its own grad mode, with the same names as torch's.",
+            ],
+            gave=gave,
+        )
+    return not_yet(
+        ex,
+        [
+            "your function names no_grad, yet the model ran with recording on: no_grad "
+            "switches recording off only inside its `with` block (or for a function it "
+            "decorates). Making the object alone, or calling the model after the block "
+            "ended, changes nothing.",
+            "the model's call must be inside the block that no_grad opens.",
+        ],
+        gave=gave,
+    )
 
 
 def _changed_state(
