@@ -90,6 +90,7 @@ def _typed_tensor(value) -> bool:
     """A tensor of one number without history: what ng.tensor(5.0) gives."""
     return is_tensor(value) and not _read_off(value) and np.size(value.detach().numpy()) == 1
 
+
 FORWARD_ANSWER = """l1 = 2, l2 = 5, l3 = 8, l4 = 40, loss = 40 (one element each).
 input is all ones, so l1 = 1 * w1 = 2; l2 = l1 + w2 = 2 + 3; l3 = l1 * w3 = 2 * 4;
 l4 = l2 * l3 = 5 * 8; loss is the mean of four elements that are all 40."""

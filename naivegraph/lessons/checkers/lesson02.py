@@ -128,7 +128,7 @@ def _loose(name: str) -> str:
 
 
 def _names_the_op(got: str, want: str) -> bool:
-    """"Mul", "mul", "Accumulate": the start of the right node's name, without the rest
+    """ "Mul", "mul", "Accumulate": the start of the right node's name, without the rest
     of it (the "Backward0" of an op's node)."""
     bare = "".join(c for c in got.lower() if c.isalpha())
     return len(bare) >= 3 and _loose(want).startswith(bare)
@@ -209,9 +209,7 @@ def check_next_functions(z_next, y_next) -> Result:
                 gave=f"{which}_next = {names}",
             )
     if "None" in z_names + y_names:
-        return not_yet(
-            ex, 'write None without quotes where there is no node: "None" is a string.'
-        )
+        return not_yet(ex, 'write None without quotes where there is no node: "None" is a string.')
     z_hints = [
         _input_hint("y", z_names[0], "MulBackward0"),
         _input_hint("b", z_names[1], "AccumulateGrad"),
@@ -225,9 +223,12 @@ def check_next_functions(z_next, y_next) -> Result:
             if hint is not None:
                 return not_yet(
                     ex,
-                    [hint, "an entry is the node that receives the gradient of that input: "
-                     "the input's grad_fn, the AccumulateGrad of a leaf that requires "
-                     "grad, or None when no gradient is needed."],
+                    [
+                        hint,
+                        "an entry is the node that receives the gradient of that input: "
+                        "the input's grad_fn, the AccumulateGrad of a leaf that requires "
+                        "grad, or None when no gradient is needed.",
+                    ],
                     gave=f"{which}_next = {names}",
                 )
     return correct(
@@ -283,7 +284,9 @@ def _input_hint(name: str, got: Any, want: Any) -> str | None:
     if got is None:
         return f"{name} requires grad: its gradient has to be stored somewhere."
     if got in ("MulBackward0", "AddBackward0"):
-        return f"{name} is a leaf, made by you: no op made it. Which node writes into a leaf's .grad?"
+        return (
+            f"{name} is a leaf, made by you: no op made it. Which node writes into a leaf's .grad?"
+        )
     return f"{name} is a leaf that requires grad: which node writes into its .grad?"
 
 
@@ -354,8 +357,12 @@ def _small_cases(twin: bool) -> list[LeafCase]:
         ("(a * b + c).sum()", (a * b + c).sum(), [a, b], names),
         ("(a.exp() * a).mean()", (a.exp() * a).mean(), [a], names),
         ("b * b * b", b * b * b, [b], names),
-        ("(p * q + q).sum(), p and q two leaves that hold equal values", (p * q + q).sum(),
-         [p, q], names),
+        (
+            "(p * q + q).sum(), p and q two leaves that hold equal values",
+            (p * q + q).sum(),
+            [p, q],
+            names,
+        ),
     ]
 
 
@@ -453,8 +460,10 @@ def check_find_leaves(find_leaves) -> Result:
         if any(not isinstance(t, ng.Tensor) for t in items):
             return not_yet(
                 ex,
-                ["return tensors, not nodes: an AccumulateGrad node keeps its leaf in "
-                 "`node.variable`."],
+                [
+                    "return tensors, not nodes: an AccumulateGrad node keeps its leaf in "
+                    "`node.variable`."
+                ],
                 gave=f"a list holding {sorted({type(t).__name__ for t in items})}",
             )
         if _copies_of(items, leaves):
@@ -501,9 +510,11 @@ def check_find_leaves(find_leaves) -> Result:
                     "remembers the nodes (or leaves) it has seen by a key that two "
                     "different ones can share, such as node.name() (every leaf's node "
                     "has the same name), a dtype, or a shape. Two nodes are the same only "
-                    "when they are the same object.",
-                    "key what you remember by the node itself or by id(node), never by "
-                    "its name, dtype or printout.",
+                    "when they are the same object: key what you remember by the node "
+                    "itself or by id(node).",
+                    "by name, every leaf looks like every other one (all are "
+                    "AccumulateGrad), and by dtype too when they share one: the walk then "
+                    "skips all of them but the first.",
                 ],
                 gave=f"{shown} for {text}",
             )

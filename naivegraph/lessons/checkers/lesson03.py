@@ -51,8 +51,9 @@ HOOK_CASES = (
 # its own and every result compared: a hook that counts its calls and stops doubling
 # after a few of them does not pass.  The first two share a shape: a typed-in result
 # shows.
-HOOK_CALLS = tuple(HOOK_CASES[(start + i) % len(HOOK_CASES)] for start in range(4)
-                   for i in range(len(HOOK_CASES)))
+HOOK_CALLS = tuple(
+    HOOK_CASES[(start + i) % len(HOOK_CASES)] for start in range(4) for i in range(len(HOOK_CASES))
+)
 
 
 @checker("03-1", answer=HOOK_ANSWER)
@@ -604,7 +605,9 @@ def _nan_cause(gradf, xs: np.ndarray) -> str | None:
             result = _saved(node, "_saved_result")
             base = _saved(node, "_saved_self")
             if (result is not None and np.isnan(result).any()) or (
-                name == "PowBackward0" and base is not None and (base < 0).any()
+                name == "PowBackward0"
+                and base is not None
+                and (base < 0).any()
                 and not float(getattr(node, "_saved_exponent", 2)).is_integer()
             ):
                 return "root"

@@ -355,7 +355,9 @@ def _all_tens(ex: str, a, values) -> Result | None:
                 else "some elements kept their old values: your change missed part of `a` "
                 "(a slice that starts or stops too early?). Set every element."
             )
-            return not_yet(ex, [first, "change all of `a`, whatever its shape and length."], gave=gave)
+            return not_yet(
+                ex, [first, "change all of `a`, whatever its shape and length."], gave=gave
+            )
     return not_yet(
         ex,
         [

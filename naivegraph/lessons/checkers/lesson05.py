@@ -171,9 +171,9 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ],
             gave="a new fc built around the old one",
         )
-    changed = sorted({_dtype_name(p.dtype) for p in model.parameters()} - {
-        _dtype_name(d) for d in dtypes
-    })
+    changed = sorted(
+        {_dtype_name(p.dtype) for p in model.parameters()} - {_dtype_name(d) for d in dtypes}
+    )
     if changed:
         return not_yet(
             ex,
@@ -258,8 +258,7 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
                 "give the optimizer all of the new layer's parameters: the layer lists "
                 "them for you.",
             ],
-            gave=f"an optimizer over {_tensors(len(opt_params))} of the new layer's "
-            f"{len(head)}",
+            gave=f"an optimizer over {_tensors(len(opt_params))} of the new layer's {len(head)}",
         )
     if opt_params != {id(p) for p in model.fc.parameters()}:
         return not_yet(
@@ -324,8 +323,7 @@ def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result
     ):
         return not_yet(ex, "a training step changed the frozen body.")
     if all(
-        np.array_equal(b, p.detach().numpy())
-        for b, p in zip(head_before, model.fc.parameters())
+        np.array_equal(b, p.detach().numpy()) for b, p in zip(head_before, model.fc.parameters())
     ):
         return not_yet(
             ex,
@@ -387,7 +385,9 @@ def _step_size_hint(ex: str, opt, step: int) -> Result:
     first_step = [n for n in differ if n not in ("the momentum", "the dampening")]
     if step == 1 and first_step:
         differ = first_step
-    which = " and ".join(differ) if differ else "the learning rate, the momentum and the weight decay"
+    which = (
+        " and ".join(differ) if differ else "the learning rate, the momentum and the weight decay"
+    )
     return not_yet(
         ex,
         [
@@ -436,7 +436,13 @@ def check_inference(predict) -> Result:
 # How predict is called, one call each: the plain case first, then a caller whose model
 # has a frozen parameter, is in eval mode, has grad mode off, or passes an x that
 # requires grad.  Each must find everything as it was after the call.
-_INFERENCE_CASES = ("plain", "one frozen parameter", "eval mode", "grad mode off", "x requires grad")
+_INFERENCE_CASES = (
+    "plain",
+    "one frozen parameter",
+    "eval mode",
+    "grad mode off",
+    "x requires grad",
+)
 
 
 def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
