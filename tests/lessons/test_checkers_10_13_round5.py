@@ -7,7 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import rejection_message
+from custom_functions import cube_with
+from dual_numbers import DUAL_SECRETS, Dual, dual_from, exact_div, exact_mul
 
+import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.lessons import exercises as ex
 
@@ -67,3 +70,165 @@ def test_update_written_any_right_way_still_passes_in_float64(update):
     before = args[3].value.copy(), args[4].value.copy()
     assert ex.check_update_nodes(*args)
     assert np.array_equal(args[3].value, before[0]) and np.array_equal(args[4].value, before[1])
+
+
+# -- 12-2: the sum written by hand, not asked of the engine ---------------------------------
+SUM_SECRETS = ("keepdims=True)", "range(grad.ndim", "axis=0")
+
+
+def sum_by_backward(grad, shape):
+    small = ng.tensor(np.zeros(shape), requires_grad=True)
+    (small.expand(*grad.shape) * ng.tensor(grad)).sum().backward()
+    return small.grad.numpy()
+
+
+def sum_by_autograd_grad(grad, shape):
+    small = ng.tensor(np.zeros(shape), requires_grad=True)
+    (summed,) = ng.autograd.grad(
+        small + ng.zeros(grad.shape, dtype=ng.float64), small, ng.tensor(grad)
+    )
+    return summed.numpy()
+
+
+def sum_by_hand(grad, shape):
+    grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
+    return grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
+
+
+@pytest.mark.parametrize("fn", [sum_by_backward, sum_by_autograd_grad])
+def test_sum_to_shape_that_runs_the_engine_is_refused_with_why(fn):
+    message = rejection_message(ex.check_sum_to_shape(fn), *SUM_SECRETS)
+    assert "calls the autograd engine" in message
+    assert "must not re-enter autograd" in message
+
+
+def test_sum_to_shape_by_hand_with_numpy_still_passes():
+    assert ex.check_sum_to_shape(sum_by_hand)
+
+
+# -- 12-1: a nan named where it appears ------------------------------------------------------
+CUBE_SECRETS = ("3 * x ** 2", "3 * x**2", "3x^2", "x ** 2 * grad_output")
+
+
+def cube_by_log(ctx, grad_output):  # exp(2 log x) is nan for x < 0, fine at x = 0
+    (x,) = ctx.saved_tensors
+    return 3 * (2 * x.log()).exp() * grad_output
+
+
+def cube_by_sqrt(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return 3 * x.sqrt() ** 4 * grad_output
+
+
+def cube_dividing_by_x(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return 3 * x**3 / x * grad_output
+
+
+@pytest.mark.parametrize("backward", [cube_by_log, cube_by_sqrt])
+def test_cube_nan_at_a_negative_x_is_placed_there_not_at_zero(backward):
+    message = rejection_message(ex.check_cube_function(cube_with(backward)), *CUBE_SECRETS)
+    assert "at x = -1 your backward gives nan" in message and "negative number" in message
+    assert "x = 0" not in message and "divides by x" not in message
+
+
+def test_cube_nan_at_zero_still_blames_the_division_by_x():
+    message = rejection_message(
+        ex.check_cube_function(cube_with(cube_dividing_by_x)), *CUBE_SECRETS
+    )
+    assert "at x = 0 your backward gives nan" in message and "divides by x" in message
+
+
+# -- 12-3: both products, and no shape advice for right shapes ------------------------------
+MATMUL_SECRETS = ("dY @ W.T", "X.T @ dY", "W.T", "X.T")
+
+
+def both_untransposed(X, W, dY):
+    return dY @ W, X @ dY
+
+
+def dX_right_dW_untransposed(X, W, dY):
+    return dY @ W.T, X @ dY
+
+
+def dX_untransposed_dW_right(X, W, dY):
+    return dY @ W, X.T @ dY
+
+
+def both_squared(X, W, dY):
+    return (dY @ W.T) ** 2, (X.T @ dY) ** 2
+
+
+def dW_shifted(X, W, dY):
+    return dY @ W.T, X.T @ dY + 1.0
+
+
+def both_nudged(X, W, dY):
+    return dY @ W.T + 1e-9, X.T @ dY + 1e-9
+
+
+def test_matmul_backward_with_both_products_unfit_says_both():
+    message = rejection_message(ex.check_matmul_backward(both_untransposed), *MATMUL_SECRETS)
+    assert "both of your products need fixing" in message and "one of your" not in message
+
+
+@pytest.mark.parametrize(
+    "fn, name", [(dX_right_dW_untransposed, "dW"), (dX_untransposed_dW_right, "dX")]
+)
+def test_matmul_backward_with_one_product_unfit_names_it(fn, name):
+    message = rejection_message(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    assert f"your product for {name} does not fit" in message
+
+
+@pytest.mark.parametrize(
+    "fn, says",
+    [
+        (both_squared, "dX and dW both have the right shape but not the right values"),
+        (dW_shifted, "dW has the right shape but not the right values"),
+        (both_nudged, "close but not exact"),
+    ],
+)
+def test_matmul_backward_with_right_shapes_gets_no_shape_advice(fn, says):
+    first = rejection_message(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    again = rejection_message(ex.check_matmul_backward(fn), *MATMUL_SECRETS)
+    assert says in first
+    for message in (first, again):
+        assert "write the shapes down" not in message and "inner sizes" not in message
+
+
+# -- 11-1: a result rounded to float32 is told so -------------------------------------------
+def mul_tangent_in_float32(u, v):
+    return Dual(u.value * v.value, np.float32(u.tangent * v.value + u.value * v.tangent))
+
+
+def mul_tangent_through_float32(u, v):
+    return Dual(u.value * v.value, float(np.float32(u.tangent * v.value + u.value * v.tangent)))
+
+
+def div_tangent_in_float32(u, v):
+    return Dual(
+        u.value / v.value, np.float32((u.tangent * v.value - u.value * v.tangent) / v.value**2)
+    )
+
+
+def mul_value_in_float32(u, v):
+    return Dual(np.float32(u.value * v.value), u.tangent * v.value + u.value * v.tangent)
+
+
+@pytest.mark.parametrize(
+    "mul, div, what",
+    [
+        (mul_tangent_in_float32, exact_div, "mul's tangent"),
+        (mul_tangent_through_float32, exact_div, "mul's tangent"),
+        (exact_mul, div_tangent_in_float32, "div's tangent"),
+        (mul_value_in_float32, exact_div, "mul's value"),
+    ],
+)
+def test_dual_result_rounded_to_float32_is_told_to_stay_float64(mul, div, what):
+    message = rejection_message(ex.check_dual_rules(dual_from(mul, div)), *DUAL_SECRETS)
+    assert f"{what} is rounded to float32" in message and "keep the result float64" in message
+    assert "finite difference is off" not in message
+
+
+def test_dual_rules_exact_in_float64_still_pass():
+    assert ex.check_dual_rules(dual_from(exact_mul, exact_div))

@@ -79,6 +79,22 @@ def check_dual_rules(dual) -> Result:
             return not_yet(ex, _mul_hints(mul_tangent, u, du, v, dv))
         if not np.isclose(div_tangent, (du * v - u * dv) / v**2):
             return not_yet(ex, _div_hints(div_tangent, u, du, v, dv))
+        rounded = _rounded_to_narrow_float(
+            [("mul's value", mul_value, u * v), ("div's value", div_value, u / v),
+             ("mul's tangent", mul_tangent, du * v + u * dv),
+             ("div's tangent", div_tangent, (du * v - u * dv) / v**2)])
+        if rounded is not None:
+            what, dtype = rounded
+            return not_yet(
+                ex,
+                [f"{what} is rounded to {dtype}: the numbers here are float64 (Python "
+                 f"floats), so keep the result float64; converted to {dtype} it loses its "
+                 "last digits. That is not a finite difference: the rule is right, the "
+                 "precision is not.",
+                 f"compute with the numbers as they are and keep the result float64, "
+                 f"without any conversion to {dtype}."],
+                gave=f"{what} in {dtype}",
+            )
         exact = [(mul_tangent, du * v + u * dv), (div_tangent, (du * v - u * dv) / v**2)]
         if not all(np.isclose(have, want, rtol=1e-12, atol=0.0) for have, want in exact):
             return not_yet(
@@ -107,8 +123,35 @@ def _products(dual, u, du, v, dv):
         for part in ("value", "tangent"):
             if not _is_number(getattr(result, part, None), dual):
                 return _NotANumber(name, part, type(getattr(result, part, None)).__name__)
-        results.append((float(result.value), float(result.tangent)))
+        results.append((_Number(result.value), _Number(result.tangent)))
     return results
+
+
+class _Number(float):
+    """A learner's number as a float that remembers its numpy dtype (float32 and
+    float16 round, which the hint then names)."""
+
+    dtype: np.dtype | None
+
+    def __new__(cls, value):
+        number = super().__new__(cls, float(value))
+        number.dtype = getattr(value, "dtype", None)
+        return number
+
+
+def _rounded_to_narrow_float(parts) -> tuple[str, str] | None:
+    """(which part, dtype name) of the first part that is not exact but is a float32 or
+    float16 number, or equals its exact value rounded to one of them."""
+    for what, have, want in parts:
+        if np.isclose(have, want, rtol=1e-12, atol=0.0):
+            continue
+        dtype = getattr(have, "dtype", None)
+        if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8:
+            return what, dtype.name
+        for narrow in (np.float32, np.float16):
+            if float(have) == float(narrow(want)):
+                return what, np.dtype(narrow).name
+    return None
 
 
 def _is_number(value, dual) -> bool:
