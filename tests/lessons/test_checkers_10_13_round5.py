@@ -18,8 +18,9 @@ from naivegraph.lessons import exercises as ex
 UPDATE_SECRETS = ("assign(w1 - ", "w - lr * grad", "learning_rate * grad_w1")
 
 
-def lesson_network(update, lr=1e-6):
-    """The lesson's network, float32 and with its learning rate, updated by ``update``."""
+def lesson_network(update, lr=1e-6, step=None):
+    """The lesson's network, float32 and with its learning rate, updated by ``update``
+    (or, given ``step(loss, w1, w2, lr)``, by the node it builds, as both updates)."""
     rng = np.random.default_rng(10)
     with ns.Graph() as g:
         x = ns.placeholder("x", shape=(None, 100), dtype=np.float32)
@@ -27,8 +28,11 @@ def lesson_network(update, lr=1e-6):
         w1 = ns.Variable(rng.standard_normal((100, 30)).astype(np.float32), name="w1")
         w2 = ns.Variable(rng.standard_normal((30, 10)).astype(np.float32), name="w2")
         loss = ns.sum((ns.matmul(ns.relu(ns.matmul(x, w1)), w2) - y) ** 2.0)
-        grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
-        new_w1, new_w2 = update(w1, grad_w1, lr), update(w2, grad_w2, lr)
+        if step is not None:
+            new_w1 = new_w2 = step(loss, w1, w2, lr)
+        else:
+            grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
+            new_w1, new_w2 = update(w1, grad_w1, lr), update(w2, grad_w2, lr)
     return g, x, y, w1, w2, new_w1, new_w2, lr
 
 
@@ -232,3 +236,13 @@ def test_dual_result_rounded_to_float32_is_told_to_stay_float64(mul, div, what):
 
 def test_dual_rules_exact_in_float64_still_pass():
     assert ex.check_dual_rules(dual_from(exact_mul, exact_div))
+
+
+def test_update_by_an_optimizers_step_is_told_it_is_no_assign_node():
+    def by_optimizer(loss, w1, w2, lr):
+        return ns.optim.SGD([w1, w2], lr=lr).minimize(loss)
+
+    args = lesson_network(None, step=by_optimizer)
+    message = rejection_message(ex.check_update_nodes(*args), *UPDATE_SECRETS)
+    assert "group of updates" in message and "not an assign node" in message
+    assert "weight decay" not in message

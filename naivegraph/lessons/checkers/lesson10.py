@@ -124,6 +124,19 @@ def _in_float64(ex, g, x, y, weights, updates, xs, ys, lr) -> Result | None:
     weight) or a step scaled by 1.00001 changes the result there.  With x = 0 and
     y = 0 the step is exactly 0; with the feeds above it is the lesson's step, with
     learning_rate as given or rounded to float32 (a float32 constant is right too)."""
+    for name, node in zip(("new_w1", "new_w2"), updates):
+        if _assigned(node) is None:
+            kind = "a group of updates (an optimizer's step?)" if node.op_name == "group" else (
+                f"a {node.op_name} node")
+            return not_yet(
+                ex,
+                [f"running {name} updates the weights, but it is {kind}, not an assign "
+                 "node: this exercise writes each weight's update itself, as an assign "
+                 "node of that weight (the optimizers that build them come later in the "
+                 "lesson).",
+                 "give assign the Variable's new value, computed with the graph's nodes."],
+                gave=f"{name} = {kind}",
+            )
     start = [np.asarray(w.value, dtype=np.float64) for w in weights]
     zero = _values_in_float64(g, x, y, updates, np.zeros_like(xs), np.zeros_like(ys))
     if zero is None:  # an update this evaluation cannot follow: the float32 runs decide
