@@ -246,3 +246,26 @@ def test_update_by_an_optimizers_step_is_told_it_is_no_assign_node():
     message = rejection_message(ex.check_update_nodes(*args), *UPDATE_SECRETS)
     assert "group of updates" in message and "not an assign node" in message
     assert "weight decay" not in message
+
+
+def mul_without_return(u, v):
+    Dual(u.value * v.value, u.tangent * v.value + u.value * v.tangent)
+
+
+def mul_as_a_pair(u, v):
+    return (u.value * v.value, u.tangent * v.value + u.value * v.tangent)
+
+
+def test_dual_mul_without_return_is_told_it_returns_none():
+    message = rejection_message(
+        ex.check_dual_rules(dual_from(mul_without_return, exact_div)), *DUAL_SECRETS
+    )
+    assert "your mul returned None" in message and "`return`" in message
+    assert "AttributeError" not in message
+
+
+def test_dual_mul_returning_a_pair_is_told_to_return_a_dual():
+    message = rejection_message(
+        ex.check_dual_rules(dual_from(mul_as_a_pair, exact_div)), *DUAL_SECRETS
+    )
+    assert "your mul returned a tuple, not a Dual" in message

@@ -63,6 +63,19 @@ def check_dual_rules(dual) -> Result:
                  "numbers."],
                 gave=f"a {got.op} whose {got.part} is a {got.kind}",
             )
+        if isinstance(got, _NotADual):
+            if got.result is None:
+                first = (f"your {got.op} returned None: it builds its result but has no "
+                         "`return` of it (without one, Python returns None).")
+            else:
+                first = (f"your {got.op} returned a {type(got.result).__name__}, not a "
+                         "Dual: the next op reads .value and .tangent of what it gets.")
+            return not_yet(
+                ex,
+                [first, f"end {got.op} by returning ONE Dual, built from its value and "
+                        "its tangent."],
+                gave=f"a {got.op} that returns {type(got.result).__name__}",
+            )
         if isinstance(got, str):  # the op that changed an operand in place
             return not_yet(
                 ex,
@@ -116,6 +129,8 @@ def _products(dual, u, du, v, dv):
     results = []
     for name, op in (("mul", lambda: a * b), ("div", lambda: a / b)):
         result = op()
+        if not (hasattr(result, "value") and hasattr(result, "tangent")):
+            return _NotADual(name, result)
         if result.tangent is Ellipsis:
             return Ellipsis
         if (a.value, a.tangent, b.value, b.tangent) != (u, du, v, dv):
@@ -163,6 +178,13 @@ def _is_number(value, dual) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+class _NotADual:
+    """What :func:`_products` returns for an op whose result is no Dual (None, a tuple)."""
+
+    def __init__(self, op: str, result) -> None:
+        self.op, self.result = op, result
 
 
 class _NotANumber:
