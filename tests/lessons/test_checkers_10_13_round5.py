@@ -269,3 +269,39 @@ def test_dual_mul_returning_a_pair_is_told_to_return_a_dual():
         ex.check_dual_rules(dual_from(mul_as_a_pair, exact_div)), *DUAL_SECRETS
     )
     assert "your mul returned a tuple, not a Dual" in message
+
+
+# -- 12-1, 12-2, 12-3: a body written in full that lacks its return -------------------------
+def cube_without_return(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    grad_input = 3 * x**2 * grad_output  # noqa: F841
+
+
+def sum_to_shape_without_return(grad, shape):
+    grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
+    grad = grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)  # noqa: F841
+
+
+def matmul_backward_without_return(X, W, dY):
+    dX = dY @ W.T  # noqa: F841
+    dW = X.T @ dY  # noqa: F841
+
+
+def test_cube_backward_without_return_is_asked_for_its_return():
+    message = rejection_message(
+        ex.check_cube_function(cube_with(cube_without_return)), *CUBE_SECRETS
+    )
+    assert "autograd got None from your backward" in message and "`return`" in message
+
+
+@pytest.mark.parametrize(
+    "check, fn",
+    [
+        (ex.check_sum_to_shape, sum_to_shape_without_return),
+        (ex.check_matmul_backward, matmul_backward_without_return),
+    ],
+)
+def test_function_written_in_full_without_return_is_told_so_not_left_blank(check, fn):
+    result = check(fn)
+    message = rejection_message(result, *SUM_SECRETS, *MATMUL_SECRETS)
+    assert "has no `return`" in message and "replace every" not in message

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import sys
+import textwrap
 
 import numpy as np
 
@@ -20,6 +23,7 @@ from ..checking import (
     checker,
     correct,
     failed,
+    forgot_return,
     is_blank,
     not_callable,
     not_done,
@@ -204,7 +208,15 @@ _TORCH_AUTOGRAD_ENTRIES = (
 
 
 def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
-    if got is None or got.shape != xs.shape:
+    if got is None:
+        return not_yet(
+            ex,
+            ["autograd got None from your backward, no gradient for x: does backward "
+             "`return` what it computes? Without a return, Python returns None.",
+             "backward returns one gradient, shaped like the input x."],
+            gave="a backward that returns None",
+        )
+    if got.shape != xs.shape:
         return not_yet(ex, ["backward returns one gradient, shaped like the input x."])
     if got.dtype != xs.dtype:
         return not_yet(
@@ -436,7 +448,10 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                 ],
             )
         with AutogradCalls() as calls:
-            stop, got = answer(ex, sum_to_shape, given, shape)
+            ok, got = call_answer(ex, sum_to_shape, given, shape)
+        if not ok:
+            return got
+        stop = _none_returned(ex, sum_to_shape, got)
         if stop is not None:
             return stop
         if calls.flags:
@@ -627,7 +642,7 @@ def check_matmul_backward(matmul_backward) -> Result:
             ],
             gave=f"a matmul_backward that writes into {changed[0]}",
         )
-    blank = returned_blank(ex, got)
+    blank = _none_returned(ex, matmul_backward, got)
     if blank is not None:
         return blank
     try:
@@ -763,6 +778,25 @@ def _products_not_fitting(matmul_backward) -> str:
     if len(wrong) == 1:
         return f"your product for {wrong[0]} does not fit: "
     return "one of your products does not fit: "
+
+
+def _none_returned(ex: str, fn, value) -> Result | None:
+    """None from a function written in full but with no ``return`` statement is a
+    forgotten return; any other blank (``...``, a body that says ``return None``, a
+    lambda) is a blank still to fill in."""
+    if value is None and not _has_return(fn):
+        return forgot_return(ex, fn, value)
+    return returned_blank(ex, value)
+
+
+def _has_return(fn) -> bool:
+    """Whether the source of ``fn`` returns anything (a lambda always does); True when
+    the source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return True
+    return any(isinstance(node, (ast.Return, ast.Lambda)) for node in ast.walk(tree))
 
 
 def _same(before: np.ndarray, after: np.ndarray) -> bool:
