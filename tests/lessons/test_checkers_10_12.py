@@ -162,7 +162,8 @@ def test_matmul_backward_accepts_right_answers(fn):
     "fn, phrase",
     [
         (lambda X, W, dY: (X.T @ dY, dY @ W.T), "swapped"),
-        (lambda X, W, dY: (dY @ W, X @ dY), "does not fit"),
+        (lambda X, W, dY: (dY @ W, X @ dY), "both of your products need fixing"),
+        (lambda X, W, dY: (dY @ W.T, X @ dY), "product for dW does not fit"),
         (lambda X, W, dY: (dY @ W.T * 2, X.T @ dY), "constant factor"),
         (lambda X, W, dY: (dY @ W.T, (X.T @ dY) + 1), "not the right values"),
     ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import naivegraph.static as ns
+from naivegraph.static.executor import topological_order  # what the updates read
 
 from ..checking import (
     Result,
@@ -109,7 +110,93 @@ def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
                 )
             if not np.allclose(have, expect, rtol=rtol, atol=rtol * 1e-3):
                 return not_yet(ex, _step_hints(name, step))
+    w1.assign(start[0])
+    w2.assign(start[1])
+    wrong = _in_float64(ex, g, x, y, (w1, w2), (new_w1, new_w2), xs, ys, lr)
+    if wrong is not None:
+        return wrong
     return _still_at_zero_gradient(ex, g, x, y, w1, w2, new_w1, new_w2, xs, ys)
+
+
+def _in_float64(ex, g, x, y, weights, updates, xs, ys, lr) -> Result | None:
+    """The updates' new values computed again in float64, where float32's rounding
+    (about 1e-7 of a weight) hides nothing: a weight decay of lr * 1e-4 (1e-10 of a
+    weight) or a step scaled by 1.00001 changes the result there.  With x = 0 and
+    y = 0 the step is exactly 0; with the feeds above it is the lesson's step, with
+    learning_rate as given or rounded to float32 (a float32 constant is right too)."""
+    for name, node in zip(("new_w1", "new_w2"), updates):
+        if _assigned(node) is None:
+            kind = "a group of updates (an optimizer's step?)" if node.op_name == "group" else (
+                f"a {node.op_name} node")
+            return not_yet(
+                ex,
+                [f"running {name} updates the weights, but it is {kind}, not an assign "
+                 "node: this exercise writes each weight's update itself, as an assign "
+                 "node of that weight (the optimizers that build them come later in the "
+                 "lesson).",
+                 "give assign the Variable's new value, computed with the graph's nodes."],
+                gave=f"{name} = {kind}",
+            )
+    start = [np.asarray(w.value, dtype=np.float64) for w in weights]
+    zero = _values_in_float64(g, x, y, updates, np.zeros_like(xs), np.zeros_like(ys))
+    if zero is None:  # an update this evaluation cannot follow: the float32 runs decide
+        return None
+    for name, have, was in zip(("w1", "w2"), zero, start):
+        if not np.array_equal(have, was):
+            return _moved_at_zero_gradient(ex, name)
+    got = _values_in_float64(g, x, y, updates, xs, ys)
+    if got is None:
+        return None
+    x64, y64 = xs.astype(np.float64), ys.astype(np.float64)
+    wants = [_sgd_step(start[0], start[1], x64, y64, rate) for rate in (lr, float(np.float32(lr)))]
+    for i, name in enumerate(("w1", "w2")):
+        step = got[i] - start[i]
+        if any(_same_step(step, want[i] - start[i]) for want in wants):
+            continue
+        want_step = wants[0][i] - start[i]
+        ratio = float(np.vdot(step, want_step) / np.vdot(want_step, want_step))
+        if ratio <= 0:
+            return not_yet(ex, _step_hints(name, 1))
+        return not_yet(
+            ex,
+            [f"{name} moves the right way, but its step is {ratio:.12g} times a step of "
+             "gradient descent, not exactly one: computed in float64 the difference shows, "
+             "though float32 rounds most of it away. What multiplies the gradient in the "
+             "lesson's rule?",
+             "write exactly the lesson's update rule, with nothing scaled or added."],
+            gave=f"a step of {name} {ratio:.12g} times the lesson's",
+        )
+    return None
+
+
+def _same_step(step: np.ndarray, want: np.ndarray) -> bool:
+    """Equal up to float64's rounding of w - step (1e-13 of the step at most here)."""
+    scale = float(np.max(np.abs(want)))
+    return bool(np.allclose(step, want, rtol=1e-10, atol=1e-10 * scale))
+
+
+def _values_in_float64(g, x, y, updates, xs, ys) -> list | None:
+    """The new values the assign nodes ``updates`` would store, computed with the
+    feeds and every Variable in float64 (nothing is stored); None when the graph holds
+    something this plain evaluation cannot run (another placeholder, control flow)."""
+    values_of = [u.inputs[1] for u in updates]
+    feeds = {x: xs.astype(np.float64), y: ys.astype(np.float64)}
+    values: dict = {}
+    try:
+        for node in topological_order(g, values_of):
+            if isinstance(node, ns.Placeholder):
+                values[node] = feeds[node]
+            elif isinstance(node, ns.Variable):
+                values[node] = np.asarray(node.value, dtype=np.float64)
+            elif isinstance(node, ns.Constant):
+                values[node] = node.value
+            else:
+                inputs = [values[i] for i in node.inputs]
+                args = (inputs,) if node.op.variadic else tuple(inputs)
+                values[node] = node.op.forward(*args, **node.attrs)
+        return [np.asarray(values[v], dtype=np.float64) for v in values_of]
+    except Exception:  # any node this cannot follow: the float32 runs decide
+        return None
 
 
 def _still_at_zero_gradient(ex, g, x, y, w1, w2, new_w1, new_w2, xs, ys) -> Result:
@@ -122,15 +209,20 @@ def _still_at_zero_gradient(ex, g, x, y, w1, w2, new_w1, new_w2, xs, ys) -> Resu
         return _
     for name, have, was in zip(("w1", "w2"), (w1.value, w2.value), before):
         if not np.array_equal(have, was):
-            return not_yet(
-                ex,
-                [f"with x = 0 and y = 0 every gradient is exactly 0, so a step of gradient "
-                 f"descent leaves the weights as they are; your update still moved {name}: "
-                 "it adds something besides the gradient step (a weight decay?).",
-                 "write exactly the lesson's update rule, with nothing added to it."],
-                gave=f"an update that moves {name} when its gradient is 0",
-            )
+            return _moved_at_zero_gradient(ex, name)
     return correct(ex, "both updates are nodes; one g.run applies them together.")
+
+
+def _moved_at_zero_gradient(ex, name: str) -> Result:
+    return not_yet(
+        ex,
+        [f"with x = 0 and y = 0 every gradient is exactly 0, so a step of gradient "
+         f"descent leaves the weights as they are; your update still moved {name} "
+         "(perhaps by very little: float32 may round it away, float64 does not): it adds "
+         "something besides the gradient step (a weight decay?).",
+         "write exactly the lesson's update rule, with nothing added to it."],
+        gave=f"an update that moves {name} when its gradient is 0",
+    )
 
 
 def _step_hints(name: str, step: int) -> list[str]:

@@ -63,6 +63,19 @@ def check_dual_rules(dual) -> Result:
                  "numbers."],
                 gave=f"a {got.op} whose {got.part} is a {got.kind}",
             )
+        if isinstance(got, _NotADual):
+            if got.result is None:
+                first = (f"your {got.op} returned None: it builds its result but has no "
+                         "`return` of it (without one, Python returns None).")
+            else:
+                first = (f"your {got.op} returned a {type(got.result).__name__}, not a "
+                         "Dual: the next op reads .value and .tangent of what it gets.")
+            return not_yet(
+                ex,
+                [first, f"end {got.op} by returning ONE Dual, built from its value and "
+                        "its tangent."],
+                gave=f"a {got.op} that returns {type(got.result).__name__}",
+            )
         if isinstance(got, str):  # the op that changed an operand in place
             return not_yet(
                 ex,
@@ -79,6 +92,22 @@ def check_dual_rules(dual) -> Result:
             return not_yet(ex, _mul_hints(mul_tangent, u, du, v, dv))
         if not np.isclose(div_tangent, (du * v - u * dv) / v**2):
             return not_yet(ex, _div_hints(div_tangent, u, du, v, dv))
+        rounded = _rounded_to_narrow_float(
+            [("mul's value", mul_value, u * v), ("div's value", div_value, u / v),
+             ("mul's tangent", mul_tangent, du * v + u * dv),
+             ("div's tangent", div_tangent, (du * v - u * dv) / v**2)])
+        if rounded is not None:
+            what, dtype = rounded
+            return not_yet(
+                ex,
+                [f"{what} is rounded to {dtype}: the numbers here are float64 (Python "
+                 f"floats), so keep the result float64; converted to {dtype} it loses its "
+                 "last digits. That is not a finite difference: the rule is right, the "
+                 "precision is not.",
+                 f"compute with the numbers as they are and keep the result float64, "
+                 f"without any conversion to {dtype}."],
+                gave=f"{what} in {dtype}",
+            )
         exact = [(mul_tangent, du * v + u * dv), (div_tangent, (du * v - u * dv) / v**2)]
         if not all(np.isclose(have, want, rtol=1e-12, atol=0.0) for have, want in exact):
             return not_yet(
@@ -100,6 +129,8 @@ def _products(dual, u, du, v, dv):
     results = []
     for name, op in (("mul", lambda: a * b), ("div", lambda: a / b)):
         result = op()
+        if not (hasattr(result, "value") and hasattr(result, "tangent")):
+            return _NotADual(name, result)
         if result.tangent is Ellipsis:
             return Ellipsis
         if (a.value, a.tangent, b.value, b.tangent) != (u, du, v, dv):
@@ -107,8 +138,35 @@ def _products(dual, u, du, v, dv):
         for part in ("value", "tangent"):
             if not _is_number(getattr(result, part, None), dual):
                 return _NotANumber(name, part, type(getattr(result, part, None)).__name__)
-        results.append((float(result.value), float(result.tangent)))
+        results.append((_Number(result.value), _Number(result.tangent)))
     return results
+
+
+class _Number(float):
+    """A learner's number as a float that remembers its numpy dtype (float32 and
+    float16 round, which the hint then names)."""
+
+    dtype: np.dtype | None
+
+    def __new__(cls, value):
+        number = super().__new__(cls, float(value))
+        number.dtype = getattr(value, "dtype", None)
+        return number
+
+
+def _rounded_to_narrow_float(parts) -> tuple[str, str] | None:
+    """(which part, dtype name) of the first part that is not exact but is a float32 or
+    float16 number, or equals its exact value rounded to one of them."""
+    for what, have, want in parts:
+        if np.isclose(have, want, rtol=1e-12, atol=0.0):
+            continue
+        dtype = getattr(have, "dtype", None)
+        if dtype is not None and dtype.kind == "f" and dtype.itemsize < 8:
+            return what, dtype.name
+        for narrow in (np.float32, np.float16):
+            if float(have) == float(narrow(want)):
+                return what, np.dtype(narrow).name
+    return None
 
 
 def _is_number(value, dual) -> bool:
@@ -120,6 +178,13 @@ def _is_number(value, dual) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+class _NotADual:
+    """What :func:`_products` returns for an op whose result is no Dual (None, a tuple)."""
+
+    def __init__(self, op: str, result) -> None:
+        self.op, self.result = op, result
 
 
 class _NotANumber:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import sys
+import textwrap
 
 import numpy as np
 
@@ -20,6 +23,7 @@ from ..checking import (
     checker,
     correct,
     failed,
+    forgot_return,
     is_blank,
     not_callable,
     not_done,
@@ -204,7 +208,15 @@ _TORCH_AUTOGRAD_ENTRIES = (
 
 
 def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
-    if got is None or got.shape != xs.shape:
+    if got is None:
+        return not_yet(
+            ex,
+            ["autograd got None from your backward, no gradient for x: does backward "
+             "`return` what it computes? Without a return, Python returns None.",
+             "backward returns one gradient, shaped like the input x."],
+            gave="a backward that returns None",
+        )
+    if got.shape != xs.shape:
         return not_yet(ex, ["backward returns one gradient, shaped like the input x."])
     if got.dtype != xs.dtype:
         return not_yet(
@@ -232,16 +244,7 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
             gave="a gradient that is wrong for large |x|",
         )
     if not np.all(np.isfinite(got)):
-        return not_yet(
-            ex,
-            [
-                "at x = 0 your backward gives nan, though x^3 has a plain derivative 0 "
-                "there: one of your steps divides by x (0 / 0), the very failure this "
-                "lesson's NaN section is about.",
-                "write the local derivative so that no step divides by x.",
-            ],
-            gave="nan at x = 0",
-        )
+        return _not_finite(ex, got, xs)
     if np.allclose(got, want, rtol=1e-5, atol=1e-7):
         return not_yet(
             ex,
@@ -293,6 +296,40 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
             "what backward returns is d loss / d x: the chain rule combines what arrives "
             "(grad_output) with the op's own local derivative at the saved x.",
         ],
+    )
+
+
+def _not_finite(ex: str, got, xs) -> Result:
+    """A hint for a backward that gives nan or inf: at the x where it does, and blaming a
+    division by x only when that x is 0."""
+    bad = ~np.isfinite(got)
+    first = np.flatnonzero(bad)[0]
+    at, what = float(np.ravel(xs)[first]), "nan" if np.isnan(np.ravel(got)[first]) else "inf"
+    if np.all(np.ravel(xs)[np.flatnonzero(bad)] == 0):
+        return not_yet(
+            ex,
+            [
+                f"at x = 0 your backward gives {what}, though x^3 has a plain derivative 0 "
+                "there: one of your steps divides by x (0 / 0), the very failure this "
+                "lesson's NaN section is about.",
+                "write the local derivative so that no step divides by x.",
+            ],
+            gave=f"{what} at x = 0",
+        )
+    if at < 0:
+        cause = ("a step of yours is undefined for a negative number, such as a log, a "
+                 "square root or a fractional power of x")
+    else:
+        cause = "a step of yours is undefined or overflows for that x"
+    return not_yet(
+        ex,
+        [
+            f"at x = {at:g} your backward gives {what}, though x^3 has a plain derivative "
+            f"there: {cause}, the kind of failure this lesson's NaN section is about.",
+            "write the local derivative with steps that are defined for every x: "
+            "x^3 needs nothing but products.",
+        ],
+        gave=f"{what} at x = {at:g}",
     )
 
 
@@ -410,9 +447,25 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                     "line the shapes up from the right and compare them position by position.",
                 ],
             )
-        stop, got = answer(ex, sum_to_shape, given, shape)
+        with AutogradCalls() as calls:
+            ok, got = call_answer(ex, sum_to_shape, given, shape)
+        if not ok:
+            return got
+        stop = _none_returned(ex, sum_to_shape, got)
         if stop is not None:
             return stop
+        if calls.flags:
+            return not_yet(
+                ex,
+                [
+                    "your sum_to_shape runs autograd (a backward or autograd.grad) to do the "
+                    "sum: this function is part of an op's backward, which the engine itself "
+                    "calls while it runs a backward pass, so it must not re-enter autograd.",
+                    "sum the numpy array grad with numpy, over the dimensions broadcasting "
+                    "added or stretched.",
+                ],
+                gave="a sum_to_shape that calls the autograd engine",
+            )
         if not np.array_equal(given, grad):
             return not_yet(
                 ex,
@@ -574,7 +627,7 @@ def check_matmul_backward(matmul_backward) -> Result:
         )
     if raised is not None:
         if _shape_mismatch(raised):  # this exercise's usual mistake: a hint, not numpy's words
-            return not_yet(ex, ["one of your products does not fit: " + hints[0], hints[1]])
+            return not_yet(ex, [_products_not_fitting(matmul_backward) + hints[0], hints[1]])
         stop, _ = answer(ex, matmul_backward, X.copy(), W.copy(), dY.copy())  # says where
         return stop if stop is not None else failed(ex, "your function raised once; run again.")
     changed = [n for n, a, b in zip(("X", "W", "dY"), given_in, (X, W, dY)) if not _same(a, b)]
@@ -589,7 +642,7 @@ def check_matmul_backward(matmul_backward) -> Result:
             ],
             gave=f"a matmul_backward that writes into {changed[0]}",
         )
-    blank = returned_blank(ex, got)
+    blank = _none_returned(ex, matmul_backward, got)
     if blank is not None:
         return blank
     try:
@@ -658,7 +711,8 @@ def check_matmul_backward(matmul_backward) -> Result:
                     "your gradients are close but not exact: an approximation such as a "
                     "finite difference is off in the last digits (and costs a forward pass "
                     "per entry). The rule is two matrix products, exact up to rounding.",
-                    hints[0],
+                    "your shapes are right: compute each gradient as one matrix product of "
+                    "the arrays you are given, nothing approximated.",
                 ],
                 gave="approximate gradients",
             )
@@ -684,15 +738,65 @@ def check_matmul_backward(matmul_backward) -> Result:
                 ],
                 gave=f"{name} off by a constant factor",
             )
-    if not np.allclose(dX, dY @ W.T):
+    wrong = [
+        name
+        for name, grad, want in (("dX", dX, dY @ W.T), ("dW", dW, X.T @ dY))
+        if not np.allclose(grad, want)
+    ]
+    if wrong:
+        which = "dX and dW both have" if len(wrong) == 2 else f"{wrong[0]} has"
         return not_yet(
-            ex, ["dX has the right shape but not the right values; " + hints[0], hints[1]]
-        )
-    if not np.allclose(dW, X.T @ dY):
-        return not_yet(
-            ex, ["dW has the right shape but not the right values; " + hints[0], hints[1]]
+            ex,
+            [
+                f"{which} the right shape but not the right values: the shapes are "
+                "fine, the mistake is in what you compute.",
+                "by the chain rule dX comes from dY and W alone, and dW from X and dY "
+                "alone: one matrix product each, with no other term, factor or function.",
+            ],
+            gave=f"wrong values in {' and '.join(wrong)}",
         )
     return correct(ex, "dX = dY Wᵀ and dW = Xᵀ dY: the shapes leave no other choice.")
+
+
+def _products_not_fitting(matmul_backward) -> str:
+    """Which of the learner's products raised for their sizes, told from a run on square
+    arrays (where every product fits): the one whose result is wrong there, or both."""
+    rng = np.random.default_rng(33)
+    X, W, dY = (rng.standard_normal((4, 4)) for _ in range(3))
+    try:
+        with AutogradCalls(), DualLevels():
+            dX, dW = (np.asarray(g, dtype=np.float64) for g in matmul_backward(X, W, dY))
+        wrong = [
+            name
+            for name, got, want in (("dX", dX, dY @ W.T), ("dW", dW, X.T @ dY))
+            if got.shape != want.shape or not np.allclose(got, want)
+        ]
+    except Exception:  # the run on square arrays failed too: no telling which product
+        wrong = []
+    if len(wrong) == 2:
+        return "both of your products need fixing, the one for dX and the one for dW: "
+    if len(wrong) == 1:
+        return f"your product for {wrong[0]} does not fit: "
+    return "one of your products does not fit: "
+
+
+def _none_returned(ex: str, fn, value) -> Result | None:
+    """None from a function written in full but with no ``return`` statement is a
+    forgotten return; any other blank (``...``, a body that says ``return None``, a
+    lambda) is a blank still to fill in."""
+    if value is None and not _has_return(fn):
+        return forgot_return(ex, fn, value)
+    return returned_blank(ex, value)
+
+
+def _has_return(fn) -> bool:
+    """Whether the source of ``fn`` returns anything (a lambda always does); True when
+    the source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return True
+    return any(isinstance(node, (ast.Return, ast.Lambda)) for node in ast.walk(tree))
 
 
 def _same(before: np.ndarray, after: np.ndarray) -> bool:
