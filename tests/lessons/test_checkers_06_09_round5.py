@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
 
+import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.lessons import exercises as ex
 
@@ -63,3 +64,73 @@ def test_06_1_a_loss_a_tiny_term_away_from_the_model_is_refused(capsys, body, sa
 )
 def test_06_1_the_model_written_in_another_order_is_still_accepted(capsys, body):
     assert outcome(capsys, ex.check_static_model, *static_model(body))
+
+
+# ------------------------------------------------------------------------- 07-1
+@pytest.mark.parametrize("threshold", [1e-9, 1e-300, -1e-9, -1e-300])
+def test_07_1_a_threshold_a_hair_away_from_zero_is_refused(capsys, threshold):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_where_fix,
+        lambda x: ng.where(x > threshold, x * 2, x * -1),
+        says="wrong for entries close to it",
+    )
+    never_states(result, "x * 2, x * -1", "ng.where(")
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: ng.where(x > 0, x * 2, x * -1),
+        lambda x: ng.where(x >= 0, x * 2, x * -1),  # the same at 0: both branches give 0
+        lambda x: ng.where(x.gt(0), 2 * x, -x),
+        lambda x: (x > 0).float() * x * 2 + (x <= 0).float() * x * -1,
+        lambda x: (x > 0).double() * x * 2 - (x <= 0).double() * x,
+        lambda x: (x > 0).to(x.dtype) * x * 2 + (x <= 0).to(x.dtype) * -x,
+        lambda x: (x > 0).type_as(x) * 3 * x - x,
+    ],
+)
+def test_07_1_a_torch_style_mask_or_comparison_is_accepted(capsys, f):
+    assert outcome(capsys, ex.check_where_fix, f)
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [lambda x: ng.zeros_like(x), lambda x: ng.full_like(x, 0.0), lambda x: ng.tensor(0.0)],
+)
+def test_07_1_a_tensor_made_inside_the_traced_function_is_told_it_does_not_mix(capsys, factory):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_where_fix,
+        lambda x: ng.where(x > factory(x), x * 2, x * -1),
+        says="makes a tensor while it runs",
+    )
+    assert "a tensor and a node do not mix" in result.message
+    assert "Python `if`" not in result.message and "ns.constant" not in result.message
+    never_states(result, "x * 2, x * -1", "x > 0")
+
+
+@pytest.mark.parametrize("reduce", [lambda x: x.sum(), lambda x: x.mean(), lambda x: ng.max(x)])
+def test_07_1_a_condition_on_a_reduction_is_told_it_decides_once_for_every_entry(
+    capsys, reduce
+):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_where_fix,
+        lambda x: ng.where(reduce(x) > 0, x * 2, x * -1),
+        says="chooses one branch for the whole input",
+    )
+    assert "each entry by its own sign" in result.message
+    assert "check both branches" not in result.message
+    never_states(result, "x * 2, x * -1", "x > 0,")
+
+
+def test_07_1_a_result_summed_to_one_number_is_told_its_shape(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_where_fix,
+        lambda x: ng.where(x > 0, x * 2, x * -1).sum(),
+        says="returns values of shape () for an x of shape (2,)",
+    )
+    assert "check both branches" not in result.message
+    never_states(result, "x * 2, x * -1")
