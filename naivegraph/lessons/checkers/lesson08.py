@@ -135,19 +135,35 @@ def check_derivative_table(table) -> Result:
                          "derivative; the checker compares it with the exact derivative."],
                         gave=f"d {name}/d arg{i} at {args} = {show(d)}",
                     )
-                if not close(d, _EXACT[name](*args, i), atol=1e-12, rtol=1e-12):
+                if not _to_rounding(d, _EXACT[name](*args, i), args):
                     return not_yet(
                         ex,
                         [f"the derivative of {name!r} is close but not exact, off in the "
-                         "last digits as a finite difference is: a row's derivative is "
-                         "the VJP rule the engine multiplies gradients by, the formula "
-                         "you get by differentiating the op, not an estimate.",
+                         "last digits, as a finite difference is or a formula with a small "
+                         "term added: a row's derivative is the VJP rule the engine "
+                         "multiplies gradients by, exactly the formula you get by "
+                         "differentiating the op, nothing added and not an estimate.",
                          f"differentiate {name} by hand, with respect to argument i, and "
                          "write that formula in the row."],
                         gave=f"d {name}/d arg{i} at {args} = {d!r}",
                     )
     return correct(ex, "every row's derivative is the exact one, the rule the engine "
                        "multiplies gradients by.")
+
+
+def _to_rounding(got, exact: float, args: tuple) -> bool:
+    """Whether ``got`` is ``exact`` but for the rounding of a formula written another way
+    (``-a / b ** 2`` or ``-(a / b) / b``, ``math.e ** a``, ``sin(a + pi / 2)``): a few
+    units in the last place, plus what rounding an argument of that size moves it by.
+    A term of 1e-12 is thousands of units in the last place at the points checked first.
+    """
+    try:
+        got = float(got)
+    except Exception:  # not a number: the looser check has told it already
+        return False
+    size = sum(abs(float(a)) for a in args)
+    slack = np.finfo(float).eps * (16.0 + 4.0 * size) * max(abs(exact), 1.0)
+    return abs(got - exact) <= slack
 
 
 class _Probe(float):
@@ -1032,10 +1048,15 @@ class _Watched:
 
     def __init__(self, fn: Callable) -> None:
         self.fn, self.points, self.backwards = fn, [], 0
+        self.leaves: list[tuple[bool, bool]] = []  # requires_grad of x and y, per call
         self._patched: dict[type, object] = {}
+        self._inside = 0  # backward calls running now: a run_backward inside is theirs
+        self._engine: tuple[dict, Callable] | None = None
 
     def __call__(self, x, y):
         self.points.append((getattr(x, "value", x), getattr(y, "value", y)))
+        self.leaves.append((bool(getattr(x, "requires_grad", True)),
+                            bool(getattr(y, "requires_grad", True))))
         out = self.fn(x, y)
         for node in out if isinstance(out, list) else [out]:
             self._count_backward(node)
@@ -1051,7 +1072,11 @@ class _Watched:
 
         def counted(*args, **kwargs):
             self.backwards += 1
-            return backward(*args, **kwargs)
+            self._inside += 1
+            try:
+                return backward(*args, **kwargs)
+            finally:
+                self._inside -= 1
 
         try:
             own = cls.__dict__.get("backward", _ABSENT)
@@ -1060,8 +1085,29 @@ class _Watched:
         except Exception:  # a node class that takes no attributes: nothing counted
             self.backwards += 1
 
+    def watch_engine(self, answer: Callable) -> None:
+        """Count the calls of the notebook's own ``run_backward`` too, while ``answer``
+        runs: calling it on an output (``run_backward(F(x, y)[k])``) is the engine's
+        backward as much as ``.backward()``, which calls it in turn (counted once)."""
+        names = getattr(answer, "__globals__", None)
+        run = names.get("run_backward") if isinstance(names, dict) else None
+        if not callable(run) or self._engine is not None:
+            return
+
+        def counted(*args, **kwargs):
+            if not self._inside:
+                self.backwards += 1
+            return run(*args, **kwargs)
+
+        names["run_backward"] = counted
+        self._engine = (names, run)
+
     def restore(self) -> None:
-        """Give each class its own backward back."""
+        """Give each class its own backward back, and the notebook its run_backward."""
+        if self._engine is not None:
+            names, run = self._engine
+            names["run_backward"] = run
+            self._engine = None
         for cls, own in self._patched.items():
             try:
                 if own is _ABSENT:
@@ -1081,6 +1127,27 @@ class _Watched:
                 return False
 
         return any(near(px, x0) or near(py, y0) for px, py in self.points)
+
+
+def _leaves_without_grad(watched: _Watched) -> str:
+    """The arguments of F that were nodes without requires_grad the last time F was
+    called (the call whose outputs went backward), as words: "x", "y" or "x and y"."""
+    if not watched.leaves:
+        return ""
+    return " and ".join(n for n, needs in zip(("x", "y"), watched.leaves[-1]) if not needs)
+
+
+def _no_grad_leaves(names: str) -> str:
+    """The hint for leaves of F made without requires_grad, naming them."""
+    both = " and " in names
+    grads = " and ".join(f"{n}.grad" for n in names.split(" and "))
+    return (
+        f"the {'leaves' if both else 'leaf'} {names} you passed F "
+        f"{'were' if both else 'was'} made without requires_grad=True: the engine records "
+        "no graph for a node that needs no gradient, so backward has nothing to go through "
+        f"to {'them' if both else 'it'} (it refuses an output that does not require grad, "
+        f"and leaves {grads} at None). Both leaves of every row need a gradient."
+    )
 
 
 _ESTIMATED = [
@@ -1111,6 +1178,7 @@ def check_jacobian(jacobian) -> Result:
                            ("other", (0.3, 1.7)), ("shared", (0.4, 1.5))):
         want = _rows(name, x0, y0)
         watched = _Watched(_functions()[name])
+        watched.watch_engine(jacobian)
         try:
             with _Autograd() as autograd:
                 try:
@@ -1118,6 +1186,10 @@ def check_jacobian(jacobian) -> Result:
                 finally:
                     watched.restore()
         except RuntimeError as exc:
+            unrecorded = _leaves_without_grad(watched)
+            if "require" in str(exc) and unrecorded:
+                return not_yet(ex, [_no_grad_leaves(unrecorded)],
+                               gave=f"RuntimeError: {str(exc).rstrip('.')}")
             if name != "shared" or "require" in str(exc):
                 return failed(ex, crash_message(exc))
             return not_yet(ex, ["for an F whose outputs share a node (c = x * y; "
@@ -1151,6 +1223,12 @@ def check_jacobian(jacobian) -> Result:
                                 "Jacobian's entries are numbers, the gradients backward "
                                 "left in the leaves."],
                            gave="rows of Node objects")
+        unrecorded = _leaves_without_grad(watched)
+        if unrecorded and isinstance(J, (list, tuple)) and any(
+            isinstance(row, (list, tuple)) and any(v is None for v in row) for row in J
+        ):
+            return not_yet(ex, [_no_grad_leaves(unrecorded)],
+                           gave=f"None in the Jacobian's rows at ({x0}, {y0})")
         try:
             got = np.array([[float(as_array(v)) for v in row] for row in J])
         except Exception:  # not a list of rows of numbers: reported, never raised
@@ -1215,6 +1293,40 @@ def _is_node(value) -> bool:
     return hasattr(value, "value") and hasattr(value, "grad")
 
 
+def _descend(ex: str, gradient_descent: Callable, f: Callable, start, lr: float, steps: int):
+    """Run the learner's descent on ``f``, watched: (stop, watched f, autograd, point),
+    ``stop`` being the result to return when it crashed."""
+    watched = _Watched(f)
+    watched.watch_engine(gradient_descent)
+    try:
+        with _Autograd() as autograd:
+            point = gradient_descent(watched, start[0], start[1], lr, steps)
+    except RuntimeError as exc:
+        # the learner's run_backward words its own refusal of a freed graph
+        if "require" in str(exc):
+            return failed(ex, crash_message(exc)), watched, None, None
+        return not_yet(ex, ["a backward ran into a graph that an earlier backward had "
+                            "freed: each step must build f(x, y) afresh from the leaves, and "
+                            "a step that rebuilds x out of x (x = x - ...) turns x into a "
+                            "computed node of last step's freed graph.",
+                            "build f inside the loop, and move each leaf by changing the "
+                            "number it holds, x.value, so it stays the same leaf."],
+                       gave=f"RuntimeError: {str(exc).rstrip('.')}"), watched, None, None
+    except Exception as exc:  # any other error: reported to the learner
+        said = _crash_in_function(exc)
+        if isinstance(exc, TypeError) and "NoneType" in str(exc):
+            return failed(ex, f"{said} A leaf's grad was None when backward added what "
+                              "reached it: in this engine a leaf's grad is a number that "
+                              "backward adds into, so zeroing the grads means setting them "
+                              "to zero, not to None (torch's zero_grad may leave None "
+                              "because its backward handles a missing grad; this engine's "
+                              "run_backward does not)."), watched, None, None
+        return failed(ex, said), watched, None, None
+    finally:
+        watched.restore()
+    return None, watched, autograd, point
+
+
 @checker(
     "08-6",
     answer="x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True); each step: "
@@ -1235,31 +1347,9 @@ def check_gradient_descent(gradient_descent) -> Result:
         return (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
 
     start, lr, steps = (0.5, 1.0), 0.05, 60
-    watched = _Watched(f)
-    try:
-        with _Autograd() as autograd:
-            point = gradient_descent(watched, start[0], start[1], lr, steps)
-    except RuntimeError as exc:
-        # the learner's run_backward words its own refusal of a freed graph
-        if "require" in str(exc):
-            return failed(ex, crash_message(exc))
-        return not_yet(ex, ["a backward ran into a graph that an earlier backward had "
-                            "freed: each step must build f(x, y) afresh from the leaves, and "
-                            "a step that rebuilds x out of x (x = x - ...) turns x into a "
-                            "computed node of last step's freed graph.",
-                            "build f inside the loop, and move each leaf by changing the "
-                            "number it holds, x.value, so it stays the same leaf."],
-                       gave=f"RuntimeError: {str(exc).rstrip('.')}")
-    except Exception as exc:  # any other error: reported to the learner
-        said = _crash_in_function(exc)
-        if isinstance(exc, TypeError) and "NoneType" in str(exc):
-            return failed(ex, f"{said} A leaf's grad was None when backward added what "
-                              "reached it: in this engine a leaf's grad is a number that "
-                              "backward adds into, so zeroing the grads means setting them "
-                              "to zero, not to None (torch's zero_grad may leave None "
-                              "because its backward handles a missing grad; this engine's "
-                              "run_backward does not).")
-        return failed(ex, said)
+    stop, watched, autograd, point = _descend(ex, gradient_descent, f, start, lr, steps)
+    if stop is not None:
+        return stop
     if autograd.ran:
         return not_yet(ex, [_library_autograd(autograd.ran)],
                        gave=f"gradients computed by {autograd.ran}'s autograd")
@@ -1287,8 +1377,7 @@ def check_gradient_descent(gradient_descent) -> Result:
                             "grads, build f(x, y) from the two leaves, run backward, move."],
                        gave="gradients estimated without backward")
     if np.allclose(got, _simulate(start, lr, steps), rtol=1e-7, atol=1e-9):
-        return correct(ex, "step for step the descent the checker expects, on a function "
-                           "you had not seen.")
+        return _every_step_asked(ex, gradient_descent, f, watched.backwards, steps)
     if np.allclose(got, start):
         hint = ["your function returned where it started: each step must move x.value "
                 "and y.value."]
@@ -1325,6 +1414,45 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "each step: zero the grads, build f(x, y), backward, move both values by "
                 "-lr times their grad."]
     return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")
+
+
+# A second, longer descent with another lr from another start: a loop that stops early
+# (after a fixed number of steps, or once the gradient is small) ends where the full
+# descent does on the first run when it never reaches its stop there.
+_LONG_START, _LONG_LR, _LONG_STEPS = (-1.5, 2.5), 0.02, 400
+
+
+def _every_step_asked(ex: str, gradient_descent: Callable, f: Callable, backwards: int,
+                      steps: int) -> Result:
+    """Accept a descent right on the first run once it also takes every one of the many
+    steps of a longer run, each on a fresh gradient, and ends where they lead."""
+    stop, watched, autograd, point = _descend(ex, gradient_descent, f, _LONG_START, _LONG_LR,
+                                              _LONG_STEPS)
+    if stop is not None:
+        return stop
+    try:
+        got = np.array([float(as_array(v)) for v in point])
+    except Exception:  # it returned a pair on the first run: anything else is a crash
+        got = np.full(2, np.nan)
+    passes = watched.backwards
+    ended = got.shape == (2,) and np.allclose(
+        got, _simulate(_LONG_START, _LONG_LR, _LONG_STEPS), rtol=1e-9, atol=1e-12
+    )
+    if passes < _LONG_STEPS and backwards == steps:
+        return not_yet(ex, [f"your descent stops early: asked for {_LONG_STEPS} steps, it ran "
+                            f"{passes} backward passes. A loop that stops after a number of "
+                            "steps of its own, or once the gradient is small, is not the "
+                            "descent asked for: take exactly `steps` steps, each on a fresh "
+                            "gradient, however close to the minimum they already are.",
+                            "let the loop run over the steps it is given, with no break."],
+                       gave=f"{passes} steps of {_LONG_STEPS}")
+    if not ended:
+        return not_yet(ex, [f"right for {steps} steps, wrong for {_LONG_STEPS} with another "
+                            "lr from another start: every step must move both values by "
+                            "-lr times their fresh gradient, whatever the number of steps."],
+                       gave=f"({got[0]:.4g}, {got[1]:.4g}) after {_LONG_STEPS} steps")
+    return correct(ex, "step for step the descent the checker expects, on a function you "
+                       "had not seen, for as many steps as it is given.")
 
 
 def _crash_in_function(exc: BaseException) -> str:
