@@ -113,9 +113,7 @@ def test_07_1_a_tensor_made_inside_the_traced_function_is_told_it_does_not_mix(c
 
 
 @pytest.mark.parametrize("reduce", [lambda x: x.sum(), lambda x: x.mean(), lambda x: ng.max(x)])
-def test_07_1_a_condition_on_a_reduction_is_told_it_decides_once_for_every_entry(
-    capsys, reduce
-):
+def test_07_1_a_condition_on_a_reduction_is_told_it_decides_once_for_every_entry(capsys, reduce):
     result = rejected_on_first_try(
         capsys,
         ex.check_where_fix,
@@ -169,8 +167,10 @@ def table_with(**rows):
         ({"sin": (math.sin, lambda a, i: math.cos(a) + 1e-12)}, "'sin'"),
         ({"exp": (math.exp, lambda a, i: math.exp(a) * (1 + 1e-13))}, "'exp'"),
         ({"mul": (lambda a, b: a * b, lambda a, b, i: float(b if i == 0 else a) + 1e-12)}, "'mul'"),
-        ({"div": (lambda a, b: a / b, lambda a, b, i: 1 / b + 1e-12 if i == 0 else -a / b**2)},
-         "'div'"),
+        (
+            {"div": (lambda a, b: a / b, lambda a, b, i: 1 / b + 1e-12 if i == 0 else -a / b**2)},
+            "'div'",
+        ),
     ],
 )
 def test_08_1_a_derivative_a_tiny_term_off_is_refused(capsys, rows, op):
@@ -363,3 +363,151 @@ def test_08_5_leaves_made_without_requires_grad_are_named(capsys, needs, leaves)
     )
     assert "at line" not in result.message and "entry [" not in result.message
     never_states(result, "F(x, y)[k].backward()", "J.append")
+
+
+# ------------------------------------------------------------------------- 08-2
+def sweep_with(order="reversed", zero=True):
+    """static_backward, the nodes walked as ``order`` says, grads zeroed first or not."""
+
+    def static_backward(nodes, loss):
+        if zero:
+            for n in nodes:
+                n.grad = 0.0
+        loss.grad = 1.0
+        if order == "reverse() as a list":
+            walk = nodes.reverse()
+        elif order == "reverse() in place":
+            nodes.reverse()
+            walk = nodes
+        else:
+            walk = reversed(nodes)
+        for n in walk:
+            if n.op is None:
+                continue
+            args = [i.value for i in n.inputs]
+            for k, inp in enumerate(n.inputs):
+                if inp.needs_grad:
+                    inp.grad += n.grad * OPS[n.op][1](*args, k)
+
+    return static_backward
+
+
+def test_08_2_reverse_used_as_a_list_is_told_it_returns_none_and_reorders_the_graph(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_static_backward,
+        sweep_with("reverse() as a list"),
+        says="nodes.reverse() reverses the list in place and returns None",
+    )
+    assert "must stay in creation order" in result.message
+    assert "TypeError" not in result.message
+    never_states(result, "reversed(nodes)", "inp.grad +=")
+
+
+def test_08_2_a_list_reversed_in_place_is_told_the_graphs_list_must_stay_in_order(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_static_backward,
+        sweep_with("reverse() in place"),
+        says="your sweep reordered the list it was given, in place",
+    )
+    assert "returns None" not in result.message
+    assert "start every grad from zero" not in result.message
+    never_states(result, "reversed(nodes)", "inp.grad +=")
+
+
+def test_08_2_a_sweep_that_never_zeroes_is_told_grads_start_as_none(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_static_backward,
+        sweep_with(zero=False),
+        says="a grad was still None when your sweep computed with it",
+    )
+    assert "set every node's grad to zero" in result.message
+    never_states(result, "n.grad = 0.0", "loss.grad = 1.0", "reversed(nodes)")
+
+
+def test_08_2_the_sweep_over_a_reversed_view_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_static_backward, sweep_with())
+
+
+# ------------------------------------------------------------------------- 08-3
+def backward_with(seed="one", follow="requires_grad", row=lambda node, inp: (node.grad_fn, 1)):
+    """run_backward, seeded with 1 or with the root's value, following every input or
+    only those that require grad, each node multiplying by the table entry ``row`` picks."""
+
+    def run_backward(root):
+        order, seen = [], set()
+
+        def visit(node):
+            if id(node) not in seen:
+                seen.add(id(node))
+                for inp in node.inputs:
+                    if follow == "every input" or inp.requires_grad:
+                        visit(inp)
+                order.append(node)
+
+        visit(root)
+        grads = {id(root): 1.0 if seed == "one" else root.value}
+        for node in reversed(order):
+            g = grads.pop(id(node), 0.0)
+            if node.is_leaf:
+                node.grad += g
+                continue
+            if node.saved is None:
+                raise RuntimeError("the graph was freed by an earlier backward")
+            for k, inp in enumerate(node.inputs):
+                if inp.requires_grad:
+                    op, entry = row(node, inp)
+                    d = OPS[op][entry](*node.saved, k)
+                    grads[id(inp)] = grads.get(id(inp), 0.0) + g * d
+        return order
+
+    return run_backward
+
+
+def test_08_3_a_root_seeded_with_its_value_is_told_what_reaches_it_first(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_run_backward,
+        backward_with(seed="value"),
+        says="starts from the root's value",
+    )
+    assert "d root / d root" in result.message
+    assert "several paths" not in result.message
+    never_states(result, "1.0}", "{id(root): 1")
+
+
+def test_08_3_an_order_that_visits_the_constants_is_told_they_keep_no_grad(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_run_backward,
+        backward_with(follow="every input"),
+        says="reached the constant 2 and added into its grad, which is None",
+    )
+    assert "only the inputs that require grad" in result.message
+    never_states(result, "if inp.requires_grad", "visit(inp)")
+
+
+@pytest.mark.parametrize(
+    "row, says",
+    [
+        (lambda node, inp: (node.grad_fn, 0), "calls the first entry of a row, the op's function"),
+        (lambda node, inp: ("sin", 1), "the derivative of another op than the node's own"),
+        (lambda node, inp: (inp.grad_fn, 1), "the derivative of another op than the node's own"),
+        (lambda node, inp: ("mul", 1), "the derivative of another op than the node's own"),
+    ],
+)
+def test_08_3_a_sweep_that_reads_the_wrong_entry_of_the_table_is_told_which(capsys, row, says):
+    result = rejected_on_first_try(capsys, ex.check_run_backward, backward_with(row=row), says=says)
+    assert "your code raised" not in result.message
+    never_states(result, "OPS[node.grad_fn][1]", "*node.saved, k)")
+
+
+def test_08_3_the_table_watched_for_the_diagnosis_is_given_back_and_right_passes(capsys):
+    table = OPS
+    assert outcome(capsys, ex.check_run_backward, backward_with())
+    rejected_on_first_try(
+        capsys, ex.check_run_backward, backward_with(row=lambda n, i: ("sin", 1)), says="another op"
+    )
+    assert globals()["OPS"] is table

@@ -375,6 +375,8 @@ def check_static_backward(static_backward) -> Result:
     bad = blank_function(ex, static_backward)
     if bad is None:
         bad = _labs_version(ex, static_backward)
+    if bad is None:
+        bad = _keeps_the_list_and_starts_from_zero(ex, static_backward)
     if bad is not None:
         return bad
 
@@ -505,6 +507,54 @@ def check_static_backward(static_backward) -> Result:
                        "starts from zero on each run and skips constants.")
 
 
+def _keeps_the_list_and_starts_from_zero(ex: str, static_backward: Callable) -> Result | None:
+    """One sweep of x * y + sin(x) (then a node built after it) on fresh nodes, whose
+    grads are None as the notebook's are before any backward: a sweep that reverses the
+    graph's own list in place (``nodes.reverse()``, which returns None), or adds into
+    grads never set to zero."""
+    nodes: list = []
+    x, y = _SNode(nodes, 1.0), _SNode(nodes, 2.0)
+    loss = _s(nodes, "add", _s(nodes, "mul", x, y), _s(nodes, "sin", x))
+    _s(nodes, "mul", loss, 2.0)  # built after the loss, as a metric: no gradient reaches it
+    before = list(nodes)
+    try:
+        static_backward(nodes, loss)
+        crashed: Exception | None = None
+    except Exception as exc:  # the crash is reported below, or by the checks after this
+        crashed = exc
+    reversed_in_place = len(nodes) == len(before) and all(
+        a is b for a, b in zip(nodes, reversed(before))
+    )
+    if reversed_in_place or (
+        len(nodes) == len(before) and any(a is not b for a, b in zip(nodes, before))
+    ):
+        returned_none = isinstance(crashed, TypeError) and "NoneType" in str(crashed)
+        said = ("nodes.reverse() reverses the list in place and returns None, so there was "
+                "nothing to loop over in what it returned; and " if returned_none else "")
+        return not_yet(
+            ex,
+            [f"your sweep reordered the list it was given, in place: {said}the list is the "
+             "graph's own node list, which every later forward and backward walks, so it "
+             "must stay in creation order. Walk it backwards without changing it.",
+             "a reversed view of a list, or a loop over its indices from the end, leaves "
+             "the list as it is."],
+            gave="a sweep that reorders the graph's node list",
+        )
+    if isinstance(crashed, TypeError) and "NoneType" in str(crashed):
+        return not_yet(
+            ex,
+            [f"{crash_message(crashed).split(';')[0]}: a grad was still None when your "
+             "sweep computed with it. Nodes start with grad None (the graph has never run "
+             "backward), and the sweep adds into every input's grad and multiplies by every "
+             "node's, so it must first set every node's grad to zero, then the loss's to "
+             "its seed.",
+             "zeroing comes first, for every node in the list, before the loop that hands "
+             "gradients on."],
+            gave="a sweep that adds into grads still None",
+        )
+    return None
+
+
 def _zero_or_none(grad) -> bool:
     try:
         return grad is None or float(grad) == 0.0
@@ -601,6 +651,11 @@ def check_run_backward(run_backward) -> Result:
                             "'freed' only on a computed node: the test for a freed node "
                             "must not catch the leaves."],
                        gave="a RuntimeError on a graph nothing had freed")
+    bad = _reads_the_table(ex, run_backward)
+    if bad is None:
+        bad = _follows_constants(ex, run_backward)
+    if bad is not None:
+        return bad
     stop, order = answer(ex, run_backward, f)
     if stop is not None:
         return stop
@@ -608,7 +663,12 @@ def check_run_backward(run_backward) -> Result:
     want = [df_dc * 2.0, df_dc * 0.5]
     got = [x.grad, y.grad]
     if not close(got, want, atol=1e-9):
-        if close(got, [0.0, 0.0]) and not _seeds_its_root(run_backward):
+        if close(got, [g * f.value for g in want], atol=1e-9):
+            hint = ["your sweep starts from the root's value: what reaches the root first is "
+                    "d root / d root, the derivative of the root with respect to itself, "
+                    "which is the same for every root whatever value it holds.",
+                    "the root's entry in grads, before the loop, is that derivative."]
+        elif close(got, [0.0, 0.0]) and not _seeds_its_root(run_backward):
             hint = ["the leaves got nothing because the sweep starts from nothing: even "
                     "run_backward(x) on a leaf x leaves x.grad at 0. The root's own gradient, "
                     "d root / d root, must be in grads before the loop hands anything on."]
@@ -709,6 +769,104 @@ def check_run_backward(run_backward) -> Result:
                  "no place for them (PyTorch records no node for an input that needs no "
                  "gradient).")
     return correct(ex, said)
+
+
+class _TableCalls(dict):
+    """The notebook's table, each row's entries counting their calls: (entry, op, number
+    of arguments) per call, entry 0 being the op's function and 1 its derivative."""
+
+    def __init__(self, table: dict) -> None:
+        super().__init__()
+        self.calls: list[tuple[int, str, int]] = []
+        for op, row in table.items():
+            try:
+                entries = tuple(row)
+            except TypeError:  # not a row: keep it as it is
+                self[op] = row
+                continue
+            self[op] = tuple(self._counted(k, op, e) for k, e in enumerate(entries))
+
+    def _counted(self, entry: int, op: str, fn: Any) -> Any:
+        if not callable(fn):
+            return fn
+
+        def counted(*args, **kwargs):
+            self.calls.append((entry, op, len(args) + len(kwargs)))
+            return fn(*args, **kwargs)
+
+        return counted
+
+
+_ARITY = {"add": 2, "sub": 2, "mul": 2, "div": 2, "pow": 2, "sin": 1, "cos": 1, "exp": 1,
+          "log": 1}
+
+
+def _reads_the_table(ex: str, run_backward: Callable) -> Result | None:
+    """A backward of sin(x * y) with the notebook's table watched: which entries of which
+    rows the sweep calls.  Each node must call its own op's derivative (the second entry
+    of its row) with its saved values and k; only when the gradients are wrong."""
+    names = getattr(run_backward, "__globals__", None)
+    table = names.get("OPS") if isinstance(names, dict) else None
+    if not isinstance(table, dict) or not all(op in table for op in ("mul", "sin")):
+        return None
+    watched = _TableCalls(table)
+    x, y = _Node(0.5, True), _Node(2.0, True)
+    names["OPS"] = watched
+    try:
+        run_backward(_d("sin", _d("mul", x, y)))
+        crashed: Exception | None = None
+    except Exception as exc:  # told below when the table was misread, else by the checks after
+        crashed = exc
+    finally:
+        names["OPS"] = table
+    if crashed is None and close([x.grad, y.grad], [2.0 * math.cos(1.0), 0.5 * math.cos(1.0)]):
+        return None
+    if any(entry == 0 for entry, _, _ in watched.calls):
+        return not_yet(
+            ex,
+            ["your sweep calls the first entry of a row, the op's function, where it needs "
+             "the op's derivative: each row is (function, derivative), and backward "
+             "multiplies by the derivative, called with the saved input values and k.",
+             "the function computes a value; the gradient needs the other entry."],
+            gave="the op's function called in backward",
+        )
+    ops = {op for _, op, _ in watched.calls}
+    wrong_arity = any(n != _ARITY.get(op, n - 1) + 1 for _, op, n in watched.calls)
+    missed = isinstance(crashed, KeyError) and crashed.args[:1] == (None,)
+    if missed or wrong_arity or (watched.calls and ops != {"mul", "sin"}):
+        return not_yet(
+            ex,
+            ["your sweep hands on the derivative of another op than the node's own: on "
+             "sin(x * y) the sin node must multiply by sin's derivative and the product by "
+             "mul's, each node by its own op's row (its grad_fn), called with its own saved "
+             "values, not the row of an input's op or of the root's.",
+             "a leaf has no op (grad_fn is None): there is no row to look up for it."],
+            gave="the derivative of another op",
+        )
+    return None
+
+
+def _follows_constants(ex: str, run_backward: Callable) -> Result | None:
+    """x * 2: a sweep that lists the constant 2 among the nodes to visit reaches a leaf
+    whose grad is None (a constant keeps none), and crashes adding into it."""
+    x = _Node(0.5, True)
+    try:
+        run_backward(_d("mul", x, 2.0))
+    except TypeError as exc:
+        if "NoneType" not in str(exc):
+            return None
+        return not_yet(
+            ex,
+            [f"{crash_message(exc).split(';')[0]}: on x * 2 your sweep reached the "
+             "constant 2 and added into its grad, which is None: a constant needs no "
+             "gradient, so it keeps none. The order must follow only the inputs that "
+             "require grad; a constant never enters it.",
+             "test each input before the depth-first search visits it."],
+            gave="a sweep that visits the constants",
+        )
+    except Exception:  # another crash: the checks after this tell it
+        return None
+    return None
 
 
 def _topological_order(order) -> bool:
