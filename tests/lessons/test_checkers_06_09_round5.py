@@ -511,3 +511,106 @@ def test_08_3_the_table_watched_for_the_diagnosis_is_given_back_and_right_passes
         capsys, ex.check_run_backward, backward_with(row=lambda n, i: ("sin", 1)), says="another op"
     )
     assert globals()["OPS"] is table
+
+
+# ------------------------------------------------------------------------- 09-1
+def right_rows(logits, labels):
+    return np.asarray(logits).argmax(axis=1) == np.asarray(labels)
+
+
+@pytest.mark.parametrize(
+    "accuracy, says",
+    [
+        (lambda z, y: round(float(np.mean(right_rows(z, y))), 2), "your accuracy is rounded"),
+        (lambda z, y: round(float(np.mean(right_rows(z, y)))), "your accuracy is rounded"),
+        (
+            lambda z, y: float(np.sum(right_rows(z, y)) / 5),
+            "you divide the count of right rows by a fixed 5",
+        ),
+        (
+            lambda z, y: float(np.mean(np.asarray(z).argmax(axis=0) == np.asarray(y))),
+            "your predictions hold 2 entries, one per class, where the batch has 5 labels",
+        ),
+        (
+            lambda z, y: float(np.mean(np.asarray(z).argmax(dim=1) == np.asarray(y))),
+            "dim= is torch's name",
+        ),
+        (
+            lambda z, y: float(np.mean(np.argmax(np.asarray(z), dim=1) == np.asarray(y))),
+            "numpy's argmax calls it axis",
+        ),
+    ],
+)
+def test_09_1_each_accuracy_mistake_gets_its_own_hint(capsys, accuracy, says):
+    result = rejected_on_first_try(capsys, ex.check_accuracy_fn, accuracy, says=says)
+    assert "right for two classes" not in result.message
+    never_states(result, "axis=1", "argmax(1)", "0.333", "3/5", "len(labels)")
+
+
+# ------------------------------------------------------------------------- 09-3
+def build_static_with(minimized="loss", step_outputs="loss, train", classify_inputs=1, wrap=()):
+    """build_static for 09-3, right by default, or with one mistake."""
+
+    def build_static(init, lr):
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (
+                ns.Variable(w, name=n) for w, n in zip(init, ("W1", "b1", "W2", "b2"))
+            )
+            xs = ns.placeholder("X", shape=(None, 2), dtype=np.float32)
+            ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+            logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+            loss = ns.cross_entropy(logits, ys)
+            target = logits if minimized == "logits" else loss
+            train = ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(target)
+        fetched = [logits] if step_outputs == "logits" else [loss, train]
+        step = g.compile([xs, ys], fetched)
+        classify = g.compile([xs, ys][:classify_inputs], [logits])
+        if "step" in wrap:
+            step = (lambda run: lambda X, y: run(X, y))(step)
+        if "classify" in wrap:
+            classify = (lambda run: lambda points: run(points))(classify)
+        return step, classify
+
+    return build_static
+
+
+@pytest.mark.parametrize(
+    "mistake, says, not_says",
+    [
+        (
+            {"minimized": "logits"},
+            "your training op minimizes the logits, not the loss",
+            "Adam over all four",
+        ),
+        (
+            {"step_outputs": "logits"},
+            "an array of shape (32, 2), one row of two scores per point: the logits",
+            "[loss, train]",
+        ),
+        ({"classify_inputs": 2}, "classify was compiled with 2 inputs", "your code raised"),
+    ],
+)
+def test_09_3_each_static_graph_mistake_gets_its_own_hint(capsys, mistake, says, not_says):
+    result = rejected_on_first_try(
+        capsys, ex.check_static_classifier, build_static_with(**mistake), says=says
+    )
+    assert not_says not in result.message
+    never_states(result, "[loss, train]", "minimize(loss)", "compile([xs]", "[xs, ys]")
+
+
+@pytest.mark.parametrize(
+    "wrap, says",
+    [
+        (("step",), "step is a Python function that drives the graph"),
+        (("classify",), "classify is a Python function that drives the graph"),
+        (("step", "classify"), "step and classify are Python functions that drive the graph"),
+    ],
+)
+def test_09_3_uncompiled_functions_are_told_so_in_agreement_with_their_number(capsys, wrap, says):
+    rejected_on_first_try(
+        capsys, ex.check_static_classifier, build_static_with(wrap=wrap), says=says
+    )
+
+
+def test_09_3_the_graph_compiled_into_both_functions_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_static_classifier, build_static_with())
