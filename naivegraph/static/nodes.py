@@ -301,6 +301,86 @@ class Node(OpMethods):
             )
         return index
 
+    # ------------------------------------------- torch's names for casts and comparisons
+    # Code written for tensors (``(x > 0).float()``, ``x.gt(0)``) builds nodes too, so a
+    # traced function may use them: a cast is the op table's ``to_copy`` node.
+    def to(
+        self,
+        *args: Any,
+        dtype: Any = None,
+        device: Any = None,
+        non_blocking: bool = False,
+        copy: bool = False,
+    ) -> "Node":
+        """This node cast to another dtype, as a tensor's ``to(dtype)``, ``to("cpu",
+        dtype)``, ``to(other)``; the node itself when the dtype does not change.
+
+        >>> import naivegraph.static as ns
+        >>> with ns.Graph():
+        ...     x = ns.placeholder("x", shape=(2,))
+        ...     mask = (x > 0).to(x.dtype)
+        >>> mask.op_name, mask.dtype.name
+        ('to_copy', 'float32')
+        """
+        for arg in args:
+            if isinstance(arg, Node):
+                dtype = arg.dtype if dtype is None else dtype
+            elif isinstance(arg, str) or type(arg).__name__ == "device":
+                device = arg
+            elif arg is not None:
+                dtype = arg
+        if device is not None and str(device) not in ("cpu", "cpu:0"):
+            raise RuntimeError(
+                f"naivegraph runs on the CPU only, so it cannot move a node to "
+                f"{str(device)!r}; use 'cpu' or leave the device out"
+            )
+        return self._cast(self.dtype if dtype is None else dtype, copy)
+
+    def _cast(self, dtype: Any, copy: bool = False) -> "Node":
+        try:
+            target = np.dtype(dtype)
+        except TypeError:
+            target = None
+        if target is None or target.kind not in "biufc":
+            raise TypeError(
+                f"to() expected a dtype such as np.float32 or np.int64, a device such as "
+                f"'cpu', or a node, but got {dtype!r}"
+            )
+        if target == self.dtype and not copy:
+            return self
+        return self._op("to_copy", dtype=target)
+
+    def float(self) -> "Node":
+        return self._cast(np.float32)
+
+    def double(self) -> "Node":
+        return self._cast(np.float64)
+
+    def long(self) -> "Node":
+        return self._cast(np.int64)
+
+    def type_as(self, other: "Node") -> "Node":
+        return self._cast(other.dtype)
+
+    def gt(self, other: Any) -> "Node":
+        return self > other
+
+    def lt(self, other: Any) -> "Node":
+        return self < other
+
+    def ge(self, other: Any) -> "Node":
+        return self >= other
+
+    def le(self, other: Any) -> "Node":
+        return self <= other
+
+    def eq(self, other: Any) -> "Node":
+        """Elementwise ``==`` as a bool node (the operator keeps identity: nodes are keys)."""
+        return self._op("eq", other)
+
+    def ne(self, other: Any) -> "Node":
+        return self._op("ne", other)
+
 
 def _require_shape(node: Node, what: str) -> tuple:
     if node.shape is None:

@@ -126,6 +126,21 @@ def check_static_model(graph, x, loss) -> Result:
                 ],
                 gave=f"a loss whose gradient with respect to {off} is wrong",
             )
+        drift = _float64_drift(graph, x, loss)
+        if drift:
+            return not_yet(
+                ex,
+                [
+                    f"the numbers round to the model's, but computed in float64 your loss "
+                    f"{drift}: it is a function near the model, not the model. A term "
+                    "added or a factor applied, however small, changes the loss and the "
+                    "gradients every training step follows.",
+                    "the steps of lesson 1 and nothing else: l1 scales x by w1, l2 adds w2 "
+                    "to l1, l3 scales l1 by w3, l4 multiplies l2 and l3, and the loss "
+                    "averages l4.",
+                ],
+                gave="a loss a tiny amount away from the model's",
+            )
         return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
     if close(values[0], 40.0):
         return not_yet(
@@ -162,6 +177,62 @@ _MIXED_LOSS = float(np.mean((_MIXED_FEED * 2.0 + 3.0) * (_MIXED_FEED * 2.0 * 4.0
 # Each weight of the cell, by its value: its name there, and the model's gradient with
 # respect to it for a feed of ones.
 _GRADIENT_AT_ONES = {2.0: ("w1", 28.0), 3.0: ("w2", 8.0), 4.0: ("w3", 10.0)}
+
+
+def _float64_loss(loss, feeds: dict, weights: dict | None = None) -> float:
+    """The loss computed from its graph in float64, op by op (the graph runs in float32,
+    which rounds a term of 1e-9 away): ``feeds`` and ``weights`` map placeholders and
+    Variables to the numbers to use; a Variable not in ``weights`` keeps its value."""
+    weights = weights or {}
+    values: dict = {}
+
+    def value(node):
+        if node in values:
+            return values[node]
+        if isinstance(node, ns.Placeholder):
+            got = np.asarray(feeds[node], dtype=np.float64)
+        elif isinstance(node, ns.Variable):
+            got = np.asarray(weights.get(node, node.value), dtype=np.float64)
+        elif not node.inputs and node.op_name == "constant":
+            got = node.value
+            if isinstance(got, (np.ndarray, np.generic)) and got.dtype.kind == "f":
+                got = np.asarray(got, dtype=np.float64)
+        else:
+            args = node.args_for([value(i) for i in node.inputs])
+            got = node.op.forward(*args, **node.attrs)
+        values[node] = got
+        return got
+
+    return float(value(loss))
+
+
+def _float64_drift(graph, x, loss) -> str:
+    """What differs, in float64, between the loss and the model's: its value on a feed, or
+    its slope along a weight, as words; empty when none does.
+
+    The feeds and weights are small whole numbers, so the model's loss is exact in float64
+    whatever order its steps are written in; the loss is quadratic in each weight, so a
+    central difference with a step of 0.5 is exact too.  A term of 1e-9 moves them by far
+    more than the rounding of float64 (about 1e-14 here).
+    """
+    try:
+        for feed in (np.ones((2, 2)), 2.0 * np.ones((2, 2)), _MIXED_FEED):
+            want = float(np.mean((feed * 2.0 + 3.0) * (feed * 2.0 * 4.0)))
+            if not close(_float64_loss(loss, {x: feed}), want, atol=0.0, rtol=1e-13):
+                return "differs from the model's by a tiny amount for a feed"
+        for v in [n for n in getattr(graph, "nodes", ()) if isinstance(n, ns.Variable)]:
+            name, want = _GRADIENT_AT_ONES.get(float(v.value), (None, None))
+            if name is None:
+                continue
+            sides = [
+                _float64_loss(loss, {x: np.ones((2, 2))}, {v: float(v.value) + step})
+                for step in (0.5, -0.5)
+            ]
+            if not close(sides[0] - sides[1], want, atol=0.0, rtol=1e-12):
+                return f"changes with {name} by a tiny amount more or less than the model's"
+    except Exception:  # an op the float64 run cannot take: the float32 checks decide
+        return ""
+    return ""
 
 
 def _off_gradient(graph, x, loss) -> str:

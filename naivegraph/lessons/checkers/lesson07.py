@@ -62,6 +62,20 @@ def check_where_fix(f) -> Result:
     try:
         traced = ns.trace(f, np.ones(2))
     except Exception as exc:  # any error: reported to the learner, with the library's text
+        if "do not mix" in str(exc):
+            return not_yet(
+                ex,
+                [
+                    "tracing failed: your function makes a tensor while it runs (a factory "
+                    "such as ng.zeros_like or ng.tensor computes its values at once), and "
+                    "while tracing x is a graph node with no value yet: a tensor and a node "
+                    "do not mix. Compare x with a plain Python number, which both modes "
+                    "take as it is.",
+                    "choose per element with a function that takes (condition, value where "
+                    "true, value where false); use the ng.* one, which works in both modes.",
+                ],
+                gave="a function that makes a tensor while it is traced",
+            )
         return not_yet(
             ex,
             [
@@ -72,9 +86,11 @@ def check_where_fix(f) -> Result:
             ],
             gave="a function that cannot be traced",
         )
-    # entries near the threshold 0 tell a wrong threshold (x > 0.5, x >= 1, x > -0.5)
+    # entries near the threshold 0 tell a wrong threshold (x > 0.5, x >= 1, x > -0.5),
+    # down to the smallest float64 numbers (x > 1e-9, x > -1e-300) and both zeros
     cases = (
-        [1.0, 2.0], [-1.0, -2.0], [3.0, -1.0], [0.3, -0.3], [0.01, -0.01], [1e-6, -1e-6]
+        [1.0, 2.0], [-1.0, -2.0], [3.0, -1.0], [0.3, -0.3], [0.01, -0.01], [1e-6, -1e-6],
+        [1e-300, -1e-300], [5e-324, -5e-324], [0.0, -0.0],
     )
     gots = []
     for feed in cases:
@@ -83,7 +99,16 @@ def check_where_fix(f) -> Result:
             return stop
         gots.append(as_array(got))
     want = [np.where(np.array(c) > 0, np.array(c) * 2, np.array(c) * -1) for c in cases]
-    if all(close(g, w, shape_free=False) for g, w in zip(gots, want)):
+    reshaped = next((g for g in gots if g.shape != (2,)), None)
+    if reshaped is not None:
+        return not_yet(
+            ex,
+            [f"your function returns values of shape {reshaped.shape} for an x of shape "
+             "(2,): the rule gives one entry per element of x, so the result has x's "
+             "shape. A reduction (a sum, a mean) at the end, or on the way, loses that."],
+            gave=f"a result of shape {reshaped.shape}",
+        )
+    if all(_same(g, w) for g, w in zip(gots, want)):
         if not close(eager, [2.0, 2.0], shape_free=False):
             return not_yet(ex, ["traced it is right; called on a tensor (dynamic mode) it "
                                 "gives something else: use ops that work in both modes."],
@@ -93,10 +118,15 @@ def check_where_fix(f) -> Result:
             "the choice now lives in the graph: one traced graph serves every input, and "
             "the same function still runs eagerly.",
         )
-    wrong = next(k for k, (g, w) in enumerate(zip(gots, want))
-                 if not close(g, w, shape_free=False))
+    wrong = next(k for k, (g, w) in enumerate(zip(gots, want)) if not _same(g, w))
+    whole = [_same(g, np.array(c) * 2) or _same(g, np.array(c) * -1) for g, c in zip(gots, cases)]
     if all(close(g, np.array(c) * 2) for g, c in zip(gots, cases)):
         hint = "negative entries must be treated differently from positive ones."
+    elif all(whole) and not all(_same(g, np.array(c) * -1) for g, c in zip(gots, cases)):
+        hint = ("your function chooses one branch for the whole input: a condition on a "
+                "reduction of x (its sum, its mean) decides once for every entry, as "
+                "branchy's `if` did. The rule chooses per element, each entry by its own "
+                "sign.")
     elif close(gots[1], cases[1]):
         hint = "where x <= 0 the entry must be multiplied by -1, not kept."
     elif wrong >= 3:
@@ -105,7 +135,14 @@ def check_where_fix(f) -> Result:
     else:
         hint = "check both branches: x * 2 where x > 0, x * -1 elsewhere, per element."
     case = ", ".join(f"{v:g}" for v in cases[wrong])
-    return not_yet(ex, [hint], gave=f"{show(gots[wrong])} for x = [{case}]")
+    got = ", ".join(f"{v:g}" for v in gots[wrong].ravel())
+    return not_yet(ex, [hint], gave=f"[{got}] for x = [{case}]")
+
+
+def _same(got: np.ndarray, want: np.ndarray) -> bool:
+    """Equal to rounding, whatever the size of the entries: a threshold of 1e-9 is off at
+    x = 1e-300, which no absolute tolerance would see."""
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=1e-12, atol=0.0))
 
 
 def _as_sentence(text: str) -> str:

@@ -135,19 +135,35 @@ def check_derivative_table(table) -> Result:
                          "derivative; the checker compares it with the exact derivative."],
                         gave=f"d {name}/d arg{i} at {args} = {show(d)}",
                     )
-                if not close(d, _EXACT[name](*args, i), atol=1e-12, rtol=1e-12):
+                if not _to_rounding(d, _EXACT[name](*args, i), args):
                     return not_yet(
                         ex,
                         [f"the derivative of {name!r} is close but not exact, off in the "
-                         "last digits as a finite difference is: a row's derivative is "
-                         "the VJP rule the engine multiplies gradients by, the formula "
-                         "you get by differentiating the op, not an estimate.",
+                         "last digits, as a finite difference is or a formula with a small "
+                         "term added: a row's derivative is the VJP rule the engine "
+                         "multiplies gradients by, exactly the formula you get by "
+                         "differentiating the op, nothing added and not an estimate.",
                          f"differentiate {name} by hand, with respect to argument i, and "
                          "write that formula in the row."],
                         gave=f"d {name}/d arg{i} at {args} = {d!r}",
                     )
     return correct(ex, "every row's derivative is the exact one, the rule the engine "
                        "multiplies gradients by.")
+
+
+def _to_rounding(got, exact: float, args: tuple) -> bool:
+    """Whether ``got`` is ``exact`` but for the rounding of a formula written another way
+    (``-a / b ** 2`` or ``-(a / b) / b``, ``math.e ** a``, ``sin(a + pi / 2)``): a few
+    units in the last place, plus what rounding an argument of that size moves it by.
+    A term of 1e-12 is thousands of units in the last place at the points checked first.
+    """
+    try:
+        got = float(got)
+    except Exception:  # not a number: the looser check has told it already
+        return False
+    size = sum(abs(float(a)) for a in args)
+    slack = np.finfo(float).eps * (16.0 + 4.0 * size) * max(abs(exact), 1.0)
+    return abs(got - exact) <= slack
 
 
 class _Probe(float):
@@ -359,6 +375,8 @@ def check_static_backward(static_backward) -> Result:
     bad = blank_function(ex, static_backward)
     if bad is None:
         bad = _labs_version(ex, static_backward)
+    if bad is None:
+        bad = _keeps_the_list_and_starts_from_zero(ex, static_backward)
     if bad is not None:
         return bad
 
@@ -489,6 +507,54 @@ def check_static_backward(static_backward) -> Result:
                        "starts from zero on each run and skips constants.")
 
 
+def _keeps_the_list_and_starts_from_zero(ex: str, static_backward: Callable) -> Result | None:
+    """One sweep of x * y + sin(x) (then a node built after it) on fresh nodes, whose
+    grads are None as the notebook's are before any backward: a sweep that reverses the
+    graph's own list in place (``nodes.reverse()``, which returns None), or adds into
+    grads never set to zero."""
+    nodes: list = []
+    x, y = _SNode(nodes, 1.0), _SNode(nodes, 2.0)
+    loss = _s(nodes, "add", _s(nodes, "mul", x, y), _s(nodes, "sin", x))
+    _s(nodes, "mul", loss, 2.0)  # built after the loss, as a metric: no gradient reaches it
+    before = list(nodes)
+    try:
+        static_backward(nodes, loss)
+        crashed: Exception | None = None
+    except Exception as exc:  # the crash is reported below, or by the checks after this
+        crashed = exc
+    reversed_in_place = len(nodes) == len(before) and all(
+        a is b for a, b in zip(nodes, reversed(before))
+    )
+    if reversed_in_place or (
+        len(nodes) == len(before) and any(a is not b for a, b in zip(nodes, before))
+    ):
+        returned_none = isinstance(crashed, TypeError) and "NoneType" in str(crashed)
+        said = ("nodes.reverse() reverses the list in place and returns None, so there was "
+                "nothing to loop over in what it returned; and " if returned_none else "")
+        return not_yet(
+            ex,
+            [f"your sweep reordered the list it was given, in place: {said}the list is the "
+             "graph's own node list, which every later forward and backward walks, so it "
+             "must stay in creation order. Walk it backwards without changing it.",
+             "a reversed view of a list, or a loop over its indices from the end, leaves "
+             "the list as it is."],
+            gave="a sweep that reorders the graph's node list",
+        )
+    if isinstance(crashed, TypeError) and "NoneType" in str(crashed):
+        return not_yet(
+            ex,
+            [f"{crash_message(crashed).split(';')[0]}: a grad was still None when your "
+             "sweep computed with it. Nodes start with grad None (the graph has never run "
+             "backward), and the sweep adds into every input's grad and multiplies by every "
+             "node's, so it must first set every node's grad to zero, then the loss's to "
+             "its seed.",
+             "zeroing comes first, for every node in the list, before the loop that hands "
+             "gradients on."],
+            gave="a sweep that adds into grads still None",
+        )
+    return None
+
+
 def _zero_or_none(grad) -> bool:
     try:
         return grad is None or float(grad) == 0.0
@@ -585,6 +651,11 @@ def check_run_backward(run_backward) -> Result:
                             "'freed' only on a computed node: the test for a freed node "
                             "must not catch the leaves."],
                        gave="a RuntimeError on a graph nothing had freed")
+    bad = _reads_the_table(ex, run_backward)
+    if bad is None:
+        bad = _follows_constants(ex, run_backward)
+    if bad is not None:
+        return bad
     stop, order = answer(ex, run_backward, f)
     if stop is not None:
         return stop
@@ -592,7 +663,12 @@ def check_run_backward(run_backward) -> Result:
     want = [df_dc * 2.0, df_dc * 0.5]
     got = [x.grad, y.grad]
     if not close(got, want, atol=1e-9):
-        if close(got, [0.0, 0.0]) and not _seeds_its_root(run_backward):
+        if close(got, [g * f.value for g in want], atol=1e-9):
+            hint = ["your sweep starts from the root's value: what reaches the root first is "
+                    "d root / d root, the derivative of the root with respect to itself, "
+                    "which is the same for every root whatever value it holds.",
+                    "the root's entry in grads, before the loop, is that derivative."]
+        elif close(got, [0.0, 0.0]) and not _seeds_its_root(run_backward):
             hint = ["the leaves got nothing because the sweep starts from nothing: even "
                     "run_backward(x) on a leaf x leaves x.grad at 0. The root's own gradient, "
                     "d root / d root, must be in grads before the loop hands anything on."]
@@ -693,6 +769,104 @@ def check_run_backward(run_backward) -> Result:
                  "no place for them (PyTorch records no node for an input that needs no "
                  "gradient).")
     return correct(ex, said)
+
+
+class _TableCalls(dict):
+    """The notebook's table, each row's entries counting their calls: (entry, op, number
+    of arguments) per call, entry 0 being the op's function and 1 its derivative."""
+
+    def __init__(self, table: dict) -> None:
+        super().__init__()
+        self.calls: list[tuple[int, str, int]] = []
+        for op, row in table.items():
+            try:
+                entries = tuple(row)
+            except TypeError:  # not a row: keep it as it is
+                self[op] = row
+                continue
+            self[op] = tuple(self._counted(k, op, e) for k, e in enumerate(entries))
+
+    def _counted(self, entry: int, op: str, fn: Any) -> Any:
+        if not callable(fn):
+            return fn
+
+        def counted(*args, **kwargs):
+            self.calls.append((entry, op, len(args) + len(kwargs)))
+            return fn(*args, **kwargs)
+
+        return counted
+
+
+_ARITY = {"add": 2, "sub": 2, "mul": 2, "div": 2, "pow": 2, "sin": 1, "cos": 1, "exp": 1,
+          "log": 1}
+
+
+def _reads_the_table(ex: str, run_backward: Callable) -> Result | None:
+    """A backward of sin(x * y) with the notebook's table watched: which entries of which
+    rows the sweep calls.  Each node must call its own op's derivative (the second entry
+    of its row) with its saved values and k; only when the gradients are wrong."""
+    names = getattr(run_backward, "__globals__", None)
+    table = names.get("OPS") if isinstance(names, dict) else None
+    if not isinstance(table, dict) or not all(op in table for op in ("mul", "sin")):
+        return None
+    watched = _TableCalls(table)
+    x, y = _Node(0.5, True), _Node(2.0, True)
+    names["OPS"] = watched
+    try:
+        run_backward(_d("sin", _d("mul", x, y)))
+        crashed: Exception | None = None
+    except Exception as exc:  # told below when the table was misread, else by the checks after
+        crashed = exc
+    finally:
+        names["OPS"] = table
+    if crashed is None and close([x.grad, y.grad], [2.0 * math.cos(1.0), 0.5 * math.cos(1.0)]):
+        return None
+    if any(entry == 0 for entry, _, _ in watched.calls):
+        return not_yet(
+            ex,
+            ["your sweep calls the first entry of a row, the op's function, where it needs "
+             "the op's derivative: each row is (function, derivative), and backward "
+             "multiplies by the derivative, called with the saved input values and k.",
+             "the function computes a value; the gradient needs the other entry."],
+            gave="the op's function called in backward",
+        )
+    ops = {op for _, op, _ in watched.calls}
+    wrong_arity = any(n != _ARITY.get(op, n - 1) + 1 for _, op, n in watched.calls)
+    missed = isinstance(crashed, KeyError) and crashed.args[:1] == (None,)
+    if missed or wrong_arity or (watched.calls and ops != {"mul", "sin"}):
+        return not_yet(
+            ex,
+            ["your sweep hands on the derivative of another op than the node's own: on "
+             "sin(x * y) the sin node must multiply by sin's derivative and the product by "
+             "mul's, each node by its own op's row (its grad_fn), called with its own saved "
+             "values, not the row of an input's op or of the root's.",
+             "a leaf has no op (grad_fn is None): there is no row to look up for it."],
+            gave="the derivative of another op",
+        )
+    return None
+
+
+def _follows_constants(ex: str, run_backward: Callable) -> Result | None:
+    """x * 2: a sweep that lists the constant 2 among the nodes to visit reaches a leaf
+    whose grad is None (a constant keeps none), and crashes adding into it."""
+    x = _Node(0.5, True)
+    try:
+        run_backward(_d("mul", x, 2.0))
+    except TypeError as exc:
+        if "NoneType" not in str(exc):
+            return None
+        return not_yet(
+            ex,
+            [f"{crash_message(exc).split(';')[0]}: on x * 2 your sweep reached the "
+             "constant 2 and added into its grad, which is None: a constant needs no "
+             "gradient, so it keeps none. The order must follow only the inputs that "
+             "require grad; a constant never enters it.",
+             "test each input before the depth-first search visits it."],
+            gave="a sweep that visits the constants",
+        )
+    except Exception:  # another crash: the checks after this tell it
+        return None
+    return None
 
 
 def _topological_order(order) -> bool:
@@ -1032,10 +1206,15 @@ class _Watched:
 
     def __init__(self, fn: Callable) -> None:
         self.fn, self.points, self.backwards = fn, [], 0
+        self.leaves: list[tuple[bool, bool]] = []  # requires_grad of x and y, per call
         self._patched: dict[type, object] = {}
+        self._inside = 0  # backward calls running now: a run_backward inside is theirs
+        self._engine: tuple[dict, Callable] | None = None
 
     def __call__(self, x, y):
         self.points.append((getattr(x, "value", x), getattr(y, "value", y)))
+        self.leaves.append((bool(getattr(x, "requires_grad", True)),
+                            bool(getattr(y, "requires_grad", True))))
         out = self.fn(x, y)
         for node in out if isinstance(out, list) else [out]:
             self._count_backward(node)
@@ -1051,7 +1230,11 @@ class _Watched:
 
         def counted(*args, **kwargs):
             self.backwards += 1
-            return backward(*args, **kwargs)
+            self._inside += 1
+            try:
+                return backward(*args, **kwargs)
+            finally:
+                self._inside -= 1
 
         try:
             own = cls.__dict__.get("backward", _ABSENT)
@@ -1060,8 +1243,29 @@ class _Watched:
         except Exception:  # a node class that takes no attributes: nothing counted
             self.backwards += 1
 
+    def watch_engine(self, answer: Callable) -> None:
+        """Count the calls of the notebook's own ``run_backward`` too, while ``answer``
+        runs: calling it on an output (``run_backward(F(x, y)[k])``) is the engine's
+        backward as much as ``.backward()``, which calls it in turn (counted once)."""
+        names = getattr(answer, "__globals__", None)
+        run = names.get("run_backward") if isinstance(names, dict) else None
+        if not callable(run) or self._engine is not None:
+            return
+
+        def counted(*args, **kwargs):
+            if not self._inside:
+                self.backwards += 1
+            return run(*args, **kwargs)
+
+        names["run_backward"] = counted
+        self._engine = (names, run)
+
     def restore(self) -> None:
-        """Give each class its own backward back."""
+        """Give each class its own backward back, and the notebook its run_backward."""
+        if self._engine is not None:
+            names, run = self._engine
+            names["run_backward"] = run
+            self._engine = None
         for cls, own in self._patched.items():
             try:
                 if own is _ABSENT:
@@ -1081,6 +1285,27 @@ class _Watched:
                 return False
 
         return any(near(px, x0) or near(py, y0) for px, py in self.points)
+
+
+def _leaves_without_grad(watched: _Watched) -> str:
+    """The arguments of F that were nodes without requires_grad the last time F was
+    called (the call whose outputs went backward), as words: "x", "y" or "x and y"."""
+    if not watched.leaves:
+        return ""
+    return " and ".join(n for n, needs in zip(("x", "y"), watched.leaves[-1]) if not needs)
+
+
+def _no_grad_leaves(names: str) -> str:
+    """The hint for leaves of F made without requires_grad, naming them."""
+    both = " and " in names
+    grads = " and ".join(f"{n}.grad" for n in names.split(" and "))
+    return (
+        f"the {'leaves' if both else 'leaf'} {names} you passed F "
+        f"{'were' if both else 'was'} made without requires_grad=True: the engine records "
+        "no graph for a node that needs no gradient, so backward has nothing to go through "
+        f"to {'them' if both else 'it'} (it refuses an output that does not require grad, "
+        f"and leaves {grads} at None). Both leaves of every row need a gradient."
+    )
 
 
 _ESTIMATED = [
@@ -1111,6 +1336,7 @@ def check_jacobian(jacobian) -> Result:
                            ("other", (0.3, 1.7)), ("shared", (0.4, 1.5))):
         want = _rows(name, x0, y0)
         watched = _Watched(_functions()[name])
+        watched.watch_engine(jacobian)
         try:
             with _Autograd() as autograd:
                 try:
@@ -1118,6 +1344,10 @@ def check_jacobian(jacobian) -> Result:
                 finally:
                     watched.restore()
         except RuntimeError as exc:
+            unrecorded = _leaves_without_grad(watched)
+            if "require" in str(exc) and unrecorded:
+                return not_yet(ex, [_no_grad_leaves(unrecorded)],
+                               gave=f"RuntimeError: {str(exc).rstrip('.')}")
             if name != "shared" or "require" in str(exc):
                 return failed(ex, crash_message(exc))
             return not_yet(ex, ["for an F whose outputs share a node (c = x * y; "
@@ -1151,6 +1381,12 @@ def check_jacobian(jacobian) -> Result:
                                 "Jacobian's entries are numbers, the gradients backward "
                                 "left in the leaves."],
                            gave="rows of Node objects")
+        unrecorded = _leaves_without_grad(watched)
+        if unrecorded and isinstance(J, (list, tuple)) and any(
+            isinstance(row, (list, tuple)) and any(v is None for v in row) for row in J
+        ):
+            return not_yet(ex, [_no_grad_leaves(unrecorded)],
+                           gave=f"None in the Jacobian's rows at ({x0}, {y0})")
         try:
             got = np.array([[float(as_array(v)) for v in row] for row in J])
         except Exception:  # not a list of rows of numbers: reported, never raised
@@ -1215,6 +1451,40 @@ def _is_node(value) -> bool:
     return hasattr(value, "value") and hasattr(value, "grad")
 
 
+def _descend(ex: str, gradient_descent: Callable, f: Callable, start, lr: float, steps: int):
+    """Run the learner's descent on ``f``, watched: (stop, watched f, autograd, point),
+    ``stop`` being the result to return when it crashed."""
+    watched = _Watched(f)
+    watched.watch_engine(gradient_descent)
+    try:
+        with _Autograd() as autograd:
+            point = gradient_descent(watched, start[0], start[1], lr, steps)
+    except RuntimeError as exc:
+        # the learner's run_backward words its own refusal of a freed graph
+        if "require" in str(exc):
+            return failed(ex, crash_message(exc)), watched, None, None
+        return not_yet(ex, ["a backward ran into a graph that an earlier backward had "
+                            "freed: each step must build f(x, y) afresh from the leaves, and "
+                            "a step that rebuilds x out of x (x = x - ...) turns x into a "
+                            "computed node of last step's freed graph.",
+                            "build f inside the loop, and move each leaf by changing the "
+                            "number it holds, x.value, so it stays the same leaf."],
+                       gave=f"RuntimeError: {str(exc).rstrip('.')}"), watched, None, None
+    except Exception as exc:  # any other error: reported to the learner
+        said = _crash_in_function(exc)
+        if isinstance(exc, TypeError) and "NoneType" in str(exc):
+            return failed(ex, f"{said} A leaf's grad was None when backward added what "
+                              "reached it: in this engine a leaf's grad is a number that "
+                              "backward adds into, so zeroing the grads means setting them "
+                              "to zero, not to None (torch's zero_grad may leave None "
+                              "because its backward handles a missing grad; this engine's "
+                              "run_backward does not)."), watched, None, None
+        return failed(ex, said), watched, None, None
+    finally:
+        watched.restore()
+    return None, watched, autograd, point
+
+
 @checker(
     "08-6",
     answer="x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True); each step: "
@@ -1235,31 +1505,9 @@ def check_gradient_descent(gradient_descent) -> Result:
         return (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
 
     start, lr, steps = (0.5, 1.0), 0.05, 60
-    watched = _Watched(f)
-    try:
-        with _Autograd() as autograd:
-            point = gradient_descent(watched, start[0], start[1], lr, steps)
-    except RuntimeError as exc:
-        # the learner's run_backward words its own refusal of a freed graph
-        if "require" in str(exc):
-            return failed(ex, crash_message(exc))
-        return not_yet(ex, ["a backward ran into a graph that an earlier backward had "
-                            "freed: each step must build f(x, y) afresh from the leaves, and "
-                            "a step that rebuilds x out of x (x = x - ...) turns x into a "
-                            "computed node of last step's freed graph.",
-                            "build f inside the loop, and move each leaf by changing the "
-                            "number it holds, x.value, so it stays the same leaf."],
-                       gave=f"RuntimeError: {str(exc).rstrip('.')}")
-    except Exception as exc:  # any other error: reported to the learner
-        said = _crash_in_function(exc)
-        if isinstance(exc, TypeError) and "NoneType" in str(exc):
-            return failed(ex, f"{said} A leaf's grad was None when backward added what "
-                              "reached it: in this engine a leaf's grad is a number that "
-                              "backward adds into, so zeroing the grads means setting them "
-                              "to zero, not to None (torch's zero_grad may leave None "
-                              "because its backward handles a missing grad; this engine's "
-                              "run_backward does not).")
-        return failed(ex, said)
+    stop, watched, autograd, point = _descend(ex, gradient_descent, f, start, lr, steps)
+    if stop is not None:
+        return stop
     if autograd.ran:
         return not_yet(ex, [_library_autograd(autograd.ran)],
                        gave=f"gradients computed by {autograd.ran}'s autograd")
@@ -1287,8 +1535,7 @@ def check_gradient_descent(gradient_descent) -> Result:
                             "grads, build f(x, y) from the two leaves, run backward, move."],
                        gave="gradients estimated without backward")
     if np.allclose(got, _simulate(start, lr, steps), rtol=1e-7, atol=1e-9):
-        return correct(ex, "step for step the descent the checker expects, on a function "
-                           "you had not seen.")
+        return _every_step_asked(ex, gradient_descent, f, watched.backwards, steps)
     if np.allclose(got, start):
         hint = ["your function returned where it started: each step must move x.value "
                 "and y.value."]
@@ -1325,6 +1572,45 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "each step: zero the grads, build f(x, y), backward, move both values by "
                 "-lr times their grad."]
     return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")
+
+
+# A second, longer descent with another lr from another start: a loop that stops early
+# (after a fixed number of steps, or once the gradient is small) ends where the full
+# descent does on the first run when it never reaches its stop there.
+_LONG_START, _LONG_LR, _LONG_STEPS = (-1.5, 2.5), 0.02, 400
+
+
+def _every_step_asked(ex: str, gradient_descent: Callable, f: Callable, backwards: int,
+                      steps: int) -> Result:
+    """Accept a descent right on the first run once it also takes every one of the many
+    steps of a longer run, each on a fresh gradient, and ends where they lead."""
+    stop, watched, autograd, point = _descend(ex, gradient_descent, f, _LONG_START, _LONG_LR,
+                                              _LONG_STEPS)
+    if stop is not None:
+        return stop
+    try:
+        got = np.array([float(as_array(v)) for v in point])
+    except Exception:  # it returned a pair on the first run: anything else is a crash
+        got = np.full(2, np.nan)
+    passes = watched.backwards
+    ended = got.shape == (2,) and np.allclose(
+        got, _simulate(_LONG_START, _LONG_LR, _LONG_STEPS), rtol=1e-9, atol=1e-12
+    )
+    if passes < _LONG_STEPS and backwards == steps:
+        return not_yet(ex, [f"your descent stops early: asked for {_LONG_STEPS} steps, it ran "
+                            f"{passes} backward passes. A loop that stops after a number of "
+                            "steps of its own, or once the gradient is small, is not the "
+                            "descent asked for: take exactly `steps` steps, each on a fresh "
+                            "gradient, however close to the minimum they already are.",
+                            "let the loop run over the steps it is given, with no break."],
+                       gave=f"{passes} steps of {_LONG_STEPS}")
+    if not ended:
+        return not_yet(ex, [f"right for {steps} steps, wrong for {_LONG_STEPS} with another "
+                            "lr from another start: every step must move both values by "
+                            "-lr times their fresh gradient, whatever the number of steps."],
+                       gave=f"({got[0]:.4g}, {got[1]:.4g}) after {_LONG_STEPS} steps")
+    return correct(ex, "step for step the descent the checker expects, on a function you "
+                       "had not seen, for as many steps as it is given.")
 
 
 def _crash_in_function(exc: BaseException) -> str:

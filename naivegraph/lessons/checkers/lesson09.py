@@ -19,6 +19,7 @@ from ..checking import (
     crash_message,
     failed,
     not_yet,
+    returned_blank,
     show,
 )
 from ..training import build_static_classifier, train_step
@@ -70,7 +71,11 @@ def check_accuracy_fn(accuracy) -> Result:
     logits, labels, _ = _ACCURACY_CASES[0]
     gots = []
     for case_logits, case_labels, _ in _ACCURACY_CASES:
-        stop, got = answer(ex, accuracy, case_logits, case_labels)
+        try:
+            got = accuracy(case_logits, case_labels)
+        except Exception as exc:  # reported to the learner, named when it is a known one
+            return _accuracy_crash(ex, exc, case_logits)
+        stop = returned_blank(ex, got)
         if stop is not None:
             return stop
         gots.append(got)
@@ -101,6 +106,28 @@ def check_accuracy_fn(accuracy) -> Result:
                        "classes and more.")
 
 
+def _accuracy_crash(ex: str, exc: Exception, logits: np.ndarray) -> Result:
+    """What the learner's accuracy raised, with the mistake named when it is a known one:
+    torch's dim= given to numpy, or an argmax that runs down the rows (one index per class,
+    which cannot be compared with one label per row)."""
+    said = crash_message(exc).split(";")[0].rstrip()
+    text = str(exc)
+    if isinstance(exc, TypeError) and "'dim'" in text:
+        return not_yet(ex, [f"{said}: dim= is torch's name for the direction of a reduction; "
+                            "numpy's argmax calls it axis. The checker passes numpy arrays "
+                            "(and np.asarray turns a tensor into one), so use numpy's name."],
+                       gave="dim= for numpy's argmax")
+    rows, classes = logits.shape
+    if isinstance(exc, ValueError) and f"({classes},) ({rows},)" in text.replace(" ,", ","):
+        return not_yet(ex, [f"{said}: your predictions hold {classes} entries, one per class, "
+                            f"where the batch has {rows} labels, one per row. The argmax ran "
+                            "down the columns (over the rows of each class); a row's "
+                            "prediction is the largest logit within that row, over the "
+                            "class axis."],
+                       gave=f"{classes} predictions for {rows} rows")
+    return failed(ex, crash_message(exc))
+
+
 def _describe(k: int) -> str:
     logits = _ACCURACY_CASES[k][0]
     return f"a batch of {logits.shape[0]} rows and {logits.shape[1]} classes"
@@ -115,8 +142,21 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
         except Exception:  # not numbers: no pattern
             return False
 
-    if matches([w * len(c[1]) for w, c in zip(wants, _ACCURACY_CASES)]):
+    counts = [w * len(c[1]) for w, c in zip(wants, _ACCURACY_CASES)]
+    if matches(counts):
         return "that is a count of correct rows; accuracy is a fraction of all rows."
+    for digits in range(7):
+        if matches([round(w, digits) for w in wants]):
+            return ("your accuracy is rounded: return it with all its digits (a fraction such "
+                    "as a third has no short decimal form); round only where you print it.")
+    try:
+        fixed = float(counts[k]) / float(gots[k]) if float(gots[k]) else 0.0
+    except Exception:  # not a number: no fixed divisor
+        fixed = 0.0
+    if fixed and matches([n / fixed for n in counts]):
+        return (f"you divide the count of right rows by a fixed {fixed:g}, the size of one "
+                "batch: the checker passes batches of other sizes, so divide by the number of "
+                "rows of the batch you are given (or average the comparison).")
     if matches([100 * w for w in wants]):
         return ("that is a percentage; accuracy here is a fraction, a number in [0, 1] "
                 "(1 when every row is right), as torchmetrics and sklearn give it.")
@@ -344,7 +384,9 @@ _LR = 0.03  # not the lesson's 0.05: a typed-in learning rate shows
 # below, while the mistakes told apart (SGD, another lr, a summed loss) move them by 25%+.
 
 
-def _static_losses(init, X, y, lr, optimizer="Adam", reduction="mean") -> list[float]:
+def _static_losses(
+    init, X, y, lr, optimizer="Adam", reduction="mean", minimized="loss"
+) -> list[float]:
     """The checker's static training run, right or with one of the usual mistakes."""
     with ns.Graph() as g:
         W1, b1, W2, b2 = (ns.Variable(v.copy()) for v in init)
@@ -352,7 +394,8 @@ def _static_losses(init, X, y, lr, optimizer="Adam", reduction="mean") -> list[f
         ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
         logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
         loss = ns.cross_entropy(logits, ys, reduction=reduction)
-        update = getattr(ns.optim, optimizer)([W1, b1, W2, b2], lr=lr).minimize(loss)
+        target = logits if minimized == "logits" else loss
+        update = getattr(ns.optim, optimizer)([W1, b1, W2, b2], lr=lr).minimize(target)
     step = g.compile([xs, ys], [loss, update])
     return [float(step(X, y)[0]) for _ in range(_STEPS)]
 
@@ -430,8 +473,15 @@ def check_static_classifier(build_static) -> Result:
         try:
             losses.append(float(np.asarray(_first(out))))
         except (TypeError, ValueError):
-            return not_yet(ex, ["step(X, y) should fetch the loss first: compile the graph "
-                                "with [loss, train] as its outputs."],
+            first = _first(out) if out is not None else None
+            shape = np.shape(first) if first is not None else None
+            what = (f"an array of shape {shape}, one row of two scores per point: the logits"
+                    if shape == (len(X), 2) else
+                    "None, what a training op gives (it only updates the Variables)"
+                    if first is None else f"an array of shape {shape}")
+            return not_yet(ex, [f"the first thing step(X, y) returns is {what}. A training "
+                                "step must fetch the loss first, one number per step, and "
+                                "with it the training op, whose run updates the Variables."],
                            gave="a first output that is not a number")
     want = _static_losses(init, X, y, _LR)
     if not close(losses[0], want[0], rtol=1e-4):
@@ -451,7 +501,11 @@ def check_static_classifier(build_static) -> Result:
                             "only when a run fetches it. Fetch it in step's outputs, next "
                             "to the loss."], gave=f"the same loss {_STEPS} times")
     if not close(losses, want, rtol=1e-4):
-        if close(losses, _static_losses(init, X, y, _LR, optimizer="SGD"), rtol=1e-4):
+        if close(losses, _static_losses(init, X, y, _LR, minimized="logits"), rtol=1e-4):
+            hint = ["your training op minimizes the logits, not the loss: minimize makes the "
+                    "node it is given small, and the logits are scores, not the mistake the "
+                    "network makes. Hand it the cross-entropy."]
+        elif close(losses, _static_losses(init, X, y, _LR, optimizer="SGD"), rtol=1e-4):
             hint = ["your graph takes SGD steps; the dynamic mode uses Adam, and the two "
                     "modes must take the same steps to be compared."]
         elif close(losses, _static_losses(init, X, y, 0.05), rtol=1e-4):
@@ -467,6 +521,13 @@ def check_static_classifier(build_static) -> Result:
     # the forward pass alone, on any batch size, without touching the weights
     logits = []
     for rows in (X[:5], X[:1], X[:5]):
+        inputs = getattr(classify, "inputs", None)
+        if isinstance(classify, ns.CompiledFunction) and inputs is not None and len(inputs) != 1:
+            return not_yet(ex, [f"classify was compiled with {len(inputs)} inputs: it is called "
+                                "with the points alone (a grid of new points has no labels), "
+                                "so its only input is the points' placeholder; the logits "
+                                "need nothing else."],
+                           gave=f"a classify that takes {len(inputs)} inputs")
         stop, out = _crashed(ex, classify, rows)
         if stop is not None:
             return stop
@@ -502,15 +563,21 @@ def check_static_classifier(build_static) -> Result:
         return not_yet(
             ex,
             [f"the numbers are right, but {' and '.join(uncompiled)} "
-             f"{'is a Python function' if len(uncompiled) == 1 else 'are Python functions'} "
-             "that drive the graph run by run; the exercise asks the graph to compile "
-             "itself into callables, planned once for every call.",
+             f"{_drive(len(uncompiled))} the graph run by run; the exercise asks the graph to "
+             "compile itself into callables, planned once for every call.",
              "the graph has a method that takes the inputs and the outputs to fetch."],
             gave=f"{' and '.join(uncompiled)} not compiled",
         )
     return correct(ex, f"the same Adam steps as dynamic mode ({losses[0]:.3f} -> "
                        f"{losses[-1]:.3f} in {_STEPS} steps), and one graph classifies any "
                        "batch size.")
+
+
+def _drive(count: int) -> str:
+    """The words for ``count`` functions driving the graph: one drives, two drive."""
+    if count == 1:
+        return "is a Python function that drives"
+    return "are Python functions that drive"
 
 
 # ------------------------------------------------------------------ reference pieces
