@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+import random
+
 import numpy as np
 
 import naivegraph as ng
@@ -40,20 +43,23 @@ autograd and other hooks may still be using."""
 
 
 # Incoming gradients the hook is tried on: a sign change and a shape of its own each,
-# so a typed-in result or a gradient made positive does not pass.
+# so a typed-in result or a gradient made positive does not pass; the last is large
+# (1000 elements, 3-D), so a hook right for small gradients only does not pass either.
 HOOK_CASES = (
     [1.0, 2.0, 3.0],
     [-1.5, 0.0, 4.0],
     [[-1.0, 2.5], [0.5, -3.0]],
+    np.random.default_rng(3).standard_normal((10, 10, 10)).astype(np.float32),
 )
 
-# The hook is called on each case in turn, round after round, each time on a leaf of
-# its own and every result compared: a hook that counts its calls and stops doubling
-# after a few of them does not pass.  The first two share a shape: a typed-in result
-# shows.
-HOOK_CALLS = tuple(
-    HOOK_CASES[(start + i) % len(HOOK_CASES)] for start in range(4) for i in range(len(HOOK_CASES))
-)
+
+def _hook_calls() -> list:
+    """The incoming gradients, in the order the hook gets them: each case in turn, round
+    after round, for a number of calls drawn anew at each check, so a hook that counts
+    its calls and stops doubling after some number of them meets that number.  The
+    first two share a shape: a typed-in result shows."""
+    calls = random.Random().randint(40, 80)
+    return [HOOK_CASES[i % len(HOOK_CASES)] for i in range(calls)]
 
 
 @checker("03-1", answer=HOOK_ANSWER)
@@ -64,8 +70,9 @@ def check_double_hook(hook) -> Result:
     bad = not_callable(ex, hook)
     if bad is not None:
         return bad
+    state_before = _hook_state(hook)
     first_grad, doubled = None, False
-    for call, incoming in enumerate(HOOK_CALLS):
+    for call, incoming in enumerate(_hook_calls()):
         result, v_grad = _run_hook(ex, hook, incoming)
         if result is not None:
             return result
@@ -81,8 +88,7 @@ def check_double_hook(hook) -> Result:
                 [
                     "your hook returns the same gradient whatever arrives: the tensor it "
                     "returns must be computed from `grad`, the gradient it is given.",
-                    "the hook runs on every backward, with a new incoming gradient each "
-                    "time: return that tensor times a number.",
+                    HOOK_SECOND_HINT,
                 ],
                 gave=f"the same v.grad for the incoming gradients {show(HOOK_CASES[0])} "
                 f"and {show(incoming)}",
@@ -91,14 +97,110 @@ def check_double_hook(hook) -> Result:
         if result is not None:
             return result
         doubled = True
+    changed = [
+        name for name, value in _hook_state(hook).items() if state_before.get(name) != value
+    ]
+    if changed:
+        return not_yet(
+            ex,
+            [
+                "a hook should give the same result for the same gradient; yours keeps "
+                f"state between calls ({', '.join(changed)}): it changes something outside "
+                "itself each time it runs, and a hook runs on every backward, as often as "
+                "the caller likes.",
+                "compute the new gradient from `grad` alone, with nothing counted or "
+                "stored from one call to the next.",
+            ],
+            gave=f"a hook that changes {', '.join(changed)} on each call",
+        )
     return correct(
         ex, "a hook that returns a tensor replaces the gradient: v.grad is twice what arrived."
     )
 
 
+HOOK_SECOND_HINT = (
+    "the hook runs on every backward, with a new incoming gradient each time: what it "
+    "returns replaces that gradient, so build the new one from the one it receives, "
+    "the same way on every call."
+)
+
+# Values of these types are copied for comparison; anything else (a tensor, a module,
+# a file) is left alone: a hook may log what it sees into a list of tensors.
+_SIMPLE = (int, float, complex, bool, str, bytes, type(None))
+
+
+def _snapshot(value, depth: int = 0):
+    """A comparable copy of ``value`` when it is made of numbers and strings (possibly
+    in lists, tuples, dicts, sets or a small numpy array), else None."""
+    if isinstance(value, _SIMPLE) or isinstance(value, np.generic):
+        return ("value", value)
+    if depth > 3:
+        return None
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.tobytes()) if value.size <= 10_000 else None
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_snapshot(v, depth + 1) for v in value]
+        if any(i is None for i in items):
+            return None
+        if isinstance(value, (set, frozenset)):
+            items = sorted(items, key=repr)
+        return (type(value).__name__, tuple(items))
+    if isinstance(value, dict):
+        pairs = [(repr(k), _snapshot(v, depth + 1)) for k, v in value.items()]
+        if any(v is None for _, v in pairs):
+            return None
+        return ("dict", tuple(sorted(pairs)))
+    return None
+
+
+def _names_used(code) -> set[str]:
+    """The global names a function's code (and the code nested in it) refers to."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names_used(const)
+    return names
+
+
+def _hook_state(hook) -> dict[str, object]:
+    """What a hook can change from one call to the next, copied: its closure cells, the
+    global names it uses, its attributes (or its object's, for a method or a callable
+    object), where they hold plain numbers and strings."""
+    state: dict[str, object] = {}
+
+    def keep(name: str, value) -> None:
+        snap = _snapshot(value)
+        if snap is not None:
+            state[name] = snap
+
+    owner = getattr(hook, "__self__", None)
+    fn = getattr(hook, "__func__", hook)
+    if not hasattr(fn, "__code__"):
+        owner, fn = hook, getattr(type(hook), "__call__", None)
+        fn = getattr(fn, "__func__", fn)
+    for holder in (owner, fn):
+        for name, value in dict(getattr(holder, "__dict__", {}) or {}).items():
+            if not name.startswith("__"):
+                keep(name, value)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return state
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            keep(name, cell.cell_contents)
+        except ValueError:  # a cell not filled yet
+            continue
+    globs = getattr(fn, "__globals__", {})
+    for name in _names_used(code):
+        if name in globs and not name.startswith("__"):
+            keep(name, globs[name])
+    return state
+
+
 def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None]:
     """Backward through a leaf with ``hook`` on it: ``(None, v.grad)`` or a failure."""
-    v = ng.zeros(np.shape(incoming), requires_grad=True)
+    incoming = ng.tensor(incoming)
+    v = ng.zeros(tuple(incoming.shape), requires_grad=True)
     received: list = []
 
     def record(g):  # runs first and changes nothing: what the learner's hook is given
@@ -107,8 +209,21 @@ def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None
     v.register_hook(record)
     v.register_hook(hook)
     try:
-        v.backward(ng.tensor(incoming))
+        v.backward(incoming)
     except Exception as exc:  # any error: reported to the learner
+        other = _returned_dtype(hook, incoming)
+        if other is not None:
+            return not_yet(
+                ex,
+                [
+                    f"your hook returns a tensor of dtype {other}, and the gradient it "
+                    f"gets is {_dtype_name(incoming.dtype)}: backward refuses a hook that "
+                    "changes the gradient's dtype. Return a gradient of the dtype it "
+                    "arrived in: no cast.",
+                    "whatever you compute from `grad`, leave its dtype as it is.",
+                ],
+                gave=f"a hook that returns {other} for a {_dtype_name(incoming.dtype)} gradient",
+            ), None
         return failed(
             ex,
             f"backward failed with your hook: {type(exc).__name__}: "
@@ -134,14 +249,31 @@ def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None
     return None, v.grad.numpy().copy()
 
 
+def _dtype_name(dtype) -> str:
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def _returned_dtype(hook, incoming) -> str | None:
+    """The dtype of what ``hook`` returns for ``incoming`` when it is not the
+    gradient's own, else None."""
+    try:
+        out = hook(incoming.clone())
+    except Exception:  # the backward's error is the one reported
+        return None
+    dtype = getattr(out, "dtype", None)
+    if dtype is None or dtype == incoming.dtype:
+        return None
+    return _dtype_name(dtype)
+
+
 def _judge_hook(
     ex: str, hook, incoming, v_grad: np.ndarray, doubled: bool, call: int = 1
 ) -> Result | None:
-    """None when ``v_grad`` is twice ``incoming``, else the hint for the mistake;
-    ``doubled`` says the hook doubled the gradients it was given before this one, on
-    its earlier calls (``call`` counts them from 1)."""
-    arrived = np.asarray(incoming, dtype=np.float64)
-    if close(v_grad, 2 * arrived, shape_free=False):
+    """None when ``v_grad`` is exactly twice ``incoming`` (doubling a float is exact),
+    else the hint for the mistake; ``doubled`` says the hook doubled the gradients it
+    was given before this one, on its earlier calls (``call`` counts them from 1)."""
+    arrived = np.asarray(incoming, dtype=np.float32).astype(np.float64)
+    if np.shape(v_grad) == arrived.shape and np.array_equal(v_grad, 2 * arrived):
         return None
     gave = f"v.grad = {show(v_grad)} for an incoming gradient {show(arrived)}"
     if doubled:
@@ -151,9 +283,10 @@ def _judge_hook(
             ex,
             [
                 "your hook doubled some gradients but not others: a hook must double "
-                "every gradient it receives, every element, on every call.",
-                "no condition on the values, no count of the calls: the hook does the "
-                "same to whatever arrives.",
+                "every gradient it receives, every element, whatever its size or shape, "
+                "on every call.",
+                "no condition on the values or the size, no count of the calls: the hook "
+                "does the same to whatever arrives.",
             ],
             gave=gave,
         )
@@ -161,6 +294,17 @@ def _judge_hook(
         if _returns_none(hook):
             return forgot_return(ex, hook, None)
         return not_yet(ex, "the gradient went through unchanged: return the NEW gradient.")
+    if close(v_grad, 2 * arrived, shape_free=False):
+        return not_yet(
+            ex,
+            [
+                "your v.grad is near twice what arrived, but not exactly: doubling a "
+                "floating-point number is exact, so the checker compares exactly. Scale "
+                "by exactly the factor, with nothing added.",
+                HOOK_SECOND_HINT,
+            ],
+            gave=gave,
+        )
     first = hint_for(
         v_grad,
         [
@@ -176,14 +320,7 @@ def _judge_hook(
         "compare v.grad with the gradient that arrived: each element should be twice "
         "as big, with its sign.",
     )
-    return not_yet(
-        ex,
-        [
-            first,
-            "the hook gets the incoming gradient as a tensor: return that tensor times a number.",
-        ],
-        gave=gave,
-    )
+    return not_yet(ex, [first, HOOK_SECOND_HINT], gave=gave)
 
 
 def _partly_doubled(v_grad: np.ndarray, arrived: np.ndarray) -> bool:
@@ -244,8 +381,22 @@ def check_accumulated_grad(x_grad) -> Result:
             ],
             gave="a tensor",
         )
-    if close(x_grad, 12.0):
+    ran = _backward_ran_in_cell(inspect.currentframe(), x_grad)
+    if ran is not None:
+        return ran
+    if _exact(x_grad, 12.0):
         return correct(ex, "each backward adds 2x = 6 into x.grad: 6 + 6 = 12.")
+    if close(x_grad, 12.0):
+        return not_yet(
+            ex,
+            [
+                "your number is near the value, but not equal to it: x.grad here holds "
+                "a whole number, and the checker compares exactly. Type the value you "
+                "predict exactly, not a rounded or nudged one.",
+                "AccumulateGrad ADDS each new gradient to what .grad already holds.",
+            ],
+            gave=show(x_grad),
+        )
     first = hint_for(
         x_grad,
         [
@@ -265,6 +416,41 @@ def check_accumulated_grad(x_grad) -> Result:
         ex,
         [first, "AccumulateGrad ADDS each new gradient to what .grad already holds."],
         gave=show(x_grad),
+    )
+
+
+def _exact(got, want, shape_free: bool = True) -> bool:
+    """``got`` equals ``want`` to float32 rounding at most: a value worked out exactly,
+    or read from a float32 tensor, passes; one nudged in its 5th digit does not."""
+    return close(got, want, atol=1e-12, rtol=1e-6, shape_free=shape_free)
+
+
+def _backward_ran_in_cell(frame, x_grad) -> Result | None:
+    """The hint for an answer read off x.grad after running backward in the exercise's
+    cell: the lesson's x (3.0) then holds more than the one backward of the cell above
+    gave it, and the cell after the check, which runs the second backward, fails."""
+    caller = frame.f_back if frame is not None else None
+    x = caller.f_globals.get("x") if caller is not None else None
+    if not (isinstance(x, ng.Tensor) and x.requires_grad and x.ndim == 0):
+        return None
+    if float(x.detach()) != 3.0 or x.grad is None:
+        return None
+    held = float(x.grad.detach())
+    if held == 6.0 or not close(x_grad, held):
+        return None
+    return not_yet(
+        "03-2",
+        [
+            "your cell ran backward itself and read x.grad: the exercise asks you to "
+            "PREDICT the value, and the cell after the check runs the second backward "
+            "(x.grad now holds one pass too many, and a graph used up by your backward "
+            "makes that cell fail). "
+            "Re-run the cells above, from the one that makes x and y, to restore them; "
+            "then type your prediction as a number, with no backward in the cell.",
+            "think about what AccumulateGrad does with a gradient when .grad already "
+            "holds one.",
+        ],
+        gave="a value read off x.grad after a backward run in the cell",
     )
 
 
@@ -297,8 +483,19 @@ def check_vector_backward(x_grad) -> Result:
             ],
             gave="a tensor",
         )
-    if close(x_grad, [2.0, 0.4, 0.06], shape_free=False):
+    if _exact(x_grad, [2.0, 0.4, 0.06], shape_free=False):
         return correct(ex, "backward(v) computes v^T J = v * 2x = [2, 0.4, 0.06].")
+    if close(x_grad, [2.0, 0.4, 0.06], shape_free=False):
+        return not_yet(
+            ex,
+            [
+                "your numbers are near the products, but not all equal to them: the "
+                "checker compares exactly (float32 rounding at most). Work each "
+                "product out exactly and type it as it is, not rounded or nudged.",
+                "x.grad[i] = gradient[i] * dy[i]/dx[i], with dy/dx = 2x.",
+            ],
+            gave=show(x_grad),
+        )
     if _same_values_other_shape(x_grad, [2.0, 0.4, 0.06]):
         return not_yet(
             ex,
