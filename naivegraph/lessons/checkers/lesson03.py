@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import random
+import sys
 
 import numpy as np
 
@@ -579,11 +581,24 @@ def check_manual_gradient(gradf) -> Result:
     xs = MANUAL_POINTS
     want = _manual_formula(xs)
     x = ng.tensor(xs, dtype=ng.float64)
-    with AutogradCalls() as calls, DualLevels() as levels:
-        try:
-            got, raised = gradf(x), None
-        except Exception as exc:  # reported below, after the autograd question
-            got, raised = None, exc
+    with AutogradCalls() as calls, DualLevels() as levels, _TorchCalls() as torch_calls:
+        with _Conversions() as conversions:
+            try:
+                got, raised = gradf(x), None
+            except Exception as exc:  # reported below, after the autograd question
+                got, raised = None, exc
+    if torch_calls.count:
+        return not_yet(
+            ex,
+            [
+                "your gradf uses torch (its tensors or its autograd): this exercise "
+                "checks naivegraph's autograd AGAINST a gradient you derive by hand, so "
+                "write the derivative's formula with naivegraph's ops on x.",
+                "differentiate x^2 e^x on paper with the product rule, then type the "
+                "result as a tensor expression in x, with ng.exp.",
+            ],
+            gave=f"a gradf that calls torch ({', '.join(torch_calls.names)})",
+        )
     if calls.flags:  # even when it then crashed: the mistake is asking autograd
         return not_yet(
             ex,
@@ -638,6 +653,20 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave=f"a {_type_name(got)}",
         )
+    if conversions.count:
+        return not_yet(
+            ex,
+            [
+                "your gradf turns x (or a tensor made from it) into numpy values or "
+                "Python numbers (.numpy(), np.asarray, .tolist(), .item()) and computes "
+                "the result outside naivegraph's ops: write the formula with ng.exp and "
+                "tensor operators on x itself, not numpy, whatever is added to it "
+                "afterwards.",
+                "a result made of tensor operations on x is one autograd can trace back "
+                "to x: the cell after the check compares it with what autograd computes.",
+            ],
+            gave=f"a gradf that converts tensors ({', '.join(conversions.names)})",
+        )
     if not _traced_to_x(gradf, xs):
         return not_yet(
             ex,
@@ -650,15 +679,31 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave="a result not computed from x with tensor operations",
         )
-    # e typed as a number is rounded: to float32 when made a tensor of the default dtype.
-    e_rounded = (2 * xs + xs**2) * float(np.float32(np.e)) ** xs
-    if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False) and close(
-        got, e_rounded, atol=1e-12, rtol=1e-12, shape_free=False
-    ):
+    if got.dtype != x.dtype and close(got, want, atol=1e-4, rtol=1e-4, shape_free=False):
         return not_yet(
             ex,
-            "your gradf is off in its last digits as e to the power x is with e "
-            "rounded to a float32 tensor: use ng.exp for the exponential function.",
+            [
+                f"your gradf returns {_dtype_name(got.dtype)} for an x of "
+                f"{_dtype_name(x.dtype)} (a cast such as x.float(), or a tensor made in "
+                "another dtype): float32 keeps about 7 digits, so the result is off in "
+                "the 8th. Keep x's dtype: no cast, and no tensor of another dtype in "
+                "the formula.",
+                "write the formula with ng ops on x as it is given.",
+            ],
+            gave=f"a {_dtype_name(got.dtype)} gradient for a {_dtype_name(x.dtype)} x",
+        )
+    # e typed as a number is rounded or truncated (2.718281828, or e in a float32
+    # tensor): gradf then is the derivative times (b / e) ** x for some base b near e.
+    if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False) and _typed_e(got, want, xs):
+        return not_yet(
+            ex,
+            [
+                "your gradf is off in its last digits as e to the power x is when e is "
+                "typed as a number (truncated after some digits, or rounded to a "
+                "float32 tensor), and a constant written out is never exactly e: use "
+                "ng.exp for the exponential function.",
+                "ng.exp(x) is e to the power x, computed to the last digit.",
+            ],
             gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
         )
     if close(got, want, shape_free=False):
@@ -716,6 +761,20 @@ def check_manual_gradient(gradf) -> Result:
         ],
         gave=_wrong_at(got, want, xs),
     )
+
+
+def _typed_e(got, want: np.ndarray, xs: np.ndarray) -> bool:
+    """Whether ``got`` is ``want`` times ``c ** x`` for one constant ``c`` other than 1,
+    at every point: e to the power x computed with a base typed in place of e."""
+    g = as_array(got)
+    if g.shape != want.shape:
+        return False
+    where = (np.abs(want) > 1e-300) & (xs != 0) & (g * want > 0)
+    if where.sum() < 4 or not np.allclose(g[~where & (xs == 0)], want[~where & (xs == 0)]):
+        return False
+    log_c = np.log(g[where] / want[where]) / xs[where]
+    spread = np.max(np.abs(log_c - np.median(log_c)))
+    return bool(np.median(log_c) != 0 and spread <= 1e-3 * abs(np.median(log_c)) + 1e-15)
 
 
 def _nan_hint(gradf, got, xs: np.ndarray) -> str:
@@ -868,20 +927,27 @@ class _Conversions:
     runs (``.numpy()``, ``np.asarray``, ``.item()``, ``.tolist()``): a result computed
     outside naivegraph's ops went through one of them."""
 
-    NAMES = ("numpy", "__array__", "item", "tolist")
+    NAMES = ("numpy", "__array__", "item", "tolist", "__float__", "__int__")
+    SHOWN = {"numpy": ".numpy()", "__array__": "np.asarray", "item": ".item()",
+             "tolist": ".tolist()", "__float__": "float()", "__int__": "int()"}
 
     def __init__(self) -> None:
         self.count = 0
+        self.names: list[str] = []
 
     def __enter__(self) -> _Conversions:
         self._real = {name: vars(ng.Tensor)[name] for name in self.NAMES}
         for name, real in self._real.items():
-            setattr(ng.Tensor, name, self._counted(real))
+            setattr(ng.Tensor, name, self._counted(real, name))
         return self
 
-    def _counted(self, real):
+    def _counted(self, real, name: str):
+        shown = self.SHOWN[name]
+
         def counted(*args, **kwargs):
             self.count += 1
+            if shown not in self.names:
+                self.names.append(shown)
             return real(*args, **kwargs)
 
         return counted
@@ -889,6 +955,57 @@ class _Conversions:
     def __exit__(self, *exc_info: object) -> None:
         for name, real in self._real.items():
             setattr(ng.Tensor, name, real)
+
+
+class _TorchCalls:
+    """Counts the calls into torch while the block runs, when torch is imported: its
+    autograd (``torch.autograd.grad``, ``Tensor.backward``) and the functions that make
+    its tensors from data (``torch.tensor``, ``torch.from_numpy``, ``torch.as_tensor``).
+    An answer to be written with naivegraph's ops has no call for any of them."""
+
+    WATCHED = (
+        ("autograd", "grad", "torch.autograd.grad"),
+        ("Tensor", "backward", "backward"),
+        (None, "tensor", "torch.tensor"),
+        (None, "from_numpy", "torch.from_numpy"),
+        (None, "as_tensor", "torch.as_tensor"),
+    )
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.names: list[str] = []
+        self._patched: list[tuple] = []
+
+    def __enter__(self) -> _TorchCalls:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return self
+        for owner_name, name, shown in self.WATCHED:
+            owner = torch if owner_name is None else getattr(torch, owner_name, None)
+            real = getattr(owner, name, None) if owner is not None else None
+            if real is None:
+                continue
+            try:
+                setattr(owner, name, self._counted(real, shown))
+            except (AttributeError, TypeError):  # a read-only attribute: not watched
+                continue
+            self._patched.append((owner, name, real))
+        return self
+
+    def _counted(self, real, shown: str):
+        @functools.wraps(real)
+        def counted(*args, **kwargs):
+            self.count += 1
+            if shown not in self.names:
+                self.names.append(shown)
+            return real(*args, **kwargs)
+
+        return counted
+
+    def __exit__(self, *exc_info: object) -> None:
+        for owner, name, real in reversed(self._patched):
+            setattr(owner, name, real)
+        self._patched.clear()
 
 
 class _GradModeReads:
