@@ -99,9 +99,7 @@ def check_double_hook(hook) -> Result:
         if result is not None:
             return result
         doubled = True
-    changed = [
-        name for name, value in _hook_state(hook).items() if state_before.get(name) != value
-    ]
+    changed = [name for name, value in _hook_state(hook).items() if state_before.get(name) != value]
     if changed:
         return not_yet(
             ex,
@@ -178,7 +176,7 @@ def _hook_state(hook) -> dict[str, object]:
     owner = getattr(hook, "__self__", None)
     fn = getattr(hook, "__func__", hook)
     if not hasattr(fn, "__code__"):
-        owner, fn = hook, getattr(type(hook), "__call__", None)
+        owner, fn = hook, type(hook).__dict__.get("__call__")
         fn = getattr(fn, "__func__", fn)
     for holder in (owner, fn):
         for name, value in dict(getattr(holder, "__dict__", {}) or {}).items():
@@ -449,8 +447,7 @@ def _backward_ran_in_cell(frame, x_grad) -> Result | None:
             "makes that cell fail). "
             "Re-run the cells above, from the one that makes x and y, to restore them; "
             "then type your prediction as a number, with no backward in the cell.",
-            "think about what AccumulateGrad does with a gradient when .grad already "
-            "holds one.",
+            "think about what AccumulateGrad does with a gradient when .grad already holds one.",
         ],
         gave="a value read off x.grad after a backward run in the cell",
     )
@@ -928,8 +925,14 @@ class _Conversions:
     outside naivegraph's ops went through one of them."""
 
     NAMES = ("numpy", "__array__", "item", "tolist", "__float__", "__int__")
-    SHOWN = {"numpy": ".numpy()", "__array__": "np.asarray", "item": ".item()",
-             "tolist": ".tolist()", "__float__": "float()", "__int__": "int()"}
+    SHOWN = {
+        "numpy": ".numpy()",
+        "__array__": "np.asarray",
+        "item": ".item()",
+        "tolist": ".tolist()",
+        "__float__": "float()",
+        "__int__": "int()",
+    }
 
     def __init__(self) -> None:
         self.count = 0
@@ -1077,13 +1080,53 @@ def check_second_derivative(derivatives) -> Result:
             calls_of_f.append(v)
             return f(v)
 
-        with AutogradCalls() as calls:
+        x_before = _caller_x_state(x)
+        grad_mode_before = ng.is_grad_enabled()
+        with AutogradCalls() as calls, _TorchCalls() as torch_calls:
             try:
                 got = derivatives(given, x)
                 raised = None
             except Exception as exc:  # recognised below, or reported at the learner's line
                 raised = exc
         recorded = recorded or any(calls.flags)
+        if torch_calls.count:
+            return not_yet(
+                ex,
+                [
+                    "your function uses torch (its tensors or its autograd): the exercise "
+                    "asks for naivegraph's autograd, on the naivegraph tensor x and the "
+                    "naivegraph function f it is given.",
+                    "call f on x and hand the result to ng.autograd.grad, twice.",
+                ],
+                gave=f"a function that calls torch ({', '.join(torch_calls.names)})",
+            )
+        if ng.is_grad_enabled() != grad_mode_before:
+            ng.set_grad_enabled(grad_mode_before)
+            return not_yet(
+                ex,
+                [
+                    "your function left grad mode "
+                    f"{'off' if grad_mode_before else 'on'} (ng.set_grad_enabled): for "
+                    "every cell after it too, and for the next call of your function, "
+                    "whose f(x) then records nothing to differentiate.",
+                    "switch recording off for a block only, with `with ng.no_grad():`, "
+                    "or leave grad mode alone: ng.autograd.grad needs none of it.",
+                ],
+                gave=f"a function that leaves grad mode {'off' if grad_mode_before else 'on'}",
+            )
+        x_changes = _x_changes(x_before, _caller_x_state(x))
+        if x_changes:
+            return not_yet(
+                ex,
+                [
+                    f"your function changed the caller's x ({x_changes}): x belongs to "
+                    "the caller, who may still train with it, so it must be left as it "
+                    "came, with no flag switched and no hook left on it.",
+                    "ng.autograd.grad needs nothing done to x: take both derivatives "
+                    "with it and leave x as it is.",
+                ],
+                gave=f"a function that changes x ({x_changes}), for f(x) = {text}",
+            )
         if raised is not None:
             return _second_raised(ex, raised, calls.flags)
         if got is None or got is Ellipsis:
@@ -1183,6 +1226,35 @@ def check_second_derivative(derivatives) -> Result:
             "create_graph=True recorded the first backward pass, and differentiating it gave f''.",
         )
     return correct(ex, "both derivatives are autograd's, exact on every function tried.")
+
+
+def _caller_x_state(x) -> dict[str, object]:
+    """What a caller sees of its x, apart from .grad (judged on its own): whether it
+    requires grad, its hooks, its value and its version counter."""
+    return {
+        "requires_grad": x.requires_grad,
+        "hooks": len(x._hooks or {}),
+        "post-accumulate hooks": len(x.__dict__.get("_post_accumulate_hooks") or {}),
+        "value": x.detach().numpy().tobytes(),
+        "version": x._version,
+    }
+
+
+def _x_changes(before: dict[str, object], after: dict[str, object]) -> str:
+    """What changed about the caller's x, in words ("" when nothing did)."""
+    said = []
+    if before["requires_grad"] != after["requires_grad"]:
+        said.append(f"requires_grad switched to {after['requires_grad']}")
+    for kind in ("hooks", "post-accumulate hooks"):
+        if after[kind] != before[kind]:
+            said.append(
+                f"a {kind[:-1]} registered on it"
+                if after[kind] > before[kind]
+                else f"a {kind[:-1]} removed from it"
+            )
+    if before["value"] != after["value"] or before["version"] != after["version"]:
+        said.append("its value changed in place")
+    return ", ".join(said)
 
 
 def _is_float32(value) -> bool:
