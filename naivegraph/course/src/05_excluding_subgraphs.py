@@ -112,9 +112,10 @@ print("body unchanged:", all(np.array_equal(b, p.numpy())
 # settings give.
 
 # %% exercise="05-2"
-# Exercise 05-2: freeze `model`, give it a new `fc` with n_classes outputs
-# (its input size is 8), and return an SGD optimizer over the new layer only,
-# with the settings of the optimizer above (lr=0.1, momentum=0.9).
+# Exercise 05-2: freeze `model`, give it a new `fc`, one linear layer with
+# n_classes outputs (its input size is 8) and nothing after it, and return an SGD
+# optimizer over the new layer only, with the settings of the optimizer above
+# (lr=0.1, momentum=0.9).
 def finetune_setup(model, n_classes):
     ### BEGIN SOLUTION
     for p in model.parameters():

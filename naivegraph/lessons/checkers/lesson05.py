@@ -203,6 +203,9 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ],
             gave=f"fc with {out} outputs for n_classes={n_classes}",
         )
+    shape_of_head = _head_shape(ex, model.fc)
+    if shape_of_head is not None:
+        return shape_of_head
     trainable = [p for p in model.body.parameters() if p.requires_grad]
     if trainable:
         return not_yet(
@@ -271,6 +274,70 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             gave=f"an optimizer over {_tensors(len(opt_params))}",
         )
     return _step_keeps_body(ex, model, opt, body_before, n_classes)
+
+
+_SOFTMAXES = ("Softmax", "LogSoftmax", "Softmin")
+
+
+def _head_shape(ex: str, head) -> Result | None:
+    """The hint for a head that is not one linear layer with its bias: the logits
+    cross_entropy expects are ``features @ W.T + b``, nothing after it."""
+    modules = [m for m in head.modules() if m is not head or not list(head.children())]
+    kinds = [type(m).__name__ for m in modules]
+    softmax = [k for k in kinds if k in _SOFTMAXES]
+    if softmax:
+        return not_yet(
+            ex,
+            [
+                f"your new fc ends with a {softmax[0]}: cross_entropy takes the raw "
+                "scores (logits) and applies log-softmax itself, so a softmax in the "
+                "head is applied twice (a double softmax): the loss flattens and the "
+                "head learns slowly, or not at all.",
+                "the head gives the logits: one linear layer, and nothing after it.",
+            ],
+            gave=f"a new fc with a {softmax[0]}",
+        )
+    linears = [m for m in modules if isinstance(m, ng.nn.Linear)]
+    if len(linears) == 1 and linears[0].bias is None:
+        return not_yet(
+            ex,
+            [
+                "your new fc has no bias (bias=False): the old last layer had one, and "
+                "without it every class score is forced through 0 for zero features.",
+                "make the new layer as the lesson's layers are made, with the defaults.",
+            ],
+            gave="a new fc without a bias",
+        )
+    if len(linears) != 1:
+        return not_yet(
+            ex,
+            [
+                f"your new fc is made of {len(linears)} linear layers where the exercise "
+                "replaces the last layer by ONE new layer: from the body's features "
+                "straight to the classes.",
+                "the head is one linear layer, with its bias, and nothing after it.",
+            ],
+            gave=f"a new fc of {len(linears)} linear layers",
+        )
+    features = ng.randn(5, 8)
+    with ng.no_grad():
+        got = head(features)
+        want = features @ linears[0].weight.T + linears[0].bias
+    if close(got, want, shape_free=False):
+        return None
+    others = list(dict.fromkeys(k for m, k in zip(modules, kinds) if m is not linears[0]))
+    added = ", ".join(others) if others else "something"
+    return not_yet(
+        ex,
+        [
+            f"your new fc adds {added} to the linear layer: the last layer gives the "
+            "logits, raw scores of any sign, and cross_entropy makes probabilities of "
+            "them itself; an activation after it clips or squashes the scores.",
+            "the head is one linear layer from the body's features to the classes, and "
+            "nothing after it.",
+        ],
+        gave=f"a new fc with {added} after the linear layer",
+    )
 
 
 def _dtype_name(dtype) -> str:
@@ -370,7 +437,9 @@ def _step_like_the_lessons(ex: str, model, opt, lessons, copies, grads, x, targe
         lessons.step()
         mine = [p.detach().numpy() for p in model.fc.parameters()]
         theirs = [c.detach().numpy() for c in copies]
-        if not all(close(m, t, atol=1e-6, rtol=1e-4) for m, t in zip(mine, theirs)):
+        # The same arithmetic as the lesson's settings gives the same bits: a setting
+        # slightly off (a small weight decay) shows, however small.
+        if not all(np.array_equal(m, t) for m, t in zip(mine, theirs)):
             return _step_size_hint(ex, opt, step)
     return None
 
