@@ -530,6 +530,8 @@ def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
     grad_before = case != "grad mode off"
     training_before = [m.training for m in model.modules()]
     flags_before = [p.requires_grad for p in model.parameters()]
+    hooks_before = _module_hooks(model)
+    x_before = _x_state(x)
     raised = None
     try:
         ng.set_grad_enabled(grad_before)
@@ -548,11 +550,68 @@ def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
     changed = _changed_state(ex, model, grad_before, grad_after, training_before, flags_before)
     if changed is not None:
         return changed
+    if _module_hooks(model) != hooks_before:
+        return not_yet(
+            ex,
+            [
+                "your function registers a hook on the model (register_forward_hook or "
+                "another): the hook stays after the call, so each call adds one more, "
+                "and every later forward pass runs them all.",
+                "leave the model as it came: no hook, nothing registered; switch only "
+                "recording off, for the call.",
+            ],
+            gave="a function that leaves a hook on the model",
+        )
+    x_changes = _x_changes(x_before, _x_state(x))
+    if x_changes:
+        return not_yet(
+            ex,
+            [
+                f"your function changed the caller's x ({x_changes}): x belongs to the "
+                "caller, who may still need it as it was (an x that requires grad, for "
+                "a gradient with respect to the input).",
+                "leave x alone: switching recording off (grad mode) for the call is "
+                "enough, whatever x requires.",
+            ],
+            gave=f"a function that changes x ({x_changes})",
+        )
     if getattr(out, "grad_fn", None) is not None and close(out, want, shape_free=False):
         not_in_force = _no_grad_not_in_force(ex, predict, out)
         if not_in_force is not None:
             return not_in_force
     return _judge_output(ex, model, x, out, want)
+
+
+def _module_hooks(model) -> list[tuple[int, int, int]]:
+    """How many hooks of each kind every module of ``model`` has."""
+    return [
+        tuple(
+            len(getattr(m, table, None) or ())
+            for table in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks")
+        )
+        for m in model.modules()
+    ]
+
+
+def _x_state(x) -> dict[str, object]:
+    return {
+        "requires_grad": x.requires_grad,
+        "value": x.detach().numpy().tobytes(),
+        "version": x._version,
+        "dtype": x.dtype,
+    }
+
+
+def _x_changes(before: dict[str, object], after: dict[str, object]) -> str:
+    """What changed about the caller's x, in words ("" when nothing did)."""
+    said = []
+    if before["requires_grad"] != after["requires_grad"]:
+        said.append(f"requires_grad switched to {after['requires_grad']}")
+    if before["value"] != after["value"] or before["version"] != after["version"]:
+        said.append("its values changed in place")
+    if before["dtype"] != after["dtype"]:
+        said.append("its dtype changed")
+    return ", ".join(said)
 
 
 def _prediction_raised(ex: str, predict, exc: Exception) -> Result:
@@ -708,6 +767,29 @@ def _judge_output(ex: str, model, x, out, want) -> Result | None:
             "return the model's output as the model gives it, a tensor: the caller may "
             "still compare or combine it with other tensors.",
             gave=f"a {type(out).__name__}",
+        )
+    dtype = _dtype_name(getattr(out, "dtype", ""))
+    if dtype != _dtype_name(want.dtype):
+        return not_yet(
+            ex,
+            [
+                f"your output is {dtype}, and the model gives {_dtype_name(want.dtype)}: "
+                "a cast (.double(), .float(), .to(...)) makes another tensor than the "
+                "model's output. Return the output itself, in the dtype the model gives.",
+                "no conversion after the model: its output is the answer as it is.",
+            ],
+            gave=f"a {dtype} output",
+        )
+    if not np.array_equal(out.detach().numpy(), want):
+        return not_yet(
+            ex,
+            [
+                "your output is near the model's but not equal to it: something was "
+                "added to it or changed in it after the model ran (the checker compares "
+                "every bit). Return the model's output itself, unchanged.",
+                "no arithmetic after the model: its output is the answer as it is.",
+            ],
+            gave=f"an output off by up to {np.max(np.abs(out.detach().numpy() - want)):.0e}",
         )
     recorded = any(
         mode and (trainable or x.requires_grad)
