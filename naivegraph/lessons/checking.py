@@ -637,8 +637,8 @@ class LearnerState:
         if "anomaly detection" in changed:
             said.append(
                 "your function left anomaly detection "
-                + ("on" if anomaly_mode.mode.enabled else "changed")
-                + ", which slows every op after it: use `with ng.autograd.detect_anomaly():` "
+                + ("off where the caller had it on" if self._anomaly[0] else "on")
+                + ", for every op after it: use `with ng.autograd.detect_anomaly():` "
                 "(or set_detect_anomaly as a `with` block), which switches it for its block "
                 "only, or leave it out."
             )
@@ -700,8 +700,8 @@ def keeps_learner_state(check: Callable) -> Callable:
     >>> TRIES.pop("00-0", None)
     >>> r = check(lambda: ng.set_grad_enabled(False))  # doctest: +ELLIPSIS
     ✗ not yet [00-0]: you gave a function that left grad mode changed; hint: your function left grad mode off, ...
-    >>> r.passed, ng.is_grad_enabled()
-    (False, True)
+    >>> r.passed, ng.is_grad_enabled(), TRIES.pop("00-0")
+    (False, True, 1)
     """
     if getattr(check, "_keeps_learner_state", False):
         return check

@@ -33,6 +33,11 @@ def flags_problem(values: Any, count: int, names: str, each: str = "tensor") -> 
     message that fits them (``1`` is not ``True`` to a reader of flags, ``"True"`` is
     a string).  ``each`` is what one flag is about (a tensor, a snippet).
     """
+    if isinstance(values, dict):
+        return (
+            f"that is a dict: give a list (or tuple) of {count} booleans, one per {each}, "
+            f"in the order {names}, without names."
+        )
     try:
         items = tuple(values)
     except TypeError:
@@ -48,6 +53,21 @@ def flags_problem(values: Any, count: int, names: str, each: str = "tensor") -> 
     return None
 
 
+def as_flags(values: Any) -> Any:
+    """``values`` made a tuple once, when it is a generator or another one-pass
+    iterable, so that checking its form does not use it up; anything else as it is.
+
+    >>> as_flags(v for v in (True, False)), as_flags({"a": True}), as_flags(True)
+    ((True, False), {'a': True}, True)
+    """
+    if isinstance(values, (str, bytes, dict, tuple, list)) or not hasattr(values, "__iter__"):
+        return values
+    try:
+        return tuple(values)
+    except TypeError:
+        return values
+
+
 LEAF_FLAGS_ANSWER = """is_leaf = (True, True, False, False); requires_grad = (True, False, True, True).
 a and b were made by you, not by a recorded op: leaves.  b was made without
 requires_grad.  c = a + b requires grad because ONE input (a) does, and an op made it,
@@ -58,6 +78,7 @@ so it is not a leaf; d = c.sum() likewise."""
 def check_leaf_flags(is_leaf, requires_grad) -> Result:
     """(is_leaf, requires_grad) of a, b, c, d in: a = ones(3,4, rg=True); b = zeros; c = a + b; d = c.sum()."""
     ex = "02-1"
+    is_leaf, requires_grad = as_flags(is_leaf), as_flags(requires_grad)
     if is_blank((is_leaf, requires_grad)):
         return not_done(ex)
     for given in (is_leaf, requires_grad):
