@@ -352,6 +352,23 @@ def _is_library(filename: str) -> bool:
     return str(Path(filename).resolve()).startswith(_LIBRARY_DIRS)
 
 
+def learner_namespace() -> dict[str, Any]:
+    """The globals of the code that called the checker: the notebook's namespace in a
+    lesson (the first frame outside the standard library, installed packages and
+    naivegraph), so that a checker can see the lesson's own tensors (``w1``, ``loss``).
+
+    >>> learner_namespace() is globals()
+    True
+    """
+    frame = inspect.currentframe()
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<") or not _is_library(name):  # "<doctest>", "<string>"
+            break
+        frame = frame.f_back
+    return frame.f_globals if frame is not None else {}
+
+
 def crash_message(exc: BaseException) -> str:
     """What the learner's code raised, at the learner's last line outside any library
     (an op that refused its input, or numpy, is not "your code")."""

@@ -264,9 +264,9 @@ def _check_one_reset(ex: str, reset, values, caller_no_grad: bool = False) -> Re
         return not_yet(
             ex,
             [
-                "your reset leaves a hook registered on `a` (a test in the function, or "
-                "leftover from an earlier try): every later backward runs it, whatever "
-                "it returns, and a hook that changes the gradient changes a.grad.",
+                "your reset leaves a hook registered on `a` (leftover state, from a test "
+                "in the function or an earlier try): every later backward runs it, "
+                "whatever it returns, and a hook that changes the gradient changes a.grad.",
                 "reset only changes the values of `a`: no register_hook on it.",
             ],
             gave=f"a with {hooks} hook{'s' if hooks > 1 else ''} registered by reset",
