@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..dynamic import defaults, engine, forward, grad_mode
+from ..dynamic import anomaly_mode, defaults, engine, forward, grad_mode, saved
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
@@ -102,6 +102,9 @@ SOLVED: set[str] = set()
 
 
 def report(exercise: str, status: str, message: str) -> Result:
+    refused = _state_refusal(exercise, status)
+    if refused is not None:
+        return refused
     result = Result(exercise, status, message)
     if status == PASS:
         SOLVED.add(exercise)
@@ -349,6 +352,23 @@ def _is_library(filename: str) -> bool:
     return str(Path(filename).resolve()).startswith(_LIBRARY_DIRS)
 
 
+def learner_namespace() -> dict[str, Any]:
+    """The globals of the code that called the checker: the notebook's namespace in a
+    lesson (the first frame outside the standard library, installed packages and
+    naivegraph), so that a checker can see the lesson's own tensors (``w1``, ``loss``).
+
+    >>> learner_namespace() is globals()
+    True
+    """
+    frame = inspect.currentframe()
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<") or not _is_library(name):  # "<doctest>", "<string>"
+            break
+        frame = frame.f_back
+    return frame.f_globals if frame is not None else {}
+
+
 def crash_message(exc: BaseException) -> str:
     """What the learner's code raised, at the learner's last line outside any library
     (an op that refused its input, or numpy, is not "your code")."""
@@ -445,6 +465,7 @@ def checker(exercise: str, answer: str | None = None):
     """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why)."""
 
     def register(fn: Callable) -> Callable:
+        fn = keeps_learner_state(fn)
         fn.exercise = exercise
         CHECKERS[exercise] = fn
         if answer is not None:
@@ -553,63 +574,166 @@ TEXT_HINT = "type the number, not text: no quotes around it."
 
 
 class LearnerState:
-    """Grad mode and the default dtype put back as they were after the learner's code
-    ran: a function that leaves grad mode off (``ng.set_grad_enabled(False)``) or
-    changes the default dtype would otherwise change the checker's own work after it,
-    and every later cell of the notebook.  :attr:`changed` names what the code left
-    changed, and :meth:`hint` says so to the learner.
+    """The global state a learner's code must leave as it found it, watched and put
+    back: grad mode, the default dtype, anomaly detection, saved-tensor hooks and the
+    forward-mode dual level.  A function that leaves grad mode off
+    (``ng.set_grad_enabled(False)``) or changes the default dtype would otherwise change
+    the checker's own work after it, and every later cell of the notebook.
+    :attr:`changed` names what the code left changed (:meth:`now_changed` without
+    putting it back), and :meth:`hint` says so to the learner, with the way to change
+    it for a while only.  The random number generator is not watched: reseeding it is
+    not wrong.
 
     >>> import naivegraph as ng
     >>> with LearnerState() as state:
     ...     _ = ng.set_grad_enabled(False)
-    >>> ng.is_grad_enabled(), state.changed
-    (True, ['grad mode'])
+    ...     _ = ng.autograd.set_detect_anomaly(True)
+    >>> ng.is_grad_enabled(), ng.autograd.is_anomaly_enabled(), state.changed
+    (True, False, ['grad mode', 'anomaly detection'])
     """
 
     def __enter__(self) -> LearnerState:
         self._enabled = grad_mode.is_grad_enabled()
         self._dtype = defaults.get_default_dtype()
+        self._anomaly = (anomaly_mode.mode.enabled, anomaly_mode.mode.check_nan)
+        self._saved_hooks = len(saved.hook_stack)
+        self._dual = forward.dual.level
         self.changed: list[str] = []
+        self.tries: dict[str, int] = {}
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def now_changed(self) -> list[str]:
+        """What the code run so far has left changed, without putting it back."""
+        changed = []
         if grad_mode.is_grad_enabled() != self._enabled:
-            self.changed.append("grad mode")
-            grad_mode.set_grad_enabled(self._enabled)
+            changed.append("grad mode")
         if defaults.get_default_dtype() != self._dtype:
-            self.changed.append("the default dtype")
-            defaults.set_default_dtype(self._dtype)
+            changed.append("the default dtype")
+        if (anomaly_mode.mode.enabled, anomaly_mode.mode.check_nan) != self._anomaly:
+            changed.append("anomaly detection")
+        if len(saved.hook_stack) != self._saved_hooks:
+            changed.append("saved-tensor hooks")
+        if forward.dual.level != self._dual:
+            changed.append("a dual level")
+        return changed
 
-    def hint(self) -> str:
+    def __exit__(self, *exc_info: object) -> None:
+        self.changed = self.now_changed()
+        if "grad mode" in self.changed:
+            grad_mode.set_grad_enabled(self._enabled)
+        if "the default dtype" in self.changed:
+            defaults.set_default_dtype(self._dtype)
+        if "anomaly detection" in self.changed:
+            anomaly_mode.mode.enabled, anomaly_mode.mode.check_nan = self._anomaly
+        if "saved-tensor hooks" in self.changed:
+            del saved.hook_stack[self._saved_hooks :]
+        if "a dual level" in self.changed and self._dual is None:
+            forward.exit_level()
+
+    def hint(self, changed: Sequence[str] | None = None) -> str:
         """What the learner's code left changed, and how to change it for a while only."""
+        changed = self.changed if changed is None else changed
         said = []
-        if "grad mode" in self.changed and self._enabled:
+        if "grad mode" in changed and self._enabled:
             said.append(
                 "your function left grad mode off, for every cell after it too: use "
                 "`with ng.no_grad():`, which switches recording off for its block only."
             )
-        elif "grad mode" in self.changed:
+        elif "grad mode" in changed:
             said.append(
                 "your function left grad mode on where the caller had it off: use "
-                "`with ng.enable_grad():`, which switches recording on for its block only."
+                "`with ng.enable_grad():`, which switches recording on for its block only "
+                "(or none at all: leave grad mode as the caller had it)."
             )
-        if "the default dtype" in self.changed:
+        if "the default dtype" in changed:
             said.append(
                 "your function changed the default dtype for everything after it: give "
-                "the dtype to the tensor you create instead (dtype=...)."
+                "the dtype to the tensor you create instead (dtype=...), or put the old "
+                "one back with ng.set_default_dtype in a try/finally."
+            )
+        if "anomaly detection" in changed:
+            said.append(
+                "your function left anomaly detection "
+                + ("off where the caller had it on" if self._anomaly[0] else "on")
+                + ", for every op after it: use `with ng.autograd.detect_anomaly():` "
+                "(or set_detect_anomaly as a `with` block), which switches it for its block "
+                "only, or leave it out."
+            )
+        if "saved-tensor hooks" in changed:
+            said.append(
+                "your function left saved-tensor hooks in force for every op after it: use "
+                "saved_tensors_hooks as a `with` block, which removes them when it ends."
+            )
+        if "a dual level" in changed:
+            said.append(
+                "your function left a forward-mode dual level open: use "
+                "`with fwAD.dual_level():`, which closes it when the block ends."
             )
         return " ".join(said)
 
 
+#: The watches of the checkers running now, innermost last (see :func:`keeps_learner_state`).
+_WATCHES: list[LearnerState] = []
+
+
+def _state_refusal(exercise: str, status: str) -> Result | None:
+    """The refusal of an answer whose code left global state changed, or None: asked
+    by :func:`report` before it reports a checker's verdict."""
+    if not _WATCHES or status == TODO:
+        return None
+    watch = _WATCHES[-1]
+    changed = watch.now_changed()
+    if not changed:
+        return None
+    _WATCHES.pop()  # the refusal is reported without being watched again
+    # a wrong answer already counted its try: this refusal replaces it
+    TRIES[exercise] = watch.tries.get(exercise, 0)
+    try:
+        return not_yet(
+            exercise,
+            [
+                watch.hint(changed),
+                "change global state (grad mode, the default dtype, anomaly detection) "
+                "for a while only, inside a `with` block, or not at all: the caller's "
+                "code after your function must find it as it was.",
+            ],
+            gave=f"a function that left {' and '.join(changed)} changed",
+        )
+    finally:
+        _WATCHES.append(watch)
+
+
 def keeps_learner_state(check: Callable) -> Callable:
-    """A checker that puts grad mode and the default dtype back as they were, whatever
-    the learner's code it ran did to them (see :class:`LearnerState`)."""
+    """A checker that refuses an answer whose code left global state changed (grad
+    mode, the default dtype, anomaly detection, ...: see :class:`LearnerState`),
+    whatever it would have said otherwise, naming what was left changed; and puts
+    that state back as it was afterwards.  :func:`checker` wraps every checker in it.
+
+    >>> import naivegraph as ng
+    >>> @keeps_learner_state
+    ... def check(fn):
+    ...     fn()
+    ...     return correct("00-0", "fine.")
+    >>> TRIES.pop("00-0", None)
+    >>> r = check(lambda: ng.set_grad_enabled(False))  # doctest: +ELLIPSIS
+    ✗ not yet [00-0]: you gave a function that left grad mode changed; hint: your function left grad mode off, ...
+    >>> r.passed, ng.is_grad_enabled(), TRIES.pop("00-0")
+    (False, True, 1)
+    """
+    if getattr(check, "_keeps_learner_state", False):
+        return check
 
     @functools.wraps(check)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        with LearnerState():
-            return check(*args, **kwargs)
+        with LearnerState() as state:
+            state.tries = dict(TRIES)
+            _WATCHES.append(state)
+            try:
+                return check(*args, **kwargs)
+            finally:
+                _WATCHES.remove(state)
 
+    checked._keeps_learner_state = True  # type: ignore[attr-defined]
     return checked
 
 

@@ -535,14 +535,16 @@ def test_04_3_a_hook_left_on_the_leaf_is_named_as_leftover_state(capsys):
     never_states(result, "in place before the forward pass", "a.fill_(10", "with ng.no_grad()")
 
 
-def test_04_3_a_hook_that_changes_nothing_is_no_mistake(capsys):
+def test_04_3_a_hook_that_changes_nothing_is_still_leftover_state(capsys):
     def reset(a):
         a.register_hook(lambda g: g)
         with ng.no_grad():
             a.fill_(10.0)
         return a
 
-    assert outcome(capsys, ex.check_reset_leaf, reset).passed
+    rejected_on_first_try(
+        capsys, ex.check_reset_leaf, reset, says="leaves a hook registered on `a` (leftover state"
+    )
 
 
 # -- 05-2: a frozen bias, the old head reused, a cast model -------------------------------------

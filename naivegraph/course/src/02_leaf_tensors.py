@@ -119,12 +119,14 @@ ng.render(z, kind="backward", params={"x": x, "w": w, "b": b, "y": y, "z": z})
 #
 # `next_functions` is all you need to find every leaf a backward pass will reach.
 # Write `find_leaves(t)` returning the list of leaf tensors (each once) whose
-# `.grad` a `t.backward()` would fill. Start from `t.grad_fn`, follow
+# `.grad` a `t.backward()` would fill. `t` is always computed from leaves by recorded
+# ops, so it has a `grad_fn` (a leaf `t` is not asked for). Start from `t.grad_fn`, follow
 # `next_functions` with a stack, skip `None`, and collect `node.variable` of every
 # `AccumulateGrad` (check `node.name() == "AccumulateGrad"`).
 #
 # The checker also runs it on lesson 1's model, where `l1` feeds two ops: the walk
-# reaches `l1`'s node along two paths, and each leaf must still be reported once.
+# reaches `l1`'s node along two paths, and each leaf must still be reported once; and
+# on a chain of 50 ops, where a walk that stops at some depth misses the leaf.
 
 # %% exercise="02-3"
 # Exercise 02-3

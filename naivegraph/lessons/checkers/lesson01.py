@@ -11,6 +11,7 @@ import numpy as np
 
 from ..checking import (
     Result,
+    learner_namespace,
     checker,
     close,
     correct,
@@ -36,11 +37,65 @@ _SIGN = (
     "check the sign: the weights, the layers and the mean's 1/4 are all positive here, "
     "so no minus enters the chain rule."
 )
+_FORWARD_SIGN = (
+    "check the sign: input and the weights are all positive, and the forward pass only "
+    "adds and multiplies them, so no layer (nor the loss) is negative."
+)
 
 
-def _sign_mistake(values) -> list:
+def _sign_mistake(values, hint: str = _SIGN) -> list:
     """The known mistake of a minus sign: the negative of any of ``values``."""
-    return [(tuple(-v for v in values if v), _SIGN)]
+    return [(tuple(-v for v in values if v), hint)]
+
+
+def _exact(got, want: float) -> bool:
+    """``got`` is ``want`` itself: the whole numbers of this lesson come out exact by
+    hand, and in float32 too, so only a last-bit rounding is let through (not 40.0003)."""
+    return close(got, want, atol=0.0, rtol=2.0**-22)
+
+
+_NEAR_MISS = (
+    "close, but not exact: worked out by hand from these weights, every value here comes "
+    "out exact, with no rounding error or estimate in it. Type the exact value."
+)
+
+
+def _autograd_ran(ex: str) -> Result | None:
+    """The refusal when the lesson's shared tensors show a backward pass run before
+    this check (the exercise is by hand), or None.  The notebook's ``w1``, ``w2``,
+    ``w3`` hold a .grad, its ``loss`` has a freed graph, or a torch tensor holds one."""
+    space = learner_namespace()
+    torch_grads = [
+        v
+        for v in list(space.values())
+        if type(v).__module__.startswith("torch")
+        and is_tensor(v)
+        and getattr(v, "is_leaf", False)
+        and getattr(v, "grad", None) is not None
+    ]
+    weights = [space.get(n) for n in ("w1", "w2", "w3")]
+    held = any(is_tensor(w) and w.grad is not None for w in weights)
+    loss = space.get("loss")
+    freed = is_tensor(loss) and loss.grad_fn is not None and bool(loss.grad_fn.freed)
+    if torch_grads:
+        first = (
+            "a torch tensor in your notebook holds a .grad: your answer came from torch's "
+            "autograd. This exercise asks for the gradients worked out by hand, on paper."
+        )
+        gave = "gradients computed by torch"
+    elif held or freed:
+        first = (
+            "a backward pass already ran on the lesson's model ("
+            + ("w1, w2 or w3 holds a .grad" if held else "the graph of `loss` was freed")
+            + "): this exercise asks for the gradients worked out by hand, not by "
+            "backward() or autograd.grad, and the later cells need the model as it was. "
+            "Re-run the notebook's cells from the top (the model cell makes fresh w1, w2, "
+            "w3 and loss), then type the values you work out on paper."
+        )
+        gave = "gradients computed by autograd"
+    else:
+        return None
+    return not_yet(ex, [first, _ON_PAPER[ex]], gave=gave)
 
 
 def _not_by_hand(ex: str, answers) -> Result | None:
@@ -91,6 +146,14 @@ def _typed_tensor(value) -> bool:
     return is_tensor(value) and not _read_off(value) and np.size(value.detach().numpy()) == 1
 
 
+def _digits(x) -> str:
+    """A near miss shown with the digits that make it one (40.0003, not 40)."""
+    try:
+        return repr(float(np.asarray(x, dtype=np.float64)))
+    except (TypeError, ValueError):
+        return show(x)
+
+
 FORWARD_ANSWER = """l1 = 2, l2 = 5, l3 = 8, l4 = 40, loss = 40 (one element each).
 input is all ones, so l1 = 1 * w1 = 2; l2 = l1 + w2 = 2 + 3; l3 = l1 * w3 = 2 * 4;
 l4 = l2 * l3 = 5 * 8; loss is the mean of four elements that are all 40."""
@@ -109,6 +172,8 @@ def check_forward_values(l1, l2, l3, l4, loss) -> Result:
     expected = (2.0, 5.0, 8.0, 40.0, 40.0)
     names = ("l1", "l2", "l3", "l4", "loss")
     for name, got, want in zip(names, answers, expected):
+        if close(got, want) and not _exact(got, want):
+            return not_yet(ex, [_NEAR_MISS, _ON_PAPER[ex]], gave=f"{name} = {_digits(got)}")
         if not close(got, want):
             return not_yet(ex, _forward_hints(name, got), gave=f"{name} = {show(got)}")
     return correct(ex, "l1 = 2, l2 = 5, l3 = 8, l4 = 40 and loss = 40 for every element.")
@@ -145,7 +210,7 @@ def _forward_hints(name: str, got) -> list[str]:
     want = {"l1": 2.0, "l2": 5.0, "l3": 8.0, "l4": 40.0, "loss": 40.0}[name]
     first = hint_for(
         got,
-        mistakes + _sign_mistake([want]),
+        mistakes + _sign_mistake([want], _FORWARD_SIGN),
         f"{name} is computed in the model cell: redo that line by hand.",
     )
     return [first, recipe]
@@ -167,10 +232,26 @@ def check_leaf_grads(w1_grad, w2_grad, w3_grad) -> Result:
     ex = "01-2"
     if is_blank((w1_grad, w2_grad, w3_grad)):
         return not_done(ex)
+    ran = _autograd_ran(ex)
+    if ran is not None:
+        return ran
     stop = _not_by_hand(ex, (w1_grad, w2_grad, w3_grad))
     if stop is not None:
         return stop
+    if close(w2_grad, GRADS["w3"]) and close(w3_grad, GRADS["w2"]):
+        return not_yet(
+            ex,
+            [
+                "two of your gradients are swapped: each is the gradient of the other "
+                "weight. Follow each weight's own path from the loss to see which factor "
+                "its gradient gets.",
+                _ON_PAPER[ex],
+            ],
+            gave="two gradients in each other's place",
+        )
     for name, got in zip(("w1", "w2", "w3"), (w1_grad, w2_grad, w3_grad)):
+        if close(got, GRADS[name]) and not _exact(got, GRADS[name]):
+            return not_yet(ex, [_NEAR_MISS, _ON_PAPER[ex]], gave=f"{name}.grad = {_digits(got)}")
         if not close(got, GRADS[name]):
             return not_yet(ex, _grad_hints(name, got), gave=f"{name}.grad = {show(got)}")
     return correct(ex, "w1.grad = 28, w2.grad = 8, w3.grad = 10.")
@@ -223,9 +304,14 @@ def check_l1_grad(l1_grad) -> Result:
     ex = "01-3"
     if l1_grad is Ellipsis:
         return not_done(ex)
+    ran = _autograd_ran(ex)
+    if ran is not None:
+        return ran
     stop = _not_by_hand(ex, (l1_grad,))
     if stop is not None:
         return stop
+    if close(l1_grad, 7.0) and not _exact(l1_grad, 7.0):
+        return not_yet(ex, [_NEAR_MISS, _ON_PAPER[ex]], gave=_digits(l1_grad))
     if close(l1_grad, 7.0):
         return correct(
             ex, "d loss / d l1 = 0.25 * (l3 + l2 * w3) = 0.25 * (8 + 20) = 7 per element."

@@ -33,6 +33,11 @@ def flags_problem(values: Any, count: int, names: str, each: str = "tensor") -> 
     message that fits them (``1`` is not ``True`` to a reader of flags, ``"True"`` is
     a string).  ``each`` is what one flag is about (a tensor, a snippet).
     """
+    if isinstance(values, dict):
+        return (
+            f"that is a dict: give a list (or tuple) of {count} booleans, one per {each}, "
+            f"in the order {names}, without names."
+        )
     try:
         items = tuple(values)
     except TypeError:
@@ -48,6 +53,21 @@ def flags_problem(values: Any, count: int, names: str, each: str = "tensor") -> 
     return None
 
 
+def as_flags(values: Any) -> Any:
+    """``values`` made a tuple once, when it is a generator or another one-pass
+    iterable, so that checking its form does not use it up; anything else as it is.
+
+    >>> as_flags(v for v in (True, False)), as_flags({"a": True}), as_flags(True)
+    ((True, False), {'a': True}, True)
+    """
+    if isinstance(values, (str, bytes, dict, tuple, list)) or not hasattr(values, "__iter__"):
+        return values
+    try:
+        return tuple(values)
+    except TypeError:
+        return values
+
+
 LEAF_FLAGS_ANSWER = """is_leaf = (True, True, False, False); requires_grad = (True, False, True, True).
 a and b were made by you, not by a recorded op: leaves.  b was made without
 requires_grad.  c = a + b requires grad because ONE input (a) does, and an op made it,
@@ -58,6 +78,7 @@ so it is not a leaf; d = c.sum() likewise."""
 def check_leaf_flags(is_leaf, requires_grad) -> Result:
     """(is_leaf, requires_grad) of a, b, c, d in: a = ones(3,4, rg=True); b = zeros; c = a + b; d = c.sum()."""
     ex = "02-1"
+    is_leaf, requires_grad = as_flags(is_leaf), as_flags(requires_grad)
     if is_blank((is_leaf, requires_grad)):
         return not_done(ex)
     for given in (is_leaf, requires_grad):
@@ -353,6 +374,12 @@ def _small_cases(twin: bool) -> list[LeafCase]:
     p = ng.tensor([3.0, 1.0] if twin else 3.0, requires_grad=True)
     q = ng.tensor(3.0, requires_grad=True)
     names = {id(a): "a", id(b): "b", id(c): "c", id(p): "p", id(q): "q"}
+    # A chain of DEPTH ops above one leaf: a walk with a depth limit stops before it.
+    r = ng.tensor([2.0, 1.0] if twin else 2.0, requires_grad=True)
+    names[id(r)] = "r"
+    h = r
+    for _ in range(DEPTH):
+        h = h * 1.0
     return [
         ("(a * b + c).sum()", (a * b + c).sum(), [a, b], names),
         ("(a.exp() * a).mean()", (a.exp() * a).mean(), [a], names),
@@ -363,11 +390,61 @@ def _small_cases(twin: bool) -> list[LeafCase]:
             [p, q],
             names,
         ),
+        (f"h, {DEPTH} ops `h = h * 1.0` above one leaf r", h, [r], names),
     ]
+
+
+#: How many ops deep the deepest graph find_leaves is tried on is.
+DEPTH = 50
 
 
 def _leaf_cases(twin: bool = False) -> list[LeafCase]:
     return [_lesson_one_case(twin), *_small_cases(twin)]
+
+
+def _depth(t: ng.Tensor) -> int:
+    """How many ops deep the longest chain of ``t``'s backward graph is."""
+    depth, node = 0, t.grad_fn
+    while node is not None and node.next_functions:
+        depth, node = depth + 1, node.next_functions[0][0]
+    return depth
+
+
+def _kept_state(find_leaves) -> str | None:
+    """Where the walk keeps what it remembers between calls, or None: a set, list or
+    dict at module level (named in its code) or as a default argument, which a second
+    call finds already filled.  Asked only once the walk went wrong."""
+    code = getattr(find_leaves, "__code__", None)
+    found = []
+    if code is not None:
+        module = getattr(find_leaves, "__globals__", {})
+        found += [
+            f"the module-level {name}"
+            for name in code.co_names
+            if isinstance(module.get(name), (set, list, dict))
+        ]
+    for value in getattr(find_leaves, "__defaults__", None) or ():
+        if isinstance(value, (set, list, dict)):
+            found.append("a default argument")
+    if found:
+        return found[0]
+    loss, _ = _toy_model()
+    try:
+        first = {id(t) for t in find_leaves(loss)}
+        second = {id(t) for t in find_leaves(loss)}
+    except Exception:  # the walk's own failure is reported on the real case
+        return None
+    return "something kept between calls" if first != second else None
+
+
+def _changed_leaves(leaves: list[ng.Tensor]) -> str | None:
+    """What the walk changed in the caller's leaves, or None: a leaf that no longer
+    requires grad, or a .grad set without a backward pass."""
+    if any(not leaf.requires_grad for leaf in leaves):
+        return "requires_grad switched off on a leaf it found"
+    if any(leaf.grad is not None for leaf in leaves):
+        return "a .grad set on a leaf it found"
+    return None
 
 
 def _finds_all_in_twin(find_leaves, index: int) -> bool:
@@ -434,7 +511,7 @@ def check_find_leaves(find_leaves) -> Result:
         want = {id(t) for t in leaves}
         with AutogradCalls() as calls:
             stop, got = answer(ex, find_leaves, tensor)
-        if calls.flags or any(leaf.grad is not None for leaf in leaves):
+        if calls.flags:
             return not_yet(
                 ex,
                 [
@@ -446,6 +523,18 @@ def check_find_leaves(find_leaves) -> Result:
                     "node: the walk finds it without computing any gradient.",
                 ],
                 gave=f"a walk that ran backward on {text}",
+            )
+        changed = _changed_leaves(leaves)
+        if changed is not None:
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk changes the tensors it is given ({changed}): "
+                    "find_leaves only reads the graph, and the caller's tensors must be "
+                    "left as they were, ready for the backward pass that follows.",
+                    "collect `node.variable` as it is: set nothing on it.",
+                ],
+                gave=f"a walk that leaves {changed}",
             )
         if stop is not None:
             return stop
@@ -479,6 +568,20 @@ def check_find_leaves(find_leaves) -> Result:
             )
         ids = [id(t) for t in items]
         shown = sorted(_label(t, names) for t in items)
+        kept = None if sorted(ids) == sorted(want) else _kept_state(find_leaves)
+        if kept is not None:
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk goes wrong because it keeps state between calls "
+                    f"({kept}): what it remembered on an earlier call (nodes seen, leaves "
+                    "found) is still there on the next one, for another graph or the same "
+                    "one again.",
+                    "make the set of seen nodes and the list of leaves fresh inside the "
+                    "function, on every call.",
+                ],
+                gave=f"{shown} for {text}",
+            )
         if set(ids) == want and len(ids) > len(want):
             return not_yet(
                 ex,
@@ -515,6 +618,17 @@ def check_find_leaves(find_leaves) -> Result:
                     "by name, every leaf looks like every other one (all are "
                     "AccumulateGrad), and by dtype too when they share one: the walk then "
                     "skips all of them but the first.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+        if set(ids) < want and tensor.grad_fn is not None and _depth(tensor) >= DEPTH:
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk stops before it reaches the leaf: it gives up "
+                    "after some number of steps (a depth limit, or a loop that runs a fixed "
+                    "number of times). A graph can be any number of ops deep.",
+                    "keep walking until no node is left to visit, however deep the graph is.",
                 ],
                 gave=f"{shown} for {text}",
             )

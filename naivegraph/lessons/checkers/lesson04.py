@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 
 import numpy as np
@@ -20,13 +21,14 @@ from ..checking import (
     correct,
     failed,
     is_blank,
+    is_tensor,
     not_callable,
     not_done,
     not_yet,
     returned_blank,
     show,
 )
-from .lesson02 import flags_problem
+from .lesson02 import as_flags, flags_problem
 
 VERSIONS_ANSWER = """versions = [0, 1, 2, 2, 3].
 A new tensor starts at version 0 (b = a + 2).  Each in-place op adds 1: b[0] = 1000
@@ -45,6 +47,16 @@ def check_versions(versions) -> Result:
     if isinstance(versions, (str, bytes)) or not _is_sequence(versions):
         return failed(ex, "give a list of numbers, five integers; hint: one _version per line.")
     items = list(versions)
+    if is_tensor(versions) or any(is_tensor(v) for v in items):
+        return not_yet(
+            ex,
+            [
+                "that is a tensor: _version is a plain Python int, so give a list of "
+                "plain ints, one per line, without ng.tensor(...) around them.",
+                "for each line ask: is b's memory written (version + 1) or not (unchanged)?",
+            ],
+            gave="a tensor",
+        )
     if any(isinstance(v, (str, bytes, np.str_, bool, np.bool_)) for v in items):
         return failed(
             ex,
@@ -133,6 +145,7 @@ SNIPPET_HINTS = (
 def check_inplace_predictions(predictions) -> Result:
     """Which of three snippets raises at backward?  (True = raises)"""
     ex = "04-2"
+    predictions = as_flags(predictions)
     if is_blank(predictions):
         return not_done(ex)
     problem = flags_problem(predictions, 3, "(1), (2), (3)", each="snippet")
@@ -176,7 +189,11 @@ RESET_CASES = (
     [3.0, 12.0, -1.0, 25.0],
     [7.5, 40.0, 0.0, -6.0, 11.0, 9.0],
     [[2.0, 14.0, -3.0], [30.0, 0.5, 8.0]],
+    25.0,  # a 0-d leaf: one number, no dimension to slice
 )
+#: The leaf reset() is called on from inside the caller's ``with ng.no_grad():``: it
+#: must leave recording off there, as the caller had it.
+CALLER_NO_GRAD_CASE = [6.0, 13.0, -2.0]
 
 
 @checker("04-3", answer=RESET_ANSWER)
@@ -191,6 +208,9 @@ def check_reset_leaf(reset) -> Result:
         result = _check_one_reset(ex, reset, values)
         if result is not None:
             return result
+    result = _check_one_reset(ex, reset, CALLER_NO_GRAD_CASE, caller_no_grad=True)
+    if result is not None:
+        return result
     said = "a is still a leaf, holds 10s, and (a*a).mean() gives a.grad = 5s."
     if _uses_data(reset):
         said += (
@@ -200,12 +220,13 @@ def check_reset_leaf(reset) -> Result:
     return correct(ex, said)
 
 
-def _check_one_reset(ex: str, reset, values) -> Result | None:
+def _check_one_reset(ex: str, reset, values, caller_no_grad: bool = False) -> Result | None:
     a = ng.tensor(values, requires_grad=True)
     dtype = a.dtype
     state = LearnerState()
+    caller = ng.no_grad() if caller_no_grad else contextlib.nullcontext()
     try:
-        with state:
+        with caller, state:
             got = reset(a)
     except RuntimeError as exc:
         if "leaf Variable that requires grad" in str(exc):
@@ -220,10 +241,36 @@ def _check_one_reset(ex: str, reset, values) -> Result | None:
                 gave="a function that changes the leaf in place while recording",
             )
         return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
+    except IndexError:
+        if a.ndim == 0:
+            return not_yet(
+                ex,
+                [
+                    "your reset fails on a 0-d leaf (a single number, shape ()): it "
+                    "indexes or slices `a`, and a 0-d tensor has no dimension to slice. "
+                    "A parameter can be 0-d (a scale, a bias of one number).",
+                    "change all of `a` in a way that works whatever its shape, 0-d "
+                    "included: without a slice that needs a dimension.",
+                ],
+                gave="a reset that slices a 0-d leaf",
+            )
+        return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
     except Exception:  # reported at the learner's line
         return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
     if state.changed:
         return not_yet(ex, state.hint(), gave=f"a function that changed {state.changed[0]}")
+    hooks = _hooks_on(a)
+    if hooks:
+        return not_yet(
+            ex,
+            [
+                "your reset leaves a hook registered on `a` (leftover state, from a test "
+                "in the function or an earlier try): every later backward runs it, "
+                "whatever it returns, and a hook that changes the gradient changes a.grad.",
+                "reset only changes the values of `a`: no register_hook on it.",
+            ],
+            gave=f"a with {hooks} hook{'s' if hooks > 1 else ''} registered by reset",
+        )
     blank = forgot_return(ex, reset, got)
     if blank is not None:
         return blank
