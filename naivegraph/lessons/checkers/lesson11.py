@@ -220,10 +220,12 @@ def _mul_hints(got, u, du, v, dv) -> list[str]:
 
 
 def _other_methods_broken(dual) -> str | None:
-    """The name of the first of Dual's given methods (__add__, __sub__) that no longer
-    computes its rule, on Duals and on a plain number, or None."""
+    """The name of the first of Dual's given methods (__add__, __sub__, where the class
+    has them) that no longer computes its rule, on Duals and on a plain number, or None."""
     for name, op, rule in (("__add__", lambda a, b: a + b, lambda p, q: p + q),
                            ("__sub__", lambda a, b: a - b, lambda p, q: p - q)):
+        if getattr(dual, name, None) is None:  # a Dual without it: nothing to keep
+            continue
         for other in ((0.7, -0.2), 2.5):
             try:
                 b = dual(*other) if isinstance(other, tuple) else other

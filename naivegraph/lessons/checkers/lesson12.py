@@ -456,7 +456,7 @@ def check_sum_to_shape(sum_to_shape) -> Result:
             ok, got = call_answer(ex, sum_to_shape, given, shape)
         if not ok:
             return got
-        if library.called:
+        if library.called and not calls.flags:  # the engine itself calls sum_to
             return not_yet(
                 ex,
                 [
