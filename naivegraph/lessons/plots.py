@@ -69,6 +69,22 @@ def _colour(name: str, i: int) -> str:
     return MODE_COLOURS.get(name.lower(), _PALETTE[i % len(_PALETTE)])
 
 
+def _colours(names: Sequence[str]) -> list[str]:
+    """One colour per name, all distinct: a mode's own colour (MODE_COLOURS) where it
+    has one not taken yet, else the first colour of the palette no other line uses."""
+    taken: list[str] = []
+    for name in names:
+        own = MODE_COLOURS.get(name.lower())
+        taken.append(own if own is not None and own not in taken else "")
+    free = [c for c in _PALETTE if c not in taken]
+    colours = []
+    for i, colour in enumerate(taken):
+        if not colour:  # past the palette's six colours, reuse is unavoidable
+            colour = free.pop(0) if free else _PALETTE[i % len(_PALETTE)]
+        colours.append(colour)
+    return colours
+
+
 def gradient_descent_contour(f: Callable, path_points, xlim: tuple | None = None,
                              ylim: tuple | None = None, levels: int = 25,
                              title: str = "Gradient descent", minimum: Sequence | None = None,
@@ -275,9 +291,9 @@ def amortisation(setup_seconds: Mapping[str, float], step_seconds: Mapping[str, 
     ax = fig.add_subplot()
     n = np.arange(runs + 1)
     names = list(setup_seconds)
-    for i, name in enumerate(names):
+    for name, colour in zip(names, _colours(names)):
         ax.plot(n, (setup_seconds[name] + n * step_seconds[name]) * 1e3,
-                color=_colour(name, i), linewidth=2, label=name)
+                color=colour, linewidth=2, label=name)
     for a in names:
         for b in names:
             gain = step_seconds[b] - step_seconds[a]

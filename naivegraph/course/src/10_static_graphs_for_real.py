@@ -313,6 +313,12 @@ def body(p, y):
 
 ex.check_poly_loop(poly, more, body, base, xp, top, [a, b, c, d, e])
 
+# %% [markdown]
+# The two loops do not compute in the same precision: the placeholder `xp` has the
+# placeholders' default dtype, float32, so the static polynomial's powers of $x$ are
+# rounded to float32, while the dynamic one runs on a float64 tensor. "Same" below
+# means `np.allclose`: equal to float32's precision (about 7 digits), not bit for bit.
+
 # %%
 if ex.solved("10-3"):
     with poly:

@@ -89,17 +89,35 @@ def _assigned(node):
 def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
     rng = np.random.default_rng(10)
     dtype = w1.value.dtype  # float32 in the lesson, as its placeholders
-    xs = rng.standard_normal((5, w1.value.shape[0])).astype(dtype)
-    ys = rng.standard_normal((5, w2.value.shape[1])).astype(dtype)
+    # Inputs 10 times the lesson's data: gradients of 1e6 and more, beyond the lesson's
+    # own (about 5e5), so that clipping them shows; and a batch of 5 rows, then of 7,
+    # so that a step that depends on the batch size shows.
+    batches = [(10 * rng.standard_normal((rows, w1.value.shape[0])).astype(dtype),
+                rng.standard_normal((rows, w2.value.shape[1])).astype(dtype))
+               for rows in (5, 7)]
     rtol = 1e-9 if dtype == np.float64 else 1e-4  # float32: sums of 1000 rounded terms
     start = (w1.value.copy(), w2.value.copy())
-    for step in (1, 2):  # a second step catches an update frozen at the first value
+    for step, (xs, ys) in enumerate(batches, 1):  # step 2 also catches a frozen update
+        prev = (w1.value.copy(), w2.value.copy())
         want = _sgd_step(w1.value, w2.value, xs, ys, lr)
         ok, _ = call_answer(ex, g.run, [new_w1, new_w2], {x: xs, y: ys})
         if not ok:
             return _
         got = (w1.value, w2.value)
-        for name, have, expect, before in zip(("w1", "w2"), got, want, start):
+        for name, have, expect, before, was in zip(("w1", "w2"), got, want, start, prev):
+            if step == 1 and np.array_equal(have, before) and np.array_equal(expect, before):
+                return not_yet(
+                    ex,
+                    [f"{name}'s gradient is exactly 0 at the value {name} holds now"
+                     + (" (only zeros: every ReLU is off)" if not np.any(before) else "")
+                     + ", so no step of gradient descent can move it and your update "
+                     "cannot be checked: did your cell store a new value in a weight "
+                     "after building the update nodes (assign given an array stores it at "
+                     "once)?",
+                     "leave the weights as the cell above made them: the training loop "
+                     "starts them from w1_init and w2_init itself."],
+                    gave=f"{name} holding a value where its gradient is 0",
+                )
             if step == 1 and np.array_equal(have, before):
                 return not_yet(
                     ex,
@@ -108,10 +126,13 @@ def _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, lr) -> Result:
                      "the lesson's paragraph on assign says which kind of argument makes "
                      "it add an update node to the graph."],
                 )
-            if not np.allclose(have, expect, rtol=rtol, atol=rtol * 1e-3):
+            # float32 rounds the step's sums: compare to a part of the largest step
+            scale = float(np.max(np.abs(expect - was)))
+            if not np.allclose(have, expect, rtol=rtol, atol=rtol * max(scale, 1e-3)):
                 return not_yet(ex, _step_hints(name, step))
     w1.assign(start[0])
     w2.assign(start[1])
+    xs, ys = batches[0]
     wrong = _in_float64(ex, g, x, y, (w1, w2), (new_w1, new_w2), xs, ys, lr)
     if wrong is not None:
         return wrong
@@ -175,6 +196,9 @@ def _same_step(step: np.ndarray, want: np.ndarray) -> bool:
     return bool(np.allclose(step, want, rtol=1e-10, atol=1e-10 * scale))
 
 
+_CONTROL_FLOW = ("cond", "while_loop", "while_loop_grad")
+
+
 def _values_in_float64(g, x, y, updates, xs, ys) -> list | None:
     """The new values the assign nodes ``updates`` would store, computed with the
     feeds and every Variable in float64 (nothing is stored); None when the graph holds
@@ -184,6 +208,8 @@ def _values_in_float64(g, x, y, updates, xs, ys) -> list | None:
     values: dict = {}
     try:
         for node in topological_order(g, values_of):
+            if node.op_name in _CONTROL_FLOW:  # its branches run in their own dtype
+                return None
             if isinstance(node, ns.Placeholder):
                 values[node] = feeds[node]
             elif isinstance(node, ns.Variable):
@@ -227,9 +253,11 @@ def _moved_at_zero_gradient(ex, name: str) -> Result:
 
 def _step_hints(name: str, step: int) -> list[str]:
     if step == 2:
-        first = (f"the first step of {name} was right, the second was not: does your update "
-                 "read a value fixed when the node was built (like w1.value)? Use the "
-                 "Variable node itself.")
+        first = (f"the first step of {name} was right (on a batch of 5 rows), the second "
+                 "was not (on a batch of 7 rows, from the weights the first step left): "
+                 "does your update read a value fixed when the node was built (like "
+                 "w1.value; use the Variable node itself), or depend on the batch size? "
+                 "The lesson's rule does neither.")
     else:
         first = (f"{name} moved, but not by one step of gradient descent: which way should "
                  "it move, and how far?")
@@ -261,12 +289,15 @@ def check_run_semantics(predicted) -> Result:
     got = _numbers(predicted, 3)
     if got is None:
         return failed(ex, "answer with three numbers: first[0], first[1], second.")
-    if np.allclose(got, [2.0, 2.0, 3.0]):
+    if got == [2.0, 2.0, 3.0]:  # whole numbers: 2.00001 is not 2
         return correct(ex, "reads see the value from before the run; updates land at its end.")
-    if np.isclose(got[1], 3.0):
+    if not all(v.is_integer() for v in got):
+        hint = ("v starts at 1.0 and each run adds or doubles whole numbers: every value "
+                "fetched is a whole number, exactly.")
+    elif got[1] == 3.0:
         hint = ("plus_one ran in the same run as the update: which value of v does a read "
                 "inside a run see?")
-    elif not np.isclose(got[0], 2.0):
+    elif got[0] != 2.0:
         hint = ("first[0] is what fetching the assign node gives: the value it stores, "
                 "computed from the v this run reads.")
     else:
@@ -315,18 +346,36 @@ def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
              "return the next exponent first, then the next running sum."],
             gave="the loop variables swapped",
         )
+    fixed = _term_without_placeholder(graph, body, xp)
+    if fixed is not None:
+        return not_yet(
+            ex,
+            [f"the term your body adds does not depend on the placeholder xp: {fixed} "
+             "The loop must read x from xp, which each run feeds.",
+             "write the term with the graph's nodes e and xp, and the loop variable p."],
+            gave="a term that uses no placeholder",
+        )
     ok, poly_y = call_answer(ex, _build_loop, graph, more, body, base)
     if not ok:
         return poly_y
-    wrong = _compare_poly(ex, graph, poly_y, xp, top, weights)
+    e_node = weights[-1]
+
+    def lessons_body(p, y):  # the lesson's rule, to compare with in the same precision
+        return p + 1.0, y + e_node * xp**p
+
+    with graph:
+        _, want_y = ns.while_loop(more, lessons_body, [4.0, base], maximum_iterations=10)
+        grads = ns.gradients(ns.sum(poly_y), [e_node, xp])
+        want_grads = ns.gradients(ns.sum(want_y), [e_node, xp])
+    wrong = _compare_poly(ex, graph, (poly_y, grads), (want_y, want_grads), xp, top, weights)
     if wrong is not None:
         return wrong
     # Again with another value of e: a body that copied e's number, not the node, fails.
-    e_node = weights[-1]
     saved = np.array(e_node.value, copy=True)
     e_node.assign(saved + 1.0)
     try:
-        wrong = _compare_poly(ex, graph, poly_y, xp, top, weights, changed_e=True)
+        wrong = _compare_poly(ex, graph, (poly_y, grads), (want_y, want_grads), xp, top,
+                              weights, changed_e=True)
     finally:
         e_node.assign(saved)
     if wrong is not None:
@@ -334,23 +383,83 @@ def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
     return correct(ex, "the loop is a node: its count is decided by top when the graph runs.")
 
 
-def _compare_poly(ex, graph, poly_y, xp, top, weights, changed_e=False) -> Result | None:
-    """The loop's values for 0, 1 and 2 extra terms against the polynomial by hand."""
+_COPIED_E = ("right while e keeps its value, wrong once e changes: does your body use a "
+             "number copied from e instead of the node e? Training could never change it.")
+
+
+def _term_without_placeholder(graph, body, xp) -> str | None:
+    """What the body's new running sum reads instead of the placeholder xp, when it does
+    not read xp at all (``e * xs_data ** p``: a data array, fixed when the graph was
+    built), or None.  The body is called once on stand-in nodes, outside any loop."""
+    try:
+        with graph:
+            p_in = ns.placeholder("p_probe", shape=())
+            y_in = ns.placeholder("y_probe", shape=(None,))
+            out = body(p_in, y_in)
+            new_y = out[1]
+        if not isinstance(new_y, ns.Node):
+            return None
+        read = list(topological_order(graph, [new_y]))
+    except Exception:  # a body that cannot run this way: the loop's own run decides
+        return None
+    if xp in read or y_in not in read:
+        return None
+    arrays = [n for n in read if isinstance(n, ns.Constant) and np.ndim(n.value) >= 1]
+    if arrays:
+        return (f"it reads an array of {np.size(arrays[0].value)} numbers fixed when the "
+                "graph was built (the data array, xs_data?) instead of the placeholder.")
+    return "no x at all appears in it."
+
+
+def _compare_poly(ex, graph, got_nodes, want_nodes, xp, top, weights,
+                  changed_e=False) -> Result | None:
+    """The loop's values, and its gradients with respect to e and x, for 0 to 5 extra
+    terms (and top = 3, no extra term) against the lesson's body run in the same graph
+    and precision: equal to a few float32 roundings."""
     a, b, c, d, e = (float(as_array(w.value)) for w in weights)
     xs = np.linspace(-1.5, 1.5, 7)
-    for t in (4, 5, 6):
-        ok, got = call_answer(ex, graph.run, poly_y, {xp: xs, top: np.array(float(t))})
+    for t in range(3, 10):
+        feed = {xp: xs, top: np.array(float(t))}
+        fetched = [got_nodes[0], *(n for n in got_nodes[1] if n is not None)]
+        ok, values = call_answer(ex, graph.run, fetched, feed)
         if not ok:
-            return got
-        want = a + b * xs + c * xs**2 + d * xs**3 + sum(e * xs**p for p in range(4, t))
-        if np.allclose(got, want):
+            return values
+        want = graph.run([want_nodes[0], *want_nodes[1]], feed)
+        rest = iter(values[1:])  # a gradient None (no path to e or x) is 0
+        got = [values[0], *(np.zeros_like(w) if n is None else next(rest)
+                            for n, w in zip(got_nodes[1], want[1:]))]
+        if _close(got[0], want[0]):
+            if not changed_e and not all(_close(g_, w) for g_, w in zip(got[1:], want[1:])):
+                which = "e" if not _close(got[1], want[1]) else "x"
+                if which == "e" and got_nodes[1][0] is None:  # no path to e at all
+                    return not_yet(ex, [_COPIED_E])
+                return not_yet(
+                    ex,
+                    [f"with top = {t} the values are right but the gradient with respect "
+                     f"to {which} is not the polynomial's: part of your term is not "
+                     "differentiated as written (a floor, a rounding, a comparison, a "
+                     "stopped gradient?).",
+                     "add the term e * x**p itself, so that ns.gradients can follow it."],
+                    gave=f"a loop whose gradient with respect to {which} is off",
+                )
             continue
+        got = got[0]
         if changed_e:
-            return not_yet(ex, ["right while e keeps its value, wrong once e changes: does "
-                                "your body use a number copied from e instead of the node e? "
-                                "Training could never change it."])
+            return not_yet(ex, [_COPIED_E])
         return not_yet(ex, _poly_hints(t, got, xs, a, b, c, d, e))
     return None
+
+
+def _close(got, want) -> bool:
+    """Equal up to a few roundings of ``want``'s dtype (float32 here): a term scaled by
+    1.000001 is not."""
+    want = np.asarray(want)
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        return False
+    eps = float(np.finfo(want.dtype if want.dtype.kind == "f" else np.float64).eps)
+    scale = max(float(np.max(np.abs(want))) if want.size else 0.0, 1e-30)
+    return bool(np.all(np.abs(got - want) <= 4 * eps * np.maximum(np.abs(want), scale * 1e-3)))
 
 
 def _build_loop(graph, more, body, base):
@@ -398,7 +507,11 @@ def _swapped_builds(graph, more, body, base) -> bool:
 def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
     base = a + b * xs + c * xs**2 + d * xs**3
     extra = range(4, t)
-    if np.allclose(got, base + 10 * e * xs**4):
+    if np.allclose(got, base + sum(e * xs**p for p in extra), rtol=1e-4, atol=0):
+        first = (f"with top = {t} your result is close to the polynomial but not equal to "
+                 "it, beyond float32's rounding: is the term scaled by a factor near 1, or "
+                 "something tiny added to it?")
+    elif np.allclose(got, base + 10 * e * xs**4):
         first = ("your loop ran until maximum_iterations: does body return the exponent one "
                  "higher?")
     elif np.allclose(got, base + (t - 4) * e * xs**4):

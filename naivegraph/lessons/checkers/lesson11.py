@@ -10,6 +10,7 @@ from naivegraph.dynamic import forward as _forward
 
 from ..checking import (
     AutogradCalls,
+    DualLevels,
     Result,
     answer,
     blank_function,
@@ -18,9 +19,11 @@ from ..checking import (
     correct,
     failed,
     is_blank,
+    keeps_learner_state,
     not_done,
     not_yet,
 )
+from ...dynamic import defaults, grad_mode
 
 DUAL_ANSWER = """mul: tangent u.tangent * v.value + u.value * v.tangent (the product rule);
 div: tangent (u.tangent * v.value - u.value * v.tangent) / v.value ** 2 (the quotient rule)."""
@@ -46,6 +49,17 @@ def check_dual_rules(dual) -> Result:
         return not_done(ex)
     if not isinstance(dual, type):
         return failed(ex, "pass the class itself: ex.check_dual_rules(Dual).")
+    broken = _other_methods_broken(dual)
+    if broken is not None:
+        return not_yet(
+            ex,
+            [f"Dual's {broken} no longer gives its rule (value and tangent): your cell "
+             "changed a method of the class besides mul and div, and every program using "
+             "Dual after it computes wrong derivatives.",
+             "this exercise fills in mul and div only: run the cell that defines Dual "
+             "again, and leave its other methods as they are."],
+            gave=f"a Dual whose {broken} was changed",
+        )
     for u, du, v, dv in _DUAL_CASES:
         ok, got = call_answer(ex, _products, dual, u, du, v, dv)
         if not ok:
@@ -91,7 +105,7 @@ def check_dual_rules(dual) -> Result:
         if not np.isclose(mul_tangent, du * v + u * dv):
             return not_yet(ex, _mul_hints(mul_tangent, u, du, v, dv))
         if not np.isclose(div_tangent, (du * v - u * dv) / v**2):
-            return not_yet(ex, _div_hints(div_tangent, u, du, v, dv))
+            return not_yet(ex, _div_hints(div_tangent, u, du, v, dv, dual))
         rounded = _rounded_to_narrow_float(
             [("mul's value", mul_value, u * v), ("div's value", div_value, u / v),
              ("mul's tangent", mul_tangent, du * v + u * dv),
@@ -205,14 +219,49 @@ def _mul_hints(got, u, du, v, dv) -> list[str]:
     return [first, "(uv)' = u'v + uv'."]
 
 
-def _div_hints(got, u, du, v, dv) -> list[str]:
-    if np.isclose(got, (u * dv - du * v) / v**2):
+def _other_methods_broken(dual) -> str | None:
+    """The name of the first of Dual's given methods (__add__, __sub__, where the class
+    has them) that no longer computes its rule, on Duals and on a plain number, or None."""
+    for name, op, rule in (("__add__", lambda a, b: a + b, lambda p, q: p + q),
+                           ("__sub__", lambda a, b: a - b, lambda p, q: p - q)):
+        if getattr(dual, name, None) is None:  # a Dual without it: nothing to keep
+            continue
+        for other in ((0.7, -0.2), 2.5):
+            try:
+                b = dual(*other) if isinstance(other, tuple) else other
+                got = op(dual(3.0, 0.5), b)
+                value, tangent = float(got.value), float(got.tangent)
+            except Exception:  # a method that cannot run at all is broken too
+                return name
+            v, dv = other if isinstance(other, tuple) else (other, 0.0)
+            if not (np.isclose(value, rule(3.0, v)) and np.isclose(tangent, rule(0.5, dv))):
+                return name
+    return None
+
+
+def _div_hints(got, u, du, v, dv, dual=None) -> list[str]:
+    if np.isclose(got, (u * dv - du * v) / v**2) and v < 0 and _div_right_at(dual, 3.0, 1.5):
+        first = ("div's tangent has the wrong sign where v is negative, and is right where v "
+                 "is positive: the numerator is right, the denominator is not. v squared "
+                 "is positive whatever v's sign.")
+    elif np.isclose(got, (u * dv - du * v) / v**2):
         first = "div's tangent has the wrong sign: the numerator's change counts positively."
     elif np.isclose(got, (du * v - u * dv) / v):
         first = "div's tangent: divide by v squared, not by v."
     else:
         first = "div's tangent is off: write u / v as u * (1 / v) and differentiate both parts."
     return [first, "(u/v)' = (u'v - uv') / v²."]
+
+
+def _div_right_at(dual, u: float, v: float) -> bool:
+    """Whether the learner's div gives the right tangent at u / v (v positive here)."""
+    if dual is None:
+        return False
+    try:
+        got = dual(u, -0.5) / dual(v, 2.0)
+        return bool(np.isclose(float(got.tangent), (-0.5 * v - u * 2.0) / v**2))
+    except Exception:  # a div that fails there: not the denominator mistake
+        return False
 
 
 def _sample_functions():
@@ -242,18 +291,31 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
     bad = blank_function(ex, jacobian_fn)
     if bad is not None:
         return bad
+    enabled, dtype = grad_mode.is_grad_enabled(), defaults.get_default_dtype()
     for f, x in _sample_functions():
-        if _stacks_nothing(jacobian_fn, f, x):  # a blank loop body, its source not at hand
-            return not_done(
-                ex,
-                f"(nothing was appended to the list of {rows_or_columns}: fill in the "
-                "loop body so that each pass appends one.)",
-            )
+        with DualLevels():  # a level the answer left open is closed, not leaked
+            if _stacks_nothing(jacobian_fn, f, x):  # a blank loop body, no source at hand
+                return not_done(
+                    ex,
+                    f"(nothing was appended to the list of {rows_or_columns}: fill in the "
+                    "loop body so that each pass appends one.)",
+                )
         counted = _Counted(f)
-        with _Passes() as passes:
+        with DualLevels(), _Passes(counted) as passes:
             stop, got = answer(ex, jacobian_fn, counted, x)
         if stop is not None:
             return stop
+        changed = [what for what, now in (("grad mode", grad_mode.is_grad_enabled() != enabled),
+                                          ("the default dtype",
+                                           defaults.get_default_dtype() != dtype)) if now]
+        if changed:
+            return not_yet(
+                ex,
+                [f"your function left {' and '.join(changed)} changed for every cell after "
+                 "it: change such state inside a `with` block only (`with ng.no_grad():`), "
+                 "or not at all."],
+                gave=f"a function that left {' and '.join(changed)} changed",
+            )
         want = ng.func.jacrev(f)(x).numpy()
         if isinstance(got, (list, tuple)):
             return failed(ex, f"you returned a {type(got).__name__}: return one tensor, the "
@@ -288,7 +350,7 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         wrong = _not_built_as_asked(ex, passes, want.shape)
         if wrong is not None:
             return wrong
-        wrong = _wrong_mode(ex, counted.calls, *want.shape)
+        wrong = _wrong_mode(ex, _calls_for_rows(ex, counted, passes, want.shape), *want.shape)
         if wrong is not None:
             return wrong
     return correct(
@@ -296,6 +358,16 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         f"one pass per {rows_or_columns[:-1]}, each giving one {rows_or_columns[:-1]} "
         "of the matrix exactly.",
     )
+
+
+def _calls_for_rows(ex: str, counted: _Counted, passes: _Passes, shape: tuple) -> int:
+    """The calls of f that can have made the matrix.  In 11-3, one ng.func.vjp whose
+    vjp_fn ran once per output made the rows: a further call of f outside it (a debug
+    print of f(x)) took no part in them, and is not counted."""
+    m = shape[0]
+    if ex == "11-3" and passes.vjp_calls == 1 and passes.reverse == m:
+        return passes.f_in_vjp
+    return counted.calls
 
 
 def _lowered_dtype(got) -> str | None:
@@ -387,14 +459,18 @@ class _Passes:
     forward level), reverse passes (each VJP or backward runs the engine once), and the
     library Jacobian functions it called."""
 
-    def __init__(self) -> None:
+    def __init__(self, counted: _Counted | None = None) -> None:
         self.forward = 0
         self.library: list[str] = []
+        self.vjp_calls = 0  # calls of ng.func.vjp
+        self.f_in_vjp = 0  # calls of f that ng.func.vjp made
+        self._counted = counted
         self._saved: list[tuple] = []
 
     def __enter__(self) -> _Passes:
         self._reverse = AutogradCalls().__enter__()
         self._patch(_forward, "enter_level", self._count_forward)
+        self._patch(ng.func, "vjp", self._count_vjp)
         for module, names in _library_jacobians():
             for name in names:
                 self._patch(module, name, self._noted(name))
@@ -413,6 +489,18 @@ class _Passes:
         def counted(*args, **kwargs):
             self.forward += 1
             return original(*args, **kwargs)
+
+        return counted
+
+    def _count_vjp(self, original):
+        def counted(*args, **kwargs):
+            self.vjp_calls += 1
+            before = self._counted.calls if self._counted is not None else 0
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if self._counted is not None:
+                    self.f_in_vjp += self._counted.calls - before
 
         return counted
 
@@ -503,6 +591,7 @@ i-th row of the identity; then ng.stack(columns, dim=1)."""
 
 
 @checker("11-2", answer=FORWARD_ANSWER)
+@keeps_learner_state
 def check_jacobian_forward(jacobian_forward) -> Result:
     """``jacobian_forward(f, x)``: the Jacobian of ``f`` at ``x``, one JVP per input."""
     return _check_jacobian("11-2", jacobian_forward, "columns")
@@ -513,6 +602,7 @@ identity; then ng.stack(rows, dim=0)."""
 
 
 @checker("11-3", answer=REVERSE_ANSWER)
+@keeps_learner_state
 def check_jacobian_reverse(jacobian_reverse) -> Result:
     """``jacobian_reverse(f, x)``: the Jacobian of ``f`` at ``x``, one VJP per output."""
     return _check_jacobian("11-3", jacobian_reverse, "rows")

@@ -25,6 +25,7 @@ from ..checking import (
     failed,
     forgot_return,
     is_blank,
+    keeps_learner_state,
     not_callable,
     not_done,
     not_yet,
@@ -36,6 +37,7 @@ gradient that arrives from the output (the chain rule, one op at a time)."""
 
 
 @checker("12-1", answer=CUBE_ANSWER)
+@keeps_learner_state
 def check_cube_function(cube) -> Result:
     """``cube`` is a Function subclass computing ``x ** 3`` with a correct backward."""
     ex = "12-1"
@@ -149,9 +151,10 @@ _CUBE_CASES = [
     ([0.0, -2.0, 1.25], [0.75, 1.5, -1.0]),
     ([[0.5, -1.0, 2.0], [1.5, -0.25, 0.75]], [[1.0, -2.0, 0.5], [-0.5, 3.0, 2.0]]),
     (1.5, -2.0),
+    ([1.0e6, -1.0e7, 0.5], [1.0, 0.5, -2.0]),  # beyond any clamp a rule might hide
     ([1.0e4, -2.5e4, 0.5], [1.0, 0.5, -2.0]),
 ]
-_LARGE_CASE = len(_CUBE_CASES) - 1
+_LARGE_CASES = (len(_CUBE_CASES) - 2, len(_CUBE_CASES) - 1)
 
 
 def _shape_of(xs) -> tuple:
@@ -233,7 +236,7 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     want = 3 * xs**2 * upstream
     if _exact(got, want):
         return None
-    if case == _LARGE_CASE:
+    if case in _LARGE_CASES:
         return not_yet(
             ex,
             [
@@ -423,6 +426,8 @@ _SUM_CASES = [
     ((3, 4), (1, 1)),
     ((2, 3, 4), (1, 3, 1)),
     ((2, 2, 4, 3), (1, 3)),
+    ((2, 3, 2, 4, 3), (1, 3)),  # three leading dimensions added
+    ((3, 2, 2, 2, 5), (5,)),  # four
 ]
 
 
@@ -447,10 +452,22 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                     "line the shapes up from the right and compare them position by position.",
                 ],
             )
-        with AutogradCalls() as calls:
+        with AutogradCalls() as calls, _LibraryCalls(_library_sum_to()) as library:
             ok, got = call_answer(ex, sum_to_shape, given, shape)
         if not ok:
             return got
+        if library.called and not calls.flags:  # the engine itself calls sum_to
+            return not_yet(
+                ex,
+                [
+                    f"your sum_to_shape calls the library's own {library.called[0]}: that "
+                    "is the function this exercise writes, so it proves nothing about "
+                    "yours.",
+                    "sum the numpy array grad with numpy, over the dimensions broadcasting "
+                    "added or stretched.",
+                ],
+                gave=f"a sum_to_shape that calls the library's {library.called[0]}",
+            )
         stop = _none_returned(ex, sum_to_shape, got)
         if stop is not None:
             return stop
@@ -501,7 +518,7 @@ def check_sum_to_shape(sum_to_shape) -> Result:
         want = _sum_to(grad, shape)
         if got.shape != want.shape:
             return not_yet(ex, _shape_hints(grad_shape, shape, got.shape))
-        if not np.allclose(got, want) and _by_size(grad_shape):
+        if not _sums_equal(got, want) and _by_size(grad_shape):
             return not_yet(
                 ex,
                 [
@@ -511,7 +528,18 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                     "line the shapes up from the right and compare them position by position.",
                 ],
             )
-        if not np.allclose(got, want):
+        if not _sums_equal(got, want):
+            if np.allclose(got, want):
+                return not_yet(
+                    ex,
+                    [
+                        f"for grad of shape {grad_shape} and shape {shape} your sums are "
+                        "close but not equal: beyond float64's rounding, something scales "
+                        "or adds to them.",
+                        "return the sums themselves, with nothing multiplied or added.",
+                    ],
+                    gave="sums off by a hair",
+                )
             return not_yet(
                 ex,
                 [
@@ -522,10 +550,62 @@ def check_sum_to_shape(sum_to_shape) -> Result:
     return correct(ex, "the gradient of a broadcast input is the sum over its copies.")
 
 
+class _LibraryCalls:
+    """The library's own functions an answer called inside a ``with`` block (the rule
+    the exercise writes, taken ready-made): watched by their code, so a function
+    imported under any name, or reached through the op table, is seen too."""
+
+    def __init__(self, functions) -> None:
+        self.codes = {}
+        for fn in functions:
+            code = getattr(fn, "__code__", None)
+            if code is None:
+                continue
+            self.codes[code] = fn.__name__
+            for inner in code.co_consts:  # the functions it builds (a partial's closure)
+                if hasattr(inner, "co_name"):
+                    self.codes[inner] = fn.__name__
+        self.called: list[str] = []
+
+    def __enter__(self) -> _LibraryCalls:
+        self._previous = sys.getprofile()
+
+        def watch(frame, event, arg):
+            if event == "call" and frame.f_code in self.codes:
+                self.called.append(self.codes[frame.f_code])
+
+        sys.setprofile(watch)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        sys.setprofile(self._previous)
+
+
+def _library_sum_to():
+    from naivegraph.ops import shapes
+
+    return [shapes.sum_to]
+
+
+def _library_matmul_rule():
+    from naivegraph.ops import table
+
+    rules = [table._matmul_partial]
+    entry = table.OPS.get("matmul") if hasattr(table, "OPS") else None
+    rules += [p for p in getattr(entry, "partials", ()) or () if callable(p)]
+    return rules
+
+
 def _sum_to(grad: np.ndarray, shape: tuple) -> np.ndarray:
     grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     return grad.sum(axis=stretched, keepdims=True)
+
+
+def _sums_equal(got: np.ndarray, want: np.ndarray) -> bool:
+    """Equal up to float64's rounding of sums taken in another order (a few ulps)."""
+    scale = float(np.max(np.abs(want))) if want.size else 0.0
+    return bool(np.allclose(got, want, rtol=1e-12, atol=1e-12 * scale))
 
 
 def _raises(fn, *args) -> bool:
@@ -602,7 +682,8 @@ def check_matmul_backward(matmul_backward) -> Result:
         "transpose fits after dY's (5, 2), which of X and its transpose fits before it?",
     ]
     given_in = (X.copy(), W.copy(), dY.copy())
-    with AutogradCalls() as calls, DualLevels() as levels, _TorchAutogradCalls() as torch_calls:
+    with AutogradCalls() as calls, DualLevels() as levels, _TorchAutogradCalls() as torch_calls, \
+            _LibraryCalls(_library_matmul_rule()) as library:
         try:
             got, raised = matmul_backward(*given_in), None
         except Exception as error:  # reported below, after the autograd question
@@ -624,6 +705,17 @@ def check_matmul_backward(matmul_backward) -> Result:
                 hints[0],
             ],
             gave="a matmul_backward that runs autograd (reverse or forward mode)",
+        )
+    if library.called:
+        return not_yet(
+            ex,
+            [
+                "your matmul_backward calls the library's own rule for a matrix product "
+                "(the op table's partials): that is the rule this exercise writes, on "
+                "numpy arrays, so it proves nothing about yours.",
+                hints[0],
+            ],
+            gave="a matmul_backward that calls the library's matmul rule",
         )
     if raised is not None:
         if _shape_mismatch(raised):  # this exercise's usual mistake: a hint, not numpy's words
@@ -892,6 +984,7 @@ _LINEAR_NEEDS = [(True, True), (False, True), (True, False)]
 
 
 @checker("12-4", answer=LINEAR_ANSWER)
+@keeps_learner_state
 def check_linear_function(linear) -> Result:
     """``linear`` is a Function computing ``x @ w`` whose backward returns one gradient
     per input, each computed only when ``ctx.needs_input_grad`` asks for it."""
@@ -1252,6 +1345,16 @@ def _linear_mistake(ex, got, xs, ws, gs, needs) -> Result | None:
                     "update step.",
                 ],
                 gave=f"the gradient of {who} off by a constant factor",
+            )
+        if np.allclose(grad, want[i]) and not _sums_equal(np.asarray(grad), want[i]):
+            return not_yet(
+                ex,
+                [
+                    f"the gradient of {who} is close but not equal to the product: beyond "
+                    "float64's rounding, something scales it or adds to it.",
+                    "return the product itself, with nothing multiplied or added.",
+                ],
+                gave=f"the gradient of {who} off by a hair",
             )
         if not np.allclose(grad, want[i]):
             return not_yet(

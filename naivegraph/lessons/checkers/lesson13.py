@@ -258,8 +258,11 @@ def _whole_number(value) -> bool:
 
 
 def _op_name(op) -> str:
-    """The op's name however it is written: "tanh", "x.tanh()", "ns.tanh", "F.tanh"
-    (the module or tensor it is called on does not change which op it is)."""
+    """The op's name however it is written: "tanh", "x.tanh()", "ns.tanh", "F.tanh", or
+    the function itself, ns.relu or np.tanh (the module or tensor it is called on does
+    not change which op it is)."""
+    if callable(op) and getattr(op, "__name__", None):  # ns.relu, ng.relu, np.tanh
+        op = op.__name__
     text = str(op).strip().strip("'\"").lower().removesuffix("()")
     return text.rsplit(".", 1)[-1] if not _whole_number(_as_number(text)) else text
 
