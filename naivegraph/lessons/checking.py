@@ -102,6 +102,10 @@ SOLVED: set[str] = set()
 
 
 def report(exercise: str, status: str, message: str) -> Result:
+    if status == FAIL and "your code raised" in message:
+        # the crash is the mistake to fix; state it left behind (a dual level it
+        # entered, grad mode it switched off) follows from it and is put back
+        message += _state_left_by_crash()
     refused = _state_refusal(exercise, status)
     if refused is not None:
         return refused
@@ -619,15 +623,20 @@ class LearnerState:
 
     def __exit__(self, *exc_info: object) -> None:
         self.changed = self.now_changed()
-        if "grad mode" in self.changed:
+        self.put_back()
+
+    def put_back(self) -> None:
+        """Put back what the code run so far has left changed."""
+        changed = self.now_changed()
+        if "grad mode" in changed:
             grad_mode.set_grad_enabled(self._enabled)
-        if "the default dtype" in self.changed:
+        if "the default dtype" in changed:
             defaults.set_default_dtype(self._dtype)
-        if "anomaly detection" in self.changed:
+        if "anomaly detection" in changed:
             anomaly_mode.mode.enabled, anomaly_mode.mode.check_nan = self._anomaly
-        if "saved-tensor hooks" in self.changed:
+        if "saved-tensor hooks" in changed:
             del saved.hook_stack[self._saved_hooks :]
-        if "a dual level" in self.changed and self._dual is None:
+        if "a dual level" in changed and self._dual is None:
             forward.exit_level()
 
     def hint(self, changed: Sequence[str] | None = None) -> str:
@@ -674,6 +683,19 @@ class LearnerState:
 
 #: The watches of the checkers running now, innermost last (see :func:`keeps_learner_state`).
 _WATCHES: list[LearnerState] = []
+
+
+def _state_left_by_crash() -> str:
+    """A note on the state a crashed answer left changed, which the lab puts back;
+    the watch then sees nothing left, so the crash, not the state, is reported."""
+    if not _WATCHES:
+        return ""
+    watch = _WATCHES[-1]
+    changed = watch.now_changed()
+    if not changed:
+        return ""
+    watch.put_back()
+    return f" (It also left {' and '.join(changed)} changed: the lab put it back.)"
 
 
 def _state_refusal(exercise: str, status: str) -> Result | None:
