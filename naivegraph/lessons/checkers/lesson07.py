@@ -92,8 +92,15 @@ def check_where_fix(f) -> Result:
     # entries near the threshold 0 tell a wrong threshold (x > 0.5, x >= 1, x > -0.5),
     # down to the smallest float64 numbers (x > 1e-9, x > -1e-300) and both zeros
     cases = (
-        [1.0, 2.0], [-1.0, -2.0], [3.0, -1.0], [0.3, -0.3], [0.01, -0.01], [1e-6, -1e-6],
-        [1e-300, -1e-300], [5e-324, -5e-324], [0.0, -0.0],
+        [1.0, 2.0],
+        [-1.0, -2.0],
+        [3.0, -1.0],
+        [0.3, -0.3],
+        [0.01, -0.01],
+        [1e-6, -1e-6],
+        [1e-300, -1e-300],
+        [5e-324, -5e-324],
+        [0.0, -0.0],
     )
     gots, dtypes = [], set()
     for feed in cases:
@@ -107,9 +114,11 @@ def check_where_fix(f) -> Result:
     if reshaped is not None:
         return not_yet(
             ex,
-            [f"your function returns values of shape {reshaped.shape} for an x of shape "
-             "(2,): the rule gives one entry per element of x, so the result has x's "
-             "shape. A reduction (a sum, a mean) at the end, or on the way, loses that."],
+            [
+                f"your function returns values of shape {reshaped.shape} for an x of shape "
+                "(2,): the rule gives one entry per element of x, so the result has x's "
+                "shape. A reduction (a sum, a mean) at the end, or on the way, loses that."
+            ],
             gave=f"a result of shape {reshaped.shape}",
         )
     if np.dtype(np.float32) in dtypes:
@@ -120,9 +129,14 @@ def check_where_fix(f) -> Result:
         )
     if all(_same(g, w) for g, w in zip(gots, want)):
         if not close(eager, [2.0, 2.0], shape_free=False):
-            return not_yet(ex, ["traced it is right; called on a tensor (dynamic mode) it "
-                                "gives something else: use ops that work in both modes."],
-                           gave=show(eager))
+            return not_yet(
+                ex,
+                [
+                    "traced it is right; called on a tensor (dynamic mode) it "
+                    "gives something else: use ops that work in both modes."
+                ],
+                gave=show(eager),
+            )
         elsewhere = _elsewhere(ex, f)
         if elsewhere is not None:
             return elsewhere
@@ -131,13 +145,16 @@ def check_where_fix(f) -> Result:
             "the choice now lives in the graph: one traced graph serves every input, and "
             "the same function still runs eagerly.",
         )
-    if all(g.shape == w.shape and np.allclose(g, w, rtol=1e-9, atol=0.0)
-           for g, w in zip(gots, want)):
+    if all(
+        g.shape == w.shape and np.allclose(g, w, rtol=1e-9, atol=0.0) for g, w in zip(gots, want)
+    ):
         return not_yet(
             ex,
-            ["your results are a tiny amount away from the rule's, more than rounding "
-             "explains: a factor or a term however small makes it another function. The "
-             "rule only doubles or negates each entry."],
+            [
+                "your results are a tiny amount away from the rule's, more than rounding "
+                "explains: a factor or a term however small makes it another function. The "
+                "rule only doubles or negates each entry."
+            ],
             gave="results a tiny amount away from the rule's",
         )
     wrong = next(k for k, (g, w) in enumerate(zip(gots, want)) if not _same(g, w))
@@ -145,15 +162,19 @@ def check_where_fix(f) -> Result:
     if all(close(g, np.array(c) * 2) for g, c in zip(gots, cases)):
         hint = "negative entries must be treated differently from positive ones."
     elif all(whole) and not all(_same(g, np.array(c) * -1) for g, c in zip(gots, cases)):
-        hint = ("your function chooses one branch for the whole input: a condition on a "
-                "reduction of x (its sum, its mean) decides once for every entry, as "
-                "branchy's `if` did. The rule chooses per element, each entry by its own "
-                "sign.")
+        hint = (
+            "your function chooses one branch for the whole input: a condition on a "
+            "reduction of x (its sum, its mean) decides once for every entry, as "
+            "branchy's `if` did. The rule chooses per element, each entry by its own "
+            "sign."
+        )
     elif close(gots[1], cases[1]):
         hint = "where x <= 0 the entry must be multiplied by -1, not kept."
     elif wrong >= 3:
-        hint = ("right for entries far from 0, wrong for entries close to it: the condition "
-                "must split the entries exactly where the rule does, at x > 0.")
+        hint = (
+            "right for entries far from 0, wrong for entries close to it: the condition "
+            "must split the entries exactly where the rule does, at x > 0."
+        )
     else:
         hint = "check both branches: x * 2 where x > 0, x * -1 elsewhere, per element."
     case = ", ".join(f"{v:g}" for v in cases[wrong])
@@ -277,16 +298,22 @@ def _as_sentence(text: str) -> str:
 def _why_untraceable(exc: Exception) -> str:
     """What the learner's function asked of a traced node that it cannot give."""
     if "numpy array" in str(exc):
-        return ("a numpy function (np.*) computes on values at once, and a traced node has "
-                "no value yet: numpy cannot record it in the graph.")
+        return (
+            "a numpy function (np.*) computes on values at once, and a traced node has "
+            "no value yet: numpy cannot record it in the graph."
+        )
     if "indexing with a node" in str(exc):
-        return ("indexing or assigning with a mask computed from x does not trace: while "
-                "tracing, the mask is a node with no value yet, so Python cannot pick the "
-                "elements. Choose per element with ng.where, which records the choice in "
-                "the graph and also runs on tensors.")
+        return (
+            "indexing or assigning with a mask computed from x does not trace: while "
+            "tracing, the mask is a node with no value yet, so Python cannot pick the "
+            "elements. Choose per element with ng.where, which records the choice in "
+            "the graph and also runs on tensors."
+        )
     if isinstance(exc, AttributeError):
-        return ("your function uses a method of tensors that a traced graph node does not "
-                "have: while tracing, every step must be an op both modes know.")
+        return (
+            "your function uses a method of tensors that a traced graph node does not "
+            "have: while tracing, every step must be an op both modes know."
+        )
     return "a Python `if` needs a value a traced node does not have yet."
 
 
@@ -304,16 +331,21 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         return not_done(ex)
     calls, used, other = _cell_calls(("traced", "scaled"))
     if calls or used or other:
-        said = (f"calls {' and '.join(calls)}" if calls else
-                f"uses {' and '.join(used)} (under another name, or its graph)" if used else
-                f"calls {other}, which a prediction does not need")
+        said = (
+            f"calls {' and '.join(calls)}"
+            if calls
+            else f"uses {' and '.join(used)} (under another name, or its graph)"
+            if used
+            else f"calls {other}, which a prediction does not need"
+        )
         return not_yet(
             ex,
-            [f"your answer cell {said}: the exercise asks you to "
-             "predict, before running anything, what each call gives. Type your "
-             "prediction in as a list of numbers.",
-             "work out what the traced graph holds and what eager mode reads at each "
-             "call."],
+            [
+                f"your answer cell {said}: the exercise asks you to "
+                "predict, before running anything, what each call gives. Type your "
+                "prediction in as a list of numbers.",
+                "work out what the traced graph holds and what eager mode reads at each call.",
+            ],
             gave="results computed by running, not predicted",
         )
     if typed_as_text([traced_result, eager_result]) and _numbers_as_text(
@@ -321,20 +353,26 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
     ):
         return not_yet(
             ex,
-            ["type the numbers, not text: no quotes around them. Each result is a list "
-             "of numbers, like the x it was given."],
+            [
+                "type the numbers, not text: no quotes around them. Each result is a list "
+                "of numbers, like the x it was given."
+            ],
             gave="text, not numbers",
         )
-    typed = [name for name, v in (("traced_result", traced_result),
-                                  ("eager_result", eager_result)) if _computed(v)]
+    typed = [
+        name
+        for name, v in (("traced_result", traced_result), ("eager_result", eager_result))
+        if _computed(v)
+    ]
     if typed:
         return not_yet(
             ex,
-            [f"give {' and '.join(typed)} as a plain list of Python numbers, not an array, "
-             "a numpy number or a tensor: the exercise asks you to predict each result "
-             "and type it in as a list.",
-             "work out what the traced graph holds and what eager mode reads at each "
-             "call."],
+            [
+                f"give {' and '.join(typed)} as a plain list of Python numbers, not an array, "
+                "a numpy number or a tensor: the exercise asks you to predict each result "
+                "and type it in as a list.",
+                "work out what the traced graph holds and what eager mode reads at each call.",
+            ],
             gave="an array or a tensor, not a plain list",
         )
     try:
@@ -345,8 +383,10 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         if got.shape != (2,):
             return not_yet(
                 ex,
-                [f"the {name} result should have one entry per element of x = [1, 2]: a "
-                 f"list of two numbers, not something of shape {got.shape}."],
+                [
+                    f"the {name} result should have one entry per element of x = [1, 2]: a "
+                    f"list of two numbers, not something of shape {got.shape}."
+                ],
                 gave=f"{name} {show(got)}",
             )
     # each result is a whole number times an entry of x: exact, in any way of writing it
@@ -356,40 +396,54 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         return correct(
             ex, "the trace froze SCALE = 2 into a constant; eager mode reads it every call."
         )
-    off = [name for name, got, right, want in (
-        ("traced_result", traced, right_traced, [2.0, 4.0]),
-        ("eager_result", eager, right_eager, [10.0, 20.0]),
-    ) if not right and close(got, want, shape_free=False)]
+    off = [
+        name
+        for name, got, right, want in (
+            ("traced_result", traced, right_traced, [2.0, 4.0]),
+            ("eager_result", eager, right_eager, [10.0, 20.0]),
+        )
+        if not right and close(got, want, shape_free=False)
+    ]
     if off:
         return not_yet(
             ex,
-            [f"{' and '.join(off)} {'is' if len(off) == 1 else 'are'} a tiny amount away "
-             "from what the call gives: both calls multiply the entries of x by one "
-             "number, so each result is exact. Type the numbers without the extra digits."],
+            [
+                f"{' and '.join(off)} {'is' if len(off) == 1 else 'are'} a tiny amount away "
+                "from what the call gives: both calls multiply the entries of x by one "
+                "number, so each result is exact. Type the numbers without the extra digits."
+            ],
             gave=f"{' and '.join(off)} a tiny amount off",
         )
-    if close(traced, [10.0, 20.0], shape_free=False) and close(eager, [2.0, 4.0],
-                                                                shape_free=False):
+    if close(traced, [10.0, 20.0], shape_free=False) and close(eager, [2.0, 4.0], shape_free=False):
         return not_yet(
             ex,
-            ["your two predictions are swapped: traced_result is what the traced graph "
-             "gives, eager_result what calling scaled gives. Which of them reads SCALE "
-             "again at every call?"],
+            [
+                "your two predictions are swapped: traced_result is what the traced graph "
+                "gives, eager_result what calling scaled gives. Which of them reads SCALE "
+                "again at every call?"
+            ],
             gave="the two results swapped",
         )
     if not right_eager:
         return not_yet(
             ex,
-            ["eager mode runs the Python line `x * SCALE` on every call: what does SCALE "
-             "hold now?"],
+            [
+                "eager mode runs the Python line `x * SCALE` on every call: what does SCALE "
+                "hold now?"
+            ],
             gave=f"eager {show(eager)}",
         )
     if close(traced, [10.0, 20.0]):
-        hint = ["tracing ran scaled once, before SCALE changed: did it record the name SCALE "
-                "or the number it held?", "look at the drawing of traced.graph above."]
+        hint = [
+            "tracing ran scaled once, before SCALE changed: did it record the name SCALE "
+            "or the number it held?",
+            "look at the drawing of traced.graph above.",
+        ]
     else:
-        hint = ["the traced graph multiplies x by one fixed number: which one was SCALE when "
-                "ns.trace ran?"]
+        hint = [
+            "the traced graph multiplies x by one fixed number: which one was SCALE when "
+            "ns.trace ran?"
+        ]
     return not_yet(ex, hint, gave=f"traced {show(traced)}")
 
 
@@ -453,7 +507,12 @@ def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str], str]:
         elif isinstance(node, ast.Attribute):
             read.add(node.attr)
     calls = [name for name in names if name in called]
-    first = min(other, key=lambda n: (n.lineno, n.col_offset), default=None)
+    # a call by a plain name first (`eval` in `eval("...")(x).tolist()`), then the earliest
+    first = min(
+        other,
+        key=lambda n: (not isinstance(n.func, ast.Name), n.lineno, n.col_offset),
+        default=None,
+    )
     said = ""
     if first is not None:
         said = ast.unparse(first.func)
