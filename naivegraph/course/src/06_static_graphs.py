@@ -130,9 +130,7 @@ print(report)
 # purpose: a pass may only apply identities that hold bit for bit, and `x + 0.0` is
 # not one. Floating point has two zeros, and `-0.0 + 0.0` is `+0.0`: at `x = -0.0`
 # the program computes `+0.0`, and without the addition it would give `-0.0`, which
-# a later `1 / x` turns into `-inf` instead of `inf`. So the optimised graph (and the
-# drawing after the passes) still has the constant `0` feeding an `add`;
-# `x + (-0.0)` and `x - 0.0`, which do hold bit for bit, are removed:
+# a later `1 / x` turns into `-inf` instead of `inf`:
 
 # %%
 minus_zero = np.float64(-0.0)
@@ -140,6 +138,9 @@ with np.errstate(divide="ignore"):
     print("x = -0.0:   1 / (x + 0.0) =", 1 / (minus_zero + 0.0), "   1 / x =", 1 / minus_zero)
 
 # %% [markdown]
+# So the optimised graph (and the drawing after the passes) still has the constant `0`
+# feeding an `add`; `x + (-0.0)` and `x - 0.0`, which do hold bit for bit, are removed.
+#
 # A pass that keeps results equal must keep results *bit for bit* equal; compilers
 # call the rewrites that do not ("fast math") unsafe, and leave them off by default.
 #
@@ -162,9 +163,12 @@ f = g.compile(inputs=[x], outputs=[loss, dw1, dw2, dw3], optimize=True)
 ex.check_compiled_step(f)
 
 # %%
-step = g.compile(inputs=[x], outputs=[loss, dw1, dw2, dw3])
-print(step)
-print([float(v) for v in step(np.ones((2, 2)))])
+if ex.solved("06-2"):
+    step = f   # your compiled function: a plan, run with a feed of ones
+    print(step)
+    print([float(v) for v in step(np.ones((2, 2)))])
+else:
+    print("(solve exercise 06-2 first)")
 
 # %% [markdown]
 # ## Memory planning
@@ -177,8 +181,8 @@ print([float(v) for v in step(np.ones((2, 2)))])
 # ### Exercise 06-3
 # A chain of seven ops, `y = exp(sin(cos(tanh(x * 2) + 1)) - 3)`, runs with the plan
 # (no fusion), for inference: only `y` is fetched. What is the largest number of
-# intermediate values alive at once (count `y` too)? The cell after the exercise
-# counts it from the plan.
+# intermediate values alive at once (count `y` too)? Once your answer passes, the cell
+# after the exercise counts it from the plan.
 
 # %% exercise="06-3"
 # Exercise 06-3
@@ -196,7 +200,10 @@ with ns.Graph() as chain:
     y = ns.exp(ns.sin(ns.cos(ns.tanh(x * 2) + 1)) - 3)
 plan = Plan(chain, [y], [x])
 alive = training.live_values(plan, count_fetched=True)
-print(len(plan.steps), "steps; alive while each op runs:", alive, "-> peak", max(alive))
+if ex.solved("06-3"):
+    print(len(plan.steps), "steps; alive while each op runs:", alive, "-> peak", max(alive))
+else:
+    print("(solve exercise 06-3 first: this cell prints the count)")
 
 
 # %% [markdown]

@@ -98,6 +98,20 @@ def check_static_model(graph, x, loss) -> Result:
                 ],
                 gave="a loss without Variables",
             )
+        extra = _extra_variables(loss)
+        if extra:
+            return not_yet(
+                ex,
+                [
+                    f"the numbers are right, but your loss also reads the Variable {extra}, "
+                    "which the model does not have: every Variable a loss reads is a "
+                    "parameter that gets a gradient and trains, so the model would no "
+                    "longer be the toy model once it trains.",
+                    "the model has three weights, the Variables w1, w2 and w3 the cell "
+                    "makes, and nothing else is a Variable.",
+                ],
+                gave=f"a loss with the extra Variable {extra}",
+            )
         if not close(values[2], _MIXED_LOSS):
             return not_yet(
                 ex,
@@ -140,6 +154,36 @@ def check_static_model(graph, x, loss) -> Result:
                     "averages l4.",
                 ],
                 gave="a loss a tiny amount away from the model's",
+            )
+        elsewhere = _elsewhere(graph, x, loss)
+        if elsewhere == "feeds":
+            return not_yet(
+                ex,
+                [
+                    "right for the feeds of small whole numbers, wrong for other feeds "
+                    "(fractions, large numbers): your loss is the model only for some "
+                    "inputs. A term that vanishes at whole numbers, or a step that clamps "
+                    "or cuts off large entries, is not part of the model.",
+                    "the steps of lesson 1 and nothing else: l1 scales x by w1, l2 adds w2 "
+                    "to l1, l3 scales l1 by w3, l4 multiplies l2 and l3, and the loss "
+                    "averages l4.",
+                ],
+                gave="a loss that is wrong for other feeds",
+            )
+        if elsewhere == "weights":
+            return not_yet(
+                ex,
+                [
+                    "right at the weights 2, 3 and 4, and its slope along each weight is "
+                    "right there too, but your loss is wrong once the weights take other "
+                    "values: a term that is zero at these weights and has a zero slope "
+                    "there (the square of a weight minus its value, or a product of two "
+                    "such differences) changes the loss as soon as training moves the weights.",
+                    "the steps of lesson 1 and nothing else: l1 scales x by w1, l2 adds w2 "
+                    "to l1, l3 scales l1 by w3, l4 multiplies l2 and l3, and the loss "
+                    "averages l4.",
+                ],
+                gave="a loss that is wrong for other values of the weights",
             )
         return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
     if close(values[0], 40.0):
@@ -204,6 +248,127 @@ def _float64_loss(loss, feeds: dict, weights: dict | None = None) -> float:
         return got
 
     return float(value(loss))
+
+
+# Feeds of fractions, of mixed signs and of large numbers, and weights other than the
+# cell's: a loss that is the model only at whole-number feeds up to 4 (a polynomial that
+# vanishes there, a clamp, a cut-off at |x| < 10) or only at the weights 2, 3, 4 (a term
+# (w1 - 2) ** 2, whose value and slope there are 0) differs at one of these points.
+_RNG = np.random.default_rng(6)
+_OTHER_FEEDS = (
+    _RNG.uniform(-1.0, 1.0, (2, 2)),
+    _RNG.normal(0.0, 7.0, (2, 2)),
+    _RNG.uniform(-1000.0, 1000.0, (2, 2)),
+)
+_OTHER_WEIGHTS = tuple(tuple(_RNG.uniform(-5.0, 5.0, 3)) for _ in range(3))
+
+
+def model_values(feed, w1: float, w2: float, w3: float) -> tuple[list[float], list[float]]:
+    """The toy model's loss and its gradients with respect to w1, w2, w3, in float64, and
+    for each the size of its terms: rounding in any order of the steps stays far below
+    1e-12 of that size, where a cancellation could make it large next to the value."""
+    x = np.asarray(feed, dtype=np.float64)
+    l1, l3 = x * w1, x * w1 * w3
+    l2 = l1 + w2
+    big2 = np.abs(l1) + abs(w2)
+    values = [
+        float(np.mean(l2 * l3)),
+        float(np.mean(x * l3 + l2 * x * w3)),
+        float(np.mean(l3)),
+        float(np.mean(l2 * l1)),
+    ]
+    sizes = [
+        float(np.mean(big2 * np.abs(l3))),
+        float(np.mean(np.abs(x * l3) + big2 * np.abs(x * w3))),
+        float(np.mean(np.abs(l3))),
+        float(np.mean(big2 * np.abs(l1))),
+    ]
+    return values, sizes
+
+
+def agrees(got: float, want: float, size: float, exact: bool) -> bool:
+    """``got`` equals the model's ``want`` to the rounding of float64 (``exact``) or of
+    float32, relative to the ``size`` of the terms."""
+    tolerance = (1e-12 if exact else 1e-4) * size + 1e-300
+    return bool(np.isfinite(got)) and abs(got - want) <= tolerance
+
+
+def _weights_of(node) -> dict:
+    """The Variables ``node`` reads that stand for w1, w2, w3, by their value in the cell
+    (2, 3, 4): ``{value: Variable}``, the first of each value."""
+    found: dict = {}
+    for v in _read_variables(node):
+        try:
+            key = float(v.value)
+        except Exception:  # an array Variable: not one of the cell's weights
+            continue
+        if key in (2.0, 3.0, 4.0) and key not in found:
+            found[key] = v
+    return found
+
+
+def _read_variables(node) -> list:
+    """The Variables ``node`` is computed from, in the order first met."""
+    stack, seen, found = [node], set(), []
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ns.Variable):
+            found.append(current)
+        stack.extend(getattr(current, "inputs", ()))
+    return found
+
+
+def _extra_variables(loss) -> str:
+    """The names of the Variables the loss reads besides the three weights, as words."""
+    weights = {id(v) for v in _weights_of(loss).values()}
+    extra = [v for v in _read_variables(loss) if id(v) not in weights]
+    return " and ".join(str(getattr(v, "name", "?")) for v in extra)
+
+
+def _values_at(graph, placeholder, nodes, feed, weights: dict) -> tuple[list[float], bool]:
+    """The values of ``nodes`` for ``feed``, with each Variable of ``weights`` set to its
+    number: in float64 op by op when every op takes it (then ``True``), else by running
+    the graph in float32 with the Variables set for the run and put back."""
+    try:
+        return [_float64_loss(n, {placeholder: feed}, weights) for n in nodes], True
+    except Exception:  # an op the float64 run cannot take: run the graph itself
+        pass
+    before = {v: v.value for v in weights}
+    try:
+        for v, value in weights.items():
+            v.value = np.asarray(value, dtype=np.asarray(before[v]).dtype)
+        run = getattr(graph, "run", None)
+        got = run(list(nodes), {placeholder: feed}) if run else None
+        return [float(as_array(g)) for g in got], False
+    finally:
+        for v, value in before.items():
+            v.value = value
+
+
+def _elsewhere(graph, x, loss) -> str:
+    """Where the loss leaves the model: ``"feeds"`` when it differs for a feed of
+    fractions or large numbers at the cell's weights, ``"weights"`` when it differs for
+    other values of the weights, ``""`` when nowhere tried."""
+    weights = _weights_of(loss)
+    if len(weights) != 3:
+        return ""
+    w1, w2, w3 = weights[2.0], weights[3.0], weights[4.0]
+    points = [("feeds", feed, (2.0, 3.0, 4.0)) for feed in _OTHER_FEEDS] + [
+        ("weights", feed, values)
+        for feed, values in zip((np.ones((2, 2)), *_OTHER_FEEDS), _OTHER_WEIGHTS)
+    ]
+    for where, feed, values in points:
+        try:
+            (got,), exact = _values_at(graph, x, [loss], feed, dict(zip((w1, w2, w3), values)))
+        except Exception:  # a graph that fails on such a feed is not the model there
+            return where
+        want, size = model_values(feed, *values)
+        if not agrees(got, want[0], size[0], exact):
+            return where
+    return ""
 
 
 def _float64_drift(graph, x, loss) -> str:
@@ -372,6 +537,9 @@ def check_compiled_step(f) -> Result:
                 ],
                 gave=f"a {type(f).__name__}, not a compiled function",
             )
+        off = _compiled_off(f)
+        if off:
+            return not_yet(ex, *off)
         return correct(
             ex, "one compiled function returns the loss and all three symbolic gradients."
         )
@@ -401,6 +569,70 @@ def check_compiled_step(f) -> Result:
         ],
         gave=show(ones),
     )
+
+
+_TRAINS_WITH_G = (
+    "compile the graph g of the cells above: its outputs read the Variables w1, w2, w3, "
+    "and ns.gradients added the nodes of the three gradients to it."
+)
+
+
+def _compiled_off(f) -> tuple[list[str], str] | None:
+    """``(hints, gave)`` when the compiled function ``f`` gives the right numbers for
+    feeds of ones and twos but is not the model's step elsewhere: outputs that do not
+    read the graph's Variables (numbers typed in), right only for feeds whose elements
+    are equal, or a tiny amount away from the model; None when it is the step."""
+    placeholder = next(iter(getattr(f, "inputs", []) or []), None)
+    outputs = list(getattr(f, "outputs", []))
+    weights: dict = {}
+    for node in outputs:
+        for value, v in _weights_of(node).items():
+            weights.setdefault(value, v)
+    extra = {id(v) for node in outputs for v in _read_variables(node)} - {
+        id(v) for v in weights.values()
+    }
+    if len(weights) != 3 or extra:
+        return [
+            "the numbers are right, but the outputs of f do not follow the Variables w1, "
+            "w2 and w3: f was compiled from a graph with the weights typed in as numbers "
+            "(or with Variables of its own), so once the weights train, f still computes "
+            "with the old ones.",
+            _TRAINS_WITH_G,
+        ], "a function whose outputs do not read the Variables"
+    w = (weights[2.0], weights[3.0], weights[4.0])
+    points = [("feeds", feed, (2.0, 3.0, 4.0)) for feed in _OTHER_FEEDS] + [
+        ("weights", feed, values) for feed, values in zip(_OTHER_FEEDS, _OTHER_WEIGHTS)
+    ]
+    for where, feed, values in points:
+        want, sizes = model_values(feed, *values)
+        try:
+            got, exact = _values_at(f.graph, placeholder, outputs, feed, dict(zip(w, values)))
+        except Exception:  # a function that fails on such a feed is not the step there
+            got, exact = [float("nan")] * 4, True
+        if all(agrees(g, v, z, exact) for g, v, z in zip(got, want, sizes)):
+            continue
+        loose = all(agrees(g, v, z * 1e8, exact) for g, v, z in zip(got, want, sizes))
+        if loose:
+            return [
+                "the numbers round to the model's, but computed in float64 the outputs of "
+                "f are a tiny amount away from its loss and gradients: a factor or a term "
+                "however small changes every step of training.",
+                _TRAINS_WITH_G,
+            ], "outputs a tiny amount away from the model's"
+        if where == "feeds":
+            return [
+                "right for feeds of ones and of twos, wrong for a feed of different "
+                "numbers: outputs computed from a reduction of x taken too early (its "
+                "mean) agree only for feeds whose elements are all equal.",
+                _TRAINS_WITH_G,
+            ], "outputs that are wrong for a feed of different numbers"
+        return [
+            "right for the weights 2, 3 and 4, wrong once the Variables take other "
+            "values: the outputs of f must be the loss and gradients of the graph's "
+            "Variables, whatever their values.",
+            _TRAINS_WITH_G,
+        ], "outputs that do not follow the Variables' values"
+    return None
 
 
 def _variables(f) -> list:
@@ -491,7 +723,8 @@ def check_memory_plan(peak_values) -> Result:
                 f"give a whole number, got the text {peak_values!r}; "
                 "type the number without quotes.",
             )
-        return failed(ex, f"give a whole number, got {show(peak_values)}.")
+        shown = repr(float(peak_values)) if _is_number(peak_values) else show(peak_values)
+        return failed(ex, f"give a whole number, got {shown}: a count has no fractional part.")
     got = int(peak_values)
     if got == 2:
         return correct(
@@ -526,4 +759,11 @@ def check_memory_plan(peak_values) -> Result:
     )
     return not_yet(
         ex, [hint, "each value of the chain has exactly one reader: the next op."], gave=str(got)
+    )
+
+
+def _is_number(value) -> bool:
+    """A real number, shown with every digit it has (2 + 1e-12 is not shown as 2)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
     )

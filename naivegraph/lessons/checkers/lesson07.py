@@ -20,10 +20,12 @@ from ..checking import (
     crash_message,
     failed,
     is_blank,
+    keeps_learner_state,
     not_done,
     not_yet,
     returned_blank,
     show,
+    typed_as_text,
 )
 
 
@@ -33,6 +35,7 @@ from ..checking import (
     "tensors it computes at once; while tracing it records a `where` node, so the "
     "choice is made inside the graph on every run instead of once by Python.",
 )
+@keeps_learner_state
 def check_where_fix(f) -> Result:
     """``f(x)``: x * 2 where x > 0, else x * -1, written so that ``ns.trace`` can record it."""
     ex = "07-1"
@@ -89,49 +92,89 @@ def check_where_fix(f) -> Result:
     # entries near the threshold 0 tell a wrong threshold (x > 0.5, x >= 1, x > -0.5),
     # down to the smallest float64 numbers (x > 1e-9, x > -1e-300) and both zeros
     cases = (
-        [1.0, 2.0], [-1.0, -2.0], [3.0, -1.0], [0.3, -0.3], [0.01, -0.01], [1e-6, -1e-6],
-        [1e-300, -1e-300], [5e-324, -5e-324], [0.0, -0.0],
+        [1.0, 2.0],
+        [-1.0, -2.0],
+        [3.0, -1.0],
+        [0.3, -0.3],
+        [0.01, -0.01],
+        [1e-6, -1e-6],
+        [1e-300, -1e-300],
+        [5e-324, -5e-324],
+        [0.0, -0.0],
     )
-    gots = []
+    gots, dtypes = [], set()
     for feed in cases:
         stop, got = answer(ex, traced, np.array(feed))
         if stop is not None:
             return stop
+        dtypes.add(np.asarray(got).dtype)
         gots.append(as_array(got))
     want = [np.where(np.array(c) > 0, np.array(c) * 2, np.array(c) * -1) for c in cases]
     reshaped = next((g for g in gots if g.shape != (2,)), None)
     if reshaped is not None:
         return not_yet(
             ex,
-            [f"your function returns values of shape {reshaped.shape} for an x of shape "
-             "(2,): the rule gives one entry per element of x, so the result has x's "
-             "shape. A reduction (a sum, a mean) at the end, or on the way, loses that."],
+            [
+                f"your function returns values of shape {reshaped.shape} for an x of shape "
+                "(2,): the rule gives one entry per element of x, so the result has x's "
+                "shape. A reduction (a sum, a mean) at the end, or on the way, loses that."
+            ],
             gave=f"a result of shape {reshaped.shape}",
+        )
+    if np.dtype(np.float32) in dtypes:
+        return not_yet(
+            ex,
+            [_FLOAT32],
+            gave="float32 results for a float64 x",
         )
     if all(_same(g, w) for g, w in zip(gots, want)):
         if not close(eager, [2.0, 2.0], shape_free=False):
-            return not_yet(ex, ["traced it is right; called on a tensor (dynamic mode) it "
-                                "gives something else: use ops that work in both modes."],
-                           gave=show(eager))
+            return not_yet(
+                ex,
+                [
+                    "traced it is right; called on a tensor (dynamic mode) it "
+                    "gives something else: use ops that work in both modes."
+                ],
+                gave=show(eager),
+            )
+        elsewhere = _elsewhere(ex, f)
+        if elsewhere is not None:
+            return elsewhere
         return correct(
             ex,
             "the choice now lives in the graph: one traced graph serves every input, and "
             "the same function still runs eagerly.",
+        )
+    if all(
+        g.shape == w.shape and np.allclose(g, w, rtol=1e-9, atol=0.0) for g, w in zip(gots, want)
+    ):
+        return not_yet(
+            ex,
+            [
+                "your results are a tiny amount away from the rule's, more than rounding "
+                "explains: a factor or a term however small makes it another function. The "
+                "rule only doubles or negates each entry."
+            ],
+            gave="results a tiny amount away from the rule's",
         )
     wrong = next(k for k, (g, w) in enumerate(zip(gots, want)) if not _same(g, w))
     whole = [_same(g, np.array(c) * 2) or _same(g, np.array(c) * -1) for g, c in zip(gots, cases)]
     if all(close(g, np.array(c) * 2) for g, c in zip(gots, cases)):
         hint = "negative entries must be treated differently from positive ones."
     elif all(whole) and not all(_same(g, np.array(c) * -1) for g, c in zip(gots, cases)):
-        hint = ("your function chooses one branch for the whole input: a condition on a "
-                "reduction of x (its sum, its mean) decides once for every entry, as "
-                "branchy's `if` did. The rule chooses per element, each entry by its own "
-                "sign.")
+        hint = (
+            "your function chooses one branch for the whole input: a condition on a "
+            "reduction of x (its sum, its mean) decides once for every entry, as "
+            "branchy's `if` did. The rule chooses per element, each entry by its own "
+            "sign."
+        )
     elif close(gots[1], cases[1]):
         hint = "where x <= 0 the entry must be multiplied by -1, not kept."
     elif wrong >= 3:
-        hint = ("right for entries far from 0, wrong for entries close to it: the condition "
-                "must split the entries exactly where the rule does, at x > 0.")
+        hint = (
+            "right for entries far from 0, wrong for entries close to it: the condition "
+            "must split the entries exactly where the rule does, at x > 0."
+        )
     else:
         hint = "check both branches: x * 2 where x > 0, x * -1 elsewhere, per element."
     case = ", ".join(f"{v:g}" for v in cases[wrong])
@@ -140,9 +183,110 @@ def check_where_fix(f) -> Result:
 
 
 def _same(got: np.ndarray, want: np.ndarray) -> bool:
-    """Equal to rounding, whatever the size of the entries: a threshold of 1e-9 is off at
-    x = 1e-300, which no absolute tolerance would see."""
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=1e-12, atol=0.0))
+    """Equal to rounding, whatever the size of the entries: at most two units in the last
+    place of the rule's value, at every entry.  A formula of the rule written another way
+    (``0.5 * x + 1.5 * abs(x)``) rounds within that, down to the subnormal numbers, where
+    a unit is 5e-324; a threshold of 1e-9 is off at x = 1e-300, and one of 5e-324 at
+    x = 5e-324 by three units, which no absolute tolerance would tell; a factor of
+    (1 + 1e-13) is hundreds of units off."""
+    if got.shape != want.shape:
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.abs(got - want) <= 2 * np.spacing(np.abs(want))))
+
+
+_FLOAT32 = (
+    "your function computes in float32 where x is float64: float32 keeps about 7 digits "
+    "and rounds numbers below about 1e-45 to 0, so entries close to 0 come out wrong. "
+    "Keep x's dtype: the rule needs no conversion."
+)
+
+# Calls after the two the checks above make (once eagerly, once to trace): other shapes,
+# float64 entries that are not whole numbers, and a tensor that requires grad.  A
+# function that changes with the number of calls, or that fits an x of two entries
+# only, gives itself away here.
+_RNG = np.random.default_rng(7)
+_OTHER_X = (_RNG.normal(0.0, 3.0, 5), _RNG.normal(0.0, 3.0, (2, 3)), np.array([-0.75, 1.25]))
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).splitlines()[0].rstrip(" .") if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _rule(x: np.ndarray) -> np.ndarray:
+    return np.where(x > 0, x * 2, x * -1)
+
+
+def _elsewhere(ex: str, f) -> Result | None:
+    """A rejection when ``f``, right on the traced cases, is not the rule elsewhere: on
+    other shapes, eagerly or traced again, or without the gradient of the rule in
+    dynamic mode (2 where x > 0, -1 elsewhere); None when it is the rule."""
+    for x in _OTHER_X:
+        for mode in ("eager", "traced"):
+            try:
+                if mode == "eager":
+                    out = f(ng.tensor(x, dtype=ng.float64))
+                else:
+                    out = ns.trace(f, np.ones(x.shape))(x)
+                dtype = np.asarray(out.detach().numpy() if hasattr(out, "detach") else out).dtype
+                got = as_array(out)
+            except Exception as exc:  # any error: reported to the learner, never raised
+                return not_yet(
+                    ex,
+                    [
+                        f"right for an x of two entries, but {mode} on an x of shape "
+                        f"{x.shape} your function raised {_first_line(exc)}. The rule "
+                        "holds per element whatever the shape of x: nothing in it may "
+                        "depend on x having two entries.",
+                    ],
+                    gave=f"a function that fails for an x of shape {x.shape}",
+                )
+            if dtype == np.float32:
+                return not_yet(ex, [_FLOAT32], gave="float32 results for a float64 x")
+            if not _same(got, _rule(x)):
+                return not_yet(
+                    ex,
+                    [
+                        f"right on the first calls, wrong {mode} on an x of shape {x.shape} "
+                        "with other entries: the result must depend on the entries of x "
+                        "only, not on its length, nor on how many times the function ran.",
+                    ],
+                    gave=f"a wrong result for an x of shape {x.shape}",
+                )
+    x = ng.tensor(_OTHER_X[0], dtype=ng.float64, requires_grad=True)
+    try:
+        with ng.enable_grad():
+            out = f(x)
+            if not getattr(out, "requires_grad", False):
+                return not_yet(
+                    ex,
+                    [
+                        "right values, but called on a tensor that requires grad your "
+                        "function returns one that does not: it ran its ops with grad "
+                        "mode off (ng.no_grad, or grad mode switched off), so in dynamic "
+                        "mode no gradient reaches x and nothing upstream of it trains.",
+                        "compute the result with the ops recorded, as every other "
+                        "dynamic-mode step is.",
+                    ],
+                    gave="a result that does not require grad",
+                )
+            out.sum().backward()
+    except Exception as exc:  # any error: reported to the learner, never raised
+        return failed(ex, crash_message(exc))
+    slope = np.where(_OTHER_X[0] > 0, 2.0, -1.0)
+    if x.grad is None or not _same(as_array(x.grad), slope):
+        return not_yet(
+            ex,
+            [
+                "right values, but the gradient that reaches x in dynamic mode is not the "
+                "rule's: part of the result is cut off from the graph (detached, or "
+                "built from x's values as numbers), so training would follow another "
+                "slope.",
+            ],
+            gave="a result whose gradient with respect to x is wrong",
+        )
+    return None
 
 
 def _as_sentence(text: str) -> str:
@@ -154,16 +298,22 @@ def _as_sentence(text: str) -> str:
 def _why_untraceable(exc: Exception) -> str:
     """What the learner's function asked of a traced node that it cannot give."""
     if "numpy array" in str(exc):
-        return ("a numpy function (np.*) computes on values at once, and a traced node has "
-                "no value yet: numpy cannot record it in the graph.")
+        return (
+            "a numpy function (np.*) computes on values at once, and a traced node has "
+            "no value yet: numpy cannot record it in the graph."
+        )
     if "indexing with a node" in str(exc):
-        return ("indexing or assigning with a mask computed from x does not trace: while "
-                "tracing, the mask is a node with no value yet, so Python cannot pick the "
-                "elements. Choose per element with ng.where, which records the choice in "
-                "the graph and also runs on tensors.")
+        return (
+            "indexing or assigning with a mask computed from x does not trace: while "
+            "tracing, the mask is a node with no value yet, so Python cannot pick the "
+            "elements. Choose per element with ng.where, which records the choice in "
+            "the graph and also runs on tensors."
+        )
     if isinstance(exc, AttributeError):
-        return ("your function uses a method of tensors that a traced graph node does not "
-                "have: while tracing, every step must be an op both modes know.")
+        return (
+            "your function uses a method of tensors that a traced graph node does not "
+            "have: while tracing, every step must be an op both modes know."
+        )
     return "a Python `if` needs a value a traced node does not have yet."
 
 
@@ -179,29 +329,50 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
     ex = "07-2"
     if is_blank((traced_result, eager_result)):
         return not_done(ex)
-    calls, used = _cell_calls(("traced", "scaled"))
-    if calls or used:
-        said = (f"calls {' and '.join(calls)}" if calls else
-                f"uses {' and '.join(used)} (under another name, or its graph)")
+    calls, used, other = _cell_calls(("traced", "scaled"))
+    if calls or used or other:
+        said = (
+            f"calls {' and '.join(calls)}"
+            if calls
+            else f"uses {' and '.join(used)} (under another name, or its graph)"
+            if used
+            else f"calls {other}, which a prediction does not need"
+        )
         return not_yet(
             ex,
-            [f"your answer cell {said}: the exercise asks you to "
-             "predict, before running anything, what each call gives. Type your "
-             "prediction in as a list of numbers.",
-             "work out what the traced graph holds and what eager mode reads at each call; "
-             "the cell after the exercise runs both."],
+            [
+                f"your answer cell {said}: the exercise asks you to "
+                "predict, before running anything, what each call gives. Type your "
+                "prediction in as a list of numbers.",
+                "work out what the traced graph holds and what eager mode reads at each call.",
+            ],
             gave="results computed by running, not predicted",
         )
-    typed = [name for name, v in (("traced_result", traced_result),
-                                  ("eager_result", eager_result)) if _computed(v)]
+    if typed_as_text([traced_result, eager_result]) and _numbers_as_text(
+        traced_result, eager_result
+    ):
+        return not_yet(
+            ex,
+            [
+                "type the numbers, not text: no quotes around them. Each result is a list "
+                "of numbers, like the x it was given."
+            ],
+            gave="text, not numbers",
+        )
+    typed = [
+        name
+        for name, v in (("traced_result", traced_result), ("eager_result", eager_result))
+        if _computed(v)
+    ]
     if typed:
         return not_yet(
             ex,
-            [f"give {' and '.join(typed)} as a plain list of Python numbers, not an array, "
-             "a numpy number or a tensor: the exercise asks you to predict each result "
-             "and type it in as a list.",
-             "work out what the traced graph holds and what eager mode reads at each call; "
-             "the cell after the exercise runs both."],
+            [
+                f"give {' and '.join(typed)} as a plain list of Python numbers, not an array, "
+                "a numpy number or a tensor: the exercise asks you to predict each result "
+                "and type it in as a list.",
+                "work out what the traced graph holds and what eager mode reads at each call.",
+            ],
             gave="an array or a tensor, not a plain list",
         )
     try:
@@ -212,39 +383,78 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         if got.shape != (2,):
             return not_yet(
                 ex,
-                [f"the {name} result should have one entry per element of x = [1, 2]: a "
-                 f"list of two numbers, not something of shape {got.shape}."],
+                [
+                    f"the {name} result should have one entry per element of x = [1, 2]: a "
+                    f"list of two numbers, not something of shape {got.shape}."
+                ],
                 gave=f"{name} {show(got)}",
             )
-    right_traced = close(traced, [2.0, 4.0], shape_free=False)
-    right_eager = close(eager, [10.0, 20.0], shape_free=False)
+    # each result is a whole number times an entry of x: exact, in any way of writing it
+    right_traced = close(traced, [2.0, 4.0], shape_free=False, atol=0.0, rtol=1e-12)
+    right_eager = close(eager, [10.0, 20.0], shape_free=False, atol=0.0, rtol=1e-12)
     if right_traced and right_eager:
         return correct(
             ex, "the trace froze SCALE = 2 into a constant; eager mode reads it every call."
         )
-    if close(traced, [10.0, 20.0], shape_free=False) and close(eager, [2.0, 4.0],
-                                                                shape_free=False):
+    off = [
+        name
+        for name, got, right, want in (
+            ("traced_result", traced, right_traced, [2.0, 4.0]),
+            ("eager_result", eager, right_eager, [10.0, 20.0]),
+        )
+        if not right and close(got, want, shape_free=False)
+    ]
+    if off:
         return not_yet(
             ex,
-            ["your two predictions are swapped: traced_result is what the traced graph "
-             "gives, eager_result what calling scaled gives. Which of them reads SCALE "
-             "again at every call?"],
+            [
+                f"{' and '.join(off)} {'is' if len(off) == 1 else 'are'} a tiny amount away "
+                "from what the call gives: both calls multiply the entries of x by one "
+                "number, so each result is exact. Type the numbers without the extra digits."
+            ],
+            gave=f"{' and '.join(off)} a tiny amount off",
+        )
+    if close(traced, [10.0, 20.0], shape_free=False) and close(eager, [2.0, 4.0], shape_free=False):
+        return not_yet(
+            ex,
+            [
+                "your two predictions are swapped: traced_result is what the traced graph "
+                "gives, eager_result what calling scaled gives. Which of them reads SCALE "
+                "again at every call?"
+            ],
             gave="the two results swapped",
         )
     if not right_eager:
         return not_yet(
             ex,
-            ["eager mode runs the Python line `x * SCALE` on every call: what does SCALE "
-             "hold now?"],
+            [
+                "eager mode runs the Python line `x * SCALE` on every call: what does SCALE "
+                "hold now?"
+            ],
             gave=f"eager {show(eager)}",
         )
     if close(traced, [10.0, 20.0]):
-        hint = ["tracing ran scaled once, before SCALE changed: did it record the name SCALE "
-                "or the number it held?", "look at the drawing of traced.graph above."]
+        hint = [
+            "tracing ran scaled once, before SCALE changed: did it record the name SCALE "
+            "or the number it held?",
+            "look at the drawing of traced.graph above.",
+        ]
     else:
-        hint = ["the traced graph multiplies x by one fixed number: which one was SCALE when "
-                "ns.trace ran?"]
+        hint = [
+            "the traced graph multiplies x by one fixed number: which one was SCALE when "
+            "ns.trace ran?"
+        ]
     return not_yet(ex, hint, gave=f"traced {show(traced)}")
+
+
+def _numbers_as_text(*values) -> bool:
+    """Whether text typed in reads as numbers (``["2", "4"]``, not ``"two"``)."""
+    try:
+        for value in values:
+            as_array(value)
+    except Exception:  # words, not numbers: the shape check reports them
+        return False
+    return True
 
 
 def _computed(value) -> bool:
@@ -255,14 +465,26 @@ def _computed(value) -> bool:
     return isinstance(value, (list, tuple)) and any(_computed(v) for v in value)
 
 
-def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """The names among ``names`` that the notebook cell now running calls, and those it
-    otherwise reads (``t = traced``, ``traced.graph.run(...)``, ``map(scaled, ...)``).
+# What a typed-in prediction may call: conversions, printing, and the modules whose
+# functions build values from what they are given (none reaches the notebook's names).
+_HARMLESS_CALLS = {"float", "int", "list", "tuple", "print", "round", "abs"}
+_HARMLESS_MODULES = {"ex", "np", "ng", "math"}
+
+
+def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str], str]:
+    """What of ``names`` the notebook cell now running calls, what of them it otherwise
+    reads (``t = traced``, ``traced.graph.run(...)``, ``map(scaled, ...)``), and the
+    first other call a prediction does not need (``eval(...)``, ``globals()[...]``),
+    which can reach a function by a name built at run time.
 
     A prediction typed in and one computed with ``.tolist()`` are the same numbers; the
-    cell's source tells them apart: a prediction needs neither function, so any read of
-    one means the cell ran it another way.  Outside IPython, or when the source does not
-    parse, there is no cell to read and nothing is found.
+    cell's source tells them apart: a prediction needs neither function, nor a call that
+    could run one, so any of these means the cell ran it another way.  Outside IPython,
+    or when the source does not parse, there is no cell to read and nothing is found.
+
+    The limit of this check: it reads the answer cell only.  Results computed in an
+    earlier cell and copied in, or read off the output of the cell after the exercise,
+    look exactly like a prediction; no check of the answer can tell them apart.
     """
     try:
         from IPython import get_ipython
@@ -271,14 +493,38 @@ def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
         source = shell.user_ns["_ih"][-1] if shell is not None else ""
         tree = ast.parse(source)
     except Exception:  # no IPython, no history, or a cell that is not Python: no calls known
-        return [], []
-    called, read = set(), set()
+        return [], [], ""
+    called, read, other = set(), set(), []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func.value if isinstance(node.func, ast.Attribute) else node.func
             if isinstance(func, ast.Name):
                 called.add(func.id)
+            if not _harmless(node.func):
+                other.append(node)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             read.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            read.add(node.attr)
     calls = [name for name in names if name in called]
-    return calls, [name for name in names if name in read and name not in called]
+    # a call by a plain name first (`eval` in `eval("...")(x).tolist()`), then the earliest
+    first = min(
+        other,
+        key=lambda n: (not isinstance(n.func, ast.Name), n.lineno, n.col_offset),
+        default=None,
+    )
+    said = ""
+    if first is not None:
+        said = ast.unparse(first.func)
+        said = f"`{said}`" if len(said) <= 40 else "a function"
+    return calls, [name for name in names if name in read and name not in called], said
+
+
+def _harmless(func: ast.expr) -> bool:
+    """A call of a conversion, of print, or of a function of numpy, naivegraph, math or
+    the exercises, reached by plain names and attributes only."""
+    if isinstance(func, ast.Name):
+        return func.id in _HARMLESS_CALLS
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in _HARMLESS_MODULES
