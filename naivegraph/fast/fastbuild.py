@@ -234,26 +234,31 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
     node = operation.__new__(operation)
     node.op = op  # Node.__init__'s order
     node.inputs = inputs
-    node.attrs = dict(attrs) if attrs else {}
+    node.attrs = dict(attrs) if attrs else _NO_ATTRS
     node.shape, node.dtype = known
-    # graph._unique_name
-    by_name, reserved, counters = graph._by_name, graph._reserved, graph._counters
+    # graph._register, for a node named on demand (its number only)
     base = op.name
+    counters, given, reserved = graph._counters, graph._by_name, graph._reserved
     count = counters.get(base, 0) + 1
-    name = f"{base}_{count}"
-    while name in by_name or name in reserved:
-        count += 1
+    if given or reserved:  # graph._next_count: a name given may be the next one
         name = f"{base}_{count}"
+        while name in given or name in reserved:
+            count += 1
+            name = f"{base}_{count}"
     counters[base] = count
-    node.name = name
+    node._name = count
     node.graph = graph
     node._value = None
     node.grad = None
     node.is_gradient = bool(graph._gradient_depth)
     node.retains_grad = False
     node.built_at = _site(op, 2)  # 1 is nodes.apply: inside, not looked at
+    node.gradient_of = None
+    numbered = graph._numbered.get(base)
+    if numbered is None:
+        numbered = graph._numbered[base] = []
+    numbered.append(node)
     graph.nodes.append(node)
-    by_name[name] = node
     graph.version += 1
     return node
 

@@ -67,13 +67,13 @@ def collect_feeds(
     result: dict[Placeholder, np.ndarray] = {}
     for key, value in items:
         if isinstance(key, str):
-            if key not in graph._by_name:
+            node = graph._node_named(key)
+            if node is None:
                 names = ", ".join(p.name for p in graph.placeholders) or "none"
                 raise KeyError(
                     f"unknown placeholder name {key!r} in the feeds; the placeholders "
                     f"of {graph.name} are: {names}"
                 )
-            node = graph._by_name[key]
         else:
             node = graph.resolve(key)
         if not isinstance(node, Placeholder):

@@ -28,10 +28,17 @@ def structure(graph):
             n.dtype,
             n.is_gradient,
             n.built_at,
-            list(vars(n)),
+            fields(n),
+            n._name,  # a number when the name is made on demand, either way
         )
         for n in graph.nodes
     ] + [graph.version, dict(graph._counters)]
+
+
+def fields(node):
+    """The fields a node has set (a node keeps them in slots)."""
+    slots = [s for cls in type(node).__mro__ for s in vars(cls).get("__slots__", ())]
+    return [s for s in slots if hasattr(node, s)]
 
 
 def bits(value):
