@@ -52,10 +52,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops import OPS
+from ..ops.core import default_float
 from ..ops.methods import _NO_ATTRS
 from ..static import nodes
 from ..static.graph import _PACKAGE_DIR, _inside_package, _local, get_default_graph
-from ..static.nodes import Operation, infer
+from ..static.nodes import Constant, Operation, infer
 from . import tricks as fast
 
 #: (op, attrs, inputs) -> (shape, dtype): ``infer``'s answers
@@ -201,9 +202,16 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
         return None
     plain = _plain_types.get(operation) or _plain(operation)
     graph = None
+    numbers = False  # a Python number among the operands: a constant to make
+    weak = False  # a Python number, as an operand or a constant's value
     key: list = [op, _attrs_key(attrs) if attrs else ()]
     for node in args:
-        if type(node) not in plain:
+        kind = type(node)
+        if kind in _WEAK:  # a Python number: a constant of its own, as nodes.apply makes
+            numbers = weak = True
+            key.append((kind, node))
+            continue
+        if kind not in plain:
             return None
         owner = node.graph
         if owner is not graph:
@@ -214,12 +222,20 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
             return None  # an unregistered constant: the readable path registers it
         value = node._value if node.kind == "constant" else None
         if value is not None and type(value) in _WEAK:
+            weak = True
             key.append((type(value), value))
         else:
             key.append((node.dtype, node.shape))
     if graph is None or key[1] is None:
         return None
-    inputs = tuple(args)
+    if weak:  # int * 2.5 is float32 or float64 by the default dtype
+        key.append(default_float())
+    if numbers:
+        inputs = tuple([_constant(a) if type(a) in _WEAK else a for a in args])
+        if None in inputs:
+            return None
+    else:
+        inputs = tuple(args)
     found_key = tuple(key)
     known = _INFERRED.get(found_key)
     if known is None:
@@ -231,13 +247,58 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
         if len(_INFERRED) >= _INFERRED_MAX:
             _INFERRED.clear()
         _INFERRED[found_key] = known
+    site = _site(op, 2)  # 1 is nodes.apply: inside, not looked at
+    if numbers:
+        for constant in inputs:
+            if constant.graph is None:
+                _register(graph, constant, "const", site)
     node = operation.__new__(operation)
     node.op = op  # Node.__init__'s order
     node.inputs = inputs
     node.attrs = dict(attrs) if attrs else _NO_ATTRS
     node.shape, node.dtype = known
-    # graph._register, for a node named on demand (its number only)
-    base = op.name
+    node.graph = None  # Node.__init__'s fields; _register names and registers it
+    node._value = None
+    node.grad = None
+    node.is_gradient = False
+    node.retains_grad = False
+    node.gradient_of = None
+    _register(graph, node, op.name, site)
+    return node
+
+
+def _constant(value: Any) -> Any:
+    """``Constant(value)`` of a Python number, not registered (``nodes.apply`` registers
+    it with the node that uses it); None for an int numpy has no dtype for."""
+    dtype = _NUMBER_DTYPES.get(type(value))
+    if dtype is None:
+        try:
+            dtype = np.result_type(value)
+        except (OverflowError, TypeError):
+            return None  # the readable path raises its own error
+    node = Constant.__new__(Constant)
+    node.op = "constant"  # Node.__init__'s fields
+    node.inputs = ()
+    node.attrs = _NO_ATTRS
+    node.shape = ()
+    node.dtype = dtype
+    node._name = "<unregistered>"
+    node.graph = None
+    node._value = value  # kept weak: a Python number
+    node.grad = None
+    node.is_gradient = False
+    node.retains_grad = False
+    node.built_at = None
+    node.gradient_of = None
+    return node
+
+
+#: the dtype of a Python number of each type (``np.result_type``); ints go by value
+_NUMBER_DTYPES = {t: np.result_type(t(1)) for t in (float, bool, complex)}
+
+
+def _register(graph: Any, node: Any, base: str, site: Any) -> None:
+    """``graph._register(node, None, base)`` for a node named on demand, built at ``site``."""
     counters, given, reserved = graph._counters, graph._by_name, graph._reserved
     count = counters.get(base, 0) + 1
     if given or reserved:  # graph._next_count: a name given may be the next one
@@ -248,19 +309,15 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
     counters[base] = count
     node._name = count
     node.graph = graph
-    node._value = None
-    node.grad = None
-    node.is_gradient = bool(graph._gradient_depth)
-    node.retains_grad = False
-    node.built_at = _site(op, 2)  # 1 is nodes.apply: inside, not looked at
-    node.gradient_of = None
+    node.built_at = site
+    if graph._gradient_depth:
+        node.is_gradient = True
     numbered = graph._numbered.get(base)
     if numbered is None:
         numbered = graph._numbered[base] = []
     numbered.append(node)
     graph.nodes.append(node)
     graph.version += 1
-    return node
 
 
 # -- operators --------------------------------------------------------------------------
