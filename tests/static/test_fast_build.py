@@ -237,12 +237,13 @@ def test_the_fast_build_takes_a_python_number_operand_itself(monkeypatch):
 def test_a_value_read_twice_by_its_last_reader_is_freed_once_either_way():
     def program():
         with ns.Graph() as g:
-            w = ns.Variable(np.array([1.0, -2.0]), name="w")
+            w = ns.Variable(np.array([1.0, -2.0]), name="w", trainable=False)
             a = -w
             b = a * a  # the last reader of a reads it twice
             c = (b + a.exp()) * b
         fetched = g.forward(fetches=[c])
-        return structure(g), [bits(v) for v in fetched], run_state(g), [n._value for n in (a, b)]
+        kept = [bits(n.value) for n in (a, b)]
+        return structure(g), [bits(v) for v in fetched], run_state(g), kept
 
     on, off = both_ways(program)
     assert on == off
