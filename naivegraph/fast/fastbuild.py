@@ -1,22 +1,26 @@
-"""The fast layer of static graph building: ``nodes.apply`` for operands that are nodes.
+"""The fast layer of static graph building: ``nodes.apply`` for operands that are nodes
+or Python numbers.
 
 :func:`naivegraph.static.nodes.apply` builds every operation node: it captures operands
 of an enclosing graph, refuses dynamic tensors, finds the graph, makes constants of
 literal operands, infers the output's shape and dtype, makes the node and registers it
 (unique name, the user's line, creation order).  For the usual call, every operand a
-plain node of one graph built outside any branch or loop body, most of that decides
-nothing, and the inference gives the same answer for the same op, attributes, input
-dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
+plain node of one graph (or a Python number) built outside any branch or loop body,
+most of that decides nothing, and the inference gives the same answer for the same
+op, attributes, input dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
 
 ``inference by pattern``
     ``nodes.infer``'s (shape, dtype) is kept per (op, attributes, each input's dtype
-    and shape, the value of an input that is a Python number), exactly what ``infer``
-    reads of its inputs; only answers are kept, so an op that cannot be built raises
-    every time.  Control flow and ``group`` are not cached.
+    and shape, the value of an input that is a Python number, and then the default
+    dtype), exactly what ``infer`` reads of its inputs; only answers are kept, so an op
+    that cannot be built raises every time.  Control flow and ``group`` are not cached.
 ``one function``
-    The node is made as ``Node.__init__`` makes it (attributes in the same order, the
-    name counted as ``Graph._unique_name`` counts, one ``(file, line)`` tuple shared by
+    The node is made as ``Node.__init__`` makes it (the same fields, the number of its
+    name counted as ``Graph._next_count`` counts, one ``(file, line)`` tuple shared by
     the nodes of a line), and whether an op's nodes are built here is read once per op.
+``number operands``
+    A Python number operand becomes the ``Constant`` node ``nodes.apply`` makes of it:
+    one per use (a listing shows each), registered before its user, at its user's line.
 ``site by operator`` (switch: ``site_by_operator``)
     Finding the user's line walks out of the package frame by frame, and CPython makes
     a frame object for each frame it looks at.  A user's frame suspended at an operator
@@ -35,7 +39,7 @@ dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
     window is undone by this ``gc.enable()``.
 
 With the layer off (``NAIVEGRAPH_FAST=0``, ``fast.disabled()``) ``nodes.apply`` runs
-its readable body; a call this module does not take (a literal operand, a variadic op,
+its readable body; a call this module does not take (an array operand, a variadic op,
 a branch or loop body, a node of another class) returns None and does the same.  What
 each trick saves on the static chain of ``benchmarks/bench_scale.py``:
 ``benchmarks/README.md``, "The fast layer, module by module".
@@ -330,8 +334,8 @@ _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 def operators(readable: Any) -> tuple:
     """``__neg__``, ``__add__``, ``__sub__``, ``__mul__`` and ``__truediv__`` for the Node
     class: this module's :func:`apply` called by the operator itself, the collector
-    paused while it builds, or ``readable``'s method where :func:`apply` declines (a
-    Python number or array operand, a node of another class, a branch or loop body).
+    paused while it builds, or ``readable``'s method where :func:`apply` declines (an
+    array operand, a node of another class, a branch or loop body).
 
     >>> import naivegraph.static as ns
     >>> with ns.Graph():

@@ -33,8 +33,12 @@ placeholder not fed, an op whose forward is not an op-table forward.  Smaller tr
 ``direct neg`` negates a float numpy scalar with ``-`` (the same sign flip, no ufunc
 call); ``whole-graph order`` (switch: ``order_cache``) uses ``graph.nodes`` itself as
 the order when a run needs every node, remembered per graph with its ``version`` (any
-added or removed node changes it); ``one pass`` collects leaves, last readers and
-Variables in one pass over the order.  What they save: ``benchmarks/README.md``, "The
+added or removed node changes it); ``one pass`` collects leaves and Variables in one
+pass over the order; ``last reads`` finds each value's last reader in one pass
+backwards, holding only the nodes read later and not yet reached (a bit mask of inputs
+per node, not a dict of every node); ``direct number`` calls the ufunc of a promoting
+forward directly on a numpy float and a Python float that ``promote`` leaves as they
+are (the same call).  What they save: ``benchmarks/README.md``, "The
 fast layer, module by module".
 """
 
