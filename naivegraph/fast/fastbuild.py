@@ -1,22 +1,26 @@
-"""The fast layer of static graph building: ``nodes.apply`` for operands that are nodes.
+"""The fast layer of static graph building: ``nodes.apply`` for operands that are nodes
+or Python numbers.
 
 :func:`naivegraph.static.nodes.apply` builds every operation node: it captures operands
 of an enclosing graph, refuses dynamic tensors, finds the graph, makes constants of
 literal operands, infers the output's shape and dtype, makes the node and registers it
 (unique name, the user's line, creation order).  For the usual call, every operand a
-plain node of one graph built outside any branch or loop body, most of that decides
-nothing, and the inference gives the same answer for the same op, attributes, input
-dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
+plain node of one graph (or a Python number) built outside any branch or loop body,
+most of that decides nothing, and the inference gives the same answer for the same
+op, attributes, input dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
 
 ``inference by pattern``
     ``nodes.infer``'s (shape, dtype) is kept per (op, attributes, each input's dtype
-    and shape, the value of an input that is a Python number), exactly what ``infer``
-    reads of its inputs; only answers are kept, so an op that cannot be built raises
-    every time.  Control flow and ``group`` are not cached.
+    and shape, the value of an input that is a Python number, and then the default
+    dtype), exactly what ``infer`` reads of its inputs; only answers are kept, so an op
+    that cannot be built raises every time.  Control flow and ``group`` are not cached.
 ``one function``
-    The node is made as ``Node.__init__`` makes it (attributes in the same order, the
-    name counted as ``Graph._unique_name`` counts, one ``(file, line)`` tuple shared by
+    The node is made as ``Node.__init__`` makes it (the same fields, the number of its
+    name counted as ``Graph._next_count`` counts, one ``(file, line)`` tuple shared by
     the nodes of a line), and whether an op's nodes are built here is read once per op.
+``number operands``
+    A Python number operand becomes the ``Constant`` node ``nodes.apply`` makes of it:
+    one per use (a listing shows each), registered before its user, at its user's line.
 ``site by operator`` (switch: ``site_by_operator``)
     Finding the user's line walks out of the package frame by frame, and CPython makes
     a frame object for each frame it looks at.  A user's frame suspended at an operator
@@ -35,7 +39,7 @@ dtypes and shapes.  :func:`apply` is that call with the decisions taken once:
     window is undone by this ``gc.enable()``.
 
 With the layer off (``NAIVEGRAPH_FAST=0``, ``fast.disabled()``) ``nodes.apply`` runs
-its readable body; a call this module does not take (a literal operand, a variadic op,
+its readable body; a call this module does not take (an array operand, a variadic op,
 a branch or loop body, a node of another class) returns None and does the same.  What
 each trick saves on the static chain of ``benchmarks/bench_scale.py``:
 ``benchmarks/README.md``, "The fast layer, module by module".
@@ -52,10 +56,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ops import OPS
+from ..ops.core import default_float
 from ..ops.methods import _NO_ATTRS
 from ..static import nodes
 from ..static.graph import _PACKAGE_DIR, _inside_package, _local, get_default_graph
-from ..static.nodes import Operation, infer
+from ..static.nodes import Constant, Operation, infer
 from . import tricks as fast
 
 #: (op, attrs, inputs) -> (shape, dtype): ``infer``'s answers
@@ -201,9 +206,16 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
         return None
     plain = _plain_types.get(operation) or _plain(operation)
     graph = None
+    numbers = False  # a Python number among the operands: a constant to make
+    weak = False  # a Python number, as an operand or a constant's value
     key: list = [op, _attrs_key(attrs) if attrs else ()]
     for node in args:
-        if type(node) not in plain:
+        kind = type(node)
+        if kind in _WEAK:  # a Python number: a constant of its own, as nodes.apply makes
+            numbers = weak = True
+            key.append((kind, node))
+            continue
+        if kind not in plain:
             return None
         owner = node.graph
         if owner is not graph:
@@ -214,12 +226,20 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
             return None  # an unregistered constant: the readable path registers it
         value = node._value if node.kind == "constant" else None
         if value is not None and type(value) in _WEAK:
+            weak = True
             key.append((type(value), value))
         else:
             key.append((node.dtype, node.shape))
     if graph is None or key[1] is None:
         return None
-    inputs = tuple(args)
+    if weak:  # int * 2.5 is float32 or float64 by the default dtype
+        key.append(default_float())
+    if numbers:
+        inputs = tuple([_constant(a) if type(a) in _WEAK else a for a in args])
+        if None in inputs:
+            return None
+    else:
+        inputs = tuple(args)
     found_key = tuple(key)
     known = _INFERRED.get(found_key)
     if known is None:
@@ -231,31 +251,77 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
         if len(_INFERRED) >= _INFERRED_MAX:
             _INFERRED.clear()
         _INFERRED[found_key] = known
+    site = _site(op, 2)  # 1 is nodes.apply: inside, not looked at
+    if numbers:
+        for constant in inputs:
+            if constant.graph is None:
+                _register(graph, constant, "const", site)
     node = operation.__new__(operation)
     node.op = op  # Node.__init__'s order
     node.inputs = inputs
-    node.attrs = dict(attrs) if attrs else {}
+    node.attrs = dict(attrs) if attrs else _NO_ATTRS
     node.shape, node.dtype = known
-    # graph._unique_name
-    by_name, reserved, counters = graph._by_name, graph._reserved, graph._counters
-    base = op.name
-    count = counters.get(base, 0) + 1
-    name = f"{base}_{count}"
-    while name in by_name or name in reserved:
-        count += 1
-        name = f"{base}_{count}"
-    counters[base] = count
-    node.name = name
-    node.graph = graph
+    node.graph = None  # Node.__init__'s fields; _register names and registers it
     node._value = None
     node.grad = None
-    node.is_gradient = bool(graph._gradient_depth)
+    node.is_gradient = False
     node.retains_grad = False
-    node.built_at = _site(op, 2)  # 1 is nodes.apply: inside, not looked at
-    graph.nodes.append(node)
-    by_name[name] = node
-    graph.version += 1
+    node.gradient_of = None
+    _register(graph, node, op.name, site)
     return node
+
+
+def _constant(value: Any) -> Any:
+    """``Constant(value)`` of a Python number, not registered (``nodes.apply`` registers
+    it with the node that uses it); None for an int numpy has no dtype for."""
+    dtype = _NUMBER_DTYPES.get(type(value))
+    if dtype is None:
+        try:
+            dtype = np.result_type(value)
+        except (OverflowError, TypeError):
+            return None  # the readable path raises its own error
+    node = Constant.__new__(Constant)
+    node.op = "constant"  # Node.__init__'s fields
+    node.inputs = ()
+    node.attrs = _NO_ATTRS
+    node.shape = ()
+    node.dtype = dtype
+    node._name = "<unregistered>"
+    node.graph = None
+    node._value = value  # kept weak: a Python number
+    node.grad = None
+    node.is_gradient = False
+    node.retains_grad = False
+    node.built_at = None
+    node.gradient_of = None
+    return node
+
+
+#: the dtype of a Python number of each type (``np.result_type``); ints go by value
+_NUMBER_DTYPES = {t: np.result_type(t(1)) for t in (float, bool, complex)}
+
+
+def _register(graph: Any, node: Any, base: str, site: Any) -> None:
+    """``graph._register(node, None, base)`` for a node named on demand, built at ``site``."""
+    counters, given, reserved = graph._counters, graph._by_name, graph._reserved
+    count = counters.get(base, 0) + 1
+    if given or reserved:  # graph._next_count: a name given may be the next one
+        name = f"{base}_{count}"
+        while name in given or name in reserved:
+            count += 1
+            name = f"{base}_{count}"
+    counters[base] = count
+    node._name = count
+    node.graph = graph
+    node.built_at = site
+    if graph._gradient_depth:
+        node.is_gradient = True
+    numbered = graph._numbered.get(base)
+    if numbered is None:
+        numbered = graph._numbered[base] = []
+    numbered.append(node)
+    graph.nodes.append(node)
+    graph.version += 1
 
 
 # -- operators --------------------------------------------------------------------------
@@ -268,8 +334,8 @@ _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 def operators(readable: Any) -> tuple:
     """``__neg__``, ``__add__``, ``__sub__``, ``__mul__`` and ``__truediv__`` for the Node
     class: this module's :func:`apply` called by the operator itself, the collector
-    paused while it builds, or ``readable``'s method where :func:`apply` declines (a
-    Python number or array operand, a node of another class, a branch or loop body).
+    paused while it builds, or ``readable``'s method where :func:`apply` declines (an
+    array operand, a node of another class, a branch or loop body).
 
     >>> import naivegraph.static as ns
     >>> with ns.Graph():

@@ -33,13 +33,18 @@ placeholder not fed, an op whose forward is not an op-table forward.  Smaller tr
 ``direct neg`` negates a float numpy scalar with ``-`` (the same sign flip, no ufunc
 call); ``whole-graph order`` (switch: ``order_cache``) uses ``graph.nodes`` itself as
 the order when a run needs every node, remembered per graph with its ``version`` (any
-added or removed node changes it); ``one pass`` collects leaves, last readers and
-Variables in one pass over the order.  What they save: ``benchmarks/README.md``, "The
+added or removed node changes it); ``one pass`` collects leaves and Variables in one
+pass over the order; ``last reads`` finds each value's last reader in one pass
+backwards, holding only the nodes read later and not yet reached (a bit mask of inputs
+per node, not a dict of every node); ``direct number`` calls the ufunc of a promoting
+forward directly on a numpy float and a Python float that ``promote`` leaves as they
+are (the same call).  What they save: ``benchmarks/README.md``, "The
 fast layer, module by module".
 """
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Any, Mapping, Sequence
 
@@ -61,7 +66,7 @@ from ..static.gradients import _check_differentiable, _seed_value, numeric_backw
 from ..static.graph import Graph, RunState
 from ..static.nodes import Constant, Node, Operation, Placeholder, Variable
 from . import tricks as fast
-from .fastrun import unquiet
+from .fastrun import _PROMOTED_CODE, _scalar_keeps_dtype, unquiet
 
 DECLINED: Any = object()  # a run left to the readable path
 
@@ -137,9 +142,10 @@ def forward(
         order = targets if fetches is None else _order(graph, targets)
         prepared = _prepare(order, fed)
         if prepared is not DECLINED:
-            values, last_reader, saving, leaves, variables = prepared
+            values, saving, leaves, variables = prepared
             keep = kept_for_backward(graph, order) if free and saving else ()
-            shapes = _run(order, values, last_reader if free else {}, set(targets) | set(keep))
+            dying = _last_reads(order) if free else None
+            shapes = _run(order, values, dying, set(targets) | set(keep))
     if prepared is DECLINED:
         return run_forward(graph, feeds, named, fetches, free_intermediates, check_numerics)
     _store(graph, order, values, leaves)
@@ -188,7 +194,6 @@ def _prepare(order: list, fed: dict) -> Any:
     """(node -> value of each leaf, node -> its last reader, does an op save values,
     the leaves' arrays, the Variables) of a run of ``order``, or DECLINED."""
     values: dict[Node, Any] = {}
-    last_reader: dict[Node, Node] = {}
     leaves: list = []
     variables: list = []
     saving = False
@@ -204,8 +209,6 @@ def _prepare(order: list, fed: dict) -> Any:
                 return DECLINED
             if op.saves:
                 saving = True
-            for inp in node.inputs:
-                last_reader[inp] = node
             continue
         if kind is Constant:
             value = node._value
@@ -221,20 +224,46 @@ def _prepare(order: list, fed: dict) -> Any:
         values[node] = value
         if isinstance(value, np.ndarray):
             leaves.append(value)
-    return values, last_reader, saving, leaves, variables
+    return values, saving, leaves, variables
 
 
-def _run(order: list, values: dict, last_reader: dict, protected: set) -> dict:
+def _last_reads(order: list) -> list:
+    """Per node of ``order``, which of its inputs it is the last reader of: bit ``k``
+    for ``inputs[k]`` (a node read twice by one reader counts at its first place).
+
+    One pass backwards: the first reader met of a node is its last one.  ``seen`` holds
+    only nodes read later and not yet reached, not every node (a dict of last readers
+    would take ~50 bytes a node on a long graph; this list takes 8)."""
+    seen: set = set()
+    masks = [0] * len(order)
+    k = len(order)
+    for node in reversed(order):
+        k -= 1
+        seen.discard(node)  # every reader of it comes after it: done with it
+        mask = 0
+        bit = 1
+        for inp in node.inputs:
+            if inp not in seen:
+                seen.add(inp)
+                mask |= bit
+            bit <<= 1
+        if mask:
+            masks[k] = mask
+    return masks
+
+
+def _run(order: list, values: dict, dying: list | None, protected: set) -> dict:
     """Run ``order`` into ``values`` (a plan's run): each value released after its last
-    reader (none with ``last_reader`` empty) unless ``protected``; the shapes of the
-    released values."""
+    reader (``dying``, from :func:`_last_reads`; none with None) unless ``protected``;
+    the shapes of the released values."""
     runnable = _runnable
     shapes: dict[Node, Any] = {}
     node: Any = None
     index = None
+    masks = dying if dying is not None else itertools.repeat(0)
     try:
         with fast.ignoring_fp_errors():
-            for node in order:
+            for node, mask in zip(order, masks):
                 if type(node) is not Operation:
                     continue
                 op = node.op
@@ -248,33 +277,68 @@ def _run(order: list, values: dict, last_reader: dict, protected: set) -> dict:
                         values[node] = forward(values[source], **node.attrs)
                     else:
                         values[node] = forward(values[source])
-                    if last_reader.get(source) is node and type(source) is Operation:
-                        if source not in protected:
-                            freed = values.pop(source)
-                            try:
-                                shapes[source] = freed.shape
-                            except AttributeError:
-                                shapes[source] = shape_of(freed)
-                            del freed  # released now, as the plan releases it
+                    if mask and type(source) is Operation and source not in protected:
+                        freed = values.pop(source)
+                        try:
+                            shapes[source] = freed.shape
+                        except AttributeError:
+                            shapes[source] = shape_of(freed)
+                        del freed  # released now, as the plan releases it
                     continue
-                args: Any = tuple([values[i] for i in inputs])
-                if op.variadic:
-                    args = (list(args),)
-                values[node] = forward(*args, **node.attrs) if node.attrs else forward(*args)
-                dying = [  # each input whose last reader this is, as the plan frees them
+                if len(inputs) == 2 and not node.attrs:
+                    first, second = inputs
+                    x, y = values[first], values[second]
+                    ufunc = _number_ufunc.get(op)
+                    if ufunc is None:
+                        ufunc = _number_ufunc_of(op)
+                    if ufunc is not False and _keeps_dtype(x, y):
+                        values[node] = ufunc(x, y)
+                    else:
+                        values[node] = forward(x, y)
+                else:
+                    args: Any = tuple([values[i] for i in inputs])
+                    if op.variadic:
+                        args = (list(args),)
+                    values[node] = forward(*args, **node.attrs) if node.attrs else forward(*args)
+                if not mask:
+                    continue
+                dying_here = [  # each input whose last reader this is, as the plan frees them
                     i
-                    for i in dict.fromkeys(inputs)
-                    if last_reader.get(i) is node and type(i) is Operation and i not in protected
+                    for k, i in enumerate(inputs)
+                    if mask >> k & 1 and type(i) is Operation and i not in protected
                 ]
-                if len(dying) > 1:  # the plan frees them in its slot order
+                if len(dying_here) > 1:  # the plan frees them in its slot order
                     if index is None:
                         index = {n: k for k, n in enumerate(order)}
-                    dying.sort(key=index.__getitem__)
-                for i in dying:
+                    dying_here.sort(key=index.__getitem__)
+                for i in dying_here:
                     shapes[i] = shape_of(values.pop(i))
     except Exception as error:
         raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
     return shapes
+
+
+#: op -> the ufunc its promoting forward calls, False for other forwards
+_number_ufunc: dict[Any, Any] = {}
+_NUMPY_FLOATS = (np.float32, np.float64, np.ndarray)
+
+
+def _number_ufunc_of(op: Any) -> Any:
+    inner = unquiet(op.forward)
+    found = getattr(inner, "ufunc", False) if inner.__code__ is _PROMOTED_CODE else False
+    _number_ufunc[op] = found
+    return found
+
+
+def _keeps_dtype(x: Any, y: Any) -> bool:
+    """``direct number``: whether ``promoted``'s forward would pass ``x`` and ``y`` to its
+    ufunc unchanged, one a numpy float (scalar or array) and the other a Python float
+    of a category no higher (torch's promotion keeps the numpy dtype)."""
+    if type(y) is float:
+        return type(x) in _NUMPY_FLOATS and _scalar_keeps_dtype(x.dtype, float)
+    if type(x) is float:
+        return type(y) in _NUMPY_FLOATS and _scalar_keeps_dtype(y.dtype, float)
+    return False
 
 
 # ----------------------------------------------------------------------------- backward
@@ -479,5 +543,7 @@ def _run_shape(node: Node, shapes: dict) -> Any:
     shape = shapes.get(node)
     if shape is None:
         value = node.value
+        if type(value) is float:  # a constant's Python number: np.shape's ()
+            return ()
         shape = node.shape if value is None else shape_of(value)
     return shape

@@ -67,13 +67,13 @@ def collect_feeds(
     result: dict[Placeholder, np.ndarray] = {}
     for key, value in items:
         if isinstance(key, str):
-            if key not in graph._by_name:
+            node = graph._node_named(key)
+            if node is None:
                 names = ", ".join(p.name for p in graph.placeholders) or "none"
                 raise KeyError(
                     f"unknown placeholder name {key!r} in the feeds; the placeholders "
                     f"of {graph.name} are: {names}"
                 )
-            node = graph._by_name[key]
         else:
             node = graph.resolve(key)
         if not isinstance(node, Placeholder):
@@ -103,11 +103,21 @@ def ancestors(fetches: Iterable[Node]) -> set[Node]:
 def topological_order(graph: Graph, roots: Iterable[Node]) -> list[Node]:
     """The nodes ``roots`` depend on (themselves included), in topological order.
 
-    One traversal finds the set; one pass over ``graph.nodes`` (creation order, which
-    is topological) puts it in order.  Linear in the size of the graph.
+    One pass backwards over ``graph.nodes`` (creation order, which is topological):
+    a node is needed if it is a root or an input of a needed node, and every user of a
+    node comes after it, so ``wanted`` knows by then.  It holds only the nodes needed
+    and not yet reached (a chain's: one), not every ancestor.  Linear in the size of
+    the graph.
     """
-    needed = ancestors(roots)
-    return [n for n in graph.nodes if n in needed]
+    wanted = set(roots)
+    order = []
+    for node in reversed(graph.nodes):
+        if node in wanted:
+            wanted.discard(node)
+            order.append(node)
+            wanted.update(node.inputs)
+    order.reverse()
+    return order
 
 
 def missing_feed_error(placeholder: Placeholder, fetch: Node | None = None) -> ValueError:

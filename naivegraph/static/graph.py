@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import itertools
 import linecache
@@ -69,7 +70,10 @@ class Graph:
         self.id = next(_graph_ids)
         self.name = name or f"graph_{self.id}"
         self.nodes: list[Node] = []
-        self._by_name: dict[str, Node] = {}
+        # Names: a node named automatically ("neg_3") keeps only its number, and is
+        # found by name in ``_numbered``; every other name is a key of ``_by_name``.
+        self._by_name: dict[str, Node] = {}  # nodes named by the user, a pass, a file
+        self._numbered: dict[str, list[Node]] = {}  # "neg" -> nodes neg_<k>, k rising
         self._reserved: set[str] = set()  # names a pass will reuse when it copies nodes
         self._counters: dict[str, int] = {}
         self._gradient_depth = 0  # > 0 while ns.gradients is adding nodes
@@ -99,55 +103,94 @@ class Graph:
         return self
 
     # ------------------------------------------------------------------ registry
+    def _node_named(self, name: str) -> "Node | None":
+        """The node called ``name``, or None."""
+        node = self._by_name.get(name)
+        if node is not None:
+            return node
+        base, _, number = name.rpartition("_")
+        numbered = self._numbered.get(base)
+        if not numbered or not (number.isascii() and number.isdigit()) or number[0] == "0":
+            return None
+        count = int(number)
+        k = bisect.bisect_left(numbered, count, key=_number_of)
+        return numbered[k] if k < len(numbered) and numbered[k]._name == count else None
+
+    def _taken(self, name: str) -> bool:
+        return name in self._reserved or self._node_named(name) is not None
+
+    def _next_count(self, base: str) -> int:
+        """The next number of ``base``: ``<base>_<number>`` is no node's name yet.  The
+        numbers of automatic names only rise, so only a name given can be in the way."""
+        count = self._counters.get(base, 0) + 1
+        given, reserved = self._by_name, self._reserved
+        if given or reserved:
+            while f"{base}_{count}" in given or f"{base}_{count}" in reserved:
+                count += 1
+        self._counters[base] = count
+        return count
+
     def _unique_name(self, base: str) -> str:
-        count = self._counters.get(base, 0)
-        while True:
-            count += 1
-            name = f"{base}_{count}"
-            if name not in self._by_name and name not in self._reserved:
-                self._counters[base] = count
-                return name
+        return f"{base}_{self._next_count(base)}"
 
     def _register(self, node: "Node", name: str | None, base: str) -> None:
         """Give ``node`` its unique name and append it.  Called only once the node is valid."""
-        if name is None:
-            name = self._unique_name(base)
-        elif name in self._by_name:
-            raise ValueError(
-                f"a node named {name!r} already exists in {self.name}; names identify "
-                f"placeholders when feeding, so pick another name (or omit it for an automatic one)"
-            )
-        node.name = name
+        if name is None and base == node.name_base:  # named on demand: the number only
+            count = self._next_count(base)
+            node.name = count
+            numbered = self._numbered.get(base)
+            if numbered is None:
+                numbered = self._numbered[base] = []
+            numbered.append(node)
+        else:
+            if name is None:
+                name = self._unique_name(base)
+            elif self._node_named(name) is not None:
+                raise ValueError(
+                    f"a node named {name!r} already exists in {self.name}; names identify "
+                    f"placeholders when feeding, so pick another name (or omit it for an "
+                    f"automatic one)"
+                )
+            node.name = name
+            self._by_name[name] = node
         node.graph = self
         node.built_at = build_site()
         if self._gradient_depth:
             node.is_gradient = True
         self.nodes.append(node)
-        self._by_name[name] = node
         self.version += 1
+
+    def _forget_name(self, node: "Node") -> None:
+        """Remove ``node``'s name from the registry (it is renamed or removed)."""
+        count = node._name
+        if type(count) is int:
+            numbered = self._numbered[node.name_base]
+            del numbered[bisect.bisect_left(numbered, count, key=_number_of)]
+        else:
+            del self._by_name[node.name]
 
     def rename(self, node: "Node", name: str) -> None:
         """Give ``node`` of this graph the name ``name``; refused (nothing changes) if taken."""
-        if name in self._by_name:
+        if self._node_named(name) is not None:
             raise ValueError(f"a node named {name!r} already exists in {self.name}; pick another")
-        del self._by_name[node.name]
+        self._forget_name(node)
         node.name = name
         node.gradient_of = None  # a name given wins over grad_<x> (see Node.gradient_of)
         self._by_name[name] = node
 
     def _rollback(self, size: int) -> None:
         """Remove nodes created after ``len(self.nodes) == size`` (an aborted composite build)."""
-        for node in self.nodes[size:]:
-            del self._by_name[node.name]
+        for node in reversed(self.nodes[size:]):
+            self._forget_name(node)
         del self.nodes[size:]
         self.version += 1
 
     def __getitem__(self, name: str) -> "Node":
         """The node called ``name``."""
-        try:
-            return self._by_name[name]
-        except KeyError:
-            raise KeyError(f"{self.name} has no node named {name!r}") from None
+        node = self._node_named(name) if isinstance(name, str) else None
+        if node is None:
+            raise KeyError(f"{self.name} has no node named {name!r}")
+        return node
 
     def __contains__(self, node: object) -> bool:
         return getattr(node, "graph", None) is self
@@ -345,6 +388,11 @@ class Graph:
         from . import session
 
         return session.compile(self, inputs, outputs, optimize, check_numerics, updates)
+
+
+def _number_of(node: "Node") -> Any:
+    """The number of a node named automatically (``3`` of ``neg_3``)."""
+    return node._name
 
 
 def _is_node(value: object) -> bool:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..ops import OPS, OpDef
 from ..ops.core import default_float, mixed_modes_error, result_type, with_default_float
-from ..ops.methods import OpMethods
+from ..ops.methods import _NO_ATTRS, OpMethods
 from ..ops.shapes import broadcast_shapes
 from .graph import Graph, current_trace, get_default_graph, graph_of
 
@@ -189,12 +189,31 @@ def _not_numeric(value: Any, bad: Any, what: str) -> TypeError:
 
 
 class Node(OpMethods):
-    """A value in a static graph; its ``value`` is None until the graph runs."""
+    """A value in a static graph; its ``value`` is None until the graph runs.
+
+    A node keeps its fields in ``__slots__`` (no instance dictionary): a graph of a
+    million nodes holds a million of them.  For the same reason a node without
+    attributes shares one empty ``attrs`` dict (never changed in place), and a node
+    named automatically keeps only its number: ``name`` makes ``"neg_3"`` when asked.
+    """
+
+    __slots__ = (
+        "op",
+        "inputs",
+        "attrs",
+        "shape",
+        "dtype",
+        "_name",  # the name, or the number of an automatic name (see ``name``)
+        "graph",
+        "_value",
+        "grad",
+        "is_gradient",
+        "retains_grad",
+        "built_at",
+        "gradient_of",
+    )
 
     kind = "node"
-    #: the name of ``x`` when ``ns.gradients`` returned this node as the gradient of ``x``
-    #: and it was not renamed since: an ONNX export calls the node ``grad_<x>``
-    gradient_of: str | None = None
 
     def __init__(
         self,
@@ -206,18 +225,39 @@ class Node(OpMethods):
     ) -> None:
         self.op = op
         self.inputs: tuple[Node, ...] = tuple(inputs)
-        self.attrs: dict = dict(attrs or {})
+        self.attrs: dict = dict(attrs) if attrs else _NO_ATTRS  # shared: never changed in place
         self.shape = None if shape is None else tuple(shape)
         self.dtype = None if dtype is None else np.dtype(dtype)
-        self.name: str = "<unregistered>"
+        self._name: str | int = "<unregistered>"
         self.graph: Graph | None = None
         self._value = None
         self.grad: np.ndarray | None = None
         self.is_gradient = False
         self.retains_grad = False
         self.built_at: tuple[str, int] | None = None  # (file, line) of the user code
+        #: the name of ``x`` when ``ns.gradients`` returned this node as the gradient of
+        #: ``x`` and it was not renamed since: an ONNX export calls the node ``grad_<x>``
+        self.gradient_of: str | None = None
 
     # ------------------------------------------------------------------ basics
+    @property
+    def name(self) -> str:
+        """The node's name, unique in its graph: given, or ``<op>_<number>`` (made here,
+        when asked, from the number the graph gave it)."""
+        name = self._name
+        if isinstance(name, str):
+            return name
+        return f"{self.name_base}_{name}"
+
+    @name.setter
+    def name(self, name: str | int) -> None:
+        self._name = name
+
+    @property
+    def name_base(self) -> str:
+        """What an automatic name of this node starts with: its op's name."""
+        return self.op_name
+
     @property
     def value(self) -> Any:
         """The value computed by the last run (None before any run, or once freed)."""
@@ -394,6 +434,7 @@ def _require_shape(node: Node, what: str) -> tuple:
 class Placeholder(Node):
     """An input fed at run time; ``None`` in ``shape`` means "any size" along that axis."""
 
+    __slots__ = ()
     kind = "placeholder"
 
 
@@ -410,6 +451,7 @@ class Variable(Node):
     [3.0, 4.0]
     """
 
+    __slots__ = ("trainable", "_state")
     kind = "variable"
 
     def __init__(self, value: Any, name: str | None = None, trainable: bool = True) -> None:
@@ -461,7 +503,9 @@ class Constant(Node):
     TypeError (``what`` says which value it was in the message).
     """
 
+    __slots__ = ()
     kind = "constant"
+    name_base = "const"  # type: ignore[assignment]  # const_1, const_2, ...
 
     def __init__(self, value: Any, what: str = "a constant", copy: bool = True) -> None:
         from_python = not isinstance(value, (np.ndarray, np.generic))
@@ -489,6 +533,7 @@ class Constant(Node):
 class Operation(Node):
     """The result of applying an op-table primitive to input nodes."""
 
+    __slots__ = ()
     kind = "operation"
 
     def args_for(self, values: Sequence) -> tuple:

@@ -154,7 +154,7 @@ def _slot_name(variable: Variable, what: str) -> str:
     graph already keeps such a slot for ``w`` (TensorFlow 1 numbers them the same way)."""
     base = f"{variable.name}/{what}"
     graph = variable.graph
-    if graph is None or (base not in graph._by_name and base not in graph._reserved):
+    if graph is None or not graph._taken(base):
         return base
     return graph._unique_name(base)
 

@@ -91,7 +91,8 @@ def rewrite(
     always_visit = set(always_visit)
     selected = None if nodes is None else set(nodes)
     new = Graph(name=graph.name)
-    new._reserved = set(graph._by_name)  # new nodes must not steal names of nodes copied later
+    # new nodes must not steal names of nodes copied later
+    new._reserved = {n.name for n in graph.nodes}
     mapping: dict[Node, Node] = {}
     changes: list[str] = []
     for node in graph.nodes:

@@ -230,7 +230,7 @@ class _Reader:
             where = f"node {i} ({entry.get('name', '?') if isinstance(entry, dict) else '?'})"
             node = self.node(entry, nodes, where)
             name = str(self.field(entry, "name", where))
-            if name in graph._by_name:
+            if graph._node_named(name) is not None:
                 raise self.fail(where, f"a second node named {name!r} (names are unique)")
             graph._register(node, name, node.kind)
             node.retains_grad = bool(entry.get("retains_grad", False))

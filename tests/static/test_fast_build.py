@@ -28,10 +28,17 @@ def structure(graph):
             n.dtype,
             n.is_gradient,
             n.built_at,
-            list(vars(n)),
+            fields(n),
+            n._name,  # a number when the name is made on demand, either way
         )
         for n in graph.nodes
     ] + [graph.version, dict(graph._counters)]
+
+
+def fields(node):
+    """The fields a node has set (a node keeps them in slots)."""
+    slots = [s for cls in type(node).__mro__ for s in vars(cls).get("__slots__", ())]
+    return [s for s in slots if hasattr(node, s)]
 
 
 def bits(value):
@@ -165,3 +172,79 @@ def test_an_unregistered_constant_operand_is_registered_before_its_user_either_w
     on, off = both_ways(program)
     assert on == off
     assert [row[1] for row in on[0][:3]] == ["w", "const_1", "mul_1"]
+
+
+def multiply_add(n, dtype, numbers):
+    """(b)'s chain ``y = y * a + b`` with Python numbers ``a``, ``b``."""
+    a, b = numbers
+    with ns.Graph("chain") as g:
+        w = ns.Variable(np.array(1.5, dtype), name="w")
+        y = w
+        for _ in range(n):
+            y = y * a
+            y = b + y if n % 2 else y + b
+        z = (y * y - 0.5) / 3.0
+    fetched = g.forward(fetches=[z])
+    g.backward(z)
+    return structure(g), [bits(v) for v in fetched], run_state(g), bits(w.grad), str(g)
+
+
+@pytest.mark.filterwarnings("ignore:Casting complex values to real")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.complex64])
+@pytest.mark.parametrize("numbers", [(0.999, 0.001), (3, True), (2, 0.5), (1 + 1j, 2.0)])
+def test_python_number_operands_build_the_same_constants_values_and_gradient_either_way(
+    dtype, numbers
+):
+    def program():
+        try:
+            return multiply_add(7, dtype, numbers)
+        except (TypeError, RuntimeError) as error:  # e.g. an int Variable is not trainable
+            return type(error).__name__, str(error)
+
+    on, off = both_ways(program)
+    assert on == off
+
+
+def test_a_python_number_operand_makes_one_constant_node_per_use_at_the_users_line():
+    on, off = both_ways(lambda: multiply_add(2, np.float32, (0.999, 0.001)))
+    assert on == off
+    nodes, fetched, _, grad, listing = on
+    assert [row[1] for row in nodes[:5]] == ["w", "const_1", "mul_1", "const_2", "add_1"]
+    assert nodes[1][0] == "Constant" and nodes[1][6] == np.dtype(np.float64)
+    assert nodes[1][8] == nodes[2][8]  # the constant is built where its user is
+    assert "  %const_3 = constant 0.999" in listing and "%mul_2 = mul %add_1 %const_3" in listing
+    y = np.float32(np.float32(np.float32(1.5) * 0.999 + 0.001) * 0.999 + 0.001)
+    assert fetched == [bits(np.float32((y * y - 0.5) / 3.0))]
+    g = np.float32(1.0) / 3.0  # the rules, in float32: div, then y * y's two uses
+    g = g * y + g * y
+    assert grad == bits(np.array(g * 0.999 * 0.999, np.float32))
+
+
+def test_the_fast_build_takes_a_python_number_operand_itself(monkeypatch):
+    from naivegraph.fast import fastbuild
+
+    monkeypatch.setattr(fastbuild, "readable_apply", lambda *args: pytest.fail(str(args)))
+    with ns.Graph() as g:
+        w = ns.Variable(2.0, name="w")
+        y = 3.0 - (w * 0.5 + 1) / 2.0
+    assert [n.name for n in g.nodes] == [
+        *("w", "const_1", "mul_1", "const_2", "add_1", "const_3", "div_1"),
+        *("const_4", "sub_1"),
+    ]
+    assert y is g.nodes[-1] and y.inputs[0] is g.nodes[-2] and y.inputs[0].value == 3.0
+
+
+def test_a_value_read_twice_by_its_last_reader_is_freed_once_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, -2.0]), name="w", trainable=False)
+            a = -w
+            b = a * a  # the last reader of a reads it twice
+            c = (b + a.exp()) * b
+        fetched = g.forward(fetches=[c])
+        kept = [bits(n.value) for n in (a, b)]
+        return structure(g), [bits(v) for v in fetched], run_state(g), kept
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[3] == [None, None]  # freed: neither is fetched nor saved for a backward
