@@ -12,6 +12,7 @@ import numpy as np
 
 import naivegraph as ng
 import naivegraph.static as ns
+from naivegraph.ops import shapes, table
 
 from ..checking import (
     AutogradCalls,
@@ -582,14 +583,10 @@ class _LibraryCalls:
 
 
 def _library_sum_to():
-    from naivegraph.ops import shapes
-
     return [shapes.sum_to]
 
 
 def _library_matmul_rule():
-    from naivegraph.ops import table
-
     rules = [table._matmul_partial]
     entry = table.OPS.get("matmul") if hasattr(table, "OPS") else None
     rules += [p for p in getattr(entry, "partials", ()) or () if callable(p)]
