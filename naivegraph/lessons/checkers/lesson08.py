@@ -9,13 +9,19 @@ here use only its standard rows (add, sub, mul, div, pow, sin, exp).
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import math
+import random
+import sys
 import traceback
 from typing import Any, Callable
 
 import numpy as np
 
 from ..checking import (
+    TRIES,
     AutogradCalls,
     Result,
     _is_library,
@@ -55,6 +61,166 @@ _EXACT = {
 }
 
 
+# ------------------------------------------------------------------ the lab's own code
+class LabCalls:
+    """Which of the lab's own functions ran inside a ``with`` block: the functions
+    :func:`reference` hands out (and ``engine(...)`` in the notebook, which returns them
+    until an exercise passes) and the rows of the lab's derivative table.
+
+    A function is known by its code, so a wrapper around it, a copy of the table or the
+    function fetched again from its module are all seen.  ``codes`` maps the id of each
+    of the lab's code objects to its name and the code object; the names in ``allowed`` may run (the lab's ``run_backward``
+    behind ``Node.backward`` while 08-3 is unsolved).  A row of the table may run when
+    the notebook's ``OPS`` called it (see :class:`_OpsOfTheNotebook`) or an allowed lab
+    function did.  The checker's own runs of the lab's code are made inside
+    :meth:`checkers_own`.
+    """
+
+    paused = 0  # the checker's own calls of the lab's code, running now
+
+    def __init__(self, codes: dict, allowed: tuple = ()) -> None:
+        self.codes, self.allowed = codes, set(allowed)
+        self.ran: list[str] = []
+
+    @classmethod
+    @contextlib.contextmanager
+    def checkers_own(cls):
+        """The checker runs the lab's code itself (to compare): not the learner's doing."""
+        cls.paused += 1
+        try:
+            yield
+        finally:
+            cls.paused -= 1
+
+    def _seen(self, frame, event: str, arg) -> None:
+        if event == "call" and not LabCalls.paused:
+            name = self.codes.get(id(frame.f_code), (None,))[0]
+            if name is not None and name not in self.allowed:
+                caller = frame.f_back
+                by = None if caller is None else caller.f_code
+                if not (name == "table" and (by is _THROUGH_OPS or self.codes.get(
+                        id(by), (None,))[0] in self.allowed)):
+                    self.ran.append(name)
+        if self._before is not None:
+            self._before(frame, event, arg)
+
+    def __enter__(self) -> LabCalls:
+        self._before = sys.getprofile()
+        sys.setprofile(self._seen)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        sys.setprofile(self._before)
+
+
+def _through_ops(fn: Any) -> Any:
+    if not callable(fn):
+        return fn
+
+    def through_ops(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return through_ops
+
+
+_THROUGH_OPS = _through_ops(len).__code__
+
+
+class _OpsOfTheNotebook:
+    """While a check runs, the rows of the notebook's table ``OPS`` (a global of the
+    learner's function) are called through it: the lab's rows stand in there until
+    08-1 passes, and an engine reading ``OPS`` uses them rightly."""
+
+    def __init__(self, fn: Any) -> None:
+        names = getattr(fn, "__globals__", None)
+        table = names.get("OPS") if isinstance(names, dict) else None
+        self._names = names if isinstance(table, dict) else None
+        self._table = table
+
+    def __enter__(self) -> _OpsOfTheNotebook:
+        if self._names is not None:
+            rows = {}
+            for op, row in self._table.items():
+                try:
+                    rows[op] = tuple(_through_ops(e) for e in row)
+                except TypeError:  # not a row: kept as it is
+                    rows[op] = row
+            self._names["OPS"] = rows
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._names is not None:
+            self._names["OPS"] = self._table
+
+
+_LAB_CODES: dict = {}
+
+
+def _lab_codes() -> dict:
+    """The code of each of the lab's lesson-8 functions, with its name, by its id."""
+    if not _LAB_CODES:
+        for row in derivative_table().values():
+            for fn in row:
+                _LAB_CODES[id(fn.__code__)] = ("table", fn.__code__)
+        for name, fn in (("static_backward", _static_backward),
+                         ("run_backward", _run_backward), ("free_graph", _free_graph),
+                         ("jacobian", _jacobian(object)),
+                         ("gradient_descent", _gradient_descent(object))):
+            _LAB_CODES[id(fn.__code__)] = (name, fn.__code__)
+    return _LAB_CODES
+
+
+def _labs_own(ex: str, name: str) -> Result:
+    what = ("rows of the lab's derivative table" if name == "table" else
+            f"{name}, from reference(...) or engine(...)")
+    return not_yet(ex, [f"your answer calls the lab's own version: it runs the lab's {what}. "
+                        "That is the lab's version, not yours: the exercise asks you to "
+                        "write your own."],
+                   gave="an answer that runs the lab's own code")
+
+
+def _own_work(ex: str, codes: Callable[[], dict], allowed: tuple = (),
+              library: str = "") -> Callable:
+    """A checker that refuses an answer during whose check the lab's own code ran
+    (:class:`LabCalls`), and, when ``library`` names what the answer builds, one that
+    ran naivegraph's or torch's autograd.  What the check printed is shown only when
+    neither happened."""
+
+    def wrap(check: Callable) -> Callable:
+        @functools.wraps(check)
+        def checked(given, *args, **kwargs):
+            printed = io.StringIO()
+            tries = TRIES.get(ex)
+            with contextlib.ExitStack() as stack:
+                stack.enter_context(_OpsOfTheNotebook(given))
+                lab = stack.enter_context(LabCalls(codes(), allowed))
+                autograd = stack.enter_context(_Autograd()) if library else None
+                stack.enter_context(contextlib.redirect_stdout(printed))
+                result = check(given, *args, **kwargs)
+            if lab.ran or (autograd is not None and autograd.ran):
+                if tries is None:
+                    TRIES.pop(ex, None)
+                else:
+                    TRIES[ex] = tries
+                if lab.ran:
+                    return _labs_own(ex, lab.ran[0])
+                assert autograd is not None
+                return not_yet(
+                    ex,
+                    [f"your {library} runs {autograd.ran}'s autograd: the exercise builds "
+                     "an autograd engine, so it cannot lean on one. No naivegraph or torch "
+                     "inside: hand the gradients on yourself, with the derivatives of the "
+                     "notebook's table OPS."],
+                    gave=f"gradients computed by {autograd.ran}'s autograd",
+                )
+            sys.stdout.write(printed.getvalue())
+            return result
+
+        return checked
+
+    return wrap
+
+
 # ----------------------------------------------------------------------------- 08-1
 @checker(
     "08-1",
@@ -64,6 +230,7 @@ _EXACT = {
     "f_exp = lambda a: math.exp(a); d_exp = lambda a, i: math.exp(a). "
     "Each derivative is the partial derivative with respect to argument i.",
 )
+@_own_work("08-1", _lab_codes)
 def check_derivative_table(table) -> Result:
     """Rows of the scalar engine's table: name -> (function, derivative)."""
     ex = "08-1"
@@ -71,7 +238,8 @@ def check_derivative_table(table) -> Result:
         return not_done(ex) if is_blank(table) else failed(ex, "TABLE should be a dict.")
     # (96.3, -41.7): far from 0, where a shifted argument a + h rounds, so a stencil
     # computed on plain floats is off in the last digits.
-    points = [(0.7, 1.9), (-1.3, 0.4), (2.1, -0.6), (96.3, -41.7)]
+    # (0.0, 1.9): a derivative that divides the value by an argument has no value at 0.
+    points = [(0.7, 1.9), (-1.3, 0.4), (2.1, -0.6), (96.3, -41.7), (0.0, 1.9)]
     for name in ("mul", "div", "sin", "exp"):
         row = table.get(name)
         if is_blank(row) or row is None or is_blank(row[0]) or is_blank(row[1]):
@@ -237,18 +405,33 @@ class _Evaluations:
                 self.math_calls += 1
             elif getattr(arg, "__module__", None) == "cmath":
                 self.complex_step = True
+        if self._before is not None:  # a watch around this one sees the calls too
+            self._before(frame, event, arg)
+
+    def _watched(self, fn: Callable) -> Callable:
+        """numpy's ``fn``, noting a complex argument: a complex step written with numpy
+        (``np.sin(float(a) + 1e-30j).imag``), whose arithmetic the profiler cannot see."""
+
+        def watched(*args, **kwargs):
+            if any(np.iscomplexobj(a) for a in args):
+                self.complex_step = True
+            return fn(*args, **kwargs)
+
+        return watched
 
     def __enter__(self) -> _Evaluations:
-        import sys
-
+        self._numpy = {name: fn for name, fn in vars(np).items()
+                       if isinstance(fn, np.ufunc) or name in ("imag", "real", "angle")}
+        for name, fn in self._numpy.items():
+            setattr(np, name, self._watched(fn))
         self._before = sys.getprofile()
         sys.setprofile(self._seen)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        import sys
-
         sys.setprofile(self._before)
+        for name, fn in self._numpy.items():
+            setattr(np, name, fn)
 
 
 class _Autograd:
@@ -369,6 +552,7 @@ _CONSTANT_HINT = (
     "Reversed creation order visits a node after every node that uses it; += adds up the "
     "paths; constants are skipped.",
 )
+@_own_work("08-2", _lab_codes, library="static_backward")
 def check_static_backward(static_backward) -> Result:
     """``static_backward(nodes, loss)``: reverse sweep of a static graph's node list."""
     ex = "08-2"
@@ -632,6 +816,7 @@ def _call_none_ok(ex: str, fn: Callable, *args) -> tuple[Result | None, Any]:
     "and for k, inp in enumerate(node.inputs) that require grad add g * "
     "OPS[node.grad_fn][1](*node.saved, k) to grads[id(inp)]. Return order.",
 )
+@_own_work("08-3", _lab_codes, library="run_backward")
 def check_run_backward(run_backward) -> Result:
     """``run_backward(root)``: topological order + accumulation in the dynamic engine."""
     ex = "08-3"
@@ -1056,6 +1241,7 @@ def _visits_each_node_once(ex: str, run_backward: Callable) -> Result | None:
     "values go: grad_fn stays, so c.is_leaf stays False and a second backward reaches c "
     "and raises instead of stopping there as if c were a leaf.",
 )
+@_own_work("08-4", _lab_codes, library="free_graph")
 def check_free_graph(free_graph) -> Result:
     """``free_graph(order)``: drop what backward saved, keep the structure and the leaves."""
     ex = "08-4"
@@ -1323,6 +1509,7 @@ _ESTIMATED = [
     "J.append([x.grad, y.grad]). One fresh graph and fresh leaves per output: row k is "
     "the gradient of output k.",
 )
+@_own_work("08-5", _lab_codes, allowed=("run_backward", "free_graph"))
 def check_jacobian(jacobian) -> Result:
     """``jacobian(F, x0, y0)``: one backward per output of F, with the Node engine."""
     ex = "08-5"
@@ -1492,6 +1679,7 @@ def _descend(ex: str, gradient_descent: Callable, f: Callable, start, lr: float,
     "y.grad. Return (x.value, y.value). Zeroing keeps one step's gradient; minus moves "
     "downhill.",
 )
+@_own_work("08-6", _lab_codes, allowed=("run_backward", "free_graph"))
 def check_gradient_descent(gradient_descent) -> Result:
     """``gradient_descent(f, x0, y0, lr, steps)``: descent with the Node engine, on any f."""
     ex = "08-6"
