@@ -9,6 +9,7 @@ import numpy as np
 import naivegraph as ng
 import naivegraph.static as ns
 
+from .. import training
 from ..checking import (
     Result,
     answer,
@@ -18,12 +19,14 @@ from ..checking import (
     correct,
     crash_message,
     failed,
+    keeps_learner_state,
     not_yet,
     returned_blank,
     show,
 )
 from ..training import build_static_classifier, train_step
 from ..training import train_step as train_step_reference
+from .lesson08 import LabCalls, _own_work
 
 
 def _is_number(value) -> bool:
@@ -62,6 +65,8 @@ _ACCURACY_CASES = [
     "one prediction per row (argmax over the class axis), compared with the labels, "
     "averaged into a fraction, returned as a Python float.",
 )
+@keeps_learner_state
+@_own_work("09-1", lambda: _lab_codes())
 def check_accuracy_fn(accuracy) -> Result:
     """``accuracy(logits, labels)``: fraction of rows whose argmax equals the label."""
     ex = "09-1"
@@ -198,6 +203,8 @@ def _model():
     "accumulate), cross-entropy of the logits against the labels, then backward and "
     "step; .item() gives the float.",
 )
+@keeps_learner_state
+@_own_work("09-2", lambda: _lab_codes())
 def check_train_step(train_step) -> Result:
     """``train_step(model, optimizer, X, y)`` does one step and returns the loss as a float."""
     ex = "09-2"
@@ -292,8 +299,9 @@ def _step_beside_the_labs(ex: str, train_step, optimizer: type, lr: float):
     opt.step = counted  # type: ignore[method-assign]
     stop, _ = answer(ex, train_step, model, opt, X, y)
     if stop is None:
-        train_step_reference(reference_model, optimizer(reference_model.parameters(), lr=lr),
-                             X, y)
+        with LabCalls.checkers_own():
+            train_step_reference(reference_model,
+                                 optimizer(reference_model.parameters(), lr=lr), X, y)
     return stop, calls, model, reference_model, before
 
 
@@ -371,7 +379,8 @@ def _loss_after_one_step(X, y) -> float:
     """The loss of the checker's model after one right step: what a train_step that
     computes its loss again after optimizer.step() returns first."""
     model = _model()
-    train_step(model, ng.optim.SGD(model.parameters(), lr=0.5), X, y)
+    with LabCalls.checkers_own():
+        train_step(model, ng.optim.SGD(model.parameters(), lr=0.5), X, y)
     with ng.no_grad():
         return ng.nn.functional.cross_entropy(model(X), y).item()
 
@@ -449,6 +458,8 @@ def _crashed(ex: str, fn, *args):
     "[loss, train]); classify = g.compile([xs], [logits]). None leaves the batch open; "
     "fetching train runs the update; classify fetches the logits alone.",
 )
+@keeps_learner_state
+@_own_work("09-3", lambda: _lab_codes())
 def check_static_classifier(build_static) -> Result:
     """``build_static(init, lr) -> (step, classify)``: lesson 9's model as a static graph."""
     ex = "09-3"
@@ -539,7 +550,8 @@ def check_static_classifier(build_static) -> Result:
     if not close(logits[0], logits[2], rtol=1e-12):
         return not_yet(ex, ["classify changed the weights: it must fetch the logits alone, "
                             "not the update."], gave="logits that change between two calls")
-    want_step, want_classify = build_static_classifier([w.copy() for w in init], _LR)
+    with LabCalls.checkers_own():
+        want_step, want_classify = build_static_classifier([w.copy() for w in init], _LR)
     for _ in range(_STEPS):
         want_step(X, y)
     want_logits = np.asarray(want_classify(X[:5])[0])
@@ -583,6 +595,14 @@ def _drive(count: int) -> str:
 # ------------------------------------------------------------------ reference pieces
 def _accuracy(logits, labels) -> float:
     return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))
+
+
+def _lab_codes() -> dict:
+    """The code of each of the lab's lesson-9 functions, with its name, by its id: the
+    checks refuse an answer that runs one (:class:`LabCalls`)."""
+    return {id(fn.__code__): (name, fn.__code__) for name, fn in (
+        ("accuracy", _accuracy), ("train_step", training.train_step),
+        ("build_static", training.build_static_classifier))}
 
 
 def reference(name: str):
