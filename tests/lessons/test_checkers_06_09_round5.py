@@ -7,6 +7,7 @@ expected value or code."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -335,8 +336,9 @@ def test_08_5_and_08_6_leave_the_notebooks_run_backward_as_it_was(capsys):
 @pytest.mark.parametrize(
     "early, ran",
     [
-        ({"stop_after": 100}, "asked for 400 steps, it ran 100 backward passes"),
-        ({"stop_below": 1e-3}, "asked for 400 steps, it ran 2"),
+        # the long run takes a number of steps chosen at random, beyond any fixed stop
+        ({"stop_after": 100}, r"asked for (\d+) steps, it ran 100 backward passes"),
+        ({"stop_below": 1e-3}, r"asked for (\d+) steps, it ran 2"),
     ],
 )
 def test_08_6_a_descent_that_stops_early_is_refused_though_it_passes_the_short_run(
@@ -345,7 +347,8 @@ def test_08_6_a_descent_that_stops_early_is_refused_though_it_passes_the_short_r
     result = rejected_on_first_try(
         capsys, ex.check_gradient_descent, descend_with(**early), says="your descent stops early"
     )
-    assert ran in result.message
+    asked = re.search(ran, result.message)
+    assert asked and 600 <= int(asked.group(1)) <= 1500, result.message
     never_states(result, "-= lr", "x.grad = y.grad = 0.0", "f(x, y).backward()")
 
 

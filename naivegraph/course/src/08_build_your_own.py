@@ -16,8 +16,9 @@
 # built. No naivegraph inside: plain Python and `math`.
 #
 # Every demonstration runs on **your** functions once their exercise passes its check;
-# until then it runs on the lab's own versions (kept out of sight in the checker
-# module), so the notebook always runs through.
+# until then it runs on the lab's own versions, which a cell below brings in from the
+# checker module as `reference`, so the notebook always runs through. They stand in
+# for you and never answer for you: a check refuses any answer that runs them.
 
 # %%
 import numpy as np

@@ -32,11 +32,13 @@ print(X.shape, np.bincount(y))
 # %% [markdown]
 # ### Exercise 09-1: accuracy
 #
-# Write `accuracy(logits, labels)`: the fraction of rows whose largest logit is at
-# the true label's index. It should accept numpy arrays and tensors
-# (`np.asarray(t)` converts a tensor. naivegraph converts one that requires grad as
-# well, but PyTorch refuses it until it is detached from the graph, with `t.detach()`;
-# the checker passes tensors that need no gradient.)
+# Write `accuracy(logits, labels)`: the fraction of rows whose predicted class is the
+# true label. A row predicts the index of its largest logit, as `argmax` picks it (the
+# first of them when several tie). It should accept numpy arrays and tensors, and
+# leave the arrays it is given as they are (`np.asarray(t)` converts a tensor;
+# naivegraph converts one that requires grad as well, but PyTorch refuses it until it
+# is detached from the graph, with `t.detach()`; the checker passes tensors that need
+# no gradient.)
 
 # %% exercise="09-1"
 # Exercise 09-1
@@ -77,9 +79,10 @@ ex.check_train_step(train_step)
 # starts from the same ones.
 #
 # Every cell from here on runs your functions once their check passes; until then
-# the lab's own versions stand in (kept out of sight in the checker module), so the
-# notebook always runs through. Set `use_reference = True` and re-run to compare
-# with the lab's.
+# the lab's own versions stand in, brought in from the checker module as `reference`
+# by the cell below, so the notebook always runs through. They stand in for you and
+# never answer for you: a check refuses any answer that runs them. Set
+# `use_reference = True` and re-run to compare with the lab's.
 
 # %%
 from naivegraph.lessons.checkers.lesson09 import reference

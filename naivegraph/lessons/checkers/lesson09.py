@@ -9,6 +9,7 @@ import numpy as np
 import naivegraph as ng
 import naivegraph.static as ns
 
+from .. import training
 from ..checking import (
     Result,
     answer,
@@ -18,12 +19,14 @@ from ..checking import (
     correct,
     crash_message,
     failed,
+    keeps_learner_state,
     not_yet,
     returned_blank,
     show,
 )
 from ..training import build_static_classifier, train_step
 from ..training import train_step as train_step_reference
+from .lesson08 import LabCalls, _own_work
 
 
 def _is_number(value) -> bool:
@@ -53,6 +56,9 @@ _ACCURACY_CASES = [
      np.array([0, 1, 2, 2, 1, 0]), 1 / 3),
     (np.array([[0.0, 1.0, -1.0, 0.5], [3.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]]),
      np.array([1, 0, 3]), 1.0),
+    # ties: a row's prediction is argmax's, the first of its largest logits
+    (np.array([[1.0, 1.0, 0.0], [0.0, 2.0, 2.0], [3.0, 0.0, 3.0], [0.5, 0.2, 0.1]]),
+     np.array([1, 1, 2, 0]), 0.5),
 ]
 
 
@@ -62,6 +68,8 @@ _ACCURACY_CASES = [
     "one prediction per row (argmax over the class axis), compared with the labels, "
     "averaged into a fraction, returned as a Python float.",
 )
+@keeps_learner_state
+@_own_work("09-1", lambda: _lab_codes())
 def check_accuracy_fn(accuracy) -> Result:
     """``accuracy(logits, labels)``: fraction of rows whose argmax equals the label."""
     ex = "09-1"
@@ -71,18 +79,29 @@ def check_accuracy_fn(accuracy) -> Result:
     logits, labels, _ = _ACCURACY_CASES[0]
     gots = []
     for case_logits, case_labels, _ in _ACCURACY_CASES:
+        given = (case_logits.copy(), case_labels.copy())  # the cases stay as they are
         try:
-            got = accuracy(case_logits, case_labels)
+            got = accuracy(*given)
         except Exception as exc:  # reported to the learner, named when it is a known one
             return _accuracy_crash(ex, exc, case_logits)
         stop = returned_blank(ex, got)
         if stop is not None:
             return stop
+        if not (np.array_equal(given[0], case_logits) and np.array_equal(given[1], case_labels)):
+            changed = "logits" if not np.array_equal(given[0], case_logits) else "labels"
+            return not_yet(ex, [f"your accuracy changed the {changed} it was given, in place "
+                                "(an augmented assignment such as -= writes into the "
+                                "caller's array): the arrays belong to the caller, who may "
+                                "still need them. Compute from them without writing into "
+                                "them."],
+                           gave=f"{changed} changed by accuracy")
         gots.append(got)
     wants = [want for _, _, want in _ACCURACY_CASES]
     for k, (got, want) in enumerate(zip(gots, wants)):
-        try:
-            right = close(got, want)
+        try:  # a fraction of rows, exact but for rounding (to float64, or float32 for a
+            # float32 tensor): 1/3 to every digit
+            right = any(close(got, w, rtol=1e-12, atol=1e-15)
+                        for w in (want, float(np.float32(want))))
         except Exception:  # not a number at all: reported below, never raised
             right = False
         if not right:
@@ -166,6 +185,12 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
         return ("argmax without an axis gives one index into the whole flattened array, "
                 "not one prediction per row: take the argmax over the class axis, so each "
                 "row gets its own predicted class.")
+    if matches([np.mean(c[0][np.arange(len(c[1])), c[1]] >= c[0].max(axis=1))
+                for c in _ACCURACY_CASES]):
+        return ("a row whose largest logit appears twice counts as right for you whenever "
+                "the label is one of the tied classes: a row predicts ONE class, the one "
+                "argmax picks (the first of the tied largest logits), and is right when "
+                "that class is the label.")
     if matches([np.mean(c[0][np.arange(len(c[1])), c[1]] > 0) for c in _ACCURACY_CASES]):
         return ("you test whether the logit at the label is positive; a row is right when "
                 "the label's logit is the largest of its row, whatever its sign.")
@@ -198,6 +223,8 @@ def _model():
     "accumulate), cross-entropy of the logits against the labels, then backward and "
     "step; .item() gives the float.",
 )
+@keeps_learner_state
+@_own_work("09-2", lambda: _lab_codes())
 def check_train_step(train_step) -> Result:
     """``train_step(model, optimizer, X, y)`` does one step and returns the loss as a float."""
     ex = "09-2"
@@ -220,7 +247,21 @@ def check_train_step(train_step) -> Result:
             return not_yet(ex, [f"train_step returned a {type(loss).__name__}; return the "
                                 f"loss as a Python float{why}."],
                            gave=f"a {type(loss).__name__}")
+        if not model.training:
+            return not_yet(ex, ["your train_step left the model in evaluation mode "
+                                "(model.eval()): training layers such as dropout and batch "
+                                "norm then behave as at test time, in this step and every "
+                                "later one. A training step leaves the model training; "
+                                "switch to eval only around an evaluation, and back."],
+                           gave="a model left in eval mode")
         losses.append(float(loss))
+    # the model is float32: its loss, given with all its digits, is a float32 number
+    if any(float(np.float32(v)) != v for v in losses) and all(
+        any(v == round(v, digits) for digits in range(10)) for v in losses
+    ):
+        return not_yet(ex, ["the loss you return is rounded: return it with all its digits "
+                            "(loss.item()); round only where you print it."],
+                       gave=f"a first loss of {losses[0]!r}")
     if not close(losses[0], first_loss, rtol=1e-6):
         if any(losses[0] == round(first_loss, digits) for digits in range(7)):
             hint = ("the loss you return is rounded: return it with all its digits; "
@@ -264,6 +305,14 @@ def check_train_step(train_step) -> Result:
     # zeroing at the end of the step (after optimizer.step()) is as right as at the start
     cleared = params[0].grad is None or close(params[0].grad, 0.0)
     if not cleared and not close(params[0].grad, want, atol=1e-8):
+        got_grad, want_grad = _flat([params[0].grad]), _flat([want])
+        scale = float(got_grad @ want_grad / (want_grad @ want_grad))
+        if close(got_grad, scale * want_grad, rtol=1e-4, atol=1e-9):
+            return not_yet(ex, [f"p.grad after a step is {scale:.6g} times the gradient of "
+                                "the loss you return: backward ran on a scaled loss, or "
+                                "the gradients were scaled by hand. Run backward on the "
+                                "loss itself, the one you return."],
+                           gave=f"a gradient scaled by {scale:.6g}")
         return not_yet(ex, ["p.grad after a step holds more than that step's gradient: "
                             "gradients add up over backward calls unless you clear them "
                             "at the start of each step."],
@@ -274,12 +323,23 @@ def check_train_step(train_step) -> Result:
     return correct(ex, f"the loss goes down: {losses[0]:.3f} -> {losses[-1]:.3f} in 15 steps.")
 
 
-def _step_beside_the_labs(ex: str, train_step, optimizer: type, lr: float):
+def _step_beside_the_labs(ex: str, train_step, optimizer: type, lr: float,
+                          large: bool = False):
     """One call of ``train_step`` on a fresh model with ``optimizer`` (its ``step``
     counted), and the lab's step on a twin model: (stop, calls, model, reference_model,
-    the weights before), ``stop`` being the result to return if the answer failed."""
+    the weights before), ``stop`` being the result to return if the answer failed.
+
+    ``large``: points 1000 times as far out, first weights 1000 times smaller (the same
+    hidden layer) and last weights 30 times larger: gradients in the thousands (a norm
+    near 8000), which clipping at any usual threshold, by value or by norm, changes."""
     X, y = _data()
     model, reference_model = _model(), _model()
+    if large:
+        X = X * 1000.0
+        with ng.no_grad():
+            for m in (model, reference_model):
+                m[0].weight.mul_(1e-3)
+                m[2].weight.mul_(30.0)
     before = _flat(model.parameters())
     opt = optimizer(model.parameters(), lr=lr)
     step = opt.step
@@ -292,8 +352,9 @@ def _step_beside_the_labs(ex: str, train_step, optimizer: type, lr: float):
     opt.step = counted  # type: ignore[method-assign]
     stop, _ = answer(ex, train_step, model, opt, X, y)
     if stop is None:
-        train_step_reference(reference_model, optimizer(reference_model.parameters(), lr=lr),
-                             X, y)
+        with LabCalls.checkers_own():
+            train_step_reference(reference_model,
+                                 optimizer(reference_model.parameters(), lr=lr), X, y)
     return stop, calls, model, reference_model, before
 
 
@@ -335,7 +396,7 @@ def _one_sgd_step_on_the_gradient_of_the_loss(ex: str, train_step) -> Result | N
     the gradients at its end and Adam, whose first step ignores the scale, cannot see it.
     A step that never moves the weights or steps another optimizer is told later."""
     stop, calls, model, reference_model, before = _step_beside_the_labs(
-        ex, train_step, ng.optim.SGD, 0.1
+        ex, train_step, ng.optim.SGD, 0.1, large=True
     )
     if stop is not None:
         return stop
@@ -344,14 +405,15 @@ def _one_sgd_step_on_the_gradient_of_the_loss(ex: str, train_step) -> Result | N
     want = _flat(reference_model.parameters()) - before
     if len(calls) != 1 or not np.all(np.isfinite(moved)) or not np.any(moved):
         return None
-    if close(moved, want, rtol=1e-3, atol=1e-6):
+    if close(moved, want, rtol=1e-4, atol=1e-6):
         return None
     scale = float(moved @ want / (want @ want))
     if not close(moved, scale * want, rtol=1e-3, atol=1e-6):
         return not_yet(ex, ["with SGD as the optimizer, your step moved the weights "
                             "elsewhere than one step on the gradient of the loss you "
                             "return does: backward must run on that loss, once, and "
-                            "nothing else may change the gradients or the weights."],
+                            "nothing else may change the gradients (no clipping) or the "
+                            "weights."],
                        gave="weights that differ after one SGD step")
     if close(scale, rows, rtol=1e-3):
         return not_yet(ex, [f"the gradient is {rows} times too large, the batch size: "
@@ -359,19 +421,20 @@ def _one_sgd_step_on_the_gradient_of_the_loss(ex: str, train_step) -> Result | N
                             "return their mean. Take the gradient of the loss you "
                             "return, so every step's size does not grow with the batch."],
                        gave="a gradient as many times too large as the batch has rows")
-    return not_yet(ex, [f"the gradient the optimizer steps on is {scale:.3g} times the "
+    return not_yet(ex, [f"the gradient the optimizer steps on is {scale:.6g} times the "
                         "gradient of the loss you return: backward ran on a scaled loss, "
                         "or ran more than once (the gradients add up), or the gradients "
                         "were changed before the step. Run backward once, on the loss "
                         "itself, and let the optimizer step on what it leaves."],
-                   gave=f"a gradient scaled by {scale:.3g}")
+                   gave=f"a gradient scaled by {scale:.6g}")
 
 
 def _loss_after_one_step(X, y) -> float:
     """The loss of the checker's model after one right step: what a train_step that
     computes its loss again after optimizer.step() returns first."""
     model = _model()
-    train_step(model, ng.optim.SGD(model.parameters(), lr=0.5), X, y)
+    with LabCalls.checkers_own():
+        train_step(model, ng.optim.SGD(model.parameters(), lr=0.5), X, y)
     with ng.no_grad():
         return ng.nn.functional.cross_entropy(model(X), y).item()
 
@@ -379,6 +442,9 @@ def _loss_after_one_step(X, y) -> float:
 # ----------------------------------------------------------------------------- 09-3
 _STEPS = 6
 _LR = 0.03  # not the lesson's 0.05: a typed-in learning rate shows
+# The losses of a right graph written another way equal the lab's to float32 rounding, a
+# few parts in 10 ** 7; a constant of 1e-5 added to the loss is 15 of them.
+_TIGHT = 2e-6
 # float32 throughout, as the lesson: a graph written another way (W.T, ns.matmul) and the
 # dynamic run give these losses to within float32 rounding, far inside the rtol=1e-4
 # below, while the mistakes told apart (SGD, another lr, a summed loss) move them by 25%+.
@@ -449,6 +515,8 @@ def _crashed(ex: str, fn, *args):
     "[loss, train]); classify = g.compile([xs], [logits]). None leaves the batch open; "
     "fetching train runs the update; classify fetches the logits alone.",
 )
+@keeps_learner_state
+@_own_work("09-3", lambda: _lab_codes())
 def check_static_classifier(build_static) -> Result:
     """``build_static(init, lr) -> (step, classify)``: lesson 9's model as a static graph."""
     ex = "09-3"
@@ -518,6 +586,16 @@ def check_static_classifier(build_static) -> Result:
                     "and one update per step."]
         return not_yet(ex, hint, gave="losses " + ", ".join(f"{v:.4g}" for v in losses[:3])
                        + ", ...")
+    if not close(losses, want, rtol=_TIGHT, atol=0.0):
+        off = np.asarray(losses) - np.asarray(want)
+        same = np.allclose(off, off[0], rtol=1e-2, atol=0.0)
+        return not_yet(ex, ["your losses are close to the model's but not equal: "
+                            + ("each is off by the same amount, a constant added to the "
+                               "loss, which changes no gradient but makes the loss report "
+                               "another number. " if same else "")
+                            + "The loss node is the cross-entropy of the logits against "
+                            "the labels, nothing added or scaled."],
+                       gave="losses " + ", ".join(f"{v:.7g}" for v in losses[:3]) + ", ...")
     # the forward pass alone, on any batch size, without touching the weights
     logits = []
     for rows in (X[:5], X[:1], X[:5]):
@@ -539,7 +617,8 @@ def check_static_classifier(build_static) -> Result:
     if not close(logits[0], logits[2], rtol=1e-12):
         return not_yet(ex, ["classify changed the weights: it must fetch the logits alone, "
                             "not the update."], gave="logits that change between two calls")
-    want_step, want_classify = build_static_classifier([w.copy() for w in init], _LR)
+    with LabCalls.checkers_own():
+        want_step, want_classify = build_static_classifier([w.copy() for w in init], _LR)
     for _ in range(_STEPS):
         want_step(X, y)
     want_logits = np.asarray(want_classify(X[:5])[0])
@@ -583,6 +662,14 @@ def _drive(count: int) -> str:
 # ------------------------------------------------------------------ reference pieces
 def _accuracy(logits, labels) -> float:
     return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))
+
+
+def _lab_codes() -> dict:
+    """The code of each of the lab's lesson-9 functions, with its name, by its id: the
+    checks refuse an answer that runs one (:class:`LabCalls`)."""
+    return {id(fn.__code__): (name, fn.__code__) for name, fn in (
+        ("accuracy", _accuracy), ("train_step", training.train_step),
+        ("build_static", training.build_static_classifier))}
 
 
 def reference(name: str):
