@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import re
@@ -34,11 +35,28 @@ from ..checking import (
     returned_blank,
 )
 
+
+def _grad_mode_on(check):
+    """Run ``check`` (wrapped in :func:`keeps_learner_state`, which then watches the
+    answer from grad mode on) with grad mode on, as autograd runs a Function: a learner
+    whose notebook has grad mode off (a `with ng.no_grad():` around the call, or an
+    earlier cell) gets the same verdict.  Grad mode is put back afterwards."""
+
+    @functools.wraps(check)
+    def checked(*args, **kwargs):
+        with ng.enable_grad():
+            return check(*args, **kwargs)
+
+    checked._keeps_learner_state = check._keeps_learner_state  # type: ignore[attr-defined]
+    return checked
+
+
 CUBE_ANSWER = """backward returns 3 * x ** 2 * grad_output: the local derivative times the
 gradient that arrives from the output (the chain rule, one op at a time)."""
 
 
 @checker("12-1", answer=CUBE_ANSWER)
+@_grad_mode_on
 @keeps_learner_state
 def check_cube_function(cube) -> Result:
     """``cube`` is a Function subclass computing ``x ** 3`` with a correct backward."""
@@ -1059,6 +1077,7 @@ _LINEAR_NEEDS = [(True, True), (False, True), (True, False)]
 
 
 @checker("12-4", answer=LINEAR_ANSWER)
+@_grad_mode_on
 @keeps_learner_state
 def check_linear_function(linear) -> Result:
     """``linear`` is a Function computing ``x @ w`` whose backward returns one gradient
@@ -1491,6 +1510,8 @@ works on arrays, tensors and static nodes alike."""
 
 
 @checker("12-5", answer=SOFTPLUS_ANSWER)
+@_grad_mode_on
+@keeps_learner_state
 def check_softplus_partial(partial) -> Result:
     """``partial(g, x, out)`` is softplus' VJP rule, written with the library's ops."""
     ex = "12-5"
