@@ -179,6 +179,8 @@ class _GradSwitchedOff:
     def __enter__(self) -> _GradSwitchedOff:
         self.seen = False
         self._init = grad_mode.set_grad_enabled.__init__
+        self._own_enter = vars(grad_mode.no_grad).get("__enter__")
+        inherited = grad_mode.no_grad.__enter__
 
         def init(switch, mode) -> None:
             self._note(not mode)
@@ -186,7 +188,7 @@ class _GradSwitchedOff:
 
         def enter(switch) -> None:
             self._note(True)
-            grad_mode._GradModeContext.__enter__(switch)
+            inherited(switch)
 
         grad_mode.set_grad_enabled.__init__ = init  # type: ignore[method-assign]
         grad_mode.no_grad.__enter__ = enter  # type: ignore[method-assign]
@@ -194,12 +196,15 @@ class _GradSwitchedOff:
 
     def _note(self, off: bool) -> None:
         caller = os.path.abspath(sys._getframe(2).f_code.co_filename)
-        if off and grad_mode.is_grad_enabled() and not caller.startswith(self._LIBRARY):
+        if off and grad_mode.is_grad_enabled() and not caller.startswith(self._LIBRARY + os.sep):
             self.seen = True
 
     def __exit__(self, *exc_info: object) -> None:
         grad_mode.set_grad_enabled.__init__ = self._init  # type: ignore[method-assign]
-        del grad_mode.no_grad.__enter__
+        if self._own_enter is None:
+            del grad_mode.no_grad.__enter__
+        else:
+            grad_mode.no_grad.__enter__ = self._own_enter  # type: ignore[method-assign]
 
 
 def _switches_grad_off(function, saved, needs, upstream) -> bool:
