@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
+import os
 import re
 import sys
 import textwrap
@@ -14,6 +16,7 @@ import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.ops import shapes, table
 
+from ...dynamic import grad_mode
 from ..checking import (
     AutogradCalls,
     DualLevels,
@@ -33,11 +36,28 @@ from ..checking import (
     returned_blank,
 )
 
+
+def _grad_mode_on(check):
+    """Run ``check`` (wrapped in :func:`keeps_learner_state`, which then watches the
+    answer from grad mode on) with grad mode on, as autograd runs a Function: a learner
+    whose notebook has grad mode off (a `with ng.no_grad():` around the call, or an
+    earlier cell) gets the same verdict.  Grad mode is put back afterwards."""
+
+    @functools.wraps(check)
+    def checked(*args, **kwargs):
+        with ng.enable_grad():
+            return check(*args, **kwargs)
+
+    checked._keeps_learner_state = check._keeps_learner_state  # type: ignore[attr-defined]
+    return checked
+
+
 CUBE_ANSWER = """backward returns 3 * x ** 2 * grad_output: the local derivative times the
 gradient that arrives from the output (the chain rule, one op at a time)."""
 
 
 @checker("12-1", answer=CUBE_ANSWER)
+@_grad_mode_on
 @keeps_learner_state
 def check_cube_function(cube) -> Result:
     """``cube`` is a Function subclass computing ``x ** 3`` with a correct backward."""
@@ -116,6 +136,14 @@ def check_cube_function(cube) -> Result:
         if wrong is not None:
             return wrong
     if not _cube_twice_differentiable(cube):
+        x = ng.tensor(_CUBE_CASES[0][0], dtype=ng.float64, requires_grad=True)
+        upstream = ng.tensor(_CUBE_CASES[0][1], dtype=ng.float64, requires_grad=True)
+        if _switches_grad_off(cube, (x,), (True,), upstream):
+            return not_yet(
+                ex,
+                _grad_off_hints("the numbers are right, but ", "the second derivative of x^3"),
+                gave="a backward that switches grad mode off",
+            )
         return not_yet(
             ex,
             [
@@ -140,6 +168,66 @@ def _cube_twice_differentiable(cube) -> bool:
     except RuntimeError:  # .numpy() of a tensor that requires grad, and the like
         return False
     return second is not None and np.allclose(second.numpy(), 6 * xs)
+
+
+class _GradSwitchedOff:
+    """Whether code run inside a ``with`` block switched grad mode off while it was on,
+    by a ``set_grad_enabled(False)`` call or a ``no_grad()`` block of its own (the
+    library's switches, such as the engine's or ``once_differentiable``'s, do not count)."""
+
+    _LIBRARY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def __enter__(self) -> _GradSwitchedOff:
+        self.seen = False
+        self._init = grad_mode.set_grad_enabled.__init__
+        self._own_enter = vars(grad_mode.no_grad).get("__enter__")
+        inherited = grad_mode.no_grad.__enter__
+
+        def init(switch, mode) -> None:
+            self._note(not mode)
+            self._init(switch, mode)
+
+        def enter(switch) -> None:
+            self._note(True)
+            inherited(switch)
+
+        grad_mode.set_grad_enabled.__init__ = init  # type: ignore[method-assign]
+        grad_mode.no_grad.__enter__ = enter  # type: ignore[method-assign]
+        return self
+
+    def _note(self, off: bool) -> None:
+        caller = os.path.abspath(sys._getframe(2).f_code.co_filename)
+        if off and grad_mode.is_grad_enabled() and not caller.startswith(self._LIBRARY + os.sep):
+            self.seen = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        grad_mode.set_grad_enabled.__init__ = self._init  # type: ignore[method-assign]
+        if self._own_enter is None:
+            del grad_mode.no_grad.__enter__
+        else:
+            grad_mode.no_grad.__enter__ = self._own_enter  # type: ignore[method-assign]
+
+
+def _switches_grad_off(function, saved, needs, upstream) -> bool:
+    """Whether ``function``'s backward, called as the engine calls it for
+    ``create_graph=True`` (grad mode on), switches grad mode off; grad mode is put back."""
+    with ng.enable_grad(), _GradSwitchedOff() as switched:
+        try:
+            function.backward(_Context(saved, needs), upstream)
+        except Exception:  # reported by the other checks, with their own hints
+            pass
+    return switched.seen
+
+
+def _grad_off_hints(lead: str, lost: str) -> list[str]:
+    return [
+        f"{lead}your backward switches grad mode off. Autograd runs backward with grad "
+        "mode as it sets it: on for create_graph=True, so that what backward computes is "
+        "recorded and can be differentiated again. Switched off, nothing is recorded, "
+        f"and {lost} is lost.",
+        "leave grad mode to autograd: compute the gradient with tensor ops, without "
+        "switching anything.",
+    ]
 
 
 # (x, grad_output): a second x catches a backward that returns numbers typed by hand, a
@@ -746,11 +834,21 @@ def check_matmul_backward(matmul_backward) -> Result:
     ]
     if lowered:
         name, dtype = lowered[0]
+        if np.dtype(dtype).kind == "f" and np.dtype(dtype).itemsize > 8:
+            why = (
+                f"{name} is {dtype} (numpy's longdouble) while X, W and dY are float64: a "
+                "gradient has its input's dtype, float64 here, neither lower nor higher; a "
+                "longer float adds no digits that were not computed."
+            )
+        else:
+            why = (
+                f"{name} is {dtype} while X, W and dY are float64: keep float64. A "
+                "gradient converted to lower precision loses digits."
+            )
         return not_yet(
             ex,
             [
-                f"{name} is {dtype} while X, W and dY are float64: keep float64. A "
-                "gradient converted to lower precision loses digits.",
+                why,
                 "compute with the arrays as they are, without converting.",
             ],
             gave=f"{name} in {dtype}",
@@ -981,6 +1079,7 @@ _LINEAR_NEEDS = [(True, True), (False, True), (True, False)]
 
 
 @checker("12-4", answer=LINEAR_ANSWER)
+@_grad_mode_on
 @keeps_learner_state
 def check_linear_function(linear) -> Result:
     """``linear`` is a Function computing ``x @ w`` whose backward returns one gradient
@@ -999,6 +1098,28 @@ def check_linear_function(linear) -> Result:
         rng.standard_normal((3, 2)),
         rng.standard_normal((4, 2)),
     )
+    if _asks_autograd(linear, xs, ws, gs):
+        return not_yet(
+            ex,
+            [
+                "your backward asks autograd for the gradients: backward IS the rule "
+                "autograd runs for this op, so it has to compute them itself (and autograd "
+                "called inside an op's backward starts a whole new pass for each call).",
+                "write the two gradients with tensor ops on grad_output and the saved x "
+                "and w: exercise 12-3's formulas.",
+            ],
+            gave="a backward that runs a backward pass",
+        )
+    if _switches_grad_off(linear, _saved_linear(xs, ws), (True, True), _upstream(gs)):
+        return not_yet(
+            ex,
+            _grad_off_hints("", "a second derivative through Linear")
+            + [
+                "a set_grad_enabled(False) call inside backward also stays in force after "
+                "backward returns, for every cell after it."
+            ],
+            gave="a backward that switches grad mode off",
+        )
     if _gates_on_flags(linear, xs, ws, gs):
         return not_yet(
             ex,
@@ -1113,6 +1234,26 @@ def check_linear_function(linear) -> Result:
     return correct(
         ex, "one gradient per input, each computed only when needs_input_grad asks for it."
     )
+
+
+def _saved_linear(xs, ws):
+    """x and w as the engine saves them for a double backward: requiring grad."""
+    return tuple(ng.tensor(v, dtype=ng.float64, requires_grad=True) for v in (xs, ws))
+
+
+def _upstream(gs):
+    return ng.tensor(gs, dtype=ng.float64, requires_grad=True)
+
+
+def _asks_autograd(linear, xs, ws, gs) -> bool:
+    """Whether backward, called directly, runs a backward pass (reverse or forward mode)
+    of its own."""
+    with ng.enable_grad(), AutogradCalls() as calls, DualLevels() as levels:
+        try:
+            linear.backward(_Context(_saved_linear(xs, ws), (True, True)), _upstream(gs))
+        except Exception:  # reported by the other checks, with their own hints
+            pass
+    return bool(calls.flags) or levels.entered > 0
 
 
 def _direct_grads(linear, xs, ws, gs, needs):
@@ -1371,6 +1512,8 @@ works on arrays, tensors and static nodes alike."""
 
 
 @checker("12-5", answer=SOFTPLUS_ANSWER)
+@_grad_mode_on
+@keeps_learner_state
 def check_softplus_partial(partial) -> Result:
     """``partial(g, x, out)`` is softplus' VJP rule, written with the library's ops."""
     ex = "12-5"
@@ -1383,20 +1526,51 @@ def check_softplus_partial(partial) -> Result:
     try:
         partial(gs.copy(), xs.copy(), outs.copy())
     except AttributeError as error:  # a tensor's method (.detach(), .sigmoid()) on an array
+        cast = ""
+        lowered = {"float": "float32", "half": "float16", "bfloat16": "bfloat16"}
+        if getattr(error, "name", None) in lowered:
+            cast = (
+                f" (and .{error.name}() would give a {lowered[error.name]} gradient while "
+                "g and x are float64: keep the input's dtype)"
+            )
         return not_yet(
             ex,
             [
                 f"on numpy arrays your rule raised AttributeError ({error}): a plain "
                 "backward runs the table's rules on arrays, not tensors, so a rule may use "
-                "only what every kind of value has: operators and F.<op>.",
+                f"only what every kind of value has: operators and F.<op>{cast}.",
                 "no tensor methods, no np.*: operators and F.<op> only.",
             ],
         )
     except Exception:  # any other crash is reported with its line, below
         pass
-    stop, got = answer(ex, partial, gs.copy(), xs.copy(), outs.copy())
+    given = (gs.copy(), xs.copy(), outs.copy())
+    stop, got = answer(ex, partial, *given)
     if stop is not None:
         return stop
+    changed = [
+        name
+        for name, before, after in zip(("g", "x", "out"), (gs, xs, outs), given)
+        if not np.array_equal(before, after)
+    ]
+    if changed:
+        return not_yet(
+            ex,
+            [
+                f"your rule changed {changed[0]} IN PLACE (an augmented assignment such as "
+                "+= or *=, or an in-place method): "
+                + (
+                    "g is the gradient autograd hands in, and it may hand the same one to "
+                    "other nodes or hooks, which would then read your product; on a "
+                    "tensor that requires grad, autograd refuses the change outright."
+                    if changed[0] == "g"
+                    else f"{changed[0]} is the op's own value, which the caller still "
+                    "holds; a rule only reads it."
+                ),
+                "leave g, x and out as they are and return a NEW value computed from them.",
+            ],
+            gave=f"a rule that modifies {changed[0]} in place",
+        )
     wrong = _softplus_mistake(ex, got, xs, gs)
     if wrong is not None:
         return wrong
@@ -1439,6 +1613,24 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
     sig = _sigmoid(xs)
     if values.shape != xs.shape:
         return not_yet(ex, ["return one gradient shaped like x: g times the local derivative."])
+    dtype = np.dtype(getattr(got, "dtype", np.float64))
+    if dtype.kind == "f" and dtype != np.float64:
+        lower = dtype.itemsize < 8
+        return not_yet(
+            ex,
+            [
+                f"your gradient is {dtype} while g and x are float64: keep the input's "
+                "dtype. "
+                + (
+                    "A gradient converted to lower precision loses digits, and the op "
+                    "table hands it on as it is."
+                    if lower
+                    else "A longer float adds no digits that were not computed."
+                ),
+                "compute the gradient from g and x without converting it.",
+            ],
+            gave=f"a {dtype} gradient for a float64 x",
+        )
     if _close_to_rounding(values, gs * sig):
         return None
     if np.allclose(values, gs * sig, rtol=1e-5, atol=1e-8):
