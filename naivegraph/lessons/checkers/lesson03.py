@@ -45,13 +45,21 @@ autograd and other hooks may still be using."""
 
 
 # Incoming gradients the hook is tried on: a sign change and a shape of its own each,
-# so a typed-in result or a gradient made positive does not pass; the last is large
-# (1000 elements, 3-D), so a hook right for small gradients only does not pass either.
+# so a typed-in result or a gradient made positive does not pass; one is large (1000
+# elements, 3-D), so a hook right for small gradients only does not pass either.  Some
+# hold elements in the thousands or near zero (a hook that clips, or skips what is
+# small, fails there), some are float64 (a hook that casts, or doubles float32 only,
+# fails there) and one is 0-d (a hook that takes len() of its gradient fails there).
 HOOK_CASES = (
-    [1.0, 2.0, 3.0],
-    [-1.5, 0.0, 4.0],
-    [[-1.0, 2.5], [0.5, -3.0]],
+    np.array([1.0, 2.0, 3.0], dtype=np.float32),
+    np.array([-1.5, 0.0, 4.0], dtype=np.float32),
+    np.array([[-1.0, 2.5], [0.5, -3.0]], dtype=np.float32),
     np.random.default_rng(3).standard_normal((10, 10, 10)).astype(np.float32),
+    np.array([0.5, 300.0, -2500.0, 7000.0, -1.0e6], dtype=np.float32),
+    np.array([2.0, 1e-7, -1e-30, 3e-38, -0.75], dtype=np.float32),
+    np.array([[0.1, -7.25, 1e-300], [4.0e5, -3.5, 2.0 / 3.0]], dtype=np.float64),
+    np.array(-2.5, dtype=np.float32),
+    np.array(1.0e-12, dtype=np.float64),
 )
 
 
@@ -200,7 +208,7 @@ def _hook_state(hook) -> dict[str, object]:
 def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None]:
     """Backward through a leaf with ``hook`` on it: ``(None, v.grad)`` or a failure."""
     incoming = ng.tensor(incoming)
-    v = ng.zeros(tuple(incoming.shape), requires_grad=True)
+    v = ng.zeros(tuple(incoming.shape), dtype=incoming.dtype, requires_grad=True)
     received: list = []
 
     def record(g):  # runs first and changes nothing: what the learner's hook is given
@@ -272,13 +280,22 @@ def _judge_hook(
     """None when ``v_grad`` is exactly twice ``incoming`` (doubling a float is exact),
     else the hint for the mistake; ``doubled`` says the hook doubled the gradients it
     was given before this one, on its earlier calls (``call`` counts them from 1)."""
-    arrived = np.asarray(incoming, dtype=np.float32).astype(np.float64)
+    arrived = np.asarray(incoming).astype(np.float64)
     if np.shape(v_grad) == arrived.shape and np.array_equal(v_grad, 2 * arrived):
         return None
     gave = f"v.grad = {show(v_grad)} for an incoming gradient {show(arrived)}"
+    if np.shape(v_grad) == arrived.shape and arrived.ndim:
+        # The first element that is not doubled, to every digit: a tiny or huge one
+        # hides in the rounded display of the whole tensor.
+        at = tuple(np.argwhere(v_grad != 2 * arrived)[0])
+        gave += f" (element {[int(i) for i in at]}: {v_grad[at]:.9g} for {arrived[at]:.9g})"
     if doubled:
         gave += f" (call {call} of your hook)"
-    if (doubled and close(v_grad, arrived, shape_free=False)) or _partly_doubled(v_grad, arrived):
+    if (
+        (doubled and close(v_grad, arrived, shape_free=False))
+        or _partly_doubled(v_grad, arrived)
+        or _doubled_small_only(v_grad, arrived)
+    ):
         return not_yet(
             ex,
             [
@@ -294,6 +311,17 @@ def _judge_hook(
         if _returns_none(hook):
             return forgot_return(ex, hook, None)
         return not_yet(ex, "the gradient went through unchanged: return the NEW gradient.")
+    if close(v_grad, -2 * arrived, shape_free=False) and np.any(arrived):
+        return not_yet(
+            ex,
+            [
+                "your v.grad has the size of twice what arrived, with the opposite sign: "
+                "a positive gradient comes out negative and a negative one positive. "
+                "Doubling keeps the sign of each element.",
+                HOOK_SECOND_HINT,
+            ],
+            gave=gave,
+        )
     if close(v_grad, 2 * arrived, shape_free=False):
         return not_yet(
             ex,
@@ -327,9 +355,20 @@ def _partly_doubled(v_grad: np.ndarray, arrived: np.ndarray) -> bool:
     """Each element either doubled or passed unchanged, and some of each."""
     if np.shape(v_grad) != arrived.shape:
         return False
-    twice = np.isclose(v_grad, 2 * arrived) & (arrived != 0)
-    same = np.isclose(v_grad, arrived) & (arrived != 0)
+    twice = (v_grad == 2 * arrived) & (arrived != 0)
+    same = (v_grad == arrived) & (arrived != 0)
     return bool(twice.any() and same.any() and np.all(twice | same | (arrived == 0)))
+
+
+def _doubled_small_only(v_grad: np.ndarray, arrived: np.ndarray) -> bool:
+    """Elements doubled exactly up to some size, and the larger ones not (a hook that
+    clips, or caps, the gradient): the doubled ones are the smallest."""
+    if np.shape(v_grad) != arrived.shape:
+        return False
+    size = np.abs(arrived)
+    twice = (v_grad == 2 * arrived) & (arrived != 0)
+    others = ~twice & (arrived != 0)
+    return bool(twice.any() and others.any() and size[twice].max() < size[others].min())
 
 
 def _returns_none(hook) -> bool:
