@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import random
 import sys
 
@@ -11,6 +12,7 @@ import numpy as np
 import naivegraph as ng
 from naivegraph.dynamic import tensor as tensor_module
 
+from ..checking import _is_library  # the frames of the library, skipped
 from ..checking import (
     forgot_return,
     keeps_learner_state,
@@ -406,6 +408,20 @@ def check_accumulated_grad(x_grad) -> Result:
             if raises
             else "text (a string in quotes)",
         )
+    computed = _cell_computes_gradients()
+    if computed:
+        return not_yet(
+            ex,
+            [
+                "your cell computes the value instead of predicting it: it runs "
+                f"{computed}. The exercise asks you to PREDICT x.grad after a second "
+                "backward from how .grad behaves, and to type it as a plain number; the "
+                "cell after the check runs that backward for you.",
+                "think about what AccumulateGrad does with a gradient when .grad already "
+                "holds one.",
+            ],
+            gave=f"a cell that runs {computed}",
+        )
     if is_tensor(x_grad):
         return not_yet(
             ex,
@@ -458,6 +474,37 @@ def check_accumulated_grad(x_grad) -> Result:
     )
 
 
+# What a cell that computes gradients names: a backward, autograd (naivegraph's or
+# torch's) or torch itself.  Read from the cell's compiled code (the names it looks
+# up), so a comment or a string that mentions them does not count.
+_COMPUTING_NAMES = {"backward": "a backward", "torch": "torch", "autograd": "autograd"}
+
+
+def _cell_computes_gradients() -> str:
+    """What the notebook cell that called the checker runs to compute gradients
+    ("a backward", "autograd", "torch"), or "" when it runs none.
+
+    Only a cell is read (code at the top level of a module, as a notebook cell is
+    compiled): the names looked up in it and in the functions it defines.  A value
+    computed in an EARLIER cell and only typed here leaves no such trace: a limit, as
+    is any number worked out by code outside the notebook."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<") or not _is_library(name):
+            break
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_name != "<module>":
+        return ""
+    names = _names_used(frame.f_code)
+    found = [
+        shown
+        for key, shown in _COMPUTING_NAMES.items()
+        if any(key == n or key in n.split(".") for n in names)
+    ]
+    return " and ".join(found)
+
+
 def _exact(got, want, shape_free: bool = True) -> bool:
     """``got`` equals ``want`` to float32 rounding at most: a value worked out exactly,
     or read from a float32 tensor, passes; one nudged in its 5th digit does not."""
@@ -506,9 +553,10 @@ def check_vector_backward(x_grad) -> Result:
         return not_yet(
             ex, "type the numbers, not text: no quotes around them.", gave="text (in quotes)"
         )
-    if is_tensor(x_grad) or (
-        isinstance(x_grad, (list, tuple)) and any(is_tensor(v) for v in x_grad)
-    ):
+    tensors = [x_grad] if is_tensor(x_grad) else []
+    if isinstance(x_grad, (list, tuple)):
+        tensors = [v for v in x_grad if is_tensor(v)]
+    if any(_read_off_a_gradient(t) for t in tensors):
         return not_yet(
             ex,
             [
@@ -570,6 +618,18 @@ def check_vector_backward(x_grad) -> Result:
             "2x; assume a fresh x (nothing accumulated in its .grad yet).",
         ],
         gave=show(x_grad),
+    )
+
+
+def _read_off_a_gradient(t) -> bool:
+    """Whether ``t`` is some tensor's .grad in the learner's namespace, or has a
+    history: the result of a backward run, not numbers typed into a tensor (which
+    are judged as numbers)."""
+    if getattr(t, "grad_fn", None) is not None:
+        return True
+    return any(
+        isinstance(value, ng.Tensor) and value.grad is t
+        for value in list(learner_namespace().values())
     )
 
 
