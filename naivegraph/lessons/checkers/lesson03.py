@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 import random
 import sys
@@ -480,6 +479,18 @@ def check_accumulated_grad(x_grad) -> Result:
 _COMPUTING_NAMES = {"backward": "a backward", "torch": "torch", "autograd": "autograd"}
 
 
+def _learner_frame():
+    """The frame of the code that called the checker (a notebook cell), as
+    ``learner_namespace`` finds it: the first outside the library and packages."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<") or not _is_library(name):
+            return frame
+        frame = frame.f_back
+    return None
+
+
 def _cell_computes_gradients() -> str:
     """What the notebook cell that called the checker runs to compute gradients
     ("a backward", "autograd", "torch"), or "" when it runs none.
@@ -488,12 +499,7 @@ def _cell_computes_gradients() -> str:
     compiled): the names looked up in it and in the functions it defines.  A value
     computed in an EARLIER cell and only typed here leaves no such trace: a limit, as
     is any number worked out by code outside the notebook."""
-    frame = inspect.currentframe()
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith("<") or not _is_library(name):
-            break
-        frame = frame.f_back
+    frame = _learner_frame()
     if frame is None or frame.f_code.co_name != "<module>":
         return ""
     names = _names_used(frame.f_code)
@@ -627,10 +633,13 @@ def _read_off_a_gradient(t) -> bool:
     are judged as numbers)."""
     if getattr(t, "grad_fn", None) is not None:
         return True
-    return any(
-        isinstance(value, ng.Tensor) and value.grad is t
-        for value in list(learner_namespace().values())
-    )
+    frame = _learner_frame()
+    if frame is None:
+        return False
+    names = {**frame.f_globals, **frame.f_locals}
+    grads = [v.grad for v in names.values() if isinstance(v, ng.Tensor) and v.grad is not None]
+    # an element of x.grad (list(x.grad), x.grad[0]) is a view of its memory
+    return any(g is t or np.shares_memory(g._data, t._data) for g in grads)
 
 
 def _same_values_other_shape(got, want) -> bool:
@@ -676,7 +685,7 @@ def check_manual_gradient(gradf) -> Result:
     xs = MANUAL_POINTS
     want = _manual_formula(xs)
     x = ng.tensor(xs, dtype=ng.float64)
-    with AutogradCalls() as calls, DualLevels() as levels, _TorchCalls() as torch_calls:
+    with AutogradCalls() as calls, DualLevels() as levels, _TorchCalls(static=True) as torch_calls:
         with _Conversions() as conversions:
             try:
                 got, raised = gradf(x), None
@@ -693,6 +702,32 @@ def check_manual_gradient(gradf) -> Result:
                 "result as a tensor expression in x, with ng.exp.",
             ],
             gave=f"a gradf that calls torch ({', '.join(torch_calls.names)})",
+        )
+    if torch_calls.static_names:
+        return not_yet(
+            ex,
+            [
+                "your gradf runs a static graph (naivegraph.static: "
+                f"{', '.join(torch_calls.static_names)}): its autodiff, or its compiled "
+                "functions, compute the result outside the tensor ops on x. This "
+                "exercise checks autograd AGAINST a gradient you derive by hand, written "
+                "with naivegraph's dynamic ops on x.",
+                "differentiate x^2 e^x on paper with the product rule, then type the "
+                "result as a tensor expression in x, with ng.exp.",
+            ],
+            gave=f"a gradf that uses the static graph ({', '.join(torch_calls.static_names)})",
+        )
+    if _reads_internals(gradf):
+        return not_yet(
+            ex,
+            [
+                "your gradf reads `_data`, the array naivegraph keeps inside a tensor: "
+                "a name with a leading underscore is the lab's internals, not its API, "
+                "and a result computed on that array with numpy is computed outside "
+                "naivegraph's ops.",
+                "write the formula with ng.exp and tensor operators on x itself.",
+            ],
+            gave="a gradf that reads the tensor's _data",
         )
     if calls.flags:  # even when it then crashed: the mistake is asking autograd
         return not_yet(
@@ -719,7 +754,21 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave="a gradf that uses forward-mode autodiff",
         )
-    if x._version != 0 or not np.array_equal(x.numpy(), xs):
+    if x.requires_grad:
+        if raised is None and x.grad_fn is None:
+            x.requires_grad_(False)
+        return not_yet(
+            ex,
+            [
+                "your gradf changed x's requires_grad (requires_grad_() or "
+                "x.requires_grad = True): x is the caller's tensor, and after the call it "
+                "records every op on it, which it did not before. A formula written by "
+                "hand needs nothing from autograd.",
+                "compute the result from x as it is given, and leave its flags alone.",
+            ],
+            gave="a gradf that switches on requires_grad of x",
+        )
+    if x._version != 0 or not np.array_equal(x.detach().numpy(), xs):
         return not_yet(
             ex,
             [
@@ -814,6 +863,9 @@ def check_manual_gradient(gradf) -> Result:
                 ],
                 gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
             )
+        further = _further_cases(ex, gradf)
+        if further is not None:
+            return further
         return correct(ex, "2x e^x + x^2 e^x matches what autograd computes.")
     if np.isnan(as_array(got)).any():
         first = _nan_hint(gradf, got, xs)
@@ -856,6 +908,92 @@ def check_manual_gradient(gradf) -> Result:
         ],
         gave=_wrong_at(got, want, xs),
     )
+
+
+# Far from 0, where e^x is near the end of float64's range (or of float32's, below):
+# a formula that clamps x, or switches to another one past some size, shows there.
+FAR_POINTS = np.array([60.0, -60.0, 200.0, -200.0, 400.0, -400.0])
+
+
+def _reads_internals(gradf) -> bool:
+    """Whether gradf's code names ``_data`` (as an attribute, or as a string handed to
+    getattr or vars): the array inside a tensor, which the lab keeps to itself."""
+    fn = getattr(gradf, "__func__", gradf)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+
+    def strings(code) -> set[str]:
+        found = {c for c in code.co_consts if isinstance(c, str)}
+        for const in code.co_consts:
+            if hasattr(const, "co_consts"):
+                found |= strings(const)
+        return found
+
+    return "_data" in _names_used(code) or "_data" in strings(code)
+
+
+def _further_cases(ex: str, gradf) -> Result | None:
+    """gradf on x far from 0 (float64) and on a float32 x: None when the derivative
+    holds there too and the result keeps x's dtype, else the hint."""
+    far = ng.tensor(FAR_POINTS, dtype=ng.float64)
+    small = ng.tensor(MANUAL_POINTS[:3], dtype=ng.float32)
+    with AutogradCalls(), _TorchCalls(static=True):
+        ok_far, got_far = call_answer(ex, gradf, far)
+        if not ok_far:
+            return got_far
+        ok_small, got_small = call_answer(ex, gradf, small)
+        if not ok_small:
+            return got_small
+    want_far = _manual_formula(FAR_POINTS)
+    if not isinstance(got_far, ng.Tensor) or not close(
+        got_far, want_far, atol=0.0, rtol=1e-12, shape_free=False
+    ):
+        values = as_array(got_far) if isinstance(got_far, ng.Tensor) else None
+        wrong = [
+            i
+            for i in range(len(FAR_POINTS))
+            if values is None
+            or values.shape != want_far.shape
+            or not close(values[i], want_far[i], atol=0.0, rtol=1e-12)
+        ]
+        at = FAR_POINTS[wrong[0]]
+        shown = show(values[wrong[0]]) if values is not None and values.shape else show(got_far)
+        return not_yet(
+            ex,
+            [
+                f"your gradf is right near 0, but not at x = {at:g}: the derivative must "
+                "hold for every x, as large as float64 allows, so no limit on x and no "
+                "other formula past some size.",
+                "write the product rule's two terms for every x, with ng.exp.",
+            ],
+            gave=f"gradf({at:g}) = {shown}",
+        )
+    if not isinstance(got_small, ng.Tensor):
+        return not_yet(
+            ex,
+            "gradf must return a tensor for a float32 x too.",
+            gave=f"a {_type_name(got_small)} for a float32 x",
+        )
+    if got_small.dtype != small.dtype:
+        return not_yet(
+            ex,
+            [
+                f"given a float32 x, your gradf returns {_dtype_name(got_small.dtype)}: "
+                "a cast (such as x.double()) or a tensor of another dtype in the "
+                "formula. The result's dtype must follow x's, whatever x is given.",
+                "write the formula with ng ops on x as it is given, with no cast.",
+            ],
+            gave=f"a {_dtype_name(got_small.dtype)} gradient for a float32 x",
+        )
+    if not close(got_small, _manual_formula(MANUAL_POINTS[:3]), rtol=1e-5, shape_free=False):
+        return not_yet(
+            ex,
+            "your gradf is right for a float64 x, not for a float32 one: the formula "
+            "must not depend on x's dtype.",
+            gave=_wrong_at(got_small, _manual_formula(MANUAL_POINTS[:3]), MANUAL_POINTS[:3]),
+        )
+    return None
 
 
 def _typed_e(got, want: np.ndarray, xs: np.ndarray) -> bool:
@@ -1059,54 +1197,93 @@ class _Conversions:
 
 
 class _TorchCalls:
-    """Counts the calls into torch while the block runs, when torch is imported: its
-    autograd (``torch.autograd.grad``, ``Tensor.backward``) and the functions that make
-    its tensors from data (``torch.tensor``, ``torch.from_numpy``, ``torch.as_tensor``).
-    An answer to be written with naivegraph's ops has no call for any of them."""
+    """Counts the calls into torch while the block runs: its autograd
+    (``torch.autograd.grad``, ``torch.autograd.backward``, ``Tensor.backward``) and the
+    functions that make its tensors from data (``torch.tensor``, ``torch.from_numpy``,
+    ``torch.as_tensor``); with ``static=True``, the static graph's autodiff and
+    compiled runs too (``ns.gradients``, ``compile``, ``run``), in ``static_names``.
+    An answer to be written with naivegraph's ops has no call for any of them.
 
-    WATCHED = (
-        ("autograd", "grad", "torch.autograd.grad"),
-        ("Tensor", "backward", "backward"),
-        (None, "tensor", "torch.tensor"),
-        (None, "from_numpy", "torch.from_numpy"),
-        (None, "as_tensor", "torch.as_tensor"),
-    )
+    Watched by their code (``sys.setprofile``), not by replacing module attributes:
+    a function imported under another name before the check is the same function.
+    torch imported inside the block is watched from the moment it is loaded."""
 
-    def __init__(self) -> None:
+    def __init__(self, static: bool = False) -> None:
         self.count = 0
         self.names: list[str] = []
-        self._patched: list[tuple] = []
+        self.static_names: list[str] = []
+        self._static = static
+        self._codes: dict[object, tuple[str, str]] = {}  # code -> (group, shown)
+        self._builtins: list[tuple[object, str]] = []  # C functions, seen as c_call
+        self._torch_ready = False
 
-    def __enter__(self) -> _TorchCalls:
+    def _watch_torch(self) -> None:
         torch = sys.modules.get("torch")
         if torch is None:
-            return self
-        for owner_name, name, shown in self.WATCHED:
-            owner = torch if owner_name is None else getattr(torch, owner_name, None)
-            real = getattr(owner, name, None) if owner is not None else None
-            if real is None:
-                continue
-            try:
-                setattr(owner, name, self._counted(real, shown))
-            except (AttributeError, TypeError):  # a read-only attribute: not watched
-                continue
-            self._patched.append((owner, name, real))
+            return
+        try:
+            functions = [
+                (torch.autograd.grad, "torch.autograd.grad"),
+                (torch.autograd.backward, "backward"),
+                (torch.Tensor.backward, "backward"),
+            ]
+            makers = [
+                (torch.tensor, "torch.tensor"),
+                (torch.from_numpy, "torch.from_numpy"),
+                (torch.as_tensor, "torch.as_tensor"),
+            ]
+        except AttributeError:  # torch is being imported: watched once it is loaded
+            return
+        for fn, shown in functions:
+            code = getattr(fn, "__code__", None)
+            if code is not None:
+                self._codes[code] = ("torch", shown)
+        self._builtins = makers
+        self._torch_ready = True
+
+    def _watch_static(self) -> None:
+        import naivegraph.static.gradients
+        from naivegraph.static import session
+
+        # the package exports the function under the module's own name
+        autodiff = sys.modules["naivegraph.static.gradients"]
+        for fn, shown in (
+            (autodiff.gradients, "ns.gradients"),
+            (session.compile, "compile"),
+            (session.run, "run"),
+        ):
+            self._codes[fn.__code__] = ("static", shown)
+
+    def _note(self, group: str, shown: str) -> None:
+        names = self.names if group == "torch" else self.static_names
+        if group == "torch":
+            self.count += 1
+        if shown not in names:
+            names.append(shown)
+
+    def __enter__(self) -> _TorchCalls:
+        self._watch_torch()
+        if self._static:
+            self._watch_static()
+        self._previous = sys.getprofile()
+
+        def watch(frame, event, arg):
+            if event == "call":
+                if not self._torch_ready and "torch" in sys.modules:
+                    self._watch_torch()
+                seen = self._codes.get(frame.f_code)
+                if seen is not None:
+                    self._note(*seen)
+            elif event == "c_call" and self._builtins:
+                for fn, shown in self._builtins:
+                    if arg is fn:
+                        self._note("torch", shown)
+
+        sys.setprofile(watch)
         return self
 
-    def _counted(self, real, shown: str):
-        @functools.wraps(real)
-        def counted(*args, **kwargs):
-            self.count += 1
-            if shown not in self.names:
-                self.names.append(shown)
-            return real(*args, **kwargs)
-
-        return counted
-
     def __exit__(self, *exc_info: object) -> None:
-        for owner, name, real in reversed(self._patched):
-            setattr(owner, name, real)
-        self._patched.clear()
+        sys.setprofile(self._previous)
 
 
 class _GradModeReads:
@@ -1194,7 +1371,9 @@ def check_second_derivative(derivatives) -> Result:
                     "your function uses torch (its tensors or its autograd): the exercise "
                     "asks for naivegraph's autograd, on the naivegraph tensor x and the "
                     "naivegraph function f it is given.",
-                    "call f on x and hand the result to ng.autograd.grad, twice.",
+                    "the second derivative is the derivative of the first: naivegraph's "
+                    "autograd can differentiate a result of its own, when it recorded "
+                    "how it computed it.",
                 ],
                 gave=f"a function that calls torch ({', '.join(torch_calls.names)})",
             )
