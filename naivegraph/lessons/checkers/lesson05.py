@@ -8,11 +8,13 @@ import re
 import numpy as np
 
 import naivegraph as ng
+from naivegraph.dynamic import tensor as tensor_module
 
 from ..checking import (
     forgot_return,
     keeps_learner_state,
     Result,
+    as_array,
     as_bools,
     call_answer,
     checker,
@@ -90,8 +92,8 @@ class _Net(ng.nn.Module):
         return self.fc(self.body(x))
 
 
-def _tiny_net() -> _Net:
-    ng.manual_seed(0)
+def _tiny_net(seed: int = 0) -> _Net:
+    ng.manual_seed(seed)
     return _Net()
 
 
@@ -495,8 +497,8 @@ def check_inference(predict) -> Result:
     bad = not_callable(ex, predict)
     if bad is not None:
         return bad
-    for case in _INFERENCE_CASES:
-        result = _check_one_prediction(ex, predict, case)
+    for seed, case in enumerate(_INFERENCE_CASES, start=1):
+        result = _check_one_prediction(ex, predict, case, seed)
         if result is not None:
             return result
     return correct(ex, "same output, no grad_fn, nothing saved for backward.")
@@ -514,8 +516,10 @@ _INFERENCE_CASES = (
 )
 
 
-def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
-    model = _tiny_net()
+def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | None:
+    # Weights and x of their own in each case: an output kept from an earlier call
+    # (a cache keyed by shape) is not this model's output for this x.
+    model = _tiny_net(seed)
     x = ng.randn(4, 2)
     with ng.no_grad():
         want = model(x).numpy()
@@ -527,6 +531,11 @@ def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
         model.eval()
     if case == "x requires grad":
         x.requires_grad_(True)
+        x.grad = ng.full_like(x, 0.25)  # a gradient the caller accumulated
+    for p in model.parameters():
+        if p.requires_grad:  # gradients the caller accumulated, to be left as they are
+            p.grad = ng.full_like(p, 0.5)
+    params_before = _params_state(model)
     grad_before = case != "grad mode off"
     training_before = [m.training for m in model.modules()]
     flags_before = [p.requires_grad for p in model.parameters()]
@@ -536,7 +545,8 @@ def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
     try:
         ng.set_grad_enabled(grad_before)
         try:
-            out = predict(model, x)
+            with _Recorded() as records:
+                out = predict(model, x)
         except Exception as exc:  # reported below, with grad mode put back first
             raised = exc
         grad_after = ng.is_grad_enabled()
@@ -562,6 +572,20 @@ def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
             ],
             gave="a function that leaves a hook on the model",
         )
+    params_changed = _params_changes(params_before, _params_state(model))
+    if params_changed:
+        return not_yet(
+            ex,
+            [
+                f"your function changed the model's parameters ({params_changed}): they "
+                "belong to the caller, who may be in the middle of a training step (its "
+                "gradients accumulated, a graph waiting for backward, which refuses "
+                "parameters changed in place since).",
+                "leave the parameters and their gradients alone: switching recording off "
+                "(grad mode) for the call is all inference needs.",
+            ],
+            gave=f"a function that changes the model's parameters ({params_changed})",
+        )
     x_changes = _x_changes(x_before, _x_state(x))
     if x_changes:
         return not_yet(
@@ -579,7 +603,64 @@ def _check_one_prediction(ex: str, predict, case: str) -> Result | None:
         not_in_force = _no_grad_not_in_force(ex, predict, out)
         if not_in_force is not None:
             return not_in_force
-    return _judge_output(ex, model, x, out, want)
+    return _judge_output(ex, model, x, out, want, records.count)
+
+
+class _Recorded:
+    """Counts the graph nodes recorded while the block runs (every op that records
+    history goes through the tensor module's ``_record``): a graph built and then cut
+    off by detach() leaves its count, however the model was called."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> _Recorded:
+        self._real = tensor_module._record
+
+        def counted(*args, **kwargs):
+            self.count += 1
+            return self._real(*args, **kwargs)
+
+        tensor_module._record = counted
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        tensor_module._record = self._real
+
+
+def _params_state(model) -> list[tuple]:
+    """Each parameter's identity, version and gradient (the tensor and its values)."""
+    return [
+        (
+            id(p),
+            p._version,
+            p.grad,
+            None if p.grad is None else p.grad.detach().numpy().tobytes(),
+        )
+        for p in model.parameters()
+    ]
+
+
+def _params_changes(before: list[tuple], after: list[tuple]) -> str:
+    """What changed about the model's parameters, in words ("" when nothing did)."""
+    said = []
+    if [b[0] for b in before] != [a[0] for a in after]:
+        said.append("parameters replaced by other tensors")
+    elif any(b[1] != a[1] for b, a in zip(before, after)):
+        said.append("their values written in place")
+    if any(b[2] is not None and a[2] is None for b, a in zip(before, after)):
+        said.append("their gradients cleared, as zero_grad() does")
+    elif any(b[2] is not a[2] or b[3] != a[3] for b, a in zip(before, after)):
+        said.append("their gradients changed")
+    return ", ".join(said)
+
+
+def as_array_or_none(value):
+    """``value`` as an array, or None when it is not one (its shape is then ())."""
+    try:
+        return as_array(value)
+    except Exception:  # not numbers: no shape to compare
+        return None
 
 
 def _module_hooks(model) -> list[tuple[int, int, int]]:
@@ -599,6 +680,8 @@ def _x_state(x) -> dict[str, object]:
         "value": x.detach().numpy().tobytes(),
         "version": x._version,
         "dtype": x.dtype,
+        "grad": x.grad,
+        "grad values": None if x.grad is None else x.grad.detach().numpy().tobytes(),
     }
 
 
@@ -611,6 +694,10 @@ def _x_changes(before: dict[str, object], after: dict[str, object]) -> str:
         said.append("its values changed in place")
     if before["dtype"] != after["dtype"]:
         said.append("its dtype changed")
+    if before["grad"] is not None and after["grad"] is None:
+        said.append("its .grad cleared")
+    elif before["grad"] is not after["grad"] or before["grad values"] != after["grad values"]:
+        said.append("its .grad changed")
     return ", ".join(said)
 
 
@@ -757,9 +844,21 @@ def _changed_state(
     return None
 
 
-def _judge_output(ex: str, model, x, out, want) -> Result | None:
+def _judge_output(ex: str, model, x, out, want, records: int = 0) -> Result | None:
     """None when ``out`` is the model's output and no graph was recorded for it."""
     if not close(out, want, shape_free=False):
+        if np.shape(as_array_or_none(out)) == want.shape:
+            return not_yet(
+                ex,
+                [
+                    "your output is not what this model gives for this x: each call "
+                    "brings its own model and x (weights and inputs change between "
+                    "calls), so an output kept from an earlier call, or computed from "
+                    "another model or input, is not the answer.",
+                    "return the model's output itself, unchanged, computed on each call.",
+                ],
+                gave=show(out),
+            )
         return not_yet(ex, "return the model's output itself, unchanged.", gave=show(out))
     if not hasattr(out, "grad_fn"):
         return not_yet(
@@ -791,7 +890,7 @@ def _judge_output(ex: str, model, x, out, want) -> Result | None:
             ],
             gave=f"an output off by up to {np.max(np.abs(out.detach().numpy() - want)):.0e}",
         )
-    recorded = any(
+    recorded = records > 0 or any(
         mode and (trainable or x.requires_grad)
         for mode, trainable in zip(model.modes, model.trainable)
     )
