@@ -138,6 +138,7 @@ _SETTING_NAMES = {
 def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
     model = _tiny_net()
     old_fc = model.fc
+    body_modules = list(model.body.modules())
     dtypes = {p.dtype for p in model.parameters()}
     body_before = [p.detach().numpy().copy() for p in model.body.parameters()]
     ok, opt = call_answer(ex, setup, model, n_classes)
@@ -151,6 +152,21 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ex,
             f"your function returned {type(opt).__name__}; hint: return the optimizer "
             "you made (an ng.optim optimizer).",
+        )
+    body_now = list(model.body.modules())
+    if len(body_now) != len(body_modules) or any(
+        a is not b for a, b in zip(body_now, body_modules)
+    ):
+        return not_yet(
+            ex,
+            [
+                "your function replaced the model's body (or a layer of it) by other "
+                "modules, a copy say: the body is the caller's pretrained network, "
+                "which fine-tuning keeps and freezes where it is; the caller's own "
+                "layers must stay in the model.",
+                "replace only the last layer; freeze the body's parameters in place.",
+            ],
+            gave="a model whose body is not the caller's",
         )
     if model.fc is old_fc:
         return not_yet(
@@ -421,7 +437,34 @@ def _step_keeps_body(ex: str, model, opt, body_before, n_classes: int) -> Result
             ],
             gave="an optimizer whose step climbs the loss",
         )
-    return _step_like_the_lessons(ex, model, opt, lessons, copies, grads, x, target)
+    stepped = _step_like_the_lessons(ex, model, opt, lessons, copies, grads, x, target)
+    if stepped is not None:
+        return stepped
+    return _settings_like_the_lessons(ex, opt)
+
+
+def _settings_like_the_lessons(ex: str, opt) -> Result | None:
+    """None when every group of the optimizer has the lesson's settings; else the hint
+    naming those that differ (never their values), however small the difference: a
+    weight decay of 1e-9 changes no bit of two steps, and every step after them."""
+    differ: list[str] = []
+    for group in getattr(opt, "param_groups", []):
+        for key, name in _SETTING_NAMES.items():
+            if key in group and group[key] != LESSON_SGD[key] and name not in differ:
+                differ.append(name)
+    if not differ:
+        return None
+    return not_yet(
+        ex,
+        [
+            f"your optimizer's settings are not the lesson's: look at {' and '.join(differ)} "
+            "you gave SGD. The difference is too small to change the first steps, yet "
+            "it is there, and it adds up over training.",
+            "the exercise asks for the settings of the lesson's own optimizer, and "
+            "SGD's defaults for the rest.",
+        ],
+        gave=f"an SGD with {' and '.join(differ)} other than the lesson's",
+    )
 
 
 def _step_like_the_lessons(ex: str, model, opt, lessons, copies, grads, x, target):
