@@ -633,11 +633,14 @@ def _read_off_a_gradient(t) -> bool:
     are judged as numbers)."""
     if getattr(t, "grad_fn", None) is not None:
         return True
+    grads = []
     frame = _learner_frame()
-    if frame is None:
-        return False
-    names = {**frame.f_globals, **frame.f_locals}
-    grads = [v.grad for v in names.values() if isinstance(v, ng.Tensor) and v.grad is not None]
+    while frame is not None:  # the cell, and any code of the learner's that called it
+        if not _is_library(frame.f_code.co_filename):
+            for value in [*frame.f_globals.values(), *frame.f_locals.values()]:
+                if isinstance(value, ng.Tensor) and value.grad is not None:
+                    grads.append(value.grad)
+        frame = frame.f_back
     # an element of x.grad (list(x.grad), x.grad[0]) is a view of its memory
     return any(g is t or np.shares_memory(g._data, t._data) for g in grads)
 
