@@ -10,6 +10,8 @@ import numpy as np
 
 import naivegraph as ng
 from naivegraph.dynamic import tensor as tensor_module
+from naivegraph.static import gradients as _static_gradients  # noqa: F401  (loaded for the watch)
+from naivegraph.static import session
 
 from ..checking import _is_library  # the frames of the library, skipped
 from ..checking import (
@@ -1245,9 +1247,6 @@ class _TorchCalls:
         self._torch_ready = True
 
     def _watch_static(self) -> None:
-        import naivegraph.static.gradients
-        from naivegraph.static import session
-
         # the package exports the function under the module's own name
         autodiff = sys.modules["naivegraph.static.gradients"]
         for fn, shown in (
