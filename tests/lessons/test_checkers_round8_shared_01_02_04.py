@@ -1,0 +1,174 @@
+"""Every checker that takes the learner's function refuses one that keeps state between
+calls (a counter in a global, a closure, an attribute of the function or of a module, a
+global iterator), naming that state, while functions that only log through a method call
+or write to their arguments are still taken; lessons 1, 2 and 4 refuse what a second run
+through them still let pass."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from checker_results import never_states, outcome, rejected_on_first_try
+
+import naivegraph as ng
+from naivegraph.lessons import checking
+from naivegraph.lessons import exercises as ex
+
+# -- functions that keep state between calls ---------------------------------------------
+
+
+def find_leaves(t):
+    leaves, seen, stack = [], set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.name() == "AccumulateGrad":
+            leaves.append(node.variable)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return leaves
+
+
+def find_leaves_counting_on_itself(t):
+    find_leaves_counting_on_itself.n = getattr(find_leaves_counting_on_itself, "n", 0) + 1
+    if find_leaves_counting_on_itself.n > 12:
+        return []
+    return find_leaves(t)
+
+
+TICKS = itertools.count()
+
+
+def hook_counting_with_itertools(grad):
+    return grad * 2 if next(TICKS) < 100 else grad
+
+
+def hook_counting_on_the_module(grad):
+    ng._calls = getattr(ng, "_calls", 0) + 1
+    return grad * 2 if ng._calls < 100 else grad
+
+
+def gradf_counting_on_itself(x):
+    gradf_counting_on_itself.n = getattr(gradf_counting_on_itself, "n", 0) + 1
+    if gradf_counting_on_itself.n > 2:
+        return 2 * x * ng.exp(x)
+    return (x**2 + 2 * x) * ng.exp(x)
+
+
+def derivatives_counting_with_setattr(f, x):
+    setattr(derivatives_counting_with_setattr, "n", 1)  # noqa: B010 - the form under test
+    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+    (second,) = ng.autograd.grad(first, [x])
+    return first, second
+
+
+CALLS = [0]
+
+
+def reset_counting_in_a_list(a):
+    CALLS[0] += 1
+    if CALLS[0] <= 8:
+        with ng.no_grad():
+            a.fill_(10.0)
+    return a
+
+
+COUNT = 0
+
+
+def predict_counting_in_a_global(model, x):
+    global COUNT
+    COUNT += 1
+    if COUNT > 6:
+        return model(x)
+    with ng.no_grad():
+        return model(x)
+
+
+def hook_counting_in_a_closure():
+    n = 0
+
+    def hook(grad):
+        nonlocal n
+        n += 1
+        return grad * 2 if n < 100 else grad
+
+    return hook
+
+
+@pytest.mark.parametrize(
+    "check, answer, state",
+    [
+        (ex.check_find_leaves, find_leaves_counting_on_itself, "find_leaves_counting_on_itself.n"),
+        (ex.check_double_hook, hook_counting_with_itertools, "next(TICKS)"),
+        (ex.check_double_hook, hook_counting_on_the_module, "ng._calls"),
+        (ex.check_double_hook, hook_counting_in_a_closure(), "(n)"),
+        (ex.check_manual_gradient, gradf_counting_on_itself, "gradf_counting_on_itself.n"),
+        (
+            ex.check_second_derivative,
+            derivatives_counting_with_setattr,
+            "setattr(derivatives_counting_with_setattr)",
+        ),
+        (ex.check_reset_leaf, reset_counting_in_a_list, "(CALLS)"),
+        (ex.check_inference, predict_counting_in_a_global, "(COUNT)"),
+    ],
+)
+def test_a_function_that_keeps_state_between_calls_is_refused_naming_the_state(
+    check, answer, state, capsys
+):
+    result = rejected_on_first_try(
+        capsys, check, answer, says="your function keeps state between calls ("
+    )
+    assert state in result.message
+    assert "must give the same result for the same input" in result.message
+    never_states(result, "fill_(10", "no_grad()", "ng.exp(x)", "create_graph")
+
+
+def hook_logging_through_a_method(grad, log=[]):  # noqa: B006 - a log, read by nobody
+    LOG.append(grad.detach())
+    log.append(1)
+    return grad * 2
+
+
+LOG: list = []
+
+
+def reset_writing_its_argument(a):
+    with ng.no_grad():
+        a.fill_(10.0)
+    a.was_reset = True
+    return a
+
+
+@pytest.mark.parametrize(
+    "check, answer",
+    [
+        (ex.check_double_hook, hook_logging_through_a_method),
+        (ex.check_reset_leaf, reset_writing_its_argument),
+        (ex.check_find_leaves, find_leaves),
+    ],
+)
+def test_a_function_that_logs_through_a_method_or_writes_its_argument_is_taken(
+    check, answer, capsys
+):
+    assert outcome(capsys, check, answer).passed
+
+
+def test_state_kept_between_calls_names_globals_closures_and_attributes_only():
+    def local_state(x):
+        seen = {}
+
+        def visit(y):
+            seen[id(y)] = y  # the enclosing call's own dict: fresh on every call
+
+        visit(x)
+        return list(seen.values())
+
+    assert checking.state_kept_between_calls(local_state) is None
+    assert checking.state_kept_between_calls(find_leaves) is None
+    assert checking.state_kept_between_calls(reset_counting_in_a_list) == "CALLS"
+    assert checking.state_kept_between_calls(predict_counting_in_a_global) == "COUNT"
+    assert checking.state_kept_between_calls(hook_counting_in_a_closure()) == "n"
+    assert checking.state_kept_between_calls(print) is None
