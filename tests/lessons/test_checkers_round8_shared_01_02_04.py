@@ -172,3 +172,109 @@ def test_state_kept_between_calls_names_globals_closures_and_attributes_only():
     assert checking.state_kept_between_calls(predict_counting_in_a_global) == "COUNT"
     assert checking.state_kept_between_calls(hook_counting_in_a_closure()) == "n"
     assert checking.state_kept_between_calls(print) is None
+
+
+# -- 02-3: a deeper graph, a walk that changes the graph or runs the lab's walk -----------
+
+
+def find_leaves_to_depth_60(t):
+    leaves, seen = [], set()
+
+    def visit(node, depth):
+        if node is None or depth > 60 or id(node) in seen:
+            return
+        seen.add(id(node))
+        if node.name() == "AccumulateGrad":
+            leaves.append(node.variable)
+        for child, _ in node.next_functions:
+            visit(child, depth + 1)
+
+    visit(t.grad_fn, 0)
+    return leaves
+
+
+def find_leaves_recursive(t):  # one frame per node: still right on the deepest graph
+    found = {}
+
+    def visit(node):
+        if node is None or id(node) in found:
+            return
+        found[id(node)] = node
+        for child, _ in node.next_functions:
+            visit(child)
+
+    visit(t.grad_fn)
+    return [n.variable for n in found.values() if n.name() == "AccumulateGrad"]
+
+
+def find_leaves_zeroing_their_gradients(t):
+    leaves = find_leaves(t)
+    for leaf in leaves:
+        leaf.register_hook(lambda g: g * 0)
+    return leaves
+
+
+def find_leaves_scaling_them(t):
+    leaves = find_leaves(t)
+    with ng.no_grad():
+        for leaf in leaves:
+            leaf.mul_(0.0)
+    return leaves
+
+
+def find_leaves_adding_nothing_in_place(t):
+    leaves = find_leaves(t)
+    with ng.no_grad():
+        for leaf in leaves:
+            leaf.add_(0.0)
+    return leaves
+
+
+def find_leaves_retaining_t(t):
+    t.retain_grad()
+    return find_leaves(t)
+
+
+def find_leaves_by_the_engine(t):
+    from naivegraph.dynamic.engine import topological_order
+
+    order = topological_order([t.grad_fn])
+    return [n.variable for n in order if n.name() == "AccumulateGrad"]
+
+
+@pytest.mark.parametrize(
+    "walk, says",
+    [
+        (find_leaves_to_depth_60, "your walk stops before it reaches the leaf"),
+        (find_leaves_zeroing_their_gradients, "a hook registered on a leaf"),
+        (find_leaves_scaling_them, "the values of a leaf it found changed"),
+        (find_leaves_adding_nothing_in_place, "changed in place (its _version moved on)"),
+        (find_leaves_retaining_t, "t.retain_grad() called on the tensor it was given"),
+        (find_leaves_by_the_engine, "calls the lab's own graph code (topological_order"),
+    ],
+)
+def test_find_leaves_refuses_a_walk_that_stops_early_changes_the_graph_or_runs_the_lab(
+    walk, says, capsys
+):
+    result = rejected_on_first_try(capsys, ex.check_find_leaves, walk, says=says)
+    never_states(result, "id(node) in seen", "seen.add", "stack.extend")
+
+
+def test_find_leaves_takes_a_recursive_walk_on_the_deepest_graph(capsys):
+    assert outcome(capsys, ex.check_find_leaves, find_leaves_recursive).passed
+
+
+def test_a_walk_that_runs_backward_then_crashes_is_reported_on_one_line(capsys):
+    def walk(t):
+        t.backward(retain_graph=True)
+        raise ValueError("no leaves here")
+
+    result = rejected_on_first_try(capsys, ex.check_find_leaves, walk, says="runs a backward")
+    assert "ValueError" not in result.message
+
+
+def test_a_walk_that_only_crashes_is_reported_with_its_error(capsys):
+    def walk(t):
+        raise ValueError("no leaves here")
+
+    rejected_on_first_try(capsys, ex.check_find_leaves, walk, says="your code raised ValueError")
