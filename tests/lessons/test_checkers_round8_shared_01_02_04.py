@@ -278,3 +278,98 @@ def test_a_walk_that_only_crashes_is_reported_with_its_error(capsys):
         raise ValueError("no leaves here")
 
     rejected_on_first_try(capsys, ex.check_find_leaves, walk, says="your code raised ValueError")
+
+
+# -- 01: a complex number, a typed tensor of several numbers --------------------------
+
+
+def test_leaf_grads_typed_as_complex_numbers_are_told_to_be_real(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_leaf_grads, 28 + 0j, 8, 10, says="that is a complex number"
+    )
+    assert "you gave a complex number" in result.message
+    never_states(result, "28", "= 7")
+
+
+def test_a_typed_tensor_of_four_numbers_for_l1_grad_is_told_one_number_is_asked(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_l1_grad, ng.full([2, 2], 7.0), says="ONE number is asked"
+    )
+    assert "you gave a tensor of several numbers" in result.message
+    never_states(result, "7")
+
+
+@pytest.mark.parametrize("answers", [(28, 8, 10), (28.0, 8.0, 10.0)])
+def test_leaf_grads_typed_as_plain_numbers_are_still_taken(answers, capsys):
+    assert outcome(capsys, ex.check_leaf_grads, *answers).passed
+
+
+# -- 04-3: a float64 leaf, non-finite values, a .grad set, a near miss ------------------
+
+
+def reset_through_data(a):
+    a.data = ng.full(tuple(a.shape), 10.0)
+    return a
+
+
+def reset_by_subtracting_itself(a):
+    with ng.no_grad():
+        a.sub_(a).add_(10.0)
+    return a
+
+
+def reset_by_multiplying_by_zero(a):
+    with ng.no_grad():
+        a.mul_(0).add_(10.0)
+    return a
+
+
+def reset_with_a_zero_grad(a):
+    with ng.no_grad():
+        a.fill_(10.0)
+    a.grad = ng.zeros_like(a)
+    return a
+
+
+def reset_near_ten(a):
+    with ng.no_grad():
+        a.fill_(10.000001)
+    return a
+
+
+@pytest.mark.parametrize(
+    "reset, says",
+    [
+        (reset_through_data, "your reset changed the dtype of `a` from float64 to float32"),
+        (reset_by_subtracting_itself, "the elements that held nan or inf did not become"),
+        (reset_by_multiplying_by_zero, "the elements that held nan or inf did not become"),
+        (reset_with_a_zero_grad, "a .grad of zeros is one all the same"),
+    ],
+)
+def test_reset_refuses_a_new_dtype_a_value_computed_from_a_and_a_grad_set(reset, says, capsys):
+    result = rejected_on_first_try(capsys, ex.check_reset_leaf, reset, says=says)
+    never_states(result, "fill_(", "no_grad()")
+
+
+def test_a_reset_near_ten_shows_the_digits_of_the_near_miss(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_reset_leaf, reset_near_ten, says="close, but not exact"
+    )
+    assert "you gave a = [10.000001," in result.message
+
+
+def reset_detached(a):
+    a.detach().fill_(10.0)
+    return a
+
+
+def reset_through_data_in_place(a):
+    a.data[...] = 10.0
+    return a
+
+
+@pytest.mark.parametrize(
+    "reset", [reset_writing_its_argument, reset_detached, reset_through_data_in_place]
+)
+def test_a_reset_in_place_is_still_taken_on_every_leaf(reset, capsys):
+    assert outcome(capsys, ex.check_reset_leaf, reset).passed
