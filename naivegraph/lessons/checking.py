@@ -16,14 +16,17 @@ The checkers of each lesson are in :mod:`naivegraph.lessons.checkers`.
 from __future__ import annotations
 
 import ast
+import dis
 import functools
 import html
 import inspect
 import re
+import sys
 import sysconfig
 import textwrap
 import traceback
 from pathlib import Path
+from types import CodeType, FunctionType
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -462,14 +465,127 @@ def answer(exercise: str, fn: Callable, *args) -> tuple[Result | None, Any]:
     return (blank, None) if blank is not None else (None, value)
 
 
+# Instructions that write to the object on top of the stack, and the calls that do.
+_WRITES_TO_OBJECT = {"STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR"}
+_WRITING_CALLS = {"setattr", "delattr", "next"}
+
+
+def _outer_names(code: CodeType, outer: frozenset[str]) -> list[str]:
+    """The state that ``code`` (and the code nested in it) writes between calls: the
+    globals and the names of ``outer`` (closure cells of enclosing scopes) that it
+    assigns, writes an attribute or item of, or hands to setattr/delattr/next."""
+    found: list[str] = []
+    instructions = list(dis.get_instructions(code))
+    roots = {}  # where each name load starts: the root of a target that starts there
+    for ins in instructions:
+        pushes_null = ins.opname == "LOAD_GLOBAL" and ins.arg is not None and ins.arg & 1
+        outside = ins.opname == "LOAD_GLOBAL" or (
+            ins.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and ins.argval in outer
+        )
+        if outside and not pushes_null and ins.positions and ins.positions.lineno:
+            roots[(ins.positions.lineno, ins.positions.col_offset)] = ins.argval
+    for ins, after in zip(instructions, [*instructions[1:], None]):
+        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            found.append(ins.argval)
+        elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in outer:
+            found.append(ins.argval)
+        elif ins.opname in _WRITES_TO_OBJECT and ins.positions and ins.positions.lineno:
+            root = roots.get((ins.positions.lineno, ins.positions.col_offset))
+            if root is not None:
+                whole = ins.positions.end_col_offset - ins.positions.col_offset
+                direct = ins.opname.endswith("ATTR") and whole == len(f"{root}.{ins.argval}")
+                found.append(f"{root}.{ins.argval}" if direct else root)
+        elif (
+            ins.opname == "LOAD_GLOBAL"
+            and str(ins.argval) in _WRITING_CALLS
+            and after is not None
+            and after.positions is not None
+            and roots.get((after.positions.lineno, after.positions.col_offset)) == after.argval
+        ):
+            found.append(f"{ins.argval}({after.argval})")
+    for inner in code.co_consts:
+        if isinstance(inner, CodeType):
+            found += _outer_names(inner, outer & frozenset(inner.co_freevars))
+    return found
+
+
+def state_kept_between_calls(fn: Any) -> str | None:
+    """The state a function keeps between calls, named, or None: a global or a closure
+    variable it assigns (``global N; N += 1``), an attribute or item it writes on a
+    global object, a closure object or the function itself (``fn.n = ...``,
+    ``CALLS[0] += 1``, ``ng._calls = ...``, ``setattr(fn, ...)``), or a global
+    iterator it advances (``next(C)``).  Such a function can answer the checker's tenth
+    call unlike its first.  Calling a method of a global (``LOG.append(grad)``) is not
+    counted, nor is writing to the function's arguments or its own locals.  Read from
+    the compiled code, with the functions nested in it.
+
+    >>> CALLS = [0]
+    >>> def counted(x):
+    ...     CALLS[0] += 1
+    ...     return x * 2 if CALLS[0] < 10 else x
+    >>> def logged(x, log=[]):
+    ...     LOG.append(x); x.seen = True
+    ...     return x * 2
+    >>> state_kept_between_calls(counted), state_kept_between_calls(logged)
+    ('CALLS', None)
+    >>> def with_attribute(x):
+    ...     with_attribute.n = getattr(with_attribute, "n", 0) + 1
+    ...     return x
+    >>> state_kept_between_calls(with_attribute), state_kept_between_calls(len)
+    ('with_attribute.n', None)
+    """
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, CodeType):
+        return None
+    found = _outer_names(code, frozenset(code.co_freevars))
+    return found[0] if found else None
+
+
+def _learners_function(x: Any) -> bool:
+    """Whether ``x`` is a function the learner wrote (in the notebook), not the lab's."""
+    if not isinstance(x, FunctionType):
+        return False
+    name = x.__code__.co_filename
+    return name.startswith("<") or not _is_library(name)
+
+
+def _refusing_kept_state(exercise: str, check: Callable) -> Callable:
+    """``check``, refusing first a learner's function among its arguments that keeps
+    state between calls (:func:`state_kept_between_calls`)."""
+
+    @functools.wraps(check)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for fn in [*args, *kwargs.values()]:
+            kept = state_kept_between_calls(fn) if _learners_function(fn) else None
+            if kept is not None:
+                return not_yet(
+                    exercise,
+                    [
+                        f"your function keeps state between calls ({kept}): the checker "
+                        "calls it many times, and a function must give the same result "
+                        "for the same input.",
+                        "keep what it needs in local variables, made fresh on every call: "
+                        "write no global, no closure variable and no attribute of a "
+                        "module or of the function itself.",
+                    ],
+                    gave=f"a function that keeps state between calls ({kept})",
+                )
+        return check(*args, **kwargs)
+
+    return checked
+
+
 CHECKERS: dict[str, Callable] = {}
 
 
 def checker(exercise: str, answer: str | None = None):
-    """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why)."""
+    """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why).
+    The checker refuses a function that keeps state between calls
+    (:func:`state_kept_between_calls`) and one that leaves global state changed
+    (:func:`keeps_learner_state`)."""
 
     def register(fn: Callable) -> Callable:
-        fn = keeps_learner_state(fn)
+        fn = _refusing_kept_state(exercise, keeps_learner_state(fn))
         fn.exercise = exercise
         CHECKERS[exercise] = fn
         if answer is not None:
@@ -519,6 +635,47 @@ class AutogradCalls:
 
     def __exit__(self, *exc_info: object) -> None:
         engine.execute = self._execute
+
+
+class LibraryCalls:
+    """The library's own functions an answer called inside a ``with`` block (what the
+    exercise asks to write, taken ready-made): watched by their code, so a function
+    imported under any name, or reached through a table, is seen too.
+
+    >>> import naivegraph as ng
+    >>> from naivegraph.dynamic import engine
+    >>> t = ng.tensor(2.0, requires_grad=True) * 3
+    >>> with LibraryCalls([engine.topological_order]) as library:
+    ...     order = engine.topological_order([t.grad_fn])
+    >>> library.called
+    ['topological_order']
+    """
+
+    def __init__(self, functions: Sequence[Callable]) -> None:
+        self.codes: dict[CodeType, str] = {}
+        for fn in functions:
+            code = getattr(fn, "__code__", None)
+            if code is None:
+                continue
+            self.codes[code] = fn.__name__
+            for inner in code.co_consts:  # the functions it builds (a partial's closure)
+                if isinstance(inner, CodeType):
+                    self.codes[inner] = fn.__name__
+        self.called: list[str] = []
+
+    def _seen(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in self.codes:
+            self.called.append(self.codes[frame.f_code])
+        if self._previous is not None:  # a watch around this one sees the calls too
+            self._previous(frame, event, arg)
+
+    def __enter__(self) -> LibraryCalls:
+        self._previous = sys.getprofile()
+        sys.setprofile(self._seen)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        sys.setprofile(self._previous)
 
 
 class DualLevels:

@@ -60,6 +60,12 @@ _NEAR_MISS = (
 )
 
 
+# Limit: a number computed by another route that leaves no trace in the namespace
+# (autograd.grad with retain_graph, backward then .grad reset to None, a copy of the model
+# under other names, ng.func.grad, torch inside a function) cannot be told from one
+# worked out by hand.  The lab keeps no count of autograd runs; a count since the setup
+# or the last check would refuse a learner who ran the later cells (backward) first and
+# came back, so only an engine run in the very cell of the check would be sound.
 def _autograd_ran(ex: str) -> Result | None:
     """The refusal when the lesson's shared tensors show a backward pass run before
     this check (the exercise is by hand), or None.  The notebook's ``w1``, ``w2``,
@@ -105,6 +111,16 @@ def _not_by_hand(ex: str, answers) -> Result | None:
         return not_yet(ex, [_NONE_HINT[ex], _ON_PAPER[ex]], gave="None")
     if typed_as_text(answers):  # numpy would read "40" as the number 40
         return not_yet(ex, [TEXT_HINT, _ON_PAPER[ex]], gave="text (a string in quotes)")
+    if any(isinstance(a, complex) or np.iscomplexobj(a) for a in answers if not is_tensor(a)):
+        return not_yet(ex, [_REAL_NUMBER, _ON_PAPER[ex]], gave="a complex number")
+    if not any(_read_off(a) for a in answers):
+        # typed in, tensors or not: the only mistake of form left is several numbers
+        typed = [a.detach().numpy() if is_tensor(a) else a for a in answers]
+        several = not_by_hand(typed)
+        if several is not None and any(is_tensor(a) for a in answers):
+            return not_yet(ex, [_ONE_NUMBER, _ON_PAPER[ex]], gave="a tensor of several numbers")
+        if several is not None:
+            return not_yet(ex, [several[1], _ON_PAPER[ex]], gave=several[0])
     if any(_typed_tensor(a) for a in answers) and not any(_read_off(a) for a in answers):
         return not_yet(ex, [_PLAIN_NUMBER, _ON_PAPER[ex]], gave="a tensor")
     computed = not_by_hand(answers)
@@ -133,6 +149,18 @@ _NONE_HINT = {
 _PLAIN_NUMBER = (
     "type the plain number, not a tensor: a value you work out by hand is a Python "
     "number, with no ng.tensor(...) around it (nor one read off a .grad)."
+)
+
+_REAL_NUMBER = (
+    "that is a complex number (it has a j part): every value of this model is a real "
+    "number. Type a plain real number, without j."
+)
+
+# A tensor of several numbers with no history: typed in, or read off a .grad.
+_ONE_NUMBER = (
+    "ONE number is asked, the value you work out by hand, not one read off the model or "
+    "its .grad: every element is the same, so type one element as a plain number, not "
+    "a whole tensor of them."
 )
 
 

@@ -8,19 +8,22 @@ import numpy as np
 
 import naivegraph as ng
 
+from ...dynamic import engine
 from ..checking import (
     keeps_learner_state,
     AutogradCalls,
+    LibraryCalls,
     Result,
-    answer,
     as_bools,
     checker,
     correct,
+    crash_message,
     failed,
     is_blank,
     not_callable,
     not_done,
     not_yet,
+    returned_blank,
 )
 
 FLAGS = ("a", "b", "c", "d")
@@ -394,8 +397,9 @@ def _small_cases(twin: bool) -> list[LeafCase]:
     ]
 
 
-#: How many ops deep the deepest graph find_leaves is tried on is.
-DEPTH = 50
+#: How many ops deep the deepest graph find_leaves is tried on is: a recursive walk,
+#: one frame per node, still fits under Python's default recursion limit (1000).
+DEPTH = 300
 
 
 def _leaf_cases(twin: bool = False) -> list[LeafCase]:
@@ -437,14 +441,49 @@ def _kept_state(find_leaves) -> str | None:
     return "something kept between calls" if first != second else None
 
 
-def _changed_leaves(leaves: list[ng.Tensor]) -> str | None:
-    """What the walk changed in the caller's leaves, or None: a leaf that no longer
-    requires grad, or a .grad set without a backward pass."""
-    if any(not leaf.requires_grad for leaf in leaves):
-        return "requires_grad switched off on a leaf it found"
-    if any(leaf.grad is not None for leaf in leaves):
-        return "a .grad set on a leaf it found"
-    return None
+def _graph_state(t: ng.Tensor, leaves: list[ng.Tensor]) -> dict[str, Any]:
+    """What a walk that only reads ``t``'s graph leaves as it was, each under the words
+    that say it changed: the leaves' flags, .grad, values, dtypes and versions, and the
+    hooks on the leaves and on every node of the graph (retain_grad is one)."""
+    hooks, seen, stack = 0, set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        kept = node._hooks
+        hooks += sum(len(h or ()) for h in (kept.pre, kept.post, kept.tensor)) if kept else 0
+        stack.extend(fn for fn, _ in node.next_functions)
+    hooks += sum(
+        len(leaf._hooks or ()) + len(leaf.__dict__.get("_post_accumulate_hooks") or ())
+        for leaf in leaves
+    )
+    return {
+        "requires_grad switched off on a leaf it found": [leaf.requires_grad for leaf in leaves],
+        "a .grad set on a leaf it found": [leaf.grad is None for leaf in leaves],
+        "the values of a leaf it found changed": [
+            (leaf.dtype, tuple(leaf.shape), leaf.detach().numpy().tobytes()) for leaf in leaves
+        ],
+        "a leaf it found changed in place (its _version moved on)": [
+            leaf._version for leaf in leaves
+        ],
+        "a hook registered on a leaf or a node of the graph": hooks,
+        "t.retain_grad() called on the tensor it was given": t.retains_grad,
+    }
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    """The first thing a walk changed in the graph it was given (:func:`_graph_state`)."""
+    return next((what for what in before if before[what] != after[what]), None)
+
+
+#: The engine's own functions (topological_order, the backward pass, ...): a walk that
+#: calls one takes the lab's walk ready-made.
+_ENGINE = [
+    fn
+    for fn in vars(engine).values()
+    if callable(fn) and getattr(fn, "__module__", None) == engine.__name__
+]
 
 
 def _finds_all_in_twin(find_leaves, index: int) -> bool:
@@ -509,8 +548,12 @@ def check_find_leaves(find_leaves) -> Result:
         return bad
     for index, (text, tensor, leaves, names) in enumerate(_leaf_cases()):
         want = {id(t) for t in leaves}
-        with AutogradCalls() as calls:
-            stop, got = answer(ex, find_leaves, tensor)
+        before, crash = _graph_state(tensor, leaves), None
+        with AutogradCalls() as calls, LibraryCalls(_ENGINE) as library:
+            try:
+                got = find_leaves(tensor)
+            except Exception as exc:  # reported below, unless what led to it is
+                crash = exc
         if calls.flags:
             return not_yet(
                 ex,
@@ -524,7 +567,19 @@ def check_find_leaves(find_leaves) -> Result:
                 ],
                 gave=f"a walk that ran backward on {text}",
             )
-        changed = _changed_leaves(leaves)
+        if library.called:
+            return not_yet(
+                ex,
+                [
+                    f"your walk calls the lab's own graph code ({library.called[0]}, from "
+                    "naivegraph.dynamic.engine): that walk is the one the exercise asks you "
+                    "to write yourself.",
+                    "start from t.grad_fn and follow next_functions with a stack (or "
+                    "recursion) of your own.",
+                ],
+                gave="a walk that runs the lab's own graph code",
+            )
+        changed = _changed(before, _graph_state(tensor, leaves))
         if changed is not None:
             return not_yet(
                 ex,
@@ -532,12 +587,16 @@ def check_find_leaves(find_leaves) -> Result:
                     f"on {text} your walk changes the tensors it is given ({changed}): "
                     "find_leaves only reads the graph, and the caller's tensors must be "
                     "left as they were, ready for the backward pass that follows.",
-                    "collect `node.variable` as it is: set nothing on it.",
+                    "collect `node.variable` as it is: set nothing on it, change nothing in "
+                    "it, register nothing on it or on t.",
                 ],
                 gave=f"a walk that leaves {changed}",
             )
-        if stop is not None:
-            return stop
+        if crash is not None:
+            return failed(ex, crash_message(crash))
+        blank = returned_blank(ex, got)
+        if blank is not None:
+            return blank
         try:
             items = list(got)
         except TypeError:

@@ -194,6 +194,13 @@ RESET_CASES = (
 #: The leaf reset() is called on from inside the caller's ``with ng.no_grad():``: it
 #: must leave recording off there, as the caller had it.
 CALLER_NO_GRAD_CASE = [6.0, 13.0, -2.0]
+#: Leaves of their own kind: float64 (a new tensor put in brings the default float32),
+#: and values that are not finite (0 * inf and inf - inf are nan: a value computed from
+#: `a` misses them).
+OTHER_CASES = (
+    ([4.0, 17.0, -5.0], ng.float64),
+    ([float("nan"), float("inf"), -float("inf"), 2.0], ng.float32),
+)
 
 
 @checker("04-3", answer=RESET_ANSWER)
@@ -208,6 +215,10 @@ def check_reset_leaf(reset) -> Result:
         result = _check_one_reset(ex, reset, values)
         if result is not None:
             return result
+    for values, dtype in OTHER_CASES:
+        result = _check_one_reset(ex, reset, values, dtype=dtype)
+        if result is not None:
+            return result
     result = _check_one_reset(ex, reset, CALLER_NO_GRAD_CASE, caller_no_grad=True)
     if result is not None:
         return result
@@ -220,8 +231,10 @@ def check_reset_leaf(reset) -> Result:
     return correct(ex, said)
 
 
-def _check_one_reset(ex: str, reset, values, caller_no_grad: bool = False) -> Result | None:
-    a = ng.tensor(values, requires_grad=True)
+def _check_one_reset(
+    ex: str, reset, values, caller_no_grad: bool = False, dtype=None
+) -> Result | None:
+    a = ng.tensor(values, requires_grad=True, dtype=dtype)
     dtype = a.dtype
     state = LearnerState()
     caller = ng.no_grad() if caller_no_grad else contextlib.nullcontext()
@@ -240,7 +253,7 @@ def _check_one_reset(ex: str, reset, values, caller_no_grad: bool = False) -> Re
                 ],
                 gave="a function that changes the leaf in place while recording",
             )
-        return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
+        return call_answer(ex, reset, ng.tensor(values, requires_grad=True, dtype=dtype))[1]
     except IndexError:
         if a.ndim == 0:
             return not_yet(
@@ -254,9 +267,9 @@ def _check_one_reset(ex: str, reset, values, caller_no_grad: bool = False) -> Re
                 ],
                 gave="a reset that slices a 0-d leaf",
             )
-        return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
+        return call_answer(ex, reset, ng.tensor(values, requires_grad=True, dtype=dtype))[1]
     except Exception:  # reported at the learner's line
-        return call_answer(ex, reset, ng.tensor(values, requires_grad=True))[1]
+        return call_answer(ex, reset, ng.tensor(values, requires_grad=True, dtype=dtype))[1]
     if state.changed:
         return not_yet(ex, state.hint(), gave=f"a function that changed {state.changed[0]}")
     hooks = _hooks_on(a)
@@ -270,6 +283,18 @@ def _check_one_reset(ex: str, reset, values, caller_no_grad: bool = False) -> Re
                 "reset only changes the values of `a`: no register_hook on it.",
             ],
             gave=f"a with {hooks} hook{'s' if hooks > 1 else ''} registered by reset",
+        )
+    if a.grad is not None:
+        return not_yet(
+            ex,
+            [
+                "after your reset `a` already holds a .grad (leftover state, from a "
+                "backward or an assignment in the function): the next backward adds to it "
+                "instead of starting from nothing, and a .grad of zeros is one all the same.",
+                "reset only changes the values of `a`: run no backward in it and leave its "
+                ".grad alone.",
+            ],
+            gave=f"a.grad = {show(a.grad)} right after reset(a)",
         )
     blank = forgot_return(ex, reset, got)
     if blank is not None:
@@ -391,6 +416,29 @@ def _all_tens(ex: str, a, values) -> Result | None:
     if now.shape == before.shape and np.all(now == 10.0):
         return None
     gave = f"a = {show(a)} for a leaf that held {show(before)}"
+    if now.shape == before.shape and np.allclose(now, 10.0):
+        digits = np.array2string(now, separator=", ", floatmode="unique")
+        return not_yet(
+            ex,
+            [
+                "close, but not exact: some elements are off by a hair. Every element "
+                "must become 10 itself, not a number near it.",
+                "set the values to the number itself, typed exactly.",
+            ],
+            gave=f"a = {digits}",
+        )
+    if now.shape == before.shape and not np.isfinite(before).all():
+        if not np.array_equal(np.isfinite(now), np.ones_like(now, dtype=bool)):
+            return not_yet(
+                ex,
+                [
+                    "the elements that held nan or inf did not become 10: a value computed "
+                    "from `a` (0 * inf, inf - inf) is nan there. A leaf can hold any "
+                    "float, and every element must become 10.",
+                    "set the values to the number itself, not one computed from `a`.",
+                ],
+                gave=gave,
+            )
     if now.shape == before.shape:
         kept = (now == before) & (now != 10.0)
         if kept.any() and (now == 10.0).any():

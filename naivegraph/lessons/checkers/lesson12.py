@@ -20,6 +20,7 @@ from ...dynamic import grad_mode
 from ..checking import (
     AutogradCalls,
     DualLevels,
+    LibraryCalls,
     Result,
     answer,
     blank_function,
@@ -541,7 +542,7 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                     "line the shapes up from the right and compare them position by position.",
                 ],
             )
-        with AutogradCalls() as calls, _LibraryCalls(_library_sum_to()) as library:
+        with AutogradCalls() as calls, LibraryCalls(_library_sum_to()) as library:
             ok, got = call_answer(ex, sum_to_shape, given, shape)
         if not ok:
             return got
@@ -637,37 +638,6 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                 ],
             )
     return correct(ex, "the gradient of a broadcast input is the sum over its copies.")
-
-
-class _LibraryCalls:
-    """The library's own functions an answer called inside a ``with`` block (the rule
-    the exercise writes, taken ready-made): watched by their code, so a function
-    imported under any name, or reached through the op table, is seen too."""
-
-    def __init__(self, functions) -> None:
-        self.codes = {}
-        for fn in functions:
-            code = getattr(fn, "__code__", None)
-            if code is None:
-                continue
-            self.codes[code] = fn.__name__
-            for inner in code.co_consts:  # the functions it builds (a partial's closure)
-                if hasattr(inner, "co_name"):
-                    self.codes[inner] = fn.__name__
-        self.called: list[str] = []
-
-    def __enter__(self) -> _LibraryCalls:
-        self._previous = sys.getprofile()
-
-        def watch(frame, event, arg):
-            if event == "call" and frame.f_code in self.codes:
-                self.called.append(self.codes[frame.f_code])
-
-        sys.setprofile(watch)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        sys.setprofile(self._previous)
 
 
 def _library_sum_to():
@@ -768,7 +738,7 @@ def check_matmul_backward(matmul_backward) -> Result:
     ]
     given_in = (X.copy(), W.copy(), dY.copy())
     with AutogradCalls() as calls, DualLevels() as levels, _TorchAutogradCalls() as torch_calls, \
-            _LibraryCalls(_library_matmul_rule()) as library:
+            LibraryCalls(_library_matmul_rule()) as library:
         try:
             got, raised = matmul_backward(*given_in), None
         except Exception as error:  # reported below, after the autograd question
