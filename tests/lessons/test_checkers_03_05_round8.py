@@ -407,7 +407,7 @@ def predict_clearing_x_grad(model, x):
 @pytest.mark.parametrize(
     "wrong, says",
     [
-        (predict_cached_by_shape(), "not what this model gives for this x"),
+        (predict_cached_by_shape(), "keeps state between calls (cache)"),
         (predict_around_forward_then_detached, "the model ran with recording on"),
         (predict_zeroing_the_grads, "their gradients cleared, as zero_grad() does"),
         (predict_writing_into_the_parameters, "their values written in place"),
