@@ -6,10 +6,15 @@ right answers, numpy numbers and fractions among them, are still accepted."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
 
+import naivegraph as ng
 import naivegraph.static as ns
+from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 
@@ -190,3 +195,142 @@ def test_06_2_the_step_compiled_from_g_is_accepted_and_leaves_its_weights(capsys
         f = g.compile(inputs=[x], outputs=[loss, *grads], optimize=optimize)
         assert outcome(capsys, ex.check_compiled_step, f, g)
     assert [float(w.value) for w in ws] == [2.0, 3.0, 4.0]
+
+
+# ------------------------------------------------------------------------- 07-1
+RULE_SECRETS = ("x * 2, x * -1", "ng.where(", "x > 0,")
+
+
+def rule(x):
+    return ng.where(x > 0, x * 2, x * -1)
+
+
+def test_07_1_grad_mode_left_off_by_the_cell_outside_f_is_refused(capsys):
+    ng.set_grad_enabled(False)
+    try:
+        result = rejected_on_first_try(
+            capsys,
+            ex.check_where_fix,
+            rule,
+            says="grad mode is off in this notebook: a line of your cell outside f",
+        )
+        assert "ng.set_grad_enabled(True)" in result.message
+        assert not ng.is_grad_enabled()  # the learner puts it back, as the hint says
+    finally:
+        ng.set_grad_enabled(True)
+    never_states(result, *RULE_SECRETS)
+
+
+def test_07_1_a_default_dtype_changed_by_the_cell_outside_f_is_refused(capsys):
+    ng.set_default_dtype(ng.float64)
+    try:
+        result = rejected_on_first_try(
+            capsys,
+            ex.check_where_fix,
+            rule,
+            says="the default dtype of this notebook is now float64, not the lesson's float32",
+        )
+        assert "ng.set_default_dtype(ng.float32)" in result.message
+    finally:
+        ng.set_default_dtype(ng.float32)
+    never_states(result, *RULE_SECRETS)
+
+
+def test_07_1_the_rule_is_accepted_with_the_notebooks_state_as_the_lesson_has_it(capsys):
+    assert ng.is_grad_enabled() and ng.get_default_dtype() == np.float32
+    assert outcome(capsys, ex.check_where_fix, rule)
+
+
+# ------------------------------------------------------------------------- 07-2
+@pytest.fixture
+def shell():
+    """A notebook shell whose cells the checker can read, as in Jupyter."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    sh = InteractiveShell.instance(config=config)
+    sh.run_cell(
+        "import numpy as np\nimport naivegraph as ng\nimport naivegraph.static as ns\n"
+        "from naivegraph.lessons import exercises as ex\n"
+        "SCALE = 2.0\ndef scaled(x):\n    return x * SCALE\n"
+        "traced = ns.trace(scaled, np.ones(2))\nrun, also = traced, scaled\n",
+        store_history=True,
+    )
+    yield sh
+    InteractiveShell.clear_instance()
+
+
+def run_answer_cell(shell, answer: str):
+    checking.TRIES.clear()
+    shell.run_cell(
+        "SCALE = 10.0\n" + answer + "\nresult = ex.check_trace_pitfall(traced_result, "
+        "eager_result)\n",
+        store_history=True,
+    )
+    return shell.user_ns["result"]
+
+
+ALONG = "np.apply_along_axis({}, 0, np.array([1.0, 2.0]))"
+
+
+@pytest.mark.parametrize(
+    "answer, says",
+    [
+        (
+            "import __main__\ntraced_result = [float(v) for v in "
+            + ALONG.format('__main__.__dict__["tra" + "ced"]')
+            + "]\neager_result = [10.0, 20.0]",
+            "uses `__main__`, which a prediction does not need",
+        ),
+        (
+            "from __main__ import traced as t\ntraced_result = [2.0, 4.0]\n"
+            "eager_result = [10.0, 20.0]",
+            "uses `__main__`, which a prediction does not need",
+        ),
+        (
+            "d = locals\ntraced_result = [2.0, 4.0]\neager_result = [10.0, 20.0]",
+            "uses `locals`, which a prediction does not need",
+        ),
+        (
+            "traced_result = [float(v) for v in " + ALONG.format("run") + "]\n"
+            "eager_result = [10.0, 20.0]",
+            "calls `np.apply_along_axis`, which runs a function, and a prediction runs none",
+        ),
+        (
+            "traced_result = [2.0, 4.0]\neager_result = [10.0, 20.0]\n"
+            "ng.autograd.functional.jacobian(also, ng.tensor([1.0, 2.0]))",
+            "hands a function to `ng.autograd.functional.jacobian`, and a prediction runs none",
+        ),
+        (
+            "each = np.vectorize(also)\ntraced_result = [2.0, 4.0]\neager_result = [10.0, 20.0]",
+            "calls `np.vectorize`, which runs a function, and a prediction runs none",
+        ),
+    ],
+)
+def test_07_2_a_function_reached_through_the_notebooks_names_is_refused(shell, answer, says):
+    result = run_answer_cell(shell, answer)
+    assert result.status == "fail", result.message
+    assert f"your answer cell {says}" in result.message
+    never_states(result, "[2, 4]", "[10, 20]")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "traced_result = [np.float64(2), np.float64(4)]\neager_result = [10.0, 20.0]",
+        "from fractions import Fraction\ntraced_result = [Fraction(2), Fraction(4)]\n"
+        "eager_result = [Fraction(10), Fraction(20)]",
+        "import fractions\ntraced_result = [fractions.Fraction(2), 4]\neager_result = [10, 20]",
+        "traced_result = [2.0, 4.0]\neager_result = [10.0, 20.0]\nprint(traced_result)",
+    ],
+)
+def test_07_2_a_prediction_of_numpy_numbers_or_fractions_is_accepted(shell, answer):
+    result = run_answer_cell(shell, answer)
+    assert result.status == "pass", result.message
+
+
+def test_07_2_numpy_numbers_and_fractions_are_accepted_outside_a_notebook(capsys):
+    assert outcome(capsys, ex.check_trace_pitfall, [np.float64(2), np.float64(4)], [10, 20])
+    assert outcome(capsys, ex.check_trace_pitfall, [Fraction(2), Fraction(4)], [10.0, 20.0])
