@@ -160,7 +160,7 @@ render_optimization(g, fetches=[loss, dw1, dw2, dw3])
 ### BEGIN SOLUTION
 f = g.compile(inputs=[x], outputs=[loss, dw1, dw2, dw3], optimize=True)
 ### END SOLUTION
-ex.check_compiled_step(f)
+ex.check_compiled_step(f, g)
 
 # %%
 if ex.solved("06-2"):

@@ -42,6 +42,9 @@ def check_where_fix(f) -> Result:
     bad = blank_function(ex, f)
     if bad is not None:
         return bad
+    left = _notebook_state_left()
+    if left is not None:
+        return not_yet(ex, [left[0]], gave=left[1])
     try:
         eager = f(ng.tensor([1.0, -2.0]))
     except TypeError as exc:
@@ -180,6 +183,34 @@ def check_where_fix(f) -> Result:
     case = ", ".join(f"{v:g}" for v in cases[wrong])
     got = ", ".join(f"{v:g}" for v in gots[wrong].ravel())
     return not_yet(ex, [hint], gave=f"[{got}] for x = [{case}]")
+
+
+def _notebook_state_left() -> tuple[str, str] | None:
+    """``(hint, gave)`` when the notebook's global state is not the lesson's as the check
+    starts: grad mode off, or a default dtype other than float32.  A line of the answer
+    cell outside f (``ng.set_grad_enabled(False)`` before ``def f_fixed``) runs once,
+    when the cell runs, before the check: the check of f cannot see it happen, yet it
+    stays for every cell after."""
+    if not ng.is_grad_enabled():
+        return (
+            "grad mode is off in this notebook: a line of your cell outside f switched it "
+            "off when the cell ran, and it stays off for every cell after, so no "
+            "dynamic-mode step records a graph or gets a gradient. Take that line out, "
+            "put grad mode back on with ng.set_grad_enabled(True), and run the cell "
+            "again; the rule itself needs no change of grad mode.",
+            "a cell that left grad mode off",
+        )
+    dtype = ng.get_default_dtype()
+    if dtype != np.float32:
+        return (
+            f"the default dtype of this notebook is now {np.dtype(dtype).name}, not the "
+            "lesson's float32: a line of your cell outside f changed it when the cell "
+            "ran, and it stays for every tensor made after. Take that line out, put it "
+            "back with ng.set_default_dtype(ng.float32), and run the cell again; the "
+            "rule itself needs no change of dtype.",
+            "a cell that left the default dtype changed",
+        )
+    return None
 
 
 def _same(got: np.ndarray, want: np.ndarray) -> bool:
@@ -336,7 +367,7 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
             if calls
             else f"uses {' and '.join(used)} (under another name, or its graph)"
             if used
-            else f"calls {other}, which a prediction does not need"
+            else other
         )
         return not_yet(
             ex,
@@ -368,9 +399,9 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         return not_yet(
             ex,
             [
-                f"give {' and '.join(typed)} as a plain list of Python numbers, not an array, "
-                "a numpy number or a tensor: the exercise asks you to predict each result "
-                "and type it in as a list.",
+                f"give {' and '.join(typed)} as a plain list of Python numbers, not an "
+                "array or a tensor: the exercise asks you to predict each result and type "
+                "it in as a list.",
                 "work out what the traced graph holds and what eager mode reads at each call.",
             ],
             gave="an array or a tensor, not a plain list",
@@ -458,24 +489,52 @@ def _numbers_as_text(*values) -> bool:
 
 
 def _computed(value) -> bool:
-    """Whether ``value`` (or an entry of a list of them) is an array, a numpy number or a
-    tensor: what running the code gives, where a typed-in prediction is Python numbers."""
-    if isinstance(value, (np.ndarray, np.generic, ng.Tensor)):
+    """Whether ``value`` (or an entry of a list of them) is an array or a tensor: what
+    running the code gives, where a typed-in prediction is a list of numbers (Python's,
+    numpy's ``np.float64(2)`` or fractions, all typed in as easily)."""
+    if isinstance(value, (np.ndarray, ng.Tensor)):
         return True
     return isinstance(value, (list, tuple)) and any(_computed(v) for v in value)
 
 
 # What a typed-in prediction may call: conversions, printing, and the modules whose
 # functions build values from what they are given (none reaches the notebook's names).
-_HARMLESS_CALLS = {"float", "int", "list", "tuple", "print", "round", "abs"}
-_HARMLESS_MODULES = {"ex", "np", "ng", "math"}
+_HARMLESS_CALLS = {"float", "int", "list", "tuple", "print", "round", "abs", "Fraction"}
+_HARMLESS_MODULES = {"ex", "np", "ng", "math", "fractions"}
+# Names that reach the notebook's functions without naming them (``__main__.__dict__``,
+# ``vars()["tra" + "ced"]``): a prediction needs none of them, called or not.
+_REACHING = {
+    "__main__",
+    "__dict__",
+    "__builtins__",
+    "builtins",
+    "__import__",
+    "globals",
+    "vars",
+    "locals",
+    "getattr",
+    "eval",
+    "exec",
+    "compile",
+}
+# Functions of numpy that call a function they are given, on values they choose.
+_RUNS_A_FUNCTION = {
+    "apply_along_axis",
+    "apply_over_axes",
+    "vectorize",
+    "frompyfunc",
+    "fromfunction",
+    "piecewise",
+}
 
 
 def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str], str]:
     """What of ``names`` the notebook cell now running calls, what of them it otherwise
-    reads (``t = traced``, ``traced.graph.run(...)``, ``map(scaled, ...)``), and the
-    first other call a prediction does not need (``eval(...)``, ``globals()[...]``),
-    which can reach a function by a name built at run time.
+    reads (``t = traced``, ``traced.graph.run(...)``, ``map(scaled, ...)``), and, as
+    words, the first other thing a prediction does not need: a call (``eval(...)``,
+    ``globals()[...]``), a name that reaches the notebook's functions without naming
+    them (``__main__.__dict__[...]``), or a function handed to a call that runs it
+    (``np.apply_along_axis(f, ...)``, ``np.vectorize``).
 
     A prediction typed in and one computed with ``.tolist()`` are the same numbers; the
     cell's source tells them apart: a prediction needs neither function, nor a call that
@@ -517,7 +576,74 @@ def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str], str]:
     if first is not None:
         said = ast.unparse(first.func)
         said = f"`{said}`" if len(said) <= 40 else "a function"
+        said = f"calls {said}, which a prediction does not need"
+    else:
+        said = _reaching(tree) or _runs_a_function(tree, getattr(shell, "user_ns", {}))
     return calls, [name for name in names if name in read and name not in called], said
+
+
+def _reaching(tree: ast.AST) -> str:
+    """The first name of ``tree`` that reaches the notebook's functions without naming
+    them, read, imported or called, as words; empty when there is none."""
+    for node in ast.walk(tree):
+        found = (
+            [node.id]
+            if isinstance(node, ast.Name)
+            else [node.attr]
+            if isinstance(node, ast.Attribute)
+            else [a.name for a in node.names]
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            else []
+        )
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.append(node.module)
+        for name in found:
+            if name.split(".")[0] in _REACHING:
+                return f"uses `{name}`, which a prediction does not need"
+    return ""
+
+
+def _runs_a_function(tree: ast.AST, namespace: dict) -> str:
+    """The first call of ``tree`` that is handed a function to run (a lambda, or a name
+    of a function: a class, as in ``dtype=np.float64``, is not one), or that runs one of
+    its own choosing (np.vectorize), as words; empty when there is none."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        name = f"`{name}`" if len(name) <= 40 else "a function"
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _RUNS_A_FUNCTION:
+            return f"calls {name}, which runs a function, and a prediction runs none"
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            value = _resolved(arg, namespace)
+            if isinstance(arg, ast.Lambda) or (
+                callable(value) and not isinstance(value, type)
+            ):
+                return f"hands a function to {name}, and a prediction runs none"
+    return ""
+
+
+_UNKNOWN = object()
+
+
+def _resolved(expr: ast.expr, namespace: dict):
+    """What a plain name, or a dotted name through modules (``np.sin``), stands for in
+    ``namespace`` or among the builtins; ``_UNKNOWN`` for anything else."""
+    import builtins
+    import types
+
+    attrs = []
+    while isinstance(expr, ast.Attribute):
+        attrs.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return _UNKNOWN
+    value = namespace.get(expr.id, getattr(builtins, expr.id, _UNKNOWN))
+    for attr in reversed(attrs):
+        if not isinstance(value, types.ModuleType):
+            return _UNKNOWN
+        value = getattr(value, attr, _UNKNOWN)
+    return value
 
 
 def _harmless(func: ast.expr) -> bool:
