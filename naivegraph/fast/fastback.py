@@ -8,11 +8,9 @@ the visitor writes ``.grad``.  In a plain ``backward()`` (no ``create_graph``, n
 ``inputs=``, not ``autograd.grad``, no anomaly mode) most of those layers do nothing,
 so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
 
-- the entry: ``loss.backward()`` with no gradient, ``inputs=`` or ``create_graph``
-  (:func:`tensor_backward`, the seam ``Tensor.backward``) calls :func:`run` itself,
-  past ``engine.backward`` and ``execute``;
-- the start: one 0-d output with no gradient given is seeded with a copy of a cached
-  0-d one (cheaper than ``np.ones_like``); any other start is the engine's;
+- the start: ``loss.backward()`` alone calls :func:`run` (:func:`tensor_backward`),
+  which seeds one 0-d output with a copy of a cached 0-d one; any other start is the
+  engine's;
 - the order (:func:`order_of`): the engine's depth-first search, in the same order, with
   less on its stack; a chain of nodes with one live edge each (an edge that leads to a
   node) is walked without a stack or ``seen`` set;
@@ -25,9 +23,9 @@ so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
   know (hooks, a custom ``Function``, a view's rebase, saved-tensor hooks) goes to a
   visitor, the readable way;
 - ``mean``'s and ``sum``'s rules over a whole tensor, without three op-table dispatches;
-  ``shapes.sum_to``'s axes kept per pair of shapes (a sum down to a 0-d input made an
-  array of its own, not a reshaped view); ``.grad`` written inline with
-  ``hooks.store_grad``'s rules (an array nothing else holds is kept without a copy).
+  ``shapes.sum_to``'s axes kept per pair of shapes (a sum to 0-d: an array of its
+  own); ``.grad`` written inline with ``hooks.store_grad``'s rules (an array nothing
+  else holds is kept without a copy).
 
 Each gradient's fix-ups (summed back to shape, cast to its input's dtype) run right
 after its partial, where the readable ``pullback`` runs every partial first: the same
