@@ -113,7 +113,10 @@ def _seams() -> list[Seam]:
     seam(table, "log_softmax_grad", tricks.table_log_softmax_grad, "its rule in fewer calls")
     seam(functions, "fused_cross_entropy", fastloss.cross_entropy, "one fused node pair")
     seam(factories, "float_constant", tricks.float_constant, "float32 rounding by one C cast")
+    seam(factories, "_finish", tricks.finish, "a leaf that requires grad in one call")
+    seam(factories, "_filled", tricks.filled, "np.full's two steps as two C calls")
     seam(engine, "execute", fastback.execute, "the backward pass without per-node calls")
+    seam(Tensor, "backward", fastback.tensor_backward, "a plain backward() straight to that pass")
     node_slots = ("__neg__", "__add__", "__sub__", "__mul__", "__truediv__")
     for name, fast in zip(node_slots, fastbuild.operators(OpMethods)):
         seam(nodes.Node, name, fast, "static operators build their node directly (fastbuild)")

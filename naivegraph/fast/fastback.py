@@ -8,8 +8,9 @@ the visitor writes ``.grad``.  In a plain ``backward()`` (no ``create_graph``, n
 ``inputs=``, not ``autograd.grad``, no anomaly mode) most of those layers do nothing,
 so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
 
-- the start: one 0-d output with no gradient given is seeded with a copy of a cached
-  0-d one (cheaper than ``np.ones_like``); any other start is the engine's;
+- the start: ``loss.backward()`` alone calls :func:`run` (:func:`tensor_backward`),
+  which seeds one 0-d output with a copy of a cached 0-d one; any other start is the
+  engine's;
 - the order (:func:`order_of`): the engine's depth-first search, in the same order, with
   less on its stack; a chain of nodes with one live edge each (an edge that leads to a
   node) is walked without a stack or ``seen`` set;
@@ -22,8 +23,9 @@ so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
   know (hooks, a custom ``Function``, a view's rebase, saved-tensor hooks) goes to a
   visitor, the readable way;
 - ``mean``'s and ``sum``'s rules over a whole tensor, without three op-table dispatches;
-  ``shapes.sum_to``'s axes kept per pair of shapes; ``.grad`` written inline with
-  ``hooks.store_grad``'s rules (an array nothing else holds is kept without a copy).
+  ``shapes.sum_to``'s axes kept per pair of shapes (a sum to 0-d: an array of its
+  own); ``.grad`` written inline with ``hooks.store_grad``'s rules (an array nothing
+  else holds is kept without a copy).
 
 Each gradient's fix-ups (summed back to shape, cast to its input's dtype) run right
 after its partial, where the readable ``pullback`` runs every partial first: the same
@@ -57,11 +59,13 @@ from ..dynamic.anomaly_mode import mode as anomaly
 from ..dynamic.grad_mode import _state as grad_mode
 from ..dynamic.hooks import Visitor, run_post_accumulate_hooks, store_grad
 from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, Node, OpNode, data_shape_changed
+from ..dynamic.tensor_autograd import TensorAutograd, _Counter
 from ..ops.core import OPS, _in_dtype_of
 from ..ops.shapes import sum_to
 from . import tricks as fast
 from .fastnodes import NEGATION as _COMPACT
 from .fastrules import RULES as _dense_layer_rules
+from .tricks import _fp_state
 
 #: this trick's own switch (the whole layer's switch turns it off too)
 on: bool = True
@@ -108,37 +112,65 @@ def execute(
     return readable_execute(outputs, gradients, keep_graph, create_graph, capture, accumulate_into)
 
 
-def run(outputs: Sequence, gradients: Sequence, keep_graph: bool, roots_of: Callable) -> list:
+#: ``Tensor.backward`` as the core defines it (``TensorAutograd.backward``)
+readable_backward = TensorAutograd.backward
+
+
+def tensor_backward(
+    self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False, inputs=None
+) -> None:
+    """``Tensor.backward`` (the seam it replaces): ``loss.backward()`` straight to
+    :func:`run`, without ``engine.backward``'s and ``execute``'s generality (a list of
+    outputs, their gradients, ``inputs=``); anything but a plain call is theirs."""
+    if gradient is None and inputs is None and not create_graph and takes(False, None, None):
+        run((self,), _NO_GRADIENT, create_graph if retain_graph is None else retain_graph, None)
+        return None
+    return readable_backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+tensor_backward.__doc__ = readable_backward.__doc__
+tensor_backward.__qualname__ = readable_backward.__qualname__
+_NO_GRADIENT = (None,)
+
+
+def run(
+    outputs: Sequence, gradients: Sequence, keep_graph: bool, roots_of: Callable | None
+) -> list:
     """The backward pass, for a pass that :func:`takes` takes.
 
-    ``roots_of`` is the engine's ``_roots``: it seeds every start but the commonest
-    (one output of one element, no gradient given), and raises the start's errors.
+    ``roots_of`` is the engine's ``_roots`` (None: that same function): it seeds every
+    start but the commonest (one output of one element, no gradient given), and raises
+    the start's errors.  The collector paused (``fast.paused_gc``), numpy's errors
+    ignored (``fast.ignoring_fp_errors``) and grad mode off (``set_grad_enabled(False)``:
+    a hook or a custom Function's backward records nothing), each inline.
     """
-    pending = _seeded(outputs, gradients, roots_of)
+    pending = _seeded(outputs, gradients, roots_of or engine._roots)
     order = order_of(list(pending))
-    paused = gc.isenabled()  # fast.paused_gc, inline
+    paused = gc.isenabled()
     if paused:
         gc.disable()
+    was = grad_mode.enabled
+    quiet = fast.enabled and fast.quiet_numpy  # inf - inf in a sum of gradients is NaN
+    if quiet:
+        token = _fp_state.set(fast._ignoring_version_of(_fp_state.get()))
+    else:
+        plain = np.errstate(all="ignore")
+        plain.__enter__()
     try:
-        with fast.ignoring_fp_errors():  # inf - inf in a sum of gradients is NaN, silently
-            leaf_updates, visitor = _pass(order, pending, keep_graph)
-            del order, pending  # gone before .grad is written: a gradient may be owned
-            _write_gradients(leaf_updates, visitor)
+        grad_mode.enabled = False
+        leaf_updates, visitor = backward_pass(order, pending, keep_graph)
+        grad_mode.enabled = was
+        del order, pending  # gone before .grad is written: a gradient may be owned
+        _write_gradients(leaf_updates, visitor)
     finally:
+        grad_mode.enabled = was
+        if quiet:
+            _fp_state.reset(token)
+        else:
+            plain.__exit__(None, None, None)
         if paused:
             gc.enable()
     return []
-
-
-def _pass(order: list, pending: dict, keep_graph: bool) -> tuple:
-    """:func:`backward_pass` with grad mode off (a hook or a custom Function's backward
-    records nothing), as ``set_grad_enabled(False)`` would set it."""
-    was = grad_mode.enabled
-    grad_mode.enabled = False
-    try:
-        return backward_pass(order, pending, keep_graph)
-    finally:
-        grad_mode.enabled = was
 
 
 def _write_gradients(leaf_updates: list, visitor: Visitor | None) -> None:
@@ -328,6 +360,7 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
     leaf_updates: list = []
     skipped = []  # nodes no gradient reached: not released
     op_classes, rules_of_op = _op_classes, _rules
+    counter_class = _Counter
     compact, negation_rule = _COMPACT, _negation_rule
     carried = None  # the next node's gradients, when they did not go through ``pending``
     left = len(postorder)  # nodes not run yet, this one included
@@ -381,8 +414,24 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
             if node._released and op.saves:
                 raise RuntimeError(SECOND_BACKWARD)
             inputs = node.saved
-            if node.sources:  # OpNode._check_versions and _current_inputs
-                inputs = _checked_inputs(node)
+            sources = node.sources
+            if sources:  # OpNode._check_versions (which raises) and _current_inputs
+                replaced = False
+                for position, owner, version in sources:
+                    if position == "out":
+                        if owner.value != version:
+                            node._check_versions()  # raises
+                        continue
+                    counter = owner._version_counter
+                    if type(counter) is not counter_class:  # None, or an inference tensor's
+                        if owner._version != version:
+                            node._check_versions()
+                    elif counter.value != version:
+                        node._check_versions()
+                    if owner._data is not inputs[position]:
+                        replaced = True
+                if replaced:
+                    inputs = node._current_inputs()
             rules = rules_of_op.get(op)
             if rules is None:
                 rules = _rules_of(op)
@@ -472,13 +521,22 @@ def _release(postorder: list[Node], skipped: list[Node]) -> None:
     order is free)."""
     if skipped:
         skipped_ids = {id(node) for node in skipped}
-    op_classes = _op_classes
+    op_classes, meta_of = _op_classes, nodes.meta_of
     for node in postorder:
         cls = type(node)
         if cls is AccumulateGrad or (skipped and id(node) in skipped_ids):
             continue
-        if cls in op_classes and not node.sources:
-            node._released = True  # OpNode.release, with nothing saved to let go of
+        if cls in op_classes:  # OpNode.release, inline
+            node._released = True
+            sources = node.sources
+            if sources:
+                saved = node.saved
+                for position, _, _ in sources:
+                    if position == "out":
+                        node.saved_out = meta_of(node.saved_out)
+                    else:
+                        saved[position] = meta_of(saved[position])
+                node.sources = ()
         else:
             node.release()
 
@@ -509,23 +567,6 @@ def _rules_of(op) -> tuple:
     return rules
 
 
-def _checked_inputs(node: OpNode) -> list:
-    """The saved inputs after the version check (``OpNode._check_versions``, which
-    raises the error) and read through their tensors (``OpNode._current_inputs``)."""
-    inputs = node.saved
-    replaced = False
-    for position, owner, version in node.sources:
-        if position == "out":
-            if owner.value != version:
-                node._check_versions()
-        else:
-            if owner._version != version:
-                node._check_versions()
-            if owner._data is not inputs[position]:
-                replaced = True
-    return node._current_inputs() if replaced else inputs
-
-
 #: (gradient's shape, input's shape) -> the axes ``shapes.sum_to`` sums over
 _sum_axes: dict = {}
 
@@ -540,6 +581,8 @@ def _summed(g, value):
         axes = _sum_axes.get((g.shape, shape))
         if axes is None:
             return _summed_first(g, shape)
+        if shape == ():  # numpy's scalar, in an array of its own: nothing to copy for .grad
+            return np.asarray(np.add.reduce(g, axis=axes))
         return np.add.reduce(g, axis=axes, keepdims=True).reshape(shape)
     if isinstance(g, np.generic):
         return sum_to(np.asarray(g), shape)  # op sum_to's forward, unwrapped
@@ -565,7 +608,14 @@ def _whole_mean(g, x, out, dim=None, keepdim=False):
     count``): ``g`` divided by the count, once, in ``g``'s own scalar arithmetic (the
     same rounding as the array division), filled into the input's shape."""
     shape = x.shape
-    if dim is not None or not _plain_scalar(g) or not _known(shape):
+    if (
+        dim is not None
+        or type(g) is not np.ndarray  # _plain_scalar and _known, inline
+        or g.shape != ()
+        or g.dtype.kind != "f"
+        or shape is None
+        or None in shape
+    ):
         return _readable_mean(g, x, out, dim, keepdim)
     share = g[()] / max(math.prod(shape), 1)
     if shape == ():

@@ -69,6 +69,8 @@ pause_collector: bool = True
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 
 _new = object.__new__
+_metas = nodes._metas  # ``node.meta_of``'s cache: (shape, dtype) -> Meta
+_fp_state, _ignoring = fast._fp_state, fast._ignoring  # ``fast.call_quietly``'s state
 _next_seq = nodes.next_seq
 _F64 = np.dtype(np.float64)
 #: the Meta of every 0-d float64 array: the one ``node.meta_of`` shares, or its equal
@@ -328,7 +330,9 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
             sources: tuple = ((0, x, counter.value if counter is not None else 0),)
         else:
             if meta is None:
-                meta_x = nodes.meta_of(xd)
+                meta_x = _metas.get((xd.shape, dtype))  # node.meta_of, its cache read inline
+                if meta_x is None:
+                    meta_x = nodes.meta_of(xd)
                 if out.shape == xd.shape and out.dtype == dtype:
                     meta = meta_x  # one Meta per (shape, dtype): the output's is x's
                 saved = [meta_x]
@@ -350,7 +354,8 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                 counter = y._version_counter
                 sources += ((1, y, counter.value if counter is not None else 0),)
             else:
-                saved.append(nodes.meta_of(yd))
+                meta_y = _metas.get((yd.shape, dtype))
+                saved.append(meta_y if meta_y is not None else nodes.meta_of(yd))
             if y_kind == 2:
                 fn = y.grad_fn
                 edge_y = (fn, y._output_nr) if fn is not None else (y._accumulator(), 0)
@@ -360,7 +365,9 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                     constants = {}
                 constants[1] = weakref.ref(y)
         if meta is None:
-            meta = nodes.meta_of(out)
+            meta = _metas.get((out.shape, out.dtype))
+            if meta is None:
+                meta = nodes.meta_of(out)
         node = fastnode(
             plan.cls, op, _NO_ATTRS, (edge_x, edge_y), saved, meta, sources, plan.needs,
             constants, weakref.ref(result),
@@ -381,7 +388,17 @@ def _quietly(fn: Callable, a, b):
     """``fn(a, b)`` under numpy's error state "ignore everything" (``fast.call_quietly``),
     or None on any error: the readable path then raises it, explained."""
     try:
-        return fast.call_quietly(fn, (a, b), _NO_ATTRS)
+        if not fast.quiet_numpy:
+            return fast.call_quietly(fn, (a, b), _NO_ATTRS)
+        state = _fp_state.get()  # fast.call_quietly, inline
+        quiet = _ignoring.get(state)
+        if quiet is state:
+            return fn(a, b)
+        token = _fp_state.set(quiet if quiet is not None else fast._ignoring_version_of(state))
+        try:
+            return fn(a, b)
+        finally:
+            _fp_state.reset(token)
     except Exception:
         return None
 

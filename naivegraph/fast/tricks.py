@@ -10,6 +10,8 @@ own modules; none is needed for correctness (what each saved: ``benchmarks/READM
 - ``promote``: an array meeting a Python number skips torch's promotion rule where it
   would change nothing.
 - ``float_constant``: ``tensor(2.0)`` in float32 rounds with one C cast.
+- ``finish``, ``filled``: a new leaf that requires grad, and ``ones`` / ``zeros``, in
+  fewer calls.
 - ``where``, ``nll_loss_grad``, ``log_softmax_grad``: kernels of the op table's rules,
   the same bits by fewer or cheaper numpy calls.
 """
@@ -352,6 +354,8 @@ def _log_softmax_grad(g, out, axis: int):
 readable_promote = core.promote
 readable_float_constant = factories.float_constant
 readable_nll_loss_grad = table.nll_loss_grad
+readable_finish = factories._finish
+readable_filled = factories._filled
 readable_log_softmax_grad = table.log_softmax_grad
 
 
@@ -378,3 +382,25 @@ def table_log_softmax_grad(g, out, dim):
     """``ops.table.log_softmax_grad``: :func:`log_softmax_grad`, or the table's own rule."""
     found = log_softmax_grad(g, out, dim)
     return readable_log_softmax_grad(g, out, dim) if found is None else found
+
+
+def finish(array, requires_grad: bool):
+    """``factories._finish``: a floating leaf that requires grad made in one call
+    (``Tensor._make`` with the flag, which is what the ``requires_grad`` setter leaves
+    on a new leaf of a floating dtype); anything else the readable way (the setter's
+    errors)."""
+    if requires_grad is True and enabled and array.dtype.kind == "f":
+        return factories.Tensor._make(array, True, None, 0)
+    return readable_finish(array, requires_grad)
+
+
+def filled(fill, shape, dtype, requires_grad, device=None):
+    """``factories._filled`` for ``ones`` / ``zeros`` / ``empty``: ``np.full``'s two
+    steps (an empty array, the fill) as two C calls; a fill other than a Python 0 or 1
+    (whose conversion numpy may refuse, each call with its own message), or a device,
+    the readable way."""
+    if type(fill) is not int or fill not in (0, 1) or device is not None or not enabled:
+        return readable_filled(fill, shape, dtype, requires_grad, device)
+    array = np.empty(factories._shape_arg(shape), dtype or factories.get_default_dtype())
+    array.fill(fill)  # an int 0 or 1: exact in every dtype, as np.full's copy casts it
+    return finish(array, requires_grad)

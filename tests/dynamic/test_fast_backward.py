@@ -625,3 +625,69 @@ def test_a_second_backward_with_retain_graph_accumulates_as_in_torch():
     # sin and cos to a few float32 ulps (their last bit depends on the library)
     np.testing.assert_allclose(first.numpy(), torch_first.numpy(), rtol=4e-7)
     np.testing.assert_allclose(second.numpy(), x.grad.numpy(), rtol=4e-7)
+
+
+# -- a plain backward() straight to the pass (fastback.tensor_backward) ----------------------
+def _float32_reference_example():
+    x = ng.ones([2, 2])
+    w = [ng.tensor(v, requires_grad=True) for v in (2.0, 3.0, 4.0)]
+    l1 = x * w[0]
+    loss = ((l1 + w[1]) * (l1 * w[2])).mean()
+    return loss, w
+
+
+def test_a_plain_backward_skips_the_engines_entry_and_a_backward_with_a_gradient_does_not(
+    monkeypatch,
+):
+    calls = []
+    monkeypatch.setattr(engine, "execute", lambda *args, **kwargs: calls.append(args) or [])
+    loss, w = _float32_reference_example()
+    loss.backward()
+    assert calls == [] and [t.grad.item() for t in w] == [28.0, 8.0, 10.0]
+    loss, w = _float32_reference_example()
+    loss.backward(ng.tensor(1.0))
+    assert len(calls) == 1 and [t.grad for t in w] == [None, None, None]
+
+
+def test_the_reference_example_gives_the_same_bits_and_owned_gradients_three_ways():
+    def program():
+        loss, w = _float32_reference_example()
+        loss.backward()
+        return [loss, *(t.grad for t in w)]
+
+    runs = _three_ways(program)
+    _assert_same_bits(runs)
+    assert [float(g) for g in runs[0][1:]] == [28.0, 8.0, 10.0]
+
+
+def test_a_gradient_summed_down_to_a_0d_input_is_an_array_of_its_own():
+    # so that .grad keeps it without a copy (a reshaped view would be copied)
+    g = np.array([[0.1, 0.2], [0.3, 0.4]], np.float32)
+    for _ in range(2):  # the first call notes the axes, the second uses them
+        summed = fastback._summed(g, np.zeros((), np.float32))
+        assert summed.base is None and summed.flags.writeable and summed.shape == ()
+        assert summed.tobytes() == g.sum(axis=(0, 1), keepdims=True).reshape(()).tobytes()
+
+
+def test_a_plain_backward_keeps_retain_graph_and_refuses_a_second_pass_without_it():
+    loss, w = _float32_reference_example()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert [t.grad.item() for t in w] == [56.0, 16.0, 20.0]
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+def test_a_plain_backward_still_raises_for_a_saved_tensor_changed_in_place():
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    y = w * 1.0
+    z = (y * y).sum()
+    y.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+
+
+def test_a_plain_backward_of_a_non_scalar_raises_the_engines_error():
+    w = ng.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar"):
+        (w * 2.0).backward()

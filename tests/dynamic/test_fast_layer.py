@@ -259,7 +259,7 @@ def _slot(seam):
 
 
 def test_every_seam_holds_the_readable_function_off_and_the_fast_one_on_again_and_again():
-    assert len(fast.SEAMS) == 31
+    assert len(fast.SEAMS) == 34
     for _ in range(3):
         with fast.disabled():
             assert [_slot(s) for s in fast.SEAMS] == [s.readable for s in fast.SEAMS]
@@ -269,3 +269,41 @@ def test_every_seam_holds_the_readable_function_off_and_the_fast_one_on_again_an
 def test_no_seam_holds_the_same_function_both_ways():
     assert all(seam.fast is not seam.readable for seam in fast.SEAMS)
     assert len({(seam.owner, seam.name) for seam in fast.SEAMS}) == len(fast.SEAMS)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ng.ones([2, 2]),
+        lambda: ng.ones(3, requires_grad=True),
+        lambda: ng.zeros(2, 3, dtype=ng.float64, requires_grad=True),
+        lambda: ng.empty(size=(2,), dtype=ng.int32),
+        lambda: ng.ones(2, dtype=ng.bool_),
+        lambda: ng.full((2,), 0.1, dtype=ng.float16),
+        lambda: ng.tensor(2.0, requires_grad=True),
+        lambda: ng.tensor([1.0, 2.0], dtype=ng.float64, requires_grad=True),
+    ],
+)
+def test_new_leaves_are_the_same_tensors_with_the_layer_on_and_off(make):
+    on = make()
+    with fast.disabled():
+        off = make()
+    assert on.dtype == off.dtype and on.shape == off.shape
+    assert on._data.tobytes() == off._data.tobytes()
+    assert on.requires_grad is off.requires_grad and on.is_leaf and on.grad_fn is None
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "phrase"),
+    [
+        (lambda: ng.ones(2, dtype=ng.int64, requires_grad=True), RuntimeError, "floating point"),
+        (lambda: ng.tensor(2, requires_grad=True), RuntimeError, "floating point"),
+        (lambda: ng.ones(-1), ValueError, "negative dimensions"),
+    ],
+)
+def test_new_leaves_raise_the_same_errors_with_the_layer_on_and_off(make, error, phrase):
+    with pytest.raises(error, match=phrase) as on:
+        make()
+    with fast.disabled(), pytest.raises(error, match=phrase) as off:
+        make()
+    assert str(on.value) == str(off.value)
