@@ -78,9 +78,13 @@ class LibraryCalls:
     def __init__(self, functions=(), packages=None) -> None:
         self._by_code: dict[types.CodeType, str] = {}
         self._by_key: dict[object, str] = {}
-        items = functions.items() if isinstance(functions, dict) else (
-            (getattr(fn, "__name__", None) or getattr(fn, "co_name", "?"), fn)
-            for fn in functions
+        items = (
+            functions.items()
+            if isinstance(functions, dict)
+            else (
+                (getattr(fn, "__name__", None) or getattr(fn, "co_name", "?"), fn)
+                for fn in functions
+            )
         )
         for name, fn in items:
             for code in _codes_of(fn):

@@ -358,6 +358,7 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         return bad
     enabled, dtype = grad_mode.is_grad_enabled(), defaults.get_default_dtype()
     for f, x in _sample_functions():
+        given = (x.detach().numpy().copy(), x._version, x.requires_grad)
         with DualLevels():  # a level the answer left open is closed, not leaked
             if _stacks_nothing(jacobian_fn, f, x):  # a blank loop body, no source at hand
                 return not_done(
@@ -366,7 +367,6 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
                     "loop body so that each pass appends one.)",
                 )
         counted = _Counted(f)
-        given = (x.detach().numpy().copy(), x._version, x.requires_grad)
         with DualLevels(), _Passes(counted) as passes:
             stop, got = answer(ex, jacobian_fn, counted, x)
         touched = _x_changed(x, given)
