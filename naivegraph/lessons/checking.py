@@ -21,7 +21,6 @@ import functools
 import html
 import inspect
 import re
-import sys
 import sysconfig
 import textwrap
 import traceback
@@ -635,47 +634,6 @@ class AutogradCalls:
 
     def __exit__(self, *exc_info: object) -> None:
         engine.execute = self._execute
-
-
-class LibraryCalls:
-    """The library's own functions an answer called inside a ``with`` block (what the
-    exercise asks to write, taken ready-made): watched by their code, so a function
-    imported under any name, or reached through a table, is seen too.
-
-    >>> import naivegraph as ng
-    >>> from naivegraph.dynamic import engine
-    >>> t = ng.tensor(2.0, requires_grad=True) * 3
-    >>> with LibraryCalls([engine.topological_order]) as library:
-    ...     order = engine.topological_order([t.grad_fn])
-    >>> library.called
-    ['topological_order']
-    """
-
-    def __init__(self, functions: Sequence[Callable]) -> None:
-        self.codes: dict[CodeType, str] = {}
-        for fn in functions:
-            code = getattr(fn, "__code__", None)
-            if code is None:
-                continue
-            self.codes[code] = fn.__name__
-            for inner in code.co_consts:  # the functions it builds (a partial's closure)
-                if isinstance(inner, CodeType):
-                    self.codes[inner] = fn.__name__
-        self.called: list[str] = []
-
-    def _seen(self, frame: Any, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code in self.codes:
-            self.called.append(self.codes[frame.f_code])
-        if self._previous is not None:  # a watch around this one sees the calls too
-            self._previous(frame, event, arg)
-
-    def __enter__(self) -> LibraryCalls:
-        self._previous = sys.getprofile()
-        sys.setprofile(self._seen)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        sys.setprofile(self._previous)
 
 
 class DualLevels:

@@ -9,10 +9,10 @@ import numpy as np
 import naivegraph as ng
 
 from ...dynamic import engine
+from ..library_calls import LibraryCalls
 from ..checking import (
     keeps_learner_state,
     AutogradCalls,
-    LibraryCalls,
     Result,
     as_bools,
     checker,

@@ -8,6 +8,7 @@ import naivegraph as ng
 import naivegraph.autograd.functional as _functional
 from naivegraph.dynamic import forward as _forward
 
+from ..library_calls import LibraryCalls
 from ..checking import (
     AutogradCalls,
     DualLevels,
@@ -38,6 +39,8 @@ _DUAL_CASES = [
     (1.0, 0.0, 2.0, 1.0),
     (2.0, 1.0, 3.0, -1.0),
     (0.1, 0.3, 0.7, -0.2),
+    (0.5, 1.0, 0.01, 0.3),  # small divisors: a rule that bounds v.value ** 2 shows
+    (2.0, -1.0, -1e-3, 0.5),
 ]
 
 
@@ -49,6 +52,16 @@ def check_dual_rules(dual) -> Result:
         return not_done(ex)
     if not isinstance(dual, type):
         return failed(ex, "pass the class itself: ex.check_dual_rules(Dual).")
+    constant = _constant_tangent(dual)
+    if constant is not None:
+        return not_yet(
+            ex,
+            [f"Dual(2.5) has tangent {constant:g}: your cell gave __init__ another default "
+             "tangent. A plain number wrapped as a Dual is a constant, whose derivative "
+             "is 0, and __add__, __sub__ and the wrappers of mul and div rely on that.",
+             "run the cell that defines Dual again, and leave its __init__ as it is."],
+            gave=f"a Dual whose default tangent is {constant:g}",
+        )
     broken = _other_methods_broken(dual)
     if broken is not None:
         return not_yet(
@@ -122,18 +135,67 @@ def check_dual_rules(dual) -> Result:
                  f"without any conversion to {dtype}."],
                 gave=f"{what} in {dtype}",
             )
-        exact = [(mul_tangent, du * v + u * dv), (div_tangent, (du * v - u * dv) / v**2)]
-        if not all(np.isclose(have, want, rtol=1e-12, atol=0.0) for have, want in exact):
+        exact = [("mul", mul_tangent, du * v + u * dv),
+                 ("div", div_tangent, (du * v - u * dv) / v**2)]
+        off = [op for op, have, want in exact
+               if not np.isclose(have, want, rtol=1e-12, atol=0.0)]
+        if off:
             return not_yet(
                 ex,
-                ["your tangents are close but not exact: a finite difference is off in the "
-                 "last digits, whatever the step. Dual numbers carry the exact derivative: "
-                 "each rule is plain arithmetic on the values and tangents you have.",
+                [f"your {off[0]}'s tangent is close but not exact: a small change somewhere "
+                 "(an epsilon added to the denominator, a factor near 1) or an "
+                 "approximation such as a finite difference is off in the last digits. "
+                 "Dual numbers carry the exact derivative: each rule is plain arithmetic "
+                 "on the values and tangents you have, nothing added.",
                  "write the tangent with the product and quotient rules of the exercise "
                  "text, from u.value, u.tangent, v.value and v.tangent."],
-                gave="approximate tangents",
+                gave=f"an approximate tangent in {off[0]}",
             )
+    wrong = _constants_refused(dual)
+    if wrong is not None:
+        return not_yet(
+            ex,
+            [f"{wrong} does not give its rule: the cell's wrappers (Dual.__mul__ = ..., "
+             "Dual.__truediv__ = ...) turn a plain number into a Dual (a constant, "
+             "tangent 0) before calling mul or div, and yours no longer do; the lesson's "
+             "next cells multiply a Dual by a number (x * 2.0).",
+             "run the cell with the wrapper lines as the template has them."],
+            gave=f"{wrong} refused or wrong",
+        )
     return correct(ex, "each op carries value and derivative forward together.")
+
+
+def _constant_tangent(dual) -> float | None:
+    """The tangent Dual(2.5) gets when it is not 0 (a changed default), else None."""
+    try:
+        tangent = float(dual(2.5).tangent)
+    except Exception:  # a Dual that needs its tangent: the template's has a default
+        return None
+    return None if tangent == 0.0 else tangent
+
+
+def _constants_refused(dual) -> str | None:
+    """The first of Dual * 2.5 and Dual / 2.5 (and 2.5 * Dual, 2.5 / Dual where the class
+    has __rmul__, __rtruediv__) that raises or gives a wrong value or tangent.  Asked of
+    the template's Dual, whose __add__ takes plain numbers (a Dual without __add__
+    promises nothing about them)."""
+    if getattr(dual, "__add__", None) is None:
+        return None
+    cases = [("Dual * 2.5", lambda d: d * 2.5, (7.5, 1.25)),
+             ("Dual / 2.5", lambda d: d / 2.5, (1.2, 0.2))]
+    if "__rmul__" in vars(dual):
+        cases.append(("2.5 * Dual", lambda d: 2.5 * d, (7.5, 1.25)))
+    if "__rtruediv__" in vars(dual):
+        cases.append(("2.5 / Dual", lambda d: 2.5 / d, (2.5 / 3.0, -2.5 * 0.5 / 9.0)))
+    for name, op, (value, tangent) in cases:
+        try:
+            got = op(dual(3.0, 0.5))
+            ok = np.isclose(float(got.value), value) and np.isclose(float(got.tangent), tangent)
+        except Exception:  # raising is refusing
+            ok = False
+        if not ok:
+            return name
+    return None
 
 
 def _products(dual, u, du, v, dv):
@@ -280,11 +342,14 @@ class _Counted:
     per input (forward mode) from one pass for every output (reverse mode)."""
 
     def __init__(self, f):
-        self.f, self.calls = f, 0
+        self.f, self.calls, self.recorded = f, 0, 0
 
     def __call__(self, x):
         self.calls += 1
-        return self.f(x)
+        out = self.f(x)
+        if getattr(out, "grad_fn", None) is not None:  # a forward pass a backward can use
+            self.recorded += 1
+        return out
 
 
 def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
@@ -293,6 +358,7 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         return bad
     enabled, dtype = grad_mode.is_grad_enabled(), defaults.get_default_dtype()
     for f, x in _sample_functions():
+        given = (x.detach().numpy().copy(), x._version, x.requires_grad)
         with DualLevels():  # a level the answer left open is closed, not leaked
             if _stacks_nothing(jacobian_fn, f, x):  # a blank loop body, no source at hand
                 return not_done(
@@ -303,6 +369,17 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         counted = _Counted(f)
         with DualLevels(), _Passes(counted) as passes:
             stop, got = answer(ex, jacobian_fn, counted, x)
+        touched = _x_changed(x, given)
+        x = ng.tensor(given[0])  # the point itself, whatever the answer did to the caller's x
+        if touched is not None:
+            return not_yet(
+                ex,
+                [f"your function {touched}: x is the caller's tensor, which the "
+                 "caller still uses after your function returns.",
+                 "leave x as it is: work on a copy (x.detach()) if a pass needs one "
+                 "of its own, or let ng.func's passes handle x."],
+                gave=f"a function that {touched}",
+            )
         if stop is not None:
             return stop
         changed = [what for what, now in (("grad mode", grad_mode.is_grad_enabled() != enabled),
@@ -361,13 +438,27 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
 
 
 def _calls_for_rows(ex: str, counted: _Counted, passes: _Passes, shape: tuple) -> int:
-    """The calls of f that can have made the matrix.  In 11-3, one ng.func.vjp whose
-    vjp_fn ran once per output made the rows: a further call of f outside it (a debug
-    print of f(x)) took no part in them, and is not counted."""
-    m = shape[0]
-    if ex == "11-3" and passes.vjp_calls == 1 and passes.reverse == m:
-        return passes.f_in_vjp
+    """The calls of f that can have made the matrix.  In 11-3, the forward passes
+    that recorded a graph (one a reverse pass can run through): a further call of f that
+    records nothing (a debug print of f(x)) takes no part in the rows, and is not
+    counted; one recorded pass per row is counted however its backward runs (vjp_fn or
+    .backward())."""
+    if ex == "11-3":
+        return counted.recorded
     return counted.calls
+
+
+def _x_changed(x, given) -> str | None:
+    """What the answer did to the caller's x (its values, in place; its requires_grad
+    flag; a gradient written into it), or None."""
+    values, version, requires_grad = given
+    if x._version != version or not np.array_equal(x.detach().numpy(), values):
+        return "changed x in place"
+    if x.requires_grad != requires_grad:
+        return "set x to require grad (x.requires_grad_())"
+    if x.grad is not None:
+        return "left a gradient in x.grad"
+    return None
 
 
 def _lowered_dtype(got) -> str | None:
@@ -448,10 +539,17 @@ def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Resul
     return None
 
 
-def _library_jacobians():
-    """The library's whole-Jacobian functions, which the exercises build themselves (ng.func
-    is read when checking: it is the learner's way in, above the layers lessons import)."""
-    return ((ng.func, ("jacfwd", "jacrev", "hessian")), (_functional, ("jacobian", "hessian")))
+def _library_jacobians() -> dict:
+    """The library's whole-Jacobian functions, which the exercises build themselves, and
+    autograd.functional's products (its jvp is two VJPs): watched by their code, so a
+    name imported before the check is seen too (ng.func is read when checking: it is the
+    learner's way in, above the layers lessons import)."""
+    transforms = ng.func.transforms
+    watched = {f"ng.func.{name}": getattr(transforms, name, None)
+               for name in ("jacfwd", "jacrev", "hessian")}
+    watched.update({f"ng.autograd.functional.{name}": getattr(_functional, name, None)
+                    for name in ("jacobian", "hessian", "jvp", "vjp", "hvp", "vhp")})
+    return {name: fn for name, fn in watched.items() if fn is not None}
 
 
 class _Passes:
@@ -461,7 +559,6 @@ class _Passes:
 
     def __init__(self, counted: _Counted | None = None) -> None:
         self.forward = 0
-        self.library: list[str] = []
         self.vjp_calls = 0  # calls of ng.func.vjp
         self.f_in_vjp = 0  # calls of f that ng.func.vjp made
         self._counted = counted
@@ -471,10 +568,12 @@ class _Passes:
         self._reverse = AutogradCalls().__enter__()
         self._patch(_forward, "enter_level", self._count_forward)
         self._patch(ng.func, "vjp", self._count_vjp)
-        for module, names in _library_jacobians():
-            for name in names:
-                self._patch(module, name, self._noted(name))
+        self._library = LibraryCalls(_library_jacobians()).__enter__()
         return self
+
+    @property
+    def library(self) -> list[str]:
+        return self._library.called
 
     @property
     def reverse(self) -> int:
@@ -504,17 +603,8 @@ class _Passes:
 
         return counted
 
-    def _noted(self, name: str):
-        def wrap(original):
-            def noted(*args, **kwargs):
-                self.library.append(name)
-                return original(*args, **kwargs)
-
-            return noted
-
-        return wrap
-
     def __exit__(self, *exc_info: object) -> None:
+        self._library.__exit__(*exc_info)
         for module, name, original in reversed(self._saved):
             setattr(module, name, original)
         self._reverse.__exit__(*exc_info)
@@ -524,13 +614,24 @@ def _not_built_as_asked(ex: str, passes: _Passes, shape: tuple) -> Result | None
     """A right matrix from a library Jacobian, or from the other mode's passes."""
     m, n = shape
     pass_name = "ng.func.jvp per input" if ex == "11-2" else "call of vjp_fn per output"
-    if passes.library:
+    products = [name for name in passes.library if name.endswith(("jvp", "vjp"))]
+    jacobians = [name for name in passes.library if name not in products]
+    if jacobians:
         return not_yet(
             ex,
-            [f"the matrix is right, but ng.func.{passes.library[0]} (or its like) built it: "
+            [f"the matrix is right, but {jacobians[0]} (or its like) built it: "
              "this exercise writes that loop itself, one " + pass_name + ".",
              "the template's loop is there to be filled in, not replaced."],
-            gave=f"a Jacobian from {passes.library[0]}",
+            gave=f"a Jacobian from {jacobians[0]}",
+        )
+    if ex == "11-2" and "ng.autograd.functional.jvp" in products:
+        return not_yet(
+            ex,
+            ["the matrix is right, but ng.autograd.functional.jvp is built from two VJPs "
+             "(reverse-mode passes), as torch.autograd.functional.jvp is: this exercise "
+             "builds it from forward-mode passes.",
+             "use ng.func.jvp, one call per input, each giving a column."],
+            gave="columns from ng.autograd.functional.jvp",
         )
     if ex == "11-2" and passes.reverse:
         return not_yet(
@@ -612,6 +713,11 @@ MODE_ANSWER = """("jacrev", "jacfwd", "jacfwd"): reverse mode pays one pass per 
 mode one per input; pick the side with fewer."""
 
 
+# The modes' own names say the same as the transforms'.
+_MODE_NAMES = {"forward": "jacfwd", "forward mode": "jacfwd", "forward-mode": "jacfwd",
+               "reverse": "jacrev", "reverse mode": "jacrev", "reverse-mode": "jacrev"}
+
+
 @checker("11-4", answer=MODE_ANSWER)
 def check_mode_choice(choices) -> Result:
     """Cheaper mode for R^10000 -> R, R -> R^500 and R^64 -> R^4096."""
@@ -622,6 +728,7 @@ def check_mode_choice(choices) -> Result:
         got = tuple(str(getattr(c, "__name__", c)).strip().lower() for c in choices)
     except TypeError:
         return failed(ex, 'answer with three strings, each "jacfwd" or "jacrev".')
+    got = tuple(_MODE_NAMES.get(c, c) for c in got)
     if len(got) != 3 or not set(got) <= {"jacfwd", "jacrev"}:
         return failed(ex, 'answer with three strings, each "jacfwd" or "jacrev".')
     want = ("jacrev", "jacfwd", "jacfwd")

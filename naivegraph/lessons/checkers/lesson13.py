@@ -264,7 +264,12 @@ def _op_name(op) -> str:
     if callable(op) and getattr(op, "__name__", None):  # ns.relu, ng.relu, np.tanh
         op = op.__name__
     text = str(op).strip().strip("'\"").lower().removesuffix("()")
-    return text.rsplit(".", 1)[-1] if not _whole_number(_as_number(text)) else text
+    if _whole_number(_as_number(text)):
+        return text
+    *owners, name = text.split(".")
+    if any(owner.removesuffix("()") in ("tanh", "relu") for owner in owners):
+        return text  # "relu.tanh" names two ops, neither as a whole word
+    return name
 
 
 def _as_number(text: str) -> float | None:
