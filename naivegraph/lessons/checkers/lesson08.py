@@ -1083,6 +1083,12 @@ def check_run_backward(run_backward) -> Result:
                     "build the order by depth-first search, appending a node after its "
                     "inputs; then walk that list backwards."]
         return not_yet(ex, hint, gave=f"x.grad = {show(got[0])}, y.grad = {show(got[1])}")
+    if not close(got, want, atol=0.0, rtol=1e-12):  # a sum in another order: a few ulps
+        return not_yet(ex, ["your gradients are close but not exact, off near the 7th "
+                            "digit, as float32 arithmetic or a rounding leaves them: the "
+                            "engine works in Python floats throughout, so every gradient "
+                            "handed on and added stays a float, unrounded."],
+                       gave=f"x.grad = {got[0]!r}, y.grad = {got[1]!r}")
     if not isinstance(order, (list, tuple)) or not order or order[-1] is not f:
         return not_yet(ex, ["run_backward should return the order it used (a list ending "
                             "with root): Node.backward frees exactly those nodes."],
@@ -1853,6 +1859,13 @@ def check_jacobian(jacobian) -> Result:
             if short is None and watched.backwards < len(want):
                 short = (name, watched.backwards, len(want))
             continue
+        in_float32 = bool(np.all(got.astype(np.float32).astype(np.float64) == got))
+        if in_float32 and np.allclose(got, want, rtol=1e-6, atol=1e-9):
+            return not_yet(ex, ["your Jacobian holds float32 numbers: its entries are "
+                                "rounded to about 7 digits. The engine's gradients are "
+                                "Python floats (float64): keep them as they are, in lists "
+                                "or an array of that dtype."],
+                           gave=f"a Jacobian rounded to float32 {at}")
         if np.allclose(got, want, atol=1e-9):
             return not_yet(ex, ["your Jacobian is close to the engine's but not exact: off in "
                                 "the last digits, as an estimate is (a finite difference, "
