@@ -102,7 +102,7 @@ class LabCalls:
     def __init__(self, codes: dict, allowed: tuple = (), forbid: tuple = (),
                  given: Any = None) -> None:
         self.codes, self.allowed, self.forbid = codes, set(allowed), tuple(forbid)
-        self._given = getattr(given, "__code__", None)  # the answer's own code
+        self._given = _answer_codes(given)
         self.ran: list[str] = []
         self.library = ""  # the first library of ``forbid`` the answer called
         self.switched = False  # the answer switched the watch off or slipped past it
@@ -122,25 +122,42 @@ class LabCalls:
                                                                   self.forbid))
         return got[1], got[2]
 
-    def _checkers_own(self, frame) -> bool:
-        """Whether ``frame`` was reached from the check through library frames alone."""
+    def _checkers_own(self, frame, strict: bool = True) -> bool:
+        """Whether ``frame`` was reached from the check through naivegraph's own frames
+        alone, none of them one an answer calls to reach the lab's code (a wrapper from
+        the standard library, :func:`yours_or_labs`, the table's wrapper).  Not
+        ``strict``: through any library's frames (``inspect`` reading the answer's
+        source touches the modules loaded, torch's among them)."""
         while frame is not None:
             code = frame.f_code
             if code is _CHECKED:
                 return True
-            if code.co_filename.startswith("<") or not _is_library(code.co_filename):
+            if code in _ENTRY_POINTS:
+                return False
+            name = code.co_filename
+            if not (name.startswith(_PACKAGE) if strict else
+                    not name.startswith("<") and _is_library(name)):
                 return False
             frame = frame.f_back
         return False  # a thread of its own: not the check's
 
+    def _enters(self, caller) -> bool:
+        """Whether a call of a library of ``forbid`` made from ``caller`` enters it from
+        the answer: not from inside one of them, not from the checker's own frames."""
+        if caller is None:
+            return True
+        if self._known(caller.f_code)[1]:  # already inside: judged where it entered
+            return False
+        return not self._checkers_own(caller, strict=False)
+
     def _exempt(self, frame, name: str) -> bool:
-        if frame.f_code is self._given:  # the lab's function handed in as the answer
+        if id(frame.f_code) in self._given:  # the lab's function handed in as the answer
             return False
         caller = frame.f_back
         if name == "table" and caller is not None:
             by = caller.f_code
-            if by is _THROUGH_OPS and caller.f_locals.get("token") is self.token:
-                return True
+            if by is _THROUGH_OPS:  # the notebook's OPS, wrapped by this check alone
+                return caller.f_locals.get("token") is self.token
             if self._known(by)[0] in self.allowed:
                 return True
         return self._checkers_own(caller)
@@ -152,7 +169,7 @@ class LabCalls:
             name, library = self._known(frame.f_code)
             if name is not None and name not in self.allowed and not self._exempt(frame, name):
                 self.ran.append(name)
-            if library and not self.library and not self._checkers_own(frame.f_back):
+            if library and not self.library and self._enters(frame.f_back):
                 self.library = library
         elif event == "c_call":
             self._c_call(frame, arg)
@@ -172,7 +189,7 @@ class LabCalls:
                 module = (owner.__name__ if isinstance(owner, types.ModuleType)
                           else type(owner).__module__)
             top = module.split(".")[0].lstrip("_") if isinstance(module, str) else ""
-            if top in self.forbid and not self._checkers_own(frame):
+            if top in self.forbid and self._enters(frame):
                 self.library = top
 
     def __enter__(self) -> LabCalls:
@@ -191,6 +208,36 @@ class LabCalls:
         threading.setprofile(self._thread_before)
 
 
+def _answer_codes(given: Any) -> set:
+    """The ids of the code objects an answer is made of: the function given, what a
+    partial, a method, a wrapper or a callable object wraps, and for a table (08-1) the
+    functions of its rows."""
+    found: set = set()
+    todo = [given]
+    if isinstance(given, dict):
+        todo += [e for row in given.values() if isinstance(row, (tuple, list)) for e in row]
+    seen: set = set()
+    while todo:
+        fn = todo.pop()
+        if fn is None or id(fn) in seen or len(seen) > 100:
+            continue
+        seen.add(id(fn))
+        code = getattr(fn, "__code__", None)
+        if isinstance(code, types.CodeType):
+            found.add(id(code))
+        for attr in ("func", "__func__", "__wrapped__"):
+            inner = getattr(fn, attr, None)
+            if inner is not None:
+                todo.append(inner)
+        call = getattr(type(fn), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            todo.append(call)
+    return found
+
+
+# naivegraph's own folder: the checker's frames, and the lab's code, live there
+_PACKAGE = tuple({str(Path(__file__).parents[2]) + "/",
+                  str(Path(__file__).resolve().parents[2]) + "/"})
 _SETPROFILE = sys.setprofile
 _THREADING_SETPROFILE = threading.setprofile.__code__
 _START_THREAD = _thread.start_new_thread
@@ -2321,3 +2368,7 @@ def engine_table(table: dict, lab: bool = False) -> dict:
     """The table lesson 8's engines read as ``OPS``: the notebook's ``table`` once 08-1
     has passed its check (and ``lab`` is false), the lab's complete one until then."""
     return table if solved("08-1") and not lab else derivative_table()
+
+
+# The lab's functions an answer may call to reach the lab's code: never the checker's own.
+_ENTRY_POINTS = {yours_or_labs.__code__, reference.__code__, _THROUGH_OPS}
