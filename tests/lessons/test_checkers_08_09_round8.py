@@ -64,8 +64,9 @@ def _watch_off(fn, *args):
 
 
 def _copied(fn):
-    return types.FunctionType(fn.__code__.replace(co_name="mine"), fn.__globals__,
-                              "mine", fn.__defaults__, fn.__closure__)
+    return types.FunctionType(
+        fn.__code__.replace(co_name="mine"), fn.__globals__, "mine", fn.__defaults__, fn.__closure__
+    )
 
 
 # ------------------------------------------------------------- the lab's own code
@@ -73,24 +74,35 @@ def _copied(fn):
 @pytest.mark.parametrize(
     "check, answer",
     [
-        (ex.check_static_backward,
-         lambda way: lambda nodes, loss: way(lesson08.reference("static_backward"), nodes, loss)),
-        (ex.check_run_backward,
-         lambda way: lambda root: way(lesson08.reference("run_backward"), root)),
-        (ex.check_jacobian,
-         lambda way: lambda F, x0, y0: way(lesson08.reference("jacobian", Node), F, x0, y0)),
-        (ex.check_train_step,
-         lambda way: lambda m, o, X, y: way(lesson09.reference("train_step"), m, o, X, y)),
-        (ex.check_accuracy_fn,
-         lambda way: lambda logits, y: way(lesson09.reference("accuracy"), logits, y)),
+        (
+            ex.check_static_backward,
+            lambda way: lambda nodes, loss: way(lesson08.reference("static_backward"), nodes, loss),
+        ),
+        (
+            ex.check_run_backward,
+            lambda way: lambda root: way(lesson08.reference("run_backward"), root),
+        ),
+        (
+            ex.check_jacobian,
+            lambda way: lambda F, x0, y0: way(lesson08.reference("jacobian", Node), F, x0, y0),
+        ),
+        (
+            ex.check_train_step,
+            lambda way: lambda m, o, X, y: way(lesson09.reference("train_step"), m, o, X, y),
+        ),
+        (
+            ex.check_accuracy_fn,
+            lambda way: lambda logits, y: way(lesson09.reference("accuracy"), logits, y),
+        ),
     ],
     ids=["08-2", "08-3", "08-5", "09-2", "09-1"],
 )
 def test_the_labs_version_run_in_a_thread_or_with_the_watch_off_is_refused(
     capsys, check, answer, way
 ):
-    result = rejected_on_first_try(capsys, check, answer(way),
-                                   says=LABS if way is _in_thread else WATCH)
+    result = rejected_on_first_try(
+        capsys, check, answer(way), says=LABS if way is _in_thread else WATCH
+    )
     never_states(result, "OPS[", "cross_entropy", "argmax")
 
 
@@ -99,8 +111,7 @@ def test_an_answer_that_removes_the_watch_for_good_is_refused(capsys):
         sys.setprofile(None)
         round5_static(nodes, loss)
 
-    result = rejected_on_first_try(capsys, ex.check_static_backward, static_backward,
-                                   says=WATCH)
+    result = rejected_on_first_try(capsys, ex.check_static_backward, static_backward, says=WATCH)
     assert sys.getprofile() is None
     never_states(result, "OPS[", "reversed(")
 
@@ -120,11 +131,13 @@ def round5_static(nodes, loss):
 
 def test_a_copied_code_object_of_the_labs_function_is_refused(capsys):
     jacobian = _copied(lesson08.reference("jacobian", Node))
-    result = rejected_on_first_try(capsys, ex.check_jacobian,
-                                   lambda F, x0, y0: jacobian(F, x0, y0), says=LABS)
+    result = rejected_on_first_try(
+        capsys, ex.check_jacobian, lambda F, x0, y0: jacobian(F, x0, y0), says=LABS
+    )
     never_states(result, "backward()", "requires_grad=True")
-    handed_in = rejected_on_first_try(capsys, ex.check_jacobian, jacobian,
-                                      says="that is the lab's version")
+    handed_in = rejected_on_first_try(
+        capsys, ex.check_jacobian, jacobian, says="that is the lab's version"
+    )
     never_states(handed_in, "backward()")
 
 
@@ -143,8 +156,11 @@ def test_the_tables_wrapper_from_the_checker_module_grants_no_exemption(capsys):
 
 @pytest.mark.parametrize(
     "wrap",
-    [functools.partial, functools.singledispatch,
-     lambda fn: functools.partial(ex.yours_or_labs, "08-2", "static_backward", lab=True)],
+    [
+        functools.partial,
+        functools.singledispatch,
+        lambda fn: functools.partial(ex.yours_or_labs, "08-2", "static_backward", lab=True),
+    ],
     ids=["partial", "singledispatch", "yours_or_labs"],
 )
 def test_the_labs_version_behind_a_library_wrapper_is_refused(capsys, wrap):
@@ -182,8 +198,9 @@ def test_08_1_a_derivative_by_sympy_is_refused(capsys):
         return float(sympy.diff(sympy.sin(s), s).subs(s, float(a)))
 
     table = {**TABLE, "sin": (TABLE["sin"][0], d_sin)}
-    result = rejected_on_first_try(capsys, ex.check_derivative_table, table,
-                                   says="your answer calls into sympy")
+    result = rejected_on_first_try(
+        capsys, ex.check_derivative_table, table, says="your answer calls into sympy"
+    )
     never_states(result, "math.cos", "cos(a)")
 
 
@@ -194,8 +211,9 @@ def test_08_1_a_derivative_by_mpmath_is_refused(capsys):
         return float(mpmath.diff(mpmath.sin, float(a)))
 
     table = {**TABLE, "sin": (TABLE["sin"][0], d_sin)}
-    result = rejected_on_first_try(capsys, ex.check_derivative_table, table,
-                                   says="your answer calls into mpmath")
+    result = rejected_on_first_try(
+        capsys, ex.check_derivative_table, table, says="your answer calls into mpmath"
+    )
     never_states(result, "math.cos", "cos(a)")
 
 
@@ -206,12 +224,14 @@ def test_08_1_a_derivative_by_torchs_engine_called_directly_is_refused(capsys):
         t = torch.tensor(float(a), dtype=torch.float64, requires_grad=True)
         out = torch.sin(t)
         torch.autograd.Variable._execution_engine.run_backward(
-            (out,), (torch.ones((), dtype=torch.float64),), False, False, (), True, True)
+            (out,), (torch.ones((), dtype=torch.float64),), False, False, (), True, True
+        )
         return float(t.grad)
 
     table = {**TABLE, "sin": (TABLE["sin"][0], d_sin)}
-    result = rejected_on_first_try(capsys, ex.check_derivative_table, table,
-                                   says="your answer calls into torch")
+    result = rejected_on_first_try(
+        capsys, ex.check_derivative_table, table, says="your answer calls into torch"
+    )
     never_states(result, "math.cos", "cos(a)")
 
 
@@ -223,8 +243,9 @@ def test_08_1_a_rule_right_only_near_the_first_points_is_refused(capsys):
         return 0.0
 
     table = {**TABLE, "mul": (TABLE["mul"][0], d_mul)}
-    result = rejected_on_first_try(capsys, ex.check_derivative_table, table,
-                                   says="the derivative of 'mul' with respect to its")
+    result = rejected_on_first_try(
+        capsys, ex.check_derivative_table, table, says="the derivative of 'mul' with respect to its"
+    )
     never_states(result, "b if i == 0 else a")
 
 
@@ -267,8 +288,9 @@ def run_backward_float32(root):
             raise RuntimeError("Trying to backward through the graph a second time")
         for k, inp in enumerate(node.inputs):
             if inp.requires_grad:
-                grads[id(inp)] = float(np.float32(
-                    grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](*node.saved, k)))
+                grads[id(inp)] = float(
+                    np.float32(grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](*node.saved, k))
+                )
     return order
 
 
@@ -279,8 +301,9 @@ def test_08_5_a_jacobian_in_float32_is_told_so(capsys):
     def in_float32(F, x0, y0):
         return np.array(right(F, x0, y0), dtype=np.float32)
 
-    result = rejected_on_first_try(capsys, ex.check_jacobian, in_float32,
-                                   says="your Jacobian holds float32 numbers")
+    result = rejected_on_first_try(
+        capsys, ex.check_jacobian, in_float32, says="your Jacobian holds float32 numbers"
+    )
     assert "an estimate" not in result.message
     never_states(result, "backward()")
 
@@ -301,11 +324,13 @@ def _descent(limit=None, stop_below=None):
     return gradient_descent
 
 
-@pytest.mark.parametrize("early", [{"limit": 2000}, {"stop_below": 1e-14}],
-                         ids=["capped at 2000", "stops below 1e-14"])
+@pytest.mark.parametrize(
+    "early", [{"limit": 2000}, {"stop_below": 1e-14}], ids=["capped at 2000", "stops below 1e-14"]
+)
 def test_08_6_a_cap_or_a_stop_on_a_tiny_gradient_is_refused(capsys, early):
-    result = rejected_on_first_try(capsys, ex.check_gradient_descent, _descent(**early),
-                                   says="your descent stops early")
+    result = rejected_on_first_try(
+        capsys, ex.check_gradient_descent, _descent(**early), says="your descent stops early"
+    )
     never_states(result, "-= lr", "x.grad = y.grad = 0.0")
 
 
@@ -320,8 +345,9 @@ def test_09_1_the_last_of_tied_classes_is_told_argmax_takes_the_first(capsys):
         L = np.asarray(logits)
         return float(np.mean((L.shape[1] - 1 - L[:, ::-1].argmax(axis=1)) == np.asarray(labels)))
 
-    result = rejected_on_first_try(capsys, ex.check_accuracy_fn, last_of_ties,
-                                   says="the first of them")
+    result = rejected_on_first_try(
+        capsys, ex.check_accuracy_fn, last_of_ties, says="the first of them"
+    )
     assert "right for two classes" not in result.message
     never_states(result, "argmax(axis=1) ==")
 
@@ -336,9 +362,12 @@ def test_09_1_float64_and_its_float32_rounding_are_accepted_and_other_roundings_
 
     assert outcome(capsys, ex.check_accuracy_fn, exact)
     assert outcome(capsys, ex.check_accuracy_fn, in_float32)
-    result = rejected_on_first_try(capsys, ex.check_accuracy_fn,
-                                   lambda l, y: round(exact(l, y), 8),
-                                   says="your accuracy is rounded")
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_accuracy_fn,
+        lambda l, y: round(exact(l, y), 8),
+        says="your accuracy is rounded",
+    )
     never_states(result, "argmax(axis=1) ==")
 
 
@@ -351,8 +380,9 @@ def test_09_2_a_loss_scaled_by_one_plus_a_millionth_is_refused(capsys):
         optimizer.step()
         return loss.item()
 
-    result = rejected_on_first_try(capsys, ex.check_train_step, scaled,
-                                   says="times the gradient of the loss you return")
+    result = rejected_on_first_try(
+        capsys, ex.check_train_step, scaled, says="times the gradient of the loss you return"
+    )
     never_states(result, "zero_grad()", "cross_entropy(")
 
 
@@ -383,8 +413,14 @@ NOTEBOOKS = Path(ex.__file__).resolve().parents[1] / "course"
 def test_the_notebooks_bind_no_lab_function_to_a_name(name):
     cells = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())["cells"]
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    for word in ("reference(", "import reference", "derivative_table()", "checkers.lesson0",
-                 "lessons.training", "globals()"):
+    for word in (
+        "reference(",
+        "import reference",
+        "derivative_table()",
+        "checkers.lesson0",
+        "lessons.training",
+        "globals()",
+    ):
         assert word not in code, word
     assert "ex.yours_or_labs(" in code
 
