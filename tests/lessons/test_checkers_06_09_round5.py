@@ -348,7 +348,7 @@ def test_08_6_a_descent_that_stops_early_is_refused_though_it_passes_the_short_r
         capsys, ex.check_gradient_descent, descend_with(**early), says="your descent stops early"
     )
     asked = re.search(ran, result.message)
-    assert asked and 600 <= int(asked.group(1)) <= 1500, result.message
+    assert asked and 300 <= int(asked.group(1)) <= 600, result.message
     never_states(result, "-= lr", "x.grad = y.grad = 0.0", "f(x, y).backward()")
 
 
