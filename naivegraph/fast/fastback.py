@@ -121,8 +121,17 @@ def tensor_backward(
 ) -> None:
     """``Tensor.backward`` (the seam it replaces): ``loss.backward()`` straight to
     :func:`run`, without ``engine.backward``'s and ``execute``'s generality (a list of
-    outputs, their gradients, ``inputs=``); anything but a plain call is theirs."""
-    if gradient is None and inputs is None and not create_graph and takes(False, None, None):
+    outputs, their gradients, ``inputs=``); anything but a plain call is theirs, and so
+    is every call while ``engine.execute`` is not this layer's."""
+    # engine.execute replaced by anything but this layer's own (a watch counting the
+    # passes, a debugger's wrapper) must see this pass too: the general way calls it
+    if (
+        gradient is None
+        and inputs is None
+        and not create_graph
+        and engine.execute is execute
+        and takes(False, None, None)
+    ):
         run((self,), _NO_GRADIENT, create_graph if retain_graph is None else retain_graph, None)
         return None
     return readable_backward(self, gradient, retain_graph, create_graph, inputs)

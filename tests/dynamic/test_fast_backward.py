@@ -22,7 +22,7 @@ from fast_switch import fast_layer_on
 
 import naivegraph as ng
 from naivegraph import fast
-from naivegraph.dynamic import engine
+from naivegraph.dynamic import engine, tensor_autograd
 from naivegraph.fast import fastback
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
@@ -639,13 +639,25 @@ def _float32_reference_example():
 def test_a_plain_backward_skips_the_engines_entry_and_a_backward_with_a_gradient_does_not(
     monkeypatch,
 ):
+    entered = []
+    readable = tensor_autograd._backward  # the engine's entry, as Tensor.backward calls it
+    monkeypatch.setattr(
+        tensor_autograd, "_backward", lambda *a, **k: entered.append(a) or readable(*a, **k)
+    )
+    loss, w = _float32_reference_example()
+    loss.backward()
+    assert entered == [] and [t.grad.item() for t in w] == [28.0, 8.0, 10.0]
+    loss, w = _float32_reference_example()
+    loss.backward(ng.tensor(1.0))
+    assert len(entered) == 1 and [t.grad.item() for t in w] == [28.0, 8.0, 10.0]
+
+
+def test_a_plain_backward_goes_through_an_execute_put_in_the_engine_by_a_watch(monkeypatch):
+    # a checker counting autograd passes replaces engine.execute: it must see them all
     calls = []
     monkeypatch.setattr(engine, "execute", lambda *args, **kwargs: calls.append(args) or [])
     loss, w = _float32_reference_example()
     loss.backward()
-    assert calls == [] and [t.grad.item() for t in w] == [28.0, 8.0, 10.0]
-    loss, w = _float32_reference_example()
-    loss.backward(ng.tensor(1.0))
     assert len(calls) == 1 and [t.grad for t in w] == [None, None, None]
 
 
