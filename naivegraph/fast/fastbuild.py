@@ -207,12 +207,14 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
     plain = _plain_types.get(operation) or _plain(operation)
     graph = None
     numbers = False  # a Python number among the operands: a constant to make
-    weak = False  # a Python number, as an operand or a constant's value
+    # the default dtype decides the answer: a Python number (int * 2.5), an integer or
+    # boolean operand (int / int, exp(int), int ** 2.5 with the number an attribute)
+    by_default = False
     key: list = [op, _attrs_key(attrs) if attrs else ()]
     for node in args:
         kind = type(node)
         if kind in _WEAK:  # a Python number: a constant of its own, as nodes.apply makes
-            numbers = weak = True
+            numbers = by_default = True
             key.append((kind, node))
             continue
         if kind not in plain:
@@ -226,13 +228,16 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
             return None  # an unregistered constant: the readable path registers it
         value = node._value if node.kind == "constant" else None
         if value is not None and type(value) in _WEAK:
-            weak = True
+            by_default = True
             key.append((type(value), value))
         else:
-            key.append((node.dtype, node.shape))
+            dtype = node.dtype
+            if dtype is None or dtype.kind not in "fc":
+                by_default = True
+            key.append((dtype, node.shape))
     if graph is None or key[1] is None:
         return None
-    if weak:  # int * 2.5 is float32 or float64 by the default dtype
+    if by_default:  # float32 or float64 by the default dtype
         key.append(default_float())
     if numbers:
         inputs = tuple([_constant(a) if type(a) in _WEAK else a for a in args])
