@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import random
 import sys
 
@@ -15,7 +14,9 @@ from naivegraph.static import session
 
 from ..checking import _is_library  # the frames of the library, skipped
 from ..checking import (
+    cell_computes,
     forgot_return,
+    learner_frame,
     keeps_learner_state,
     AutogradCalls,
     Result,
@@ -475,42 +476,10 @@ def check_accumulated_grad(x_grad) -> Result:
     )
 
 
-# What a cell that computes gradients names: a backward, autograd (naivegraph's or
-# torch's) or torch itself.  Read from the cell's compiled code (the names it looks
-# up), so a comment or a string that mentions them does not count.
-_COMPUTING_NAMES = {"backward": "a backward", "torch": "torch", "autograd": "autograd"}
-
-
-def _learner_frame():
-    """The frame of the code that called the checker (a notebook cell), as
-    ``learner_namespace`` finds it: the first outside the library and packages."""
-    frame = inspect.currentframe()
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith("<") or not _is_library(name):
-            return frame
-        frame = frame.f_back
-    return None
-
-
 def _cell_computes_gradients() -> str:
     """What the notebook cell that called the checker runs to compute gradients
-    ("a backward", "autograd", "torch"), or "" when it runs none.
-
-    Only a cell is read (code at the top level of a module, as a notebook cell is
-    compiled): the names looked up in it and in the functions it defines.  A value
-    computed in an EARLIER cell and only typed here leaves no such trace: a limit, as
-    is any number worked out by code outside the notebook."""
-    frame = _learner_frame()
-    if frame is None or frame.f_code.co_name != "<module>":
-        return ""
-    names = _names_used(frame.f_code)
-    found = [
-        shown
-        for key, shown in _COMPUTING_NAMES.items()
-        if any(key == n or key in n.split(".") for n in names)
-    ]
-    return " and ".join(found)
+    ("a backward", "autograd", "torch"), or "" when it runs none (``cell_computes``)."""
+    return cell_computes()
 
 
 def _exact(got, want, shape_free: bool = True) -> bool:
@@ -636,7 +605,7 @@ def _read_off_a_gradient(t) -> bool:
     if getattr(t, "grad_fn", None) is not None:
         return True
     grads = []
-    frame = _learner_frame()
+    frame = learner_frame()
     while frame is not None:  # the cell, and any code of the learner's that called it
         if not _is_library(frame.f_code.co_filename):
             for value in [*frame.f_globals.values(), *frame.f_locals.values()]:
