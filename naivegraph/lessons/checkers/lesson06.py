@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 import naivegraph.static as ns
@@ -186,7 +188,11 @@ def check_static_model(graph, x, loss) -> Result:
                 ],
                 gave="a loss that is wrong for other values of the weights",
             )
-        return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
+        return correct(
+            ex,
+            "the graph gives 40 for ones and 112 for twos, and the model's value and "
+            "gradients for every other feed and weight tried: built once, run many times.",
+        )
     if close(values[0], 40.0):
         return not_yet(
             ex,
@@ -785,11 +791,19 @@ def check_memory_plan(peak_values) -> Result:
         and (peak_values.dtype.kind in "biuf")
     ):
         peak_values = peak_values.item()  # np.array(2) is one number, as 2 is
+    if isinstance(peak_values, Fraction) and peak_values.denominator == 1:
+        peak_values = int(peak_values)  # Fraction(2) is the whole number 2
     if isinstance(peak_values, (bool, np.bool_)):
         return failed(
             ex,
             f"give a whole number, got {peak_values}, a bool (True or "
             "False): count the values and type the count.",
+        )
+    if isinstance(peak_values, (list, tuple, np.ndarray)) and np.size(peak_values) == 1:
+        return failed(
+            ex,
+            f"give ONE number, not a {type(peak_values).__name__} of one number: "
+            "type the count alone, without brackets.",
         )
     whole = isinstance(peak_values, (int, np.integer)) or (
         isinstance(peak_values, (float, np.floating)) and float(peak_values).is_integer()
@@ -804,6 +818,10 @@ def check_memory_plan(peak_values) -> Result:
         shown = repr(float(peak_values)) if _is_number(peak_values) else show(peak_values)
         return failed(ex, f"give a whole number, got {shown}: a count has no fractional part.")
     got = int(peak_values)
+    if got < 0:
+        return failed(
+            ex, "give a count of values, not a negative number: a count cannot be negative."
+        )
     if got == 2:
         return correct(
             ex,
