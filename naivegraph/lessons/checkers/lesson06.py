@@ -543,6 +543,21 @@ def check_compiled_step(f, g=None) -> Result:
                 ],
                 gave="a function that changes the weights at each call",
             )
+        shaped = _shaped_output(out)
+        if shaped is not None:
+            return not_yet(
+                ex,
+                [
+                    f"output {shaped[0]} of f is an array of shape {shaped[1]}, not one "
+                    "number: the gradient with respect to a Variable has that Variable's "
+                    "shape (w1, w2 and w3 are single numbers), so that gradient is with "
+                    "respect to another node (the placeholder x, say), or that output is "
+                    "not the loss.",
+                    "ns.gradients(loss, [...]) differentiates by the nodes in the list: "
+                    "list the three Variables.",
+                ],
+                gave=f"an output of shape {shaped[1]}",
+            )
         try:
             outs[scale] = [float(as_array(v)) for v in out]
         except Exception:  # a single array, or non-numbers: reported, never raised
@@ -606,6 +621,27 @@ def check_compiled_step(f, g=None) -> Result:
             ],
             gave="the right numbers in another order",
         )
+    if close(ones[0], _RIGHT_06_2[1.0][0]) and close(twos[0], _RIGHT_06_2[2.0][0]):
+        right = np.asarray(_RIGHT_06_2[1.0][1:])
+        ratios = np.asarray(ones[1:]) / right
+        scaled = bool(np.allclose(ratios, ratios[0])) and not close(ratios[0], 1.0)
+        return not_yet(
+            ex,
+            [
+                "your loss is right, but the gradients are not those of the loss: "
+                + (
+                    "all of them are the loss's gradients times one same factor, so "
+                    "ns.gradients was given a multiple of the loss (2 * loss, say), not "
+                    "the loss node itself."
+                    if scaled
+                    else "ns.gradients was given another node than the loss, or the "
+                    "gradients were changed after it."
+                ),
+                "ns.gradients(loss, [w1, w2, w3]) differentiates its first argument: give "
+                "it the very loss node you fetch.",
+            ],
+            gave="gradients of another quantity than the loss",
+        )
     return not_yet(
         ex,
         [
@@ -614,6 +650,21 @@ def check_compiled_step(f, g=None) -> Result:
         ],
         gave=show(ones),
     )
+
+
+def _shaped_output(out) -> tuple[int, tuple] | None:
+    """The first output of ``f`` (its place, from 1, and its shape) that holds more
+    than one number, or None: a gradient taken with respect to another node."""
+    if not isinstance(out, (list, tuple)):
+        return None
+    for place, value in enumerate(out, start=1):
+        try:
+            array = as_array(value)
+        except Exception:  # not numbers: reported by the caller
+            return None
+        if np.size(array) > 1:
+            return place, tuple(np.shape(array))
+    return None
 
 
 _TRAINS_WITH_G = (
