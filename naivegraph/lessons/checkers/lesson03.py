@@ -278,6 +278,18 @@ def _returned_dtype(hook, incoming) -> str | None:
     return _dtype_name(dtype)
 
 
+def _readable(values) -> str:
+    """Gradients shown with their tiny elements as they are (1e-07, not 0.): the
+    incoming gradients mix sizes on purpose, and rounding hides what a hook did."""
+    try:
+        a = np.asarray(as_array(values), dtype=np.float64)
+    except Exception:  # not numbers: shown as they are
+        return show(values)
+    if a.ndim == 0 or a.size > 8:
+        return show(values)
+    return np.array2string(a, separator=", ", suppress_small=False, precision=6)
+
+
 def _judge_hook(
     ex: str, hook, incoming, v_grad: np.ndarray, doubled: bool, call: int = 1
 ) -> Result | None:
@@ -287,7 +299,7 @@ def _judge_hook(
     arrived = np.asarray(incoming).astype(np.float64)
     if np.shape(v_grad) == arrived.shape and np.array_equal(v_grad, 2 * arrived):
         return None
-    gave = f"v.grad = {show(v_grad)} for an incoming gradient {show(arrived)}"
+    gave = f"v.grad = {_readable(v_grad)} for an incoming gradient {_readable(arrived)}"
     if np.shape(v_grad) == arrived.shape and arrived.ndim:
         # The first element that is not doubled, to every digit: a tiny or huge one
         # hides in the rounded display of the whole tensor.
@@ -568,6 +580,20 @@ def check_vector_backward(x_grad) -> Result:
             ],
             gave=f"an answer of shape {np.shape(as_array(x_grad))}",
         )
+    try:
+        size = np.size(as_array(x_grad))
+    except Exception:  # not numbers: the hints below judge it
+        size = None
+    if size is not None and size > 3:
+        return not_yet(
+            ex,
+            [
+                f"you gave {size} numbers, but x has three elements: x.grad has the "
+                "shape of x, one number per element of x.",
+                "x.grad[i] = gradient[i] * dy[i]/dx[i], for i over the three elements of x.",
+            ],
+            gave=f"{size} numbers",
+        )
     first = hint_for(
         x_grad,
         [
@@ -609,7 +635,10 @@ def _read_off_a_gradient(t) -> bool:
     while frame is not None:  # the cell, and any code of the learner's that called it
         if not _is_library(frame.f_code.co_filename):
             for value in [*frame.f_globals.values(), *frame.f_locals.values()]:
-                if isinstance(value, ng.Tensor) and value.grad is not None:
+                if not isinstance(value, ng.Tensor):
+                    continue
+                # a non-leaf's .grad warns when read: only leaves and retain_grad keep one
+                if (value.is_leaf or value.retains_grad) and value.grad is not None:
                     grads.append(value.grad)
         frame = frame.f_back
     # an element of x.grad (list(x.grad), x.grad[0]) is a view of its memory
