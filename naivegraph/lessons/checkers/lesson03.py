@@ -278,6 +278,17 @@ def _returned_dtype(hook, incoming) -> str | None:
     return _dtype_name(dtype)
 
 
+def _float32_inside(got, x) -> bool:
+    """Whether every value of ``got``, returned for a float64 ``x``, is a float32
+    number: a result computed in float32 and cast back (a float64 estimate almost
+    never lands on float32 numbers alone)."""
+    if x.dtype != ng.float64:
+        return False
+    values = np.asarray(as_array(got), dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return bool(np.array_equal(values.astype(np.float32).astype(np.float64), values))
+
+
 def _readable(values) -> str:
     """Gradients shown with their tiny elements as they are (1e-07, not 0.): the
     incoming gradients mix sizes on purpose, and rounding hides what a hook did."""
@@ -854,6 +865,20 @@ def check_manual_gradient(gradf) -> Result:
             gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
         )
     if close(got, want, shape_free=False):
+        if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False) and _float32_inside(
+            got, x
+        ):
+            return not_yet(
+                ex,
+                [
+                    f"your gradf is off in the 8th digit, and every value it returns for "
+                    f"this {_dtype_name(x.dtype)} x is a float32 number: it computes in "
+                    "float32 inside (x.float(), say) and casts the result back, and "
+                    "float32 keeps about 7 digits. Compute in x's own dtype throughout.",
+                    "write the formula with ng ops on x as it is given, with no cast.",
+                ],
+                gave="a gradient computed in float32 and cast back",
+            )
         if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False):
             return not_yet(
                 ex,
@@ -1461,7 +1486,9 @@ def check_second_derivative(derivatives) -> Result:
         if not close(second_v, want2):
             return not_yet(
                 ex,
-                _second_hints(first_v, second_v, want2),
+                _second_hints(
+                    first_v, second_v, want2, cut=getattr(first, "grad_fn", None) is None
+                ),
                 gave=f"f''({at}) = {show(second_v)} for f(x) = {text}",
             )
         in_float32 = [v for v in (*calls_of_f, first, second) if _is_float32(v)]
@@ -1639,8 +1666,16 @@ def _first_hints(text: str, at: float, is_x_grad: bool, called_f: bool) -> list[
     ]
 
 
-def _second_hints(first: float, second: float, want: float) -> list[str]:
-    if close(second, first):
+def _second_hints(first: float, second: float, want: float, cut: bool = False) -> list[str]:
+    if close(second, first) and cut:
+        why = (
+            "your second derivative equals the first, and the first derivative you "
+            "return has no history: it was cut from the graph (detach(), or taken "
+            "without create_graph=True), so whatever is built from it treats it as a "
+            "constant and its own derivative is lost. Differentiate `first` itself, as "
+            "autograd built it, without detaching it."
+        )
+    elif close(second, first):
         why = "your second derivative equals the first: differentiate `first`, not f(x) again."
     else:
         why = "differentiate the first derivative once more, with respect to x."
