@@ -494,3 +494,17 @@ def test_06_2_gradients_of_another_quantity_are_named(mode, says, capsys):
 def test_06_2_the_lesson_step_is_still_accepted(capsys):
     f, g = compiled_step("right")
     assert outcome(capsys, ex.check_compiled_step, f, g).passed
+
+
+def test_06_1_a_loss_that_forgets_a_variable_is_told_which(capsys):
+    g2 = ns.Graph()
+    with g2:
+        x = ns.placeholder("input", shape=(2, 2))
+        w1, w2 = ns.Variable(2.0, name="w1"), ns.Variable(3.0, name="w2")
+        ns.Variable(4.0, name="w3")
+        l1 = x * w1
+        loss = ns.mean((l1 + w2) * l1)
+    result = rejected_on_first_try(
+        capsys, ex.check_static_model, g2, x, loss, says="does not read the Variable w3"
+    )
+    never_states(result, "112")

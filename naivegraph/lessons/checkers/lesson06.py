@@ -205,6 +205,19 @@ def check_static_model(graph, x, loss) -> Result:
             ],
             gave=show(values[1]) + " for a feed of twos",
         )
+    unread = _unread_variables(graph, loss)
+    if unread and _reads_a_variable(loss):
+        return not_yet(
+            ex,
+            [
+                f"your loss does not read the Variable {unread}: the model uses each of "
+                "the three weights, and a step that should use this one uses something "
+                "else (a number typed in, another node) or is missing.",
+                "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales l1 "
+                "by w3, l4 multiplies l2 and l3, and the loss averages l4.",
+            ],
+            gave=f"a loss without the Variable {unread}",
+        )
     return not_yet(
         ex,
         [
