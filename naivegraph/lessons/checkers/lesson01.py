@@ -61,12 +61,13 @@ _NEAR_MISS = (
 )
 
 
-# Limit: a number computed by another route that leaves no trace in the namespace
-# (autograd.grad with retain_graph, backward then .grad reset to None, a copy of the model
-# under other names, ng.func.grad, torch inside a function) cannot be told from one
-# worked out by hand.  The lab keeps no count of autograd runs; a count since the setup
-# or the last check would refuse a learner who ran the later cells (backward) first and
-# came back, so only an engine run in the very cell of the check would be sound.
+# Limit: a number computed by another route in an EARLIER cell, one that leaves no trace
+# in the namespace (autograd.grad with retain_graph, backward then .grad reset to None, a
+# copy of the model under other names), cannot be told from one worked out by hand.  The
+# cell that calls the check is read (``cell_computes``): a backward, autograd or torch
+# there, or a value read off a tensor (.grad, .item()), is refused.  The lab keeps no
+# count of autograd runs; a count since the setup or the last check would refuse a
+# learner who ran the later cells (backward) first and came back.
 def _autograd_ran(ex: str) -> Result | None:
     """The refusal when the lesson's shared tensors show a backward pass run before
     this check (the exercise is by hand), or None.  The notebook's ``w1``, ``w2``,
