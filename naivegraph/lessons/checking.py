@@ -885,3 +885,68 @@ def forgot_return(exercise: str, fn: Any, value: Any) -> Result | None:
             gave="a function that returns None",
         )
     return returned_blank(exercise, value)
+
+
+# What a notebook cell that computes a value instead of working it out names: a
+# backward, autograd (naivegraph's or torch's) or torch itself.  Read from the cell's
+# compiled code (the names it looks up), so a comment or a string that mentions them
+# does not count.
+COMPUTING_NAMES = {"backward": "a backward", "torch": "torch", "autograd": "autograd"}
+
+
+def learner_frame():
+    """The frame of the code that called the checker (a notebook cell), as
+    ``learner_namespace`` finds it: the first outside the library and packages."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<") or not _is_library(name):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _code_names(code: CodeType) -> set[str]:
+    """The names a code object (and the code nested in it) looks up, attributes included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _attributes_read(code: CodeType) -> set[str]:
+    """The attributes a code object (and the code nested in it) reads: ``t.is_leaf``,
+    ``t.grad``; not those it sets."""
+    found = {
+        str(ins.argval)
+        for ins in dis.get_instructions(code)
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+    }
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found |= _attributes_read(const)
+    return found
+
+
+def cell_computes(reads: Sequence[str] = ()) -> str:
+    """What the notebook cell that called the checker runs to compute the answer
+    instead of working it out ("a backward", "autograd", "torch", or ".is_leaf" for an
+    attribute named in ``reads`` that the cell reads), or "" when it runs none.
+
+    Only a cell is read (code at the top level of a module, as a notebook cell is
+    compiled): the names looked up in it and in the functions it defines.  A value
+    computed in an EARLIER cell and only typed here leaves no such trace: a limit, as
+    is any number worked out by code outside the notebook."""
+    frame = learner_frame()
+    if frame is None or frame.f_code.co_name != "<module>":
+        return ""
+    names = _code_names(frame.f_code)
+    found = [
+        shown
+        for key, shown in COMPUTING_NAMES.items()
+        if any(key == n or key in n.split(".") for n in names)
+    ]
+    attributes = _attributes_read(frame.f_code)
+    found += [f".{name}" for name in reads if name in attributes]
+    return " and ".join(found)

@@ -78,7 +78,7 @@ def test_06_1_the_last_resort_hint_does_not_point_at_the_rebound_loss(capsys):
     result = rejected_on_first_try(
         capsys,
         ex.check_static_model,
-        *static_model(lambda x, w1, w2, w3: ns.mean(x * w1)),
+        *static_model(lambda x, w1, w2, w3: ns.mean(x * w1 * w2 * w3)),
         says="what the graph g of the cells above printed for ones",
     )
     assert "`loss.value`" not in result.message

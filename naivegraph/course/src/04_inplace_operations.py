@@ -175,11 +175,14 @@ print(a, a.is_leaf)
 #   counter** as `a`;
 # * `a.data`: the same storage, `requires_grad=False`, but a version counter of its
 #   own: autograd never sees what you do through it.
+#
+# `a.fill_(10.0)` writes every element whatever `a`'s shape; `a[:] = 10.0` does too,
+# except on a 0-d tensor (a single number, shape `()`), which has no dimension to slice.
 
 # %%
 a = ng.tensor([10.0, 5.0, 2.0, 3.0], requires_grad=True)
 with ng.no_grad():
-    a[:] = 10.0
+    a.fill_(10.0)
 (a * a).mean().backward()
 print("via no_grad  :", a, a.is_leaf, a.grad)
 

@@ -76,7 +76,9 @@ for feeds in ({}, {x: np.ones(3)}):
 # ### Exercise 06-1: build it yourself
 #
 # Build the toy model in a **new** graph `g2`, using a placeholder `x` of shape
-# (2, 2) and Variables 2, 3, 4. The checker runs your graph with two different feeds.
+# (2, 2) (or (None, 2)) and Variables 2, 3, 4. The checker runs your graph with many
+# feeds (ones, twos, other numbers) and other values of the weights, and checks its
+# gradients too: it must be the model for every input, not only for the ones.
 
 # %% exercise="06-1"
 # Exercise 06-1

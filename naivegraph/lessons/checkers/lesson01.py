@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..checking import (
+    cell_computes,
     Result,
     learner_namespace,
     checker,
@@ -60,12 +61,13 @@ _NEAR_MISS = (
 )
 
 
-# Limit: a number computed by another route that leaves no trace in the namespace
-# (autograd.grad with retain_graph, backward then .grad reset to None, a copy of the model
-# under other names, ng.func.grad, torch inside a function) cannot be told from one
-# worked out by hand.  The lab keeps no count of autograd runs; a count since the setup
-# or the last check would refuse a learner who ran the later cells (backward) first and
-# came back, so only an engine run in the very cell of the check would be sound.
+# Limit: a number computed by another route in an EARLIER cell, one that leaves no trace
+# in the namespace (autograd.grad with retain_graph, backward then .grad reset to None, a
+# copy of the model under other names), cannot be told from one worked out by hand.  The
+# cell that calls the check is read (``cell_computes``): a backward, autograd or torch
+# there, or a value read off a tensor (.grad, .item()), is refused.  The lab keeps no
+# count of autograd runs; a count since the setup or the last check would refuse a
+# learner who ran the later cells (backward) first and came back.
 def _autograd_ran(ex: str) -> Result | None:
     """The refusal when the lesson's shared tensors show a backward pass run before
     this check (the exercise is by hand), or None.  The notebook's ``w1``, ``w2``,
@@ -121,9 +123,20 @@ def _not_by_hand(ex: str, answers) -> Result | None:
             return not_yet(ex, [_ONE_NUMBER, _ON_PAPER[ex]], gave="a tensor of several numbers")
         if several is not None:
             return not_yet(ex, [several[1], _ON_PAPER[ex]], gave=several[0])
-    if any(_typed_tensor(a) for a in answers) and not any(_read_off(a) for a in answers):
-        return not_yet(ex, [_PLAIN_NUMBER, _ON_PAPER[ex]], gave="a tensor")
-    computed = not_by_hand(answers)
+    computed = _cell_computes()
+    if computed:
+        return not_yet(
+            ex,
+            [
+                "your cell computes the value instead of working it out by hand: it uses "
+                f"{computed}. Type the number you work out on paper, with no tensor, "
+                "backward or autograd in the cell.",
+                _ON_PAPER[ex],
+            ],
+            gave=f"a cell that uses {computed}",
+        )
+    # one number typed as a tensor (ng.tensor(7.0)) is one number, as [7.0] is
+    computed = not_by_hand([_plain(a) for a in answers])
     if computed is None:
         return None
     gave, hint = computed
@@ -144,12 +157,23 @@ _NONE_HINT = {
 }
 
 
-# A tensor with no history may be typed in (ng.tensor(5.0)) or read off a .grad: the
-# hint says what to type without accusing the learner of reading it off the model.
-_PLAIN_NUMBER = (
-    "type the plain number, not a tensor: a value you work out by hand is a Python "
-    "number, with no ng.tensor(...) around it (nor one read off a .grad)."
-)
+# What a cell that reads its answer off the model (or its .grad) uses: the attributes
+# that give a tensor's value or gradient.  Read from the cell's compiled code.
+_READ_OFF_ATTRIBUTES = ("grad", "item", "detach", "numpy", "tolist", "data", "retain_grad")
+
+
+def _cell_computes() -> str:
+    """What the cell that called the check uses to compute its answer: a backward,
+    autograd, torch, or an attribute that reads a value off a tensor; "" for none."""
+    return cell_computes(reads=_READ_OFF_ATTRIBUTES)
+
+
+def _plain(value):
+    """One number typed as a tensor with no history (ng.tensor(7.0)): the number,
+    as a one-element list is; anything else as it was given."""
+    if _typed_tensor(value):
+        return float(np.asarray(value.detach().numpy(), dtype=np.float64).reshape(()))
+    return value
 
 _REAL_NUMBER = (
     "that is a complex number (it has a j part): every value of this model is a real "
@@ -197,6 +221,7 @@ def check_forward_values(l1, l2, l3, l4, loss) -> Result:
     stop = _not_by_hand(ex, answers)
     if stop is not None:
         return stop
+    answers = tuple(_plain(a) for a in answers)
     expected = (2.0, 5.0, 8.0, 40.0, 40.0)
     names = ("l1", "l2", "l3", "l4", "loss")
     for name, got, want in zip(names, answers, expected):
@@ -266,6 +291,7 @@ def check_leaf_grads(w1_grad, w2_grad, w3_grad) -> Result:
     stop = _not_by_hand(ex, (w1_grad, w2_grad, w3_grad))
     if stop is not None:
         return stop
+    w1_grad, w2_grad, w3_grad = (_plain(a) for a in (w1_grad, w2_grad, w3_grad))
     if close(w2_grad, GRADS["w3"]) and close(w3_grad, GRADS["w2"]):
         return not_yet(
             ex,
@@ -299,6 +325,11 @@ def _grad_hints(name: str, got) -> list[str]:
     by_weight = {
         "w1": [
             (
+                (160.0, 40.0),
+                "w1 reaches the loss along two paths (through l2 and through l3): the "
+                "chain rule ADDS the two paths' contributions; paths add, not multiply.",
+            ),
+            (
                 (8.0, 20.0, 2.0, 5.0),
                 "w1 reaches the loss along TWO paths (through l2 and through l3): "
                 "the chain rule adds both.",
@@ -314,7 +345,7 @@ def _grad_hints(name: str, got) -> list[str]:
         "w3": "per element: 1/4 * d l4/d l3 * d l3/d w3, with d l4/d l3 = l2; then the sum.",
     }[name]
     path = {"w1": "l4 -> l2 and l3 -> l1 -> w1", "w2": "l4 -> l2 -> w2", "w3": "l4 -> l3 -> w3"}
-    sign = _sign_mistake([want, one, want * 4, *by_weight[0][0]])
+    sign = _sign_mistake([want, one, want * 4, *by_weight[-1][0]])
     first = hint_for(
         got, common + by_weight + sign, f"go backward one step at a time: loss -> {path[name]}."
     )
@@ -338,6 +369,7 @@ def check_l1_grad(l1_grad) -> Result:
     stop = _not_by_hand(ex, (l1_grad,))
     if stop is not None:
         return stop
+    l1_grad = _plain(l1_grad)
     if close(l1_grad, 7.0) and not _exact(l1_grad, 7.0):
         return not_yet(ex, [_NEAR_MISS, _ON_PAPER[ex]], gave=_digits(l1_grad))
     if close(l1_grad, 7.0):
@@ -357,6 +389,11 @@ def check_l1_grad(l1_grad) -> Result:
                 "l1 feeds two ops (l2 and l3): its gradient adds the contributions of both paths.",
             ),
             ((1.75,), "the mean's factor 1/4 is counted twice: once is enough."),
+            (
+                (40.0, 160.0),
+                "l1 reaches l4 along two paths (through l2 and through l3): the chain rule "
+                "ADDS the two paths' contributions; paths add, not multiply.",
+            ),
             *_sign_mistake([7.0, 28.0, 2.0, 5.0, 8.0, 20.0]),
         ],
         "l4 = (l1 + w2) * (l1 * w3): differentiate by l1 with the product rule, then the mean's 1/4.",

@@ -11,6 +11,7 @@ import naivegraph as ng
 from ...dynamic import engine
 from ..library_calls import LibraryCalls
 from ..checking import (
+    cell_computes,
     keeps_learner_state,
     AutogradCalls,
     Result,
@@ -88,6 +89,19 @@ def check_leaf_flags(is_leaf, requires_grad) -> Result:
         problem = flags_problem(given, 4, "a, b, c, d")
         if problem is not None:
             return failed(ex, f"hint: {problem}")
+    read = cell_computes(reads=("is_leaf", "requires_grad", "grad_fn"))
+    if read:
+        return not_yet(
+            ex,
+            [
+                f"your cell reads the answer off the tensors instead of predicting it: it "
+                f"uses {read}. The exercise asks you to PREDICT each flag from how a, b, c "
+                "and d were made, and to type them as True / False.",
+                "a tensor is a leaf when no recorded op made it; it requires grad when it "
+                "was made with requires_grad=True or an op made it from one that does.",
+            ],
+            gave=f"a cell that uses {read}",
+        )
     got_leaf, got_rg = as_bools(is_leaf), as_bools(requires_grad)
     want_leaf, want_rg = (True, True, False, False), (True, False, True, True)
     if got_rg != want_rg:
@@ -377,6 +391,10 @@ def _small_cases(twin: bool) -> list[LeafCase]:
     p = ng.tensor([3.0, 1.0] if twin else 3.0, requires_grad=True)
     q = ng.tensor(3.0, requires_grad=True)
     names = {id(a): "a", id(b): "b", id(c): "c", id(p): "p", id(q): "q"}
+    # A leaf that already holds a .grad (from an earlier backward) is a leaf all the same.
+    s = ng.tensor([4.0, 1.0] if twin else 4.0, requires_grad=True)
+    s.grad = ng.ones_like(s)
+    names[id(s)] = "s"
     # A chain of DEPTH ops above one leaf: a walk with a depth limit stops before it.
     r = ng.tensor([2.0, 1.0] if twin else 2.0, requires_grad=True)
     names[id(r)] = "r"
@@ -391,6 +409,12 @@ def _small_cases(twin: bool) -> list[LeafCase]:
             "(p * q + q).sum(), p and q two leaves that hold equal values",
             (p * q + q).sum(),
             [p, q],
+            names,
+        ),
+        (
+            "(s * a).sum(), s a leaf that already holds a .grad",
+            (s * a).sum(),
+            [s, a],
             names,
         ),
         (f"h, {DEPTH} ops `h = h * 1.0` above one leaf r", h, [r], names),
@@ -512,6 +536,18 @@ def _merges_lookalike_nodes(find_leaves) -> bool:
         return False
     finds_each = [[id(t) for t in alone[0]], [id(t) for t in alone[1]]] == [[id(p)], [id(q)]]
     return finds_each and len({id(t) for t in both} & {id(p), id(q)}) == 1
+
+
+def _misses_direct_leaf(find_leaves) -> bool:
+    """Whether the walk finds no leaf even where the leaf's node is t.grad_fn's direct
+    input (``p * 2.0``): then its test for a leaf's node never matches, as a walk that
+    stops early still finds that one."""
+    p = ng.tensor([1.0, 2.0], requires_grad=True)
+    try:
+        got = list(find_leaves(p * 2.0))
+    except Exception:  # the walk's own failure was reported on the real case
+        return False
+    return not any(t is p for t in got)
 
 
 def _label(t: Any, names: dict[int, str]) -> str:
@@ -679,6 +715,32 @@ def check_find_leaves(find_leaves) -> Result:
                     "skips all of them but the first.",
                 ],
                 gave=f"{shown} for {text}",
+            )
+        holding = [t for t in leaves if t.grad is not None]
+        if set(ids) < want and holding and not {id(t) for t in holding} & set(ids):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk skips the leaf that already holds a .grad (from "
+                    "an earlier backward): it is a leaf of the graph all the same, and the "
+                    "next backward adds to its .grad. Whether .grad is set says nothing "
+                    "about being a leaf.",
+                    "recognise a leaf by its node alone, whatever its .grad holds.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+        if not items and tensor.grad_fn is not None and _misses_direct_leaf(find_leaves):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk returns no leaves at all: the test that "
+                    "recognises a leaf's node never matched (or the walk never got past "
+                    "t.grad_fn). Check how a leaf's node is recognised: print node.name() "
+                    "for the nodes you meet and compare it with what your test looks for.",
+                    "a leaf that requires grad shows up in the graph as one kind of node, "
+                    "and that node keeps the leaf in node.variable.",
+                ],
+                gave=f"no leaves for {text}",
             )
         if set(ids) < want and tensor.grad_fn is not None and _depth(tensor) >= DEPTH:
             return not_yet(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import random
 import sys
 
@@ -15,7 +14,9 @@ from naivegraph.static import session
 
 from ..checking import _is_library  # the frames of the library, skipped
 from ..checking import (
+    cell_computes,
     forgot_return,
+    learner_frame,
     keeps_learner_state,
     AutogradCalls,
     Result,
@@ -277,6 +278,29 @@ def _returned_dtype(hook, incoming) -> str | None:
     return _dtype_name(dtype)
 
 
+def _float32_inside(got, x) -> bool:
+    """Whether every value of ``got``, returned for a float64 ``x``, is a float32
+    number: a result computed in float32 and cast back (a float64 estimate almost
+    never lands on float32 numbers alone)."""
+    if x.dtype != ng.float64:
+        return False
+    values = np.asarray(as_array(got), dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return bool(np.array_equal(values.astype(np.float32).astype(np.float64), values))
+
+
+def _readable(values) -> str:
+    """Gradients shown with their tiny elements as they are (1e-07, not 0.): the
+    incoming gradients mix sizes on purpose, and rounding hides what a hook did."""
+    try:
+        a = np.asarray(as_array(values), dtype=np.float64)
+    except Exception:  # not numbers: shown as they are
+        return show(values)
+    if a.ndim == 0 or a.size > 8:
+        return show(values)
+    return np.array2string(a, separator=", ", suppress_small=False, precision=6)
+
+
 def _judge_hook(
     ex: str, hook, incoming, v_grad: np.ndarray, doubled: bool, call: int = 1
 ) -> Result | None:
@@ -286,7 +310,7 @@ def _judge_hook(
     arrived = np.asarray(incoming).astype(np.float64)
     if np.shape(v_grad) == arrived.shape and np.array_equal(v_grad, 2 * arrived):
         return None
-    gave = f"v.grad = {show(v_grad)} for an incoming gradient {show(arrived)}"
+    gave = f"v.grad = {_readable(v_grad)} for an incoming gradient {_readable(arrived)}"
     if np.shape(v_grad) == arrived.shape and arrived.ndim:
         # The first element that is not doubled, to every digit: a tiny or huge one
         # hides in the rounded display of the whole tensor.
@@ -475,42 +499,10 @@ def check_accumulated_grad(x_grad) -> Result:
     )
 
 
-# What a cell that computes gradients names: a backward, autograd (naivegraph's or
-# torch's) or torch itself.  Read from the cell's compiled code (the names it looks
-# up), so a comment or a string that mentions them does not count.
-_COMPUTING_NAMES = {"backward": "a backward", "torch": "torch", "autograd": "autograd"}
-
-
-def _learner_frame():
-    """The frame of the code that called the checker (a notebook cell), as
-    ``learner_namespace`` finds it: the first outside the library and packages."""
-    frame = inspect.currentframe()
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if name.startswith("<") or not _is_library(name):
-            return frame
-        frame = frame.f_back
-    return None
-
-
 def _cell_computes_gradients() -> str:
     """What the notebook cell that called the checker runs to compute gradients
-    ("a backward", "autograd", "torch"), or "" when it runs none.
-
-    Only a cell is read (code at the top level of a module, as a notebook cell is
-    compiled): the names looked up in it and in the functions it defines.  A value
-    computed in an EARLIER cell and only typed here leaves no such trace: a limit, as
-    is any number worked out by code outside the notebook."""
-    frame = _learner_frame()
-    if frame is None or frame.f_code.co_name != "<module>":
-        return ""
-    names = _names_used(frame.f_code)
-    found = [
-        shown
-        for key, shown in _COMPUTING_NAMES.items()
-        if any(key == n or key in n.split(".") for n in names)
-    ]
-    return " and ".join(found)
+    ("a backward", "autograd", "torch"), or "" when it runs none (``cell_computes``)."""
+    return cell_computes()
 
 
 def _exact(got, want, shape_free: bool = True) -> bool:
@@ -599,6 +591,20 @@ def check_vector_backward(x_grad) -> Result:
             ],
             gave=f"an answer of shape {np.shape(as_array(x_grad))}",
         )
+    try:
+        size = np.size(as_array(x_grad))
+    except Exception:  # not numbers: the hints below judge it
+        size = None
+    if size is not None and size > 3:
+        return not_yet(
+            ex,
+            [
+                f"you gave {size} numbers, but x has three elements: x.grad has the "
+                "shape of x, one number per element of x.",
+                "x.grad[i] = gradient[i] * dy[i]/dx[i], for i over the three elements of x.",
+            ],
+            gave=f"{size} numbers",
+        )
     first = hint_for(
         x_grad,
         [
@@ -636,11 +642,14 @@ def _read_off_a_gradient(t) -> bool:
     if getattr(t, "grad_fn", None) is not None:
         return True
     grads = []
-    frame = _learner_frame()
+    frame = learner_frame()
     while frame is not None:  # the cell, and any code of the learner's that called it
         if not _is_library(frame.f_code.co_filename):
             for value in [*frame.f_globals.values(), *frame.f_locals.values()]:
-                if isinstance(value, ng.Tensor) and value.grad is not None:
+                if not isinstance(value, ng.Tensor):
+                    continue
+                # a non-leaf's .grad warns when read: only leaves and retain_grad keep one
+                if (value.is_leaf or value.retains_grad) and value.grad is not None:
                     grads.append(value.grad)
         frame = frame.f_back
     # an element of x.grad (list(x.grad), x.grad[0]) is a view of its memory
@@ -856,6 +865,20 @@ def check_manual_gradient(gradf) -> Result:
             gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
         )
     if close(got, want, shape_free=False):
+        if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False) and _float32_inside(
+            got, x
+        ):
+            return not_yet(
+                ex,
+                [
+                    f"your gradf is off in the 8th digit, and every value it returns for "
+                    f"this {_dtype_name(x.dtype)} x is a float32 number: it computes in "
+                    "float32 inside (x.float(), say) and casts the result back, and "
+                    "float32 keeps about 7 digits. Compute in x's own dtype throughout.",
+                    "write the formula with ng ops on x as it is given, with no cast.",
+                ],
+                gave="a gradient computed in float32 and cast back",
+            )
         if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False):
             return not_yet(
                 ex,
@@ -1463,7 +1486,9 @@ def check_second_derivative(derivatives) -> Result:
         if not close(second_v, want2):
             return not_yet(
                 ex,
-                _second_hints(first_v, second_v, want2),
+                _second_hints(
+                    first_v, second_v, want2, cut=getattr(first, "grad_fn", None) is None
+                ),
                 gave=f"f''({at}) = {show(second_v)} for f(x) = {text}",
             )
         in_float32 = [v for v in (*calls_of_f, first, second) if _is_float32(v)]
@@ -1641,8 +1666,16 @@ def _first_hints(text: str, at: float, is_x_grad: bool, called_f: bool) -> list[
     ]
 
 
-def _second_hints(first: float, second: float, want: float) -> list[str]:
-    if close(second, first):
+def _second_hints(first: float, second: float, want: float, cut: bool = False) -> list[str]:
+    if close(second, first) and cut:
+        why = (
+            "your second derivative equals the first, and the first derivative you "
+            "return has no history: it was cut from the graph (detach(), or taken "
+            "without create_graph=True), so whatever is built from it treats it as a "
+            "constant and its own derivative is lost. Differentiate `first` itself, as "
+            "autograd built it, without detaching it."
+        )
+    elif close(second, first):
         why = "your second derivative equals the first: differentiate `first`, not f(x) again."
     else:
         why = "differentiate the first derivative once more, with respect to x."

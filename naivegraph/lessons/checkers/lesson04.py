@@ -10,6 +10,7 @@ import numpy as np
 import naivegraph as ng
 
 from ..checking import (
+    cell_computes,
     forgot_return,
     keeps_learner_state,
     LearnerState,
@@ -74,6 +75,18 @@ def check_versions(versions) -> Result:
                 "for each line ask: is b's memory written (version + 1) or not (unchanged)?",
             ],
             gave=str(items),
+        )
+    read = cell_computes(reads=("_version",))
+    if read:
+        return not_yet(
+            ex,
+            [
+                f"your cell reads the versions off the tensors instead of predicting them: "
+                f"it uses {read}. The exercise asks you to PREDICT b._version after each "
+                "line, and to type the five numbers.",
+                "for each line ask: is b's memory written (version + 1) or not (unchanged)?",
+            ],
+            gave=f"a cell that uses {read}",
         )
     got = [int(v) for v in items]
     want = [0, 1, 2, 2, 3]
@@ -203,6 +216,10 @@ OTHER_CASES = (
 )
 
 
+# A leaf that already holds a .grad from an earlier backward: reset leaves it as it is.
+HELD_GRAD_CASE = [1.0, -2.0, 3.0]
+
+
 @checker("04-3", answer=RESET_ANSWER)
 @keeps_learner_state
 def check_reset_leaf(reset) -> Result:
@@ -222,6 +239,9 @@ def check_reset_leaf(reset) -> Result:
     result = _check_one_reset(ex, reset, CALLER_NO_GRAD_CASE, caller_no_grad=True)
     if result is not None:
         return result
+    result = _check_one_reset(ex, reset, HELD_GRAD_CASE, held_grad=True)
+    if result is not None:
+        return result
     said = "a is still a leaf, holds 10s, and (a*a).mean() gives a.grad = 5s."
     if _uses_data(reset):
         said += (
@@ -232,10 +252,14 @@ def check_reset_leaf(reset) -> Result:
 
 
 def _check_one_reset(
-    ex: str, reset, values, caller_no_grad: bool = False, dtype=None
+    ex: str, reset, values, caller_no_grad: bool = False, dtype=None, held_grad: bool = False
 ) -> Result | None:
     a = ng.tensor(values, requires_grad=True, dtype=dtype)
     dtype = a.dtype
+    held = None
+    if held_grad:
+        a.grad = ng.full_like(a, 0.5)
+        held = (a.grad, a.grad.detach().numpy().copy(), a.grad._version)
     state = LearnerState()
     caller = ng.no_grad() if caller_no_grad else contextlib.nullcontext()
     try:
@@ -284,7 +308,25 @@ def _check_one_reset(
             ],
             gave=f"a with {hooks} hook{'s' if hooks > 1 else ''} registered by reset",
         )
-    if a.grad is not None:
+    if held is not None:
+        kept, values_held, version = held
+        if (
+            a.grad is not kept
+            or kept._version != version
+            or not np.array_equal(kept.detach().numpy(), values_held)
+        ):
+            return not_yet(
+                ex,
+                [
+                    "your reset changes the .grad that `a` already held (from an earlier "
+                    "backward): it set it to None, zeroed or replaced it. Clearing "
+                    "gradients is the optimizer's zero_grad, a step of its own; reset "
+                    "only sets the values. Leave its .grad alone.",
+                    "reset only changes the values of `a`: touch nothing else on it.",
+                ],
+                gave="a reset that changed a .grad the caller's `a` already held",
+            )
+    elif a.grad is not None:
         return not_yet(
             ex,
             [
@@ -335,7 +377,8 @@ def _check_one_reset(
     hooks = _hooks_on(a)
     loss = (a * a).mean()
     loss.backward()
-    if not close(a.grad, np.full(np.shape(values), 10.0 * 2 / np.size(values))):
+    start = 0.5 if held is not None else 0.0
+    if not close(a.grad, np.full(np.shape(values), start + 10.0 * 2 / np.size(values))):
         if hooks:
             return not_yet(
                 ex,
@@ -347,7 +390,7 @@ def _check_one_reset(
                 ],
                 gave=f"a with {hooks} hook{'s' if hooks > 1 else ''} registered by reset",
             )
-        if grad_before is not None:
+        if grad_before is not None and held is None:
             return not_yet(
                 ex,
                 [

@@ -11,6 +11,7 @@ import naivegraph as ng
 from naivegraph.dynamic import tensor as tensor_module
 
 from ..checking import (
+    cell_computes,
     forgot_return,
     keeps_learner_state,
     Result,
@@ -53,6 +54,18 @@ def check_requires_grad_flow(a_requires_grad, b_requires_grad, c_requires_grad) 
     problem = flags_problem(answers, 3, "a, b, c")
     if problem is not None:
         return failed(ex, f"hint: {problem}")
+    read = cell_computes(reads=("requires_grad", "is_leaf", "grad_fn"))
+    if read:
+        return not_yet(
+            ex,
+            [
+                f"your cell reads the flags off the tensors instead of predicting them: it "
+                f"uses {read}. The exercise asks you to PREDICT each requires_grad from "
+                "how a, b and c were made, and to type them as True / False.",
+                "requires_grad spreads forward from inputs to outputs, except inside no_grad.",
+            ],
+            gave=f"a cell that uses {read}",
+        )
     got = as_bools(answers)
     want = (False, True, False)
     if got == want:
@@ -280,6 +293,19 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
                 "them for you.",
             ],
             gave=f"an optimizer over {_tensors(len(opt_params))} of the new layer's {len(head)}",
+        )
+    old_head = {id(p) for p in old_fc.parameters()}
+    if opt_params and opt_params <= old_head:
+        return not_yet(
+            ex,
+            [
+                "your optimizer holds the OLD fc's parameters: it was built before the "
+                "head was replaced (model.fc.parameters() read the layer that was there "
+                "then). The old layer is no longer in the model, so a step updates "
+                "nothing the model uses.",
+                "make the optimizer after the new layer is in place.",
+            ],
+            gave=f"an optimizer over the old fc's {_tensors(len(opt_params))}",
         )
     if opt_params != {id(p) for p in model.fc.parameters()}:
         return not_yet(
@@ -582,6 +608,8 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
     grad_before = case != "grad mode off"
     training_before = [m.training for m in model.modules()]
     flags_before = [p.requires_grad for p in model.parameters()]
+    hook_runs: list[int] = []  # a forward hook of the caller's, run by model(x) alone
+    model.register_forward_hook(lambda module, inputs, output: hook_runs.append(1))
     hooks_before = _module_hooks(model)
     x_before = _x_state(x)
     raised = None
@@ -646,7 +674,23 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
         not_in_force = _no_grad_not_in_force(ex, predict, out)
         if not_in_force is not None:
             return not_in_force
-    return _judge_output(ex, model, x, out, want, records.count)
+    judged = _judge_output(ex, model, x, out, want, records.count)
+    if judged is not None:
+        return judged
+    if not hook_runs:
+        return not_yet(
+            ex,
+            [
+                "a forward hook the caller registered on the model did not run: your "
+                "function calls model.forward(x) (or the model's layers) directly, which "
+                "skips hooks. Call the model, "
+                "model(x), not model.forward(x): hooks run only through __call__.",
+                "switching recording off is done around the call, not by calling "
+                "another method.",
+            ],
+            gave="a function that bypasses the model's forward hooks",
+        )
+    return None
 
 
 class _Recorded:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 import naivegraph.static as ns
@@ -186,7 +188,11 @@ def check_static_model(graph, x, loss) -> Result:
                 ],
                 gave="a loss that is wrong for other values of the weights",
             )
-        return correct(ex, "the graph gives 40 for ones and 112 for twos: built once, run twice.")
+        return correct(
+            ex,
+            "the graph gives 40 for ones and 112 for twos, and the model's value and "
+            "gradients for every other feed and weight tried: built once, run many times.",
+        )
     if close(values[0], 40.0):
         return not_yet(
             ex,
@@ -198,6 +204,19 @@ def check_static_model(graph, x, loss) -> Result:
                 "by w3, l4 multiplies l2 and l3, and the loss averages l4.",
             ],
             gave=show(values[1]) + " for a feed of twos",
+        )
+    unread = _unread_variables(graph, loss)
+    if unread and _reads_a_variable(loss):
+        return not_yet(
+            ex,
+            [
+                f"your loss does not read the Variable {unread}: the model uses each of "
+                "the three weights, and a step that should use this one uses something "
+                "else (a number typed in, another node) or is missing.",
+                "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales l1 "
+                "by w3, l4 multiplies l2 and l3, and the loss averages l4.",
+            ],
+            gave=f"a loss without the Variable {unread}",
         )
     return not_yet(
         ex,
@@ -537,6 +556,21 @@ def check_compiled_step(f, g=None) -> Result:
                 ],
                 gave="a function that changes the weights at each call",
             )
+        shaped = _shaped_output(out)
+        if shaped is not None:
+            return not_yet(
+                ex,
+                [
+                    f"output {shaped[0]} of f is an array of shape {shaped[1]}, not one "
+                    "number: the gradient with respect to a Variable has that Variable's "
+                    "shape (w1, w2 and w3 are single numbers), so that gradient is with "
+                    "respect to another node (the placeholder x, say), or that output is "
+                    "not the loss.",
+                    "ns.gradients(loss, [...]) differentiates by the nodes in the list: "
+                    "list the three Variables.",
+                ],
+                gave=f"an output of shape {shaped[1]}",
+            )
         try:
             outs[scale] = [float(as_array(v)) for v in out]
         except Exception:  # a single array, or non-numbers: reported, never raised
@@ -600,6 +634,27 @@ def check_compiled_step(f, g=None) -> Result:
             ],
             gave="the right numbers in another order",
         )
+    if close(ones[0], _RIGHT_06_2[1.0][0]) and close(twos[0], _RIGHT_06_2[2.0][0]):
+        right = np.asarray(_RIGHT_06_2[1.0][1:])
+        ratios = np.asarray(ones[1:]) / right
+        scaled = bool(np.allclose(ratios, ratios[0])) and not close(ratios[0], 1.0)
+        return not_yet(
+            ex,
+            [
+                "your loss is right, but the gradients are not those of the loss: "
+                + (
+                    "all of them are the loss's gradients times one same factor, so "
+                    "ns.gradients was given a multiple of the loss (2 * loss, say), not "
+                    "the loss node itself."
+                    if scaled
+                    else "ns.gradients was given another node than the loss, or the "
+                    "gradients were changed after it."
+                ),
+                "ns.gradients(loss, [w1, w2, w3]) differentiates its first argument: give "
+                "it the very loss node you fetch.",
+            ],
+            gave="gradients of another quantity than the loss",
+        )
     return not_yet(
         ex,
         [
@@ -608,6 +663,21 @@ def check_compiled_step(f, g=None) -> Result:
         ],
         gave=show(ones),
     )
+
+
+def _shaped_output(out) -> tuple[int, tuple] | None:
+    """The first output of ``f`` (its place, from 1, and its shape) that holds more
+    than one number, or None: a gradient taken with respect to another node."""
+    if not isinstance(out, (list, tuple)):
+        return None
+    for place, value in enumerate(out, start=1):
+        try:
+            array = as_array(value)
+        except Exception:  # not numbers: reported by the caller
+            return None
+        if np.size(array) > 1:
+            return place, tuple(np.shape(array))
+    return None
 
 
 _TRAINS_WITH_G = (
@@ -785,11 +855,19 @@ def check_memory_plan(peak_values) -> Result:
         and (peak_values.dtype.kind in "biuf")
     ):
         peak_values = peak_values.item()  # np.array(2) is one number, as 2 is
+    if isinstance(peak_values, Fraction) and peak_values.denominator == 1:
+        peak_values = int(peak_values)  # Fraction(2) is the whole number 2
     if isinstance(peak_values, (bool, np.bool_)):
         return failed(
             ex,
             f"give a whole number, got {peak_values}, a bool (True or "
             "False): count the values and type the count.",
+        )
+    if isinstance(peak_values, (list, tuple, np.ndarray)) and np.size(peak_values) == 1:
+        return failed(
+            ex,
+            f"give ONE number, not a {type(peak_values).__name__} of one number: "
+            "type the count alone, without brackets.",
         )
     whole = isinstance(peak_values, (int, np.integer)) or (
         isinstance(peak_values, (float, np.floating)) and float(peak_values).is_integer()
@@ -804,6 +882,10 @@ def check_memory_plan(peak_values) -> Result:
         shown = repr(float(peak_values)) if _is_number(peak_values) else show(peak_values)
         return failed(ex, f"give a whole number, got {shown}: a count has no fractional part.")
     got = int(peak_values)
+    if got < 0:
+        return failed(
+            ex, "give a count of values, not a negative number: a count cannot be negative."
+        )
     if got == 2:
         return correct(
             ex,
