@@ -50,3 +50,12 @@ def test_where_method_on_a_static_node_builds_a_where_node():
     assert r.op_name == "where"
     (got,) = g.forward(v=np.array(VALUES), fetches=[r])
     assert got.tolist() == [1.0, 4.0, -0.0, 3.5]
+
+
+@pytest.mark.parametrize("a, b", [(2.0, -1.0), (2, -1), (True, 2.5)])
+def test_where_of_two_python_numbers_has_torchs_dtype(a, b):
+    condition = [True, False]
+    got = ng.where(ng.tensor(condition), a, b)
+    want = torch.where(torch.tensor(condition), a, b)
+    assert str(want.dtype) == f"torch.{np.dtype(got.dtype).name}"
+    assert got.tolist() == want.tolist()
