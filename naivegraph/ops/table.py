@@ -379,17 +379,7 @@ def _where(condition, x, y):
             f"with dtype {np.asarray(condition).dtype}: compare first, "
             "e.g. where(c > 0, x, y), or convert with c.bool()."
         )
-    out = select(condition, *promote(x, y))
-    if type(x) in _PYTHON_NUMBERS and type(y) in _PYTHON_NUMBERS:
-        # two Python numbers stay weak in numpy, which then picks float64 / int64: torch
-        # gives their result type (a float is the default dtype, float32)
-        dtype = result_type(x, y)
-        if dtype is not None and out.dtype != dtype:
-            out = out.astype(dtype)
-    return out
-
-
-_PYTHON_NUMBERS = (bool, int, float, complex)
+    return select(condition, *promote(x, y))
 
 
 defop(
