@@ -27,7 +27,7 @@ from ..ops.core import (
     with_default_float,
 )
 from ..ops.errors import explain
-from ..ops.methods import _NO_ATTRS, OpMethods, _is_number
+from ..ops.methods import _NO_ATTRS, OpMethods, _is_number, _numpy_names
 from ..ops.shapes import normalize_dims
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
@@ -578,23 +578,29 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
         counted = plain._data.size if axes is None else math.prod(shape[a] for a in axes)
         return nonzero.long().sum(dim=dim, keepdim=keepdim), counted
 
-    def all(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+    def all(
+        self, dim: int | None = None, keepdim: bool = False, *, axis=None, keepdims=None
+    ) -> "Tensor":
         """True where every element (along ``dim``) is nonzero, as a bool tensor.
 
         >>> import naivegraph as ng
         >>> ng.tensor([[1, 0], [1, 1]]).all(dim=1)
         tensor([False,  True])
         """
+        dim, keepdim = _numpy_names("all", dim, keepdim, axis, keepdims)
         count, counted = self._count_true(dim, keepdim)
         return count.eq(counted)
 
-    def any(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+    def any(
+        self, dim: int | None = None, keepdim: bool = False, *, axis=None, keepdims=None
+    ) -> "Tensor":
         """True where some element (along ``dim``) is nonzero, as a bool tensor.
 
         >>> import naivegraph as ng
         >>> ng.tensor([0.0, 2.0]).any()
         tensor(True)
         """
+        dim, keepdim = _numpy_names("any", dim, keepdim, axis, keepdims)
         count, _ = self._count_true(dim, keepdim)
         return count.gt(0)
 

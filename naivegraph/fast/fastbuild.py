@@ -235,8 +235,8 @@ def apply(op: Any, args: tuple, attrs: dict, operation: Any, infer: Callable) ->
             if dtype is None or dtype.kind not in "fc":
                 by_default = True
             key.append((dtype, node.shape))
-    if graph is None or key[1] is None:
-        return None
+    if graph is None or key[1] is None or (stack and graph is not default):
+        return None  # inside `with other:`, nodes of a graph: the readable path refuses them
     if by_default:  # float32 or float64 by the default dtype
         key.append(default_float())
     if numbers:

@@ -28,8 +28,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .conv_functions import add_conv_functions
-from .core import OPS
+from .core import OPS, result_type
 from .losses import add_loss_functions
+
+_PYTHON_NUMBERS = (bool, int, float, complex)  # what where() takes as weak numbers
 
 Function = Callable[..., Any]
 
@@ -412,6 +414,11 @@ def make_functions(
             return tuple(lift(np.asarray(axis, dtype=np.int64)) for axis in np.nonzero(values))
         if input is None or other is None:
             raise TypeError("where() takes the condition alone, or the condition, input and other")
+        if type(input) in _PYTHON_NUMBERS and type(other) in _PYTHON_NUMBERS:
+            # numpy would keep two Python numbers weak and pick float64 / int64; torch
+            # gives their result type (a float: the default dtype, float32)
+            dtype = result_type(input, other)
+            input, other = np.asarray(input, dtype=dtype), np.asarray(other, dtype=dtype)
         return OPS["where"].dispatch(*operands(condition, input, other))
 
     def sequence(name: str, tensors: Any) -> list:

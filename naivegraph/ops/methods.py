@@ -283,6 +283,18 @@ class OpMethods:
             return self._op("pow_scalar", exponent=exponent)
         return self._op("pow", exponent)
 
+    def where(self, condition, other):
+        """``self`` where ``condition`` holds, else ``other``: torch's ``Tensor.where``,
+        the same as ``where(condition, self, other)``.
+
+        >>> import naivegraph as ng
+        >>> x = ng.tensor([-1.0, 2.0])
+        >>> (x * 2).where(x > 0, x * -1)
+        tensor([1., 4.])
+        """
+        _same_mode(self, (condition, other))
+        return OPS["where"].dispatch(condition, self, other)
+
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
@@ -325,12 +337,22 @@ class OpMethods:
         return self % other
 
     # -- reductions -------------------------------------------------------------------
-    def sum(self, dim=None, keepdim: bool = False, *, dtype=None):
+    def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None):
+        """Sum over ``dim`` (all when None); torch also takes numpy's and TF's names
+        ``axis`` and ``keepdims``, as do :meth:`mean`, :meth:`max`, :meth:`min`,
+        :meth:`prod`, :meth:`var` and :meth:`std`.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(axis=0, keepdims=True)
+        tensor([[4., 6.]])
+        """
+        dim, keepdim = _numpy_names("sum", dim, keepdim, axis, keepdims)
         if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
             return self._op("sum_typed", dim=dim_arg(dim), keepdim=keepdim, dtype=np.dtype(dtype))
         return self._op("sum", dim=dim_arg(dim), keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim: bool = False):
+    def mean(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
+        dim, keepdim = _numpy_names("mean", dim, keepdim, axis, keepdims)
         dtype = self.dtype
         if dtype is not None and np.dtype(dtype).kind not in "fc":
             raise RuntimeError(
@@ -339,14 +361,16 @@ class OpMethods:
             )
         return self._op("mean", dim=dim_arg(dim), keepdim=keepdim)
 
-    def max(self, dim=None, keepdim: bool = False):
+    def max(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
         """The largest value; along ``dim``, a ``(values, indices)`` pair as in torch; with
         another tensor, the elementwise maximum."""
+        dim, keepdim = _numpy_names("max", dim, keepdim, axis, keepdims)
         return self._extreme("max", "argmax", "maximum", dim, keepdim)
 
-    def min(self, dim=None, keepdim: bool = False):
+    def min(self, dim=None, keepdim: bool = False, *, axis=None, keepdims=None):
         """The smallest value; along ``dim``, a ``(values, indices)`` pair as in torch; with
         another tensor, the elementwise minimum."""
+        dim, keepdim = _numpy_names("min", dim, keepdim, axis, keepdims)
         return self._extreme("min", "argmin", "minimum", dim, keepdim)
 
     def _extreme(self, name: str, position: str, elementwise: str, dim, keepdim: bool):
@@ -374,13 +398,14 @@ class OpMethods:
         dim = _dim_or_axis("argmin", dim, axis)
         return self._op("argmin", dim=None if dim is None else int(dim), keepdim=keepdim)
 
-    def prod(self, dim: int | None = None, keepdim: bool = False):
+    def prod(self, dim: int | None = None, keepdim: bool = False, *, axis=None, keepdims=None):
         """Product of all elements, or along one ``dim``; integers multiply in int64.
 
         >>> import naivegraph as ng
         >>> ng.tensor([[1.0, 2.0], [3.0, 4.0]]).prod(1)
         tensor([ 2., 12.])
         """
+        dim, keepdim = _numpy_names("prod", dim, keepdim, axis, keepdims)
         if dim is not None and not isinstance(dim, (int, np.integer)):
             raise TypeError(
                 f"prod(): argument 'dim' must be int, not {type(dim).__name__}: torch's prod "
@@ -388,7 +413,16 @@ class OpMethods:
             )
         return self._op("prod", dim=None if dim is None else int(dim), keepdim=keepdim)
 
-    def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    def var(
+        self,
+        dim=None,
+        unbiased=None,
+        keepdim: bool = False,
+        *,
+        correction=None,
+        axis=None,
+        keepdims=None,
+    ):
         """Variance over ``dim`` (all when None), dividing by ``n - correction``
         (``correction=1`` by default; ``unbiased=False`` is ``correction=0``).
 
@@ -396,15 +430,26 @@ class OpMethods:
         >>> ng.tensor([1.0, 2.0, 3.0, 4.0]).var()
         tensor(1.6667)
         """
+        dim, keepdim = _numpy_names("var", dim, keepdim, axis, keepdims)
         return self._spread("var", dim, unbiased, keepdim, correction)
 
-    def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    def std(
+        self,
+        dim=None,
+        unbiased=None,
+        keepdim: bool = False,
+        *,
+        correction=None,
+        axis=None,
+        keepdims=None,
+    ):
         """Standard deviation over ``dim``: the square root of :meth:`var`.
 
         >>> import naivegraph as ng
         >>> ng.tensor([1.0, 3.0]).std(correction=0)
         tensor(1.)
         """
+        dim, keepdim = _numpy_names("std", dim, keepdim, axis, keepdims)
         return self._spread("std", dim, unbiased, keepdim, correction)
 
     def _spread(self, name: str, dim, unbiased, keepdim: bool, correction):
@@ -565,6 +610,16 @@ class OpMethods:
 
     def expand_as(self, other):
         return self.expand(other.shape)
+
+
+def _numpy_names(name: str, dim, keepdim, axis, keepdims) -> tuple:
+    """``dim`` and ``keepdim``, or their numpy / TF names ``axis`` and ``keepdims``
+    (torch accepts either spelling of each, not both)."""
+    if keepdims is not None:
+        if keepdim is not False:
+            raise TypeError(f"{name}() got both keepdim and its alias keepdims: give one of them")
+        keepdim = keepdims
+    return _dim_or_axis(name, dim, axis), keepdim
 
 
 def _dim_or_axis(name: str, dim, axis):

@@ -24,6 +24,7 @@ from ..ops.core import default_float, mixed_modes_error, result_type, with_defau
 from ..ops.methods import _NO_ATTRS, OpMethods
 from ..ops.shapes import broadcast_shapes
 from .graph import Graph, current_trace, get_default_graph, graph_of
+from .graph import _stack as _graph_stack
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -298,6 +299,19 @@ class Node(OpMethods):
             f"static node {self.name!r} has no value while the graph is being built, so it "
             f"cannot become a numpy array or a tensor; use it directly in ns.* ops, and read "
             f"values from graph.forward(...) or a compiled function once the graph runs"
+        )
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        # np.mean(node) would call node.mean(axis=..., dtype=..., out=...), np.where(c, node, 0)
+        # would turn the node into an array: neither can build a node, so say which one can
+        name = getattr(func, "__name__", "this function")
+        module = getattr(func, "__module__", "numpy")
+        numpy_name = f"np.linalg.{name}" if module == "numpy.linalg" else f"np.{name}"
+        static = sys.modules.get("naivegraph.static")
+        instead = f"ns.{name}" if hasattr(static, name) else "the ns.* ops and the node's methods"
+        raise TypeError(
+            f"{numpy_name} cannot build a graph node: use {instead} (a numpy function computes "
+            f"on arrays, and node {self.name!r} has no value while its graph is built)"
         )
 
     # ------------------------------------------------------------------ no Python control flow
@@ -589,6 +603,8 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
         flat = [capture(default, a) if isinstance(a, Node) else a for a in flat]
     _refuse_other_modes(flat)
     graph = graph_of(flat) or default
+    if graph is not default and default.outer is None and not graph._gradient_depth:
+        _refuse_foreign_graph(op, flat, graph, default)
     inputs = [a if isinstance(a, Node) else Constant(a, f"an operand of {op.name}") for a in flat]
     shape, dtype = infer(op, inputs, attrs)
     node = Operation(op, inputs, shape, dtype, attrs)
@@ -597,6 +613,22 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> Operation:
             graph._register(inp, None, "const")
     graph._register(node, None, op.name)
     return node
+
+
+def _refuse_foreign_graph(op: OpDef, flat: list, graph: Graph, default: Graph) -> None:
+    """Inside ``with other:``, an op on nodes of ``graph`` would silently join ``graph``:
+    refuse it, as a mix of nodes of two graphs is refused (outside any ``with`` block the
+    op joins its inputs' graph).  ``ns.gradients`` and ``ns.jvp`` build in the graph of
+    their ys wherever they are called."""
+    if not _graph_stack():
+        return
+    node = next(a for a in flat if isinstance(a, Node) and a.graph is graph)
+    raise ValueError(
+        f"nodes of two graphs cannot be mixed: {op.name} is built inside `with "
+        f"{default.name}:`, but its input {node.name!r} belongs to {graph.name}; build it "
+        f"inside `with {graph.name}:` (the graph of its inputs), or rebuild its inputs in "
+        f"{default.name}"
+    )
 
 
 def assign(variable: Any, value: Any, name: str | None = None) -> Any:

@@ -279,11 +279,9 @@ def test_07_1_a_computation_in_float32_is_told_it_is_float32(capsys):
 @pytest.mark.parametrize(
     "f",
     [
-        lambda x: 0.5 * x + 1.5 * ng.abs(x),  # one unit of rounding off at -5e-324
+        # a formula or masks multiplied in give nan at infinity: refused (round 9)
         lambda x: ng.where(x > 0, x * 2, x * -1),
         lambda x: ng.where(x >= 0, x * 2, x * -1),
-        lambda x: (x > 0).float() * x * 2 + (x <= 0).float() * x * -1,
-        lambda x: (x > 0).type_as(x) * 3 * x - x,
         lambda x: x * ng.where(x > 0, 2.0, -1.0),
     ],
 )

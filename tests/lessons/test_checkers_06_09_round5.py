@@ -87,10 +87,8 @@ def test_07_1_a_threshold_a_hair_away_from_zero_is_refused(capsys, threshold):
         lambda x: ng.where(x > 0, x * 2, x * -1),
         lambda x: ng.where(x >= 0, x * 2, x * -1),  # the same at 0: both branches give 0
         lambda x: ng.where(x.gt(0), 2 * x, -x),
-        lambda x: (x > 0).float() * x * 2 + (x <= 0).float() * x * -1,
-        lambda x: (x > 0).double() * x * 2 - (x <= 0).double() * x,
-        lambda x: (x > 0).to(x.dtype) * x * 2 + (x <= 0).to(x.dtype) * -x,
-        lambda x: (x > 0).type_as(x) * 3 * x - x,
+        # masks multiplied in give nan at x = inf, where the rule gives inf: refused since
+        # round 9 (test_checkers_07_round9.py)
     ],
 )
 def test_07_1_a_torch_style_mask_or_comparison_is_accepted(capsys, f):

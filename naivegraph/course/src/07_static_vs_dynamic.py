@@ -290,7 +290,8 @@ except TypeError as err:
 
 # %% exercise="07-1"
 # Exercise 07-1: rewrite branchy so that it can be traced. It must give x * 2 where
-# x > 0 and x * -1 elsewhere (elementwise), in dynamic mode and once traced.
+# x > 0 and x * -1 elsewhere (elementwise), in dynamic mode and once traced; the
+# result keeps x's dtype.
 def f_fixed(x):
     ### BEGIN SOLUTION
     result = ng.where(x > 0, x * 2, x * -1)
@@ -400,8 +401,8 @@ print("kept as a node, it traces:", ns.trace(lambda x: x / x.sum(), np.ones(2))(
 #
 # In dynamic mode the drawing of the backward graph can carry the gradients:
 # `gradients=True`, before `backward`, labels every node with the gradient arriving
-# at it and each `AccumulateGrad` with what it adds to its leaf. After `backward`, the
-# saved values it freed are faded.
+# at it and each `AccumulateGrad` with what it adds to its leaf (the cell below runs no
+# `backward`: drawn after one instead, the saved values it freed would appear faded).
 
 # %%
 W1, b1, W2, b2 = params

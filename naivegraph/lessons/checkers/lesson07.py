@@ -48,6 +48,17 @@ def check_where_fix(f) -> Result:
     try:
         eager = f(ng.tensor([1.0, -2.0]))
     except TypeError as exc:
+        if "cond needs a boolean node" in str(exc):
+            return not_yet(
+                ex,
+                [
+                    "ns.cond picks one branch for the whole tensor, once per run, and it "
+                    "is an op of static mode: called on a tensor (dynamic mode) it "
+                    "refuses. The rule chooses per element, each entry by its own sign, "
+                    "in code that runs in both modes.",
+                ],
+                gave="ns.cond, which chooses one branch for the whole tensor",
+            )
         if "static graph nodes do not mix" not in str(exc):
             return failed(ex, crash_message(exc))
         return not_yet(
@@ -65,6 +76,18 @@ def check_where_fix(f) -> Result:
     blank = returned_blank(ex, eager)
     if blank is not None:
         return blank
+    if isinstance(eager, (tuple, list)):
+        kind = type(eager).__name__
+        return not_yet(
+            ex,
+            [
+                f"your function returns a {kind} of {len(eager)} "
+                f"value{'s' if len(eager) != 1 else ''}, not the result itself: return "
+                "the tensor alone (a comma after `return result` makes a tuple, and "
+                "brackets around it a list).",
+            ],
+            gave=f"a {kind} holding the result",
+        )
     try:
         traced = ns.trace(f, np.ones(2))
     except Exception as exc:  # any error: reported to the learner, with the library's text
@@ -82,11 +105,30 @@ def check_where_fix(f) -> Result:
                 ],
                 gave="a function that makes a tensor while it is traced",
             )
+        if isinstance(exc, AttributeError) and getattr(exc, "name", None) in ("any", "all"):
+            return not_yet(
+                ex,
+                [
+                    f"tracing failed: your function decides with a Python `if` on "
+                    f".{exc.name}() of x, as branchy's `if x.sum() > 0` did: a test of "
+                    "the whole tensor picks one branch for every entry, once, and while "
+                    "tracing there is no value to decide on. The rule chooses per "
+                    "element, each entry by its own sign.",
+                    "choose per element with a function that takes (condition, value where "
+                    "true, value where false); use the ng.* one, which works in both modes.",
+                ],
+                gave=f"a Python `if` on x.{exc.name}()",
+            )
+        error = f"{type(exc).__name__}: {_as_sentence(str(exc))}"
+        says = (
+            f"The error says what to use instead:\n{error}"
+            if _names_a_remedy(str(exc))
+            else f"The error:\n{error}"
+        )
         return not_yet(
             ex,
             [
-                f"tracing failed: {_why_untraceable(exc)} The error says what to use "
-                f"instead:\n{type(exc).__name__}: {_as_sentence(str(exc))}",
+                f"tracing failed: {_why_untraceable(exc)} {says}",
                 "choose per element with a function that takes (condition, value where "
                 "true, value where false); use the ng.* one, which works in both modes.",
             ],
@@ -124,11 +166,12 @@ def check_where_fix(f) -> Result:
             ],
             gave=f"a result of shape {reshaped.shape}",
         )
-    if np.dtype(np.float32) in dtypes:
+    other_dtype = next((d for d in dtypes if d.kind == "f" and d != np.float64), None)
+    if other_dtype is not None:
         return not_yet(
             ex,
-            [_FLOAT32],
-            gave="float32 results for a float64 x",
+            [_dtype_hint(other_dtype, np.float64)],
+            gave=f"{other_dtype} results for a float64 x",
         )
     if all(_same(g, w) for g, w in zip(gots, want)):
         if not close(eager, [2.0, 2.0], shape_free=False):
@@ -141,8 +184,15 @@ def check_where_fix(f) -> Result:
                 gave=show(eager),
             )
         elsewhere = _elsewhere(ex, f)
+        if elsewhere is None:  # a Result is falsy when it is a failure: no `or`
+            elsewhere = _infinite_entries(ex, f, traced)
         if elsewhere is not None:
             return elsewhere
+        dtype = _dtype_of(eager)
+        if dtype is not None and dtype.kind == "f" and dtype != np.float32:
+            return not_yet(
+                ex, [_dtype_hint(dtype, np.float32)], gave=f"{dtype} results for a float32 x"
+            )
         return correct(
             ex,
             "the choice now lives in the graph: one traced graph serves every input, and "
@@ -223,14 +273,76 @@ def _same(got: np.ndarray, want: np.ndarray) -> bool:
     if got.shape != want.shape:
         return False
     with np.errstate(invalid="ignore"):
-        return bool(np.all(np.abs(got - want) <= 2 * np.spacing(np.abs(want))))
+        near = np.abs(got - want) <= 2 * np.spacing(np.abs(want))
+        return bool(np.all(near | (got == want) | (np.isnan(got) & np.isnan(want))))
 
 
-_FLOAT32 = (
-    "your function computes in float32 where x is float64: float32 keeps about 7 digits "
-    "and rounds numbers below about 1e-45 to 0, so entries close to 0 come out wrong. "
-    "Keep x's dtype: the rule needs no conversion."
-)
+def _dtype_hint(got, want) -> str:
+    """One hint for a result converted either way: down to float32, or up to float64."""
+    got, want = np.dtype(got), np.dtype(want)
+    if got == np.float32 and want == np.float64:
+        why = (
+            "float32 keeps about 7 digits and rounds numbers below about 1e-45 to 0, so "
+            "entries close to 0 come out wrong."
+        )
+    else:
+        why = (
+            f"every op after it would then run in {got.name}, not in the dtype of the "
+            "data the caller chose."
+        )
+    return (
+        f"your function computes in {got.name} where x is {want.name}: {why} Keep x's "
+        "dtype, the result has the dtype of x: the rule needs no conversion."
+    )
+
+
+def _dtype_of(value):
+    """The dtype of a tensor or array result (None for anything else)."""
+    dtype = getattr(value, "dtype", None)
+    try:
+        return None if dtype is None else np.dtype(dtype)
+    except TypeError:
+        return None
+
+
+# x = +inf, -inf and nan: the rule gives inf, inf and nan.  A mask multiplied in
+# (m * x * 2 + (1 - m) * x * -1) or branches added together give nan at infinity,
+# where 0 * inf and inf - inf are nan.
+_INFINITE = (np.array([np.inf, -np.inf]), np.array([np.nan, 1.0]))
+
+
+def _infinite_entries(ex: str, f, traced) -> Result | None:
+    """A rejection when ``f``, traced or eager, is not the rule at x = +-inf or nan."""
+    for x in _INFINITE:
+        for mode in ("traced", "eager"):
+            try:
+                with np.errstate(all="ignore"):
+                    out = traced(x) if mode == "traced" else f(ng.tensor(x, dtype=ng.float64))
+                got = as_array(out)
+            except Exception as exc:  # any error: reported to the learner, never raised
+                return failed(ex, crash_message(exc))
+            if _same(got, _rule(x)):
+                continue
+            gave = ", ".join(f"{v:g}" for v in got.ravel())
+            case = ", ".join(f"{v:g}" for v in x)
+            if got.shape == x.shape and np.any(np.isnan(got) & np.isinf(_rule(x))):
+                why = (
+                    "0 * inf and inf - inf are nan, so a mask multiplied in, or two "
+                    "branches added together, does not keep the other branch out. Choose "
+                    "per element instead, so that each entry gets exactly one branch."
+                )
+            else:
+                why = "the rule doubles or negates every entry, infinite ones and nan too."
+            return not_yet(
+                ex,
+                [
+                    f"right for finite entries, but {mode} at x = [{case}] your function "
+                    f"gives [{gave}]: {why}",
+                ],
+                gave=f"[{gave}] for x = [{case}]",
+            )
+    return None
+
 
 # Calls after the two the checks above make (once eagerly, once to trace): other shapes,
 # float64 entries that are not whole numbers, and a tensor that requires grad.  A
@@ -273,8 +385,10 @@ def _elsewhere(ex: str, f) -> Result | None:
                     ],
                     gave=f"a function that fails for an x of shape {x.shape}",
                 )
-            if dtype == np.float32:
-                return not_yet(ex, [_FLOAT32], gave="float32 results for a float64 x")
+            if dtype.kind == "f" and dtype != np.float64:
+                return not_yet(
+                    ex, [_dtype_hint(dtype, np.float64)], gave=f"{dtype} results for a float64 x"
+                )
             if not _same(got, _rule(x)):
                 return not_yet(
                     ex,
@@ -326,9 +440,14 @@ def _as_sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
+def _names_a_remedy(text: str) -> bool:
+    """Whether an error's text says what to do (``use ...``), not only what failed."""
+    return any(word in text for word in ("use ", "Use ", "instead", "choose ", "with ng."))
+
+
 def _why_untraceable(exc: Exception) -> str:
     """What the learner's function asked of a traced node that it cannot give."""
-    if "numpy array" in str(exc):
+    if "numpy array" in str(exc) or "cannot build a graph node" in str(exc):
         return (
             "a numpy function (np.*) computes on values at once, and a traced node has "
             "no value yet: numpy cannot record it in the graph."
@@ -341,8 +460,12 @@ def _why_untraceable(exc: Exception) -> str:
             "the graph and also runs on tensors."
         )
     if isinstance(exc, AttributeError):
+        name = getattr(exc, "name", None)
+        method = callable(getattr(ng.Tensor, name, None)) if name else True
+        kind = "a method" if method else "an attribute"
+        used = f"uses .{name}, {kind}" if name else f"uses {kind}"
         return (
-            "your function uses a method of tensors that a traced graph node does not "
+            f"your function {used} of tensors that a traced graph node does not "
             "have: while tracing, every step must be an op both modes know."
         )
     return "a Python `if` needs a value a traced node does not have yet."
@@ -360,12 +483,26 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
     ex = "07-2"
     if is_blank((traced_result, eager_result)):
         return not_done(ex)
+    missing = [
+        name
+        for name, v in (("traced_result", traced_result), ("eager_result", eager_result))
+        if v is None
+    ]
+    if missing:
+        return not_yet(
+            ex,
+            [
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} None: "
+                "type each prediction in as a list of two numbers, one per element of x.",
+            ],
+            gave=f"{' and '.join(missing)} None",
+        )
     calls, used, other = _cell_calls(("traced", "scaled"))
     if calls or used or other:
         said = (
             f"calls {' and '.join(calls)}"
             if calls
-            else f"uses {' and '.join(used)} (under another name, or its graph)"
+            else f"uses {' and '.join(used)} (or its graph)"
             if used
             else other
         )
