@@ -304,6 +304,8 @@ class Node(OpMethods):
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         # np.mean(node) would call node.mean(axis=..., dtype=..., out=...), np.where(c, node, 0)
         # would turn the node into an array: neither can build a node, so say which one can
+        if func in _NUMPY_METADATA:  # np.ndim(node), np.shape(node): what the node knows
+            return _NUMPY_METADATA[func](self)
         name = getattr(func, "__name__", "this function")
         module = getattr(func, "__module__", "numpy")
         numpy_name = f"np.linalg.{name}" if module == "numpy.linalg" else f"np.{name}"
@@ -1012,6 +1014,21 @@ def control_flow_message(node: Node, need: str = "the truth value") -> str:
         f"ns.while_loop(cond_fn, body_fn, loop_vars); or run the code in dynamic mode "
         f"(import naivegraph as ng), where every value exists at once."
     )
+
+
+def _numpy_size(node: Node) -> int:
+    if any(d is None for d in node.shape):
+        raise TypeError(f"np.size of node {node.name!r} needs a known shape, not {node.shape}")
+    return int(np.prod(node.shape, dtype=np.int64))
+
+
+# numpy functions that ask a node only what it knows while its graph is built (the ops'
+# own code asks np.ndim of an operand that may be a node)
+_NUMPY_METADATA: dict = {
+    np.ndim: lambda node: len(node.shape),
+    np.shape: lambda node: tuple(node.shape),
+    np.size: _numpy_size,
+}
 
 
 # -------------------------------------------------------------------------- printing

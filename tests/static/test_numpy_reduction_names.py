@@ -69,3 +69,15 @@ def test_a_numpy_function_on_a_node_says_it_cannot_build_a_node(call, numpy_name
     assert str(caught.value).startswith(f"{numpy_name} cannot build a graph node: {instead} ")
     assert "has no value while its graph is built" in str(caught.value)
     assert len(g.nodes) == size + (2 if numpy_name == "np.where" else 0)  # only x > 0
+
+
+def test_numpy_asks_a_node_its_rank_and_shape_and_gets_what_the_node_knows():
+    # the ops' own code asks np.ndim of an operand that may be a node (ns.mm, ...)
+    with ns.Graph():
+        x = ns.placeholder("x", shape=(None, 3))
+        w = ns.placeholder("w", shape=(3, 2))
+        y = ns.mm(x, w)
+    assert (np.ndim(x), np.shape(x), np.size(w)) == (2, (None, 3), 6)
+    assert y.shape == (None, 2)
+    with pytest.raises(TypeError, match="np.size of node 'x' needs a known shape"):
+        np.size(x)
