@@ -10,23 +10,15 @@ import math
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_06_07 import notebook_shell, run_answer_cell
+from lesson_answers_06_07 import unnamed_static_model as static_model
 
 import naivegraph as ng
 import naivegraph.static as ns
-from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 
 # ------------------------------------------------------------------------- lesson 6
-def static_model(body):
-    g = ns.Graph()
-    with g:
-        x = ns.placeholder("x", shape=(2, 2))
-        w1, w2, w3 = ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)
-        loss = body(x, w1, w2, w3)
-    return g, x, loss
-
-
 @pytest.mark.parametrize(
     "body",
     [
@@ -143,32 +135,7 @@ def test_07_2_a_typed_in_array_is_told_to_type_a_plain_list_not_that_it_ran(caps
 
 @pytest.fixture
 def shell():
-    """A notebook shell whose cells the checker can read, as in Jupyter."""
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    sh = InteractiveShell.instance(config=config)
-    sh.run_cell(
-        "import numpy as np\nimport naivegraph as ng\nimport naivegraph.static as ns\n"
-        "from naivegraph.lessons import exercises as ex\n"
-        "SCALE = 2.0\ndef scaled(x):\n    return x * SCALE\n"
-        "traced = ns.trace(scaled, np.ones(2))\n",
-        store_history=True,
-    )
-    yield sh
-    InteractiveShell.clear_instance()
-
-
-def run_answer_cell(shell, answer: str):
-    checking.TRIES.clear()
-    shell.run_cell(
-        "SCALE = 10.0\n" + answer + "\nresult = ex.check_trace_pitfall(traced_result, "
-        "eager_result)\n",
-        store_history=True,
-    )
-    return shell.user_ns["result"]
+    yield from notebook_shell()
 
 
 @pytest.mark.parametrize(
