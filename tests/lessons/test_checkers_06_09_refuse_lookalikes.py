@@ -12,6 +12,7 @@ import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
 from lesson_answers_06_07 import notebook_shell, run_answer_cell
 from lesson_answers_06_07 import unnamed_static_model as static_model
+from lesson_answers_08 import OPS, TABLE, static_backward
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -170,14 +171,6 @@ def test_07_2_a_prediction_typed_in_the_answer_cell_is_accepted(shell):
 
 
 # ------------------------------------------------------------------------- lesson 8
-TABLE = {
-    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
-    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b**2),
-    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
-    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
-}
-
-
 def stripped_five_point(f, h=1e-3):
     """A five-point stencil on the arguments made plain floats first."""
 
@@ -242,33 +235,6 @@ def test_08_1_exact_rules_in_unusual_forms_are_still_accepted(capsys):
     }
     assert outcome(capsys, ex.check_derivative_table, other)
     assert outcome(capsys, ex.check_derivative_table, TABLE)
-
-
-OPS = {
-    "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
-    "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
-    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
-    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b**2),
-    "pow": (
-        lambda a, b: a**b,
-        lambda a, b, i: b * a ** (b - 1) if i == 0 else a**b * math.log(a),
-    ),
-    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
-    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
-}
-
-
-def static_backward(nodes, loss):
-    for n in nodes:
-        n.grad = 0.0
-    loss.grad = 1.0
-    for n in reversed(nodes):
-        if n.op is None:
-            continue
-        args = [i.value for i in n.inputs]
-        for k, inp in enumerate(n.inputs):
-            if inp.needs_grad:
-                inp.grad += n.grad * OPS[n.op][1](*args, k)
 
 
 def static_backward_skipping_failures(nodes, loss):
