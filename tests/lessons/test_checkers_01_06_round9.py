@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from checker_results import never_states, outcome, rejected_on_first_try
+from checker_results import never_states, outcome, refused, rejected_on_first_try
 from lesson_answers_01_05 import predict_ok as predict_by_call
 from lesson_answers_01_05 import reset_detach as reset_by_detach
 from lesson_answers_01_05 import reset_ellipsis as reset_by_ellipsis
@@ -32,12 +32,6 @@ def run_cell(source: str, namespace: dict | None = None):
     namespace = {"ng": ng, "ex": ex, "np": np} if namespace is None else namespace
     exec(compile(source, "<cell>", "exec"), namespace)
     return namespace["result"]
-
-
-def refused(result, says: str):
-    assert result.status == "fail", result.message
-    assert says in result.message, result.message
-    return result
 
 
 def never_says_number(result, *numbers: str) -> None:
