@@ -8,28 +8,21 @@ import naivegraph.static as ns
 from naivegraph.lessons import checking
 
 
-def static_model(body):
-    """Lesson 6's graph (Variables named w1, w2, w3) with the loss `body` builds."""
+def static_model(body, named=True):
+    """Lesson 6's graph with the loss ``body`` builds, its Variables named w1, w2, w3
+    (or left unnamed)."""
     g = ns.Graph()
     with g:
         x = ns.placeholder("x", shape=(2, 2))
-        w1, w2, w3 = (
-            ns.Variable(2.0, name="w1"),
-            ns.Variable(3.0, name="w2"),
-            ns.Variable(4.0, name="w3"),
-        )
+        names = ("w1", "w2", "w3") if named else (None, None, None)
+        w1, w2, w3 = (ns.Variable(v, name=n) for v, n in zip((2.0, 3.0, 4.0), names))
         loss = body(x, w1, w2, w3)
     return g, x, loss
 
 
 def unnamed_static_model(body):
-    """Lesson 6's graph with Variables left unnamed, and the loss `body` builds."""
-    g = ns.Graph()
-    with g:
-        x = ns.placeholder("x", shape=(2, 2))
-        w1, w2, w3 = ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)
-        loss = body(x, w1, w2, w3)
-    return g, x, loss
+    """Lesson 6's graph with its Variables left unnamed."""
+    return static_model(body, named=False)
 
 
 def model(x, w1, w2, w3):
