@@ -17,7 +17,11 @@ def outcome(capsys, checker, *args):
 def rejected_on_first_try(capsys, checker, *args, says: str):
     """The result of a first try that fails with a hint containing ``says``."""
     checking.TRIES.clear()  # each case is a first try: its first hint
-    result = outcome(capsys, checker, *args)
+    return refused(outcome(capsys, checker, *args), says)
+
+
+def refused(result, says: str):
+    """``result`` itself, after checking it is a failure whose hint contains ``says``."""
     assert result.status == "fail", result.message
     assert says in result.message, result.message
     return result

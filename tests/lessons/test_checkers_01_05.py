@@ -13,6 +13,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lesson_answers_01_05 import (
+    derivatives,
+    find_leaves,
+    predict_ok,
+    reset_data,
+    reset_detach,
+    reset_no_grad,
+)
 
 import naivegraph as ng
 from naivegraph.lessons import exercises as ex
@@ -24,19 +32,6 @@ MINE += ["03-4", "03-5"]
 
 
 # -- right answers ------------------------------------------------------------------------
-
-
-def find_leaves(t):
-    leaves, seen, stack = [], set(), [t.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.name() == "AccumulateGrad":
-            leaves.append(node.variable)
-        stack.extend(fn for fn, _ in node.next_functions)
-    return leaves
 
 
 def find_leaves_recursive(t):  # dedup by leaf, recursion instead of a stack
@@ -84,12 +79,6 @@ def gradf_factored(x):
     return (x**2 + 2 * x) * x.exp()
 
 
-def derivatives(f, x):
-    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
-    (second,) = ng.autograd.grad(first, [x])
-    return first, second
-
-
 def derivatives_floats(f, x):
     (first,) = ng.autograd.grad(f(x), x, create_graph=True)
     (second,) = ng.autograd.grad(first, x)
@@ -106,22 +95,6 @@ def derivatives_func_grad(f, x):  # unusual but right: the functional transform,
     return ng.func.grad(f)(x), ng.func.grad(ng.func.grad(f))(x)
 
 
-def reset_no_grad(a):
-    with ng.no_grad():
-        a.fill_(10.0)
-    return a
-
-
-def reset_detach(a):
-    a.detach().fill_(10.0)
-    return a
-
-
-def reset_data(a):
-    a.data[...] = 10.0  # [:] fails on a 0-d leaf
-    return a
-
-
 def setup_ok(model, n):
     for p in model.parameters():
         p.requires_grad = False
@@ -135,11 +108,6 @@ def setup_requires_grad_(model, n):
     ]
     model.fc = ng.nn.Linear(8, n)
     return ng.optim.SGD(list(model.fc.parameters()), lr=0.1, momentum=0.9)
-
-
-def predict_ok(model, x):
-    with ng.no_grad():
-        return model(x)
 
 
 @ng.no_grad()

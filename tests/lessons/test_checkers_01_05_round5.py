@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_01_05 import finetune_with
 
 import naivegraph as ng
 from naivegraph.lessons import exercises as ex
@@ -55,16 +56,6 @@ def test_03_1_a_hook_that_doubles_on_every_call_is_still_accepted(hook, capsys):
 
 
 # -- 05-2: the size of the optimizer's step ------------------------------------------------
-
-
-def finetune_with(**settings):
-    def setup(model, n_classes):
-        for p in model.parameters():
-            p.requires_grad = False
-        model.fc = ng.nn.Linear(8, n_classes)
-        return ng.optim.SGD(model.fc.parameters(), **settings)
-
-    return setup
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_01_05 import find_leaves, reset_detach, reset_ellipsis, reset_no_grad
 
 import naivegraph as ng
 from naivegraph.lessons import checking
@@ -239,19 +240,6 @@ def test_01_right_answers_in_a_fresh_notebook_are_accepted(capsys):
 # -- lesson 2 -----------------------------------------------------------------------------
 
 
-def find_leaves(t):
-    leaves, seen, stack = [], set(), [t.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.name() == "AccumulateGrad":
-            leaves.append(node.variable)
-        stack.extend(fn for fn, _ in node.next_functions)
-    return leaves
-
-
 def find_leaves_keyed_by_node(t):
     found: dict = {}
 
@@ -455,25 +443,8 @@ def test_04_3_resets_right_only_for_the_checker_s_old_cases_are_refused(reset, s
     assert not ng.autograd.is_anomaly_enabled()
 
 
-def reset_no_grad(a):
-    with ng.no_grad():
-        a.fill_(10.0)
-    return a
-
-
-def reset_detach(a):
-    a.detach().fill_(10.0)
-    return a
-
-
 def reset_data(a):
     a.data.fill_(10.0)
-    return a
-
-
-def reset_ellipsis(a):
-    with ng.no_grad():
-        a[...] = 10.0
     return a
 
 

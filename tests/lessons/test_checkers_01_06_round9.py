@@ -15,7 +15,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from checker_results import never_states, outcome, rejected_on_first_try
+from checker_results import never_states, outcome, refused, rejected_on_first_try
+from lesson_answers_01_05 import predict_ok as predict_by_call
+from lesson_answers_01_05 import reset_detach as reset_by_detach
+from lesson_answers_01_05 import reset_ellipsis as reset_by_ellipsis
+from lesson_answers_01_05 import reset_no_grad as reset_by_no_grad
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -28,12 +32,6 @@ def run_cell(source: str, namespace: dict | None = None):
     namespace = {"ng": ng, "ex": ex, "np": np} if namespace is None else namespace
     exec(compile(source, "<cell>", "exec"), namespace)
     return namespace["result"]
-
-
-def refused(result, says: str):
-    assert result.status == "fail", result.message
-    assert says in result.message, result.message
-    return result
 
 
 def never_says_number(result, *numbers: str) -> None:
@@ -351,23 +349,6 @@ def test_04_3_a_reset_that_changes_the_callers_grad_is_refused(reset, capsys):
     never_states(result, "a.fill_(10", "no_grad():\n")
 
 
-def reset_by_no_grad(a):
-    with ng.no_grad():
-        a.fill_(10.0)
-    return a
-
-
-def reset_by_detach(a):
-    a.detach().fill_(10.0)
-    return a
-
-
-def reset_by_ellipsis(a):
-    with ng.no_grad():
-        a[...] = 10.0
-    return a
-
-
 @pytest.mark.parametrize(
     "reset",
     [reset_by_no_grad, reset_by_detach, reset_by_ellipsis],
@@ -428,11 +409,6 @@ def test_05_3_a_predict_that_skips_the_callers_forward_hooks_is_refused(predict,
         capsys, ex.check_inference, predict, says="hooks run only through __call__"
     )
     never_states(result, "with ng.no_grad():\n")
-
-
-def predict_by_call(model, x):
-    with ng.no_grad():
-        return model(x)
 
 
 def test_05_3_calling_the_model_is_still_accepted(capsys):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_01_05 import derivatives, predict_inference_mode
 
 import naivegraph as ng
 from naivegraph.lessons import exercises as ex
@@ -271,12 +272,6 @@ def test_03_4_formulas_are_still_accepted(gradf, capsys):
 # -- 03-5 ----------------------------------------------------------------------------------
 
 
-def derivatives(f, x):
-    (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
-    (second,) = ng.autograd.grad(first, [x])
-    return first, second
-
-
 def derivatives_freezing_x(f, x):
     result = derivatives(f, x)
     x.requires_grad_(False)
@@ -491,11 +486,6 @@ def predict_decorated(model, x):
 
 def predict_grad_enabled_false(model, x):
     with ng.set_grad_enabled(False):
-        return model(x)
-
-
-def predict_inference_mode(model, x):
-    with ng.inference_mode():
         return model(x)
 
 

@@ -16,6 +16,9 @@ import math
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_01_05 import finetune_with as finetune
+from lesson_answers_01_05 import predict_inference_mode
+from lesson_answers_01_05 import predict_ok as predict_lesson
 from torch import tensor as torch_tensor_renamed
 from torch.autograd import grad as torch_grad_renamed
 
@@ -317,16 +320,6 @@ def test_03_5_the_torch_hint_names_the_idea_not_the_calls(capsys):
 # -- 05-2 ----------------------------------------------------------------------------------
 
 
-def finetune(**settings):
-    def setup(model, n_classes):
-        for p in model.parameters():
-            p.requires_grad = False
-        model.fc = ng.nn.Linear(8, n_classes)
-        return ng.optim.SGD(model.fc.parameters(), **settings)
-
-    return setup
-
-
 @pytest.mark.parametrize(
     "setting, says",
     [("weight_decay", "look at the weight decay"), ("dampening", "look at the dampening")],
@@ -420,19 +413,9 @@ def test_05_3_each_mistake_is_named(wrong, says, capsys):
     never_states(result, "with ng.no_grad()", "return model(x)")
 
 
-def predict_lesson(model, x):
-    with ng.no_grad():
-        return model(x)
-
-
 @ng.no_grad()
 def predict_decorated(model, x):
     return model(x)
-
-
-def predict_inference_mode(model, x):
-    with ng.inference_mode():
-        return model(x)
 
 
 @pytest.mark.parametrize(

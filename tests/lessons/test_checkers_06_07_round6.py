@@ -8,6 +8,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_06_07 import (
+    MODEL_SECRETS,
+    RULE_SECRETS,
+    STEP_SECRETS,
+    lesson_graph,
+    model,
+    notebook_shell,
+    run_answer_cell,
+    static_model,
+)
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -16,26 +26,6 @@ from naivegraph.lessons import exercises as ex
 
 
 # ------------------------------------------------------------------------- 06-1
-def static_model(body):
-    g = ns.Graph()
-    with g:
-        x = ns.placeholder("x", shape=(2, 2))
-        w1, w2, w3 = (
-            ns.Variable(2.0, name="w1"),
-            ns.Variable(3.0, name="w2"),
-            ns.Variable(4.0, name="w3"),
-        )
-        loss = body(x, w1, w2, w3)
-    return g, x, loss
-
-
-def model(x, w1, w2, w3):
-    return ns.mean((x * w1 + w2) * (x * w1 * w3))
-
-
-MODEL_SECRETS = ("40", "112", "ns.mean(", "x * w1")
-
-
 @pytest.mark.parametrize(
     "body, extra",
     [
@@ -109,23 +99,6 @@ def test_06_1_checking_other_weights_leaves_the_variables_as_they_were(capsys):
 
 
 # ------------------------------------------------------------------------- 06-2
-def lesson_graph():
-    g = ns.Graph()
-    with g:
-        x = ns.placeholder("input", shape=(2, 2))
-        w1, w2, w3 = (
-            ns.Variable(2.0, name="w1"),
-            ns.Variable(3.0, name="w2"),
-            ns.Variable(4.0, name="w3"),
-        )
-        loss = ns.mean((x * w1 + w2) * (x * w1 * w3) * 1.0 + 0.0)
-        grads = ns.gradients(loss, [w1, w2, w3])
-    return g, x, (w1, w2, w3), loss, grads
-
-
-STEP_SECRETS = ("[40", "28, 8", "g.compile(", "outputs=[loss")
-
-
 def test_06_2_a_step_compiled_from_a_graph_with_typed_in_weights_is_refused(capsys):
     h = ns.Graph()
     with h:
@@ -194,9 +167,6 @@ def test_06_3_a_count_a_hair_off_a_whole_number_is_shown_with_its_digits(capsys)
 
 
 # ------------------------------------------------------------------------- 07-1
-RULE_SECRETS = ("x * 2, x * -1", "ng.where(", "x > 0,")
-
-
 def under_no_grad(x):
     with ng.no_grad():
         result = ng.where(x > 0, x * 2, x * -1)
@@ -321,32 +291,7 @@ def test_07_2_the_hints_do_not_send_the_learner_to_the_cell_that_runs_both(capsy
 
 @pytest.fixture
 def shell():
-    """A notebook shell whose cells the checker can read, as in Jupyter."""
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    sh = InteractiveShell.instance(config=config)
-    sh.run_cell(
-        "import numpy as np\nimport naivegraph as ng\nimport naivegraph.static as ns\n"
-        "from naivegraph.lessons import exercises as ex\n"
-        "SCALE = 2.0\ndef scaled(x):\n    return x * SCALE\n"
-        "traced = ns.trace(scaled, np.ones(2))\n",
-        store_history=True,
-    )
-    yield sh
-    InteractiveShell.clear_instance()
-
-
-def run_answer_cell(shell, answer: str):
-    checking.TRIES.clear()
-    shell.run_cell(
-        "SCALE = 10.0\n" + answer + "\nresult = ex.check_trace_pitfall(traced_result, "
-        "eager_result)\n",
-        store_history=True,
-    )
-    return shell.user_ns["result"]
+    yield from notebook_shell()
 
 
 @pytest.mark.parametrize(

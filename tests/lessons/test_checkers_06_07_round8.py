@@ -11,36 +11,28 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_06_07 import (
+    MODEL_SECRETS,
+    RULE_SECRETS,
+    STEP_SECRETS,
+    lesson_graph,
+    notebook_shell,
+    run_answer_cell,
+    static_model,
+)
 
 import naivegraph as ng
 import naivegraph.static as ns
-from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 
 # ------------------------------------------------------------------------- 06-1
-def static_model(body):
-    g = ns.Graph()
-    with g:
-        x = ns.placeholder("x", shape=(2, 2))
-        w1, w2, w3 = (
-            ns.Variable(2.0, name="w1"),
-            ns.Variable(3.0, name="w2"),
-            ns.Variable(4.0, name="w3"),
-        )
-        loss = body(x, w1, w2, w3)
-    return g, x, loss
-
-
 def l4(x, w1, w2, w3):
     return (x * w1 + w2) * (x * w1 * w3)
 
 
 def model(x, w1, w2, w3):
     return ns.mean(l4(x, w1, w2, w3))
-
-
-MODEL_SECRETS = ("40", "112", "ns.mean(", "x * w1")
 
 
 @pytest.mark.parametrize(
@@ -114,23 +106,6 @@ def test_06_1_the_model_in_its_usual_forms_is_accepted_over_the_wider_probes(cap
 
 
 # ------------------------------------------------------------------------- 06-2
-def lesson_graph():
-    g = ns.Graph()
-    with g:
-        x = ns.placeholder("input", shape=(2, 2))
-        w1, w2, w3 = (
-            ns.Variable(2.0, name="w1"),
-            ns.Variable(3.0, name="w2"),
-            ns.Variable(4.0, name="w3"),
-        )
-        loss = ns.mean((x * w1 + w2) * (x * w1 * w3) * 1.0 + 0.0)
-        grads = ns.gradients(loss, [w1, w2, w3])
-    return g, x, (w1, w2, w3), loss, grads
-
-
-STEP_SECRETS = ("[40", "28, 8", "g.compile(", "outputs=[loss")
-
-
 def rebuilt_copy():
     """The model rebuilt in a graph of its own, with Variables of the same names."""
     h = ns.Graph()
@@ -198,9 +173,6 @@ def test_06_2_the_step_compiled_from_g_is_accepted_and_leaves_its_weights(capsys
 
 
 # ------------------------------------------------------------------------- 07-1
-RULE_SECRETS = ("x * 2, x * -1", "ng.where(", "x > 0,")
-
-
 def rule(x):
     return ng.where(x > 0, x * 2, x * -1)
 
@@ -244,32 +216,7 @@ def test_07_1_the_rule_is_accepted_with_the_notebooks_state_as_the_lesson_has_it
 # ------------------------------------------------------------------------- 07-2
 @pytest.fixture
 def shell():
-    """A notebook shell whose cells the checker can read, as in Jupyter."""
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    sh = InteractiveShell.instance(config=config)
-    sh.run_cell(
-        "import numpy as np\nimport naivegraph as ng\nimport naivegraph.static as ns\n"
-        "from naivegraph.lessons import exercises as ex\n"
-        "SCALE = 2.0\ndef scaled(x):\n    return x * SCALE\n"
-        "traced = ns.trace(scaled, np.ones(2))\nrun, also = traced, scaled\n",
-        store_history=True,
-    )
-    yield sh
-    InteractiveShell.clear_instance()
-
-
-def run_answer_cell(shell, answer: str):
-    checking.TRIES.clear()
-    shell.run_cell(
-        "SCALE = 10.0\n" + answer + "\nresult = ex.check_trace_pitfall(traced_result, "
-        "eager_result)\n",
-        store_history=True,
-    )
-    return shell.user_ns["result"]
+    yield from notebook_shell("run, also = traced, scaled\n")
 
 
 ALONG = "np.apply_along_axis({}, 0, np.array([1.0, 2.0]))"

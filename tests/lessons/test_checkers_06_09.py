@@ -10,24 +10,11 @@ import math
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_08 import OPS, TABLE, Node, run_backward, static_backward
 
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.lessons import exercises as ex
-
-# The learner's engine functions read the notebook's derivative table by this name.
-OPS = {
-    "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
-    "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
-    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
-    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b ** 2),
-    "pow": (lambda a, b: a ** b,
-            lambda a, b, i: b * a ** (b - 1) if i == 0 else a ** b * math.log(a)),
-    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
-    "cos": (lambda a: math.cos(a), lambda a, i: -math.sin(a)),
-    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
-    "log": (lambda a: math.log(a), lambda a, i: 1 / a),
-}
 
 
 # ------------------------------------------------------------------------- lesson 6
@@ -194,9 +181,6 @@ def test_07_2_trace_pitfall(capsys):
 
 
 # ------------------------------------------------------------------------- lesson 8
-TABLE = {k: OPS[k] for k in ("mul", "div", "sin", "exp")}
-
-
 def test_08_1_table(capsys):
     assert outcome(capsys, ex.check_derivative_table, TABLE)
     for row, says in (
@@ -210,19 +194,6 @@ def test_08_1_table(capsys):
         never_states(result, "cos(", "-a / b")
     assert outcome(capsys, ex.check_derivative_table, {**TABLE, "sin": (..., ...)}).status \
         == "todo"
-
-
-def static_backward(nodes, loss):
-    for n in nodes:
-        n.grad = 0.0
-    loss.grad = 1.0
-    for n in reversed(nodes):
-        if n.op is None:
-            continue
-        args = [i.value for i in n.inputs]
-        for k, inp in enumerate(n.inputs):
-            if inp.needs_grad:
-                inp.grad += n.grad * OPS[n.op][1](*args, k)
 
 
 def static_every_input(nodes, loss):
@@ -282,34 +253,6 @@ def test_08_2_static_backward(capsys):
     def blank(nodes, loss):
         ...
     assert outcome(capsys, ex.check_static_backward, blank).status == "todo"
-
-
-def run_backward(root):
-    order, seen = [], set()
-
-    def visit(node):
-        if id(node) in seen:
-            return
-        seen.add(id(node))
-        for inp in node.inputs:
-            if inp.requires_grad:
-                visit(inp)
-        order.append(node)
-
-    visit(root)
-    grads = {id(root): 1.0}
-    for node in reversed(order):
-        g = grads.pop(id(node), 0.0)
-        if node.is_leaf:
-            node.grad += g
-            continue
-        if node.saved is None:
-            raise RuntimeError("the graph was freed")
-        for k, inp in enumerate(node.inputs):
-            if inp.requires_grad:
-                grads[id(inp)] = grads.get(id(inp), 0.0) + g * OPS[node.grad_fn][1](
-                    *node.saved, k)
-    return order
 
 
 def variant(**changes):
@@ -442,44 +385,6 @@ def test_08_4_free_graph(capsys):
                         (nothing, "still hold their saved values")):
         result = rejected_on_first_try(capsys, ex.check_free_graph, wrong, says=says)
         never_states(result, "node.saved = None")
-
-
-class Node:
-    """The notebook's dynamic engine, completed."""
-
-    def __init__(self, value, requires_grad=False):
-        self.value = float(value)
-        self.requires_grad = requires_grad
-        self.grad = 0.0 if requires_grad else None
-        self.grad_fn, self.inputs, self.saved = None, (), None
-
-    is_leaf = property(lambda self: self.grad_fn is None)
-
-    @staticmethod
-    def frame(op, *inputs):
-        inputs = [i if isinstance(i, Node) else Node(i) for i in inputs]
-        values = tuple(i.value for i in inputs)
-        out = Node(OPS[op][0](*values), requires_grad=any(i.requires_grad for i in inputs))
-        if out.requires_grad:
-            out.grad_fn, out.inputs, out.saved = op, tuple(inputs), values
-        return out
-
-    __add__ = lambda self, o: Node.frame("add", self, o)
-    __radd__ = lambda self, o: Node.frame("add", o, self)
-    __sub__ = lambda self, o: Node.frame("sub", self, o)
-    __mul__ = lambda self, o: Node.frame("mul", self, o)
-    __rmul__ = lambda self, o: Node.frame("mul", o, self)
-    __truediv__ = lambda self, o: Node.frame("div", self, o)
-    __pow__ = lambda self, o: Node.frame("pow", self, o)
-    sin = lambda self: Node.frame("sin", self)
-    exp = lambda self: Node.frame("exp", self)
-
-    def backward(self, retain_graph=False):
-        order = run_backward(self)
-        if not retain_graph:
-            for node in order:
-                if not node.is_leaf:
-                    node.saved = None
 
 
 def jacobian(F, x0, y0):

@@ -10,23 +10,16 @@ import math
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_06_07 import notebook_shell, run_answer_cell
+from lesson_answers_06_07 import unnamed_static_model as static_model
+from lesson_answers_08 import OPS, TABLE, static_backward
 
 import naivegraph as ng
 import naivegraph.static as ns
-from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 
 # ------------------------------------------------------------------------- lesson 6
-def static_model(body):
-    g = ns.Graph()
-    with g:
-        x = ns.placeholder("x", shape=(2, 2))
-        w1, w2, w3 = ns.Variable(2.0), ns.Variable(3.0), ns.Variable(4.0)
-        loss = body(x, w1, w2, w3)
-    return g, x, loss
-
-
 @pytest.mark.parametrize(
     "body",
     [
@@ -143,32 +136,7 @@ def test_07_2_a_typed_in_array_is_told_to_type_a_plain_list_not_that_it_ran(caps
 
 @pytest.fixture
 def shell():
-    """A notebook shell whose cells the checker can read, as in Jupyter."""
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.hist_file = ":memory:"
-    sh = InteractiveShell.instance(config=config)
-    sh.run_cell(
-        "import numpy as np\nimport naivegraph as ng\nimport naivegraph.static as ns\n"
-        "from naivegraph.lessons import exercises as ex\n"
-        "SCALE = 2.0\ndef scaled(x):\n    return x * SCALE\n"
-        "traced = ns.trace(scaled, np.ones(2))\n",
-        store_history=True,
-    )
-    yield sh
-    InteractiveShell.clear_instance()
-
-
-def run_answer_cell(shell, answer: str):
-    checking.TRIES.clear()
-    shell.run_cell(
-        "SCALE = 10.0\n" + answer + "\nresult = ex.check_trace_pitfall(traced_result, "
-        "eager_result)\n",
-        store_history=True,
-    )
-    return shell.user_ns["result"]
+    yield from notebook_shell()
 
 
 @pytest.mark.parametrize(
@@ -203,14 +171,6 @@ def test_07_2_a_prediction_typed_in_the_answer_cell_is_accepted(shell):
 
 
 # ------------------------------------------------------------------------- lesson 8
-TABLE = {
-    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
-    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b**2),
-    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
-    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
-}
-
-
 def stripped_five_point(f, h=1e-3):
     """A five-point stencil on the arguments made plain floats first."""
 
@@ -275,33 +235,6 @@ def test_08_1_exact_rules_in_unusual_forms_are_still_accepted(capsys):
     }
     assert outcome(capsys, ex.check_derivative_table, other)
     assert outcome(capsys, ex.check_derivative_table, TABLE)
-
-
-OPS = {
-    "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
-    "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
-    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
-    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b**2),
-    "pow": (
-        lambda a, b: a**b,
-        lambda a, b, i: b * a ** (b - 1) if i == 0 else a**b * math.log(a),
-    ),
-    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
-    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
-}
-
-
-def static_backward(nodes, loss):
-    for n in nodes:
-        n.grad = 0.0
-    loss.grad = 1.0
-    for n in reversed(nodes):
-        if n.op is None:
-            continue
-        args = [i.value for i in n.inputs]
-        for k, inp in enumerate(n.inputs):
-            if inp.needs_grad:
-                inp.grad += n.grad * OPS[n.op][1](*args, k)
 
 
 def static_backward_skipping_failures(nodes, loss):

@@ -4,11 +4,10 @@ the right answers in their usual forms are still accepted and no checker raises.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_08 import OPS, Node
 
 import naivegraph as ng
 from naivegraph.lessons import exercises as ex
@@ -105,17 +104,6 @@ def test_09_1_the_argmax_over_the_class_axis_is_accepted(capsys):
 
 
 # ------------------------------------------------------------------------- lesson 8
-OPS = {
-    "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
-    "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
-    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
-    "pow": (lambda a, b: a ** b,
-            lambda a, b, i: b * a ** (b - 1) if i == 0 else a ** b * math.log(a)),
-    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
-    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
-}
-
-
 def backward_checking_freed(leaf_first: bool):
     """run_backward, right or with the test for a freed node made before the leaf test."""
 
@@ -179,40 +167,6 @@ def test_08_4_freeing_with_none_is_accepted(capsys):
                 node.saved = None
 
     assert outcome(capsys, ex.check_free_graph, free_graph)
-
-
-class Node:
-    """The notebook's dynamic engine, completed, on the right run_backward."""
-
-    def __init__(self, value, requires_grad=False):
-        self.value = float(value)
-        self.requires_grad = requires_grad
-        self.grad = 0.0 if requires_grad else None
-        self.grad_fn, self.inputs, self.saved = None, (), None
-
-    is_leaf = property(lambda self: self.grad_fn is None)
-
-    @staticmethod
-    def frame(op, *inputs):
-        inputs = [i if isinstance(i, Node) else Node(i) for i in inputs]
-        values = tuple(i.value for i in inputs)
-        out = Node(OPS[op][0](*values), requires_grad=any(i.requires_grad for i in inputs))
-        if out.requires_grad:
-            out.grad_fn, out.inputs, out.saved = op, tuple(inputs), values
-        return out
-
-    __add__ = lambda self, o: Node.frame("add", self, o)  # noqa: E731
-    __radd__ = lambda self, o: Node.frame("add", o, self)  # noqa: E731
-    __sub__ = lambda self, o: Node.frame("sub", self, o)  # noqa: E731
-    __mul__ = lambda self, o: Node.frame("mul", self, o)  # noqa: E731
-    __rmul__ = lambda self, o: Node.frame("mul", o, self)  # noqa: E731
-    __truediv__ = lambda self, o: self * o ** -1.0  # noqa: E731
-    __pow__ = lambda self, o: Node.frame("pow", self, o)  # noqa: E731
-
-    def backward(self):
-        for node in backward_checking_freed(leaf_first=True)(self):
-            if not node.is_leaf:
-                node.saved = None
 
 
 def descend(zero_to):

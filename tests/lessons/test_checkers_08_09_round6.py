@@ -5,13 +5,23 @@ the right answers are still accepted."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
+import lesson_answers_08
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_08 import (
+    OPS,
+    TABLE,
+    Node,
+    descend_with,
+    free_graph,
+    jacobian_with,
+    run_backward,
+    static_backward,
+    table_with,
+)
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -20,39 +30,6 @@ from naivegraph.lessons.checkers import lesson08, lesson09
 from naivegraph.lessons.training import derivative_table
 
 LABS = "your answer calls the lab's own version"
-
-# The notebook's engine (its OPS, Node and run_backward) as round 5's tests define it.
-_spec = importlib.util.spec_from_file_location(
-    "round5", Path(__file__).with_name("test_checkers_06_09_round5.py")
-)
-round5 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(round5)
-OPS, TABLE, Node, run_backward = round5.OPS, round5.TABLE, round5.Node, round5.run_backward
-descend_with, jacobian_with, table_with = (
-    round5.descend_with,
-    round5.jacobian_with,
-    round5.table_with,
-)
-
-
-def static_backward(nodes, loss):
-    """The right sweep, reading the table OPS of this module."""
-    for n in nodes:
-        n.grad = 0.0
-    loss.grad = 1.0
-    for n in reversed(nodes):
-        if n.op is None:
-            continue
-        args = [i.value for i in n.inputs]
-        for k, inp in enumerate(n.inputs):
-            if inp.needs_grad:
-                inp.grad += n.grad * OPS[n.op][1](*args, k)
-
-
-def free_graph(order):
-    for node in order:
-        if not node.is_leaf:
-            node.saved = None
 
 
 # ------------------------------------------------------------- the lab's own code
@@ -121,7 +98,7 @@ def test_08_the_labs_table_standing_in_as_ops_is_fine_for_a_sweep_reading_ops(ca
 
 def test_08_5_and_08_6_the_labs_run_backward_behind_node_backward_is_fine(capsys, monkeypatch):
     # what Node.backward runs while 08-3 is unsolved: the lab's run_backward
-    monkeypatch.setattr(round5, "run_backward", lesson08.reference("run_backward"))
+    monkeypatch.setattr(lesson_answers_08, "run_backward", lesson08.reference("run_backward"))
     assert outcome(capsys, ex.check_jacobian, jacobian_with("method"))
     assert outcome(capsys, ex.check_gradient_descent, descend_with("method"))
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from checker_results import rejection_message
 from custom_functions import cube_right, cube_with
+from lesson_answers_10_13 import jacobian_forward, sum_to_shape
 from polynomial_graph import poly_graph
 
 import naivegraph as ng
@@ -96,13 +97,6 @@ def test_cube_function_with_blank_backward_is_not_done_yet():
 
 
 # -- 12-2: sum back to a shape --------------------------------------------------------------
-
-
-def sum_to_shape(grad, shape):
-    extra = grad.ndim - len(shape)
-    grad = grad.sum(axis=tuple(range(extra)))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    return grad.sum(axis=stretched, keepdims=True)
 
 
 def sum_to_shape_by_loop(grad, shape):  # right, written differently
@@ -274,12 +268,6 @@ def test_dual_rules_blank_is_not_done_yet():
 
 
 # -- 11-2 and 11-3: Jacobians from JVPs and VJPs ------------------------------------------
-
-
-def jacobian_forward(f, x):
-    n = x.shape[0]
-    columns = [ng.func.jvp(f, (x,), (ng.eye(n, dtype=x.dtype)[i],))[1] for i in range(n)]
-    return ng.stack(columns, dim=1)
 
 
 def jacobian_reverse(f, x):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import rejection_message
+from lesson_answers_10_13 import LR, UPDATE_SECRETS, lesson_network
+from lesson_answers_10_13 import sum_by_hand as sum_right
 
 import naivegraph as ng
 import naivegraph.autograd.forward_ad as fwAD
@@ -14,26 +16,6 @@ import naivegraph.static as ns
 from naivegraph.dynamic import forward
 from naivegraph.lessons import exercises as ex
 from naivegraph.lessons import plots
-
-LR = 1e-6
-UPDATE_SECRETS = ("assign(w1 - ", "learning_rate * grad_w1")
-
-
-def lesson_network(update, after=None):
-    """The lesson's network at its own sizes (1000 -> 100 -> 10, float32)."""
-    rng = np.random.default_rng(0)
-    w1_init, w2_init = (rng.standard_normal(s).astype(np.float32) for s in ((1000, 100), (100, 10)))
-    with ns.Graph() as g:
-        x = ns.placeholder("x", shape=(None, 1000))
-        y = ns.placeholder("y", shape=(None, 10))
-        w1 = ns.Variable(w1_init, name="w1")
-        w2 = ns.Variable(w2_init, name="w2")
-        loss = ns.sum((ns.matmul(ns.relu(ns.matmul(x, w1)), w2) - y) ** 2.0)
-        grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
-        new_w1, new_w2 = update(w1, grad_w1, loss, x), update(w2, grad_w2, loss, x)
-    if after is not None:
-        after(w1, w2)
-    return g, x, y, w1, w2, new_w1, new_w2, LR
 
 
 # -- 10-1 -----------------------------------------------------------------------------------
@@ -314,11 +296,6 @@ def test_jacobian_reverse_recording_f_again_per_row_is_still_refused():
 
 
 # -- 12 -------------------------------------------------------------------------------------
-def sum_right(grad, shape):
-    grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
-    return grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
-
-
 def sum_library(grad, shape):
     from naivegraph.ops.shapes import sum_to
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from checker_results import rejection_message
 from custom_functions import LINEAR_SECRETS, cube_right, cube_with, linear_right, linear_with
+from lesson_answers_10_13 import LR, UPDATE_SECRETS, lesson_network
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -21,24 +22,6 @@ from naivegraph.lessons import exercises as ex
 from naivegraph.lessons.library_calls import LibraryCalls
 from naivegraph.ops import F
 from naivegraph.ops.table import OPS
-
-LR = 1e-6
-UPDATE_SECRETS = ("assign(w1 - ", "learning_rate * grad_w1")
-
-
-def lesson_network(update):
-    """The lesson's network at its own sizes (1000 -> 100 -> 10, float32)."""
-    rng = np.random.default_rng(0)
-    w1_init, w2_init = (rng.standard_normal(s).astype(np.float32) for s in ((1000, 100), (100, 10)))
-    with ns.Graph() as g:
-        x = ns.placeholder("x", shape=(None, 1000))
-        y = ns.placeholder("y", shape=(None, 10))
-        w1 = ns.Variable(w1_init, name="w1")
-        w2 = ns.Variable(w2_init, name="w2")
-        loss = ns.sum((ns.matmul(ns.relu(ns.matmul(x, w1)), w2) - y) ** 2.0)
-        grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
-        new_w1, new_w2 = update(w1, grad_w1, loss, x), update(w2, grad_w2, loss, x)
-    return g, x, y, w1, w2, new_w1, new_w2, LR
 
 
 # -- 10-1 -----------------------------------------------------------------------------------

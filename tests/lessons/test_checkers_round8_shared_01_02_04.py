@@ -10,25 +10,15 @@ import itertools
 
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_01_05 import find_leaves
+from lesson_answers_01_05 import reset_data as reset_through_data_in_place
+from lesson_answers_01_05 import reset_detach as reset_detached
 
 import naivegraph as ng
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 # -- functions that keep state between calls ---------------------------------------------
-
-
-def find_leaves(t):
-    leaves, seen, stack = [], set(), [t.grad_fn]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.name() == "AccumulateGrad":
-            leaves.append(node.variable)
-        stack.extend(fn for fn, _ in node.next_functions)
-    return leaves
 
 
 def find_leaves_counting_on_itself(t):
@@ -356,16 +346,6 @@ def test_a_reset_near_ten_shows_the_digits_of_the_near_miss(capsys):
         capsys, ex.check_reset_leaf, reset_near_ten, says="close, but not exact"
     )
     assert "you gave a = [10.000001," in result.message
-
-
-def reset_detached(a):
-    a.detach().fill_(10.0)
-    return a
-
-
-def reset_through_data_in_place(a):
-    a.data[...] = 10.0
-    return a
 
 
 @pytest.mark.parametrize(
