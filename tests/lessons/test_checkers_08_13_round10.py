@@ -1,0 +1,118 @@
+"""Lessons 8-13, tenth round: a check started while a cell has left global state
+changed from the lab's (grad mode off, a float64 default dtype, anomaly detection on)
+is refused, naming the state and the line that puts it back, and leaves the learner's
+kernel as it was; the train op of 09-3 must minimize the loss it fetches; 10-1 names a
+w1 rebound by `-=`; lesson 8's float32 answers are told float32."""
+
+from __future__ import annotations
+
+import pytest
+from checker_results import outcome, rejected_on_first_try
+from custom_functions import cube_right, cube_with
+
+import naivegraph as ng
+from naivegraph.lessons import checking
+from naivegraph.lessons import exercises as ex
+
+F = ng.nn.functional
+
+
+@pytest.fixture(autouse=True)
+def lab_state():
+    """Each test starts from the lab's state and leaves it so."""
+    yield
+    ng.set_grad_enabled(True)
+    ng.set_default_dtype(ng.float32)
+    ng.autograd.set_detect_anomaly(False)
+
+
+def train_step(model, opt, X, y):
+    opt.zero_grad()
+    loss = F.cross_entropy(model(X), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+CUBE = cube_with(cube_right)
+
+# (what a cell does, what the hint names, the line that puts it back, is it back?)
+LEFT_BY_A_CELL = [
+    (
+        lambda: ng.set_grad_enabled(False),
+        "grad mode is off in this notebook",
+        "`ng.set_grad_enabled(True)`",
+        lambda: not ng.is_grad_enabled(),
+    ),
+    (
+        lambda: ng.set_default_dtype(ng.float64),
+        "the default dtype is float64 (the lab's is float32)",
+        "`ng.set_default_dtype(ng.float32)`",
+        lambda: ng.get_default_dtype() == ng.float64,
+    ),
+    (
+        lambda: ng.autograd.set_detect_anomaly(True),
+        "anomaly detection is on in this notebook",
+        "`ng.autograd.set_detect_anomaly(False)`",
+        lambda: ng.autograd.is_anomaly_enabled(),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "right"), [(ex.check_train_step, train_step), (ex.check_cube_function, CUBE)]
+)
+@pytest.mark.parametrize(("cell", "names", "puts_back", "still_changed"), LEFT_BY_A_CELL)
+def test_a_right_answer_checked_after_a_cell_changed_global_state_is_refused_and_the_state_kept(
+    capsys, check, right, cell, names, puts_back, still_changed
+):
+    cell()
+    result = rejected_on_first_try(capsys, check, right, says=names)
+    assert puts_back in result.message
+    assert "your answer was not checked" in result.message
+    assert "raised" not in result.message
+    assert still_changed()  # the learner puts it back, not the check
+    assert checking.TRIES == {}  # not a wrong try
+
+
+def test_two_states_left_changed_are_both_named(capsys):
+    ng.set_grad_enabled(False)
+    ng.autograd.set_detect_anomaly(True)
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_train_step,
+        train_step,
+        says="grad mode is off and anomaly detection is on in this notebook",
+    )
+    assert "`ng.set_grad_enabled(True)`; `ng.autograd.set_detect_anomaly(False)`" in result.message
+
+
+@pytest.mark.parametrize("cell", [row[0] for row in LEFT_BY_A_CELL])
+def test_once_the_state_is_put_back_the_same_answer_passes(capsys, cell):
+    cell()
+    assert not outcome(capsys, ex.check_train_step, train_step)
+    ng.set_grad_enabled(True)
+    ng.set_default_dtype(ng.float32)
+    ng.autograd.set_detect_anomaly(False)
+    assert outcome(capsys, ex.check_train_step, train_step).passed
+
+
+def test_in_the_labs_state_the_right_answers_pass_and_the_state_is_unchanged(capsys):
+    assert outcome(capsys, ex.check_train_step, train_step).passed
+    assert outcome(capsys, ex.check_cube_function, CUBE).passed
+    assert ng.is_grad_enabled()
+    assert ng.get_default_dtype() == ng.float32
+    assert not ng.autograd.is_anomaly_enabled()
+
+
+def test_a_check_called_inside_a_no_grad_block_is_not_taken_for_a_leftover(capsys):
+    with ng.no_grad():
+        assert outcome(capsys, ex.check_cube_function, CUBE).passed
+        assert not ng.is_grad_enabled()
+    assert ng.is_grad_enabled()
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection")
+def test_a_check_called_inside_a_detect_anomaly_block_is_not_taken_for_a_leftover(capsys):
+    with ng.autograd.detect_anomaly():
+        assert outcome(capsys, ex.check_cube_function, CUBE).passed
