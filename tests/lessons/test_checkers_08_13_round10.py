@@ -6,11 +6,13 @@ w1 rebound by `-=`; lesson 8's float32 answers are told float32."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from checker_results import outcome, rejected_on_first_try
+from checker_results import never_states, outcome, rejected_on_first_try
 from custom_functions import cube_right, cube_with
 
 import naivegraph as ng
+import naivegraph.static as ns
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
@@ -116,3 +118,49 @@ def test_a_check_called_inside_a_no_grad_block_is_not_taken_for_a_leftover(capsy
 def test_a_check_called_inside_a_detect_anomaly_block_is_not_taken_for_a_leftover(capsys):
     with ng.autograd.detect_anomaly():
         assert outcome(capsys, ex.check_cube_function, CUBE).passed
+
+
+# -- 10-1: `w1 -= ...` rebinds w1 to a new node -----------------------------------------------
+def graph_with_updates(update):
+    """The lesson's network (smaller): ``update(w1, w2, grad_w1, grad_w2, lr)`` gives
+    the names w1, w2, new_w1, new_w2 after the exercise cell."""
+    rng = np.random.default_rng(1)
+    lr = 1e-3
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(None, 6))
+        y = ns.placeholder("y", shape=(None, 2))
+        w1 = ns.Variable(rng.standard_normal((6, 4)).astype(np.float32), name="w1")
+        w2 = ns.Variable(rng.standard_normal((4, 2)).astype(np.float32), name="w2")
+        loss = ns.sum((ns.matmul(ns.relu(ns.matmul(x, w1)), w2) - y) ** 2.0)
+        grad_w1, grad_w2 = ns.gradients(loss, [w1, w2])
+        w1, w2, new_w1, new_w2 = update(w1, w2, grad_w1, grad_w2, lr)
+    return g, x, y, w1, w2, new_w1, new_w2, lr
+
+
+def torch_habit(w1, w2, grad_w1, grad_w2, lr):
+    w1 -= lr * grad_w1
+    w2 -= lr * grad_w2
+    return w1, w2, w1, w2
+
+
+def assigned(w1, w2, grad_w1, grad_w2, lr):
+    return w1, w2, w1.assign(w1 - lr * grad_w1), w2.assign(w2 - lr * grad_w2)
+
+
+def test_10_1_w1_rebound_by_minus_equals_is_told_it_is_no_longer_the_variable(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_update_nodes,
+        *graph_with_updates(torch_habit),
+        says="w1 is no longer the Variable: `w1 -= ...`",
+    )
+    assert "needs an assign node" in result.message
+    assert "raised" not in result.message
+    never_states(result, "w1.assign(w1 - ", "assign(w1 - learning_rate")
+    again = outcome(capsys, ex.check_update_nodes, *graph_with_updates(torch_habit))
+    assert "Re-run the cell that makes w1" in result.message
+    assert "keep the names w1 and w2" in again.message
+
+
+def test_10_1_assign_nodes_are_still_accepted(capsys):
+    assert outcome(capsys, ex.check_update_nodes, *graph_with_updates(assigned)).passed
