@@ -164,3 +164,47 @@ def test_10_1_w1_rebound_by_minus_equals_is_told_it_is_no_longer_the_variable(ca
 
 def test_10_1_assign_nodes_are_still_accepted(capsys):
     assert outcome(capsys, ex.check_update_nodes, *graph_with_updates(assigned)).passed
+
+
+# -- 09-3: the train op must minimize the loss step fetches ------------------------------------
+def static_minimizing(minimized):
+    """A build_static whose train op minimizes ``minimized(logits, ys, loss)``, fetching
+    the mean loss."""
+
+    def build_static(init, lr):
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (ns.Variable(v) for v in init)
+            xs = ns.placeholder("X", shape=(None, 2), dtype=np.float32)
+            ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+            logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+            loss = ns.cross_entropy(logits, ys)
+            train = ns.optim.Adam([W1, b1, W2, b2], lr=lr).minimize(minimized(logits, ys, loss))
+        return g.compile([xs, ys], [loss, train]), g.compile([xs], [logits])
+
+    return build_static
+
+
+@pytest.mark.parametrize(
+    ("minimized", "says"),
+    [
+        (
+            lambda logits, ys, loss: ns.cross_entropy(logits, ys, reduction="sum"),
+            "times (the batch size)",
+        ),
+        (lambda logits, ys, loss: loss * 2.0, "is twice the model's"),
+    ],
+)
+def test_09_3_a_train_op_minimizing_a_scaled_loss_is_refused(capsys, minimized, says):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_static_classifier,
+        static_minimizing(minimized),
+        says="your training op minimizes another node than the loss step fetches",
+    )
+    assert says in result.message
+    never_states(result, "minimize(loss)", 'reduction="sum"', "loss * 2")
+
+
+def test_09_3_a_train_op_minimizing_the_fetched_loss_is_still_accepted(capsys):
+    right = static_minimizing(lambda logits, ys, loss: loss)
+    assert outcome(capsys, ex.check_static_classifier, right).passed
