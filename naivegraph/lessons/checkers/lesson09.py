@@ -704,9 +704,9 @@ def _minimized_other_than_fetched(step, init, X, y) -> str | None:
         big = np.abs(want) > 1e-3 * np.abs(want).max()
         if big.any():
             ratios.append(float(np.median(got[0][big] / want[big])))
-    if not ratios:
-        return None
-    ratio = float(np.median(ratios))
+    ratio = float(np.median(ratios)) if ratios else 1.0
+    if close(ratio, 1.0, rtol=0.05) or not close(ratios, [ratio] * len(ratios), rtol=1e-2):
+        return None  # not one scale for every gradient: another setting (eps, weight_decay)
     if close(ratio, len(y), rtol=1e-2):
         return f"{len(y)} times (the batch size)"
     if close(ratio, round(ratio), rtol=1e-2) and round(ratio) == 2:
