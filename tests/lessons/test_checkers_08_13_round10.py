@@ -6,6 +6,8 @@ w1 rebound by `-=`; lesson 8's float32 answers are told float32."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
@@ -208,3 +210,30 @@ def test_09_3_a_train_op_minimizing_a_scaled_loss_is_refused(capsys, minimized, 
 def test_09_3_a_train_op_minimizing_the_fetched_loss_is_still_accepted(capsys):
     right = static_minimizing(lambda logits, ys, loss: loss)
     assert outcome(capsys, ex.check_static_classifier, right).passed
+
+
+# -- 08-1: a derivative rounded to float32 ------------------------------------------------------
+TABLE = {
+    "add": (lambda a, b: a + b, lambda a, b, i: 1.0),
+    "sub": (lambda a, b: a - b, lambda a, b, i: 1.0 if i == 0 else -1.0),
+    "mul": (lambda a, b: a * b, lambda a, b, i: b if i == 0 else a),
+    "div": (lambda a, b: a / b, lambda a, b, i: 1 / b if i == 0 else -a / b**2),
+    "pow": (lambda a, b: a**b, lambda a, b, i: b * a ** (b - 1) if i == 0 else a**b * math.log(a)),
+    "sin": (lambda a: math.sin(a), lambda a, i: math.cos(a)),
+    "cos": (lambda a: math.cos(a), lambda a, i: -math.sin(a)),
+    "exp": (lambda a: math.exp(a), lambda a, i: math.exp(a)),
+    "log": (lambda a: math.log(a), lambda a, i: 1 / a),
+}
+
+
+def test_08_1_a_derivative_rounded_to_float32_is_told_float32(capsys):
+    mul = (TABLE["mul"][0], lambda a, b, i: float(np.float32(b if i == 0 else a)))
+    result = rejected_on_first_try(
+        capsys, ex.check_derivative_table, {**TABLE, "mul": mul}, says="is rounded to float32"
+    )
+    assert "finite difference" not in result.message
+    never_states(result, "b if i == 0 else a")
+
+
+def test_08_1_the_exact_table_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_derivative_table, TABLE).passed
