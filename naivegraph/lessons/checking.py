@@ -20,6 +20,7 @@ import dis
 import functools
 import html
 import inspect
+import linecache
 import re
 import sysconfig
 import textwrap
@@ -574,17 +575,127 @@ def _refusing_kept_state(exercise: str, check: Callable) -> Callable:
     return checked
 
 
+#: The lab's global state, as every lesson starts: what :func:`cell_state_refusal` asks
+#: for before a check runs, with the line that puts each one back.
+_LAB_STATE = {
+    "grad mode": "ng.set_grad_enabled(True)",
+    "the default dtype": "ng.set_default_dtype(ng.float32)",
+    "anomaly detection": "ng.autograd.set_detect_anomaly(False)",
+}
+#: What a ``with`` block around the check may switch for its block only.
+_BLOCK_SWITCHES = {
+    "grad mode": {"no_grad", "set_grad_enabled", "inference_mode", "enable_grad"},
+    "anomaly detection": {"detect_anomaly", "set_detect_anomaly"},
+}
+
+
+def _switched_by_block(what: str) -> bool:
+    """Whether the code that called the checker (a notebook cell, or a function in it)
+    calls it inside a ``with`` block that switches ``what`` for the block only
+    (``with ng.no_grad(): ex.check(...)``): a choice for a while, not a leftover."""
+    names = _BLOCK_SWITCHES.get(what, set())
+    frame = learner_frame()
+    while frame is not None and names:
+        name = frame.f_code.co_filename
+        if not (name.startswith("<") or not _is_library(name)):
+            frame = frame.f_back
+            continue
+        try:
+            tree = ast.parse("".join(linecache.getlines(name, frame.f_globals)))
+        except (SyntaxError, ValueError):
+            tree = None
+        line = frame.f_lineno
+        for node in ast.walk(tree) if tree is not None else ():
+            if not isinstance(node, (ast.With, ast.AsyncWith)) or not node.body:
+                continue
+            inside = node.body[0].lineno <= line <= (node.end_lineno or node.lineno)
+            called = {
+                getattr(item.context_expr.func, "attr", getattr(item.context_expr.func, "id", ""))
+                for item in node.items
+                if isinstance(item.context_expr, ast.Call)
+            }
+            if inside and called & names:
+                return True
+        frame = frame.f_back
+    return False
+
+
+def cell_left_changed() -> list[str]:
+    """The global state a cell left changed from the lab's before a check runs (grad
+    mode off, a default dtype other than float32, anomaly detection on), leaving out
+    what a ``with`` block around the check switches for the block only."""
+    changed = []
+    if not grad_mode.is_grad_enabled():
+        changed.append("grad mode")
+    if defaults.get_default_dtype() != np.dtype(np.float32):
+        changed.append("the default dtype")
+    if anomaly_mode.mode.enabled:
+        changed.append("anomaly detection")
+    return [what for what in changed if not _switched_by_block(what)]
+
+
+def cell_state_refusal(exercise: str) -> Result | None:
+    """The refusal of a check started while a cell has left global state changed from
+    the lab's (:func:`cell_left_changed`), naming it and the line that puts it back;
+    or None.  The learner's kernel is not changed: the learner puts it back.  Every
+    registered checker asks this first (:func:`checker`); it is not a wrong try.
+
+    >>> import naivegraph as ng
+    >>> _ = ng.autograd.set_detect_anomaly(True)
+    >>> r = cell_state_refusal("00-0")  # doctest: +ELLIPSIS
+    ✗ not yet [00-0]: hint: anomaly detection is on...`ng.autograd.set_detect_anomaly(False)`...
+    >>> ng.autograd.is_anomaly_enabled()
+    True
+    >>> _ = ng.autograd.set_detect_anomaly(False)
+    >>> cell_state_refusal("00-0") is None
+    True
+    """
+    changed = cell_left_changed()
+    if not changed:
+        return None
+    shown = {
+        "grad mode": "grad mode is off",
+        "the default dtype": f"the default dtype is {defaults.get_default_dtype()} "
+        "(the lab's is float32)",
+        "anomaly detection": "anomaly detection is on",
+    }
+    lines = "; ".join(f"`{_LAB_STATE[what]}`" for what in changed)
+    message = (
+        f"hint: {' and '.join(shown[what] for what in changed)} in this notebook: a line "
+        "run in a cell, outside any function and any `with` block, changed it for every "
+        "cell after it, so this check would not run as the lab does (your answer was not "
+        f"checked). Put it back in a cell of its own: {lines}; then run this check again."
+    )
+    SOLVED.discard(exercise)
+    result = Result(exercise, FAIL, message)
+    print(result.message, flush=True)
+    return result
+
+
+def _refusing_cell_state(exercise: str, check: Callable) -> Callable:
+    """``check``, refusing first to run while a cell has left global state changed
+    (:func:`cell_state_refusal`)."""
+
+    @functools.wraps(check)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        refused = cell_state_refusal(exercise)
+        return refused if refused is not None else check(*args, **kwargs)
+
+    return checked
+
+
 CHECKERS: dict[str, Callable] = {}
 
 
 def checker(exercise: str, answer: str | None = None):
     """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why).
-    The checker refuses a function that keeps state between calls
+    The checker first refuses to run while a cell has left global state changed
+    (:func:`cell_state_refusal`); then it refuses a function that keeps state between calls
     (:func:`state_kept_between_calls`) and one that leaves global state changed
     (:func:`keeps_learner_state`)."""
 
     def register(fn: Callable) -> Callable:
-        fn = _refusing_kept_state(exercise, keeps_learner_state(fn))
+        fn = _refusing_cell_state(exercise, _refusing_kept_state(exercise, keeps_learner_state(fn)))
         fn.exercise = exercise
         CHECKERS[exercise] = fn
         if answer is not None:
@@ -853,7 +964,7 @@ def keeps_learner_state(check: Callable) -> Callable:
     ...     return correct("00-0", "fine.")
     >>> TRIES.pop("00-0", None)
     >>> r = check(lambda: ng.set_grad_enabled(False))  # doctest: +ELLIPSIS
-    ✗ not yet [00-0]: you gave a function that left grad mode changed; hint: your function left grad mode off, ...
+    ✗ not yet [00-0]: you gave a function that left grad mode changed; hint: ...grad mode off, ...
     >>> r.passed, ng.is_grad_enabled(), TRIES.pop("00-0")
     (False, True, 1)
     """

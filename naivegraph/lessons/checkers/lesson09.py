@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import re
 
 import numpy as np
 
@@ -607,6 +608,14 @@ def check_static_classifier(build_static) -> Result:
                             + "The loss node is the cross-entropy of the logits against "
                             "the labels, nothing added or scaled."],
                        gave="losses " + ", ".join(f"{v:.7g}" for v in losses[:3]) + ", ...")
+    scaled = _minimized_other_than_fetched(step, init, X, y)
+    if scaled is not None:
+        return not_yet(ex, [f"your training op minimizes another node than the loss step "
+                            f"fetches: after the steps, Adam's running average of the "
+                            f"gradients is {scaled} the model's. Adam hides a scaled loss "
+                            "in its steps, not in its gradients: the node minimize is "
+                            "given must be the loss node that step fetches, as it is."],
+                       gave="a training op whose gradients are not the fetched loss's")
     # the forward pass alone, on any batch size, without touching the weights
     logits = []
     for rows in (X[:5], X[:1], X[:5]):
@@ -660,6 +669,49 @@ def check_static_classifier(build_static) -> Result:
     return correct(ex, f"the same Adam steps as dynamic mode ({losses[0]:.3f} -> "
                        f"{losses[-1]:.3f} in {_STEPS} steps), and one graph classifies any "
                        "batch size.")
+
+
+_EXP_AVG = re.compile(r"/exp_avg(_\d+)?$")
+
+
+def _exp_avgs(graph) -> dict:
+    """Adam's running averages of the gradients in ``graph``, by the shape of their
+    Variable (each of the model's four has a shape of its own)."""
+    found: dict = {}
+    for node in getattr(graph, "nodes", ()):
+        if isinstance(node, ns.Variable) and _EXP_AVG.search(str(node.name)):
+            found.setdefault(np.shape(node.value), []).append(np.asarray(node.value))
+    return found
+
+
+def _minimized_other_than_fetched(step, init, X, y) -> str | None:
+    """How the gradients of the learner's training op compare with the lab's after the
+    same steps ("twice", "the batch size times", ...) when they are not the gradients of
+    the loss step fetches, or None.  Adam's steps barely change when the loss is scaled
+    (a summed loss, ``loss * 2``), so the losses alone cannot tell; its running average
+    of the gradients (a slot Variable of the graph) can."""
+    mine = _exp_avgs(getattr(step, "graph", None))
+    lab_step, _ = build_static_classifier([w.copy() for w in init], _LR)
+    for _ in range(_STEPS):
+        lab_step(X, y)
+    ratios = []
+    for shape, (want, *_) in _exp_avgs(lab_step.graph).items():
+        got = mine.get(shape)
+        if got is None or len(got) != 1:
+            return None  # not one Adam over these Variables: the losses told that
+        if close(got[0], want, rtol=1e-3, atol=1e-9):
+            continue
+        big = np.abs(want) > 1e-3 * np.abs(want).max()
+        if big.any():
+            ratios.append(float(np.median(got[0][big] / want[big])))
+    ratio = float(np.median(ratios)) if ratios else 1.0
+    if close(ratio, 1.0, rtol=0.05) or not close(ratios, [ratio] * len(ratios), rtol=1e-2):
+        return None  # not one scale for every gradient: another setting (eps, weight_decay)
+    if close(ratio, len(y), rtol=1e-2):
+        return f"{len(y)} times (the batch size)"
+    if close(ratio, round(ratio), rtol=1e-2) and round(ratio) == 2:
+        return "twice"
+    return f"about {ratio:.3g} times"
 
 
 def _drive(count: int) -> str:

@@ -34,6 +34,20 @@ def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result
         if not isinstance(node, ns.Node):
             return failed(ex, f"{name} should be a node of the graph; you gave a "
                               f"{type(node).__name__}.")
+    for name, var in (("w1", w1), ("w2", w2)):
+        if not isinstance(var, ns.Variable):
+            op = getattr(getattr(var, "op", None), "name", None)
+            return not_yet(
+                ex,
+                [f"{name} is no longer the Variable: `{name} -= ...` does not change a "
+                 f"Variable of a static graph, it builds a new node ({op or 'an op'}) and "
+                 f"binds the name {name} to it, while the Variable keeps its value. Re-run "
+                 f"the cell that makes {name} (the graph's cell), so that the name is the "
+                 "Variable again: an update of a Variable needs an assign node.",
+                 "build each update as a node of its own, from the Variable and its "
+                 "gradient node, and keep the names w1 and w2 for the Variables."],
+                gave=f"{name} = a {op or type(var).__name__} node, not the Variable",
+            )
     for name, node in (("new_w1", new_w1), ("new_w2", new_w2)):
         if isinstance(node, ns.Variable):
             return not_yet(
