@@ -646,6 +646,16 @@ class Linear(Module):
         self.weight = Parameter(Tensor._make(draw(out_features, in_features), False, None, 0))
         self.bias = Parameter(Tensor._make(draw(out_features), False, None, 0)) if bias else None
 
+    def reset_parameters(self) -> None:
+        """Draw the weight and bias afresh, in place, as the constructor does (uniform
+        ±1/sqrt(in_features)), as torch's ``Linear.reset_parameters``."""
+        bound = 1.0 / math.sqrt(self.in_features) if self.in_features else 0.0
+        with no_grad():
+            for p in (self.weight, self.bias):
+                if p is not None:
+                    fresh = _random.generator.uniform(-bound, bound, p.shape)
+                    p.copy_(Tensor._make(fresh.astype(p.detach().numpy().dtype), False, None, 0))
+
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
 

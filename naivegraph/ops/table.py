@@ -1134,6 +1134,21 @@ def _matmul(x, y):
 defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves={0: (1,), 1: (0,)})
 
 
+_CAST_METHODS = {
+    "float32": "float()",
+    "float64": "double()",
+    "float16": "half()",
+    "int64": "long()",
+    "int32": "int()",
+}
+
+
+def _cast_method(dtype) -> str:
+    """The tensor method that converts to ``dtype``: ``float()``, ``double()``..."""
+    name = np.dtype(dtype).name
+    return _CAST_METHODS.get(name, f"to(ng.{name})")
+
+
 def _addmm(bias, mat1, mat2):
     if np.ndim(mat1) != 2 or np.ndim(mat2) != 2:
         raise ValueError(
@@ -1143,11 +1158,12 @@ def _addmm(bias, mat1, mat2):
     dtypes = [np.result_type(v) for v in (bias, mat1, mat2)]
     if len(set(dtypes)) > 1:  # torch's addmm (nn.Linear) does not promote either
         a, b = (dtypes[0], dtypes[2]) if dtypes[0] != dtypes[2] else (dtypes[1], dtypes[2])
+        given, layer = dtypes[1], dtypes[2] if dtypes[2] != dtypes[1] else dtypes[0]
         raise RuntimeError(
             f"self and mat2 must have the same dtype, but got "
-            f"{torch_dtype_name(a)} and {torch_dtype_name(b)}; convert the "
-            "input or the layer first (e.g. x.double() or layer parameters "
-            "created with the input's dtype)"
+            f"{torch_dtype_name(a)} and {torch_dtype_name(b)}; convert the input "
+            f"to the layer's dtype (x.{_cast_method(layer)}) or the layer to the "
+            f"input's (layer.{_cast_method(given)})"
         )
     return np.matmul(mat1, mat2) + bias
 

@@ -146,6 +146,14 @@ class Graph:
             if name is None:
                 name = self._unique_name(base)
             elif self._node_named(name) is not None:
+                if self is getattr(_local, "default", None):
+                    raise ValueError(
+                        f"a node named {name!r} already exists in {self.name}: it was built "
+                        f"outside any `with graph:` block, by this code run earlier (a cell "
+                        f"run twice) or by other code; build the nodes inside `with` your "
+                        f"graph, or start the default graph afresh with "
+                        f"ns.reset_default_graph()"
+                    )
                 raise ValueError(
                     f"a node named {name!r} already exists in {self.name}; names identify "
                     f"placeholders when feeding, so pick another name (or omit it for an "
@@ -406,6 +414,12 @@ def _foreign_node_message(name: str, owner: Any, graph: "Graph") -> str:
         where = f"another graph also named {graph.name} (ns.optimize returns a new graph)"
     else:
         where = f"{owner_name}, not to {graph.name}"
+    if graph._node_named(name) is None:  # nothing of that name to point to
+        return (
+            f"node {name!r} belongs to {where}: nodes of two graphs cannot be mixed, and "
+            f"{graph.name} has no node named {name!r}; build the node inside the `with` "
+            f"block of {graph.name}, the graph you run"
+        )
     return (
         f"node {name!r} belongs to {where}: nodes of two graphs cannot be mixed; use this "
         f"graph's own node, {graph.name}[{name!r}] or just the name {name!r}"

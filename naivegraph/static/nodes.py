@@ -310,7 +310,14 @@ class Node(OpMethods):
         module = getattr(func, "__module__", "numpy")
         numpy_name = f"np.linalg.{name}" if module == "numpy.linalg" else f"np.{name}"
         static = sys.modules.get("naivegraph.static")
-        instead = f"ns.{name}" if hasattr(static, name) else "the ns.* ops and the node's methods"
+        dynamic = sys.modules.get("naivegraph")
+        if current_trace() and hasattr(dynamic, name):
+            # a traced function is written for dynamic mode: its ng.* op records a node
+            instead = f"ng.{name}"
+        elif hasattr(static, name):
+            instead = f"ns.{name}"
+        else:
+            instead = "the ns.* ops and the node's methods"
         raise TypeError(
             f"{numpy_name} cannot build a graph node: use {instead} (a numpy function computes "
             f"on arrays, and node {self.name!r} has no value while its graph is built)"
@@ -353,7 +360,8 @@ class Node(OpMethods):
         ):
             raise TypeError(
                 "indexing with a node is not supported in a static graph: the index "
-                "must be known when the graph is built (use ns.where for masks)"
+                "must be known when the graph is built (use "
+                f"{'ng.where' if current_trace() else 'ns.where'} for masks)"
             )
         return index
 

@@ -17,7 +17,6 @@ from .executor import (
     ancestors,
     as_result,
     collect_feeds,
-    missing_feed_error,
     run_forward,
 )
 from .gradients import numeric_backward
@@ -126,7 +125,12 @@ def _compiled(
     given = set(inputs)
     for node in ancestors(needed):
         if isinstance(node, Placeholder) and node not in given:
-            raise missing_feed_error(node, next(o for o in needed if node in ancestors([o])))
+            fetch = next(o for o in needed if node in ancestors([o]))
+            raise ValueError(
+                f"placeholder {node.name!r} needs a value ({fetch.name!r} depends on it): "
+                f"list it in compile's inputs, e.g. graph.compile([{node.name}, ...], "
+                "outputs), and pass its array to each call"
+            )
     if not optimize:
         return CompiledFunction(
             graph, inputs, outputs, check_numerics=check_numerics, updates=update_nodes
