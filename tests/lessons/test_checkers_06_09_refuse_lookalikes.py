@@ -122,11 +122,11 @@ def test_07_1_static_where_in_the_function_is_sent_to_ng_where_not_ns_constant(c
     never_states(result, "x * 2, x * -1")
 
 
-def test_07_2_a_typed_in_array_is_told_to_type_a_plain_list_not_that_it_ran(capsys):
+def test_07_2_a_typed_in_tensor_is_told_to_type_a_plain_list_not_that_it_ran(capsys):
     result = rejected_on_first_try(
         capsys,
         ex.check_trace_pitfall,
-        np.array([2.0, 4.0]),
+        ng.tensor([2.0, 4.0]),
         [10.0, 20.0],
         says="as a plain list of Python numbers",
     )

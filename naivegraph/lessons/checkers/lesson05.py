@@ -218,6 +218,9 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ],
             gave=f"a model with {', '.join(changed)} parameters",
         )
+    swapped = _swapped_sizes(ex, model.fc)
+    if swapped is not None:
+        return swapped
     out = _head_outputs(model.fc)
     if isinstance(out, Exception):
         return failed(
@@ -317,6 +320,17 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ],
             gave=f"an optimizer over {_tensors(len(opt_params))}",
         )
+    if not model.training:
+        return not_yet(
+            ex,
+            [
+                "your setup left the model in eval mode: training needs train mode "
+                "(dropout and batch norm act differently in eval), and the training "
+                "loop that follows the setup does not switch it back.",
+                "leave the model's mode as it was: the setup freezes and replaces, nothing else.",
+            ],
+            gave="a model left in eval mode",
+        )
     return _step_keeps_body(ex, model, opt, body_before, n_classes)
 
 
@@ -382,6 +396,28 @@ def _head_shape(ex: str, head) -> Result | None:
         ],
         gave=f"a new fc with {added} after the linear layer",
     )
+
+
+def _swapped_sizes(ex: str, head) -> Result | None:
+    """The hint for a head that is one linear layer taking other than the body's 8
+    features (``Linear(n_classes, 8)``, its sizes swapped, say)."""
+    linears = [m for m in head.modules() if isinstance(m, ng.nn.Linear)]
+    if len(linears) == 1 and linears[0].in_features != 8:
+        layer = linears[0]
+        swapped = layer.out_features == 8
+        return not_yet(
+            ex,
+            [
+                f"your new fc takes {layer.in_features} inputs, but the body gives it 8 "
+                "features"
+                + (": the two sizes are swapped" if swapped else "")
+                + ". A layer is made as Linear(in_features, out_features): the size of "
+                "its input first, then the number of outputs.",
+                "the head maps the body's features to one score per class.",
+            ],
+            gave=f"a new fc with in_features={layer.in_features}",
+        )
+    return None
 
 
 def _dtype_name(dtype) -> str:

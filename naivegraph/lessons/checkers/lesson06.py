@@ -23,6 +23,7 @@ from ..checking import (
     not_yet,
     show,
 )
+from .lesson04 import whole_cell_uses
 
 
 # ----------------------------------------------------------------------------- 06-1
@@ -43,12 +44,40 @@ def check_static_model(graph, x, loss) -> Result:
             f"loss should be a node of your static graph, got {type(loss).__name__}; hint: "
             "build it inside `with g2:` from x and the Variables with ns ops.",
         )
+    outside = [n for n in (x, loss) if getattr(n, "graph", graph) is not graph]
+    if outside:
+        owner = getattr(outside[0].graph, "name", "another graph")
+        names = " and ".join(getattr(n, "name", "?") for n in outside)
+        return not_yet(
+            ex,
+            [
+                f"{names} belong to {owner}, not to the graph you handed over: they were "
+                "built outside the graph's `with` block. Build them inside `with g2:` "
+                "(a cell that builds them outside it, run again, builds them in the "
+                "default graph once more; ns.reset_default_graph() clears what an "
+                "earlier run left there).",
+                "the placeholder, the Variables and the loss all belong inside `with g2:`.",
+            ],
+            gave=f"nodes of {owner}",
+        )
     values = []
     for feed in (np.ones((2, 2)), 2.0 * np.ones((2, 2)), _MIXED_FEED):
         try:
             graph.forward({x: feed})
             values.append(loss.value)
         except Exception as exc:  # any error: reported to the learner, whole
+            other = _other_placeholder(graph, x, loss)
+            if other:
+                return not_yet(
+                    ex,
+                    [
+                        f"your loss does not read the placeholder {x.name!r} handed to the "
+                        f"checker: it reads the placeholder {other!r}, which the feed of "
+                        f"{x.name!r} leaves empty.",
+                        "build the loss from the placeholder you hand to the checker.",
+                    ],
+                    gave=f"a loss that reads the placeholder {other!r}",
+                )
             return failed(ex, f"running your graph failed: {type(exc).__name__}: {exc}")
     got = as_array(values[0])
     if got.shape != ():
@@ -188,6 +217,20 @@ def check_static_model(graph, x, loss) -> Result:
                 ],
                 gave="a loss that is wrong for other values of the weights",
             )
+        rows = _batch_off(graph, x, loss)
+        if rows:
+            return not_yet(
+                ex,
+                [
+                    f"right for a batch of 2 rows, wrong for a batch of {rows}: your x "
+                    "takes any number of rows, and the loss must average l4 over all the "
+                    "elements it gets, however many. A count typed into the loss fits one "
+                    "batch size only.",
+                    "reduce l4 to one number the way lesson 1 did, with a reduction that "
+                    "counts the elements itself.",
+                ],
+                gave=f"a loss that is wrong for a batch of {rows} rows",
+            )
         return correct(
             ex,
             "the graph gives 40 for ones and 112 for twos, and the model's value and "
@@ -228,6 +271,39 @@ def check_static_model(graph, x, loss) -> Result:
         ],
         gave=show(values[0]) + " for a feed of ones",
     )
+
+
+def _other_placeholder(graph, x, loss) -> str:
+    """The name of a placeholder other than ``x`` that ``loss`` reads, or ""."""
+    seen, stack = set(), [loss]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if getattr(node, "kind", None) == "placeholder" and node is not x:
+            return str(node.name)
+        stack.extend(getattr(node, "inputs", ()))
+    return ""
+
+
+def _batch_off(graph, x, loss) -> int:
+    """For a placeholder whose first dimension is free (None), a batch size (3 or 5
+    rows) where ``loss`` is not the mean of l4 at the weights 2, 3, 4, or 0."""
+    shape = getattr(x, "shape", None)
+    if not shape or shape[0] is not None:
+        return 0
+    for rows in (3, 5):
+        feed = np.arange(1.0, 2.0 * rows + 1.0).reshape(rows, 2) / 2.0
+        want = float(np.mean((feed * 2.0 + 3.0) * (feed * 2.0 * 4.0)))
+        try:
+            graph.forward({x: feed})
+            got = float(as_array(loss.value))
+        except Exception:  # a loss that only takes two rows is not the mean
+            return rows
+        if not close(got, want):
+            return rows
+    return 0
 
 
 # A feed of different numbers, some negative: a loss that reduces x too early (the mean
@@ -634,6 +710,24 @@ def check_compiled_step(f, g=None) -> Result:
             ],
             gave="the right numbers in another order",
         )
+    fetched = [
+        next((i for i, r in enumerate(_RIGHT_06_2[1.0][1:]) if close(v, r)), None) for v in ones[1:]
+    ]
+    if (
+        close(ones[0], _RIGHT_06_2[1.0][0])
+        and None not in fetched
+        and len(set(fetched)) < len(fetched)
+    ):
+        missing = [f"w{i + 1}" for i in range(3) if i not in fetched]
+        return not_yet(
+            ex,
+            [
+                "one gradient is fetched twice and another is missing: the gradient "
+                f"with respect to {' and '.join(missing)} is not among the outputs.",
+                "outputs= lists the nodes to fetch: the loss, then one gradient per Variable.",
+            ],
+            gave="a gradient fetched twice",
+        )
     if close(ones[0], _RIGHT_06_2[1.0][0]) and close(twos[0], _RIGHT_06_2[2.0][0]):
         right = np.asarray(_RIGHT_06_2[1.0][1:])
         ratios = np.asarray(ones[1:]) / right
@@ -885,6 +979,18 @@ def check_memory_plan(peak_values) -> Result:
     if got < 0:
         return failed(
             ex, "give a count of values, not a negative number: a count cannot be negative."
+        )
+    ran = whole_cell_uses(calls=("Plan", "live_values"))
+    if ran:
+        return not_yet(
+            ex,
+            [
+                f"your cell runs the planner instead of predicting: it calls {ran}. The "
+                "exercise asks you to PREDICT the count from the chain, and to type it; "
+                "the cell after the check runs the plan for you.",
+                "count the values alive while ONE op of the chain runs.",
+            ],
+            gave=f"a cell that calls {ran}",
         )
     if got == 2:
         return correct(

@@ -628,8 +628,12 @@ def _numbers_as_text(*values) -> bool:
 def _computed(value) -> bool:
     """Whether ``value`` (or an entry of a list of them) is an array or a tensor: what
     running the code gives, where a typed-in prediction is a list of numbers (Python's,
-    numpy's ``np.float64(2)`` or fractions, all typed in as easily)."""
-    if isinstance(value, (np.ndarray, ng.Tensor)):
+    numpy's ``np.float64(2)`` or fractions, all typed in as easily).  A 1-D numpy array
+    of numbers is typed in as easily (``np.array([2., 4.])``, as 04-1 takes it): running
+    the code would give a tensor, and a cell that runs it is caught by its trace."""
+    if isinstance(value, np.ndarray):
+        return value.ndim != 1 or value.dtype.kind not in "iuf"
+    if isinstance(value, ng.Tensor):
         return True
     return isinstance(value, (list, tuple)) and any(_computed(v) for v in value)
 
