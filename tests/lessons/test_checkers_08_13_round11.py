@@ -1,0 +1,190 @@
+"""Lessons 8-13, eleventh round: float32 rounding, a forgotten return, a leaf as the
+root, the input's own grad taken for the upstream one, a loss left out of its sweep and
+one grad never reset each get a hint naming that mistake; hooks left on parameters, a
+detached model output and an optimizer setting of one's own are named in lesson 9; the
+hints of lessons 10-13 name what was missed without giving the code away."""
+
+from __future__ import annotations
+
+import numpy as np
+from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_08 import OPS, TABLE, descend_with, run_backward, static_backward
+
+from naivegraph.lessons import exercises as ex
+
+
+# -- 08-1: a derivative written without its return ----------------------------------------------
+def _mul_without_return(a, b, i):
+    b if i == 0 else a  # noqa: B018
+
+
+def test_08_1_a_derivative_without_return_is_told_it_returns_none(capsys):
+    table = {**TABLE, "mul": (TABLE["mul"][0], _mul_without_return)}
+    result = rejected_on_first_try(capsys, ex.check_derivative_table, table, says="has no `return`")
+    assert "replace every" not in result.message
+    never_states(result, "b if i == 0 else a")
+
+
+# -- 08-2: float32, the input's own grad, the loss left out ---------------------------------------
+def _sweep_in_float32(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            if inp.needs_grad:
+                inp.grad = float(np.float32(inp.grad + n.grad * OPS[n.op][1](*args, k)))
+
+
+def _sweep_with_the_inputs_own_grad(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            if inp.needs_grad:
+                inp.grad += inp.grad * OPS[n.op][1](*args, k)
+
+
+def _sweep_without_the_loss(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes[: nodes.index(loss)]):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            if inp.needs_grad:
+                inp.grad += n.grad * OPS[n.op][1](*args, k)
+
+
+def test_08_2_a_sweep_rounding_to_float32_is_told_float32(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_static_backward, _sweep_in_float32, says="as a float32 holds it"
+    )
+    assert "not of a fixed number" not in result.message
+    never_states(result, "OPS[", "reversed(")
+
+
+def test_08_2_the_inputs_own_grad_as_upstream_is_named(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_static_backward,
+        _sweep_with_the_inputs_own_grad,
+        says="multiplied by the input's own grad",
+    )
+    assert "in which order" not in result.message
+    never_states(result, "OPS[", "n.grad *")
+
+
+def test_08_2_a_sweep_leaving_out_the_loss_is_named(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_static_backward,
+        _sweep_without_the_loss,
+        says="never visited the loss itself",
+    )
+    assert "in which order" not in result.message
+    never_states(result, "OPS[", "reversed(")
+
+
+def test_08_2_the_right_sweep_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_static_backward, static_backward).passed
+
+
+# -- 08-3: a backward called on a leaf ----------------------------------------------------------
+def _run_backward_skipping_a_leaf_root(root):
+    order, seen = [], set()
+
+    def visit(node):
+        if id(node) not in seen:
+            seen.add(id(node))
+            for inp in node.inputs:
+                if inp.requires_grad:
+                    visit(inp)
+            order.append(node)
+
+    visit(root)
+    grads = {id(root): 1.0}
+    for node in reversed(order):
+        g = grads.pop(id(node), 0.0)
+        if node.is_leaf:
+            if node is not root:
+                node.grad += g
+            continue
+        if node.saved is None:
+            raise RuntimeError("the graph was freed by an earlier backward")
+        for k, inp in enumerate(node.inputs):
+            if inp.requires_grad:
+                d = OPS[node.grad_fn][1](*node.saved, k)
+                grads[id(inp)] = grads.get(id(inp), 0.0) + g * d
+    return order
+
+
+def test_08_3_a_backward_on_a_leaf_must_give_it_gradient_one(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_run_backward,
+        _run_backward_skipping_a_leaf_root,
+        says="the root may itself be a leaf",
+    )
+    assert "x.grad = 0" in result.message
+    never_states(result, "node is not root", "OPS[")
+
+
+def test_08_3_the_right_run_backward_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_run_backward, run_backward).passed
+
+
+# -- 08-6: float32 steps, one grad never reset ----------------------------------------------------
+def _descent_in_float32(f, x0, y0, lr=0.1, steps=200):
+    from lesson_answers_08 import Node
+
+    x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+    for _ in range(steps):
+        x.grad = y.grad = 0.0
+        f(x, y).backward()
+        x.value = float(np.float32(x.value - lr * x.grad))
+        y.value = float(np.float32(y.value - lr * y.grad))
+    return x.value, y.value
+
+
+def _descent_zeroing_x_after_the_step(f, x0, y0, lr=0.1, steps=200):
+    from lesson_answers_08 import Node
+
+    x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+    for _ in range(steps):
+        f(x, y).backward()
+        x.value -= lr * x.grad
+        y.value -= lr * y.grad
+        x.grad = 0.0
+    return x.value, y.value
+
+
+def test_08_6_steps_rounded_to_float32_are_told_float32(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_gradient_descent, _descent_in_float32, says="round the values to float32"
+    )
+    never_states(result, "lr * x.grad", "-=")
+
+
+def test_08_6_a_grad_never_reset_is_told_so(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_gradient_descent,
+        _descent_zeroing_x_after_the_step,
+        says="y.grad kept adding up",
+    )
+    assert "grads were never reset" in result.message
+    never_states(result, "x.grad = 0.0")
+
+
+def test_08_6_the_right_descent_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_gradient_descent, descend_with()).passed
