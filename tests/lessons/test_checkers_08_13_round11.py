@@ -7,10 +7,15 @@ hints of lessons 10-13 name what was missed without giving the code away."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
 from lesson_answers_08 import OPS, TABLE, descend_with, run_backward, static_backward
 
+import naivegraph as ng
+import naivegraph.static as ns
 from naivegraph.lessons import exercises as ex
+
+F = ng.nn.functional
 
 
 # -- 08-1: a derivative written without its return ----------------------------------------------
@@ -188,3 +193,81 @@ def test_08_6_a_grad_never_reset_is_told_so(capsys):
 
 def test_08_6_the_right_descent_is_still_accepted(capsys):
     assert outcome(capsys, ex.check_gradient_descent, descend_with()).passed
+
+
+# -- 09-2: hooks left behind, a detached output, a seed set inside ----------------------------
+def _train_step(model, opt, X, y, logits=lambda out: out, before=lambda model: None):
+    before(model)
+    opt.zero_grad()
+    loss = F.cross_entropy(logits(model(X)), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def _hooking(model):
+    for p in model.parameters():
+        p.register_hook(lambda g: g)
+
+
+def test_09_2_hooks_piling_up_on_the_parameters_are_refused(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_train_step,
+        lambda model, opt, X, y: _train_step(model, opt, X, y, before=_hooking),
+        says="carry 60 hooks",
+    )
+    assert "pile up" in result.message
+    never_states(result, "register_hook(", "zero_grad", "cross_entropy")
+
+
+def test_09_2_a_loss_of_a_detached_output_is_told_the_graph_was_cut(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_train_step,
+        lambda model, opt, X, y: _train_step(
+            model, opt, X, y, logits=lambda out: out.detach().requires_grad_()
+        ),
+        says="cut off from the model's graph (detached)",
+    )
+    assert "cleared after backward" not in result.message
+    never_states(result, "detach()", "cross_entropy")
+
+
+def test_09_2_a_seed_set_inside_the_step_and_the_right_step_are_accepted(capsys):
+    seeded = lambda model, opt, X, y: _train_step(  # noqa: E731
+        model, opt, X, y, before=lambda model: ng.manual_seed(0)
+    )
+    assert outcome(capsys, ex.check_train_step, seeded).passed
+    assert outcome(capsys, ex.check_train_step, _train_step).passed
+
+
+# -- 09-3: an optimizer setting of one's own -------------------------------------------------
+def _static_with(**settings):
+    def build_static(init, lr):
+        with ns.Graph() as g:
+            W1, b1, W2, b2 = (ns.Variable(v) for v in init)
+            xs = ns.placeholder("X", shape=(None, 2), dtype=np.float32)
+            ys = ns.placeholder("y", shape=(None,), dtype=np.int64)
+            logits = ns.tanh(xs @ ns.t(W1) + b1) @ ns.t(W2) + b2
+            loss = ns.cross_entropy(logits, ys)
+            train = ns.optim.Adam([W1, b1, W2, b2], lr=lr, **settings).minimize(loss)
+        return g.compile([xs, ys], [loss, train]), g.compile([xs], [logits])
+
+    return build_static
+
+
+@pytest.mark.parametrize("settings", [{"eps": 1e-6}, {"weight_decay": 1e-4}])
+def test_09_3_an_optimizer_setting_of_ones_own_is_named(capsys, settings):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_static_classifier,
+        _static_with(**settings),
+        says="An optimizer setting of your own",
+    )
+    assert ": The" not in result.message
+    never_states(result, "1e-08", "ns.optim.Adam(")
+
+
+def test_09_3_default_settings_are_still_accepted(capsys):
+    assert outcome(capsys, ex.check_static_classifier, _static_with()).passed
