@@ -271,3 +271,31 @@ def test_09_3_an_optimizer_setting_of_ones_own_is_named(capsys, settings):
 
 def test_09_3_default_settings_are_still_accepted(capsys):
     assert outcome(capsys, ex.check_static_classifier, _static_with()).passed
+
+
+# -- 10-3: an exponent that never grows --------------------------------------------------------
+def _poly_graph():
+    coef = np.random.default_rng(0).standard_normal(5) * 0.1
+    with ns.Graph() as poly:
+        xp = ns.placeholder("x", shape=(None,))
+        top = ns.placeholder("top", shape=())
+        a, b, c, d, e = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
+        base = a + b * xp + c * xp**2.0 + d * xp**3.0
+    return poly, (lambda p, y: p < top), base, xp, top, [a, b, c, d, e]
+
+
+def _check_body(make_body):
+    poly, more, base, xp, top, weights = _poly_graph()
+    return ex.check_poly_loop(poly, more, make_body(xp, weights[-1]), base, xp, top, weights)
+
+
+def test_10_3_a_body_whose_p_never_grows_is_told_p_must_grow_by_one(capsys):
+    result = _check_body(lambda xp, e: lambda p, y: (p, y + e * xp**p))
+    assert result.status == "fail", result.message
+    assert "p must grow by one per pass" in result.message
+    assert "without its condition" not in result.message
+    never_states(result, "p + 1", "e * xp ** p")
+
+
+def test_10_3_the_lessons_body_is_still_accepted(capsys):
+    assert _check_body(lambda xp, e: lambda p, y: (p + 1.0, y + e * xp**p)).passed
