@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from checker_results import never_states, outcome, rejected_on_first_try
+from checker_results import never_states, outcome, refused, rejected_on_first_try
 from lesson_answers_08 import OPS, TABLE, descend_with, run_backward, static_backward
 
 import naivegraph as ng
@@ -299,3 +299,42 @@ def test_10_3_a_body_whose_p_never_grows_is_told_p_must_grow_by_one(capsys):
 
 def test_10_3_the_lessons_body_is_still_accepted(capsys):
     assert _check_body(lambda xp, e: lambda p, y: (p + 1.0, y + e * xp**p)).passed
+
+
+# -- 11-2 / 11-3: a seed in the default dtype, a hint that names no code ----------------------
+def _columns_by_jvp(seed):
+    def jacobian_forward(f, x):
+        n = x.shape[0]
+        return ng.stack([ng.func.jvp(f, (x,), (seed(n, x)[i],))[1] for i in range(n)], dim=1)
+
+    return jacobian_forward
+
+
+def test_11_2_a_seed_without_a_dtype_is_told_to_match_x_dtype(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_jacobian_forward,
+        _columns_by_jvp(lambda n, x: ng.eye(n)),
+        says="must match x.dtype",
+    )
+    assert "float32" in result.message
+    never_states(result, "dtype=x.dtype", "ng.eye(n, dtype")
+
+
+def test_11_2_a_seed_in_x_dtype_is_still_accepted(capsys):
+    right = _columns_by_jvp(lambda n, x: ng.eye(n, dtype=x.dtype))
+    assert outcome(capsys, ex.check_jacobian_forward, right).passed
+
+
+def test_11_3_rows_built_in_forward_mode_are_told_without_the_code(capsys):
+    def by_columns(f, x):
+        n = x.shape[0]
+        eye = ng.eye(n, dtype=x.dtype)
+        return ng.stack([ng.func.jvp(f, (x,), (eye[i],))[1] for i in range(n)], dim=1)
+
+    first = rejected_on_first_try(
+        capsys, ex.check_jacobian_reverse, by_columns, says="from forward-mode passes"
+    )
+    second = refused(outcome(capsys, ex.check_jacobian_reverse, by_columns), "one-hot seed")
+    for result in (first, second):
+        never_states(result, "call vjp_fn with the seed", "vjp_fn(seed)")
