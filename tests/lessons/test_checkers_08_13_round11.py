@@ -338,3 +338,35 @@ def test_11_3_rows_built_in_forward_mode_are_told_without_the_code(capsys):
     second = refused(outcome(capsys, ex.check_jacobian_reverse, by_columns), "one-hot seed")
     for result in (first, second):
         never_states(result, "call vjp_fn with the seed", "vjp_fn(seed)")
+
+
+# -- 12-3: ones in place of dY; 12-5: a rule that asks for a static node ----------------------
+def _matmul_with_ones(X, W, dY):
+    ones = np.ones_like(dY)
+    return ones @ W.T, X.T @ ones
+
+
+def test_12_3_ones_in_place_of_dy_are_told_without_the_code(capsys):
+    first = rejected_on_first_try(
+        capsys, ex.check_matmul_backward, _matmul_with_ones, says="upstream gradient dY"
+    )
+    second = refused(
+        outcome(capsys, ex.check_matmul_backward, _matmul_with_ones), "arrives from above"
+    )
+    for result in (first, second):
+        never_states(result, "put the dY", "dY @ W.T", "X.T @ dY")
+
+
+def test_12_5_a_rule_asking_for_a_static_node_is_told_it_gives_other_values_there(capsys):
+    def partial(g, x, out):
+        return g * F.sigmoid(-x) if isinstance(x, ns.Node) else g * F.sigmoid(x)
+
+    result = rejected_on_first_try(
+        capsys, ex.check_softplus_partial, partial, says="one formula must serve every kind"
+    )
+    assert "np.* cannot build a graph" not in result.message
+    never_states(result, "sigmoid(x)")
+
+
+def test_12_5_the_right_rule_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_softplus_partial, lambda g, x, out: g * F.sigmoid(x)).passed
