@@ -39,6 +39,8 @@ from ..checking import (
     correct,
     crash_message,
     failed,
+    forgot_return,
+    has_placeholder,
     is_blank,
     not_done,
     not_yet,
@@ -229,7 +231,7 @@ def _answer_codes(given: Any) -> set:
             inner = getattr(fn, attr, None)
             if inner is not None:
                 todo.append(inner)
-        call = getattr(type(fn), "__call__", None)
+        call = type(fn).__call__ if callable(fn) else None
         if isinstance(call, types.FunctionType):
             todo.append(call)
     return found
@@ -491,6 +493,10 @@ def check_derivative_table(table) -> Result:
                         gave=f"d {name}/d arg{i} estimated from nearby points",
                     )
                 if d is None:
+                    if not has_placeholder(dfn) and getattr(dfn, "__name__", "") != "<lambda>":
+                        stop = forgot_return(ex, dfn, d)
+                        if stop is not None:
+                            return stop
                     return not_done(ex, f"(the derivative of {name!r} returned None.)")
                 if callable(d):
                     return not_yet(ex, [f"the derivative of {name!r} returned a function, not "
@@ -833,6 +839,19 @@ def check_static_backward(static_backward) -> Result:
                     "must be in the loss's grad before any node hands gradients on.",
                     "zeroing every grad also zeroes the loss's: seed the loss after "
                     "zeroing, before the backward loop."]
+        elif close(got, [0.0, 0.0]) and not _visits_the_loss(static_backward):
+            hint = ["the leaves got no gradient: your sweep never visited the loss itself, "
+                    "so the loss's gradient was never handed to its inputs. The sweep "
+                    "starts at the loss: it is the first node whose inputs receive a share."]
+        elif close(got, [0.0, 0.0]) and all(
+            _zero_or_none(i.grad) for i in run_nodes[-1][-1].inputs
+        ):
+            hint = ["the leaves got no gradient, not even the loss's own inputs: the share "
+                    "an input receives is the gradient of the node that uses it times the "
+                    "op's derivative. Your sweep multiplied by the input's own grad, which "
+                    "is still zero then.",
+                    "in `inp.grad += ... * derivative`, the factor in front is the grad of "
+                    "the node being visited."]
         elif close(got, [0.0, 0.0]):
             hint = ["the leaves got no gradient: in which order must the nodes be visited "
                     "so that a node's grad is complete before it is passed on?"]
@@ -996,6 +1015,14 @@ def _sweeps_a_long_chain(ex: str, static_backward: Callable) -> Result | None:
     if stop is not None:
         return stop
     if not close(x.grad, 0.99**n, rtol=1e-9, atol=0.0):
+        if _in_float32(x.grad) and close(x.grad, 0.99**n, rtol=1e-4, atol=0.0):
+            return not_yet(ex, [f"on a long graph ({len(nodes)} nodes: x times 0.99, {n} "
+                                "times over) the leaf's gradient is off in the 8th digit, as "
+                                "a float32 holds it: your sweep rounds the gradients to "
+                                "float32, and every node adds its rounding on. The engine "
+                                "works in Python floats throughout: hand on the gradients "
+                                "as they are, unrounded."],
+                           gave=f"x.grad = {x.grad!r} for a chain of {n} products")
         return not_yet(ex, [f"on a long graph ({len(nodes)} nodes: x times 0.99, {n} times "
                             "over) the leaf's gradient is wrong: the sweep must hand on the "
                             "gradient of every node of the list, however many there are, "
@@ -1056,6 +1083,34 @@ def _sweeps_static_diamonds(ex: str, static_backward: Callable) -> Result | None
                             "gradient is wrong: every path must add its share."],
                        gave=f"x.grad = {show(x.grad)} for {_DIAMONDS} stacked diamonds")
     return None
+
+
+class _WatchedSNode(_SNode):
+    """An _SNode that notes whether a sweep read its inputs."""
+
+    read = False
+
+    @property  # type: ignore[override]
+    def inputs(self) -> tuple:
+        self.read = True
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, value: tuple) -> None:
+        self._inputs = value
+
+
+def _visits_the_loss(static_backward: Callable) -> bool:
+    """Whether a sweep of x * y reads the loss's inputs (True when the sweep crashes:
+    then the visit is not what went wrong)."""
+    nodes: list = []
+    x, y = _SNode(nodes, 1.0), _SNode(nodes, 2.0)
+    loss = _WatchedSNode(nodes, 2.0, "mul", (x, y))
+    try:
+        static_backward(nodes, loss)
+    except Exception:  # reported by the checks that call the sweep
+        return True
+    return loss.read
 
 
 def _seeded(grad) -> bool:
@@ -1161,6 +1216,17 @@ def check_run_backward(run_backward) -> Result:
     stop = _visits_each_node_once(ex, run_backward)
     if stop is not None:
         return stop
+    # a backward called on a leaf gives that leaf d leaf / d leaf = 1, as torch does
+    leaf = _Node(2.0, True)
+    stop, _ = answer(ex, run_backward, leaf)
+    if stop is not None:
+        return stop
+    if not close(leaf.grad, 1.0, atol=0.0):
+        return not_yet(ex, ["run_backward(x) on a leaf x must leave x.grad at 1, d x / d x: "
+                            "the root may itself be a leaf, and a leaf adds what reached it "
+                            "to its .grad, the root's own gradient included."],
+                       gave=f"x.grad = {show(leaf.grad)} after a backward called on the "
+                            "leaf x itself")
     # backward reads the values saved at forward time, not the inputs' current values
     a = _Node(2.0, True)
     b = _d("mul", a, a)
@@ -1987,6 +2053,8 @@ def _simulate(start, lr: float, steps: int, mistake: str = "") -> np.ndarray:
         total = total + g
         if mistake == "no_zero":
             g = total
+        elif mistake in ("no_zero_x", "no_zero_y"):  # one leaf's grad never reset
+            g = np.array([total[0], g[1]]) if mistake == "no_zero_x" else np.array([g[0], total[1]])
         p = p + lr * g if mistake == "ascent" else p - lr * g
     return p
 
@@ -2088,6 +2156,14 @@ def check_gradient_descent(gradient_descent) -> Result:
     elif np.allclose(got, _simulate(start, lr, steps, "no_zero"), rtol=1e-6):
         hint = ["the grads were never reset, so each step moved by the sum of all gradients "
                 "so far: zero x.grad and y.grad before each backward."]
+    elif any(np.allclose(got, _simulate(start, lr, steps, f"no_zero_{leaf}"), rtol=1e-6)
+             for leaf in "xy"):
+        leaf = next(leaf for leaf in "xy" if np.allclose(
+            got, _simulate(start, lr, steps, f"no_zero_{leaf}"), rtol=1e-6))
+        hint = [f"the grads were never reset before a backward: {leaf}.grad kept adding up, "
+                f"so each step moved {leaf} by the sum of all its gradients so far. Zeroing "
+                "after the move does not reach a grad you never zero: zero x.grad and "
+                "y.grad before each backward."]
     elif np.allclose(got, _simulate(start, lr, steps, "ascent"), rtol=1e-6):
         hint = ["your steps climb: the gradient points uphill, so step against it."]
     elif any(np.allclose(got, _simulate(start, rate, steps), rtol=1e-6)
@@ -2146,6 +2222,15 @@ def _every_step_asked(ex: str, gradient_descent: Callable, f: Callable, backward
     )
     if passes < long_steps and backwards == steps:
         return _stops_early(ex, long_steps, passes)
+    if not ended and _in_float32(got) and np.allclose(
+        got, _simulate(_LONG_START, _LONG_LR, long_steps), rtol=1e-5, atol=1e-6
+    ):
+        return not_yet(ex, [f"right for {steps} steps, off in the 8th digit after "
+                            f"{long_steps}: your steps round the values to float32, as a "
+                            "float32 holds them, and every step adds its rounding on. The "
+                            "engine works in Python floats throughout: move the values "
+                            "by -lr times their gradient, unrounded."],
+                       gave=f"({got[0]!r}, {got[1]!r}) after {long_steps} steps")
     if not ended:
         return not_yet(ex, [f"right for {steps} steps, wrong for {long_steps} with another "
                             "lr from another start: every step must move both values by "

@@ -261,6 +261,15 @@ def check_train_step(train_step) -> Result:
                                 "switch to eval only around an evaluation, and back."],
                            gave="a model left in eval mode")
         losses.append(float(loss))
+    hooked = sum(len(p._hooks or ()) for p in model.parameters())
+    if hooked:
+        return not_yet(ex, [f"after 15 calls of your train_step the model's parameters "
+                            f"carry {hooked} hooks: each call registers new ones, and they "
+                            "pile up, every one of them run on every later backward. A "
+                            "training step leaves no hook behind: register a hook once, "
+                            "outside the step, or remove it (its handle's remove()) "
+                            "before the step returns."],
+                       gave=f"{hooked} hooks left on the parameters after 15 steps")
     # the model is float32: its loss, given with all its digits, is a float32 number
     if any(float(np.float32(v)) != v for v in losses) and all(
         any(v == round(v, digits) for digits in range(10)) for v in losses
@@ -295,6 +304,13 @@ def check_train_step(train_step) -> Result:
         if stepped:
             hint = ("the loss did not go down: the steps are not following one batch's "
                     "gradient each.")
+        elif all(p.grad is None or close(p.grad, 0.0) for p in model.parameters()) and (
+            not _backward_reaches_the_output(train_step)
+        ):
+            hint = ("the weights never changed: no gradient reached the model's output, so "
+                    "none reached its parameters. The loss was computed from a copy of the "
+                    "output cut off from the model's graph (detached): a backward from it "
+                    "stops at the cut. Compute the loss from the model's output itself.")
         elif all(p.grad is None or close(p.grad, 0.0) for p in model.parameters()):
             hint = ("the weights never changed, and after your step the gradients are "
                     "gone: they were cleared after backward, before the optimizer's step "
@@ -314,8 +330,9 @@ def check_train_step(train_step) -> Result:
         got_grad, want_grad = _flat([params[0].grad]), _flat([want])
         scale = float(got_grad @ want_grad / (want_grad @ want_grad))
         if close(got_grad, scale * want_grad, rtol=1e-4, atol=1e-9):
-            return not_yet(ex, [f"p.grad after a step is {_scale_text(scale)} times the gradient of "
-                                "the loss you return: backward ran on a scaled loss, or "
+            return not_yet(ex, [f"p.grad after a step is {_scale_text(scale)} times the "
+                                "gradient of the loss you return: backward ran on a scaled "
+                                "loss, or "
                                 "the gradients were scaled by hand. Run backward on the "
                                 "loss itself, the one you return."],
                            gave=f"a gradient scaled by {_scale_text(scale)}")
@@ -327,6 +344,27 @@ def check_train_step(train_step) -> Result:
     if stop is not None:
         return stop
     return correct(ex, f"the loss goes down: {losses[0]:.3f} -> {losses[-1]:.3f} in 15 steps.")
+
+
+def _backward_reaches_the_output(train_step) -> bool:
+    """Whether one call of ``train_step`` on a fresh model runs a backward through the
+    model's output (True when the call crashes: the crash is told elsewhere)."""
+    X, y = _data()
+    model = _model()
+    reached: list = []
+
+    def watch(module, args, output):
+        if isinstance(output, ng.Tensor) and output.requires_grad:
+            output.register_hook(lambda grad: reached.append(True))
+
+    handle = model.register_forward_hook(watch)
+    try:
+        train_step(model, ng.optim.SGD(model.parameters(), lr=0.5), X, y)
+    except Exception:  # told by the checks that ran it before
+        return True
+    finally:
+        handle.remove()
+    return bool(reached)
 
 
 def _step_beside_the_labs(ex: str, train_step, optimizer: type, lr: float,
@@ -601,11 +639,20 @@ def check_static_classifier(build_static) -> Result:
     if not close(losses, want, rtol=_TIGHT, atol=0.0):
         off = np.asarray(losses) - np.asarray(want)
         same = np.allclose(off, off[0], rtol=1e-2, atol=0.0)
+        if not same and close(losses[0], want[0], rtol=_TIGHT, atol=0.0):
+            return not_yet(ex, ["your first loss is the model's, and the later ones drift a "
+                                "little from it: the loss is right, the steps are not quite "
+                                "the dynamic optimizer's. An optimizer setting of your own "
+                                "(its eps, weight decay or betas) changes every step a "
+                                "little: give Adam the lr it is given and leave every other "
+                                "setting at its default, as the dynamic optimizer does."],
+                           gave="losses " + ", ".join(f"{v:.7g}" for v in losses[:3])
+                           + ", ...")
         return not_yet(ex, ["your losses are close to the model's but not equal: "
                             + ("each is off by the same amount, a constant added to the "
                                "loss, which changes no gradient but makes the loss report "
-                               "another number. " if same else "")
-                            + "The loss node is the cross-entropy of the logits against "
+                               "another number. The loss node" if same else "the loss node")
+                            + " is the cross-entropy of the logits against "
                             "the labels, nothing added or scaled."],
                        gave="losses " + ", ".join(f"{v:.7g}" for v in losses[:3]) + ", ...")
     scaled = _minimized_other_than_fetched(step, init, X, y)

@@ -311,7 +311,8 @@ def _moved_at_zero_gradient(ex, name: str) -> Result:
 def _step_hints(name: str, step: int) -> list[str]:
     if step >= 2:
         scale, rows = _BATCHES[step - 1]
-        data = "" if scale == 10.0 else f", x of {'the lesson' if scale == 1.0 else 'a tenth of the lesson'}'s scale"
+        whose = "the lesson" if scale == 1.0 else "a tenth of the lesson"
+        data = "" if scale == 10.0 else f", x of {whose}'s scale"
         first = (f"the first step of {name} was right (on a batch of 5 rows), step {step} "
                  f"was not (on a batch of {rows} rows{data}, from the weights the steps "
                  "before left): does your update read a value fixed when the node was "
@@ -414,6 +415,16 @@ def check_poly_loop(graph, more, body, base, xp, top, weights) -> Result:
              "write the term with the graph's nodes e and xp, and the loop variable p."],
             gave="a term that uses no placeholder",
         )
+    if not _p_grows(graph, body, xp):
+        return not_yet(
+            ex,
+            ["your body hands the loop back the exponent p as it got it, so the "
+             "condition never turns false and only maximum_iterations ends the loop. The "
+             "loop stops once p reaches top: p must grow by one per pass, both to stop "
+             "and to give each pass's term the next power of x.",
+             "the first loop variable body returns is the exponent of the next pass."],
+            gave="a body whose p never grows",
+        )
     ok, poly_y = call_answer(ex, _build_loop, graph, more, body, base)
     if not ok:
         return poly_y
@@ -446,6 +457,27 @@ _COPIED_E = ("right while e keeps its value, wrong once e changes: does your bod
              "number copied from e instead of the node e? Training could never change it.")
 
 
+def _p_grows(graph, body, xp) -> bool:
+    """Whether the body, called once on stand-in nodes, changes p = 4 (True when it
+    cannot run this way: the loop's own run decides; a p that grows by another step is
+    told by the values the loop gives)."""
+    size = len(graph.nodes)
+    try:
+        with graph:
+            p_in = ns.placeholder(graph._unique_name("p_probe"), shape=())
+            y_in = ns.placeholder(graph._unique_name("y_probe"), shape=(None,))
+            new_p = body(p_in, y_in)[0]
+        if not isinstance(new_p, ns.Node):
+            return True
+        got = graph.run(new_p, {p_in: np.float32(4.0), y_in: np.zeros(3, np.float32),
+                                xp: np.ones(3, np.float32)})
+    except Exception:  # a body that cannot run this way: the loop's own run decides
+        return True
+    finally:  # the stand-ins and what the body built on them leave the learner's graph
+        graph._rollback(size)
+    return not bool(np.all(np.asarray(got) == 4.0))
+
+
 def _term_without_placeholder(graph, body, xp) -> str | None:
     """What the body's new running sum reads instead of the placeholder xp, when it does
     not read xp at all (``e * xs_data ** p``: a data array, fixed when the graph was
@@ -476,8 +508,8 @@ def _term_without_placeholder(graph, body, xp) -> str | None:
 def _compare_poly(ex, graph, got_nodes, want_nodes, xp, top, weights,
                   changed_e=False) -> Result | None:
     """The loop's values, and its gradients with respect to e and x, for 0 to 10 extra
-    terms (and top = 3, no extra term), for x from -3 to 3, against the lesson's body run in the same graph
-    and precision: equal to a few float32 roundings."""
+    terms (and top = 3, no extra term), for x from -3 to 3, against the lesson's body run
+    in the same graph and precision: equal to a few float32 roundings."""
     a, b, c, d, e = (float(as_array(w.value)) for w in weights)
     xs = np.linspace(-3.0, 3.0, 13)  # the lesson's x (up to 2.0) and beyond
     for t in range(3, 15):  # every top maximum_iterations=10 allows (4 + 10 terms)
@@ -621,6 +653,7 @@ def check_trace_trap(terms) -> Result:
         hint = ("the first call has the shape the function was traced with: no new trace. "
                 "What was extra_terms when the trace ran?")
     else:
-        hint = "a new input shape makes ns.trace run the Python function again. What does it read now?"
+        hint = ("a new input shape makes ns.trace run the Python function again. What does "
+                "it read now?")
     return not_yet(ex, [hint, "the loop ran in Python while tracing: its count is whatever "
                               "extra_terms held at that moment."], gave=str(got))

@@ -8,23 +8,24 @@ import naivegraph as ng
 import naivegraph.autograd.functional as _functional
 from naivegraph.dynamic import forward as _forward
 
-from ..library_calls import LibraryCalls
+from ...dynamic import defaults, grad_mode
 from ..checking import (
     AutogradCalls,
     DualLevels,
     Result,
-    answer,
     blank_function,
     call_answer,
     checker,
     correct,
+    crash_message,
     failed,
     is_blank,
     keeps_learner_state,
     not_done,
     not_yet,
+    returned_blank,
 )
-from ...dynamic import defaults, grad_mode
+from ..library_calls import LibraryCalls
 
 DUAL_ANSWER = """mul: tangent u.tangent * v.value + u.value * v.tangent (the product rule);
 div: tangent (u.tangent * v.value - u.value * v.tangent) / v.value ** 2 (the quotient rule)."""
@@ -368,7 +369,11 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
                 )
         counted = _Counted(f)
         with DualLevels(), _Passes(counted) as passes:
-            stop, got = answer(ex, jacobian_fn, counted, x)
+            crash: Exception | None = None
+            try:
+                got = jacobian_fn(counted, x)
+            except Exception as exc:  # any error is reported to the learner
+                crash, got = exc, None
         touched = _x_changed(x, given)
         x = ng.tensor(given[0])  # the point itself, whatever the answer did to the caller's x
         if touched is not None:
@@ -380,6 +385,20 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
                  "of its own, or let ng.func's passes handle x."],
                 gave=f"a function that {touched}",
             )
+        if crash is not None and "same dtype" in str(crash):
+            return not_yet(
+                ex,
+                [f"{crash_message(crash).split(';')[0]}. That is a dtype mismatch: x here "
+                 "is float64, and a seed made without a dtype (ng.eye, ng.zeros, "
+                 "ng.tensor of floats) takes the default dtype, float32. The seed "
+                 "pushed through f must match x.dtype "
+                 "(and, for a seed pulled back, the dtype of f's outputs).",
+                 "make each seed in the dtype of the tensor it stands beside."],
+                gave="a seed whose dtype is not x's",
+            )
+        if crash is not None:
+            return failed(ex, crash_message(crash))
+        stop = returned_blank(ex, got)
         if stop is not None:
             return stop
         changed = [what for what, now in (("grad mode", grad_mode.is_grad_enabled() != enabled),
@@ -653,7 +672,8 @@ def _not_built_as_asked(ex: str, passes: _Passes, shape: tuple) -> Result | None
             ["the matrix is right, but your rows come from forward-mode passes (JVPs): "
              "this exercise builds it in reverse mode, from the vjp_fn the template "
              "already got, one call per output.",
-             "inside the loop, call vjp_fn with the seed and keep what it returns."],
+             "a row of the Jacobian is one vector-Jacobian product: the one-hot seed of "
+             "an output, pulled back through the pass the template recorded."],
             gave="a Jacobian built in forward mode",
         )
     if ex == "11-3" and passes.reverse < m:

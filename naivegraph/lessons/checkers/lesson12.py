@@ -17,7 +17,6 @@ import naivegraph.static as ns
 from naivegraph.ops import shapes, table
 
 from ...dynamic import grad_mode
-from ..library_calls import LibraryCalls, package_directory
 from ..checking import (
     AutogradCalls,
     DualLevels,
@@ -36,6 +35,7 @@ from ..checking import (
     not_yet,
     returned_blank,
 )
+from ..library_calls import LibraryCalls, package_directory
 
 
 def _grad_mode_on(check):
@@ -870,8 +870,9 @@ def check_matmul_backward(matmul_backward) -> Result:
             [
                 "the upstream gradient dY must enter: it carries how the loss changes "
                 "with each entry of Y, and a product with ones assumes it is 1 everywhere.",
-                "your shapes are right: keep the products as they are and put the dY you "
-                "are given where the ones are.",
+                "your shapes are right and so is the form of each product: what is "
+                "missing is the gradient that arrives from above, in the place where "
+                "your products assume it is 1.",
             ],
             gave="a product with ones in place of dY",
         )
@@ -1576,6 +1577,19 @@ def check_softplus_partial(partial) -> Result:
     if wrong is not None:
         return wrong
     for where, result in _off_arrays(partial, xs, gs, outs):
+        if result == "run":
+            return not_yet(
+                ex,
+                [
+                    f"right on numpy arrays, but {where}: a rule in the op table also runs "
+                    "on static nodes (ns.gradients), and there yours does not compute "
+                    "what it computes on arrays. A rule that asks what kind of value it "
+                    "was given and takes another path for nodes gives the engine two "
+                    "different derivatives: one formula must serve every kind of value.",
+                    "write it with operators and F.<op> (F.exp, F.log, ...), which "
+                    "dispatch on whatever they are given.",
+                ],
+            )
         if result is not None:
             return not_yet(
                 ex,
