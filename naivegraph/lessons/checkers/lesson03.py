@@ -218,8 +218,14 @@ def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None
     def record(g):  # runs first and changes nothing: what the learner's hook is given
         received.append((g, g.numpy().copy()))
 
+    def watched(g):  # the learner's hook, with the tensor it is given kept to compare
+        before = g.numpy().copy()
+        out = hook(g)
+        received.append((g, before))
+        return out
+
     v.register_hook(record)
-    v.register_hook(hook)
+    v.register_hook(watched)
     try:
         v.backward(incoming)
     except Exception as exc:  # any error: reported to the learner
@@ -242,7 +248,7 @@ def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None
             f"{str(exc).rstrip('.')}; hint: the hook gets the gradient tensor and returns "
             "a tensor of the same shape.",
         ), None
-    if received and not np.array_equal(received[0][0].numpy(), received[0][1]):
+    if any(not np.array_equal(g.numpy(), before) for g, before in received):
         return not_yet(
             ex,
             [
@@ -318,6 +324,22 @@ def _judge_hook(
         gave += f" (element {[int(i) for i in at]}: {v_grad[at]:.9g} for {arrived[at]:.9g})"
     if doubled:
         gave += f" (call {call} of your hook)"
+    if (
+        arrived.ndim
+        and np.shape(v_grad) == arrived.shape
+        and np.unique(v_grad).size == 1
+        and np.unique(arrived).size > 1
+    ):
+        return not_yet(
+            ex,
+            [
+                "your hook returns the same value in every element, whatever arrives: "
+                "it ignores the gradient it is given (`grad`), and builds a new one from "
+                "its shape alone.",
+                HOOK_SECOND_HINT,
+            ],
+            gave=gave,
+        )
     if (
         (doubled and close(v_grad, arrived, shape_free=False))
         or _partly_doubled(v_grad, arrived)
@@ -433,20 +455,26 @@ def check_accumulated_grad(x_grad) -> Result:
             if raises
             else "text (a string in quotes)",
         )
-    computed = _cell_computes_gradients()
+    computed = cell_computes()
+    uses = f"runs {computed}" if computed else ""
+    if not computed:
+        computed = cell_computes(reads=("grad", "item"))
+        uses = f"reads {computed}"
     if computed:
         return not_yet(
             ex,
             [
-                "your cell computes the value instead of predicting it: it runs "
-                f"{computed}. The exercise asks you to PREDICT x.grad after a second "
+                f"your cell computes the value instead of predicting it: it {uses}. "
+                "The exercise asks you to PREDICT x.grad after a second "
                 "backward from how .grad behaves, and to type it as a plain number; the "
                 "cell after the check runs that backward for you.",
                 "think about what AccumulateGrad does with a gradient when .grad already "
                 "holds one.",
             ],
-            gave=f"a cell that runs {computed}",
+            gave=f"a cell that {uses}",
         )
+    if _typed_number(x_grad):
+        x_grad = float(x_grad.detach())
     if is_tensor(x_grad):
         return not_yet(
             ex,
@@ -499,10 +527,16 @@ def check_accumulated_grad(x_grad) -> Result:
     )
 
 
-def _cell_computes_gradients() -> str:
-    """What the notebook cell that called the checker runs to compute gradients
-    ("a backward", "autograd", "torch"), or "" when it runs none (``cell_computes``)."""
-    return cell_computes()
+def _typed_number(value) -> bool:
+    """A number typed into a tensor (ng.tensor(12.0)): 0-d, no history, no grad, and
+    not some tensor's .grad; judged as the number it holds."""
+    return (
+        is_tensor(value)
+        and value.ndim == 0
+        and value.grad_fn is None
+        and not value.requires_grad
+        and not _read_off_a_gradient(value)
+    )
 
 
 def _exact(got, want, shape_free: bool = True) -> bool:
@@ -552,6 +586,19 @@ def check_vector_backward(x_grad) -> Result:
     if typed_as_text([x_grad]):
         return not_yet(
             ex, "type the numbers, not text: no quotes around them.", gave="text (in quotes)"
+        )
+    computed = cell_computes(reads=("grad",))
+    if computed:
+        return not_yet(
+            ex,
+            [
+                "your cell computes x.grad instead of working it out: it uses "
+                f"{computed}. The exercise asks for the vector-Jacobian product by hand: "
+                "type the three numbers as a list.",
+                "for each element: the matching entry of `gradient` times the derivative "
+                "of y = x * x at that element.",
+            ],
+            gave=f"a cell that uses {computed}",
         )
     tensors = [x_grad] if is_tensor(x_grad) else []
     if isinstance(x_grad, (list, tuple)):
