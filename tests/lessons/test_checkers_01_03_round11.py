@@ -222,3 +222,59 @@ def test_03_1_a_hook_that_ignores_the_incoming_gradient_is_told_so(capsys):
     )
     assert "doubled some gradients" not in result.message
     never_states(result, "grad * 2")
+
+
+# -- lesson 1 -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wrong", [10, 10.0])
+def test_01_3_two_paths_multiplied_are_told_paths_add(wrong, capsys):
+    result = rejected_on_first_try(capsys, ex.check_l1_grad, wrong, says="paths add, not multiply")
+    never_states(result, "7", "7.0", "28")
+
+
+@pytest.mark.parametrize("wrong", [3.25, 13.0])
+def test_01_3_w3_left_off_the_path_through_l3_is_named(wrong, capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_l1_grad, wrong, says="the path through l3 = l1 * w3"
+    )
+    assert "which is w3, not 1" in result.message
+    never_states(result, "7", "7.0", "28")
+    assert ex.check_l1_grad(7.0).passed
+
+
+@pytest.mark.parametrize(
+    "answer, pair",
+    [((10.0, 8.0, 28.0), "w1.grad and w3.grad"), ((8.0, 28.0, 10.0), "w1.grad and w2.grad")],
+    ids=["w1-w3", "w1-w2"],
+)
+def test_01_2_two_gradients_swapped_are_named(answer, pair, capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_leaf_grads, *answer, says=f"two of your gradients are swapped, {pair}"
+    )
+    never_states(result, "28, 8, 10")
+    assert ex.check_leaf_grads(28.0, 8.0, 10.0).passed
+
+
+def test_01_2_the_w1_recipe_names_the_concept_not_the_formula(capsys):
+    checking.TRIES.clear()
+    ex.check_leaf_grads(1.0, 8.0, 10.0)
+    result = ex.check_leaf_grads(1.0, 8.0, 10.0)
+    capsys.readouterr()
+    refused(result, "l1's two paths to l4")
+    assert "d l4/d l2 * d l2/d l1" not in result.message
+
+
+@pytest.mark.parametrize("loss", [40.001, 40.0001, 39.99])
+def test_01_1_a_loss_within_a_thousandth_is_told_close_but_not_exact(loss, capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_forward_values, 2, 5, 8, 40, loss, says="close, but not exact"
+    )
+    assert "redo that line" not in result.message
+    assert ex.check_forward_values(2, 5, 8, 40, 40).passed
+
+
+def test_01_1_a_loss_further_off_is_sent_back_to_the_model_cell(capsys):
+    rejected_on_first_try(
+        capsys, ex.check_forward_values, 2, 5, 8, 40, 40.5, says="redo that line by hand"
+    )
