@@ -278,3 +278,64 @@ def test_01_1_a_loss_further_off_is_sent_back_to_the_model_cell(capsys):
     rejected_on_first_try(
         capsys, ex.check_forward_values, 2, 5, 8, 40, 40.5, says="redo that line by hand"
     )
+
+
+def test_03_4_a_forgotten_e_to_the_x_is_told_a_factor_is_missing(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_manual_gradient, lambda x: 2 * x + x**2, says="A factor is missing"
+    )
+    assert "last digits" not in result.message
+    never_states(result, "2 * x * ng.exp(x)", "(2 * x + x**2) * ng.exp(x)")
+    assert ex.check_manual_gradient(lambda x: (2 * x + x**2) * ng.exp(x)).passed
+
+
+def test_03_4_e_typed_as_a_number_is_still_told_to_use_exp(capsys):
+    rejected_on_first_try(
+        capsys,
+        ex.check_manual_gradient,
+        lambda x: (2 * x + x**2) * 2.718281828**x,
+        says="use ng.exp",
+    )
+
+
+def test_03_3_a_nudged_answer_is_shown_with_all_its_digits(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_vector_backward, [2, 0.4, 0.0600001], says="near the products"
+    )
+    assert "you gave [2.0, 0.4, 0.0600001]" in result.message
+
+
+def test_03_3_the_right_numbers_reversed_are_named_as_reversed(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_vector_backward, [0.06, 0.4, 2], says="in reverse order"
+    )
+    never_states(result, "0.06", "0.4")
+
+
+def test_03_3_one_element_off_is_named_by_its_index(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_vector_backward, [2, 0.4, 0.6], says="element 2 (x = 3) is not"
+    )
+    never_states(result, "0.06")
+
+
+def test_03_3_the_second_hint_names_the_idea_not_the_recipe(capsys):
+    checking.TRIES.clear()
+    ex.check_vector_backward([1, 1, 1])
+    result = ex.check_vector_backward([1, 1, 1])
+    capsys.readouterr()
+    refused(result, "Jacobian is diagonal")
+    assert "with dy/dx = 2x" not in result.message
+
+
+def test_03_5_a_function_returning_none_is_not_shown_the_return_line(capsys):
+    checking.TRIES.clear()
+
+    def derivatives(f, x):
+        (first,) = ng.autograd.grad(f(x), [x], create_graph=True)
+        (second,) = ng.autograd.grad(first, [x])
+
+    result = ex.check_second_derivative(derivatives)
+    capsys.readouterr()
+    assert "return first, second" not in result.message
+    assert "both derivatives" in result.message

@@ -624,7 +624,28 @@ def check_vector_backward(x_grad) -> Result:
                 "your numbers are near the products, but not all equal to them: the "
                 "checker compares exactly (float32 rounding at most). Work each "
                 "product out exactly and type it as it is, not rounded or nudged.",
-                "x.grad[i] = gradient[i] * dy[i]/dx[i], with dy/dx = 2x.",
+                "x.grad[i] = gradient[i] * dy[i]/dx[i], each product worked out exactly.",
+            ],
+            gave=_all_digits(x_grad),
+        )
+    if _exact(x_grad, [0.06, 0.4, 2.0], shape_free=False):
+        return not_yet(
+            ex,
+            [
+                "your three numbers are the right ones, in reverse order: x.grad[i] "
+                "belongs to x[i], so the first element of x gives the first number.",
+                "keep the order of x and of `gradient`: element i with element i.",
+            ],
+            gave="the right numbers in reverse order",
+        )
+    slip = _one_element_off(x_grad, [2.0, 0.4, 0.06])
+    if slip is not None:
+        return not_yet(
+            ex,
+            [
+                f"two of your numbers are right; element {slip} (x = {slip + 1:g}) is "
+                "not: redo that one product, gradient[i] * dy[i]/dx[i].",
+                "the other two are right: only that element's product needs another look.",
             ],
             gave=show(x_grad),
         )
@@ -675,11 +696,33 @@ def check_vector_backward(x_grad) -> Result:
         ex,
         [
             first,
-            "write the three products gradient[i] * dy[i]/dx[i] one by one, with dy/dx = "
-            "2x; assume a fresh x (nothing accumulated in its .grad yet).",
+            "y = x * x acts element by element, so its Jacobian is diagonal: each element "
+            "of x.grad is the matching entry of `gradient` times that element's own "
+            "derivative; assume a fresh x (nothing accumulated in its .grad yet).",
         ],
         gave=show(x_grad),
     )
+
+
+def _all_digits(value) -> str:
+    """Numbers shown with every digit they hold (0.0600001, not 0.06)."""
+    try:
+        flat = np.asarray(as_array(value), dtype=np.float64).ravel()
+    except Exception:  # not numbers: shown as they are
+        return show(value)
+    return "[" + ", ".join(repr(float(v)) for v in flat) + "]"
+
+
+def _one_element_off(got, want: list[float]) -> int | None:
+    """The index of the one element of three that is wrong, the others exact; or None."""
+    try:
+        g = np.asarray(as_array(got), dtype=np.float64)
+    except Exception:  # not numbers
+        return None
+    if g.shape != (len(want),):
+        return None
+    wrong = [i for i, (a, b) in enumerate(zip(g, want)) if not _exact(a, b)]
+    return wrong[0] if len(wrong) == 1 else None
 
 
 def _read_off_a_gradient(t) -> bool:
@@ -897,6 +940,18 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave=f"a {_dtype_name(got.dtype)} gradient for a {_dtype_name(x.dtype)} x",
         )
+    if _missing_exp(got, want, xs):
+        return not_yet(
+            ex,
+            [
+                "your gradf is far off, by a factor that grows with x: at every point it "
+                "is the derivative divided by e to the power x. A factor is missing from "
+                "your formula: f(x) = x^2 e^x, and the product rule keeps e^x in the "
+                "derivative.",
+                "differentiate u * v with u = x^2 and v = e^x: u' v + u v'.",
+            ],
+            gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
+        )
     # e typed as a number is rounded or truncated (2.718281828, or e in a float32
     # tensor): gradf then is the derivative times (b / e) ** x for some base b near e.
     if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False) and _typed_e(got, want, xs):
@@ -1072,17 +1127,32 @@ def _further_cases(ex: str, gradf) -> Result | None:
 
 
 def _typed_e(got, want: np.ndarray, xs: np.ndarray) -> bool:
-    """Whether ``got`` is ``want`` times ``c ** x`` for one constant ``c`` other than 1,
-    at every point: e to the power x computed with a base typed in place of e."""
+    """Whether ``got`` is ``want`` times ``c ** x`` for one constant ``c`` near 1 but not
+    1, at every point: e to the power x computed with a base typed in place of e."""
+    log_c = _base_ratio(got, want, xs)
+    return log_c is not None and 0 < abs(log_c) < 1e-2
+
+
+def _missing_exp(got, want: np.ndarray, xs: np.ndarray) -> bool:
+    """Whether ``got`` is ``want`` divided by e to the power x: the factor left out."""
+    log_c = _base_ratio(got, want, xs)
+    return log_c is not None and abs(log_c + 1) < 1e-6
+
+
+def _base_ratio(got, want: np.ndarray, xs: np.ndarray) -> float | None:
+    """log c when ``got`` is ``want`` times ``c ** x`` for one constant c at every point,
+    else None."""
     g = as_array(got)
     if g.shape != want.shape:
-        return False
+        return None
     where = (np.abs(want) > 1e-300) & (xs != 0) & (g * want > 0)
     if where.sum() < 4 or not np.allclose(g[~where & (xs == 0)], want[~where & (xs == 0)]):
-        return False
-    log_c = np.log(g[where] / want[where]) / xs[where]
-    spread = np.max(np.abs(log_c - np.median(log_c)))
-    return bool(np.median(log_c) != 0 and spread <= 1e-3 * abs(np.median(log_c)) + 1e-15)
+        return None
+    with np.errstate(all="ignore"):
+        log_c = np.log(g[where] / want[where]) / xs[where]
+    middle = float(np.median(log_c))
+    spread = np.max(np.abs(log_c - middle))
+    return middle if spread <= 1e-3 * abs(middle) + 1e-15 else None
 
 
 def _nan_hint(gradf, got, xs: np.ndarray) -> str:
@@ -1479,7 +1549,9 @@ def check_second_derivative(derivatives) -> Result:
         if raised is not None:
             return _second_raised(ex, raised, calls.flags)
         if got is None or got is Ellipsis:
-            return not_done(ex, "(your function returned None: `return first, second`.)")
+            return not_done(
+                ex, "(your function returned None: it must return both derivatives, as a pair.)"
+            )
         try:
             first, second = got
             first_v, second_v = float(as_array(first)), float(as_array(second))
