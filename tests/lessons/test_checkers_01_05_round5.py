@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from checker_results import never_states, outcome, rejected_on_first_try
+from checker_results import never_states, outcome, refused, rejected_on_first_try
 from lesson_answers_01_05 import finetune_with
 
 import naivegraph as ng
+from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 from naivegraph.lessons.checkers import lesson03
 
@@ -285,12 +286,13 @@ def test_01_2_and_01_3_right_numbers_are_still_accepted(capsys):
 # -- 03-2: an expression, a sign ---------------------------------------------------------------
 
 
-def test_03_2_an_expression_of_tensors_is_named_as_such(capsys):
+def test_03_2_an_expression_of_x_grad_in_the_cell_is_named_as_such(capsys):
     x = ng.tensor(3.0, requires_grad=True)
     (x**2).backward()
-    result = rejected_on_first_try(
-        capsys, ex.check_accumulated_grad, x.grad * 2, says="an expression computed from tensors"
-    )
+    namespace = {"ex": ex, "x": x}
+    checking.TRIES.clear()
+    exec(compile("result = ex.check_accumulated_grad(x.grad * 2)", "<cell>", "exec"), namespace)
+    result = refused(namespace["result"], "computes the value instead of predicting it")
     assert not re.search(r"(?<![\w.])12(?![\w.])", hint_of(result)), result.message
 
 

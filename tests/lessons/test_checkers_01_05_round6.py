@@ -320,7 +320,10 @@ def find_leaves_with_a_default_set(t, seen=set()):  # noqa: B006 - the mistake u
         (find_leaves_freezing_them, "requires_grad switched off on a leaf it found"),
         (find_leaves_setting_grad, "a .grad set on a leaf it found"),
         (find_leaves_with_a_module_set, "keeps state between calls (the module-level SEEN)"),
-        (find_leaves_with_a_default_set, "keeps state between calls (a default argument)"),
+        (
+            find_leaves_with_a_default_set,
+            "keeps state between calls (a mutable default argument of",
+        ),
     ],
 )
 def test_02_3_walks_wrong_beyond_shallow_fresh_graphs_are_refused(walk, says, capsys):

@@ -187,7 +187,8 @@ ng.render(loss, gradients=True, params=names)
 loss.backward()
 print("autograd: w1.grad =", w1.grad.item(), " w2.grad =", w2.grad.item(),
       " w3.grad =", w3.grad.item())
-print("yours:    w1.grad =", w1_grad, " w2.grad =", w2_grad, " w3.grad =", w3_grad)
+print("yours:   ", *(f"{n}.grad = {'(not done yet)' if v is ... else v}"
+                    for n, v in (("w1", w1_grad), ("w2", w2_grad), ("w3", w3_grad))))
 ng.render(loss, kind="forward", params=names)
 
 # %% [markdown]

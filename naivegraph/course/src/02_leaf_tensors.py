@@ -160,7 +160,7 @@ ex.check_find_leaves(find_leaves)
 
 # %%
 import warnings
-w.grad = None
+w.grad = b.grad = None  # nothing left over if this cell is run again
 z.backward()
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")

@@ -152,16 +152,17 @@ x.grad = None         # zero (or drop) the gradient before the next step
 import naivegraph.static as ns
 
 with ns.Graph():
-    x = ns.Variable(3.0, name="x")
-    y = x ** 2.0
-ns.walkthrough(y)
+    xs = ns.Variable(3.0, name="x")
+    ys = xs ** 2.0
+ns.walkthrough(ys)
 
 # %% [markdown]
 # Page through it with **Next** and **Previous** (or click it and use ← / →): the
 # graph is built first with no values, then one run computes `y = 9`, then the backward
 # sweep sends 6 to `x`. Unlike `x.grad` above, the static gradient replaces the last
-# one instead of accumulating. The walkthrough computes on copies: `x.grad` is still
-# `None` after it.
+# one instead of accumulating. (The static nodes are named `xs` and `ys` here, to keep
+# them apart from the tensors `x` and `y`.) The walkthrough computes on copies: the
+# static Variable `xs` keeps no gradient after it, `xs.grad` is still `None`.
 #
 # ## backward(gradient) for a non-scalar output
 #

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,8 @@ from ..checking import (
     not_done,
     not_yet,
     returned_blank,
+    _code_names,
+    _is_library,
 )
 
 FLAGS = ("a", "b", "c", "d")
@@ -104,6 +107,17 @@ def check_leaf_flags(is_leaf, requires_grad) -> Result:
         )
     got_leaf, got_rg = as_bools(is_leaf), as_bools(requires_grad)
     want_leaf, want_rg = (True, True, False, False), (True, False, True, True)
+    if got_leaf == want_rg and got_rg == want_leaf:
+        return not_yet(
+            ex,
+            [
+                "your two tuples are each right, but swapped: the first argument is "
+                "is_leaf, the second requires_grad.",
+                "check_leaf_flags(is_leaf, requires_grad): one tuple of four booleans "
+                "for each, in the order a, b, c, d.",
+            ],
+            gave="is_leaf and requires_grad swapped",
+        )
     if got_rg != want_rg:
         wrong_at = [n for n, g, w in zip(FLAGS, got_rg, want_rg) if g != w]
         return not_yet(ex, _requires_grad_hints(wrong_at[0]), gave=f"requires_grad = {got_rg}")
@@ -248,6 +262,45 @@ def check_next_functions(z_next, y_next) -> Result:
             )
     if "None" in z_names + y_names:
         return not_yet(ex, 'write None without quotes where there is no node: "None" is a string.')
+    read = cell_computes(reads=("next_functions", "grad_fn"))
+    if read:
+        return not_yet(
+            ex,
+            [
+                f"your cell reads the answer off the graph instead of predicting it: it "
+                f"uses {read}. The exercise asks you to PREDICT each entry from how y and "
+                "z were made, and to type the names as strings.",
+                "one entry per input of the op, in order: the node that receives that "
+                "input's gradient, or None when no gradient is needed.",
+            ],
+            gave=f"a cell that uses {read}",
+        )
+    want_z, want_y = ["MulBackward0", "AccumulateGrad"], ["AccumulateGrad", None]
+    if z_names == want_y and y_names == want_z:
+        return not_yet(
+            ex,
+            [
+                "your two lists are each right, but swapped: the first is z's inputs "
+                "(z = y.add(b)), the second y's (y = w.mul(x)).",
+                "z_next lists the nodes of z's inputs, y_next those of y's inputs.",
+            ],
+            gave="z_next and y_next swapped",
+        )
+    for which, names, want, inputs in (
+        ("z", z_names, want_z, "y.add(b): y first, then b"),
+        ("y", y_names, want_y, "w.mul(x): w first, then x"),
+    ):
+        if names != want and names == want[::-1]:
+            return not_yet(
+                ex,
+                [
+                    f"{which}_next names the right nodes, but in the wrong order: the "
+                    f"entries follow the op's inputs in the order the op took them "
+                    f"({inputs}).",
+                    "one entry per input of the op, in the op's order.",
+                ],
+                gave=f"{which}_next = {names}",
+            )
     z_hints = [
         _input_hint("y", z_names[0], "MulBackward0"),
         _input_hint("b", z_names[1], "AccumulateGrad"),
@@ -442,18 +495,7 @@ def _kept_state(find_leaves) -> str | None:
     """Where the walk keeps what it remembers between calls, or None: a set, list or
     dict at module level (named in its code) or as a default argument, which a second
     call finds already filled.  Asked only once the walk went wrong."""
-    code = getattr(find_leaves, "__code__", None)
-    found = []
-    if code is not None:
-        module = getattr(find_leaves, "__globals__", {})
-        found += [
-            f"the module-level {name}"
-            for name in code.co_names
-            if isinstance(module.get(name), (set, list, dict))
-        ]
-    for value in getattr(find_leaves, "__defaults__", None) or ():
-        if isinstance(value, (set, list, dict)):
-            found.append("a default argument")
+    found = _kept_in(find_leaves, [])
     if found:
         return found[0]
     loss, _ = _toy_model()
@@ -463,6 +505,35 @@ def _kept_state(find_leaves) -> str | None:
     except Exception:  # the walk's own failure is reported on the real case
         return None
     return "something kept between calls" if first != second else None
+
+
+def _kept_in(fn: Any, visited: list[Any]) -> list[str]:
+    """The places ``fn`` and the notebook functions it calls (named in its code, found
+    in its module) keep a set, list or dict between calls: the module-level name, or a
+    mutable default argument (made once, when the ``def`` ran, and kept ever after)."""
+    if any(fn is seen for seen in visited):
+        return []
+    visited.append(fn)
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__name__", "the function")
+    found = [
+        f"a mutable default argument of {name}(): a default such as [] or set() is "
+        "made once, when the def runs, and keeps its value between calls"
+        for value in getattr(fn, "__defaults__", None) or ()
+        if isinstance(value, (set, list, dict))
+    ][:1]
+    if code is None:
+        return found
+    module = getattr(fn, "__globals__", {})
+    for used in sorted(_code_names(code)):
+        value = module.get(used)
+        if isinstance(value, (set, list, dict)):
+            found.append(f"the module-level {used}")
+        elif isinstance(value, types.FunctionType) and not _is_library(
+            value.__code__.co_filename
+        ):
+            found += _kept_in(value, visited)
+    return found
 
 
 def _graph_state(t: ng.Tensor, leaves: list[ng.Tensor]) -> dict[str, Any]:
@@ -627,6 +698,20 @@ def check_find_leaves(find_leaves) -> Result:
                     "it, register nothing on it or on t.",
                 ],
                 gave=f"a walk that leaves {changed}",
+            )
+        if crash is not None and "Boolean value of Tensor" in str(crash):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk asks whether a tensor is already in a list (`in`, "
+                    "`==`, `.index` or `.remove`): those compare with ==, which on tensors "
+                    "is elementwise and gives a tensor of booleans, not one True or False "
+                    f"(the error said: {type(crash).__name__}: {crash}). Compare by "
+                    "identity instead.",
+                    "tell tensors (and nodes) apart by identity: `any(t is x for x in "
+                    "leaves)`, or remember id(t) in a set.",
+                ],
+                gave=f"a walk that compares tensors with == on {text}",
             )
         if crash is not None:
             return failed(ex, crash_message(crash))

@@ -218,8 +218,14 @@ def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None
     def record(g):  # runs first and changes nothing: what the learner's hook is given
         received.append((g, g.numpy().copy()))
 
+    def watched(g):  # the learner's hook, with the tensor it is given kept to compare
+        before = g.numpy().copy()
+        out = hook(g)
+        received.append((g, before))
+        return out
+
     v.register_hook(record)
-    v.register_hook(hook)
+    v.register_hook(watched)
     try:
         v.backward(incoming)
     except Exception as exc:  # any error: reported to the learner
@@ -242,7 +248,7 @@ def _run_hook(ex: str, hook, incoming) -> tuple[Result | None, np.ndarray | None
             f"{str(exc).rstrip('.')}; hint: the hook gets the gradient tensor and returns "
             "a tensor of the same shape.",
         ), None
-    if received and not np.array_equal(received[0][0].numpy(), received[0][1]):
+    if any(not np.array_equal(g.numpy(), before) for g, before in received):
         return not_yet(
             ex,
             [
@@ -318,6 +324,22 @@ def _judge_hook(
         gave += f" (element {[int(i) for i in at]}: {v_grad[at]:.9g} for {arrived[at]:.9g})"
     if doubled:
         gave += f" (call {call} of your hook)"
+    if (
+        arrived.ndim
+        and np.shape(v_grad) == arrived.shape
+        and np.unique(v_grad).size == 1
+        and np.unique(arrived).size > 1
+    ):
+        return not_yet(
+            ex,
+            [
+                "your hook returns the same value in every element, whatever arrives: "
+                "it ignores the gradient it is given (`grad`), and builds a new one from "
+                "its shape alone.",
+                HOOK_SECOND_HINT,
+            ],
+            gave=gave,
+        )
     if (
         (doubled and close(v_grad, arrived, shape_free=False))
         or _partly_doubled(v_grad, arrived)
@@ -433,20 +455,26 @@ def check_accumulated_grad(x_grad) -> Result:
             if raises
             else "text (a string in quotes)",
         )
-    computed = _cell_computes_gradients()
+    computed = cell_computes()
+    uses = f"runs {computed}" if computed else ""
+    if not computed:
+        computed = cell_computes(reads=("grad", "item"))
+        uses = f"reads {computed}"
     if computed:
         return not_yet(
             ex,
             [
-                "your cell computes the value instead of predicting it: it runs "
-                f"{computed}. The exercise asks you to PREDICT x.grad after a second "
+                f"your cell computes the value instead of predicting it: it {uses}. "
+                "The exercise asks you to PREDICT x.grad after a second "
                 "backward from how .grad behaves, and to type it as a plain number; the "
                 "cell after the check runs that backward for you.",
                 "think about what AccumulateGrad does with a gradient when .grad already "
                 "holds one.",
             ],
-            gave=f"a cell that runs {computed}",
+            gave=f"a cell that {uses}",
         )
+    if _typed_number(x_grad):
+        x_grad = float(x_grad.detach())
     if is_tensor(x_grad):
         return not_yet(
             ex,
@@ -499,10 +527,16 @@ def check_accumulated_grad(x_grad) -> Result:
     )
 
 
-def _cell_computes_gradients() -> str:
-    """What the notebook cell that called the checker runs to compute gradients
-    ("a backward", "autograd", "torch"), or "" when it runs none (``cell_computes``)."""
-    return cell_computes()
+def _typed_number(value) -> bool:
+    """A number typed into a tensor (ng.tensor(12.0)): 0-d, no history, no grad, and
+    not some tensor's .grad; judged as the number it holds."""
+    return (
+        is_tensor(value)
+        and value.ndim == 0
+        and value.grad_fn is None
+        and not value.requires_grad
+        and not _read_off_a_gradient(value)
+    )
 
 
 def _exact(got, want, shape_free: bool = True) -> bool:
@@ -553,6 +587,19 @@ def check_vector_backward(x_grad) -> Result:
         return not_yet(
             ex, "type the numbers, not text: no quotes around them.", gave="text (in quotes)"
         )
+    computed = cell_computes(reads=("grad",))
+    if computed:
+        return not_yet(
+            ex,
+            [
+                "your cell computes x.grad instead of working it out: it uses "
+                f"{computed}. The exercise asks for the vector-Jacobian product by hand: "
+                "type the three numbers as a list.",
+                "for each element: the matching entry of `gradient` times the derivative "
+                "of y = x * x at that element.",
+            ],
+            gave=f"a cell that uses {computed}",
+        )
     tensors = [x_grad] if is_tensor(x_grad) else []
     if isinstance(x_grad, (list, tuple)):
         tensors = [v for v in x_grad if is_tensor(v)]
@@ -577,7 +624,28 @@ def check_vector_backward(x_grad) -> Result:
                 "your numbers are near the products, but not all equal to them: the "
                 "checker compares exactly (float32 rounding at most). Work each "
                 "product out exactly and type it as it is, not rounded or nudged.",
-                "x.grad[i] = gradient[i] * dy[i]/dx[i], with dy/dx = 2x.",
+                "x.grad[i] = gradient[i] * dy[i]/dx[i], each product worked out exactly.",
+            ],
+            gave=_all_digits(x_grad),
+        )
+    if _exact(x_grad, [0.06, 0.4, 2.0], shape_free=False):
+        return not_yet(
+            ex,
+            [
+                "your three numbers are the right ones, in reverse order: x.grad[i] "
+                "belongs to x[i], so the first element of x gives the first number.",
+                "keep the order of x and of `gradient`: element i with element i.",
+            ],
+            gave="the right numbers in reverse order",
+        )
+    slip = _one_element_off(x_grad, [2.0, 0.4, 0.06])
+    if slip is not None:
+        return not_yet(
+            ex,
+            [
+                f"two of your numbers are right; element {slip} (x = {slip + 1:g}) is "
+                "not: redo that one product, gradient[i] * dy[i]/dx[i].",
+                "the other two are right: only that element's product needs another look.",
             ],
             gave=show(x_grad),
         )
@@ -628,11 +696,33 @@ def check_vector_backward(x_grad) -> Result:
         ex,
         [
             first,
-            "write the three products gradient[i] * dy[i]/dx[i] one by one, with dy/dx = "
-            "2x; assume a fresh x (nothing accumulated in its .grad yet).",
+            "y = x * x acts element by element, so its Jacobian is diagonal: each element "
+            "of x.grad is the matching entry of `gradient` times that element's own "
+            "derivative; assume a fresh x (nothing accumulated in its .grad yet).",
         ],
         gave=show(x_grad),
     )
+
+
+def _all_digits(value) -> str:
+    """Numbers shown with every digit they hold (0.0600001, not 0.06)."""
+    try:
+        flat = np.asarray(as_array(value), dtype=np.float64).ravel()
+    except Exception:  # not numbers: shown as they are
+        return show(value)
+    return "[" + ", ".join(repr(float(v)) for v in flat) + "]"
+
+
+def _one_element_off(got, want: list[float]) -> int | None:
+    """The index of the one element of three that is wrong, the others exact; or None."""
+    try:
+        g = np.asarray(as_array(got), dtype=np.float64)
+    except Exception:  # not numbers
+        return None
+    if g.shape != (len(want),):
+        return None
+    wrong = [i for i, (a, b) in enumerate(zip(g, want)) if not _exact(a, b)]
+    return wrong[0] if len(wrong) == 1 else None
 
 
 def _read_off_a_gradient(t) -> bool:
@@ -850,6 +940,18 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave=f"a {_dtype_name(got.dtype)} gradient for a {_dtype_name(x.dtype)} x",
         )
+    if _missing_exp(got, want, xs):
+        return not_yet(
+            ex,
+            [
+                "your gradf is far off, by a factor that grows with x: at every point it "
+                "is the derivative divided by e to the power x. A factor is missing from "
+                "your formula: f(x) = x^2 e^x, and the product rule keeps e^x in the "
+                "derivative.",
+                "differentiate u * v with u = x^2 and v = e^x: u' v + u v'.",
+            ],
+            gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
+        )
     # e typed as a number is rounded or truncated (2.718281828, or e in a float32
     # tensor): gradf then is the derivative times (b / e) ** x for some base b near e.
     if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False) and _typed_e(got, want, xs):
@@ -1025,17 +1127,32 @@ def _further_cases(ex: str, gradf) -> Result | None:
 
 
 def _typed_e(got, want: np.ndarray, xs: np.ndarray) -> bool:
-    """Whether ``got`` is ``want`` times ``c ** x`` for one constant ``c`` other than 1,
-    at every point: e to the power x computed with a base typed in place of e."""
+    """Whether ``got`` is ``want`` times ``c ** x`` for one constant ``c`` near 1 but not
+    1, at every point: e to the power x computed with a base typed in place of e."""
+    log_c = _base_ratio(got, want, xs)
+    return log_c is not None and 0 < abs(log_c) < 1e-2
+
+
+def _missing_exp(got, want: np.ndarray, xs: np.ndarray) -> bool:
+    """Whether ``got`` is ``want`` divided by e to the power x: the factor left out."""
+    log_c = _base_ratio(got, want, xs)
+    return log_c is not None and abs(log_c + 1) < 1e-6
+
+
+def _base_ratio(got, want: np.ndarray, xs: np.ndarray) -> float | None:
+    """log c when ``got`` is ``want`` times ``c ** x`` for one constant c at every point,
+    else None."""
     g = as_array(got)
     if g.shape != want.shape:
-        return False
+        return None
     where = (np.abs(want) > 1e-300) & (xs != 0) & (g * want > 0)
     if where.sum() < 4 or not np.allclose(g[~where & (xs == 0)], want[~where & (xs == 0)]):
-        return False
-    log_c = np.log(g[where] / want[where]) / xs[where]
-    spread = np.max(np.abs(log_c - np.median(log_c)))
-    return bool(np.median(log_c) != 0 and spread <= 1e-3 * abs(np.median(log_c)) + 1e-15)
+        return None
+    with np.errstate(all="ignore"):
+        log_c = np.log(g[where] / want[where]) / xs[where]
+    middle = float(np.median(log_c))
+    spread = np.max(np.abs(log_c - middle))
+    return middle if spread <= 1e-3 * abs(middle) + 1e-15 else None
 
 
 def _nan_hint(gradf, got, xs: np.ndarray) -> str:
@@ -1432,7 +1549,9 @@ def check_second_derivative(derivatives) -> Result:
         if raised is not None:
             return _second_raised(ex, raised, calls.flags)
         if got is None or got is Ellipsis:
-            return not_done(ex, "(your function returned None: `return first, second`.)")
+            return not_done(
+                ex, "(your function returned None: it must return both derivatives, as a pair.)"
+            )
         try:
             first, second = got
             first_v, second_v = float(as_array(first)), float(as_array(second))
