@@ -22,8 +22,8 @@ from ..checking import (
     not_done,
     not_yet,
     show,
+    whole_cell_uses,
 )
-from .lesson04 import whole_cell_uses
 
 
 # ----------------------------------------------------------------------------- 06-1
