@@ -1112,3 +1112,46 @@ def _names_in(code) -> set[str]:
         if inspect.iscode(const):
             names |= _names_in(const)
     return names
+
+
+def tensor_state(x: Any, with_grad: bool = True) -> dict[str, object]:
+    """What a caller sees of a tensor it handed to the learner's function: whether it
+    requires grad, its hooks, its value, version counter and dtype, and (``with_grad``)
+    its ``.grad``; :func:`tensor_changes` says in words what a call changed."""
+    state: dict[str, object] = {
+        "requires_grad": x.requires_grad,
+        "hooks": len(x._hooks or {}),
+        "post-accumulate hooks": len(x.__dict__.get("_post_accumulate_hooks") or {}),
+        "value": x.detach().numpy().tobytes(),
+        "version": x._version,
+        "dtype": x.dtype,
+    }
+    if with_grad:
+        state["grad"] = x.grad
+        state["grad values"] = None if x.grad is None else x.grad.detach().numpy().tobytes()
+    return state
+
+
+def tensor_changes(before: dict[str, object], after: dict[str, object]) -> str:
+    """What changed between two :func:`tensor_state` of one tensor, in words ("" when
+    nothing did)."""
+    said = []
+    if before["requires_grad"] != after["requires_grad"]:
+        said.append(f"requires_grad switched to {after['requires_grad']}")
+    for kind in ("hooks", "post-accumulate hooks"):
+        if after[kind] != before[kind]:
+            gained = after[kind] > before[kind]  # type: ignore[operator]
+            said.append(
+                f"a {kind[:-1]} registered on it" if gained else f"a {kind[:-1]} removed from it"
+            )
+    if before["value"] != after["value"] or before["version"] != after["version"]:
+        said.append("its values changed in place")
+    if before["dtype"] != after["dtype"]:
+        said.append("its dtype changed")
+    if "grad" in before:
+        if before["grad"] is not None and after["grad"] is None:
+            said.append("its .grad cleared")
+        elif before["grad"] is not after["grad"] or before["grad values"] != after["grad values"]:
+            said.append("its .grad changed")
+    return ", ".join(said)
+

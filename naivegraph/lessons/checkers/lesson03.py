@@ -38,6 +38,8 @@ from ..checking import (
     returned_blank,
     show,
     typed_as_text,
+    tensor_changes,
+    tensor_state,
 )
 
 HOOK_ANSWER = """def double(grad):
@@ -1497,7 +1499,7 @@ def check_second_derivative(derivatives) -> Result:
             calls_of_f.append(v)
             return f(v)
 
-        x_before = _caller_x_state(x)
+        x_before = tensor_state(x, with_grad=False)
         grad_mode_before = ng.is_grad_enabled()
         with AutogradCalls() as calls, _TorchCalls() as torch_calls:
             try:
@@ -1533,7 +1535,7 @@ def check_second_derivative(derivatives) -> Result:
                 ],
                 gave=f"a function that leaves grad mode {'off' if grad_mode_before else 'on'}",
             )
-        x_changes = _x_changes(x_before, _caller_x_state(x))
+        x_changes = tensor_changes(x_before, tensor_state(x, with_grad=False))
         if x_changes:
             return not_yet(
                 ex,
@@ -1649,35 +1651,6 @@ def check_second_derivative(derivatives) -> Result:
             "create_graph=True recorded the first backward pass, and differentiating it gave f''.",
         )
     return correct(ex, "both derivatives are autograd's, exact on every function tried.")
-
-
-def _caller_x_state(x) -> dict[str, object]:
-    """What a caller sees of its x, apart from .grad (judged on its own): whether it
-    requires grad, its hooks, its value and its version counter."""
-    return {
-        "requires_grad": x.requires_grad,
-        "hooks": len(x._hooks or {}),
-        "post-accumulate hooks": len(x.__dict__.get("_post_accumulate_hooks") or {}),
-        "value": x.detach().numpy().tobytes(),
-        "version": x._version,
-    }
-
-
-def _x_changes(before: dict[str, object], after: dict[str, object]) -> str:
-    """What changed about the caller's x, in words ("" when nothing did)."""
-    said = []
-    if before["requires_grad"] != after["requires_grad"]:
-        said.append(f"requires_grad switched to {after['requires_grad']}")
-    for kind in ("hooks", "post-accumulate hooks"):
-        if after[kind] != before[kind]:
-            said.append(
-                f"a {kind[:-1]} registered on it"
-                if after[kind] > before[kind]
-                else f"a {kind[:-1]} removed from it"
-            )
-    if before["value"] != after["value"] or before["version"] != after["version"]:
-        said.append("its value changed in place")
-    return ", ".join(said)
 
 
 def _is_float32(value) -> bool:

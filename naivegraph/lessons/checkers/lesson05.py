@@ -29,6 +29,8 @@ from ..checking import (
     not_yet,
     returned_blank,
     show,
+    tensor_changes,
+    tensor_state,
 )
 from .lesson02 import flags_problem
 
@@ -647,7 +649,7 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
     hook_runs: list[int] = []  # a forward hook of the caller's, run by model(x) alone
     model.register_forward_hook(lambda module, inputs, output: hook_runs.append(1))
     hooks_before = _module_hooks(model)
-    x_before = _x_state(x)
+    x_before = tensor_state(x)
     raised = None
     try:
         ng.set_grad_enabled(grad_before)
@@ -693,7 +695,7 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
             ],
             gave=f"a function that changes the model's parameters ({params_changed})",
         )
-    x_changes = _x_changes(x_before, _x_state(x))
+    x_changes = tensor_changes(x_before, tensor_state(x))
     if x_changes:
         return not_yet(
             ex,
@@ -795,33 +797,6 @@ def _module_hooks(model) -> list[tuple[int, int, int]]:
         )
         for m in model.modules()
     ]
-
-
-def _x_state(x) -> dict[str, object]:
-    return {
-        "requires_grad": x.requires_grad,
-        "value": x.detach().numpy().tobytes(),
-        "version": x._version,
-        "dtype": x.dtype,
-        "grad": x.grad,
-        "grad values": None if x.grad is None else x.grad.detach().numpy().tobytes(),
-    }
-
-
-def _x_changes(before: dict[str, object], after: dict[str, object]) -> str:
-    """What changed about the caller's x, in words ("" when nothing did)."""
-    said = []
-    if before["requires_grad"] != after["requires_grad"]:
-        said.append(f"requires_grad switched to {after['requires_grad']}")
-    if before["value"] != after["value"] or before["version"] != after["version"]:
-        said.append("its values changed in place")
-    if before["dtype"] != after["dtype"]:
-        said.append("its dtype changed")
-    if before["grad"] is not None and after["grad"] is None:
-        said.append("its .grad cleared")
-    elif before["grad"] is not after["grad"] or before["grad values"] != after["grad values"]:
-        said.append("its .grad changed")
-    return ", ".join(said)
 
 
 def _prediction_raised(ex: str, predict, exc: Exception) -> Result:
