@@ -1052,15 +1052,33 @@ def cell_computes(reads: Sequence[str] = ()) -> str:
     frame = learner_frame()
     if frame is None or frame.f_code.co_name != "<module>":
         return ""
-    names = _code_names(frame.f_code)
+    code = _whole_cell(frame) or frame.f_code
+    names = _code_names(code)
     found = [
         shown
         for key, shown in COMPUTING_NAMES.items()
         if any(key == n or key in n.split(".") for n in names)
     ]
-    attributes = _attributes_read(frame.f_code)
+    attributes = _attributes_read(code)
     found += [f".{name}" for name in reads if name in attributes]
     return " and ".join(found)
+
+
+def _whole_cell(frame: Any) -> CodeType | None:
+    """The whole notebook cell the frame runs, compiled, or None (not a cell, or its
+    source not kept).  IPython compiles a cell's last expression apart from the lines
+    above it, so the frame's own code may hold only ``ex.check_...(answer)`` while the
+    line that computed ``answer`` sits above it."""
+    filename = frame.f_code.co_filename
+    if not (filename.startswith("<") or "ipykernel_" in filename):
+        return None  # a script's whole file is more than the cell
+    lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    try:
+        return compile("".join(lines), filename, "exec")
+    except (SyntaxError, ValueError):
+        return None
 
 
 def whole_cell_uses(attributes: tuple[str, ...] = (), calls: tuple[str, ...] = ()) -> str:
