@@ -1040,10 +1040,11 @@ def _attributes_read(code: CodeType) -> set[str]:
     return found
 
 
-def cell_computes(reads: Sequence[str] = ()) -> str:
+def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
     """What the notebook cell that called the checker runs to compute the answer
-    instead of working it out ("a backward", "autograd", "torch", or ".is_leaf" for an
-    attribute named in ``reads`` that the cell reads), or "" when it runs none.
+    instead of working it out ("a backward", "autograd", "torch", ".is_leaf" for an
+    attribute named in ``reads`` that the cell reads, "Plan" for a name in ``calls`` it
+    looks up), or "" when it runs none.
 
     Only a cell is read (code at the top level of a module, as a notebook cell is
     compiled): the names looked up in it and in the functions it defines.  A value
@@ -1061,6 +1062,7 @@ def cell_computes(reads: Sequence[str] = ()) -> str:
     ]
     attributes = _attributes_read(code)
     found += [f".{name}" for name in reads if name in attributes]
+    found += [name for name in calls if name in names]
     return " and ".join(found)
 
 
@@ -1080,56 +1082,6 @@ def _whole_cell(frame: Any) -> CodeType | None:
     except (SyntaxError, ValueError):
         return None
 
-
-def whole_cell_uses(attributes: tuple[str, ...] = (), calls: tuple[str, ...] = ()) -> str:
-    """What the whole notebook cell that called the checker reads or calls among
-    ``attributes`` (shown as ".name") and ``calls`` (functions or classes called by name
-    or as an attribute), or "".
-
-    IPython compiles a cell's last expression apart from the lines above it, so the
-    code object ``cell_computes`` reads may hold only ``ex.check_...(s)``: the cell's
-    source (kept in linecache under the cell's own file name) shows all of it."""
-    frame = learner_frame()
-    if frame is None or frame.f_code.co_name != "<module>":
-        return ""
-    filename = frame.f_code.co_filename
-    if not (filename.startswith("<") or "ipykernel_" in filename):
-        return ""  # a script's whole file is more than the cell
-    lines = linecache.getlines(filename)
-    if not lines:  # no source kept: the names the code object looks up
-        names = _names_in(frame.f_code)
-        return " and ".join(
-            [f".{a}" for a in attributes if a in names] + [c for c in calls if c in names]
-        )
-    try:
-        tree = ast.parse("".join(lines))
-    except (SyntaxError, ValueError):
-        return ""
-    found: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            if node.attr in attributes and f".{node.attr}" not in found:
-                found.append(f".{node.attr}")
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = (
-                func.id
-                if isinstance(func, ast.Name)
-                else func.attr
-                if isinstance(func, ast.Attribute)
-                else ""
-            )
-            if name in calls and name not in found:
-                found.append(name)
-    return " and ".join(found)
-
-
-def _names_in(code) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if inspect.iscode(const):
-            names |= _names_in(const)
-    return names
 
 
 def tensor_state(x: Any, with_grad: bool = True) -> dict[str, object]:

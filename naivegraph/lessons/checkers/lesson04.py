@@ -26,7 +26,6 @@ from ..checking import (
     not_callable,
     not_done,
     not_yet,
-    whole_cell_uses,
     returned_blank,
     show,
 )
@@ -79,7 +78,7 @@ def check_versions(versions) -> Result:
             ],
             gave=str(items),
         )
-    read = cell_computes(reads=("_version",)) or whole_cell_uses(attributes=("_version",))
+    read = cell_computes(reads=("_version",))
     if read:
         return not_yet(
             ex,

@@ -12,6 +12,7 @@ from ..checking import (
     Result,
     answer,
     as_array,
+    cell_computes,
     checker,
     close,
     correct,
@@ -22,7 +23,6 @@ from ..checking import (
     not_done,
     not_yet,
     show,
-    whole_cell_uses,
 )
 
 
@@ -980,7 +980,7 @@ def check_memory_plan(peak_values) -> Result:
         return failed(
             ex, "give a count of values, not a negative number: a count cannot be negative."
         )
-    ran = whole_cell_uses(calls=("Plan", "live_values"))
+    ran = cell_computes(calls=("Plan", "live_values"))
     if ran:
         return not_yet(
             ex,
