@@ -175,7 +175,7 @@ def _descent_zeroing_x_after_the_step(f, x0, y0, lr=0.1, steps=200):
 
 def test_08_6_steps_rounded_to_float32_are_told_float32(capsys):
     result = rejected_on_first_try(
-        capsys, ex.check_gradient_descent, _descent_in_float32, says="round the values to float32"
+        capsys, ex.check_gradient_descent, _descent_in_float32, says="values are float32 numbers"
     )
     never_states(result, "lr * x.grad", "-=")
 
@@ -370,3 +370,48 @@ def test_12_5_a_rule_asking_for_a_static_node_is_told_it_gives_other_values_ther
 
 def test_12_5_the_right_rule_is_still_accepted(capsys):
     assert outcome(capsys, ex.check_softplus_partial, lambda g, x, out: g * F.sigmoid(x)).passed
+
+
+# -- 08-6: the leaves started as float32 numbers, y moved after x ---------------------------------
+def _descent_from_float32_starts(f, x0, y0, lr=0.1, steps=200):
+    from lesson_answers_08 import Node
+
+    # the start rounded to float32; the steps then run in float64 (the grads are)
+    x, y = Node(np.float32(x0), requires_grad=True), Node(np.float32(y0), requires_grad=True)
+    for _ in range(steps):
+        x.grad = y.grad = 0.0
+        f(x, y).backward()
+        x.value -= lr * x.grad
+        y.value -= lr * y.grad
+    return x.value, y.value
+
+
+def _descent_moving_y_after_x(f, x0, y0, lr=0.1, steps=200):
+    from lesson_answers_08 import Node
+
+    x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+    for _ in range(steps):
+        x.grad = 0.0
+        f(x, y).backward()
+        x.value -= lr * x.grad
+        y.grad = 0.0
+        f(x, y).backward()
+        y.value -= lr * y.grad
+    return x.value, y.value
+
+
+def test_08_6_a_start_rounded_to_float32_is_told_so(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_gradient_descent,
+        _descent_from_float32_starts,
+        says="starts from x0 and y0 rounded to float32",
+    )
+    never_states(result, "lr * x.grad", "-=", "float(")
+
+
+def test_08_6_y_moved_by_a_gradient_taken_after_x_moved_is_told_so(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_gradient_descent, _descent_moving_y_after_x, says="SAME point"
+    )
+    never_states(result, "lr * x.grad", "-=", "zero the grads, build f")

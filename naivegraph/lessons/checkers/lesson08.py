@@ -2055,6 +2055,10 @@ def _simulate(start, lr: float, steps: int, mistake: str = "") -> np.ndarray:
             g = total
         elif mistake in ("no_zero_x", "no_zero_y"):  # one leaf's grad never reset
             g = np.array([total[0], g[1]]) if mistake == "no_zero_x" else np.array([g[0], total[1]])
+        if mistake == "sequential":  # y moved by a gradient taken after x moved
+            x = p[0] - lr * g[0]
+            p = np.array([x, p[1] - lr * _grad(x, p[1])[1]])
+            continue
         p = p + lr * g if mistake == "ascent" else p - lr * g
     return p
 
@@ -2182,6 +2186,13 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "in each loop: zero, build f, backward, and only then move."]
     elif np.allclose(got, _simulate(start, lr, steps + 1), rtol=1e-6):
         hint = ["one step too many: take exactly `steps` steps."]
+    elif np.allclose(got, _simulate(start, lr, steps, "sequential"), rtol=1e-6):
+        hint = ["your y moves by a gradient taken after x has already moved, at a point "
+                "the descent never stood on: a step of gradient descent moves every "
+                "variable by the gradient of the SAME point. One backward per step, then "
+                "both moves."]
+    elif _in_float32(got) and np.allclose(got, _simulate(start, lr, steps), rtol=1e-4):
+        hint = [_ROUNDED_TO_FLOAT32.format(where=f"after {steps} steps")]
     elif np.allclose(got, _grad(*_simulate(start, lr, steps - 1)), rtol=1e-6, atol=1e-9):
         hint = ["you returned the last gradients, x.grad and y.grad: return where the "
                 "descent ends, the values the leaves hold."]
@@ -2194,6 +2205,17 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "each step: zero the grads, build f(x, y), backward, move both values by "
                 "-lr times their grad."]
     return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")
+
+
+# A descent whose values are float32 numbers (a float32 start: numpy keeps a float32
+# minus a Python float in float32) drifts by a rounding per step: some 1e-3 after the
+# linear descent's thousands of steps, which no other mistake leaves float32-exact.
+_ROUNDED_TO_FLOAT32 = (
+    "{where}, your descent is off in the 8th digit: its values are float32 numbers "
+    "(numpy's float32, or a tensor's default dtype), as a float32 holds them, and every "
+    "step adds its rounding on. The engine works in Python floats throughout: keep "
+    "x.value and y.value Python floats, moved by -lr times their gradient, unrounded."
+)
 
 
 # A second, longer descent with another lr from another start: a loop that stops early
@@ -2225,11 +2247,8 @@ def _every_step_asked(ex: str, gradient_descent: Callable, f: Callable, backward
     if not ended and _in_float32(got) and np.allclose(
         got, _simulate(_LONG_START, _LONG_LR, long_steps), rtol=1e-5, atol=1e-6
     ):
-        return not_yet(ex, [f"right for {steps} steps, off in the 8th digit after "
-                            f"{long_steps}: your steps round the values to float32, as a "
-                            "float32 holds them, and every step adds its rounding on. The "
-                            "engine works in Python floats throughout: move the values "
-                            "by -lr times their gradient, unrounded."],
+        return not_yet(ex, [_ROUNDED_TO_FLOAT32.format(
+                           where=f"right for {steps} steps, but after {long_steps}")],
                        gave=f"({got[0]!r}, {got[1]!r}) after {long_steps} steps")
     if not ended:
         return not_yet(ex, [f"right for {steps} steps, wrong for {long_steps} with another "
@@ -2263,6 +2282,15 @@ def _settles(x, y):
 _EXACT_STEPS = (2200, 3600)
 
 
+def _linear_descent(start, lr: float, steps: int) -> tuple[float, float]:
+    """Where descent on :func:`_linear` from ``start`` ends, in Python floats."""
+    x, y = start
+    for _ in range(steps):
+        x -= lr * 0.5
+        y -= lr * -0.25
+    return x, y
+
+
 def _stops_early(ex: str, steps: int, passes: int) -> Result:
     return not_yet(ex, [f"your descent stops early: asked for {steps} steps, it ran "
                         f"{passes} backward passes. A loop that stops after a number of "
@@ -2290,16 +2318,24 @@ def _exact_steps(ex: str, gradient_descent: Callable) -> Result | None:
         return stop
     if watched.backwards < steps:
         return _stops_early(ex, steps, watched.backwards)
-    x, y = start
-    for _ in range(steps):
-        x -= lr * 0.5
-        y -= lr * -0.25
     try:
         got = np.array([float(as_array(v)) for v in point])
     except Exception:  # it returned a pair before: anything else is a crash
         got = np.full(2, np.nan)
+    x, y = _linear_descent(start, lr, steps)
     if got.shape == (2,) and np.allclose(got, [x, y], rtol=1e-13, atol=1e-15):
         return None
+    rounded_start = tuple(float(np.float32(v)) for v in start)
+    if got.shape == (2,) and np.allclose(got, _linear_descent(rounded_start, lr, steps),
+                                         rtol=1e-13, atol=1e-15):
+        return not_yet(ex, [f"your descent starts from x0 and y0 rounded to float32 (the "
+                            f"checker's start {start[0]} is not a float32 number): the "
+                            "steps are right, the start is off in the 8th digit. Keep the "
+                            "start Python floats, as the engine's values are."],
+                       gave=f"({got[0]:.10g}, {got[1]:.10g}) after {steps} steps")
+    if got.shape == (2,) and _in_float32(got) and np.allclose(got, [x, y], rtol=1e-2):
+        return not_yet(ex, [_ROUNDED_TO_FLOAT32.format(where=f"after {steps} steps")],
+                       gave=f"({got[0]!r}, {got[1]!r}) after {steps} steps")
     return not_yet(ex, [f"on f(x, y) = x * 0.5 - y * 0.25, whose gradient never changes, "
                         f"your descent of {steps} steps ends a little away from where steps "
                         "of lr times the gradient lead: each step moves each value by "
