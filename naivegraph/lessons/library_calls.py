@@ -69,8 +69,8 @@ def _key(code: types.CodeType):
 class LibraryCalls:
     """The watched functions and packages an answer called inside a ``with`` block.
 
-    ``functions`` maps a name to show to a function or code object (or is an iterable
-    of functions, named by their ``__name__``); ``packages`` maps a name to a
+    ``functions`` maps a name to show to a function or code object, or a builtin (or is
+    an iterable of functions, named by their ``__name__``); ``packages`` maps a name to a
     directory: any Python function of that directory counts, and so does any builtin
     whose module is the package (``torch.from_numpy``, a torch tensor's methods).
     ``called`` lists the names, in the order the answer called them."""
@@ -86,7 +86,10 @@ class LibraryCalls:
                 for fn in functions
             )
         )
+        self._by_builtin: dict[object, str] = {}  # functions without Python code
         for name, fn in items:
+            if not _codes_of(fn):
+                self._by_builtin.setdefault(fn, name)
             for code in _codes_of(fn):
                 self._by_code.setdefault(code, name)
                 key = _key(code)
@@ -130,6 +133,11 @@ class LibraryCalls:
             self.called.append(name)
 
     def _on_builtin(self, frame, builtin) -> None:
+        name = self._by_builtin.get(builtin) if self._by_builtin else None
+        if name is not None:
+            if self._by_learner(frame):
+                self.called.append(name)
+            return
         if not self._packages:
             return
         module = getattr(builtin, "__module__", None)

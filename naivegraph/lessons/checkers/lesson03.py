@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 
@@ -9,10 +10,10 @@ import numpy as np
 
 import naivegraph as ng
 from naivegraph.dynamic import tensor as tensor_module
-from naivegraph.static import gradients as _static_gradients  # noqa: F401  (loaded for the watch)
-from naivegraph.static import session
+import naivegraph.static as static_package
 
 from ..checking import _is_library  # the frames of the library, skipped
+from ..library_calls import LibraryCalls, package_directory
 from ..checking import (
     cell_computes,
     forgot_return,
@@ -791,13 +792,15 @@ def check_manual_gradient(gradf) -> Result:
     xs = MANUAL_POINTS
     want = _manual_formula(xs)
     x = ng.tensor(xs, dtype=ng.float64)
-    with AutogradCalls() as calls, DualLevels() as levels, _TorchCalls(static=True) as torch_calls:
+    outside = _torch_or_static_calls(static=True)
+    with AutogradCalls() as calls, DualLevels() as levels, outside as outside_calls:
         with _Conversions() as conversions:
             try:
                 got, raised = gradf(x), None
             except Exception as exc:  # reported below, after the autograd question
                 got, raised = None, exc
-    if torch_calls.count:
+    torch_called = _called(outside_calls, torch=True)
+    if torch_called:
         return not_yet(
             ex,
             [
@@ -807,21 +810,22 @@ def check_manual_gradient(gradf) -> Result:
                 "differentiate x^2 e^x on paper with the product rule, then type the "
                 "result as a tensor expression in x, with ng.exp.",
             ],
-            gave=f"a gradf that calls torch ({', '.join(torch_calls.names)})",
+            gave=f"a gradf that calls torch ({torch_called})",
         )
-    if torch_calls.static_names:
+    static_called = _called(outside_calls, torch=False)
+    if static_called:
         return not_yet(
             ex,
             [
-                "your gradf runs a static graph (naivegraph.static: "
-                f"{', '.join(torch_calls.static_names)}): its autodiff, or its compiled "
-                "functions, compute the result outside the tensor ops on x. This "
+                f"your gradf runs a static graph (naivegraph.static: {static_called}): its "
+                "autodiff, or its compiled functions, compute the result outside the "
+                "tensor ops on x. This "
                 "exercise checks autograd AGAINST a gradient you derive by hand, written "
                 "with naivegraph's dynamic ops on x.",
                 "differentiate x^2 e^x on paper with the product rule, then type the "
                 "result as a tensor expression in x, with ng.exp.",
             ],
-            gave=f"a gradf that uses the static graph ({', '.join(torch_calls.static_names)})",
+            gave="a gradf that uses the static graph",
         )
     if _reads_internals(gradf):
         return not_yet(
@@ -1070,7 +1074,7 @@ def _further_cases(ex: str, gradf) -> Result | None:
     holds there too and the result keeps x's dtype, else the hint."""
     far = ng.tensor(FAR_POINTS, dtype=ng.float64)
     small = ng.tensor(MANUAL_POINTS[:3], dtype=ng.float32)
-    with AutogradCalls(), _TorchCalls(static=True):
+    with AutogradCalls(), _torch_or_static_calls(static=True):
         ok_far, got_far = call_answer(ex, gradf, far)
         if not ok_far:
             return got_far
@@ -1343,91 +1347,47 @@ class _Conversions:
             setattr(ng.Tensor, name, real)
 
 
-class _TorchCalls:
-    """Counts the calls into torch while the block runs: its autograd
-    (``torch.autograd.grad``, ``torch.autograd.backward``, ``Tensor.backward``) and the
-    functions that make its tensors from data (``torch.tensor``, ``torch.from_numpy``,
-    ``torch.as_tensor``); with ``static=True``, the static graph's autodiff and
-    compiled runs too (``ns.gradients``, ``compile``, ``run``), in ``static_names``.
-    An answer to be written with naivegraph's ops has no call for any of them.
+def _torch_or_static_calls(static: bool = False) -> LibraryCalls:
+    """Watches the calls an answer makes into torch (its tensors, its autograd) and,
+    with ``static=True``, into naivegraph.static (its graphs, autodiff and compiled
+    functions): an answer to be written with naivegraph's dynamic ops has none."""
+    packages = {"torch": package_directory("torch")}
+    named = _torch_named()  # named in the hint; any other call into torch counts too
+    if not static:
+        return LibraryCalls(named, packages)
+    packages["naivegraph.static"] = os.path.dirname(static_package.__file__)
+    named |= {
+        "ns.gradients": static_package.gradients,
+        "compile": static_package.Graph.compile,
+        "run": static_package.Graph.run,
+        "a compiled function": static_package.CompiledFunction.__call__,
+    }
+    return LibraryCalls(named, packages)
 
-    Watched by their code (``sys.setprofile``), not by replacing module attributes:
-    a function imported under another name before the check is the same function.
-    torch imported inside the block is watched from the moment it is loaded."""
 
-    def __init__(self, static: bool = False) -> None:
-        self.count = 0
-        self.names: list[str] = []
-        self.static_names: list[str] = []
-        self._static = static
-        self._codes: dict[object, tuple[str, str]] = {}  # code -> (group, shown)
-        self._builtins: list[tuple[object, str]] = []  # C functions, seen as c_call
-        self._torch_ready = False
+def _torch_named() -> dict:
+    """torch's autograd and tensor makers, by the names a hint shows (none before torch
+    is imported: a torch imported inside the answer is seen as "torch")."""
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "autograd"):
+        return {}
+    return {
+        "torch.autograd.grad": torch.autograd.grad,
+        "torch.autograd.backward": torch.autograd.backward,
+        "backward": torch.Tensor.backward,
+        "torch.tensor": torch.tensor,
+        "torch.from_numpy": torch.from_numpy,
+        "torch.as_tensor": torch.as_tensor,
+    }
 
-    def _watch_torch(self) -> None:
-        torch = sys.modules.get("torch")
-        if torch is None:
-            return
-        try:
-            functions = [
-                (torch.autograd.grad, "torch.autograd.grad"),
-                (torch.autograd.backward, "backward"),
-                (torch.Tensor.backward, "backward"),
-            ]
-            makers = [
-                (torch.tensor, "torch.tensor"),
-                (torch.from_numpy, "torch.from_numpy"),
-                (torch.as_tensor, "torch.as_tensor"),
-            ]
-        except AttributeError:  # torch is being imported: watched once it is loaded
-            return
-        for fn, shown in functions:
-            code = getattr(fn, "__code__", None)
-            if code is not None:
-                self._codes[code] = ("torch", shown)
-        self._builtins = makers
-        self._torch_ready = True
 
-    def _watch_static(self) -> None:
-        # the package exports the function under the module's own name
-        autodiff = sys.modules["naivegraph.static.gradients"]
-        for fn, shown in (
-            (autodiff.gradients, "ns.gradients"),
-            (session.compile, "compile"),
-            (session.run, "run"),
-        ):
-            self._codes[fn.__code__] = ("static", shown)
-
-    def _note(self, group: str, shown: str) -> None:
-        names = self.names if group == "torch" else self.static_names
-        if group == "torch":
-            self.count += 1
-        if shown not in names:
-            names.append(shown)
-
-    def __enter__(self) -> _TorchCalls:
-        self._watch_torch()
-        if self._static:
-            self._watch_static()
-        self._previous = sys.getprofile()
-
-        def watch(frame, event, arg):
-            if event == "call":
-                if not self._torch_ready and "torch" in sys.modules:
-                    self._watch_torch()
-                seen = self._codes.get(frame.f_code)
-                if seen is not None:
-                    self._note(*seen)
-            elif event == "c_call" and self._builtins:
-                for fn, shown in self._builtins:
-                    if arg is fn:
-                        self._note("torch", shown)
-
-        sys.setprofile(watch)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        sys.setprofile(self._previous)
+def _called(calls: LibraryCalls, torch: bool) -> str:
+    """torch's (or the static graph's) functions an answer called, by the names the
+    hint knows where it knows them, else by the package's name; "" when none."""
+    package = "torch" if torch else "naivegraph.static"
+    names = [n for n in dict.fromkeys(calls.called) if (n == package or n.startswith(
+        "torch") or n == "backward") == torch]
+    return ", ".join([n for n in names if n != package] or names)
 
 
 class _GradModeReads:
@@ -1501,14 +1461,15 @@ def check_second_derivative(derivatives) -> Result:
 
         x_before = tensor_state(x, with_grad=False)
         grad_mode_before = ng.is_grad_enabled()
-        with AutogradCalls() as calls, _TorchCalls() as torch_calls:
+        with AutogradCalls() as calls, _torch_or_static_calls() as outside_calls:
             try:
                 got = derivatives(given, x)
                 raised = None
             except Exception as exc:  # recognised below, or reported at the learner's line
                 raised = exc
         recorded = recorded or any(calls.flags)
-        if torch_calls.count:
+        torch_called = _called(outside_calls, torch=True)
+        if torch_called:
             return not_yet(
                 ex,
                 [
@@ -1519,7 +1480,7 @@ def check_second_derivative(derivatives) -> Result:
                     "autograd can differentiate a result of its own, when it recorded "
                     "how it computed it.",
                 ],
-                gave=f"a function that calls torch ({', '.join(torch_calls.names)})",
+                gave=f"a function that calls torch ({torch_called})",
             )
         if ng.is_grad_enabled() != grad_mode_before:
             ng.set_grad_enabled(grad_mode_before)
