@@ -425,3 +425,23 @@ def predict_decorated(model, x):
 )
 def test_05_3_right_forms_are_still_accepted(right, capsys):
     assert outcome(capsys, ex.check_inference, right).passed
+
+
+def gradf_by_static_forward_and_backward(x):
+    """The static graph's own reverse sweep, no compile, run nor ns.gradients."""
+    with ns.Graph() as g:
+        p = ns.Variable(x.detach().numpy(), name="p")
+        loss = ns.sum(p**2 * ns.exp(p))
+    g.forward()
+    g.backward(loss)
+    return ng.tensor(p.grad, dtype=x.dtype) + 0 * x
+
+
+def test_03_4_the_static_graphs_own_backward_sweep_is_refused(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_manual_gradient,
+        gradf_by_static_forward_and_backward,
+        says="runs a static graph",
+    )
+    never_states(result, "2 * x")

@@ -1385,9 +1385,12 @@ def _called(calls: LibraryCalls, torch: bool) -> str:
     """torch's (or the static graph's) functions an answer called, by the names the
     hint knows where it knows them, else by the package's name; "" when none."""
     package = "torch" if torch else "naivegraph.static"
-    names = [n for n in dict.fromkeys(calls.called) if (n == package or n.startswith(
-        "torch") or n == "backward") == torch]
+    names = [n for n in dict.fromkeys(calls.called) if _is_torch(n) == torch]
     return ", ".join([n for n in names if n != package] or names)
+
+
+def _is_torch(name: str) -> bool:
+    return name in ("torch", "backward") or name.startswith("torch.")
 
 
 class _GradModeReads:
