@@ -32,6 +32,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..dynamic import anomaly_mode, defaults, engine, forward, grad_mode, saved
+from .earlier_cells import computed_earlier
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
@@ -1053,17 +1054,20 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
     frame = learner_frame()
     if frame is None or frame.f_code.co_name != "<module>":
         return ""
-    code = _whole_cell(frame) or frame.f_code
-    names = _code_names(code)
-    found = [
-        shown
-        for key, shown in COMPUTING_NAMES.items()
-        if any(key == n or key in n.split(".") for n in names)
-    ]
-    attributes = _attributes_read(code)
-    found += [f".{name}" for name in reads if name in attributes]
-    found += [name for name in calls if name in names]
-    return " and ".join(found)
+
+    def computes(code: CodeType) -> str:
+        names = _code_names(code)
+        found = [
+            shown
+            for key, shown in COMPUTING_NAMES.items()
+            if any(key == n or key in n.split(".") for n in names)
+        ]
+        attributes = _attributes_read(code)
+        found += [f".{name}" for name in reads if name in attributes]
+        found += [name for name in calls if name in names]
+        return " and ".join(found)
+
+    return computes(_whole_cell(frame) or frame.f_code) or computed_earlier(frame, computes)
 
 
 def _whole_cell(frame: Any) -> CodeType | None:

@@ -1,0 +1,101 @@
+"""A value computed in an earlier cell of the learner's and only named in the checking
+cell is followed back to the cell that computed it (naivegraph/lessons/earlier_cells.py):
+a prediction exercise refuses it as it refuses the same work in the checking cell, and
+still accepts a prediction typed in any cell."""
+
+import pytest
+from checker_results import never_states, refused
+from lesson_answers_06_07 import notebook_shell
+
+from naivegraph.lessons import checking, earlier_cells
+
+FLOW_SETUP = (
+    "import naivegraph as ng\n"
+    "import naivegraph.lessons.checkers.lesson05 as ex5\n"
+    "import naivegraph.lessons.checkers.lesson06 as ex6\n"
+    "import naivegraph.static as ns\n"
+    "from naivegraph.lessons import training\n"
+    "from naivegraph.static.executor import Plan\n"
+    "x = ng.tensor([1.0, 2.0])\n"
+    "w = ng.tensor([3.0, 4.0], requires_grad=True)\n"
+    "a = x + 1\nb = x * w\nc = b.detach()\n"
+)
+
+CHECK_FLOW = "result = ex5.check_requires_grad_flow(a_rg, b_rg, c_rg)"
+
+
+@pytest.fixture
+def shell():
+    yield from notebook_shell(FLOW_SETUP)
+
+
+def run_cells(shell, *cells: str):
+    checking.TRIES.clear()
+    for cell in cells:
+        shell.run_cell(cell, store_history=True)
+    return shell.user_ns["result"]
+
+
+def test_flags_read_off_in_a_cell_above_are_refused(shell):
+    result = run_cells(
+        shell,
+        "flags = [t.requires_grad for t in (a, b, c)]",
+        "a_rg, b_rg, c_rg = flags\n" + CHECK_FLOW,
+    )
+    refused(result, "in a cell above that set `flags`")
+    assert ".requires_grad" in result.message
+    never_states(result, "False, True, False")
+
+
+def test_a_value_followed_through_two_cells_and_a_helper_function_is_refused(shell):
+    result = run_cells(
+        shell,
+        "def flag_of(t):\n    return t.requires_grad\n",
+        "seen = [flag_of(t) for t in (a, b, c)]",
+        "answer = tuple(seen)",
+        "a_rg, b_rg, c_rg = answer\n" + CHECK_FLOW,
+    )
+    refused(result, ".requires_grad")
+
+
+def test_the_peak_computed_with_the_planner_in_a_cell_above_is_refused(shell):
+    result = run_cells(
+        shell,
+        "with ns.Graph() as chain:\n"
+        "    xc = ns.placeholder('x', shape=(1000,))\n"
+        "    yc = ns.exp(ns.sin(ns.cos(ns.tanh(xc * 2) + 1)) - 3)\n"
+        "pk = max(training.live_values(Plan(chain, [yc], [xc]), count_fetched=True))",
+        "peak_intermediates = pk\nresult = ex6.check_memory_plan(peak_intermediates)",
+    )
+    refused(result, "in a cell above that set `pk`")
+    assert "Plan" in result.message
+
+
+def test_a_prediction_typed_in_a_cell_above_is_still_accepted(shell):
+    result = run_cells(
+        shell,
+        "my_guess = (False, True, False)",
+        "a_rg, b_rg, c_rg = my_guess\n" + CHECK_FLOW,
+    )
+    assert result.passed, result.message
+
+
+def test_a_prediction_typed_in_the_checking_cell_is_accepted(shell):
+    result = run_cells(shell, "a_rg, b_rg, c_rg = False, True, False\n" + CHECK_FLOW)
+    assert result.passed, result.message
+
+
+def test_the_lessons_own_cells_are_not_blamed(shell, monkeypatch):
+    lesson_cell = "shown = [t.requires_grad for t in (a, b, c)]"
+    monkeypatch.setattr(earlier_cells, "_lesson_sources", lambda: frozenset([lesson_cell]))
+    result = run_cells(shell, lesson_cell, "a_rg, b_rg, c_rg = shown\n" + CHECK_FLOW)
+    assert result.passed, result.message
+
+
+def test_a_name_the_checking_cell_binds_itself_is_not_followed_to_an_earlier_cell(shell):
+    result = run_cells(
+        shell,
+        "a_rg = a.requires_grad",  # an exploration, overwritten below
+        "a_rg = False\nb_rg = True\nc_rg = False\n" + CHECK_FLOW,
+    )
+    assert result.passed, result.message
