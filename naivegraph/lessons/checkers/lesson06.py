@@ -78,6 +78,22 @@ def check_static_model(graph, x, loss) -> Result:
             gave=f"nodes of {owner}",
         )
     stale = _unread_placeholders(graph, x, loss)
+    place = {id(n): k for k, n in enumerate(getattr(graph, "nodes", ()))}
+    stale_at = next(
+        (k for k, n in enumerate(getattr(graph, "nodes", ())) if getattr(n, "name", None) == stale),
+        -1,
+    )
+    if stale and place.get(id(x), len(place)) < stale_at:  # made after x: an extra one
+        return not_yet(
+            ex,
+            [
+                f"your graph also holds the placeholder {stale!r}, which your loss does "
+                "not read: a run needs a feed for every placeholder of the graph, and the "
+                f"checker feeds only the x you handed over. Leave {stale!r} out of the "
+                "graph.",
+            ],
+            gave=f"a graph with the placeholder {stale!r} that the loss does not read",
+        )
     if stale:
         return not_yet(
             ex,
