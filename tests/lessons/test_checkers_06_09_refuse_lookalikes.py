@@ -128,7 +128,7 @@ def test_07_2_a_typed_in_tensor_is_told_to_type_a_plain_list_not_that_it_ran(cap
         ex.check_trace_pitfall,
         ng.tensor([2.0, 4.0]),
         [10.0, 20.0],
-        says="as a plain list of Python numbers",
+        says="as numbers you type in: a list of two numbers",
     )
     assert "came from running" not in result.message
     never_states(result, "[2, 4]", "[10, 20]")

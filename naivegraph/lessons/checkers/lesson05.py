@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dis
 import inspect
 import re
+import types
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from ..checking import (
     tensor_changes,
     tensor_state,
 )
+from ..library_calls import LibraryCalls
 from .lesson02 import flags_problem
 
 FLOW_ANSWER = """a_rg = False, b_rg = True, c_rg = False.
@@ -156,9 +159,29 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
     body_modules = list(model.body.modules())
     dtypes = {p.dtype for p in model.parameters()}
     body_before = [p.detach().numpy().copy() for p in model.body.parameters()]
-    ok, opt = call_answer(ex, setup, model, n_classes)
+    notebook = _NotebookModules(setup, model)
+    with LibraryCalls({"ng.manual_seed": ng.manual_seed}) as seeds:
+        ok, opt = call_answer(ex, setup, model, n_classes)
+    changed_notebook = notebook.put_back()
     if not ok:
         return opt
+    if changed_notebook:
+        return _works_on_the_notebooks(ex, setup, changed_notebook)
+    if seeds.called:
+        return not_yet(
+            ex,
+            [
+                "your function reseeds the global random generator (ng.manual_seed): "
+                "every random draw the caller makes after it (the next layer's weights, "
+                "the shuffled batches, dropout) starts over from that seed, and every "
+                "call of your function makes the same head. Seeding is the caller's "
+                "choice, made once at the top of a script or notebook, not a library "
+                "function's.",
+                "a new layer draws its first weights from the generator as the caller "
+                "left it: no seed is needed to create it.",
+            ],
+            gave="a function that calls ng.manual_seed",
+        )
     blank = forgot_return(ex, setup, opt)
     if blank is not None:
         return blank
@@ -182,6 +205,22 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
                 "replace only the last layer; freeze the body's parameters in place.",
             ],
             gave="a model whose body is not the caller's",
+        )
+    if any(
+        not np.array_equal(b, p.detach().numpy())
+        for b, p in zip(body_before, model.body.parameters())
+    ):
+        return not_yet(
+            ex,
+            [
+                "your function changed the values of the body's parameters: they are "
+                "the pretrained weights, what the body has learned, and fine-tuning "
+                "keeps them as they are. Freezing switches off their requires_grad and "
+                "leaves their values alone.",
+                "the setup freezes the body and replaces the last layer, nothing else: "
+                "no write into the body's parameters.",
+            ],
+            gave="a function that changes the body's weights",
         )
     if model.fc is old_fc:
         return not_yet(
@@ -584,6 +623,86 @@ def _grad_of(p) -> np.ndarray:
     return np.zeros(tuple(p.shape)) if p.grad is None else p.grad.detach().numpy().copy()
 
 
+def _globals_read(fn) -> dict[str, object]:
+    """The globals ``fn`` (and the functions defined in it) looks up by name, with the
+    objects they hold now: a notebook's ``model`` or ``X`` read where an argument was
+    meant."""
+    names: set[str] = set()
+    todo = [getattr(fn, "__code__", None)]
+    while todo:
+        code = todo.pop()
+        if not isinstance(code, types.CodeType):
+            continue
+        names |= {
+            str(ins.argval) for ins in dis.get_instructions(code) if ins.opname == "LOAD_GLOBAL"
+        }
+        todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    space = getattr(fn, "__globals__", None) or {}
+    return {name: space[name] for name in sorted(names) if name in space}
+
+
+def _first_argument(fn) -> str:
+    """The name of ``fn``'s first parameter ("" when it has none that can be read)."""
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return ""
+    return params[0] if params else ""
+
+
+class _NotebookModules:
+    """The modules of the notebook (globals of the learner's function) that the function
+    reads by name, other than the model it is given: what the call changed of them
+    (their parameters' requires_grad, their layers), put back afterwards."""
+
+    def __init__(self, fn, given) -> None:
+        self._kept = {
+            name: (
+                module,
+                [(p, p.requires_grad) for p in module.parameters()],
+                dict(module.named_children()),
+            )
+            for name, module in _globals_read(fn).items()
+            if isinstance(module, ng.nn.Module) and module is not given
+        }
+
+    def put_back(self) -> dict[str, list[str]]:
+        """Put every module back as it was; what changed, by the module's name."""
+        changed: dict[str, list[str]] = {}
+        for name, (module, flags, children) in self._kept.items():
+            said = []
+            if any(p.requires_grad != flag for p, flag in flags):
+                said.append("froze its parameters")
+                for p, flag in flags:
+                    p.requires_grad = flag
+            now = dict(module.named_children())
+            if any(now.get(key) is not child for key, child in children.items()):
+                said.append("replaced its layers")
+                for key, child in children.items():
+                    setattr(module, key, child)
+            if said:
+                changed[name] = said
+        return changed
+
+
+def _works_on_the_notebooks(ex: str, setup, changed: dict[str, list[str]]) -> Result:
+    name, said = next(iter(changed.items()))
+    argument = _first_argument(setup)
+    called = f" (`{argument}` in your function)" if argument and argument != name else ""
+    return not_yet(
+        ex,
+        [
+            f"your function works on the notebook's `{name}`, not on the model it is "
+            f"given as its argument{called}: it {' and '.join(said)} of the notebook's "
+            f"`{name}`, and left the model it was handed as it came. The checker calls "
+            "it with models of its own, as a training script calls it with the model it "
+            f"has just loaded. (The checker put the notebook's `{name}` back as it was.)",
+            "inside the function, reach the model through its parameter only.",
+        ],
+        gave=f"a function that changes the notebook's `{name}`",
+    )
+
+
 INFERENCE_ANSWER = """def predict(model, x):
     with ng.no_grad():
         return model(x)
@@ -712,7 +831,7 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
         not_in_force = _no_grad_not_in_force(ex, predict, out)
         if not_in_force is not None:
             return not_in_force
-    judged = _judge_output(ex, model, x, out, want, records.count)
+    judged = _judge_output(ex, model, x, out, want, records.count, predict)
     if judged is not None:
         return judged
     if not hook_runs:
@@ -942,9 +1061,73 @@ def _changed_state(
     return None
 
 
-def _judge_output(ex: str, model, x, out, want, records: int = 0) -> Result | None:
+def _other_input(ex: str, predict, model, x) -> Result | None:
+    """The hint for a predict that runs the notebook's model, or reads the notebook's
+    data, instead of the model and the x it is given; or None."""
+    read = _globals_read(predict)
+    models = [n for n, v in read.items() if isinstance(v, ng.nn.Module) and v is not model]
+    inputs = [
+        n for n, v in read.items() if isinstance(v, (ng.Tensor, np.ndarray)) and v is not x
+    ]
+    if not models and not inputs:
+        return None
+    name = (models or inputs)[0]
+    what = "model" if models else "x"
+    params = []
+    try:
+        params = list(inspect.signature(predict).parameters)
+    except (TypeError, ValueError):
+        pass
+    argument = params[0 if models else 1] if len(params) >= 2 else ""
+    called = f" (`{argument}` in your function)" if argument and argument != name else ""
+    return not_yet(
+        ex,
+        [
+            f"your function reads the notebook's `{name}`, not the {what} it is given "
+            f"as its argument{called}: each call brings its own model and x, and the "
+            "answer is what THAT model gives for THAT x. A function works on what it is "
+            "given, whatever the notebook holds.",
+            "inside the function, reach the model and the input through its parameters only.",
+        ],
+        gave=f"an output computed from the notebook's `{name}`",
+    )
+
+
+def _softmax_of(want: np.ndarray, out) -> str:
+    """Which function of the model's output ``out`` is (softmax, log_softmax), or ""."""
+    got = as_array_or_none(out)
+    if got is None or got.shape != want.shape or want.ndim != 2:
+        return ""
+    shifted = want - want.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    for name, values in (("a softmax", np.exp(log_p)), ("a log-softmax", log_p)):
+        if np.allclose(got, values, rtol=1e-4, atol=1e-6):
+            return name
+    return ""
+
+
+def _judge_output(
+    ex: str, model, x, out, want, records: int = 0, predict=None
+) -> Result | None:
     """None when ``out`` is the model's output and no graph was recorded for it."""
     if not close(out, want, shape_free=False):
+        elsewhere = _other_input(ex, predict, model, x) if predict is not None else None
+        if elsewhere is not None:
+            return elsewhere
+        softmax = _softmax_of(want, out)
+        if softmax:
+            return not_yet(
+                ex,
+                [
+                    f"your function returns {softmax} of the model's output: "
+                    "probabilities made from the scores, not the output itself. The "
+                    "exercise asks for what the model gives, the raw scores (logits); a "
+                    "caller that wants probabilities applies softmax to them itself, and "
+                    "a loss such as cross_entropy expects the scores.",
+                    "return the model's output itself, unchanged.",
+                ],
+                gave=f"{softmax} of the output",
+            )
         if np.shape(as_array_or_none(out)) == want.shape:
             return not_yet(
                 ex,
@@ -957,7 +1140,17 @@ def _judge_output(ex: str, model, x, out, want, records: int = 0) -> Result | No
                 ],
                 gave=show(out),
             )
-        return not_yet(ex, "return the model's output itself, unchanged.", gave=show(out))
+        shape = tuple(getattr(out, "shape", np.shape(as_array_or_none(out))))
+        kind = "a tensor" if hasattr(out, "grad_fn") else "an array"
+        return not_yet(
+            ex,
+            [
+                f"your output has shape {shape}, and the model gives {want.shape} for "
+                "this x (one row of scores per row of x): return the model's output "
+                "itself, unchanged, for the x the function is given.",
+            ],
+            gave=f"{kind} of shape {shape}" if shape else show(out),
+        )
     if not hasattr(out, "grad_fn"):
         return not_yet(
             ex,

@@ -45,13 +45,30 @@ def check_static_model(graph, x, loss) -> Result:
             "build it inside `with g2:` from x and the Variables with ns ops.",
         )
     outside = [n for n in (x, loss) if getattr(n, "graph", graph) is not graph]
-    if outside:
-        owner = getattr(outside[0].graph, "name", "another graph")
-        names = " and ".join(getattr(n, "name", "?") for n in outside)
+    read = _other_placeholder(graph, x, loss)
+    if outside == [x] and read:
+        owner = getattr(x.graph, "name", "another graph")
         return not_yet(
             ex,
             [
-                f"{names} belong to {owner}, not to the graph you handed over: they were "
+                f"the x you handed to the checker is the placeholder {x.name!r} of "
+                f"{owner}, an earlier graph, while your loss reads the placeholder "
+                f"{read!r} of the graph you handed over: the name x still holds what an "
+                "earlier cell put in it. Hand over the placeholder your loss is built from.",
+                "the checker feeds the placeholder you give it; the loss must read that "
+                "very node.",
+            ],
+            gave=f"an x of {owner}",
+        )
+    if outside:
+        owner = getattr(outside[0].graph, "name", "another graph")
+        names = " and ".join(getattr(n, "name", "?") for n in outside)
+        verb = "belongs" if len(outside) == 1 else "belong"
+        they = "it was" if len(outside) == 1 else "they were"
+        return not_yet(
+            ex,
+            [
+                f"{names} {verb} to {owner}, not to the graph you handed over: {they} "
                 "built outside the graph's `with` block. Build them inside `with g2:` "
                 "(a cell that builds them outside it, run again, builds them in the "
                 "default graph once more; ns.reset_default_graph() clears what an "
@@ -59,6 +76,36 @@ def check_static_model(graph, x, loss) -> Result:
                 "the placeholder, the Variables and the loss all belong inside `with g2:`.",
             ],
             gave=f"nodes of {owner}",
+        )
+    stale = _unread_placeholders(graph, x, loss)
+    place = {id(n): k for k, n in enumerate(getattr(graph, "nodes", ()))}
+    stale_at = next(
+        (k for k, n in enumerate(getattr(graph, "nodes", ())) if getattr(n, "name", None) == stale),
+        -1,
+    )
+    if stale and place.get(id(x), len(place)) < stale_at:  # made after x: an extra one
+        return not_yet(
+            ex,
+            [
+                f"your graph also holds the placeholder {stale!r}, which your loss does "
+                "not read: a run needs a feed for every placeholder of the graph, and the "
+                f"checker feeds only the x you handed over. Leave {stale!r} out of the "
+                "graph.",
+            ],
+            gave=f"a graph with the placeholder {stale!r} that the loss does not read",
+        )
+    if stale:
+        return not_yet(
+            ex,
+            [
+                f"the graph you handed over also holds the placeholder {stale!r}, which "
+                "your loss does not read: it is not a new graph. A name given to a graph "
+                "that already exists (g2 = g) names the same graph, nodes and all, and a "
+                "run needs a feed for every placeholder it holds. The exercise builds the "
+                "model in a new, empty graph.",
+                "ns.Graph() makes a new graph; build the model inside its `with` block.",
+            ],
+            gave=f"a graph that also holds the placeholder {stale!r}",
         )
     values = []
     for feed in (np.ones((2, 2)), 2.0 * np.ones((2, 2)), _MIXED_FEED):
@@ -284,6 +331,21 @@ def _other_placeholder(graph, x, loss) -> str:
         if getattr(node, "kind", None) == "placeholder" and node is not x:
             return str(node.name)
         stack.extend(getattr(node, "inputs", ()))
+    return ""
+
+
+def _unread_placeholders(graph, x, loss) -> str:
+    """The name of a placeholder of ``graph``, other than ``x``, that ``loss`` does not
+    read (a graph built before, given a second name), or ""."""
+    read, stack = set(), [loss]
+    while stack:
+        node = stack.pop()
+        if id(node) not in read:
+            read.add(id(node))
+            stack.extend(getattr(node, "inputs", ()))
+    for node in getattr(graph, "placeholders", ()):
+        if node is not x and id(node) not in read:
+            return str(node.name)
     return ""
 
 
@@ -656,6 +718,20 @@ def check_compiled_step(f, g=None) -> Result:
                 "hint: list the nodes to fetch in outputs=[...].",
             )
     ones, twos = outs[1.0], outs[2.0]
+    moved_weights = _weights_moved(g)
+    if moved_weights and not close(ones, _RIGHT_06_2[1.0]):
+        return not_yet(
+            ex,
+            [
+                f"the Variable {moved_weights} of g no longer holds the value the cell "
+                "that built g gave it: a line run since changed it, so every output of f "
+                "is computed with the changed weight. Run the cell that builds g again "
+                "(and the cells after it), then compile.",
+                "compiling fetches the nodes you list; it computes with the values g's "
+                "Variables hold when f runs.",
+            ],
+            gave=f"outputs computed with a changed {moved_weights}",
+        )
     if len(ones) != 4:
         return not_yet(
             ex,
@@ -875,6 +951,25 @@ def _follows(f, g) -> bool:
         _restore(weights, before)
     want, sizes = model_values(_MIXED_FEED, *_MOVED_WEIGHTS)
     return len(got) == 4 and all(agrees(a, b, z, False) for a, b, z in zip(got, want, sizes))
+
+
+_CELL_WEIGHTS = {"w1": 2.0, "w2": 3.0, "w3": 4.0}
+
+
+def _weights_moved(g) -> str:
+    """The names of g's Variables w1, w2, w3 that no longer hold the value the lesson's
+    cell gave them (2, 3, 4), as words ("" for none, or when g is no graph)."""
+    if not isinstance(g, ns.Graph):
+        return ""
+    moved = []
+    for v in (n for n in g.nodes if isinstance(n, ns.Variable)):
+        want = _CELL_WEIGHTS.get(str(getattr(v, "name", "")))
+        try:
+            if want is not None and float(v.value) != want:
+                moved.append(str(v.name))
+        except Exception:  # an array Variable under that name: not the cell's weight
+            moved.append(str(v.name))
+    return " and ".join(moved)
 
 
 def _variables(f) -> list:

@@ -45,8 +45,9 @@ def check_where_fix(f) -> Result:
     left = _notebook_state_left()
     if left is not None:
         return not_yet(ex, [left[0]], gave=left[1])
+    given = ng.tensor([1.0, -2.0])
     try:
-        eager = f(ng.tensor([1.0, -2.0]))
+        eager = f(given)
     except TypeError as exc:
         if "cond needs a boolean node" in str(exc):
             return not_yet(
@@ -134,6 +135,20 @@ def check_where_fix(f) -> Result:
             ],
             gave="a function that cannot be traced",
         )
+    if given.tolist() != [1.0, -2.0]:
+        return not_yet(
+            ex,
+            [
+                "your function writes its result into the x it is given (an in-place op: "
+                "mul_, *= and the like), so the caller's tensor is changed by the call. "
+                "And while ns.trace runs it, x is a graph node, which has no values to "
+                "overwrite: the traced graph records no op for that line. Compute a new "
+                "tensor from x and return it, leaving x as it came.",
+                "choose per element with a function that takes (condition, value where "
+                "true, value where false), and return what it gives.",
+            ],
+            gave="a function that changes its x in place",
+        )
     # entries near the threshold 0 tell a wrong threshold (x > 0.5, x >= 1, x > -0.5),
     # down to the smallest float64 numbers (x > 1e-9, x > -1e-300) and both zeros
     cases = (
@@ -220,6 +235,12 @@ def check_where_fix(f) -> Result:
             "reduction of x (its sum, its mean) decides once for every entry, as "
             "branchy's `if` did. The rule chooses per element, each entry by its own "
             "sign."
+        )
+    elif all(_same(g, np.array(c)) for g, c in zip(gots, cases)):
+        hint = (
+            "traced, your function returns x as it came, every entry unchanged: the "
+            "traced graph records no op between x and the result, so the rule is not in "
+            "it. Every step of the rule must be an op on x whose result is returned."
         )
     elif close(gots[1], cases[1]):
         hint = "where x <= 0 the entry must be multiplied by -1, not kept."
@@ -533,15 +554,22 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
         if _computed(v)
     ]
     if typed:
+        tensor = any(
+            _holds_a_tensor(v)
+            for name, v in (("traced_result", traced_result), ("eager_result", eager_result))
+            if name in typed
+        )
+        what = "a tensor" if tensor else "an array other than one dimension of numbers"
         return not_yet(
             ex,
             [
-                f"give {' and '.join(typed)} as a plain list of Python numbers, not an "
-                "array or a tensor: the exercise asks you to predict each result and type "
-                "it in as a list.",
+                f"give {' and '.join(typed)} as numbers you type in: a list of two numbers "
+                "(a plain list, or a one-dimensional numpy array of them), not "
+                f"{what}. The exercise asks you to predict each result and type it in; "
+                "a tensor is what running the code gives.",
                 "work out what the traced graph holds and what eager mode reads at each call.",
             ],
-            gave="an array or a tensor, not a plain list",
+            gave=f"{what}, not a list of numbers",
         )
     try:
         traced, eager = as_array(traced_result), as_array(eager_result)
@@ -623,6 +651,13 @@ def _numbers_as_text(*values) -> bool:
     except Exception:  # words, not numbers: the shape check reports them
         return False
     return True
+
+
+def _holds_a_tensor(value) -> bool:
+    """Whether ``value`` is a tensor, or a list or tuple holding one."""
+    if isinstance(value, ng.Tensor):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_a_tensor(v) for v in value)
 
 
 def _computed(value) -> bool:

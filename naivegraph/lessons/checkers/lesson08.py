@@ -106,6 +106,9 @@ class LabCalls:
         self.codes, self.allowed, self.forbid = codes, set(allowed), tuple(forbid)
         self._given = _answer_codes(given)
         self.ran: list[str] = []
+        # the lab's code an answer may run, that ran in its stead: the lab's
+        # run_backward behind Node.backward, the lab's table behind the notebook's OPS
+        self.stood_in: list[str] = []
         self.library = ""  # the first library of ``forbid`` the answer called
         self.switched = False  # the answer switched the watch off or slipped past it
         self.token = object()
@@ -164,6 +167,16 @@ class LabCalls:
                 return True
         return self._checkers_own(caller)
 
+    def _stands_in(self, frame, name: str) -> bool:
+        """Whether the lab's ``name`` ran for the answer as a stand-in it may use: an
+        allowed function called from outside the check's own frames, or a row of the
+        lab's table called through the notebook's ``OPS``."""
+        caller = frame.f_back
+        if name == "table":
+            return (caller is not None and caller.f_code is _THROUGH_OPS
+                    and caller.f_locals.get("token") is self.token)
+        return name in self.allowed and not self._checkers_own(caller)
+
     def _seen(self, frame, event: str, arg) -> None:
         if event == "call":
             if frame.f_code is _THREADING_SETPROFILE and not self._closing:
@@ -171,6 +184,8 @@ class LabCalls:
             name, library = self._known(frame.f_code)
             if name is not None and name not in self.allowed and not self._exempt(frame, name):
                 self.ran.append(name)
+            elif name is not None and name not in self.stood_in and self._stands_in(frame, name):
+                self.stood_in.append(name)
             if library and not self.library and self._enters(frame.f_back):
                 self.library = library
         elif event == "c_call":
@@ -412,12 +427,35 @@ def _own_work(ex: str, codes: Callable[[], dict], allowed: tuple = (),
                 else:
                     TRIES[ex] = tries
                 return refused
-            sys.stdout.write(printed.getvalue())
+            shown = printed.getvalue()
+            if result and lab.stood_in:
+                before = result.message
+                result.detail += " " + _stand_in_note(ex, lab.stood_in)
+                shown = shown.replace(before, result.message)
+            sys.stdout.write(shown)
             return result
 
         return checked
 
     return wrap
+
+
+def _stand_in_note(ex: str, stood_in: list[str]) -> str:
+    """What a passing answer ran on of the lab's stand-ins, said plainly: right as it is
+    written, but not yet seen on the learner's own engine."""
+    said = []
+    engine = [n for n in ("run_backward", "free_graph") if n in stood_in]
+    if engine:
+        said.append(f"the gradients it used came from the lab's {' and '.join(engine)}, "
+                    "which Node.backward calls while 08-3 and 08-4 are not solved (or "
+                    "while use_reference is True)")
+    if "table" in stood_in:
+        said.append("the derivatives came from the lab's table, which OPS holds while "
+                    "08-1 is not solved (or while use_reference is True)")
+    what = _ASKS_FOR.get(ex, "function")
+    return (f"Note: {' and '.join(said)}. Your {what} is right as written; run this check "
+            "again once those exercises pass, with use_reference False, to see it run on "
+            "your own engine.")
 
 
 # The frame of every check wrapped by _own_work: the lab's code run beneath it through
@@ -793,6 +831,8 @@ def check_static_backward(static_backward) -> Result:
         bad = _labs_version(ex, static_backward)
     if bad is None:
         bad = _keeps_the_list_and_starts_from_zero(ex, static_backward)
+    if bad is None:
+        bad = _sweeps_backward_once(ex, static_backward)
     if bad is not None:
         return bad
 
@@ -864,6 +904,21 @@ def check_static_backward(static_backward) -> Result:
                     "visit the nodes from the loss back to the leaves, and pass each input "
                     "n.grad * derivative(*input values, k)."]
         return not_yet(ex, hint, gave=f"x.grad = {show(got[0])} for x*y + sin(x)*exp(y)")
+
+    off = _node_grads_off(run_nodes[-1], run_nodes[-1][-1], {id(x): "x", id(y): "y"})
+    if off is not None:
+        label, grad = off
+        return not_yet(
+            ex,
+            [f"the leaves' gradients are right, but after your sweep the node {label} of "
+             f"x*y + sin(x)*exp(y) holds grad {show(grad)}, which is not d loss / d "
+             f"({label}): the exercise asks every node's grad to hold d loss / d node, "
+             "the computed nodes' as much as the leaves'. A computed node's grad is what "
+             "the sweep hands on to its inputs, and it stays there once the sweep ends.",
+             "keep each gradient in the node's own grad as the sweep computes it, and "
+             "leave it there."],
+            gave=f"{label}.grad = {show(grad)}",
+        )
 
     # 1b. a node built after the loss (a metric of it): the loss is not the last node
     def metric_after(nodes):
@@ -989,6 +1044,161 @@ def _keeps_the_list_and_starts_from_zero(ex: str, static_backward: Callable) -> 
             gave="a sweep that adds into grads still None",
         )
     return None
+
+
+_DERIVATIVE = {**_EXACT, "add": lambda a, b, i: 1.0}
+_SHOWN = {"mul": "{} * {}", "add": "{} + {}", "sin": "sin({})", "exp": "exp({})"}
+
+
+def _node_grads_off(nodes: list, loss, names: dict) -> tuple[str, Any] | None:
+    """The first computed node up to ``loss`` whose grad is not d loss / d node, as
+    (the node written out from the leaves ``names``, its grad); None when all are right."""
+    want = {id(n): 0.0 for n in nodes}
+    want[id(loss)] = 1.0
+    upto = nodes[: nodes.index(loss) + 1]
+    for n in reversed(upto):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs):
+            want[id(inp)] += want[id(n)] * _DERIVATIVE[n.op](*args, k)
+
+    def shown(node) -> str:
+        if id(node) in names:
+            return names[id(node)]
+        if node.op is None:
+            return f"{node.value:g}"
+        return _SHOWN[node.op].format(*(shown(i) for i in node.inputs))
+
+    for n in upto:
+        if n.op is None or not n.needs_grad:
+            continue
+        try:
+            right = close(n.grad, want[id(n)], atol=1e-9)
+        except Exception:  # not a number: not the gradient
+            right = False
+        if not right:
+            return ("loss" if n is loss else shown(n)), n.grad
+    return None
+
+
+class _ShiftProbe(_Probe):
+    """A leaf's value that notices being moved a little (a + h, a - h, a complex step),
+    as a finite difference moves it; products are plain, as a backward makes them."""
+
+    __mul__ = __rmul__ = float.__mul__
+
+
+class _StillSNode(_SNode):
+    """An _SNode that notes each write of its value once the graph is built, and
+    counts (for all of them) how often a sweep reads node inputs."""
+
+    reads = 0
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.writes = 0
+        self.ready = False
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def value(self):
+        return self._value
+
+    @value.setter
+    def value(self, new) -> None:
+        if self.ready:
+            self.writes += 1
+        self._value = new
+
+    @property  # type: ignore[override]
+    def inputs(self) -> tuple:
+        _StillSNode.reads += 1
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, new: tuple) -> None:
+        self._inputs = new
+
+
+_LEAVES = 20
+
+
+def _sweeps_backward_once(ex: str, static_backward: Callable) -> Result | None:
+    """A product of 20 leaves (plus sin of the first): a reverse sweep reads each node's
+    inputs a few times and writes no value.  A finite difference moves the leaves' values
+    a little (or re-runs the forward pass once or twice per leaf); forward mode carries a
+    tangent from each leaf, one pass through the list per leaf; an optimizer step inside
+    backward leaves the values moved."""
+    nodes: list = []
+    starts = [(-1.0) ** k * (0.5 + 0.125 * k) for k in range(_LEAVES)]
+    probes = [_ShiftProbe(v) for v in starts]
+    leaves = [_StillSNode(nodes, p) for p in probes]
+
+    def node(op: str, *inputs) -> _StillSNode:
+        value = _VALUE[op](*(i.value for i in inputs))
+        return _StillSNode(nodes, value, op, inputs)
+
+    h = leaves[0]
+    for leaf in leaves[1:]:
+        h = node("mul", h, leaf)
+    loss = node("add", h, node("sin", leaves[0]))
+    for n in nodes:
+        n.ready = True
+    for p in probes:
+        p.shifted = False
+    _StillSNode.reads = 0
+    try:
+        static_backward(nodes, loss)
+    except Exception:  # a crash is reported by the checks that follow
+        return None
+    moved = [(leaf, v) for leaf, v in zip(leaves, starts) if leaf.value != v]
+    tiny = all(_near(leaf.value, v) for leaf, v in moved)
+    if any(p.shifted for p in probes) or (
+        any(leaf.writes for leaf in leaves) and (not moved or tiny)
+    ):
+        return not_yet(
+            ex,
+            ["your backward evaluates the graph at values shifted a little from the "
+             "leaves' (a finite difference): an estimate, made by running the forward "
+             "pass again for each leaf. The exercise asks for the reverse sweep: each "
+             "node hands its grad times its op's derivative, from the table, to its "
+             "inputs, from the loss back to the leaves, and no value changes.",
+             "the derivatives are in the second entry of each row of OPS."],
+            gave="gradients estimated from nearby points",
+        )
+    if moved:
+        return not_yet(
+            ex,
+            ["your backward changed the values of the leaves: a backward computes "
+             "gradients and leaves every value as the forward pass made it. A training "
+             "step that moves the weights by their gradients comes after backward, in the "
+             "loop that calls it, not inside it (and here the graph's next forward pass "
+             "would no longer be the one the gradients belong to).",
+             "set the grads, and nothing else: no node's value changes in a backward."],
+            gave="a backward that changes the leaves' values",
+        )
+    if _StillSNode.reads > 6 * len(nodes):
+        return not_yet(
+            ex,
+            [f"on a product of {_LEAVES} leaves ({len(nodes)} nodes) your backward read "
+             f"node inputs {_StillSNode.reads} times: it goes through the graph once per "
+             "leaf, as forward mode does (a tangent carried forward from each leaf in "
+             "turn) or a finite difference re-running the forward pass. The exercise asks "
+             "for reverse mode: ONE sweep back from the loss gives every node its "
+             "gradient, however many leaves there are.",
+             "visit the nodes from the loss back to the leaves, once each, handing each "
+             "input its share."],
+            gave=f"{_StillSNode.reads} reads of node inputs for {len(nodes)} nodes",
+        )
+    return None
+
+
+def _near(a, b) -> bool:
+    """Whether the number ``a`` is within rounding of a small step from ``b``."""
+    try:
+        return abs(float(a) - float(b)) <= 1e-6 * max(1.0, abs(float(b)))
+    except Exception:  # not a number: not near
+        return False
 
 
 def _does_nothing(fn: Callable) -> bool:
@@ -1180,6 +1390,15 @@ def check_run_backward(run_backward) -> Result:
         elif close(got, [0.0, 0.0]):
             hint = ["the leaves got nothing: is each node visited after every node that "
                     "uses it, and does a leaf add what reached it to its .grad?"]
+        elif _listed_twice(order):
+            times = _listed_twice(order)
+            hint = ["c = x * y reaches f along several paths, and the order your "
+                    f"run_backward returned lists a node {times} times: a walk that does "
+                    "not remember where it has been appends a shared node once for every "
+                    "path that reaches it, and the sweep then visits it more than once, "
+                    "before all of its users have handed it their gradients.",
+                    "remember the nodes you have visited and skip them when you meet them "
+                    "again: each node enters the order once, after all of its inputs."]
         elif not _topological_order(order):
             hint = ["c = x * y reaches f along several paths: a node may pass its gradient "
                     "on only once all of its users have given theirs. The order your "
@@ -1358,6 +1577,17 @@ def _reads_the_table(ex: str, run_backward: Callable) -> Result | None:
     ops = {op for _, op, _ in watched.calls}
     wrong_arity = any(n != _ARITY.get(op, n - 1) + 1 for _, op, n in watched.calls)
     missed = isinstance(crashed, KeyError) and crashed.args[:1] == (None,)
+    if crashed is None and not missed and not wrong_arity and ops == {"mul"}:
+        return not_yet(
+            ex,
+            ["on sin(x * y) your sweep hands nothing on at the sin node: sin's derivative "
+             "is never called, so the product below it, and x and y, receive nothing. A "
+             "node with one input hands its gradient on as a node with two does: its "
+             "grad times its op's derivative, for each input that requires grad.",
+             "loop over all of a node's inputs, however many it has, and look the "
+             "derivative up by the node's own op."],
+            gave="no gradient handed on by sin(x * y)'s sin node",
+        )
     if missed or wrong_arity or (watched.calls and ops != {"mul", "sin"}):
         return not_yet(
             ex,
@@ -1419,6 +1649,18 @@ def _keeps_no_state(ex: str, run_backward: Callable, want: list) -> Result | Non
                                 "the dict grads, and add into .grad on the leaves alone."],
                            gave=f"a computed node's grad set to {show(written[0].grad)}")
     return None
+
+
+def _listed_twice(order) -> int:
+    """How many times ``order`` lists its most listed node, when that is more than
+    once (0 otherwise, and when it is no list)."""
+    if not isinstance(order, (list, tuple)):
+        return 0
+    counts: dict[int, int] = {}
+    for node in order:
+        counts[id(node)] = counts.get(id(node), 0) + 1
+    most = max(counts.values(), default=0)
+    return most if most > 1 else 0
 
 
 def _topological_order(order) -> bool:
