@@ -10,8 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, refused, rejected_on_first_try
+from lesson_answers_06_07 import notebook_shell
+from lesson_answers_10_13 import LR, UPDATE_SECRETS, lesson_network
 
 import naivegraph as ng
+import naivegraph.static as ns
+from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
 
 F = ng.nn.functional
@@ -166,3 +170,100 @@ def test_09_2_a_forward_pass_in_eval_mode_switched_back_after_is_refused(capsys)
         says="forward pass in evaluation mode",
     )
     never_states(result, "model.train()", "zero_grad()")
+
+
+# -- 10-1: a gradient baked in at build time ------------------------------------------------
+def test_10_1_a_gradient_run_at_build_time_is_told_it_ignores_the_fed_batch(capsys):
+    rng = np.random.default_rng(1)
+    xs = rng.standard_normal((64, 1000)).astype(np.float32)
+    ys = rng.standard_normal((64, 10)).astype(np.float32)
+
+    def update(w, grad, loss, x):  # the gradient run now, put into the graph as numbers
+        graph = ns.get_default_graph()
+        now = graph.run(grad, {x: xs, graph.placeholders[1]: ys})
+        return w.assign(w - LR * now)
+
+    result = rejected_on_first_try(
+        capsys, ex.check_update_nodes, *lesson_network(update), says="reads neither x nor y"
+    )
+    assert "which way should it move" not in result.message
+    never_states(result, *UPDATE_SECRETS)
+
+
+def test_10_1_the_lessons_update_is_still_accepted(capsys):
+    right = lesson_network(lambda w, grad, loss, x: w.assign(w - LR * grad))
+    assert outcome(capsys, ex.check_update_nodes, *right).passed
+
+
+# -- 10-3: a term scaled by a factor near 1 -------------------------------------------------
+def _poly_graph():
+    coef = np.random.default_rng(0).standard_normal(5) * 0.1
+    with ns.Graph() as poly:
+        xp = ns.placeholder("x", shape=(None,))
+        top = ns.placeholder("top", shape=())
+        a, b, c, d, e = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
+        base = a + b * xp + c * xp**2.0 + d * xp**3.0
+    return poly, (lambda p, y: p < top), base, xp, top, [a, b, c, d, e]
+
+
+def _check_body(make_body):
+    poly, more, base, xp, top, weights = _poly_graph()
+    return ex.check_poly_loop(poly, more, make_body(xp, weights[-1]), base, xp, top, weights)
+
+
+def test_10_3_a_term_scaled_by_a_factor_near_one_is_told_so(capsys):
+    result = _check_body(lambda xp, e: lambda p, y: (p + 1.0, y + 1.000001 * e * xp**p))
+    refused(result, "scaled by a factor near 1")
+    assert "not differentiated as written" not in result.message
+    never_states(result, "e * xp ** p", "p + 1")
+
+
+def test_10_3_the_lessons_body_is_still_accepted(capsys):
+    assert _check_body(lambda xp, e: lambda p, y: (p + 1.0, y + e * xp**p)).passed
+
+
+# -- 10-2 / 10-4 / 13-x: a cell that runs the snippet it was to predict ---------------------
+@pytest.fixture
+def shell():
+    yield from notebook_shell()
+
+
+def run_in_notebook(shell, cell: str):
+    """Run ``cell`` as Jupyter does and give back the value of its last line."""
+    checking.TRIES.clear()
+    return shell.run_cell(cell, store_history=True).result
+
+
+RUN_SMALL = (
+    "with ns.Graph() as small:\n"
+    "    v = ns.Variable(np.array(1.0), name='v')\n"
+    "    double = v.assign(v * 2.0)\n"
+    "    plus_one = v + 1.0\n"
+    "first = small.run([double, plus_one])\nsecond = small.run(plus_one)\n"
+    "predicted = (float(first[0]), float(first[1]), float(second))\n"
+    "ex.check_run_semantics(predicted)"
+)
+
+RUN_TRACE = (
+    "extra_terms = 1\n"
+    "def forward(x):\n    y = x * 1.0\n"
+    "    for p in range(extra_terms):\n        y = y + x ** (4.0 + p)\n    return y\n"
+    "traced = ns.trace(forward, np.ones(3))\nextra_terms = 2\n"
+    "a, b = traced(np.full(3, 2.0)), traced(np.full(5, 2.0))\n"
+    "terms = (round(np.log2(float(a[0]) - 2.0) - 3), 2)\n"
+    "ex.check_trace_trap(terms)"
+)
+
+
+def test_10_2_a_cell_that_runs_the_snippet_is_refused(shell):
+    result = refused(run_in_notebook(shell, RUN_SMALL), "runs the snippet's graph instead")
+    assert "it calls run" in result.message
+    never_states(result, "(2.0, 2.0, 3.0)", "2.0, 2.0")
+    assert run_in_notebook(shell, "predicted = (2.0, 2.0, 3.0)\nex.check_run_semantics(predicted)")
+
+
+def test_10_4_a_cell_that_traces_the_snippet_is_refused(shell):
+    result = refused(run_in_notebook(shell, RUN_TRACE), "runs the traced function instead")
+    assert "trace" in result.message
+    never_states(result, "(1, 2)")
+    assert run_in_notebook(shell, "terms = (1, 2)\nex.check_trace_trap(terms)")
