@@ -267,3 +267,52 @@ def test_10_4_a_cell_that_traces_the_snippet_is_refused(shell):
     assert "trace" in result.message
     never_states(result, "(1, 2)")
     assert run_in_notebook(shell, "terms = (1, 2)\nex.check_trace_trap(terms)")
+
+
+COMPILE_G1 = (
+    "with ns.Graph('freeing') as g1:\n"
+    "    x = ns.placeholder('x', shape=(3,), dtype=np.float64)\n"
+    "    w = ns.Variable(np.array([1.0, 2.0, 3.0]), name='w')\n"
+    "    m = x * w\n    e = m.exp()\n    s = m.sin()\n    total = (e * s).sum()\n"
+    "listing = g1.compile([x], [total, e], optimize=False).listing()\n"
+    "line = next(l for l in listing.splitlines() if 'free %' in l)\n"
+    "freed_first = (line.split('free %')[1].split()[0].strip(','), int(line.split()[0]))\n"
+    "ex.check_freed_first(freed_first)"
+)
+
+OPTIMIZE_G2 = (
+    "from naivegraph.lessons.checkers.lesson13 import careless_graph\n"
+    "g2, z = careless_graph()\n"
+    "CLEANING = [ns.passes.constant_folding, ns.passes.algebraic_simplification,\n"
+    "            ns.passes.common_subexpression_elimination, ns.passes.dead_node_elimination]\n"
+    "new, report = ns.optimize(g2, passes=CLEANING, fetches=[z])\n"
+    "removed = len(g2.nodes) - len(new.nodes)\n"
+    "ex.check_nodes_removed(removed)"
+)
+
+TRACE_HEAD = (
+    "def head(x):\n    if x.shape[0] == 1:\n        return x.tanh().sum()\n"
+    "    return (x - x.mean(dim=0)).relu().sum()\n"
+    "traced = ns.trace(head, np.ones((1, 3)))\n"
+    "for rows in (8, 8, 1, 2):\n    traced(np.ones((rows, 3)))\n"
+    "ops = [n.op_name for n in traced.graph.nodes if n.op_name in ('tanh', 'relu')]\n"
+    "baked = (ops[0], traced.cache_size)\n"
+    "ex.check_baked_branch(baked)"
+)
+
+
+@pytest.mark.parametrize(
+    "cell, says, right",
+    [
+        (COMPILE_G1, "runs the compiler's planner instead", "freed_first = ('mul_1', 3)\n"
+         "ex.check_freed_first(freed_first)"),
+        (OPTIMIZE_G2, "runs the passes instead", "removed = 6\nex.check_nodes_removed(removed)"),
+        (TRACE_HEAD, "runs the traced function instead", "baked = ('tanh', 3)\n"
+         "ex.check_baked_branch(baked)"),
+    ],
+    ids=["13-1", "13-2", "13-3"],
+)
+def test_13_a_cell_that_runs_what_it_was_to_predict_is_refused(shell, cell, says, right):
+    result = refused(run_in_notebook(shell, cell), says)
+    never_states(result, "mul_1", "6 ", "tanh', 3")
+    assert run_in_notebook(shell, right).passed

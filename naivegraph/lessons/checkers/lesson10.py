@@ -410,8 +410,8 @@ def _runs_instead_of_predicting(ex: str, calls: tuple, what: str, think: str) ->
     return not_yet(
         ex,
         [f"your cell runs {what} instead of predicting: it calls {ran}. The exercise asks "
-         "you to PREDICT the values from the snippet, and to type them; the cell after "
-         "the check runs it for you once the check passes.",
+         "you to PREDICT the answer without running anything, and to type it; the cell "
+         "after the check runs the code for you once the check passes.",
          f"work it out from the lesson's rule: {think}"],
         gave=f"a cell that calls {ran}",
     )
