@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from checker_results import never_states, outcome, refused, rejected_on_first_try
 from lesson_answers_06_07 import notebook_shell
-from lesson_answers_10_13 import LR, UPDATE_SECRETS, lesson_network
+from lesson_answers_10_13 import LR, UPDATE_SECRETS, jacobian_forward, lesson_network
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -316,3 +316,149 @@ def test_13_a_cell_that_runs_what_it_was_to_predict_is_refused(shell, cell, says
     result = refused(run_in_notebook(shell, cell), says)
     never_states(result, "mul_1", "6 ", "tanh', 3")
     assert run_in_notebook(shell, right).passed
+
+
+# -- 11-1: tangents read off a library --------------------------------------------------------
+class Dual:
+    """The lesson's Dual, with mul and div given by ``rules``."""
+
+    def __init__(self, value, tangent=0.0):
+        self.value, self.tangent = value, tangent
+
+    def __add__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value + other.value, self.tangent + other.tangent)
+
+    def __sub__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value - other.value, self.tangent - other.tangent)
+
+
+def _dual_with(tangent_of):
+    class Mine(Dual):
+        def __mul__(self, other):
+            other = other if isinstance(other, Dual) else Mine(other)
+            return Mine(self.value * other.value, tangent_of(lambda a, b: a * b, self, other))
+
+        def __truediv__(self, other):
+            other = other if isinstance(other, Dual) else Mine(other)
+            return Mine(self.value / other.value, tangent_of(lambda a, b: a / b, self, other))
+
+    return Mine
+
+
+def _by_reverse_mode(op, u, v):
+    a = ng.tensor(u.value, requires_grad=True, dtype=ng.float64)
+    b = ng.tensor(v.value, requires_grad=True, dtype=ng.float64)
+    op(a, b).backward()
+    return a.grad.item() * u.tangent + b.grad.item() * v.tangent
+
+
+def _by_jvp(op, u, v):
+    t = lambda value: ng.tensor(value, dtype=ng.float64)  # noqa: E731
+    return ng.func.jvp(op, (t(u.value), t(v.value)), (t(u.tangent), t(v.tangent)))[1].item()
+
+
+def _by_torch(op, u, v):
+    import torch
+
+    a = torch.tensor(u.value, dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(v.value, dtype=torch.float64, requires_grad=True)
+    da, db = torch.autograd.grad(op(a, b), (a, b))
+    return da.item() * u.tangent + db.item() * v.tangent
+
+
+def _by_hand(op, u, v):
+    if op(2.0, 4.0) == 8.0:
+        return u.tangent * v.value + u.value * v.tangent
+    return (u.tangent * v.value - u.value * v.tangent) / v.value**2
+
+
+@pytest.mark.parametrize(
+    "tangent_of, says",
+    [(_by_reverse_mode, "naivegraph's autograd"), (_by_jvp, "naivegraph's forward mode"),
+     (_by_torch, "from torch")],
+    ids=["backward", "ng.func.jvp", "torch"],
+)
+def test_11_1_tangents_taken_from_a_library_are_refused(capsys, tangent_of, says):
+    result = rejected_on_first_try(capsys, ex.check_dual_rules, _dual_with(tangent_of), says=says)
+    never_states(result, "u.tangent * v.value", "v.value ** 2")
+
+
+def test_11_1_the_rules_by_hand_are_still_accepted(capsys):
+    assert outcome(capsys, ex.check_dual_rules, _dual_with(_by_hand)).passed
+
+
+# -- 11-2 / 11-3: one dual level around the loop, a level left open, a numpy matrix ---------
+fa = ng.autograd.forward_ad
+
+
+def _columns_in_one_level(f, x):
+    n = x.shape[0]
+    columns = []
+    with fa.dual_level():
+        for i in range(n):
+            d = fa.make_dual(x, ng.eye(n, dtype=x.dtype)[i])
+            columns.append(fa.unpack_dual(f(d)).tangent)
+    return ng.stack(columns, dim=1)
+
+
+def _columns_in_a_level_left_open(f, x):
+    n = x.shape[0]
+    fa.enter_dual_level()
+    columns = [fa.unpack_dual(f(fa.make_dual(x, ng.eye(n, dtype=x.dtype)[i]))).tangent
+               for i in range(n)]
+    return ng.stack(columns, dim=1)
+
+
+def test_11_2_one_dual_level_around_the_loop_is_accepted(capsys):
+    result = outcome(capsys, ex.check_jacobian_forward, _columns_in_one_level)
+    assert result.passed, result.message
+    assert outcome(capsys, ex.check_jacobian_forward, jacobian_forward).passed
+
+
+def test_11_2_a_dual_level_left_open_is_refused_and_closed(capsys):
+    from naivegraph.dynamic import forward
+
+    result = rejected_on_first_try(
+        capsys, ex.check_jacobian_forward, _columns_in_a_level_left_open, says="leaves it open"
+    )
+    assert forward.dual.level is None
+    never_states(result, "exit_dual_level", "ng.func.jvp(f")
+
+
+def test_11_2_and_11_3_a_numpy_matrix_is_refused(capsys):
+    def as_numpy(f, x):
+        return jacobian_forward(f, x).numpy()
+
+    result = rejected_on_first_try(
+        capsys, ex.check_jacobian_forward, as_numpy, says="you returned a numpy array"
+    )
+    never_states(result, "ng.stack(")
+
+    def rows_as_numpy(f, x):
+        y, vjp_fn = ng.func.vjp(f, x)
+        eye = ng.eye(y.shape[0], dtype=y.dtype)
+        return np.stack([vjp_fn(eye[i])[0].numpy() for i in range(y.shape[0])])
+
+    rejected_on_first_try(
+        capsys, ex.check_jacobian_reverse, rows_as_numpy, says="you returned a numpy array"
+    )
+
+
+def test_11_3_rows_that_add_up_in_x_grad_are_told_the_gradients_add_up(capsys):
+    def backward_per_row(f, x):
+        xx = x.detach().requires_grad_()
+        y = f(xx)
+        eye = ng.eye(y.shape[0], dtype=y.dtype)
+        rows = []
+        for i in range(y.shape[0]):
+            y.backward(eye[i], retain_graph=True)
+            rows.append(xx.grad.clone())
+        return ng.stack(rows, dim=0)
+
+    result = rejected_on_first_try(
+        capsys, ex.check_jacobian_reverse, backward_per_row, says="the gradients add up"
+    )
+    assert "seeded with a different row" not in result.message
+    never_states(result, "grad = None", "zero_")
