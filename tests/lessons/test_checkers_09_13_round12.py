@@ -11,12 +11,19 @@ import numpy as np
 import pytest
 from checker_results import never_states, outcome, refused, rejected_on_first_try
 from lesson_answers_06_07 import notebook_shell
-from lesson_answers_10_13 import LR, UPDATE_SECRETS, jacobian_forward, lesson_network
+from lesson_answers_10_13 import (
+    LR,
+    UPDATE_SECRETS,
+    jacobian_forward,
+    lesson_network,
+    sum_to_shape,
+)
 
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.lessons import checking
 from naivegraph.lessons import exercises as ex
+from naivegraph.ops import F as OPS_F
 
 F = ng.nn.functional
 
@@ -462,3 +469,113 @@ def test_11_3_rows_that_add_up_in_x_grad_are_told_the_gradients_add_up(capsys):
     )
     assert "seeded with a different row" not in result.message
     never_states(result, "grad = None", "zero_")
+
+
+# -- 12-1: state kept outside ctx ------------------------------------------------------------
+_KEPT: dict = {}
+
+
+class CubeReadingAGlobal(ng.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        _KEPT["x"] = x
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 3 * _KEPT["x"] ** 2
+
+
+class Cube(ng.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x**2
+
+
+def test_12_1_a_backward_reading_state_kept_outside_ctx_is_refused(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_cube_function, CubeReadingAGlobal, says="kept outside ctx"
+    )
+    assert "two alive together" in result.message
+    never_states(result, "saved_tensors", "3 * x ** 2", "3 * x**2")
+
+
+def test_12_1_the_right_cube_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_cube_function, Cube).passed
+
+
+# -- 12-2: the op table's entries that wrap sum_to -----------------------------------------
+def _by_f(grad, shape):
+    return OPS_F.sum_to(grad, shape)
+
+
+def _by_table(grad, shape):
+    from naivegraph.ops import table
+
+    return table.OPS["sum_to"].forward(grad, shape)
+
+
+def _by_op_function(grad, shape):
+    from naivegraph.ops import op_function
+
+    return np.asarray(op_function("sum_to")(grad, shape))
+
+
+@pytest.mark.parametrize("sum_to_shape", [_by_f, _by_table, _by_op_function],
+                         ids=["F.sum_to", "OPS['sum_to']", "op_function"])
+def test_12_2_the_op_tables_sum_to_is_refused(capsys, sum_to_shape):
+    result = rejected_on_first_try(
+        capsys, ex.check_sum_to_shape, sum_to_shape, says="the library's own sum_to"
+    )
+    never_states(result, "keepdims=True", "range(grad.ndim")
+
+
+def test_12_2_the_right_sums_are_still_accepted(capsys):
+    assert outcome(capsys, ex.check_sum_to_shape, sum_to_shape).passed
+
+
+# -- 12-5: a float32 cast on the way --------------------------------------------------------
+def test_12_5_a_float32_cast_on_the_way_is_told_so(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_softplus_partial,
+        lambda g, x, out: g * OPS_F.sigmoid(x).astype(np.float32),
+        says="narrower float",
+    )
+    assert "finite difference" not in result.message
+    never_states(result, "F.sigmoid(x)", "g * ")
+
+
+# -- 12-6: the library asked in the answer cell -----------------------------------------------
+ASK_ANOMALY = (
+    "import re\n"
+    "x = ng.tensor([0.0, 4.0], dtype=ng.float64, requires_grad=True)\n"
+    "try:\n"
+    "    with ng.autograd.detect_anomaly():\n"
+    "        y = (x.sqrt() * ng.tensor([0.0, 1.0], dtype=ng.float64)).sum(); y.backward()\n"
+    "except RuntimeError as err:\n"
+    "    first_nan = re.search(r\"'(\\w+)'\", str(err)).group(1)\n"
+    "ex.check_first_nan(first_nan)"
+)
+
+READ_THE_CHAIN = (
+    "x = ng.tensor([0.0, 4.0], dtype=ng.float64, requires_grad=True)\n"
+    "y = (x.sqrt() * ng.tensor([0.0, 1.0], dtype=ng.float64)).sum()\n"
+    "first_nan = y.grad_fn.next_functions[0][0].next_functions[0][0].name()\n"
+    "ex.check_first_nan(first_nan)"
+)
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+@pytest.mark.parametrize("cell", [ASK_ANOMALY, READ_THE_CHAIN], ids=["anomaly", "grad_fn"])
+def test_12_6_a_cell_that_asks_the_library_is_refused(shell, cell):
+    result = refused(run_in_notebook(shell, cell), "asks the library instead of working it out")
+    never_states(result, "SqrtBackward0")
+    assert run_in_notebook(shell, "first_nan = 'SqrtBackward0'\nex.check_first_nan(first_nan)")
