@@ -244,7 +244,8 @@ else:
 # ### Exercise 12-5: softplus' partial
 #
 # Complete `softplus_partial(g, x, out)`: the gradient of `x`, written with operators
-# and `F.<op>` (the table has `F.exp`, `F.log`, `F.sigmoid`, ...).
+# and `F.<op>` (the table has `F.exp`, `F.log`, `F.sigmoid`, ...). The rule must hold
+# for every x, large |x| included: in float64, `e^x` overflows to inf past x = 709.
 
 # %% exercise="12-5"
 # Exercise 12-5

@@ -442,8 +442,8 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
                 [f"{crash_message(crash).split(';')[0]}. That is a dtype mismatch: x here "
                  "is float64, and a seed made without a dtype (ng.eye, ng.zeros, "
                  "ng.tensor of floats) takes the default dtype, float32. The seed "
-                 "pushed through f must match x.dtype "
-                 "(and, for a seed pulled back, the dtype of f's outputs).",
+                 "pushed through f must match x.dtype (a seed pulled back through "
+                 "vjp_fn is converted to the outputs' dtype, as torch does).",
                  "make each seed in the dtype of the tensor it stands beside."],
                 gave="a seed whose dtype is not x's",
             )
