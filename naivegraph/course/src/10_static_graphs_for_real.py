@@ -379,16 +379,19 @@ terms = (1, 2)
 ex.check_trace_trap(terms)
 
 # %%
-extra_terms = 1
-def forward(x):
-    y = x * 1.0
-    for p in range(extra_terms):
-        y = y + x ** (4.0 + p)
-    return y
-traced = ns.trace(forward, np.ones(3))
-extra_terms = 2
-print("same shape: ", traced(np.full(3, 2.0)))   # 2 + 2**4: the trace's one term
-print("new shape:  ", traced(np.full(5, 2.0)))   # traced again, now with two terms
+if ex.solved("10-4"):
+    extra_terms = 1
+    def forward(x):
+        y = x * 1.0
+        for p in range(extra_terms):
+            y = y + x ** (4.0 + p)
+        return y
+    traced = ns.trace(forward, np.ones(3))
+    extra_terms = 2
+    print("same shape: ", traced(np.full(3, 2.0)))   # 2 + 2**4: the trace's one term
+    print("new shape:  ", traced(np.full(5, 2.0)))   # traced again, now with two terms
+else:
+    print("(solve exercise 10-4 first: this cell runs the snippet)")
 
 # %% [markdown]
 # The same program gives different answers depending on which shapes it saw first.

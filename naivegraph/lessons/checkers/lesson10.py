@@ -12,6 +12,7 @@ from ..checking import (
     as_array,
     blank_function,
     call_answer,
+    cell_computes,
     checker,
     correct,
     failed,
@@ -26,7 +27,11 @@ assign node whose value is computed from the graph's own nodes when the graph ru
 
 @checker("10-1", answer=UPDATE_ANSWER)
 def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result:
-    """Two assign nodes applying one gradient-descent step to the lesson's network."""
+    """Two assign nodes applying one gradient-descent step to the lesson's network.
+
+    The learning rate typed in as a number (``1e-6``) instead of ``learning_rate`` is
+    accepted: the nodes are built with the notebook's own value, so the checker cannot
+    run them with another, and an equal number gives the same step."""
     ex = "10-1"
     if is_blank(new_w1) or is_blank(new_w2):
         return not_done(ex)
@@ -85,12 +90,34 @@ def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result
                  "named after."],
                 gave=f"{name} = an update of {other.name}",
             )
+    for name, node in (("new_w1", new_w1), ("new_w2", new_w2)):
+        if targets[name] is not None and not _reads_the_feeds(g, node, (x, y)):
+            return not_yet(
+                ex,
+                [f"{name}'s new value reads neither x nor y: whatever batch a run feeds, "
+                 "the update moves the weight by the same amount, fixed when the node was "
+                 "built (a gradient computed now, by a run or by hand, and put into the "
+                 "graph as numbers). A step of gradient descent follows the gradient of "
+                 "the batch each run feeds.",
+                 "build the new value from the gradient NODE of that weight, which the "
+                 "graph computes from the fed batch at every run."],
+                gave=f"{name} = an update that ignores the fed batch",
+            )
     saved = (w1.value.copy(), w2.value.copy())
     try:
         return _check_two_steps(ex, g, x, y, w1, w2, new_w1, new_w2, learning_rate)
     finally:  # the learner's graph is left as it was
         w1.assign(saved[0])
         w2.assign(saved[1])
+
+
+def _reads_the_feeds(g, update, feeds) -> bool:
+    """Whether the value an assign node stores depends on one of the placeholders
+    ``feeds`` (True when the graph cannot be followed: the runs decide)."""
+    try:
+        return any(n in feeds for n in topological_order(g, [update.inputs[1]]))
+    except Exception:  # not followed here: the steps below decide
+        return True
 
 
 def _assigned(node):
@@ -349,6 +376,11 @@ def check_run_semantics(predicted) -> Result:
     got = _numbers(predicted, 3)
     if got is None:
         return failed(ex, "answer with three numbers: first[0], first[1], second.")
+    ran = _runs_instead_of_predicting(ex, ("run", "compile"), "the snippet's graph",
+                                      "what a read inside a run sees, and when an update "
+                                      "is stored.")
+    if ran is not None:
+        return ran
     if got == [2.0, 2.0, 3.0]:  # whole numbers: 2.00001 is not 2
         return correct(ex, "reads see the value from before the run; updates land at its end.")
     if not all(v.is_integer() for v in got):
@@ -365,6 +397,24 @@ def check_run_semantics(predicted) -> Result:
     return not_yet(ex, [hint, "every read in one run sees the value from before the run; "
                               "all updates are stored together when it ends."],
                    gave=str(tuple(got)))
+
+
+def _runs_instead_of_predicting(ex: str, calls: tuple, what: str, think: str) -> Result | None:
+    """A refusal for a notebook cell that runs ``what`` (it looks up a name of ``calls``)
+    to read the answer off, where the exercise asks for a prediction; None otherwise.
+    A value computed in an earlier cell and only typed here is not seen (a known limit,
+    as in the other lessons' prediction exercises)."""
+    ran = cell_computes(calls=calls)
+    if not ran:
+        return None
+    return not_yet(
+        ex,
+        [f"your cell runs {what} instead of predicting: it calls {ran}. The exercise asks "
+         "you to PREDICT the answer without running anything, and to type it; the cell "
+         "after the check runs the code for you once the check passes.",
+         f"work it out from the lesson's rule: {think}"],
+        gave=f"a cell that calls {ran}",
+    )
 
 
 def _numbers(answer, count: int) -> list[float] | None:
@@ -527,6 +577,19 @@ def _compare_poly(ex, graph, got_nodes, want_nodes, xp, top, weights,
                 which = "e" if not _close(got[1], want[1]) else "x"
                 if which == "e" and got_nodes[1][0] is None:  # no path to e at all
                     return not_yet(ex, [_COPIED_E])
+                k = 1 if which == "e" else 2
+                if np.allclose(got[k], want[k], rtol=1e-4, atol=0):
+                    return not_yet(
+                        ex,
+                        [f"with top = {t} the values look right (float32 rounds the "
+                         f"difference away), but the gradient with respect to {which} is "
+                         "close to the polynomial's without being equal, beyond float32's "
+                         "rounding: is the term scaled by a factor near 1, or something "
+                         "tiny added to it?",
+                         "add exactly the term of the dynamic loop, with nothing scaled "
+                         "or added."],
+                        gave=f"a loop whose gradient with respect to {which} is off by a hair",
+                    )
                 return not_yet(
                     ex,
                     [f"with top = {t} the values are right but the gradient with respect "
@@ -646,6 +709,11 @@ def check_trace_trap(terms) -> Result:
     if numbers is None or not all(v.is_integer() for v in numbers):
         return failed(ex, "answer with two integers: the terms of the first call, then of "
                           "the second.")
+    ran = _runs_instead_of_predicting(ex, ("trace", "traced"), "the traced function",
+                                      "what extra_terms holds each time the Python "
+                                      "function runs, and when a call traces again.")
+    if ran is not None:
+        return ran
     got = tuple(int(v) for v in numbers)
     if got == (1, 2):
         return correct(ex, "Python ran at trace time; a new shape traced again and saw 2.")

@@ -25,7 +25,7 @@ from ..checking import (
     not_yet,
     returned_blank,
 )
-from ..library_calls import LibraryCalls
+from ..library_calls import LibraryCalls, package_directory
 
 DUAL_ANSWER = """mul: tangent u.tangent * v.value + u.value * v.tangent (the product rule);
 div: tangent (u.tangent * v.value - u.value * v.tangent) / v.value ** 2 (the quotient rule)."""
@@ -75,7 +75,18 @@ def check_dual_rules(dual) -> Result:
             gave=f"a Dual whose {broken} was changed",
         )
     for u, du, v, dv in _DUAL_CASES:
-        ok, got = call_answer(ex, _products, dual, u, du, v, dv)
+        with _DerivativesOfALibrary() as library:
+            ok, got = call_answer(ex, _products, dual, u, du, v, dv)
+        if library.used:
+            return not_yet(
+                ex,
+                [f"your rules take the derivative from {library.used}: the exercise "
+                 "writes the product and quotient rules themselves, the very rules "
+                 "such an engine carries, so asking one proves nothing about yours.",
+                 "compute each tangent with plain arithmetic on u.value, u.tangent, "
+                 "v.value and v.tangent, as the exercise text spells the rules."],
+                gave=f"tangents computed by {library.used}",
+            )
         if not ok:
             return got
         if got is Ellipsis:
@@ -164,6 +175,31 @@ def check_dual_rules(dual) -> Result:
             gave=f"{wrong} refused or wrong",
         )
     return correct(ex, "each op carries value and derivative forward together.")
+
+
+class _DerivativesOfALibrary:
+    """Whether code run inside a ``with`` block took a derivative from a library:
+    naivegraph's reverse mode (a backward, autograd.grad), its forward mode (a dual
+    level: ng.func.jvp, forward_ad) or torch.  ``used`` names the first, or is ""."""
+
+    def __enter__(self) -> _DerivativesOfALibrary:
+        self.used = ""
+        self._reverse = AutogradCalls().__enter__()
+        self._forward = DualLevels().__enter__()
+        torch = package_directory("torch")
+        self._torch = LibraryCalls((), {"torch": torch} if torch else {}).__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._torch.__exit__(*exc_info)
+        self._forward.__exit__(*exc_info)
+        self._reverse.__exit__(*exc_info)
+        if self._reverse.flags:
+            self.used = "naivegraph's autograd (a backward pass)"
+        elif self._forward.entered:
+            self.used = "naivegraph's forward mode (a dual level, as ng.func.jvp enters)"
+        elif self._torch.called:
+            self.used = "torch"
 
 
 def _constant_tangent(dual) -> float | None:
@@ -343,10 +379,12 @@ class _Counted:
     per input (forward mode) from one pass for every output (reverse mode)."""
 
     def __init__(self, f):
-        self.f, self.calls, self.recorded = f, 0, 0
+        self.f, self.calls, self.recorded, self.dual = f, 0, 0, 0
 
     def __call__(self, x):
         self.calls += 1
+        if _forward.is_dual_tensor(x):  # a forward-mode pass: x carries a tangent
+            self.dual += 1
         out = self.f(x)
         if getattr(out, "grad_fn", None) is not None:  # a forward pass a backward can use
             self.recorded += 1
@@ -368,12 +406,25 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
                     "loop body so that each pass appends one.)",
                 )
         counted = _Counted(f)
+        was_open = _forward.dual.level is not None
         with DualLevels(), _Passes(counted) as passes:
             crash: Exception | None = None
             try:
                 got = jacobian_fn(counted, x)
             except Exception as exc:  # any error is reported to the learner
                 crash, got = exc, None
+            left_open = not was_open and _forward.dual.level is not None
+        if left_open and crash is None:
+            return not_yet(
+                ex,
+                ["your function enters a dual level and leaves it open when it returns: "
+                 "every tangent made in it stays alive, and forward mode stays on for the "
+                 "caller's code after it (a second level cannot even be entered then). "
+                 "A level is left where it was entered.",
+                 "enter a level with a `with` block, which leaves it however the block "
+                 "ends, or let ng.func.jvp handle the level."],
+                gave="a dual level left open",
+            )
         touched = _x_changed(x, given)
         x = ng.tensor(given[0])  # the point itself, whatever the answer did to the caller's x
         if touched is not None:
@@ -391,8 +442,8 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
                 [f"{crash_message(crash).split(';')[0]}. That is a dtype mismatch: x here "
                  "is float64, and a seed made without a dtype (ng.eye, ng.zeros, "
                  "ng.tensor of floats) takes the default dtype, float32. The seed "
-                 "pushed through f must match x.dtype "
-                 "(and, for a seed pulled back, the dtype of f's outputs).",
+                 "pushed through f must match x.dtype (a seed pulled back through "
+                 "vjp_fn is converted to the outputs' dtype, as torch does).",
                  "make each seed in the dtype of the tensor it stands beside."],
                 gave="a seed whose dtype is not x's",
             )
@@ -416,6 +467,15 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         if isinstance(got, (list, tuple)):
             return failed(ex, f"you returned a {type(got).__name__}: return one tensor, the "
                               f"{rows_or_columns} stacked with ng.stack.")
+        if isinstance(got, (np.ndarray, np.generic)):
+            return not_yet(
+                ex,
+                [f"you returned a numpy array: return one tensor, the {rows_or_columns} "
+                 "stacked as tensors, as ng.func's Jacobians give it. The caller goes on "
+                 "computing with tensors, which a numpy array has left (no dtype of the "
+                 "library's, no autograd)."],
+                gave="a numpy array",
+            )
         lowered = _lowered_dtype(got)
         try:
             got = np.asarray(got.detach().numpy() if hasattr(got, "detach") else got, float)
@@ -443,7 +503,7 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
         wrong = _jacobian_mistake(ex, got, want, f(x).numpy(), rows_or_columns)
         if wrong is not None:
             return wrong
-        wrong = _not_built_as_asked(ex, passes, want.shape)
+        wrong = _not_built_as_asked(ex, passes, want.shape, counted.dual)
         if wrong is not None:
             return wrong
         wrong = _wrong_mode(ex, _calls_for_rows(ex, counted, passes, want.shape), *want.shape)
@@ -542,6 +602,20 @@ def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Resul
     if rows_or_columns == "columns" and np.allclose(got, np.repeat(output[:, None], n, 1)):
         return not_yet(ex, ["every column you stacked is f(x) itself: ng.func.jvp returns "
                             "(f(x), J v); which of the two is the column?"])
+    axis = 0 if rows_or_columns == "rows" else 1
+    if min(m, n) > 1 and np.allclose(got, np.cumsum(want, axis=axis)) and not np.allclose(
+        got, want
+    ):
+        return not_yet(
+            ex,
+            [f"each of your {rows_or_columns} holds the {rows_or_columns} before it added "
+             "in: the seeds are right, but the gradients add up. A backward adds its "
+             "gradient into x.grad, on top of what the earlier passes left there, unless "
+             "it is cleared between them.",
+             f"take each of the {rows_or_columns} fresh from its own pass (vjp_fn returns "
+             "it without adding anything up), or clear the gradient before each pass."],
+            gave=f"{rows_or_columns} that add up",
+        )
     if not np.allclose(got, want):
         return not_yet(ex, ["the shape is right but some entries are not: is each pass "
                             "seeded with a different row of the identity?"])
@@ -629,8 +703,11 @@ class _Passes:
         self._reverse.__exit__(*exc_info)
 
 
-def _not_built_as_asked(ex: str, passes: _Passes, shape: tuple) -> Result | None:
-    """A right matrix from a library Jacobian, or from the other mode's passes."""
+def _not_built_as_asked(ex: str, passes: _Passes, shape: tuple, dual_calls: int) -> Result | None:
+    """A right matrix from a library Jacobian, or from the other mode's passes.  A
+    forward-mode pass is a call of f on a dual x (``dual_calls``), however many dual
+    levels the passes share: one ``with dual_level():`` around the loop is as right as
+    one per column."""
     m, n = shape
     pass_name = "ng.func.jvp per input" if ex == "11-2" else "call of vjp_fn per output"
     products = [name for name in passes.library if name.endswith(("jvp", "vjp"))]
@@ -660,11 +737,12 @@ def _not_built_as_asked(ex: str, passes: _Passes, shape: tuple) -> Result | None
              "ng.func.jvp per input, each giving a column."],
             gave="a Jacobian built in reverse mode",
         )
-    if ex == "11-2" and passes.forward < n:
+    if ex == "11-2" and dual_calls < n:
         return not_yet(
             ex,
-            [f"the matrix is right, but it took {passes.forward} forward-mode passes for "
-             f"{n} inputs: each column comes from one ng.func.jvp."],
+            [f"the matrix is right, but it took {dual_calls} forward-mode "
+             f"pass{'es' if dual_calls != 1 else ''} for {n} inputs: each column comes "
+             "from one ng.func.jvp."],
         )
     if ex == "11-3" and passes.forward:
         return not_yet(

@@ -24,6 +24,7 @@ from ..checking import (
     answer,
     blank_function,
     call_answer,
+    cell_computes,
     checker,
     correct,
     failed,
@@ -146,6 +147,20 @@ def check_cube_function(cube) -> Result:
         wrong = _cube_mistake(ex, got, np.array(xs), np.array(upstream), case)
         if wrong is not None:
             return wrong
+    if not _each_application_its_own(cube):
+        return not_yet(
+            ex,
+            [
+                "right for one application at a time, wrong for two alive together: with "
+                "a = Cube.apply(x1) and b = Cube.apply(x2) made before one backward, the "
+                "gradient of a is not 3 * x1^2. Your backward reads something kept outside "
+                "ctx (a global, an attribute of the class), which the second application "
+                "overwrote.",
+                "ctx belongs to one application: keep what backward needs there "
+                "(ctx.save_for_backward) and read it back from ctx.",
+            ],
+            gave="a backward that reads state kept outside ctx",
+        )
     if not _cube_twice_differentiable(cube):
         x = ng.tensor(_CUBE_CASES[0][0], dtype=ng.float64, requires_grad=True)
         upstream = ng.tensor(_CUBE_CASES[0][1], dtype=ng.float64, requires_grad=True)
@@ -165,6 +180,20 @@ def check_cube_function(cube) -> Result:
             ],
         )
     return correct(ex, "backward is the local derivative 3x^2 times grad_output.")
+
+
+def _each_application_its_own(cube) -> bool:
+    """Whether two applications of ``cube`` alive together each get their own gradient
+    (True when the check cannot run: the other checks report that)."""
+    x1 = ng.tensor([0.5, 1.0], dtype=ng.float64, requires_grad=True)
+    x2 = ng.tensor([2.0, -3.0], dtype=ng.float64, requires_grad=True)
+    try:
+        first, second = cube.apply(x1), cube.apply(x2)
+        (g1,) = ng.autograd.grad(first.sum(), x1)
+        (g2,) = ng.autograd.grad(second.sum(), x2)
+    except Exception:  # reported by the other checks, with their own hints
+        return True
+    return bool(np.allclose(g1.numpy(), [0.75, 3.0]) and np.allclose(g2.numpy(), [12.0, 27.0]))
 
 
 def _cube_twice_differentiable(cube) -> bool:
@@ -552,14 +581,14 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                     "line the shapes up from the right and compare them position by position.",
                 ],
             )
-        with AutogradCalls() as calls, _ready_made() as library:
+        with AutogradCalls() as calls, _ready_made() as library, _SumToEntries() as entries:
             ok, got = call_answer(ex, sum_to_shape, given, shape)
         if not ok:
             return got
-        if library.called and not calls.flags:
+        if (library.called or entries.called) and not calls.flags:
             return _ready_made_hint(
                 ex,
-                library.called[0],
+                (library.called or entries.called)[0],
                 "sum the numpy array grad with numpy, over the dimensions broadcasting "
                 "added or stretched.",
             )
@@ -661,6 +690,21 @@ def _ready_made(torch: bool = True) -> LibraryCalls:
     rules["ns.gradients"] = ns.gradients
     packages = {"torch": package_directory("torch")} if torch else {}
     return LibraryCalls(rules, packages)
+
+
+class _SumToEntries(LibraryCalls):
+    """The op table's entries that wrap sum_to (``sum_to``, ``sum_to_like``), counted
+    whoever calls them: a learner reaches them through ``F.sum_to``, ``op_function``
+    or a static graph's run, whose frames are the library's, or through the table
+    itself.  Used only around a call of the learner's sum_to_shape on numpy arrays, where
+    the engine runs no backward that would call them (a backward is refused apart)."""
+
+    def __init__(self) -> None:
+        super().__init__({f"sum_to (the op table's {name!r} entry)": table.OPS[name].forward
+                          for name in ("sum_to", "sum_to_like")})
+
+    def _by_learner(self, frame) -> bool:
+        return True
 
 
 def _ready_made_hint(ex: str, called: str, instead: str) -> Result:
@@ -1026,6 +1070,18 @@ def check_first_nan(name) -> Result:
                 _FOLLOW,
             ],
             gave=repr(name),
+        )
+    ran = cell_computes(reads=("grad_fn", "next_functions"), calls=("detect_anomaly",))
+    if ran:
+        return not_yet(
+            ex,
+            [
+                f"your cell asks the library instead of working it out: it uses {ran}. "
+                "The exercise asks you to follow the backward pass by hand and to type "
+                "the name; the cell after the check asks the library for you.",
+                _FOLLOW,
+            ],
+            gave=f"a cell that uses {ran}",
         )
     if given == "SqrtBackward0":
         return correct(ex, "sqrt's derivative is infinite at 0; times a zero gradient: NaN.")
@@ -1645,6 +1701,20 @@ def _softplus_mistake(ex, got, xs, gs) -> Result | None:
         )
     if _close_to_rounding(values, gs * sig):
         return None
+    narrowed = [gs * sig.astype(np.float32), (gs * sig).astype(np.float32),
+                gs.astype(np.float32) * sig, gs * sig.astype(np.float16)]
+    if any(_close_to_rounding(values, n.astype(np.float64)) for n in narrowed):
+        return not_yet(
+            ex,
+            [
+                "your gradient is float64, but a part of it went through a narrower float "
+                "(a cast such as .astype(np.float32)): it lost its last digits there, "
+                "which no later float64 product brings back. g and x are float64: keep "
+                "every step in their dtype.",
+                "compute the gradient from g and x without converting anything.",
+            ],
+            gave="a gradient rounded to a narrower float on its way",
+        )
     if np.allclose(values, gs * sig, rtol=1e-5, atol=1e-8):
         return not_yet(
             ex,

@@ -13,6 +13,7 @@ import numpy as np
 import naivegraph.static as ns
 
 from ..checking import Result, checker, correct, failed, is_blank, not_done, not_yet
+from .lesson10 import _runs_instead_of_predicting
 
 F64 = np.float64
 
@@ -51,6 +52,11 @@ def check_freed_first(answer) -> Result:
     ex = "13-1"
     if is_blank(answer):
         return not_done(ex)
+    ran = _runs_instead_of_predicting(ex, ("compile", "listing", "Plan"), "the compiler's "
+                                      "planner", "a value is freed after the last step that "
+                                      "reads it, unless it is fetched.")
+    if ran is not None:
+        return ran
     try:
         name, step = answer
     except (TypeError, ValueError):
@@ -170,6 +176,11 @@ def check_nodes_removed(removed) -> Result:
     ex = "13-2"
     if is_blank(removed):
         return not_done(ex)
+    ran = _runs_instead_of_predicting(ex, ("optimize", "compile"), "the passes",
+                                      "go through the listing pass by pass, as the "
+                                      "lesson describes each one.")
+    if ran is not None:
+        return ran
     if isinstance(removed, bool) or not isinstance(removed, (int, np.integer, float)):
         return failed(ex, "answer with one number: how many nodes fewer the new graph has.")
     if not np.isfinite(removed) or float(removed) != int(removed):
@@ -285,6 +296,11 @@ def check_baked_branch(answer) -> Result:
     ex = "13-3"
     if is_blank(answer):
         return not_done(ex)
+    ran = _runs_instead_of_predicting(ex, ("trace", "cache_size", "graphs"), "the "
+                                      "traced function", "which path the example's "
+                                      "shape takes, and which calls bring a new shape.")
+    if ran is not None:
+        return ran
     try:
         op, count = answer
         op = _op_name(op)
