@@ -25,8 +25,9 @@ import re
 import sysconfig
 import textwrap
 import traceback
+from collections import Counter
 from pathlib import Path
-from types import CodeType, FunctionType
+from types import BuiltinFunctionType, CodeType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -1046,6 +1047,12 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
     attribute named in ``reads`` that the cell reads, "Plan" for a name in ``calls`` it
     looks up), or "" when it runs none.
 
+    The library's derivative functions count under whatever name the cell calls them
+    (:func:`_derivative_name`): ``ng.func.jacrev``, ``ng.func.vjp``, ``ng.autograd.grad``
+    imported as ``agrad`` in an earlier cell ("agrad (that is ng.autograd.grad)"), a
+    tensor's ``backward`` kept under another name, torch under another name.  An
+    attribute read off a module (``ng.func.grad``) is not a tensor's attribute.
+
     Only a cell is read (code at the top level of a module, as a notebook cell is
     compiled): the names looked up in it and in the functions it defines.  A value
     computed in an EARLIER cell and only typed here leaves no such trace: a limit, as
@@ -1060,10 +1067,235 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
         for key, shown in COMPUTING_NAMES.items()
         if any(key == n or key in n.split(".") for n in names)
     ]
-    attributes = _attributes_read(code)
-    found += [f".{name}" for name in reads if name in attributes]
+    space = frame.f_globals
+    on_modules: Counter[str] = Counter()  # attributes read off a module: ng.func.grad
+    for chain, objects in _chains_of(code, space):
+        on_modules.update(
+            chain[i] for i in range(1, len(objects)) if isinstance(objects[i - 1], ModuleType)
+        )
+        spelled = ".".join(chain[: len(objects)])
+        canonical = _derivative_name(objects[-1]) if objects else None
+        if canonical is None or any(key in chain[: len(objects)] for key in COMPUTING_NAMES):
+            continue  # not a derivative, or named (and reported) as autograd already
+        shown = canonical if spelled == canonical else f"{spelled} (that is {canonical})"
+        if canonical == "torch":
+            shown = "torch"
+        if shown not in found:
+            found.append(shown)
+    read = _attributes_counted(code)
+    found += [f".{name}" for name in reads if read[name] > on_modules[name]]
     found += [name for name in calls if name in names]
     return " and ".join(found)
+
+
+def _attributes_counted(code: CodeType) -> Counter[str]:
+    """How many times a code object (and the code nested in it) reads each attribute."""
+    found = Counter(
+        str(ins.argval)
+        for inner in _codes_in(code)
+        for ins in dis.get_instructions(inner)
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+    )
+    return found
+
+
+def _chains_of(code: CodeType, space: dict[str, Any]) -> list[tuple[list[str], list[Any]]]:
+    """The dotted names a code object (and the code nested in it) looks up from a
+    global (``ng.func.jacrev`` as ``["ng", "func", "jacrev"]``), each with the objects
+    it reaches in ``space``: the global, then each attribute read off a module (an
+    attribute of another object is not read here, which could run code)."""
+    chains: list[list[str]] = []
+    chain: list[str] | None = None
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_NAME", "LOAD_GLOBAL"):
+            chain = [str(ins.argval)]
+            chains.append(chain)
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
+            chain.append(str(ins.argval))
+        elif ins.opname not in ("CACHE", "PRECALL", "EXTENDED_ARG"):
+            chain = None
+    found = []
+    for chain in chains:
+        objects: list[Any] = []
+        if chain[0] in space:
+            obj = space[chain[0]]
+            objects.append(obj)
+            for attribute in chain[1:]:
+                if not isinstance(obj, ModuleType):
+                    break
+                obj = getattr(obj, attribute, _MISSING)
+                if obj is _MISSING:
+                    break
+                objects.append(obj)
+        found.append((chain, objects))
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found += _chains_of(const, space)
+    return found
+
+
+_MISSING = object()
+
+#: The modules of the library's derivative functions, and how a lesson spells them.
+_DERIVATIVE_MODULES = {
+    "naivegraph.func.transforms": "ng.func",
+    "naivegraph.dynamic.engine": "ng.autograd",
+    "naivegraph.autograd.functional": "ng.autograd.functional",
+    "naivegraph.autograd.forward_ad": "ng.autograd.forward_ad",
+    "naivegraph.static.gradients": "ns",
+}
+
+
+def _derivative_name(obj: Any) -> str | None:
+    """How a lesson spells ``obj`` when it computes derivatives: one of the library's
+    derivative functions (``ng.func.jacrev``, ``ng.autograd.grad``), a tensor's
+    ``backward``, or anything of torch ("torch"); None for anything else.
+
+    >>> import naivegraph as ng
+    >>> _derivative_name(ng.func.vjp), _derivative_name(ng.autograd.grad)
+    ('ng.func.vjp', 'ng.autograd.grad')
+    >>> _derivative_name(ng.ones(2).backward), _derivative_name(ng.exp), _derivative_name(2.0)
+    ('backward', None, None)
+    """
+    if isinstance(obj, ModuleType):
+        return "torch" if obj.__name__.split(".")[0] == "torch" else None
+    if type(obj).__module__.split(".")[0] == "torch":  # a torch tensor, a torch builtin
+        return "torch"
+    if not isinstance(obj, (FunctionType, BuiltinFunctionType, MethodType)):
+        return None
+    function = getattr(obj, "__func__", obj)
+    name = getattr(function, "__name__", "")
+    owner = getattr(obj, "__self__", None)
+    if is_tensor(owner) and getattr(owner, "backward", None) == obj:
+        return "backward"
+    module = getattr(function, "__module__", None)
+    if not isinstance(module, str) or name.startswith("_"):
+        return None
+    if module.split(".")[0] == "torch":
+        return "torch"
+    prefix = _DERIVATIVE_MODULES.get(module)
+    return None if prefix is None else f"{prefix}.{name}"
+
+
+def cell_model_tensors() -> list[str]:
+    """The model's tensors the answer of the cell that called the checker is computed
+    from, by name (``["l1", "loss"]``), or [] for none: the tensors of the notebook
+    that require grad or were made by a recorded op, whatever the cell then did to
+    them (``float(l1[0, 0])``, ``int(loss)``, ``np.asarray(l3)``, a list of them, the
+    forward pass again under ``ng.no_grad()``).
+
+    The cell's source is read: the names the arguments of its ``check_...`` call read,
+    and through the cell's own assignments, every name those were computed from (a
+    name assigned from an expression depends on the names the expression reads; a
+    list a method call fills, on the call's arguments; a function, on the names its
+    body reads).  A model built in the same cell, above answers typed as numbers, is
+    not what they were computed from.  Without the source (code run by ``exec``),
+    the names the code reads and never assigns count.  A value computed in an EARLIER
+    cell leaves no trace: the limit :func:`cell_computes` names."""
+    frame = learner_frame()
+    if frame is None or frame.f_code.co_name != "<module>":
+        return []
+    space = frame.f_globals
+    tree = _cell_tree(frame)
+    if tree is not None:
+        used = _answer_sources(tree, stop=lambda name: _model_tensor(space.get(name)))
+    else:
+        instructions = [
+            ins for code in _codes_in(frame.f_code) for ins in dis.get_instructions(code)
+        ]
+        stored = {str(i.argval) for i in instructions if i.opname in ("STORE_NAME", "STORE_GLOBAL")}
+        used = {
+            str(i.argval) for i in instructions if i.opname in ("LOAD_NAME", "LOAD_GLOBAL")
+        } - stored
+    return sorted(name for name in used if _model_tensor(space.get(name)))
+
+
+def _model_tensor(value: Any) -> bool:
+    """A tensor of the model: one that requires grad, or that a recorded op made."""
+    return is_tensor(value) and (
+        bool(getattr(value, "requires_grad", False)) or value.grad_fn is not None
+    )
+
+
+def _codes_in(code: CodeType) -> list[CodeType]:
+    """``code`` and the code objects nested in it."""
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found += _codes_in(const)
+    return found
+
+
+def _cell_tree(frame: Any) -> ast.Module | None:
+    """The whole notebook cell the frame runs, parsed, or None (see :func:`_whole_cell`)."""
+    filename = frame.f_code.co_filename
+    if not (filename.startswith("<") or "ipykernel_" in filename):
+        return None
+    lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    try:
+        return ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _answer_sources(tree: ast.Module, stop: Callable[[str], bool]) -> set[str]:
+    """The names the arguments of the cell's ``check_...`` calls read, and every name
+    the cell computed those from (see :func:`cell_model_tensors`), up to the names
+    ``stop`` holds for (a model tensor: what the cell made it from does not matter)."""
+
+    def reads(*nodes: ast.AST | None) -> set[str]:
+        return {
+            n.id
+            for node in nodes
+            if node is not None
+            for n in ast.walk(node)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+
+    def roots(target: ast.AST) -> set[str]:
+        while isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
+            target = target.value
+        if isinstance(target, ast.Name):
+            return {target.id}
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return set().union(*(roots(t) for t in target.elts)) if target.elts else set()
+        return set()
+
+    depends: dict[str, set[str]] = {}
+    start: set[str] = set()
+    for node in ast.walk(tree):
+        pairs: list[tuple[ast.AST, set[str]]] = []
+        if isinstance(node, ast.Assign):
+            pairs = [(t, reads(node.value, t)) for t in node.targets]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            pairs = [(node.target, reads(node.value, node.target))]
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            pairs = [(node.target, reads(node.iter))]
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            pairs = [(node.optional_vars, reads(node.context_expr))]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            depends.setdefault(node.name, set()).update(reads(node))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            arguments = reads(*node.args, *(k.value for k in node.keywords))
+            if name.startswith("check_"):
+                start |= arguments
+            elif isinstance(func, ast.Attribute):  # v.append(x): v now holds x
+                pairs = [(func.value, arguments)]
+        for target, sources in pairs:
+            for name in roots(target):
+                depends.setdefault(name, set()).update(sources - {name})
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += () if stop(name) else depends.get(name, ())
+    return seen
 
 
 def _whole_cell(frame: Any) -> CodeType | None:
@@ -1081,7 +1313,6 @@ def _whole_cell(frame: Any) -> CodeType | None:
         return compile("".join(lines), filename, "exec")
     except (SyntaxError, ValueError):
         return None
-
 
 
 def tensor_state(x: Any, with_grad: bool = True) -> dict[str, object]:
@@ -1124,4 +1355,3 @@ def tensor_changes(before: dict[str, object], after: dict[str, object]) -> str:
         elif before["grad"] is not after["grad"] or before["grad values"] != after["grad values"]:
             said.append("its .grad changed")
     return ", ".join(said)
-
