@@ -550,14 +550,24 @@ def _learners_function(x: Any) -> bool:
     return name.startswith("<") or not _is_library(name)
 
 
-def _refusing_kept_state(exercise: str, check: Callable) -> Callable:
+def _refusing_kept_state(
+    exercise: str, check: Callable, first_look: Callable[[Any], Result | None] | None = None
+) -> Callable:
     """``check``, refusing first a learner's function among its arguments that keeps
-    state between calls (:func:`state_kept_between_calls`)."""
+    state between calls (:func:`state_kept_between_calls`).  ``first_look``, when the
+    checker has one, is asked before: it calls the function once and returns the
+    refusal of a plainer mistake that the state written hides (a hook that sets a .grad
+    instead of returning one), or None."""
 
     @functools.wraps(check)
     def checked(*args: Any, **kwargs: Any) -> Any:
         for fn in [*args, *kwargs.values()]:
             kept = state_kept_between_calls(fn) if _learners_function(fn) else None
+            if kept is not None and first_look is not None:
+                with LearnerState():  # whatever the one call leaves changed is put back
+                    looked = first_look(fn)
+                if looked is not None:
+                    return looked
             if kept is not None:
                 return not_yet(
                     exercise,
@@ -688,15 +698,22 @@ def _refusing_cell_state(exercise: str, check: Callable) -> Callable:
 CHECKERS: dict[str, Callable] = {}
 
 
-def checker(exercise: str, answer: str | None = None):
+def checker(
+    exercise: str,
+    answer: str | None = None,
+    first_look: Callable[[Any], Result | None] | None = None,
+):
     """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why).
     The checker first refuses to run while a cell has left global state changed
     (:func:`cell_state_refusal`); then it refuses a function that keeps state between calls
-    (:func:`state_kept_between_calls`) and one that leaves global state changed
+    (:func:`state_kept_between_calls`), unless ``first_look`` names a plainer mistake
+    of that function, and one that leaves global state changed
     (:func:`keeps_learner_state`)."""
 
     def register(fn: Callable) -> Callable:
-        fn = _refusing_cell_state(exercise, _refusing_kept_state(exercise, keeps_learner_state(fn)))
+        fn = _refusing_cell_state(
+            exercise, _refusing_kept_state(exercise, keeps_learner_state(fn), first_look)
+        )
         fn.exercise = exercise
         CHECKERS[exercise] = fn
         if answer is not None:
@@ -877,9 +894,12 @@ class LearnerState:
             )
         elif "grad mode" in changed:
             said.append(
-                "your function left grad mode on where the caller had it off: use "
-                "`with ng.enable_grad():`, which switches recording on for its block only "
-                "(or none at all: leave grad mode as the caller had it)."
+                "your function left grad mode on where the caller had it off: switching "
+                "it by hand (ng.set_grad_enabled(False), then True again) ends with "
+                "recording on, whatever the caller had. Switch it for a `with` block "
+                "instead (`with ng.no_grad():` to stop recording, `with ng.enable_grad():` "
+                "to record), which puts the caller's mode back when the block ends; or "
+                "leave grad mode as the caller had it."
             )
         if "the default dtype" in changed:
             said.append(
