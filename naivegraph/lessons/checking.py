@@ -1143,7 +1143,10 @@ def _chains_of(code: CodeType, space: dict[str, Any]) -> list[tuple[list[str], l
             for attribute in chain[1:]:
                 if not isinstance(obj, ModuleType):
                     break
-                obj = getattr(obj, attribute, _MISSING)
+                try:
+                    obj = getattr(obj, attribute, _MISSING)
+                except Exception:  # a module whose __getattr__ fails (a lazy import)
+                    obj = _MISSING
                 if obj is _MISSING:
                     break
                 objects.append(obj)
@@ -1156,13 +1159,14 @@ def _chains_of(code: CodeType, space: dict[str, Any]) -> list[tuple[list[str], l
 
 _MISSING = object()
 
-#: The modules of the library's derivative functions, and how a lesson spells them.
+#: The modules of the library's derivative functions (dynamic mode's: a static graph's
+#: gradients are built, not computed, in the cell that calls them), and how a lesson
+#: spells them.
 _DERIVATIVE_MODULES = {
     "naivegraph.func.transforms": "ng.func",
     "naivegraph.dynamic.engine": "ng.autograd",
     "naivegraph.autograd.functional": "ng.autograd.functional",
     "naivegraph.autograd.forward_ad": "ng.autograd.forward_ad",
-    "naivegraph.static.gradients": "ns",
 }
 
 
@@ -1177,6 +1181,14 @@ def _derivative_name(obj: Any) -> str | None:
     >>> _derivative_name(ng.ones(2).backward), _derivative_name(ng.exp), _derivative_name(2.0)
     ('backward', None, None)
     """
+    try:
+        return _derivative_name_of(obj)
+    except Exception:  # an object of the learner's that answers oddly: not a derivative
+        return None
+
+
+def _derivative_name_of(obj: Any) -> str | None:
+    """:func:`_derivative_name`, which may raise on an odd object."""
     if isinstance(obj, ModuleType):
         return "torch" if obj.__name__.split(".")[0] == "torch" else None
     if type(obj).__module__.split(".")[0] == "torch":  # a torch tensor, a torch builtin
@@ -1232,9 +1244,12 @@ def cell_model_tensors() -> list[str]:
 
 def _model_tensor(value: Any) -> bool:
     """A tensor of the model: one that requires grad, or that a recorded op made."""
-    return is_tensor(value) and (
-        bool(getattr(value, "requires_grad", False)) or value.grad_fn is not None
-    )
+    try:
+        return is_tensor(value) and (
+            bool(getattr(value, "requires_grad", False)) or value.grad_fn is not None
+        )
+    except Exception:  # an object of the learner's that answers oddly: not the model's
+        return False
 
 
 def _codes_in(code: CodeType) -> list[CodeType]:

@@ -72,8 +72,13 @@ _NEAR_MISS = (
 # in the namespace (autograd.grad with retain_graph, backward then .grad reset to None, a
 # copy of the model under other names), cannot be told from one worked out by hand.  The
 # cell that calls the check is read (``cell_computes``): a backward, autograd or torch
-# there, or a value read off a tensor (.grad, .item()), is refused.  The lab keeps no
-# count of autograd runs; a count since the setup or the last check would refuse a
+# there, under any name, a derivative of ng.func (jacrev, vjp, grad, ...), or a value
+# read off a tensor (.grad, .item()), is refused; and so is an answer the cell computed
+# from the model's tensors (``cell_model_tensors``: float(l1[0, 0]), np.asarray(loss),
+# the forward pass again under no_grad).  Plain Python arithmetic in the cell is how a
+# learner may well work the numbers out, so a finite difference written in it (exact
+# for this quadratic model with a step of 0.5) is accepted: a limit too.  The lab keeps
+# no count of autograd runs; a count since the setup or the last check would refuse a
 # learner who ran the later cells (backward) first and came back.
 def _autograd_ran(ex: str) -> Result | None:
     """The refusal when the lesson's shared tensors show a backward pass run before
