@@ -25,14 +25,15 @@ import re
 import sysconfig
 import textwrap
 import traceback
+from collections import Counter
 from pathlib import Path
-from types import CodeType, FunctionType
+from types import BuiltinFunctionType, CodeType, FunctionType, MethodType, ModuleType
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..dynamic import anomaly_mode, defaults, engine, forward, grad_mode, saved
-from .earlier_cells import computed_earlier
+from .earlier_cells import computed_earlier, dependencies, sources_of
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
@@ -550,14 +551,24 @@ def _learners_function(x: Any) -> bool:
     return name.startswith("<") or not _is_library(name)
 
 
-def _refusing_kept_state(exercise: str, check: Callable) -> Callable:
+def _refusing_kept_state(
+    exercise: str, check: Callable, first_look: Callable[[Any], Result | None] | None = None
+) -> Callable:
     """``check``, refusing first a learner's function among its arguments that keeps
-    state between calls (:func:`state_kept_between_calls`)."""
+    state between calls (:func:`state_kept_between_calls`).  ``first_look``, when the
+    checker has one, is asked before: it calls the function once and returns the
+    refusal of a plainer mistake that the state written hides (a hook that sets a .grad
+    instead of returning one), or None."""
 
     @functools.wraps(check)
     def checked(*args: Any, **kwargs: Any) -> Any:
         for fn in [*args, *kwargs.values()]:
             kept = state_kept_between_calls(fn) if _learners_function(fn) else None
+            if kept is not None and first_look is not None:
+                with LearnerState():  # whatever the one call leaves changed is put back
+                    looked = first_look(fn)
+                if looked is not None:
+                    return looked
             if kept is not None:
                 return not_yet(
                     exercise,
@@ -688,15 +699,22 @@ def _refusing_cell_state(exercise: str, check: Callable) -> Callable:
 CHECKERS: dict[str, Callable] = {}
 
 
-def checker(exercise: str, answer: str | None = None):
+def checker(
+    exercise: str,
+    answer: str | None = None,
+    first_look: Callable[[Any], Result | None] | None = None,
+):
     """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why).
     The checker first refuses to run while a cell has left global state changed
     (:func:`cell_state_refusal`); then it refuses a function that keeps state between calls
-    (:func:`state_kept_between_calls`) and one that leaves global state changed
+    (:func:`state_kept_between_calls`), unless ``first_look`` names a plainer mistake
+    of that function, and one that leaves global state changed
     (:func:`keeps_learner_state`)."""
 
     def register(fn: Callable) -> Callable:
-        fn = _refusing_cell_state(exercise, _refusing_kept_state(exercise, keeps_learner_state(fn)))
+        fn = _refusing_cell_state(
+            exercise, _refusing_kept_state(exercise, keeps_learner_state(fn), first_look)
+        )
         fn.exercise = exercise
         CHECKERS[exercise] = fn
         if answer is not None:
@@ -877,9 +895,12 @@ class LearnerState:
             )
         elif "grad mode" in changed:
             said.append(
-                "your function left grad mode on where the caller had it off: use "
-                "`with ng.enable_grad():`, which switches recording on for its block only "
-                "(or none at all: leave grad mode as the caller had it)."
+                "your function left grad mode on where the caller had it off: switching "
+                "it by hand (ng.set_grad_enabled(False), then True again) ends with "
+                "recording on, whatever the caller had. Switch it for a `with` block "
+                "instead (`with ng.no_grad():` to stop recording, `with ng.enable_grad():` "
+                "to record), which puts the caller's mode back when the block ends; or "
+                "leave grad mode as the caller had it."
             )
         if "the default dtype" in changed:
             said.append(
@@ -1027,19 +1048,6 @@ def _code_names(code: CodeType) -> set[str]:
     return names
 
 
-def _attributes_read(code: CodeType) -> set[str]:
-    """The attributes a code object (and the code nested in it) reads: ``t.is_leaf``,
-    ``t.grad``; not those it sets."""
-    found = {
-        str(ins.argval)
-        for ins in dis.get_instructions(code)
-        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
-    }
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            found |= _attributes_read(const)
-    return found
-
 
 def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
     """What the notebook cell that called the checker runs to compute the answer
@@ -1047,13 +1055,21 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
     attribute named in ``reads`` that the cell reads, "Plan" for a name in ``calls`` it
     looks up), or "" when it runs none.
 
+    The library's derivative functions count under whatever name the cell calls them
+    (:func:`_derivative_name`): ``ng.func.jacrev``, ``ng.func.vjp``, ``ng.autograd.grad``
+    imported as ``agrad`` in an earlier cell ("agrad (that is ng.autograd.grad)"), a
+    tensor's ``backward`` kept under another name, torch under another name.  An
+    attribute read off a module (``ng.func.grad``) is not a tensor's attribute.
+
     Only a cell is read (code at the top level of a module, as a notebook cell is
-    compiled): the names looked up in it and in the functions it defines.  A value
-    computed in an EARLIER cell and only typed here leaves no such trace: a limit, as
-    is any number worked out by code outside the notebook."""
+    compiled): the names looked up in it and in the functions it defines, and, for a
+    value the cell only names, the learner's earlier cells it came from
+    (:mod:`earlier_cells`).  A number read off the screen and typed leaves no trace:
+    a limit, as is any number worked out by code outside the notebook."""
     frame = learner_frame()
     if frame is None or frame.f_code.co_name != "<module>":
         return ""
+    space = frame.f_globals
 
     def computes(code: CodeType) -> str:
         names = _code_names(code)
@@ -1062,12 +1078,196 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
             for key, shown in COMPUTING_NAMES.items()
             if any(key == n or key in n.split(".") for n in names)
         ]
-        attributes = _attributes_read(code)
-        found += [f".{name}" for name in reads if name in attributes]
+        on_modules: Counter[str] = Counter()  # attributes read off a module: ng.func.grad
+        for chain, objects in _chains_of(code, space):
+            on_modules.update(
+                chain[i] for i in range(1, len(objects)) if isinstance(objects[i - 1], ModuleType)
+            )
+            spelled = ".".join(chain[: len(objects)])
+            canonical = _derivative_name(objects[-1]) if objects else None
+            if canonical is None or any(key in chain[: len(objects)] for key in COMPUTING_NAMES):
+                continue  # not a derivative, or named (and reported) as autograd already
+            shown = canonical if spelled == canonical else f"{spelled} (that is {canonical})"
+            if canonical == "torch":
+                shown = "torch"
+            if shown not in found:
+                found.append(shown)
+        read = _attributes_counted(code)
+        found += [f".{name}" for name in reads if read[name] > on_modules[name]]
         found += [name for name in calls if name in names]
         return " and ".join(found)
 
     return computes(_whole_cell(frame) or frame.f_code) or computed_earlier(frame, computes)
+
+
+def _attributes_counted(code: CodeType) -> Counter[str]:
+    """How many times a code object (and the code nested in it) reads each attribute."""
+    found = Counter(
+        str(ins.argval)
+        for inner in _codes_in(code)
+        for ins in dis.get_instructions(inner)
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+    )
+    return found
+
+
+def _chains_of(code: CodeType, space: dict[str, Any]) -> list[tuple[list[str], list[Any]]]:
+    """The dotted names a code object (and the code nested in it) looks up from a
+    global (``ng.func.jacrev`` as ``["ng", "func", "jacrev"]``), each with the objects
+    it reaches in ``space``: the global, then each attribute read off a module (an
+    attribute of another object is not read here, which could run code)."""
+    chains: list[list[str]] = []
+    chain: list[str] | None = None
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_NAME", "LOAD_GLOBAL"):
+            chain = [str(ins.argval)]
+            chains.append(chain)
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
+            chain.append(str(ins.argval))
+        elif ins.opname not in ("CACHE", "PRECALL", "EXTENDED_ARG"):
+            chain = None
+    found = []
+    for chain in chains:
+        objects: list[Any] = []
+        if chain[0] in space:
+            obj = space[chain[0]]
+            objects.append(obj)
+            for attribute in chain[1:]:
+                if not isinstance(obj, ModuleType):
+                    break
+                try:
+                    obj = getattr(obj, attribute, _MISSING)
+                except Exception:  # a module whose __getattr__ fails (a lazy import)
+                    obj = _MISSING
+                if obj is _MISSING:
+                    break
+                objects.append(obj)
+        found.append((chain, objects))
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found += _chains_of(const, space)
+    return found
+
+
+_MISSING = object()
+
+#: The modules of the library's derivative functions (dynamic mode's: a static graph's
+#: gradients are built, not computed, in the cell that calls them), and how a lesson
+#: spells them.
+_DERIVATIVE_MODULES = {
+    "naivegraph.func.transforms": "ng.func",
+    "naivegraph.dynamic.engine": "ng.autograd",
+    "naivegraph.autograd.functional": "ng.autograd.functional",
+    "naivegraph.autograd.forward_ad": "ng.autograd.forward_ad",
+}
+
+
+def _derivative_name(obj: Any) -> str | None:
+    """How a lesson spells ``obj`` when it computes derivatives: one of the library's
+    derivative functions (``ng.func.jacrev``, ``ng.autograd.grad``), a tensor's
+    ``backward``, or anything of torch ("torch"); None for anything else.
+
+    >>> import naivegraph as ng
+    >>> _derivative_name(ng.func.vjp), _derivative_name(ng.autograd.grad)
+    ('ng.func.vjp', 'ng.autograd.grad')
+    >>> _derivative_name(ng.ones(2).backward), _derivative_name(ng.exp), _derivative_name(2.0)
+    ('backward', None, None)
+    """
+    try:
+        return _derivative_name_of(obj)
+    except Exception:  # an object of the learner's that answers oddly: not a derivative
+        return None
+
+
+def _derivative_name_of(obj: Any) -> str | None:
+    """:func:`_derivative_name`, which may raise on an odd object."""
+    if isinstance(obj, ModuleType):
+        return "torch" if obj.__name__.split(".")[0] == "torch" else None
+    if type(obj).__module__.split(".")[0] == "torch":  # a torch tensor, a torch builtin
+        return "torch"
+    if not isinstance(obj, (FunctionType, BuiltinFunctionType, MethodType)):
+        return None
+    function = getattr(obj, "__func__", obj)
+    name = getattr(function, "__name__", "")
+    owner = getattr(obj, "__self__", None)
+    if is_tensor(owner) and getattr(owner, "backward", None) == obj:
+        return "backward"
+    module = getattr(function, "__module__", None)
+    if not isinstance(module, str) or name.startswith("_"):
+        return None
+    if module.split(".")[0] == "torch":
+        return "torch"
+    prefix = _DERIVATIVE_MODULES.get(module)
+    return None if prefix is None else f"{prefix}.{name}"
+
+
+def cell_model_tensors() -> list[str]:
+    """The model's tensors the answer of the cell that called the checker is computed
+    from, by name (``["l1", "loss"]``), or [] for none: the tensors of the notebook
+    that require grad or were made by a recorded op, whatever the cell then did to
+    them (``float(l1[0, 0])``, ``int(loss)``, ``np.asarray(l3)``, a list of them, the
+    forward pass again under ``ng.no_grad()``).
+
+    The cell's source is read: the names the arguments of its ``check_...`` call read,
+    and through the cell's own assignments, every name those were computed from (a
+    name assigned from an expression depends on the names the expression reads; a
+    list a method call fills, on the call's arguments; a function, on the names its
+    body reads).  A model built in the same cell, above answers typed as numbers, is
+    not what they were computed from.  Without the source (code run by ``exec``),
+    the names the code reads and never assigns count.  A value computed in an EARLIER
+    cell leaves no trace: the limit :func:`cell_computes` names."""
+    frame = learner_frame()
+    if frame is None or frame.f_code.co_name != "<module>":
+        return []
+    space = frame.f_globals
+    tree = _cell_tree(frame)
+    if tree is not None:
+        used = _answer_sources(tree, stop=lambda name: _model_tensor(space.get(name)))
+    else:
+        instructions = [
+            ins for code in _codes_in(frame.f_code) for ins in dis.get_instructions(code)
+        ]
+        stored = {str(i.argval) for i in instructions if i.opname in ("STORE_NAME", "STORE_GLOBAL")}
+        used = {
+            str(i.argval) for i in instructions if i.opname in ("LOAD_NAME", "LOAD_GLOBAL")
+        } - stored
+    return sorted(name for name in used if _model_tensor(space.get(name)))
+
+
+def _model_tensor(value: Any) -> bool:
+    """A tensor of the model: one that requires grad, or that a recorded op made."""
+    try:
+        return is_tensor(value) and (
+            bool(getattr(value, "requires_grad", False)) or value.grad_fn is not None
+        )
+    except Exception:  # an object of the learner's that answers oddly: not the model's
+        return False
+
+
+def _codes_in(code: CodeType) -> list[CodeType]:
+    """``code`` and the code objects nested in it."""
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found += _codes_in(const)
+    return found
+
+
+def _cell_tree(frame: Any) -> ast.Module | None:
+    """The whole notebook cell the frame runs, parsed, or None (see :func:`_whole_cell`)."""
+    source = _cell_source(frame)
+    try:
+        return ast.parse(source) if source else None
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _answer_sources(tree: ast.Module, stop: Callable[[str], bool]) -> set[str]:
+    """The names the arguments of the cell's ``check_...`` calls read, and every name
+    the cell computed those from (see :func:`cell_model_tensors`), up to the names
+    ``stop`` holds for (a model tensor: what the cell made it from does not matter)."""
+    depends, checked = dependencies(tree)
+    return sources_of(checked, depends, stop)
 
 
 def _whole_cell(frame: Any) -> CodeType | None:
@@ -1075,17 +1275,20 @@ def _whole_cell(frame: Any) -> CodeType | None:
     source not kept).  IPython compiles a cell's last expression apart from the lines
     above it, so the frame's own code may hold only ``ex.check_...(answer)`` while the
     line that computed ``answer`` sits above it."""
-    filename = frame.f_code.co_filename
-    if not (filename.startswith("<") or "ipykernel_" in filename):
-        return None  # a script's whole file is more than the cell
-    lines = linecache.getlines(filename)
-    if not lines:
-        return None
+    source = _cell_source(frame)
     try:
-        return compile("".join(lines), filename, "exec")
+        return compile(source, frame.f_code.co_filename, "exec") if source else None
     except (SyntaxError, ValueError):
         return None
 
+
+def _cell_source(frame: Any) -> str | None:
+    """The source of the notebook cell the frame runs, or None: not a cell (a
+    script's whole file is more than the cell), or its source not kept."""
+    filename = frame.f_code.co_filename
+    if not (filename.startswith("<") or "ipykernel_" in filename):
+        return None
+    return "".join(linecache.getlines(filename)) or None
 
 
 def tensor_state(x: Any, with_grad: bool = True) -> dict[str, object]:
@@ -1128,4 +1331,3 @@ def tensor_changes(before: dict[str, object], after: dict[str, object]) -> str:
         elif before["grad"] is not after["grad"] or before["grad values"] != after["grad values"]:
             said.append("its .grad changed")
     return ", ".join(said)
-

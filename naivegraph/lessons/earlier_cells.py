@@ -26,6 +26,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 _COURSE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "course")
 
 # How far back a value is followed: cells, one name after another.
@@ -46,13 +48,14 @@ def computed_earlier(frame: Any, computes: Callable[[types.CodeType], str]) -> s
     tree = _parse(history[here])
     if tree is None:
         return ""
-    wanted = _free_names(tree, _checked_names(tree, frame.f_lineno), frame.f_lineno)
+    _, checked = dependencies(tree, frame.f_lineno)
+    wanted = _free_names(tree, checked, frame.f_lineno)
     return _follow(history, here, wanted, frame.f_globals, computes)
 
 
 def _follow(history: list, here: int, wanted: set[str], namespace: dict,
             computes: Callable[[types.CodeType], str]) -> str:
-    todo = [(name, here) for name in sorted(wanted) if _is_data(namespace.get(name))]
+    todo = [(name, here) for name in sorted(wanted) if _followed(namespace.get(name))]
     seen: set[tuple[str, int]] = set()
     while todo and len(seen) < _MAX_STEPS:
         name, before = todo.pop(0)
@@ -72,7 +75,8 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
         if what:
             return f"{what} (in a cell above that set `{name}`)"
         if tree is not None:
-            todo += [(n, found) for n in sorted(_free_names(tree, {name}, None))]
+            todo += [(n, found) for n in sorted(_free_names(tree, {name}, None))
+                     if _followed(namespace.get(n))]
     return ""
 
 
@@ -96,31 +100,83 @@ def _parse(source: Any) -> ast.Module | None:
         return None
 
 
-def _checked_names(tree: ast.Module, line: int) -> set[str]:
-    """The names loaded in the arguments of the checker call on ``line``."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or line):
-            if _call_name(node.func).startswith("check"):
-                for arg in [*node.args, *(k.value for k in node.keywords)]:
-                    names |= _loaded(arg)
-    return names
+def dependencies(tree: ast.Module, line: int | None = None
+                 ) -> tuple[dict[str, set[str]], set[str]]:
+    """A cell's data flow: each name it binds (above ``line``, or anywhere) -> the
+    names it is computed from (a name assigned from an expression depends on the names
+    the expression reads; a list a method call fills, on the call's arguments; a
+    function, on the names its body reads), and the names the arguments of its
+    ``check_...`` calls read."""
+    depends: dict[str, set[str]] = {}
+    checked: set[str] = set()
+    for node in _top_scope(tree):
+        if line is not None and getattr(node, "lineno", 0) > line:
+            continue
+        pairs: list[tuple[ast.AST, set[str]]] = []
+        if isinstance(node, ast.Assign):
+            pairs = [(t, _reads(node.value, t)) for t in node.targets]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            pairs = [(node.target, _reads(node.value, node.target))]
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            pairs = [(node.target, _reads(node.iter))]
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            pairs = [(node.optional_vars, _reads(node.context_expr))]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            depends.setdefault(node.name, set()).update(_reads(node))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            arguments = _reads(*node.args, *(k.value for k in node.keywords))
+            if name.startswith("check_"):
+                checked |= arguments
+            elif isinstance(func, ast.Attribute):  # v.append(x): v now holds x
+                pairs = [(func.value, arguments)]
+        for target, sources in pairs:
+            for name in _roots(target):
+                depends.setdefault(name, set()).update(sources - {name})
+    return depends, checked
 
 
-def _call_name(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
+def sources_of(names: set[str], depends: dict[str, set[str]],
+               stop: Callable[[str], bool] = lambda name: False) -> set[str]:
+    """``names`` and every name they were computed from in a cell (``depends``, from
+    :func:`dependencies`), not looking past the names ``stop`` holds for."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += () if stop(name) else depends.get(name, ())
+    return seen
 
 
-def _loaded(node: ast.AST) -> set[str]:
-    """The names an expression reads from outside it (a comprehension's or a lambda's
-    own variables are its own)."""
-    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    own = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(
-        n.ctx, ast.Load)} | {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
-    return names - own if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-        else names - own - {a.arg for a in ast.walk(node.args)}
+def _free_names(tree: ast.Module, names: set[str], line: int | None) -> set[str]:
+    """``names`` followed back through the cell's data flow (above ``line``, or all
+    of it): the names they come from that the cell does not bind itself."""
+    depends, _ = dependencies(tree, line)
+    return {n for n in sources_of(names, depends) if n not in depends}
+
+
+def _reads(*nodes: ast.AST | None) -> set[str]:
+    return {
+        n.id
+        for node in nodes
+        if node is not None
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+
+
+def _roots(target: ast.AST) -> set[str]:
+    """The names an assignment target binds or changes (``v[0] = ...`` changes v)."""
+    while isinstance(target, (ast.Subscript, ast.Attribute, ast.Starred)):
+        target = target.value
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_roots(t) for t in target.elts)) if target.elts else set()
+    return set()
 
 
 def _top_scope(tree: ast.AST):
@@ -136,68 +192,24 @@ def _top_scope(tree: ast.AST):
             todo += list(ast.iter_child_nodes(node))
 
 
-def _free_names(tree: ast.Module, names: set[str], line: int | None) -> set[str]:
-    """``names`` followed back through the cell's assignments (above ``line``, or all
-    of them): the names they come from that the cell does not bind itself."""
-    bound = _bindings(tree, line)
-    free: set[str] = set()
-    todo, seen = list(names), set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        if name in bound:
-            todo += [n for value in bound[name] for n in _loaded(value)]
-        else:
-            free.add(name)
-    return free
-
-
-def _bindings(tree: ast.Module, line: int | None) -> dict[str, list[ast.AST]]:
-    """Each name the cell binds (above ``line``) -> the expressions it is bound from
-    (for a loop variable, what the loop runs over; for a function, the function)."""
-    bound: dict[str, list[ast.AST]] = {}
-    for node in _top_scope(tree):
-        if line is not None and getattr(node, "lineno", 0) > line:
-            continue
-        pairs: list[tuple[ast.AST, ast.AST]] = []
-        if isinstance(node, ast.Assign):
-            pairs = [(t, node.value) for t in node.targets]
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-            pairs = [(node.target, node.value)]
-        elif isinstance(node, ast.For):
-            pairs = [(node.target, node.iter)]
-        elif isinstance(node, ast.NamedExpr):
-            pairs = [(node.target, node.value)]
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            pairs = [(node.optional_vars, node.context_expr)]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            pairs = [(ast.Name(id=node.name, ctx=ast.Store()), node)]
-        for target, value in pairs:
-            for name in _stored(target):
-                bound.setdefault(name, []).append(value)
-    return bound
-
-
-def _stored(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
-
-
 def _binding_cell(history: list, before: int, name: str) -> int | None:
     """The last cell before ``before`` that binds ``name`` at its top level."""
     for i in range(before - 1, -1, -1):
         tree = _parse(history[i])
-        if tree is not None and name in _bindings(tree, None):
+        if tree is not None and name in dependencies(tree)[0]:
             return i
     return None
 
 
-def _is_data(value: Any) -> bool:
-    """A value an answer is made of (a number, a flag, a list, an array, a tensor), not
-    a module, a function or a class: those are the lesson's tools."""
-    return not isinstance(value, (types.ModuleType, types.FunctionType, type,
-                                  types.BuiltinFunctionType, types.MethodType))
+def _followed(value: Any) -> bool:
+    """A value as an answer is typed (a number, a flag, a string, a list or an array of
+    them), or a function the notebook defined; not an object of the lesson (a tensor, a
+    node, a model, the library's functions): the lesson's cells build those, and the
+    checkers read them where a cell uses them."""
+    if isinstance(value, types.FunctionType):
+        return value.__module__ == "__main__"
+    return isinstance(value, (int, float, complex, str, list, tuple, dict, set,
+                              np.ndarray, np.generic))
 
 
 def _is_lesson_cell(source: str) -> bool:

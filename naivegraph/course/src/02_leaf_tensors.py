@@ -160,7 +160,11 @@ ex.check_find_leaves(find_leaves)
 
 # %%
 import warnings
-w.grad = b.grad = None  # nothing left over if this cell is run again
+# the graph made anew and no .grad left over, so this cell can be run again (a
+# backward frees the graph it ran through)
+w.grad = b.grad = None
+y = w.mul(x)
+z = y.add(b)
 z.backward()
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..checking import (
     cell_computes,
+    cell_model_tensors,
     Result,
     learner_namespace,
     checker,
@@ -71,8 +72,13 @@ _NEAR_MISS = (
 # in the namespace (autograd.grad with retain_graph, backward then .grad reset to None, a
 # copy of the model under other names), cannot be told from one worked out by hand.  The
 # cell that calls the check is read (``cell_computes``): a backward, autograd or torch
-# there, or a value read off a tensor (.grad, .item()), is refused.  The lab keeps no
-# count of autograd runs; a count since the setup or the last check would refuse a
+# there, under any name, a derivative of ng.func (jacrev, vjp, grad, ...), or a value
+# read off a tensor (.grad, .item()), is refused; and so is an answer the cell computed
+# from the model's tensors (``cell_model_tensors``: float(l1[0, 0]), np.asarray(loss),
+# the forward pass again under no_grad).  Plain Python arithmetic in the cell is how a
+# learner may well work the numbers out, so a finite difference written in it (exact
+# for this quadratic model with a step of 0.5) is accepted: a limit too.  The lab keeps
+# no count of autograd runs; a count since the setup or the last check would refuse a
 # learner who ran the later cells (backward) first and came back.
 def _autograd_ran(ex: str) -> Result | None:
     """The refusal when the lesson's shared tensors show a backward pass run before
@@ -116,6 +122,8 @@ def _not_by_hand(ex: str, answers) -> Result | None:
     """Text, a tensor (read off the model or its .grad) or a whole tensor's worth of
     numbers, where one number worked out by hand was asked."""
     if any(a is None for a in answers):
+        if any(a is not None and _several(a) for a in answers):
+            return not_yet(ex, [_PACKED_HINT, _ON_PAPER[ex]], gave="several numbers in one answer and None")
         return not_yet(ex, [_NONE_HINT[ex], _ON_PAPER[ex]], gave="None")
     if typed_as_text(answers):  # numpy would read "40" as the number 40
         return not_yet(ex, [TEXT_HINT, _ON_PAPER[ex]], gave="text (a string in quotes)")
@@ -141,6 +149,21 @@ def _not_by_hand(ex: str, answers) -> Result | None:
             ],
             gave=f"a cell that uses {computed}",
         )
+    model = cell_model_tensors()
+    if model:
+        shown = ", ".join(model)
+        return not_yet(
+            ex,
+            [
+                "your cell reads the value off the model instead of working it out by hand: "
+                f"your answer is computed from the model's tensors ({shown}), and float(), "
+                "int(), numpy or indexing only turn what the model computed into a number. "
+                "Type the number you work out on paper, with no tensor of the model in the "
+                "cell.",
+                _ON_PAPER[ex],
+            ],
+            gave=f"a value computed from the model's tensors ({shown})",
+        )
     # one number typed as a tensor (ng.tensor(7.0)) is one number, as [7.0] is
     computed = not_by_hand([_plain(a) for a in answers])
     if computed is None:
@@ -148,6 +171,20 @@ def _not_by_hand(ex: str, answers) -> Result | None:
     gave, hint = computed
     return not_yet(ex, [hint, _ON_PAPER[ex]], gave=gave)
 
+
+def _several(value) -> bool:
+    """Several numbers in one answer: a tuple, a list or an array of more than one."""
+    try:
+        return np.size(value.detach().numpy() if is_tensor(value) else value) > 1
+    except Exception:  # not array-like: not several numbers
+        return False
+
+
+_PACKED_HINT = (
+    "one of your answers holds several numbers and another is None: each name takes ONE "
+    "number of its own. Give each its own value, one per name, and pass them to the check "
+    "in the order it asks for."
+)
 
 # None is what .grad holds before any backward has run (and what a non-leaf's .grad
 # holds after one): an answer read off .grad too early.

@@ -40,6 +40,11 @@ def flags_problem(values: Any, count: int, names: str, each: str = "tensor") -> 
     message that fits them (``1`` is not ``True`` to a reader of flags, ``"True"`` is
     a string).  ``each`` is what one flag is about (a tensor, a snippet).
     """
+    if hasattr(values, "grad_fn") and hasattr(values, "detach"):
+        return (
+            f"that is a tensor: give a tuple (or list) of {count} plain Python booleans, "
+            f"one per {each}, in the order {names}, not a tensor holding them."
+        )
     if isinstance(values, dict):
         return (
             f"that is a dict: give a list (or tuple) of {count} booleans, one per {each}, "
@@ -69,6 +74,8 @@ def as_flags(values: Any) -> Any:
     """
     if isinstance(values, (str, bytes, dict, tuple, list)) or not hasattr(values, "__iter__"):
         return values
+    if hasattr(values, "grad_fn") and hasattr(values, "detach"):
+        return values  # a tensor: its form is what is wrong (flags_problem)
     try:
         return tuple(values)
     except TypeError:
@@ -555,7 +562,7 @@ def _graph_state(t: ng.Tensor, leaves: list[ng.Tensor]) -> dict[str, Any]:
     )
     return {
         "requires_grad switched off on a leaf it found": [leaf.requires_grad for leaf in leaves],
-        "a .grad set on a leaf it found": [leaf.grad is None for leaf in leaves],
+        "grad": [_grad_state(leaf) for leaf in leaves],
         "the values of a leaf it found changed": [
             (leaf.dtype, tuple(leaf.shape), leaf.detach().numpy().tobytes()) for leaf in leaves
         ],
@@ -567,9 +574,25 @@ def _graph_state(t: ng.Tensor, leaves: list[ng.Tensor]) -> dict[str, Any]:
     }
 
 
+def _grad_state(leaf: ng.Tensor) -> tuple | None:
+    """What a caller sees of a leaf's .grad: None, or the tensor, its values and version."""
+    held = leaf.grad
+    if held is None:
+        return None
+    return (id(held), held.detach().numpy().tobytes(), held._version)
+
+
 def _changed(before: dict[str, Any], after: dict[str, Any]) -> str | None:
     """The first thing a walk changed in the graph it was given (:func:`_graph_state`)."""
-    return next((what for what in before if before[what] != after[what]), None)
+    what = next((what for what in before if before[what] != after[what]), None)
+    if what != "grad":
+        return what
+    pairs = list(zip(before["grad"], after["grad"]))
+    if any(old is None and new is not None for old, new in pairs):
+        return "a .grad set on a leaf it found"
+    if any(old is not None and new is None for old, new in pairs):
+        return "the .grad a leaf it found held, cleared to None"
+    return "the .grad a leaf it found already held, zeroed, replaced or added to"
 
 
 #: The engine's own functions (topological_order, the backward pass, ...): a walk that
@@ -725,6 +748,17 @@ def check_find_leaves(find_leaves) -> Result:
                 ex,
                 f"your function returned {type(got).__name__}; hint: return a list of the "
                 "leaf tensors you collected.",
+            )
+        if any(t is None for t in items):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your list holds None: a None entry of next_functions "
+                    "stands for an input that needs no gradient, so it has no node and "
+                    "no leaf to report. Skip it rather than collect it.",
+                    "collect only `node.variable` of the AccumulateGrad nodes you reach.",
+                ],
+                gave=f"a list holding None for {text}",
             )
         if any(not isinstance(t, ng.Tensor) for t in items):
             return not_yet(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import os
 import random
 import sys
@@ -79,7 +80,43 @@ def _hook_calls() -> list:
     return [HOOK_CASES[i % len(HOOK_CASES)] for i in range(calls)]
 
 
-@checker("03-1", answer=HOOK_ANSWER)
+def _returns_only_none(fn) -> bool:
+    """Whether every `return` of a function gives None (or it has none at all): read
+    from its compiled code, without calling it."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    instructions = list(dis.get_instructions(code))
+    for before, ins in zip([None, *instructions], instructions):
+        if ins.opname == "RETURN_CONST" and ins.argval is not None:
+            return False
+        if ins.opname == "RETURN_VALUE" and not (
+            before is not None and before.opname == "LOAD_CONST" and before.argval is None
+        ):
+            return False
+    return True
+
+
+def _hook_returning_nothing(hook) -> Result | None:
+    """The refusal of a hook that returns nothing (it sets a .grad, or fills a global,
+    instead), asked before the state it writes is: that is the plainer mistake."""
+    if not _returns_only_none(hook):
+        return None
+    return not_yet(
+        "03-1",
+        [
+            "your hook returns nothing (None): it stores its result somewhere instead (a "
+            ".grad, a global). A hook hands the new gradient back by RETURNING it, and "
+            "backward passes on what the hook returns; returning None leaves the gradient "
+            "as it arrived.",
+            "compute the new gradient from `grad` and return it; set nothing outside "
+            "the hook.",
+        ],
+        gave="a hook that returns None and writes its result elsewhere",
+    )
+
+
+@checker("03-1", answer=HOOK_ANSWER, first_look=_hook_returning_nothing)
 @keeps_learner_state
 def check_double_hook(hook) -> Result:
     """A tensor hook that doubles the gradient flowing through it, without touching it."""
@@ -549,9 +586,10 @@ def _exact(got, want, shape_free: bool = True) -> bool:
 
 
 def _backward_ran_in_cell(x_grad) -> Result | None:
-    """The hint for an answer read off x.grad after running backward in the exercise's
-    cell: the lesson's x (3.0) then holds more than the one backward of the cell above
-    gave it, and the cell after the check, which runs the second backward, fails."""
+    """The hint for an answer that equals x.grad after a backward run beyond the
+    lesson's one (in the exercise's cell or an earlier cell of the learner's): the
+    lesson's x (3.0) then holds more than the one backward of the cell above gave it,
+    and the cell after the check, which runs the second backward, fails."""
     x = learner_namespace().get("x")
     if not (isinstance(x, ng.Tensor) and x.requires_grad and x.ndim == 0):
         return None
@@ -563,15 +601,17 @@ def _backward_ran_in_cell(x_grad) -> Result | None:
     return not_yet(
         "03-2",
         [
-            "your cell ran backward itself and read x.grad: the exercise asks you to "
-            "PREDICT the value, and the cell after the check runs the second backward "
-            "(x.grad now holds one pass too many, and a graph used up by your backward "
-            "makes that cell fail). "
-            "Re-run the cells above, from the one that makes x and y, to restore them; "
-            "then type your prediction as a number, with no backward in the cell.",
+            "x.grad already holds more than the one backward of the cell above gave it: "
+            "a backward ran again on y (in a cell of yours, this one or an earlier one), "
+            "and your number is what x.grad holds now. The exercise asks you to PREDICT "
+            "the value, and the cell after the check runs the second backward (x.grad now "
+            "holds one pass too many, and a graph used up by an extra backward makes that "
+            "cell fail). Re-run the cells above, from the one that makes x and y, to "
+            "restore them; then type your prediction as a number, with no backward run "
+            "before the check.",
             "think about what AccumulateGrad does with a gradient when .grad already holds one.",
         ],
-        gave="a value read off x.grad after a backward run in the cell",
+        gave="the value x.grad holds after a backward more than the lesson ran",
     )
 
 
@@ -1565,7 +1605,13 @@ def check_second_derivative(derivatives) -> Result:
         if not close(first_v, want1):
             return not_yet(
                 ex,
-                _first_hints(text, at, first is x.grad, bool(calls_of_f)),
+                _first_hints(
+                    text,
+                    at,
+                    first is x.grad,
+                    bool(calls_of_f),
+                    ignores_x=bool(calls_of_f) and not any(_holds(v, at) for v in calls_of_f),
+                ),
                 gave=f"f'({at}) = {show(first_v)} for f(x) = {text}",
             )
         if not close(second_v, want2):
@@ -1698,7 +1744,18 @@ def _second_raised(ex: str, exc: Exception, flags: list) -> Result:
     return failed(ex, crash_message(exc))
 
 
-def _first_hints(text: str, at: float, is_x_grad: bool, called_f: bool) -> list[str]:
+def _holds(value, at: float) -> bool:
+    """Whether ``value``, which f was called on, holds the x the checker gave (``at``):
+    x itself, or a copy or view of it (what ng.func.grad hands f)."""
+    try:
+        return bool(np.all(as_array(value) == at))
+    except (TypeError, ValueError):
+        return False
+
+
+def _first_hints(
+    text: str, at: float, is_x_grad: bool, called_f: bool, ignores_x: bool = False
+) -> list[str]:
     """Hints for a wrong first derivative, told by where it came from."""
     if is_x_grad:
         return [
@@ -1714,6 +1771,14 @@ def _first_hints(text: str, at: float, is_x_grad: bool, called_f: bool) -> list[
             f"{wrong}: your function never calls f, so it differentiates a formula of "
             "its own, not the f it is given.",
             "call f(x) and differentiate its result with ng.autograd.grad.",
+        ]
+    if ignores_x:
+        return [
+            f"{wrong}: your function calls f on a tensor of its own, never on the x it "
+            "is given, so its result does not depend on that x: the checker tries "
+            "several x and gets the derivative at your tensor's value each time.",
+            "call f on the x your function receives, and differentiate with respect to "
+            "that same x.",
         ]
     return [
         f"{wrong}: it is the gradient of f(x) with respect to x, taken once.",

@@ -166,6 +166,20 @@ def check_inplace_predictions(predictions) -> Result:
     problem = flags_problem(predictions, 3, "(1), (2), (3)", each="snippet")
     if problem is not None:
         return failed(ex, f"hint: {problem}")
+    ran = cell_computes(reads=("_version",), calls=("exec", "eval", "compile"))
+    if ran:
+        return not_yet(
+            ex,
+            [
+                "your cell runs the snippets instead of predicting what they do: it uses "
+                f"{ran}. The exercise asks you to PREDICT which snippets raise at backward "
+                "from what each op saves, and to type True / False; the cell after the "
+                "check runs them for you.",
+                "backward raises only when a tensor an op SAVED for its backward was "
+                "changed in place afterwards; which ops save which tensors?",
+            ],
+            gave=f"a cell that uses {ran}",
+        )
     got = as_bools(predictions)
     want = (True, False, True)
     if got == want:
@@ -222,7 +236,32 @@ OTHER_CASES = (
 HELD_GRAD_CASE = [1.0, -2.0, 3.0]
 
 
-@checker("04-3", answer=RESET_ANSWER)
+_ANOTHER_TENSOR = [
+    "your function returned a different tensor: every other reference to the leaf (an "
+    "optimizer, a model) still sees the old values.",
+    "change `a` itself, in place, and return it.",
+]
+
+
+def _reset_returning_another(reset) -> Result | None:
+    """The refusal of a reset that returns another tensor than the leaf it was given
+    (a new one it keeps in a global, say), asked before the state it writes is: that is
+    the plainer mistake."""
+    a = ng.tensor([3.0, 12.0, -1.0], requires_grad=True)
+    try:
+        got = reset(a)
+    except Exception:  # the check itself reports the crash
+        return None
+    if not is_tensor(got) or got is a:
+        return None
+    return not_yet(
+        "04-3",
+        _ANOTHER_TENSOR,
+        gave="a new tensor, not the leaf it was given",
+    )
+
+
+@checker("04-3", answer=RESET_ANSWER, first_look=_reset_returning_another)
 @keeps_learner_state
 def check_reset_leaf(reset) -> Result:
     """``reset(a)`` sets every element of a leaf that requires grad to 10, and returns a."""
@@ -346,11 +385,7 @@ def _check_one_reset(
     if got is not a:
         return not_yet(
             ex,
-            [
-                "your function returned a different tensor: every other reference to the "
-                "leaf (an optimizer, a model) still sees the old values.",
-                "change `a` itself, in place, and return it.",
-            ],
+            _ANOTHER_TENSOR,
             gave=f"a new tensor {show(got)}",
         )
     if not a.requires_grad:
