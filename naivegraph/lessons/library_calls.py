@@ -73,9 +73,11 @@ class LibraryCalls:
     an iterable of functions, named by their ``__name__``); ``packages`` maps a name to a
     directory: any Python function of that directory counts, and so does any builtin
     whose module is the package (``torch.from_numpy``, a torch tensor's methods).
-    ``called`` lists the names, in the order the answer called them."""
+    ``called`` lists the names, in the order the answer called them.  With
+    ``any_caller``, a call counts whoever makes it (the library on the answer's behalf:
+    for a block in which the library itself never calls the watched functions)."""
 
-    def __init__(self, functions=(), packages=None) -> None:
+    def __init__(self, functions=(), packages=None, any_caller: bool = False) -> None:
         self._by_code: dict[types.CodeType, str] = {}
         self._by_key: dict[object, str] = {}
         items = (
@@ -101,6 +103,7 @@ class LibraryCalls:
             if directory
         }
         self._not_learner = (_PACKAGE + os.sep, *self._packages.values())
+        self._any_caller = any_caller
         self.called: list[str] = []
 
     def __enter__(self) -> LibraryCalls:
@@ -158,7 +161,10 @@ class LibraryCalls:
 
     def _by_learner(self, frame) -> bool:
         """Whether ``frame`` (past the standard library's frames) is the learner's: not
-        in naivegraph (its library or its checkers) nor in a watched package."""
+        in naivegraph (its library or its checkers) nor in a watched package; any frame
+        with ``any_caller``."""
+        if self._any_caller:
+            return True
         while frame is not None and _in_stdlib(frame.f_code.co_filename):
             frame = frame.f_back
         return frame is not None and not frame.f_code.co_filename.startswith(self._not_learner)

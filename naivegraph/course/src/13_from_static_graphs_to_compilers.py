@@ -90,14 +90,14 @@ ex.check_freed_first(freed_first)
 # %%
 if ex.solved("13-1"):
     print(g1.compile([x], [total, e], optimize=False).listing())
+    print()
+    print("Why: %mul_1 is read by two steps, exp and sin, so it lives until the second;")
+    print("%exp_1 is an output, so it is never freed, however early its last use.")
 else:
-    print("(solve exercise 13-1 first: this cell prints the plan)")
+    print("(solve exercise 13-1 first: this cell prints the plan, and why)")
 
 
 # %% [markdown]
-# `%mul_1` is read by two steps, `exp` and `sin`, so it lives until the second;
-# `%exp_1` is an output, so it is never freed, however early its last use.
-#
 # ## Before and after `ns.optimize`
 #
 # A compiler rewrites the graph before it plans it. `ns.optimize` runs the lab's
@@ -152,16 +152,16 @@ if ex.solved("13-2"):
     new, report = ns.optimize(g2, passes=CLEANING, fetches=[z])
     print(report)
     print(new)
+    print()
+    print("Folding replaced 2.0 * 3.0 by a constant 6.0 (it removes nothing itself: its")
+    print("inputs die later), simplification removed x * 1.0, CSE merged the second a * c")
+    print("and then the second exp of it, and dead-node elimination dropped the three")
+    print("constants nobody reads any more. y + 0.0 stays: at y = -0.0 it gives +0.0, so")
+    print("removing it could change a result.")
 else:
-    print("(solve exercise 13-2 first: this cell runs the passes)")
+    print("(solve exercise 13-2 first: this cell runs the passes, and says what each did)")
 
 # %% [markdown]
-# Folding replaced `2.0 * 3.0` by a constant `6.0` (it removes nothing itself: its
-# inputs die later), simplification removed `x * 1.0`, CSE merged the second
-# `a * c` and then the second `exp` of it, and dead-node elimination dropped the
-# three constants nobody reads any more. `y + 0.0` stays: at `y = -0.0` it gives
-# `+0.0`, so removing it could change a result.
-#
 # The compiled plan before and after, with fusion too (`optimize=True`, the
 # default): each fused chain (`mul>exp`, `add>add`) runs as one step, and the plan
 # is three steps long instead of nine. The `+ 0.0` is still there, inside a fused

@@ -581,7 +581,7 @@ def check_sum_to_shape(sum_to_shape) -> Result:
                     "line the shapes up from the right and compare them position by position.",
                 ],
             )
-        with AutogradCalls() as calls, _ready_made() as library, _SumToEntries() as entries:
+        with AutogradCalls() as calls, _ready_made() as library, _sum_to_entries() as entries:
             ok, got = call_answer(ex, sum_to_shape, given, shape)
         if not ok:
             return got
@@ -692,19 +692,14 @@ def _ready_made(torch: bool = True) -> LibraryCalls:
     return LibraryCalls(rules, packages)
 
 
-class _SumToEntries(LibraryCalls):
+def _sum_to_entries() -> LibraryCalls:
     """The op table's entries that wrap sum_to (``sum_to``, ``sum_to_like``), counted
     whoever calls them: a learner reaches them through ``F.sum_to``, ``op_function``
     or a static graph's run, whose frames are the library's, or through the table
     itself.  Used only around a call of the learner's sum_to_shape on numpy arrays, where
     the engine runs no backward that would call them (a backward is refused apart)."""
-
-    def __init__(self) -> None:
-        super().__init__({f"sum_to (the op table's {name!r} entry)": table.OPS[name].forward
-                          for name in ("sum_to", "sum_to_like")})
-
-    def _by_learner(self, frame) -> bool:
-        return True
+    return LibraryCalls({f"sum_to (the op table's {name!r} entry)": table.OPS[name].forward
+                         for name in ("sum_to", "sum_to_like")}, any_caller=True)
 
 
 def _ready_made_hint(ex: str, called: str, instead: str) -> Result:
