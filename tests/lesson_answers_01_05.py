@@ -69,3 +69,15 @@ def finetune_with(**settings):
         return ng.optim.SGD(model.fc.parameters(), **settings)
 
     return setup
+
+
+# Lesson 1's model as notebook cells build it, and its checking calls.
+MODEL = (
+    "input = ng.ones(2, 2)\n"
+    "w1 = ng.tensor(2.0, requires_grad=True)\n"
+    "w2 = ng.tensor(3.0, requires_grad=True)\n"
+    "w3 = ng.tensor(4.0, requires_grad=True)\n"
+    "l1 = input * w1\nl2 = l1 + w2\nl3 = l1 * w3\nl4 = l2 * l3\nloss = l4.mean()\n"
+)
+CHECK_01_1 = "ex.check_forward_values(l1_value, l2_value, l3_value, l4_value, loss_value)"
+CHECK_01_2 = "ex.check_leaf_grads(w1_grad, w2_grad, w3_grad)"

@@ -71,6 +71,15 @@ def notebook_shell(more_setup: str = ""):
     InteractiveShell.clear_instance()
 
 
+def run_in_notebook(shell, *cells: str):
+    """Run ``cells`` one after another as notebook cells; the last one's result."""
+    result = None
+    for cell in cells:
+        checking.TRIES.clear()
+        result = shell.run_cell(cell, store_history=True).result
+    return result
+
+
 def run_answer_cell(shell, answer: str):
     checking.TRIES.clear()
     shell.run_cell(

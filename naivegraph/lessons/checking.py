@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..dynamic import anomaly_mode, defaults, engine, forward, grad_mode, saved
-from .earlier_cells import computed_earlier, dependencies, sources_of
+from .earlier_cells import computed_earlier, dependencies, free_names, sources_of, traced_back
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
@@ -1214,15 +1214,32 @@ def cell_model_tensors() -> list[str]:
     list a method call fills, on the call's arguments; a function, on the names its
     body reads).  A model built in the same cell, above answers typed as numbers, is
     not what they were computed from.  Without the source (code run by ``exec``),
-    the names the code reads and never assigns count.  A value computed in an EARLIER
-    cell leaves no trace: the limit :func:`cell_computes` names."""
+    the names the code reads and never assigns count.  A value the cell only names is
+    followed back through the learner's earlier cells (:mod:`earlier_cells`): the
+    model's tensors it was computed from there are named, with the cell."""
     frame = learner_frame()
     if frame is None or frame.f_code.co_name != "<module>":
         return []
     space = frame.f_globals
     tree = _cell_tree(frame)
     if tree is not None:
-        used = _answer_sources(tree, stop=lambda name: _model_tensor(space.get(name)))
+        depends, checked = dependencies(tree)
+        # the cell's own names are followed to what it made them from, the notebook's
+        # model tensors stop the walk; a model the cell builds itself counts by the
+        # tensors its ops made (a number typed as a tensor is a typed number)
+        used = sources_of(checked, depends, stop=lambda name: name not in depends
+                          and _model_tensor(space.get(name)))
+        found = sorted(n for n in used - depends.keys() if _model_tensor(space.get(n)))
+        found = found or sorted(n for n in used & depends.keys() if _made_by_an_op(space.get(n)))
+        if found:
+            return found
+
+        def model_in(code: CodeType, cell: ast.Module, name: str) -> str:
+            return ", ".join(sorted(
+                n for n in free_names(cell, {name}) if _model_tensor(space.get(n))))
+
+        earlier = traced_back(frame, model_in)
+        return [earlier] if earlier else []
     else:
         instructions = [
             ins for code in _codes_in(frame.f_code) for ins in dis.get_instructions(code)
@@ -1244,6 +1261,14 @@ def _model_tensor(value: Any) -> bool:
         return False
 
 
+def _made_by_an_op(value: Any) -> bool:
+    """A tensor a recorded op made (it has a grad_fn)."""
+    try:
+        return is_tensor(value) and value.grad_fn is not None
+    except Exception:  # an object of the learner's that answers oddly
+        return False
+
+
 def _codes_in(code: CodeType) -> list[CodeType]:
     """``code`` and the code objects nested in it."""
     found = [code]
@@ -1260,14 +1285,6 @@ def _cell_tree(frame: Any) -> ast.Module | None:
         return ast.parse(source) if source else None
     except (SyntaxError, ValueError):
         return None
-
-
-def _answer_sources(tree: ast.Module, stop: Callable[[str], bool]) -> set[str]:
-    """The names the arguments of the cell's ``check_...`` calls read, and every name
-    the cell computed those from (see :func:`cell_model_tensors`), up to the names
-    ``stop`` holds for (a model tensor: what the cell made it from does not matter)."""
-    depends, checked = dependencies(tree)
-    return sources_of(checked, depends, stop)
 
 
 def _whole_cell(frame: Any) -> CodeType | None:

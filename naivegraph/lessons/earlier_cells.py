@@ -37,8 +37,14 @@ _MAX_STEPS = 12
 def computed_earlier(frame: Any, computes: Callable[[types.CodeType], str]) -> str:
     """What an earlier cell of the learner's computed the checked values with, as
     ``computes`` words it for a cell's code, and the name it bound: e.g.
-    ``".requires_grad (in the cell above that set `flags`)"``; "" when the values
+    ``".requires_grad (in a cell above that set `flags`)"``; "" when the values
     come from no such cell (or the kernel keeps no history: a script, a test)."""
+    return traced_back(frame, lambda code, tree, name: computes(code))
+
+
+def traced_back(frame: Any, judge: Callable[[types.CodeType, ast.Module, str], str]) -> str:
+    """As :func:`computed_earlier`, with ``judge(code, tree, name)`` saying what the
+    earlier cell that set ``name`` computed it with ("" for nothing to say)."""
     history = frame.f_globals.get("In")
     if not isinstance(history, list) or not history:
         return ""
@@ -49,12 +55,12 @@ def computed_earlier(frame: Any, computes: Callable[[types.CodeType], str]) -> s
     if tree is None:
         return ""
     _, checked = dependencies(tree, frame.f_lineno)
-    wanted = _free_names(tree, checked, frame.f_lineno)
-    return _follow(history, here, wanted, frame.f_globals, computes)
+    wanted = free_names(tree, checked, frame.f_lineno)
+    return _follow(history, here, wanted, frame.f_globals, judge)
 
 
 def _follow(history: list, here: int, wanted: set[str], namespace: dict,
-            computes: Callable[[types.CodeType], str]) -> str:
+            judge: Callable[[types.CodeType, ast.Module, str], str]) -> str:
     todo = [(name, here) for name in sorted(wanted) if _followed(namespace.get(name))]
     seen: set[tuple[str, int]] = set()
     while todo and len(seen) < _MAX_STEPS:
@@ -71,11 +77,11 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
             code = compile(source, "<earlier cell>", "exec")
         except (SyntaxError, ValueError):
             continue
-        what = computes(code)
+        what = judge(code, tree, name) if tree is not None else ""
         if what:
             return f"{what} (in a cell above that set `{name}`)"
         if tree is not None:
-            todo += [(n, found) for n in sorted(_free_names(tree, {name}, None))
+            todo += [(n, found) for n in sorted(free_names(tree, {name}))
                      if _followed(namespace.get(n))]
     return ""
 
@@ -108,6 +114,7 @@ def dependencies(tree: ast.Module, line: int | None = None
     function, on the names its body reads), and the names the arguments of its
     ``check_...`` calls read."""
     depends: dict[str, set[str]] = {}
+    changed: list[tuple[ast.AST, set[str]]] = []  # v.append(x): v now holds x
     checked: set[str] = set()
     for node in _top_scope(tree):
         if line is not None and getattr(node, "lineno", 0) > line:
@@ -129,11 +136,14 @@ def dependencies(tree: ast.Module, line: int | None = None
             arguments = _reads(*node.args, *(k.value for k in node.keywords))
             if name.startswith("check_"):
                 checked |= arguments
-            elif isinstance(func, ast.Attribute):  # v.append(x): v now holds x
-                pairs = [(func.value, arguments)]
+            elif isinstance(func, ast.Attribute) and arguments:
+                changed.append((func.value, arguments))
         for target, sources in pairs:
             for name in _roots(target):
                 depends.setdefault(name, set()).update(sources - {name})
+    for target, sources in changed:  # a name the cell binds, filled by a method call
+        for name in _roots(target) & depends.keys():
+            depends[name].update(sources - {name})
     return depends, checked
 
 
@@ -151,7 +161,7 @@ def sources_of(names: set[str], depends: dict[str, set[str]],
     return seen
 
 
-def _free_names(tree: ast.Module, names: set[str], line: int | None) -> set[str]:
+def free_names(tree: ast.Module, names: set[str], line: int | None = None) -> set[str]:
     """``names`` followed back through the cell's data flow (above ``line``, or all
     of it): the names they come from that the cell does not bind itself."""
     depends, _ = dependencies(tree, line)
@@ -159,13 +169,23 @@ def _free_names(tree: ast.Module, names: set[str], line: int | None) -> set[str]
 
 
 def _reads(*nodes: ast.AST | None) -> set[str]:
-    return {
-        n.id
-        for node in nodes
-        if node is not None
-        for n in ast.walk(node)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
+    """The names the expressions (or definitions) read from outside themselves: a
+    function's parameters and locals, a lambda's or a comprehension's variables are
+    their own (``lambda a, b: a * b`` reads no ``a``)."""
+    found: set[str] = set()
+    for node in nodes:
+        if node is None:
+            continue
+        read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load)}
+        own = {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                  ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                own |= {n.id for n in ast.walk(inner) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Store)}
+        found |= read - own
+    return found
 
 
 def _roots(target: ast.AST) -> set[str]:

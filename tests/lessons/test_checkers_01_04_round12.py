@@ -16,8 +16,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from checker_results import never_states, refused, rejected_on_first_try
-from lesson_answers_01_05 import derivatives, find_leaves, reset_detach, reset_no_grad
-from lesson_answers_06_07 import notebook_shell
+from lesson_answers_01_05 import (
+    CHECK_01_1,
+    CHECK_01_2,
+    MODEL,
+    derivatives,
+    find_leaves,
+    reset_detach,
+    reset_no_grad,
+)
+from lesson_answers_06_07 import notebook_shell, run_in_notebook
 
 import naivegraph as ng
 from naivegraph.lessons import checking
@@ -29,25 +37,8 @@ def shell():
     yield from notebook_shell()
 
 
-def run_in_notebook(shell, *cells: str):
-    """Run ``cells`` one after another as notebook cells; the last one's result."""
-    result = None
-    for cell in cells:
-        checking.TRIES.clear()
-        result = shell.run_cell(cell, store_history=True).result
-    return result
-
-
 # -- lesson 1: values read off the model in the checked cell -----------------------------
 
-MODEL = (
-    "input = ng.ones(2, 2)\n"
-    "w1 = ng.tensor(2.0, requires_grad=True)\n"
-    "w2 = ng.tensor(3.0, requires_grad=True)\n"
-    "w3 = ng.tensor(4.0, requires_grad=True)\n"
-    "l1 = input * w1\nl2 = l1 + w2\nl3 = l1 * w3\nl4 = l2 * l3\nloss = l4.mean()\n"
-)
-CHECK_01_1 = "ex.check_forward_values(l1_value, l2_value, l3_value, l4_value, loss_value)"
 FORWARD_VALUES = ("2", "5", "8", "40")
 
 
@@ -122,7 +113,6 @@ def test_01_1_a_model_built_in_the_cell_above_typed_values_is_not_what_they_came
 
 # -- lesson 1: derivatives taken by the library in the checked cell ------------------------
 
-CHECK_01_2 = "ex.check_leaf_grads(w1_grad, w2_grad, w3_grad)"
 F_OF_WEIGHTS = "def f(a, b, c):\n    x1 = input * a\n    return ((x1 + b) * (x1 * c)).mean()\n"
 
 

@@ -62,14 +62,17 @@ ex.check_versions(versions)
 # Once your check passes, watch the counter:
 
 # %%
-a = ng.tensor([1.0, 3.0], requires_grad=True)
-seen = []
-b = a + 2;     seen.append(b._version)
-b[0] = 1000;   seen.append(b._version)
-b.mul_(2);     seen.append(b._version)
-c = b * 3;     seen.append(b._version)
-b += 1;        seen.append(b._version)
-print(seen)
+if ex.solved("04-1"):
+    a = ng.tensor([1.0, 3.0], requires_grad=True)
+    seen = []
+    b = a + 2;     seen.append(b._version)
+    b[0] = 1000;   seen.append(b._version)
+    b.mul_(2);     seen.append(b._version)
+    c = b * 3;     seen.append(b._version)
+    b += 1;        seen.append(b._version)
+    print(seen)
+else:
+    print("(solve exercise 04-1 first: this cell counts the versions)")
 
 # %% [markdown]
 # ## Error 1: a saved tensor was modified

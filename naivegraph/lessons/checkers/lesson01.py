@@ -232,8 +232,18 @@ _ONE_NUMBER = (
 
 
 def _read_off(value) -> bool:
-    """A tensor that carries the model's history: it was read off the forward pass."""
-    return is_tensor(value) and (value.grad_fn is not None or bool(value.requires_grad))
+    """A tensor that carries the model's history (read off the forward pass), or one of
+    the model's own weights; a number typed as a tensor that requires grad is typed."""
+    if not is_tensor(value):
+        return False
+    if value.grad_fn is not None:
+        return True
+    space = learner_namespace()
+    return bool(value.requires_grad) and any(value is space.get(w) for w in _WEIGHTS)
+
+
+# The leaves of the lesson's model: handing one over is reading the model.
+_WEIGHTS = ("w1", "w2", "w3", "input")
 
 
 def _typed_tensor(value) -> bool:

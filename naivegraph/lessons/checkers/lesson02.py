@@ -99,7 +99,7 @@ def check_leaf_flags(is_leaf, requires_grad) -> Result:
         problem = flags_problem(given, 4, "a, b, c, d")
         if problem is not None:
             return failed(ex, f"hint: {problem}")
-    read = cell_computes(reads=("is_leaf", "requires_grad", "grad_fn"))
+    read = cell_computes(reads=("is_leaf", "requires_grad", "grad_fn", "grad"))
     if read:
         return not_yet(
             ex,

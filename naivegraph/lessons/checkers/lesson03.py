@@ -513,6 +513,17 @@ def check_accumulated_grad(x_grad) -> Result:
             ],
             gave=f"a cell that {uses}",
         )
+    if isinstance(x_grad, (list, tuple)) or np.ndim(x_grad) > 0 and not is_tensor(x_grad):
+        return not_yet(
+            ex,
+            [
+                "give one number: x is a single number, so x.grad holds one number after "
+                "each backward; your answer holds several.",
+                "think about what AccumulateGrad does with a gradient when .grad already "
+                "holds one.",
+            ],
+            gave=show(x_grad),
+        )
     if _typed_number(x_grad):
         x_grad = float(x_grad.detach())
     if is_tensor(x_grad):
