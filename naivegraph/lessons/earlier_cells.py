@@ -65,7 +65,9 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
     seen: set[tuple[str, int]] = set()
     while todo and len(seen) < _MAX_STEPS:
         name, before = todo.pop(0)
-        found = _binding_cell(history, before, name)
+        found = _output_cell(namespace, before, name)
+        if found is None:
+            found = _binding_cell(history, before, name)
         if found is None or (name, found) in seen:
             continue
         seen.add((name, found))
@@ -77,9 +79,13 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
             code = compile(source, "<earlier cell>", "exec")
         except (SyntaxError, ValueError):
             continue
+        shown = _output_cell(namespace, before, name) is not None
+        if shown and tree is not None:  # the value is what the cell's last line shows
+            tree = _shown_as(tree, name)
         what = judge(code, tree, name) if tree is not None else ""
         if what:
-            return f"{what} (in a cell above that set `{name}`)"
+            where = "whose output is" if shown else "that set"
+            return f"{what} (in a cell above {where} `{name}`)"
         if tree is not None:
             todo += [(n, found) for n in sorted(free_names(tree, {name}))
                      if _followed(namespace.get(n))]
@@ -210,6 +216,32 @@ def _top_scope(tree: ast.AST):
                                  ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
                                  ast.GeneratorExp)):
             todo += list(ast.iter_child_nodes(node))
+
+
+def _output_cell(namespace: dict, before: int, name: str) -> int | None:
+    """The cell whose displayed value IPython keeps as ``name`` (``_``, ``__``,
+    ``___``: the last three outputs before cell ``before``; ``_7``: cell 7's), or None
+    for any other name."""
+    outputs = namespace.get("Out")
+    if not isinstance(outputs, dict):
+        return None
+    if name in ("_", "__", "___"):
+        shown = sorted(n for n in outputs if isinstance(n, int) and n < before)
+        return shown[-len(name)] if len(shown) >= len(name) else None
+    if name[:1] == "_" and name[1:].isdigit():
+        return int(name[1:]) if int(name[1:]) in outputs else None
+    return None
+
+
+def _shown_as(tree: ast.Module, name: str) -> ast.Module:
+    """The cell with its last expression, the one IPython displayed, assigned to
+    ``name``: so the cell's data flow says what the shown value was made from."""
+    last = tree.body[-1] if tree.body else None
+    if not isinstance(last, ast.Expr):
+        return tree
+    assign = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=last.value)
+    body = [*tree.body[:-1], ast.copy_location(assign, last)]
+    return ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
 
 
 def _binding_cell(history: list, before: int, name: str) -> int | None:

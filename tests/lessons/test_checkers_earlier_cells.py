@@ -99,3 +99,26 @@ def test_a_name_the_checking_cell_binds_itself_is_not_followed_to_an_earlier_cel
         "a_rg = False\nb_rg = True\nc_rg = False\n" + CHECK_FLOW,
     )
     assert result.passed, result.message
+
+
+def test_flags_displayed_by_a_cell_above_and_named_as_underscore_are_refused(shell):
+    result = run_cells(
+        shell,
+        "a.requires_grad, b.requires_grad, c.requires_grad",
+        "a_rg, b_rg, c_rg = _\n" + CHECK_FLOW,
+    )
+    refused(result, "in a cell above whose output is `_`")
+    assert ".requires_grad" in result.message
+
+
+def test_an_output_kept_by_its_number_is_followed_too(shell):
+    shell.run_cell("flags = [t.requires_grad for t in (a, b, c)]", store_history=True)
+    shown = shell.execution_count
+    shell.run_cell("flags", store_history=True)
+    result = run_cells(shell, f"a_rg, b_rg, c_rg = _{shown}\n" + CHECK_FLOW)
+    refused(result, "in a cell above that set `flags`")
+
+
+def test_a_prediction_displayed_then_named_as_underscore_is_accepted(shell):
+    result = run_cells(shell, "False, True, False", "a_rg, b_rg, c_rg = _\n" + CHECK_FLOW)
+    assert result.passed, result.message
