@@ -16,6 +16,7 @@ from checker_results import never_states, refused, rejected_on_first_try
 from lesson_answers_01_05 import CHECK_01_1, CHECK_01_2, MODEL
 from lesson_answers_06_07 import notebook_shell, run_in_notebook
 
+import naivegraph as ng
 from naivegraph.lessons import exercises as ex
 
 LESSON_1_TENSORS_A_B = "a = ng.tensor(1.0, requires_grad=True)\nb = a * 2\n"
@@ -122,3 +123,30 @@ def test_03_2_hint_for_one_number_keeps_the_accumulation_question(capsys):
         capsys, ex.check_accumulated_grad, [12.0, 12.0], says="give one number"
     )
     assert "AccumulateGrad" not in result.message.split("hint:")[1].split(".")[0]
+
+
+def _walk_every_path(t):
+    """Right leaves, each once, but no visited set: every path is walked."""
+    found = []
+
+    def go(fn):
+        if fn is None:
+            return
+        if fn.name() == "AccumulateGrad":
+            if not any(fn.variable is seen for seen in found):
+                found.append(fn.variable)
+            return
+        for inner, _ in fn.next_functions:
+            go(inner)
+
+    go(t.grad_fn)
+    return found
+
+
+def test_02_3_a_walk_that_walks_every_path_is_refused(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_find_leaves, _walk_every_path, says="it walks every path"
+    )
+    assert "12 diamonds" in result.message
+    never_states(result, "seen = set()", "id(fn)")
+

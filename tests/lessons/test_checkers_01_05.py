@@ -35,11 +35,12 @@ MINE += ["03-4", "03-5"]
 
 
 def find_leaves_recursive(t):  # dedup by leaf, recursion instead of a stack
-    found = {}
+    found, visited = {}, set()
 
     def visit(node):
-        if node is None:
+        if node is None or id(node) in visited:
             return
+        visited.add(id(node))
         if node.name() == "AccumulateGrad":
             found[id(node.variable)] = node.variable
         for child, _ in node.next_functions:

@@ -126,7 +126,9 @@ ng.render(z, kind="backward", params={"x": x, "w": w, "b": b, "y": y, "z": z})
 #
 # The checker also runs it on lesson 1's model, where `l1` feeds two ops: the walk
 # reaches `l1`'s node along two paths, and each leaf must still be reported once; and
-# on a chain of 300 ops, where a walk that stops at some depth misses the leaf. The walk
+# on a chain of 300 ops, where a walk that stops at some depth misses the leaf; and on
+# diamonds stacked twelve high, where every node is reached along thousands of paths:
+# a walk that remembers the nodes it visited reads each one once. The walk
 # only reads the graph: it leaves every tensor and node as it found them (no in-place
 # change, no hook, no `.grad`), and it is your own walk, not the lab's engine code.
 

@@ -906,4 +906,73 @@ def check_find_leaves(find_leaves) -> Result:
                 ],
                 gave=f"{shown} for {text}",
             )
+    revisits = _revisits(find_leaves)
+    if revisits is not None:
+        return not_yet(
+            ex,
+            [
+                f"your walk finds the right leaves, but on {_DIAMONDS} diamonds stacked "
+                f"one on another (a node used by two ops, {_DIAMONDS} times over) it read "
+                f"next_functions {revisits:,} times for {3 * _DIAMONDS + 1} nodes: it "
+                "walks every path, and the paths double with each diamond. A deep "
+                "network shares nodes this way everywhere.",
+                "remember the nodes you have already visited (a set of id(node)) and "
+                "skip them, so each node is walked once.",
+            ],
+            gave=f"{revisits:,} reads of next_functions for {3 * _DIAMONDS + 1} nodes",
+        )
     return correct(ex, "your walk finds exactly the leaves that receive a gradient, each once.")
+
+
+# Stacked diamonds: y = x; each level y = (y * 2) + (y * 3), so every node is reached
+# along 2**k paths.  A walk that remembers what it visited reads each node's edges a
+# few times at most; one that does not reads them about 2**(k+1) times.
+_DIAMONDS = 12
+
+
+def _revisits(find_leaves) -> int | None:
+    """How many times the walk read next_functions on the stacked diamonds, when that
+    is many times the number of nodes (it walks every path), else None."""
+    x = ng.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(_DIAMONDS):
+        y = y * 2.0 + y * 3.0
+    nodes = _graph_nodes(y.grad_fn)
+    reads = [0]
+    swapped = [(node, type(node)) for node in nodes]
+    try:
+        for node, cls in swapped:
+            node.__class__ = _counting_class(cls, reads)
+        try:
+            find_leaves(y)
+        except Exception:  # its crash, if any, was reported on the real cases
+            return None
+    finally:
+        for node, cls in swapped:
+            node.__class__ = cls
+    return reads[0] if reads[0] > 8 * len(nodes) else None
+
+
+def _graph_nodes(root) -> list:
+    found, todo, seen = [], [root], set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        todo += [fn for fn, _ in node.next_functions]
+    return found
+
+
+def _counting_class(cls: type, reads: list) -> type:
+    """A class like ``cls`` (same name, same slots) whose ``next_functions`` counts the
+    reads: set on a node for the walk, then the node's own class is put back."""
+    slot = cls.__mro__[-2].__dict__["next_functions"]  # the base Node's slot
+
+    def next_functions(node):
+        reads[0] += 1
+        return slot.__get__(node)
+
+    return type(cls.__name__, (cls,), {"__slots__": (), "__qualname__": cls.__qualname__,
+                                       "next_functions": property(next_functions)})
