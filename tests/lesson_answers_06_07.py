@@ -4,6 +4,8 @@ state, and a notebook shell whose cells the 07-2 checker can read."""
 
 from __future__ import annotations
 
+import numpy as np
+
 import naivegraph.static as ns
 from naivegraph.lessons import checking
 
@@ -65,10 +67,14 @@ def notebook_shell(more_setup: str = ""):
 
     config = Config()
     config.HistoryManager.hist_file = ":memory:"
+    printing = np.get_printoptions()  # a lesson's cells set numpy's print options
     sh = InteractiveShell.instance(config=config)
     sh.run_cell(SHELL_SETUP + more_setup, store_history=True)
-    yield sh
-    InteractiveShell.clear_instance()
+    try:
+        yield sh
+    finally:
+        InteractiveShell.clear_instance()
+        np.set_printoptions(**printing)
 
 
 def run_in_notebook(shell, *cells: str):
