@@ -61,13 +61,15 @@ def traced_back(frame: Any, judge: Callable[[types.CodeType, ast.Module, str], s
 
 def _follow(history: list, here: int, wanted: set[str], namespace: dict,
             judge: Callable[[types.CodeType, ast.Module, str], str]) -> str:
-    todo = [(name, here) for name in sorted(wanted) if _followed(namespace.get(name))]
+    todo = [(name, here, name) for name in sorted(wanted) if _followed(namespace.get(name))]
     seen: set[tuple[str, int]] = set()
     while todo and len(seen) < _MAX_STEPS:
-        name, before = todo.pop(0)
-        found = _output_cell(namespace, before, name)
-        if found is None:
-            found = _binding_cell(history, before, name)
+        name, before, label = todo.pop(0)
+        shown = _output_cells(namespace, before, name)
+        if name in _ALL_OUTPUTS:  # every output above, the latest first
+            todo = [(f"_{n}", n + 1, f"{name}[{n}]") for n in shown] + todo
+            continue
+        found = shown[0] if shown else _binding_cell(history, before, name)
         if found is None or (name, found) in seen:
             continue
         seen.add((name, found))
@@ -79,17 +81,20 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
             code = compile(source, "<earlier cell>", "exec")
         except (SyntaxError, ValueError):
             continue
-        shown = _output_cell(namespace, before, name) is not None
         if shown and tree is not None:  # the value is what the cell's last line shows
             tree = _shown_as(tree, name)
         what = judge(code, tree, name) if tree is not None else ""
         if what:
             where = "whose output is" if shown else "that set"
-            return f"{what} (in a cell above {where} `{name}`)"
+            return f"{what} (in a cell above {where} `{label}`)"
         if tree is not None:
-            todo += [(n, found) for n in sorted(free_names(tree, {name}))
+            todo += [(n, found, n) for n in sorted(free_names(tree, {name}))
                      if _followed(namespace.get(n))]
     return ""
+
+
+# IPython's dicts of every output, by cell number.
+_ALL_OUTPUTS = ("Out", "_oh")
 
 
 def _cell_index(history: list, frame: Any) -> int | None:
@@ -218,19 +223,22 @@ def _top_scope(tree: ast.AST):
             todo += list(ast.iter_child_nodes(node))
 
 
-def _output_cell(namespace: dict, before: int, name: str) -> int | None:
-    """The cell whose displayed value IPython keeps as ``name`` (``_``, ``__``,
-    ``___``: the last three outputs before cell ``before``; ``_7``: cell 7's), or None
-    for any other name."""
+def _output_cells(namespace: dict, before: int, name: str) -> list[int]:
+    """The cells whose displayed values IPython keeps under ``name``: ``_``, ``__``,
+    ``___`` (the last three outputs before cell ``before``), ``_7`` (cell 7's), ``Out``
+    and ``_oh`` (all of them, the latest first: whichever the cell indexes); [] for
+    any other name."""
     outputs = namespace.get("Out")
     if not isinstance(outputs, dict):
-        return None
+        return []
+    shown = sorted(n for n in outputs if isinstance(n, int) and n < before)
+    if name in _ALL_OUTPUTS:
+        return shown[::-1][:_MAX_STEPS]
     if name in ("_", "__", "___"):
-        shown = sorted(n for n in outputs if isinstance(n, int) and n < before)
-        return shown[-len(name)] if len(shown) >= len(name) else None
+        return [shown[-len(name)]] if len(shown) >= len(name) else []
     if name[:1] == "_" and name[1:].isdigit():
-        return int(name[1:]) if int(name[1:]) in outputs else None
-    return None
+        return [int(name[1:])] if int(name[1:]) in outputs else []
+    return []
 
 
 def _shown_as(tree: ast.Module, name: str) -> ast.Module:
@@ -254,14 +262,19 @@ def _binding_cell(history: list, before: int, name: str) -> int | None:
 
 
 def _followed(value: Any) -> bool:
-    """A value as an answer is typed (a number, a flag, a string, a list or an array of
-    them), or a function the notebook defined; not an object of the lesson (a tensor, a
-    node, a model, the library's functions): the lesson's cells build those, and the
-    checkers read them where a cell uses them."""
-    if isinstance(value, types.FunctionType):
+    """Whether a value may hold what an earlier cell of the learner's computed: a
+    number, a flag, a list, an array, a function, class or partial the notebook made;
+    not a module, the library's functions, nor a tensor, node or model of the
+    library's own types, which the lesson's cells build and the checkers read where a
+    cell uses them."""
+    if isinstance(value, types.ModuleType):
+        return False
+    if isinstance(value, (types.FunctionType, type)):
         return value.__module__ == "__main__"
-    return isinstance(value, (int, float, complex, str, list, tuple, dict, set,
-                              np.ndarray, np.generic))
+    if isinstance(value, (types.BuiltinFunctionType, types.MethodType)):
+        return False
+    owner = type(value).__module__.split(".")[0]
+    return owner not in ("naivegraph", "torch")
 
 
 def _is_lesson_cell(source: str) -> bool:

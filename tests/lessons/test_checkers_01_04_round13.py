@@ -66,8 +66,7 @@ def test_01_2_a_helper_whose_parameters_are_named_like_the_lessons_tensors_is_ac
 
 def test_01_2_a_typed_number_wrapped_in_a_tensor_that_requires_grad_is_accepted(shell):
     cell = (
-        "w1_grad = ng.tensor(28.0, requires_grad=True)\nw2_grad, w3_grad = 8.0, 10.0\n"
-        + CHECK_01_2
+        "w1_grad = ng.tensor(28.0, requires_grad=True)\nw2_grad, w3_grad = 8.0, 10.0\n" + CHECK_01_2
     )
     result = run_in_notebook(shell, MODEL, cell)
     assert result.passed, result.message
@@ -93,9 +92,7 @@ def test_03_2_one_number_is_accepted(shell, answer):
 
 
 def test_02_1_a_flag_read_off_a_tensors_grad_is_refused(shell):
-    setup = (
-        "a = ng.tensor(2.0, requires_grad=True)\nb = ng.tensor(3.0)\nc = a * b\nd = c + 1\n"
-    )
+    setup = "a = ng.tensor(2.0, requires_grad=True)\nb = ng.tensor(3.0)\nc = a * b\nd = c + 1\n"
     cell = (
         "is_leaf = (a.grad is None, True, False, False)\n"
         "requires_grad = (True, False, True, True)\n"
@@ -150,3 +147,24 @@ def test_02_3_a_walk_that_walks_every_path_is_refused(capsys):
     assert "12 diamonds" in result.message
     never_states(result, "seen = set()", "id(fn)")
 
+
+@pytest.mark.parametrize(
+    "earlier, reuse, where",
+    [
+        ("l4.sum().item() / 4", "Out[{n}]", "whose output is `Out[{n}]`"),
+        ("float(loss)", "_oh[{n}]", "whose output is `_oh[{n}]`"),
+        ("class M:\n    v = float(loss)\n", "M.v", "that set `M`"),
+        ("import functools\npk = functools.partial(float, loss)\n", "pk()", "that set `pk`"),
+    ],
+)
+def test_01_1_a_loss_read_off_above_and_reused_in_any_form_is_refused(shell, earlier, reuse, where):
+    run_in_notebook(shell, MODEL)
+    n = shell.execution_count
+    cell = (
+        "l1_value, l2_value, l3_value, l4_value = 2.0, 5.0, 8.0, 40.0\n"
+        f"loss_value = {reuse.format(n=n)}\n" + CHECK_01_1
+    )
+    result = refused(
+        run_in_notebook(shell, earlier, cell), f"(in a cell above {where.format(n=n)})"
+    )
+    never_states(result, "40")

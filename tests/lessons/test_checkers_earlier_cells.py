@@ -122,3 +122,39 @@ def test_an_output_kept_by_its_number_is_followed_too(shell):
 def test_a_prediction_displayed_then_named_as_underscore_is_accepted(shell):
     result = run_cells(shell, "False, True, False", "a_rg, b_rg, c_rg = _\n" + CHECK_FLOW)
     assert result.passed, result.message
+
+
+@pytest.mark.parametrize("reuse", ["Out[{n}]", "_oh[{n}]", "Out.get({n})", "Out[max(Out)]"])
+def test_an_output_read_back_through_ipythons_out_is_refused(shell, reuse):
+    n = shell.execution_count
+    result = run_cells(
+        shell,
+        "a.requires_grad, b.requires_grad, c.requires_grad",
+        f"a_rg, b_rg, c_rg = {reuse.format(n=n)}\n" + CHECK_FLOW,
+    )
+    refused(result, ".requires_grad")
+
+
+def test_flags_kept_in_a_class_body_above_are_refused(shell):
+    result = run_cells(
+        shell,
+        "class Flags:\n    seen = [t.requires_grad for t in (a, b, c)]\n",
+        "a_rg, b_rg, c_rg = Flags.seen\n" + CHECK_FLOW,
+    )
+    refused(result, "in a cell above that set `Flags`")
+
+
+def test_flags_read_through_a_partial_made_above_are_refused(shell):
+    result = run_cells(
+        shell,
+        "import functools\nflag_of = functools.partial(getattr, a)\n"
+        "first = functools.partial(lambda t: t.requires_grad, a)\n",
+        "a_rg, b_rg, c_rg = first(), True, False\n" + CHECK_FLOW,
+    )
+    refused(result, "in a cell above that set `first`")
+
+
+def test_a_prediction_displayed_then_read_through_out_is_accepted(shell):
+    n = shell.execution_count
+    result = run_cells(shell, "False, True, False", f"a_rg, b_rg, c_rg = Out[{n}]\n" + CHECK_FLOW)
+    assert result.passed, result.message
