@@ -36,17 +36,25 @@ the order when a run needs every node, remembered per graph with its ``version``
 added or removed node changes it); ``one pass`` collects leaves and Variables in one
 pass over the order; ``last reads`` finds each value's last reader in one pass
 backwards, holding only the nodes read later and not yet reached (a bit mask of inputs
-per node, not a dict of every node); ``direct number`` calls the ufunc of a promoting
-forward directly on a numpy float and a Python float that ``promote`` leaves as they
-are (the same call).  What they save: ``benchmarks/README.md``, "The
-fast layer, module by module".
+per node, not a dict of every node), and in the same pass leaves out the values the
+backward reads (``kept_for_backward``'s sets are not built); ``flow complement`` holds
+the operations no gradient flows through, not the set of those it flows through
+(every node of a chain); ``compact shapes`` records the shapes of freed values as a
+list of nodes and the few shapes that differ from ``node.shape`` (:class:`FreedShapes`);
+``direct number`` calls the ufunc of a promoting forward directly on a numpy float and
+a Python float that ``promote`` leaves as they are (the same call); a constant's value
+is read off its node, not copied into the run's dict; ``two-input sweep`` runs a
+two-input op's partials without the general path's lists.  What they save:
+``benchmarks/README.md``, "The fast layer, module by module" and "Static million-op
+chain, round 5".
 """
 
 from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -56,7 +64,6 @@ from ..static.executor import (
     _read_only_if_view,
     _shares_leaf_storage,
     collect_feeds,
-    kept_for_backward,
     run_forward,
     shape_of,
     topological_order,
@@ -143,9 +150,13 @@ def forward(
         prepared = _prepare(order, fed)
         if prepared is not DECLINED:
             values, saving, leaves, variables = prepared
-            keep = kept_for_backward(graph, order) if free and saving else ()
-            dying = _last_reads(order) if free else None
-            shapes = _run(order, values, dying, set(targets) | set(keep))
+            # a whole-graph run fetches every node: nothing is freed
+            dying = None
+            if free and fetches is not None:
+                dead = _not_flowing(order, check=False) if saving else None
+                dying = _last_reads(order, set(targets), dead)
+            shapes = FreedShapes()
+            _run(order, values, dying, shapes)
     if prepared is DECLINED:
         return run_forward(graph, feeds, named, fetches, free_intermediates, check_numerics)
     _store(graph, order, values, leaves)
@@ -154,11 +165,52 @@ def forward(
         return None
     result = []
     for node in targets:  # Plan.fetched
-        value = values[node]
+        value: Any = node._value if type(node) is Constant else values[node]
         if _shares_leaf_storage(value, leaves):
             value = value.copy()
         result.append(value)
     return result
+
+
+class FreedShapes(Mapping):
+    """``RunState.shapes`` of a run here: node -> the shape its value had, for each value
+    the run freed, as ``run_forward``'s dict holds them (same keys, order and shapes).
+
+    ``compact shapes``: most freed values have the shape the node was built with, so
+    only the others are kept by node (``odd``), the rest as a list of the freed nodes
+    (8 bytes a node where the dict took ~50).  The dict is made the first time anything
+    reads this mapping (a drawing asks whether a node was freed); the backward here
+    reads ``odd`` alone: a freed node's value is None, and the shape of a node with no
+    value and no odd shape is ``node.shape``, what ``gradients._run_shape`` finds too."""
+
+    __slots__ = ("freed", "odd", "_dict")
+
+    def __init__(self) -> None:
+        self.freed: list = []  # the freed nodes, in the order they were freed
+        self.odd: dict = {}  # node -> its value's shape where that is not node.shape
+        self._dict: dict | None = None
+
+    def _all(self) -> dict:
+        found = self._dict
+        if found is None:
+            odd = self.odd
+            found = self._dict = {n: odd[n] if n in odd else n.shape for n in self.freed}
+        return found
+
+    def __getitem__(self, node: Any) -> Any:
+        return self._all()[node]
+
+    def get(self, node: Any, default: Any = None) -> Any:
+        return self._all().get(node, default)
+
+    def __contains__(self, node: Any) -> bool:
+        return node in self._all()
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self.freed)
 
 
 def _store(graph: Graph, order: list, values: dict, leaves: list) -> None:
@@ -191,8 +243,8 @@ def _runnable_forward(op: Any) -> Any:
 
 
 def _prepare(order: list, fed: dict) -> Any:
-    """(node -> value of each leaf, node -> its last reader, does an op save values,
-    the leaves' arrays, the Variables) of a run of ``order``, or DECLINED."""
+    """(node -> value of each leaf but constants, does an op save values, the leaves'
+    arrays, the Variables) of a run of ``order``, or DECLINED."""
     values: dict[Node, Any] = {}
     leaves: list = []
     variables: list = []
@@ -210,9 +262,12 @@ def _prepare(order: list, fed: dict) -> Any:
             if op.saves:
                 saving = True
             continue
-        if kind is Constant:
+        if kind is Constant:  # read off the node by the run: not in ``values``
             value = node._value
-        elif kind is Variable:
+            if isinstance(value, np.ndarray):
+                leaves.append(value)
+            continue
+        if kind is Variable:
             value = node._state[0]
             variables.append(node)
         elif kind is Placeholder:
@@ -227,37 +282,113 @@ def _prepare(order: list, fed: dict) -> Any:
     return values, saving, leaves, variables
 
 
-def _last_reads(order: list) -> list:
-    """Per node of ``order``, which of its inputs it is the last reader of: bit ``k``
-    for ``inputs[k]`` (a node read twice by one reader counts at its first place).
+def _last_reads(order: list, targets: set, dead: set | None) -> Any:
+    """Per node of ``order``, the inputs whose values it frees: bit ``k`` for
+    ``inputs[k]`` (a node read twice by one reader counts at its first place), as a
+    plan frees them: an operation's value after its last reader, unless it is a target
+    or a value the backward reads (``kept_for_backward``: what a differentiable op
+    through which a gradient flows saves; ``dead`` holds the operations no gradient
+    flows through, None when no op of the run saves anything).
 
-    One pass backwards: the first reader met of a node is its last one.  ``seen`` holds
-    only nodes read later and not yet reached, not every node (a dict of last readers
-    would take ~50 bytes a node on a long graph; this list takes 8)."""
-    seen: set = set()
-    masks = [0] * len(order)
+    One pass backwards: the first reader met of a node is its last one.  ``pending``
+    holds only nodes read later and not yet reached (where that reader is), not every
+    node; the masks are a bytearray while they fit in 8 bits (1 byte a node where a
+    dict of last readers took ~50 and a set of kept nodes ~40 more)."""
+    pending: dict = {}  # node read later, not reached yet -> (its last reader's index, bit)
+    masks: Any = bytearray(len(order))
+    saved_by = _saved_by
     k = len(order)
     for node in reversed(order):
         k -= 1
-        seen.discard(node)  # every reader of it comes after it: done with it
+        last = pending.pop(node, None)  # every reader of it comes after it: done with it
+        if type(node) is not Operation:
+            continue
+        op = node.op
+        kept: Any = ()
+        if dead is not None and op.saves and node not in dead:  # it flows and saves
+            kept = saved_by.get(op)
+            if kept is None:
+                kept = saved_by[op] = (
+                    frozenset(i for i in range(len(node.inputs)) if op.saves_input(i)),
+                    op.saves_out,
+                )
+            if kept[1] and last is not None:  # its own value: not freed by its last reader
+                masks[last[0]] &= ~last[1]
+            kept = kept[0]
         mask = 0
         bit = 1
-        for inp in node.inputs:
-            if inp not in seen:
-                seen.add(inp)
-                mask |= bit
+        for position, inp in enumerate(node.inputs):
+            reader = pending.get(inp)
+            if reader is None:
+                pending[inp] = (k, bit)
+                if type(inp) is Operation and position not in kept and inp not in targets:
+                    mask |= bit
+            elif position in kept:  # a later reader frees it: not if this one saves it
+                masks[reader[0]] &= ~reader[1]
             bit <<= 1
         if mask:
+            if mask > 255 and type(masks) is bytearray:
+                masks = list(masks)
             masks[k] = mask
     return masks
 
 
-def _run(order: list, values: dict, dying: list | None, protected: set) -> dict:
-    """Run ``order`` into ``values`` (a plan's run): each value released after its last
-    reader (``dying``, from :func:`_last_reads`; none with None) unless ``protected``;
-    the shapes of the released values."""
+#: op -> (positions of the inputs it saves, saves its output)
+_saved_by: dict[Any, tuple] = {}
+
+
+def _not_flowing(order: list, check: bool) -> set:
+    """The operations of ``order`` no gradient flows through: the complement, within
+    the operations, of ``gradients.flowing(order, sources)`` with its sources
+    (trainable Variables, nodes that retain their gradient), or of
+    ``executor.requires_grad_nodes``.  A gradient flows through most operations of a
+    graph that is differentiated, so this set is small where the other was every node.
+    ``check``: an inference-only op a gradient would flow through raises, as
+    ``flowing`` raises (at the first such op in order)."""
+    dead: set = set()
+    add = dead.add
+    rules = _flow_rules
+    for node in order:
+        if type(node) is not Operation and not isinstance(node, Operation):
+            continue
+        if node.retains_grad:  # a source
+            continue
+        for i in node.inputs:
+            if i not in dead if type(i) is Operation else _leaf_flows(i, dead):
+                op = node.op
+                found = rules.get(op)
+                if found is None:
+                    found = rules[op] = (
+                        bool(getattr(op, "inference_only", False)),
+                        bool(op.differentiable),
+                    )
+                if check and found[0]:
+                    _check_differentiable(node)  # raises
+                if not found[1]:
+                    add(node)
+                break
+        else:
+            add(node)
+    return dead
+
+
+def _leaf_flows(node: Node, dead: set) -> bool:
+    """Whether a gradient flows through ``node``, not a plain operation (see
+    :func:`_not_flowing`)."""
+    if node.retains_grad:
+        return True
+    if isinstance(node, Variable):
+        return bool(node.trainable)
+    return isinstance(node, Operation) and node not in dead
+
+
+def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> None:
+    """Run ``order`` into ``values`` (a plan's run): each value released where
+    ``dying`` says (from :func:`_last_reads`; none with None), its shape recorded in
+    ``shapes``.  A constant's value is read off its node."""
     runnable = _runnable
-    shapes: dict[Node, Any] = {}
+    freed_nodes = shapes.freed
+    odd = shapes.odd
     node: Any = None
     index = None
     masks = dying if dying is not None else itertools.repeat(0)
@@ -271,23 +402,29 @@ def _run(order: list, values: dict, dying: list | None, protected: set) -> dict:
                 forward = runnable[op]
                 if len(inputs) == 1:
                     source = inputs[0]
+                    x = source._value if type(source) is Constant else values[source]
                     if op.variadic:
-                        values[node] = forward([values[source]], **node.attrs)
+                        values[node] = forward([x], **node.attrs)
                     elif node.attrs:
-                        values[node] = forward(values[source], **node.attrs)
+                        values[node] = forward(x, **node.attrs)
                     else:
-                        values[node] = forward(values[source])
-                    if mask and type(source) is Operation and source not in protected:
+                        values[node] = forward(x)
+                    if mask:
+                        del x
                         freed = values.pop(source)
                         try:
-                            shapes[source] = freed.shape
+                            shape = freed.shape
                         except AttributeError:
-                            shapes[source] = shape_of(freed)
+                            shape = shape_of(freed)
                         del freed  # released now, as the plan releases it
+                        freed_nodes.append(source)
+                        if shape != source.shape:
+                            odd[source] = shape
                     continue
                 if len(inputs) == 2 and not node.attrs:
                     first, second = inputs
-                    x, y = values[first], values[second]
+                    x = first._value if type(first) is Constant else values[first]
+                    y = second._value if type(second) is Constant else values[second]
                     ufunc = _number_ufunc.get(op)
                     if ufunc is None:
                         ufunc = _number_ufunc_of(op)
@@ -295,27 +432,37 @@ def _run(order: list, values: dict, dying: list | None, protected: set) -> dict:
                         values[node] = ufunc(x, y)
                     else:
                         values[node] = forward(x, y)
+                    del x, y
+                    if mask == 1 or mask == 2:  # one value dies here
+                        _release(first if mask == 1 else second, values, freed_nodes, odd)
+                        continue
                 else:
-                    args: Any = tuple([values[i] for i in inputs])
+                    args: Any = tuple(
+                        [i._value if type(i) is Constant else values[i] for i in inputs]
+                    )
                     if op.variadic:
                         args = (list(args),)
                     values[node] = forward(*args, **node.attrs) if node.attrs else forward(*args)
+                    del args
                 if not mask:
                     continue
-                dying_here = [  # each input whose last reader this is, as the plan frees them
-                    i
-                    for k, i in enumerate(inputs)
-                    if mask >> k & 1 and type(i) is Operation and i not in protected
-                ]
+                dying_here = [i for k, i in enumerate(inputs) if mask >> k & 1]
                 if len(dying_here) > 1:  # the plan frees them in its slot order
                     if index is None:
                         index = {n: k for k, n in enumerate(order)}
                     dying_here.sort(key=index.__getitem__)
                 for i in dying_here:
-                    shapes[i] = shape_of(values.pop(i))
+                    _release(i, values, freed_nodes, odd)
     except Exception as error:
         raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
-    return shapes
+
+
+def _release(node: Node, values: dict, freed_nodes: list, odd: dict) -> None:
+    """Let go of ``node``'s value, its shape recorded (see :class:`FreedShapes`)."""
+    shape = shape_of(values.pop(node))
+    freed_nodes.append(node)
+    if shape != node.shape:
+        odd[node] = shape
 
 
 #: op -> the ufunc its promoting forward calls, False for other forwards
@@ -386,12 +533,12 @@ def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
     if check_numerics or loss.value is None:  # the readable path raises for a missing value
         return numeric_backward(graph, loss, grad, check_numerics)
     order = _order(graph, [loss])
-    flows = _flowing(order)
-    if loss not in flows:
+    dead = _not_flowing(order, check=True)
+    if not (loss not in dead if type(loss) is Operation else _leaf_flows(loss, dead)):
         return numeric_backward(graph, loss, grad, check_numerics)
     seed = _seed_value(loss, grad)
     with np.errstate(all="ignore"):
-        grads = _sweep(order, loss, seed, flows, graph.last_run)
+        grads = _sweep(order, loss, seed, dead, graph.last_run)
     store_gradients(graph, grads, seed)
 
 
@@ -399,49 +546,23 @@ def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
 _flow_rules: dict[Any, tuple[bool, bool]] = {}
 
 
-def _flowing(order: list) -> set:
-    """``gradients.flowing(order, sources)`` with its ``sources`` (trainable Variables,
-    nodes that retain their gradient) found in the same pass: a source comes before
-    every node that depends on it."""
-    result: set[Node] = set()
-    add = result.add
-    rules = _flow_rules
-    for node in order:
-        kind = type(node)
-        if kind is Operation or isinstance(node, Operation):
-            if node.retains_grad:
-                add(node)
-                continue
-            for i in node.inputs:
-                if i in result:
-                    op = node.op
-                    found = rules.get(op)
-                    if found is None:
-                        found = rules[op] = (
-                            bool(getattr(op, "inference_only", False)),
-                            bool(op.differentiable),
-                        )
-                    if found[0]:
-                        _check_differentiable(node)  # raises
-                    if found[1]:
-                        add(node)
-                    break
-        elif (isinstance(node, Variable) and node.trainable) or node.retains_grad:
-            add(node)
-    return result
-
-
-def _sweep(order: list, loss: Node, seed: Any, flows: set, last_run: RunState) -> dict:
+def _sweep(order: list, loss: Node, seed: Any, dead: set, last_run: RunState) -> dict:
     """``reverse_sweep`` with ``numeric_backward``'s operands, inline; a one-input op
-    whose rule reads neither value runs in the loop itself."""
-    shapes = last_run.shapes
+    whose rule reads neither value runs in the loop itself, a two-input op with one
+    partial per input without the general path's lists.
+
+    A gradient reaches only the loss and nodes it flows to (``dead`` holds the
+    operations it does not flow through), so a node holding one needs no test."""
+    shapes: Any = last_run.shapes
+    if type(shapes) is FreedShapes:
+        shapes = shapes.odd  # a freed node's other shapes are its node.shape: see there
     run_values = last_run.variables
     grads: dict[Node, Any] = {loss: seed}
     get = grads.get
     rules_of = _rules
     for node in reversed(order):
         g = get(node)
-        if g is None or type(node) is not Operation or node not in flows:
+        if g is None or type(node) is not Operation:
             continue
         inputs = node.inputs
         op = node.op
@@ -450,7 +571,7 @@ def _sweep(order: list, loss: Node, seed: Any, flows: set, last_run: RunState) -
             rules = _rules_of(op)
         if rules is not None and rules[3] and not node.attrs:  # one input, nothing read
             source = inputs[0]
-            if source in flows:
+            if source not in dead if type(source) is Operation else _leaf_flows(source, dead):
                 shape = shapes.get(source)
                 if shape is None:
                     shape = _run_shape(source, shapes)
@@ -466,8 +587,39 @@ def _sweep(order: list, loss: Node, seed: Any, flows: set, last_run: RunState) -
                         gi = _in_dtype_of(gi, x)
                     before = get(source)
                     grads[source] = gi if before is None else before + gi
+        elif rules is not None and len(inputs) == 2 and len(rules[0]) == 2 and not node.attrs:
+            first, second = inputs
+            need0 = first not in dead if type(first) is Operation else _leaf_flows(first, dead)
+            need1 = second not in dead if type(second) is Operation else _leaf_flows(second, dead)
+            if need0 or need1:  # _pullback's steps, input by input
+                saves = rules[1]
+                a = _operand(first, saves[0], shapes, run_values, node)
+                b = _operand(second, saves[1], shapes, run_values, node)
+                out = _operand(node, rules[2], shapes, None, node)
+                partial_a, partial_b = rules[0]
+                ga = partial_a(g, a, b, out) if need0 and partial_a is not None else None
+                gb = partial_b(g, a, b, out) if need1 and partial_b is not None else None
+                if ga is not None:
+                    if op.elementwise:
+                        shape = _run_shape(first, shapes)
+                        if ga.shape != shape:
+                            ga = _summed(ga, a, shape)
+                    ga = _in_dtype_of(ga, a)
+                    before = get(first)
+                    grads[first] = ga if before is None else before + ga
+                if gb is not None:
+                    if op.elementwise:
+                        shape = _run_shape(second, shapes)
+                        if gb.shape != shape:
+                            gb = _summed(gb, b, shape)
+                    gb = _in_dtype_of(gb, b)
+                    before = get(second)
+                    grads[second] = gb if before is None else before + gb
         else:
-            needs = [inp in flows for inp in inputs]
+            needs = [
+                inp not in dead if type(inp) is Operation else _leaf_flows(inp, dead)
+                for inp in inputs
+            ]
             if True in needs:
                 saves = (
                     rules[1]

@@ -248,3 +248,108 @@ def test_a_value_read_twice_by_its_last_reader_is_freed_once_either_way():
     on, off = both_ways(program)
     assert on == off
     assert on[3] == [None, None]  # freed: neither is fetched nor saved for a backward
+
+
+def test_a_chain_whose_middle_node_is_fetched_and_retains_its_gradient_is_the_same_either_way():
+    def program(dtype, numbers):
+        a, b = numbers
+        with ns.Graph() as g:
+            w = ns.Variable(np.array(1.25, dtype), name="w")
+            y = w
+            for _ in range(5):
+                y = y * a + b
+            middle = y.retain_grad()
+            for _ in range(5):
+                y = -(y * a) + b
+        fetched = g.forward(fetches=[y, middle])
+        g.backward(y)
+        values = [bits(n.value) for n in g.nodes]
+        return structure(g), [bits(v) for v in fetched], run_state(g), values, bits(middle.grad)
+
+    for dtype in (np.float32, np.float64):
+        for numbers in [(0.5, 0.25), (3, True), (2, False), (1.5, 2)]:
+            on, off = both_ways(program, dtype, numbers)
+            assert on == off
+            assert on[3][12] is not None  # the middle node, fetched, keeps its value
+            assert on[4] is not None and on[4][1] == np.dtype(dtype)
+
+
+def test_complex_number_operands_give_the_same_complex_gradient_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array(0.5 - 1j, np.complex64), name="w")
+            y = (w * (2 - 1j) + 1j) * 0.5
+            loss = y * y
+        g.forward(fetches=[loss])
+        g.backward(loss)
+        return structure(g), run_state(g), bits(w.grad)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[2][1] == np.dtype(np.complex64)
+
+
+def branches():
+    """Saving ops on nodes a gradient flows through and on nodes it does not."""
+    with ns.Graph() as g:
+        w = ns.Variable(np.array([1.0, -2.0, 0.5]), name="w")
+        v = ns.Variable(np.array([0.25, 2.0, -1.0]), name="v", trainable=False)
+        p = v * 2.0  # no gradient flows: its saves keep nothing
+        q = p * p
+        s = (w * q).exp()  # saves w, q and its own value
+        t = s + p
+        loss = (t * 3.0).sum()
+    fetched = g.forward(fetches=[loss])
+    kept = [bits(n.value) for n in g.nodes]
+    g.backward(loss)
+    return structure(g), [bits(f) for f in fetched], run_state(g), kept, bits(w.grad)
+
+
+def test_values_kept_for_the_backward_are_those_the_flowing_ops_save_either_way():
+    on, off = both_ways(branches)
+    assert on == off
+    names = [row[1] for row in on[0][:-2]]
+    kept = {name for name, value in zip(names, on[3]) if value is not None}
+    assert kept == {"w", "v", "const_1", "mul_2", "exp_1", "add_1", "const_2", "sum_1"}
+    assert [name for name, _ in on[2][0]] == ["mul_3", "mul_1", "mul_4"]  # in the order freed
+
+
+def test_two_values_last_read_by_one_op_are_freed_in_creation_order_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, 2.0]), name="w", trainable=False)
+            a = -w
+            b = w.exp()
+            c = b - a  # the last reader of both, the later one first
+            d = ns.stack([-w for _ in range(9)] + [c])  # ten inputs: masks above 8 bits
+        fetched = g.forward(fetches=[d])
+        return structure(g), [bits(f) for f in fetched], run_state(g)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert [name for name, _ in on[2][0]][:4] == ["neg_1", "exp_1", "sub_1", "neg_2"]
+    assert len(on[2][0]) == 12
+
+
+def test_the_recorded_shapes_read_as_a_mapping_of_freed_nodes_either_way():
+    def program():
+        with ns.Graph() as g:
+            x = ns.placeholder("x", shape=(None,))
+            y = (x * 2.0).exp()
+            z = -y
+            loss = z.sum()
+        g.forward({x: np.ones(3, np.float32)}, fetches=[loss])
+        shapes = g.last_run.shapes
+        return (
+            len(shapes),
+            [n.name for n in shapes],
+            {n.name: shapes[n] for n in shapes},
+            [n in shapes for n in g.nodes],
+            shapes.get(z),
+            shapes.get(loss, "not freed"),
+        )
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[:3] == (3, ["mul_1", "exp_1", "neg_1"], {"mul_1": (3,), "exp_1": (3,), "neg_1": (3,)})
+    assert on[4] == (3,) and on[5] == "not freed"
