@@ -428,7 +428,10 @@ def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> None:
                     ufunc = _number_ufunc.get(op)
                     if ufunc is None:
                         ufunc = _number_ufunc_of(op)
-                    if ufunc is not False and _keeps_dtype(x, y):
+                    if ufunc is not False and (
+                        (type(y) is float and (type(x) is np.float32 or type(x) is np.float64))
+                        or _keeps_dtype(x, y)  # the line before: its commonest answer inline
+                    ):
                         values[node] = ufunc(x, y)
                     else:
                         values[node] = forward(x, y)
@@ -593,26 +596,42 @@ def _sweep(order: list, loss: Node, seed: Any, dead: set, last_run: RunState) ->
             need1 = second not in dead if type(second) is Operation else _leaf_flows(second, dead)
             if need0 or need1:  # _pullback's steps, input by input
                 saves = rules[1]
-                a = _operand(first, saves[0], shapes, run_values, node)
-                b = _operand(second, saves[1], shapes, run_values, node)
+                # _operand and _run_shape, a constant's Python number inline: shape ()
+                shape_a = shape_b = None
+                value = first._value if type(first) is Constant else None
+                if type(value) in _NUMBERS:
+                    shape_a = ()
+                    a = value if saves[0] else _meta((), first.dtype or np.float64)
+                else:
+                    a = _operand(first, saves[0], shapes, run_values, node)
+                value = second._value if type(second) is Constant else None
+                if type(value) in _NUMBERS:
+                    shape_b = ()
+                    b = value if saves[1] else _meta((), second.dtype or np.float64)
+                else:
+                    b = _operand(second, saves[1], shapes, run_values, node)
                 out = _operand(node, rules[2], shapes, None, node)
                 partial_a, partial_b = rules[0]
                 ga = partial_a(g, a, b, out) if need0 and partial_a is not None else None
                 gb = partial_b(g, a, b, out) if need1 and partial_b is not None else None
                 if ga is not None:
                     if op.elementwise:
-                        shape = _run_shape(first, shapes)
-                        if ga.shape != shape:
-                            ga = _summed(ga, a, shape)
-                    ga = _in_dtype_of(ga, a)
+                        if shape_a is None:
+                            shape_a = _run_shape(first, shapes)
+                        if ga.shape != shape_a:
+                            ga = _summed(ga, a, shape_a)
+                    if getattr(ga, "dtype", None) is not getattr(a, "dtype", None):
+                        ga = _in_dtype_of(ga, a)  # else it is ga itself
                     before = get(first)
                     grads[first] = ga if before is None else before + ga
                 if gb is not None:
                     if op.elementwise:
-                        shape = _run_shape(second, shapes)
-                        if gb.shape != shape:
-                            gb = _summed(gb, b, shape)
-                    gb = _in_dtype_of(gb, b)
+                        if shape_b is None:
+                            shape_b = _run_shape(second, shapes)
+                        if gb.shape != shape_b:
+                            gb = _summed(gb, b, shape_b)
+                    if getattr(gb, "dtype", None) is not getattr(b, "dtype", None):
+                        gb = _in_dtype_of(gb, b)
                     before = get(second)
                     grads[second] = gb if before is None else before + gb
         else:
@@ -675,14 +694,24 @@ def _pullback(op, partials, g, inputs, out, attrs, needs, shapes) -> list:
     return grads
 
 
+_NUMBERS = (float, int, bool, complex)  # a constant's Python number: its run shape is ()
+
+
 def _operand(node: Node, saved: bool, shapes: dict, run_values: Any, user: Node) -> Any:
     """``gradients._saved_or_meta`` of the value ``node`` had in the last run."""
     if not saved:
         shape = shapes.get(node)
         if shape is None:
-            shape = _run_shape(node, shapes)
+            if type(node) is Operation:  # _run_shape's answer, inline
+                value = node._value
+                shape = node.shape if value is None else shape_of(value)
+            else:
+                shape = _run_shape(node, shapes)
         return _meta(shape, node.dtype or np.float64)
-    value = run_values[node] if run_values is not None and node in run_values else node.value
+    if type(node) is Operation:  # not a Variable, whose run value may differ
+        value = node._value
+    else:
+        value = run_values[node] if run_values is not None and node in run_values else node.value
     if value is None:
         raise RuntimeError(
             f"the value of {node.name!r} needed to differentiate {user.name!r} was freed; "
