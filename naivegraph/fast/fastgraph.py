@@ -225,7 +225,9 @@ def _store(graph: Graph, order: list, values: dict, leaves: list) -> None:
         kind = type(node)
         if kind is Operation:
             value = get(node)
-            node._value = None if value is None else _read_only_if_view(value, leaves)
+            if isinstance(value, np.ndarray):  # else no view of a leaf
+                value = _read_only_if_view(value, leaves)
+            node._value = value
         elif kind is Placeholder:
             node._value = values[node]
 
@@ -577,12 +579,28 @@ def _sweep(order: list, loss: Node, seed: Any, dead: set, last_run: RunState) ->
             if source not in dead if type(source) is Operation else _leaf_flows(source, dead):
                 shape = shapes.get(source)
                 if shape is None:
-                    shape = _run_shape(source, shapes)
+                    if type(source) is Operation:  # _run_shape's answer, inline
+                        value = source._value
+                        shape = source.shape if value is None else shape_of(value)
+                    else:
+                        shape = _run_shape(source, shapes)
                 out_shape = shapes.get(node)
                 if out_shape is None:
-                    out_shape = _run_shape(node, shapes)
-                x = _meta(shape, source.dtype or np.float64)
-                gi = rules[0][0](g, x, _meta(out_shape, node.dtype or np.float64))
+                    value = node._value
+                    out_shape = node.shape if value is None else shape_of(value)
+                last = _last_meta[0]  # _meta's first test, inline: a chain asks for one Meta
+                dtype = source.dtype or np.float64
+                if last.dtype is dtype and last.shape == shape and type(shape) is tuple:
+                    x = last
+                else:
+                    x = _meta(shape, dtype)
+                    last = _last_meta[0]
+                dtype = node.dtype or np.float64
+                if last.dtype is dtype and last.shape == out_shape and type(out_shape) is tuple:
+                    out = last
+                else:
+                    out = _meta(out_shape, dtype)
+                gi = rules[0][0](g, x, out)
                 if gi is not None:
                     if op.elementwise and gi.shape != shape:
                         gi = _summed(gi, x, shape)
