@@ -296,10 +296,30 @@ def _last_reads(order: list, targets: set, dead: set | None) -> Any:
     holds only nodes read later and not yet reached (where that reader is), not every
     node; the masks are a bytearray while they fit in 8 bits (1 byte a node where a
     dict of last readers took ~50 and a set of kept nodes ~40 more)."""
-    pending: dict = {}  # node read later, not reached yet -> (its last reader's index, bit)
     masks: Any = bytearray(len(order))
-    saved_by = _saved_by
     k = len(order)
+    if dead is None:  # nothing kept for a backward: no bit is ever cleared, a set will do
+        seen: set = set()
+        for node in reversed(order):
+            k -= 1
+            seen.discard(node)
+            if type(node) is not Operation:
+                continue
+            mask = 0
+            bit = 1
+            for inp in node.inputs:
+                if inp not in seen:
+                    seen.add(inp)
+                    if type(inp) is Operation and inp not in targets:
+                        mask |= bit
+                bit <<= 1
+            if mask:
+                if mask > 255 and type(masks) is bytearray:
+                    masks = list(masks)
+                masks[k] = mask
+        return masks
+    pending: dict = {}  # node read later, not reached yet -> (its last reader's index, bit)
+    saved_by = _saved_by
     for node in reversed(order):
         k -= 1
         last = pending.pop(node, None)  # every reader of it comes after it: done with it

@@ -353,3 +353,25 @@ def test_the_recorded_shapes_read_as_a_mapping_of_freed_nodes_either_way():
     assert on == off
     assert on[:3] == (3, ["mul_1", "exp_1", "neg_1"], {"mul_1": (3,), "exp_1": (3,), "neg_1": (3,)})
     assert on[4] == (3,) and on[5] == "not freed"
+
+
+def test_a_run_whose_ops_save_nothing_frees_the_same_values_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, 2.0]), name="w")
+            a = -w
+            b = a + w
+            c = b - a  # the last reader of a and b
+            d = ns.stack([-c for _ in range(9)] + [b + c])  # ten inputs: masks above 8 bits
+        fetched = g.forward(fetches=[d, b])
+        g.backward(d, grad=np.ones((10, 2)))
+        return structure(g), [bits(f) for f in fetched], run_state(g), bits(w.grad)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert [name for name, _ in on[2][0]] == [
+        "neg_1",
+        "sub_1",
+        *(f"neg_{k}" for k in range(2, 11)),
+        "add_2",
+    ]
