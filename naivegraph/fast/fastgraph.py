@@ -149,27 +149,57 @@ def forward(
         order = targets if fetches is None else _order(graph, targets)
         prepared = _prepare(order, fed)
         if prepared is not DECLINED:
-            values, saving, leaves, variables = prepared
+            values, saving, leaves, variables, before = prepared
             # a whole-graph run fetches every node: nothing is freed
             dying = None
             if free and fetches is not None:
                 dead = _not_flowing(order, check=False) if saving else None
                 dying = _last_reads(order, set(targets), dead)
             shapes = FreedShapes()
-            _run(order, values, dying, shapes)
+            try:
+                arrays = _run(order, values, dying, shapes)
+            except BaseException:
+                for node in order:  # the values of the run before, as the plan leaves them
+                    if type(node) is Operation:
+                        node._value = before.get(node)
+                raise
     if prepared is DECLINED:
         return run_forward(graph, feeds, named, fetches, free_intermediates, check_numerics)
-    _store(graph, order, values, leaves)
+    result = None
+    if fetches is not None:
+        result = []
+        for node in targets:  # Plan.fetched, of the values as computed
+            kind = type(node)
+            value: Any = values[node] if kind is Variable or kind is Placeholder else node._value
+            if _shares_leaf_storage(value, leaves):
+                value = value.copy()
+            result.append(value)
+    _store(graph, order, values, leaves, arrays)
     graph.last_run = RunState(shapes, {n: values[n] for n in variables})
-    if fetches is None:
-        return None
-    result = []
-    for node in targets:  # Plan.fetched
-        value: Any = node._value if type(node) is Constant else values[node]
-        if _shares_leaf_storage(value, leaves):
-            value = value.copy()
-        result.append(value)
     return result
+
+
+def _store(graph: Graph, order: list, values: dict, leaves: list, arrays: list) -> None:
+    """Each node's ``value`` after a run, as ``run_forward`` leaves them: None for an
+    operation or placeholder whose value was not kept (the run wrote the operations' own
+    and freed them); a kept array that views a leaf made read-only (``arrays``: the
+    operations whose value the run made an array)."""
+    if order is not graph.nodes:  # None outside the run: order is a part of graph.nodes
+        ahead = iter(order)
+        wanted = next(ahead, None)
+        for node in graph.nodes:
+            if node is wanted:
+                wanted = next(ahead, None)
+            elif type(node) is Operation or type(node) is Placeholder:
+                node._value = None
+    if leaves:
+        for node in arrays:
+            value = node._value
+            if value is not None:
+                node._value = _read_only_if_view(value, leaves)
+    for node in values:
+        if type(node) is Placeholder:
+            node._value = values[node]
 
 
 class FreedShapes(Mapping):
@@ -213,25 +243,6 @@ class FreedShapes(Mapping):
         return len(self.freed)
 
 
-def _store(graph: Graph, order: list, values: dict, leaves: list) -> None:
-    """Each node's ``value`` after a run, as ``run_forward`` leaves them: None for an
-    operation or placeholder whose value was not kept."""
-    if order is not graph.nodes:
-        for node in graph.nodes:
-            if type(node) is Operation or type(node) is Placeholder:
-                node._value = None
-    get = values.get
-    for node in order:
-        kind = type(node)
-        if kind is Operation:
-            value = get(node)
-            if isinstance(value, np.ndarray):  # else no view of a leaf
-                value = _read_only_if_view(value, leaves)
-            node._value = value
-        elif kind is Placeholder:
-            node._value = values[node]
-
-
 #: op -> its forward (unwrapped) if a run here may call it, else False
 _runnable: dict[Any, Any] = {}
 
@@ -245,16 +256,20 @@ def _runnable_forward(op: Any) -> Any:
 
 
 def _prepare(order: list, fed: dict) -> Any:
-    """(node -> value of each leaf but constants, does an op save values, the leaves'
-    arrays, the Variables) of a run of ``order``, or DECLINED."""
+    """(node -> value of each Variable and placeholder, does an op save values, the
+    leaves' arrays, the Variables, node -> the value an operation holds from the run
+    before) of a run of ``order``, or DECLINED."""
     values: dict[Node, Any] = {}
     leaves: list = []
     variables: list = []
+    before: dict[Node, Any] = {}  # what a failed run puts back
     saving = False
     runnable = _runnable
     for node in order:
         kind = type(node)
         if kind is Operation:
+            if node._value is not None:
+                before[node] = node._value
             op = node.op
             forward = runnable.get(op)
             if forward is None:
@@ -281,7 +296,7 @@ def _prepare(order: list, fed: dict) -> Any:
         values[node] = value
         if isinstance(value, np.ndarray):
             leaves.append(value)
-    return values, saving, leaves, variables
+    return values, saving, leaves, variables, before
 
 
 def _last_reads(order: list, targets: set, dead: set | None) -> Any:
@@ -404,13 +419,16 @@ def _leaf_flows(node: Node, dead: set) -> bool:
     return isinstance(node, Operation) and node not in dead
 
 
-def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> None:
-    """Run ``order`` into ``values`` (a plan's run): each value released where
-    ``dying`` says (from :func:`_last_reads`; none with None), its shape recorded in
-    ``shapes``.  A constant's value is read off its node."""
+def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> list:
+    """Run ``order`` (a plan's run): each operation's value written on its node and
+    released (None) where ``dying`` says (from :func:`_last_reads`; none with None),
+    its shape recorded in ``shapes``; the operations whose value is an array.  A
+    Variable's or placeholder's value is read from ``values``, every other off its node.
+    The caller puts the values of the run before back if this raises."""
     runnable = _runnable
     freed_nodes = shapes.freed
     odd = shapes.odd
+    arrays: list = []
     node: Any = None
     index = None
     masks = dying if dying is not None else itertools.repeat(0)
@@ -424,29 +442,35 @@ def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> None:
                 forward = runnable[op]
                 if len(inputs) == 1:
                     source = inputs[0]
-                    x = source._value if type(source) is Constant else values[source]
+                    kind = type(source)
+                    x = values[source] if kind is Variable or kind is Placeholder else source._value
                     if op.variadic:
-                        values[node] = forward([x], **node.attrs)
+                        value = forward([x], **node.attrs)
                     elif node.attrs:
-                        values[node] = forward(x, **node.attrs)
+                        value = forward(x, **node.attrs)
                     else:
-                        values[node] = forward(x)
+                        value = forward(x)
+                    node._value = value
+                    if isinstance(value, np.ndarray):
+                        arrays.append(node)
+                    del value
                     if mask:
-                        del x
-                        freed = values.pop(source)
                         try:
-                            shape = freed.shape
+                            shape = x.shape
                         except AttributeError:
-                            shape = shape_of(freed)
-                        del freed  # released now, as the plan releases it
+                            shape = shape_of(x)
+                        del x
+                        source._value = None  # released now, as the plan releases it
                         freed_nodes.append(source)
                         if shape != source.shape:
                             odd[source] = shape
                     continue
                 if len(inputs) == 2 and not node.attrs:
                     first, second = inputs
-                    x = first._value if type(first) is Constant else values[first]
-                    y = second._value if type(second) is Constant else values[second]
+                    kind = type(first)
+                    x = values[first] if kind is Variable or kind is Placeholder else first._value
+                    kind = type(second)
+                    y = values[second] if kind is Variable or kind is Placeholder else second._value
                     ufunc = _number_ufunc.get(op)
                     if ufunc is None:
                         ufunc = _number_ufunc_of(op)
@@ -454,21 +478,32 @@ def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> None:
                         (type(y) is float and (type(x) is np.float32 or type(x) is np.float64))
                         or _keeps_dtype(x, y)  # the line before: its commonest answer inline
                     ):
-                        values[node] = ufunc(x, y)
+                        value = ufunc(x, y)
                     else:
-                        values[node] = forward(x, y)
+                        value = forward(x, y)
                     del x, y
+                    node._value = value
+                    if isinstance(value, np.ndarray):
+                        arrays.append(node)
+                    del value
                     if mask == 1 or mask == 2:  # one value dies here
-                        _release(first if mask == 1 else second, values, freed_nodes, odd)
+                        _release(first if mask == 1 else second, freed_nodes, odd)
                         continue
                 else:
                     args: Any = tuple(
-                        [i._value if type(i) is Constant else values[i] for i in inputs]
+                        [
+                            values[i] if type(i) is Variable or type(i) is Placeholder else i._value
+                            for i in inputs
+                        ]
                     )
                     if op.variadic:
                         args = (list(args),)
-                    values[node] = forward(*args, **node.attrs) if node.attrs else forward(*args)
+                    value = forward(*args, **node.attrs) if node.attrs else forward(*args)
                     del args
+                    node._value = value
+                    if isinstance(value, np.ndarray):
+                        arrays.append(node)
+                    del value
                 if not mask:
                     continue
                 dying_here = [i for k, i in enumerate(inputs) if mask >> k & 1]
@@ -477,14 +512,16 @@ def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> None:
                         index = {n: k for k, n in enumerate(order)}
                     dying_here.sort(key=index.__getitem__)
                 for i in dying_here:
-                    _release(i, values, freed_nodes, odd)
+                    _release(i, freed_nodes, odd)
     except Exception as error:
         raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
+    return arrays
 
 
-def _release(node: Node, values: dict, freed_nodes: list, odd: dict) -> None:
+def _release(node: Node, freed_nodes: list, odd: dict) -> None:
     """Let go of ``node``'s value, its shape recorded (see :class:`FreedShapes`)."""
-    shape = shape_of(values.pop(node))
+    shape = shape_of(node._value)
+    node._value = None
     freed_nodes.append(node)
     if shape != node.shape:
         odd[node] = shape

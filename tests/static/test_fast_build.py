@@ -375,3 +375,47 @@ def test_a_run_whose_ops_save_nothing_frees_the_same_values_either_way():
         *(f"neg_{k}" for k in range(2, 11)),
         "add_2",
     ]
+
+
+def test_a_failed_run_leaves_the_values_of_the_run_before_either_way():
+    def program():
+        with ns.Graph() as g:
+            x = ns.placeholder("x", shape=(None,))
+            w = ns.Variable(np.array([0.5, 2.0, -1.0, 3.0], np.float32), name="w")
+            a = x * 2.0
+            b = ns.reshape(a, (2, 2))  # fits 4 elements: the fed size decides
+            c = -(b * ns.reshape(w, (2, 2)))
+        g.forward({x: np.arange(4.0)}, fetches=[c])
+        first = [bits(n.value) for n in g.nodes]
+        with pytest.raises(ValueError) as error:
+            g.forward({x: np.arange(3.0)}, fetches=[c])
+        return first, [bits(n.value) for n in g.nodes], run_state(g), str(error.value)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[0] == on[1]  # nothing of the failed run is left behind
+    assert on[3].startswith("while running node 'reshape_1' (reshape)")
+
+
+def test_a_run_of_part_of_the_graph_clears_the_values_of_the_rest_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, -2.0]), name="w")
+            a = w.exp()
+            b = a * 3.0
+            c = -w
+            d = (b + c).sum()
+        g.forward()  # every node, every value kept
+        whole = [bits(n.value) for n in g.nodes]
+        fetched = g.forward(fetches=[c, b])
+        return (
+            whole,
+            [bits(f) for f in fetched],
+            [bits(n.value) for n in g.nodes],
+            run_state(g),
+            d.name,
+        )
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[0][-1] is not None and on[2][-1] is None  # d is not in the second run
