@@ -443,7 +443,9 @@ def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> list:
                 if len(inputs) == 1:
                     source = inputs[0]
                     kind = type(source)
-                    x = values[source] if kind is Variable or kind is Placeholder else source._value
+                    x: Any = (
+                        values[source] if kind is Variable or kind is Placeholder else source._value
+                    )
                     if op.variadic:
                         value = forward([x], **node.attrs)
                     elif node.attrs:
