@@ -21,6 +21,12 @@ op, attributes, input dtypes and shapes.  :func:`apply` is that call with the de
 ``number operands``
     A Python number operand becomes the ``Constant`` node ``nodes.apply`` makes of it:
     one per use (a listing shows each), registered before its user, at its user's line.
+``shared numbers``
+    A node named on demand keeps the number of its name, an int of 32 bytes above 256.
+    Nodes of different ops built close together often have the same number (``mul_7``
+    and ``add_7`` of ``y * a + b``): the second takes the first one's int object, from
+    a small table of the numbers made lately.  The number is the same; only an ``is``
+    between two nodes' ``_name`` could tell.
 ``site by operator`` (switch: ``site_by_operator``)
     Finding the user's line walks out of the package frame by frame, and CPython makes
     a frame object for each frame it looks at.  A user's frame suspended at an operator
@@ -306,6 +312,10 @@ def _constant(value: Any) -> Any:
 _NUMBER_DTYPES = {t: np.result_type(t(1)) for t in (float, bool, complex)}
 
 
+#: number -> the int a name made lately holds (``shared numbers``), a few dozen at most
+_numbers: dict[int, int] = {}
+
+
 def _register(graph: Any, node: Any, base: str, site: Any) -> None:
     """``graph._register(node, None, base)`` for a node named on demand, built at ``site``."""
     counters, given, reserved = graph._counters, graph._by_name, graph._reserved
@@ -316,6 +326,13 @@ def _register(graph: Any, node: Any, base: str, site: Any) -> None:
             count += 1
             name = f"{base}_{count}"
     counters[base] = count
+    shared = _numbers.get(count)
+    if shared is None:
+        if len(_numbers) >= 64:
+            _numbers.clear()
+        _numbers[count] = count
+    else:
+        count = shared  # the same number: one int object
     node._name = count
     node.graph = graph
     node.built_at = site

@@ -419,3 +419,14 @@ def test_a_run_of_part_of_the_graph_clears_the_values_of_the_rest_either_way():
     on, off = both_ways(program)
     assert on == off
     assert on[0][-1] is not None and on[2][-1] is None  # d is not in the second run
+
+
+def test_nodes_of_two_ops_numbered_alike_share_the_number_and_keep_their_names():
+    with ns.Graph() as g:
+        y = ns.Variable(1.0, name="w")
+        for _ in range(300):  # numbers above 256: ints of their own
+            y = y * 0.5 + 0.25
+    mul, add = g["mul_300"], g["add_300"]
+    assert (mul.name, add.name, mul._name, add._name) == ("mul_300", "add_300", 300, 300)
+    assert mul._name is add._name  # one int: the build keeps 32 bytes less
+    assert g["const_600"].inputs == () and g.nodes[-1] is add
