@@ -155,7 +155,7 @@ def forward(
             if free and fetches is not None:
                 dead = _not_flowing(order, check=False) if saving else None
                 dying = _last_reads(order, set(targets), dead)
-            shapes = FreedShapes()
+            shapes = FreedShapes(order, dying)
             try:
                 arrays = _run(order, values, dying, shapes)
             except BaseException:
@@ -206,25 +206,40 @@ class FreedShapes(Mapping):
     """``RunState.shapes`` of a run here: node -> the shape its value had, for each value
     the run freed, as ``run_forward``'s dict holds them (same keys, order and shapes).
 
-    ``compact shapes``: most freed values have the shape the node was built with, so
-    only the others are kept by node (``odd``), the rest as a list of the freed nodes
-    (8 bytes a node where the dict took ~50).  The dict is made the first time anything
-    reads this mapping (a drawing asks whether a node was freed); the backward here
-    reads ``odd`` alone: a freed node's value is None, and the shape of a node with no
-    value and no odd shape is ``node.shape``, what ``gradients._run_shape`` finds too."""
+    ``compact shapes``: the run's order and its masks of freed inputs (from
+    :func:`_last_reads`, one byte a node) say which values were freed and in which
+    order; most had the shape the node was built with, so only the others are kept by
+    node (``odd``).  The dict (~50 bytes a node) is made the first time anything reads
+    this mapping (a drawing asks whether a node was freed); the backward here reads
+    ``odd`` alone: a freed node's value is None, and the shape of a node with no value
+    and no odd shape is ``node.shape``, what ``gradients._run_shape`` finds too.  When
+    the order is ``graph.nodes`` itself, the nodes built since are appended after it:
+    the run's part is unchanged (``Graph._rollback`` removes only nodes of a build)."""
 
-    __slots__ = ("freed", "odd", "_dict")
+    __slots__ = ("order", "masks", "odd", "_dict")
 
-    def __init__(self) -> None:
-        self.freed: list = []  # the freed nodes, in the order they were freed
+    def __init__(self, order: list, masks: Any) -> None:
+        self.order = order
+        self.masks = b"" if masks is None else masks  # nothing freed without them
         self.odd: dict = {}  # node -> its value's shape where that is not node.shape
         self._dict: dict | None = None
 
     def _all(self) -> dict:
         found = self._dict
         if found is None:
+            found = self._dict = {}
             odd = self.odd
-            found = self._dict = {n: odd[n] if n in odd else n.shape for n in self.freed}
+            index = None
+            for node, mask in zip(self.order, self.masks):  # _run's frees, replayed
+                if not mask:
+                    continue
+                dying = [i for k, i in enumerate(node.inputs) if mask >> k & 1]
+                if len(dying) > 1:  # freed in slot order
+                    if index is None:
+                        index = {n: k for k, n in enumerate(self.order)}
+                    dying.sort(key=index.__getitem__)
+                for i in dying:
+                    found[i] = odd[i] if i in odd else i.shape
         return found
 
     def __getitem__(self, node: Any) -> Any:
@@ -240,7 +255,7 @@ class FreedShapes(Mapping):
         return iter(self._all())
 
     def __len__(self) -> int:
-        return len(self.freed)
+        return len(self._all())
 
 
 #: op -> its forward (unwrapped) if a run here may call it, else False
@@ -422,11 +437,10 @@ def _leaf_flows(node: Node, dead: set) -> bool:
 def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> list:
     """Run ``order`` (a plan's run): each operation's value written on its node and
     released (None) where ``dying`` says (from :func:`_last_reads`; none with None),
-    its shape recorded in ``shapes``; the operations whose value is an array.  A
+    its shape recorded in ``shapes`` where odd; the operations whose value is an array.  A
     Variable's or placeholder's value is read from ``values``, every other off its node.
     The caller puts the values of the run before back if this raises."""
     runnable = _runnable
-    freed_nodes = shapes.freed
     odd = shapes.odd
     arrays: list = []
     node: Any = None
@@ -463,7 +477,6 @@ def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> list:
                             shape = shape_of(x)
                         del x
                         source._value = None  # released now, as the plan releases it
-                        freed_nodes.append(source)
                         if shape != source.shape:
                             odd[source] = shape
                     continue
@@ -489,7 +502,7 @@ def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> list:
                         arrays.append(node)
                     del value
                     if mask == 1 or mask == 2:  # one value dies here
-                        _release(first if mask == 1 else second, freed_nodes, odd)
+                        _release(first if mask == 1 else second, odd)
                         continue
                 else:
                     args: Any = tuple(
@@ -514,17 +527,16 @@ def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> list:
                         index = {n: k for k, n in enumerate(order)}
                     dying_here.sort(key=index.__getitem__)
                 for i in dying_here:
-                    _release(i, freed_nodes, odd)
+                    _release(i, odd)
     except Exception as error:
         raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
     return arrays
 
 
-def _release(node: Node, freed_nodes: list, odd: dict) -> None:
-    """Let go of ``node``'s value, its shape recorded (see :class:`FreedShapes`)."""
+def _release(node: Node, odd: dict) -> None:
+    """Let go of ``node``'s value, its shape recorded if odd (see :class:`FreedShapes`)."""
     shape = shape_of(node._value)
     node._value = None
-    freed_nodes.append(node)
     if shape != node.shape:
         odd[node] = shape
 

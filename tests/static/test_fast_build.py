@@ -430,3 +430,22 @@ def test_nodes_of_two_ops_numbered_alike_share_the_number_and_keep_their_names()
     assert (mul.name, add.name, mul._name, add._name) == ("mul_300", "add_300", 300, 300)
     assert mul._name is add._name  # one int: the build keeps 32 bytes less
     assert g["const_600"].inputs == () and g.nodes[-1] is add
+
+
+def test_the_recorded_shapes_stay_those_of_the_run_when_the_graph_grows_after_it_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, 2.0]), name="w")
+            y = w
+            for _ in range(4):
+                y = -y * 2.0
+        g.forward(fetches=[y])  # every node runs: the order is the graph's own list
+        with g:
+            z = (y + 1.0).exp()
+            with pytest.raises(ValueError):
+                ns.gradients(z, [w], grad_ys=[np.ones(3)])  # a failed build, rolled back
+        return structure(g), run_state(g), [n in g.last_run.shapes for n in g.nodes]
+
+    on, off = both_ways(program)
+    assert on == off
+    assert [name for name, _ in on[1][0]] == ["mul_1", "mul_2", "mul_3"]  # neg_k: mul saves it
