@@ -12,8 +12,9 @@ that bookkeeping is most of the time.
 
 :func:`forward` runs the same nodes in the same order, each forward (unwrapped, see
 ``fastrun.unquiet``) inside one silenced error state, a value released after its last
-reader exactly where the plan releases it, and the values stored as the readable path
-stores them.  :func:`backward` is ``gradients.reverse_sweep`` with the operands and
+reader exactly where the plan releases it, and the values left on the nodes as the
+readable path leaves them (each written on its node as it is computed, not kept in a
+dict of the run; a failed run puts back the values of the run before).  :func:`backward` is ``gradients.reverse_sweep`` with the operands and
 ``pullback`` inline: the same rules, fix-ups and summing order.  The results are the
 same arrays, bit for bit.
 
@@ -32,8 +33,9 @@ Not taken (the readable path runs): ``check_numerics``, a run that fetches an up
 placeholder not fed, an op whose forward is not an op-table forward.  Smaller tricks:
 ``direct neg`` negates a float numpy scalar with ``-`` (the same sign flip, no ufunc
 call); ``whole-graph order`` (switch: ``order_cache``) uses ``graph.nodes`` itself as
-the order when a run needs every node, remembered per graph with its ``version`` (any
-added or removed node changes it); ``one pass`` collects leaves and Variables in one
+the order when a run needs every node (found by the order's walk without building a
+list), remembered per graph with its ``version`` (any added or removed node changes
+it); ``one pass`` collects leaves and Variables in one
 pass over the order; ``last reads`` finds each value's last reader in one pass
 backwards, holding only the nodes read later and not yet reached (a bit mask of inputs
 per node, not a dict of every node), and in the same pass leaves out the values the
@@ -119,11 +121,24 @@ def _order(graph: Graph, roots: list) -> list:
     key = (graph.version, len(nodes), tuple([id(n) for n in roots]))
     if _WHOLE.get(graph) == key:
         return nodes
-    order = topological_order(graph, roots)
-    if len(order) == len(nodes):  # a part of nodes, in its order, as long: nodes itself
+    if _needs_every_node(nodes, roots):  # topological_order would be a copy of nodes
         _WHOLE[graph] = key
         return nodes
-    return order
+    return topological_order(graph, roots)
+
+
+def _needs_every_node(nodes: list, roots: list) -> bool:
+    """Whether ``topological_order`` of ``roots`` is every node: its walk backwards,
+    stopped at the first node not wanted, with no list built (8 bytes a node that
+    the first run of a long graph held at its peak)."""
+    wanted = set(roots)
+    discard, update = wanted.discard, wanted.update
+    for node in reversed(nodes):
+        if node not in wanted:
+            return False
+        discard(node)
+        update(node.inputs)
+    return True
 
 
 # ----------------------------------------------------------------------------- forward
