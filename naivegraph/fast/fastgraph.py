@@ -14,9 +14,10 @@ that bookkeeping is most of the time.
 ``fastrun.unquiet``) inside one silenced error state, a value released after its last
 reader exactly where the plan releases it, and the values left on the nodes as the
 readable path leaves them (each written on its node as it is computed, not kept in a
-dict of the run; a failed run puts back the values of the run before).  :func:`backward` is ``gradients.reverse_sweep`` with the operands and
-``pullback`` inline: the same rules, fix-ups and summing order.  The results are the
-same arrays, bit for bit.
+dict of the run; a failed run puts back the values of the run before).
+:func:`backward` is ``gradients.reverse_sweep`` with the operands and ``pullback``
+inline: the same rules, fix-ups and summing order.  The results are the same arrays,
+bit for bit.
 
 >>> import naivegraph.static as ns
 >>> from naivegraph import fast
