@@ -697,8 +697,18 @@ def _sweep(order: list, loss: Node, seed: Any, dead: set, last_run: RunState) ->
                     grads[source] = gi if before is None else before + gi
         elif rules is not None and len(inputs) == 2 and len(rules[0]) == 2 and not node.attrs:
             first, second = inputs
-            need0 = first not in dead if type(first) is Operation else _leaf_flows(first, dead)
-            need1 = second not in dead if type(second) is Operation else _leaf_flows(second, dead)
+            kind = type(first)  # _leaf_flows of a constant, inline: whether it retains
+            need0 = (
+                first not in dead
+                if kind is Operation
+                else (first.retains_grad if kind is Constant else _leaf_flows(first, dead))
+            )
+            kind = type(second)
+            need1 = (
+                second not in dead
+                if kind is Operation
+                else (second.retains_grad if kind is Constant else _leaf_flows(second, dead))
+            )
             if need0 or need1:  # _pullback's steps, input by input
                 saves = rules[1]
                 # _operand and _run_shape, a constant's Python number inline: shape ()

@@ -449,3 +449,18 @@ def test_the_recorded_shapes_stay_those_of_the_run_when_the_graph_grows_after_it
     on, off = both_ways(program)
     assert on == off
     assert [name for name, _ in on[1][0]] == ["mul_1", "mul_2", "mul_3"]  # neg_k: mul saves it
+
+
+def test_a_constant_that_retains_its_gradient_gets_it_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.5, -2.0], np.float32), name="w")
+            c = ns.constant(np.array([3.0, 0.5], np.float32)).retain_grad()
+            loss = ((w * c) + c).sum()
+        g.forward(fetches=[loss])
+        g.backward(loss)
+        return structure(g), bits(w.grad), bits(c.grad)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[2] == bits(np.array([2.5, -1.0], np.float32))  # w + 1
