@@ -1,23 +1,16 @@
 """The fast layer of ``graph.forward`` and ``graph.backward``: whole-graph runs without
 a per-node plan.
 
-``graph.forward(fetches=...)`` builds a :class:`~naivegraph.static.executor.Plan`
-(a slot per node, a step tuple per operation with its input slots and the slots it
-frees) and runs it, every forward inside its own silenced error state; then it stores
-each value on its node.  ``graph.backward(loss)`` sweeps the nodes in reverse, asking
-a closure for each node's operands and ``OpDef.pullback`` for the gradients, which
-silences numpy again.  A graph is run once per ``forward``, so the plan is built for
-one use, and on a long graph (the million-op chain of ``benchmarks/bench_scale.py``)
-that bookkeeping is most of the time.
-
-:func:`forward` runs the same nodes in the same order, each forward (unwrapped, see
-``fastrun.unquiet``) inside one silenced error state, a value released after its last
-reader exactly where the plan releases it, and the values left on the nodes as the
-readable path leaves them (each written on its node as it is computed, not kept in a
-dict of the run; a failed run puts back the values of the run before).
+``graph.forward(fetches=...)`` builds a :class:`~naivegraph.static.executor.Plan` (a
+slot per node, a step per operation with the slots it reads and frees) and runs it,
+every forward in its own silenced error state; ``graph.backward(loss)`` asks a closure
+for each node's operands and ``OpDef.pullback`` for the gradients.  On a long graph
+(the million-op chain of ``benchmarks/bench_scale.py``) that bookkeeping is most of
+the time.  :func:`forward` runs the same nodes in the same order in one silenced error
+state, each value written on its node and released after its last reader where the
+plan releases it (a failed run puts back the values of the run before);
 :func:`backward` is ``gradients.reverse_sweep`` with the operands and ``pullback``
-inline: the same rules, fix-ups and summing order.  The results are the same arrays,
-bit for bit.
+inline: the same rules, fix-ups and summing order, the same arrays bit for bit.
 
 >>> import naivegraph.static as ns
 >>> from naivegraph import fast
@@ -32,22 +25,17 @@ bit for bit.
 
 Not taken (the readable path runs): ``check_numerics``, a run that fetches an update, a
 placeholder not fed, an op whose forward is not an op-table forward.  Smaller tricks:
-``direct neg`` negates a float numpy scalar with ``-`` (the same sign flip, no ufunc
-call); ``whole-graph order`` (switch: ``order_cache``) uses ``graph.nodes`` itself as
-the order when a run needs every node (found by the order's walk without building a
-list), remembered per graph with its ``version`` (any added or removed node changes
-it); ``one pass`` collects leaves and Variables in one
-pass over the order; ``last reads`` finds each value's last reader in one pass
-backwards, holding only the nodes read later and not yet reached (a bit mask of inputs
-per node, not a dict of every node), and in the same pass leaves out the values the
-backward reads (``kept_for_backward``'s sets are not built); ``flow complement`` holds
-the operations no gradient flows through, not the set of those it flows through
-(every node of a chain); ``compact shapes`` records the shapes of freed values as a
-list of nodes and the few shapes that differ from ``node.shape`` (:class:`FreedShapes`);
-``direct number`` calls the ufunc of a promoting forward directly on a numpy float and
-a Python float that ``promote`` leaves as they are (the same call); a constant's value
-is read off its node, not copied into the run's dict; ``two-input sweep`` runs a
-two-input op's partials without the general path's lists.  What they save:
+``direct neg`` negates a float numpy scalar with ``-``; ``whole-graph order`` (switch:
+``order_cache``) uses ``graph.nodes`` itself when a run needs every node (found by the
+order's walk, no list built), remembered per graph with its ``version``; ``one pass``
+collects leaves and Variables in one pass; ``last reads`` finds each value's last
+reader in one pass backwards, holding only the nodes read later and not yet reached (a
+bit mask of inputs per node), leaving out the values the backward reads; ``flow
+complement`` holds the operations no gradient flows through, not those it flows
+through; ``compact shapes`` keeps the freed shapes as the masks and the few shapes
+that differ from ``node.shape`` (:class:`FreedShapes`); ``direct number`` calls a
+promoting forward's ufunc on a numpy float and a Python float directly; ``two-input
+sweep`` runs a two-input op's partials without lists.  What they save:
 ``benchmarks/README.md``, "The fast layer, module by module" and "Static million-op
 chain, round 5".
 """
