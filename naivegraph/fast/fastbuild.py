@@ -21,28 +21,28 @@ op, attributes, input dtypes and shapes.  :func:`apply` is that call with the de
 ``number operands``
     A Python number operand becomes the ``Constant`` node ``nodes.apply`` makes of it:
     one per use (a listing shows each), registered before its user, at its user's line.
+``shared numbers``
+    A name's number is an int of 32 bytes above 256: a node numbered as one built just
+    before (``mul_7``, ``add_7`` of ``y * a + b``) takes its int from a small table.
 ``site by operator`` (switch: ``site_by_operator``)
     Finding the user's line walks out of the package frame by frame, and CPython makes
     a frame object for each frame it looks at.  A user's frame suspended at an operator
     instruction (``-y``, ``a * b``; not a call) is executing that operator, so the site
-    found there is remembered with the instruction, the op and the depth, and the next
-    node of that op at the same instruction and depth reuses it.  Nothing is remembered
-    under a tracer (a debugger can move ``f_lineno``).  This trusts the package's own
-    dispatch: a user class whose operator calls a node's private ``_op`` or
-    ``_ng_apply`` directly could be given the line of another use of that instruction.
+    found there is remembered with the instruction, the op and the depth for the next
+    node of that op there (not under a tracer, which can move ``f_lineno``).  A user
+    class whose operator calls a node's private ``_op`` or ``_ng_apply`` directly could
+    be given the line of another use of that instruction.
 ``operators`` (switch: ``operators_direct``)
     ``-y``, ``x + y``, ``x - y``, ``x * y`` and ``x / y`` of two nodes call :func:`apply`
     from the operator itself with the cyclic collector paused (restored in ``finally``,
-    left alone when the program had paused it), as dynamic mode's negation does: a loop
-    of operators, which allocates nothing else, then runs no full collection rescanning
-    the growing graph.  As there, another thread's ``gc.disable()`` inside one node's
-    window is undone by this ``gc.enable()``.
+    left alone when the program had paused it), as dynamic mode's negation does: no
+    full collection rescans the growing graph (another thread's ``gc.disable()`` inside
+    one node's window is undone).
 
 With the layer off (``NAIVEGRAPH_FAST=0``, ``fast.disabled()``) ``nodes.apply`` runs
 its readable body; a call this module does not take (an array operand, a variadic op,
 a branch or loop body, a node of another class) returns None and does the same.  What
-each trick saves on the static chain of ``benchmarks/bench_scale.py``:
-``benchmarks/README.md``, "The fast layer, module by module".
+each trick saves: ``benchmarks/README.md``, "The fast layer, module by module".
 """
 
 from __future__ import annotations
@@ -306,6 +306,10 @@ def _constant(value: Any) -> Any:
 _NUMBER_DTYPES = {t: np.result_type(t(1)) for t in (float, bool, complex)}
 
 
+#: number -> the int a name made lately holds (``shared numbers``), a few dozen at most
+_numbers: dict[int, int] = {}
+
+
 def _register(graph: Any, node: Any, base: str, site: Any) -> None:
     """``graph._register(node, None, base)`` for a node named on demand, built at ``site``."""
     counters, given, reserved = graph._counters, graph._by_name, graph._reserved
@@ -316,6 +320,13 @@ def _register(graph: Any, node: Any, base: str, site: Any) -> None:
             count += 1
             name = f"{base}_{count}"
     counters[base] = count
+    shared = _numbers.get(count)
+    if shared is None:
+        if len(_numbers) >= 64:
+            _numbers.clear()
+        _numbers[count] = count
+    else:
+        count = shared  # the same number: one int object
     node._name = count
     node.graph = graph
     node.built_at = site

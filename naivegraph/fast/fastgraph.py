@@ -1,21 +1,16 @@
 """The fast layer of ``graph.forward`` and ``graph.backward``: whole-graph runs without
 a per-node plan.
 
-``graph.forward(fetches=...)`` builds a :class:`~naivegraph.static.executor.Plan`
-(a slot per node, a step tuple per operation with its input slots and the slots it
-frees) and runs it, every forward inside its own silenced error state; then it stores
-each value on its node.  ``graph.backward(loss)`` sweeps the nodes in reverse, asking
-a closure for each node's operands and ``OpDef.pullback`` for the gradients, which
-silences numpy again.  A graph is run once per ``forward``, so the plan is built for
-one use, and on a long graph (the million-op chain of ``benchmarks/bench_scale.py``)
-that bookkeeping is most of the time.
-
-:func:`forward` runs the same nodes in the same order, each forward (unwrapped, see
-``fastrun.unquiet``) inside one silenced error state, a value released after its last
-reader exactly where the plan releases it, and the values stored as the readable path
-stores them.  :func:`backward` is ``gradients.reverse_sweep`` with the operands and
-``pullback`` inline: the same rules, fix-ups and summing order.  The results are the
-same arrays, bit for bit.
+``graph.forward(fetches=...)`` builds a :class:`~naivegraph.static.executor.Plan` (a
+slot per node, a step per operation with the slots it reads and frees) and runs it,
+every forward in its own silenced error state; ``graph.backward(loss)`` asks a closure
+for each node's operands and ``OpDef.pullback`` for the gradients.  On a long graph
+(the million-op chain of ``benchmarks/bench_scale.py``) that bookkeeping is most of
+the time.  :func:`forward` runs the same nodes in the same order in one silenced error
+state, each value written on its node and released after its last reader where the
+plan releases it (a failed run puts back the values of the run before);
+:func:`backward` is ``gradients.reverse_sweep`` with the operands and ``pullback``
+inline: the same rules, fix-ups and summing order, the same arrays bit for bit.
 
 >>> import naivegraph.static as ns
 >>> from naivegraph import fast
@@ -30,23 +25,27 @@ same arrays, bit for bit.
 
 Not taken (the readable path runs): ``check_numerics``, a run that fetches an update, a
 placeholder not fed, an op whose forward is not an op-table forward.  Smaller tricks:
-``direct neg`` negates a float numpy scalar with ``-`` (the same sign flip, no ufunc
-call); ``whole-graph order`` (switch: ``order_cache``) uses ``graph.nodes`` itself as
-the order when a run needs every node, remembered per graph with its ``version`` (any
-added or removed node changes it); ``one pass`` collects leaves and Variables in one
-pass over the order; ``last reads`` finds each value's last reader in one pass
-backwards, holding only the nodes read later and not yet reached (a bit mask of inputs
-per node, not a dict of every node); ``direct number`` calls the ufunc of a promoting
-forward directly on a numpy float and a Python float that ``promote`` leaves as they
-are (the same call).  What they save: ``benchmarks/README.md``, "The
-fast layer, module by module".
+``direct neg`` negates a float numpy scalar with ``-``; ``whole-graph order`` (switch:
+``order_cache``) uses ``graph.nodes`` itself when a run needs every node (found by the
+order's walk, no list built), remembered per graph with its ``version``; ``one pass``
+collects leaves and Variables in one pass; ``last reads`` finds each value's last
+reader in one pass backwards, holding only the nodes read later and not yet reached (a
+bit mask of inputs per node), leaving out the values the backward reads; ``flow
+complement`` holds the operations no gradient flows through, not those it flows
+through; ``compact shapes`` keeps the freed shapes as the masks and the few shapes
+that differ from ``node.shape`` (:class:`FreedShapes`); ``direct number`` calls a
+promoting forward's ufunc on a numpy float and a Python float directly; ``two-input
+sweep`` runs a two-input op's partials without lists.  What they save:
+``benchmarks/README.md``, "The fast layer, module by module" and "Static million-op
+chain, round 5".
 """
 
 from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -56,7 +55,6 @@ from ..static.executor import (
     _read_only_if_view,
     _shares_leaf_storage,
     collect_feeds,
-    kept_for_backward,
     run_forward,
     shape_of,
     topological_order,
@@ -112,11 +110,24 @@ def _order(graph: Graph, roots: list) -> list:
     key = (graph.version, len(nodes), tuple([id(n) for n in roots]))
     if _WHOLE.get(graph) == key:
         return nodes
-    order = topological_order(graph, roots)
-    if len(order) == len(nodes):  # a part of nodes, in its order, as long: nodes itself
+    if _needs_every_node(nodes, roots):  # topological_order would be a copy of nodes
         _WHOLE[graph] = key
         return nodes
-    return order
+    return topological_order(graph, roots)
+
+
+def _needs_every_node(nodes: list, roots: list) -> bool:
+    """Whether ``topological_order`` of ``roots`` is every node: its walk backwards,
+    stopped at the first node not wanted, with no list built (8 bytes a node that
+    the first run of a long graph held at its peak)."""
+    wanted = set(roots)
+    discard, update = wanted.discard, wanted.update
+    for node in reversed(nodes):
+        if node not in wanted:
+            return False
+        discard(node)
+        update(node.inputs)
+    return True
 
 
 # ----------------------------------------------------------------------------- forward
@@ -142,40 +153,113 @@ def forward(
         order = targets if fetches is None else _order(graph, targets)
         prepared = _prepare(order, fed)
         if prepared is not DECLINED:
-            values, saving, leaves, variables = prepared
-            keep = kept_for_backward(graph, order) if free and saving else ()
-            dying = _last_reads(order) if free else None
-            shapes = _run(order, values, dying, set(targets) | set(keep))
+            values, saving, leaves, variables, before = prepared
+            # a whole-graph run fetches every node: nothing is freed
+            dying = None
+            if free and fetches is not None:
+                dead = _not_flowing(order, check=False) if saving else None
+                dying = _last_reads(order, set(targets), dead)
+            shapes = FreedShapes(order, dying)
+            try:
+                arrays = _run(order, values, dying, shapes)
+            except BaseException:
+                for node in order:  # the values of the run before, as the plan leaves them
+                    if type(node) is Operation:
+                        node._value = before.get(node)
+                raise
     if prepared is DECLINED:
         return run_forward(graph, feeds, named, fetches, free_intermediates, check_numerics)
-    _store(graph, order, values, leaves)
+    result = None
+    if fetches is not None:
+        result = []
+        for node in targets:  # Plan.fetched, of the values as computed
+            kind = type(node)
+            value: Any = values[node] if kind is Variable or kind is Placeholder else node._value
+            if _shares_leaf_storage(value, leaves):
+                value = value.copy()
+            result.append(value)
+    _store(graph, order, values, leaves, arrays)
     graph.last_run = RunState(shapes, {n: values[n] for n in variables})
-    if fetches is None:
-        return None
-    result = []
-    for node in targets:  # Plan.fetched
-        value = values[node]
-        if _shares_leaf_storage(value, leaves):
-            value = value.copy()
-        result.append(value)
     return result
 
 
-def _store(graph: Graph, order: list, values: dict, leaves: list) -> None:
+def _store(graph: Graph, order: list, values: dict, leaves: list, arrays: list) -> None:
     """Each node's ``value`` after a run, as ``run_forward`` leaves them: None for an
-    operation or placeholder whose value was not kept."""
-    if order is not graph.nodes:
+    operation or placeholder whose value was not kept (the run wrote the operations' own
+    and freed them); a kept array that views a leaf made read-only (``arrays``: the
+    operations whose value the run made an array)."""
+    if order is not graph.nodes:  # None outside the run: order is a part of graph.nodes
+        ahead = iter(order)
+        wanted = next(ahead, None)
         for node in graph.nodes:
-            if type(node) is Operation or type(node) is Placeholder:
+            if node is wanted:
+                wanted = next(ahead, None)
+            elif type(node) is Operation or type(node) is Placeholder:
                 node._value = None
-    get = values.get
-    for node in order:
-        kind = type(node)
-        if kind is Operation:
-            value = get(node)
-            node._value = None if value is None else _read_only_if_view(value, leaves)
-        elif kind is Placeholder:
+    if leaves:
+        for node in arrays:
+            value = node._value
+            if value is not None:
+                node._value = _read_only_if_view(value, leaves)
+    for node in values:
+        if type(node) is Placeholder:
             node._value = values[node]
+
+
+class FreedShapes(Mapping):
+    """``RunState.shapes`` of a run here: node -> the shape its value had, for each value
+    the run freed, as ``run_forward``'s dict holds them (same keys, order and shapes).
+
+    ``compact shapes``: the run's order and its masks of freed inputs (from
+    :func:`_last_reads`, one byte a node) say which values were freed and in which
+    order; most had the shape the node was built with, so only the others are kept by
+    node (``odd``).  The dict (~50 bytes a node) is made the first time anything reads
+    this mapping (a drawing asks whether a node was freed); the backward here reads
+    ``odd`` alone: a freed node's value is None, and the shape of a node with no value
+    and no odd shape is ``node.shape``, what ``gradients._run_shape`` finds too.  When
+    the order is ``graph.nodes`` itself, the nodes built since are appended after it:
+    the run's part is unchanged (``Graph._rollback`` removes only nodes of a build)."""
+
+    __slots__ = ("order", "masks", "odd", "_dict")
+
+    def __init__(self, order: list, masks: Any) -> None:
+        self.order = order
+        self.masks = b"" if masks is None else masks  # nothing freed without them
+        self.odd: dict = {}  # node -> its value's shape where that is not node.shape
+        self._dict: dict | None = None
+
+    def _all(self) -> dict:
+        found = self._dict
+        if found is None:
+            found = self._dict = {}
+            odd = self.odd
+            index = None
+            for node, mask in zip(self.order, self.masks):  # _run's frees, replayed
+                if not mask:
+                    continue
+                dying = [i for k, i in enumerate(node.inputs) if mask >> k & 1]
+                if len(dying) > 1:  # freed in slot order
+                    if index is None:
+                        index = {n: k for k, n in enumerate(self.order)}
+                    dying.sort(key=index.__getitem__)
+                for i in dying:
+                    found[i] = odd[i] if i in odd else i.shape
+        return found
+
+    def __getitem__(self, node: Any) -> Any:
+        return self._all()[node]
+
+    def get(self, node: Any, default: Any = None) -> Any:
+        return self._all().get(node, default)
+
+    def __contains__(self, node: Any) -> bool:
+        return node in self._all()
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 #: op -> its forward (unwrapped) if a run here may call it, else False
@@ -191,16 +275,20 @@ def _runnable_forward(op: Any) -> Any:
 
 
 def _prepare(order: list, fed: dict) -> Any:
-    """(node -> value of each leaf, node -> its last reader, does an op save values,
-    the leaves' arrays, the Variables) of a run of ``order``, or DECLINED."""
+    """(node -> value of each Variable and placeholder, does an op save values, the
+    leaves' arrays, the Variables, node -> the value an operation holds from the run
+    before) of a run of ``order``, or DECLINED."""
     values: dict[Node, Any] = {}
     leaves: list = []
     variables: list = []
+    before: dict[Node, Any] = {}  # what a failed run puts back
     saving = False
     runnable = _runnable
     for node in order:
         kind = type(node)
         if kind is Operation:
+            if node._value is not None:
+                before[node] = node._value
             op = node.op
             forward = runnable.get(op)
             if forward is None:
@@ -210,9 +298,12 @@ def _prepare(order: list, fed: dict) -> Any:
             if op.saves:
                 saving = True
             continue
-        if kind is Constant:
+        if kind is Constant:  # read off the node by the run: not in ``values``
             value = node._value
-        elif kind is Variable:
+            if isinstance(value, np.ndarray):
+                leaves.append(value)
+            continue
+        if kind is Variable:
             value = node._state[0]
             variables.append(node)
         elif kind is Placeholder:
@@ -224,40 +315,138 @@ def _prepare(order: list, fed: dict) -> Any:
         values[node] = value
         if isinstance(value, np.ndarray):
             leaves.append(value)
-    return values, saving, leaves, variables
+    return values, saving, leaves, variables, before
 
 
-def _last_reads(order: list) -> list:
-    """Per node of ``order``, which of its inputs it is the last reader of: bit ``k``
-    for ``inputs[k]`` (a node read twice by one reader counts at its first place).
+def _last_reads(order: list, targets: set, dead: set | None) -> Any:
+    """Per node of ``order``, the inputs whose values it frees: bit ``k`` for
+    ``inputs[k]`` (a node read twice by one reader counts at its first place), as a
+    plan frees them: an operation's value after its last reader, unless it is a target
+    or a value the backward reads (``kept_for_backward``: what a differentiable op
+    through which a gradient flows saves; ``dead`` holds the operations no gradient
+    flows through, None when no op of the run saves anything).
 
-    One pass backwards: the first reader met of a node is its last one.  ``seen`` holds
-    only nodes read later and not yet reached, not every node (a dict of last readers
-    would take ~50 bytes a node on a long graph; this list takes 8)."""
-    seen: set = set()
-    masks = [0] * len(order)
+    One pass backwards: the first reader met of a node is its last one.  ``pending``
+    holds only nodes read later and not yet reached (where that reader is), not every
+    node; the masks are a bytearray while they fit in 8 bits (1 byte a node where a
+    dict of last readers took ~50 and a set of kept nodes ~40 more)."""
+    masks: Any = bytearray(len(order))
     k = len(order)
+    if dead is None:  # nothing kept for a backward: no bit is ever cleared, a set will do
+        seen: set = set()
+        for node in reversed(order):
+            k -= 1
+            seen.discard(node)
+            if type(node) is not Operation:
+                continue
+            mask = 0
+            bit = 1
+            for inp in node.inputs:
+                if inp not in seen:
+                    seen.add(inp)
+                    if type(inp) is Operation and inp not in targets:
+                        mask |= bit
+                bit <<= 1
+            if mask:
+                if mask > 255 and type(masks) is bytearray:
+                    masks = list(masks)
+                masks[k] = mask
+        return masks
+    pending: dict = {}  # node read later, not reached yet -> (its last reader's index, bit)
+    saved_by = _saved_by
     for node in reversed(order):
         k -= 1
-        seen.discard(node)  # every reader of it comes after it: done with it
+        last = pending.pop(node, None)  # every reader of it comes after it: done with it
+        if type(node) is not Operation:
+            continue
+        op = node.op
+        kept: Any = ()
+        if dead is not None and op.saves and node not in dead:  # it flows and saves
+            kept = saved_by.get(op)
+            if kept is None:
+                kept = saved_by[op] = (
+                    frozenset(i for i in range(len(node.inputs)) if op.saves_input(i)),
+                    op.saves_out,
+                )
+            if kept[1] and last is not None:  # its own value: not freed by its last reader
+                masks[last[0]] &= ~last[1]
+            kept = kept[0]
         mask = 0
         bit = 1
-        for inp in node.inputs:
-            if inp not in seen:
-                seen.add(inp)
-                mask |= bit
+        for position, inp in enumerate(node.inputs):
+            reader = pending.get(inp)
+            if reader is None:
+                pending[inp] = (k, bit)
+                if type(inp) is Operation and position not in kept and inp not in targets:
+                    mask |= bit
+            elif position in kept:  # a later reader frees it: not if this one saves it
+                masks[reader[0]] &= ~reader[1]
             bit <<= 1
         if mask:
+            if mask > 255 and type(masks) is bytearray:
+                masks = list(masks)
             masks[k] = mask
     return masks
 
 
-def _run(order: list, values: dict, dying: list | None, protected: set) -> dict:
-    """Run ``order`` into ``values`` (a plan's run): each value released after its last
-    reader (``dying``, from :func:`_last_reads`; none with None) unless ``protected``;
-    the shapes of the released values."""
+#: op -> (positions of the inputs it saves, saves its output)
+_saved_by: dict[Any, tuple] = {}
+
+
+def _not_flowing(order: list, check: bool) -> set:
+    """The operations of ``order`` no gradient flows through: the complement, within
+    the operations, of ``gradients.flowing(order, sources)`` with its sources
+    (trainable Variables, nodes that retain their gradient), or of
+    ``executor.requires_grad_nodes``.  A gradient flows through most operations of a
+    graph that is differentiated, so this set is small where the other was every node.
+    ``check``: an inference-only op a gradient would flow through raises, as
+    ``flowing`` raises (at the first such op in order)."""
+    dead: set = set()
+    add = dead.add
+    rules = _flow_rules
+    for node in order:
+        if type(node) is not Operation and not isinstance(node, Operation):
+            continue
+        if node.retains_grad:  # a source
+            continue
+        for i in node.inputs:
+            if i not in dead if type(i) is Operation else _leaf_flows(i, dead):
+                op = node.op
+                found = rules.get(op)
+                if found is None:
+                    found = rules[op] = (
+                        bool(getattr(op, "inference_only", False)),
+                        bool(op.differentiable),
+                    )
+                if check and found[0]:
+                    _check_differentiable(node)  # raises
+                if not found[1]:
+                    add(node)
+                break
+        else:
+            add(node)
+    return dead
+
+
+def _leaf_flows(node: Node, dead: set) -> bool:
+    """Whether a gradient flows through ``node``, not a plain operation (see
+    :func:`_not_flowing`)."""
+    if node.retains_grad:
+        return True
+    if isinstance(node, Variable):
+        return bool(node.trainable)
+    return isinstance(node, Operation) and node not in dead
+
+
+def _run(order: list, values: dict, dying: Any, shapes: FreedShapes) -> list:
+    """Run ``order`` (a plan's run): each operation's value written on its node and
+    released (None) where ``dying`` says (from :func:`_last_reads`; none with None),
+    its shape recorded in ``shapes`` where odd; the operations whose value is an array.  A
+    Variable's or placeholder's value is read from ``values``, every other off its node.
+    The caller puts the values of the run before back if this raises."""
     runnable = _runnable
-    shapes: dict[Node, Any] = {}
+    odd = shapes.odd
+    arrays: list = []
     node: Any = None
     index = None
     masks = dying if dying is not None else itertools.repeat(0)
@@ -271,51 +460,89 @@ def _run(order: list, values: dict, dying: list | None, protected: set) -> dict:
                 forward = runnable[op]
                 if len(inputs) == 1:
                     source = inputs[0]
+                    kind = type(source)
+                    x: Any = (
+                        values[source] if kind is Variable or kind is Placeholder else source._value
+                    )
                     if op.variadic:
-                        values[node] = forward([values[source]], **node.attrs)
+                        value = forward([x], **node.attrs)
                     elif node.attrs:
-                        values[node] = forward(values[source], **node.attrs)
+                        value = forward(x, **node.attrs)
                     else:
-                        values[node] = forward(values[source])
-                    if mask and type(source) is Operation and source not in protected:
-                        freed = values.pop(source)
+                        value = forward(x)
+                    node._value = value
+                    if isinstance(value, np.ndarray):
+                        arrays.append(node)
+                    del value
+                    if mask:
                         try:
-                            shapes[source] = freed.shape
+                            shape = x.shape
                         except AttributeError:
-                            shapes[source] = shape_of(freed)
-                        del freed  # released now, as the plan releases it
+                            shape = shape_of(x)
+                        del x
+                        source._value = None  # released now, as the plan releases it
+                        if shape != source.shape:
+                            odd[source] = shape
                     continue
                 if len(inputs) == 2 and not node.attrs:
                     first, second = inputs
-                    x, y = values[first], values[second]
+                    kind = type(first)
+                    x = values[first] if kind is Variable or kind is Placeholder else first._value
+                    kind = type(second)
+                    y = values[second] if kind is Variable or kind is Placeholder else second._value
                     ufunc = _number_ufunc.get(op)
                     if ufunc is None:
                         ufunc = _number_ufunc_of(op)
-                    if ufunc is not False and _keeps_dtype(x, y):
-                        values[node] = ufunc(x, y)
+                    if ufunc is not False and (
+                        (type(y) is float and (type(x) is np.float32 or type(x) is np.float64))
+                        or _keeps_dtype(x, y)  # the line before: its commonest answer inline
+                    ):
+                        value = ufunc(x, y)
                     else:
-                        values[node] = forward(x, y)
+                        value = forward(x, y)
+                    del x, y
+                    node._value = value
+                    if isinstance(value, np.ndarray):
+                        arrays.append(node)
+                    del value
+                    if mask == 1 or mask == 2:  # one value dies here
+                        _release(first if mask == 1 else second, odd)
+                        continue
                 else:
-                    args: Any = tuple([values[i] for i in inputs])
+                    args: Any = tuple(
+                        [
+                            values[i] if type(i) is Variable or type(i) is Placeholder else i._value
+                            for i in inputs
+                        ]
+                    )
                     if op.variadic:
                         args = (list(args),)
-                    values[node] = forward(*args, **node.attrs) if node.attrs else forward(*args)
+                    value = forward(*args, **node.attrs) if node.attrs else forward(*args)
+                    del args
+                    node._value = value
+                    if isinstance(value, np.ndarray):
+                        arrays.append(node)
+                    del value
                 if not mask:
                     continue
-                dying_here = [  # each input whose last reader this is, as the plan frees them
-                    i
-                    for k, i in enumerate(inputs)
-                    if mask >> k & 1 and type(i) is Operation and i not in protected
-                ]
+                dying_here = [i for k, i in enumerate(inputs) if mask >> k & 1]
                 if len(dying_here) > 1:  # the plan frees them in its slot order
                     if index is None:
                         index = {n: k for k, n in enumerate(order)}
                     dying_here.sort(key=index.__getitem__)
                 for i in dying_here:
-                    shapes[i] = shape_of(values.pop(i))
+                    _release(i, odd)
     except Exception as error:
         raise type(error)(f"while running node {node.name!r} ({node.op_name}): {error}") from error
-    return shapes
+    return arrays
+
+
+def _release(node: Node, odd: dict) -> None:
+    """Let go of ``node``'s value, its shape recorded if odd (see :class:`FreedShapes`)."""
+    shape = shape_of(node._value)
+    node._value = None
+    if shape != node.shape:
+        odd[node] = shape
 
 
 #: op -> the ufunc its promoting forward calls, False for other forwards
@@ -386,12 +613,12 @@ def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
     if check_numerics or loss.value is None:  # the readable path raises for a missing value
         return numeric_backward(graph, loss, grad, check_numerics)
     order = _order(graph, [loss])
-    flows = _flowing(order)
-    if loss not in flows:
+    dead = _not_flowing(order, check=True)
+    if not (loss not in dead if type(loss) is Operation else _leaf_flows(loss, dead)):
         return numeric_backward(graph, loss, grad, check_numerics)
     seed = _seed_value(loss, grad)
     with np.errstate(all="ignore"):
-        grads = _sweep(order, loss, seed, flows, graph.last_run)
+        grads = _sweep(order, loss, seed, dead, graph.last_run)
     store_gradients(graph, grads, seed)
 
 
@@ -399,49 +626,23 @@ def backward(graph: Graph, loss: Node, grad: Any, check_numerics: bool) -> None:
 _flow_rules: dict[Any, tuple[bool, bool]] = {}
 
 
-def _flowing(order: list) -> set:
-    """``gradients.flowing(order, sources)`` with its ``sources`` (trainable Variables,
-    nodes that retain their gradient) found in the same pass: a source comes before
-    every node that depends on it."""
-    result: set[Node] = set()
-    add = result.add
-    rules = _flow_rules
-    for node in order:
-        kind = type(node)
-        if kind is Operation or isinstance(node, Operation):
-            if node.retains_grad:
-                add(node)
-                continue
-            for i in node.inputs:
-                if i in result:
-                    op = node.op
-                    found = rules.get(op)
-                    if found is None:
-                        found = rules[op] = (
-                            bool(getattr(op, "inference_only", False)),
-                            bool(op.differentiable),
-                        )
-                    if found[0]:
-                        _check_differentiable(node)  # raises
-                    if found[1]:
-                        add(node)
-                    break
-        elif (isinstance(node, Variable) and node.trainable) or node.retains_grad:
-            add(node)
-    return result
-
-
-def _sweep(order: list, loss: Node, seed: Any, flows: set, last_run: RunState) -> dict:
+def _sweep(order: list, loss: Node, seed: Any, dead: set, last_run: RunState) -> dict:
     """``reverse_sweep`` with ``numeric_backward``'s operands, inline; a one-input op
-    whose rule reads neither value runs in the loop itself."""
-    shapes = last_run.shapes
+    whose rule reads neither value runs in the loop itself, a two-input op with one
+    partial per input without the general path's lists.
+
+    A gradient reaches only the loss and nodes it flows to (``dead`` holds the
+    operations it does not flow through), so a node holding one needs no test."""
+    shapes: Any = last_run.shapes
+    if type(shapes) is FreedShapes:
+        shapes = shapes.odd  # a freed node's other shapes are its node.shape: see there
     run_values = last_run.variables
     grads: dict[Node, Any] = {loss: seed}
     get = grads.get
     rules_of = _rules
     for node in reversed(order):
         g = get(node)
-        if g is None or type(node) is not Operation or node not in flows:
+        if g is None or type(node) is not Operation:
             continue
         inputs = node.inputs
         op = node.op
@@ -450,15 +651,31 @@ def _sweep(order: list, loss: Node, seed: Any, flows: set, last_run: RunState) -
             rules = _rules_of(op)
         if rules is not None and rules[3] and not node.attrs:  # one input, nothing read
             source = inputs[0]
-            if source in flows:
+            if source not in dead if type(source) is Operation else _leaf_flows(source, dead):
                 shape = shapes.get(source)
                 if shape is None:
-                    shape = _run_shape(source, shapes)
+                    if type(source) is Operation:  # _run_shape's answer, inline
+                        value = source._value
+                        shape = source.shape if value is None else shape_of(value)
+                    else:
+                        shape = _run_shape(source, shapes)
                 out_shape = shapes.get(node)
                 if out_shape is None:
-                    out_shape = _run_shape(node, shapes)
-                x = _meta(shape, source.dtype or np.float64)
-                gi = rules[0][0](g, x, _meta(out_shape, node.dtype or np.float64))
+                    value = node._value
+                    out_shape = node.shape if value is None else shape_of(value)
+                last = _last_meta[0]  # _meta's first test, inline: a chain asks for one Meta
+                dtype = source.dtype or np.float64
+                if last.dtype is dtype and last.shape == shape and type(shape) is tuple:
+                    x = last
+                else:
+                    x = _meta(shape, dtype)
+                    last = _last_meta[0]
+                dtype = node.dtype or np.float64
+                if last.dtype is dtype and last.shape == out_shape and type(out_shape) is tuple:
+                    out = last
+                else:
+                    out = _meta(out_shape, dtype)
+                gi = rules[0][0](g, x, out)
                 if gi is not None:
                     if op.elementwise and gi.shape != shape:
                         gi = _summed(gi, x, shape)
@@ -466,8 +683,65 @@ def _sweep(order: list, loss: Node, seed: Any, flows: set, last_run: RunState) -
                         gi = _in_dtype_of(gi, x)
                     before = get(source)
                     grads[source] = gi if before is None else before + gi
+        elif rules is not None and len(inputs) == 2 and len(rules[0]) == 2 and not node.attrs:
+            first, second = inputs
+            kind = type(first)  # _leaf_flows of a constant, inline: whether it retains
+            need0 = (
+                first not in dead
+                if kind is Operation
+                else (first.retains_grad if kind is Constant else _leaf_flows(first, dead))
+            )
+            kind = type(second)
+            need1 = (
+                second not in dead
+                if kind is Operation
+                else (second.retains_grad if kind is Constant else _leaf_flows(second, dead))
+            )
+            if need0 or need1:  # _pullback's steps, input by input
+                saves = rules[1]
+                # _operand and _run_shape, a constant's Python number inline: shape ()
+                shape_a = shape_b = None
+                value = first._value if type(first) is Constant else None
+                if type(value) in _NUMBERS:
+                    shape_a = ()
+                    a = value if saves[0] else _meta((), first.dtype or np.float64)
+                else:
+                    a = _operand(first, saves[0], shapes, run_values, node)
+                value = second._value if type(second) is Constant else None
+                if type(value) in _NUMBERS:
+                    shape_b = ()
+                    b = value if saves[1] else _meta((), second.dtype or np.float64)
+                else:
+                    b = _operand(second, saves[1], shapes, run_values, node)
+                out = _operand(node, rules[2], shapes, None, node)
+                partial_a, partial_b = rules[0]
+                ga = partial_a(g, a, b, out) if need0 and partial_a is not None else None
+                gb = partial_b(g, a, b, out) if need1 and partial_b is not None else None
+                if ga is not None:
+                    if op.elementwise:
+                        if shape_a is None:
+                            shape_a = _run_shape(first, shapes)
+                        if ga.shape != shape_a:
+                            ga = _summed(ga, a, shape_a)
+                    if getattr(ga, "dtype", None) is not getattr(a, "dtype", None):
+                        ga = _in_dtype_of(ga, a)  # else it is ga itself
+                    before = get(first)
+                    grads[first] = ga if before is None else before + ga
+                if gb is not None:
+                    if op.elementwise:
+                        if shape_b is None:
+                            shape_b = _run_shape(second, shapes)
+                        if gb.shape != shape_b:
+                            gb = _summed(gb, b, shape_b)
+                    if getattr(gb, "dtype", None) is not getattr(b, "dtype", None):
+                        gb = _in_dtype_of(gb, b)
+                    before = get(second)
+                    grads[second] = gb if before is None else before + gb
         else:
-            needs = [inp in flows for inp in inputs]
+            needs = [
+                inp not in dead if type(inp) is Operation else _leaf_flows(inp, dead)
+                for inp in inputs
+            ]
             if True in needs:
                 saves = (
                     rules[1]
@@ -523,14 +797,24 @@ def _pullback(op, partials, g, inputs, out, attrs, needs, shapes) -> list:
     return grads
 
 
+_NUMBERS = (float, int, bool, complex)  # a constant's Python number: its run shape is ()
+
+
 def _operand(node: Node, saved: bool, shapes: dict, run_values: Any, user: Node) -> Any:
     """``gradients._saved_or_meta`` of the value ``node`` had in the last run."""
     if not saved:
         shape = shapes.get(node)
         if shape is None:
-            shape = _run_shape(node, shapes)
+            if type(node) is Operation:  # _run_shape's answer, inline
+                value = node._value
+                shape = node.shape if value is None else shape_of(value)
+            else:
+                shape = _run_shape(node, shapes)
         return _meta(shape, node.dtype or np.float64)
-    value = run_values[node] if run_values is not None and node in run_values else node.value
+    if type(node) is Operation:  # not a Variable, whose run value may differ
+        value = node._value
+    else:
+        value = run_values[node] if run_values is not None and node in run_values else node.value
     if value is None:
         raise RuntimeError(
             f"the value of {node.name!r} needed to differentiate {user.name!r} was freed; "

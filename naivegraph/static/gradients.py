@@ -21,7 +21,7 @@ Both walk the nodes in reverse topological order and call each op's
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -173,7 +173,7 @@ def _gradient_check(node: Node, gradient: Any, user: Operation) -> None:
     )
 
 
-def _run_shape(node: Node, shapes: dict) -> Any:
+def _run_shape(node: Node, shapes: Mapping) -> Any:
     """The shape ``node`` had in the last run (its value may have been freed since)."""
     shape = shapes.get(node)
     if shape is None:
@@ -200,7 +200,7 @@ def _seed_value(loss: Node, grad: Any) -> np.ndarray:
     return grad
 
 
-def _saved_or_meta(node: Node, value: Any, saved: bool, shapes: dict, user: Operation) -> Any:
+def _saved_or_meta(node: Node, value: Any, saved: bool, shapes: Mapping, user: Operation) -> Any:
     if not saved:
         return Meta(_run_shape(node, shapes), node.dtype or np.float64)
     if value is None:

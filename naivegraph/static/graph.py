@@ -42,12 +42,13 @@ _graph_ids = itertools.count(1)
 class RunState:
     """What the last ``forward`` of a graph leaves for the ``backward`` that follows it.
 
-    ``shapes``: node -> the shape its value had; ``variables``: Variable -> the array it
+    ``shapes``: node -> the shape its value had, for each value the run freed (a
+    mapping: the fast layer keeps it compactly); ``variables``: Variable -> the array it
     held during that run (``assign`` replaces a Variable's array: a later backward still
     uses the values of the run it follows, as TensorFlow 1 does).
     """
 
-    shapes: dict = field(default_factory=dict)
+    shapes: Mapping = field(default_factory=dict)
     variables: dict = field(default_factory=dict)
 
 

@@ -248,3 +248,219 @@ def test_a_value_read_twice_by_its_last_reader_is_freed_once_either_way():
     on, off = both_ways(program)
     assert on == off
     assert on[3] == [None, None]  # freed: neither is fetched nor saved for a backward
+
+
+def test_a_chain_whose_middle_node_is_fetched_and_retains_its_gradient_is_the_same_either_way():
+    def program(dtype, numbers):
+        a, b = numbers
+        with ns.Graph() as g:
+            w = ns.Variable(np.array(1.25, dtype), name="w")
+            y = w
+            for _ in range(5):
+                y = y * a + b
+            middle = y.retain_grad()
+            for _ in range(5):
+                y = -(y * a) + b
+        fetched = g.forward(fetches=[y, middle])
+        g.backward(y)
+        values = [bits(n.value) for n in g.nodes]
+        return structure(g), [bits(v) for v in fetched], run_state(g), values, bits(middle.grad)
+
+    for dtype in (np.float32, np.float64):
+        for numbers in [(0.5, 0.25), (3, True), (2, False), (1.5, 2)]:
+            on, off = both_ways(program, dtype, numbers)
+            assert on == off
+            assert on[3][12] is not None  # the middle node, fetched, keeps its value
+            assert on[4] is not None and on[4][1] == np.dtype(dtype)
+
+
+def test_complex_number_operands_give_the_same_complex_gradient_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array(0.5 - 1j, np.complex64), name="w")
+            y = (w * (2 - 1j) + 1j) * 0.5
+            loss = y * y
+        g.forward(fetches=[loss])
+        g.backward(loss)
+        return structure(g), run_state(g), bits(w.grad)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[2][1] == np.dtype(np.complex64)
+
+
+def branches():
+    """Saving ops on nodes a gradient flows through and on nodes it does not."""
+    with ns.Graph() as g:
+        w = ns.Variable(np.array([1.0, -2.0, 0.5]), name="w")
+        v = ns.Variable(np.array([0.25, 2.0, -1.0]), name="v", trainable=False)
+        p = v * 2.0  # no gradient flows: its saves keep nothing
+        q = p * p
+        s = (w * q).exp()  # saves w, q and its own value
+        t = s + p
+        loss = (t * 3.0).sum()
+    fetched = g.forward(fetches=[loss])
+    kept = [bits(n.value) for n in g.nodes]
+    g.backward(loss)
+    return structure(g), [bits(f) for f in fetched], run_state(g), kept, bits(w.grad)
+
+
+def test_values_kept_for_the_backward_are_those_the_flowing_ops_save_either_way():
+    on, off = both_ways(branches)
+    assert on == off
+    names = [row[1] for row in on[0][:-2]]
+    kept = {name for name, value in zip(names, on[3]) if value is not None}
+    assert kept == {"w", "v", "const_1", "mul_2", "exp_1", "add_1", "const_2", "sum_1"}
+    assert [name for name, _ in on[2][0]] == ["mul_3", "mul_1", "mul_4"]  # in the order freed
+
+
+def test_two_values_last_read_by_one_op_are_freed_in_creation_order_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, 2.0]), name="w", trainable=False)
+            a = -w
+            b = w.exp()
+            c = b - a  # the last reader of both, the later one first
+            d = ns.stack([-w for _ in range(9)] + [c])  # ten inputs: masks above 8 bits
+        fetched = g.forward(fetches=[d])
+        return structure(g), [bits(f) for f in fetched], run_state(g)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert [name for name, _ in on[2][0]][:4] == ["neg_1", "exp_1", "sub_1", "neg_2"]
+    assert len(on[2][0]) == 12
+
+
+def test_the_recorded_shapes_read_as_a_mapping_of_freed_nodes_either_way():
+    def program():
+        with ns.Graph() as g:
+            x = ns.placeholder("x", shape=(None,))
+            y = (x * 2.0).exp()
+            z = -y
+            loss = z.sum()
+        g.forward({x: np.ones(3, np.float32)}, fetches=[loss])
+        shapes = g.last_run.shapes
+        return (
+            len(shapes),
+            [n.name for n in shapes],
+            {n.name: shapes[n] for n in shapes},
+            [n in shapes for n in g.nodes],
+            shapes.get(z),
+            shapes.get(loss, "not freed"),
+        )
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[:3] == (3, ["mul_1", "exp_1", "neg_1"], {"mul_1": (3,), "exp_1": (3,), "neg_1": (3,)})
+    assert on[4] == (3,) and on[5] == "not freed"
+
+
+def test_a_run_whose_ops_save_nothing_frees_the_same_values_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, 2.0]), name="w")
+            a = -w
+            b = a + w
+            c = b - a  # the last reader of a and b
+            d = ns.stack([-c for _ in range(9)] + [b + c])  # ten inputs: masks above 8 bits
+        fetched = g.forward(fetches=[d, b])
+        g.backward(d, grad=np.ones((10, 2)))
+        return structure(g), [bits(f) for f in fetched], run_state(g), bits(w.grad)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert [name for name, _ in on[2][0]] == [
+        "neg_1",
+        "sub_1",
+        *(f"neg_{k}" for k in range(2, 11)),
+        "add_2",
+    ]
+
+
+def test_a_failed_run_leaves_the_values_of_the_run_before_either_way():
+    def program():
+        with ns.Graph() as g:
+            x = ns.placeholder("x", shape=(None,))
+            w = ns.Variable(np.array([0.5, 2.0, -1.0, 3.0], np.float32), name="w")
+            a = x * 2.0
+            b = ns.reshape(a, (2, 2))  # fits 4 elements: the fed size decides
+            c = -(b * ns.reshape(w, (2, 2)))
+        g.forward({x: np.arange(4.0)}, fetches=[c])
+        first = [bits(n.value) for n in g.nodes]
+        with pytest.raises(ValueError) as error:
+            g.forward({x: np.arange(3.0)}, fetches=[c])
+        return first, [bits(n.value) for n in g.nodes], run_state(g), str(error.value)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[0] == on[1]  # nothing of the failed run is left behind
+    assert on[3].startswith("while running node 'reshape_1' (reshape)")
+
+
+def test_a_run_of_part_of_the_graph_clears_the_values_of_the_rest_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, -2.0]), name="w")
+            a = w.exp()
+            b = a * 3.0
+            c = -w
+            d = (b + c).sum()
+        g.forward()  # every node, every value kept
+        whole = [bits(n.value) for n in g.nodes]
+        fetched = g.forward(fetches=[c, b])
+        return (
+            whole,
+            [bits(f) for f in fetched],
+            [bits(n.value) for n in g.nodes],
+            run_state(g),
+            d.name,
+        )
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[0][-1] is not None and on[2][-1] is None  # d is not in the second run
+
+
+def test_nodes_of_two_ops_numbered_alike_share_the_number_and_keep_their_names():
+    with ns.Graph() as g:
+        y = ns.Variable(1.0, name="w")
+        for _ in range(300):  # numbers above 256: ints of their own
+            y = y * 0.5 + 0.25
+    mul, add = g["mul_300"], g["add_300"]
+    assert (mul.name, add.name, mul._name, add._name) == ("mul_300", "add_300", 300, 300)
+    assert mul._name is add._name  # one int: the build keeps 32 bytes less
+    assert g["const_600"].inputs == () and g.nodes[-1] is add
+
+
+def test_the_recorded_shapes_stay_those_of_the_run_when_the_graph_grows_after_it_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.0, 2.0]), name="w")
+            y = w
+            for _ in range(4):
+                y = -y * 2.0
+        g.forward(fetches=[y])  # every node runs: the order is the graph's own list
+        with g:
+            z = (y + 1.0).exp()
+            with pytest.raises(ValueError):
+                ns.gradients(z, [w], grad_ys=[np.ones(3)])  # a failed build, rolled back
+        return structure(g), run_state(g), [n in g.last_run.shapes for n in g.nodes]
+
+    on, off = both_ways(program)
+    assert on == off
+    assert [name for name, _ in on[1][0]] == ["mul_1", "mul_2", "mul_3"]  # neg_k: mul saves it
+
+
+def test_a_constant_that_retains_its_gradient_gets_it_either_way():
+    def program():
+        with ns.Graph() as g:
+            w = ns.Variable(np.array([1.5, -2.0], np.float32), name="w")
+            c = ns.constant(np.array([3.0, 0.5], np.float32)).retain_grad()
+            loss = ((w * c) + c).sum()
+        g.forward(fetches=[loss])
+        g.backward(loss)
+        return structure(g), bits(w.grad), bits(c.grad)
+
+    on, off = both_ways(program)
+    assert on == off
+    assert on[2] == bits(np.array([2.5, -1.0], np.float32))  # w + 1
