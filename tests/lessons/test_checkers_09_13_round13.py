@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from lesson_answers_10_13 import jacobian_forward
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -185,3 +186,178 @@ def test_09_3_int64_labels_are_still_accepted(capsys):
             capsys, ex.check_static_classifier, _build_static_with(np.float32, labels_dtype)
         )
         assert result.passed, result.message
+
+
+# -- 10-3: an exponent read off top, one too low ----------------------------------------------
+def _poly_graph():
+    coef = np.random.default_rng(0).standard_normal(5) * 0.1
+    with ns.Graph() as poly:
+        xp = ns.placeholder("x", shape=(None,))
+        top = ns.placeholder("top", shape=())
+        a, b, c, d, e = [ns.Variable(np.array(v), name=n) for v, n in zip(coef, "abcde")]
+        base = a + b * xp + c * xp**2.0 + d * xp**3.0
+    return poly, (lambda p, y: p < top), base, xp, top, [a, b, c, d, e]
+
+
+def _check_body(make_body):
+    poly, more, base, xp, top, weights = _poly_graph()
+    return ex.check_poly_loop(poly, more, make_body(xp, weights[-1], top), base, xp, top, weights)
+
+
+def test_10_3_an_exponent_read_off_top_is_told_every_term_has_that_exponent(capsys):
+    result = _check_body(lambda xp, e, top: lambda p, y: (p + 1.0, y + e * xp**top))
+    assert result.status == "fail"
+    assert "every extra term of yours has the same exponent, top" in result.message
+    assert "all 2 are x to the 6th" in result.message
+    assert "one too high" not in result.message
+    never_states(result, "e * xp ** p", "xp**p", "p + 1")
+
+
+def test_10_3_an_exponent_one_too_low_is_told_so(capsys):
+    result = _check_body(lambda xp, e, top: lambda p, y: (p + 1.0, y + e * xp ** (p - 1.0)))
+    assert result.status == "fail"
+    assert "your exponents are one too low" in result.message
+    never_states(result, "e * xp ** p", "xp**p", "p + 1")
+
+
+def test_10_3_one_too_high_and_the_lessons_body_are_still_told_apart(capsys):
+    high = _check_body(lambda xp, e, top: lambda p, y: (p + 1.0, y + e * xp ** (p + 1.0)))
+    assert "your exponents are one too high" in high.message
+    assert _check_body(lambda xp, e, top: lambda p, y: (p + 1.0, y + e * xp**p)).passed
+
+
+# -- 11-1: a rule right for a positive first factor only -------------------------------------
+class Dual:
+    """The lesson's Dual, with mul and div given by ``mul`` and ``div`` (u, v) -> tangent."""
+
+    def __init__(self, value, tangent=0.0):
+        self.value, self.tangent = value, tangent
+
+    def __add__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value + other.value, self.tangent + other.tangent)
+
+    def __sub__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value - other.value, self.tangent - other.tangent)
+
+
+def _product_rule(u, v):
+    return u.tangent * v.value + u.value * v.tangent
+
+
+def _quotient_rule(u, v):
+    return (u.tangent * v.value - u.value * v.tangent) / v.value**2
+
+
+def _dual_with(mul, div):
+    class Mine(Dual):
+        def __mul__(self, other):
+            other = other if isinstance(other, Dual) else Mine(other)
+            return Mine(self.value * other.value, mul(self, other))
+
+        def __truediv__(self, other):
+            other = other if isinstance(other, Dual) else Mine(other)
+            return Mine(self.value / other.value, div(self, other))
+
+    return Mine
+
+
+def _mul_by_abs(u, v):
+    return u.tangent * v.value + abs(u.value) * v.tangent
+
+
+def _mul_on_a_branch(u, v):
+    if u.value > 0:
+        return u.tangent * v.value + u.value * v.tangent
+    return u.tangent * v.value
+
+
+def _div_by_abs(u, v):
+    return (u.tangent * v.value - abs(u.value) * v.tangent) / v.value**2
+
+
+@pytest.mark.parametrize(
+    "mul, div, op",
+    [
+        (_mul_by_abs, _quotient_rule, "mul"),
+        (_mul_on_a_branch, _quotient_rule, "mul"),
+        (_product_rule, _div_by_abs, "div"),
+    ],
+    ids=["abs in mul", "branch in mul", "abs in div"],
+)
+def test_11_1_a_rule_right_for_a_positive_u_only_is_refused(capsys, mul, div, op):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_dual_rules,
+        _dual_with(mul, div),
+        says=f"your {op} is right wherever u's value is positive and wrong at u = -2",
+    )
+    assert "must not depend on u's sign" in result.message
+    never_states(result, "u.tangent * v.value", "u'v + uv'", "v.value ** 2")
+
+
+def test_11_1_the_rules_by_hand_are_still_accepted_for_every_sign(capsys):
+    result = outcome(capsys, ex.check_dual_rules, _dual_with(_product_rule, _quotient_rule))
+    assert result.passed, result.message
+
+
+# -- 11-2 / 11-3: a function that ignores its input, a JVP taken at the seed ------------------
+def _columns_of_a_constant(f, x):
+    y0 = f(x)
+    n = x.shape[0]
+    columns = []
+    for i in range(n):
+        seed = ng.eye(n, dtype=x.dtype)[i]
+        columns.append(ng.func.jvp(lambda z: y0 + 0 * z.sum(), (x,), (seed,))[1])
+    return ng.stack(columns, dim=1)
+
+
+def _columns_at_the_seeds(f, x):
+    n = x.shape[0]
+    seeds = [ng.eye(n, dtype=x.dtype)[i] for i in range(n)]
+    return ng.stack([ng.func.jvp(f, (seed,), (seed,))[1] for seed in seeds], dim=1)
+
+
+def _rows_of_a_constant(f, x):
+    y0 = f(x).detach()
+    y, vjp_fn = ng.func.vjp(lambda z: y0 + 0 * z.sum(), x)
+    eye = ng.eye(y.shape[0], dtype=y.dtype)
+    return ng.stack([vjp_fn(eye[i])[0] for i in range(y.shape[0])], dim=0)
+
+
+def test_11_2_a_function_that_ignores_its_input_is_told_its_columns_are_zero(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_jacobian_forward,
+        _columns_of_a_constant,
+        says="every one of your columns is zero",
+    )
+    assert "does not depend on its input" in result.message
+    assert "seeded with a different row" not in result.message
+    never_states(result, "ng.func.jvp(f, (x,)", "(seed,))")
+
+
+def test_11_3_a_function_that_ignores_its_input_is_told_its_rows_are_zero(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_jacobian_reverse,
+        _rows_of_a_constant,
+        says="every one of your rows is zero",
+    )
+    never_states(result, "ng.func.vjp(f, x)")
+
+
+def test_11_2_a_jvp_taken_at_the_seed_is_told_where_it_differentiates(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_jacobian_forward,
+        _columns_at_the_seeds,
+        says="differentiate f at each seed, not at x",
+    )
+    assert "seeded with a different row" not in result.message
+    never_states(result, "ng.func.jvp(f, (x,)", "(x,), (seed,)")
+
+
+def test_11_2_the_columns_of_jvps_at_x_are_still_accepted(capsys):
+    assert outcome(capsys, ex.check_jacobian_forward, jacobian_forward).passed
