@@ -9,6 +9,8 @@ accepted."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
@@ -17,6 +19,7 @@ from lesson_answers_10_13 import jacobian_forward
 import naivegraph as ng
 import naivegraph.static as ns
 from naivegraph.lessons import exercises as ex
+from naivegraph.ops import F as OPS_F  # the op table's F, as lesson 12 imports it
 
 F = ng.nn.functional
 
@@ -361,3 +364,125 @@ def test_11_2_a_jvp_taken_at_the_seed_is_told_where_it_differentiates(capsys):
 
 def test_11_2_the_columns_of_jvps_at_x_are_still_accepted(capsys):
     assert outcome(capsys, ex.check_jacobian_forward, jacobian_forward).passed
+
+
+# -- 12-3: sizes written into the rule -------------------------------------------------------
+def _rule_reshaped_to_the_first_sizes(X, W, dY):
+    return (dY @ W.T).reshape(5, 3), (X.T @ dY).reshape(3, 2)
+
+
+def _rule_slicing_dy_to_the_first_width(X, W, dY):
+    return dY @ W.T, X.T @ dY[:, :2]
+
+
+@pytest.mark.parametrize(
+    "matmul_backward, says",
+    [
+        (_rule_reshaped_to_the_first_sizes, "it raises ValueError"),
+        (_rule_slicing_dy_to_the_first_width, "it gives shapes (4, 7) and (7, 2)"),
+    ],
+    ids=["reshape", "slice"],
+)
+def test_12_3_a_rule_written_for_one_set_of_sizes_is_refused(capsys, matmul_backward, says):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_matmul_backward,
+        matmul_backward,
+        says="right for X (5, 3) and W (3, 2), but for X (4, 7), W (7, 6) and dY (4, 6)",
+    )
+    assert says in result.message
+    assert "sizes written into the code" in result.message
+    never_states(result, "dY @ W.T", "X.T @ dY", "W.T")
+
+
+def test_12_3_the_rule_for_every_size_is_still_accepted(capsys):
+    def by_einsum(X, W, dY):
+        return np.einsum("ik,jk->ij", dY, W), np.einsum("ki,kj->ij", X, dY)
+
+    for rule in (lambda X, W, dY: (dY @ W.T, X.T @ dY), by_einsum):
+        result = outcome(capsys, ex.check_matmul_backward, rule)
+        assert result.passed, result.message
+
+
+# -- 12-5: a clamp is no overflow; 12-6: None is no name ---------------------------------------
+def test_12_5_a_clamped_x_is_told_the_rule_is_off_not_that_it_overflows(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_softplus_partial,
+        lambda g, x, out: g * OPS_F.sigmoid(OPS_F.clamp(x, -10, 10)),
+        says="finite, and still not the derivative there",
+    )
+    assert "a clamp, a cut-off" in result.message
+    assert "inf / inf" not in result.message and "overflows to inf" not in result.message
+    never_states(result, "sigmoid(x)", "g * F.", "1 - F.exp")
+
+
+def test_12_5_a_rule_that_overflows_is_still_told_so(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_softplus_partial,
+        lambda g, x, out: g * OPS_F.exp(x) / (1 + OPS_F.exp(x)),
+        says="inf / inf is nan",
+    )
+    never_states(result, "sigmoid(x)", "g * F.")
+
+
+def test_12_6_none_is_told_it_is_no_name(capsys):
+    result = rejected_on_first_try(capsys, ex.check_first_nan, None, says="None is no op's name")
+    assert "replace every" not in result.message
+    never_states(result, "SqrtBackward0", "Sqrt")
+    assert outcome(capsys, ex.check_first_nan, "SqrtBackward0").passed
+
+
+# -- 13-2: a count too large, a negative count ---------------------------------------------------
+def test_13_2_a_count_of_every_node_is_told_it_must_be_fewer(capsys):
+    result = rejected_on_first_try(capsys, ex.check_nodes_removed, 14, says="fewer than 14 can go")
+    assert "between 0 and" not in result.message
+    never_states(result, "6 ", " 6.", "8 nodes")
+
+
+def test_13_2_a_negative_count_is_told_a_count_is_not_negative(capsys):
+    result = rejected_on_first_try(capsys, ex.check_nodes_removed, -8, says="0 or more")
+    never_states(result, "6 ", " 6.", "8 nodes")
+    assert outcome(capsys, ex.check_nodes_removed, 6).passed
+
+
+# -- 12-5 / 13-2: what the notebook shows before the exercise passes -------------------------------
+def _cells_after(lesson: str, exercise: str):
+    """The learner's notebook cells that follow the exercise's cell, up to the next exercise."""
+    nbformat = pytest.importorskip("nbformat")
+    (path,) = (Path(__file__).resolve().parents[2] / "naivegraph" / "course").glob(
+        f"{lesson}_*.ipynb"
+    )
+    cells = nbformat.read(str(path), as_version=4).cells
+    start = next(
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "code" and c.source.startswith(f"# Exercise {exercise}")
+    )
+    after = []
+    for cell in cells[start + 1 :]:
+        if cell.source.startswith(("# Exercise ", "### Exercise ")):
+            break
+        after.append(cell)
+    return after
+
+
+def test_12_5_the_markdown_after_the_exercise_states_no_accepted_rule():
+    markdown = [c.source for c in _cells_after("12", "12-5") if c.cell_type == "markdown"]
+    assert markdown
+    for text in markdown:
+        for rule in ("F.sigmoid(x)", "1 - F.exp(-out)", "sigmoid` and a `mul"):
+            assert rule not in text, (rule, text)
+    gated = [c.source for c in _cells_after("12", "12-5") if "F.sigmoid(x)" in c.source]
+    assert gated and all('if ex.solved("12-5"):' in source for source in gated)
+
+
+def test_13_2_the_plans_with_fusion_are_printed_only_once_the_exercise_passes():
+    after = _cells_after("13", "13-2")
+    compiling = [c.source for c in after if c.cell_type == "code" and "optimize=True" in c.source]
+    assert compiling and all(
+        source.lstrip().startswith('if ex.solved("13-2"):') for source in compiling
+    )
+    for text in (c.source for c in after if c.cell_type == "markdown"):
+        assert "instead of nine" not in text and "mul>exp" not in text
