@@ -84,8 +84,8 @@ def test_nodes_removed_accepts_six_in_any_number_type(removed):
         (5, "the two exp"),
         (4, "the two exp"),
         (2, "go pass by pass"),
-        (14, "a count between 0 and that"),
-        (-1, "a count between 0 and that"),
+        (14, "a count from 0 to 13"),
+        (-1, "is 0 or more"),
     ],
 )
 def test_nodes_removed_rejects_each_miscount_with_its_hint(removed, phrase):

@@ -122,7 +122,8 @@ print("dynamic: final loss %.4f, accuracy %.2f" % (dynamic_losses[-1], dynamic_a
 # in_features)` and the layer computes `x @ W.T + b`). Inside the graph, write:
 #
 # * two placeholders: the points, `(batch, 2)` float32 (the dtype of the data and
-#   the weights), and the labels, `(batch,)` int64 class indices, with the batch size left open (`None`), so the same graph
+#   the weights), and the labels, `(batch,)` int64 class indices (the labels' own dtype:
+#   torch's cross-entropy refuses int32 ones), with the batch size left open (`None`), so the same graph
 #   takes the training set now and a grid of 40 000 points later;
 # * the logits of the network (`ns.tanh`, `ns.t` for a transpose), and the
 #   cross-entropy loss of the logits against the labels;

@@ -263,11 +263,11 @@ ex.check_softplus_partial(softplus_partial)
 # With the partial, the op is one `defop`. `saves=(0, "out")` **declares** what the
 # partial may read: input 0 (`x`) and the output. Backward keeps exactly those values,
 # and a partial that reads a value it did not declare stops with an error naming it
-# (a rule written with `out`, as `g * (1 - F.exp(-out))`, needs `"out"`; one written
-# with `x` alone would do with `saves=(0,)`). `elementwise=True` says numpy
-# broadcasting applies. `replace=True` lets this cell run again (an op of the library
-# itself can never be replaced). Then the same function runs on a dynamic tensor,
-# where it records a `SoftplusBackward0` node and passes `gradcheck`:
+# (a rule written with `out` needs `"out"`; one written with `x` alone would do with
+# `saves=(0,)`: the cell below shows one of each, once 12-5 passes). `elementwise=True`
+# says numpy broadcasting applies. `replace=True` lets this cell run again (an op of
+# the library itself can never be replaced). Then the same function runs on a dynamic
+# tensor, where it records a `SoftplusBackward0` node and passes `gradcheck`:
 
 # %%
 if ex.solved("12-5"):
@@ -278,14 +278,17 @@ if ex.solved("12-5"):
     y = softplus(x)
     print(y.grad_fn.name(), y)
     print("gradcheck:", ng.autograd.gradcheck(softplus, (x,)))
+    print()
+    print('Two rules, two saves: g * (1 - F.exp(-out)) reads out and needs "out";')
+    print("g * F.sigmoid(x) reads x alone and would do with saves=(0,).")
 else:
-    print("(solve exercise 12-5 first)")
+    print("(solve exercise 12-5 first: this cell adds the op, and says what each way of")
+    print("writing the rule must save)")
 
 # %% [markdown]
 # ...and on static nodes, where `ns.gradients` uses your partial to add the backward
-# pass to the graph (the listing shows your rule as the ops you wrote it with:
-# written as `g * F.sigmoid(x)`, a `sigmoid` and a `mul`), and both drawings show the
-# new op:
+# pass to the graph (the listing shows your rule as the ops you wrote it with), and
+# both drawings show the new op:
 
 # %%
 import naivegraph.static as ns
@@ -298,6 +301,8 @@ if ex.solved("12-5"):
     print(g)
     f = g.compile([a], [loss, da])
     print("static:", f(np.array([-2.0, 0.0, 3.0])))
+    print()
+    print("A rule written as g * F.sigmoid(x) shows in the listing as a sigmoid and a mul.")
 
 # %%
 if ex.solved("12-5"):

@@ -25,6 +25,7 @@ from ..checking import (
     returned_blank,
     show,
 )
+from ..library_calls import LibraryCalls
 from ..training import build_static_classifier, train_step
 from ..training import train_step as train_step_reference
 from .lesson08 import _own_work, lab_code_table
@@ -214,6 +215,17 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
                 "or float32.")
     if matches(counts):
         return "that is a count of correct rows; accuracy is a fraction of all rows."
+    if matches([float(np.floor(w)) for w in wants]):
+        return ("your accuracy is a whole number: 0 for every batch with a wrong row, 1 "
+                "when all are right. The fraction was cut off by an integer division "
+                "(// floors it, as does a cast to int): divide so that the fraction "
+                "stays.")
+    if any(matches([np.mean(cut(c[0]).argmax(axis=1) == c[1]) for c in _ACCURACY_CASES])
+           for cut in (np.trunc, np.floor, np.round)):
+        return ("your predictions come from logits made whole numbers (a cast to int, or "
+                "a rounding) before the argmax: 0.1 and 0.3 both become 0, and a row then "
+                "predicts the first of its tied classes. A row predicts the index of its "
+                "largest logit as it is, with all its digits.")
     for digits in range(7):
         if matches([round(w, digits) for w in wants]):
             return ("your accuracy is rounded: return it with all its digits (a fraction such "
@@ -295,10 +307,16 @@ def check_train_step(train_step) -> Result:
     modes: list[bool] = []  # the model's mode at each forward pass of a step
     watch = model.register_forward_hook(
         lambda module, args, output: modes.append(module.training))
+    data = (X.numpy().copy(), y.numpy().copy())
+    settings = _settings(opt)
     try:
         for _ in range(15):
             modes.clear()
-            stop, loss = answer(ex, train_step, model, opt, X, y)
+            with LibraryCalls({"ng.manual_seed": ng.manual_seed}) as seeds:
+                stop, loss = answer(ex, train_step, model, opt, X, y)
+            if stop is not None:
+                return stop
+            stop = _left_alone(ex, seeds, opt, settings, (X, y), data)
             if stop is not None:
                 return stop
             if modes and not any(modes) and model.training:
@@ -398,7 +416,99 @@ def check_train_step(train_step) -> Result:
     stop = _one_step_as_the_optimizer_takes_it(ex, train_step)
     if stop is not None:
         return stop
+    stop = _on_three_classes(ex, train_step)
+    if stop is not None:
+        return stop
     return correct(ex, f"the loss goes down: {losses[0]:.3f} -> {losses[-1]:.3f} in 15 steps.")
+
+
+def _settings(optimizer) -> list[dict]:
+    """Each parameter group's settings (lr, momentum, betas, ...), its parameters left out."""
+    return [{key: value for key, value in group.items() if key != "params"}
+            for group in optimizer.param_groups]
+
+
+def _same_settings(before: list[dict], after: list[dict]) -> bool:
+    try:
+        return len(before) == len(after) and all(
+            a.keys() == b.keys() and all(bool(np.all(a[k] == b[k])) for k in a)
+            for a, b in zip(before, after)
+        )
+    except Exception:  # settings that do not compare: not a change the hint can name
+        return True
+
+
+def _left_alone(ex: str, seeds: LibraryCalls, optimizer, settings: list[dict], given,
+                data) -> Result | None:
+    """A step that reseeded the global generator, changed the optimizer's settings, or
+    wrote into the batch it was given: each of those belongs to the caller."""
+    if seeds.called:
+        return not_yet(ex, ["your train_step reseeds the global random generator "
+                            "(ng.manual_seed) on every call: each step then draws the "
+                            "same random numbers (the same dropout masks, the same "
+                            "shuffles), and every draw the caller makes after it starts "
+                            "over. Seeding is the caller's choice, made once at the top of "
+                            "a script or notebook; a training step needs no seed."],
+                       gave="a train_step that calls ng.manual_seed")
+    now = _settings(optimizer)
+    if not _same_settings(settings, now):
+        changed = sorted({k for a, b in zip(settings, now) for k in a
+                          if k not in b or not _same_settings([{k: a[k]}], [{k: b[k]}])})
+        named = " and ".join(changed) or "its settings"
+        return not_yet(ex, [f"your train_step changed the optimizer's {named} (in its "
+                            "param_groups): the optimizer comes from the caller with the "
+                            "settings the caller chose, and a step uses them as they are. "
+                            "Leave the optimizer's settings alone: a step size of your own "
+                            "makes every step another than the caller asked for."],
+                       gave=f"a train_step that changes the optimizer's {named}")
+    for name, tensor, before in zip(("X", "y"), given, data):
+        if not np.array_equal(tensor.numpy(), before):
+            return not_yet(ex, [f"your train_step changed the {name} it was given, in place "
+                                "(an augmented assignment such as -= on a tensor writes into "
+                                "the caller's data): the caller hands the same batch to every "
+                                "step and still needs it as it was. Compute from it without "
+                                "writing into it."],
+                           gave=f"{name} changed by train_step")
+    return None
+
+
+_THREE_CLASSES = 3
+
+
+def _on_three_classes(ex: str, train_step) -> Result | None:
+    """One step on a model of three classes: the loss returned is its cross-entropy and
+    the weights move as the lab's step moves them.  A loss that reads two columns of the
+    logits (a binary cross-entropy on their difference) equals the cross-entropy for two
+    classes only, which the checks above train."""
+    X, _ = _data()
+    angle = np.arctan2(X[:, 1].numpy(), X[:, 0].numpy())
+    y = ng.tensor(((angle + np.pi) * _THREE_CLASSES / (2 * np.pi)).astype(np.int64)
+                  % _THREE_CLASSES)
+
+    def three_class_model():
+        ng.manual_seed(1)
+        return ng.nn.Sequential(ng.nn.Linear(2, 8), ng.nn.Tanh(),
+                                ng.nn.Linear(8, _THREE_CLASSES))
+
+    model, reference_model = three_class_model(), three_class_model()
+    with ng.no_grad():
+        want = ng.nn.functional.cross_entropy(model(X), y).item()
+    stop, loss = answer(ex, train_step, model, ng.optim.SGD(model.parameters(), lr=0.5), X, y)
+    if stop is not None:
+        return stop
+    train_step_reference(reference_model, ng.optim.SGD(reference_model.parameters(), lr=0.5),
+                         X, y)
+    same = all(close(p, q, rtol=1e-5, atol=1e-6) for p, q in
+               zip(model.parameters(), reference_model.parameters()))
+    if not (_is_number(loss) and close(float(loss), want, rtol=1e-6)) or not same:
+        return not_yet(ex, ["your train_step is right for the two-class model and wrong "
+                            "for one with three classes: the loss it returns (or steps on) "
+                            "is not that model's cross-entropy. The cross-entropy of a row "
+                            "takes the logits of ALL its classes; a loss built from two "
+                            "columns of the logits, or written for two classes, agrees with "
+                            "it for two classes alone."],
+                       gave=f"a loss of {show(loss)} on a model of three classes")
+    return None
 
 
 def _returned_loss_and_mode(ex: str, model, loss) -> Result | None:
@@ -617,6 +727,41 @@ _SHAPES_HINT = (
 )
 
 
+# torch's names of the float dtypes, as a dtype mismatch error spells them
+_TORCH_FLOATS = {"half": "float16", "bfloat16": "bfloat16", "float": "float32",
+                 "double": "float64"}
+
+
+def _other_float(text: str) -> str | None:
+    """The dtype that is not float32 in a mismatch error ("got: half != float"), or None."""
+    found = re.search(r"got:?\s*(\w+)\s*!=\s*(\w+)", text)
+    if found is None:
+        return None
+    names = [_TORCH_FLOATS.get(word, word) for word in found.groups()]
+    others = [name for name in names if name != "float32"]
+    return others[0] if others else None
+
+
+def _integer_labels(ex: str, step) -> Result | None:
+    """A labels' placeholder of an integer dtype other than the int64 the lesson asks for
+    (and the labels have): torch's cross-entropy refuses int32 or int16 class indices."""
+    for node in getattr(step, "inputs", None) or ():
+        dtype = getattr(node, "dtype", None)
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:  # not a placeholder of a numpy dtype: nothing to say
+            continue
+        if dtype.kind in "iu" and dtype != np.int64:
+            refuses = "" if dtype == np.uint8 else f" (it refuses {dtype} ones)"
+            return not_yet(ex, [f"the numbers are right, but your labels' placeholder is "
+                                f"{dtype} where the exercise asks for int64: the dtype of the "
+                                "labels fed and of the dynamic labels, and the one torch's "
+                                f"cross-entropy takes class indices in{refuses}. Declare "
+                                "the placeholder with the labels' own dtype."],
+                           gave=f"a labels' placeholder of dtype {dtype}")
+    return None
+
+
 def _crashed(ex: str, fn, *args):
     """Call the learner's function; a crash becomes a failure, with a word on shapes when
     the error is about them (a missing transpose fails deep inside the graph)."""
@@ -630,11 +775,14 @@ def _crashed(ex: str, fn, *args):
                                 "integers: declare the labels' placeholder with an integer "
                                 "dtype (int64, like the dynamic labels)."],
                            gave="float labels"), None
-        if "same dtype" in text:  # a float64 placeholder meets the float32 weights
+        if "same dtype" in text:  # a float64 (or float16) placeholder meets the weights
+            other = _other_float(text)
             return not_yet(ex, ["the points' placeholder and the weights have different "
                                 "dtypes: the data and the layers are float32 (torch's "
                                 "default), so declare the points as float32 too."],
-                           gave="a float64 placeholder for float32 weights"), None
+                           gave=f"a {other} placeholder for float32 weights"
+                           if other else "a placeholder of another dtype than the "
+                           "float32 weights"), None
         if "declared with shape" in text:
             return not_yet(ex, ["your placeholder fixes the batch size: declare the batch "
                                 "dimension as None, so the same graph takes the training "
@@ -744,6 +892,9 @@ def check_static_classifier(build_static) -> Result:
                             + " is the cross-entropy of the logits against "
                             "the labels, nothing added or scaled."],
                        gave="losses " + ", ".join(f"{v:.7g}" for v in losses[:3]) + ", ...")
+    stop = _integer_labels(ex, step)
+    if stop is not None:
+        return stop
     scaled = _minimized_other_than_fetched(step, init, X, y)
     if scaled is not None:
         return not_yet(ex, [f"your training op minimizes another node than the loss step "

@@ -603,7 +603,10 @@ def _compare_poly(ex, graph, got_nodes, want_nodes, xp, top, weights,
         got = got[0]
         if changed_e:
             return not_yet(ex, [_COPIED_E])
-        return not_yet(ex, _poly_hints(t, got, xs, a, b, c, d, e))
+        ok, later = call_answer(ex, graph.run, got_nodes[0],
+                                {xp: xs, top: np.array(float(t + 1))})
+        return not_yet(ex, _poly_hints(t, got, xs, a, b, c, d, e,
+                                       later=np.asarray(later) if ok else None))
     return None
 
 
@@ -661,9 +664,13 @@ def _swapped_builds(graph, more, body, base) -> bool:
     return True
 
 
-def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
+def _poly_hints(t, got, xs, a, b, c, d, e, later=None) -> list[str]:
+    """The hint for the loop's values ``got`` at top = ``t`` (``later``: at top = t + 1,
+    which tells an exponent read off top from one a pass too high: at top = 5 both add
+    e * x ** 5 alone)."""
     base = a + b * xs + c * xs**2 + d * xs**3
     extra = range(4, t)
+    by_top = [base + (k - 4) * e * xs**k for k in (t, t + 1)]
     if np.allclose(got, base + sum(e * xs**p for p in extra), rtol=1e-4, atol=0):
         first = (f"with top = {t} your result is close to the polynomial but not equal to "
                  "it, beyond float32's rounding: is the term scaled by a factor near 1, or "
@@ -673,9 +680,20 @@ def _poly_hints(t, got, xs, a, b, c, d, e) -> list[str]:
                  "higher?")
     elif np.allclose(got, base + (t - 4) * e * xs**4):
         first = "every extra term uses x to the 4th: the exponent is the loop variable p."
+    elif t > 4 and np.allclose(got, by_top[0]) and (
+        later is None or np.allclose(later, by_top[1])
+    ):
+        now = "your one extra term is" if t == 5 else f"all {t - 4} of your extra terms are"
+        first = (f"every extra term of yours has the same exponent, top: with top = {t} "
+                 f"{now} x to the {t}th, with top = {t + 1} all {t - 3} are x to the "
+                 f"{t + 1}th. top is where the loop stops; each pass adds the power of its "
+                 "own pass, one higher than the pass before.")
     elif np.allclose(got, base + sum(e * xs ** (p + 1) for p in range(4, t))):
         first = ("your exponents are one too high: on the first pass p holds its starting "
                  "value, and that is the exponent of the first extra term.")
+    elif np.allclose(got, base + sum(e * xs ** (p - 1) for p in range(4, t))):
+        first = ("your exponents are one too low: on the first pass p holds its starting "
+                 "value, and that is the exponent of the first extra term, as it is.")
     elif np.allclose(got, e * xs ** (t - 1)):
         first = ("with top = {t} only the last term is left: y is the running sum, so the "
                  "body adds the new term to it.").format(t=t)

@@ -42,6 +42,10 @@ _DUAL_CASES = [
     (0.1, 0.3, 0.7, -0.2),
     (0.5, 1.0, 0.01, 0.3),  # small divisors: a rule that bounds v.value ** 2 shows
     (2.0, -1.0, -1e-3, 0.5),
+    # a negative first factor, last: every case above has u > 0, so a rule right only
+    # there (abs(u.value), a branch on its sign) passed them all and is told so here
+    (-2.0, 0.5, 1.5, -1.0),
+    (-0.5, -1.0, -2.0, 0.25),
 ]
 
 
@@ -128,8 +132,12 @@ def check_dual_rules(dual) -> Result:
         if not np.isclose(mul_value, u * v) or not np.isclose(div_value, u / v):
             return not_yet(ex, ["the values are plain u * v and u / v; only tangents change."])
         if not np.isclose(mul_tangent, du * v + u * dv):
+            if u < 0:
+                return not_yet(ex, _negative_u_hints("mul", u), gave=f"mul wrong at u = {u:g}")
             return not_yet(ex, _mul_hints(mul_tangent, u, du, v, dv))
         if not np.isclose(div_tangent, (du * v - u * dv) / v**2):
+            if u < 0:
+                return not_yet(ex, _negative_u_hints("div", u), gave=f"div wrong at u = {u:g}")
             return not_yet(ex, _div_hints(div_tangent, u, du, v, dv, dual))
         rounded = _rounded_to_narrow_float(
             [("mul's value", mul_value, u * v), ("div's value", div_value, u / v),
@@ -305,6 +313,16 @@ class _NotANumber:
 
     def __init__(self, op: str, part: str, kind: str) -> None:
         self.op, self.part, self.kind = op, part, kind
+
+
+def _negative_u_hints(op: str, u: float) -> list[str]:
+    """The hint for a rule right on every case with u > 0 (the cases before) and wrong at
+    a negative u: an absolute value or a branch on u's sign."""
+    return [f"your {op} is right wherever u's value is positive and wrong at u = {u:g}: "
+            "the rule must not depend on u's sign (an absolute value, or a branch on "
+            "whether u.value > 0, makes it right on one side only).",
+            "the product and quotient rules are one formula for every sign: use u.value "
+            "as it is."]
 
 
 def _mul_hints(got, u, du, v, dv) -> list[str]:
@@ -500,6 +518,26 @@ def _check_jacobian(ex: str, jacobian_fn, rows_or_columns: str) -> Result:
                  "ng.func.jvp(f, primals, tangents): which of x and the seed is the point?"],
                 gave="jvp with its two tuples swapped",
             )
+        if rows_or_columns == "columns" and _primals_swapped(got, f, x, toward_x=False):
+            return not_yet(
+                ex,
+                ["your jvp calls differentiate f at each seed, not at x: the seed is given "
+                 "as the point as well as the direction. The first tuple is the point "
+                 "where f is differentiated, the second the direction to push through it.",
+                 "ng.func.jvp(f, primals, tangents): which of x and the seed is the point?"],
+                gave="jvp taken at the seeds",
+            )
+        if not np.any(got) and np.any(want):
+            return not_yet(
+                ex,
+                [f"every one of your {rows_or_columns} is zero: the function your passes "
+                 "differentiate does not depend on its input. A value computed beforehand "
+                 "(f(x) kept in a closure, a detached copy) is a constant to the pass, "
+                 "whatever the seed.",
+                 "the function a pass differentiates must compute its output from the "
+                 "input the pass hands it."],
+                gave=f"{rows_or_columns} that are all zero",
+            )
         wrong = _jacobian_mistake(ex, got, want, f(x).numpy(), rows_or_columns)
         if wrong is not None:
             return wrong
@@ -546,12 +584,14 @@ def _lowered_dtype(got) -> str | None:
     return name if name in ("float32", "float16", "bfloat16") else None
 
 
-def _primals_swapped(got, f, x) -> bool:
+def _primals_swapped(got, f, x, toward_x: bool = True) -> bool:
     """Whether ``got`` holds, as columns, the JVPs taken at each seed in the direction
-    x: ``jvp(f, (seed,), (x,))`` in place of ``jvp(f, (x,), (seed,))``."""
+    x: ``jvp(f, (seed,), (x,))`` in place of ``jvp(f, (x,), (seed,))`` (with
+    ``toward_x=False``, in the direction of the seed itself: ``jvp(f, (seed,), (seed,))``)."""
     n = x.shape[0]
     try:
-        columns = [ng.func.jvp(f, (ng.eye(n, dtype=x.dtype)[i],), (x,))[1] for i in range(n)]
+        seeds = [ng.eye(n, dtype=x.dtype)[i] for i in range(n)]
+        columns = [ng.func.jvp(f, (seed,), (x if toward_x else seed,))[1] for seed in seeds]
         swapped = ng.stack(columns, dim=1).numpy()
     except Exception:  # f undefined at a seed (a division by 0): not this mistake
         return False

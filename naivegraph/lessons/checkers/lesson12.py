@@ -967,7 +967,39 @@ def check_matmul_backward(matmul_backward) -> Result:
             ],
             gave=f"wrong values in {' and '.join(wrong)}",
         )
+    stop = _other_sizes(ex, matmul_backward)
+    if stop is not None:
+        return stop
     return correct(ex, "dX = dY Wᵀ and dW = Xᵀ dY: the shapes leave no other choice.")
+
+
+def _other_sizes(ex: str, matmul_backward) -> Result | None:
+    """A second call, with sizes that differ from the first call's and from each other
+    (X (4, 7), W (7, 6)): a rule with the first call's sizes written into it (a reshape
+    to (5, 3), a slice [:, :2]) crashes or goes wrong here."""
+    rng = np.random.default_rng(13)
+    X, W, dY = rng.standard_normal((4, 7)), rng.standard_normal((7, 6)), rng.standard_normal((4, 6))
+    try:
+        dX, dW = (np.asarray(g, dtype=np.float64) for g in matmul_backward(X, W, dY))
+        right = (dX.shape == X.shape and dW.shape == W.shape
+                 and np.allclose(dX, dY @ W.T) and np.allclose(dW, X.T @ dY))
+        what = "" if right else f"gives shapes {dX.shape} and {dW.shape}" + (
+            " with wrong values" if dX.shape == X.shape and dW.shape == W.shape else "")
+    except Exception as error:  # sizes written in: numpy's complaint, told as that
+        right, what = False, f"raises {type(error).__name__}"
+    if right:
+        return None
+    return not_yet(
+        ex,
+        [
+            "your matmul_backward is right for X (5, 3) and W (3, 2), but for X (4, 7), "
+            f"W (7, 6) and dY (4, 6) it {what}: sizes written into the code (a reshape "
+            "to a fixed shape, a slice of a fixed length) fit one set of shapes only. A "
+            "backward rule runs on every shape the forward pass meets.",
+            "let the products give the shapes: take nothing from the first call's sizes.",
+        ],
+        gave="a matmul_backward right for one set of sizes only",
+    )
 
 
 def _products_not_fitting(matmul_backward) -> str:
@@ -1048,6 +1080,17 @@ _OP_WORD = re.compile(r"(sum|mul|sqrt)\w*$", re.IGNORECASE)
 def check_first_nan(name) -> Result:
     """The name of the first backward op that returned NaN in the lesson's example."""
     ex = "12-6"
+    if name is None:  # written, not the blank: None is no name
+        return not_yet(
+            ex,
+            [
+                "None is no op's name: the gradient the example prints holds a NaN, so "
+                "one backward op of the pass returns it first. Answer with that op's "
+                "backward name, a string, as grad_fn.name() spells it.",
+                _FOLLOW,
+            ],
+            gave="None",
+        )
     if is_blank(name):
         return not_done(ex)
     if not isinstance(name, str):
@@ -1789,6 +1832,20 @@ def _softplus_far_out(ex, partial) -> Result | None:
         return failed(ex, "return the gradient of x: an array shaped like x.")
     if values.shape == _FAR_XS.shape and _close_to_rounding(values, gs * _sigmoid(_FAR_XS)):
         return None
+    if values.shape == _FAR_XS.shape and np.all(np.isfinite(values)):
+        shown = np.array2string(values, precision=6, separator=", ")
+        return not_yet(
+            ex,
+            [
+                f"right for moderate x, but at x = 800, -800, 40 and -40 your rule gives "
+                f"{shown}: finite, and still not the derivative there. Nothing overflows "
+                "to fix: a rule that treats a large |x| as a smaller one (a clamp, a "
+                "cut-off) gives the derivative at the cut, not at x.",
+                "the rule must hold for every x as it is: write it with ops that stay "
+                "finite for any x, and leave x itself unchanged.",
+            ],
+            gave="a rule that is off at large |x|",
+        )
     return not_yet(
         ex,
         [

@@ -217,10 +217,15 @@ def check_nodes_removed(removed) -> Result:
         ),
     }
     size = len(careless_graph()[0].nodes)
-    if got < 0 or got >= size:
+    if got < 0:
         hint = (
-            f"the listing has {size} nodes and the input x stays: the answer is a "
-            "count between 0 and that."
+            "a number of nodes removed is 0 or more: the cleaning passes only take "
+            "nodes away. How many fewer does new have than g2?"
+        )
+    elif got >= size:
+        hint = (
+            f"the listing has {size} nodes and the input x stays, so fewer than {size} "
+            f"can go: the answer is a count from 0 to {size - 1}."
         )
     else:
         hint = hints.get(got) or (
