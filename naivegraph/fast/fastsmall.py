@@ -49,7 +49,7 @@ import numpy as np
 from ..dynamic import engine
 from ..dynamic.anomaly_mode import mode as anomaly
 from ..dynamic.grad_mode import _state as grad_mode
-from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad
+from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, _metas, meta_of
 from ..dynamic.tensor_autograd import _Counter
 from ..ops.core import OPS, _in_dtype_of
 from . import fastback
@@ -174,6 +174,8 @@ def _pass(postorder: list, grads: dict, keep_graph: bool) -> list:
     counter_class = _Counter
     rules_of_op = _rules
     bare = _BARE
+    sum_axes, whole_mean = fastback._sum_axes, fastback._whole_mean
+    ndarray, asarray, reduce = np.ndarray, np.asarray, np.add.reduce
     for node in reversed(postorder):
         g = grads.pop(node)
         if g is None:
@@ -206,32 +208,54 @@ def _pass(postorder: list, grads: dict, keep_graph: bool) -> list:
                 inputs = node._current_inputs()
         kind = bare.get(op)
         needs = node.needs
-        if kind is not None and not node.attrs:  # the table's rule, as an expression
+        attrs = node.attrs
+        if kind is None:
+            pass
+        elif kind is _MEAN:  # over the whole tensor: fastback._whole_mean
+            if len(attrs) == 2 and attrs.get("dim") is None and attrs.get("keepdim") is False:
+                gi = None
+                if needs[0]:
+                    x = inputs[0]
+                    gi = whole_mean(g, x, None)
+                    try:
+                        if gi.dtype is not x.dtype:
+                            gi = _in_dtype_of(gi, x)
+                    except AttributeError:
+                        gi = _in_dtype_of(gi, x)
+                grad_inputs = (gi,)
+                kind = _DONE
+        elif not attrs:  # mul, add, sub: the table's rule, as an expression
             x, y = inputs
-            grad_inputs = [None, None]
+            gx = gy = None
             if needs[0]:
-                gi = g * y if kind is _MUL else g
-                if gi.shape != x.shape:
-                    gi = _summed(gi, x)
-                try:  # the same dtype object: _in_dtype_of would give gi back
-                    cast = gi.dtype is not x.dtype
-                except AttributeError:
-                    cast = True
-                if cast:
-                    gi = _in_dtype_of(gi, x)
-                grad_inputs[0] = gi
+                gx = g * y if kind is _MUL else g
+                shape = x.shape
+                if gx.shape != shape:  # fastback._summed, a sum to 0-d inline
+                    axes = None
+                    if shape == () and type(gx) is ndarray:
+                        axes = sum_axes.get((gx.shape, shape))
+                    gx = _summed(gx, x) if axes is None else asarray(reduce(gx, axis=axes))
+                try:  # the same dtype object: _in_dtype_of would give gx back
+                    if gx.dtype is not x.dtype:
+                        gx = _in_dtype_of(gx, x)
+                except AttributeError:  # not an array: let it decide
+                    gx = _in_dtype_of(gx, x)
             if needs[1]:
-                gi = g * x if kind is _MUL else g if kind is _ADD else -g
-                if gi.shape != y.shape:
-                    gi = _summed(gi, y)
+                gy = g * x if kind is _MUL else g if kind is _ADD else -g
+                shape = y.shape
+                if gy.shape != shape:
+                    axes = None
+                    if shape == () and type(gy) is ndarray:
+                        axes = sum_axes.get((gy.shape, shape))
+                    gy = _summed(gy, y) if axes is None else asarray(reduce(gy, axis=axes))
                 try:
-                    cast = gi.dtype is not y.dtype
+                    if gy.dtype is not y.dtype:
+                        gy = _in_dtype_of(gy, y)
                 except AttributeError:
-                    cast = True
-                if cast:
-                    gi = _in_dtype_of(gi, y)
-                grad_inputs[1] = gi
-        else:
+                    gy = _in_dtype_of(gy, y)
+            grad_inputs = (gx, gy)
+            kind = _DONE
+        if kind is not _DONE:
             rules = rules_of_op.get(op)
             if rules is None:
                 rules = _rules_of(op)
@@ -263,12 +287,29 @@ def _pass(postorder: list, grads: dict, keep_graph: bool) -> list:
             if child is not None and gi is not None:  # engine.add_gradient, one output
                 current = grads[child]
                 grads[child] = gi if current is None else current + gi
-    if not keep_graph:
-        fastback._release(ran, ())
+    if not keep_graph:  # fastback._release, every node here an op node that ran
+        metas = _metas
+        for node in ran:
+            node._released = True
+            sources = node.sources
+            if sources:
+                saved = node.saved
+                for position, _, _ in sources:  # OpNode.release: node.meta_of, inline
+                    value = node.saved_out if position == "out" else saved[position]
+                    meta = metas.get((value.shape, value.dtype))
+                    if meta is None:
+                        meta = meta_of(value)
+                    if position == "out":
+                        node.saved_out = meta
+                    else:
+                        saved[position] = meta
+                node.sources = ()
     return leaf_updates
 
 
-_MUL, _ADD, _SUB = OPS["mul"], OPS["add"], OPS["sub"]
+_MUL, _ADD, _SUB, _MEAN = OPS["mul"], OPS["add"], OPS["sub"], OPS["mean"]
+#: what a node's kind becomes once its gradients are worked out
+_DONE = object()
 
 
 def _bare_rules() -> dict:
@@ -288,6 +329,8 @@ def _bare_rules() -> dict:
             and tuple(partial(g, x, y, None) for partial in partials) == values
         ):
             bare[op] = op
+    if fastback._direct_rules.get(("mean", 0)) is fastback._whole_mean:
+        bare[_MEAN] = _MEAN
     return bare
 
 
