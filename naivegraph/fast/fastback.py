@@ -10,7 +10,8 @@ so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
 
 - the start: ``loss.backward()`` alone calls :func:`run` (:func:`tensor_backward`),
   which seeds one 0-d output with a copy of a cached 0-d one; any other start is the
-  engine's;
+  engine's (and a small graph's plain ``loss.backward()`` goes to
+  :mod:`~naivegraph.fast.fastsmall` first, which hands anything else back here);
 - the order (:func:`order_of`): the engine's depth-first search, in the same order, with
   less on its stack; a chain of nodes with one live edge each (an edge that leads to a
   node) is walked without a stack or ``seen`` set;

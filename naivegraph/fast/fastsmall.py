@@ -157,6 +157,8 @@ def _walk(root) -> tuple | None:
         else:
             stack.pop()
             postorder.append(node)
+    if len(grads) > LIMIT:  # the leaves found last
+        return None
     return postorder, grads
 
 
