@@ -42,6 +42,7 @@ from . import (
     fastpath,
     fastrules,
     fastrun,
+    fastsmall,
     tricks,
 )
 from .tricks import (
@@ -116,7 +117,7 @@ def _seams() -> list[Seam]:
     seam(factories, "_finish", tricks.finish, "a leaf that requires grad in one call")
     seam(factories, "_filled", tricks.filled, "np.full's two steps as two C calls")
     seam(engine, "execute", fastback.execute, "the backward pass without per-node calls")
-    seam(Tensor, "backward", fastback.tensor_backward, "a plain backward() straight to that pass")
+    seam(Tensor, "backward", fastsmall.tensor_backward, "a plain backward() straight to that pass")
     node_slots = ("__neg__", "__add__", "__sub__", "__mul__", "__truediv__")
     for name, fast in zip(node_slots, fastbuild.operators(OpMethods)):
         seam(nodes.Node, name, fast, "static operators build their node directly (fastbuild)")

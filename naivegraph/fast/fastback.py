@@ -8,9 +8,9 @@ the visitor writes ``.grad``.  In a plain ``backward()`` (no ``create_graph``, n
 ``inputs=``, not ``autograd.grad``, no anomaly mode) most of those layers do nothing,
 so the engine hands such a pass here whole (:func:`takes`, :func:`execute`):
 
-- the start: ``loss.backward()`` alone calls :func:`run` (:func:`tensor_backward`),
-  which seeds one 0-d output with a copy of a cached 0-d one; any other start is the
-  engine's;
+- the start: ``loss.backward()`` alone (of a graph :mod:`.fastsmall` turns down) calls
+  :func:`run` (:func:`tensor_backward`), which seeds one 0-d output with a copy of a
+  cached 0-d one; any other start is the engine's;
 - the order (:func:`order_of`): the engine's depth-first search, in the same order, with
   less on its stack; a chain of nodes with one live edge each (an edge that leads to a
   node) is walked without a stack or ``seen`` set;

@@ -235,6 +235,8 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
         spec.int_kinds,
         spec.plans,
     )
+    by_hand = _BY_HAND
+    quiet_numpy = _fp_state is not None
 
     def forward(x, y):
         if not (enabled and fast.enabled) or dual.active:
@@ -298,6 +300,21 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                 out = _quietly(python, xd[()], y if y_kind == 0 else yd[()])
             else:
                 out = _quietly(ufunc, xd, yd)
+        elif quiet_numpy and fast.quiet_numpy:  # _quietly, inline: arrays, the commonest
+            state = _fp_state.get()
+            quiet = _ignoring.get(state)
+            token = None
+            if quiet is not state:
+                token = _fp_state.set(
+                    quiet if quiet is not None else fast._ignoring_version_of(state)
+                )
+            try:
+                out = ufunc(xd, yd)
+            except Exception:
+                out = None  # the readable path raises it, explained
+            finally:
+                if token is not None:
+                    _fp_state.reset(token)
         else:
             out = _quietly(ufunc, xd, yd)
         if meta is None:
@@ -368,10 +385,25 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
             meta = _metas.get((out.shape, out.dtype))
             if meta is None:
                 meta = nodes.meta_of(out)
-        node = fastnode(
-            plan.cls, op, _NO_ATTRS, (edge_x, edge_y), saved, meta, sources, plan.needs,
-            constants, weakref.ref(result),
-        )  # fmt: skip
+        if by_hand:  # fastnode, inline
+            node = _new(plan.cls)
+            node.next_functions = (edge_x, edge_y)
+            node._hooks = None
+            node._released = False
+            node._seq = _next_seq()
+            node.op = op
+            node.attrs = _NO_ATTRS
+            node.saved = saved
+            node.saved_out = meta
+            node.sources = sources
+            node.needs = plan.needs
+            node._constants = constants
+            node.output_ref = weakref.ref(result)
+        else:
+            node = plan.cls(
+                op, _NO_ATTRS, (edge_x, edge_y), saved, meta, sources, plan.needs, constants,
+                weakref.ref(result),
+            )  # fmt: skip
         result.grad_fn = node
         return result
 
@@ -622,7 +654,22 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
         xd = x._data
         if type(xd) is not np.ndarray or xd.dtype.kind != "f" or not xd.size:
             return readable(x)
-        out = np.asarray(fast.call_quietly(value, (xd,), _NO_ATTRS))
+        if fast.quiet_numpy:  # fast.call_quietly, inline
+            state = _fp_state.get()
+            quiet = _ignoring.get(state)
+            if quiet is state:
+                out = value(xd)
+            else:
+                token = _fp_state.set(
+                    quiet if quiet is not None else fast._ignoring_version_of(state)
+                )
+                try:
+                    out = value(xd)
+                finally:
+                    _fp_state.reset(token)
+            out = np.asarray(out)
+        else:
+            out = np.asarray(fast.call_quietly(value, (xd,), _NO_ATTRS))
         result = _new(tensor)
         result._data = out
         result._output_nr = 0
@@ -635,7 +682,12 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
         result._requires_grad = True
         fn = x.grad_fn
         edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
-        saved = _saved_list(nodes.meta_of(xd))  # nothing saved: one list per (shape, dtype)
+        meta_x = _metas.get((xd.shape, xd.dtype))  # node.meta_of, its cache read inline
+        if meta_x is None:
+            meta_x = nodes.meta_of(xd)
+        saved = _saved_meta.get(meta_x)  # nothing saved: one list per (shape, dtype)
+        if saved is None:
+            saved = _saved_list(meta_x)
         dtype = out.dtype
         meta = (
             _META_0D_F64 if dtype is _F64 else _META_0D_F32 if dtype is _F32 else nodes.meta_of(out)

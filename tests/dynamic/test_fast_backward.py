@@ -1,7 +1,9 @@
 """The fast backward loop (``naivegraph.fast.fastback``) changes speed, never results.
 
-Each program below runs with the fast layer on, with only the fast backward loop off,
-and with the whole layer off; every gradient must be the same bits, dtypes included,
+Each program below runs with the fast layer on, with only the small-graph pass
+(``naivegraph.fast.fastsmall``) off, so that a small program runs this loop, with the
+fast backward loop off (both passes), and with the whole layer off; every gradient
+must be the same bits, dtypes included,
 and every error the same type and message.  The programs go where the loop hands a node
 back to the readable visitor (hooks, leaves with hooks, custom Functions, views written
 in place, saved-tensor hooks, anomaly mode) or steps aside for the whole pass
@@ -23,7 +25,7 @@ from fast_switch import fast_layer_on
 import naivegraph as ng
 from naivegraph import fast
 from naivegraph.dynamic import engine, tensor_autograd
-from naivegraph.fast import fastback
+from naivegraph.fast import fastback, fastsmall
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
@@ -39,9 +41,23 @@ def fast_backward_off() -> Iterator[None]:
         fastback.on = previous
 
 
-def _three_ways(program: Callable[[], list]) -> list[list]:
-    """``program``'s results with the layer on, with the loop off, with the layer off."""
+@contextmanager
+def small_pass_off() -> Iterator[None]:
+    """Only the small-graph pass off: a small graph goes to this loop."""
+    previous = fastsmall.on
+    fastsmall.on = False
+    try:
+        yield
+    finally:
+        fastsmall.on = previous
+
+
+def _every_way(program: Callable[[], list]) -> list[list]:
+    """``program``'s results with the layer on, with the small-graph pass off, with the
+    loop off, with the layer off."""
     runs = [program()]
+    with small_pass_off():
+        runs.append(program())
     with fast_backward_off():
         runs.append(program())
     with fast.disabled():
@@ -367,7 +383,7 @@ IDS = [
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=IDS)
 def test_gradients_are_the_same_bits_with_the_fast_backward_on_and_off(program):
-    _assert_same_bits(_three_ways(program))
+    _assert_same_bits(_every_way(program))
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -426,11 +442,13 @@ ERRORS = [
 )
 def test_errors_are_the_same_with_the_fast_backward_on_and_off(program, kind, phrase):
     on = _error_of(program)
+    with small_pass_off():
+        small_off = _error_of(program)
     with fast_backward_off():
         loop_off = _error_of(program)
     with fast.disabled():
         layer_off = _error_of(program)
-    assert on == loop_off == layer_off
+    assert on == small_off == loop_off == layer_off
     assert on[0] is kind and phrase in on[1]
 
 
@@ -661,13 +679,13 @@ def test_a_plain_backward_goes_through_an_execute_put_in_the_engine_by_a_watch(m
     assert len(calls) == 1 and [t.grad for t in w] == [None, None, None]
 
 
-def test_the_reference_example_gives_the_same_bits_and_owned_gradients_three_ways():
+def test_the_reference_example_gives_the_same_bits_and_owned_gradients_every_way():
     def program():
         loss, w = _float32_reference_example()
         loss.backward()
         return [loss, *(t.grad for t in w)]
 
-    runs = _three_ways(program)
+    runs = _every_way(program)
     _assert_same_bits(runs)
     assert [float(g) for g in runs[0][1:]] == [28.0, 8.0, 10.0]
 
