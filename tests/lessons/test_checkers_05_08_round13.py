@@ -1,0 +1,205 @@
+"""Lessons 5-8, thirteenth round: the lesson's own cells leave no answer in the kernel
+(lesson 6's chain cell plans only once 06-3 is solved; lesson 8's demo graph no longer
+takes the name f of 08-6); 07-2 follows values an earlier cell computed with traced or
+scaled, and takes the learner's own arithmetic as a prediction; 08-4 refuses a free that
+changes a node's inputs; and each hint names the mistake the learner made (a step taken
+inside the setup, an op after the no_grad block, a frozen Variable, a transpose, a tensor
+as a count, a 2-D array, a tuple of partials, a sweep to the first input only, a
+derivative called with the output or with nodes, a freed graph swallowed, the lab's
+engine switched on, swapped coordinates, the notebook's f), never the answer; the right
+forms are still accepted."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from checker_results import never_states, outcome, refused, rejected_on_first_try
+from lesson_answers_06_07 import notebook_shell, run_answer_cell, run_in_notebook
+
+import naivegraph as ng
+import naivegraph.static as ns
+from naivegraph.lessons import checking
+from naivegraph.lessons import exercises as ex
+
+COURSE = Path(ex.__file__).parents[1] / "course/src"
+
+
+def _cell_with(lesson: str, text: str) -> str:
+    source = (COURSE / lesson).read_text()
+    return next(cell for cell in source.split("# %%") if text in cell)
+
+
+# -- 06-3: the chain cell plans only once 06-3 is solved --------------------------------------
+@pytest.mark.parametrize("solved", [False, True])
+def test_06_3_the_chain_cell_leaves_no_plan_and_no_count_until_06_3_is_solved(solved):
+    from naivegraph.lessons import plots, training
+    from naivegraph.static.executor import Plan
+
+    space = {"ns": ns, "ex": ex, "Plan": Plan, "plots": plots, "training": training}
+    checking.SOLVED.discard("06-3")
+    if solved:
+        checking.SOLVED.add("06-3")
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(_cell_with("06_static_graphs.py", "with ns.Graph() as chain:"), space)
+    finally:
+        checking.SOLVED.discard("06-3")
+    assert ("alive" in space, "plan" in space) == (solved, solved)
+    assert ("-> peak 2" in printed.getvalue()) is solved
+    if solved:
+        assert space["alive"] == [1, 2, 2, 2, 2, 2, 2]
+
+
+def test_06_3_the_cells_after_the_chain_cell_run_without_its_plan():
+    pytest.importorskip("matplotlib")
+    from naivegraph.lessons import plots, training
+    from naivegraph.static.executor import Plan
+
+    space = {"ns": ns, "ex": ex, "Plan": Plan, "plots": plots, "training": training}
+    checking.SOLVED.discard("06-3")
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(_cell_with("06_static_graphs.py", "with ns.Graph() as chain:"), space)
+        exec(_cell_with("06_static_graphs.py", "def layers(depth)"), space)
+    assert "alive" not in space and "plan" not in space
+    assert "training" in space["timelines"]
+
+
+@pytest.mark.parametrize(
+    "count, says",
+    [
+        (ng.tensor(2), "give the count as a plain number, not a tensor"),
+        (2j, "got 2j, a complex number"),
+    ],
+)
+def test_06_3_a_tensor_or_a_complex_count_is_told_what_it_is(capsys, count, says):
+    result = rejected_on_first_try(capsys, ex.check_memory_plan, count, says=says)
+    assert "no fractional part" not in result.message
+    never_states(result, "peak 2", "only its input and its output")
+
+
+def test_06_3_a_count_typed_as_a_number_is_still_accepted(capsys):
+    for count in (2, 1 + 1, np.float32(2), int("2")):
+        assert outcome(capsys, ex.check_memory_plan, count).passed
+
+
+# -- 06-1: a Variable made trainable=False, a transposed step ------------------------------
+def _model_graph(body, frozen=False):
+    g = ns.Graph()
+    with g:
+        x = ns.placeholder("x", shape=(2, 2))
+        w1, w2, w3 = (ns.Variable(v, name=n) for v, n in ((2.0, "w1"), (3.0, "w2"), (4.0, "w3")))
+        if frozen:
+            w2 = ns.Variable(3.0, name="w2b", trainable=False)
+        loss = body(x, w1, w2, w3)
+    return g, x, loss
+
+
+def _model(x, w1, w2, w3):
+    return ns.mean((x * w1 + w2) * (x * w1 * w3))
+
+
+MODEL_SECRETS = ("40", "112", "ns.mean(", "x * w1")
+
+
+def test_06_1_a_variable_made_with_trainable_false_is_named_as_such(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_static_model, *_model_graph(_model, frozen=True),
+        says="your loss reads the Variable w2b, made with trainable=False",
+    )
+    assert "typed in as a number" not in result.message
+    never_states(result, *MODEL_SECRETS)
+
+
+def test_06_1_a_transposed_factor_is_named_as_a_transpose(capsys):
+    def transposed(x, w1, w2, w3):
+        return ns.mean((x * w1 + w2) * ns.t(x * w1 * w3))
+
+    result = rejected_on_first_try(
+        capsys, ex.check_static_model, *_model_graph(transposed),
+        says="your loss transposes a step (t)",
+    )
+    assert "abs, relu" not in result.message
+    never_states(result, *MODEL_SECRETS)
+
+
+def test_06_1_the_model_is_still_accepted_with_both_factors_transposed(capsys):
+    def both(x, w1, w2, w3):
+        return ns.mean((x * w1 + w2).T * (x * w1 * w3).T)
+
+    assert outcome(capsys, ex.check_static_model, *_model_graph(_model)).passed
+    assert outcome(capsys, ex.check_static_model, *_model_graph(both)).passed
+
+
+# -- 07-2: values an earlier cell computed; the learner's own arithmetic ----------------------
+@pytest.fixture
+def shell():
+    yield from notebook_shell("run, also = traced, scaled\n")
+
+
+@pytest.mark.parametrize(
+    "earlier, answer, says",
+    [
+        (
+            "r1 = traced(np.array([1.0, 2.0])).tolist()\nr2 = scaled(ng.tensor([1.0, 2.0])).tolist()",
+            "traced_result = r1\neager_result = r2",
+            "traced and scaled (in a cell above that set `r1`)",
+        ),
+        (
+            "consts = [float(n.value) for n in traced.graph.nodes if n.op == 'constant']",
+            "traced_result = [1 * consts[0], 2 * consts[0]]\neager_result = [1 * SCALE, 2 * SCALE]",
+            "(in a cell above that set `consts`)",
+        ),
+    ],
+)
+def test_07_2_values_an_earlier_cell_computed_with_the_lessons_functions_are_refused(
+    shell, earlier, answer, says
+):
+    run_in_notebook(shell, earlier)
+    result = refused(run_answer_cell(shell, answer), "your answer was computed, not predicted")
+    assert says in result.message
+    never_states(result, "[2, 4]", "[10, 20]")
+
+
+def test_07_2_the_answer_cell_that_runs_traced_keeps_its_message(shell):
+    result = run_answer_cell(
+        shell, "traced_result = traced(np.array([1.0, 2.0])).tolist()\neager_result = [10, 20]"
+    )
+    refused(result, "your answer cell calls traced")
+
+
+def test_07_2_a_notebook_name_for_traced_called_in_the_answer_cell_is_refused(shell):
+    result = run_answer_cell(
+        shell, "traced_result = run(np.array([1.0, 2.0])).tolist()\neager_result = [10, 20]"
+    )
+    refused(result, "your answer cell calls `run`")
+
+
+@pytest.mark.parametrize(
+    "earlier, answer",
+    [
+        ("", "traced_result = (np.array([1.0, 2.0]) * 2).tolist()\neager_result = [10, 20]"),
+        ("", "traced_result = list(range(2, 5, 2))\neager_result = list(range(10, 25, 10))"),
+        ("guess = [2.0, 4.0]", "traced_result = guess\neager_result = [1 * SCALE, 2 * SCALE]"),
+        ("", "traced_result = np.array([2.0, 4.0])\neager_result = [10.0, 20.0]"),
+    ],
+)
+def test_07_2_a_prediction_of_the_learners_own_arithmetic_is_accepted(shell, earlier, answer):
+    if earlier:
+        run_in_notebook(shell, earlier)
+    result = run_answer_cell(shell, answer)
+    assert result.status == "pass", result.message
+
+
+def test_07_2_a_two_dimensional_array_is_told_its_shape_not_called_a_tensor(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_trace_pitfall, np.array([[2.0, 4.0]]), [10.0, 20.0],
+        says="you gave an array of shape (1, 2)",
+    )
+    assert "tensor" not in result.message
+    assert "other than one dimension" not in result.message
+    never_states(result, "[2, 4]", "[10, 20]")
