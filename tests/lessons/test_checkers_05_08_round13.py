@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, refused, rejected_on_first_try
+from lesson_answers_01_05 import finetune_with, predict_ok
 from lesson_answers_06_07 import notebook_shell, run_answer_cell, run_in_notebook
 
 import naivegraph as ng
@@ -31,6 +32,72 @@ COURSE = Path(ex.__file__).parents[1] / "course/src"
 def _cell_with(lesson: str, text: str) -> str:
     source = (COURSE / lesson).read_text()
     return next(cell for cell in source.split("# %%") if text in cell)
+
+
+FINETUNE_SECRETS = ("momentum=0.9", "lr=0.1", "Linear(8, n_classes)")
+
+
+# -- 05-2: a warm-up step inside the setup ----------------------------------------------------
+def _finetune_warming_up(model, n_classes):
+    for p in model.parameters():
+        p.requires_grad = False
+    model.fc = ng.nn.Linear(8, n_classes)
+    opt = ng.optim.SGD(model.fc.parameters(), lr=0.1, momentum=0.9)
+    opt.zero_grad()
+    x, labels = ng.randn(6, 2), ng.tensor([0, 1, 2, 0, 1, 2])
+    ng.nn.functional.cross_entropy(model(x), labels % n_classes).backward()
+    opt.step()
+    return opt
+
+
+def _finetune_with_a_backward(model, n_classes):
+    opt = finetune_with(lr=0.1, momentum=0.9)(model, n_classes)
+    model(ng.randn(3, 2)).sum().backward()
+    return opt
+
+
+@pytest.mark.parametrize(
+    "setup, says",
+    [
+        (_finetune_warming_up, "your setup already took an optimizer step"),
+        (_finetune_with_a_backward, "your setup already ran a backward"),
+    ],
+)
+def test_05_2_a_step_taken_inside_the_setup_is_named_not_the_settings(capsys, setup, says):
+    result = rejected_on_first_try(capsys, ex.check_finetune_setup, setup, says=says)
+    assert "look at the learning rate" not in result.message
+    never_states(result, *FINETUNE_SECRETS)
+
+
+def test_05_2_the_setup_without_a_step_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_finetune_setup, finetune_with(lr=0.1, momentum=0.9)).passed
+
+
+# -- 05-3: an op on the output after the no_grad block --------------------------------------
+def _predict_then_add(model, x):
+    with ng.no_grad():
+        out = model(x)
+    return out + 0 * x.sum()
+
+
+def test_05_3_an_op_after_the_block_is_named_not_the_models_call(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_inference, _predict_then_add,
+        says="the model itself ran with recording off, but your function goes on computing",
+    )
+    assert "the model ran with recording on" not in result.message
+    assert "AddBackward0" in result.message
+    never_states(result, "ng.no_grad()", "return model(x)")
+
+
+def test_05_3_an_op_after_the_block_on_values_without_history_is_accepted(capsys):
+    def scaled_after(model, x):
+        with ng.no_grad():
+            out = model(x)
+        return out * 1.0
+
+    assert outcome(capsys, ex.check_inference, predict_ok).passed
+    assert outcome(capsys, ex.check_inference, scaled_after).passed
 
 
 # -- 06-3: the chain cell plans only once 06-3 is solved --------------------------------------
