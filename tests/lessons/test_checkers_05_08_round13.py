@@ -270,3 +270,63 @@ def test_07_2_a_two_dimensional_array_is_told_its_shape_not_called_a_tensor(caps
     assert "tensor" not in result.message
     assert "other than one dimension" not in result.message
     never_states(result, "[2, 4]", "[10, 20]")
+
+
+# -- 08-4: a free that changes a node's inputs ------------------------------------------------
+def _free_dropping_constants(order):
+    for n in order:
+        if not n.is_leaf:
+            n.saved = None
+            n.inputs = tuple(i for i in n.inputs if i.requires_grad)
+
+
+def _free_reversing_inputs(order):
+    for n in order:
+        if not n.is_leaf:
+            n.saved = None
+            n.inputs = tuple(reversed(n.inputs))
+
+
+@pytest.mark.parametrize(
+    "free, says",
+    [
+        (_free_dropping_constants, "freeing dropped the sub node's constant input"),
+        (_free_reversing_inputs, "freeing changed the inputs of the mul node"),
+    ],
+)
+def test_08_4_a_free_that_changes_a_nodes_inputs_is_refused(capsys, free, says):
+    result = rejected_on_first_try(capsys, ex.check_free_graph, free, says=says)
+    never_states(result, "saved = None", "the structure and the leaves remain", "is_leaf:")
+
+
+def test_08_4_a_free_that_keeps_the_inputs_is_still_accepted(capsys):
+    def as_a_list(order):
+        for n in order:
+            if n.grad_fn is not None:
+                n.saved = None
+                n.inputs = list(n.inputs)
+
+    def intended(order):
+        for n in order:
+            if not n.is_leaf:
+                n.saved = None
+
+    for free in (as_a_list, intended):
+        result = outcome(capsys, ex.check_free_graph, free)
+        assert result.passed and "the structure and the leaves remain" in result.message
+
+
+# -- lesson 8: the demo graph leaves the name f to 08-6 ---------------------------------------
+def test_08_only_the_cell_of_08_6_binds_the_name_f():
+    import ast
+
+    source = (COURSE / "08_build_your_own.py").read_text()
+    binding = []
+    for cell in source.split("# %%"):
+        tree = ast.parse(cell.partition("\n")[2])  # the line after "# %%" is its tag
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            if "f" in names or (isinstance(node, ast.FunctionDef) and node.name == "f"):
+                binding.append(cell)
+    assert len(binding) == 1 and "def gradient_descent" in binding[0]

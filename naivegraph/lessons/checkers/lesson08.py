@@ -1862,7 +1862,7 @@ def check_free_graph(free_graph) -> Result:
         return bad
     x, y = _Node(1.5, True), _Node(-0.5, True)
     c = _d("mul", x, y)
-    f = _d("exp", _d("add", c, x))
+    f = _d("sub", _d("add", c, x), 1.0)  # 1.0: a constant input, kept too
     order = _topological(f)
     links = [(n, n.inputs) for n in order]
     # taken before the call: a free_graph that empties the list must not hide the nodes
@@ -1886,14 +1886,9 @@ def check_free_graph(free_graph) -> Result:
                             "c as if it were a leaf. Free what backward saved, not the "
                             "link that says how c was made."],
                        gave="grad_fn = None on computed nodes")
-    if any(tuple(n.inputs) != tuple(before) for n, before in links):
-        return not_yet(ex, ["freeing also cut the links from each node to its inputs: "
-                            "those are the graph's structure, which stays after backward "
-                            "(in PyTorch grad_fn.next_functions still answer). Only what "
-                            "backward saved is given back.",
-                            "leave every attribute of the nodes as it is except the one "
-                            "holding the saved values."],
-                       gave="computed nodes without their inputs")
+    stop = _inputs_kept(ex, links)
+    if stop is not None:
+        return stop
     if any(n.saved is not None for n in computed):
         marked = [n.saved for n, (_, before) in zip(computed, kept_computed)
                   if n.saved is not None and not _unchanged(before, n.saved)]
@@ -1923,6 +1918,48 @@ def check_free_graph(free_graph) -> Result:
                        "second backward will find c and refuse, not stop early.")
 
 
+def _inputs_kept(ex: str, links: list) -> Result | None:
+    """Name a free_graph that changed a node's inputs: every node must keep the same
+    input objects, in the same order (a constant input included)."""
+    for node, before in links:
+        now = getattr(node, "inputs", None)
+        now = tuple(now) if isinstance(now, (tuple, list)) else now
+        if isinstance(now, tuple) and len(now) == len(before) and all(
+            a is b for a, b in zip(now, before)
+        ):
+            continue
+        keep = ("leave every attribute of the nodes as it is except the one holding the "
+                "saved values.")
+        if not now:
+            return not_yet(ex, ["freeing also cut the links from each node to its inputs: "
+                                "those are the graph's structure, which stays after backward "
+                                "(in PyTorch grad_fn.next_functions still answer). Only what "
+                                "backward saved is given back.", keep],
+                           gave="computed nodes without their inputs")
+        op = getattr(node, "grad_fn", None) or "a computed node"
+        if isinstance(now, tuple) and len(now) < len(before):
+            dropped = [i for i in before if all(i is not j for j in now)]
+            plural = "s" if len(dropped) > 1 else ""
+            needs = "need" if plural else "needs"
+            which = (f"the {op} node's constant input{plural}, which {needs} no gradient"
+                     if dropped and all(not getattr(i, "requires_grad", True) for i in dropped)
+                     else f"some of the {op} node's inputs")
+            return not_yet(ex, [f"freeing dropped {which}: it had {len(before)} inputs and "
+                                f"keeps {len(now)}. A node's "
+                                "inputs are the graph's structure, one per argument of its "
+                                "op, constants included: they stay after backward, as torch's "
+                                "grad_fn.next_functions do. Only what backward saved is given "
+                                "back.", keep],
+                           gave=f"a {op} node with {len(now)} of its {len(before)} inputs")
+        return not_yet(ex, [f"freeing changed the inputs of the {op} node (other objects, "
+                            "another number or another order): a node's inputs are the "
+                            "graph's structure, one per argument of its op, and they stay "
+                            "after backward as they were. Only what backward saved is given "
+                            "back.", keep],
+                       gave=f"a {op} node whose inputs changed")
+    return None
+
+
 def _frees_any_graph(ex: str, free_graph: Callable) -> Result | None:
     """x * 2 (a computed node second in the order), then sin and * 1.1 in turn, a number
     of times chosen at random (6 to 40), and a second leaf added last: every computed
@@ -1933,7 +1970,10 @@ def _frees_any_graph(ex: str, free_graph: Callable) -> Result | None:
         h = _d("mul", h, 1.1) if k % 2 else _d("sin", h)
     order = _topological(_d("add", h, y))
     leaves = [(n, _kept(n)) for n in order if n.is_leaf]
+    links = [(n, n.inputs) for n in order]
     stop, _ = _call_none_ok(ex, free_graph, order)
+    if stop is None:
+        stop = _inputs_kept(ex, links)
     if stop is not None:
         return stop
     kept = [n for n in order if n.grad_fn is not None and getattr(n, "saved", None) is not None]
