@@ -20,6 +20,7 @@ import pytest
 from checker_results import never_states, outcome, refused, rejected_on_first_try
 from lesson_answers_01_05 import finetune_with, predict_ok
 from lesson_answers_06_07 import notebook_shell, run_answer_cell, run_in_notebook
+from lesson_answers_08 import OPS, TABLE, run_backward, static_backward, table_with
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -330,3 +331,107 @@ def test_08_only_the_cell_of_08_6_binds_the_name_f():
             if "f" in names or (isinstance(node, ast.FunctionDef) and node.name == "f"):
                 binding.append(cell)
     assert len(binding) == 1 and "def gradient_descent" in binding[0]
+
+
+# -- 08-1: a derivative that returns every partial at once -----------------------------------
+def test_08_1_a_derivative_returning_both_partials_is_told_to_return_one(capsys):
+    both = table_with(div=(lambda a, b: a / b, lambda a, b, i: (1 / b, -a / b**2)))
+    result = rejected_on_first_try(
+        capsys, ex.check_derivative_table, both, says="the derivative of 'div' returned 2 numbers"
+    )
+    assert "check the sign" not in result.message
+    never_states(result, "-a / b ** 2", "1 / b if i == 0")
+
+
+def test_08_1_a_derivative_choosing_its_partial_by_i_is_still_accepted(capsys):
+    chosen = table_with(div=(lambda a, b: a / b, lambda a, b, i: [1 / b, -a / (b * b)][i]))
+    assert outcome(capsys, ex.check_derivative_table, chosen).passed
+    assert outcome(capsys, ex.check_derivative_table, TABLE).passed
+
+
+# -- 08-2: a sweep that hands on to the first input only -------------------------------------
+def _static_backward_first_input_only(nodes, loss):
+    for n in nodes:
+        n.grad = 0.0
+    loss.grad = 1.0
+    for n in reversed(nodes):
+        if n.op is None:
+            continue
+        args = [i.value for i in n.inputs]
+        for k, inp in enumerate(n.inputs[:1]):
+            if inp.needs_grad:
+                inp.grad += n.grad * OPS[n.op][1](*args, k)
+
+
+def test_08_2_a_sweep_to_the_first_input_only_is_told_it_skips_the_others(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_static_backward, _static_backward_first_input_only,
+        says="your sweep hands a share to the first input of each node only",
+    )
+    assert "not keep only the last" not in result.message
+    never_states(result, "n.inputs", "enumerate(", "inp.grad +=")
+
+
+def test_08_2_the_right_sweep_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_static_backward, static_backward).passed
+
+
+# -- 08-3: the derivative called with the output or with nodes; run_backward that frees --------
+def _sweep(derivative_args, free=False):
+    """run_backward, its derivative called with what ``derivative_args(node)`` gives."""
+
+    def run_backward(root):
+        order, seen = [], set()
+
+        def visit(node):
+            if id(node) not in seen:
+                seen.add(id(node))
+                for inp in node.inputs:
+                    if inp.requires_grad:
+                        visit(inp)
+                order.append(node)
+
+        visit(root)
+        grads = {id(root): 1.0}
+        for node in reversed(order):
+            g = grads.pop(id(node), 0.0)
+            if node.is_leaf:
+                node.grad += g
+                continue
+            if node.saved is None:
+                raise RuntimeError("the graph was freed by an earlier backward")
+            for k, inp in enumerate(node.inputs):
+                if inp.requires_grad:
+                    d = OPS[node.grad_fn][1](*derivative_args(node), k)
+                    grads[id(inp)] = grads.get(id(inp), 0.0) + g * d
+        if free:
+            for node in order:
+                if not node.is_leaf:
+                    node.saved = None
+        return order
+
+    return run_backward
+
+
+@pytest.mark.parametrize(
+    "wrong, says",
+    [
+        (
+            _sweep(lambda n: (n.value,) if len(n.saved) == 1 else n.saved),
+            "calls sin's derivative with the sin node's own output",
+        ),
+        (_sweep(lambda n: n.inputs), "hands it the input nodes themselves"),
+        (_sweep(lambda n: n.saved, free=True), "your run_backward frees the graph itself"),
+    ],
+)
+def test_08_3_the_values_handed_to_the_derivative_and_freeing_are_named(capsys, wrong, says):
+    result = rejected_on_first_try(capsys, ex.check_run_backward, wrong, says=says)
+    for elsewhere in ("Build the order by depth-first search", "another op than the node's own",
+                      "read the error"):
+        assert elsewhere not in result.message
+    never_states(result, "*node.saved", "node.saved = None", "OPS[node.grad_fn][1]")
+
+
+def test_08_3_the_right_run_backward_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_run_backward, run_backward).passed
+    assert outcome(capsys, ex.check_run_backward, _sweep(lambda n: n.saved)).passed

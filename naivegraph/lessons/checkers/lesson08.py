@@ -541,6 +541,18 @@ def check_derivative_table(table) -> Result:
                                         "a number: call it on the argument, as the value "
                                         "column does."],
                                    gave=f"d {name}/d arg{i} = {show(d)}")
+                if np.ndim(d) == 1 and np.size(d) > 1:
+                    return not_yet(
+                        ex,
+                        [f"the derivative of {name!r} returned {np.size(d)} numbers at "
+                         f"once, the partials for every argument: the engine calls "
+                         f"derivative(*args, i) once per input and wants ONE number back, "
+                         "the partial derivative with respect to argument i. Let i choose "
+                         "which one the row returns.",
+                         "the last argument of the derivative, i, says which input the "
+                         "engine is handing the gradient to."],
+                        gave=f"d {name}/d arg{i} = {np.size(d)} numbers",
+                    )
                 if not close(d, _EXACT[name](*args, i), atol=1e-5, rtol=1e-4):
                     which = "first" if i == 0 else "second"
                     return not_yet(
@@ -895,6 +907,14 @@ def check_static_backward(static_backward) -> Result:
         elif close(got, [0.0, 0.0]):
             hint = ["the leaves got no gradient: in which order must the nodes be visited "
                     "so that a node's grad is complete before it is passed on?"]
+        elif _later_inputs_skipped(run_nodes[-1]):
+            hint = ["after your sweep y.grad is 0: y is the second input of x * y and "
+                    "exp(y) the second input of sin(x) * exp(y), and your sweep hands a "
+                    "share to the first input of each node only. Every input that needs a "
+                    "gradient receives its own share, the node's grad times the derivative "
+                    "with respect to THAT input.",
+                    "loop over all of a node's inputs, however many it has, with k its "
+                    "position among them."]
         elif any(close(got[0], part) for part in (2.0, math.cos(1.0) * math.exp(2.0))):
             hint = ["x is used twice (in x * y and in sin(x)): x.grad must collect both "
                     "contributions, not keep only the last."]
@@ -996,6 +1016,16 @@ def check_static_backward(static_backward) -> Result:
         return stop
     return correct(ex, "your reverse sweep gives every gradient, adds up shared uses, "
                        "starts from zero on each run and skips constants.")
+
+
+def _later_inputs_skipped(nodes: list) -> bool:
+    """Whether a sweep gave the first input of every node its share and no later input
+    anything: a loop over ``inputs[:1]`` (or ``k == 0`` only)."""
+    later = [inp for n in nodes if n.op is not None for inp in n.inputs[1:] if inp.needs_grad]
+    first = [n.inputs[0] for n in nodes if n.op is not None and n.inputs[0].needs_grad]
+    return bool(later) and all(_zero_or_none(i.grad) for i in later if i not in first) and any(
+        not _zero_or_none(i.grad) for i in first
+    )
 
 
 def _keeps_the_list_and_starts_from_zero(ex: str, static_backward: Callable) -> Result | None:
@@ -1371,9 +1401,19 @@ def check_run_backward(run_backward) -> Result:
         bad = _follows_constants(ex, run_backward)
     if bad is not None:
         return bad
+    computed = [n for n in _topological(f) if not n.is_leaf]
     stop, order = answer(ex, run_backward, f)
     if stop is not None:
         return stop
+    if any(getattr(n, "saved", None) is None for n in computed):
+        return not_yet(ex, ["your run_backward frees the graph itself: after it ran, the "
+                            "computed nodes' saved is None. Freeing is free_graph's work "
+                            "(08-4), which Node.backward calls after run_backward, and only "
+                            "when retain_graph is False: with retain_graph=True the same "
+                            "graph must take a second backward, which finds nothing saved "
+                            "if run_backward already let go of it.",
+                            "run_backward reads node.saved and leaves it as it found it."],
+                       gave="a run_backward that frees what the nodes saved")
     df_dc = math.sin(1.0) + math.cos(1.0) + 1.0
     want = [df_dc * 2.0, df_dc * 0.5]
     got = [x.grad, y.grad]
@@ -1522,6 +1562,7 @@ class _TableCalls(dict):
     def __init__(self, table: dict) -> None:
         super().__init__()
         self.calls: list[tuple[int, str, int]] = []
+        self.derivative_args: list[tuple[str, tuple]] = []  # (op, arguments but k)
         for op, row in table.items():
             try:
                 entries = tuple(row)
@@ -1536,6 +1577,8 @@ class _TableCalls(dict):
 
         def counted(*args, **kwargs):
             self.calls.append((entry, op, len(args) + len(kwargs)))
+            if entry == 1:
+                self.derivative_args.append((op, args[:-1]))
             return fn(*args, **kwargs)
 
         return counted
@@ -1565,6 +1608,28 @@ def _reads_the_table(ex: str, run_backward: Callable) -> Result | None:
         names["OPS"] = table
     if crashed is None and close([x.grad, y.grad], [2.0 * math.cos(1.0), 0.5 * math.cos(1.0)]):
         return None
+    given = [a for _, args in watched.derivative_args for a in args]
+    if any(isinstance(a, _Node) or hasattr(a, "grad_fn") for a in given):
+        return not_yet(
+            ex,
+            ["your sweep calls the node's own derivative, but hands it the input nodes "
+             "themselves: a row's derivative computes with numbers, the values the op "
+             "saw when it ran. Those numbers were kept on the node when it was made.",
+             "look at what the Node keeps for backward, besides its inputs."],
+            gave="the derivative called with nodes, not numbers",
+        )
+    sin_args = [args for op, args in watched.derivative_args if op == "sin"]
+    if any(len(args) == 1 and _near_number(args[0], math.sin(1.0)) for args in sin_args):
+        return not_yet(
+            ex,
+            ["on sin(x * y) your sweep calls sin's derivative with the sin node's own "
+             "output, sin(x * y), where the derivative takes the op's input, x * y: "
+             "derivative(*args, k) is evaluated at the arguments the op was called with, "
+             "and for a unary op too its argument is its input, not its result.",
+             "every computed node saved its input values when it ran, however many "
+             "inputs it has."],
+            gave="sin's derivative called with sin's output",
+        )
     if any(entry == 0 for entry, _, _ in watched.calls):
         return not_yet(
             ex,
@@ -1599,6 +1664,14 @@ def _reads_the_table(ex: str, run_backward: Callable) -> Result | None:
             gave="the derivative of another op",
         )
     return None
+
+
+def _near_number(value: Any, want: float) -> bool:
+    """Whether ``value`` is a number within rounding of ``want``."""
+    try:
+        return abs(float(value) - want) <= 1e-12 * max(1.0, abs(want))
+    except (TypeError, ValueError):
+        return False
 
 
 def _follows_constants(ex: str, run_backward: Callable) -> Result | None:
