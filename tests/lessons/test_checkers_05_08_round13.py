@@ -20,7 +20,16 @@ import pytest
 from checker_results import never_states, outcome, refused, rejected_on_first_try
 from lesson_answers_01_05 import finetune_with, predict_ok
 from lesson_answers_06_07 import notebook_shell, run_answer_cell, run_in_notebook
-from lesson_answers_08 import OPS, TABLE, run_backward, static_backward, table_with
+from lesson_answers_08 import (
+    OPS,
+    TABLE,
+    Node,
+    descend_with,
+    jacobian_with,
+    run_backward,
+    static_backward,
+    table_with,
+)
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -435,3 +444,97 @@ def test_08_3_the_values_handed_to_the_derivative_and_freeing_are_named(capsys, 
 def test_08_3_the_right_run_backward_is_still_accepted(capsys):
     assert outcome(capsys, ex.check_run_backward, run_backward).passed
     assert outcome(capsys, ex.check_run_backward, _sweep(lambda n: n.saved)).passed
+
+
+# -- 08-5: a freed graph's error swallowed; the engine switched inside the function ----------
+def _jacobian_swallowing(F, x0, y0):
+    x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+    outs = F(x, y)
+    rows = []
+    for out in outs:
+        x.grad = y.grad = 0.0
+        try:
+            out.backward()
+        except RuntimeError:
+            pass
+        rows.append([x.grad, y.grad])
+    return rows
+
+
+use_reference = False  # the notebook's switch, as lesson 8 names it
+
+
+def _jacobian_switching(F, x0, y0):
+    global use_reference
+    use_reference = True
+    return jacobian_with("method")(F, x0, y0)
+
+
+def test_08_5_a_swallowed_runtime_error_is_named(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_jacobian, _jacobian_swallowing,
+        says="your code caught it and went on",
+    )
+    assert "the graph was already used by a backward that freed it" in result.message
+    assert "Work it out by hand" not in result.message
+    never_states(result, "retain_graph=True", "J.append", "Node(x0, requires_grad=True)")
+
+
+def test_08_5_setting_use_reference_inside_jacobian_is_named_as_switching_the_engine(capsys):
+    result = rejected_on_first_try(
+        capsys, ex.check_jacobian, _jacobian_switching,
+        says="your function sets use_reference, the notebook's switch",
+    )
+    assert use_reference is False
+    never_states(result, "J.append", "Node(x0, requires_grad=True)")
+
+
+def test_08_5_the_right_jacobians_are_still_accepted(capsys):
+    for backward in ("method", "run_backward"):
+        assert outcome(capsys, ex.check_jacobian, jacobian_with(backward)).passed
+
+
+# -- 08-6: the point as (y, x); the notebook's f -----------------------------------------------
+def f(x, y):  # the notebook's f of 08-6
+    return (x - 1) ** 2 + 2 * (y + 2) ** 2 + x * y / 2
+
+
+def _descent_swapped(f, x0, y0, lr=0.1, steps=200):
+    x, y = descend_with()(f, x0, y0, lr, steps)
+    return y, x
+
+
+def _descent_on_the_notebooks_f(ff, x0, y0, lr=0.1, steps=200):
+    x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+    for _ in range(steps):
+        x.grad = y.grad = 0.0
+        f(x, y).backward()
+        x.value -= lr * x.grad
+        y.value -= lr * y.grad
+    return x.value, y.value
+
+
+@pytest.mark.parametrize(
+    "descent, says",
+    [
+        (_descent_swapped, "your pair gives y first"),
+        (
+            _descent_on_the_notebooks_f,
+            "your function calls the notebook's f, not the function it is given as its "
+            "first argument (`ff` in your function)",
+        ),
+    ],
+)
+def test_08_6_the_point_swapped_or_the_notebooks_f_is_named(capsys, descent, says):
+    result = rejected_on_first_try(capsys, ex.check_gradient_descent, descent, says=says)
+    assert "use the f, start, lr and steps you are given" not in result.message
+    def checkers_f(x, y):  # the f the checker descends, from (0.5, 1.0) with lr 0.05
+        return (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
+
+    end = descend_with()(checkers_f, 0.5, 1.0, 0.05, 60)
+    never_states(result, "-= lr", "x.grad = y.grad = 0", *(f"{v:.4g}" for v in end))
+
+
+def test_08_6_the_right_descents_are_still_accepted(capsys):
+    for backward in ("method", "run_backward"):
+        assert outcome(capsys, ex.check_gradient_descent, descend_with(backward)).passed

@@ -47,6 +47,7 @@ from ..checking import (
     returned_blank,
     show,
     solved,
+    state_kept_between_calls,
 )
 from ..training import derivative_table
 
@@ -2147,6 +2148,7 @@ class _Watched:
     def __init__(self, fn: Callable) -> None:
         self.fn, self.points, self.backwards = fn, [], 0
         self.leaves: list[tuple[bool, bool]] = []  # requires_grad of x and y, per call
+        self.raised: list[RuntimeError] = []  # what a backward raised (caught or not)
         self._patched: dict[type, object] = {}
         self._inside = 0  # backward calls running now: a run_backward inside is theirs
         self._engine: tuple[dict, Callable] | None = None
@@ -2173,6 +2175,9 @@ class _Watched:
             self._inside += 1
             try:
                 return backward(*args, **kwargs)
+            except RuntimeError as exc:  # noted, then raised on as it was
+                self.raised.append(exc)
+                raise
             finally:
                 self._inside -= 1
 
@@ -2256,8 +2261,30 @@ _ESTIMATED = [
 ]
 
 
+def _engine_switch(ex: str) -> Callable[[Any], Result | None]:
+    """The first look of 08-5 and 08-6: a function that sets the notebook's
+    use_reference is told it switched the engine, not only that it keeps state."""
+
+    def switched(fn: Any) -> Result | None:
+        if state_kept_between_calls(fn) != "use_reference":
+            return None
+        return not_yet(ex, ["your function sets use_reference, the notebook's switch that "
+                            "makes Node.backward run the lab's run_backward and free_graph "
+                            "in place of yours: the exercise is computed with the engine "
+                            "the notebook has, and the switch is the notebook's choice, "
+                            "made in the cell near the top that sets it (if a call of your "
+                            "function has already set it, run that cell again).",
+                            "leave use_reference alone inside the function: a function "
+                            "that computes with the engine computes with whichever one "
+                            "the notebook chose."],
+                       gave="a function that switches the engine (use_reference)")
+
+    return switched
+
+
 @checker(
     "08-5",
+    first_look=_engine_switch("08-5"),
     answer="J = []; for k in range(len(F(Node(x0), Node(y0)))): x, y = Node(x0, "
     "requires_grad=True), Node(y0, requires_grad=True); F(x, y)[k].backward(); "
     "J.append([x.grad, y.grad]). One fresh graph and fresh leaves per output: row k is "
@@ -2306,6 +2333,18 @@ def check_jacobian(jacobian) -> Result:
                                                         " for another F"))
         except Exception as exc:  # any other error: reported to the learner
             return failed(ex, crash_message(exc))
+        if watched.raised:
+            said = str(watched.raised[0]).rstrip(".")
+            freed = (" The error says the graph was already used by a backward that freed "
+                     "it: an output's backward needs a graph no backward has freed."
+                     if "free" in said else "")
+            return not_yet(ex, [f"a backward inside your jacobian raised RuntimeError "
+                                f"({said}), and your code caught it and went on: that "
+                                "backward computed nothing, so its row holds what an "
+                                f"earlier backward left in the leaves.{freed}",
+                                "let the error show rather than silence it, and see which "
+                                "graph each output's backward runs through."],
+                           gave=f"a caught RuntimeError: {said}")
         if autograd.ran:
             return not_yet(ex, [_library_autograd(autograd.ran)],
                            gave=f"a Jacobian computed by {autograd.ran}'s autograd")
@@ -2459,6 +2498,7 @@ def _descend(ex: str, gradient_descent: Callable, f: Callable, start, lr: float,
 
 @checker(
     "08-6",
+    first_look=_engine_switch("08-6"),
     answer="x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True); each step: "
     "x.grad = y.grad = 0.0; f(x, y).backward(); x.value -= lr * x.grad; y.value -= lr * "
     "y.grad. Return (x.value, y.value). Zeroing keeps one step's gradient; minus moves "
@@ -2503,6 +2543,11 @@ def check_gradient_descent(gradient_descent) -> Result:
     except Exception:  # not a pair of numbers: reported, never raised
         return failed(ex, f"gradient_descent should return a pair (x, y) of numbers, got "
                           f"{show(point)}.")
+    if not watched.points and not np.allclose(got, start):  # the f it was given never ran
+        return not_yet(ex, [_f_not_called(gradient_descent),
+                            "every step builds the function the descent is given from the "
+                            "two leaves, then runs backward on it."],
+                       gave="a descent that never calls the f it is given")
     if watched.backwards == 0 and watched.points:  # f ran, backward never: an estimate
         return not_yet(ex, [_ESTIMATED[0].replace("F (or f)", "f"), "each step: zero the "
                             "grads, build f(x, y) from the two leaves, run backward, move."],
@@ -2539,6 +2584,12 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "gradient. A move made before the loop's backward uses what .grad held "
                 "before it, nothing at all in the first loop.",
                 "in each loop: zero, build f, backward, and only then move."]
+    elif np.allclose(got[::-1], _simulate(start, lr, steps), rtol=1e-7, atol=1e-9):
+        return not_yet(ex, ["the numbers are where the descent ends, but in the other "
+                            "order: your pair gives y first. The exercise asks for the "
+                            "point as (x, y), x first, as gradient_descent takes its start "
+                            "(x0, y0)."],
+                       gave="the end point as (y, x)")
     elif np.allclose(got, _simulate(start, lr, steps + 1), rtol=1e-6):
         hint = ["one step too many: take exactly `steps` steps."]
     elif np.allclose(got, _simulate(start, lr, steps, "sequential"), rtol=1e-6):
@@ -2560,6 +2611,24 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "each step: zero the grads, build f(x, y), backward, move both values by "
                 "-lr times their grad."]
     return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")
+
+
+def _f_not_called(gradient_descent: Callable) -> str:
+    """Why a descent never called the f it was given: it calls the notebook's f (a
+    global of that name, the function's own parameter named otherwise), or computes
+    the point some other way (a closed form, typed numbers)."""
+    code = getattr(gradient_descent, "__code__", None)
+    params = code.co_varnames[: code.co_argcount] if code is not None else ()
+    first = params[0] if params else "f"
+    if code is not None and first != "f" and "f" in code.co_names:
+        return (f"your function calls the notebook's f, not the function it is given as "
+                f"its first argument (`{first}` in your function): the checker calls it "
+                "with its own f, which your descent never called. Build each step "
+                "from the argument.")
+    return ("your descent never called the function it is given: the checker calls it "
+            "with its own f, and the point must be where descending THAT function ends. A "
+            "minimum worked out another way (the notebook's f, a formula, numbers typed "
+            "in) is not the descent the checker asks for.")
 
 
 # A descent whose values are float32 numbers (a float32 start: numpy keeps a float32
