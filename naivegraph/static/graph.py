@@ -262,7 +262,7 @@ class Graph:
             )
         owner = node_or_name.graph
         if owner is not self:
-            raise ValueError(_foreign_node_message(node_or_name.name, owner, self))
+            raise ValueError(_foreign_node_message(node_or_name, owner, self))
         return node_or_name
 
     # ------------------------------------------------------------------ running
@@ -408,13 +408,26 @@ def _is_node(value: object) -> bool:
     return hasattr(value, "kind") and hasattr(value, "inputs") and hasattr(value, "graph")
 
 
-def _foreign_node_message(name: str, owner: Any, graph: "Graph") -> str:
-    """Why a node of ``owner`` cannot be used in ``graph``, and what to use instead."""
+def _foreign_node_message(node: "Node", owner: Any, graph: "Graph") -> str:
+    """Why a node of ``owner`` cannot be used in ``graph``, and what to use instead: the
+    graph's node of that name, or for a placeholder the graph's own placeholders."""
+    name = node.name
     owner_name = getattr(owner, "name", None)
     if owner_name == graph.name:  # ns.optimize's result keeps its source's name
         where = f"another graph also named {graph.name} (ns.optimize returns a new graph)"
     else:
         where = f"{owner_name}, not to {graph.name}"
+    own = [p.name for p in graph.nodes if p.kind == "placeholder"]
+    if graph._node_named(name) is None and node.kind == "placeholder" and own:
+        listed = ", ".join(repr(n) for n in own)
+        return (
+            f"node {name!r} belongs to {where}: nodes of two graphs cannot be mixed, and "
+            f"{graph.name} has no node named {name!r}; {graph.name}'s "
+            f"{'placeholders are' if len(own) > 1 else 'placeholder is'} {listed}: use "
+            f"{graph.name}'s own placeholder, "
+            f"{graph.name}[{own[0]!r}] or just the name {own[0]!r} (a name such as x may "
+            "still hold a node an earlier cell built in another graph)"
+        )
     if graph._node_named(name) is None:  # nothing of that name to point to
         return (
             f"node {name!r} belongs to {where}: nodes of two graphs cannot be mixed, and "

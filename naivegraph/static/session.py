@@ -110,6 +110,12 @@ def _node_list(given: Any, what: str) -> list:
             f"{'name' if isinstance(given, str) else 'node'} {name!r} alone: wrap it in a "
             f"list, {what}=[{name}]"
         )
+    if isinstance(given, Mapping):
+        raise TypeError(
+            f"compile {what} must be a list of nodes (or names); got a dict, whose keys "
+            f"would be read as node names: a compiled function takes and returns lists, "
+            f"in the order given, so list the nodes themselves"
+        )
     return list(given)
 
 

@@ -1,7 +1,8 @@
 """Static-mode messages point only to what exists: a foreign node is matched to a node
 of the running graph only when it has one of that name; a name taken in the default
 graph says how it got there; compile names its own inputs; and a numpy function in a
-traced (dynamic-mode) function is sent to the ng.* op."""
+traced (dynamic-mode) function is sent to the ng.* op; a foreign placeholder is sent to
+the graph's own placeholders, and compile's outputs given as a dict are refused as one."""
 
 from __future__ import annotations
 
@@ -95,3 +96,30 @@ def test_np_where_on_a_node_built_by_hand_is_still_sent_to_ns_where():
         p = ns.placeholder("p", shape=(2,))
         with pytest.raises(TypeError, match="np.where cannot build a graph node: use ns.where"):
             np.where(p > 0, p, 0.0)
+
+
+def test_a_foreign_placeholder_is_sent_to_the_graphs_own_placeholder():
+    with ns.Graph() as other:
+        x = ns.placeholder("x", shape=(2, 2))
+    with ns.Graph() as g:
+        own = ns.placeholder("input", shape=(2, 2))
+        loss = ns.sum(own * 2.0)
+    with pytest.raises(ValueError) as error:
+        g.compile([x], [loss])
+    message = str(error.value)
+    assert f"node 'x' belongs to {other.name}, not to {g.name}" in message
+    assert f"{g.name}'s placeholder is 'input': use {g.name}'s own placeholder" in message
+    assert f"{g.name}['x']" not in message
+    assert "build the node inside" not in message
+    assert [float(v) for v in g.compile([own], [loss])(np.ones((2, 2)))] == [8.0]
+
+
+def test_compile_outputs_given_as_a_dict_are_refused_as_a_dict():
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(2,))
+        loss = ns.sum(x * 2.0)
+    size = len(g.nodes)
+    with pytest.raises(TypeError, match="compile outputs must be a list of nodes") as error:
+        g.compile([x], {"loss": loss})
+    assert "got a dict, whose keys would be read as node names" in str(error.value)
+    assert len(g.nodes) == size

@@ -207,12 +207,12 @@ ex.check_static_backward(static_backward)
 print(whose("08-2"))
 SNode.graph = StaticGraph()
 x, y = SNode(1.0), SNode(2.0)
-f = x * y + x.sin() * y.exp()
+f_node = x * y + x.sin() * y.exp()  # f(x, y) as a node (the name f is 08-6's function)
 for x0 in (1.0, 2.0):            # build once, run with new inputs
     x.value = x0
     SNode.graph.forward()
-    SNode.graph.backward(f)
-    print(f"x={x0}: f={f.value:.4f}  df/dx={x.grad:.4f}  df/dy={y.grad:.4f}")
+    SNode.graph.backward(f_node)
+    print(f"x={x0}: f={f_node.value:.4f}  df/dx={x.grad:.4f}  df/dy={y.grad:.4f}")
 
 SNode.graph = StaticGraph()
 x = SNode(1.0)

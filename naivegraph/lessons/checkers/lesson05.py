@@ -372,6 +372,27 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ],
             gave="a model left in eval mode",
         )
+    stepped = any(bool(entry) for entry in getattr(opt, "state", {}).values())
+    graded = any(p.grad is not None for p in model.fc.parameters())
+    if stepped or graded:
+        did = (
+            "already took an optimizer step (the optimizer holds a momentum buffer)"
+            if stepped
+            else "already ran a backward (the new layer holds gradients)"
+        )
+        return not_yet(
+            ex,
+            [
+                f"your setup {did}: a warm-up step inside the setup moves the new head "
+                "and fills the momentum before the training loop starts, so the first "
+                "step of the loop is not the first step of training. The settings of "
+                "the optimizer are not the problem; the step is.",
+                "the setup freezes the body, replaces the last layer and makes the "
+                "optimizer: training, with its forward, backward and step, is the "
+                "loop's work.",
+            ],
+            gave="a setup that trains",
+        )
     return _step_keeps_body(ex, model, opt, body_before, n_classes)
 
 
@@ -765,8 +786,11 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
     grad_before = case != "grad mode off"
     training_before = [m.training for m in model.modules()]
     flags_before = [p.requires_grad for p in model.parameters()]
-    hook_runs: list[int] = []  # a forward hook of the caller's, run by model(x) alone
-    model.register_forward_hook(lambda module, inputs, output: hook_runs.append(1))
+    # a forward hook of the caller's, run by model(x) alone: the grad mode of each run
+    hook_runs: list[bool] = []
+    model.register_forward_hook(
+        lambda module, inputs, output: hook_runs.append(ng.is_grad_enabled())
+    )
     hooks_before = _module_hooks(model)
     x_before = tensor_state(x)
     raised = None
@@ -828,6 +852,19 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
             gave=f"a function that changes x ({x_changes})",
         )
     if getattr(out, "grad_fn", None) is not None and close(out, want, shape_free=False):
+        if hook_runs and not any(hook_runs):
+            return not_yet(
+                ex,
+                [
+                    "the model itself ran with recording off, but your function goes on "
+                    "computing with the output after the no_grad block ended: an op "
+                    "there reads a tensor that requires grad and records history again, "
+                    f"so the output you return has a grad_fn ({out.grad_fn.name()}).",
+                    "return the model's output as the block made it: no op on it after "
+                    "the block.",
+                ],
+                gave=f"an output with a grad_fn ({out.grad_fn.name()})",
+            )
         not_in_force = _no_grad_not_in_force(ex, predict, out)
         if not_in_force is not None:
             return not_in_force

@@ -19,6 +19,7 @@ from ..checking import (
     failed,
     hint_for,
     is_blank,
+    is_tensor,
     not_callable,
     not_done,
     not_yet,
@@ -152,6 +153,19 @@ def check_static_model(graph, x, loss) -> Result:
             ],
             gave="the same loss for every feed",
         )
+    frozen = _frozen_variables(loss)
+    if frozen:
+        return not_yet(
+            ex,
+            [
+                f"your loss reads the Variable {frozen}, made with trainable=False: a "
+                "Variable that is not trainable gets no gradient and never trains, so it "
+                "is a constant of the graph, not a weight of the model.",
+                "every weight of the model must be one of the Variables the cell makes, "
+                "as the cell makes them.",
+            ],
+            gave=f"a loss with the non-trainable Variable {frozen}",
+        )
     if close(values[0], 40.0) and close(values[1], 112.0):
         unread = _unread_variables(graph, loss)
         if _reads_a_variable(loss) and unread:
@@ -189,6 +203,21 @@ def check_static_model(graph, x, loss) -> Result:
                     "makes, and nothing else is a Variable.",
                 ],
                 gave=f"a loss with the extra Variable {extra}",
+            )
+        turned = _transposes(loss)
+        if not close(values[2], _MIXED_LOSS) and turned:
+            return not_yet(
+                ex,
+                [
+                    "right for feeds whose elements are all equal, wrong for a feed of "
+                    f"different numbers: your loss transposes a step ({turned}), so l4 "
+                    "pairs an element of one factor with the element across the diagonal "
+                    "of the other. In the model each element of x goes through l1..l4 on "
+                    "its own, element by element, and only the loss reduces them.",
+                    "the steps of lesson 1: l1 scales x by w1, l2 adds w2 to l1, l3 scales "
+                    "l1 by w3, l4 multiplies l2 and l3, and the loss averages l4.",
+                ],
+                gave="a loss with a transposed step",
             )
         if not close(values[2], _MIXED_LOSS):
             return not_yet(
@@ -630,6 +659,36 @@ def _unread_variables(graph, loss) -> str:
     return " and ".join(str(getattr(n, "name", "?")) for n in unread)
 
 
+def _graph_of(loss) -> list:
+    """The nodes ``loss`` is computed from, itself included."""
+    found, seen, stack = [], set(), [loss]
+    while stack:
+        current = stack.pop()
+        if id(current) not in seen:
+            seen.add(id(current))
+            found.append(current)
+            stack.extend(getattr(current, "inputs", ()))
+    return found
+
+
+def _frozen_variables(loss) -> str:
+    """The names of the Variables made with trainable=False that ``loss`` reads, as words."""
+    frozen = [
+        n for n in _graph_of(loss) if isinstance(n, ns.Variable) and not getattr(n, "trainable", 1)
+    ]
+    return " and ".join(str(getattr(n, "name", "?")) for n in frozen)
+
+
+# Ops that swap the axes of their input: in the model no element meets another's.
+_TRANSPOSING = {"t", "transpose", "permute", "swapaxes", "adjoint"}
+
+
+def _transposes(loss) -> str:
+    """The transposing ops ``loss`` is computed with, as words ("t", "transpose")."""
+    ops = sorted({str(getattr(n, "op_name", "")) for n in _graph_of(loss)} & _TRANSPOSING)
+    return " and ".join(ops)
+
+
 def _reads_a_variable(node) -> bool:
     """Whether a Variable is among the nodes ``node`` is computed from."""
     stack, seen = [node], set()
@@ -1057,6 +1116,18 @@ def check_memory_plan(peak_values) -> Result:
             ex,
             f"give ONE number, not a {type(peak_values).__name__} of one number: "
             "type the count alone, without brackets.",
+        )
+    if is_tensor(peak_values):
+        return failed(
+            ex,
+            "give the count as a plain number, not a tensor: a count of values is a "
+            "Python number you type as it is, with no ng.tensor(...) around it.",
+        )
+    if isinstance(peak_values, (complex, np.complexfloating)):
+        return failed(
+            ex,
+            f"give a whole number, got {peak_values!r}, a complex number: a count is "
+            "a whole number with no imaginary part (no j).",
         )
     whole = isinstance(peak_values, (int, np.integer)) or (
         isinstance(peak_values, (float, np.floating)) and float(peak_values).is_integer()

@@ -14,6 +14,7 @@ from ..checking import (
     answer,
     as_array,
     blank_function,
+    cell_computes,
     checker,
     close,
     correct,
@@ -537,6 +538,18 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
             ],
             gave="results computed by running, not predicted",
         )
+    ran = cell_computes(calls=("traced", "scaled"), reads=("graph", "nodes"))
+    if ran:
+        return not_yet(
+            ex,
+            [
+                f"your answer was computed, not predicted: it was worked out with {ran}. The "
+                "exercise asks you to predict, before running anything, what each call "
+                "gives. Type your prediction in as a list of numbers.",
+                "work out what the traced graph holds and what eager mode reads at each call.",
+            ],
+            gave=f"a cell that uses {ran}",
+        )
     if typed_as_text([traced_result, eager_result]) and _numbers_as_text(
         traced_result, eager_result
     ):
@@ -559,17 +572,33 @@ def check_trace_pitfall(traced_result, eager_result) -> Result:
             for name, v in (("traced_result", traced_result), ("eager_result", eager_result))
             if name in typed
         )
-        what = "a tensor" if tensor else "an array other than one dimension of numbers"
+        if tensor:
+            return not_yet(
+                ex,
+                [
+                    f"give {' and '.join(typed)} as numbers you type in: a list of two "
+                    "numbers (a plain list, or a one-dimensional numpy array of them), not "
+                    "a tensor. The exercise asks you to predict each result and type it "
+                    "in; a tensor is what running the code gives.",
+                    "work out what the traced graph holds and what eager mode reads at "
+                    "each call.",
+                ],
+                gave="a tensor, not a list of numbers",
+            )
+        shapes = " and ".join(
+            _shape_words(v)
+            for name, v in (("traced_result", traced_result), ("eager_result", eager_result))
+            if name in typed
+        )
         return not_yet(
             ex,
             [
-                f"give {' and '.join(typed)} as numbers you type in: a list of two numbers "
-                "(a plain list, or a one-dimensional numpy array of them), not "
-                f"{what}. The exercise asks you to predict each result and type it in; "
-                "a tensor is what running the code gives.",
+                f"give {' and '.join(typed)} as one flat list of two numbers, one per "
+                f"element of x = [1, 2]; you gave {shapes}. Each result has the shape of "
+                "the x it was given: one dimension, two entries, no brackets nested inside.",
                 "work out what the traced graph holds and what eager mode reads at each call.",
             ],
-            gave=f"{what}, not a list of numbers",
+            gave=f"{shapes}, not a list of two numbers",
         )
     try:
         traced, eager = as_array(traced_result), as_array(eager_result)
@@ -653,6 +682,18 @@ def _numbers_as_text(*values) -> bool:
     return True
 
 
+def _shape_words(value) -> str:
+    """What an answer that is not a flat list of numbers is, as words ("an array of
+    shape (1, 2)")."""
+    try:
+        array = np.asarray(value)
+    except Exception:  # ragged or odd: said without its shape
+        return "something other than a flat list of numbers"
+    if array.dtype.kind not in "iuf":
+        return f"an array of {array.dtype} entries"
+    return f"an array of shape {array.shape}"
+
+
 def _holds_a_tensor(value) -> bool:
     """Whether ``value`` is a tensor, or a list or tuple holding one."""
     if isinstance(value, ng.Tensor):
@@ -673,10 +714,6 @@ def _computed(value) -> bool:
     return isinstance(value, (list, tuple)) and any(_computed(v) for v in value)
 
 
-# What a typed-in prediction may call: conversions, printing, and the modules whose
-# functions build values from what they are given (none reaches the notebook's names).
-_HARMLESS_CALLS = {"float", "int", "list", "tuple", "print", "round", "abs", "Fraction"}
-_HARMLESS_MODULES = {"ex", "np", "ng", "math", "fractions"}
 # Names that reach the notebook's functions without naming them (``__main__.__dict__``,
 # ``vars()["tra" + "ced"]``): a prediction needs none of them, called or not.
 _REACHING = {
@@ -713,13 +750,16 @@ def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str], str]:
     (``np.apply_along_axis(f, ...)``, ``np.vectorize``).
 
     A prediction typed in and one computed with ``.tolist()`` are the same numbers; the
-    cell's source tells them apart: a prediction needs neither function, nor a call that
-    could run one, so any of these means the cell ran it another way.  Outside IPython,
-    or when the source does not parse, there is no cell to read and nothing is found.
+    cell's source tells them apart: a prediction needs neither function, nor a name
+    that reaches them, nor a call that runs a function it is handed.  Arithmetic of the
+    learner's own (``(np.array([1.0, 2.0]) * 2).tolist()``, ``list(range(2, 5, 2))``)
+    runs neither function and is a prediction.  Outside IPython, or when the source
+    does not parse, there is no cell to read and nothing is found.
 
-    The limit of this check: it reads the answer cell only.  Results computed in an
-    earlier cell and copied in, or read off the output of the cell after the exercise,
-    look exactly like a prediction; no check of the answer can tell them apart.
+    This reads the answer cell only; values it names that an earlier cell of the
+    learner's computed are followed back by ``cell_computes``.  Numbers read off the
+    output of the cell after the exercise and typed in look exactly like a
+    prediction; no check of the answer can tell them apart.
     """
     try:
         from IPython import get_ipython
@@ -729,13 +769,17 @@ def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str], str]:
         tree = ast.parse(source)
     except Exception:  # no IPython, no history, or a cell that is not Python: no calls known
         return [], [], ""
+    namespace = getattr(shell, "user_ns", {})
+    lesson = [namespace.get(name, _UNKNOWN) for name in names]
     called, read, other = set(), set(), []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func.value if isinstance(node.func, ast.Attribute) else node.func
             if isinstance(func, ast.Name):
                 called.add(func.id)
-            if not _harmless(node.func):
+            if _reaches(node.func) or any(
+                _resolved(node.func, namespace) is fn for fn in lesson if fn is not _UNKNOWN
+            ):
                 other.append(node)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             read.add(node.id)
@@ -754,7 +798,7 @@ def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str], str]:
         said = f"`{said}`" if len(said) <= 40 else "a function"
         said = f"calls {said}, which a prediction does not need"
     else:
-        said = _reaching(tree) or _runs_a_function(tree, getattr(shell, "user_ns", {}))
+        said = _reaching(tree) or _runs_a_function(tree, namespace)
     return calls, [name for name in names if name in read and name not in called], said
 
 
@@ -822,11 +866,9 @@ def _resolved(expr: ast.expr, namespace: dict):
     return value
 
 
-def _harmless(func: ast.expr) -> bool:
-    """A call of a conversion, of print, or of a function of numpy, naivegraph, math or
-    the exercises, reached by plain names and attributes only."""
-    if isinstance(func, ast.Name):
-        return func.id in _HARMLESS_CALLS
-    while isinstance(func, ast.Attribute):
-        func = func.value
-    return isinstance(func, ast.Name) and func.id in _HARMLESS_MODULES
+def _reaches(func: ast.expr) -> bool:
+    """A call of a name that reaches the notebook's functions without naming them
+    (``eval(...)``, ``globals()[...]``, ``__main__.__dict__.get(...)``)."""
+    while isinstance(func, (ast.Attribute, ast.Subscript, ast.Call)):
+        func = func.func if isinstance(func, ast.Call) else func.value
+    return isinstance(func, ast.Name) and func.id in _REACHING

@@ -47,6 +47,7 @@ from ..checking import (
     returned_blank,
     show,
     solved,
+    state_kept_between_calls,
 )
 from ..training import derivative_table
 
@@ -541,6 +542,18 @@ def check_derivative_table(table) -> Result:
                                         "a number: call it on the argument, as the value "
                                         "column does."],
                                    gave=f"d {name}/d arg{i} = {show(d)}")
+                if np.ndim(d) == 1 and np.size(d) > 1:
+                    return not_yet(
+                        ex,
+                        [f"the derivative of {name!r} returned {np.size(d)} numbers at "
+                         f"once, the partials for every argument: the engine calls "
+                         f"derivative(*args, i) once per input and wants ONE number back, "
+                         "the partial derivative with respect to argument i. Let i choose "
+                         "which one the row returns.",
+                         "the last argument of the derivative, i, says which input the "
+                         "engine is handing the gradient to."],
+                        gave=f"d {name}/d arg{i} = {np.size(d)} numbers",
+                    )
                 if not close(d, _EXACT[name](*args, i), atol=1e-5, rtol=1e-4):
                     which = "first" if i == 0 else "second"
                     return not_yet(
@@ -895,6 +908,14 @@ def check_static_backward(static_backward) -> Result:
         elif close(got, [0.0, 0.0]):
             hint = ["the leaves got no gradient: in which order must the nodes be visited "
                     "so that a node's grad is complete before it is passed on?"]
+        elif _later_inputs_skipped(run_nodes[-1]):
+            hint = ["after your sweep y.grad is 0: y is the second input of x * y and "
+                    "exp(y) the second input of sin(x) * exp(y), and your sweep hands a "
+                    "share to the first input of each node only. Every input that needs a "
+                    "gradient receives its own share, the node's grad times the derivative "
+                    "with respect to THAT input.",
+                    "loop over all of a node's inputs, however many it has, with k its "
+                    "position among them."]
         elif any(close(got[0], part) for part in (2.0, math.cos(1.0) * math.exp(2.0))):
             hint = ["x is used twice (in x * y and in sin(x)): x.grad must collect both "
                     "contributions, not keep only the last."]
@@ -996,6 +1017,16 @@ def check_static_backward(static_backward) -> Result:
         return stop
     return correct(ex, "your reverse sweep gives every gradient, adds up shared uses, "
                        "starts from zero on each run and skips constants.")
+
+
+def _later_inputs_skipped(nodes: list) -> bool:
+    """Whether a sweep gave the first input of every node its share and no later input
+    anything: a loop over ``inputs[:1]`` (or ``k == 0`` only)."""
+    later = [inp for n in nodes if n.op is not None for inp in n.inputs[1:] if inp.needs_grad]
+    first = [n.inputs[0] for n in nodes if n.op is not None and n.inputs[0].needs_grad]
+    return bool(later) and all(_zero_or_none(i.grad) for i in later if i not in first) and any(
+        not _zero_or_none(i.grad) for i in first
+    )
 
 
 def _keeps_the_list_and_starts_from_zero(ex: str, static_backward: Callable) -> Result | None:
@@ -1371,9 +1402,19 @@ def check_run_backward(run_backward) -> Result:
         bad = _follows_constants(ex, run_backward)
     if bad is not None:
         return bad
+    computed = [n for n in _topological(f) if not n.is_leaf]
     stop, order = answer(ex, run_backward, f)
     if stop is not None:
         return stop
+    if any(getattr(n, "saved", None) is None for n in computed):
+        return not_yet(ex, ["your run_backward frees the graph itself: after it ran, the "
+                            "computed nodes' saved is None. Freeing is free_graph's work "
+                            "(08-4), which Node.backward calls after run_backward, and only "
+                            "when retain_graph is False: with retain_graph=True the same "
+                            "graph must take a second backward, which finds nothing saved "
+                            "if run_backward already let go of it.",
+                            "run_backward reads node.saved and leaves it as it found it."],
+                       gave="a run_backward that frees what the nodes saved")
     df_dc = math.sin(1.0) + math.cos(1.0) + 1.0
     want = [df_dc * 2.0, df_dc * 0.5]
     got = [x.grad, y.grad]
@@ -1522,6 +1563,7 @@ class _TableCalls(dict):
     def __init__(self, table: dict) -> None:
         super().__init__()
         self.calls: list[tuple[int, str, int]] = []
+        self.derivative_args: list[tuple[str, tuple]] = []  # (op, arguments but k)
         for op, row in table.items():
             try:
                 entries = tuple(row)
@@ -1536,6 +1578,8 @@ class _TableCalls(dict):
 
         def counted(*args, **kwargs):
             self.calls.append((entry, op, len(args) + len(kwargs)))
+            if entry == 1:
+                self.derivative_args.append((op, args[:-1]))
             return fn(*args, **kwargs)
 
         return counted
@@ -1565,6 +1609,28 @@ def _reads_the_table(ex: str, run_backward: Callable) -> Result | None:
         names["OPS"] = table
     if crashed is None and close([x.grad, y.grad], [2.0 * math.cos(1.0), 0.5 * math.cos(1.0)]):
         return None
+    given = [a for _, args in watched.derivative_args for a in args]
+    if any(isinstance(a, _Node) or hasattr(a, "grad_fn") for a in given):
+        return not_yet(
+            ex,
+            ["your sweep calls the node's own derivative, but hands it the input nodes "
+             "themselves: a row's derivative computes with numbers, the values the op "
+             "saw when it ran. Those numbers were kept on the node when it was made.",
+             "look at what the Node keeps for backward, besides its inputs."],
+            gave="the derivative called with nodes, not numbers",
+        )
+    sin_args = [args for op, args in watched.derivative_args if op == "sin"]
+    if any(len(args) == 1 and _near_number(args[0], math.sin(1.0)) for args in sin_args):
+        return not_yet(
+            ex,
+            ["on sin(x * y) your sweep calls sin's derivative with the sin node's own "
+             "output, sin(x * y), where the derivative takes the op's input, x * y: "
+             "derivative(*args, k) is evaluated at the arguments the op was called with, "
+             "and for a unary op too its argument is its input, not its result.",
+             "every computed node saved its input values when it ran, however many "
+             "inputs it has."],
+            gave="sin's derivative called with sin's output",
+        )
     if any(entry == 0 for entry, _, _ in watched.calls):
         return not_yet(
             ex,
@@ -1599,6 +1665,14 @@ def _reads_the_table(ex: str, run_backward: Callable) -> Result | None:
             gave="the derivative of another op",
         )
     return None
+
+
+def _near_number(value: Any, want: float) -> bool:
+    """Whether ``value`` is a number within rounding of ``want``."""
+    try:
+        return abs(float(value) - want) <= 1e-12 * max(1.0, abs(want))
+    except (TypeError, ValueError):
+        return False
 
 
 def _follows_constants(ex: str, run_backward: Callable) -> Result | None:
@@ -1862,7 +1936,7 @@ def check_free_graph(free_graph) -> Result:
         return bad
     x, y = _Node(1.5, True), _Node(-0.5, True)
     c = _d("mul", x, y)
-    f = _d("exp", _d("add", c, x))
+    f = _d("sub", _d("add", c, x), 1.0)  # 1.0: a constant input, kept too
     order = _topological(f)
     links = [(n, n.inputs) for n in order]
     # taken before the call: a free_graph that empties the list must not hide the nodes
@@ -1886,14 +1960,9 @@ def check_free_graph(free_graph) -> Result:
                             "c as if it were a leaf. Free what backward saved, not the "
                             "link that says how c was made."],
                        gave="grad_fn = None on computed nodes")
-    if any(tuple(n.inputs) != tuple(before) for n, before in links):
-        return not_yet(ex, ["freeing also cut the links from each node to its inputs: "
-                            "those are the graph's structure, which stays after backward "
-                            "(in PyTorch grad_fn.next_functions still answer). Only what "
-                            "backward saved is given back.",
-                            "leave every attribute of the nodes as it is except the one "
-                            "holding the saved values."],
-                       gave="computed nodes without their inputs")
+    stop = _inputs_kept(ex, links)
+    if stop is not None:
+        return stop
     if any(n.saved is not None for n in computed):
         marked = [n.saved for n, (_, before) in zip(computed, kept_computed)
                   if n.saved is not None and not _unchanged(before, n.saved)]
@@ -1923,6 +1992,48 @@ def check_free_graph(free_graph) -> Result:
                        "second backward will find c and refuse, not stop early.")
 
 
+def _inputs_kept(ex: str, links: list) -> Result | None:
+    """Name a free_graph that changed a node's inputs: every node must keep the same
+    input objects, in the same order (a constant input included)."""
+    for node, before in links:
+        now = getattr(node, "inputs", None)
+        now = tuple(now) if isinstance(now, (tuple, list)) else now
+        if isinstance(now, tuple) and len(now) == len(before) and all(
+            a is b for a, b in zip(now, before)
+        ):
+            continue
+        keep = ("leave every attribute of the nodes as it is except the one holding the "
+                "saved values.")
+        if not now:
+            return not_yet(ex, ["freeing also cut the links from each node to its inputs: "
+                                "those are the graph's structure, which stays after backward "
+                                "(in PyTorch grad_fn.next_functions still answer). Only what "
+                                "backward saved is given back.", keep],
+                           gave="computed nodes without their inputs")
+        op = getattr(node, "grad_fn", None) or "a computed node"
+        if isinstance(now, tuple) and len(now) < len(before):
+            dropped = [i for i in before if all(i is not j for j in now)]
+            plural = "s" if len(dropped) > 1 else ""
+            needs = "need" if plural else "needs"
+            which = (f"the {op} node's constant input{plural}, which {needs} no gradient"
+                     if dropped and all(not getattr(i, "requires_grad", True) for i in dropped)
+                     else f"some of the {op} node's inputs")
+            return not_yet(ex, [f"freeing dropped {which}: it had {len(before)} inputs and "
+                                f"keeps {len(now)}. A node's "
+                                "inputs are the graph's structure, one per argument of its "
+                                "op, constants included: they stay after backward, as torch's "
+                                "grad_fn.next_functions do. Only what backward saved is given "
+                                "back.", keep],
+                           gave=f"a {op} node with {len(now)} of its {len(before)} inputs")
+        return not_yet(ex, [f"freeing changed the inputs of the {op} node (other objects, "
+                            "another number or another order): a node's inputs are the "
+                            "graph's structure, one per argument of its op, and they stay "
+                            "after backward as they were. Only what backward saved is given "
+                            "back.", keep],
+                       gave=f"a {op} node whose inputs changed")
+    return None
+
+
 def _frees_any_graph(ex: str, free_graph: Callable) -> Result | None:
     """x * 2 (a computed node second in the order), then sin and * 1.1 in turn, a number
     of times chosen at random (6 to 40), and a second leaf added last: every computed
@@ -1933,7 +2044,10 @@ def _frees_any_graph(ex: str, free_graph: Callable) -> Result | None:
         h = _d("mul", h, 1.1) if k % 2 else _d("sin", h)
     order = _topological(_d("add", h, y))
     leaves = [(n, _kept(n)) for n in order if n.is_leaf]
+    links = [(n, n.inputs) for n in order]
     stop, _ = _call_none_ok(ex, free_graph, order)
+    if stop is None:
+        stop = _inputs_kept(ex, links)
     if stop is not None:
         return stop
     kept = [n for n in order if n.grad_fn is not None and getattr(n, "saved", None) is not None]
@@ -2034,6 +2148,7 @@ class _Watched:
     def __init__(self, fn: Callable) -> None:
         self.fn, self.points, self.backwards = fn, [], 0
         self.leaves: list[tuple[bool, bool]] = []  # requires_grad of x and y, per call
+        self.raised: list[RuntimeError] = []  # what a backward raised (caught or not)
         self._patched: dict[type, object] = {}
         self._inside = 0  # backward calls running now: a run_backward inside is theirs
         self._engine: tuple[dict, Callable] | None = None
@@ -2060,6 +2175,9 @@ class _Watched:
             self._inside += 1
             try:
                 return backward(*args, **kwargs)
+            except RuntimeError as exc:  # noted, then raised on as it was
+                self.raised.append(exc)
+                raise
             finally:
                 self._inside -= 1
 
@@ -2143,8 +2261,30 @@ _ESTIMATED = [
 ]
 
 
+def _engine_switch(ex: str) -> Callable[[Any], Result | None]:
+    """The first look of 08-5 and 08-6: a function that sets the notebook's
+    use_reference is told it switched the engine, not only that it keeps state."""
+
+    def switched(fn: Any) -> Result | None:
+        if state_kept_between_calls(fn) != "use_reference":
+            return None
+        return not_yet(ex, ["your function sets use_reference, the notebook's switch that "
+                            "makes Node.backward run the lab's run_backward and free_graph "
+                            "in place of yours: the exercise is computed with the engine "
+                            "the notebook has, and the switch is the notebook's choice, "
+                            "made in the cell near the top that sets it (if a call of your "
+                            "function has already set it, run that cell again).",
+                            "leave use_reference alone inside the function: a function "
+                            "that computes with the engine computes with whichever one "
+                            "the notebook chose."],
+                       gave="a function that switches the engine (use_reference)")
+
+    return switched
+
+
 @checker(
     "08-5",
+    first_look=_engine_switch("08-5"),
     answer="J = []; for k in range(len(F(Node(x0), Node(y0)))): x, y = Node(x0, "
     "requires_grad=True), Node(y0, requires_grad=True); F(x, y)[k].backward(); "
     "J.append([x.grad, y.grad]). One fresh graph and fresh leaves per output: row k is "
@@ -2193,6 +2333,18 @@ def check_jacobian(jacobian) -> Result:
                                                         " for another F"))
         except Exception as exc:  # any other error: reported to the learner
             return failed(ex, crash_message(exc))
+        if watched.raised:
+            said = str(watched.raised[0]).rstrip(".")
+            freed = (" The error says the graph was already used by a backward that freed "
+                     "it: an output's backward needs a graph no backward has freed."
+                     if "free" in said else "")
+            return not_yet(ex, [f"a backward inside your jacobian raised RuntimeError "
+                                f"({said}), and your code caught it and went on: that "
+                                "backward computed nothing, so its row holds what an "
+                                f"earlier backward left in the leaves.{freed}",
+                                "let the error show rather than silence it, and see which "
+                                "graph each output's backward runs through."],
+                           gave=f"a caught RuntimeError: {said}")
         if autograd.ran:
             return not_yet(ex, [_library_autograd(autograd.ran)],
                            gave=f"a Jacobian computed by {autograd.ran}'s autograd")
@@ -2346,6 +2498,7 @@ def _descend(ex: str, gradient_descent: Callable, f: Callable, start, lr: float,
 
 @checker(
     "08-6",
+    first_look=_engine_switch("08-6"),
     answer="x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True); each step: "
     "x.grad = y.grad = 0.0; f(x, y).backward(); x.value -= lr * x.grad; y.value -= lr * "
     "y.grad. Return (x.value, y.value). Zeroing keeps one step's gradient; minus moves "
@@ -2390,6 +2543,11 @@ def check_gradient_descent(gradient_descent) -> Result:
     except Exception:  # not a pair of numbers: reported, never raised
         return failed(ex, f"gradient_descent should return a pair (x, y) of numbers, got "
                           f"{show(point)}.")
+    if not watched.points and not np.allclose(got, start):  # the f it was given never ran
+        return not_yet(ex, [_f_not_called(gradient_descent),
+                            "every step builds the function the descent is given from the "
+                            "two leaves, then runs backward on it."],
+                       gave="a descent that never calls the f it is given")
     if watched.backwards == 0 and watched.points:  # f ran, backward never: an estimate
         return not_yet(ex, [_ESTIMATED[0].replace("F (or f)", "f"), "each step: zero the "
                             "grads, build f(x, y) from the two leaves, run backward, move."],
@@ -2426,6 +2584,12 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "gradient. A move made before the loop's backward uses what .grad held "
                 "before it, nothing at all in the first loop.",
                 "in each loop: zero, build f, backward, and only then move."]
+    elif np.allclose(got[::-1], _simulate(start, lr, steps), rtol=1e-7, atol=1e-9):
+        return not_yet(ex, ["the numbers are where the descent ends, but in the other "
+                            "order: your pair gives y first. The exercise asks for the "
+                            "point as (x, y), x first, as gradient_descent takes its start "
+                            "(x0, y0)."],
+                       gave="the end point as (y, x)")
     elif np.allclose(got, _simulate(start, lr, steps + 1), rtol=1e-6):
         hint = ["one step too many: take exactly `steps` steps."]
     elif np.allclose(got, _simulate(start, lr, steps, "sequential"), rtol=1e-6):
@@ -2447,6 +2611,24 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "each step: zero the grads, build f(x, y), backward, move both values by "
                 "-lr times their grad."]
     return not_yet(ex, hint, gave=f"({got[0]:.4g}, {got[1]:.4g})")
+
+
+def _f_not_called(gradient_descent: Callable) -> str:
+    """Why a descent never called the f it was given: it calls the notebook's f (a
+    global of that name, the function's own parameter named otherwise), or computes
+    the point some other way (a closed form, typed numbers)."""
+    code = getattr(gradient_descent, "__code__", None)
+    params = code.co_varnames[: code.co_argcount] if code is not None else ()
+    first = params[0] if params else "f"
+    if code is not None and first != "f" and "f" in code.co_names:
+        return (f"your function calls the notebook's f, not the function it is given as "
+                f"its first argument (`{first}` in your function): the checker calls it "
+                "with its own f, which your descent never called. Build each step "
+                "from the argument.")
+    return ("your descent never called the function it is given: the checker calls it "
+            "with its own f, and the point must be where descending THAT function ends. A "
+            "minimum worked out another way (the notebook's f, a formula, numbers typed "
+            "in) is not the descent the checker asks for.")
 
 
 # A descent whose values are float32 numbers (a float32 start: numpy keeps a float32
