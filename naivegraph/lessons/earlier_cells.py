@@ -123,7 +123,8 @@ def dependencies(tree: ast.Module, line: int | None = None
     names it is computed from (a name assigned from an expression depends on the names
     the expression reads; a list a method call fills, on the call's arguments; a
     function, on the names its body reads), and the names the arguments of its
-    ``check_...`` calls read."""
+    ``check_...`` calls read.  ``Out[7]`` and ``_oh[7]`` read the name ``_7``."""
+    tree = _OutputsByNumber().visit(tree)
     depends: dict[str, set[str]] = {}
     changed: list[tuple[ast.AST, set[str]]] = []  # v.append(x): v now holds x
     checked: set[str] = set()
@@ -156,6 +157,19 @@ def dependencies(tree: ast.Module, line: int | None = None
         for name in _roots(target) & depends.keys():
             depends[name].update(sources - {name})
     return depends, checked
+
+
+class _OutputsByNumber(ast.NodeTransformer):
+    """``Out[7]`` and ``_oh[7]`` (IPython's dicts of outputs, indexed by a number) as
+    the name IPython also keeps that output under, ``_7``."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        index = node.slice
+        if (isinstance(node.value, ast.Name) and node.value.id in _ALL_OUTPUTS
+                and isinstance(index, ast.Constant) and type(index.value) is int):
+            return ast.copy_location(ast.Name(id=f"_{index.value}", ctx=ast.Load()), node)
+        return node
 
 
 def sources_of(names: set[str], depends: dict[str, set[str]],
@@ -232,8 +246,8 @@ def _output_cells(namespace: dict, before: int, name: str) -> list[int]:
     if not isinstance(outputs, dict):
         return []
     shown = sorted(n for n in outputs if isinstance(n, int) and n < before)
-    if name in _ALL_OUTPUTS:
-        return shown[::-1][:_MAX_STEPS]
+    if name in _ALL_OUTPUTS:  # an index the cell computes: every output that may hold data
+        return [n for n in shown[::-1] if _followed(outputs[n])][:_MAX_STEPS]
     if name in ("_", "__", "___"):
         return [shown[-len(name)]] if len(shown) >= len(name) else []
     if name[:1] == "_" and name[1:].isdigit():

@@ -124,11 +124,15 @@ class Optimizer:
             return closure()
 
     def _updates(self):
-        """(parameter, gradient array, group, state) for every parameter that has a grad."""
+        """(parameter, gradient array, group settings, state) for every parameter that
+        has a grad.  A setting given as a numpy number (``lr=np.float64(0.1)``) is used
+        as the Python number it holds, as torch turns every setting into a scalar: a
+        numpy float64 would otherwise carry a float32 parameter's update to float64."""
         for group in self.param_groups:
+            settings = {k: v.item() if isinstance(v, np.generic) else v for k, v in group.items()}
             for p in group["params"]:
                 if p._grad is not None:
-                    yield p, p._grad._data, group, self.state.setdefault(id(p), {})
+                    yield p, p._grad._data, settings, self.state.setdefault(id(p), {})
 
     @staticmethod
     def _write(p: Tensor, delta: np.ndarray) -> None:

@@ -377,3 +377,21 @@ def test_a_group_added_later_is_optimised_as_torch(torch):
         return optimizer
 
     assert_same_history(run(ng, make), run(torch, make))
+
+
+@pytest.mark.parametrize("make", [ng.optim.SGD, ng.optim.Adam], ids=["SGD", "Adam"])
+def test_a_numpy_float64_setting_steps_a_float32_parameter_as_the_python_number_does(make):
+    # torch turns every setting into a scalar; a numpy float64 used as it is would
+    # carry the float32 update to float64 and round it once more
+    ends = []
+    start = np.random.default_rng(0).standard_normal(200).astype(np.float32)
+    for lr in (0.1, np.float64(0.1)):
+        w = ng.tensor(start, requires_grad=True)
+        opt = make([w], lr=lr, **({"momentum": 0.9} if make is ng.optim.SGD else {}))
+        for _ in range(3):
+            opt.zero_grad()
+            (w * w * 1.3).sum().backward()
+            opt.step()
+        ends.append(w.detach().numpy().copy())
+    assert ends[1].dtype == np.float32
+    np.testing.assert_array_equal(ends[1], ends[0])

@@ -151,8 +151,8 @@ def test_02_3_a_walk_that_walks_every_path_is_refused(capsys):
 @pytest.mark.parametrize(
     "earlier, reuse, where",
     [
-        ("l4.sum().item() / 4", "Out[{n}]", "whose output is `Out[{n}]`"),
-        ("float(loss)", "_oh[{n}]", "whose output is `_oh[{n}]`"),
+        ("l4.sum().item() / 4", "Out[{n}]", "whose output is `_{n}`"),
+        ("float(loss)", "_oh[{n}]", "whose output is `_{n}`"),
         ("class M:\n    v = float(loss)\n", "M.v", "that set `M`"),
         ("import functools\npk = functools.partial(float, loss)\n", "pk()", "that set `pk`"),
     ],

@@ -3,6 +3,10 @@ cell is followed back to the cell that computed it (naivegraph/lessons/earlier_c
 a prediction exercise refuses it as it refuses the same work in the checking cell, and
 still accepts a prediction typed in any cell."""
 
+import ast
+import json
+from pathlib import Path
+
 import pytest
 from checker_results import never_states, refused
 from lesson_answers_06_07 import notebook_shell
@@ -158,3 +162,57 @@ def test_a_prediction_displayed_then_read_through_out_is_accepted(shell):
     n = shell.execution_count
     result = run_cells(shell, "False, True, False", f"a_rg, b_rg, c_rg = Out[{n}]\n" + CHECK_FLOW)
     assert result.passed, result.message
+
+
+def test_a_typed_prediction_read_back_by_its_number_is_accepted_after_a_computed_output(shell):
+    shell.run_cell("a.requires_grad, b.requires_grad, c.requires_grad", store_history=True)
+    n = shell.execution_count
+    result = run_cells(shell, "False, True, False", f"a_rg, b_rg, c_rg = Out[{n}]\n" + CHECK_FLOW)
+    assert result.passed, result.message
+
+
+def test_a_computed_output_read_back_by_its_number_is_refused_after_many_checks(shell):
+    n = shell.execution_count
+    shell.run_cell("a.requires_grad, b.requires_grad, c.requires_grad", store_history=True)
+    for _ in range(15):  # each check's result is an output too
+        shell.run_cell("ex5.check_requires_grad_flow(True, True, True)", store_history=True)
+    result = run_cells(shell, f"a_rg, b_rg, c_rg = Out[{n}]\n" + CHECK_FLOW)
+    refused(result, f"in a cell above whose output is `_{n}`")
+
+
+def test_flags_read_off_a_tensors_printed_form_are_refused(shell):
+    result = run_cells(
+        shell,
+        "shown = ['grad_fn' in repr(t) for t in (a, b, c)]",
+        "a_rg, b_rg, c_rg = shown\n" + CHECK_FLOW,
+    )
+    refused(result, "repr (in a cell above that set `shown`)")
+
+
+def _top_level_underscore_bindings(source: str) -> list[int]:
+    tree = ast.parse(source)
+    found = []
+    for node in earlier_cells._top_scope(tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.For, ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        found += [n.lineno for t in targets for n in ast.walk(t)
+                  if isinstance(n, ast.Name) and n.id == "_"]
+    return found
+
+
+def test_no_lesson_cell_binds_underscore_so_ipythons_last_output_stays_reachable():
+    bound = {
+        path.name: _top_level_underscore_bindings(source)
+        for path in sorted(Path(earlier_cells._COURSE).glob("*.ipynb"))
+        for source in _code_cells(path)
+        if _top_level_underscore_bindings(source)
+    }
+    assert bound == {}
+
+
+def _code_cells(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]

@@ -310,7 +310,7 @@ with ns.Graph() as cg:
     x = ns.placeholder("x", shape=(2,))
     n = ns.placeholder("n", shape=(), dtype=np.int64)
     chosen = ns.cond(x.sum() > 0, lambda: x * 2, lambda: x * -1)
-    _, doubled = ns.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 2), [0, x])
+    count, doubled = ns.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 2), [0, x])
 for feed in ({x: np.array([1.0, 2.0]), n: np.array(3)},
              {x: np.array([-1.0, -2.0]), n: np.array(5)}):
     print("cond:", cg.run(chosen, feed), "  while_loop:", cg.run(doubled, feed))

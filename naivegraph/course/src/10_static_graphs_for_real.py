@@ -80,7 +80,8 @@ if ex.solved("10-1"):
     w1.assign(w1_init); w2.assign(w2_init)   # plain arrays: assigned at once
     static_losses = []
     for step in range(50):
-        loss_value, _, _ = g.run([loss, new_w1, new_w2], {x: x_data, y: y_data})
+        loss_value, new_w1_value, new_w2_value = g.run([loss, new_w1, new_w2],
+                                                       {x: x_data, y: y_data})
         static_losses.append(float(loss_value))
     print("static:  first %.1f, last %.1f" % (static_losses[0], static_losses[-1]))
 else:
@@ -322,7 +323,7 @@ ex.check_poly_loop(poly, more, body, base, xp, top, [a, b, c, d, e])
 # %%
 if ex.solved("10-3"):
     with poly:
-        _, poly_y = ns.while_loop(more, body, [4.0, base], maximum_iterations=10)
+        final_p, poly_y = ns.while_loop(more, body, [4.0, base], maximum_iterations=10)
         grads = ns.gradients(ns.sum(poly_y), [a, b, c, d, e])
     for t in (4, 5, 6):
         static_grads = poly.run(grads, {xp: xs_data, top: np.array(float(t))})
