@@ -1093,11 +1093,22 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
             if shown not in found:
                 found.append(shown)
         read = _attributes_counted(code)
+        if names & _BY_NAME:  # getattr(t, "grad"), attrgetter("is_leaf"): a read all the same
+            read.update(_strings_in(code))
         found += [f".{name}" for name in reads if read[name] > on_modules[name]]
         found += [name for name in calls if name in names]
         return " and ".join(found)
 
     return computes(_whole_cell(frame) or frame.f_code) or computed_earlier(frame, computes)
+
+
+# Functions that read an attribute named by a string.
+_BY_NAME = frozenset({"getattr", "attrgetter", "methodcaller"})
+
+
+def _strings_in(code: CodeType) -> list[str]:
+    """The string constants of a code object and the code nested in it."""
+    return [c for inner in _codes_in(code) for c in inner.co_consts if isinstance(c, str)]
 
 
 def _attributes_counted(code: CodeType) -> Counter[str]:
@@ -1236,7 +1247,7 @@ def cell_model_tensors() -> list[str]:
 
         def model_in(code: CodeType, cell: ast.Module, name: str) -> str:
             return ", ".join(sorted(
-                n for n in free_names(cell, {name}) if _model_tensor(space.get(n))))
+                n for n in free_names(cell, {name}, filled=True) if _model_tensor(space.get(n))))
 
         earlier = traced_back(frame, model_in)
         return [earlier] if earlier else []

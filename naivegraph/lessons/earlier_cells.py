@@ -88,8 +88,10 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
             where = "whose output is" if shown else "that set"
             return f"{what} (in a cell above {where} `{label}`)"
         if tree is not None:
-            todo += [(n, found, n) for n in sorted(free_names(tree, {name}))
+            todo += [(n, found, n) for n in sorted(free_names(tree, {name}, filled=True))
                      if _followed(namespace.get(n))]
+            if name not in dependencies(tree)[0]:  # only filled here: made further up
+                todo.append((name, found, label))
     return ""
 
 
@@ -117,13 +119,15 @@ def _parse(source: Any) -> ast.Module | None:
         return None
 
 
-def dependencies(tree: ast.Module, line: int | None = None
+def dependencies(tree: ast.Module, line: int | None = None, filled: bool = False
                  ) -> tuple[dict[str, set[str]], set[str]]:
     """A cell's data flow: each name it binds (above ``line``, or anywhere) -> the
     names it is computed from (a name assigned from an expression depends on the names
     the expression reads; a list a method call fills, on the call's arguments; a
-    function, on the names its body reads), and the names the arguments of its
-    ``check_...`` calls read.  ``Out[7]`` and ``_oh[7]`` read the name ``_7``."""
+    function, on the names its body reads, and so does a global it sets), and the names
+    the arguments of its ``check_...`` calls read.  ``Out[7]`` and ``_oh[7]`` read the
+    name ``_7``.  With ``filled``, a name the cell only fills (``vals.append(x)`` on a
+    list an earlier cell made) counts as bound by it too."""
     tree = _OutputsByNumber().visit(tree)
     depends: dict[str, set[str]] = {}
     changed: list[tuple[ast.AST, set[str]]] = []  # v.append(x): v now holds x
@@ -141,7 +145,10 @@ def dependencies(tree: ast.Module, line: int | None = None
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             pairs = [(node.optional_vars, _reads(node.context_expr))]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            depends.setdefault(node.name, set()).update(_reads(node))
+            body = _reads(node)
+            depends.setdefault(node.name, set()).update(body)
+            for name in _globals_set(node):  # def f(): global v; v = ...
+                depends.setdefault(name, set()).update(body - {name})
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -154,9 +161,15 @@ def dependencies(tree: ast.Module, line: int | None = None
             for name in _roots(target):
                 depends.setdefault(name, set()).update(sources - {name})
     for target, sources in changed:  # a name the cell binds, filled by a method call
-        for name in _roots(target) & depends.keys():
-            depends[name].update(sources - {name})
+        for name in _roots(target) if filled else _roots(target) & depends.keys():
+            depends.setdefault(name, set()).update(sources - {name})
     return depends, checked
+
+
+def _globals_set(function: ast.AST) -> set[str]:
+    """The names a function declares ``global`` (and so sets in the notebook)."""
+    return {name for node in ast.walk(function) if isinstance(node, ast.Global)
+            for name in node.names}
 
 
 class _OutputsByNumber(ast.NodeTransformer):
@@ -186,10 +199,11 @@ def sources_of(names: set[str], depends: dict[str, set[str]],
     return seen
 
 
-def free_names(tree: ast.Module, names: set[str], line: int | None = None) -> set[str]:
+def free_names(tree: ast.Module, names: set[str], line: int | None = None,
+               filled: bool = False) -> set[str]:
     """``names`` followed back through the cell's data flow (above ``line``, or all
     of it): the names they come from that the cell does not bind itself."""
-    depends, _ = dependencies(tree, line)
+    depends, _ = dependencies(tree, line, filled)
     return {n for n in sources_of(names, depends) if n not in depends}
 
 
@@ -270,7 +284,7 @@ def _binding_cell(history: list, before: int, name: str) -> int | None:
     """The last cell before ``before`` that binds ``name`` at its top level."""
     for i in range(before - 1, -1, -1):
         tree = _parse(history[i])
-        if tree is not None and name in dependencies(tree)[0]:
+        if tree is not None and name in dependencies(tree, filled=True)[0]:
             return i
     return None
 

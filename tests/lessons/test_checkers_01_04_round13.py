@@ -168,3 +168,21 @@ def test_01_1_a_loss_read_off_above_and_reused_in_any_form_is_refused(shell, ear
         run_in_notebook(shell, earlier, cell), f"(in a cell above {where.format(n=n)})"
     )
     never_states(result, "40")
+
+
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        ("def keep():\n    global kept\n    kept = float(loss)\n", "keep()"),
+        ("kept_list = []", "kept_list.append(float(loss))"),
+    ],
+)
+def test_01_1_a_loss_kept_by_a_function_or_appended_above_is_refused(shell, earlier):
+    run_in_notebook(shell, MODEL)
+    name = "kept" if "global" in earlier[0] else "kept_list[0]"
+    cell = (
+        "l1_value, l2_value, l3_value, l4_value = 2.0, 5.0, 8.0, 40.0\n"
+        f"loss_value = {name}\n" + CHECK_01_1
+    )
+    result = refused(run_in_notebook(shell, *earlier, cell), "(in a cell above that set `kept")
+    assert "loss" in result.message

@@ -216,3 +216,44 @@ def test_no_lesson_cell_binds_underscore_so_ipythons_last_output_stays_reachable
 def _code_cells(path):
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+def test_flags_a_function_stored_as_globals_are_refused(shell):
+    result = run_cells(
+        shell,
+        "def read_flags():\n    global seen\n    seen = [t.requires_grad for t in (a, b, c)]\n",
+        "read_flags()",
+        "a_rg, b_rg, c_rg = seen\n" + CHECK_FLOW,
+    )
+    refused(result, "in a cell above that set `seen`")
+
+
+def test_flags_appended_in_a_later_cell_to_a_list_made_above_are_refused(shell):
+    result = run_cells(
+        shell,
+        "kept = []",
+        "kept.extend(t.requires_grad for t in (a, b, c))",
+        "kept.append('nothing')",
+        "a_rg, b_rg, c_rg = kept[:3]\n" + CHECK_FLOW,
+    )
+    refused(result, "in a cell above that set `kept`")
+
+
+def test_a_prediction_appended_to_a_list_above_is_accepted(shell):
+    result = run_cells(
+        shell, "guess = []", "guess.extend([False, True, False])", "a_rg, b_rg, c_rg = guess\n" + CHECK_FLOW
+    )
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        "import operator\nflag = operator.attrgetter('requires_grad')\n",
+        "import functools\nflag = functools.partial(getattr, name='requires_grad')\n"
+        "flag = lambda t: getattr(t, 'requires_grad')\n",
+    ],
+)
+def test_flags_read_by_the_attributes_name_are_refused(shell, earlier):
+    result = run_cells(shell, earlier, "a_rg, b_rg, c_rg = [flag(t) for t in (a, b, c)]\n" + CHECK_FLOW)
+    refused(result, ".requires_grad")
