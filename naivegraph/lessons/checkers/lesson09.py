@@ -224,13 +224,6 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
                 "(float64 as given, or float32).")
     if matches(counts):
         return "that is a count of correct rows; accuracy is a fraction of all rows."
-    for first in range(1, len(_ACCURACY_CASES[k][1])):
-        if matches([np.mean(c[0][:first].argmax(axis=1) == c[1][:first])
-                    for c in _ACCURACY_CASES]):
-            return (f"your accuracy looks at the first {first} rows of a batch only: right "
-                    f"for a batch of {first} rows or fewer, wrong once a batch has more (the "
-                    f"batch here has {len(_ACCURACY_CASES[k][1])}). Every row of the "
-                    "batch counts, whatever its size.")
     if matches([float(np.floor(w)) for w in wants]):
         return ("your accuracy is a whole number: 0 for every batch with a wrong row, 1 "
                 "when all are right. The fraction was cut off by an integer division "
@@ -246,6 +239,13 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
         if matches([round(w, digits) for w in wants]):
             return ("your accuracy is rounded: return it with all its digits (a fraction such "
                     "as a third has no short decimal form); round only where you print it.")
+    for first in range(2, len(_ACCURACY_CASES[k][1])):
+        if matches([np.mean(c[0][:first].argmax(axis=1) == c[1][:first])
+                    for c in _ACCURACY_CASES]):
+            return (f"your accuracy looks at the first {first} rows of a batch only: right "
+                    f"for a batch of {first} rows or fewer, wrong once a batch has more (the "
+                    f"batch here has {len(_ACCURACY_CASES[k][1])}). Every row of the "
+                    "batch counts, whatever its size.")
     try:
         fixed = float(counts[k]) / float(gots[k]) if float(gots[k]) else 0.0
     except Exception:  # not a number: no fixed divisor

@@ -1174,8 +1174,8 @@ def check_first_nan(name) -> Result:
         )
     if given.lower().startswith(("sum", "mul")):
         hint = (
-            "that op's backward returns only finite numbers here, so the NaN starts in "
-            "another of the three."
+            "that op's backward returns finite numbers here, so the NaN starts in "
+            "another op: check every one of the three, not only its neighbour."
         )
     else:
         hint = "the backward pass runs only the three ops the lesson lists: which one?"
