@@ -505,16 +505,25 @@ def agrees(got: float, want: float, size: float, exact: bool) -> bool:
 
 def _weights_of(node) -> dict:
     """The Variables ``node`` reads that stand for w1, w2, w3, by their value in the cell
-    (2, 3, 4): ``{value: Variable}``, the first of each value."""
+    (2, 3, 4): ``{value: Variable}``, of each value the one made first in its graph (the
+    cell's; one made later with the same value, a w1b, is an extra)."""
     found: dict = {}
     for v in _read_variables(node):
         try:
             key = float(v.value)
         except Exception:  # an array Variable: not one of the cell's weights
             continue
-        if key in (2.0, 3.0, 4.0) and key not in found:
+        if key in (2.0, 3.0, 4.0) and (key not in found or _made_before(v, found[key])):
             found[key] = v
     return found
+
+
+def _made_before(a, b) -> bool:
+    """Whether Variable ``a`` was made before ``b`` in their graph (False when that
+    cannot be told)."""
+    nodes = list(getattr(getattr(a, "graph", None), "nodes", ()))
+    place = {id(n): k for k, n in enumerate(nodes)}
+    return id(a) in place and id(b) in place and place[id(a)] < place[id(b)]
 
 
 def _read_variables(node) -> list:

@@ -2457,6 +2457,21 @@ def _simulate(start, lr: float, steps: int, mistake: str = "") -> np.ndarray:
     return p
 
 
+def _with_momentum(got, start, lr: float, steps: int) -> bool:
+    """Whether ``got`` is where a descent with momentum ends: a velocity that carries
+    past gradients on (v = beta v + g, or an average v = beta v + (1 - beta) g), each
+    step moving by -lr v, for a usual beta."""
+    for beta in (0.9, 0.5, 0.8, 0.95, 0.99, 0.7, 0.6, 0.75, 0.85, 0.98, 0.999):
+        for share in (1.0, 1.0 - beta):
+            p, v = np.array(start, dtype=float), np.zeros(2)
+            for _ in range(steps):
+                v = beta * v + share * _grad(*p)
+                p = p - lr * v
+            if np.allclose(got, p, rtol=1e-6):
+                return True
+    return False
+
+
 def _is_node(value) -> bool:
     """An engine node (it has a value and a grad), not a number."""
     return hasattr(value, "value") and hasattr(value, "grad")
@@ -2570,6 +2585,11 @@ def check_gradient_descent(gradient_descent) -> Result:
                 "y.grad before each backward."]
     elif np.allclose(got, _simulate(start, lr, steps, "ascent"), rtol=1e-6):
         hint = ["your steps climb: the gradient points uphill, so step against it."]
+    elif _with_momentum(got, start, lr, steps):
+        hint = ["your descent keeps a velocity (momentum): each step moves by a blend of "
+                "the gradients of earlier steps too. Plain gradient descent, which the "
+                "exercise asks for, moves each variable by -lr times its CURRENT gradient "
+                "only, with nothing carried over from one step to the next."]
     elif any(np.allclose(got, _simulate(start, rate, steps), rtol=1e-6)
              for rate in (0.1, 0.01, 0.001)):
         hint = ["your steps use a learning rate of their own: use the lr the function is "

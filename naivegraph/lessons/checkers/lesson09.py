@@ -61,6 +61,8 @@ _ACCURACY_CASES = [
     # ties: a row's prediction is argmax's, the first of its largest logits
     (np.array([[1.0, 1.0, 0.0], [0.0, 2.0, 2.0], [3.0, 0.0, 3.0], [0.5, 0.2, 0.1]]),
      np.array([1, 1, 2, 0]), 0.5),
+    # close logits: a cast to float16 (about 3 digits) makes the first row's two equal
+    (np.array([[1.0001, 1.0002], [2.0, 1.0], [0.25, 0.5]]), np.array([1, 0, 1]), 1.0),
 ]
 
 
@@ -213,6 +215,13 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
                 "computed in float16, which keeps about 3 digits: a fraction such as a "
                 "third comes out off in its 4th. Average in float64 (numpy's default) "
                 "or float32.")
+    if matches([np.mean(c[0].astype(np.float16).argmax(axis=1) == c[1])
+                for c in _ACCURACY_CASES]):
+        return ("your comparison and average are right, but the logits were cast to "
+                "float16 before the argmax: float16 keeps about 3 digits, so two close "
+                "logits such as 1.0001 and 1.0002 become equal and the row predicts the "
+                "first of them. Take the argmax of the logits with all their digits "
+                "(float64 as given, or float32).")
     if matches(counts):
         return "that is a count of correct rows; accuracy is a fraction of all rows."
     if matches([float(np.floor(w)) for w in wants]):
@@ -230,6 +239,13 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
         if matches([round(w, digits) for w in wants]):
             return ("your accuracy is rounded: return it with all its digits (a fraction such "
                     "as a third has no short decimal form); round only where you print it.")
+    for first in range(2, len(_ACCURACY_CASES[k][1])):
+        if matches([np.mean(c[0][:first].argmax(axis=1) == c[1][:first])
+                    for c in _ACCURACY_CASES]):
+            return (f"your accuracy looks at the first {first} rows of a batch only: right "
+                    f"for a batch of {first} rows or fewer, wrong once a batch has more (the "
+                    f"batch here has {len(_ACCURACY_CASES[k][1])}). Every row of the "
+                    "batch counts, whatever its size.")
     try:
         fixed = float(counts[k]) / float(gots[k]) if float(gots[k]) else 0.0
     except Exception:  # not a number: no fixed divisor
@@ -269,6 +285,32 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
                 "index of its largest logit among all the classes, compared with the label.")
     return ("predict each row's class as the index of its largest logit (over the class "
             "axis), compare the predictions with the labels, and average.")
+
+
+def _notebooks_optimizer(train_step, opt) -> str:
+    """The hint for a train_step that steps an optimizer of the notebook's (a global
+    it reads) instead of the one it is given, or ""."""
+    code = getattr(train_step, "__code__", None)
+    if code is None:
+        return ""
+    space = dict(getattr(train_step, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, getattr(train_step, "__closure__", None) or ()):
+        try:
+            space[name] = cell.cell_contents
+        except ValueError:  # an empty cell: nothing to read
+            pass
+    names = [n for n in (*code.co_names, *code.co_freevars)
+             if isinstance(space.get(n), ng.optim.Optimizer) and space[n] is not opt]
+    if not names:
+        return ""
+    params = code.co_varnames[: code.co_argcount]
+    given = params[1] if len(params) > 1 else ""
+    called = f" (`{given}` in your function)" if given and given != names[0] else ""
+    return (f"the weights never changed: your train_step steps `{names[0]}`, the "
+            "notebook's optimizer, not the one it is given as its second argument"
+            f"{called}. The notebook's optimizer holds the notebook's model's parameters, "
+            "so the model the checker passes never moves. A function works on what it is "
+            "given: zero and step the optimizer passed in.")
 
 
 def _data():
@@ -374,7 +416,10 @@ def check_train_step(train_step) -> Result:
     if not np.all(np.isfinite(losses)) or losses[-1] >= losses[0] * 0.9:
         stepped = any(not close(p, q) for p, q in zip(_model().parameters(),
                                                        model.parameters()))
-        if stepped:
+        other = "" if stepped else _notebooks_optimizer(train_step, opt)
+        if other:
+            hint = other
+        elif stepped:
             hint = ("the loss did not go down: the steps are not following one batch's "
                     "gradient each.")
         elif all(p.grad is None or close(p.grad, 0.0) for p in model.parameters()) and (

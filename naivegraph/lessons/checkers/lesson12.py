@@ -286,6 +286,26 @@ _CUBE_CASES = [
 _LARGE_CASES = (len(_CUBE_CASES) - 2, len(_CUBE_CASES) - 1)
 
 
+def _through_float32(got, xs, upstream) -> bool:
+    """Whether ``got`` is 3 x^2 grad_output with x, x^2 or the product rounded to a
+    narrower float on the way (a .float() cast): equal to such a rounding, and not to the
+    float64 rule."""
+    xs, upstream = np.asarray(xs, dtype=np.float64), np.asarray(upstream, dtype=np.float64)
+    narrowed = []
+    with np.errstate(all="ignore"):  # float16 overflows at 1e6: inf, never equal
+        for narrow in (np.float32, np.float16):
+            x_n = xs.astype(narrow)
+            local = (3 * x_n**2).astype(np.float64)
+            narrowed += [local * upstream, (local.astype(narrow) * upstream.astype(narrow)),
+                         3 * x_n.astype(np.float64) ** 2 * upstream,
+                         (3 * xs**2 * upstream).astype(narrow)]
+        return any(
+            np.array_equal(got, np.asarray(n, dtype=np.float64))
+            or bool(np.allclose(got, np.asarray(n, dtype=np.float64), rtol=1e-14, atol=0))
+            for n in narrowed
+        )
+
+
 def _shape_of(xs) -> tuple:
     return tuple(np.shape(xs))
 
@@ -365,6 +385,19 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
     want = 3 * xs**2 * upstream
     if _exact(got, want):
         return None
+    if _through_float32(got, xs, upstream):
+        return not_yet(
+            ex,
+            [
+                "your gradient is float64, but a part of it went through a narrower float "
+                "(a cast such as .float() or .astype(np.float32)): it lost its last digits "
+                "there, which no later float64 product brings back. x and grad_output are "
+                "float64: keep every step in their dtype.",
+                "compute the local derivative from the saved x as it is, without "
+                "converting anything.",
+            ],
+            gave="a gradient rounded to a narrower float on its way",
+        )
     if case in _LARGE_CASES:
         return not_yet(
             ex,
@@ -1141,9 +1174,8 @@ def check_first_nan(name) -> Result:
         )
     if given.lower().startswith(("sum", "mul")):
         hint = (
-            "that op's backward returns finite numbers here. Work out, step by step "
-            "in the order the backward pass runs them, what every one of the three "
-            "returns at x = [0, 4]."
+            "that op's backward returns finite numbers here, so the NaN starts in "
+            "another op: check every one of the three, not only its neighbour."
         )
     else:
         hint = "the backward pass runs only the three ops the lesson lists: which one?"
