@@ -357,6 +357,27 @@ _ONE_EDGE = ((None, 0),)
 
 
 # -- the pass ------------------------------------------------------------------------------
+def checked_inputs(node, inputs: tuple) -> tuple:
+    """``OpNode._check_versions`` (which raises) and ``_current_inputs``, read inline:
+    the saved inputs of ``node`` once every saved tensor's version is the one it was
+    saved at, with a tensor whose array was replaced since read afresh."""
+    replaced = False
+    for position, owner, version in node.sources:
+        if position == "out":
+            if owner.value != version:
+                node._check_versions()  # raises
+            continue
+        counter = owner._version_counter
+        if type(counter) is not _Counter:  # None, or an inference tensor's
+            if owner._version != version:
+                node._check_versions()
+        elif counter.value != version:
+            node._check_versions()
+        if owner._data is not inputs[position]:
+            replaced = True
+    return node._current_inputs() if replaced else inputs
+
+
 def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tuple:
     """:func:`naivegraph.dynamic.engine.backward_pass` with the plain nodes run inline:
     ``Visitor.visit``, ``OpNode.apply``, ``OpDef.pullback`` and ``add_gradient`` in one
@@ -369,7 +390,6 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
     leaf_updates: list = []
     skipped = []  # nodes no gradient reached: not released
     op_classes, rules_of_op = _op_classes, _rules
-    counter_class = _Counter
     compact, negation_rule = _COMPACT, _negation_rule
     carried = None  # the next node's gradients, when they did not go through ``pending``
     left = len(postorder)  # nodes not run yet, this one included
@@ -423,24 +443,8 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
             if node._released and op.saves:
                 raise RuntimeError(SECOND_BACKWARD)
             inputs = node.saved
-            sources = node.sources
-            if sources:  # OpNode._check_versions (which raises) and _current_inputs
-                replaced = False
-                for position, owner, version in sources:
-                    if position == "out":
-                        if owner.value != version:
-                            node._check_versions()  # raises
-                        continue
-                    counter = owner._version_counter
-                    if type(counter) is not counter_class:  # None, or an inference tensor's
-                        if owner._version != version:
-                            node._check_versions()
-                    elif counter.value != version:
-                        node._check_versions()
-                    if owner._data is not inputs[position]:
-                        replaced = True
-                if replaced:
-                    inputs = node._current_inputs()
+            if node.sources:
+                inputs = checked_inputs(node, inputs)
             rules = rules_of_op.get(op)
             if rules is None:
                 rules = _rules_of(op)

@@ -50,7 +50,6 @@ from ..dynamic import engine
 from ..dynamic.anomaly_mode import mode as anomaly
 from ..dynamic.grad_mode import _state as grad_mode
 from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, _metas, meta_of
-from ..dynamic.tensor_autograd import _Counter
 from ..ops.core import OPS, _in_dtype_of
 from . import fastback
 from . import tricks as fast
@@ -174,7 +173,6 @@ def _pass(postorder: list, grads: dict, keep_graph: bool) -> list:
     gradients, in pass order."""
     leaf_updates = []
     ran = []
-    counter_class = _Counter
     rules_of_op = _rules
     bare = _BARE
     sum_axes, whole_mean = fastback._sum_axes, fastback._whole_mean
@@ -191,24 +189,8 @@ def _pass(postorder: list, grads: dict, keep_graph: bool) -> list:
             raise RuntimeError(SECOND_BACKWARD)
         ran.append(node)
         inputs = node.saved
-        sources = node.sources
-        if sources:  # OpNode._check_versions (which raises) and _current_inputs
-            replaced = False
-            for position, owner, version in sources:
-                if position == "out":
-                    if owner.value != version:
-                        node._check_versions()  # raises
-                    continue
-                counter = owner._version_counter
-                if type(counter) is not counter_class:  # None, or an inference tensor's
-                    if owner._version != version:
-                        node._check_versions()
-                elif counter.value != version:
-                    node._check_versions()
-                if owner._data is not inputs[position]:
-                    replaced = True
-            if replaced:
-                inputs = node._current_inputs()
+        if node.sources:
+            inputs = fastback.checked_inputs(node, inputs)
         kind = bare.get(op)
         needs = node.needs
         attrs = node.attrs
