@@ -1093,10 +1093,12 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
             if shown not in found:
                 found.append(shown)
         read = _attributes_counted(code)
-        if names & _BY_NAME:  # getattr(t, "grad"), attrgetter("is_leaf"): a read all the same
-            read.update(_strings_in(code))
+        by_name = set(_strings_in(code)) if names & _BY_NAME else set()
+        read.update(by_name)  # getattr(t, "grad"), attrgetter("is_leaf"): a read all the same
         found += [f".{name}" for name in reads if read[name] > on_modules[name]]
-        found += [name for name in calls if name in names]
+        if _formats(code):  # f"{t}" turns t into its printed form, as str(t) does
+            names = names | {"str"}
+        found += [name for name in calls if name in names or name in by_name]
         return " and ".join(found)
 
     return computes(_whole_cell(frame) or frame.f_code) or computed_earlier(frame, computes)
@@ -1104,6 +1106,12 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
 
 # Functions that read an attribute named by a string.
 _BY_NAME = frozenset({"getattr", "attrgetter", "methodcaller"})
+
+
+def _formats(code: CodeType) -> bool:
+    """Whether a code object (or the code nested in it) formats a value in an f-string."""
+    return any(ins.opname == "FORMAT_VALUE" for inner in _codes_in(code)
+               for ins in dis.get_instructions(inner))
 
 
 def _strings_in(code: CodeType) -> list[str]:

@@ -264,7 +264,7 @@ RUN_TRACE = (
 
 def test_10_2_a_cell_that_runs_the_snippet_is_refused(shell):
     result = refused(run_in_notebook(shell, RUN_SMALL), "runs the snippet's graph instead")
-    assert "it calls run" in result.message
+    assert "it uses run" in result.message
     never_states(result, "(2.0, 2.0, 3.0)", "2.0, 2.0")
     assert run_in_notebook(shell, "predicted = (2.0, 2.0, 3.0)\nex.check_run_semantics(predicted)")
 
@@ -579,3 +579,28 @@ def test_12_6_a_cell_that_asks_the_library_is_refused(shell, cell):
     result = refused(run_in_notebook(shell, cell), "asks the library instead of working it out")
     never_states(result, "SqrtBackward0")
     assert run_in_notebook(shell, "first_nan = 'SqrtBackward0'\nex.check_first_nan(first_nan)")
+
+
+def test_10_2_the_variables_value_read_after_running_the_snippet_above_is_refused(shell):
+    snippet = RUN_SMALL.split("predicted")[0]
+    run_in_notebook(shell, snippet)
+    result = refused(
+        run_in_notebook(
+            shell,
+            "predicted = (float(getattr(v, 'value')), float(v.value), float(v.value) + 1)\n"
+            "ex.check_run_semantics(predicted)",
+        ),
+        "runs the snippet's graph instead",
+    )
+    assert ".value" in result.message
+
+
+def test_13_3_the_cache_size_read_by_its_name_in_a_cell_above_is_refused(shell):
+    run_in_notebook(shell, TRACE_HEAD.split("ops = ")[0])
+    run_in_notebook(shell, "import operator\nsize_of = operator.attrgetter('cache_size')\n"
+                    "seen = size_of(traced)")
+    result = refused(
+        run_in_notebook(shell, "baked = ('tanh', seen)\nex.check_baked_branch(baked)"),
+        "runs the traced function instead",
+    )
+    assert "cache_size" in result.message

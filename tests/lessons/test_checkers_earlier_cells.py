@@ -257,3 +257,28 @@ def test_a_prediction_appended_to_a_list_above_is_accepted(shell):
 def test_flags_read_by_the_attributes_name_are_refused(shell, earlier):
     result = run_cells(shell, earlier, "a_rg, b_rg, c_rg = [flag(t) for t in (a, b, c)]\n" + CHECK_FLOW)
     refused(result, ".requires_grad")
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        'a_rg, b_rg, c_rg = ("grad_fn" in f"{t}" for t in (a, b, c))\n',
+        'a_rg, b_rg, c_rg = ("grad_fn" in t.__repr__() for t in (a, b, c))\n',
+        'a_rg, b_rg, c_rg = (format(t).find("grad_fn") >= 0 for t in (a, b, c))\n',
+    ],
+)
+def test_flags_read_off_the_printed_form_in_any_spelling_are_refused(shell, cell):
+    refused(run_cells(shell, cell + CHECK_FLOW), "your cell reads the flags off the tensors")
+
+
+def test_the_peak_counted_from_a_compiled_listing_is_refused(shell):
+    result = run_cells(
+        shell,
+        "with ns.Graph() as chain:\n"
+        "    xc = ns.placeholder('x', shape=(1000,))\n"
+        "    yc = ns.exp(ns.sin(ns.cos(ns.tanh(xc * 2) + 1)) - 3)\n"
+        "cf = chain.compile([xc], [yc], optimize=False)\n",
+        "peak_intermediates = sum('free' in line for line in cf.listing().splitlines()) - 4\n"
+        "result = ex6.check_memory_plan(peak_intermediates)",
+    )
+    refused(result, "listing")

@@ -59,7 +59,7 @@ def check_requires_grad_flow(a_requires_grad, b_requires_grad, c_requires_grad) 
     problem = flags_problem(answers, 3, "a, b, c")
     if problem is not None:
         return failed(ex, f"hint: {problem}")
-    read = cell_computes(reads=("requires_grad", "is_leaf", "grad_fn"), calls=("repr", "str"))
+    read = cell_computes(reads=("requires_grad", "is_leaf", "grad_fn"), calls=("repr", "str", "format", "__repr__", "__str__"))
     if read:
         return not_yet(
             ex,

@@ -1155,7 +1155,7 @@ def check_memory_plan(peak_values) -> Result:
         return failed(
             ex, "give a count of values, not a negative number: a count cannot be negative."
         )
-    ran = cell_computes(calls=("Plan", "live_values"))
+    ran = cell_computes(calls=("Plan", "live_values", "compile", "listing"))
     if ran:
         return not_yet(
             ex,

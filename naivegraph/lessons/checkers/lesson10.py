@@ -378,7 +378,7 @@ def check_run_semantics(predicted) -> Result:
         return failed(ex, "answer with three numbers: first[0], first[1], second.")
     ran = _runs_instead_of_predicting(ex, ("run", "compile"), "the snippet's graph",
                                       "what a read inside a run sees, and when an update "
-                                      "is stored.")
+                                      "is stored.", reads=("value",))
     if ran is not None:
         return ran
     if got == [2.0, 2.0, 3.0]:  # whole numbers: 2.00001 is not 2
@@ -399,21 +399,22 @@ def check_run_semantics(predicted) -> Result:
                    gave=str(tuple(got)))
 
 
-def _runs_instead_of_predicting(ex: str, calls: tuple, what: str, think: str) -> Result | None:
-    """A refusal for a notebook cell that runs ``what`` (it looks up a name of ``calls``)
-    to read the answer off, where the exercise asks for a prediction; None otherwise.
-    A value computed in an earlier cell and only typed here is not seen (a known limit,
-    as in the other lessons' prediction exercises)."""
-    ran = cell_computes(calls=calls)
+def _runs_instead_of_predicting(ex: str, calls: tuple, what: str, think: str,
+                                reads: tuple = ()) -> Result | None:
+    """A refusal for a notebook cell that runs ``what`` (it looks up a name of ``calls``,
+    or reads an attribute of ``reads``) to read the answer off, where the exercise asks
+    for a prediction; None otherwise.  The cell's values are followed back through the
+    learner's earlier cells (``cell_computes``)."""
+    ran = cell_computes(calls=calls, reads=reads)
     if not ran:
         return None
     return not_yet(
         ex,
-        [f"your cell runs {what} instead of predicting: it calls {ran}. The exercise asks "
+        [f"your cell runs {what} instead of predicting: it uses {ran}. The exercise asks "
          "you to PREDICT the answer without running anything, and to type it; the cell "
          "after the check runs the code for you once the check passes.",
          f"work it out from the lesson's rule: {think}"],
-        gave=f"a cell that calls {ran}",
+        gave=f"a cell that uses {ran}",
     )
 
 
