@@ -1104,6 +1104,10 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
     return computes(_whole_cell(frame) or frame.f_code) or computed_earlier(frame, computes)
 
 
+#: The names that turn an object into its printed form (an f-string counts as ``str``):
+#: a prediction read off a tensor's or a trace's repr uses one of them.
+PRINTED_FORM = ("repr", "str", "format", "__repr__", "__str__")
+
 # Functions that read an attribute named by a string.
 _BY_NAME = frozenset({"getattr", "attrgetter", "methodcaller"})
 

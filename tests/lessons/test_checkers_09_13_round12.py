@@ -604,3 +604,20 @@ def test_13_3_the_cache_size_read_by_its_name_in_a_cell_above_is_refused(shell):
         "runs the traced function instead",
     )
     assert "cache_size" in result.message
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "baked = ('tanh', int(str(traced).split(':')[1].split()[0]))",
+        "import re\nbaked = ('tanh', int(re.search(r'(\\d+) graphs', repr(traced)).group(1)))",
+        "baked = ('tanh', int(f'{traced}'.split(':')[1].split()[0]))",
+    ],
+)
+def test_13_3_the_count_read_off_the_traces_printed_form_is_refused(shell, answer):
+    run_in_notebook(shell, TRACE_HEAD.split("ops = ")[0])
+    result = refused(
+        run_in_notebook(shell, answer + "\nex.check_baked_branch(baked)"),
+        "runs the traced function instead",
+    )
+    never_states(result, "tanh', 3")

@@ -13,6 +13,7 @@ import naivegraph as ng
 from naivegraph.dynamic import tensor as tensor_module
 
 from ..checking import (
+    PRINTED_FORM,
     cell_computes,
     forgot_return,
     keeps_learner_state,
@@ -59,7 +60,7 @@ def check_requires_grad_flow(a_requires_grad, b_requires_grad, c_requires_grad) 
     problem = flags_problem(answers, 3, "a, b, c")
     if problem is not None:
         return failed(ex, f"hint: {problem}")
-    read = cell_computes(reads=("requires_grad", "is_leaf", "grad_fn"), calls=("repr", "str", "format", "__repr__", "__str__"))
+    read = cell_computes(reads=("requires_grad", "is_leaf", "grad_fn"), calls=PRINTED_FORM)
     if read:
         return not_yet(
             ex,

@@ -24,6 +24,7 @@ from ..checking import (
     answer,
     blank_function,
     call_answer,
+    PRINTED_FORM,
     cell_computes,
     checker,
     correct,
@@ -1142,7 +1143,7 @@ def check_first_nan(name) -> Result:
             ],
             gave=repr(name),
         )
-    ran = cell_computes(reads=("grad_fn", "next_functions"), calls=("detect_anomaly",))
+    ran = cell_computes(reads=("grad_fn", "next_functions"), calls=("detect_anomaly", *PRINTED_FORM))
     if ran:
         return not_yet(
             ex,

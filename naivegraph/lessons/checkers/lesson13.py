@@ -12,7 +12,7 @@ import numpy as np
 
 import naivegraph.static as ns
 
-from ..checking import Result, checker, correct, failed, is_blank, not_done, not_yet
+from ..checking import PRINTED_FORM, Result, checker, correct, failed, is_blank, not_done, not_yet
 from .lesson10 import _runs_instead_of_predicting
 
 F64 = np.float64
@@ -301,7 +301,7 @@ def check_baked_branch(answer) -> Result:
     ex = "13-3"
     if is_blank(answer):
         return not_done(ex)
-    ran = _runs_instead_of_predicting(ex, ("trace", "cache_size", "graphs"), "the "
+    ran = _runs_instead_of_predicting(ex, ("trace", "cache_size", "graphs", *PRINTED_FORM), "the "
                                       "traced function", "which path the example's "
                                       "shape takes, and which calls bring a new shape.")
     if ran is not None:
