@@ -21,6 +21,7 @@ import glob
 import json
 import linecache
 import os
+import sys
 import types
 from collections.abc import Callable
 from functools import lru_cache
@@ -155,8 +156,14 @@ def dependencies(tree: ast.Module, line: int | None = None, filled: bool = False
             arguments = _reads(*node.args, *(k.value for k in node.keywords))
             if name.startswith("check_"):
                 checked |= arguments
+            elif isinstance(func, ast.Name) and name == "setattr" and len(node.args) == 3:
+                pairs = [(node.args[0], _reads(node.args[2]))]  # setattr(o, "v", x): o.v = x
             elif isinstance(func, ast.Attribute) and arguments:
                 changed.append((func.value, arguments))
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            # [(v := x) for ...] binds v in the cell, not in the comprehension
+            pairs = [(n.target, _reads(n.value)) for n in ast.walk(node)
+                     if isinstance(n, ast.NamedExpr)]
         for target, sources in pairs:
             for name in _roots(target):
                 depends.setdefault(name, set()).update(sources - {name})
@@ -167,9 +174,25 @@ def dependencies(tree: ast.Module, line: int | None = None, filled: bool = False
 
 
 def _globals_set(function: ast.AST) -> set[str]:
-    """The names a function declares ``global`` (and so sets in the notebook)."""
-    return {name for node in ast.walk(function) if isinstance(node, ast.Global)
-            for name in node.names}
+    """The notebook's names a function sets: those it declares ``global``, and those
+    whose attributes or items it sets (``o.v = x``, ``setattr(o, "v", x)``, ``d[k] = x``)
+    that are not its own parameters or locals."""
+    declared = {name for node in ast.walk(function) if isinstance(node, ast.Global)
+                for name in node.names}
+    own = {a.arg for a in ast.walk(function) if isinstance(a, ast.arg)} | {
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name)
+        and isinstance(n.ctx, ast.Store)} - declared
+    changed: set[str] = set()
+    for node in ast.walk(function):
+        targets: list[ast.AST] = []
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            targets = [t for t in targets if isinstance(t, (ast.Attribute, ast.Subscript))]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id == "setattr" and node.args):
+            targets = [node.args[0]]
+        changed |= {name for t in targets for name in _roots(t)}
+    return declared | (changed - own)
 
 
 class _OutputsByNumber(ast.NodeTransformer):
@@ -295,8 +318,8 @@ def _followed(value: Any) -> bool:
     not a module, the library's functions, nor a tensor, node or model of the
     library's own types, which the lesson's cells build and the checkers read where a
     cell uses them."""
-    if isinstance(value, types.ModuleType):
-        return False
+    if isinstance(value, types.ModuleType):  # one the notebook made, not one imported
+        return sys.modules.get(value.__name__) is not value
     if isinstance(value, (types.FunctionType, type)):
         return value.__module__ == "__main__"
     if isinstance(value, (types.BuiltinFunctionType, types.MethodType)):

@@ -282,3 +282,30 @@ def test_the_peak_counted_from_a_compiled_listing_is_refused(shell):
         "result = ex6.check_memory_plan(peak_intermediates)",
     )
     refused(result, "listing")
+
+
+@pytest.mark.parametrize(
+    "earlier, answer",
+    [
+        ("class Box:\n    pass\nsetattr(Box, 'seen', [t.requires_grad for t in (a, b, c)])\n",
+         "Box.seen"),
+        ("class Box:\n    pass\ndef keep():\n    Box.seen = [t.requires_grad for t in (a, b, c)]\n"
+         "keep()\n", "Box.seen"),
+        ("[(seen := [t.requires_grad for t in (a, b, c)]) for _ in [0]]", "seen"),
+        ("import types\nbox = types.ModuleType('box')\n"
+         "box.seen = [t.requires_grad for t in (a, b, c)]\n", "box.seen"),
+    ],
+    ids=["setattr", "attribute-set-in-a-function", "walrus-in-a-comprehension", "module-object"],
+)
+def test_flags_carried_by_an_object_or_a_walrus_above_are_refused(shell, earlier, answer):
+    result = run_cells(shell, earlier, f"a_rg, b_rg, c_rg = {answer}\n" + CHECK_FLOW)
+    refused(result, ".requires_grad (in a cell above that set")
+
+
+def test_a_prediction_carried_by_setattr_above_is_accepted(shell):
+    result = run_cells(
+        shell,
+        "class Box:\n    pass\nsetattr(Box, 'guess', (False, True, False))\n",
+        "a_rg, b_rg, c_rg = Box.guess\n" + CHECK_FLOW,
+    )
+    assert result.passed, result.message
