@@ -314,10 +314,10 @@ def _binding_cell(history: list, before: int, name: str) -> int | None:
 
 def _followed(value: Any) -> bool:
     """Whether a value may hold what an earlier cell of the learner's computed: a
-    number, a flag, a list, an array, a function, class or partial the notebook made;
-    not a module, the library's functions, nor a tensor, node or model of the
-    library's own types, which the lesson's cells build and the checkers read where a
-    cell uses them."""
+    number, a flag, a list, an array, a function, class or partial the notebook made,
+    a tensor computed without recording (a gradient); not a module, the library's
+    functions, nor a tensor that requires grad or was recorded, a node or a model: the
+    lesson's cells build those, and the checkers read them where a cell uses them."""
     if isinstance(value, types.ModuleType):  # one the notebook made, not one imported
         return sys.modules.get(value.__name__) is not value
     if isinstance(value, (types.FunctionType, type)):
@@ -325,7 +325,9 @@ def _followed(value: Any) -> bool:
     if isinstance(value, (types.BuiltinFunctionType, types.MethodType)):
         return False
     owner = type(value).__module__.split(".")[0]
-    return owner not in ("naivegraph", "torch")
+    if owner in ("naivegraph", "torch"):  # a tensor a cell computed without recording
+        return getattr(value, "grad_fn", 0) is None and getattr(value, "requires_grad", 1) is False
+    return True
 
 
 def _is_lesson_cell(source: str) -> bool:

@@ -186,3 +186,17 @@ def test_01_1_a_loss_kept_by_a_function_or_appended_above_is_refused(shell, earl
     )
     result = refused(run_in_notebook(shell, *earlier, cell), "(in a cell above that set `kept")
     assert "loss" in result.message
+
+
+def test_01_3_a_gradient_tensor_a_function_kept_above_is_refused(shell):
+    run_in_notebook(shell, MODEL)
+    result = refused(
+        run_in_notebook(
+            shell,
+            "def keep():\n    global jj\n    jj = ng.autograd.grad(loss, [l1], retain_graph=True)[0]\n",
+            "keep()",
+            "l1_grad = float(jj[0, 0])\nex.check_l1_grad(l1_grad)",
+        ),
+        "(in a cell above that set `jj`)",
+    )
+    never_states(result, "7")
