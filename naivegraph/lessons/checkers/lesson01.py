@@ -68,10 +68,10 @@ _NEAR_MISS = (
 )
 
 
-# Limit: a number computed by another route in an EARLIER cell, one that leaves no trace
-# in the namespace (autograd.grad with retain_graph, backward then .grad reset to None, a
-# copy of the model under other names), cannot be told from one worked out by hand.  The
-# cell that calls the check is read (``cell_computes``): a backward, autograd or torch
+# Limit: a number read off the screen and typed, or computed where no notebook cell
+# keeps it (eval, exec, a file), cannot be told from one worked out by hand.  The
+# cell that calls the check is read (``cell_computes``), and the values it only names
+# are followed back through the learner's earlier cells: a backward, autograd or torch
 # there, under any name, a derivative of ng.func (jacrev, vjp, grad, ...), or a value
 # read off a tensor (.grad, .item()), is refused; and so is an answer the cell computed
 # from the model's tensors (``cell_model_tensors``: float(l1[0, 0]), np.asarray(loss),
