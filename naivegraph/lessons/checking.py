@@ -297,6 +297,8 @@ def not_by_hand(answers: Sequence[Any], one_number: bool = True) -> tuple[str, s
     True
     >>> not_by_hand([2.0, ng.ones(2, 2)])[0], not_by_hand([[[2.0, 2.0], [2.0, 2.0]]])[0]
     ('a tensor', 'several numbers')
+    >>> not_by_hand([(7.0,)])[0], not_by_hand([np.array([7.0])])[0]
+    ('one number inside a tuple', 'one number inside an array')
     """
     if any(is_tensor(a) for a in answers):
         return "a tensor", (
@@ -306,9 +308,15 @@ def not_by_hand(answers: Sequence[Any], one_number: bool = True) -> tuple[str, s
     if one_number:
         for a in answers:
             try:
-                size = np.size(a)
+                size, ndim = np.size(a), np.ndim(a)
             except Exception:  # not array-like: the value check reports it
                 continue
+            if size == 1 and ndim > 0:  # `w = 28,` is a tuple: a trailing comma made it
+                kind = f"a {type(a).__name__}" if isinstance(a, (list, tuple)) else "an array"
+                return f"one number inside {kind}", (
+                    f"ONE plain number is asked, and yours is inside {kind} (a trailing "
+                    "comma, as in `answer = 0.5,`, makes a tuple): type the number alone."
+                )
             if size > 1:
                 return "several numbers", (
                     "ONE number is asked: every element is the same, so give one element "

@@ -93,7 +93,7 @@ def test_01_1_a_value_read_off_the_model_in_the_cell_is_refused(shell, answer, n
         "l4_value = l2_value * l3_value\nloss_value = (4 * l4_value) / 4\n",
         "v = [1.0 * 2.0]\nv.append(v[0] + 3.0)\nv.append(v[0] * 4.0)\nv.append(v[1] * v[2])\n"
         "l1_value, l2_value, l3_value, l4_value = v\nloss_value = float(np.mean([v[3]] * 4))\n",
-        "l1_value, l2_value, l3_value = ng.tensor(2.0), np.float32(5), np.array([8.0])\n"
+        "l1_value, l2_value, l3_value = ng.tensor(2.0), np.float32(5), np.array(8.0)\n"
         "l4_value, loss_value = np.array(40), 40\n",
     ],
 )
@@ -164,7 +164,7 @@ def test_01_2_a_derivative_taken_by_the_library_in_the_cell_is_refused(shell, se
         "w1_grad, w2_grad, w3_grad = 28.0, 8.0, 10.0\n",
         "per = [0.25 * (8 + 5 * 4) * 1, 0.25 * 8, 0.25 * 5 * 2]\n"
         "w1_grad, w2_grad, w3_grad = (4 * p for p in per)\n",
-        "w1_grad, w2_grad, w3_grad = ng.tensor(28.0), np.float64(8), ng.tensor([10.0])\n",
+        "w1_grad, w2_grad, w3_grad = ng.tensor(28.0), np.float64(8), ng.tensor(10.0)\n",
     ],
 )
 def test_01_2_gradients_worked_out_in_the_cell_are_accepted(shell, answer):

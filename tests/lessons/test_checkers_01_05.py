@@ -1073,11 +1073,11 @@ def test_05_3_freezing_with_flags_restored_still_records_an_input_that_requires_
 # -- answers once accepted, or told about another mistake than theirs ------------------
 
 
-def test_01_one_number_typed_as_a_tensor_counts_as_the_number_as_a_one_element_list(capsys):
+def test_01_one_number_typed_as_a_0d_tensor_counts_as_the_number_a_list_of_one_does_not(capsys):
     assert ex.check_forward_values(2, ng.tensor(5.0), 8, 40, 40).passed
-    assert ex.check_forward_values(2, [5.0], 8, 40, 40).passed
+    assert_teaches(ex.check_forward_values(2, [5.0], 8, 40, 40), "01-1", "inside a list")
     assert_teaches(ex.check_l1_grad(ng.tensor(3.0)), "01-3", "product rule")
-    assert_teaches(ex.check_l1_grad([3.0]), "01-3", "product rule")
+    assert_teaches(ex.check_l1_grad([3.0]), "01-3", "inside a list")
 
 
 def test_02_2_the_op_alone_is_told_to_write_its_node_s_name(capsys):

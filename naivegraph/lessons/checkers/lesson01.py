@@ -133,6 +133,8 @@ def _not_by_hand(ex: str, answers) -> Result | None:
         # typed in, tensors or not: the only mistake of form left is several numbers
         typed = [a.detach().numpy() if is_tensor(a) else a for a in answers]
         several = not_by_hand(typed)
+        if several is not None and several[0].startswith("one number inside"):
+            return not_yet(ex, [several[1], _ON_PAPER[ex]], gave=several[0])
         if several is not None and any(is_tensor(a) for a in answers):
             return not_yet(ex, [_ONE_NUMBER, _ON_PAPER[ex]], gave="a tensor of several numbers")
         if several is not None:
@@ -164,7 +166,7 @@ def _not_by_hand(ex: str, answers) -> Result | None:
             ],
             gave=f"a value computed from the model's tensors ({shown})",
         )
-    # one number typed as a tensor (ng.tensor(7.0)) is one number, as [7.0] is
+    # one number typed as a tensor (ng.tensor(7.0)) is one number; [7.0] is a list
     computed = not_by_hand([_plain(a) for a in answers])
     if computed is None:
         return None
@@ -212,8 +214,8 @@ def _cell_computes() -> str:
 
 
 def _plain(value):
-    """One number typed as a tensor with no history (ng.tensor(7.0)): the number,
-    as a one-element list is; anything else as it was given."""
+    """One number typed as a tensor with no history (ng.tensor(7.0)): the number;
+    anything else as it was given."""
     if _typed_tensor(value):
         return float(np.asarray(value.detach().numpy(), dtype=np.float64).reshape(()))
     return value
@@ -247,8 +249,9 @@ _WEIGHTS = ("w1", "w2", "w3", "input")
 
 
 def _typed_tensor(value) -> bool:
-    """A tensor of one number without history: what ng.tensor(5.0) gives."""
-    return is_tensor(value) and not _read_off(value) and np.size(value.detach().numpy()) == 1
+    """A tensor of one number without history: what ng.tensor(5.0) gives (not
+    ng.tensor([5.0]), a number inside a list)."""
+    return is_tensor(value) and not _read_off(value) and value.detach().numpy().shape == ()
 
 
 def _digits(x) -> str:
@@ -441,7 +444,13 @@ def check_l1_grad(l1_grad) -> Result:
                 "over the four elements (l1 is a 2x2 tensor: one element, no sum).",
             ),
             (
-                (2.0, 5.0, 8.0, 20.0),
+                (8.0,),
+                "8 is what the path through l2 alone brings before the mean's 1/4: l1 feeds "
+                "two ops (l2 and l3), so add both paths' contributions, then take the 1/4. "
+                "If you did exactly that, look for a term that does not belong.",
+            ),
+            (
+                (2.0, 5.0, 20.0),
                 "l1 feeds two ops (l2 and l3): its gradient adds the contributions of both paths.",
             ),
             ((1.75,), "the mean's factor 1/4 is counted twice: once is enough."),

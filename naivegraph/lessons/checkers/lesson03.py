@@ -518,7 +518,12 @@ def check_accumulated_grad(x_grad) -> Result:
             ex,
             [
                 "give one number: x is a single number, so x.grad holds one number after "
-                "each backward; your answer holds several.",
+                "each backward; "
+                + (
+                    "your answer holds several."
+                    if np.size(x_grad) != 1
+                    else "type it alone, not inside a list, tuple or array."
+                ),
                 "think about what AccumulateGrad does with a gradient when .grad already "
                 "holds one.",
             ],
@@ -561,7 +566,12 @@ def check_accumulated_grad(x_grad) -> Result:
         [
             ((6.0,), "that is x.grad after ONE backward; what does the second one do to .grad?"),
             ((0.0,), "nothing zeroes .grad between the two calls."),
-            ((9.0, 18.0), "the gradient of x**2 is 2x, not x**2."),
+            ((9.0,), "the gradient of x**2 is 2x, not x**2."),
+            (
+                (18.0,),
+                "each backward adds a gradient, and the gradient of x**2 is 2x, not x**2: "
+                "what does one backward add at x = 3?",
+            ),
             ((36.0,), "the two passes do not multiply: how does AccumulateGrad combine them?"),
             (
                 (-12.0, -6.0),
