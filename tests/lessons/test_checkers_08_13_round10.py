@@ -237,3 +237,18 @@ def test_08_1_a_derivative_rounded_to_float32_is_told_float32(capsys):
 
 def test_08_1_the_exact_table_is_still_accepted(capsys):
     assert outcome(capsys, ex.check_derivative_table, TABLE).passed
+
+
+def self_assigned(w1, w2, grad_w1, grad_w2, lr):
+    return w1, w2, w1.assign(w1 - lr * grad_w1), w2.assign(w2)
+
+
+def test_10_1_a_weight_assigned_its_own_value_is_told_it_never_moves(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_update_nodes,
+        *graph_with_updates(self_assigned),
+        says="new_w2 assigns w2 its own value",
+    )
+    assert "put into the graph as numbers" not in result.message
+    never_states(result, "w2.assign(w2 - ", "learning_rate * grad_w2")

@@ -91,6 +91,16 @@ def check_update_nodes(g, x, y, w1, w2, new_w1, new_w2, learning_rate) -> Result
                 gave=f"{name} = an update of {other.name}",
             )
     for name, node in (("new_w1", new_w1), ("new_w2", new_w2)):
+        if targets[name] is not None and node.inputs[1:2] == (targets[name],):
+            who = targets[name].name
+            return not_yet(
+                ex,
+                [f"{name} assigns {who} its own value: running it leaves the weight "
+                 "where it was, so nothing is learned.",
+                 "a step of gradient descent moves the weight against its gradient: build "
+                 "the new value from the weight, its gradient node and the learning rate."],
+                gave=f"{name} = {who} assigned to itself",
+            )
         if targets[name] is not None and not _reads_the_feeds(g, node, (x, y)):
             return not_yet(
                 ex,
