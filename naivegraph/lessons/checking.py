@@ -1104,9 +1104,9 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
         by_name = set(_strings_in(code)) if names & _BY_NAME else set()
         read.update(by_name)  # getattr(t, "grad"), attrgetter("is_leaf"): a read all the same
         found += [f".{name}" for name in reads if read[name] > on_modules[name]]
-        if _formats(code):  # f"{t}" turns t into its printed form, as str(t) does
-            names = names | {"str"}
         found += [name for name in calls if name in names or name in by_name]
+        if "str" in calls and "str" not in found and _formats(code):
+            found.append("an f-string")  # f"{t}" turns t into its printed form, as str(t)
         return " and ".join(found)
 
     return computes(_whole_cell(frame) or frame.f_code) or computed_earlier(frame, computes)

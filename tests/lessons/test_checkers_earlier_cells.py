@@ -309,3 +309,9 @@ def test_a_prediction_carried_by_setattr_above_is_accepted(shell):
         "a_rg, b_rg, c_rg = Box.guess\n" + CHECK_FLOW,
     )
     assert result.passed, result.message
+
+
+def test_a_flag_read_off_an_f_string_names_the_f_string_not_str(shell):
+    cell = 'a_rg, b_rg, c_rg = ("grad_fn" in f"{t}" for t in (a, b, c))\n'
+    result = refused(run_cells(shell, cell + CHECK_FLOW), "an f-string")
+    assert "uses str" not in result.message, result.message
