@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import naivegraph.static as ns
-from naivegraph.lessons import checking
+from naivegraph.lessons import cell_reads, checking
 
 
 def static_model(body, named=True):
@@ -69,6 +69,7 @@ def notebook_shell(more_setup: str = ""):
     config.HistoryManager.hist_file = ":memory:"
     printing = np.get_printoptions()  # a lesson's cells set numpy's print options
     sh = InteractiveShell.instance(config=config)
+    cell_reads.watch_cells(sh)  # as importing the exercises does in a fresh kernel
     sh.run_cell(SHELL_SETUP + more_setup, store_history=True)
     try:
         yield sh

@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..dynamic import anomaly_mode, defaults, engine, forward, grad_mode, saved
+from . import cell_reads
 from .earlier_cells import computed_earlier, dependencies, free_names, sources_of, traced_back
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
@@ -707,6 +708,18 @@ def _refusing_cell_state(exercise: str, check: Callable) -> Callable:
 CHECKERS: dict[str, Callable] = {}
 
 
+def _unwatched(check: Callable) -> Callable:
+    """The check, with the watch over the learner's cells paused while it runs: what
+    it reads off the lesson's objects is not the learner's doing."""
+
+    @functools.wraps(check)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        with cell_reads.paused():
+            return check(*args, **kwargs)
+
+    return checked
+
+
 def checker(
     exercise: str,
     answer: str | None = None,
@@ -720,9 +733,9 @@ def checker(
     (:func:`keeps_learner_state`)."""
 
     def register(fn: Callable) -> Callable:
-        fn = _refusing_cell_state(
+        fn = _unwatched(_refusing_cell_state(
             exercise, _refusing_kept_state(exercise, keeps_learner_state(fn), first_look)
-        )
+        ))
         fn.exercise = exercise
         CHECKERS[exercise] = fn
         if answer is not None:
@@ -1109,7 +1122,13 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
             found.append("an f-string")  # f"{t}" turns t into its printed form, as str(t)
         return " and ".join(found)
 
-    return computes(_whole_cell(frame) or frame.f_code) or computed_earlier(frame, computes)
+    return (computes(_whole_cell(frame) or frame.f_code) or _used(cell_reads.uses_so_far())
+            or computed_earlier(frame, computes, lambda cell: _used(cell_reads.uses_in(cell))))
+
+
+def _used(uses: list[str]) -> str:
+    """The lesson's objects a cell used, as the refusals word it."""
+    return " and ".join(uses[:3]) + (" and more" if len(uses) > 3 else "")
 
 
 #: The names that turn an object into its printed form (an f-string counts as ``str``):

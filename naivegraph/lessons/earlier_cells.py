@@ -17,33 +17,34 @@ it from a prediction, and nothing here tries.
 from __future__ import annotations
 
 import ast
+import builtins
 import glob
 import json
 import linecache
 import os
-import sys
 import types
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 _COURSE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "course")
 
 # How far back a value is followed: cells, one name after another.
-_MAX_STEPS = 12
+_MAX_STEPS = 64
 
 
-def computed_earlier(frame: Any, computes: Callable[[types.CodeType], str]) -> str:
+def computed_earlier(frame: Any, computes: Callable[[types.CodeType], str],
+                     used: Callable[[int], str] | None = None) -> str:
     """What an earlier cell of the learner's computed the checked values with, as
-    ``computes`` words it for a cell's code, and the name it bound: e.g.
+    ``computes`` words it for a cell's code (or ``used`` for what the cell with that
+    number did when it ran), and the name it bound: e.g.
     ``".requires_grad (in a cell above that set `flags`)"``; "" when the values
     come from no such cell (or the kernel keeps no history: a script, a test)."""
-    return traced_back(frame, lambda code, tree, name: computes(code))
+    return traced_back(frame, lambda code, tree, name: computes(code), used)
 
 
-def traced_back(frame: Any, judge: Callable[[types.CodeType, ast.Module, str], str]) -> str:
+def traced_back(frame: Any, judge: Callable[[types.CodeType, ast.Module, str], str],
+                used: Callable[[int], str] | None = None) -> str:
     """As :func:`computed_earlier`, with ``judge(code, tree, name)`` saying what the
     earlier cell that set ``name`` computed it with ("" for nothing to say)."""
     history = frame.f_globals.get("In")
@@ -57,11 +58,12 @@ def traced_back(frame: Any, judge: Callable[[types.CodeType, ast.Module, str], s
         return ""
     _, checked = dependencies(tree, frame.f_lineno)
     wanted = free_names(tree, checked, frame.f_lineno)
-    return _follow(history, here, wanted, frame.f_globals, judge)
+    return _follow(history, here, wanted, frame.f_globals, judge, used)
 
 
 def _follow(history: list, here: int, wanted: set[str], namespace: dict,
-            judge: Callable[[types.CodeType, ast.Module, str], str]) -> str:
+            judge: Callable[[types.CodeType, ast.Module, str], str],
+            used: Callable[[int], str] | None) -> str:
     todo = [(name, here, name) for name in sorted(wanted) if _followed(namespace.get(name))]
     seen: set[tuple[str, int]] = set()
     while todo and len(seen) < _MAX_STEPS:
@@ -75,7 +77,7 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
             continue
         seen.add((name, found))
         source = history[found]
-        if _is_lesson_cell(source):
+        if is_lesson_cell(source):
             continue
         tree = _parse(source)
         try:
@@ -85,6 +87,7 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
         if shown and tree is not None:  # the value is what the cell's last line shows
             tree = _shown_as(tree, name)
         what = judge(code, tree, name) if tree is not None else ""
+        what = what or (used(found) if used is not None else "")
         if what:
             where = "whose output is" if shown else "that set"
             return f"{what} (in a cell above {where} `{label}`)"
@@ -160,6 +163,12 @@ def dependencies(tree: ast.Module, line: int | None = None, filled: bool = False
                 pairs = [(node.args[0], _reads(node.args[2]))]  # setattr(o, "v", x): o.v = x
             elif isinstance(func, ast.Attribute) and arguments:
                 changed.append((func.value, arguments))
+            if _fills_first(func) and node.args and isinstance(node.args[0], ast.Name):
+                # fill(box, a), heapq.heappush(h, x): the call fills the container first given
+                changed.append((node.args[0], arguments | _reads(func)))
+        elif isinstance(node, ast.Match):
+            pairs = [(ast.Name(id=n, ctx=ast.Store()), _reads(node.subject))
+                     for case in node.cases for n in _captured(case.pattern)]
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             # [(v := x) for ...] binds v in the cell, not in the comprehension
             pairs = [(n.target, _reads(n.value)) for n in ast.walk(node)
@@ -167,10 +176,40 @@ def dependencies(tree: ast.Module, line: int | None = None, filled: bool = False
         for target, sources in pairs:
             for name in _roots(target):
                 depends.setdefault(name, set()).update(sources - {name})
+    for statement in tree.body:  # map(v.append, xs): v's method fills v with the xs
+        if line is not None and statement.lineno > line:
+            continue
+        changed += [(n.value, _reads(statement)) for n in ast.walk(statement)
+                    if isinstance(n, ast.Attribute) and n.attr in _FILLING
+                    and isinstance(n.value, ast.Name)]
     for target, sources in changed:  # a name the cell binds, filled by a method call
         for name in _roots(target) if filled else _roots(target) & depends.keys():
             depends.setdefault(name, set()).update(sources - {name})
     return depends, checked
+
+
+# The methods that fill the container they belong to.
+_FILLING = frozenset({"append", "extend", "insert", "update", "setdefault", "add",
+                      "appendleft", "extendleft", "put", "__setitem__", "fill"})
+_FILLING_FUNCTIONS = frozenset({"heappush", "heappushpop", "heapreplace", "copyto", "put",
+                                "place", "putmask", "insort", "insort_left", "insort_right"})
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _fills_first(func: ast.AST) -> bool:
+    """Whether a call may fill its first argument: a function of the notebook's (a
+    bare name, not a builtin: ``record(flags, a)``) or the library's functions that
+    fill one (``heapq.heappush``, ``np.copyto``)."""
+    if isinstance(func, ast.Name):
+        return func.id not in _BUILTINS and not func.id.startswith("check_")
+    return isinstance(func, ast.Attribute) and func.attr in _FILLING_FUNCTIONS
+
+
+def _captured(pattern: ast.AST) -> set[str]:
+    """The names a ``case`` pattern binds (``case v:``, ``case [a, *rest]:``)."""
+    return {n.name for n in ast.walk(pattern)
+            if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name} | {
+        n.rest for n in ast.walk(pattern) if isinstance(n, ast.MatchMapping) and n.rest}
 
 
 def _globals_set(function: ast.AST) -> set[str]:
@@ -315,22 +354,25 @@ def _binding_cell(history: list, before: int, name: str) -> int | None:
 def _followed(value: Any) -> bool:
     """Whether a value may hold what an earlier cell of the learner's computed: a
     number, a flag, a list, an array, a function, class or partial the notebook made,
-    a tensor computed without recording (a gradient); not a module, the library's
-    functions, nor a tensor that requires grad or was recorded, a node or a model: the
-    lesson's cells build those, and the checkers read them where a cell uses them."""
-    if isinstance(value, types.ModuleType):  # one the notebook made, not one imported
-        return sys.modules.get(value.__name__) is not value
+    a bound method (``get = d.get``), a module (a cell may set its attributes), a
+    tensor computed without recording (a gradient); not the library's functions, nor
+    a tensor that requires grad or was recorded, a node or a model: the lesson's cells
+    build those, and the checkers read them where a cell uses them."""
+    if isinstance(value, types.ModuleType):  # attributes a cell set on it: ex.flags = ...
+        return True
     if isinstance(value, (types.FunctionType, type)):
         return value.__module__ == "__main__"
     if isinstance(value, (types.BuiltinFunctionType, types.MethodType)):
-        return False
+        owner = getattr(value, "__self__", None)  # get = d.get, getv = loss.item
+        return owner is not None and not isinstance(owner, types.ModuleType)
     owner = type(value).__module__.split(".")[0]
     if owner in ("naivegraph", "torch"):  # a tensor a cell computed without recording
         return getattr(value, "grad_fn", 0) is None and getattr(value, "requires_grad", 1) is False
     return True
 
 
-def _is_lesson_cell(source: str) -> bool:
+def is_lesson_cell(source: str) -> bool:
+    """Whether ``source`` is a code cell of a lesson as the course ships it."""
     return source.strip() in _lesson_sources()
 
 

@@ -22,6 +22,7 @@ solution (kept in the cell metadata) into a notebook, and :func:`run_notebook`
 executes a notebook and collects the exercise results printed by its cells.
 """
 
+from . import cell_reads
 from .checkers import *  # noqa: F403  (every check_..., one module per lesson)
 from .checkers import __all__ as _checks
 from .checking import ANSWERS, CHECKERS, Result, reveal, reveal_off, solved
@@ -53,3 +54,7 @@ __all__ = [
     "solutions_notebook",
     *_checks,
 ]
+
+# In a notebook, the checks of predictions see what the learner's cells did with the
+# lesson's objects from here on (cell_reads).
+cell_reads.watch_cells()

@@ -165,12 +165,12 @@ class LibraryCalls:
         with ``any_caller``."""
         if self._any_caller:
             return True
-        while frame is not None and _in_stdlib(frame.f_code.co_filename):
+        while frame is not None and in_stdlib(frame.f_code.co_filename):
             frame = frame.f_back
         return frame is not None and not frame.f_code.co_filename.startswith(self._not_learner)
 
 
-def _in_stdlib(filename: str) -> bool:
+def in_stdlib(filename: str) -> bool:
     return filename.startswith(_STDLIB) and "-packages" not in filename
 
 

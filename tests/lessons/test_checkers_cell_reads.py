@@ -1,0 +1,185 @@
+"""What the learner's cells did with the lesson's objects while they ran
+(naivegraph/lessons/cell_reads.py): a value read off the lesson's model travels by
+routes no name shows (a bound method kept and called later, a dict's get, a function
+that fills the container it is given, heapq, np.copyto, a match statement, an
+attribute set on an imported module), and each is refused by the prediction exercise
+it reaches, naming what was used; a prediction typed and carried the same ways is
+accepted, as is a cell that looked at the model but fed nothing into the answer."""
+
+from __future__ import annotations
+
+import pytest
+from checker_results import never_states, refused
+from lesson_answers_01_05 import CHECK_01_1, CHECK_01_2, MODEL
+from lesson_answers_06_07 import notebook_shell
+
+from naivegraph.lessons import cell_reads, checking, earlier_cells
+
+NAMES = "names = {'l1': l1, 'l2': l2, 'l3': l3, 'l4': l4, 'loss': loss}\n"
+TYPED = "l1_value, l2_value, l3_value, l4_value = 2.0, 5.0, 8.0, 40.0\n"
+FLOW = (
+    "x = ng.tensor([1.0, 2.0])\nw = ng.tensor([3.0, 4.0], requires_grad=True)\n"
+    "a = x + 1\nb = x * w\nc = b.detach()\n"
+)
+FLOW_SETUP = (
+    "import naivegraph.lessons.checkers.lesson05 as ex5\n"
+    "import naivegraph.lessons.checkers.lesson06 as ex6\n"
+    "from naivegraph.lessons import training\n"
+    "from naivegraph.static.executor import Plan\n"
+)
+CHAIN = (
+    "with ns.Graph() as chain:\n"
+    "    xc = ns.placeholder('x', shape=(1000,))\n"
+    "    yc = ns.exp(ns.sin(ns.cos(ns.tanh(xc * 2) + 1)) - 3)\n"
+)
+CHECK_FLOW = "result = ex5.check_requires_grad_flow(a_rg, b_rg, c_rg)"
+CHECK_PEAK = "result = ex6.check_memory_plan(peak_intermediates)"
+LESSON_CELLS = (MODEL, NAMES, FLOW, CHAIN)
+
+
+@pytest.fixture
+def shell(monkeypatch):
+    # the model cells are the lesson's own, as a shipped notebook's cells are
+    monkeypatch.setattr(
+        earlier_cells, "_lesson_sources", lambda: frozenset(c.strip() for c in LESSON_CELLS)
+    )
+    for sh in notebook_shell(FLOW_SETUP):
+        for cell in LESSON_CELLS:
+            sh.run_cell(cell, store_history=True)
+        yield sh
+
+
+def run_cells(shell, *cells: str, check: str = "result = _check_result"):
+    """Run ``cells``; the last one ends with a check whose result it binds to ``result``."""
+    checking.TRIES.clear()
+    for cell in cells:
+        shell.run_cell(cell, store_history=True)
+    return shell.user_ns["result"]
+
+
+def forward(answer_cell: str) -> str:
+    return TYPED + answer_cell + "\nresult = " + CHECK_01_1
+
+
+@pytest.mark.parametrize(
+    "earlier, cell, used",
+    [
+        ("getv = loss.item", "loss_value = getv()", "loss.item"),
+        ("get_loss = loss.mean", "loss_value = float(get_loss())", "a method of loss"),
+        ("class C:\n    def v(self):\n        return float(loss)\nm = C().v", "loss_value = m()",
+         "float(loss)"),
+        ("import numpy as np\narr = np.zeros(1)\nnp.copyto(arr, float(loss))",
+         "loss_value = arr[0]", "float(loss)"),
+        ("import heapq\nh = []\nheapq.heappush(h, float(loss))", "loss_value = h[0]",
+         "float(loss)"),
+        ("match float(loss):\n    case v:\n        pass", "loss_value = v", "float(loss)"),
+        ("vals = {k: float(v.mean()) for k, v in names.items()}", "loss_value = vals['loss']",
+         "a method of l1"),
+        ("pass", "loss_value = float(names['loss'])", "float(loss)"),
+    ],
+)
+def test_01_1_a_value_read_off_the_model_by_a_route_no_name_shows_is_refused(
+    shell, earlier, cell, used
+):
+    result = refused(run_cells(shell, earlier, forward(cell)), used)
+    never_states(result, "40")
+
+
+def test_01_1_a_value_renamed_through_many_cells_is_still_followed(shell):
+    cells = ["v0 = float(loss)"] + [f"v{i} = v{i - 1}" for i in range(1, 20)]
+    result = refused(run_cells(shell, *cells, forward("loss_value = v19")), "float(loss)")
+    never_states(result, "40")
+
+
+@pytest.mark.parametrize(
+    "earlier, cell",
+    [
+        ("class C:\n    def g(self):\n        return [float(t) for t in ng.autograd.grad("
+         "loss, [w1, w2, w3], retain_graph=True)]\nm = C().g", "w1_grad, w2_grad, w3_grad = m()"),
+        ("d = dict(zip(['w1', 'w2', 'w3'], ng.autograd.grad(loss, [w1, w2, w3], "
+         "retain_graph=True)))\nget = d.get",
+         "w1_grad, w2_grad, w3_grad = (float(get(k)) for k in ('w1', 'w2', 'w3'))"),
+        ("vals = [float(g) for g in ng.autograd.grad(loss, [w1, w2, w3], retain_graph=True)]\n"
+         "pop = vals.pop", "w1_grad, w2_grad, w3_grad = pop(0), pop(0), pop(0)"),
+    ],
+)
+def test_01_2_gradients_computed_above_and_handed_over_by_a_method_are_refused(
+    shell, earlier, cell
+):
+    result = refused(run_cells(shell, earlier, cell + "\nresult = " + CHECK_01_2), "grad")
+    never_states(result, "28")
+
+
+@pytest.mark.parametrize(
+    "earlier, cell",
+    [
+        ("def record(d, t, k):\n    d[k] = t.requires_grad\n",
+         "flags = {}\nrecord(flags, a, 'a'); record(flags, b, 'b'); record(flags, c, 'c')\n"
+         "a_rg, b_rg, c_rg = flags['a'], flags['b'], flags['c']"),
+        ("def record(d, t, k):\n    d[k] = t.requires_grad\nstore = {}\n"
+         "for k, t in zip('abc', (a, b, c)):\n    record(store, t, k)",
+         "a_rg, b_rg, c_rg = store['a'], store['b'], store['c']"),
+        ("def grab(out, t):\n    out.append(t.requires_grad)\n",
+         "got = []\nfor t in (a, b, c):\n    grab(got, t)\na_rg, b_rg, c_rg = got"),
+        ("flags4 = []\nlist(map(flags4.append, (t.requires_grad for t in (a, b, c))));",
+         "a_rg, b_rg, c_rg = flags4"),
+        ("class Box:\n    pass\nbox = Box()\ndef fill(bx):\n"
+         "    bx.v = [t.requires_grad for t in (a, b, c)]\nfill(box)", "a_rg, b_rg, c_rg = box.v"),
+        ("ex5.my_flags = [t.requires_grad for t in (a, b, c)]", "a_rg, b_rg, c_rg = ex5.my_flags"),
+    ],
+)
+def test_05_1_flags_carried_by_a_helper_or_a_module_attribute_are_refused(shell, earlier, cell):
+    result = refused(run_cells(shell, earlier, cell + "\n" + CHECK_FLOW), "requires_grad")
+    never_states(result, "False, True, False")
+
+
+@pytest.mark.parametrize(
+    "earlier, cell",
+    [
+        ("def measure(d, graph, out, inp):\n    d['peak'] = max(training.live_values("
+         "Plan(graph, [out], [inp]), count_fetched=True))\nres = {}\n"
+         "measure(res, chain, yc, xc)", "peak_intermediates = res['peak']"),
+        ("training.my_peak = max(training.live_values(Plan(chain, [yc], [xc]), "
+         "count_fetched=True))", "peak_intermediates = training.my_peak"),
+    ],
+)
+def test_06_3_a_peak_computed_by_a_helper_or_kept_on_a_module_is_refused(shell, earlier, cell):
+    refused(run_cells(shell, earlier, cell + "\n" + CHECK_PEAK), "Plan")
+
+
+@pytest.mark.parametrize(
+    "earlier, cell",
+    [
+        ("def record(d, k, v):\n    d[k] = v\nstore = {}\n"
+         "record(store, 'a', False); record(store, 'b', True); record(store, 'c', False)",
+         "a_rg, b_rg, c_rg = store['a'], store['b'], store['c']"),
+        ("ex5.my_flags = [False, True, False]", "a_rg, b_rg, c_rg = ex5.my_flags"),
+        ("guess = {'a': False, 'b': True, 'c': False}\nget = guess.get",
+         "a_rg, b_rg, c_rg = get('a'), get('b'), get('c')"),
+        ("print(a, b, c)\nmine = (False, True, False)", "a_rg, b_rg, c_rg = (False, True, False)"),
+    ],
+)
+def test_05_1_a_prediction_typed_and_carried_the_same_ways_is_accepted(shell, earlier, cell):
+    result = run_cells(shell, earlier, cell + "\n" + CHECK_FLOW)
+    assert result.passed, result.message
+
+
+def test_01_1_a_cell_that_looked_at_the_model_but_feeds_nothing_in_is_no_reason_to_refuse(shell):
+    result = run_cells(shell, "print(float(loss))", "guess = 40.0", forward("loss_value = guess"))
+    assert result.passed, result.message
+
+
+def test_a_checker_reading_the_model_leaves_nothing_in_the_cells_record(shell):
+    run_cells(shell, forward("loss_value = 40.0"))
+    assert cell_reads.uses_in(shell.execution_count - 1) == []
+
+
+def test_a_cells_record_names_what_the_learners_code_used(shell):
+    shell.run_cell("v = loss.item()\nflag = a.requires_grad\nn = float(l1[0, 0])", store_history=True)
+    assert cell_reads.uses_in(shell.execution_count - 1) == [
+        "loss.item", "a.requires_grad", "l1[...]"]
+
+
+def test_the_lessons_own_cells_are_not_watched(shell):
+    shell.run_cell(NAMES, store_history=True)  # a lesson cell again
+    assert cell_reads.uses_in(shell.execution_count - 1) == []
