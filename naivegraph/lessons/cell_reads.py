@@ -141,7 +141,9 @@ class _Record:
             value = local.get(parameter)
             values = value if isinstance(value, (list, tuple)) else (value,)
             for v in values:
-                name = self.objects.get(id(v)) or ("a node of the graph" if _is_node(v) else None)
+                name = self.objects.get(id(v))
+                if name is None and _is_node(v):  # its own name would give answers away
+                    return f"a node of the graph ({_method_name(type(v), code) or method})"
                 if name is None:
                     continue
                 own = _method_name(type(v), code) if position == 0 else None
@@ -194,10 +196,11 @@ def _is_node(value: Any) -> bool:
 
 def _by_learner(frame: Any) -> bool:
     """Whether the code that made the call (past the standard library's frames:
-    ``map``, ``heapq``, ``functools``) is the learner's: not naivegraph's, nor an
+    ``map``, ``heapq``, ``functools``, and code made by ``exec``) is the learner's: not naivegraph's, nor an
     installed package's (IPython showing a cell's value is not the learner reading it)."""
-    while frame is not None and in_stdlib(frame.f_code.co_filename):
-        frame = frame.f_back
+    while frame is not None and (in_stdlib(frame.f_code.co_filename)
+                                 or frame.f_code.co_filename == "<string>"):
+        frame = frame.f_back  # "<string>": code made by exec, a dataclass's __repr__
     return frame is not None and not frame.f_code.co_filename.startswith(_NOT_LEARNER)
 
 

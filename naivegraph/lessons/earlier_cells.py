@@ -355,9 +355,10 @@ def _followed(value: Any) -> bool:
     """Whether a value may hold what an earlier cell of the learner's computed: a
     number, a flag, a list, an array, a function, class or partial the notebook made,
     a bound method (``get = d.get``), a module (a cell may set its attributes), a
-    tensor computed without recording (a gradient); not the library's functions, nor
-    a tensor that requires grad or was recorded, a node or a model: the lesson's cells
-    build those, and the checkers read them where a cell uses them."""
+    tensor computed without recording (a gradient), an object of the library's (a
+    graph, an optimize report, a compiled function, a node); not the library's
+    functions, nor a tensor that requires grad or was recorded: the lesson's model,
+    which the checkers read where a cell uses it."""
     if isinstance(value, types.ModuleType):  # attributes a cell set on it: ex.flags = ...
         return True
     if isinstance(value, (types.FunctionType, type)):
@@ -366,9 +367,11 @@ def _followed(value: Any) -> bool:
         owner = getattr(value, "__self__", None)  # get = d.get, getv = loss.item
         return owner is not None and not isinstance(owner, types.ModuleType)
     owner = type(value).__module__.split(".")[0]
-    if owner in ("naivegraph", "torch"):  # a tensor a cell computed without recording
+    if owner in ("naivegraph", "torch") and hasattr(value, "requires_grad"):
+        # a tensor a cell computed without recording; not the model's
         return getattr(value, "grad_fn", 0) is None and getattr(value, "requires_grad", 1) is False
-    return True
+    return True  # data; or an object of the library's a cell made: a report, a compiled
+    # function, a node (one a lesson cell made leads to that cell, which is not blamed)
 
 
 def is_lesson_cell(source: str) -> bool:

@@ -295,6 +295,10 @@ def _as_number(text: str) -> float | None:
         return None
 
 
+# What a traced function shows of the graph it keeps: reading them reads the answer.
+_TRACE_INSIDES = ("graph", "nodes", "outputs", "inputs", "op", "op_name")
+
+
 @checker("13-3", answer=BAKED_ANSWER)
 def check_baked_branch(answer) -> Result:
     """``(op, count)``: the activation in the example's trace, and how many graphs."""
@@ -303,7 +307,8 @@ def check_baked_branch(answer) -> Result:
         return not_done(ex)
     ran = _runs_instead_of_predicting(ex, ("trace", "cache_size", "graphs", *PRINTED_FORM), "the "
                                       "traced function", "which path the example's "
-                                      "shape takes, and which calls bring a new shape.")
+                                      "shape takes, and which calls bring a new shape.",
+                                      reads=_TRACE_INSIDES)
     if ran is not None:
         return ran
     try:
