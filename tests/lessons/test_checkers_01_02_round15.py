@@ -12,9 +12,11 @@ forms are accepted."""
 from __future__ import annotations
 
 import pytest
-from checker_results import never_states, refused
-from lesson_answers_01_05 import CHECK_01_1, CHECK_01_2, MODEL
+from checker_results import never_states, refused, rejected_on_first_try
+from lesson_answers_01_05 import CHECK_01_1, CHECK_01_2, MODEL, find_leaves
 from lesson_answers_06_07 import notebook_shell, run_in_notebook
+
+from naivegraph.lessons import exercises as ex
 
 CHECK_01_3 = "ex.check_l1_grad(l1_grad)"
 NAMES = (
@@ -120,3 +122,97 @@ def test_01_1_typed_values_are_accepted_beside_the_dict_of_model_tensors(shell):
     cell = "l1_value, l2_value, l3_value, l4_value, loss_value = 2, 5, 8, 40, 40\n" + CHECK_01_1
     result = run_in_notebook(shell, MODEL, NAMES, cell)
     assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "y_next, container",
+    [
+        ([("AccumulateGrad",), None], "tuple"),
+        ([["AccumulateGrad"], None], "list"),
+    ],
+)
+def test_02_2_a_name_inside_a_tuple_is_told_so(capsys, y_next, container):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_next_functions,
+        ["MulBackward0", "AccumulateGrad"],
+        y_next,
+        says=f"an entry of your y_next is inside a {container}",
+    )
+    never_states(result, "AccumulateGrad", "MulBackward0", "which node writes")
+
+
+def test_02_2_an_empty_string_for_none_is_told_it_is_not_none(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_next_functions,
+        ["MulBackward0", "AccumulateGrad"],
+        ["AccumulateGrad", ""],
+        says="'' (an empty string) is not None",
+    )
+    never_states(result, "no gradient has to reach it")
+
+
+@pytest.mark.parametrize(
+    "z_next, y_next",
+    [
+        (("MulBackward0", "AccumulateGrad"), ("AccumulateGrad", None)),
+        (["MulBackward0", "AccumulateGrad"], ["AccumulateGrad", None]),
+    ],
+)
+def test_02_2_the_right_names_in_a_tuple_or_a_list_are_accepted(z_next, y_next):
+    assert ex.check_next_functions(z_next, y_next).passed
+
+
+def _first_leaf_only(t):
+    return find_leaves(t)[:1]
+
+
+def _leaves_with_a_dimension(t):
+    return [v for v in find_leaves(t) if v.dim() > 0]
+
+
+def _leaves_by_node_name(t):
+    found, seen, stack = [], set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node.name() in seen:
+            continue
+        seen.add(node.name())
+        if node.name() == "AccumulateGrad":
+            found.append(node.variable)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return found
+
+
+def test_02_3_a_walk_that_cuts_its_list_short_is_told_leaves_are_missing(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_find_leaves,
+        _first_leaf_only,
+        says="your walk returns fewer leaves than the graph holds, yet it meets every leaf's node",
+    )
+    never_states(result, "by a key", "merged", "three", "3 leaves")
+
+
+def test_02_3_a_walk_that_filters_every_leaf_away_is_told_none_are_returned(capsys):
+    result = rejected_on_first_try(
+        capsys,
+        ex.check_find_leaves,
+        _leaves_with_a_dimension,
+        says="your walk returns no leaves at all, yet it meets every leaf's node",
+    )
+    never_states(result, "merged", "look alike")
+
+
+def test_02_3_a_walk_that_remembers_nodes_by_name_is_still_told_its_key(capsys):
+    rejected_on_first_try(
+        capsys,
+        ex.check_find_leaves,
+        _leaves_by_node_name,
+        says="by a key that two different ones can share",
+    )
+
+
+def test_02_3_the_right_walk_is_accepted():
+    assert ex.check_find_leaves(find_leaves).passed
