@@ -7,8 +7,14 @@ never the expected number: that one only ``ex.reveal(...)`` shows.
 
 from __future__ import annotations
 
+import ast
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 
+from ..checking import _derivative_name  # how a lesson spells a derivative function
+from ..earlier_cells import dependencies
 from ..checking import (
     cell_computes,
     cell_model_tensors,
@@ -97,6 +103,19 @@ def _autograd_ran(ex: str) -> Result | None:
     held = any(is_tensor(w) and w.grad is not None for w in weights)
     loss = space.get("loss")
     freed = is_tensor(loss) and loss.grad_fn is not None and bool(loss.grad_fn.freed)
+    assigned = [] if freed or torch_grads else _grads_assigned(space)
+    if assigned:
+        shown = ", ".join(f"{w}.grad" for w in assigned)
+        first = (
+            f"{shown} holds a value a cell above assigned to it (`{assigned[0]}.grad = "
+            "...`): no backward ran, but the model is changed all the same, and the later "
+            "cells need it as it was, with no .grad on w1, w2 or w3 (the backward they run adds "
+            "to what .grad holds). Set it back in a cell of its own with "
+            f"`{assigned[0]}.grad = None`"
+            + (" (and the same for the others)" if len(assigned) > 1 else "")
+            + ", or re-run the model cell, then type the values you work out on paper."
+        )
+        return not_yet(ex, [first, _ON_PAPER[ex]], gave=f"your answers with {shown} set by assignment")
     if torch_grads:
         first = (
             "a torch tensor in your notebook holds a .grad: your answer came from torch's "
@@ -151,7 +170,21 @@ def _not_by_hand(ex: str, answers) -> Result | None:
             ],
             gave=f"a cell that uses {computed}",
         )
-    model = cell_model_tensors()
+    model = _as_the_lesson_names(cell_model_tensors())
+    derived = _derivatives_above(model)
+    if derived:
+        shown, how = ", ".join(model), " and ".join(derived)
+        return not_yet(
+            ex,
+            [
+                f"your answer is computed from {shown}, which a cell above computed by "
+                f"autograd, with {how}: autograd worked the value out, not you. Type the "
+                "number you work out on paper, with no tensor of the model in the cell.",
+                _ON_PAPER[ex],
+            ],
+            gave=f"a value computed by autograd ({how}, in a cell above that set "
+            + ", ".join(f"`{n}`" for n in model) + ")",
+        )
     if model:
         shown = ", ".join(model)
         return not_yet(
@@ -172,6 +205,100 @@ def _not_by_hand(ex: str, answers) -> Result | None:
         return None
     gave, hint = computed
     return not_yet(ex, [hint, _ON_PAPER[ex]], gave=gave)
+
+
+# The tensors lesson 1's model cell makes, by the names it gives them.
+_LESSON_TENSORS = ("input", "w1", "w2", "w3", "l1", "l2", "l3", "l4", "loss")
+
+
+def _as_the_lesson_names(found: list[str]) -> list[str]:
+    """The model's tensors an answer is computed from, each under the model cell's own
+    name: a name of the learner's that holds one of them as it is
+    (``loss_value = names['loss']``) is shown as the tensor it holds (loss)."""
+    space = learner_namespace()
+    shown: list[str] = []
+    for name in found:
+        value = space.get(name)
+        same = [n for n in _LESSON_TENSORS if is_tensor(value) and space.get(n) is value]
+        name = name if name in same or not same else same[0]
+        if name not in shown:
+            shown.append(name)
+    return shown
+
+
+def _derivatives_above(names: list[str]) -> list[str]:
+    """The derivative functions (``ng.func.jacrev``, ``ng.autograd.grad``, a
+    ``backward``) the learner's last cell above that set each of ``names`` calls; []
+    for none.  A gradient computed with ``create_graph=True`` is itself recorded, so it
+    looks like one of the model's tensors: the cell that made it says what it is."""
+    space = learner_namespace()
+    history = space.get("In")
+    if not isinstance(history, list):
+        return []
+    found: list[str] = []
+    for name in names:
+        if name in _LESSON_TENSORS:
+            continue
+        for source in reversed(history[:-1]):  # the last one is the checking cell
+            tree = _parsed(source)
+            if tree is None or name not in dependencies(tree, filled=True)[0]:
+                continue
+            found += [f for f in _derivatives_called(tree, space) if f not in found]
+            break
+    return found
+
+
+def _parsed(source: Any) -> ast.Module | None:
+    try:
+        return ast.parse(source) if isinstance(source, str) else None
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _derivatives_called(tree: ast.Module, space: dict[str, Any]) -> list[str]:
+    """The derivative functions a cell calls, as a lesson spells them: a dotted name
+    read off the notebook's modules (``ng.func.jacrev``, ``grad`` imported from
+    ng.autograd), or a method named ``backward``."""
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        chain, func = [], node.func
+        while isinstance(func, ast.Attribute):
+            chain.insert(0, func.attr)
+            func = func.value
+        shown = None
+        if isinstance(func, ast.Name):
+            obj: Any = space.get(func.id)
+            for attribute in chain:
+                if not isinstance(obj, ModuleType):
+                    obj = None
+                    break
+                obj = getattr(obj, attribute, None)
+            shown = _derivative_name(obj) if obj is not None else None
+        if shown is None and chain[-1:] == ["backward"]:
+            shown = "backward"
+        if shown is not None and shown not in found:
+            found.append(shown)
+    return found
+
+
+def _grads_assigned(space: dict[str, Any]) -> list[str]:
+    """The weights (w1, w2, w3) that hold a .grad and that a cell above assigned one
+    to (``w1.grad = ng.tensor(28.0)``): no backward put it there."""
+    history = space.get("In")
+    if not isinstance(history, list):
+        return []
+    assigned: set[str] = set()
+    for source in history[:-1]:
+        tree = _parsed(source)
+        for node in ast.walk(tree) if tree is not None else ():
+            targets = node.targets if isinstance(node, ast.Assign) else (
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+            assigned |= {t.value.id for t in targets if isinstance(t, ast.Attribute)
+                         and t.attr == "grad" and isinstance(t.value, ast.Name)}
+    return [w for w in ("w1", "w2", "w3") if w in assigned
+            and is_tensor(space.get(w)) and space[w].grad is not None]
 
 
 def _several(value) -> bool:

@@ -260,6 +260,20 @@ def check_next_functions(z_next, y_next) -> Result:
             ],
             gave="node objects, not names",
         )
+    for which, entries in (("z", z_next), ("y", y_next)):
+        boxed = [type(v).__name__ for v in entries if isinstance(v, (tuple, list))]
+        if boxed:  # ('AccumulateGrad',): a trailing comma makes a tuple of one name
+            return not_yet(
+                ex,
+                [
+                    f"an entry of your {which}_next is inside a {boxed[0]}: each entry is a "
+                    "name alone, a string (or None), not a "
+                    f"{boxed[0]} holding one. A trailing comma, as in ('name',), makes a "
+                    "tuple: leave the brackets and the comma out.",
+                    "one name per input of the op, in order, as a list of strings.",
+                ],
+                gave=f"{which}_next with an entry inside a {boxed[0]}",
+            )
     for which, names, inputs in (("z", z_names, ("y", "b")), ("y", y_names, ("w", "x"))):
         if len(names) != 2:
             return not_yet(
@@ -372,6 +386,12 @@ def _input_hint(name: str, got: Any, want: Any) -> str | None:
             f"the op you name for {name} is the right one, but the entry is its backward "
             "NODE, and the exercise asks for the node's name exactly as autograd spells "
             "it (node.name(), as the cell above prints): the op's name alone is not it."
+        )
+    if isinstance(got, str) and not got.strip() and want is None:
+        return (
+            f"'' (an empty string) is not None: for {name}, an input that needs no "
+            "gradient, next_functions holds None itself: an empty string is a string "
+            "all the same, not None."
         )
     if name == "y":
         if got == "AddBackward0":
@@ -615,6 +635,53 @@ def _finds_all_in_twin(find_leaves, index: int) -> bool:
     return {id(t) for t in got} == {id(t) for t in leaves}
 
 
+def _meets_every_leaf(find_leaves, index: int) -> bool:
+    """Whether the walk reads ``node.variable`` of every leaf's node of case ``index``:
+    then it met every leaf, and the leaves it does not return were dropped afterwards
+    (``out[:1]``, a filter), not skipped by a walk that merges nodes by a shared key."""
+    _, tensor, leaves, _ = _leaf_cases()[index]
+    nodes = [n for n in _graph_nodes(tensor.grad_fn) if n.name() == "AccumulateGrad"]
+    read: set[int] = set()
+    swapped = [(node, type(node)) for node in nodes]
+    try:
+        for node, cls in swapped:
+            node.__class__ = _reading_class(cls, read)
+        try:
+            find_leaves(tensor)
+        except Exception:  # the walk's own failure was reported on the real case
+            return False
+    finally:
+        for node, cls in swapped:
+            node.__class__ = cls
+    return {id(n) for n in nodes} <= read
+
+
+def _loses_distinct_leaves(find_leaves) -> bool:
+    """Whether the walk loses a leaf of ``p * q`` where p and q share no dtype, shape
+    or value: no key a walk may merge leaves by (dtype, shape, value) merges those, so
+    a leaf lost there was cut off or filtered out."""
+    p = ng.tensor([1.0, 2.0], requires_grad=True)
+    q = ng.tensor([[3.0], [4.0], [5.0]], dtype=ng.float64, requires_grad=True)
+    try:
+        got = {id(t) for t in find_leaves((p * q).sum())}
+    except Exception:  # the walk's own failure was reported on the real case
+        return False
+    return not {id(p), id(q)} <= got
+
+
+def _reading_class(cls: type, read: set[int]) -> type:
+    """A class like ``cls`` (an AccumulateGrad: same name, same slots) whose
+    ``variable`` notes which nodes it was read on."""
+    slot = cls.__dict__["variable"]
+
+    def variable(node):
+        read.add(id(node))
+        return slot.__get__(node)
+
+    return type(cls.__name__, (cls,), {"__slots__": (), "__qualname__": cls.__qualname__,
+                                       "variable": property(variable)})
+
+
 def _merges_lookalike_nodes(find_leaves) -> bool:
     """Whether the walk finds a leaf that is the only one under an op, yet only one of
     two leaves under the same op: their nodes share a name (both AccumulateGrad) and
@@ -807,7 +874,7 @@ def check_find_leaves(find_leaves) -> Result:
                 ],
                 gave=f"{shown} for {text}",
             )
-        if set(ids) < want and _finds_all_in_twin(find_leaves, index):
+        if items and set(ids) < want and _finds_all_in_twin(find_leaves, index):
             return not_yet(
                 ex,
                 [
@@ -816,6 +883,35 @@ def check_find_leaves(find_leaves) -> Result:
                     "Two leaves are the same only when they are the same tensor.",
                     "tell leaves (and nodes) apart by identity, `is` or id(), never by "
                     "their values or shapes.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+        holding = [t for t in leaves if t.grad is not None]
+        if set(ids) < want and holding and not {id(t) for t in holding} & set(ids):
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk skips the leaf that already holds a .grad (from "
+                    "an earlier backward): it is a leaf of the graph all the same, and the "
+                    "next backward adds to its .grad. Whether .grad is set says nothing "
+                    "about being a leaf.",
+                    "recognise a leaf by its node alone, whatever its .grad holds.",
+                ],
+                gave=f"{shown} for {text}",
+            )
+        if set(ids) < want and _meets_every_leaf(find_leaves, index) and (
+            not items or _loses_distinct_leaves(find_leaves)
+        ):  # a merge keeps one of the leaves it merges, and merges none that differ
+            some = "no leaves at all" if not items else "fewer leaves than the graph holds"
+            return not_yet(
+                ex,
+                [
+                    f"on {text} your walk returns {some}, yet it meets every leaf's node "
+                    "(it reads node.variable of each): the leaves it found are dropped "
+                    "before the function returns them, cut off by a slice or left out by "
+                    "a filter or a condition.",
+                    "return every leaf the walk collects, as it is: nothing cut off, "
+                    "nothing filtered by its shape or value.",
                 ],
                 gave=f"{shown} for {text}",
             )
@@ -832,19 +928,6 @@ def check_find_leaves(find_leaves) -> Result:
                     "by name, every leaf looks like every other one (all are "
                     "AccumulateGrad), and by dtype too when they share one: the walk then "
                     "skips all of them but the first.",
-                ],
-                gave=f"{shown} for {text}",
-            )
-        holding = [t for t in leaves if t.grad is not None]
-        if set(ids) < want and holding and not {id(t) for t in holding} & set(ids):
-            return not_yet(
-                ex,
-                [
-                    f"on {text} your walk skips the leaf that already holds a .grad (from "
-                    "an earlier backward): it is a leaf of the graph all the same, and the "
-                    "next backward adds to its .grad. Whether .grad is set says nothing "
-                    "about being a leaf.",
-                    "recognise a leaf by its node alone, whatever its .grad holds.",
                 ],
                 gave=f"{shown} for {text}",
             )
