@@ -349,3 +349,14 @@ def test_08_5_right_jacobians_are_still_accepted(capsys):
         _jacobian(lambda gx, gy: [float(np.float64(gx)), gy + 0.0]),
     ):
         assert outcome(capsys, ex.check_jacobian, jacobian).passed
+
+
+def test_08_3_a_walk_that_misses_nodes_for_another_reason_is_not_told_they_merged(capsys):
+    first_input_only = inspect.getsource(run_backward).replace(
+        "for inp in node.inputs:\n                if inp.requires_grad:",
+        "for inp in node.inputs[:1]:\n                if inp.requires_grad:",
+    )
+    assert first_input_only != inspect.getsource(run_backward)
+    result = outcome(capsys, ex.check_run_backward, _defined(first_input_only, OPS=OPS))
+    assert result.status == "fail", result.message
+    assert "equal values" not in result.message

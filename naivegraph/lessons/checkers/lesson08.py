@@ -1444,7 +1444,7 @@ def check_run_backward(run_backward) -> Result:
         elif close(got, [0.0, 0.0]):
             hint = ["the leaves got nothing: is each node visited after every node that "
                     "uses it, and does a leaf add what reached it to its .grad?"]
-        elif _merged_by_value(order, f):
+        elif _merged_by_value(order, f, run_backward):
             hint = ["your order leaves out a node of the graph that holds the same number "
                     "as another node in it (here sin(c) and c * sin(c) are equal): your "
                     "walk took two different nodes with equal values for one and the "
@@ -1747,18 +1747,28 @@ def _keeps_no_state(ex: str, run_backward: Callable, want: list) -> Result | Non
     return None
 
 
-def _merged_by_value(order, root) -> bool:
+def _merged_by_value(order, root, run_backward: Callable) -> bool:
     """Whether ``order`` leaves out a node of the graph under ``root`` while it lists
-    another, different node that holds the same value: a walk that remembers the nodes
-    it has seen by their values takes two equal numbers for one node."""
+    another, different node that holds the same value, and lists every node of the same
+    graph built where no two nodes hold equal values: a walk that remembers the nodes it
+    has seen by their values takes two equal numbers for one node."""
     if not isinstance(order, (list, tuple)):
         return False
     listed = {id(n) for n in order}
     values = [getattr(n, "value", None) for n in order]
-    return any(
+    if not any(
         id(n) not in listed and any(v is not None and v == n.value for v in values)
         for n in _topological(root)
-    )
+    ):
+        return False
+    # the same f = c * c.sin() + c, at a point where its nodes' values all differ
+    x, y = _Node(0.3, True), _Node(1.7, True)
+    c = _d("mul", x, y)
+    apart = _d("add", _d("mul", c, _d("sin", c)), c)
+    ok, walked = call_answer("08-3", run_backward, apart)
+    if not ok or not isinstance(walked, (list, tuple)):
+        return False
+    return {id(n) for n in _topological(apart)} <= {id(n) for n in walked}
 
 
 def _listed_twice(order) -> int:
