@@ -450,7 +450,13 @@ _SWEEP_SOURCE = inspect.getsource(static_backward)
 
 def test_08_2_a_sweep_on_the_labs_table_passes_and_says_so(capsys):
     sweep = _defined(_SWEEP_SOURCE, OPS=ex.engine_table({}, lab=True))
-    result = outcome(capsys, ex.check_static_backward, sweep)
+    was_solved = "08-1" in checking.SOLVED  # the note for 08-1 not solved yet
+    checking.SOLVED.discard("08-1")
+    try:
+        result = outcome(capsys, ex.check_static_backward, sweep)
+    finally:
+        if was_solved:
+            checking.SOLVED.add("08-1")
     assert result.passed
     assert "the derivatives came from the lab's table" in result.message
     assert "run this check again once those exercises pass" in result.message

@@ -107,7 +107,7 @@ def test_07_1_a_python_if_on_any_or_all_is_named_as_an_if(capsys, method):
     [
         (lambda x: rule(x).detach(), "detach", "a method"),
         (lambda x: rule(x.data), "data", "an attribute"),
-        (lambda x: x.mul_(2), "mul_", "a method"),
+        (lambda x: x.mul_(2), "mul_", "an in-place method"),
         (lambda x: rule(x) * x.numel() / x.numel(), "numel", "a method"),
     ],
 )

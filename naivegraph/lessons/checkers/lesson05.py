@@ -288,14 +288,7 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             f"{str(out).rstrip('.')}; hint: the new fc takes the body's 8 features as input.",
         )
     if out != n_classes:
-        return not_yet(
-            ex,
-            [
-                f"called with n_classes={n_classes}, your new fc has {out} outputs: size "
-                "it by the n_classes argument, not a fixed number.",
-            ],
-            gave=f"fc with {out} outputs for n_classes={n_classes}",
-        )
+        return _head_of_the_wrong_size(ex, setup, n_classes, out)
     shape_of_head = _head_shape(ex, model.fc)
     if shape_of_head is not None:
         return shape_of_head
@@ -506,6 +499,53 @@ def _dtype_name(dtype) -> str:
 
 def _tensors(count: int) -> str:
     return f"{count} tensor" if count == 1 else f"{count} tensors"
+
+
+def _head_of_the_wrong_size(ex: str, setup, n_classes: int, out) -> Result:
+    """The hint for a new fc with ``out`` outputs where ``n_classes`` are asked: a head
+    that follows the argument but is off by a few outputs (``n_classes + 1``) is told
+    so, found by calling the setup once more with another number of classes."""
+    gave = f"fc with {out} outputs for n_classes={n_classes}"
+    other = n_classes + 4
+    there = _outputs_for(setup, other)
+    if isinstance(out, int) and isinstance(there, int) and there != out:
+        extra = out - n_classes
+        if there - other == extra:
+            count = {1: "one", 2: "two", -1: "one", -2: "two"}.get(extra, str(abs(extra)))
+            more = "more" if extra > 0 else "fewer"
+            outputs = "output" if abs(extra) == 1 else "outputs"
+            return not_yet(
+                ex,
+                [
+                    f"called with n_classes={n_classes}, your new fc has {out} outputs, "
+                    f"and {there} for n_classes={other}: it follows the n_classes "
+                    f"argument, but has {count} {outputs} {more} than there are "
+                    "classes. A classifier's last layer gives one score per class, "
+                    "and cross_entropy reads them as the classes themselves.",
+                ],
+                gave=gave,
+            )
+    return not_yet(
+        ex,
+        [
+            f"called with n_classes={n_classes}, your new fc has {out} outputs: size "
+            "it by the n_classes argument, not a fixed number.",
+        ],
+        gave=gave,
+    )
+
+
+def _outputs_for(setup, n_classes: int) -> int | str | Exception | None:
+    """How many outputs the new fc of ``setup`` has when called with ``n_classes``, on
+    a model of the checker's own (None if the call fails or makes no new fc)."""
+    model = _tiny_net()
+    old_fc = model.fc
+    notebook = _NotebookModules(setup, model)
+    ok, _ = call_answer("05-2", setup, model, n_classes)
+    notebook.put_back()
+    if not ok or model.fc is old_fc:
+        return None
+    return _head_outputs(model.fc)
 
 
 def _head_outputs(head) -> int | str | Exception:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import numpy as np
 
 import naivegraph.static as ns
+from naivegraph.static.executor import CompiledFunction, Plan
 
 from ..checking import (
     Result,
@@ -25,6 +27,7 @@ from ..checking import (
     not_yet,
     show,
 )
+from ..library_calls import LibraryCalls
 
 
 # ----------------------------------------------------------------------------- 06-1
@@ -739,6 +742,17 @@ def check_compiled_step(f, g=None) -> Result:
             ],
             gave="the results of a call, not a function",
         )
+    if isinstance(f, Plan):
+        return not_yet(
+            ex,
+            [
+                "that is the compiled function's plan (its .plan): the schedule of the "
+                "steps it runs and of the values it frees, which the compiled function "
+                "reads at each call. A plan is not called; the compiled function is.",
+                "give what compile returns, without taking an attribute of it.",
+            ],
+            gave="a Plan, not a compiled function",
+        )
     bad = not_callable(ex, f)
     if bad is not None:
         return bad
@@ -763,6 +777,19 @@ def check_compiled_step(f, g=None) -> Result:
                 gave="a function that changes the weights at each call",
             )
         shaped = _shaped_output(out)
+        if shaped is not None and shaped[0] == 1:
+            return not_yet(
+                ex,
+                [
+                    f"the first output of f is an array of shape {shaped[1]}, not one "
+                    "number: the first output fetched is not the loss, which is an "
+                    "average, a single number. It is a node the loss is computed from "
+                    "(an intermediate of the graph), or another node of g.",
+                    "the first node in outputs= is the loss node itself; the three "
+                    "gradients follow it.",
+                ],
+                gave=f"a first output of shape {shaped[1]}",
+            )
         if shaped is not None:
             return not_yet(
                 ex,
@@ -808,16 +835,7 @@ def check_compiled_step(f, g=None) -> Result:
         )
     if close(ones, _RIGHT_06_2[1.0]) and close(twos, _RIGHT_06_2[2.0]):
         if not isinstance(f, ns.CompiledFunction):
-            return not_yet(
-                ex,
-                [
-                    "the numbers are right, but f is a Python function that drives the "
-                    "graph run by run; the exercise asks the graph to compile itself into "
-                    "one callable, planned once for every call.",
-                    "the graph has a method that takes the inputs and the outputs to fetch.",
-                ],
-                gave=f"a {type(f).__name__}, not a compiled function",
-            )
+            return _not_compiled(ex, f)
         off = _compiled_off(f)
         if off:
             return not_yet(ex, *off)
@@ -893,6 +911,17 @@ def check_compiled_step(f, g=None) -> Result:
             ],
             gave="gradients of another quantity than the loss",
         )
+    if close(ones[1:], _RIGHT_06_2[1.0][1:]) and close(twos[1:], _RIGHT_06_2[2.0][1:]):
+        return not_yet(
+            ex,
+            [
+                "the three gradients are right, but the first output fetched is not the "
+                "loss: it is another node of g (a node the loss is computed from, say).",
+                "the first node in outputs= is the loss node itself; the three "
+                "gradients follow it.",
+            ],
+            gave="a first output that is not the loss",
+        )
     return not_yet(
         ex,
         [
@@ -900,6 +929,62 @@ def check_compiled_step(f, g=None) -> Result:
             "outputs= lists the nodes to fetch: loss, then dw1, dw2, dw3.",
         ],
         gave=show(ones),
+    )
+
+
+# Where a run of a static graph goes, whichever layer runs it (the plain executor or the
+# fast one): a function that calls into neither never ran the graph.
+_RUNNERS = {
+    "static": os.path.dirname(ns.__file__),
+    "fast": os.path.join(os.path.dirname(os.path.dirname(ns.__file__)), "fast"),
+}
+
+
+def _not_compiled(ex: str, f) -> Result:
+    """The hint for a callable ``f`` that gives the right numbers but is not a compiled
+    function: what it is, found by calling it once more and watching what it runs (a
+    compiled function it wraps, a run of the graph, or nothing of the graph at all)."""
+    gave = f"a {type(f).__name__}, not a compiled function"
+    with LibraryCalls({"compiled": CompiledFunction.__call__}) as wrapped:
+        with LibraryCalls(packages=_RUNNERS, any_caller=True) as ran:
+            try:
+                f(np.ones((2, 2)))
+            except Exception:  # it gave the right numbers twice: its hint is below
+                pass
+    if wrapped.called:
+        return not_yet(
+            ex,
+            [
+                "the numbers are right, but f is a Python function around a compiled "
+                "function: it calls the compiled function and passes on (or converts) "
+                "what it returns. The compiled function itself is what the exercise "
+                "asks for: give it as it is, without a function around it.",
+                "keep what compile returns under the name f.",
+            ],
+            gave=f"a {type(f).__name__} around a compiled function",
+        )
+    if not ran.called:
+        return not_yet(
+            ex,
+            [
+                "the numbers are right, but f does not use the graph at all: it computes "
+                "the loss and the gradients itself (a closed form worked out by hand), "
+                "so it would stay the same whatever g holds, and nothing of g is "
+                "compiled. The exercise asks the graph to compile itself into one "
+                "callable, planned once for every call.",
+                "the graph has a method that takes the inputs and the outputs to fetch.",
+            ],
+            gave=f"a {type(f).__name__} that does not run the graph",
+        )
+    return not_yet(
+        ex,
+        [
+            "the numbers are right, but f is a Python function that drives the "
+            "graph run by run; the exercise asks the graph to compile itself into "
+            "one callable, planned once for every call.",
+            "the graph has a method that takes the inputs and the outputs to fetch.",
+        ],
+        gave=gave,
     )
 
 

@@ -127,15 +127,15 @@ def check_where_fix(f) -> Result:
             if _names_a_remedy(str(exc))
             else f"The error:\n{error}"
         )
-        return not_yet(
-            ex,
-            [
-                f"tracing failed: {_why_untraceable(exc)} {says}",
+        hints = [f"tracing failed: {_why_untraceable(exc)} {says}"]
+        if not (isinstance(exc, AttributeError) and _uses_where(f)):
+            # a function that already chooses with where is not told to: the method
+            # the node lacks is its one fault
+            hints.append(
                 "choose per element with a function that takes (condition, value where "
-                "true, value where false); use the ng.* one, which works in both modes.",
-            ],
-            gave="a function that cannot be traced",
-        )
+                "true, value where false); use the ng.* one, which works in both modes."
+            )
+        return not_yet(ex, hints, gave="a function that cannot be traced")
     if given.tolist() != [1.0, -2.0]:
         return not_yet(
             ex,
@@ -467,6 +467,30 @@ def _names_a_remedy(text: str) -> bool:
     return any(word in text for word in ("use ", "Use ", "instead", "choose ", "with ng."))
 
 
+def _uses_where(f) -> bool:
+    """Whether the code of ``f`` looks up ``where``: its own code, the code defined
+    inside it, or a function of its module it calls by name (a rule written apart)."""
+    fn = getattr(f, "__func__", f)
+    stack = [(fn, getattr(fn, "__code__", None))]
+    seen: set[int] = set()
+    while stack:
+        owner, code = stack.pop()
+        if code is None or id(code) in seen or len(seen) > 50:
+            continue
+        seen.add(id(code))
+        if "where" in code.co_names:
+            return True
+        stack.extend((owner, c) for c in code.co_consts if hasattr(c, "co_names"))
+        space = getattr(owner, "__globals__", {})
+        for name in code.co_names:
+            called = space.get(name)
+            if callable(called) and getattr(called, "__module__", "") == space.get(
+                "__name__"
+            ):
+                stack.append((called, getattr(called, "__code__", None)))
+    return False
+
+
 def _why_untraceable(exc: Exception) -> str:
     """What the learner's function asked of a traced node that it cannot give."""
     if "numpy array" in str(exc) or "cannot build a graph node" in str(exc):
@@ -485,6 +509,8 @@ def _why_untraceable(exc: Exception) -> str:
         name = getattr(exc, "name", None)
         method = callable(getattr(ng.Tensor, name, None)) if name else True
         kind = "a method" if method else "an attribute"
+        if method and name and name.endswith("_") and not name.startswith("_"):
+            kind = "an in-place method"
         used = f"uses .{name}, {kind}" if name else f"uses {kind}"
         return (
             f"your function {used} of tensors that a traced graph node does not "

@@ -42,6 +42,7 @@ from ..checking import (
     forgot_return,
     has_placeholder,
     is_blank,
+    learner_namespace,
     not_done,
     not_yet,
     returned_blank,
@@ -450,13 +451,25 @@ def _stand_in_note(ex: str, stood_in: list[str]) -> str:
         said.append(f"the gradients it used came from the lab's {' and '.join(engine)}, "
                     "which Node.backward calls while 08-3 and 08-4 are not solved (or "
                     "while use_reference is True)")
+    stale = False  # OPS set before 08-1 passed, and its cell not run since
     if "table" in stood_in:
-        said.append("the derivatives came from the lab's table, which OPS holds while "
-                    "08-1 is not solved (or while use_reference is True)")
+        stale = solved("08-1") and learner_namespace().get("use_reference") is not True
+        if stale:
+            said.append("the derivatives came from the lab's table: 08-1 is solved, but "
+                        "OPS still holds the lab's table, because the cell that sets OPS "
+                        "ran before 08-1 passed")
+        else:
+            said.append("the derivatives came from the lab's table, which OPS holds while "
+                        "08-1 is not solved (or while use_reference is True)")
     what = _ASKS_FOR.get(ex, "function")
+    if stale and not engine:
+        return (f"Note: {' and '.join(said)}. Your {what} is right as written; re-run the "
+                "cell that sets OPS (it picks your table now), then this check, to see it "
+                "run on your own table.")
+    rerun = " Re-run the cell that sets OPS first: it picks your table now." if stale else ""
     return (f"Note: {' and '.join(said)}. Your {what} is right as written; run this check "
             "again once those exercises pass, with use_reference False, to see it run on "
-            "your own engine.")
+            f"your own engine.{rerun}")
 
 
 # The frame of every check wrapped by _own_work: the lab's code run beneath it through
@@ -1431,6 +1444,15 @@ def check_run_backward(run_backward) -> Result:
         elif close(got, [0.0, 0.0]):
             hint = ["the leaves got nothing: is each node visited after every node that "
                     "uses it, and does a leaf add what reached it to its .grad?"]
+        elif _merged_by_value(order, f, run_backward):
+            hint = ["your order leaves out a node of the graph that holds the same number "
+                    "as another node in it (here sin(c) and c * sin(c) are equal): your "
+                    "walk took two different nodes with equal values for one and the "
+                    "same, so the one met second was never visited and its gradient "
+                    "never handed on. Nodes that hold equal numbers are still different "
+                    "nodes.",
+                    "remember the nodes you have visited by the node itself (or its id), "
+                    "not by what it holds."]
         elif _listed_twice(order):
             times = _listed_twice(order)
             hint = ["c = x * y reaches f along several paths, and the order your "
@@ -1723,6 +1745,30 @@ def _keeps_no_state(ex: str, run_backward: Callable, want: list) -> Result | Non
                                 "the dict grads, and add into .grad on the leaves alone."],
                            gave=f"a computed node's grad set to {show(written[0].grad)}")
     return None
+
+
+def _merged_by_value(order, root, run_backward: Callable) -> bool:
+    """Whether ``order`` leaves out a node of the graph under ``root`` while it lists
+    another, different node that holds the same value, and lists every node of the same
+    graph built where no two nodes hold equal values: a walk that remembers the nodes it
+    has seen by their values takes two equal numbers for one node."""
+    if not isinstance(order, (list, tuple)):
+        return False
+    listed = {id(n) for n in order}
+    values = [getattr(n, "value", None) for n in order]
+    if not any(
+        id(n) not in listed and any(v is not None and v == n.value for v in values)
+        for n in _topological(root)
+    ):
+        return False
+    # the same f = c * c.sin() + c, at a point where its nodes' values all differ
+    x, y = _Node(0.3, True), _Node(1.7, True)
+    c = _d("mul", x, y)
+    apart = _d("add", _d("mul", c, _d("sin", c)), c)
+    ok, walked = call_answer("08-3", run_backward, apart)
+    if not ok or not isinstance(walked, (list, tuple)):
+        return False
+    return {id(n) for n in _topological(apart)} <= {id(n) for n in walked}
 
 
 def _listed_twice(order) -> int:
@@ -2253,6 +2299,53 @@ def _no_grad_leaves(names: str) -> str:
     )
 
 
+def _rounded_to(got: np.ndarray, want: np.ndarray) -> str | None:
+    """How the Jacobian ``got`` was rounded ("6 decimal places", "10 significant
+    digits"), when each of its entries is the right one or the right one rounded that
+    way, and one at least differs; None otherwise."""
+    if got.shape != want.shape or np.array_equal(got, want):
+        return None
+    exact = [float(w) for w in want.ravel()]
+    entries = [float(g) for g in got.ravel()]
+    ways = [(f"{d} decimal places", lambda v, d=d: round(v, d)) for d in range(16)]
+    ways += [(f"{d} significant digits", lambda v, d=d: float(f"{v:.{d}g}"))
+             for d in range(1, 17)]
+    for said, rounding in ways:
+        if all(g == w or g == rounding(w) for g, w in zip(entries, exact)):
+            return said
+    return None
+
+
+def _swapped_jacobian(got: np.ndarray, want: np.ndarray, at: str) -> Result | None:
+    """The hint for a Jacobian of the right shape whose columns are swapped (the
+    derivatives by y where those by x belong) or whose rows are in another order than
+    F's outputs; None when it is neither."""
+    ex = "08-5"
+    if want.shape[1] == 2 and np.allclose(got, want[:, ::-1], atol=1e-9) and not np.allclose(
+        want, want[:, ::-1], atol=1e-9
+    ):
+        return not_yet(ex, ["the columns are swapped: your rows hold the right derivatives, "
+                            "but each one in the column of the other input. The column "
+                            "index is the input: column j holds the derivatives with "
+                            "respect to input j, in the order F takes its inputs (x, then "
+                            "y); the row index is the output."],
+                       gave=f"a Jacobian with its columns swapped {at}")
+    rows = list(range(len(want)))
+    taken: list[int] = []
+    for row in got:
+        match = next((k for k in rows if k not in taken and np.allclose(row, want[k],
+                                                                        atol=1e-9)), None)
+        if match is None:
+            return None
+        taken.append(match)
+    if taken == rows:
+        return None
+    return not_yet(ex, ["your rows are the right ones, in another order: row i holds the "
+                        "gradient of output i, in the order F returns its outputs (the "
+                        "first output's row first); the column index is the input."],
+                   gave=f"a Jacobian with its rows in another order {at}")
+
+
 _ESTIMATED = [
     "your answer evaluates F (or f) at points shifted a little from the given one: a "
     "finite difference, an estimate. The exercise asks for the gradients the Node engine "
@@ -2384,6 +2477,19 @@ def check_jacobian(jacobian) -> Result:
             if short is None and watched.backwards < len(want):
                 short = (name, watched.backwards, len(want))
             continue
+        if got.shape == want.shape:
+            swapped = _swapped_jacobian(got, want, at)
+            if swapped is not None:
+                return swapped
+        rounded = _rounded_to(got, want)
+        if rounded is not None:
+            return not_yet(ex, [f"your Jacobian is rounded: its entries are the engine's "
+                                f"gradients rounded to {rounded}. Nothing here is an "
+                                "estimate: the engine's backward gives every entry to the "
+                                "last digit of a float, and the checker compares them all. "
+                                "Keep the gradients as the leaves' .grad holds them, "
+                                "unrounded (round only what you print)."],
+                           gave=f"a rounded Jacobian {at}")
         in_float32 = bool(np.all(got.astype(np.float32).astype(np.float64) == got))
         if in_float32 and np.allclose(got, want, rtol=1e-6, atol=1e-9):
             return not_yet(ex, ["your Jacobian holds float32 numbers: its entries are "
