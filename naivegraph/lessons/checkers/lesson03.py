@@ -1210,7 +1210,7 @@ def _base_ratio(got, want: np.ndarray, xs: np.ndarray) -> float | None:
     """log c when ``got`` is ``want`` times ``c ** x`` for one constant c at every point,
     else None."""
     g = as_array(got)
-    if g.shape != want.shape:
+    if g.shape != want.shape or np.isnan(g).any():  # a nan is no constant factor off
         return None
     where = (np.abs(want) > 1e-300) & (xs != 0) & (g * want > 0)
     if where.sum() < 4 or not np.allclose(g[~where & (xs == 0)], want[~where & (xs == 0)]):
@@ -1246,8 +1246,9 @@ def _nan_hint(gradf, got, xs: np.ndarray) -> str:
         )
     if cause == "log":
         return (
-            f"your gradf gives nan at x = {at}: it takes the log of 0 or of a negative "
-            "number there; the derivative of x^2 e^x needs no log."
+            f"your gradf gives nan at x = {at}, where the derivative is a finite "
+            "number: it takes the log of 0 or of a negative number there. The "
+            "derivative of x^2 e^x needs no log."
         )
     if cause == "root":
         return (
