@@ -331,8 +331,8 @@ def reset_near_ten(a):
     "reset, says",
     [
         (reset_through_data, "your reset changed the dtype of `a` from float64 to float32"),
-        (reset_by_subtracting_itself, "the elements that held nan or inf did not become"),
-        (reset_by_multiplying_by_zero, "the elements that held nan or inf did not become"),
+        (reset_by_subtracting_itself, "the elements that held nan, inf and -inf are nan now"),
+        (reset_by_multiplying_by_zero, "the elements that held nan, inf and -inf are nan now"),
         (reset_with_a_zero_grad, "a .grad of zeros is one all the same"),
     ],
 )

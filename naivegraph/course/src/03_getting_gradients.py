@@ -129,13 +129,16 @@ ex.check_accumulated_grad(x_grad_after_two)
 # second call did not retain the graph. The message says what to do.
 
 # %%
-y.backward()          # the graph was retained, so this works ...
-print("after two:", x.grad)
-try:
-    y.backward()      # ... but this one did not retain it
-except RuntimeError as err:
-    print("RuntimeError:", err)
-x.grad = None         # zero (or drop) the gradient before the next step
+if ex.solved("03-2"):
+    y.backward()          # the graph was retained, so this works ...
+    print("after two:", x.grad)
+    try:
+        y.backward()      # ... but this one did not retain it
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+    x.grad = None         # zero (or drop) the gradient before the next step
+else:
+    print("(solve exercise 03-2 first: this cell runs the second backward)")
 
 # %% [markdown]
 # A dynamic graph lives for one forward and one backward pass; the next forward

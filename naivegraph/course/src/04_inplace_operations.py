@@ -123,27 +123,30 @@ ex.check_inplace_predictions(raises)
 # Once your check passes, run the three snippets:
 
 # %%
-def attempt(label, fn):
-    try:
-        fn()
-        print(label, "fine")
-    except RuntimeError as err:
-        print(label, "RuntimeError:", err)
+if ex.solved("04-2"):
+    def attempt(label, fn):
+        try:
+            fn()
+            print(label, "fine")
+        except RuntimeError as err:
+            print(label, "RuntimeError:", err)
 
-def one():
-    a = ng.tensor([1.0, 3.0], requires_grad=True)
-    b = a + 2; loss = (b * b).sum(); b[0] = 1000.0; loss.backward()
+    def one():
+        a = ng.tensor([1.0, 3.0], requires_grad=True)
+        b = a + 2; loss = (b * b).sum(); b[0] = 1000.0; loss.backward()
 
-def two():
-    a = ng.tensor([1.0, 3.0], requires_grad=True)
-    b = a + 2; loss = (b + 1).sum(); b[0] = 1000.0; loss.backward()
+    def two():
+        a = ng.tensor([1.0, 3.0], requires_grad=True)
+        b = a + 2; loss = (b + 1).sum(); b[0] = 1000.0; loss.backward()
 
-def three():
-    a = ng.tensor([1.0, 3.0], requires_grad=True)
-    b = a.exp(); loss = b.sum(); b.add_(1); loss.backward()
+    def three():
+        a = ng.tensor([1.0, 3.0], requires_grad=True)
+        b = a.exp(); loss = b.sum(); b.add_(1); loss.backward()
 
-for label, fn in (("(1)", one), ("(2)", two), ("(3)", three)):
-    attempt(label, fn)
+    for label, fn in (("(1)", one), ("(2)", two), ("(3)", three)):
+        attempt(label, fn)
+else:
+    print("(solve exercise 04-2 first: this cell runs the three snippets)")
 
 # %% [markdown]
 # ## Error 2: in place on a leaf

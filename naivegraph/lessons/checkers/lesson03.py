@@ -727,7 +727,7 @@ def check_vector_backward(x_grad) -> Result:
         size = np.size(as_array(x_grad))
     except Exception:  # not numbers: the hints below judge it
         size = None
-    if size is not None and size > 3:
+    if size is not None and size not in (0, 1, 3):  # one number: the hints below
         return not_yet(
             ex,
             [
@@ -1210,7 +1210,7 @@ def _base_ratio(got, want: np.ndarray, xs: np.ndarray) -> float | None:
     """log c when ``got`` is ``want`` times ``c ** x`` for one constant c at every point,
     else None."""
     g = as_array(got)
-    if g.shape != want.shape:
+    if g.shape != want.shape or np.isnan(g).any():  # a nan is no constant factor off
         return None
     where = (np.abs(want) > 1e-300) & (xs != 0) & (g * want > 0)
     if where.sum() < 4 or not np.allclose(g[~where & (xs == 0)], want[~where & (xs == 0)]):
@@ -1246,8 +1246,9 @@ def _nan_hint(gradf, got, xs: np.ndarray) -> str:
         )
     if cause == "log":
         return (
-            f"your gradf gives nan at x = {at}: it takes the log of 0 or of a negative "
-            "number there; the derivative of x^2 e^x needs no log."
+            f"your gradf gives nan at x = {at}, where the derivative is a finite "
+            "number: it takes the log of 0 or of a negative number there. The "
+            "derivative of x^2 e^x needs no log."
         )
     if cause == "root":
         return (
@@ -1518,9 +1519,12 @@ def check_second_derivative(derivatives) -> Result:
             x.grad = ng.tensor(held, dtype=ng.float64)
         x_grad_before = x.grad
         calls_of_f: list = []
+        unrecorded: list = []  # calls of f made with grad mode off (inside ng.no_grad())
 
         def given(v, f=f):  # f, counting its calls: a formula of one's own never calls it
             calls_of_f.append(v)
+            if not ng.is_grad_enabled():
+                unrecorded.append(v)
             return f(v)
 
         x_before = tensor_state(x, with_grad=False)
@@ -1574,7 +1578,7 @@ def check_second_derivative(derivatives) -> Result:
                 gave=f"a function that changes x ({x_changes}), for f(x) = {text}",
             )
         if raised is not None:
-            return _second_raised(ex, raised, calls.flags)
+            return _second_raised(ex, raised, calls.flags, bool(unrecorded))
         if got is None or got is Ellipsis:
             return not_done(
                 ex, "(your function returned None: it must return both derivatives, as a pair.)"
@@ -1718,9 +1722,22 @@ def _grad_changed(x, before, held: float | None) -> bool:
     return held is not None and not np.array_equal(as_array(x.grad), held)
 
 
-def _second_raised(ex: str, exc: Exception, flags: list) -> Result:
-    """The hint for a ``derivatives`` that raised, told by what autograd ran before."""
+def _second_raised(ex: str, exc: Exception, flags: list, grad_off: bool = False) -> Result:
+    """The hint for a ``derivatives`` that raised, told by what autograd ran before
+    (and, with ``grad_off``, f having been called with grad mode off)."""
     text = str(exc)
+    if isinstance(exc, RuntimeError) and "does not require grad" in text and grad_off:
+        return not_yet(
+            ex,
+            [
+                "grad mode was off (inside `with ng.no_grad():`, say) while f computed "
+                "f(x): nothing recorded how f(x) depends on x, so autograd.grad has no "
+                "graph to differentiate.",
+                "compute f(x) with grad mode on: keep `with ng.no_grad():` away from "
+                "what you differentiate; ng.autograd.grad needs no block around it.",
+            ],
+            gave="a function that computes f(x) with grad mode off",
+        )
     if isinstance(exc, RuntimeError) and "does not require grad" in text and len(flags) >= 2:
         if any(flags[:-1]):  # an earlier pass was recorded: its result was then cut off
             return not_yet(

@@ -508,13 +508,12 @@ def _all_tens(ex: str, a, values) -> Result | None:
             gave=f"a = {digits}",
         )
     if now.shape == before.shape and not np.isfinite(before).all():
-        if not np.array_equal(np.isfinite(now), np.ones_like(now, dtype=bool)):
+        missed = _not_finite_missed(now, before)
+        if missed is not None:
             return not_yet(
                 ex,
                 [
-                    "the elements that held nan or inf did not become 10: a value computed "
-                    "from `a` (0 * inf, inf - inf) is nan there. A leaf can hold any "
-                    "float, and every element must become 10.",
+                    f"{missed} A leaf can hold any float, and every element must become 10.",
                     "set the values to the number itself, not one computed from `a`.",
                 ],
                 gave=gave,
@@ -545,6 +544,64 @@ def _all_tens(ex: str, a, values) -> Result | None:
         ],
         gave=gave,
     )
+
+
+def _held(value: float) -> str:
+    """What an element that is not finite held: nan, inf or -inf."""
+    return "nan" if np.isnan(value) else "inf" if value > 0 else "-inf"
+
+
+def _kinds(values) -> str:
+    """The kinds of non-finite values held, in the order nan, inf, -inf: "nan, inf and
+    -inf", "inf and -inf", "nan"."""
+    held = {_held(v) for v in values}
+    kinds = [k for k in ("nan", "inf", "-inf") if k in held]
+    return " and ".join(filter(None, [", ".join(kinds[:-1]), kinds[-1]])) if kinds else ""
+
+
+def _not_finite_missed(now: np.ndarray, before: np.ndarray) -> str | None:
+    """The first sentence of the hint for a reset that left elements not finite where
+    the leaf held nan or inf, saying which of them (and which became 10); None when an
+    element that held a number is not finite either, or every element is finite."""
+    missed = ~np.isfinite(now)
+    if not missed.any() or np.isfinite(before[missed]).any():
+        return None
+    kinds = _kinds(before[missed])
+    one = int(missed.sum()) == 1
+    fixed = ~np.isfinite(before) & (now == 10.0)
+    became = _kinds(before[fixed])
+    kept = np.array_equal(now[missed], before[missed], equal_nan=True)
+    after = "nan" if np.isnan(now[missed]).all() else "not finite"
+    if kept:
+        sentence = (
+            f"the element that held {kinds} still holds {kinds}, not 10"
+            if one
+            else f"the elements that held {kinds} still hold those values, not 10"
+        )
+    else:
+        sentence = (
+            f"the element that held {kinds} is {after} now, not 10"
+            if one
+            else f"the elements that held {kinds} are {after} now, not 10"
+        )
+    if became:
+        which = "one" if int(fixed.sum()) == 1 else "ones"
+        sentence += f" (the {which} that held {became} did become 10)"
+    if kept and np.isnan(before[missed]).all():
+        why = (
+            "a value computed from `a` keeps a nan a nan (nan * 0, nan + 10, and "
+            "clamp, max or min of a nan are all nan)."
+        )
+    elif kept:
+        why = (
+            "a value computed from `a` keeps nan and inf as they are (nan * 0 is nan, "
+            "inf + 10 is inf)."
+        )
+    elif np.isnan(now[missed]).all():
+        why = "a value computed from `a` (0 * inf, inf - inf) is nan there."
+    else:
+        why = "a value computed from `a` is not finite there."
+    return f"{sentence}: {why}"
 
 
 def _uses_data(fn) -> bool:
