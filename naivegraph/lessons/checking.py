@@ -211,6 +211,7 @@ def reveal_off(reason: str = TEACHER) -> None:
     """Make :func:`reveal` say ``reason`` instead of an answer: a student copy of the
     course (``naivegraph lessons --student``) calls it in its first cell.
 
+    >>> import naivegraph.lessons.exercises  # registers the checkers
     >>> reveal_off()
     >>> reveal("01-2")
     answer [01-2]: the teacher turned answers off for this course; ask your teacher
@@ -1222,6 +1223,8 @@ def _derivative_name(obj: Any) -> str | None:
     ('ng.func.vjp', 'ng.autograd.grad')
     >>> _derivative_name(ng.ones(2).backward), _derivative_name(ng.exp), _derivative_name(2.0)
     ('backward', None, None)
+    >>> _derivative_name(ng.func.vjp(ng.exp, ng.ones(2))[1])
+    'the function ng.func.vjp returned'
     """
     try:
         return _derivative_name_of(obj)
@@ -1248,7 +1251,12 @@ def _derivative_name_of(obj: Any) -> str | None:
     if module.split(".")[0] == "torch":
         return "torch"
     prefix = _DERIVATIVE_MODULES.get(module)
-    return None if prefix is None else f"{prefix}.{name}"
+    if prefix is None:
+        return None
+    maker, _, inner = getattr(function, "__qualname__", name).partition(".<locals>.")
+    if inner:  # a function one of them made and returned: ng.func.vjp's vjp_fn
+        return f"the function {prefix}.{maker.lstrip('_')} returned"
+    return f"{prefix}.{name}"
 
 
 def cell_model_tensors() -> list[str]:

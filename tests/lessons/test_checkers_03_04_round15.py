@@ -365,3 +365,14 @@ def test_04_3_a_value_computed_from_a_is_told_every_non_finite_element_is_nan(ca
 def test_04_3_every_element_set_to_10_is_accepted(body):
     checking.TRIES.clear()
     assert ex.check_reset_leaf(_reset(body)).status == "pass"
+
+
+def test_03_3_the_function_vjp_returned_is_named_for_what_it_is(shell):
+    result = run_in_notebook(
+        shell,
+        "xx = ng.tensor([1.0, 2.0, 3.0])\nv = ng.tensor([1, 0.1, 0.01])\n"
+        "_, vjp_fn = ng.func.vjp(lambda t: t * t, xx)\n"
+        "x_grad = vjp_fn(v)[0].tolist()\nex.check_vector_backward(x_grad)",
+    )
+    refused(result, "vjp_fn (that is the function ng.func.vjp returned)")
+    assert "ng.func.vjp_fn" not in result.message
