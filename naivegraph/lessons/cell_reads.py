@@ -68,7 +68,7 @@ def watch_cells(shell: Any = None) -> None:
 
 
 def uses_in(cell: int) -> list[str]:
-    """What cell number ``cell`` did with the lesson's objects (``["loss.item()"]``)."""
+    """What cell number ``cell`` did with the lesson's objects (``["loss.item"]``)."""
     return list(RECORDS.get(cell, ()))
 
 
@@ -139,7 +139,8 @@ class _Record:
             method = type(local.get("self")).__name__
         for position, parameter in enumerate(code.co_varnames[:count]):
             value = local.get(parameter)
-            values = value if isinstance(value, (list, tuple)) else (value,)
+            values = (value if isinstance(value, (list, tuple))
+                      else value.values() if isinstance(value, dict) else (value,))
             for v in values:
                 name = self.objects.get(id(v))
                 if name is None and _is_node(v):  # its own name would give answers away
