@@ -161,6 +161,7 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
     dtypes = {p.dtype for p in model.parameters()}
     body_before = [p.detach().numpy().copy() for p in model.body.parameters()]
     notebook = _NotebookModules(setup, model)
+    recording = ng.is_grad_enabled()
     with LibraryCalls({"ng.manual_seed": ng.manual_seed}) as seeds:
         ok, opt = call_answer(ex, setup, model, n_classes)
     changed_notebook = notebook.put_back()
@@ -168,6 +169,25 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
         return opt
     if changed_notebook:
         return _works_on_the_notebooks(ex, setup, changed_notebook)
+    if recording and not ng.is_grad_enabled() and any(
+        p.requires_grad for p in model.body.parameters()
+    ):
+        ng.set_grad_enabled(True)  # put back, as the lab does for any answer
+        return not_yet(
+            ex,
+            [
+                "your function switched grad mode off for the whole program "
+                "(ng.set_grad_enabled(False)), and that freezes nothing: the body's "
+                "parameters still require grad, as they did before. Grad mode is one "
+                "global switch for recording, which the training loop after your setup "
+                "needs on (with it off, no backward can run at all). Freezing is a flag "
+                "of each parameter, which stays with the parameter whatever the grad "
+                "mode. (The checker switched grad mode back on.)",
+                "freeze by switching requires_grad off on every parameter of the body, "
+                "and leave grad mode alone.",
+            ],
+            gave="a function that switched grad mode off instead of freezing",
+        )
     if seeds.called:
         return not_yet(
             ex,
@@ -362,6 +382,11 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             ],
             gave=f"an optimizer over the old fc's {_tensors(len(opt_params))}",
         )
+    foreign = [
+        p for group in opt.param_groups for p in group["params"] if id(p) not in own
+    ]
+    if foreign:
+        return _optimizer_of_another_model(ex, setup, opt, len(foreign), len(opt_params))
     if opt_params != {id(p) for p in model.fc.parameters()}:
         return not_yet(
             ex,
@@ -405,6 +430,41 @@ def _check_one_setup(ex: str, setup, n_classes: int) -> Result | None:
             gave="a setup that trains",
         )
     return _step_keeps_body(ex, model, opt, body_before, n_classes)
+
+
+def _optimizer_of_another_model(ex: str, setup, opt, foreign: int, held: int) -> Result:
+    """The hint for an optimizer holding parameters that are not the given model's: the
+    notebook's own optimizer (named when the function reads it), or one over another
+    model's layer."""
+    named = next(
+        (name for name, value in _globals_read(setup).items() if value is opt), ""
+    )
+    if named:
+        which = f"the notebook's `{named}`, made for the notebook's own model"
+    elif foreign == held:
+        which = "an optimizer over another model's parameters"
+    else:
+        which = "an optimizer that also holds another model's parameters"
+    if foreign == held:
+        share = "every tensor it holds is a parameter"
+    else:
+        share = f"{foreign} of the {held} tensors it holds " + (
+            "is a parameter" if foreign == 1 else "are parameters"
+        )
+    return not_yet(
+        ex,
+        [
+            f"your function returned {which}: {share} of another model, "
+            "not of the model your function was given (the new layer your function put "
+            "in it holds parameters of its own). A step of that optimizer moves the other "
+            "model's parameters and leaves the new layer as it was. The checker calls your "
+            "function with models of its own, as a training script calls it with the "
+            "model it has just loaded.",
+            "make the optimizer inside the function, over the new layer of the model "
+            "it is given.",
+        ],
+        gave=f"an optimizer over parameters of another model ({_tensors(foreign)})",
+    )
 
 
 _SOFTMAXES = ("Softmax", "LogSoftmax", "Softmin")
@@ -852,6 +912,16 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
     hooks_before = _module_hooks(model)
     x_before = tensor_state(x)
     raised = None
+    # the grad mode each of the model's layers ran in (body, fc), by the layer's name
+    layer_modes: dict[str, list[bool]] = {}
+    layer_hooks = [
+        child.register_forward_hook(
+            lambda module, inputs, output, name=name: layer_modes.setdefault(
+                name, []
+            ).append(ng.is_grad_enabled())
+        )
+        for name, child in model.named_children()
+    ]
     try:
         ng.set_grad_enabled(grad_before)
         try:
@@ -862,6 +932,8 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
         grad_after = ng.is_grad_enabled()
     finally:
         ng.set_grad_enabled(True)  # the learner's mistake must not leak into what follows
+        for handle in layer_hooks:
+            handle.remove()
     if raised is not None:
         return _prediction_raised(ex, predict, raised)
     blank = returned_blank(ex, out)
@@ -926,7 +998,7 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
         not_in_force = _no_grad_not_in_force(ex, predict, out)
         if not_in_force is not None:
             return not_in_force
-    judged = _judge_output(ex, model, x, out, want, records.count, predict)
+    judged = _judge_output(ex, model, x, out, want, records.count, predict, layer_modes)
     if judged is not None:
         return judged
     if not hook_runs:
@@ -943,6 +1015,20 @@ def _check_one_prediction(ex: str, predict, case: str, seed: int) -> Result | No
             gave="a function that bypasses the model's forward hooks",
         )
     return None
+
+
+def _recorded_in_part(layer_modes: dict[str, list[bool]]) -> tuple[str, str] | None:
+    """(the layers that ran with recording on, those that ran with it off), each
+    written as model.<name>, when some of the model's layers ran in each mode; else
+    None."""
+    on = [name for name, modes in layer_modes.items() if any(modes)]
+    off = [name for name, modes in layer_modes.items() if not all(modes)]
+    if not on or not off or set(on) & set(off):
+        return None
+    return (
+        " and ".join(f"model.{name}" for name in on),
+        " and ".join(f"model.{name}" for name in off),
+    )
 
 
 class _Recorded:
@@ -1202,9 +1288,10 @@ def _softmax_of(want: np.ndarray, out) -> str:
 
 
 def _judge_output(
-    ex: str, model, x, out, want, records: int = 0, predict=None
+    ex: str, model, x, out, want, records: int = 0, predict=None, layer_modes=None
 ) -> Result | None:
-    """None when ``out`` is the model's output and no graph was recorded for it."""
+    """None when ``out`` is the model's output and no graph was recorded for it;
+    ``layer_modes`` holds the grad mode each of the model's layers ran in, by name."""
     if not close(out, want, shape_free=False):
         elsewhere = _other_input(ex, predict, model, x) if predict is not None else None
         if elsewhere is not None:
@@ -1327,6 +1414,22 @@ def _judge_output(
                 "and not requiring grad.",
             ],
             gave="an output that requires grad",
+        )
+    part = _recorded_in_part(layer_modes or {})
+    if recorded and part is not None:
+        on, off = part
+        return not_yet(
+            ex,
+            [
+                f"your function ran {off} with recording off (inside no_grad, say), but "
+                f"{on} before it with recording on: the graph of {on} was built, and "
+                "its saved tensors kept, all the same. Switching recording off for the "
+                "last part only stops the history there; your output has none, yet "
+                "the work of building a graph was done for the rest of the model.",
+                "the whole forward pass, every layer of it, belongs inside the block "
+                "that switches recording off.",
+            ],
+            gave=f"{off} run with recording off, {on} with recording on",
         )
     if recorded:
         return not_yet(

@@ -98,6 +98,20 @@ def check_static_model(graph, x, loss) -> Result:
             ],
             gave=f"a graph with the placeholder {stale!r} that the loss does not read",
         )
+    if stale and not _read_in(graph, stale):  # made before x, and nothing reads it
+        return not_yet(
+            ex,
+            [
+                f"your graph holds two placeholders: {stale!r}, which nothing in the "
+                f"graph reads, and {x.name!r}, which your loss reads. A run needs a feed "
+                "for every placeholder of the graph, and the checker feeds only the x "
+                "you handed over. The model has one input: one placeholder, the one "
+                "the loss is built from.",
+                f"leave the unread placeholder {stale!r} out of the graph, or build the "
+                "loss from it.",
+            ],
+            gave=f"a graph with a second placeholder, {stale!r}, that nothing reads",
+        )
     if stale:
         return not_yet(
             ex,
@@ -379,6 +393,16 @@ def _unread_placeholders(graph, x, loss) -> str:
         if node is not x and id(node) not in read:
             return str(node.name)
     return ""
+
+
+def _read_in(graph, name: str) -> bool:
+    """Whether a node of ``graph`` reads the node called ``name`` (a graph built before
+    has ops on its placeholder; a placeholder made and left alone has none)."""
+    return any(
+        getattr(i, "name", None) == name
+        for node in getattr(graph, "nodes", ())
+        for i in getattr(node, "inputs", ())
+    )
 
 
 def _batch_off(graph, x, loss) -> int:
@@ -863,6 +887,9 @@ def check_compiled_step(f, g=None) -> Result:
             ],
             gave="the right numbers for ones, wrong ones for twos",
         )
+    fetched_variables = _fetched_variables(f)
+    if fetched_variables:
+        return not_yet(ex, *fetched_variables)
     if close(sorted(ones), sorted(_RIGHT_06_2[1.0])):
         return not_yet(
             ex,
@@ -930,6 +957,37 @@ def check_compiled_step(f, g=None) -> Result:
         ],
         gave=show(ones),
     )
+
+
+def _fetched_variables(f) -> tuple[list[str], str] | None:
+    """The hint (hints, gave) for a compiled function that fetches Variables themselves
+    where the gradients belong: their values, the weights, not d loss / d weight."""
+    outputs = list(getattr(f, "outputs", ()) or ()) if isinstance(f, ns.CompiledFunction) else []
+    found = [
+        (k + 1, node) for k, node in enumerate(outputs)
+        if k > 0 and getattr(node, "kind", None) == "variable"
+    ]
+    if not found:
+        return None
+    places = _listed([str(k) for k, _ in found])
+    names = _listed([repr(getattr(node, "name", "?")) for _, node in found])
+    one = len(found) == 1
+    return (
+        [
+            f"output{'' if one else 's'} {places} of f {'is' if one else 'are'} the "
+            f"Variable{'' if one else 's'} {names} {'itself' if one else 'themselves'}: "
+            "fetching a Variable gives the value it holds (the weight itself, the same "
+            "whatever f is fed), not a gradient. The gradients are other nodes of g: "
+            "the ones ns.gradients made from the loss.",
+            "after the loss, fetch the gradient nodes, in the order of w1, w2, w3.",
+        ],
+        f"the Variable{'' if one else 's'} {names} where the gradients belong",
+    )
+
+
+def _listed(words: list[str]) -> str:
+    """``words`` joined as a sentence lists them: "a", "a and b", "a, b and c"."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 # Where a run of a static graph goes, whichever layer runs it (the plain executor or the

@@ -918,6 +918,16 @@ def check_static_backward(static_backward) -> Result:
                     "is still zero then.",
                     "in `inp.grad += ... * derivative`, the factor in front is the grad of "
                     "the node being visited."]
+        elif _first_inputs_skipped(run_nodes[-1]):
+            hint = ["your sweep never hands a share to the first input of a node: after "
+                    "it, x * y (the first input of the loss) holds grad 0 while "
+                    "sin(x) * exp(y), the second, got its share, and sin(x) and exp(y), "
+                    "whose only input is their first, hand nothing on at all. The order "
+                    "of the visits is not the problem: every input that needs a gradient "
+                    "receives its own share, the node's grad times the derivative with "
+                    "respect to THAT input, the first one included.",
+                    "loop over all of a node's inputs, from the first, with k its "
+                    "position among them."]
         elif close(got, [0.0, 0.0]):
             hint = ["the leaves got no gradient: in which order must the nodes be visited "
                     "so that a node's grad is complete before it is passed on?"]
@@ -1039,6 +1049,36 @@ def _later_inputs_skipped(nodes: list) -> bool:
     first = [n.inputs[0] for n in nodes if n.op is not None and n.inputs[0].needs_grad]
     return bool(later) and all(_zero_or_none(i.grad) for i in later if i not in first) and any(
         not _zero_or_none(i.grad) for i in first
+    )
+
+
+def _order_shown(order, labels: dict) -> str:
+    """An order run_backward returned, its nodes written as the checker's graph names
+    them (x, y, c = x * y, sin(c), c * sin(c), f); another node by its op, or as a leaf
+    with its value; anything that is not a list or tuple of nodes, as it is."""
+    if not isinstance(order, (list, tuple)) or not order or not all(
+        isinstance(n, _Node) for n in order
+    ):
+        return show(order)
+
+    def label(node: _Node) -> str:
+        if id(node) in labels:
+            return labels[id(node)]
+        return node.grad_fn if node.grad_fn is not None else f"a leaf {node.value:g}"
+
+    bracket = "[]" if isinstance(order, list) else "()"
+    return f"the order {bracket[0]}{', '.join(label(n) for n in order)}{bracket[1]} " + (
+        "for f = c * sin(c) + c, c = x * y"
+    )
+
+
+def _first_inputs_skipped(nodes: list) -> bool:
+    """Whether a sweep gave no first input of a node anything while a later input got
+    its share: a loop over ``inputs[1:]`` (or that skips ``k == 0``)."""
+    later = [inp for n in nodes if n.op is not None for inp in n.inputs[1:] if inp.needs_grad]
+    first = [n.inputs[0] for n in nodes if n.op is not None and n.inputs[0].needs_grad]
+    return bool(first) and all(_zero_or_none(i.grad) for i in first if i not in later) and any(
+        not _zero_or_none(i.grad) for i in later
     )
 
 
@@ -1402,7 +1442,11 @@ def check_run_backward(run_backward) -> Result:
     # f = c * c.sin() + c with c = x * y shared, at (0.5, 2): c is reached along three paths
     x, y = _Node(0.5, True), _Node(2.0, True)
     c = _d("mul", x, y)
-    f = _d("add", _d("mul", c, _d("sin", c)), c)
+    sin_c = _d("sin", c)
+    c_sin_c = _d("mul", c, sin_c)
+    f = _d("add", c_sin_c, c)
+    labels = {id(x): "x", id(y): "y", id(c): "c", id(sin_c): "sin(c)",
+              id(c_sin_c): "c * sin(c)", id(f): "f"}
     if _takes_leaves_for_freed(run_backward):  # asked first: its crash would echo its error
         return not_yet(ex, ["your run_backward raised RuntimeError on a fresh graph "
                             "that no backward has freed: a leaf's saved is None too (a "
@@ -1494,7 +1538,7 @@ def check_run_backward(run_backward) -> Result:
     if not isinstance(order, (list, tuple)) or not order or order[-1] is not f:
         return not_yet(ex, ["run_backward should return the order it used (a list ending "
                             "with root): Node.backward frees exactly those nodes."],
-                       gave=show(order))
+                       gave=_order_shown(order, labels))
     stop = _visits_each_node_once(ex, run_backward)
     if stop is not None:
         return stop
