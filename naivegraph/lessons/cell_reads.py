@@ -31,6 +31,9 @@ from .earlier_cells import dependencies, is_lesson_cell
 from .library_calls import in_stdlib
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The checks themselves: calling one is handing the answer over, not using the model.
+_CHECKS = tuple(os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+                for name in ("checking.py", "checkers" + os.sep, "exercises.py"))
 _NOT_LEARNER = tuple(
     os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("purelib", "platlib")
 ) + (_PACKAGE,)
@@ -46,7 +49,7 @@ _SPELLED = {
 _state: dict[str, Any] = {"paused": 0, "record": None}
 #: cell number -> the uses its code made of the lesson's objects, in order
 RECORDS: dict[int, list[str]] = {}
-_lesson_names: set[str] = set()
+_lesson_names: dict[str, None] = {}  # in the order the lesson's cells bound them
 
 
 def watch_cells(shell: Any = None) -> None:
@@ -72,10 +75,19 @@ def uses_in(cell: int) -> list[str]:
     return list(RECORDS.get(cell, ()))
 
 
-def uses_so_far() -> list[str]:
-    """What the running cell has done with the lesson's objects up to now."""
+def uses_so_far(lines: set[int] | None = None) -> list[str]:
+    """What the running cell has done with the lesson's objects up to now: all of it,
+    or what the statements on ``lines`` of the cell did (a look at the model on
+    another line, feeding nothing into the answer, is no use of it for the answer)."""
     record = _state["record"]
-    return list(record.uses) if record is not None else []
+    if record is None:
+        return []
+    return _distinct(use for use, line in zip(record.uses, record.lines)
+                     if lines is None or line in lines)
+
+
+def _distinct(uses: Any) -> list[str]:
+    return list(dict.fromkeys(uses))
 
 
 @contextmanager
@@ -96,14 +108,15 @@ class _Record:
         self.objects: dict[int, str] = {}
         self.codes: dict[types.CodeType, str] = {}
         self.kept: list[Any] = []  # the objects stay alive, so their ids stay theirs
-        for name in sorted(_lesson_names):
+        for name in _lesson_names:  # an object the lesson named twice keeps its first name
             value = namespace.get(name)
             if isinstance(value, types.FunctionType) and value.__module__ == "__main__":
-                self.codes[value.__code__] = name
-            elif _watched(value):
+                self.codes.setdefault(value.__code__, name)
+            elif _watched(value) and id(value) not in self.objects:
                 self.objects[id(value)] = name
                 self.kept.append(value)
         self.uses: list[str] = []
+        self.lines: list[int | None] = []  # the line of the cell each use ran from
         self.previous = sys.getprofile()
 
     def hook(self, frame: Any, event: str, arg: Any) -> None:
@@ -120,12 +133,14 @@ class _Record:
         name = self.codes.get(code)
         if name is not None:  # a function a lesson cell defined
             use = f"{name}(...)" if _by_learner(frame.f_back) else None
-        elif code.co_filename.startswith(_PACKAGE) and _by_learner(frame.f_back):
+        elif (code.co_filename.startswith(_PACKAGE) and not code.co_filename.startswith(_CHECKS)
+              and _by_learner(frame.f_back)):
             use = self._library_use(frame)  # the library's calls of its own are not looked at
         else:
             return
-        if use is not None and use not in self.uses:
+        if use is not None:
             self.uses.append(use)
+            self.lines.append(_cell_line(frame.f_back))
 
     def _library_use(self, frame: Any) -> str | None:
         """``loss.item``, ``float(loss)``, ``grad(loss)``, ``Plan(chain)``: a call into
@@ -180,6 +195,18 @@ def _code_of(member: Any) -> types.CodeType | None:
     return getattr(getattr(function, "__func__", function), "__code__", None)
 
 
+def _cell_line(frame: Any) -> int | None:
+    """The line of the notebook cell that is running, through the learner's functions
+    it called: the line of the outermost code of the learner's (a cell's top level)."""
+    line = None
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and not frame.f_code.co_filename.startswith(
+                _NOT_LEARNER):
+            line = frame.f_lineno
+        frame = frame.f_back
+    return line
+
+
 def _watched(value: Any) -> bool:
     """An object of the library's the lesson made: a tensor, a graph, a node, a traced
     function, a model (not a module, a class or a library function)."""
@@ -221,10 +248,10 @@ def _after_cell(shell: Any, result: Any) -> None:
     if record is not None and sys.getprofile() == record.hook:  # a bound method: ==, not is
         sys.setprofile(record.previous)
     if record is not None and getattr(result, "execution_count", None) is not None:
-        RECORDS[result.execution_count] = record.uses  # the cell's number in `In`
+        RECORDS[result.execution_count] = _distinct(record.uses)  # by its number in `In`
     source = getattr(getattr(result, "info", None), "raw_cell", "") or ""
     if record is None and is_lesson_cell(source):
         try:
-            _lesson_names.update(dependencies(ast.parse(source))[0])
+            _lesson_names.update(dict.fromkeys(dependencies(ast.parse(source))[0]))
         except SyntaxError:  # a lesson cell that does not parse binds nothing we follow
             pass

@@ -1123,8 +1123,47 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
             found.append("an f-string")  # f"{t}" turns t into its printed form, as str(t)
         return " and ".join(found)
 
-    return (computes(_whole_cell(frame) or frame.f_code) or _used(cell_reads.uses_so_far())
+    code, lines = _answer_part(frame)
+    return (computes(code) or _used(cell_reads.uses_so_far(lines))
             or computed_earlier(frame, computes, lambda cell: _used(cell_reads.uses_in(cell))))
+
+
+def _answer_part(frame: Any) -> tuple[CodeType, set[int] | None]:
+    """The statements of the checking cell that make its answer, compiled, and their
+    lines: the check itself and each statement that binds or fills a name its
+    arguments come from, with the functions and classes they use (a look at the model
+    elsewhere in the cell, ``print(loss.item())`` after the check, makes nothing the
+    check is given).  The whole cell (or the frame's code, and None for its lines) when
+    the cell cannot be read."""
+    tree = _cell_tree(frame)
+    whole = _whole_cell(frame) or frame.f_code
+    if tree is None:
+        return whole, None
+    depends, checked = dependencies(tree)
+    feeding = sources_of(checked, depends)
+    kept = [
+        statement for statement in tree.body
+        if _calls_a_check(statement)
+        or feeding & dependencies(ast.Module(body=[statement], type_ignores=[]), filled=True)[0].keys()
+    ]
+    if not any(_calls_a_check(statement) for statement in kept):
+        return whole, None
+    lines = {line for statement in kept
+             for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)}
+    try:
+        code = compile(ast.Module(body=kept, type_ignores=[]), frame.f_code.co_filename, "exec")
+    except (SyntaxError, ValueError):
+        return whole, None
+    return code, lines
+
+
+def _calls_a_check(statement: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and _called_name(n.func).startswith("check_")
+               for n in ast.walk(statement))
+
+
+def _called_name(func: ast.AST) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _used(uses: list[str]) -> str:
@@ -1152,13 +1191,17 @@ def _strings_in(code: CodeType) -> list[str]:
 
 
 def _attributes_counted(code: CodeType) -> Counter[str]:
-    """How many times a code object (and the code nested in it) reads each attribute."""
-    found = Counter(
-        str(ins.argval)
-        for inner in _codes_in(code)
-        for ins in dis.get_instructions(inner)
-        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
-    )
+    """How many times a code object (and the code nested in it) reads each attribute,
+    a ``case C(_version=v)`` pattern's included (it reads ``_version``)."""
+    found: Counter[str] = Counter()
+    for inner in _codes_in(code):
+        last = None
+        for ins in dis.get_instructions(inner):
+            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                found[str(ins.argval)] += 1
+            elif ins.opname == "MATCH_CLASS" and last is not None and isinstance(last.argval, tuple):
+                found.update(str(name) for name in last.argval)
+            last = ins
     return found
 
 
@@ -1210,6 +1253,11 @@ _DERIVATIVE_MODULES = {
     "naivegraph.dynamic.engine": "ng.autograd",
     "naivegraph.autograd.functional": "ng.autograd.functional",
     "naivegraph.autograd.forward_ad": "ng.autograd.forward_ad",
+    "naivegraph.static.gradients": "ns",
+    "naivegraph.static.jvp": "ns",
+    # the drawings: they show values, versions and gradients
+    "naivegraph.render": "ng",
+    "naivegraph.render.walk_static": "ns",
 }
 
 

@@ -183,3 +183,50 @@ def test_a_cells_record_names_what_the_learners_code_used(shell):
 def test_the_lessons_own_cells_are_not_watched(shell):
     shell.run_cell(NAMES, store_history=True)  # a lesson cell again
     assert cell_reads.uses_in(shell.execution_count - 1) == []
+
+
+# -- a look at the model that feeds nothing into the answer, in the checking cell ----------
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        TYPED + "loss_value = 40.0\nresult = " + CHECK_01_1 + "\nprint('model:', loss.item())",
+        "print('model:', loss.item())\n" + TYPED + "loss_value = 40.0\nresult = " + CHECK_01_1,
+        "print(a)\n" + TYPED + "loss_value = 40.0\nresult = " + CHECK_01_1,
+    ],
+    ids=["after the check", "before the answer", "a tensor printed"],
+)
+def test_01_1_a_typed_answer_beside_a_look_at_the_model_is_accepted(shell, cell):
+    result = run_cells(shell, cell)
+    assert result.passed, result.message
+
+
+def test_01_1_the_check_itself_is_not_named_as_a_use_of_the_model(shell):
+    result = refused(run_cells(shell, TYPED + "loss_value = names['loss']\nresult = " + CHECK_01_1),
+                     "loss")
+    assert "checked" not in result.message, result.message
+
+
+def test_a_look_on_the_line_of_the_answer_still_counts(shell):
+    result = run_cells(shell, TYPED + "loss_value = loss.item()\nresult = " + CHECK_01_1)
+    refused(result, ".item")
+
+
+@pytest.mark.parametrize(
+    "cell, says",
+    [
+        ("with ns.Graph() as g:\n    xs = ns.Variable(3.0)\n    ys = xs ** 2.0\n"
+         "    (gxs,) = ns.gradients(ys, [xs])\ngv = g.run(gxs)\na_rg = False\nb_rg = True\n"
+         "c_rg = bool(float(gv) == 0)", "ns.gradients"),
+        ("from naivegraph.render import render\nd = str(render(b).details)\n"
+         "a_rg, b_rg, c_rg = False, 'True' in d, False", "ng.render"),
+        ("match b:\n    case object(requires_grad=rg):\n        pass\n"
+         "a_rg, b_rg, c_rg = False, rg, False", "requires_grad"),
+    ],
+    ids=["static gradients", "a drawing's details", "a match on an attribute"],
+)
+def test_05_1_answers_computed_by_the_static_graph_a_drawing_or_a_match_are_refused(
+    shell, cell, says
+):
+    refused(run_cells(shell, cell + "\n" + CHECK_FLOW), says)
