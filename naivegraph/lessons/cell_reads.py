@@ -23,11 +23,11 @@ import os
 import sys
 import sysconfig
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .earlier_cells import dependencies, is_lesson_cell
+from .earlier_cells import dependencies, is_lesson_cell, lesson_of
 from .library_calls import in_stdlib
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -46,10 +46,20 @@ _SPELLED = {
     "__call__": "{}(...)", "__len__": "len({})",
 }
 
-_state: dict[str, Any] = {"paused": 0, "record": None}
+_state: dict[str, Any] = {"paused": 0, "record": None, "lessons": set()}
 #: cell number -> the uses its code made of the lesson's objects, in order
 RECORDS: dict[int, list[str]] = {}
 _lesson_names: dict[str, None] = {}  # in the order the lesson's cells bound them
+
+
+def _always(lessons: set[str]) -> bool:
+    return True
+
+
+#: whether a learner's cell is watched, given the lessons whose cells have run ("" for a
+#: cell of no known lesson): the checks set it to "while a prediction of theirs is open",
+#: so a training loop of one's own runs at full speed once there is nothing to protect
+needed: list[Callable[[set[str]], bool]] = [_always]
 
 
 def watch_cells(shell: Any = None) -> None:
@@ -66,6 +76,7 @@ def watch_cells(shell: Any = None) -> None:
     shell._naivegraph_cell_reads = True
     RECORDS.clear()  # a new kernel: cell numbers start again
     _lesson_names.clear()
+    _state["lessons"] = set()
     shell.events.register("pre_run_cell", lambda info: _before_cell(shell, info))
     shell.events.register("post_run_cell", lambda result: _after_cell(shell, result))
 
@@ -121,7 +132,9 @@ class _Record:
 
     def hook(self, frame: Any, event: str, arg: Any) -> None:
         try:
-            if event == "call" and not _state["paused"]:
+            back = frame.f_back
+            if (event == "call" and not _state["paused"] and back is not None
+                    and not back.f_code.co_filename.startswith(_PACKAGE)):  # the library's own
                 self._on_call(frame)
         except Exception:  # a watch never breaks the learner's cell
             pass
@@ -235,6 +248,10 @@ def _by_learner(frame: Any) -> bool:
 def _before_cell(shell: Any, info: Any) -> None:
     source = getattr(info, "raw_cell", "") or ""
     if is_lesson_cell(source):
+        _state["lessons"].add(lesson_of(source))
+        _state["record"] = None
+        return
+    if not needed[0](_state["lessons"]):
         _state["record"] = None
         return
     record = _Record(shell.user_ns)

@@ -721,12 +721,29 @@ def _unwatched(check: Callable) -> Callable:
     return checked
 
 
+#: The exercises that ask for a prediction, or for work by hand: their checks refuse an
+#: answer the library computed (``cell_computes``).
+PREDICTIONS: set[str] = set()
+
+
+def _predictions_open(lessons: set[str]) -> bool:
+    """Whether a prediction of the lessons whose cells ran is still to be checked (or a
+    cell of no known lesson ran): while one is, the learner's cells are watched."""
+    return "" in lessons or any(
+        not solved(exercise) for exercise in PREDICTIONS if exercise[:2] in lessons)
+
+
+cell_reads.needed[0] = _predictions_open
+
+
 def checker(
     exercise: str,
     answer: str | None = None,
     first_look: Callable[[Any], Result | None] | None = None,
+    predicts: bool = False,
 ):
-    """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why).
+    """Register a checker; ``answer`` is what :func:`reveal` shows (the solution, why);
+    ``predicts`` marks an exercise done by hand or by prediction (:data:`PREDICTIONS`).
     The checker first refuses to run while a cell has left global state changed
     (:func:`cell_state_refusal`); then it refuses a function that keeps state between calls
     (:func:`state_kept_between_calls`), unless ``first_look`` names a plainer mistake
@@ -739,6 +756,8 @@ def checker(
         ))
         fn.exercise = exercise
         CHECKERS[exercise] = fn
+        if predicts:
+            PREDICTIONS.add(exercise)
         if answer is not None:
             ANSWERS[exercise] = answer
         return fn

@@ -379,15 +379,28 @@ def is_lesson_cell(source: str) -> bool:
     return source.strip() in _lesson_sources()
 
 
+def lesson_of(source: str) -> str:
+    """The number of the lesson ("01") whose code cell ``source`` is, "" for a lesson
+    cell found in no notebook of the course (only a test makes one)."""
+    return _lessons_by_source().get(source.strip(), "")
+
+
 @lru_cache(maxsize=1)
 def _lesson_sources() -> frozenset[str]:
     """The code cells of every lesson as the course ships them, stripped."""
-    sources: set[str] = set()
-    for path in glob.glob(os.path.join(_COURSE, "*.ipynb")):
+    return frozenset(_lessons_by_source())
+
+
+@lru_cache(maxsize=1)
+def _lessons_by_source() -> dict[str, str]:
+    """Each code cell of the course, stripped -> its lesson's number ("01")."""
+    lessons: dict[str, str] = {}
+    for path in sorted(glob.glob(os.path.join(_COURSE, "*.ipynb"))):
         with open(path, encoding="utf-8") as f:
             notebook = json.load(f)
         for cell in notebook.get("cells", []):
             if cell.get("cell_type") == "code":
                 text = cell.get("source", "")
-                sources.add(("".join(text) if isinstance(text, list) else text).strip())
-    return frozenset(sources)
+                source = ("".join(text) if isinstance(text, list) else text).strip()
+                lessons.setdefault(source, os.path.basename(path)[:2])
+    return lessons

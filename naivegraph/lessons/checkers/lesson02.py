@@ -88,7 +88,7 @@ requires_grad.  c = a + b requires grad because ONE input (a) does, and an op ma
 so it is not a leaf; d = c.sum() likewise."""
 
 
-@checker("02-1", answer=LEAF_FLAGS_ANSWER)
+@checker("02-1", answer=LEAF_FLAGS_ANSWER, predicts=True)
 def check_leaf_flags(is_leaf, requires_grad) -> Result:
     """(is_leaf, requires_grad) of a, b, c, d in: a = ones(3,4, rg=True); b = zeros; c = a + b; d = c.sum()."""
     ex = "02-1"
@@ -210,7 +210,7 @@ the AccumulateGrad that stores b.grad); y = w * x has inputs w (AccumulateGrad) 
 (no grad needed: None)."""
 
 
-@checker("02-2", answer=NEXT_ANSWER)
+@checker("02-2", answer=NEXT_ANSWER, predicts=True)
 def check_next_functions(z_next, y_next) -> Result:
     """Names in z.grad_fn.next_functions and y.grad_fn.next_functions for y = w * x; z = y + b."""
     ex = "02-2"

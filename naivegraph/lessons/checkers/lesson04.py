@@ -39,7 +39,7 @@ on a tensor writes into it).  c = b * 3 makes a NEW tensor and leaves b alone.""
 LINES = ("b = a + 2", "b[0] = 1000", "b.mul_(2)", "c = b * 3", "b += 1")
 
 
-@checker("04-1", answer=VERSIONS_ANSWER)
+@checker("04-1", answer=VERSIONS_ANSWER, predicts=True)
 def check_versions(versions) -> Result:
     """b = a + 2; b[0] = 1000; b.mul_(2); c = b * 3; b += 1: b._version after each line."""
     ex = "04-1"
@@ -156,7 +156,7 @@ SNIPPET_HINTS = (
 )
 
 
-@checker("04-2", answer=PREDICTIONS_ANSWER)
+@checker("04-2", answer=PREDICTIONS_ANSWER, predicts=True)
 def check_inplace_predictions(predictions) -> Result:
     """Which of three snippets raises at backward?  (True = raises)"""
     ex = "04-2"

@@ -50,7 +50,7 @@ FLOW_HINTS = (
 )
 
 
-@checker("05-1", answer=FLOW_ANSWER)
+@checker("05-1", answer=FLOW_ANSWER, predicts=True)
 def check_requires_grad_flow(a_requires_grad, b_requires_grad, c_requires_grad) -> Result:
     """x, y plain; z requires grad: a = x + y; b = a + z; c = (b * 2) under no_grad."""
     ex = "05-1"

@@ -1243,6 +1243,7 @@ def _graph_not_function(ex: str, f) -> Result | None:
     "06-3",
     answer="2: in a chain each value is read only by the next op, so the plan frees it "
     "right after that op. While an op runs, only its input and its output exist.",
+    predicts=True,
 )
 def check_memory_plan(peak_values) -> Result:
     """Most intermediate values alive at once when a planned run executes a chain of ops."""

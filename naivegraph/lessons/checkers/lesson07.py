@@ -524,6 +524,7 @@ def _why_untraceable(exc: Exception) -> str:
     answer="traced: [2, 4]; eager: [10, 20]. Tracing ran scaled once, while SCALE was 2: "
     "the graph holds the number 2 as a constant, not the name SCALE. Eager mode "
     "reads SCALE on every call and sees 10.",
+    predicts=True,
 )
 def check_trace_pitfall(traced_result, eager_result) -> Result:
     """f(x) = x * SCALE traced while SCALE = 2; then SCALE = 10: the predicted traced
