@@ -63,6 +63,9 @@ _ACCURACY_CASES = [
      np.array([1, 1, 2, 0]), 0.5),
     # close logits: a cast to float16 (about 3 digits) makes the first row's two equal
     (np.array([[1.0001, 1.0002], [2.0, 1.0], [0.25, 0.5]]), np.array([1, 0, 1]), 1.0),
+    # ties on two classes: argmax predicts class 0 there too, so a two-class comparison
+    # such as l[:, 1] >= l[:, 0] (a tie goes to class 1) gives 1/4, not 3/4
+    (np.array([[1.0, 1.0], [0.5, 0.5], [2.0, -1.0], [0.0, 3.0]]), np.array([0, 0, 1, 1]), 0.75),
 ]
 
 
@@ -280,11 +283,29 @@ def _accuracy_hint(gots: list, wants: list, k: int) -> str:
         return ("where a row's largest logit appears twice, you predict the last of the tied "
                 "classes: argmax's choice, and the one the exercise asks for, is the first "
                 "of them.")
+    if _ACCURACY_CASES[k][0].shape[1] == 2 and _ties_to_the_second(gots):
+        return ("on two classes, where a row's two logits are equal you predict class 1, the "
+                "second of the tied classes: argmax's choice, and the one the exercise asks "
+                "for, is the first of them, for two classes as for more. A comparison of the "
+                "two columns must send a tie the same way.")
     if k > 0 and _ACCURACY_CASES[k][0].shape[1] > 2:
         return ("right for two classes, wrong for more: the prediction of a row is the "
                 "index of its largest logit among all the classes, compared with the label.")
     return ("predict each row's class as the index of its largest logit (over the class "
             "axis), compare the predictions with the labels, and average.")
+
+
+def _ties_to_the_second(gots: list) -> bool:
+    """Whether every two-class batch got the accuracy of predicting class 1 where a row's
+    two logits are equal (l[:, 1] >= l[:, 0]), whatever the batches of more classes got."""
+    try:
+        return all(
+            close(got, np.mean((logits[:, 1] >= logits[:, 0]) == labels))
+            for got, (logits, labels, _) in zip(gots, _ACCURACY_CASES)
+            if logits.shape[1] == 2
+        )
+    except Exception:  # not numbers: no pattern
+        return False
 
 
 def _notebooks_optimizer(train_step, opt) -> str:
@@ -865,6 +886,15 @@ def check_static_classifier(build_static) -> Result:
         return failed(ex, f"build_static should return the pair (step, classify) of "
                           f"compiled functions, got {show(built)}.")
     step, classify = built
+    swapped = _labels_first(step)
+    if swapped is not None:
+        return not_yet(ex, [f"step was compiled with {swapped}, but the checker calls it as "
+                            "step(X, y), as the notebook does: the points first, then the "
+                            "labels. The inputs given to compile are step's arguments, in "
+                            "their order, so the labels were fed to the points' placeholder "
+                            "and the points to the labels'. Keep the placeholders as they "
+                            "are and list them in the order of the call."],
+                       gave="a step that takes the labels first")
     losses = []
     for _ in range(_STEPS):
         stop, out = _crashed(ex, step, X, y)
@@ -976,17 +1006,36 @@ def check_static_classifier(build_static) -> Result:
     if not close(logits[0], want_logits, rtol=1e-4):
         shifted = want_logits - want_logits.max(axis=1, keepdims=True)
         probabilities = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
+        log_probabilities = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        ratio = _one_ratio(logits[0], want_logits)
+        gave = "a classify output that is not the logits"
         if close(logits[0], probabilities, rtol=1e-4, atol=1e-6):
             hint = ["classify returns probabilities, the logits after a softmax: the "
                     "exercise asks for the logits themselves, the raw scores the loss "
                     "was computed from."]
+        elif close(logits[0], log_probabilities, rtol=1e-4, atol=1e-6):
+            hint = ["classify returns log-probabilities, the logits after a log_softmax: "
+                    "the exercise asks for the logits themselves, the raw scores the loss "
+                    "was computed from (the cross-entropy takes its own log_softmax of "
+                    "them). Your steps are right: only what classify fetches differs."]
+        elif close(logits[0], np.exp(want_logits), rtol=1e-4, atol=1e-6):
+            hint = ["classify returns the exponentials of the logits (exp of each score): "
+                    "the exercise asks for the logits themselves, the raw scores the loss "
+                    "was computed from. Your steps are right: only what classify fetches "
+                    "differs."]
+        elif ratio is not None:
+            hint = [f"classify returns the logits times {ratio:g}: the exercise asks for the "
+                    "logits themselves, the raw scores the loss was computed from, nothing "
+                    "applied to them. Your steps are right: only what classify fetches "
+                    "differs."]
         else:
             hint = ["after the same steps, classify's logits differ from those of the "
                     "dynamic model: either classify reads other weights than the ones step "
                     "trains (compile both from the one graph), or your steps differ a "
                     "little from the dynamic ones: the optimizer takes the lr given and "
                     "leaves every other setting at its default, as the dynamic one does."]
-        return not_yet(ex, hint, gave="logits that differ from the dynamic model's")
+            gave = "logits that differ from the dynamic model's"
+        return not_yet(ex, hint, gave=gave)
     uncompiled = [name for name, fn in (("step", step), ("classify", classify))
                   if not isinstance(fn, ns.CompiledFunction)]
     if uncompiled:
@@ -1001,6 +1050,42 @@ def check_static_classifier(build_static) -> Result:
     return correct(ex, f"the same Adam steps as dynamic mode ({losses[0]:.3f} -> "
                        f"{losses[-1]:.3f} in {_STEPS} steps), and one graph classifies any "
                        "batch size.")
+
+
+def _labels_first(step) -> str | None:
+    """The words for a step compiled with the labels' placeholder before the points',
+    or None: the labels' placeholder is the one of rank 1 (or, shapes left out, of an
+    integer dtype)."""
+    inputs = getattr(step, "inputs", None) if isinstance(step, ns.CompiledFunction) else None
+    if inputs is None or len(inputs) != 2 or any(p is None for p in inputs):
+        return None
+
+    def role(placeholder) -> str | None:
+        shape = getattr(placeholder, "shape", None)
+        if shape is not None:
+            return {1: "labels", 2: "points"}.get(len(shape))
+        try:
+            kind = np.dtype(getattr(placeholder, "dtype", None)).kind
+        except TypeError:  # no numpy dtype: nothing to say
+            return None
+        return "labels" if kind in "iu" else None
+
+    if role(inputs[0]) != "labels" or role(inputs[1]) == "labels":
+        return None
+    first, second = (getattr(p, "name", "?") for p in inputs)
+    return (f"the labels' placeholder ({first!r}) first and the points' ({second!r}) "
+            "second")
+
+
+def _one_ratio(got: np.ndarray, want: np.ndarray) -> float | None:
+    """The one factor (not 1) that makes ``want`` into ``got``, or None."""
+    if got.shape != want.shape or not np.all(np.abs(want) > 1e-6):
+        return None
+    ratios = got / want
+    ratio = float(np.median(ratios))
+    if close(ratio, 1.0, rtol=1e-3) or not close(ratios, np.full_like(ratios, ratio), rtol=1e-4):
+        return None
+    return ratio
 
 
 _EXP_AVG = re.compile(r"/exp_avg(_\d+)?$")

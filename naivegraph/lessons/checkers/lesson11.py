@@ -131,6 +131,20 @@ def check_dual_rules(dual) -> Result:
         (mul_value, mul_tangent), (div_value, div_tangent) = got
         if not np.isclose(mul_value, u * v) or not np.isclose(div_value, u / v):
             return not_yet(ex, ["the values are plain u * v and u / v; only tangents change."])
+        exact_here = (np.isclose(mul_tangent, du * v + u * dv)
+                      and np.isclose(div_tangent, (du * v - u * dv) / v**2))
+        cut = None if exact_here else _cut_to_whole(dual)
+        if cut is not None:
+            op, how = cut
+            return not_yet(
+                ex,
+                [f"your {op}'s tangent is a whole number: the rule's tangent cut to an "
+                 f"integer ({how}). A tangent is a derivative, a real number like the "
+                 "value beside it: with its fraction cut off, it is another slope.",
+                 f"keep {op}'s tangent as the arithmetic gives it, with all its digits, "
+                 "without any conversion."],
+                gave=f"{op}'s tangent cut to a whole number",
+            )
         if not np.isclose(mul_tangent, du * v + u * dv):
             if u < 0:
                 return not_yet(ex, _negative_u_hints("mul", u), gave=f"mul wrong at u = {u:g}")
@@ -323,6 +337,30 @@ def _negative_u_hints(op: str, u: float) -> list[str]:
             "whether u.value > 0, makes it right on one side only).",
             "the product and quotient rules are one formula for every sign: use u.value "
             "as it is."]
+
+
+def _cut_to_whole(dual) -> tuple[str, str] | None:
+    """(op, how) when the learner's mul or div gives, on every case, the rule's tangent
+    cut to a whole number (int(), floor, round), and that tangent is not whole on some
+    case; else None.  Asked over all the cases: on one, a cut tangent can equal a slip
+    (int(6.75) is u * v' at the first case)."""
+    rules = (("mul", lambda a, b: a * b, lambda u, du, v, dv: du * v + u * dv),
+             ("div", lambda a, b: a / b, lambda u, du, v, dv: (du * v - u * dv) / v**2))
+    cuts = (("by int(), or a cast to an integer type", np.trunc),
+            ("by a floor, such as //", np.floor), ("by round()", np.round))
+    for op, apply, rule in rules:
+        try:
+            tangents = [float(apply(dual(u, du), dual(v, dv)).tangent)
+                        for u, du, v, dv in _DUAL_CASES]
+        except Exception:  # an op that fails somewhere: told by the cases one by one
+            continue
+        wants = [rule(*case) for case in _DUAL_CASES]
+        if all(w == float(np.trunc(w)) for w in wants):
+            continue
+        for how, cut in cuts:
+            if tangents == [float(cut(w)) for w in wants]:
+                return op, how
+    return None
 
 
 def _mul_hints(got, u, du, v, dv) -> list[str]:
@@ -656,6 +694,19 @@ def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Resul
              "it without adding anything up), or clear the gradient before each pass."],
             gave=f"{rows_or_columns} that add up",
         )
+    scaled = _scaled_after_the_pass(got, want, output, axis)
+    if scaled is not None:
+        one = rows_or_columns[:-1]
+        return not_yet(
+            ex,
+            [f"each of your {rows_or_columns} is the right {one} times {scaled}: the {one} "
+             "was scaled after the pass. What a pass returns is already the whole "
+             f"{one}: the seed picks which one, and "
+             + ("the chain rule puts no value of f's output into it."
+                if scaled.startswith("f(x)") else "nothing more multiplies it."),
+             f"append each {one} as its pass gives it, multiplied by nothing."],
+            gave=f"{rows_or_columns} scaled after the pass",
+        )
     if not np.allclose(got, want):
         return not_yet(ex, ["the shape is right but some entries are not: is each pass "
                             "seeded with a different row of the identity?"])
@@ -670,6 +721,26 @@ def _jacobian_mistake(ex: str, got, want, output, rows_or_columns: str) -> Resul
             gave="an approximate Jacobian",
         )
     return None
+
+
+def _scaled_after_the_pass(got, want, output, axis: int) -> str | None:
+    """The words for what multiplied each row (``axis`` 0) or column (1) of the right
+    matrix ``want`` into ``got`` when every one is the right one times a factor of its
+    own, not all 1: f(x)'s output for that row, or "a number of its own"; else None."""
+    along = want if axis == 0 else want.T
+    mine = got if axis == 0 else got.T
+    factors = []
+    for right, have in zip(along, mine):
+        big = np.abs(right) > 1e-9 * max(float(np.max(np.abs(along))), 1e-300)
+        if not big.any():
+            return None
+        factors.append(float(np.median(have[big] / right[big])))
+    factors_ = np.asarray(factors)
+    if np.allclose(factors_, 1.0) or not np.allclose(mine, along * factors_[:, None]):
+        return None
+    if axis == 0 and np.allclose(factors_, np.ravel(output)):
+        return "f(x)'s output for that row"
+    return "a number of its own"
 
 
 def _library_jacobians() -> dict:

@@ -145,7 +145,7 @@ def check_cube_function(cube) -> Result:
                 ],
                 gave="a backward that modifies grad_output in place",
             )
-        wrong = _cube_mistake(ex, got, np.array(xs), np.array(upstream), case)
+        wrong = _cube_mistake(ex, got, np.array(xs), np.array(upstream), case, cube)
         if wrong is not None:
             return wrong
     if not _each_application_its_own(cube):
@@ -360,7 +360,7 @@ _TORCH_AUTOGRAD_ENTRIES = (
 )
 
 
-def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
+def _cube_mistake(ex: str, got, xs, upstream, case: int, cube=None) -> Result | None:
     if got is None:
         return not_yet(
             ex,
@@ -421,6 +421,20 @@ def _cube_mistake(ex: str, got, xs, upstream, case: int) -> Result | None:
                 "differentiate x^3 on paper, and combine that with grad_output.",
             ],
             gave="an approximate gradient",
+        )
+    if xs.size > 1 and np.allclose(got, want / xs.size) and _divides_by_count(cube):
+        return not_yet(
+            ex,
+            [
+                f"your gradient is the right one divided by the number of elements of x "
+                f"({xs.size} here), as if the loss were a mean: backward is told nothing "
+                "about the loss. Whatever mean the loss takes after the op reaches backward "
+                "inside grad_output already; the op's own local derivative has no count of "
+                "elements in it.",
+                "each x[i] gets grad_output[i] times the local derivative at x[i], and "
+                "nothing else.",
+            ],
+            gave="a gradient divided by the number of elements",
         )
     if _mixes_upstream_wrongly(got, 3 * xs**2, upstream):
         return not_yet(
@@ -497,6 +511,25 @@ def _not_finite(ex: str, got, xs) -> Result:
         ],
         gave=f"{what} at x = {at:g}",
     )
+
+
+def _divides_by_count(cube) -> bool:
+    """Whether ``cube``'s backward gives the right gradient divided by x's number of
+    elements, for an x of 3 elements and one of 6: on 3 alone, x^2 (a slip of the power
+    rule) is 3x^2 / 3 too."""
+    if cube is None:
+        return False
+    for xs, upstream in (_CUBE_CASES[0], _CUBE_CASES[3]):
+        x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
+        try:
+            got = _gradient_through(cube, x, ng.tensor(upstream, dtype=ng.float64))
+        except Exception:  # a backward that fails on one of them divides by nothing known
+            return False
+        want = 3 * np.array(xs) ** 2 * np.array(upstream) / np.size(xs)
+        if not (isinstance(got, np.ndarray) and got.shape == want.shape
+                and np.allclose(got, want)):
+            return False
+    return True
 
 
 def _mixes_upstream_wrongly(got, local, upstream) -> bool:
