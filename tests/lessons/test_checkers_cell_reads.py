@@ -8,6 +8,8 @@ accepted, as is a cell that looked at the model but fed nothing into the answer.
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 from checker_results import never_states, refused
 from lesson_answers_01_05 import CHECK_01_1, CHECK_01_2, MODEL
@@ -230,3 +232,48 @@ def test_05_1_answers_computed_by_the_static_graph_a_drawing_or_a_match_are_refu
     shell, cell, says
 ):
     refused(run_cells(shell, cell + "\n" + CHECK_FLOW), says)
+
+
+# -- which checks ask for predictions, and the watch only while one is open ---------------
+
+
+def _names_reached(function) -> set[str]:
+    """The names a checker's code looks up, through the functions of the lessons'
+    modules it calls (``_not_by_hand``, ``_runs_instead_of_predicting``)."""
+    seen, todo, names = set(), [inspect.unwrap(function)], set()
+    while todo:
+        f = todo.pop()
+        if f in seen or not inspect.isfunction(f):
+            continue
+        seen.add(f)
+        code_names = set(f.__code__.co_names)
+        for const in f.__code__.co_consts:
+            if inspect.iscode(const):
+                code_names |= set(const.co_names)
+        names |= code_names
+        todo += [f.__globals__.get(n) for n in code_names
+                 if getattr(f.__globals__.get(n), "__module__", "").startswith("naivegraph.lessons")]
+    return names
+
+
+def test_every_check_that_refuses_a_computed_answer_is_marked_a_prediction():
+    computed = {ex for ex, check in checking.CHECKERS.items()
+                if "cell_computes" in _names_reached(check)}
+    assert computed == checking.PREDICTIONS
+    assert {"01-1", "02-1", "04-2", "06-3", "07-2", "12-6", "13-3"} <= checking.PREDICTIONS
+
+
+def test_a_lesson_whose_predictions_are_all_checked_is_no_longer_watched(monkeypatch):
+    lesson_cell = MODEL.strip()
+    monkeypatch.setattr(earlier_cells, "_lesson_sources", lambda: frozenset([lesson_cell]))
+    monkeypatch.setattr(earlier_cells, "_lessons_by_source", lambda: {lesson_cell: "01"})
+    monkeypatch.setattr(checking, "PREDICTIONS", {"01-1"})
+    for sh in notebook_shell():
+        sh.run_cell(MODEL, store_history=True)
+        sh.run_cell("v = loss.item()", store_history=True)
+        watched = cell_reads.uses_in(sh.execution_count - 1)
+        checking.TRIES.clear()
+        sh.run_cell(forward("loss_value = 40.0"), store_history=True)
+        assert sh.user_ns["result"].passed
+        sh.run_cell("v = loss.item()", store_history=True)
+        assert (watched, cell_reads.uses_in(sh.execution_count - 1)) == (["loss.item"], [])

@@ -377,7 +377,7 @@ RUN_ANSWER = """(2.0, 2.0, 3.0): in the first run both fetches read v from befor
 second run reads v = 2 and gives 3."""
 
 
-@checker("10-2", answer=RUN_ANSWER)
+@checker("10-2", answer=RUN_ANSWER, predicts=True)
 def check_run_semantics(predicted) -> Result:
     """first[0], first[1], second of the lesson's two runs."""
     ex = "10-2"
@@ -728,7 +728,7 @@ TRACE_ANSWER = """(1, 2): the first call has the traced shape, so the graph buil
 extra_terms was 1 runs; a new shape traces again, reading extra_terms = 2 now."""
 
 
-@checker("10-4", answer=TRACE_ANSWER)
+@checker("10-4", answer=TRACE_ANSWER, predicts=True)
 def check_trace_trap(terms) -> Result:
     """Extra terms used by the traced function for the traced shape and a new one."""
     ex = "10-4"

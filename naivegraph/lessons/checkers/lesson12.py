@@ -1143,7 +1143,7 @@ _FOLLOW = (
 _OP_WORD = re.compile(r"(sum|mul|sqrt)\w*$", re.IGNORECASE)
 
 
-@checker("12-6", answer=FIRST_NAN_ANSWER)
+@checker("12-6", answer=FIRST_NAN_ANSWER, predicts=True)
 def check_first_nan(name) -> Result:
     """The name of the first backward op that returned NaN in the lesson's example."""
     ex = "12-6"

@@ -46,7 +46,7 @@ FREED_FIRST_ANSWER = """("mul_1", 3): %mul_1 (x * w) is read by exp (step 2) and
 and the inputs belong to the caller."""
 
 
-@checker("13-1", answer=FREED_FIRST_ANSWER)
+@checker("13-1", answer=FREED_FIRST_ANSWER, predicts=True)
 def check_freed_first(answer) -> Result:
     """``(name, step)``: the first value the plan frees, and after which step."""
     ex = "13-1"
@@ -170,7 +170,7 @@ nobody reads once 2.0 * 3.0 is folded and x * 1.0 is gone (3); folding replaces 
 without removing one, and y + 0.0 stays (at y = -0.0 it gives +0.0)."""
 
 
-@checker("13-2", answer=NODES_REMOVED_ANSWER)
+@checker("13-2", answer=NODES_REMOVED_ANSWER, predicts=True)
 def check_nodes_removed(removed) -> Result:
     """How many nodes the four cleaning passes remove from the lesson's graph."""
     ex = "13-2"
@@ -299,7 +299,7 @@ def _as_number(text: str) -> float | None:
 _TRACE_INSIDES = ("graph", "nodes", "outputs", "inputs", "op", "op_name")
 
 
-@checker("13-3", answer=BAKED_ANSWER)
+@checker("13-3", answer=BAKED_ANSWER, predicts=True)
 def check_baked_branch(answer) -> Result:
     """``(op, count)``: the activation in the example's trace, and how many graphs."""
     ex = "13-3"
