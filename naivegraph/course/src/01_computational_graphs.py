@@ -169,13 +169,16 @@ l1_grad = 7.0
 ex.check_l1_grad(l1_grad)
 
 # %% [markdown]
-# Once your answers are checked, the drawing can show them on the graph:
-# `gradients=True` labels every backward node with the gradient that arrives at it,
-# $\partial loss/\partial$ (its output), and each `AccumulateGrad` with what it will
-# add to its leaf. It computes them without touching any `.grad`.
+# Once your checks of 01-2 and 01-3 pass, the drawing can show your answers on the
+# graph: `gradients=True` labels every backward node with the gradient that arrives at
+# it, $\partial loss/\partial$ (its output), and each `AccumulateGrad` with what it
+# will add to its leaf. It computes them without touching any `.grad`.
 
 # %%
-ng.render(loss, gradients=True, params=names)
+if ex.solved("01-2") and ex.solved("01-3"):
+    display(ng.render(loss, gradients=True, params=names))
+else:
+    print("(solve exercises 01-2 and 01-3 first: this cell shows their answers)")
 
 # %% [markdown]
 # Now let autograd do it for real.
@@ -239,7 +242,8 @@ ng.render(loss, kind="both", params=names)
 #
 # ## One training step, at your pace
 #
-# `ng.walkthrough` steps through a training step of your own program, with its numbers.
+# `ng.walkthrough` steps through a training step of your own program, with its numbers
+# (among them your answers to 01-2 and 01-3, so it waits until both checks pass).
 # The graph above was freed by its backward, so build the toy model once more: a new
 # forward pass, a new graph.
 
@@ -255,7 +259,10 @@ l4 = l2 * l3
 loss = l4.mean()
 names = {"input": input, "w1": w1, "w2": w2, "w3": w3,
          "l1": l1, "l2": l2, "l3": l3, "l4": l4, "loss": loss}
-ng.walkthrough(loss, params=names)
+if ex.solved("01-2") and ex.solved("01-3"):
+    display(ng.walkthrough(loss, params=names))
+else:
+    print("(solve exercises 01-2 and 01-3 first: this cell shows their answers)")
 
 # %% [markdown]
 # Page through it with **Next** and **Previous**, or click the view and use the ← / →

@@ -98,12 +98,18 @@ y_next = ["AccumulateGrad", None]
 ### END SOLUTION
 ex.check_next_functions(z_next, y_next)
 
+# %% [markdown]
+# Once your check passes, print them:
+
 # %%
-print(z.grad_fn.next_functions)
-print(y.grad_fn.next_functions)
-print("z's first input node is y.grad_fn:", z.grad_fn.next_functions[0][0] is y.grad_fn)
-acc = z.grad_fn.next_functions[1][0]
-print(acc.name(), "stores into", "b" if acc.variable is b else "?")
+if ex.solved("02-2"):
+    print(z.grad_fn.next_functions)
+    print(y.grad_fn.next_functions)
+    print("z's first input node is y.grad_fn:", z.grad_fn.next_functions[0][0] is y.grad_fn)
+    acc = z.grad_fn.next_functions[1][0]
+    print(acc.name(), "stores into", "b" if acc.variable is b else "?")
+else:
+    print("(solve exercise 02-2 first: this cell shows its answer)")
 
 # %% [markdown]
 # The drawing shows the same structure: the green leaves hang off `AccumulateGrad`
@@ -111,7 +117,10 @@ print(acc.name(), "stores into", "b" if acc.variable is b else "?")
 # to reach it; it appears only in the dashed box of the value `MulBackward0` saved.
 
 # %%
-ng.render(z, kind="backward", params={"x": x, "w": w, "b": b, "y": y, "z": z})
+if ex.solved("02-2"):
+    display(ng.render(z, kind="backward", params={"x": x, "w": w, "b": b, "y": y, "z": z}))
+else:
+    print("(solve exercise 02-2 first: this cell shows its answer)")
 
 
 # %% [markdown]

@@ -14,11 +14,13 @@ from typing import Any
 import numpy as np
 
 from ..checking import _derivative_name  # how a lesson spells a derivative function
+from ..checking import _is_library  # the frames of the library, skipped
 from ..earlier_cells import dependencies
 from ..checking import (
     cell_computes,
     cell_model_tensors,
     Result,
+    learner_frame,
     learner_namespace,
     checker,
     close,
@@ -155,7 +157,9 @@ def _not_by_hand(ex: str, answers) -> Result | None:
         if several is not None and several[0].startswith("one number inside"):
             return not_yet(ex, [several[1], _ON_PAPER[ex]], gave=several[0])
         if several is not None and any(is_tensor(a) for a in answers):
-            return not_yet(ex, [_ONE_NUMBER, _ON_PAPER[ex]], gave="a tensor of several numbers")
+            if _a_tensor_read_off(answers):
+                return not_yet(ex, [_ONE_NUMBER, _ON_PAPER[ex]], gave="a tensor of several numbers")
+            return not_yet(ex, [_WHOLE_TENSOR, _ON_PAPER[ex]], gave="a tensor of several numbers")
         if several is not None:
             return not_yet(ex, [several[1], _ON_PAPER[ex]], gave=several[0])
     computed = _cell_computes()
@@ -358,6 +362,32 @@ _ONE_NUMBER = (
     "its .grad: every element is the same, so type one element as a plain number, not "
     "a whole tensor of them."
 )
+
+# A tensor of several numbers the learner typed in (ng.ones([2, 2]) * 2): nothing was
+# read off the model, but one element was asked and this is all four.
+_WHOLE_TENSOR = (
+    "ONE number is asked, one element of the layer, and yours is a whole tensor of "
+    "them: every element is the same, so type that one element as a plain number, not "
+    "a tensor."
+)
+
+
+def _a_tensor_read_off(answers) -> bool:
+    """Whether a tensor among ``answers`` came off the model: the cell reads a value
+    or a .grad off a tensor, computes from the model's tensors, or hands over the .grad
+    of a tensor of the notebook (l1.grad after retain_grad)."""
+    if _cell_computes() or cell_model_tensors():
+        return True
+    held = []
+    frame = learner_frame()
+    while frame is not None:  # the cell, and any code of the learner's that called it
+        if not _is_library(frame.f_code.co_filename):
+            for v in [*frame.f_globals.values(), *frame.f_locals.values()]:
+                # a non-leaf's .grad warns when read: only leaves and retain_grad keep one
+                if is_tensor(v) and (v.is_leaf or v.retains_grad) and v.grad is not None:
+                    held.append(v.grad)
+        frame = frame.f_back
+    return any(is_tensor(a) and any(a is g for g in held) for a in answers)
 
 
 def _read_off(value) -> bool:

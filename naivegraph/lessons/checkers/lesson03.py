@@ -645,6 +645,17 @@ backward(v) computes v^T J = v * 2x = [1 * 2, 0.1 * 4, 0.01 * 6]."""
 def check_vector_backward(x_grad) -> Result:
     """x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0.1, 0.01]): x.grad?"""
     ex = "03-3"
+    if x_grad is None:  # no `...` is left: None is an answer given, not a blank
+        return not_yet(
+            ex,
+            [
+                "None is not an answer: x.grad after backward(gradient) holds three "
+                "numbers, one per element of x. Type them as a list.",
+                "for each element: the matching entry of `gradient` times the derivative "
+                "of y = x * x at that element.",
+            ],
+            gave="None",
+        )
     if is_blank(x_grad):
         return not_done(ex)
     if typed_as_text([x_grad]):
@@ -678,6 +689,17 @@ def check_vector_backward(x_grad) -> Result:
                 "of y = x * x at that element.",
             ],
             gave="a tensor",
+        )
+    if isinstance(x_grad, (set, frozenset)):
+        return not_yet(
+            ex,
+            [
+                "a set ({...}) has no order, so it cannot say which number belongs to "
+                "which element of x (and it keeps equal numbers once). "
+                "x.grad[i] belongs to x[i]: give a list, [...], in the order of x.",
+                "x.grad[i] = gradient[i] * dy[i]/dx[i], for i over the three elements of x.",
+            ],
+            gave="a set",
         )
     if _exact(x_grad, [2.0, 0.4, 0.06], shape_free=False):
         return correct(ex, "backward(v) computes v^T J = v * 2x = [2, 0.4, 0.06].")
@@ -1033,6 +1055,19 @@ def check_manual_gradient(gradf) -> Result:
             ],
             gave=f"a gradient off by {_relative_error(got, want):.0e} (relative)",
         )
+    offset = _constant_offset(got, want, xs)
+    if offset is not None:
+        return not_yet(
+            ex,
+            [
+                "your gradf is off by the same amount at every x: a constant is added to "
+                "(or taken from) the derivative, and the difference does not change with "
+                "x. The derivative of x^2 e^x has no constant term: leave it out.",
+                "differentiate x^2 e^x on paper with the product rule and write exactly "
+                "that formula, with nothing added.",
+            ],
+            gave=f"a gradient off by {offset:.2g} at every x",
+        )
     if close(got, want, shape_free=False):
         if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False) and _float32_inside(
             got, x
@@ -1047,6 +1082,20 @@ def check_manual_gradient(gradf) -> Result:
                     "write the formula with ng ops on x as it is given, with no cast.",
                 ],
                 gave="a gradient computed in float32 and cast back",
+            )
+        if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False) and _casts_inside(
+            gradf, xs
+        ):
+            return not_yet(
+                ex,
+                [
+                    "your gradf is off in the 8th digit because it casts: a part of the "
+                    "formula is computed in float32 (x.float(), .to(...)) for this "
+                    f"{_dtype_name(x.dtype)} x, and float32 keeps about 7 digits, so the "
+                    "cast lost precision. Compute in x's own dtype throughout.",
+                    "write the formula with ng ops on x as it is given, with no cast.",
+                ],
+                gave="a gradient with a cast inside (precision lost in float32)",
             )
         if not close(got, want, atol=1e-12, rtol=1e-12, shape_free=False):
             return not_yet(
@@ -1064,6 +1113,7 @@ def check_manual_gradient(gradf) -> Result:
         if further is not None:
             return further
         return correct(ex, "2x e^x + x^2 e^x matches what autograd computes.")
+    beyond = -1.0  # where the point shown is looked for: |x| above it
     if np.isnan(as_array(got)).any():
         first = _nan_hint(gradf, got, xs)
     elif close(got, -want):
@@ -1086,6 +1136,14 @@ def check_manual_gradient(gradf) -> Result:
         first = "the product rule ADDS two terms: u' v + u v'."
     elif close(got, 2 * xs):
         first = "that is the derivative of x^2 alone; f also has the factor e^x."
+    elif _right_near_zero_only(got, want, xs):
+        beyond = _NEAR_ZERO
+        first = (
+            "your gradf is near the derivative for small x but far off for large ones: "
+            "the e^x in it holds only for some x (a series cut after some terms, a "
+            "clamp, a formula that changes past some size). Use ng.exp, which is "
+            "right for every x."
+        )
     elif close(got, want, atol=5e-2, rtol=5e-2):
         first = (
             "your gradf is near the derivative but not equal to it: an estimate such as a "
@@ -1103,7 +1161,7 @@ def check_manual_gradient(gradf) -> Result:
             "name the two factors of f, differentiate each one alone, then combine them "
             "with the product rule: two terms, each a derivative times the other factor.",
         ],
-        gave=_wrong_at(got, want, xs),
+        gave=_wrong_at(got, want, xs, beyond),
     )
 
 
@@ -1191,6 +1249,75 @@ def _further_cases(ex: str, gradf) -> Result | None:
             gave=_wrong_at(got_small, _manual_formula(MANUAL_POINTS[:3]), MANUAL_POINTS[:3]),
         )
     return None
+
+
+def _constant_offset(got, want: np.ndarray, xs: np.ndarray) -> float | None:
+    """The constant ``got`` differs from ``want`` by at every point, when it does (a
+    number added to the formula, ``... + 1e-7``); None when the difference changes
+    with x, or is none.  Where the derivative is large its rounding hides a small
+    constant, so those points only must not contradict it."""
+    try:
+        g = as_array(got)
+    except Exception:  # not numbers: judged elsewhere
+        return None
+    if g.shape != want.shape or not np.isfinite(g).all():
+        return None
+    diff = g - want
+    moderate = np.abs(want) < 1e3
+    if moderate.sum() < 4:
+        return None
+    c = float(np.median(diff[moderate]))
+    # each term of the product rule rounds on its own: the rounding follows their size,
+    # and a difference no larger than it is rounding, not a constant
+    size = np.abs(2 * xs * np.exp(xs)) + np.abs(xs**2 * np.exp(xs)) + np.abs(want)
+    if abs(c) <= 1e-12 * (1.0 + size[moderate]).max():
+        return None
+    tolerance = 1e-6 * abs(c) + 1e-13 * (1.0 + size)
+    if not (np.abs(diff - c) <= tolerance).all():
+        return None
+    return c
+
+
+def _casts_inside(gradf, xs: np.ndarray) -> bool:
+    """Whether gradf, given a float64 x that requires grad, records a cast to another
+    dtype on the way (x.float(), x.to(ng.float32), a cast of the result): the only
+    node a cast leaves is a ToCopyBackward0."""
+    x = ng.tensor(xs, dtype=ng.float64, requires_grad=True)
+    try:
+        with AutogradCalls(), _torch_or_static_calls(static=True):
+            got = gradf(x)
+    except Exception:  # the first call's result is the one reported
+        return False
+    stack, seen = [getattr(got, "grad_fn", None)], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.name() == "ToCopyBackward0":
+            return True
+        stack.extend(fn for fn, _ in node.next_functions)
+    return False
+
+
+# The points of MANUAL_POINTS near 0, where a cut series or a clamp still holds.
+_NEAR_ZERO = 3.0
+
+
+def _right_near_zero_only(got, want: np.ndarray, xs: np.ndarray) -> bool:
+    """Whether ``got`` is the derivative (to 1e-3) at every point with |x| of 3 or
+    less but not at some larger x: an e^x that holds only near 0 (a series cut after
+    some terms, a clamp)."""
+    try:
+        g = as_array(got)
+    except Exception:  # not numbers: judged elsewhere
+        return False
+    if g.shape != want.shape:
+        return False
+    small = np.abs(xs) <= _NEAR_ZERO
+    return close(g[small], want[small], rtol=1e-3, shape_free=False) and not close(
+        g[~small], want[~small], rtol=1e-3, shape_free=False
+    )
 
 
 def _typed_e(got, want: np.ndarray, xs: np.ndarray) -> bool:
@@ -1330,16 +1457,17 @@ def _type_name(value) -> str:
     return kind.__name__ if module == "builtins" else f"{module}.{kind.__name__}"
 
 
-def _wrong_at(got, want: np.ndarray, xs: np.ndarray) -> str:
-    """gradf at a point where it differs from the derivative, nearest to 0 first: at
-    some points a wrong formula happens to agree with the right one."""
+def _wrong_at(got, want: np.ndarray, xs: np.ndarray, beyond: float = -1.0) -> str:
+    """gradf at a point where it differs from the derivative, nearest to 0 first (and
+    with |x| above ``beyond``): at some points a wrong formula happens to agree with
+    the right one."""
     values = as_array(got)
     if values.shape != xs.shape:
         return f"a result of shape {values.shape} for an x of shape {xs.shape}"
     order = np.argsort(np.abs(xs), axis=None, kind="stable")
     for flat in order:
         at = np.unravel_index(flat, xs.shape)
-        if not close(values[at], want[at]):
+        if abs(xs[at]) > beyond and not close(values[at], want[at]):
             return f"gradf({xs[at]:g}) = {show(values[at])}"
     return "a gradf that differs from the derivative"
 
