@@ -70,6 +70,7 @@ def notebook_shell(more_setup: str = ""):
     printing = np.get_printoptions()  # a lesson's cells set numpy's print options
     sh = InteractiveShell.instance(config=config)
     cell_reads.watch_cells(sh)  # as importing the exercises does in a fresh kernel
+    checking.SOLVED.clear()  # a fresh kernel has solved nothing yet
     sh.run_cell(SHELL_SETUP + more_setup, store_history=True)
     try:
         yield sh

@@ -424,7 +424,7 @@ input is all ones, so l1 = 1 * w1 = 2; l2 = l1 + w2 = 2 + 3; l3 = l1 * w3 = 2 * 
 l4 = l2 * l3 = 5 * 8; loss is the mean of four elements that are all 40."""
 
 
-@checker("01-1", answer=FORWARD_ANSWER)
+@checker("01-1", answer=FORWARD_ANSWER, predicts=True)
 def check_forward_values(l1, l2, l3, l4, loss) -> Result:
     """The forward pass of the l1..l4 model, one element each, computed by hand."""
     ex = "01-1"
@@ -492,7 +492,7 @@ PER_ELEMENT = {"w1": 7.0, "w2": 2.0, "w3": 2.5}
 GRADS = {"w1": 28.0, "w2": 8.0, "w3": 10.0}
 
 
-@checker("01-2", answer=GRADS_ANSWER)
+@checker("01-2", answer=GRADS_ANSWER, predicts=True)
 def check_leaf_grads(w1_grad, w2_grad, w3_grad) -> Result:
     """d loss / d w1, w2, w3 for the l1..l4 model, derived by hand."""
     ex = "01-2"
@@ -573,7 +573,7 @@ l1 feeds l2 = l1 + w2 and l3 = l1 * w3, so d l4 / d l1 = l3 * 1 + l2 * w3 = 8 + 
 times the mean's 1/4 gives 7 (l1 is not broadcast: there is no sum over elements)."""
 
 
-@checker("01-3", answer=L1_ANSWER)
+@checker("01-3", answer=L1_ANSWER, predicts=True)
 def check_l1_grad(l1_grad) -> Result:
     """d loss / d l1 for one element of the l1..l4 model."""
     ex = "01-3"

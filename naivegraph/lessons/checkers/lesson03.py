@@ -470,7 +470,7 @@ d(x**2)/dx = 2x = 6 at x = 3.  backward does not overwrite .grad, it ADDS to it
 (AccumulateGrad), so after two backward passes x.grad = 6 + 6 = 12."""
 
 
-@checker("03-2", answer=ACCUMULATED_ANSWER)
+@checker("03-2", answer=ACCUMULATED_ANSWER, predicts=True)
 def check_accumulated_grad(x_grad) -> Result:
     """x = 3 (requires grad); y = x ** 2; y.backward(retain_graph=True) twice: x.grad?"""
     ex = "03-2"
@@ -641,7 +641,7 @@ y = x * x is elementwise, so J is diagonal with dy_i/dx_i = 2 x_i = [2, 4, 6];
 backward(v) computes v^T J = v * 2x = [1 * 2, 0.1 * 4, 0.01 * 6]."""
 
 
-@checker("03-3", answer=VECTOR_ANSWER)
+@checker("03-3", answer=VECTOR_ANSWER, predicts=True)
 def check_vector_backward(x_grad) -> Result:
     """x = [1, 2, 3]; y = x * x; y.backward(gradient=[1, 0.1, 0.01]): x.grad?"""
     ex = "03-3"
