@@ -46,6 +46,10 @@ _SPELLED = {
     "__call__": "{}(...)", "__len__": "len({})",
 }
 
+_OPERATORS = frozenset(
+    f"__{r}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "pow", "matmul", "mod")
+    for r in ("", "r", "i")) | {"__neg__", "__pos__", "__abs__"}
+
 _state: dict[str, Any] = {"paused": 0, "record": None, "lessons": set()}
 #: cell number -> the uses its code made of the lesson's objects, in order
 RECORDS: dict[int, list[str]] = {}
@@ -131,13 +135,13 @@ class _Record:
         self.previous = sys.getprofile()
 
     def hook(self, frame: Any, event: str, arg: Any) -> None:
-        try:
-            back = frame.f_back
-            if (event == "call" and not _state["paused"] and back is not None
-                    and not back.f_code.co_filename.startswith(_PACKAGE)):  # the library's own
-                self._on_call(frame)
-        except Exception:  # a watch never breaks the learner's cell
-            pass
+        if event == "call" and not _state["paused"]:
+            try:
+                back = frame.f_back
+                if back is not None and not back.f_code.co_filename.startswith(_PACKAGE):
+                    self._on_call(frame)  # (the library's calls of its own are skipped at once)
+            except Exception:  # a watch never breaks the learner's cell
+                pass
         if self.previous is not None:
             self.previous(frame, event, arg)
 
@@ -175,9 +179,17 @@ class _Record:
                     return f"a node of the graph ({_method_name(type(v), code) or method})"
                 if name is None:
                     continue
-                own = _method_name(type(v), code) if position == 0 else None
+                if position > 0:  # ones * w1: an operator of the first operand's type
+                    first = local.get(code.co_varnames[0])
+                    own = _method_name(type(first), code) if first is not None else None
+                    if own in _OPERATORS or method in _OPERATORS:
+                        return f"arithmetic on {name}"
+                    return f"{method}({name})"
+                own = _method_name(type(v), code)
                 if own == "":
                     return f"a method of {name}"
+                if own in _OPERATORS:
+                    return f"arithmetic on {name}"
                 if own is not None:  # loss.item, a.requires_grad, float(loss)
                     return _SPELLED.get(own, "{}." + own).format(name)
                 return f"{method}({name})"
@@ -190,7 +202,8 @@ _METHODS: dict[tuple[type, types.CodeType], str | None] = {}
 def _method_name(cls: type, code: types.CodeType) -> str | None:
     """The name under which ``cls`` has the method (or property) whose code runs,
     whatever the function is called (a fast path kept as ``Tensor.mean``); None for no
-    method of ``cls``, "" for code that several methods share (``sum`` and ``mean``)."""
+    method of ``cls``; "__add__" for code its operators share; "" for code that several
+    other methods share (``sum`` and ``mean``)."""
     key = (cls, code)
     if key not in _METHODS:
         names = {
@@ -199,7 +212,10 @@ def _method_name(cls: type, code: types.CodeType) -> str | None:
             for attribute, member in vars(klass).items()
             if attribute != "__init__" and _code_of(member) is code
         }
-        _METHODS[key] = names.pop() if len(names) == 1 else "" if names else None
+        if names and names <= _OPERATORS:
+            _METHODS[key] = "__add__"  # one of the operators: which one does not matter
+        else:
+            _METHODS[key] = names.pop() if len(names) == 1 else "" if names else None
     return _METHODS[key]
 
 
