@@ -58,11 +58,17 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> T
     if device is not None:
         _check_device(device)
     if type(data) is builtins.float and dtype is None:  # a scalar program's constant, often
-        return _finish(float_constant(data), requires_grad)
+        return float_leaf(data, requires_grad)
     array = _as_array(data, dtype)
     if dtype is None and not isinstance(data, (np.ndarray, np.generic, Tensor)):
         array = with_default_float(array)
     return _finish(array, requires_grad)
+
+
+def float_leaf(number: float, requires_grad: bool) -> Tensor:
+    """``tensor(number, requires_grad=...)`` for a Python float (a seam: the fast layer
+    makes the leaf in one call)."""
+    return _finish(float_constant(number), requires_grad)
 
 
 def float_constant(number: float) -> np.ndarray:

@@ -211,9 +211,11 @@ class Node:
         raise NotImplementedError
 
 
-#: reads torch's ``grad_fn._saved_self`` and the like on access; set by
-#: :mod:`naivegraph.dynamic.saved`, which sits above this module (nothing is stored per op)
-saved_attribute_reader: Callable | None = None
+#: a node class's name -> its torch attributes ``_saved_self``, ``_raw_saved_self`` and
+#: the like, as properties that read them on access (nothing is stored per op); set by
+#: :mod:`naivegraph.dynamic.saved`, which sits above this module and also gives them to
+#: the classes made before it was imported
+saved_attributes: Callable[[str], dict] = lambda name: {}
 
 
 class OpNode(Node):
@@ -261,12 +263,6 @@ class OpNode(Node):
         self.needs = needs  # per input: does a gradient flow to it
         self._constants = constants  # input index -> weakref, inputs not requiring grad
         self.output_ref = output_ref  # weakref to the output tensor, for drawings
-
-    def __getattr__(self, name: str):
-        # only reached when normal lookup failed: slots and methods cost nothing more
-        if name.startswith(("_saved_", "_raw_saved_")) and saved_attribute_reader is not None:
-            return saved_attribute_reader(self, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def output_meta(self) -> Meta:
@@ -426,7 +422,9 @@ def node_class(name: str) -> type:
     """The ``OpNode`` subclass called ``name`` (so ``type(grad_fn).__name__`` matches)."""
     cls = _node_classes.get(name)
     if cls is None:
-        cls = type(name, (OpNode,), {"__slots__": ()})
+        # torch's saved names as properties of the class, not a __getattr__ on every
+        # node: CPython then specialises the reads of a node's own fields
+        cls = type(name, (OpNode,), {"__slots__": (), **saved_attributes(name)})
         _node_classes[name] = cls
     return cls
 

@@ -21,6 +21,7 @@ whose ``apply`` unpacks first, so nodes made without hooks run exactly as before
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any, Callable
 
@@ -319,6 +320,24 @@ class RawSavedTensor:
         return f"<SavedTensor object at {id(self):#x}>"
 
 
-nodes.saved_attribute_reader = attribute
+def properties(name: str) -> dict:
+    """The ``_saved_<x>`` (and, for a tensor, ``_raw_saved_<x>``) properties of the node
+    class called ``name``, each reading :func:`attribute` on access."""
+    found = {}
+    for key, where in SAVED_NAMES.get(name, {}).items():
+        prefixes = (PREFIX, RAW_PREFIX) if _is_position(where) else (PREFIX,)
+        for prefix in prefixes:
+            found[prefix + key] = property(functools.partial(_read, prefix + key))
+    return found
+
+
+def _read(name: str, node: nodes.OpNode) -> Any:
+    return attribute(node, name)
+
+
+nodes.saved_attributes = properties
+for _cls in nodes._node_classes.values():  # the classes made before this module was imported
+    for _name, _property in properties(_cls.__name__).items():
+        setattr(_cls, _name, _property)
 
 __all__ = ["RawSavedTensor", "save_on_cpu", "saved_tensors_hooks"]

@@ -113,6 +113,7 @@ def _seams() -> list[Seam]:
     seam(table, "nll_loss_grad", tricks.table_nll_loss_grad, "the one-hot gradient, fewer calls")
     seam(table, "log_softmax_grad", tricks.table_log_softmax_grad, "its rule in fewer calls")
     seam(functions, "fused_cross_entropy", fastloss.cross_entropy, "one fused node pair")
+    seam(factories, "float_leaf", tricks.float_leaf, "a float's leaf by one Tensor._make")
     seam(factories, "float_constant", tricks.float_constant, "float32 rounding by one C cast")
     seam(factories, "_finish", tricks.finish, "a leaf that requires grad in one call")
     seam(factories, "_filled", tricks.filled, "np.full's two steps as two C calls")

@@ -88,6 +88,7 @@ def compact_class(name: str) -> type | None:
         "__module__": nodes.__name__,  # as ``node.node_class`` makes it
         "next_functions": property(_next_functions, _store_next_functions),
         "_edges": _EDGES,
+        **nodes.saved_attributes(name),
     }
     cls = type(name, (nodes.OpNode,), body)
     nodes._node_classes[name] = cls

@@ -358,7 +358,7 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
             sources = ()
         if x_grad:
             fn = x.grad_fn
-            edge_x = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
+            edge_x = (fn, x._output_nr) if fn is not None else (accumulator(x), 0)
         else:
             edge_x = _NO_EDGE
             constants = {0: weakref.ref(x)}
@@ -375,7 +375,7 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                 saved.append(meta_y if meta_y is not None else nodes.meta_of(yd))
             if y_kind == 2:
                 fn = y.grad_fn
-                edge_y = (fn, y._output_nr) if fn is not None else (y._accumulator(), 0)
+                edge_y = (fn, y._output_nr) if fn is not None else (accumulator(y), 0)
             else:
                 edge_y = _NO_EDGE
                 if constants is None:
@@ -446,6 +446,35 @@ _BY_HAND = _slots(nodes.OpNode) == {
     *("next_functions", "_hooks", "_released", "_seq", "op", "attrs", "saved", "saved_out"),
     *("sources", "needs", "_constants", "output_ref", "_metadata", "__weakref__"),
 }
+
+#: A leaf's AccumulateGrad is made field by field likewise, while it has exactly the
+#: fields ``AccumulateGrad.__init__`` sets and the leaf's ``_accumulator`` is the core's.
+_ACCUMULATOR_BY_HAND = _slots(nodes.AccumulateGrad) == {
+    *("next_functions", "_hooks", "_released", "_seq", "_metadata", "__weakref__"),
+    "variable",
+}
+_AccumulateGrad = nodes.AccumulateGrad
+_core_accumulator = nodes.tensor_class._accumulator
+
+
+def accumulator(leaf):
+    """``leaf._accumulator()``, in one call where a new AccumulateGrad is made by hand
+    (its ``__init__`` and ``Node.__init__`` are two more calls, on every leaf's first
+    use in a graph)."""
+    ref = leaf._accumulator_ref
+    found = ref() if ref is not None else None
+    if found is not None:
+        return found
+    if not _ACCUMULATOR_BY_HAND or type(leaf)._accumulator is not _core_accumulator:
+        return leaf._accumulator()
+    found = _new(_AccumulateGrad)
+    found.next_functions = ()
+    found._hooks = None
+    found._released = False
+    found._seq = _next_seq()
+    found.variable = leaf
+    leaf._accumulator_ref = weakref.ref(found)
+    return found
 
 
 def fastnode(cls, op, attrs, edges, saved, saved_out, sources, needs, constants, output_ref):
@@ -571,7 +600,7 @@ def _negation(readable: Callable, name: str) -> Callable:
             result._requires_grad = True
             fn = x.grad_fn
             if fn is None:
-                fn, output_nr = x._accumulator(), 0
+                fn, output_nr = accumulator(x), 0
             else:
                 output_nr = x._output_nr
             if compact and fastnodes.on and output_nr == 0:
@@ -681,7 +710,7 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
             return readable(x)
         result._requires_grad = True
         fn = x.grad_fn
-        edge = (fn, x._output_nr) if fn is not None else (x._accumulator(), 0)
+        edge = (fn, x._output_nr) if fn is not None else (accumulator(x), 0)
         meta_x = _metas.get((xd.shape, xd.dtype))  # node.meta_of, its cache read inline
         if meta_x is None:
             meta_x = nodes.meta_of(xd)

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..dynamic import factories
 from ..ops import core, table
-from ..ops.core import PYTHON_INT_RANGE, default_float
+from ..ops.core import PYTHON_INT_RANGE, _Default, default_float
 
 #: the layer's switch, as :func:`naivegraph.fast.set_enabled` leaves it (its functions
 #: read it at each call, so one kept from before a switch takes the readable way)
@@ -351,8 +351,10 @@ def _log_softmax_grad(g, out, axis: int):
 # The versions of the core's seams that use the tricks above (``naivegraph.fast.SEAMS``).
 # Each falls back to the readable function it replaces, kept here as it was at import.
 # =======================================================================================
+_make_tensor = factories.Tensor._make
 readable_promote = core.promote
 readable_float_constant = factories.float_constant
+readable_float_leaf = factories.float_leaf
 readable_nll_loss_grad = table.nll_loss_grad
 readable_finish = factories._finish
 readable_filled = factories._filled
@@ -370,6 +372,25 @@ def float_constant(number: float) -> np.ndarray:
     """``factories.float_constant``: :func:`float_scalar`, or the readable way."""
     array = float_scalar(number, default_float())
     return readable_float_constant(number) if array is None else array
+
+
+def float_leaf(number: float, requires_grad):
+    """``factories.float_leaf``: the leaf of a Python float made by one ``Tensor._make``
+    (:func:`float_constant` and :func:`finish` inline) for a float32 or float64 default
+    and a ``requires_grad`` of True or False; anything else (an overflow, a NaN in
+    float32, another dtype or flag) the readable way."""
+    if enabled and (requires_grad is True or requires_grad is False):
+        dtype = _Default.float
+        if dtype is _F32:
+            try:
+                value = _f32_unpack(_f32_pack(number))[0]
+            except (OverflowError, struct.error):
+                return readable_float_leaf(number, requires_grad)
+            if -_F32_MAX <= value <= _F32_MAX:  # exact: the value is a float32
+                return _make_tensor(np.asarray(value, _F32), requires_grad, None, 0)
+        elif dtype is _F64:
+            return _make_tensor(np.array(number), requires_grad, None, 0)
+    return readable_float_leaf(number, requires_grad)
 
 
 def table_nll_loss_grad(g, logp, target, reduction):
@@ -401,6 +422,13 @@ def filled(fill, shape, dtype, requires_grad, device=None):
     the readable way."""
     if type(fill) is not int or fill not in (0, 1) or device is not None or not enabled:
         return readable_filled(fill, shape, dtype, requires_grad, device)
-    array = np.empty(factories._shape_arg(shape), dtype or factories.get_default_dtype())
+    dims = shape[0] if len(shape) == 1 and type(shape[0]) in (list, tuple) else shape
+    for size in dims:  # plain ints go to numpy as they are: shape_arg's int() for the rest
+        if type(size) is not int:
+            dims = factories._shape_arg(shape)
+            break
+    array = np.empty(dims, dtype or _Default.float)
     array.fill(fill)  # an int 0 or 1: exact in every dtype, as np.full's copy casts it
+    if requires_grad is False:
+        return _make_tensor(array, False, None, 0)
     return finish(array, requires_grad)

@@ -65,19 +65,26 @@ def _assert_same_bits(runs: list[list]) -> None:
 
 @contextmanager
 def _counting_passes() -> Iterator[list]:
-    """Counts the passes the small pass took (``fastsmall._pass`` calls)."""
+    """Counts the passes the small pass took: ``fastsmall.run`` calls that ran the graph
+    (returned True, or raised from its loop: the walk itself never raises)."""
     calls: list = []
-    original = fastsmall._pass
+    original = fastsmall.run
 
     def counted(*args):
-        calls.append(args)
-        return original(*args)
+        try:
+            took = original(*args)
+        except Exception:
+            calls.append(args)
+            raise
+        if took:
+            calls.append(args)
+        return took
 
-    fastsmall._pass = counted
+    fastsmall.run = counted
     try:
         yield calls
     finally:
-        fastsmall._pass = original
+        fastsmall.run = original
 
 
 # -- programs the small pass takes ------------------------------------------------------
