@@ -51,9 +51,10 @@ _OPERATORS = frozenset(
     for r in ("", "r", "i")) | {"__neg__", "__pos__", "__abs__"}
 
 _state: dict[str, Any] = {"paused": 0, "record": None, "lessons": set()}
-#: cell number -> the uses its code made of the lesson's objects, in order
-RECORDS: dict[int, list[str]] = {}
-_lesson_names: dict[str, None] = {}  # in the order the lesson's cells bound them
+#: cell number -> the uses its code made of the lesson's objects, in order, each with
+#: the line of the cell it ran from
+RECORDS: dict[int, list[tuple[str, int | None]]] = {}
+_lesson_names: dict[str, bool] = {}  # in the order the lesson bound them -> a loop's?
 
 
 def _always(lessons: set[str]) -> bool:
@@ -85,24 +86,21 @@ def watch_cells(shell: Any = None) -> None:
     shell.events.register("post_run_cell", lambda result: _after_cell(shell, result))
 
 
-def uses_in(cell: int) -> list[str]:
-    """What cell number ``cell`` did with the lesson's objects (``["loss.item"]``)."""
-    return list(RECORDS.get(cell, ()))
+def uses_in(cell: int, lines: set[int] | None = None) -> list[str]:
+    """What cell number ``cell`` did with the lesson's objects (``["loss.item"]``): all
+    of it, or what its statements on ``lines`` did (a look at the model on another
+    line, feeding nothing into the answer, is no use of it for the answer)."""
+    return _on_lines(RECORDS.get(cell, ()), lines)
 
 
 def uses_so_far(lines: set[int] | None = None) -> list[str]:
-    """What the running cell has done with the lesson's objects up to now: all of it,
-    or what the statements on ``lines`` of the cell did (a look at the model on
-    another line, feeding nothing into the answer, is no use of it for the answer)."""
+    """As :func:`uses_in`, for the running cell up to now."""
     record = _state["record"]
-    if record is None:
-        return []
-    return _distinct(use for use, line in zip(record.uses, record.lines)
-                     if lines is None or line in lines)
+    return _on_lines(record.uses, lines) if record is not None else []
 
 
-def _distinct(uses: Any) -> list[str]:
-    return list(dict.fromkeys(uses))
+def _on_lines(uses: Any, lines: set[int] | None) -> list[str]:
+    return list(dict.fromkeys(use for use, line in uses if lines is None or line in lines))
 
 
 @contextmanager
@@ -123,15 +121,16 @@ class _Record:
         self.objects: dict[int, str] = {}
         self.codes: dict[types.CodeType, str] = {}
         self.kept: list[Any] = []  # the objects stay alive, so their ids stay theirs
-        for name in _lesson_names:  # an object the lesson named twice keeps its first name
+        # an object the lesson named twice is called by its first name, a loop's
+        # variable (`for t in (l1, loss)`) last
+        for name in sorted(_lesson_names, key=lambda n: _lesson_names[n]):
             value = namespace.get(name)
             if isinstance(value, types.FunctionType) and value.__module__ == "__main__":
                 self.codes.setdefault(value.__code__, name)
             elif _watched(value) and id(value) not in self.objects:
                 self.objects[id(value)] = name
                 self.kept.append(value)
-        self.uses: list[str] = []
-        self.lines: list[int | None] = []  # the line of the cell each use ran from
+        self.uses: list[tuple[str, int | None]] = []  # with the line of the cell it ran from
         self.previous = sys.getprofile()
 
     def hook(self, frame: Any, event: str, arg: Any) -> None:
@@ -156,8 +155,7 @@ class _Record:
         else:
             return
         if use is not None:
-            self.uses.append(use)
-            self.lines.append(_cell_line(frame.f_back))
+            self.uses.append((use, _cell_line(frame.f_back)))
 
     def _library_use(self, frame: Any) -> str | None:
         """``loss.item``, ``float(loss)``, ``grad(loss)``, ``Plan(chain)``: a call into
@@ -281,10 +279,14 @@ def _after_cell(shell: Any, result: Any) -> None:
     if record is not None and sys.getprofile() == record.hook:  # a bound method: ==, not is
         sys.setprofile(record.previous)
     if record is not None and getattr(result, "execution_count", None) is not None:
-        RECORDS[result.execution_count] = _distinct(record.uses)  # by its number in `In`
+        RECORDS[result.execution_count] = record.uses  # by its number in `In`
     source = getattr(getattr(result, "info", None), "raw_cell", "") or ""
     if record is None and is_lesson_cell(source):
         try:
-            _lesson_names.update(dict.fromkeys(dependencies(ast.parse(source))[0]))
+            tree = ast.parse(source)
+            loops = {n.id for node in ast.walk(tree) if isinstance(node, (ast.For, ast.comprehension))
+                     for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+            for name in dependencies(tree)[0]:
+                _lesson_names[name] = _lesson_names.get(name, True) and name in loops
         except SyntaxError:  # a lesson cell that does not parse binds nothing we follow
             pass

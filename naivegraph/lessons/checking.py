@@ -34,7 +34,15 @@ import numpy as np
 
 from ..dynamic import anomaly_mode, defaults, engine, forward, grad_mode, saved
 from . import cell_reads
-from .earlier_cells import computed_earlier, dependencies, free_names, sources_of, traced_back
+from .earlier_cells import (
+    computed_earlier,
+    dependencies,
+    free_names,
+    related_part,
+    sources_of,
+    traced_back,
+    unrelated,
+)
 
 PASS, FAIL, TODO = "pass", "fail", "todo"
 SYMBOL = {PASS: "✓ correct", FAIL: "✗ not yet", TODO: "○ not done yet"}
@@ -1144,36 +1152,29 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
 
     code, lines = _answer_part(frame)
     return (computes(code) or _used(cell_reads.uses_so_far(lines))
-            or computed_earlier(frame, computes, lambda cell: _used(cell_reads.uses_in(cell))))
+            or computed_earlier(frame, computes,
+                                lambda cell, lines: _used(cell_reads.uses_in(cell, lines))))
 
 
 def _answer_part(frame: Any) -> tuple[CodeType, set[int] | None]:
-    """The statements of the checking cell that make its answer, compiled, and their
-    lines: the check itself and each statement that binds or fills a name its
-    arguments come from, with the functions and classes they use (a look at the model
-    elsewhere in the cell, ``print(loss.item())`` after the check, makes nothing the
-    check is given).  The whole cell (or the frame's code, and None for its lines) when
-    the cell cannot be read."""
+    """The statements of the checking cell that have to do with its answer
+    (:func:`earlier_cells.related_part` of the check and its arguments), compiled, and
+    their lines: a look at the model elsewhere in the cell (``print(loss.item())``
+    beside a typed answer) makes nothing the check is given.  The whole cell (or the
+    frame's code, and None for its lines) when the cell cannot be read."""
     tree = _cell_tree(frame)
     whole = _whole_cell(frame) or frame.f_code
     if tree is None:
         return whole, None
     depends, checked = dependencies(tree)
-    feeding = sources_of(checked, depends)
-    kept = [
-        statement for statement in tree.body
-        if _calls_a_check(statement)
-        or feeding & dependencies(ast.Module(body=[statement], type_ignores=[]), filled=True)[0].keys()
-    ]
-    if not any(_calls_a_check(statement) for statement in kept):
+    part, lines = related_part(tree, sources_of(checked, depends), unrelated(frame.f_globals),
+                               keep=_calls_a_check)
+    if not any(_calls_a_check(statement) for statement in part.body):
         return whole, None
-    lines = {line for statement in kept
-             for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)}
     try:
-        code = compile(ast.Module(body=kept, type_ignores=[]), frame.f_code.co_filename, "exec")
+        return compile(part, frame.f_code.co_filename, "exec"), lines
     except (SyntaxError, ValueError):
         return whole, None
-    return code, lines
 
 
 def _calls_a_check(statement: ast.AST) -> bool:
@@ -1280,6 +1281,10 @@ _DERIVATIVE_MODULES = {
 }
 
 
+# Libraries that differentiate symbolically: their derivatives are not worked out by hand.
+_SYMBOLIC = frozenset({"sympy", "jax", "autograd"})
+
+
 def _derivative_name(obj: Any) -> str | None:
     """How a lesson spells ``obj`` when it computes derivatives: one of the library's
     derivative functions (``ng.func.jacrev``, ``ng.autograd.grad``), a tensor's
@@ -1302,9 +1307,12 @@ def _derivative_name(obj: Any) -> str | None:
 def _derivative_name_of(obj: Any) -> str | None:
     """:func:`_derivative_name`, which may raise on an odd object."""
     if isinstance(obj, ModuleType):
-        return "torch" if obj.__name__.split(".")[0] == "torch" else None
+        top = obj.__name__.split(".")[0]
+        return top if top == "torch" or top in _SYMBOLIC else None
     if type(obj).__module__.split(".")[0] == "torch":  # a torch tensor, a torch builtin
         return "torch"
+    if (getattr(obj, "__module__", None) or "").split(".")[0] in _SYMBOLIC:
+        return (obj.__module__ or "").split(".")[0]  # sympy.diff: derivatives by a library
     if not isinstance(obj, (FunctionType, BuiltinFunctionType, MethodType)):
         return None
     function = getattr(obj, "__func__", obj)

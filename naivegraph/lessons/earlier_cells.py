@@ -34,17 +34,17 @@ _MAX_STEPS = 64
 
 
 def computed_earlier(frame: Any, computes: Callable[[types.CodeType], str],
-                     used: Callable[[int], str] | None = None) -> str:
+                     used: Callable[[int, set[int]], str] | None = None) -> str:
     """What an earlier cell of the learner's computed the checked values with, as
-    ``computes`` words it for a cell's code (or ``used`` for what the cell with that
-    number did when it ran), and the name it bound: e.g.
+    ``computes`` words it for a cell's code (or ``used`` for what the lines of the cell
+    with that number did when they ran), and the name it bound: e.g.
     ``".requires_grad (in a cell above that set `flags`)"``; "" when the values
     come from no such cell (or the kernel keeps no history: a script, a test)."""
     return traced_back(frame, lambda code, tree, name: computes(code), used)
 
 
 def traced_back(frame: Any, judge: Callable[[types.CodeType, ast.Module, str], str],
-                used: Callable[[int], str] | None = None) -> str:
+                used: Callable[[int, set[int]], str] | None = None) -> str:
     """As :func:`computed_earlier`, with ``judge(code, tree, name)`` saying what the
     earlier cell that set ``name`` computed it with ("" for nothing to say)."""
     history = frame.f_globals.get("In")
@@ -63,7 +63,7 @@ def traced_back(frame: Any, judge: Callable[[types.CodeType, ast.Module, str], s
 
 def _follow(history: list, here: int, wanted: set[str], namespace: dict,
             judge: Callable[[types.CodeType, ast.Module, str], str],
-            used: Callable[[int], str] | None) -> str:
+            used: Callable[[int, set[int]], str] | None) -> str:
     todo = [(name, here, name) for name in sorted(wanted) if _followed(namespace.get(name))]
     seen: set[tuple[str, int]] = set()
     while todo and len(seen) < _MAX_STEPS:
@@ -72,7 +72,10 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
         if name in _ALL_OUTPUTS:  # every output above, the latest first
             todo = [(f"_{n}", n + 1, f"{name}[{n}]") for n in shown] + todo
             continue
-        found = shown[0] if shown else _binding_cell(history, before, name)
+        # a module is bound by what a cell assigns to it (ex.flags = ...), not filled by
+        # calling its functions (ng.render(y) changes nothing ng holds)
+        filled = not isinstance(namespace.get(name), types.ModuleType)
+        found = shown[0] if shown else _binding_cell(history, before, name, filled)
         if found is None or (name, found) in seen:
             continue
         seen.add((name, found))
@@ -80,22 +83,24 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
         if is_lesson_cell(source):
             continue
         tree = _parse(source)
+        if tree is None:
+            continue
+        if shown:  # the value is what the cell's last line shows
+            tree = _shown_as(tree, name)
+        # only what has to do with the value: a look at the model beside it is no source
+        part, lines = related_part(tree, {name}, unrelated(namespace))
         try:
-            code = compile(source, "<earlier cell>", "exec")
+            code = compile(part, "<earlier cell>", "exec")
         except (SyntaxError, ValueError):
             continue
-        if shown and tree is not None:  # the value is what the cell's last line shows
-            tree = _shown_as(tree, name)
-        what = judge(code, tree, name) if tree is not None else ""
-        what = what or (used(found) if used is not None else "")
+        what = judge(code, part, name) or (used(found, lines) if used is not None else "")
         if what:
             where = "whose output is" if shown else "that set"
             return f"{what} (in a cell above {where} `{label}`)"
-        if tree is not None:
-            todo += [(n, found, n) for n in sorted(free_names(tree, {name}, filled=True))
-                     if _followed(namespace.get(n))]
-            if name not in dependencies(tree)[0]:  # only filled here: made further up
-                todo.append((name, found, label))
+        todo += [(n, found, n) for n in sorted(free_names(tree, {name}, filled=True))
+                 if _followed(namespace.get(n))]
+        if name not in dependencies(tree)[0]:  # only filled here: made further up
+            todo.append((name, found, label))
     return ""
 
 
@@ -210,6 +215,50 @@ def _captured(pattern: ast.AST) -> set[str]:
     return {n.name for n in ast.walk(pattern)
             if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name} | {
         n.rest for n in ast.walk(pattern) if isinstance(n, ast.MatchMapping) and n.rest}
+
+
+def related_part(tree: ast.Module, seeds: set[str], unrelating: set[str],
+                 keep: Callable[[ast.stmt], bool] = lambda statement: False
+                 ) -> tuple[ast.Module, set[int]]:
+    """The statements of a cell that have to do with the names ``seeds`` (and those
+    ``keep`` holds for), and their lines: each statement that binds, fills or reads
+    one of them, and so on through the names those statements use (``x3 = ...``,
+    ``(x3 ** 2).backward()``, ``opt = SGD([x3])``, ``opt.step()``).  A look at the
+    model beside a typed value (``print(loss.item()); v = 40`` on two lines) has
+    nothing to do with ``v``.  The names in ``unrelating`` (modules, builtins) connect
+    nothing."""
+    related = set(seeds)  # a seed connects even if a module: ex.flags = ... sets ex
+    kept: set[int] = set()
+    grown = True
+    while grown:
+        grown = False
+        for i, statement in enumerate(tree.body):
+            names = _names_in(statement)
+            if i not in kept and (keep(statement) or names & related):
+                kept.add(i)
+                related |= names - unrelating
+                grown = True
+    body = [statement for i, statement in enumerate(tree.body) if i in kept]
+    lines = {line for statement in body
+             for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)}
+    return ast.Module(body=body, type_ignores=[]), lines
+
+
+def unrelated(namespace: dict) -> set[str]:
+    """The names that connect no statements: the notebook's modules and the builtins
+    it does not shadow."""
+    return {n for n, v in namespace.items() if isinstance(v, types.ModuleType)} | (
+        _BUILTINS - namespace.keys())
+
+
+def _names_in(statement: ast.AST) -> set[str]:
+    """Every name a statement reads or binds, in the functions it defines and the
+    ``case`` patterns it captures with too."""
+    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} | {
+        n.name for n in ast.walk(statement)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))} | {
+        name for n in ast.walk(statement) if isinstance(n, ast.match_case)
+        for name in _captured(n.pattern)}
 
 
 def _globals_set(function: ast.AST) -> set[str]:
@@ -342,11 +391,12 @@ def _shown_as(tree: ast.Module, name: str) -> ast.Module:
     return ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
 
 
-def _binding_cell(history: list, before: int, name: str) -> int | None:
-    """The last cell before ``before`` that binds ``name`` at its top level."""
+def _binding_cell(history: list, before: int, name: str, filled: bool = True) -> int | None:
+    """The last cell before ``before`` that binds ``name`` at its top level (or, with
+    ``filled``, fills it: ``v.append(x)``)."""
     for i in range(before - 1, -1, -1):
         tree = _parse(history[i])
-        if tree is not None and name in dependencies(tree, filled=True)[0]:
+        if tree is not None and name in dependencies(tree, filled=filled)[0]:
             return i
     return None
 

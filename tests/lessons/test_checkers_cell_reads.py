@@ -36,7 +36,8 @@ CHAIN = (
 )
 CHECK_FLOW = "result = ex5.check_requires_grad_flow(a_rg, b_rg, c_rg)"
 CHECK_PEAK = "result = ex6.check_memory_plan(peak_intermediates)"
-LESSON_CELLS = (MODEL, NAMES, FLOW, CHAIN)
+LOOP = "for t in (l1, l2, l3, l4, loss):\n    pass\n"  # a lesson cell's loop variable
+LESSON_CELLS = (MODEL, NAMES, FLOW, CHAIN, LOOP)
 
 
 @pytest.fixture
@@ -280,3 +281,61 @@ def test_a_lesson_whose_predictions_are_all_checked_is_no_longer_watched(monkeyp
         assert sh.user_ns["result"].passed
         sh.run_cell("v = loss.item()", store_history=True)
         assert (watched, cell_reads.uses_in(sh.execution_count - 1)) == (["loss.item"], [])
+
+
+# -- walk 8: a drawing above does not taint `ng`; an update that reveals a gradient -------
+
+
+def test_05_1_a_drawing_made_above_does_not_taint_every_later_use_of_ng(shell):
+    result = run_cells(shell, "from naivegraph.render import render\nimport naivegraph as ng\n"
+                       "ng.render(b)", "a_rg, b_rg, c_rg = (bool(v) for v in ng.tensor([0, 1, 0]))\n"
+                       + CHECK_FLOW)
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "x3 = ng.tensor([1.0, 2.0], requires_grad=True)\n(x3 * w).sum().backward()\n"
+        "a_rg, b_rg, c_rg = False, bool(x3.grad[0] > 0), False",
+        "x3 = ng.tensor([1.0, 2.0], requires_grad=True)\n(x3 * w).sum().backward()\n"
+        "ng.optim.SGD([x3], lr=1.0).step()\n"
+        "a_rg, b_rg, c_rg = False, bool(float(x3[0]) < 1.0), False",
+    ],
+    ids=["backward on a copy", "an optimizer's step"],
+)
+def test_05_1_a_backward_or_a_step_on_the_answers_own_tensor_in_the_cell_is_refused(shell, cell):
+    refused(run_cells(shell, cell + "\n" + CHECK_FLOW), "a backward")
+
+
+# -- walk 8: earlier cells judged by the statements that make the value --------------------
+
+
+def test_01_2_values_typed_in_the_01_1_cell_beside_a_look_at_the_model_are_accepted(shell):
+    run_cells(shell, TYPED + "loss_value = 40.0\nresult = " + CHECK_01_1
+              + "\nprint('model:', loss.item())")
+    cell = ("w1_grad = 4 * 0.25 * (l3_value + l2_value * 4)\nw2_grad = 4 * 0.25 * l3_value\n"
+            "w3_grad = 4 * 0.25 * l2_value * l1_value\nresult = " + CHECK_01_2)
+    result = run_cells(shell, cell)
+    assert result.passed, result.message
+
+
+def test_01_1_a_look_on_its_own_line_above_a_typed_value_is_accepted(shell):
+    result = run_cells(shell, "print(float(loss))\nv = 40", forward("loss_value = v"))
+    assert result.passed, result.message
+
+
+def test_01_1_a_use_is_named_by_the_lessons_own_name_not_a_loops_variable(shell):
+    result = refused(run_cells(shell, "v = float(loss)", forward("loss_value = v")), "float(loss)")
+    assert "(t)" not in result.message, result.message
+
+
+def test_01_3_a_derivative_by_a_symbolic_library_is_refused(shell):
+    pytest.importorskip("sympy")
+    result = run_cells(
+        shell,
+        "import sympy as sp\nu = sp.Symbol('u')\nd = float(sp.diff((u + 3) * (u * 4) / 4, u).subs(u, 2))",
+        "l1_grad = d\nresult = ex.check_l1_grad(l1_grad)",
+    )
+    refused(result, "sympy")
+    never_states(result, "7")

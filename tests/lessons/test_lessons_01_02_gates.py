@@ -75,7 +75,7 @@ def _shown(shell, source: str):
 LESSON_1 = _code_cells("01_")
 IMPORTS_1 = _the_cell(LESSON_1, "from naivegraph.lessons import exercises as ex")
 MODEL_1 = _the_cell(LESSON_1, 'for name, t in [("w1", w1)')
-NAMES_1 = _the_cell(LESSON_1, 'loss}\nng.render(loss, kind="forward"')  # and the first drawing
+NAMES_1 = _the_cell(LESSON_1, 'loss}\nif ex.solved("01-1"):')  # and the first drawing
 SOLVE_01_2 = _solution(LESSON_1, "# Exercise 01-2")
 SOLVE_01_3 = _solution(LESSON_1, "# Exercise 01-3")
 GRADIENTS_CELL = _the_cell(LESSON_1, "gradients=True")

@@ -110,9 +110,12 @@ ex.check_forward_values(l1_value, l2_value, l3_value, l4_value, loss_value)
 # Once your check passes, compare with what the forward pass computed:
 
 # %%
-for name, t in [("l1", l1), ("l2", l2), ("l3", l3), ("l4", l4)]:
-    print(f"{name} = {t[0, 0].item():g} (every element)")
-print("loss =", loss.item())
+if ex.solved("01-1"):
+    for name, t in [("l1", l1), ("l2", l2), ("l3", l3), ("l4", l4)]:
+        print(f"{name} = {t[0, 0].item():g} (every element)")
+    print("loss =", loss.item())
+else:
+    print("(solve exercise 01-1 first: this cell shows its answers)")
 
 # %% [markdown]
 # ## Drawing the graph both ways
@@ -128,7 +131,10 @@ print("loss =", loss.item())
 # %%
 names = {"input": input, "w1": w1, "w2": w2, "w3": w3,
          "l1": l1, "l2": l2, "l3": l3, "l4": l4, "loss": loss}
-ng.render(loss, kind="forward", params=names)
+if ex.solved("01-1"):  # the forward drawing labels each tensor with its value
+    display(ng.render(loss, kind="forward", params=names))
+else:
+    print("(solve exercise 01-1 first: the forward drawing shows its answers)")
 
 # %%
 ng.render(loss, kind="backward", params=names)
