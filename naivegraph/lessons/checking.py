@@ -16,6 +16,7 @@ The checkers of each lesson are in :mod:`naivegraph.lessons.checkers`.
 from __future__ import annotations
 
 import ast
+import builtins
 import dis
 import functools
 import html
@@ -1145,8 +1146,10 @@ def cell_computes(reads: Sequence[str] = (), calls: Sequence[str] = ()) -> str:
         by_name = set(_strings_in(code)) if names & _BY_NAME else set()
         read.update(by_name)  # getattr(t, "grad"), attrgetter("is_leaf"): a read all the same
         found += [f".{name}" for name in reads if read[name] > on_modules[name]]
-        found += [name for name in calls if name in names or name in by_name]
-        if "str" in calls and "str" not in found and _formats(code):
+        plain = _only_plain_values(code, space)  # str(0), f"Sqrt{n}": no object printed
+        found += [name for name in calls if (name in names or name in by_name)
+                  and not (plain and name in PRINTED_FORM)]
+        if "str" in calls and "str" not in found and not plain and _formats(code):
             found.append("an f-string")  # f"{t}" turns t into its printed form, as str(t)
         return " and ".join(found)
 
@@ -1168,8 +1171,8 @@ def _answer_part(frame: Any) -> tuple[CodeType, set[int] | None]:
         return whole, None
     depends, checked = dependencies(tree)
     part, lines = related_part(tree, sources_of(checked, depends), unrelated(frame.f_globals),
-                               keep=_calls_a_check)
-    if not any(_calls_a_check(statement) for statement in part.body):
+                               keep=calls_a_check)
+    if not any(calls_a_check(statement) for statement in part.body):
         return whole, None
     try:
         return compile(part, frame.f_code.co_filename, "exec"), lines
@@ -1177,7 +1180,8 @@ def _answer_part(frame: Any) -> tuple[CodeType, set[int] | None]:
         return whole, None
 
 
-def _calls_a_check(statement: ast.AST) -> bool:
+def calls_a_check(statement: ast.AST) -> bool:
+    """Whether a statement calls one of the checks (`ex.check_...(...)`)."""
     return any(isinstance(n, ast.Call) and _called_name(n.func).startswith("check_")
                for n in ast.walk(statement))
 
@@ -1197,6 +1201,28 @@ PRINTED_FORM = ("repr", "str", "format", "__repr__", "__str__")
 
 # Functions that read an attribute named by a string.
 _BY_NAME = frozenset({"getattr", "attrgetter", "methodcaller"})
+
+
+def _only_plain_values(code: CodeType, space: dict[str, Any]) -> bool:
+    """Whether every value a code object looks up by name is a plain one (a number, a
+    string, a flag, or a list, tuple or dict of them), past the builtins and modules:
+    its printed forms (``str(0)``, ``f"SqrtBackward{n}"``) then print no object."""
+    for inner in _codes_in(code):
+        for ins in dis.get_instructions(inner):
+            if ins.opname not in ("LOAD_NAME", "LOAD_GLOBAL"):
+                continue
+            name = str(ins.argval)
+            if name not in space and hasattr(builtins, name):
+                continue
+            value = space.get(name)
+            if isinstance(value, ModuleType):
+                continue
+            items = (list(value.values()) if isinstance(value, dict)
+                     else value if isinstance(value, (list, tuple, set)) else [value])
+            if not all(isinstance(v, (int, float, complex, str, bytes, type(None)))
+                       for v in items):
+                return False
+    return True
 
 
 def _formats(code: CodeType) -> bool:
@@ -1281,6 +1307,9 @@ _DERIVATIVE_MODULES = {
 }
 
 
+# The optimizers: a step moves a weight by its gradient, which the move then shows.
+_OPTIMIZER_MODULES = {"naivegraph.optim": "ng.optim", "naivegraph.static.optim": "ns.optim"}
+
 # Libraries that differentiate symbolically: their derivatives are not worked out by hand.
 _SYMBOLIC = frozenset({"sympy", "jax", "autograd"})
 
@@ -1313,6 +1342,8 @@ def _derivative_name_of(obj: Any) -> str | None:
         return "torch"
     if (getattr(obj, "__module__", None) or "").split(".")[0] in _SYMBOLIC:
         return (obj.__module__ or "").split(".")[0]  # sympy.diff: derivatives by a library
+    if isinstance(obj, type) and obj.__module__ in _OPTIMIZER_MODULES:
+        return f"{_OPTIMIZER_MODULES[obj.__module__]}.{obj.__name__}"  # a step shows a gradient
     if not isinstance(obj, (FunctionType, BuiltinFunctionType, MethodType)):
         return None
     function = getattr(obj, "__func__", obj)

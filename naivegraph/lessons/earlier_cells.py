@@ -72,10 +72,7 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
         if name in _ALL_OUTPUTS:  # every output above, the latest first
             todo = [(f"_{n}", n + 1, f"{name}[{n}]") for n in shown] + todo
             continue
-        # a module is bound by what a cell assigns to it (ex.flags = ...), not filled by
-        # calling its functions (ng.render(y) changes nothing ng holds)
-        filled = not isinstance(namespace.get(name), types.ModuleType)
-        found = shown[0] if shown else _binding_cell(history, before, name, filled)
+        found, seed = (shown[0], name) if shown else _binding(history, before, name, namespace)
         if found is None or (name, found) in seen:
             continue
         seen.add((name, found))
@@ -88,7 +85,7 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
         if shown:  # the value is what the cell's last line shows
             tree = _shown_as(tree, name)
         # only what has to do with the value: a look at the model beside it is no source
-        part, lines = related_part(tree, {name}, unrelated(namespace))
+        part, lines = related_part(tree, {seed}, unrelated(namespace))
         try:
             code = compile(part, "<earlier cell>", "exec")
         except (SyntaxError, ValueError):
@@ -97,9 +94,9 @@ def _follow(history: list, here: int, wanted: set[str], namespace: dict,
         if what:
             where = "whose output is" if shown else "that set"
             return f"{what} (in a cell above {where} `{label}`)"
-        todo += [(n, found, n) for n in sorted(free_names(tree, {name}, filled=True))
+        todo += [(n, found, n) for n in sorted(free_names(tree, {seed}, filled=True))
                  if _followed(namespace.get(n))]
-        if name not in dependencies(tree)[0]:  # only filled here: made further up
+        if seed not in dependencies(tree)[0]:  # only filled here: made further up
             todo.append((name, found, label))
     return ""
 
@@ -391,6 +388,19 @@ def _shown_as(tree: ast.Module, name: str) -> ast.Module:
     return ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
 
 
+def _binding(history: list, before: int, name: str, namespace: dict) -> tuple[int | None, str]:
+    """The last cell before ``before`` that binds or fills ``name``, and the name it
+    does it under.  A module is bound by what a cell assigns to it under any of its
+    names (``ex2.flags = ...`` for ``ex.flags``), not filled by calling its functions
+    (``ng.render(y)`` changes nothing ``ng`` holds)."""
+    value = namespace.get(name)
+    if not isinstance(value, types.ModuleType):
+        return _binding_cell(history, before, name), name
+    found = [(cell, alias) for alias in sorted(n for n, v in namespace.items() if v is value)
+             if (cell := _binding_cell(history, before, alias, filled=False)) is not None]
+    return max(found) if found else (None, name)
+
+
 def _binding_cell(history: list, before: int, name: str, filled: bool = True) -> int | None:
     """The last cell before ``before`` that binds ``name`` at its top level (or, with
     ``filled``, fills it: ``v.append(x)``)."""
@@ -405,10 +415,8 @@ def _followed(value: Any) -> bool:
     """Whether a value may hold what an earlier cell of the learner's computed: a
     number, a flag, a list, an array, a function, class or partial the notebook made,
     a bound method (``get = d.get``), a module (a cell may set its attributes), a
-    tensor computed without recording (a gradient), an object of the library's (a
-    graph, an optimize report, a compiled function, a node); not the library's
-    functions, nor a tensor that requires grad or was recorded: the lesson's model,
-    which the checkers read where a cell uses it."""
+    tensor, an object of the library's (a graph, an optimize report, a compiled
+    function, a node); not the library's functions."""
     if isinstance(value, types.ModuleType):  # attributes a cell set on it: ex.flags = ...
         return True
     if isinstance(value, (types.FunctionType, type)):
@@ -416,12 +424,9 @@ def _followed(value: Any) -> bool:
     if isinstance(value, (types.BuiltinFunctionType, types.MethodType)):
         owner = getattr(value, "__self__", None)  # get = d.get, getv = loss.item
         return owner is not None and not isinstance(owner, types.ModuleType)
-    owner = type(value).__module__.split(".")[0]
-    if owner in ("naivegraph", "torch") and hasattr(value, "requires_grad"):
-        # a tensor a cell computed without recording; not the model's
-        return getattr(value, "grad_fn", 0) is None and getattr(value, "requires_grad", 1) is False
-    return True  # data; or an object of the library's a cell made: a report, a compiled
-    # function, a node (one a lesson cell made leads to that cell, which is not blamed)
+    return True  # data, a tensor, or an object of the library's a cell made (a report,
+    # a compiled function, a node): one a lesson cell made leads to that cell, which is
+    # not blamed; one the learner made, to what they did with it (x3.backward(), a step)
 
 
 def is_lesson_cell(source: str) -> bool:

@@ -224,7 +224,7 @@ def shell():
         (
             "r1 = traced(np.array([1.0, 2.0])).tolist()\nr2 = scaled(ng.tensor([1.0, 2.0])).tolist()",
             "traced_result = r1\neager_result = r2",
-            "traced and scaled (in a cell above that set `r1`)",
+            "traced (in a cell above that set `r1`)",
         ),
         (
             "consts = [float(n.value) for n in traced.graph.nodes if n.op == 'constant']",

@@ -20,6 +20,7 @@ from lesson_answers_06_07 import (
     lesson_graph,
     model,
     notebook_shell,
+    run_answer_cell,
     run_in_notebook,
     static_model,
 )
@@ -348,3 +349,22 @@ def test_08_3_right_walks_are_still_accepted(capsys):
     as_tuple = _WALK_SOURCE.replace("return order", "return tuple(order)")
     for walk in (run_backward, _defined(as_tuple, OPS=OPS)):
         assert outcome(capsys, ex.check_run_backward, walk).passed
+
+
+def test_07_2_a_typed_prediction_beside_a_print_of_scaled_is_accepted():
+    for shell in notebook_shell():
+        result = run_answer_cell(
+            shell,
+            "print(scaled(ng.tensor([3.0])))\n"
+            "traced_result = [2.0, 4.0]\neager_result = [10.0, 20.0]",
+        )
+        assert result.passed, result.message
+
+
+def test_07_2_a_prediction_computed_by_scaled_is_still_refused():
+    for shell in notebook_shell():
+        result = run_answer_cell(
+            shell,
+            "traced_result = [2.0, 4.0]\neager_result = scaled(ng.tensor([1.0, 2.0])).tolist()",
+        )
+        assert not result.passed and "calls scaled" in result.message, result.message

@@ -148,3 +148,31 @@ def test_13_3_the_op_read_off_the_traced_graph_is_refused(cell):
 def test_13_3_a_prediction_typed_after_running_the_snippet_is_accepted():
     result = run_lesson_then(L13, "13-3", HEAD, "baked = ('tanh', 3)" + CHECK_13_3)
     assert result.passed, result.message
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "first_nan = 'SqrtBackward' + str(0)",
+        "first_nan = 'SqrtBackward{}'.format(0)",
+        "n = 0\nfirst_nan = f'SqrtBackward{n}'",
+        "first_nan = str('SqrtBackward0')",
+    ],
+)
+def test_12_6_a_name_typed_with_str_or_format_of_plain_values_is_accepted(cell):
+    result = run_lesson_then(L12, "12-6", cell + CHECK_12_6)
+    assert result.passed, result.message
+
+
+def test_12_6_the_printed_form_of_a_tensor_is_still_refused():
+    result = run_lesson_then(
+        L12, "12-6", "r = repr(x.sqrt())",
+        "import re\nfirst_nan = re.search(r'grad_fn=<(\\w+)>', r).group(1)" + CHECK_12_6,
+    )
+    refused(result, "repr")
+    never_states(result, "SqrtBackward0")
+
+
+def test_13_3_a_pair_typed_with_an_f_string_of_literals_is_accepted():
+    result = run_lesson_then(L13, "13-3", HEAD, "baked = (f\"{'tan'}h\", int(str(3)))" + CHECK_13_3)
+    assert result.passed, result.message

@@ -339,3 +339,28 @@ def test_01_3_a_derivative_by_a_symbolic_library_is_refused(shell):
     )
     refused(result, "sympy")
     never_states(result, "7")
+
+
+def test_05_1_flags_kept_on_another_name_of_the_same_module_are_refused(shell):
+    result = run_cells(
+        shell,
+        "import naivegraph.lessons.checkers.lesson05 as ex5b\n"
+        "ex5b.keep = [t.requires_grad for t in (a, b, c)]",
+        "a_rg, b_rg, c_rg = ex5.keep\n" + CHECK_FLOW,
+    )
+    refused(result, "requires_grad")
+
+
+@pytest.mark.parametrize(
+    "earlier",
+    [
+        "x3 = ng.tensor([1.0, 2.0], requires_grad=True)\n(x3 * w).sum().backward()\n"
+        "ng.optim.SGD([x3], lr=1.0).step()",
+        "x3 = ng.tensor([1.0, 2.0], requires_grad=True)\nopt = ng.optim.SGD([x3], lr=1.0)\n"
+        "(x3 * w).sum().backward()\nopt.step()",
+    ],
+)
+def test_05_1_a_value_a_step_moved_in_a_cell_above_is_refused(shell, earlier):
+    result = run_cells(shell, earlier,
+                       "a_rg, b_rg, c_rg = False, bool(float(x3[0]) < 1.0), False\n" + CHECK_FLOW)
+    refused(result, "in a cell above that set `x3`")

@@ -14,6 +14,7 @@ from ..checking import (
     answer,
     as_array,
     blank_function,
+    calls_a_check,
     cell_computes,
     checker,
     close,
@@ -28,6 +29,7 @@ from ..checking import (
     show,
     typed_as_text,
 )
+from ..earlier_cells import dependencies, related_part, sources_of, unrelated
 
 
 @checker(
@@ -797,20 +799,27 @@ def _cell_calls(names: tuple[str, ...]) -> tuple[list[str], list[str], str]:
     except Exception:  # no IPython, no history, or a cell that is not Python: no calls known
         return [], [], ""
     namespace = getattr(shell, "user_ns", {})
+    # the lesson's functions count where they make the answer: a look beside it (a
+    # print of scaled(...)) is no source of it; the other ways in count anywhere
+    depends, checked = dependencies(tree)
+    answer_part, _ = related_part(tree, sources_of(checked, depends), unrelated(namespace),
+                                  keep=calls_a_check)
+    in_answer = {id(node) for node in ast.walk(answer_part)}
     lesson = [namespace.get(name, _UNKNOWN) for name in names]
     called, read, other = set(), set(), []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func.value if isinstance(node.func, ast.Attribute) else node.func
-            if isinstance(func, ast.Name):
+            if isinstance(func, ast.Name) and id(node) in in_answer:
                 called.add(func.id)
-            if _reaches(node.func) or any(
+            direct = isinstance(node.func, ast.Name) and node.func.id in names  # `called`'s
+            if not direct and _reaches(node.func) or not direct and any(
                 _resolved(node.func, namespace) is fn for fn in lesson if fn is not _UNKNOWN
             ):
                 other.append(node)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) in in_answer:
             read.add(node.id)
-        elif isinstance(node, ast.Attribute):
+        elif isinstance(node, ast.Attribute) and id(node) in in_answer:
             read.add(node.attr)
     calls = [name for name in names if name in called]
     # a call by a plain name first (`eval` in `eval("...")(x).tolist()`), then the earliest

@@ -528,7 +528,14 @@ def _left_alone(ex: str, seeds: LibraryCalls, optimizer, settings: list[dict], g
                             "makes every step another than the caller asked for."],
                        gave=f"a train_step that changes the optimizer's {named}")
     for name, tensor, before in zip(("X", "y"), given, data):
-        if not np.array_equal(tensor.numpy(), before):
+        if tensor.requires_grad:  # X.requires_grad_(): the caller's batch now records
+            return not_yet(ex, [f"your train_step switched requires_grad on for the {name} "
+                                "it was given: the batch is the caller's data, not a "
+                                "parameter; the step needs gradients of the model's weights "
+                                "only, and the caller's batch should come back as it was "
+                                "handed over."],
+                           gave=f"{name} made to require grad by train_step")
+        if not np.array_equal(tensor.detach().numpy(), before):
             return not_yet(ex, [f"your train_step changed the {name} it was given, in place "
                                 "(an augmented assignment such as -= on a tensor writes into "
                                 "the caller's data): the caller hands the same batch to every "
