@@ -181,17 +181,24 @@ class _Record:
                     first = local.get(code.co_varnames[0])
                     own = _method_name(type(first), code) if first is not None else None
                     if own in _OPERATORS or method in _OPERATORS:
-                        return f"arithmetic on {name}"
+                        return _arithmetic_on(v, name)
                     return f"{method}({name})"
                 own = _method_name(type(v), code)
                 if own == "":
                     return f"a method of {name}"
                 if own in _OPERATORS:
-                    return f"arithmetic on {name}"
+                    return _arithmetic_on(v, name)
                 if own is not None:  # loss.item, a.requires_grad, float(loss)
                     return _SPELLED.get(own, "{}." + own).format(name)
                 return f"{method}({name})"
         return None
+
+
+def _arithmetic_on(value: Any, name: str) -> str | None:
+    """Arithmetic on a lesson's tensor, as a use: on a leaf it only takes the input's
+    value, as typing the number does (``2 * x * 2`` for x = 3 is the learner's formula);
+    on a tensor an op made it reads what the model computed."""
+    return None if getattr(value, "grad_fn", 0) is None else f"arithmetic on {name}"
 
 
 _METHODS: dict[tuple[type, types.CodeType], str | None] = {}

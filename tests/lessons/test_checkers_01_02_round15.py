@@ -33,11 +33,7 @@ def shell():
 def test_01_3_a_gradient_computed_with_jacrev_in_a_cell_above_names_jacrev(shell):
     above = "f = lambda t: ((t + w2) * (t * w3)).mean()\nJJ = ng.func.jacrev(f)(l1)"
     result = run_in_notebook(shell, MODEL, above, "l1_grad = float(JJ[0, 0])\n" + CHECK_01_3)
-    refused(
-        result,
-        "your answer is computed from JJ, which a cell above computed by "
-        "autograd, with ng.func.jacrev",
-    )
+    refused(result, "uses ng.func.jacrev (in a cell above that set `JJ`)")
     never_states(result, "7", "the model's tensors (JJ)")
 
 
@@ -63,7 +59,7 @@ def test_a_gradient_recorded_with_create_graph_in_a_cell_above_is_said_to_be_aut
     shell, above, cell, check, value
 ):
     result = run_in_notebook(shell, MODEL, above, cell + check)
-    refused(result, "which a cell above computed by autograd, with ng.autograd.grad")
+    refused(result, "uses autograd (in a cell above that set")
     never_states(result, value, "the model's tensors")
 
 

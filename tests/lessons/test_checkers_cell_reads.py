@@ -179,11 +179,12 @@ def test_a_checker_reading_the_model_leaves_nothing_in_the_cells_record(shell):
 
 def test_a_cells_record_names_what_the_learners_code_used(shell):
     shell.run_cell(
-        "v = loss.item()\nflag = a.requires_grad\nn = float(l1[0, 0])\nm = 2 * w1\nk = w2 + 1",
+        "v = loss.item()\nflag = a.requires_grad\nn = float(l1[0, 0])\nm = 2 * l1\nk = l2 + 1\n"
+        "j = 2 * w1 * 7",  # arithmetic on a leaf takes the input's value, as typing it does
         store_history=True,
     )
     assert cell_reads.uses_in(shell.execution_count - 1) == [
-        "loss.item", "a.requires_grad", "l1[...]", "arithmetic on w1", "arithmetic on w2"]
+        "loss.item", "a.requires_grad", "l1[...]", "arithmetic on l1", "arithmetic on l2"]
 
 
 def test_the_lessons_own_cells_are_not_watched(shell):

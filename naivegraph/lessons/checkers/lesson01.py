@@ -8,14 +8,11 @@ never the expected number: that one only ``ex.reveal(...)`` shows.
 from __future__ import annotations
 
 import ast
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from ..checking import _derivative_name  # how a lesson spells a derivative function
 from ..checking import _is_library  # the frames of the library, skipped
-from ..earlier_cells import dependencies
 from ..checking import (
     cell_computes,
     cell_model_tensors,
@@ -175,20 +172,6 @@ def _not_by_hand(ex: str, answers) -> Result | None:
             gave=f"a cell that uses {computed}",
         )
     model = _as_the_lesson_names(cell_model_tensors())
-    derived = _derivatives_above(model)
-    if derived:
-        shown, how = ", ".join(model), " and ".join(derived)
-        return not_yet(
-            ex,
-            [
-                f"your answer is computed from {shown}, which a cell above computed by "
-                f"autograd, with {how}: autograd worked the value out, not you. Type the "
-                "number you work out on paper, with no tensor of the model in the cell.",
-                _ON_PAPER[ex],
-            ],
-            gave=f"a value computed by autograd ({how}, in a cell above that set "
-            + ", ".join(f"`{n}`" for n in model) + ")",
-        )
     if model:
         shown = ", ".join(model)
         return not_yet(
@@ -230,61 +213,11 @@ def _as_the_lesson_names(found: list[str]) -> list[str]:
     return shown
 
 
-def _derivatives_above(names: list[str]) -> list[str]:
-    """The derivative functions (``ng.func.jacrev``, ``ng.autograd.grad``, a
-    ``backward``) the learner's last cell above that set each of ``names`` calls; []
-    for none.  A gradient computed with ``create_graph=True`` is itself recorded, so it
-    looks like one of the model's tensors: the cell that made it says what it is."""
-    space = learner_namespace()
-    history = space.get("In")
-    if not isinstance(history, list):
-        return []
-    found: list[str] = []
-    for name in names:
-        if name in _LESSON_TENSORS:
-            continue
-        for source in reversed(history[:-1]):  # the last one is the checking cell
-            tree = _parsed(source)
-            if tree is None or name not in dependencies(tree, filled=True)[0]:
-                continue
-            found += [f for f in _derivatives_called(tree, space) if f not in found]
-            break
-    return found
-
-
 def _parsed(source: Any) -> ast.Module | None:
     try:
         return ast.parse(source) if isinstance(source, str) else None
     except (SyntaxError, ValueError):
         return None
-
-
-def _derivatives_called(tree: ast.Module, space: dict[str, Any]) -> list[str]:
-    """The derivative functions a cell calls, as a lesson spells them: a dotted name
-    read off the notebook's modules (``ng.func.jacrev``, ``grad`` imported from
-    ng.autograd), or a method named ``backward``."""
-    found: list[str] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        chain, func = [], node.func
-        while isinstance(func, ast.Attribute):
-            chain.insert(0, func.attr)
-            func = func.value
-        shown = None
-        if isinstance(func, ast.Name):
-            obj: Any = space.get(func.id)
-            for attribute in chain:
-                if not isinstance(obj, ModuleType):
-                    obj = None
-                    break
-                obj = getattr(obj, attribute, None)
-            shown = _derivative_name(obj) if obj is not None else None
-        if shown is None and chain[-1:] == ["backward"]:
-            shown = "backward"
-        if shown is not None and shown not in found:
-            found.append(shown)
-    return found
 
 
 def _grads_assigned(space: dict[str, Any]) -> list[str]:
