@@ -328,7 +328,8 @@ def _reads(*nodes: ast.AST | None) -> set[str]:
         own = {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}
         for inner in ast.walk(node):
             if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                  ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                                  ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+                                  ast.GeneratorExp)):  # a class body's names are its own too
                 own |= {n.id for n in ast.walk(inner) if isinstance(n, ast.Name)
                         and isinstance(n.ctx, ast.Store)}
         found |= read - own

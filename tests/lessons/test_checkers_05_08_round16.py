@@ -24,7 +24,7 @@ from lesson_answers_06_07 import (
     run_in_notebook,
     static_model,
 )
-from lesson_answers_08 import OPS, run_backward, static_backward
+from lesson_answers_08 import OPS, Node, descend_with, run_backward, static_backward
 
 import naivegraph as ng
 import naivegraph.static as ns
@@ -368,3 +368,23 @@ def test_07_2_a_prediction_computed_by_scaled_is_still_refused():
             "traced_result = [2.0, 4.0]\neager_result = scaled(ng.tensor([1.0, 2.0])).tolist()",
         )
         assert not result.passed and "calls scaled" in result.message, result.message
+
+
+def test_08_6_a_descent_that_caps_the_lr_it_is_given_is_refused(capsys):
+    def gradient_descent(f, x0, y0, lr=0.1, steps=200):
+        lr = min(lr, 0.05)  # right at the checker's first lr, 0.05, only
+        x, y = Node(x0, requires_grad=True), Node(y0, requires_grad=True)
+        for _ in range(steps):
+            x.grad = y.grad = 0.0
+            f(x, y).backward()
+            x.value -= lr * x.grad
+            y.value -= lr * y.grad
+        return x.value, y.value
+
+    result = outcome(capsys, ex.check_gradient_descent, gradient_descent)
+    assert not result.passed and "right for one step size" in result.message, result.message
+    never_states(result, "0.05")
+
+
+def test_08_6_the_plain_descent_is_still_accepted(capsys):
+    assert outcome(capsys, ex.check_gradient_descent, descend_with()).passed

@@ -365,3 +365,13 @@ def test_05_1_a_value_a_step_moved_in_a_cell_above_is_refused(shell, earlier):
     result = run_cells(shell, earlier,
                        "a_rg, b_rg, c_rg = False, bool(float(x3[0]) < 1.0), False\n" + CHECK_FLOW)
     refused(result, "in a cell above that set `x3`")
+
+
+def test_01_1_values_typed_in_a_class_body_are_accepted(shell):
+    result = run_cells(
+        shell,
+        "class P:\n    l1 = 2; l2 = l1 + 3; l3 = l1 * 4; l4 = l2 * l3",
+        "l1_value, l2_value, l3_value, l4_value = P.l1, P.l2, P.l3, P.l4\nloss_value = 40.0\n"
+        "result = " + CHECK_01_1,
+    )
+    assert result.passed, result.message

@@ -137,7 +137,10 @@ else:
     print("(solve exercise 01-1 first: the forward drawing shows its answers)")
 
 # %%
-ng.render(loss, kind="backward", params=names)
+if ex.solved("01-1"):  # the saved values it draws are 01-1's answers too
+    display(ng.render(loss, kind="backward", params=names))
+else:
+    print("(solve exercise 01-1 first: the backward drawing shows its answers)")
 
 # %% [markdown]
 # ## Gradients by hand

@@ -322,7 +322,10 @@ ng.render(cg)
 # `ns.trace(fn, example)` runs a dynamic-mode function once on placeholders and
 # records the ops it performs: a static graph for free. What it records is **one
 # run**. Anything the function reads from Python at that moment (a global, a
-# config value, a random number) is frozen into the graph as a constant.
+# config value, a random number) is frozen into the graph as a constant. The trace
+# keeps one graph per input shape and dtype: an input of another shape, or integers
+# where the example held floats, makes it run the function again, and read the
+# globals again.
 
 # %%
 SCALE = 2.0

@@ -2584,6 +2584,25 @@ def check_jacobian(jacobian) -> Result:
 
 
 # ----------------------------------------------------------------------------- 08-6
+
+
+def _another_rate(ex, gradient_descent, f, start) -> Result | None:
+    """A refusal for a descent right at one step size only (``lr = min(lr, 0.05)``):
+    run again with a larger lr, it must still end where plain descent does."""
+    lr, steps = 0.12, 10
+    stop, _, _, point = _descend(ex, gradient_descent, f, start, lr, steps)
+    if stop is not None:
+        return stop
+    try:
+        got = np.array([float(as_array(v)) for v in point])
+    except Exception:  # a second run that returns no pair: the first run's checks decide
+        return None
+    if got.shape == (2,) and np.allclose(got, _simulate(start, lr, steps), rtol=1e-7, atol=1e-9):
+        return None
+    return not_yet(ex, ["your descent is right for one step size and not for another: given "
+                        "a larger lr, it ends elsewhere than plain gradient descent does. Use "
+                        "the lr the function is given, as it is, in every step."],
+                   gave="a descent that changes the lr it is given")
 def _grad(x: float, y: float) -> np.ndarray:
     # f(x, y) = (x - 2) ** 2 + 3 * (y + 1) ** 2 + x * y / 4
     return np.array([2 * (x - 2) + y / 4, 6 * (y + 1) + x / 4])
@@ -2718,6 +2737,9 @@ def check_gradient_descent(gradient_descent) -> Result:
                             "grads, build f(x, y) from the two leaves, run backward, move."],
                        gave="gradients estimated without backward")
     if np.allclose(got, _simulate(start, lr, steps), rtol=1e-7, atol=1e-9):
+        other = _another_rate(ex, gradient_descent, f, start)
+        if other is not None:
+            return other
         return _every_step_asked(ex, gradient_descent, f, watched.backwards, steps)
     if np.allclose(got, start):
         hint = ["your function returned where it started: each step must move x.value "
