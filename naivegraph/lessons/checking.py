@@ -1204,8 +1204,9 @@ _BY_NAME = frozenset({"getattr", "attrgetter", "methodcaller"})
 
 
 def _only_plain_values(code: CodeType, space: dict[str, Any]) -> bool:
-    """Whether every value a code object looks up by name is a plain one (a number, a
-    string, a flag, or a list, tuple or dict of them), past the builtins and modules:
+    """Whether every value a code object looks up by name is a plain one (a number,
+    numpy's included, a string, a flag, or a list, tuple or dict of them), past the
+    builtins and modules:
     its printed forms (``str(0)``, ``f"SqrtBackward{n}"``) then print no object."""
     for inner in _codes_in(code):
         for ins in dis.get_instructions(inner):
@@ -1219,7 +1220,7 @@ def _only_plain_values(code: CodeType, space: dict[str, Any]) -> bool:
                 continue
             items = (list(value.values()) if isinstance(value, dict)
                      else value if isinstance(value, (list, tuple, set)) else [value])
-            if not all(isinstance(v, (int, float, complex, str, bytes, type(None)))
+            if not all(isinstance(v, (int, float, complex, str, bytes, type(None), np.generic))
                        for v in items):
                 return False
     return True

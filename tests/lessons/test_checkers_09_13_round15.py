@@ -176,3 +176,10 @@ def test_12_6_the_printed_form_of_a_tensor_is_still_refused():
 def test_13_3_a_pair_typed_with_an_f_string_of_literals_is_accepted():
     result = run_lesson_then(L13, "13-3", HEAD, "baked = (f\"{'tan'}h\", int(str(3)))" + CHECK_13_3)
     assert result.passed, result.message
+
+
+def test_13_3_a_pair_typed_with_format_and_a_numpy_integer_is_accepted():
+    result = run_lesson_then(
+        L13, "13-3", HEAD, "baked = ('{}'.format('tanh'), np.int32(3))" + CHECK_13_3
+    )
+    assert result.passed, result.message
