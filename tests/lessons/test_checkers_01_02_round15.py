@@ -12,7 +12,7 @@ forms are accepted."""
 from __future__ import annotations
 
 import pytest
-from checker_results import never_states, refused, rejected_on_first_try
+from checker_results import never_states, outcome, refused, rejected_on_first_try
 from lesson_answers_01_05 import CHECK_01_1, CHECK_01_2, MODEL, find_leaves
 from lesson_answers_06_07 import notebook_shell, run_in_notebook
 
@@ -212,3 +212,14 @@ def test_02_3_a_walk_that_remembers_nodes_by_name_is_still_told_its_key(capsys):
 
 def test_02_3_the_right_walk_is_accepted():
     assert ex.check_find_leaves(find_leaves).passed
+
+
+@pytest.mark.parametrize("wrap", ["set", "tuple", "iter"])
+def test_02_3_leaves_returned_in_another_container_than_a_list_are_told_to_return_a_list(
+    capsys, wrap
+):
+    def wrapped(t):
+        return {"set": set, "tuple": tuple, "iter": iter}[wrap](find_leaves(t))
+
+    result = outcome(capsys, ex.check_find_leaves, wrapped)
+    assert not result.passed and "the exercise asks for a list" in result.message, result.message

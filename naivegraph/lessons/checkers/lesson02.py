@@ -816,6 +816,15 @@ def check_find_leaves(find_leaves) -> Result:
                 f"your function returned {type(got).__name__}; hint: return a list of the "
                 "leaf tensors you collected.",
             )
+        if not isinstance(got, list):  # a set has no order, a generator runs out once read
+            return not_yet(
+                ex,
+                [f"your find_leaves returns a {type(got).__name__}, and the exercise asks for "
+                 "a list: the leaves in the order your walk meets them, which the caller "
+                 "can index and read as often as it likes.",
+                 "collect the leaves into a list and return that list."],
+                gave=f"a {type(got).__name__} of leaves",
+            )
         if any(t is None for t in items):
             return not_yet(
                 ex,
