@@ -1288,16 +1288,19 @@ def _casts_inside(gradf, xs: np.ndarray) -> bool:
             got = gradf(x)
     except Exception:  # the first call's result is the one reported
         return False
-    stack, seen = [getattr(got, "grad_fn", None)], set()
+    return any(node.name() == "ToCopyBackward0" for node in _backward_nodes(got))
+
+
+def _backward_nodes(t):
+    """Every node of the backward graph of ``t``, each once (none for a plain value)."""
+    stack, seen = [getattr(t, "grad_fn", None)], set()
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        if node.name() == "ToCopyBackward0":
-            return True
+        yield node
         stack.extend(fn for fn, _ in node.next_functions)
-    return False
 
 
 # The points of MANUAL_POINTS near 0, where a cut series or a clamp still holds.
@@ -1411,12 +1414,7 @@ def _nan_cause(gradf, xs: np.ndarray) -> str | None:
             got = gradf(x)
     except Exception:  # the first call's result is the one reported
         return None
-    stack, seen = [getattr(got, "grad_fn", None)], set()
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in _backward_nodes(got):
         name = node.name()
         if name == "DivBackward0":
             other = _saved(node, "_saved_other")
@@ -1440,7 +1438,6 @@ def _nan_cause(gradf, xs: np.ndarray) -> str | None:
                 and not float(getattr(node, "_saved_exponent", 2)).is_integer()
             ):
                 return "root"
-        stack.extend(fn for fn, _ in node.next_functions)
     return None
 
 
