@@ -388,3 +388,13 @@ def test_08_6_a_descent_that_caps_the_lr_it_is_given_is_refused(capsys):
 
 def test_08_6_the_plain_descent_is_still_accepted(capsys):
     assert outcome(capsys, ex.check_gradient_descent, descend_with()).passed
+
+
+@pytest.mark.parametrize("look", ["print(traced)", "print(scaled)", "print(type(traced))",
+                                  "display(traced)"])
+def test_07_2_a_typed_prediction_beside_a_look_at_the_functions_is_accepted(look):
+    for shell in notebook_shell():
+        result = run_answer_cell(
+            shell, look + "\ntraced_result = [2.0, 4.0]\neager_result = [10.0, 20.0]"
+        )
+        assert result.passed, result.message

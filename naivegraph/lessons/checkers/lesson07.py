@@ -867,6 +867,8 @@ def _runs_a_function(tree: ast.AST, namespace: dict) -> str:
         if not isinstance(node, ast.Call):
             continue
         name = ast.unparse(node.func)
+        if name in _ONLY_LOOK:  # print(traced): shows the function, never runs it
+            continue
         name = f"`{name}`" if len(name) <= 40 else "a function"
         if isinstance(node.func, ast.Attribute) and node.func.attr in _RUNS_A_FUNCTION:
             return f"calls {name}, which runs a function, and a prediction runs none"
@@ -878,6 +880,10 @@ def _runs_a_function(tree: ast.AST, namespace: dict) -> str:
                 return f"hands a function to {name}, and a prediction runs none"
     return ""
 
+
+# The builtins that take a function only to show or inspect it, never to run it.
+_ONLY_LOOK = frozenset({"print", "display", "type", "repr", "str", "id", "callable", "help",
+                        "dir", "isinstance", "hasattr", "len"})
 
 _UNKNOWN = object()
 
