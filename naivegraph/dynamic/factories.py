@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 from typing import Any
 
 import numpy as np
@@ -110,15 +111,29 @@ def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
 
 
 def _shape_or_size(name: str, shape: tuple, size) -> tuple:
-    """The shape given positionally (``randn(2, 3)``) or as ``size=(2, 3)``, not both."""
-    if size is None:
-        return shape
-    if shape:
+    """The shape given positionally (``randn(2, 3)``) or as ``size=(2, 3)``, not both,
+    and of integers, as torch asks (``ones()`` and ``ones("2")`` raise TypeError)."""
+    if size is None and not shape:
+        raise TypeError(
+            f'{name}() missing 1 required positional arguments: "size" (give the shape: '
+            f"{name}(2, 3), {name}((2, 3)), or {name}(size=()) for a single number)"
+        )
+    if size is not None and shape:
         raise TypeError(
             f"{name}() received an invalid combination of arguments - got both a "
             f"shape {shape} and size={size!r}: give the shape once"
         )
-    return (size,)
+    given = shape if size is None else (size,)
+    parts = given[0] if len(given) == 1 and isinstance(given[0], (tuple, list)) else given
+    for part in parts:
+        try:
+            operator.index(part)
+        except TypeError:
+            raise TypeError(
+                f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                f"{type(part).__name__}"
+            ) from None
+    return given
 
 
 def _fill_dtype(fill_value) -> np.dtype | None:
