@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+from bit_outcomes import IN_PLACE, SECOND_TIME, bits, outcome, same_bits_as_torch, three_ways
 from fast_switch import both_ways, fast_layer_on
 
 import naivegraph as ng
@@ -25,40 +26,6 @@ from naivegraph.fast import fastsmall
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
-
-SECOND_TIME = "Trying to backward through the graph a second time"
-IN_PLACE = "one of the variables needed for gradient computation has been modified by an inplace"
-
-
-def bits(value):
-    """dtype, shape and bytes of a tensor, array or number (None stays None)."""
-    if value is None:
-        return None
-    if isinstance(value, (torch.Tensor, ng.Tensor)):
-        value = value.detach().numpy()
-    array = np.asarray(value)
-    return str(array.dtype), array.shape, array.tobytes()
-
-
-def outcome(program, module):
-    """``program(module)`` as bits, or the error's type and message."""
-    try:
-        return "ok", [bits(v) if not isinstance(v, (bool, str)) else v for v in program(module)]
-    except Exception as error:  # the error is part of the comparison
-        return type(error).__name__, str(error)
-
-
-def three_ways(program):
-    """The program's outcome with the layer on, off, and in torch."""
-    on, off = both_ways(outcome, program, ng)
-    return on, off, outcome(program, torch)
-
-
-def same_bits_as_torch(program):
-    on, off, want = three_ways(program)
-    assert on == off
-    assert on == want
-    return on
 
 
 # -- dynamic: numbers ------------------------------------------------------------------

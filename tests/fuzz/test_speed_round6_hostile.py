@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 import pytest
-from fast_switch import both_ways, fast_layer_on
+from bit_outcomes import IN_PLACE, SECOND_TIME, bits, outcome, same_bits_as_torch, same_either_way
+from fast_switch import fast_layer_on
 
 import naivegraph as ng
 from naivegraph.fast import fastsmall
@@ -24,44 +25,10 @@ torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.usefixtures(fast_layer_on.__name__)  # they compare on with off
 
-SECOND_TIME = "Trying to backward through the graph a second time"
-IN_PLACE = "one of the variables needed for gradient computation has been modified by an inplace"
-
-
-def bits(value):
-    """dtype, shape and bytes of a tensor, array or number (None stays None)."""
-    if value is None:
-        return None
-    if isinstance(value, (torch.Tensor, ng.Tensor)):
-        value = value.detach().numpy()
-    array = np.asarray(value)
-    return str(array.dtype), array.shape, array.tobytes()
-
 
 def dtype_name(t) -> str:
     """``float32`` for ng's dtype and torch's alike."""
     return str(t.dtype).removeprefix("torch.")
-
-
-def outcome(program, module):
-    """``program(module)`` as bits, or the error's type and message."""
-    try:
-        found = program(module)
-    except Exception as error:  # the error is part of the comparison
-        return type(error).__name__, str(error)
-    return "ok", [v if isinstance(v, (bool, str, tuple)) else bits(v) for v in found]
-
-
-def same_either_way(program):
-    on, off = both_ways(outcome, program, ng)
-    assert on == off
-    return on
-
-
-def same_bits_as_torch(program):
-    on = same_either_way(program)
-    assert on == outcome(program, torch)
-    return on
 
 
 # -- a Python float's leaf -------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, rejected_on_first_try
+from dual_numbers import dual_with, product_rule, quotient_rule
 from lesson_answers_10_13 import jacobian_forward
 
 import naivegraph as ng
@@ -230,42 +231,6 @@ def test_10_3_one_too_high_and_the_lessons_body_are_still_told_apart(capsys):
 
 
 # -- 11-1: a rule right for a positive first factor only -------------------------------------
-class Dual:
-    """The lesson's Dual, with mul and div given by ``mul`` and ``div`` (u, v) -> tangent."""
-
-    def __init__(self, value, tangent=0.0):
-        self.value, self.tangent = value, tangent
-
-    def __add__(self, other):
-        other = other if isinstance(other, Dual) else Dual(other)
-        return Dual(self.value + other.value, self.tangent + other.tangent)
-
-    def __sub__(self, other):
-        other = other if isinstance(other, Dual) else Dual(other)
-        return Dual(self.value - other.value, self.tangent - other.tangent)
-
-
-def _product_rule(u, v):
-    return u.tangent * v.value + u.value * v.tangent
-
-
-def _quotient_rule(u, v):
-    return (u.tangent * v.value - u.value * v.tangent) / v.value**2
-
-
-def _dual_with(mul, div):
-    class Mine(Dual):
-        def __mul__(self, other):
-            other = other if isinstance(other, Dual) else Mine(other)
-            return Mine(self.value * other.value, mul(self, other))
-
-        def __truediv__(self, other):
-            other = other if isinstance(other, Dual) else Mine(other)
-            return Mine(self.value / other.value, div(self, other))
-
-    return Mine
-
-
 def _mul_by_abs(u, v):
     return u.tangent * v.value + abs(u.value) * v.tangent
 
@@ -283,9 +248,9 @@ def _div_by_abs(u, v):
 @pytest.mark.parametrize(
     "mul, div, op",
     [
-        (_mul_by_abs, _quotient_rule, "mul"),
-        (_mul_on_a_branch, _quotient_rule, "mul"),
-        (_product_rule, _div_by_abs, "div"),
+        (_mul_by_abs, quotient_rule, "mul"),
+        (_mul_on_a_branch, quotient_rule, "mul"),
+        (product_rule, _div_by_abs, "div"),
     ],
     ids=["abs in mul", "branch in mul", "abs in div"],
 )
@@ -293,7 +258,7 @@ def test_11_1_a_rule_right_for_a_positive_u_only_is_refused(capsys, mul, div, op
     result = rejected_on_first_try(
         capsys,
         ex.check_dual_rules,
-        _dual_with(mul, div),
+        dual_with(mul, div),
         says=f"your {op} is right wherever u's value is positive and wrong at u = -2",
     )
     assert "must not depend on u's sign" in result.message
@@ -301,7 +266,7 @@ def test_11_1_a_rule_right_for_a_positive_u_only_is_refused(capsys, mul, div, op
 
 
 def test_11_1_the_rules_by_hand_are_still_accepted_for_every_sign(capsys):
-    result = outcome(capsys, ex.check_dual_rules, _dual_with(_product_rule, _quotient_rule))
+    result = outcome(capsys, ex.check_dual_rules, dual_with(product_rule, quotient_rule))
     assert result.passed, result.message
 
 

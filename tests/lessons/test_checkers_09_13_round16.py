@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, refused, rejected_on_first_try
+from dual_numbers import dual_with, product_rule, quotient_rule
 from lesson_answers_06_07 import notebook_shell
 from lesson_answers_10_13 import jacobian_forward
 
@@ -34,6 +35,7 @@ def run_lesson_then(stem: str, exercise: str, *cells: str):
         for cell in cells:
             shell.run_cell(cell, store_history=True)
         return shell.user_ns["result"]
+
 
 # -- 09-1: ties on two classes ---------------------------------------------------------------
 def _binary_ties_to_class_1(logits, labels):
@@ -78,9 +80,7 @@ def _first_of_the_largest_by_hand(logits, labels):
     ],
     ids=["argmax", "two classes compared, ties to class 0", "max with a key, by hand"],
 )
-def test_09_1_accuracies_that_send_a_tie_to_the_first_class_are_still_accepted(
-    capsys, accuracy
-):
+def test_09_1_accuracies_that_send_a_tie_to_the_first_class_are_still_accepted(capsys, accuracy):
     result = outcome(capsys, ex.check_accuracy_fn, accuracy)
     assert result.passed, result.message
 
@@ -112,9 +112,7 @@ def _build_static(*, labels_first=False, fetched=lambda logits: logits, names=("
     ],
     ids=["log_softmax", "exp", "doubled"],
 )
-def test_09_3_a_classify_that_fetches_a_function_of_the_logits_is_told_which(
-    capsys, fetched, says
-):
+def test_09_3_a_classify_that_fetches_a_function_of_the_logits_is_told_which(capsys, fetched, says):
     result = rejected_on_first_try(
         capsys, ex.check_static_classifier, _build_static(fetched=fetched), says=says
     )
@@ -166,53 +164,17 @@ def test_10_1_a_weight_assigned_its_own_value_in_the_notebook_is_told_it_never_m
 
 
 # -- 11-1: a tangent cut to a whole number ---------------------------------------------------
-class Dual:
-    """The lesson's Dual; mul and div from ``mul`` and ``div`` (u, v) -> tangent."""
-
-    def __init__(self, value, tangent=0.0):
-        self.value, self.tangent = value, tangent
-
-    def __add__(self, other):
-        other = other if isinstance(other, Dual) else Dual(other)
-        return Dual(self.value + other.value, self.tangent + other.tangent)
-
-    def __sub__(self, other):
-        other = other if isinstance(other, Dual) else Dual(other)
-        return Dual(self.value - other.value, self.tangent - other.tangent)
-
-
-def _dual_with(mul, div):
-    class Mine(Dual):
-        def __mul__(self, other):
-            other = other if isinstance(other, Dual) else Mine(other)
-            return Mine(self.value * other.value, mul(self, other))
-
-        def __truediv__(self, other):
-            other = other if isinstance(other, Dual) else Mine(other)
-            return Mine(self.value / other.value, div(self, other))
-
-    return Mine
-
-
-def _product_rule(u, v):
-    return u.tangent * v.value + u.value * v.tangent
-
-
-def _quotient_rule(u, v):
-    return (u.tangent * v.value - u.value * v.tangent) / v.value**2
-
-
 @pytest.mark.parametrize(
     "mul, div, says",
     [
-        (lambda u, v: int(_product_rule(u, v)), _quotient_rule, "your mul's tangent"),
-        (_product_rule, lambda u, v: round(_quotient_rule(u, v)), "your div's tangent"),
+        (lambda u, v: int(product_rule(u, v)), quotient_rule, "your mul's tangent"),
+        (product_rule, lambda u, v: round(quotient_rule(u, v)), "your div's tangent"),
     ],
     ids=["int in mul", "round in div"],
 )
 def test_11_1_a_tangent_cut_to_a_whole_number_is_told_so(capsys, mul, div, says):
     result = rejected_on_first_try(
-        capsys, ex.check_dual_rules, _dual_with(mul, div), says=says + " is a whole number"
+        capsys, ex.check_dual_rules, dual_with(mul, div), says=says + " is a whole number"
     )
     assert "cut to an integer" in result.message
     assert "two terms, one per factor" not in result.message
@@ -221,7 +183,7 @@ def test_11_1_a_tangent_cut_to_a_whole_number_is_told_so(capsys, mul, div, says)
 
 def test_11_1_one_term_of_the_product_rule_is_still_told_it_has_two():
     checking.TRIES.clear()
-    result = ex.check_dual_rules(_dual_with(lambda u, v: u.value * v.tangent, _quotient_rule))
+    result = ex.check_dual_rules(dual_with(lambda u, v: u.value * v.tangent, quotient_rule))
     refused(result, "two terms, one per factor")
 
 
@@ -229,7 +191,7 @@ def test_11_1_the_rules_made_floats_explicitly_are_still_accepted(capsys):
     result = outcome(
         capsys,
         ex.check_dual_rules,
-        _dual_with(lambda u, v: float(_product_rule(u, v)), _quotient_rule),
+        dual_with(lambda u, v: float(product_rule(u, v)), quotient_rule),
     )
     assert result.passed, result.message
 
@@ -332,4 +294,3 @@ def test_12_1_a_power_rule_slip_on_three_elements_is_still_told_the_power_rule(c
 def test_12_1_the_local_derivative_times_grad_output_is_still_accepted(capsys, backward):
     result = outcome(capsys, ex.check_cube_function, _cube_with(backward))
     assert result.passed, result.message
-
