@@ -47,18 +47,24 @@ What it saved: ``benchmarks/README.md``, "Round 5: a backward shaped for small g
 
 from __future__ import annotations
 
+from sys import getrefcount
+
 import numpy as np
 
 from ..dynamic import engine
+from ..dynamic import node as nodes
 from ..dynamic.anomaly_mode import mode as anomaly
 from ..dynamic.grad_mode import _state as grad_mode
+from ..dynamic.grad_mode import inference_users, mark_inference
 from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, _metas, meta_of
 from ..dynamic.tensor_autograd import _Counter
 from ..ops.core import OPS, _in_dtype_of
 from . import fastback
 from . import tricks as fast
 from .fastback import _op_classes, _rules, _rules_of, _summed, _write_gradients
-from .tricks import _fp_state, _ignoring, _make_tensor
+from .tricks import _fp_state, _ignoring
+
+_new = object.__new__
 
 #: this trick's own switch (the whole layer's switch turns it off too)
 on: bool = True
@@ -327,7 +333,9 @@ def _sorted_in(cls: type) -> bool:
 def _write(leaf_updates: list) -> None:
     """:func:`.fastback._write_gradients` with its commonest case inline: each leaf's
     first ``.grad``, of its own dtype and shape, without post-accumulate hooks, kept
-    without a copy where nothing else holds it; any other leaf, that function for all."""
+    without a copy where nothing else holds it; any other leaf, that function for all.
+    The tensor is ``Tensor._make``'s and the test ``fast.is_unshared``'s, written out:
+    two calls a leaf, on every step of a learner's loop."""
     for leaf, grad in leaf_updates:
         data = leaf._data
         if (
@@ -339,14 +347,29 @@ def _write(leaf_updates: list) -> None:
         ):
             _write_gradients(leaf_updates, None)
             return
-    make = _make_tensor
-    unshared = fast.is_unshared
+    tensor = nodes.tensor_class
+    inference = inference_users[0] and grad_mode.inference
+    unshared = _UNSHARED_HERE if fast.enabled else 0
     while leaf_updates:  # the last first, as _write_gradients writes them
         leaf, grad = leaf_updates.pop()
-        owned = unshared(grad)  # on its own line: a call's arguments hold refs
-        if not (owned and grad.base is None and grad.flags.writeable):
-            grad = np.array(grad, copy=True)
-        leaf._grad = make(grad, False, None, 0)
+        if not (getrefcount(grad) <= unshared and grad.base is None and grad.flags.writeable):
+            grad = np.array(grad, copy=True)  # another holder: the copy is the leaf's own
+        made = _new(tensor)
+        made._data = grad
+        made._requires_grad = False
+        made.grad_fn = None
+        made._output_nr = 0
+        leaf._grad = mark_inference(made) if inference else made
+
+
+def _count_here() -> int:
+    """What ``getrefcount`` gives in :func:`_write` for a gradient only its local holds
+    (interpreters differ in the references a call adds)."""
+    grad = object()
+    return getrefcount(grad)
+
+
+_UNSHARED_HERE = _count_here()
 
 
 _MUL, _ADD, _SUB, _MEAN = OPS["mul"], OPS["add"], OPS["sub"], OPS["mean"]
