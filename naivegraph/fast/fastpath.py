@@ -45,6 +45,7 @@ from __future__ import annotations
 import gc
 import operator
 import struct
+import types
 import weakref
 from typing import Callable
 
@@ -82,6 +83,7 @@ _F32 = np.dtype(np.float32)
 _META_0D_F32 = nodes.meta_of(np.zeros((), _F32))
 _EXACT_INT32 = 2**24  # Python ints up to this size are exact as float32
 _F32_MAX = float(np.finfo(np.float32).max)
+_ZERO_F32 = np.zeros((), _F32)  # copied for each 0-d float32 result
 #: float64 values below this in size round to a finite float32 (MAX + half its ulp ties
 #: to even, which is 2**128: inf)
 _F32_ROUNDS_FINITE = 2.0**128 - 2.0**103
@@ -237,6 +239,8 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
     )
     by_hand = _BY_HAND
     quiet_numpy = _fp_state is not None
+    # the last Python float operand and its float32 value (held, so ``is`` is safe)
+    last_float: list = [(None, 0.0)]
 
     def forward(x, y):
         if not (enabled and fast.enabled) or dual.active:
@@ -282,9 +286,14 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                 # float64 arithmetic rounded once to float32: float32's bits (_F32_ROUNDING)
                 try:  # (an OverflowError, where struct checks, or a division by zero)
                     if ty is float:  # as numpy converts it: rounded to float32 first
-                        b = _to_f32(_f32_pack(y))[0]
-                        if not -_F32_MAX <= b <= _F32_MAX:
-                            return readable(x, y)  # inf, NaN, or too large for float32
+                        seen = last_float[0]  # (number, its float32): a loop's constant
+                        if seen[0] is y:
+                            b = seen[1]
+                        else:
+                            b = _to_f32(_f32_pack(y))[0]
+                            if not -_F32_MAX <= b <= _F32_MAX:
+                                return readable(x, y)  # inf, NaN, or too large for float32
+                            last_float[0] = (y, b)  # one store: a thread reads a whole pair
                     elif y_kind == 0:
                         b = y  # an int exact in float32
                     else:
@@ -294,7 +303,8 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
                     return readable(x, y)
                 if not -_F32_ROUNDS_FINITE < value < _F32_ROUNDS_FINITE:
                     return readable(x, y)  # overflow, inf, NaN: numpy's cast has a say
-                out = np.asarray(value, _F32)  # the one rounding (C's cast; no underflow check)
+                out = _ZERO_F32.copy()  # np.asarray(value, float32), in fewer steps:
+                out[()] = value  # the one rounding (C's cast; no underflow check)
                 meta = _META_0D_F32
             elif dtype.kind == "f" and ty is not int:  # numpy's scalar arithmetic
                 out = _quietly(python, xd[()], y if y_kind == 0 else yd[()])
@@ -407,6 +417,7 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
         result.grad_fn = node
         return result
 
+    forward = own_code(forward)
     forward.__name__ = getattr(readable, "__name__", "forward")
     forward.__qualname__ = getattr(readable, "__qualname__", forward.__name__)
     forward.__doc__ = readable.__doc__
@@ -414,6 +425,17 @@ def _operator(spec: _Spec, readable: Callable, numbers_only: bool = False) -> Ca
 
 
 _NO_EDGE = (None, 0)
+
+
+def own_code(fn: Callable) -> Callable:
+    """``fn`` with a code object of its own.  CPython 3.11 specialises each attribute
+    read and write of a function's code for one class: the four operators share one
+    body, and a node of another class at each call (``MulBackward0``, then
+    ``AddBackward0``) would undo the other's specialisation at every store, leaving
+    them all on the generic path (a type lookup and a subclass test each)."""
+    return types.FunctionType(
+        fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+    )
 
 
 def _quietly(fn: Callable, a, b):
@@ -726,6 +748,7 @@ def _whole(op: OpDef, readable: Callable, mean: bool) -> Callable:
         result.grad_fn = node
         return result
 
+    whole = own_code(whole)
     whole.__name__ = readable.__name__
     whole.__qualname__ = readable.__qualname__
     whole.__doc__ = readable.__doc__
