@@ -458,9 +458,14 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
                 out, attrs = node.saved_out, node.attrs
                 for i, partial in partials:
                     if needs[i]:
-                        gi = (
-                            partial(g, *inputs, out, **attrs) if attrs else partial(g, *inputs, out)
-                        )
+                        if attrs:
+                            gi = partial(g, *inputs, out, **attrs)
+                        elif count == 2:  # no star: CPython 3.11 inlines the call (~100 ns less)
+                            gi = partial(g, inputs[0], inputs[1], out)
+                        elif count == 1:
+                            gi = partial(g, inputs[0], out)
+                        else:
+                            gi = partial(g, *inputs, out)
                         if gi is not None:
                             value = inputs[i]
                             if elementwise and gi.shape != value.shape:

@@ -227,3 +227,25 @@ def test_a_backward_run_in_inference_mode_gives_torchs_outcome():
         return w.grad, w.grad.is_inference()
 
     assert same_bits_as_torch(program)[0] == "ok"
+
+
+# -- the rules called without a star (one input, two inputs, attributes) -----------------
+def test_rules_of_one_and_two_inputs_and_with_attributes_give_the_same_bits_either_way():
+    def program(m):
+        x = m.tensor([[0.5, -1.25, 2.0], [0.25, 1.5, -0.75]], requires_grad=True)
+        w = m.tensor([1.5, -0.5, 2.5], requires_grad=True)
+        y = x
+        for _ in range(12):  # over fastsmall's LIMIT: the general pass
+            y = m.tanh(y * w) + m.sigmoid(y) / 3.0
+            y = m.exp(-y) - y.pow(2) * 0.125
+        loss = y.sum(dim=0).mean() + y.max(dim=1)[0].sum()
+        loss.backward()
+        return loss, x.grad, w.grad
+
+    on = same_either_way(program)
+    assert on[0] == "ok"
+    want = outcome(program, torch)
+    for (dtype, shape, raw), (dtype_t, shape_t, raw_t) in zip(on[1], want[1]):
+        assert (dtype, shape) == (dtype_t, shape_t)
+        found, expected = np.frombuffer(raw, dtype), np.frombuffer(raw_t, dtype_t)
+        np.testing.assert_allclose(found, expected, rtol=1e-5)  # tanh, exp: a few ulps
