@@ -650,13 +650,7 @@ def test_variables_updated_by_an_optimizer_between_runs_give_the_same_bits_eithe
     assert on[0][-1] == bits(np.float32(26.5))  # ((3 - 1)^2 + (8 - 1)^2) / 2
 
 
-# -- mismatches with torch in the readable core (the same on and off) -------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="core rule: mul's gradient g * y with y a 0-d float64 and g float32 is worked "
-    "out in float64 by numpy and rounded, where torch multiplies in float32 (a 0-d "
-    "tensor does not promote a dimensioned one): last-bit differences",
-)
+# -- the binary rules as torch computes them (the same on and off) ----------------------
 def test_a_gradient_through_a_0d_float64_factor_is_torchs_float32_product():
     def program(m):
         x = m.tensor(np.linspace(-2.0, 3.0, 40, dtype=np.float32), requires_grad=True)
@@ -668,11 +662,6 @@ def test_a_gradient_through_a_0d_float64_factor_is_torchs_float32_product():
     same_bits_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core rule: div's gradient for the divisor is -g * x / (y * y), whose y * y "
-    "overflows float32 at 1e20; torch's -g * ((x / y) / y) gives -1e-20, naivegraph -0",
-)
 def test_the_divisors_gradient_does_not_overflow_where_torchs_does_not():
     def program(m):
         x = m.tensor([1e20], requires_grad=True)
@@ -680,9 +669,73 @@ def test_the_divisors_gradient_does_not_overflow_where_torchs_does_not():
         (x / y).sum().backward()
         return x.grad, y.grad
 
+    assert same_bits_as_torch(program)[1][1] == bits(np.array([-1e-20], np.float32))
+
+
+def test_the_divisors_gradient_does_not_underflow_where_torchs_does_not():
+    def program(m):
+        x = m.tensor([3e-30, 1e30, -7.5], requires_grad=True)
+        y = m.tensor([2e-25, 3e25, 1e-30], requires_grad=True)
+        (x / y * m.tensor([1.5, -0.25, 2.0])).sum().backward()
+        return x.grad, y.grad
+
     same_bits_as_torch(program)
 
 
+#: an operand numpy would let widen a float32 gradient, where torch casts it to float32
+#: first (a 0-d tensor does not promote a dimensioned one, nor does an integer tensor a
+#: float one): x is a float32 vector of 40, the other operand does not require grad
+WIDENING_OPERANDS = {
+    "x * 0-d float64": lambda m, x: x * m.tensor(0.1, dtype=m.float64),
+    "0-d float64 * x": lambda m, x: m.tensor(0.1, dtype=m.float64) * x,
+    "x / 0-d float64": lambda m, x: x / m.tensor(0.3, dtype=m.float64),
+    "0-d float64 / x": lambda m, x: m.tensor(0.3, dtype=m.float64) / x,
+    "x.div(0-d float64, rounding_mode=None)": lambda m, x: x.div(
+        m.tensor(0.3, dtype=m.float64), rounding_mode=None
+    ),
+    "x * int64 beyond 2**24": lambda m, x: x * m.tensor([16777217, 3, -5, 33554435] * 10),
+    "int64 beyond 2**24 / x": lambda m, x: m.tensor([16777217, 3, -5, 33554435] * 10) / x,
+    "x * 0-d int64 beyond 2**24": lambda m, x: x * m.tensor(16777217),
+    "x - 0-d float64": lambda m, x: (x - m.tensor(0.1, dtype=m.float64)) * x,
+    "x.maximum(0-d float64)": lambda m, x: x.maximum(m.tensor(0.1, dtype=m.float64)),
+}
+
+
+@pytest.mark.parametrize("name", list(WIDENING_OPERANDS))
+def test_a_gradient_against_an_operand_numpy_would_let_widen_it_is_torchs(name):
+    def program(m):
+        x = m.tensor(np.linspace(-2.0, 3.0, 40, dtype=np.float32), requires_grad=True)
+        y = WIDENING_OPERANDS[name](m, x)
+        (y * y).sum().backward()
+        return y, x.grad
+
+    assert same_bits_as_torch(program)[1][1][0] == "float32"
+
+
+def test_a_0d_float64_factors_own_gradient_is_summed_in_float32_as_in_torch():
+    def program(m):
+        x = m.tensor([0.3, 1.7, -2.9, 3.1], requires_grad=True)
+        d = m.tensor(0.1, dtype=m.float64, requires_grad=True)
+        e = m.tensor(0.7, dtype=m.float64, requires_grad=True)
+        (x * d / e * m.tensor([1.3, 0.7, 2.1, -1.9])).sum().backward()
+        return x.grad, d.grad, e.grad
+
+    same_bits_as_torch(program)
+
+
+def test_second_derivatives_through_a_0d_float64_factor_are_torchs():
+    def program(m):
+        x = m.tensor(np.linspace(-2.0, 3.0, 40, dtype=np.float32), requires_grad=True)
+        d = m.tensor(0.1, dtype=m.float64)
+        y = x * d / (x * x + d)
+        (gx,) = m.autograd.grad(y.sum(), x, create_graph=True)
+        (ggx,) = m.autograd.grad((gx * gx).sum(), x)
+        return gx, ggx
+
+    same_bits_as_torch(program)
+
+
+# -- mismatches with torch in the readable core (the same on and off) -------------------
 @pytest.mark.xfail(
     strict=True,
     reason="core engine: AccumulateGrad writes .grad of a leaf whose requires_grad was "
