@@ -124,7 +124,8 @@ def run(tensor, keep_graph: bool) -> bool:
                 grads[child] = None
                 cls = type(child)
                 if cls is AccumulateGrad:  # no edges: finished as soon as found
-                    if child._hooks is not None or child.variable._hooks:
+                    leaf = child.variable
+                    if child._hooks is not None or leaf._hooks or not leaf._requires_grad:
                         return False
                     postorder.append(child)
                     continue
