@@ -15,7 +15,15 @@ import math
 
 import numpy as np
 import pytest
-from bit_outcomes import IN_PLACE, SECOND_TIME, bits, outcome, same_bits_as_torch, same_either_way
+from bit_outcomes import (
+    IN_PLACE,
+    SECOND_TIME,
+    bits,
+    outcome,
+    same_bits_as_torch,
+    same_either_way,
+    three_ways,
+)
 from fast_switch import fast_layer_on
 
 import naivegraph as ng
@@ -132,7 +140,7 @@ def test_ones_of_a_given_dtype_are_torchs_either_way(dtype):
 
 
 @pytest.mark.parametrize(
-    "shape", [(np.int64(2), 3), ([np.int32(2), 2],), ((True, 2),), (ng.Size([2, 1]),)]
+    "shape", [(np.int64(2), 3), ([np.int32(2), 2],), ((2, True),), (ng.Size([2, 1]),)]
 )
 def test_ones_of_sizes_that_are_not_plain_ints_are_the_readable_ones(shape):
     def program(m):
@@ -144,8 +152,129 @@ def test_ones_of_sizes_that_are_not_plain_ints_are_the_readable_ones(shape):
 
 @pytest.mark.parametrize("shape", [(-1, 2), ([2, -3],), ([None],)])
 def test_ones_of_a_bad_size_raise_the_same_error_either_way(shape):
-    kind, _ = same_either_way(lambda m: (m.ones(*shape),))
-    assert kind in ("ValueError", "TypeError", "RuntimeError")
+    kind, _ = same_bits_as_torch(lambda m: (m.ones(*shape),))
+    assert kind in ("TypeError", "RuntimeError")
+
+
+#: sizes torch refuses, as (args, kwargs) of a factory: a bool where the size or its
+#: first element goes, a negative size, a size beyond int64
+REFUSED_SIZES = {
+    "True": ((True,), {}),
+    "False": ((False,), {}),
+    "np.bool_(True)": ((np.bool_(True),), {}),
+    "[True, 2]": (([True, 2],), {}),
+    "(np.bool_(True),)": (((np.bool_(True),),), {}),
+    "True, 2": ((True, 2), {}),
+    "2, np.bool_(True)": ((2, np.bool_(True)), {}),
+    "size=True": ((), {"size": True}),
+    "size=(True,)": ((), {"size": (True,)}),
+    "size=2": ((), {"size": 2}),
+    "-1": ((-1,), {}),
+    "2, -3": ((2, -3), {}),
+    "(2, -1)": (((2, -1),), {}),
+    "[-1, -2]": (([-1, -2],), {}),
+    "size=(0, -1)": ((), {"size": (0, -1)}),
+    "np.int64(-1)": ((np.int64(-1),), {}),
+    "(np.int32(-2), 3)": (((np.int32(-2), 3),), {}),
+    "2**63": ((2**63,), {}),
+    "(2, -(2**63) - 1)": (((2, -(2**63) - 1),), {}),
+    "[2, 2.0]": (([2, 2.0],), {}),
+    "[2.0, 2]": (([2.0, 2],), {}),
+    "2, None": ((2, None), {}),
+}
+
+
+def same_error_as_torch(program) -> tuple[str, str]:
+    """The error with the layer on, asserted the same off, and of torch's type and words
+    (the first line of torch's: it may go on with its C++ frames, or with the overloads
+    of a function its parser could not match, which naivegraph does not list)."""
+    on, off, want = three_ways(program)
+    assert on == off
+    assert on[0] == want[0] and on[0] in ("TypeError", "RuntimeError"), (on, want)
+    if "received an invalid combination of arguments" not in want[1]:
+        assert on[1] == want[1].split("\n")[0].rstrip('"') + ('"' if '"' in want[1] else "")
+    return on
+
+
+@pytest.mark.parametrize("factory", ["ones", "zeros", "empty", "rand", "randn"])
+@pytest.mark.parametrize("name", list(REFUSED_SIZES))
+def test_a_size_torch_refuses_is_refused_with_torchs_error_either_way(factory, name):
+    args, kwargs = REFUSED_SIZES[name]
+    same_error_as_torch(lambda m: (getattr(m, factory)(*args, **kwargs),))
+
+
+def test_a_negative_size_is_a_runtime_error_in_torchs_words():
+    assert same_bits_as_torch(lambda m: (m.ones(2, -3),)) == (
+        "RuntimeError",
+        "Trying to create tensor with negative dimension -3: [2, -3]",
+    )
+    assert same_bits_as_torch(lambda m: (m.zeros([2, -1], requires_grad=True),)) == (
+        "RuntimeError",
+        "zeros: Dimension size must be non-negative.",
+    )
+
+
+def test_a_bool_size_is_a_type_error_in_torchs_words():
+    assert same_bits_as_torch(lambda m: (m.ones(True),)) == (
+        "TypeError",
+        "ones(): argument 'size' (position 1) must be tuple of ints, not bool",
+    )
+    assert same_bits_as_torch(lambda m: (m.empty([np.bool_(True), 2]),)) == (
+        "TypeError",
+        "empty(): argument 'size' (position 1) must be tuple of ints, but found element of "
+        "type numpy.bool at pos 0",
+    )
+
+
+#: sizes torch takes that look odd: a bool after the first place counts as an int
+ODD_SIZES = {
+    "2, True": ((2, True), {}),
+    "(2, True)": (((2, True),), {}),
+    "size=(2, True)": ((), {"size": (2, True)}),
+    "0": ((0,), {}),
+    "()": (((),), {}),
+    "[]": (([],), {}),
+    "size=()": ((), {"size": ()}),
+    "(np.int32(2), 3)": (((np.int32(2), 3),), {}),
+}
+
+
+@pytest.mark.parametrize("factory", ["ones", "zeros"])
+@pytest.mark.parametrize("name", list(ODD_SIZES))
+def test_a_size_torch_takes_is_taken_either_way(factory, name):
+    args, kwargs = ODD_SIZES[name]
+    assert same_bits_as_torch(lambda m: (getattr(m, factory)(*args, **kwargs),))[0] == "ok"
+
+
+@pytest.mark.parametrize(
+    "size", [3, True, (True,), [True, 2], (-1,), (2, -1), [2, 2.0], 2.0, None, (2**63,)]
+)
+@pytest.mark.parametrize("fill", [1, 0, 1.5, True])
+def test_full_refuses_what_torch_refuses_through_the_fast_fill_too(size, fill):
+    same_error_as_torch(lambda m: (m.full(size, fill),))
+
+
+@pytest.mark.parametrize("size", [(2, True), (), [0, 3], (np.int64(2),)])
+@pytest.mark.parametrize("fill", [1, 0, 2.5])
+def test_full_of_a_size_torch_takes_is_torchs_either_way(size, fill):
+    assert same_bits_as_torch(lambda m: (m.full(size, fill),))[0] == "ok"
+
+
+def test_randint_and_normal_refuse_a_negative_size_in_torchs_words():
+    negative = ("RuntimeError", "Trying to create tensor with negative dimension -1: [2, -1]")
+    assert same_bits_as_torch(lambda m: (m.randint(0, 5, (2, -1)),)) == negative
+    assert same_bits_as_torch(lambda m: (m.normal(0.0, 1.0, size=(2, -1)),)) == negative
+
+
+def test_ones_of_a_size_refused_make_nothing_and_the_next_call_works():
+    def program(m):
+        try:
+            m.ones(2, -1, requires_grad=True)
+        except RuntimeError:
+            pass
+        return (m.ones(2, 1, requires_grad=True),)
+
+    assert same_bits_as_torch(program)[0] == "ok"
 
 
 @pytest.mark.parametrize("shape", [(), ("2",), (2.0,), ([2, "3"],), ([2, 2.0],)])
