@@ -314,7 +314,10 @@ def _power(x, y):
         )
     x, y = promote(x, y)
     if dtype is not None and dtype.kind in "iu" and np.any(np.asarray(y) < 0):
-        return _integer_power_with_negative_exponents(np.asarray(x), np.asarray(y))
+        # in the result's dtype: a Python int base (2 ** x) would be an int64 array
+        return _integer_power_with_negative_exponents(
+            np.asarray(x, dtype=dtype), np.asarray(y, dtype=dtype)
+        )
     return np.power(x, y)
 
 

@@ -838,3 +838,14 @@ def test_autograd_grad_beside_a_leaf_turned_off_gives_the_other_inputs_gradient(
         return gv, x.grad
 
     assert same_bits_as_torch(program) == ("ok", [bits(np.array([3.0], np.float32)), None])
+
+
+# -- integer powers with negative exponents ---------------------------------------------
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("base", [2, -1, 1, 3])
+def test_a_python_int_to_negative_integer_powers_keeps_the_tensors_dtype_as_torch(dtype, base):
+    def program(m):
+        t = m.tensor([-3, 1, 2, 3, 0, -1, 5], dtype=getattr(m, dtype))
+        return base**t, t**t
+
+    assert same_bits_as_torch(program)[1][0][0] == dtype
