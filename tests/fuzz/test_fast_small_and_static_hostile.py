@@ -849,3 +849,28 @@ def test_a_python_int_to_negative_integer_powers_keeps_the_tensors_dtype_as_torc
         return base**t, t**t
 
     assert same_bits_as_torch(program)[1][0][0] == dtype
+
+
+@pytest.mark.parametrize("name", ["x * d", "d * x", "x / d", "d / x"])
+@pytest.mark.parametrize("optimize", [False, True], ids=["plain", "optimized"])
+def test_a_static_gradient_through_a_0d_float64_constant_is_torchs(name, optimize):
+    x0 = np.linspace(-2.0, 3.0, 40, dtype=np.float32)
+    forms = {
+        "x * d": lambda x, d: x * d,
+        "d * x": lambda x, d: d * x,
+        "x / d": lambda x, d: x / d,
+        "d / x": lambda x, d: d / x,
+    }
+
+    def program():
+        with ns.Graph() as g:
+            x = ns.Variable(x0, name="x")
+            y = forms[name](x, ns.constant(np.array(0.3)))
+            (dx,) = ns.gradients(ns.sum(y * y), [x])
+        return bits(g.compile([], [dx], optimize=optimize)()[0])
+
+    on, off = both_ways(program)
+    x = torch.tensor(x0, requires_grad=True)
+    y = forms[name](x, torch.tensor(np.float64(0.3)))
+    (y * y).sum().backward()
+    assert on == off == bits(x.grad)

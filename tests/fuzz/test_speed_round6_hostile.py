@@ -807,3 +807,89 @@ def test_the_hooks_of_a_leafs_node_in_a_graph_too_large_for_the_small_pass():
 
     on = same_bits_as_torch(program)
     assert on[1][0] == on[1][1]
+
+
+def test_a_leaf_used_twice_has_its_nodes_pre_hook_called_once_with_the_sum():
+    def program(m):
+        seen = []
+        w = m.tensor([1.5, -2.0], requires_grad=True)
+        y = w * w + w * 3.0
+        node = y.grad_fn.next_functions[1][0].next_functions[0][0]
+        node.register_prehook(lambda grads: seen.append(grads[0].tolist()))
+        y.sum().backward()
+        return w.grad, tuple(map(tuple, seen))
+
+    assert same_bits_as_torch(program) == (
+        "ok",
+        [bits(np.array([6.0, -1.0], np.float32)), ((6.0, -1.0),)],
+    )
+
+
+def test_a_pre_hook_that_removes_itself_and_adds_a_post_hook_mid_pass_acts_as_in_torch():
+    def program(m):
+        seen, handles = [], []
+        w, y, node = hooked_leaf(m)
+
+        def pre(grads):
+            seen.append("pre")
+            handles[0].remove()
+            node.register_hook(lambda gi, go: seen.append("post"))
+
+        handles.append(node.register_prehook(pre))
+        y.sum().backward(retain_graph=True)
+        y.sum().backward()
+        return w.grad, tuple(seen)
+
+    assert same_bits_as_torch(program) == ("ok", [bits(np.float32(8.0)), ("pre", "post", "post")])
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_raising_pre_hook_on_a_leafs_node_under_detect_anomaly_leaves_no_grad():
+    def program(m):
+        w, y, node = hooked_leaf(m)
+        node.register_prehook(raises)
+        try:
+            with m.autograd.detect_anomaly():
+                y.sum().backward()
+        except ValueError as error:
+            return str(error), w.grad
+        return ("no error",)
+
+    assert same_bits_as_torch(program) == ("ok", ["a hook that fails", None])
+
+
+def test_the_post_hooks_of_two_leaves_nodes_each_see_their_own_gradient_and_grad():
+    def program(m):
+        seen = []
+        a = m.tensor([1.0, 2.0], requires_grad=True)
+        b = m.tensor([3.0, 4.0], requires_grad=True)
+        y = a * b
+        na, nb = (edge[0] for edge in y.grad_fn.next_functions)
+        na.register_hook(lambda gi, go: seen.append(("a", go[0].tolist(), a.grad.tolist())))
+        nb.register_hook(lambda gi, go: seen.append(("b", go[0].tolist(), b.grad.tolist())))
+        nb.register_prehook(lambda grads: (grads[0] * 0.5,))
+        y.sum().backward()
+        return a.grad, b.grad, tuple(sorted(seen))
+
+    assert same_bits_as_torch(program)[1][2] == (
+        ("a", [3.0, 4.0], [3.0, 4.0]),
+        ("b", [0.5, 1.0], [0.5, 1.0]),
+    )
+
+
+def test_a_pre_hook_on_a_leafs_node_adds_to_a_grad_already_there():
+    def program(m):
+        seen = []
+        w = m.tensor([1.0, 2.0], requires_grad=True)
+        w.grad = m.tensor([10.0, 10.0])
+        y = w * 2.0
+        node = y.grad_fn.next_functions[0][0]
+        node.register_prehook(lambda grads: seen.append((grads[0].tolist(), w.grad.tolist())))
+        node.register_prehook(lambda grads: (grads[0] + 1.0,))
+        y.sum().backward()
+        return w.grad, tuple(seen)
+
+    assert same_bits_as_torch(program) == (
+        "ok",
+        [bits(np.array([13.0, 13.0], np.float32)), (([2.0, 2.0], [10.0, 10.0]),)],
+    )
