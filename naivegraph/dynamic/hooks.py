@@ -220,6 +220,8 @@ def _apply_tuple_hook(hook, grads: list, *more: list, create_graph: bool) -> lis
     replaced = hook(tuple(shown), *(tuple(_for_hook(g) for g in m) for m in more))
     if replaced is None:
         replaced = shown
+    elif not isinstance(replaced, tuple):  # as torch: a list, or one tensor, is refused
+        raise TypeError(f"expected tuple, but hook returned '{type(replaced).__name__}'")
     elif len(replaced) != len(shown):  # zipped, it would hand gradients to the wrong inputs
         raise RuntimeError(
             f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of "

@@ -893,3 +893,24 @@ def test_a_pre_hook_on_a_leafs_node_adds_to_a_grad_already_there():
         "ok",
         [bits(np.array([13.0, 13.0], np.float32)), (([2.0, 2.0], [10.0, 10.0]),)],
     )
+
+
+@pytest.mark.parametrize(
+    "returned, kind",
+    [(lambda g: [g[0] * 2], "list"), (lambda g: g[0] * 2, "Tensor")],
+    ids=["a list", "a bare tensor"],
+)
+def test_a_node_hook_returning_anything_but_a_tuple_is_refused_in_torchs_words(returned, kind):
+    found = same_bits_as_torch(hook_outcome(pre=lambda m: returned))
+    assert found == ("ok", ["TypeError", f"expected tuple, but hook returned '{kind}'", None])
+
+
+def test_an_op_nodes_post_hook_returning_a_list_is_refused_in_torchs_words():
+    def program(m):
+        x = m.tensor([1.0], requires_grad=True)
+        y = x * 2.0
+        y.grad_fn.register_hook(lambda gi, go: list(gi))
+        y.sum().backward()
+        return (x.grad,)
+
+    assert same_bits_as_torch(program) == ("TypeError", "expected tuple, but hook returned 'list'")
