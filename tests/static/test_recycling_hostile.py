@@ -711,7 +711,10 @@ def test_a_python_int_to_a_small_integer_power_keeps_the_arrays_dtype():
     strict=True,
     raises=OverflowError,
     reason="numpy refuses a Python int outside the array's range (OverflowError) where "
-    "torch wraps it: int8 * 300 is int8 [0, 44, 88, ...] in torch",
+    "torch wraps it: int8 * 300 is int8 [0, 44, 88, ...] in torch (comparisons and // "
+    "too: int8 > 300 compares with 44). A fix wraps the int in ops.core.promote and in "
+    "each fast path that hands a Python int straight to numpy (fast.tricks.promote, "
+    "fastpath's operators), or on and off part",
 )
 @pytest.mark.parametrize("dtype, number", [(np.int8, 300), (np.uint8, -1), (np.int32, 2**40 + 3)])
 def test_a_python_int_outside_a_small_integer_range_wraps_as_in_torch(dtype, number):
