@@ -103,6 +103,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None):
 
 
 def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
+    """A new leaf of ``shape`` (checked by the caller: :func:`checked_size`) filled with
+    ``fill``.  A seam: the fast layer fills a 0 or a 1 with two C calls."""
     if device is not None:
         _check_device(device)
     return _finish(
@@ -111,8 +113,8 @@ def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
 
 
 def _shape_or_size(name: str, shape: tuple, size) -> tuple:
-    """The shape given positionally (``randn(2, 3)``) or as ``size=(2, 3)``, not both,
-    and of integers, as torch asks (``ones()`` and ``ones("2")`` raise TypeError)."""
+    """The shape given positionally (``randn(2, 3)``, ``randn((2, 3))``) or as
+    ``size=(2, 3)``, not both, checked as torch checks it: a tuple of plain ints."""
     if size is None and not shape:
         raise TypeError(
             f'{name}() missing 1 required positional arguments: "size" (give the shape: '
@@ -123,17 +125,102 @@ def _shape_or_size(name: str, shape: tuple, size) -> tuple:
             f"{name}() received an invalid combination of arguments - got both a "
             f"shape {shape} and size={size!r}: give the shape once"
         )
-    given = shape if size is None else (size,)
-    parts = given[0] if len(given) == 1 and isinstance(given[0], (tuple, list)) else given
-    for part in parts:
-        try:
-            operator.index(part)
-        except TypeError:
+    if size is not None:
+        return checked_size(name, size, None)
+    if len(shape) == 1:
+        return checked_size(name, shape[0], 1)
+    return checked_size(name, shape, 1, spread=True)
+
+
+def checked_size(
+    name: str, size, position: int | None, spread: bool = False, alone: bool = True
+) -> tuple:
+    """``size`` as a tuple of ints, or torch's error for what it refuses.
+
+    ``position``: where the size is among the arguments (None: given as ``size=``);
+    ``spread``: the sizes came one per argument (``ones(2, 3)``); ``alone``: one int
+    given positionally is a size (not for ``full``).  As torch's argument parser: one
+    int alone is a size given positionally, anything else must be a
+    sequence of ints whose first element is no bool (after it a bool counts as an int),
+    each within int64; then no size may be negative.
+    """
+    kind = type(size)
+    if kind is tuple or kind is list:  # the commonest first: plain ints, none negative
+        for part in size:
+            if type(part) is not int or not 0 <= part < 2**63:
+                break
+        else:
+            return tuple(size)
+    elif kind is int and alone and position is not None and 0 <= size < 2**63:
+        return (size,)
+    where = "" if position is None else f" (position {position})"
+    if not spread and not isinstance(size, (tuple, list)):
+        if position is not None and alone and not _is_bool(size) and _is_index(size):
+            return checked_size(name, (size,), position)  # ones(3), ones(np.int64(3))
+        raise TypeError(
+            f"{name}(): argument 'size'{where} must be tuple of ints, not {_qualified_type(size)}"
+        )
+    dims = []
+    for i, part in enumerate(size):
+        if type(part) is int and -(2**63) <= part < 2**63:  # the commonest: plain ints
+            dims.append(part)
+            continue
+        if i == 0 and (_is_bool(part) or not _is_index(part)):
+            if spread:
+                raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
+            if position is None:
+                raise TypeError(
+                    f"{name}(): argument 'size' must be tuple of ints, not {_qualified_type(size)}"
+                )
             raise TypeError(
-                f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
-                f"{type(part).__name__}"
-            ) from None
-    return given
+                f"{name}(): argument 'size'{where} must be tuple of ints, but found element "
+                f"of type {_qualified_type(part)} at pos 0"
+            )
+        if not _is_index(part):
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                f'error "type must be tuple of ints,but got {_qualified_type(part)}"'
+            )
+        value = operator.index(part)
+        if not -(2**63) <= value < 2**63:
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                'error "Overflow when unpacking long long"'
+            )
+        dims.append(value)
+    return _nonnegative(name, tuple(dims))
+
+
+def _nonnegative(name: str, dims: tuple) -> tuple:
+    for dim in dims:
+        if dim < 0:
+            if name == "zeros":  # torch's zeros checks with words of its own
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {dim}: "
+                f"[{', '.join(str(d) for d in dims)}]"
+            )
+    return dims
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, (builtins.bool, np.bool_))
+
+
+def _is_index(value) -> bool:
+    """An integer as Python asks (``__index__``): an int, a bool, a numpy integer."""
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _qualified_type(value) -> str:
+    """The type's name as torch prints it: ``float``, ``numpy.float64``, ``numpy.bool``."""
+    kind = type(value)
+    module = kind.__module__
+    return kind.__name__ if module == "builtins" else f"{module.split('.')[0]}.{kind.__name__}"
 
 
 def _fill_dtype(fill_value) -> np.dtype | None:
@@ -176,7 +263,9 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False
         fill_value = fill_value.item()
     if dtype is None:
         dtype = _fill_dtype(fill_value)
-    return _filled(fill_value, (shape,), dtype, requires_grad, device)
+    return _filled(
+        fill_value, checked_size("full", shape, 1, alone=False), dtype, requires_grad, device
+    )
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -254,7 +343,7 @@ def normal(
         shape = np.broadcast_shapes(mean_values.shape, std_values.shape)
         dtype = dtype or np.result_type(*(t.dtype for t in tensors))
     else:
-        shape = _shape_arg((size,))
+        shape = checked_size("normal", size, None if isinstance(size, (tuple, list)) else 3)
         dtype = dtype or get_default_dtype()
     draws = _random.generator.standard_normal(shape)
     return _finish((mean_values + std_values * draws).astype(dtype), requires_grad)
@@ -277,7 +366,7 @@ def randint(
             "randint(high, size), e.g. ng.randint(0, 10, (3,))"
         )
     _check_device(device)
-    data = _random.generator.integers(low, high, _shape_arg((size,)))
+    data = _random.generator.integers(low, high, checked_size("randint", size, 3))
     return _finish(data.astype(dtype or np.int64), requires_grad)
 
 

@@ -35,6 +35,8 @@ class Visitor:
         if self.targets is not None:
             for t in self.targets:
                 node, output_nr = t._edge()
+                if node is None and capture is None:  # backward(inputs=...), as torch says it
+                    raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
                 if node is None:
                     raise RuntimeError("One of the differentiated Tensors does not require grad")
                 self.target_edges.setdefault(id(node), []).append((output_nr, t))
@@ -42,6 +44,7 @@ class Visitor:
         self.captured: dict[int, object] = {}
         self.leaf_updates: list[tuple] = []  # (leaf, gradient), written after the pass
         self.retained: list[tuple] = []  # (non-leaf tensor, gradient), likewise
+        self.accumulated: dict[int, tuple] = {}  # id(leaf) -> (its node, gradients): post-hooks
 
     def visit(self, node: Node, grads: list) -> list | None:
         """Run ``node`` on the gradients of its outputs; return the gradients of its
@@ -67,9 +70,25 @@ class Visitor:
                 return None
         if is_leaf:
             if self.capture is None and (self.targets is None or id(node) in self.target_edges):
+                if hooks is not None and (hooks.pre or hooks.post):
+                    grads = self._leaf_node_hooks(node, grads)
                 self.leaf_updates.append((node.variable, grads[0]))
             return None
         return _run_node(node, grads, self.create_graph)
+
+    def _leaf_node_hooks(self, node: Node, grads: list) -> list:
+        """The hooks registered on a leaf's AccumulateGrad node itself, as torch runs
+        them: its pre-hooks now, on the gradient the leaf's own hooks left (they may
+        replace it); its post-hooks, ``fn((), grad_outputs)``, once ``.grad`` is
+        written (:meth:`write_gradients`).  ``autograd.grad`` runs neither: the node
+        does not run."""
+        pre = node._hooks.pre
+        if pre:
+            for hook in list(pre.values()):
+                grads = _apply_tuple_hook(hook, grads, create_graph=self.create_graph)
+        if node._hooks.post:
+            self.accumulated[id(node.variable)] = (node, grads)
+        return grads
 
     def _keep_retained(self, node: Node, grads: list) -> None:
         for output_nr, ref in node._hooks.retained.items():
@@ -104,9 +123,23 @@ class Visitor:
         self.retained.clear()
         while self.leaf_updates:
             leaf, grad = self.leaf_updates.pop()
-            store_grad(leaf, grad, self.create_graph)
+            # as torch's AccumulateGrad: nothing is added to a leaf whose requires_grad
+            # was turned off after the forward (its hooks still run)
+            if leaf._requires_grad:
+                store_grad(leaf, grad, self.create_graph)
             if leaf.__dict__.get("_post_accumulate_hooks"):  # rare: test before calling
                 run_post_accumulate_hooks(leaf, self.create_graph)
+            if self.accumulated:
+                self._leaf_post_hooks(leaf)
+
+    def _leaf_post_hooks(self, leaf) -> None:
+        """The post-hooks of ``leaf``'s AccumulateGrad: ``fn((), grad_outputs)``, after
+        its ``.grad`` was written; the node has no inputs, so they return None (or ())."""
+        found = self.accumulated.pop(id(leaf), None)
+        if found is not None:
+            node, grads = found
+            for hook in list(node._hooks.post.values()):
+                _apply_tuple_hook(hook, [], grads, create_graph=self.create_graph)
 
 
 class AnomalyVisitor(Visitor):
@@ -187,6 +220,8 @@ def _apply_tuple_hook(hook, grads: list, *more: list, create_graph: bool) -> lis
     replaced = hook(tuple(shown), *(tuple(_for_hook(g) for g in m) for m in more))
     if replaced is None:
         replaced = shown
+    elif not isinstance(replaced, tuple):  # as torch: a list, or one tensor, is refused
+        raise TypeError(f"expected tuple, but hook returned '{type(replaced).__name__}'")
     elif len(replaced) != len(shown):  # zipped, it would hand gradients to the wrong inputs
         raise RuntimeError(
             f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number of "

@@ -479,8 +479,13 @@ def backward_pass(postorder: list[Node], pending: dict, keep_graph: bool) -> tup
                         grad_inputs[i] = gi
             if positions is not None:  # OpNode.grads_per_edge
                 grad_inputs = [grad_inputs[i] for i in positions]
-        elif type(node) is AccumulateGrad and node._hooks is None and not node.variable._hooks:
-            leaf_updates.append((node.variable, grads[0]))  # what the visitor does
+        elif (
+            type(node) is AccumulateGrad
+            and node._hooks is None
+            and not (leaf := node.variable)._hooks
+            and leaf._requires_grad  # turned off after the forward: the visitor skips it
+        ):
+            leaf_updates.append((leaf, grads[0]))  # what the visitor does
             continue
         else:  # the readable way (and a class met for the first time, sorted for next time)
             if type(node) not in _classes_seen:

@@ -59,6 +59,7 @@ from ..dynamic.grad_mode import inference_users, mark_inference
 from ..dynamic.node import SECOND_BACKWARD, AccumulateGrad, _metas, meta_of
 from ..dynamic.tensor_autograd import _Counter
 from ..ops.core import OPS, _in_dtype_of
+from ..ops.table import times
 from . import fastback
 from . import tricks as fast
 from .fastback import _op_classes, _rules, _rules_of, _summed, _write_gradients
@@ -129,7 +130,8 @@ def run(tensor, keep_graph: bool) -> bool:
                 grads[child] = None
                 cls = type(child)
                 if cls is AccumulateGrad:  # no edges: finished as soon as found
-                    if child._hooks is not None or child.variable._hooks:
+                    leaf = child.variable
+                    if child._hooks is not None or leaf._hooks or not leaf._requires_grad:
                         return False
                     postorder.append(child)
                     continue
@@ -227,6 +229,8 @@ def run(tensor, keep_graph: bool) -> bool:
                 gx = gy = None
                 if needs[0]:
                     gx = g * y if kind is _MUL else g
+                    if kind is _MUL and gx.dtype is not g.dtype:  # numpy widened g
+                        gx = times(g, y)  # the table's rule: torch's promotion
                     shape = x.shape
                     if gx.shape != shape:  # fastback._summed, a sum to 0-d inline
                         axes = None
@@ -240,6 +244,8 @@ def run(tensor, keep_graph: bool) -> bool:
                         gx = _in_dtype_of(gx, x)
                 if needs[1]:
                     gy = g * x if kind is _MUL else g if kind is _ADD else -g
+                    if kind is _MUL and gy.dtype is not g.dtype:
+                        gy = times(g, x)
                     shape = y.shape
                     if gy.shape != shape:
                         axes = None

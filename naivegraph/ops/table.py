@@ -191,6 +191,35 @@ def _divide(x, y, out=None):
     return np.true_divide(*promote(x, y), out=out)
 
 
+#: what a rule's operands are on arrays: a 0-d product is a numpy scalar
+_NUMPY = (np.ndarray, np.generic)
+
+
+def times(a, b):
+    """``a * b`` in a rule, promoted as torch promotes: numpy lets a 0-d float64 array, or
+    an integer array, widen a float32 gradient to float64 before the product is rounded
+    back; torch casts such an operand to the gradient's dtype first (a 0-d tensor does
+    not promote a dimensioned one), then multiplies.  Tensors and static nodes already
+    promote as torch, and so do Python numbers."""
+    if isinstance(a, _NUMPY) and isinstance(b, _NUMPY) and a.dtype is not b.dtype:
+        return np.multiply(*promote(a, b))
+    return a * b
+
+
+def over(a, b):
+    """``a / b`` in a rule, promoted as torch promotes (see :func:`times`)."""
+    if isinstance(a, _NUMPY) and isinstance(b, _NUMPY) and a.dtype is not b.dtype:
+        return _divide(a, b)
+    return a / b
+
+
+def divisor_partial(g, x, y):
+    """The gradient of ``x / y`` for ``y``, as torch's ``div_tensor_other_backward``:
+    ``-g * ((x / y) / y)``.  Written ``-g * x / (y * y)``, ``y * y`` overflows (or
+    underflows to 0) for half the exponent range where the quotients do not."""
+    return times(-g, over(over(x, y), y))
+
+
 defop(
     "add",
     promoted(np.add),
@@ -209,7 +238,7 @@ defop(
 defop(
     "mul",
     promoted(np.multiply),
-    [lambda g, x, y, out: g * y, lambda g, x, y, out: g * x],
+    [lambda g, x, y, out: times(g, y), lambda g, x, y, out: times(g, x)],
     saves={0: (1,), 1: (0,)},
     elementwise=True,
     commutative=True,
@@ -217,7 +246,7 @@ defop(
 defop(
     "div",
     _divide,
-    [lambda g, x, y, out: g / y, lambda g, x, y, out: -g * x / (y * y)],
+    [lambda g, x, y, out: over(g, y), lambda g, x, y, out: divisor_partial(g, x, y)],
     saves={0: (1,), 1: (0, 1)},
     elementwise=True,
 )
@@ -285,7 +314,10 @@ def _power(x, y):
         )
     x, y = promote(x, y)
     if dtype is not None and dtype.kind in "iu" and np.any(np.asarray(y) < 0):
-        return _integer_power_with_negative_exponents(np.asarray(x), np.asarray(y))
+        # in the result's dtype: a Python int base (2 ** x) would be an int64 array
+        return _integer_power_with_negative_exponents(
+            np.asarray(x, dtype=dtype), np.asarray(y, dtype=dtype)
+        )
     return np.power(x, y)
 
 
