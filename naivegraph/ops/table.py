@@ -201,14 +201,14 @@ def times(a, b):
     back; torch casts such an operand to the gradient's dtype first (a 0-d tensor does
     not promote a dimensioned one), then multiplies.  Tensors and static nodes already
     promote as torch, and so do Python numbers."""
-    if isinstance(a, _NUMPY) and isinstance(b, _NUMPY) and a.dtype is not b.dtype:
-        return np.multiply(*promote(a, b))
+    if isinstance(b, _NUMPY) and isinstance(a, _NUMPY) and a.dtype is not b.dtype:
+        return np.multiply(*promote(a, b))  # (b first: a Python number, the commonest, ends it)
     return a * b
 
 
 def over(a, b):
     """``a / b`` in a rule, promoted as torch promotes (see :func:`times`)."""
-    if isinstance(a, _NUMPY) and isinstance(b, _NUMPY) and a.dtype is not b.dtype:
+    if isinstance(b, _NUMPY) and isinstance(a, _NUMPY) and a.dtype is not b.dtype:
         return _divide(a, b)
     return a / b
 
