@@ -972,17 +972,37 @@ def test_a_grad_written_inline_is_the_same_either_way_for_two_leaves_of_one_grad
 def test_a_leafs_grad_set_by_an_intermediates_hook_mid_pass_is_added_to_as_in_torch():
     def program(m):
         w = m.tensor([1.0, 2.0], requires_grad=True)
-        v = m.tensor(1.0, requires_grad=True)
         held = m.tensor([10.0, 20.0])
         y = w * 3.0
-        z = v * 3.0
 
-        def set_grads(g):
+        def set_grad(g):
             w.grad = held
+
+        y.register_hook(set_grad)
+        y.sum().backward()
+        return w.grad, held, w.grad is held
+
+    same_bits_as_torch(program)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the leaves' .grad is written once the pass ends; torch writes a leaf's .grad when "
+    "its AccumulateGrad runs, so a later hook that sets it (to 5) has the last word where "
+    "naivegraph adds the gradient to it (8)",
+)
+def test_a_leafs_grad_written_before_a_later_hook_sets_it_is_the_hooks_as_in_torch():
+    def program(m):
+        w = m.tensor(1.0, requires_grad=True)
+        v = m.tensor(1.0, requires_grad=True)
+        y = w * 3.0
+        z = v * 3.0  # recorded later: torch runs its branch, and v's AccumulateGrad, first
+
+        def set_grad(g):
             v.grad = m.tensor(5.0)
 
-        y.register_hook(set_grads)
-        (y.sum() + z).backward()
-        return w.grad, v.grad, held, w.grad is held
+        y.register_hook(set_grad)
+        (y + z).backward()
+        return w.grad, v.grad
 
     same_bits_as_torch(program)
