@@ -208,7 +208,7 @@ def _method_name(cls: type, code: types.CodeType) -> str | None:
     """The name under which ``cls`` has the method (or property) whose code runs,
     whatever the function is called (a fast path kept as ``Tensor.mean``); None for no
     method of ``cls``; "__add__" for code its operators share; "" for code that several
-    other methods share (``sum`` and ``mean``)."""
+    other methods share."""
     key = (cls, code)
     if key not in _METHODS:
         names = {

@@ -68,7 +68,7 @@ def forward(answer_cell: str) -> str:
     "earlier, cell, used",
     [
         ("getv = loss.item", "loss_value = getv()", "loss.item"),
-        ("get_loss = loss.mean", "loss_value = float(get_loss())", "a method of loss"),
+        ("get_loss = loss.mean", "loss_value = float(get_loss())", "loss.mean"),
         ("class C:\n    def v(self):\n        return float(loss)\nm = C().v", "loss_value = m()",
          "float(loss)"),
         ("import numpy as np\narr = np.zeros(1)\nnp.copyto(arr, float(loss))",
@@ -77,7 +77,7 @@ def forward(answer_cell: str) -> str:
          "float(loss)"),
         ("match float(loss):\n    case v:\n        pass", "loss_value = v", "float(loss)"),
         ("vals = {k: float(v.mean()) for k, v in names.items()}", "loss_value = vals['loss']",
-         "a method of l1"),
+         "l1.mean"),
         ("pass", "loss_value = float(names['loss'])", "float(loss)"),
     ],
 )
