@@ -212,11 +212,6 @@ def test_a_gradient_a_pre_hook_keeps_is_not_changed_by_writing_to_grad_as_in_tor
     same_bits_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a node pre-hook returning (None,) is taken as 'keep the gradient': in torch the "
-    "gradient becomes undefined and the leaf gets no .grad (hooks._apply_tuple_hook)",
-)
 @pytest.mark.parametrize("on_leaf", [True, False])
 def test_a_node_pre_hook_returning_none_in_its_tuple_drops_the_gradient_as_in_torch(on_leaf):
     def program(m):
@@ -226,6 +221,45 @@ def test_a_node_pre_hook_returning_none_in_its_tuple_drops_the_gradient_as_in_to
         y = z * 2.0
         (leaf_node(z) if on_leaf else y.grad_fn).register_prehook(lambda g: (None,))
         y.sum().backward()
+        return w.grad, v.grad
+
+    same_bits_as_torch(program)
+
+
+def test_a_node_pre_hook_dropping_a_leafs_gradient_leaves_its_old_grad_as_in_torch():
+    def program(m):
+        log = []
+        w = m.tensor([1.0, 2.0], requires_grad=True)
+        (w * 2.0).sum().backward()
+        w.register_post_accumulate_grad_hook(lambda t: log.append(("acc", t.grad)))
+        y = w * 3.0
+        node = leaf_node(y)
+        node.register_prehook(lambda g: (None,))
+        node.register_prehook(lambda g: log.append(("second pre", g)))
+        node.register_hook(lambda gi, go: log.append(("post", gi, go)))
+        y.sum().backward()
+        return [w.grad, *(value for entry in log for value in entry)]
+
+    same_bits_as_torch(program)
+
+
+def test_a_tensor_hook_returning_none_keeps_the_gradient_as_in_torch():
+    def program(m):
+        w = m.tensor([1.0, 2.0], requires_grad=True)
+        w.register_hook(lambda g: None)
+        (w * 2.0).sum().backward()
+        return (w.grad,)
+
+    same_bits_as_torch(program)
+
+
+def test_a_node_post_hook_returning_none_for_one_input_drops_that_gradient_as_in_torch():
+    def program(m):
+        w = m.tensor([1.0, 2.0], requires_grad=True)
+        v = m.tensor([3.0, 4.0], requires_grad=True)
+        z = w * v
+        z.grad_fn.register_hook(lambda gi, go: (None, gi[1]))
+        z.sum().backward()
         return w.grad, v.grad
 
     same_bits_as_torch(program)
