@@ -512,8 +512,8 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
 
     def __rtruediv__(self, other):
         # PyTorch computes number / tensor as tensor.reciprocal() * number, and names the
-        # graph after that (MulBackward0 over ReciprocalBackward0).
-        if _is_number(other) and self._data.dtype.kind in "fc":
+        # graph after that (MulBackward0 over ReciprocalBackward0); a Python bool as well.
+        if (_is_number(other) or type(other) is bool) and self._data.dtype.kind in "fc":
             return self.reciprocal() * other
         return apply(OPS["div"], (other, self), _NO_ATTRS)
 

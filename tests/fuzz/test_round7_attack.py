@@ -394,8 +394,6 @@ PARTING = {
     ("float number", "mul", "f16"),
     ("float number", "div", "f16"),
 }
-PARTING |= {(number, "div", b) for number in ("int number", "float number") for b in KINDS}
-PARTING |= {("bool number", "div", b) for b in KINDS}
 
 
 def product_or_quotient(a, op_name, b):
@@ -426,11 +424,6 @@ def test_mul_and_div_give_torchs_dtypes_values_and_gradients(a, op_name, b):
     same_bits_as_torch(product_or_quotient(a, op_name, b))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="number / tensor: torch's ReciprocalBackward0 is -g * (out * out), the table's "
-    "reciprocal rule -g * out * out rounds (-g * out) first: 1 ulp apart",
-)
 @pytest.mark.parametrize("number", [3, 2.5])
 def test_a_number_over_a_tensor_has_torchs_gradient(number):
     def program(m):
@@ -442,10 +435,6 @@ def test_a_number_over_a_tensor_has_torchs_gradient(number):
     same_bits_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="x.reciprocal()'s gradient is -g * out * out, torch's -g * (out * out)",
-)
 def test_a_reciprocal_has_torchs_gradient():
     def program(m):
         x = m.tensor([1.5, -2.25, 3.0], requires_grad=True)
@@ -456,12 +445,6 @@ def test_a_reciprocal_has_torchs_gradient():
     same_bits_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="True / x is recorded as a DivBackward0 over the bool (a Python bool is not "
-    "taken for a number in __rtruediv__); torch records MulBackward0 over "
-    "ReciprocalBackward0",
-)
 def test_a_python_bool_over_a_tensor_records_torchs_graph():
     def program(m):
         x = m.tensor([1.5, -2.25, 3.0], requires_grad=True)
