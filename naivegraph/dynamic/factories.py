@@ -252,7 +252,7 @@ def zeros(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     return _filled(0, _shape_or_size("zeros", shape, size), dtype, requires_grad, device)
 
 
-def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Every element equal to ``fill_value``; the dtype follows the fill, as in torch.
 
     >>> import naivegraph as ng
@@ -264,7 +264,7 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False
     if dtype is None:
         dtype = _fill_dtype(fill_value)
     return _filled(
-        fill_value, checked_size("full", shape, 1, alone=False), dtype, requires_grad, device
+        fill_value, checked_size("full", size, 1, alone=False), dtype, requires_grad, device
     )
 
 
@@ -327,6 +327,10 @@ def normal(
             "normal() received an invalid combination of arguments - with a number for "
             "both mean and std, give a size too: ng.normal(0.0, 1.0, size=(2, 3))"
         )
+    if size is not None and not isinstance(size, (tuple, list)) and not tensors:
+        raise _not_a_tuple_size(
+            "normal", "mean, std, size", (mean, std, size), "ng.normal(0.0, 1.0, (2,))"
+        )
     if size is not None and tensors:
         raise TypeError(
             "normal() received an invalid combination of arguments - a size goes with "
@@ -363,11 +367,26 @@ def randint(
     if high is None or size is None:
         raise TypeError(
             "randint() needs high and size: randint(low, high, size) or "
-            "randint(high, size), e.g. ng.randint(0, 10, (3,))"
+            f"randint(high, size), e.g. {EXAMPLE}"
         )
+    if not isinstance(size, (tuple, list)):  # torch takes no bare int here (ones(2) does)
+        raise _not_a_tuple_size("randint", "low, high, size", (low, high, size), EXAMPLE)
     _check_device(device)
     data = _random.generator.integers(low, high, checked_size("randint", size, 3))
     return _finish(data.astype(dtype or np.int64), requires_grad)
+
+
+EXAMPLE = "ng.randint(0, 10, (3,))"
+
+
+def _not_a_tuple_size(name: str, names: str, values: tuple, example: str) -> TypeError:
+    """torch's refusal of a size that is no tuple where a function also takes numbers
+    before it (its overloads then do not match at all)."""
+    got = ", ".join("Tensor" if isinstance(v, Tensor) else _qualified_type(v) for v in values)
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but "
+        f"expected ({names}) with a tuple of ints for the size: write {example}"
+    )
 
 
 class Generator:

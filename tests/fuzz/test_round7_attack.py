@@ -593,18 +593,10 @@ def test_a_size_too_large_to_store_is_refused_in_torchs_words(size):
     same_error_as_torch(lambda m: (m.zeros(*size),), "Storage size calculation overflowed")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="full takes no size= / fill_value= keywords (TypeError); torch does"
-)
 def test_full_by_keywords_is_torchs():
     same_bits_as_torch(lambda m: (m.full(size=(2, 3), fill_value=1.5),))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="randint and normal take a bare int (or a 0-d tensor, or size=2) for their size; "
-    "torch refuses it: its size must be a tuple of ints (TypeError)",
-)
 @pytest.mark.parametrize("which", ["randint", "normal", "randint size=", "normal 0-d"])
 def test_randint_and_normal_refuse_a_bare_int_size_as_in_torch(which):
     def program(m):
