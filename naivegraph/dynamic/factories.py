@@ -107,8 +107,22 @@ def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
     ``fill``.  A seam: the fast layer fills a 0 or a 1 with two C calls."""
     if device is not None:
         _check_device(device)
-    return _finish(
-        np.full(_shape_arg(shape), fill, dtype=dtype or get_default_dtype()), requires_grad
+    dims = _shape_arg(shape)
+    try:
+        array = np.full(dims, fill, dtype=dtype or get_default_dtype())
+    except ValueError as error:
+        raise storage_overflowed(dims, error) from None
+    return _finish(array, requires_grad)
+
+
+def storage_overflowed(dims: tuple, error: ValueError) -> Exception:
+    """torch's error for a size whose bytes do not fit in an int64, where numpy says
+    ``array is too big``; any other error as it was."""
+    if "too big" not in str(error):
+        return error
+    return RuntimeError(
+        f"Storage size calculation overflowed with sizes=[{', '.join(map(str, dims))}]: "
+        "no tensor can hold that many elements; check the size"
     )
 
 
@@ -282,9 +296,11 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("rand", shape, size))
-    return _finish(
-        _random.generator.random(shape).astype(dtype or get_default_dtype()), requires_grad
-    )
+    try:
+        data = _random.generator.random(shape).astype(dtype or get_default_dtype())
+    except ValueError as error:
+        raise storage_overflowed(shape, error) from None
+    return _finish(data, requires_grad)
 
 
 def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -296,7 +312,10 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("randn", shape, size))
-    data = _random.generator.standard_normal(shape).astype(dtype or get_default_dtype())
+    try:
+        data = _random.generator.standard_normal(shape).astype(dtype or get_default_dtype())
+    except ValueError as error:
+        raise storage_overflowed(shape, error) from None
     return _finish(data, requires_grad)
 
 
@@ -349,7 +368,10 @@ def normal(
     else:
         shape = checked_size("normal", size, None if isinstance(size, (tuple, list)) else 3)
         dtype = dtype or get_default_dtype()
-    draws = _random.generator.standard_normal(shape)
+    try:
+        draws = _random.generator.standard_normal(shape)
+    except ValueError as error:
+        raise storage_overflowed(shape, error) from None
     return _finish((mean_values + std_values * draws).astype(dtype), requires_grad)
 
 
@@ -372,7 +394,11 @@ def randint(
     if not isinstance(size, (tuple, list)):  # torch takes no bare int here (ones(2) does)
         raise _not_a_tuple_size("randint", "low, high, size", (low, high, size), EXAMPLE)
     _check_device(device)
-    data = _random.generator.integers(low, high, checked_size("randint", size, 3))
+    shape = checked_size("randint", size, 3)
+    try:
+        data = _random.generator.integers(low, high, shape)
+    except ValueError as error:
+        raise storage_overflowed(shape, error) from None
     return _finish(data.astype(dtype or np.int64), requires_grad)
 
 

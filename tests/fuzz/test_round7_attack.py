@@ -583,14 +583,17 @@ def test_a_size_torch_refuses_is_refused_with_torchs_error_type(factory, name):
     assert on[0] == want[0] == kind
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a size whose storage overflows (2**62 elements) raises numpy's ValueError "
-    "(array is too big) where torch raises RuntimeError (Storage size calculation overflowed)",
-)
+@pytest.mark.parametrize("factory", ["zeros", "ones", "empty", "rand", "randn", "full", "randint"])
 @pytest.mark.parametrize("size", [(2**62,), (2**31, 2**31)])
-def test_a_size_too_large_to_store_is_refused_in_torchs_words(size):
-    same_error_as_torch(lambda m: (m.zeros(*size),), "Storage size calculation overflowed")
+def test_a_size_too_large_to_store_is_refused_in_torchs_words(factory, size):
+    def program(m):
+        if factory == "full":
+            return (m.full(size, 1.5),)
+        if factory == "randint":
+            return (m.randint(0, 5, size),)
+        return (getattr(m, factory)(*size),)
+
+    same_error_as_torch(program, "Storage size calculation overflowed with sizes=[")
 
 
 def test_full_by_keywords_is_torchs():
