@@ -115,8 +115,8 @@ class Visitor:
     def write_gradients(self) -> None:
         """Store the gradients of a pass that succeeded: ``retain_grad`` tensors, then
         leaves (each ``.grad`` a copy: the fast backward keeps an unshared array)."""
-        for leaf, grad in self.leaf_updates:
-            if grad is not None and tuple(grad.shape) != leaf.shape:  # refuse before any .grad is written
+        for leaf, grad in self.leaf_updates:  # refuse before any .grad is written
+            if grad is not None and tuple(grad.shape) != leaf.shape:
                 raise RuntimeError(data_shape_changed(grad.shape, leaf.shape))
         for tensor, grad in self.retained:
             store_grad(tensor, grad, self.create_graph, retain=True)

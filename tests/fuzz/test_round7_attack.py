@@ -646,7 +646,7 @@ OPERATORS = {
     "c - x": lambda x, c: c - x,
 }
 #: each kept as an xfail below
-CONSTANTS_PARTING = {("numpy bool", "x - c"), ("numpy bool", "c - x")}
+CONSTANTS_PARTING: set = set()
 
 
 @pytest.mark.parametrize(
@@ -679,20 +679,10 @@ def test_a_constant_of_every_kind_twice_in_a_row_gives_torchs_bits(name, op_name
     same_bits_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a numpy bool is taken for a bool tensor in subtraction and refused; torch "
-    "takes it as the number 1",
-)
 def test_a_tensor_minus_a_numpy_bool_is_torchs():
     same_bits_as_torch(lambda m: (m.tensor(1.0) - np.bool_(True),))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="np.float64(0.5) - a 0-d float32 tensor comes out float64 (rsub hands numpy its "
-    "float64 scalar); torch keeps float32, as it does for + * / and for 1-d tensors",
-)
 def test_a_numpy_float64_minus_a_0d_float32_tensor_stays_float32_as_in_torch():
     same_bits_as_torch(lambda m: (np.float64(0.5) - m.tensor(1.0),))
 
@@ -787,30 +777,25 @@ def test_operators_called_as_methods_of_the_class_are_torchs(shape):
     same_bits_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.__mul__(x, 'a') raises TypeError; torch's returns NotImplemented, so "
-    "Python can try the other operand",
-)
 def test_an_operator_called_with_an_operand_it_does_not_know_returns_not_implemented():
     same_bits_as_torch(lambda m: (m.Tensor.__mul__(m.tensor(1.5), "a") is NotImplemented,))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Tensor.__mul__(2.0, x) fails on a missing attribute (AttributeError); torch's "
-    "refuses a self that is no tensor (TypeError: descriptor '__mul__' ... doesn't apply)",
-)
 def test_an_operator_called_on_a_float_as_self_is_a_type_error_as_in_torch():
     same_error_as_torch(lambda m: (m.Tensor.__mul__(2.0, m.tensor(1.5)),), "__mul__")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a tensor with a list or tuple is taken as a float64 array, and an array times a "
-    "tensor gives a tensor; torch refuses all three (TypeError)",
+ARRAY_ON_THE_LEFT = pytest.param(
+    "array * x",
+    marks=pytest.mark.xfail(
+        strict=True,
+        reason="an array times a tensor gives a tensor (the rules under create_graph "
+        "write array / tensor); torch refuses it (TypeError)",
+    ),
 )
-@pytest.mark.parametrize("which", ["x * list", "x + tuple", "array * x"])
+
+
+@pytest.mark.parametrize("which", ["x * list", "x + tuple", ARRAY_ON_THE_LEFT])
 def test_a_tensor_with_a_sequence_or_an_array_on_the_left_is_refused_as_in_torch(which):
     def program(m):
         x = m.tensor([1.5, 2.0])
@@ -1016,5 +1001,28 @@ def test_a_leafs_grad_written_before_a_later_hook_sets_it_is_the_hooks_as_in_tor
         y.register_hook(set_grad)
         (y + z).backward()
         return w.grad, v.grad
+
+    same_bits_as_torch(program)
+
+
+@pytest.mark.parametrize(
+    "scalar", [np.float32(2.0), np.float64(0.5), np.int64(3), np.bool_(True)], ids=repr
+)
+def test_a_numpy_scalar_on_either_side_is_a_python_number_as_in_torch(scalar):
+    def program(m):
+        x = m.tensor([1.5, 2.0], requires_grad=True)
+        found = [scalar * x, x * scalar, scalar + x, x - scalar, scalar - x, x / scalar]
+        sum(found).sum().backward()
+        return [*found, x.grad, m.tensor(1.0) - scalar, scalar - m.tensor(1.0)]
+
+    same_bits_as_torch(program)
+
+
+@pytest.mark.parametrize("other", [[1.0, 2.0], (1.0, 2.0), "a", None], ids=repr)
+@pytest.mark.parametrize("dunder", ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__"])
+def test_an_operator_handed_a_sequence_a_string_or_none_returns_not_implemented(dunder, other):
+    def program(m):
+        found = getattr(m.Tensor, dunder)(m.tensor([1.5, 2.0]), other)
+        return (found is NotImplemented,)
 
     same_bits_as_torch(program)
