@@ -107,8 +107,22 @@ def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
     ``fill``.  A seam: the fast layer fills a 0 or a 1 with two C calls."""
     if device is not None:
         _check_device(device)
-    return _finish(
-        np.full(_shape_arg(shape), fill, dtype=dtype or get_default_dtype()), requires_grad
+    dims = _shape_arg(shape)
+    try:
+        array = np.full(dims, fill, dtype=dtype or get_default_dtype())
+    except ValueError as error:
+        raise storage_overflowed(dims, error) from None
+    return _finish(array, requires_grad)
+
+
+def storage_overflowed(dims: tuple, error: ValueError) -> Exception:
+    """torch's error for a size whose bytes do not fit in an int64, where numpy says
+    ``array is too big``; any other error as it was."""
+    if "too big" not in str(error):
+        return error
+    return RuntimeError(
+        f"Storage size calculation overflowed with sizes=[{', '.join(map(str, dims))}]: "
+        "no tensor can hold that many elements; check the size"
     )
 
 
@@ -252,7 +266,7 @@ def zeros(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     return _filled(0, _shape_or_size("zeros", shape, size), dtype, requires_grad, device)
 
 
-def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Every element equal to ``fill_value``; the dtype follows the fill, as in torch.
 
     >>> import naivegraph as ng
@@ -264,7 +278,7 @@ def full(shape, fill_value, dtype=None, device=None, requires_grad: bool = False
     if dtype is None:
         dtype = _fill_dtype(fill_value)
     return _filled(
-        fill_value, checked_size("full", shape, 1, alone=False), dtype, requires_grad, device
+        fill_value, checked_size("full", size, 1, alone=False), dtype, requires_grad, device
     )
 
 
@@ -282,9 +296,11 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("rand", shape, size))
-    return _finish(
-        _random.generator.random(shape).astype(dtype or get_default_dtype()), requires_grad
-    )
+    try:
+        data = _random.generator.random(shape).astype(dtype or get_default_dtype())
+    except ValueError as error:
+        raise storage_overflowed(shape, error) from None
+    return _finish(data, requires_grad)
 
 
 def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -296,7 +312,10 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("randn", shape, size))
-    data = _random.generator.standard_normal(shape).astype(dtype or get_default_dtype())
+    try:
+        data = _random.generator.standard_normal(shape).astype(dtype or get_default_dtype())
+    except ValueError as error:
+        raise storage_overflowed(shape, error) from None
     return _finish(data, requires_grad)
 
 
@@ -327,6 +346,10 @@ def normal(
             "normal() received an invalid combination of arguments - with a number for "
             "both mean and std, give a size too: ng.normal(0.0, 1.0, size=(2, 3))"
         )
+    if size is not None and not isinstance(size, (tuple, list)) and not tensors:
+        raise _not_a_tuple_size(
+            "normal", "mean, std, size", (mean, std, size), "ng.normal(0.0, 1.0, (2,))"
+        )
     if size is not None and tensors:
         raise TypeError(
             "normal() received an invalid combination of arguments - a size goes with "
@@ -345,7 +368,10 @@ def normal(
     else:
         shape = checked_size("normal", size, None if isinstance(size, (tuple, list)) else 3)
         dtype = dtype or get_default_dtype()
-    draws = _random.generator.standard_normal(shape)
+    try:
+        draws = _random.generator.standard_normal(shape)
+    except ValueError as error:
+        raise storage_overflowed(shape, error) from None
     return _finish((mean_values + std_values * draws).astype(dtype), requires_grad)
 
 
@@ -363,11 +389,30 @@ def randint(
     if high is None or size is None:
         raise TypeError(
             "randint() needs high and size: randint(low, high, size) or "
-            "randint(high, size), e.g. ng.randint(0, 10, (3,))"
+            f"randint(high, size), e.g. {EXAMPLE}"
         )
+    if not isinstance(size, (tuple, list)):  # torch takes no bare int here (ones(2) does)
+        raise _not_a_tuple_size("randint", "low, high, size", (low, high, size), EXAMPLE)
     _check_device(device)
-    data = _random.generator.integers(low, high, checked_size("randint", size, 3))
+    shape = checked_size("randint", size, 3)
+    try:
+        data = _random.generator.integers(low, high, shape)
+    except ValueError as error:
+        raise storage_overflowed(shape, error) from None
     return _finish(data.astype(dtype or np.int64), requires_grad)
+
+
+EXAMPLE = "ng.randint(0, 10, (3,))"
+
+
+def _not_a_tuple_size(name: str, names: str, values: tuple, example: str) -> TypeError:
+    """torch's refusal of a size that is no tuple where a function also takes numbers
+    before it (its overloads then do not match at all)."""
+    got = ", ".join("Tensor" if isinstance(v, Tensor) else _qualified_type(v) for v in values)
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but "
+        f"expected ({names}) with a tuple of ints for the size: write {example}"
+    )
 
 
 class Generator:

@@ -115,8 +115,8 @@ class Visitor:
     def write_gradients(self) -> None:
         """Store the gradients of a pass that succeeded: ``retain_grad`` tensors, then
         leaves (each ``.grad`` a copy: the fast backward keeps an unshared array)."""
-        for leaf, grad in self.leaf_updates:
-            if tuple(grad.shape) != leaf.shape:  # refuse before any .grad is written
+        for leaf, grad in self.leaf_updates:  # refuse before any .grad is written
+            if grad is not None and tuple(grad.shape) != leaf.shape:
                 raise RuntimeError(data_shape_changed(grad.shape, leaf.shape))
         for tensor, grad in self.retained:
             store_grad(tensor, grad, self.create_graph, retain=True)
@@ -125,7 +125,7 @@ class Visitor:
             leaf, grad = self.leaf_updates.pop()
             # as torch's AccumulateGrad: nothing is added to a leaf whose requires_grad
             # was turned off after the forward (its hooks still run)
-            if leaf._requires_grad:
+            if leaf._requires_grad and grad is not None:  # None: a node hook dropped it
                 store_grad(leaf, grad, self.create_graph)
             if leaf.__dict__.get("_post_accumulate_hooks"):  # rare: test before calling
                 run_post_accumulate_hooks(leaf, self.create_graph)
@@ -219,7 +219,7 @@ def _apply_tuple_hook(hook, grads: list, *more: list, create_graph: bool) -> lis
     shown = [_for_hook(g) for g in grads]
     replaced = hook(tuple(shown), *(tuple(_for_hook(g) for g in m) for m in more))
     if replaced is None:
-        replaced = shown
+        return [g if g is None or create_graph else g._data for g in shown]
     elif not isinstance(replaced, tuple):  # as torch: a list, or one tensor, is refused
         raise TypeError(f"expected tuple, but hook returned '{type(replaced).__name__}'")
     elif len(replaced) != len(shown):  # zipped, it would hand gradients to the wrong inputs
@@ -228,7 +228,10 @@ def _apply_tuple_hook(hook, grads: list, *more: list, create_graph: bool) -> lis
             f"values (got {len(replaced)}, but expected {len(shown)}): return one gradient "
             "(or None) per entry of the tuple the hook was given"
         )
-    return [_from_hook(hook, r, s, create_graph) for r, s in zip(replaced, shown)]
+    # as torch: a None in the returned tuple drops that gradient (a tensor hook's None keeps it)
+    return [
+        None if r is None else _from_hook(hook, r, s, create_graph) for r, s in zip(replaced, shown)
+    ]
 
 
 def _run_tensor_hooks(node: Node, grads: list, create_graph: bool) -> None:
@@ -243,7 +246,10 @@ def _run_node(node: Node, grads: list, create_graph: bool) -> list:
     if hooks is not None and hooks.pre:
         for hook in list(hooks.pre.values()):
             grads = _apply_tuple_hook(hook, grads, create_graph=create_graph)
-    grad_inputs = node.apply(grads, create_graph)
+    if any(g is not None for g in grads):
+        grad_inputs = node.apply(grads, create_graph)
+    else:  # a pre-hook dropped every gradient: as torch, none flows on to the inputs
+        grad_inputs = [None] * len(node.next_functions)
     if hooks is not None and hooks.post:
         for hook in list(hooks.post.values()):
             grad_inputs = _apply_tuple_hook(hook, grad_inputs, grads, create_graph=create_graph)

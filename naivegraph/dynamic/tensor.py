@@ -27,7 +27,7 @@ from ..ops.core import (
     with_default_float,
 )
 from ..ops.errors import explain
-from ..ops.methods import _NO_ATTRS, OpMethods, _is_number, _numpy_names
+from ..ops.methods import _NO_ATTRS, OpMethods, _is_number, _numpy_names, foreign
 from ..ops.shapes import normalize_dims
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
@@ -493,16 +493,30 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
         # wrapped as the second operand): next_functions[0] is then the tensor's edge.
         if _is_number(other):
             return apply(OPS["add"], (self, other), _NO_ATTRS)
+        if foreign(other):  # a list, a tuple, a string: as torch
+            return NotImplemented
         return apply(OPS["add"], (other, self), _NO_ATTRS)
 
     def __rmul__(self, other):
         if _is_number(other):  # as in __radd__: the tensor first
             return apply(OPS["mul"], (self, other), _NO_ATTRS)
+        if foreign(other):
+            return NotImplemented
         return apply(OPS["mul"], (other, self), _NO_ATTRS)
 
+    def __sub__(self, other):
+        if type(other) is np.bool_:  # torch takes a numpy bool for the number 1 or 0
+            other = int(other)
+        return OpMethods.__sub__(self, other)
+
     def __rsub__(self, other):
+        if isinstance(other, np.generic) and _is_number(other) or type(other) is np.bool_:
+            # a numpy scalar is a Python number to torch: it does not set the dtype
+            other = other.item() if type(other) is not np.bool_ else int(other)
         if _is_number(other):  # torch's rsub(Tensor, Scalar): the number is no input
             return apply(OPS["rsub"], (self,), {"other": other})
+        if foreign(other):
+            return NotImplemented
         return apply(OPS["sub"], (other, self), _NO_ATTRS)
 
     def __rpow__(self, base):
@@ -512,9 +526,11 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
 
     def __rtruediv__(self, other):
         # PyTorch computes number / tensor as tensor.reciprocal() * number, and names the
-        # graph after that (MulBackward0 over ReciprocalBackward0).
-        if _is_number(other) and self._data.dtype.kind in "fc":
+        # graph after that (MulBackward0 over ReciprocalBackward0); a Python bool as well.
+        if (_is_number(other) or type(other) is bool) and self._data.dtype.kind in "fc":
             return self.reciprocal() * other
+        if foreign(other):
+            return NotImplemented
         return apply(OPS["div"], (other, self), _NO_ATTRS)
 
     def __eq__(self, other):  # elementwise, as in torch

@@ -427,7 +427,10 @@ def filled(fill, shape, dtype, requires_grad, device=None):
         if type(size) is not int:
             dims = factories._shape_arg(shape)
             break
-    array = np.empty(dims, dtype or _Default.float)
+    try:
+        array = np.empty(dims, dtype or _Default.float)
+    except ValueError as error:
+        raise factories.storage_overflowed(tuple(dims), error) from None
     array.fill(fill)  # an int 0 or 1: exact in every dtype, as np.full's copy casts it
     if requires_grad is False:
         return _make_tensor(array, False, None, 0)

@@ -132,17 +132,43 @@ def _same_mode(self, others) -> None:
             raise mixed_modes_error((self, *others))
 
 
+def foreign(other) -> bool:
+    """An operand torch's operators do not take (a list, a tuple, a string, None): the
+    operator returns NotImplemented, so Python asks the other operand and then raises
+    its TypeError.  A numpy scalar is a number; a numpy array is taken on either side
+    (torch refuses one on the left, but the rules under create_graph write ``g / y``
+    with an array ``g`` and a tensor ``y``)."""
+    return not isinstance(other, (numbers.Number, np.generic, np.ndarray, OpMethods))
+
+
+def not_a_tensor(dunder: str, self) -> TypeError:
+    """torch's error for an operator called on the class with a ``self`` of another type
+    (``Tensor.__mul__(2.0, x)``)."""
+    return TypeError(
+        f"descriptor '{dunder}' for 'Tensor' objects doesn't apply to a "
+        f"'{type(self).__name__}' object: call it on a tensor, or write the operator"
+    )
+
+
 def _operator(name: str, dunder: str):
     """``x <op> y`` and its reflected twin ``y <op> x``, bound to the op once."""
     op = OPS[name]
 
     def forward(self, other):
-        if type(other) is not type(self):  # the common same-type case skips the check
+        if type(other) is not type(self):  # the common same-type case skips the checks
+            if not isinstance(self, OpMethods):
+                raise not_a_tensor(f"__{dunder}__", self)
+            if foreign(other):
+                return NotImplemented
             _same_mode(self, (other,))
         return self._ng_apply(op, (self, other), _NO_ATTRS)
 
     def reflected(self, other):
         if type(other) is not type(self):
+            if not isinstance(self, OpMethods):
+                raise not_a_tensor(f"__r{dunder}__", self)
+            if foreign(other):
+                return NotImplemented
             _same_mode(self, (other,))
         return self._ng_apply(op, (other, self), _NO_ATTRS)
 

@@ -253,7 +253,7 @@ defop(
 defop(
     "reciprocal",
     lambda x: np.true_divide(1, _as_floating(x)),
-    [lambda g, x, out: -g * out * out],
+    [lambda g, x, out: -g * (out * out)],  # torch rounds out * out first
     saves=("out",),
     elementwise=True,
 )

@@ -200,7 +200,7 @@ def test_the_fast_path_runs_these_cases_and_steps_aside_for_others(monkeypatch):
         assert y is not None
     assert calls == []
     w * np.float64(2.0), w * ng.tensor(2.0, dtype=ng.float64), x * True, ints / 2
-    w.detach() + (1 + 2j), ng.tensor([True]) + True, w * [1.0]
+    w.detach() + (1 + 2j), ng.tensor([True]) + True, w * np.array([1.0])
     assert calls == ["mul", "mul", "mul", "div", "add", "add", "mul"]
 
 

@@ -208,8 +208,8 @@ def test_07_1_a_constant_of_two_entries_is_refused_for_another_length(capsys):
     result = rejected_on_first_try(
         capsys,
         ex.check_where_fix,
-        lambda x: ng.where(x > 0, x * 2, x * [-1.0, -1.0]),
-        says="on an x of shape (5,) your function raised ValueError",
+        lambda x: ng.where(x > 0, x * 2, x * np.array([-1.0, -1.0])),
+        says="on an x of shape (5,) your function raised ShapeError",
     )
     assert "depend on x having two entries" in result.message
     never_states(result, *RULE_SECRETS)
