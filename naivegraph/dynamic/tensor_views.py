@@ -315,6 +315,15 @@ class TensorViews:
     def div_(self, other) -> "Tensor":
         return self._inplace("div", other)
 
+    def bitwise_and_(self, other) -> "Tensor":
+        return self._inplace("bitwise_and", other)
+
+    def bitwise_or_(self, other) -> "Tensor":
+        return self._inplace("bitwise_or", other)
+
+    def bitwise_xor_(self, other) -> "Tensor":
+        return self._inplace("bitwise_xor", other)
+
     def pow_(self, exponent) -> "Tensor":
         if isinstance(exponent, Tensor):
             return self._inplace("pow", exponent)
@@ -385,6 +394,9 @@ class TensorViews:
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+    __iand__ = bitwise_and_
+    __ior__ = bitwise_or_
+    __ixor__ = bitwise_xor_
 
     def __ipow__(self, exponent) -> "Tensor":
         return self.pow_(exponent)

@@ -98,6 +98,9 @@ BINARY = (
     "le",
     "logical_and",
     "logical_or",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
 )
 
 _DOCS = {
@@ -157,6 +160,10 @@ _DOCS = {
     "logical_and": "Elementwise ``x and y`` (booleans, no gradient).",
     "logical_or": "Elementwise ``x or y`` (booleans, no gradient).",
     "logical_not": "Elementwise ``not x`` (booleans, no gradient).",
+    "bitwise_and": "Elementwise ``x & y`` of integers or bools (no gradient).",
+    "bitwise_or": "Elementwise ``x | y`` of integers or bools (no gradient).",
+    "bitwise_xor": "Elementwise ``x ^ y`` of integers or bools (no gradient).",
+    "bitwise_not": "Elementwise ``~x`` of integers or bools (no gradient).",
     "floor_divide": "``x // y``: the quotient rounded down (no gradient).",
     "remainder": "``x % y`` with the sign of ``y``, as Python's and torch's.",
 }
@@ -359,6 +366,10 @@ def make_functions(
     @define
     def logical_not(input: Any) -> Any:
         return OPS["logical_not"].dispatch(operand(input))
+
+    @define
+    def bitwise_not(input: Any) -> Any:
+        return OPS["bitwise_not"].dispatch(operand(input))
 
     @define
     def pow(input: Any, exponent: Any) -> Any:

@@ -250,13 +250,30 @@ class OpMethods:
         return self._op("ge", other)
 
     def __invert__(self):
-        return self._op("logical_not")
+        try:
+            return self._op("bitwise_not")
+        except NotImplementedError:  # torch's operator words it so
+            raise TypeError(
+                "~ (operator.invert) is only implemented on integer and Boolean-type "
+                "tensors; for the mask of a comparison use logical_not()"
+            ) from None
 
-    def __and__(self, other):
-        return self._op("logical_and", other)
+    # & | ^ are torch's bitwise operators: on bool masks the logical ones
+    __and__, __rand__ = _operator("bitwise_and", "and")
+    __or__, __ror__ = _operator("bitwise_or", "or")
+    __xor__, __rxor__ = _operator("bitwise_xor", "xor")
 
-    def __or__(self, other):
-        return self._op("logical_or", other)
+    def bitwise_and(self, other):
+        return self._op("bitwise_and", other)
+
+    def bitwise_or(self, other):
+        return self._op("bitwise_or", other)
+
+    def bitwise_xor(self, other):
+        return self._op("bitwise_xor", other)
+
+    def bitwise_not(self):
+        return self._op("bitwise_not")
 
     def __getitem__(self, index):
         index = self._index(index)

@@ -41,6 +41,7 @@ The entries run from the simplest (elementwise arithmetic) to the most composite
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -609,6 +610,46 @@ for _name, _fn in [
         commutative=_name in ("eq", "ne", "logical_and", "logical_or"),
     )
 defop("logical_not", np.logical_not, elementwise=True)
+
+
+def _integer_or_bool(kernel: str, dtype: np.dtype | None) -> None:
+    """torch has the bitwise kernels for integers and bools only (on bools they are the
+    logical ones); a floating result names the missing kernel, as torch does."""
+    if dtype is not None and dtype.kind not in "biu":
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{torch_dtype_name(dtype)}': the bitwise "
+            "operators take integer or bool tensors; for masks of a comparison use "
+            "logical_and() / logical_or(), for numbers an integer dtype"
+        )
+
+
+def _bitwise(kernel: str, ufunc: np.ufunc) -> Callable:
+    """``x & y``, ``x | y``, ``x ^ y``: bitwise on integers, logical on bools."""
+    forward = promoted(ufunc)
+
+    @writes_like(ufunc)
+    def checked(x, y, out=None):
+        _integer_or_bool(kernel, result_type(x, y))
+        return forward(x, y, out=out)
+
+    checked.__name__ = forward.__name__
+    return checked
+
+
+for _name, _fn in [
+    ("bitwise_and", np.bitwise_and),
+    ("bitwise_or", np.bitwise_or),
+    ("bitwise_xor", np.bitwise_xor),
+]:
+    defop(_name, _bitwise(f"{_name}_cpu", _fn), elementwise=True, commutative=True)
+
+
+def _bitwise_not(x):
+    _integer_or_bool("bitwise_not_cpu", np.asarray(x).dtype)
+    return np.invert(x)  # on bools: not
+
+
+defop("bitwise_not", _bitwise_not, elementwise=True)
 defop("sign", _sign, [lambda g, x, out: F.zeros_like(g)], saves=(), elementwise=True)
 
 # ----------------------------------------------------------------------------------
