@@ -482,10 +482,7 @@ def make_functions(
         if shape is not None and len(shape) == 1:
             if weight is None and ignore_index == -100:
                 return unbatched(operand(input), shape, target, reduction, "nll_loss")
-            loss = weighted_nll(
-                operand(input).unsqueeze(0), target.reshape(1), weight, ignore_index, reduction
-            )
-            return loss.reshape(()) if reduction == "none" else loss
+            check_unbatched_target(target, shape, "nll_loss")
         if weight is None and ignore_index == -100 and (shape is None or len(shape) == 2):
             check_class_indices(input, target)
             return OPS["nll_loss"].dispatch(operand(input), target, reduction=reduction)
@@ -495,11 +492,13 @@ def make_functions(
         """nll_loss through op ``nll_loss_nd``: 3-D inputs as torch views them, (N, C, 1, d)."""
         check_class_dtype(target)
         shape, target_shape = shape_of(input), shape_of(target)
-        if shape is None or len(shape) < 2:
+        if shape is None or not shape:
             raise ValueError(
                 f"nll_loss: expected an input of shape (N, C) or (N, C, d1, ...), got {shape}"
             )
-        if target_shape is not None and not shapes_match(target_shape, shape[:1] + shape[2:]):
+        if len(shape) == 1:  # one unbatched sample (C,), its target checked as one
+            shape = (1,) + tuple(shape)
+        elif target_shape is not None and not shapes_match(target_shape, shape[:1] + shape[2:]):
             raise ValueError(
                 f"nll_loss: expected a target of shape {(shape[0],) + tuple(shape[2:])} for an "
                 f"input of shape {shape}, got {target_shape}"
@@ -578,6 +577,9 @@ def make_functions(
         if not accepts(target):
             target = np.asarray(target)
         if shape is not None and len(shape) == 1:
+            if not plain and not label_smoothing:
+                check_unbatched_target(target, shape, "cross_entropy")
+                return nll_loss(input.log_softmax(0), target, weight, ignore_index, reduction)
             if not plain:
                 loss = cross_entropy(
                     input.unsqueeze(0),
@@ -635,9 +637,8 @@ def make_functions(
             return per_sample
         return per_sample.mean() if reduction == "mean" else per_sample.sum()
 
-    def unbatched(input: Any, shape: tuple, target: Any, reduction: str, name: str) -> Any:
-        """Logits (or log-probabilities, for nll_loss) (C,) of one sample and its class
-        index of shape (): a batch of one."""
+    def check_unbatched_target(target: Any, shape: tuple, name: str) -> None:
+        """The target of one unbatched sample (C,) is one class index of shape ()."""
         check_class_dtype(target)
         target_shape = shape_of(target)
         if not shapes_match(target_shape, ()):
@@ -646,11 +647,16 @@ def make_functions(
                 f"so the target is one class index of shape (), got shape "
                 f"{target_shape}; for a batch pass an input of shape (N, C)"
             )
+
+    def unbatched(input: Any, shape: tuple, target: Any, reduction: str, name: str) -> Any:
+        """Logits (or log-probabilities, for nll_loss) (C,) of one sample and its class
+        index of shape ()."""
+        check_unbatched_target(target, shape, name)
         check_class_range(target, shape[0])
-        row = input.unsqueeze(0)
-        row = row.log_softmax(1) if name == "cross_entropy" else row
-        loss = OPS["nll_loss"].dispatch(row, target.reshape(1), reduction=reduction)
-        return loss.reshape(()) if reduction == "none" else loss
+        # as torch: one nll_loss node straight over the (log_softmax of the) row, whose
+        # loss is 0-d whatever the reduction
+        logp = input.log_softmax(0) if name == "cross_entropy" else input
+        return OPS["nll_loss"].dispatch(logp, target, reduction=reduction)
 
     add_conv_functions(define, operand, static=lambda value: known_values(value) is None)
     add_loss_functions(

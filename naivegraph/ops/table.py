@@ -1251,8 +1251,12 @@ defop(
 
 
 def _nll_loss(logp, target, reduction="mean"):
+    if np.ndim(logp) == 1:  # one unbatched sample (C,): every reduction keeps its one loss
+        return -np.asarray(logp)[np.asarray(target)]
     picked = -logp[np.arange(logp.shape[0]), target]
-    return picked.mean() if reduction == "mean" else picked.sum() if reduction == "sum" else picked
+    if reduction == "mean":  # an empty batch: NaN, as torch, without numpy's warning
+        return picked.mean() if picked.size else picked.dtype.type(np.nan)
+    return picked.sum() if reduction == "sum" else picked
 
 
 def _nll_partial(g, logp, target, out, reduction="mean"):
@@ -1264,18 +1268,22 @@ def nll_loss_grad(g, logp, target, reduction):
     calls)."""
     # d(-logp[i, target_i])/dlogp is -1 at each row's target class and 0 elsewhere.
     # a static input of shape (N, None), or of unknown shape: the one-hot rows need C
-    classes = None if logp.shape is None else logp.shape[1]
+    classes = None if logp.shape is None else logp.shape[-1]
     if classes is None:
         raise ValueError(
             "nll_loss: its gradient needs the number of classes (dim 1 of the input) "
             "when the graph is built; give the input a known class dimension, e.g. a "
             "placeholder of shape (None, C)"
         )
+    # torch writes -g at the targets into zeros: the other classes get +0.0, whatever g
+    # is (a product with the mask would give -0.0 for a positive g, NaN for an infinite g)
     hot = F.one_hot(target, num_classes=classes)
+    if len(logp.shape) == 1:  # one unbatched sample: its one loss, whatever the reduction
+        return F.where(hot, -g, 0.0)
     if reduction == "none":
-        return -(F.unsqueeze(g, dim=1) * hot)
+        return F.where(hot, -F.unsqueeze(g, dim=1), 0.0)
     scale = -g / _count(logp, 0) if reduction == "mean" else -g  # scalar work before (N, C)
-    return scale * hot
+    return F.where(hot, scale, 0.0)
 
 
 defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,))

@@ -598,13 +598,6 @@ def test_the_cross_entropy_loss_module_records_nll_loss_over_log_softmax():
     both(run, rtol=1e-15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nll_loss refuses 1-D log-probabilities (C,) with a 0-d target: "
-    "ValueError 'expected input of shape (N, C) and target of shape (N,)'; torch "
-    "computes -input[target] with one NllLossBackward0 edge (ops/functions.py nll_loss "
-    "has no unbatched path; cross_entropy has one)",
-)
 def test_nll_loss_of_one_unbatched_sample_matches_torch():
     def run(lib):
         x = t(lib, [1.0, 2.0, 0.5], True)
@@ -615,13 +608,6 @@ def test_nll_loss_of_one_unbatched_sample_matches_torch():
     both(run)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cross_entropy of one unbatched sample (logits (C,)) records "
-    "NllLossBackward0 -> LogSoftmaxBackward0 -> UnsqueezeBackward0 -> AccumulateGrad: "
-    "its unbatched path unsqueezes before log_softmax; torch takes log_softmax of the "
-    "1-D logits, with no UnsqueezeBackward0 (values and gradients agree)",
-)
 def test_cross_entropy_of_one_unbatched_sample_records_torchs_graph():
     def run(lib):
         x = t(lib, [1.0, 2.0, 0.5], True)
@@ -632,12 +618,6 @@ def test_cross_entropy_of_one_unbatched_sample_records_torchs_graph():
     both(run, rtol=1e-15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nll_loss's rule multiplies -g by the one-hot mask (ops/table.py "
-    "_nll_partial), so every class but the target gets -0.0 where torch gives +0.0; "
-    "equal as numbers, but 1 / grad is -inf instead of inf",
-)
 def test_nll_loss_gives_positive_zero_to_the_classes_that_are_not_the_target():
     def run(lib):
         x = t(lib, LOGITS, True)
@@ -646,6 +626,81 @@ def test_nll_loss_gives_positive_zero_to_the_classes_that_are_not_the_target():
 
     got, want = run(ng), run(torch)
     assert got.tolist() == want.tolist()
+
+
+ONE_SAMPLE_OPTIONS = [
+    {},
+    {"weight": [1.0, 2.0, 3.0]},
+    {"ignore_index": 1},
+    {"ignore_index": 0},
+    {"ignore_index": 1, "weight": [1.0, 2.0, 3.0]},
+]
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("options", ONE_SAMPLE_OPTIONS)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_unbatched_sample_with_weights_or_an_ignored_class_matches_torch(
+    name, options, reduction, dtype
+):
+    # one node over the (log_softmax of the) row, a 0-d loss (NaN for an ignored
+    # target's mean), gradients with +0.0 off the target
+    def run(lib):
+        x = lib.tensor(np.array([1.0, 2.0, 0.5], dtype=dtype), requires_grad=True)
+        kwargs = dict(options, reduction=reduction)
+        if "weight" in kwargs:
+            kwargs["weight"] = lib.tensor(np.array(kwargs["weight"], dtype=dtype))
+        loss = getattr(lib.nn.functional, name)(x, lib.tensor(1), **kwargs)
+        (loss * -2.0).backward()
+        grad = x.grad.numpy()
+        return loss, grad, np.signbit(grad).tolist(), structure(loss.grad_fn), loss.dim()
+
+    got, want = as_array(run(ng)), as_array(run(torch))
+    assert got[2:] == want[2:]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-7)
+    assert got[1].dtype == want[1].dtype
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"weight": [1.0, 2.0, 3.0]},
+        {"ignore_index": 2},
+        {"weight": [1.0, 2.0, 3.0], "ignore_index": 2},
+    ],
+)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("upstream", [2.0, -2.0, np.inf])
+def test_nll_loss_gives_positive_zero_off_the_targets_whatever_the_upstream_gradient(
+    options, reduction, upstream
+):
+    # torch writes -g at the targets into zeros: +0.0 elsewhere even for an infinite g
+    def run(lib):
+        x = t(lib, LOGITS, True)
+        kwargs = dict(options, reduction=reduction)
+        if "weight" in kwargs:
+            kwargs["weight"] = t(lib, kwargs["weight"])
+        loss = lib.nn.functional.nll_loss(x, lib.tensor(TARGETS), **kwargs)
+        loss.backward(lib.full_like(loss, upstream))
+        return x.grad.numpy().tolist(), np.signbit(x.grad.numpy()).tolist()
+
+    assert run(ng) == run(torch)
+
+
+def test_nll_loss_of_an_empty_batch_is_nan_without_a_warning():
+    def run(lib):
+        x = lib.zeros(0, 3, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            loss = lib.nn.functional.nll_loss(x, lib.zeros(0, dtype=lib.int64))
+        loss.backward()
+        return loss, x.grad
+
+    got = both(run)
+    assert np.isnan(got[0]) and got[1].shape == (0, 3)
 
 
 # -- a vector times a matrix ---------------------------------------------------------
