@@ -17,7 +17,7 @@ import numpy as np
 from ..ops import OPS
 from ..ops.core import OpDef, inplace_result_dtype, torch_dtype_name, warn_at_caller
 from ..ops.errors import explain
-from ..ops.methods import _index_values
+from ..ops.methods import OpMethods, _index_values
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -164,7 +164,7 @@ class TensorViews:
         >>> ng.arange(6.).view(2, 3).shape
         torch.Size([2, 3])
         """
-        result = self.reshape(*shape)
+        result = OpMethods.reshape(self, *shape)  # ViewBackward0 whatever the layout
         if self._data.size and not np.may_share_memory(result._data, self._data):
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
@@ -175,13 +175,14 @@ class TensorViews:
     def _index(self, index):
         return _index_arg(index)
 
-    def _unviewed(self) -> "Tensor":
+    def _unviewed(self, version: int = 1) -> "Tensor":
         """This view of a product nothing else holds, made the product itself, as after
-        torch's ``squeeze_``: no ``_base`` (an in-place op on it then records its own node,
-        not a rebased view's ``AsStridedBackward0``), and at version 1 (the squeeze_)."""
+        torch's ``squeeze_`` or ``_unsafe_view``: no ``_base`` (an in-place op on it then
+        records its own node, not a rebased view's ``AsStridedBackward0``), at ``version``
+        (1 after the squeeze_, 0 after an _unsafe_view)."""
         for name in ("_base", "_view_chain", "_version_counter", "_made_in_no_grad"):
             self.__dict__.pop(name, None)
-        self._counter().value = 1
+        self._counter().value = version
         return self
 
     def _check_inplace(self, name: str) -> None:

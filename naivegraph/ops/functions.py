@@ -371,6 +371,11 @@ def make_functions(
         return operand(input).matmul(other)
 
     @define
+    def bmm(input: Any, mat2: Any) -> Any:
+        """Products of two batches of matrices (b, n, m) and (b, m, p) (3-D only)."""
+        return operand(input).bmm(mat2)
+
+    @define
     def mm(input: Any, other: Any) -> Any:
         """Product of two matrices (2-D only; ``matmul`` for other shapes)."""
         return operand(input).mm(other)

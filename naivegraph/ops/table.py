@@ -95,7 +95,7 @@ LINEAR = frozenset(
         *("scatter_like", "index_put", "cat", "stack"),
     }
 )
-MULTILINEAR = frozenset({"matmul"})  # linear in each argument separately
+MULTILINEAR = frozenset({"matmul", "bmm"})  # linear in each argument separately
 
 
 # ----------------------------------------------------------------------------------
@@ -707,8 +707,9 @@ defop(
 # ----------------------------------------------------------------------------------
 defop(
     "reshape",
-    lambda x, shape: np.reshape(x, shape),
-    [lambda g, x, out, shape: _reshape_to(g, x)],
+    # ``kind`` only names the node (ops/names.py): torch's view, _reshape_alias, _unsafe_view
+    lambda x, shape, kind="view": np.reshape(x, shape),
+    [lambda g, x, out, shape, kind="view": _reshape_to(g, x)],
     saves=(),
 )
 
@@ -1132,6 +1133,14 @@ def _matmul(x, y):
 
 
 defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves={0: (1,), 1: (0,)})
+defop(
+    "bmm",
+    _matmul,
+    [_matmul_partial(0), _matmul_partial(1)],
+    saves={0: (1,), 1: (0,)},
+    doc="Products of two batches of matrices (b, n, m) and (b, m, p): ``bmm``, and what "
+    "dynamic matmul records, as torch, for batches that do not fold into one matrix.",
+)
 
 
 _CAST_METHODS = {

@@ -827,16 +827,125 @@ def test_other_matmul_shapes_keep_their_values_gradients_and_output_node(shape_a
     both(run, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a batched matmul is one UnsafeViewBackward0 node straight over both "
-    "operands; torch records UnsafeViewBackward0 -> MmBackward0 -> ViewBackward0 (and "
-    "Bmm/Mv/Expand/Clone nodes for other batched shapes), so next_functions differ",
-)
-def test_a_batched_matrix_times_a_matrix_records_torchs_nodes():
+BATCHED_SHAPES = [
+    ((5, 2, 3), (3, 4)),  # folded into one mm
+    ((5, 2, 3), (3,)),  # folded into one mv
+    ((2, 5, 2, 3), (3, 4)),
+    ((0, 2, 3), (3, 4)),
+    ((5, 2, 0), (0, 4)),
+    ((5, 2, 3), (5, 3, 4)),  # bmm
+    ((2, 5, 2, 3), (5, 3, 4)),  # bmm of an expanded batch (a copy)
+    ((1, 2, 3), (1, 3, 4)),
+    ((5, 2, 3), (1, 3, 4)),  # a batch of one that requires grad is squeezed
+    ((1, 2, 3), (5, 3, 4)),
+    ((3,), (5, 3, 4)),  # the transposed batch folded when the vector requires grad
+    ((2, 3), (5, 3, 4)),
+    ((2, 3), (2, 5, 3, 1)),
+    ((0, 2, 3), (0, 3, 4)),
+]
+
+
+# a transposed batch (its batch dimensions do not fold without a copy) times a matrix
+BATCHED_CASES = [(a, b, False) for a, b in BATCHED_SHAPES] + [
+    (a, b, True) for a, b in BATCHED_SHAPES if len(a) >= 3 and len(b) <= 2
+]
+
+
+@pytest.mark.parametrize("shape_a, shape_b, transposed", BATCHED_CASES)
+@pytest.mark.parametrize("a_grad, b_grad", [(True, True), (True, False), (False, True)])
+def test_a_batched_matmul_records_torchs_nodes_values_and_gradients(
+    shape_a, shape_b, transposed, a_grad, b_grad
+):
+    a_values = np.arange(np.prod(shape_a), dtype=float).reshape(shape_a) * 0.1 - 0.3
+    b_values = np.arange(np.prod(shape_b), dtype=float).reshape(shape_b) * 0.2 - 1.0
+
+    def run(lib):
+        a, b = t(lib, a_values, a_grad), t(lib, b_values, b_grad)
+        out = (a.transpose(0, 1) if transposed else a) @ b
+        (out * out).sum().backward()
+        graph = structure(out.grad_fn, depth=7)
+        return out, a.grad, b.grad, graph, out._base is None, out._version
+
+    both(run, rtol=1e-12, atol=1e-12)
+
+
+def test_the_folded_batch_is_a_new_tensor_an_in_place_op_records_its_own_node():
     def run(lib):
         a, b = t(lib, np.ones((5, 2, 3)), True), t(lib, np.ones((3, 4)), True)
-        return structure((a @ b).grad_fn)
+        out = a @ b
+        out.mul_(2.0)
+        out.sum().backward()
+        return a.grad, b.grad, structure(out.grad_fn, depth=3), out._version
+
+    both(run)
+
+
+@pytest.mark.parametrize(
+    "shape_a, shape_b",
+    [((5, 2, 3), (4, 4)), ((5, 2, 3), (5, 4, 4)), ((2, 3), (5, 4, 4)), ((3,), (5, 4, 4))],
+)
+def test_a_batched_matmul_of_mismatched_inner_sizes_names_the_operands_as_given(shape_a, shape_b):
+    a, b = ng.ones(shape_a, requires_grad=True), ng.ones(shape_b, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot be multiplied") as caught:
+        a @ b
+    assert f"({shape_a} and {shape_b})" in str(caught.value)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((5, 2, 3), (3, 3, 4)), ((2, 5, 2, 3), (3, 3, 4))])
+def test_batches_that_do_not_broadcast_are_refused_in_torchs_words(shape_a, shape_b):
+    def run(lib):
+        return lib.ones(shape_a) @ lib.ones(shape_b)
+
+    got, want = error_of(run, ng), error_of(run, torch)
+    assert issubclass(got[0], want[0]) and got[1].startswith(want[1])
+
+
+def test_a_batched_matmul_of_two_dtypes_is_refused():
+    a, b = ng.ones(5, 2, 3, dtype=ng.float32), ng.ones(3, 4, dtype=ng.float64)
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        a @ b
+
+
+# -- reshape and contiguous of other layouts --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x.t().reshape(6, 4),  # a view describes it: _reshape_alias
+        lambda x: x.t().reshape(-1),  # none does: a copy, then _unsafe_view
+        lambda x: x[:, ::2].reshape(12),
+        lambda x: x[::2].reshape(2, 6),
+        lambda x: x[::2].reshape(12),
+        lambda x: x.t().view(6, 4),  # view is ViewBackward0 whatever the layout
+        lambda x: x.t().flatten(),
+        lambda x: x.t().reshape(6, 4).reshape(24),
+        lambda x: x.expand(2, 4, 6).reshape(8, 6),
+        lambda x: x[:, :0].reshape(0),
+        lambda x: x.reshape(24),
+        lambda x: x.t().contiguous(),
+        lambda x: x.contiguous(),
+        lambda x: x.t().contiguous().view(24),
+        lambda x: x.reshape(2, 2, 6).transpose(1, 2).contiguous().view(2, 12),
+    ],
+)
+def test_reshape_and_contiguous_record_torchs_nodes_views_and_gradients(make):
+    def run(lib):
+        x = t(lib, np.arange(24.0).reshape(4, 6), True)
+        out = make(x)
+        (out * out).sum().backward()
+        is_view = out._base is not None
+        return out, x.grad, structure(out.grad_fn, depth=3), is_view, out.is_contiguous()
+
+    both(run)
+
+
+def test_contiguous_gives_a_copy_an_in_place_write_to_it_leaves_the_source():
+    def run(lib):
+        x = t(lib, np.arange(6.0).reshape(2, 3))
+        y = x.t().contiguous()
+        y.add_(1.0)
+        return x, y
 
     both(run)
 
