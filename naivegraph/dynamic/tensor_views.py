@@ -110,6 +110,46 @@ def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None
     base._views.add(view)
 
 
+PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor "
+    "refer to a single memory location. Please clone() the tensor before performing the "
+    "operation."
+)
+
+#: in-place ops whose operands torch lets overlap the written tensor: a fill reads one
+#: number, index_put reads its values before it writes
+_OVERLAP_ALLOWED = frozenset({"fill", "zero", "index_put"})
+
+
+def _dense(data: np.ndarray) -> bool:
+    """torch's is_non_overlapping_and_dense: the elements, in some order of the
+    dimensions, fill one gapless block of memory."""
+    expected = data.itemsize
+    for stride, size in sorted((st, sz) for st, sz in zip(data.strides, data.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _partially_overlaps(out: np.ndarray, operand: np.ndarray) -> bool:
+    """torch's partial overlap of an operand with the written-to array: the same memory
+    but not the very same elements in the same order.  As torch, layouts that are not
+    dense (a column, an expanded row) are too hard to tell and let through."""
+    if operand is out or (out.base is None and operand.base is None):
+        return False
+    if not out.size or not operand.size or memory_owner(out) is not memory_owner(operand):
+        return False
+    if not (_dense(out) and _dense(operand)):
+        return False
+    start = out.__array_interface__["data"][0]
+    other = operand.__array_interface__["data"][0]
+    end, other_end = start + out.nbytes, other + operand.nbytes
+    if (start, end) == (other, other_end):
+        return out.strides != operand.strides or out.shape != operand.shape
+    return start < other_end and other < end
+
+
 def _is_basic_index(index) -> bool:
     """Integers, slices, None and ``...`` only: numpy (and torch) then give a view."""
     parts = index if isinstance(index, tuple) else (index,)
@@ -215,6 +255,10 @@ class TensorViews:
         of the base then reads through that new history.
         """
         self._check_inplace(name)
+        if name not in _OVERLAP_ALLOWED:
+            for value in (*others, *attrs.values()):
+                if isinstance(value, Tensor) and _partially_overlaps(self._data, value._data):
+                    raise RuntimeError(PARTIAL_OVERLAP)
         op = OPS[name]
         datas = [self._data] + [o._data if isinstance(o, Tensor) else o for o in others]
         try:

@@ -176,11 +176,6 @@ def test_write_into_a_tranposed_tensor_through_setitem():
 
 
 # -- overlap between operand and written view --------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="partial overlap of operand and destination is not "
-    "refused; numpy's buffered add gives a value where torch raises",
-)
 def test_add_of_an_overlapping_view_of_the_same_base_is_refused():
     def program(M):
         a = M.tensor([1.0, 2.0, 3.0, 4.0])
@@ -190,11 +185,6 @@ def test_add_of_an_overlapping_view_of_the_same_base_is_refused():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="copy_ from a transposed alias of the destination is "
-    "not refused as torch's partial overlap",
-)
 def test_copy_from_a_transposed_alias_is_refused():
     def program(M):
         a = M.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -204,9 +194,6 @@ def test_copy_from_a_transposed_alias_is_refused():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="partial overlap of an operand with the written tensor is not refused"
-)
 def test_mul_by_a_0d_view_of_itself_is_refused():
     def program(M):
         a = M.tensor([1.0, 2.0, 3.0])
@@ -214,6 +201,71 @@ def test_mul_by_a_0d_view_of_itself_is_refused():
         return a
 
     same_as_torch(program)
+
+
+def _square(M):
+    return M.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+
+
+def _written(write):
+    def program(M):
+        a = _square(M)
+        write(M, a)
+        return a
+
+    return program
+
+
+# operands that overlap the written-to tensor only in part: refused, as torch
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda M, a: a.__setitem__((slice(1, None),), a[:-1]),  # a[1:] = a[:-1]
+        lambda M, a: a.add_(a.t()),
+        lambda M, a: a.div_(a[2]),
+        lambda M, a: a.pow_(a[0, 0]),
+        lambda M, a: a.clamp_(min=a[1, 1]),
+        lambda M, a: a.__iadd__(a[0]),
+        lambda M, a: a.index_add_(0, M.tensor([0, 1]), a[1:]),
+        lambda M, a: a[1:].sub_(a[:2]),
+        lambda M, a: a.view(9)[1:].copy_(a.view(9)[:-1]),
+    ],
+)
+def test_an_operand_partly_overlapping_the_written_tensor_is_refused(write):
+    got = same_as_torch(_written(write))
+    assert isinstance(got, Raised) and "clone() the tensor" in got[1]
+
+
+# the very same elements, elements apart, an empty slice, fill_ and index_put: allowed
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda M, a: a.add_(a),
+        lambda M, a: a.add_(a[:]),
+        lambda M, a: a.mul_(a.view(9).view(3, 3)),
+        lambda M, a: a[:1].add_(a[1:2]),
+        lambda M, a: a[1:].sub_(a[0]),  # a row into the other rows: apart
+        lambda M, a: a[:0].add_(a[:0]),
+        lambda M, a: a.fill_(a[0, 0]),
+        lambda M, a: a.__setitem__(a > 4, a[0, 0]),
+        lambda M, a: a.t().copy_(a.t()),
+    ],
+)
+def test_an_operand_apart_from_or_equal_to_the_written_tensor_is_allowed(write):
+    same_as_torch(_written(write))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="torch lets a strided column or an expanded row overlap the written tensor (too "
+    "hard to tell) and its loop then reads elements it already wrote; numpy reads them all "
+    "first",
+)
+@pytest.mark.parametrize(
+    "write", [lambda M, a: a.mul_(a[:, :1]), lambda M, a: a.add_(a[0].expand(3, 3))]
+)
+def test_an_overlapping_operand_torch_cannot_tell_reads_the_elements_already_written(write):
+    same_as_torch(_written(write))
 
 
 def test_add_of_the_tensor_itself_is_allowed():
