@@ -44,7 +44,14 @@ from .node import (
 from .surface import LEGACY_TYPES, Size, dtype_of_type
 from .tensor_autograd import TensorAutograd
 from .tensor_autograd import bind as bind_autograd
-from .tensor_views import _VIEW_OPS, TensorViews, _aliases, _mark_view
+from .tensor_views import (
+    _VIEW_OPS,
+    TensorViews,
+    _aliases,
+    _mark_view,
+    bind_no_grad_views,
+    no_grad_view_message,
+)
 from .tensor_views import bind as bind_views
 
 _new = object.__new__
@@ -266,7 +273,7 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
     _accumulator_ref = None
     _view_chain = ()  # view ops from _base's array to this one's
     _views = None  # on a base: weak set of its live views
-    _made_in_no_grad = False
+    _made_in_no_grad: bool | str = False  # or the mode a view was made in
 
     _ng_apply = staticmethod(apply)  # the op table dispatches tensors here
     __array_ufunc__ = None  # numpy defers to our reflected operators
@@ -733,6 +740,44 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
 register_tensor_class(Tensor)  # nodes and the engine build tensors of this class
 bind_autograd(Tensor)
 bind_views(Tensor, _record)
+
+
+class NoGradView(Tensor):
+    """A view made under no_grad of a tensor that requires grad (torch's view of creation
+    meta NO_GRAD_MODE): it requires grad, as its base does, yet has no history and no
+    accumulator, so an op on it records an edge to nothing.
+
+    >>> import naivegraph as ng
+    >>> p = ng.ones(3, requires_grad=True)
+    >>> with ng.no_grad():
+    ...     v = p[1:]
+    >>> v.requires_grad, v.is_leaf, v.exp().grad_fn.next_functions
+    (True, True, ((None, 0),))
+    """
+
+    __slots__ = ()
+
+    def _accumulator(self):  # type: ignore[override]
+        return None
+
+
+class StaleNoGradView(NoGradView):
+    """A view made under no_grad whose base (or another view of it) was written since:
+    torch refuses to say what its history is, so reading ``grad_fn`` (and any op that
+    would record it) raises."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[override]
+    def grad_fn(self):
+        raise RuntimeError(no_grad_view_message(self, indirect=True))
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        Tensor.grad_fn.__set__(self, node)  # type: ignore[attr-defined]
+
+
+bind_no_grad_views(NoGradView, StaleNoGradView)
 
 
 def _as_array(data: Any, dtype) -> np.ndarray:

@@ -9,6 +9,7 @@ read it after ``tensor.py`` and ``tensor_autograd.py``.
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Any
 
@@ -41,6 +42,18 @@ Tensor: Any = None
 _record: Any = None
 
 
+#: the classes a view made under no_grad takes (``tensor.NoGradView`` and
+#: ``tensor.StaleNoGradView``), handed over by ``tensor.py`` (see :func:`bind_no_grad_views`)
+NoGradView: Any = None
+StaleNoGradView: Any = None
+
+
+def bind_no_grad_views(fresh: type, stale: type) -> None:
+    """Let views made under no_grad take these classes (they subclass Tensor)."""
+    global NoGradView, StaleNoGradView
+    NoGradView, StaleNoGradView = fresh, stale
+
+
 def bind(tensor_class: type, record) -> None:
     """Let these methods build tensors of ``tensor_class`` and record their in-place
     ops' nodes with ``record`` (it subclasses :class:`TensorViews`, so this module cannot
@@ -57,13 +70,32 @@ LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place 
 VIEW_OF_LEAF_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
-NO_GRAD_VIEW_INPLACE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
-    "your code by moving both the view and the inplace either both inside the no_grad block "
-    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
-    "to be tracked)."
-)
+
+
+def no_grad_view_message(view: "Tensor", indirect: bool) -> str:
+    """torch's refusal of a view made under no_grad (or inference_mode) once it, its base
+    or another view of the base is written: the history it should have is ambiguous.
+    A view taken with grad on from such a view is named by its own node."""
+    node = Tensor.grad_fn.__get__(view, Tensor)  # the slot: a stale view's property raises
+    if node is None:
+        prefix = "A view was created in"
+    else:
+        kind = re.sub(r"Backward\d*$", "", node.name())
+        prefix = f"Output {view._output_nr} of {kind} is a view of a view which was created in"
+    inference = view._made_in_no_grad == "inference"
+    made, block = ("inference mode", "inference_mode") if inference else ("no_grad mode", "no_grad")
+    written = (
+        "its base or another view of its base has been modified inplace"
+        if indirect
+        else "is being modified inplace"
+    )
+    mode = "in normal mode" if inference else "with grad mode enabled"
+    return (
+        f"{prefix} {made} and {written} {mode}. Given that this use case is ambiguous and "
+        "error-prone, it is forbidden. You can clarify your code by moving both the view and "
+        f"the inplace either both inside the {block} block (if you don't want the inplace to "
+        "be tracked) or both outside (if you want the inplace to be tracked)."
+    )
 
 
 def _aliases(out: np.ndarray, source: np.ndarray) -> bool:
@@ -102,8 +134,16 @@ def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None
     else:
         view._base, view._view_chain = base, source._view_chain + (link,)
     view._version_counter = source._counter()
-    if not _state.enabled:
-        view._made_in_no_grad = True
+    if not _state.enabled or source._made_in_no_grad:
+        # the mode it was made in (torch's creation meta, inherited by views of it)
+        view._made_in_no_grad = source._made_in_no_grad or (
+            "inference" if _state.inference else "no_grad"
+        )
+        if source._requires_grad and view.grad_fn is None:
+            # torch: it requires grad, as its base does, but has no history and no
+            # accumulator: no gradient reaches it, nor its base through it
+            view._requires_grad = True
+            view.__class__ = NoGradView
     base = view._base
     if base._views is None:
         base._views = weakref.WeakSet()
@@ -233,6 +273,9 @@ class TensorViews:
             raise RuntimeError(OVERLAPPING_WRITE)  # torch lets fill_/zero_ through
         if not _state.enabled:
             return
+        base = self._base
+        if self._made_in_no_grad and base is not None and base._requires_grad:
+            raise RuntimeError(no_grad_view_message(self, indirect=False))
         if self._requires_grad and self.grad_fn is None:
             if self._base is not None:  # a view made a leaf by requires_grad_()
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
@@ -240,12 +283,8 @@ class TensorViews:
                 LEAF_INPLACE + " Change leaf values inside `with ng.no_grad():` "
                 "or through .data / .detach(), before using them."
             )
-        base = self._base
-        if base is not None and base._requires_grad:
-            if base.grad_fn is None:
-                raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
-            if self._made_in_no_grad:
-                raise RuntimeError(NO_GRAD_VIEW_INPLACE)
+        if base is not None and base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
 
     def _inplace(self, name: str, *others, **attrs) -> "Tensor":
         """Run op ``name`` and write its result into this tensor's own storage.
@@ -296,6 +335,13 @@ class TensorViews:
             self._rewrite_history(node)
             if saved_values.hook_stack:
                 saved_values.pack_node(node, self)
+        else:
+            # torch regenerates a view's history when it finds its version changed: a
+            # write it did not record leaves every view of a base that requires grad over
+            # the base's (unchanged) history
+            base = self._base if self._base is not None else self
+            if base._views and base._requires_grad:
+                base._rebase_views()
         return self
 
     def _rewrite_history(self, node) -> None:
@@ -328,9 +374,11 @@ class TensorViews:
             return
         edge = self._edge()
         for view in list(self._views):
-            if view._made_in_no_grad:
-                continue  # a view made in no_grad mode records no history
-            view._take_history(AsStridedBackward0(edge, view._view_chain))
+            if view._made_in_no_grad:  # its history is ambiguous: reading it is refused
+                view._requires_grad = True
+                view.__class__ = StaleNoGradView
+            else:
+                view._take_history(AsStridedBackward0(edge, view._view_chain))
 
     def _snapshot(self, op: OpDef, others: tuple) -> "Tensor":
         """This tensor as it was before an in-place op (its data copied only if saved)."""
