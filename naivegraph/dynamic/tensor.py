@@ -651,11 +651,6 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
     def __ne__(self, other):
         return _op("ne", self, other)
 
-    def __iter__(self):
-        if self.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
-
     def type_as(self, other: "Tensor") -> "Tensor":
         return self._cast(other.dtype)
 

@@ -28,6 +28,7 @@ from .node import (
     OVERLAPPING_WRITE,
     AsStridedBackward0,
     CopySlices,
+    Node,
     has_internal_overlap,
     memory_order,
     memory_owner,
@@ -77,6 +78,22 @@ def no_grad_view_message(view: "Tensor", indirect: bool) -> str:
     or another view of the base is written: the history it should have is ambiguous.
     A view taken with grad on from such a view is named by its own node."""
     node = Tensor.grad_fn.__get__(view, Tensor)  # the slot: a stale view's property raises
+    written = (
+        "its base or another view of its base has been modified inplace"
+        if indirect
+        else "is being modified inplace"
+    )
+    if view._made_in_no_grad == "multi_output":  # an output of unbind (iteration)
+        if node is None:
+            head = f"A view was created in no_grad mode and {written} with grad mode enabled."
+        else:
+            kind = re.sub(r"Backward\d*$", "", node.name())
+            head = f"Output {view._output_nr} of {kind} is a view and {written}."
+        return (
+            f"{head} This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one."
+        )
     if node is None:
         prefix = "A view was created in"
     else:
@@ -84,11 +101,6 @@ def no_grad_view_message(view: "Tensor", indirect: bool) -> str:
         prefix = f"Output {view._output_nr} of {kind} is a view of a view which was created in"
     inference = view._made_in_no_grad == "inference"
     made, block = ("inference mode", "inference_mode") if inference else ("no_grad mode", "no_grad")
-    written = (
-        "its base or another view of its base has been modified inplace"
-        if indirect
-        else "is being modified inplace"
-    )
     mode = "in normal mode" if inference else "with grad mode enabled"
     return (
         f"{prefix} {made} and {written} {mode}. Given that this use case is ambiguous and "
@@ -135,10 +147,11 @@ def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None
         view._base, view._view_chain = base, source._view_chain + (link,)
     view._version_counter = source._counter()
     if not _state.enabled or source._made_in_no_grad:
-        # the mode it was made in (torch's creation meta, inherited by views of it)
-        view._made_in_no_grad = source._made_in_no_grad or (
-            "inference" if _state.inference else "no_grad"
-        )
+        # the mode it was made in (torch's creation meta): a view of such a view keeps its
+        # source's unless it is made in a no-grad mode itself (inference mode sticks)
+        made = None if _state.enabled else "inference" if _state.inference else "no_grad"
+        inherited = source._made_in_no_grad
+        view._made_in_no_grad = inherited if not made or inherited == "inference" else made
         if source._requires_grad and view.grad_fn is None:
             # torch: it requires grad, as its base does, but has no history and no
             # accumulator: no gradient reaches it, nor its base through it
@@ -231,10 +244,68 @@ def _index_arg(index):
     return index
 
 
+class UnbindBackward0(Node):
+    """The one node of all the slices ``unbind`` (and iteration) gives: its backward
+    stacks their gradients (zeros for a slice no gradient reached) along ``dim``."""
+
+    __slots__ = ("num_outputs", "dim", "meta")
+
+    def __init__(self, base_edge: tuple, count: int, dim: int, meta) -> None:
+        Node.__init__(self, (base_edge,))
+        self.num_outputs, self.dim, self.meta = count, dim, meta  # meta: one slice's
+
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        shape, dtype = self.meta.shape, self.meta.dtype
+        parts = [np.zeros(shape, dtype) if g is None else g for g in grad_outputs]
+        return [OPS["stack"].dispatch(parts, dim=self.dim)]
+
+
 class TensorViews:
     """Mixin: views, indexing and in-place ops of a Tensor."""
 
     __slots__ = ()
+
+    def unbind(self, dim: int = 0) -> tuple:
+        """The slices along ``dim``, each a view (``x[i]`` for dim 0), all outputs of one
+        ``UnbindBackward0`` node, as torch; iterating a tensor gives them too.  As outputs
+        of one node they may not be written in place while a gradient is recorded.
+
+        >>> import naivegraph as ng
+        >>> x = ng.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> [row.grad_fn.name() for row in x.unbind()], x.unbind(1)[1]
+        (['UnbindBackward0', 'UnbindBackward0'], tensor([2., 4.], grad_fn=<UnbindBackward0>))
+        """
+        data = self._data
+        if data.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if not -data.ndim <= dim < data.ndim:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-data.ndim}, "
+                f"{data.ndim - 1}], but got {dim})"
+            )
+        dim %= data.ndim
+        count = data.shape[dim]
+        lead = (slice(None),) * dim
+        getitem = OPS["getitem"]
+        node = None
+        if self._requires_grad and _state.enabled and count:
+            node = UnbindBackward0(self._edge(), count, dim, meta_of(data[lead + (0,)]))
+        slices = []
+        for i in range(count):
+            attrs = {"index": lead + (i,)}
+            piece = Tensor._make(data[lead + (i,)], node is not None, node, i)
+            _mark_view(piece, self, getitem, attrs)
+            if _state.enabled and not piece._made_in_no_grad:
+                piece._made_in_no_grad = "multi_output"
+            slices.append(piece)
+        return tuple(slices)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        if dual.active:  # forward mode: tangents ride along the readable indexing
+            return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def view(self, *shape) -> "Tensor":
         """The same memory with another shape; unlike ``reshape`` it never copies, so it
@@ -265,7 +336,7 @@ class TensorViews:
         self._counter().value = version
         return self
 
-    def _check_inplace(self, name: str) -> None:
+    def _check_inplace(self, name: str, others: tuple = ()) -> None:
         """Refuse an in-place op that PyTorch refuses, before anything is changed."""
         if self._version_counter is INFERENCE and not _state.inference:  # before any change
             raise RuntimeError(INFERENCE_INPLACE)
@@ -274,8 +345,11 @@ class TensorViews:
         if not _state.enabled:
             return
         base = self._base
-        if self._made_in_no_grad and base is not None and base._requires_grad:
-            raise RuntimeError(no_grad_view_message(self, indirect=False))
+        if self._made_in_no_grad and base is not None:
+            if base._requires_grad or any(
+                isinstance(o, Tensor) and o._requires_grad for o in others
+            ):
+                raise RuntimeError(no_grad_view_message(self, indirect=False))
         if self._requires_grad and self.grad_fn is None:
             if self._base is not None:  # a view made a leaf by requires_grad_()
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
@@ -293,7 +367,7 @@ class TensorViews:
         rewritten (a ``CopySlices`` node over its old one), as PyTorch does; every view
         of the base then reads through that new history.
         """
-        self._check_inplace(name)
+        self._check_inplace(name, others)
         if name not in _OVERLAP_ALLOWED:
             for value in (*others, *attrs.values()):
                 if isinstance(value, Tensor) and _partially_overlaps(self._data, value._data):

@@ -1012,11 +1012,6 @@ def test_iterating_rows_gives_views_that_a_plain_tensor_may_write():
     same_as_torch(program)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="iteration gives select views that may be written; torch "
-    "iterates with unbind, whose multi-output views refuse in-place ops under grad",
-)
 def test_iterating_rows_of_a_tensor_with_grad_and_writing_them_is_refused():
     def program(M):
         x = leaf(M, [[1.0, 2.0], [3.0, 4.0]])
@@ -1565,3 +1560,124 @@ def test_a_view_taken_with_grad_of_a_no_grad_view_is_refused_in_torchs_words(mod
 
     got = same_as_torch(program)
     assert isinstance(got, Raised) and got == run(program, torch)  # word for word
+
+
+# -- iteration and unbind: the outputs of one UnbindBackward0 node ---------------------
+def graph(fn, depth=3):
+    """(name, ((child, output_nr), ...)) of a grad_fn, ``depth`` levels down."""
+    if fn is None or depth == 0:
+        return None
+    kids = tuple((graph(child, depth - 1), nr) for child, nr in fn.next_functions)
+    return type(fn).__name__.replace("torch::autograd::", ""), kids
+
+
+def test_iterating_a_tensor_with_grad_gives_views_out_of_one_unbind_node():
+    def program(M):
+        x = leaf(M, [[1.0, 2.0], [3.0, 4.0]])
+        a = x * 1
+        rows = list(a)
+        (rows[0] * 1 + rows[1] * 10).sum().backward()
+        shared = rows[0].grad_fn is rows[1].grad_fn
+        return x.grad, graph(rows[1].grad_fn), shared, rows[1]._version, rows[1]._base is a
+
+    same_as_torch(program)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unbind_along_a_dimension_passes_each_slice_its_gradient(dim):
+    def program(M):
+        x = leaf(M, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        parts = x.unbind(dim)
+        (parts[-1] * parts[0]).sum().backward()
+        return x.grad, [p.shape for p in parts], name(parts[0])
+
+    same_as_torch(program)
+
+
+def test_a_second_order_gradient_through_the_rows_of_a_tensor():
+    def program(M):
+        x = leaf(M, [[1.0, 2.0], [3.0, 4.0]])
+        rows = list(x * 1)
+        (g,) = M.autograd.grad((rows[1] ** 2).sum(), x, create_graph=True)
+        g.sum().backward()
+        return g, x.grad
+
+    same_as_torch(program)
+
+
+def test_rows_of_a_tensor_without_grad_may_be_written_in_place():
+    def program(M):
+        d = M.ones(2, 2)
+        for row in d:
+            row.mul_(3)
+        return d
+
+    same_as_torch(program)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # a row of a tensor without grad, times a tensor that requires grad
+        lambda M: [r.mul_(leaf(M, [2.0])) for r in M.ones(2, 2)],
+        # a view of a row
+        lambda M: list(leaf(M, [[1.0, 2.0], [3.0, 4.0]]) * 1)[0][0].mul_(2),
+    ],
+)
+def test_an_output_of_unbind_written_in_place_with_grad_is_refused_in_torchs_words(program):
+    got = same_as_torch(program)
+    assert isinstance(got, Raised) and got == run(program, torch)
+
+
+@pytest.mark.parametrize("written", ["sibling", "base"])
+def test_rows_whose_base_or_sibling_was_written_are_refused_when_used(written):
+    def program(M):
+        x = leaf(M, [[1.0, 2.0], [3.0, 4.0]])
+        a = x * 1
+        rows = list(a)
+        if written == "sibling":
+            with M.no_grad():
+                rows[1].mul_(2)
+        else:
+            a.mul_(2)
+        return rows[0] * 1
+
+    got = same_as_torch(program)
+    assert isinstance(got, Raised) and got == run(program, torch)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_rows_taken_in_a_no_grad_mode_require_grad_as_views_of_a_leaf(mode):
+    def program(M):
+        x = leaf(M, [[1.0, 2.0], [3.0, 4.0]])
+        with getattr(M, mode)():
+            rows = list(x)
+        return rows[0].requires_grad, rows[0].is_leaf
+
+    same_as_torch(program)
+
+
+def test_rows_keep_retain_grad_and_hooks():
+    def program(M):
+        x = leaf(M, [[1.0, 2.0], [3.0, 4.0]])
+        rows = list(x * 1)
+        rows[0].retain_grad()
+        seen = []
+        rows[1].register_hook(lambda g: seen.append(g * 1))
+        (rows[0] * rows[1]).sum().backward()
+        return rows[0].grad, seen, x.grad
+
+    same_as_torch(program)
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda M: list(M.ones(0, 2, requires_grad=True) * 1),
+        lambda M: list(M.tensor(3.0)),
+        lambda M: M.ones(2).unbind(1),
+        lambda M: [t.shape for t in M.ones(2, 3).unbind(-1)],
+    ],
+)
+def test_unbind_of_odd_shapes_and_dimensions(program):
+    same_as_torch(program)
