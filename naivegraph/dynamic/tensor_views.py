@@ -289,11 +289,12 @@ class TensorViews:
         getitem = OPS["getitem"]
         node = None
         if self._requires_grad and _state.enabled and count:
-            node = UnbindBackward0(self._edge(), count, dim, meta_of(data[lead + (0,)]))
+            node = UnbindBackward0(self._edge(), count, dim, meta_of(data[lead + (0, ...)]))
         slices = []
         for i in range(count):
             attrs = {"index": lead + (i,)}
-            piece = Tensor._make(data[lead + (i,)], node is not None, node, i)
+            part = getitem.forward(data, **attrs)  # a view, 0-d ones too
+            piece = Tensor._make(part, node is not None, node, i)
             _mark_view(piece, self, getitem, attrs)
             if _state.enabled and not piece._made_in_no_grad:
                 piece._made_in_no_grad = "multi_output"

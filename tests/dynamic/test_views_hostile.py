@@ -1681,3 +1681,16 @@ def test_rows_keep_retain_grad_and_hooks():
 )
 def test_unbind_of_odd_shapes_and_dimensions(program):
     same_as_torch(program)
+
+
+def test_the_elements_of_a_vector_are_0d_views_that_write_into_it():
+    def program(M):
+        v = M.tensor([1.0, 2.0, 3.0])
+        for element in v:
+            element.mul_(2)
+        x = leaf(M, [1.0, 2.0])
+        first, second = x * 1
+        (first * second).backward()
+        return v, first.shape, x.grad, first._base is not None
+
+    same_as_torch(program)
