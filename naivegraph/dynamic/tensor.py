@@ -772,6 +772,10 @@ class StaleNoGradView(NoGradView):
         Tensor.grad_fn.__set__(self, node)  # type: ignore[attr-defined]
 
 
+# they print as what they are to a learner, torch's one Tensor type: type(v) is shown as
+# Tensor's (``isinstance(v, ng.Tensor)`` holds, ``type(v) is ng.Tensor`` does not)
+for _view_class in (NoGradView, StaleNoGradView):
+    _view_class.__name__ = _view_class.__qualname__ = Tensor.__name__
 bind_no_grad_views(NoGradView, StaleNoGradView)
 
 

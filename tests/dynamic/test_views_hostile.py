@@ -1694,3 +1694,14 @@ def test_the_elements_of_a_vector_are_0d_views_that_write_into_it():
         return v, first.shape, x.grad, first._base is not None
 
     same_as_torch(program)
+
+
+def test_a_no_grad_view_is_shown_as_a_tensor():
+    def view(M):
+        p = M.ones(3, requires_grad=True)
+        with M.no_grad():
+            return p[1:]
+
+    v = view(ng)
+    assert isinstance(v, ng.Tensor) and type(v).__name__ == "Tensor"
+    assert repr(v) == repr(view(torch)) == "tensor([1., 1.], requires_grad=True)"
