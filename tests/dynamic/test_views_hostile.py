@@ -1705,3 +1705,32 @@ def test_a_no_grad_view_is_shown_as_a_tensor():
     v = view(ng)
     assert isinstance(v, ng.Tensor) and type(v).__name__ == "Tensor"
     assert repr(v) == repr(view(torch)) == "tensor([1., 1.], requires_grad=True)"
+
+
+def test_a_view_of_a_parameter_takes_an_as_strided_history_after_an_optimizer_step():
+    def program(M):
+        p = leaf(M, [1.0, 2.0, 3.0])
+        row = p[1:]
+        opt = M.optim.SGD([p], lr=0.5)
+        (p * p).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        (row * row).sum().backward()
+        return p, p.grad, name(row), row
+
+    got = same_as_torch(program)
+    assert got[2] == "AsStridedBackward0"
+
+
+def test_a_no_grad_view_of_a_parameter_is_refused_after_an_optimizer_step():
+    def program(M):
+        p = leaf(M, [1.0, 2.0, 3.0])
+        with M.no_grad():
+            frozen = p[:1]
+        opt = M.optim.SGD([p], lr=0.5)
+        (p * p).sum().backward()
+        opt.step()
+        return frozen * 1
+
+    got = same_as_torch(program)
+    assert isinstance(got, Raised) and "created in no_grad mode" in got[1]
