@@ -690,6 +690,38 @@ def test_nll_loss_gives_positive_zero_off_the_targets_whatever_the_upstream_grad
     assert run(ng) == run(torch)
 
 
+@pytest.mark.parametrize("options", ONE_SAMPLE_OPTIONS)
+def test_a_second_backward_through_cross_entropy_of_one_sample_matches_torch(options):
+    def run(lib):
+        x = t(lib, [1.0, 2.0, 0.5], True)
+        kwargs = dict(options)
+        if "weight" in kwargs:
+            kwargs["weight"] = t(lib, kwargs["weight"])
+        loss = lib.nn.functional.cross_entropy(x, lib.tensor(1), **kwargs)
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        (g * g * t(lib, W)).sum().backward()
+        return loss, g, x.grad, structure(g.grad_fn, depth=2) is not None
+
+    both(run, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="nll_loss's first derivative does not read its input, so under create_graph it "
+    "does not require grad; torch's (NllLossBackwardBackward0) does and backward gives zeros",
+)
+@pytest.mark.parametrize("logits", [[1.0, 2.0, 0.5], LOGITS], ids=["one-sample", "batch"])
+def test_a_second_backward_through_nll_loss_gives_zeros(logits):
+    def run(lib):
+        x = t(lib, logits, True)
+        target = lib.tensor(1) if x.dim() == 1 else lib.tensor(TARGETS)
+        (g,) = lib.autograd.grad(lib.nn.functional.nll_loss(x, target), x, create_graph=True)
+        (g * g).sum().backward()
+        return g, x.grad
+
+    both(run)
+
+
 def test_nll_loss_of_an_empty_batch_is_nan_without_a_warning():
     def run(lib):
         x = lib.zeros(0, 3, requires_grad=True)
