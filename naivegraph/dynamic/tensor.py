@@ -464,17 +464,6 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
             return self._op("reshape", shape=shape, kind="alias")
         return self.clone()._unsafe_view(shape)
 
-    def _folds(self, other: "Tensor") -> bool:
-        """torch's should_fold for this batch (3-D or more) times ``other``: a matrix or
-        a vector, and either ``other`` requires grad (its gradient is then one product,
-        not a sum over the batch) or the batch dimensions fold into rows without a copy."""
-        if other._data.ndim not in (1, 2):
-            return False
-        if other._requires_grad or not self._data.size:
-            return True
-        shape, strides = self._data.shape, self._data.strides
-        return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
-
     def is_floating_point(self) -> bool:
         """True for a float16/32/64 tensor.
 
