@@ -487,7 +487,7 @@ def make_functions(
         if shape is not None and len(shape) == 1:
             if weight is None and ignore_index == -100:
                 return unbatched(operand(input), shape, target, reduction, "nll_loss")
-            check_unbatched_target(target, shape, "nll_loss")
+            target = unbatched_target(target, shape, "nll_loss")
         if weight is None and ignore_index == -100 and (shape is None or len(shape) == 2):
             check_class_indices(input, target)
             return OPS["nll_loss"].dispatch(operand(input), target, reduction=reduction)
@@ -583,7 +583,7 @@ def make_functions(
             target = np.asarray(target)
         if shape is not None and len(shape) == 1:
             if not plain and not label_smoothing:
-                check_unbatched_target(target, shape, "cross_entropy")
+                target = unbatched_target(target, shape, "cross_entropy")
                 return nll_loss(input.log_softmax(0), target, weight, ignore_index, reduction)
             if not plain:
                 loss = cross_entropy(
@@ -642,21 +642,32 @@ def make_functions(
             return per_sample
         return per_sample.mean() if reduction == "mean" else per_sample.sum()
 
-    def check_unbatched_target(target: Any, shape: tuple, name: str) -> None:
-        """The target of one unbatched sample (C,) is one class index of shape ()."""
+    def unbatched_target(target: Any, shape: tuple, name: str) -> Any:
+        """The target of one unbatched sample (C,): one class index of shape (), or of
+        shape (1,), whose loss torch computes (its backward then refuses it)."""
         check_class_dtype(target)
         target_shape = shape_of(target)
-        if not shapes_match(target_shape, ()):
-            raise ValueError(
-                f"{name}: an input of shape {shape} is one sample, "
-                f"so the target is one class index of shape (), got shape "
-                f"{target_shape}; for a batch pass an input of shape (N, C)"
+        if target_shape is None or target_shape == ():
+            return target
+        hint = (
+            f"{name}: an input of shape {shape} is one sample, so its target is one class "
+            "index of shape (); for a batch pass an input of shape (N, C)"
+        )
+        if len(target_shape) > 1:
+            raise RuntimeError(
+                f"0D or 1D target tensor expected, multi-target not supported ({hint})"
             )
+        if target_shape[0] is not None and target_shape[0] != 1:
+            raise ValueError(
+                "For 1D input, 1D target must have size 1, but got target size: "
+                f"{target_shape[0]} ({hint})"
+            )
+        return target
 
     def unbatched(input: Any, shape: tuple, target: Any, reduction: str, name: str) -> Any:
         """Logits (or log-probabilities, for nll_loss) (C,) of one sample and its class
         index of shape ()."""
-        check_unbatched_target(target, shape, name)
+        target = unbatched_target(target, shape, name)
         check_class_range(target, shape[0])
         # as torch: one nll_loss node straight over the (log_softmax of the) row, whose
         # loss is 0-d whatever the reduction

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .core import defop, promote
-from .table import F, _check_floating, _count
+from .table import F, _check_floating, _count, one_sample_target_error
 
 
 def _reduce(loss, reduction: str):
@@ -127,9 +127,9 @@ def _picked(logp, target, ignore_index):
 
 
 def _nll_loss_nd(logp, target, weight=None, reduction="mean", ignore_index=-100):
-    if np.ndim(logp) == 1:  # one unbatched sample (C,) and its 0-d target: a batch of one
+    if np.ndim(logp) == 1:  # one unbatched sample (C,) and its target: a batch of one
         loss = _nll_loss_nd(
-            np.asarray(logp)[None], np.asarray(target)[None], weight, reduction, ignore_index
+            np.asarray(logp)[None], np.asarray(target).reshape(1), weight, reduction, ignore_index
         )
         return loss[0] if reduction == "none" else loss
     picked, valid, safe = _picked(logp, target, ignore_index)
@@ -164,6 +164,8 @@ def _nll_nd_partial(g, logp, target, *rest, reduction="mean", ignore_index=-100)
     # every ignored target) gets +0.0 whatever g is, hence where() rather than a product
     weight = rest[0] if len(rest) == 2 else None
     rank = len(logp.shape)
+    if rank == 1 and len(target.shape) == 1:
+        raise RuntimeError(one_sample_target_error(logp.shape, target.shape))
     classes = logp.shape[1] if rank > 1 else logp.shape[0]  # (C,): one unbatched sample
     mask = F.class_mask(target, num_classes=classes, ignore_index=ignore_index)
     per_class = mask

@@ -1261,7 +1261,7 @@ defop(
 
 def _nll_loss(logp, target, reduction="mean"):
     if np.ndim(logp) == 1:  # one unbatched sample (C,): every reduction keeps its one loss
-        return -np.asarray(logp)[np.asarray(target)]
+        return -np.asarray(logp)[np.asarray(target).reshape(())]
     picked = -logp[np.arange(logp.shape[0]), target]
     if reduction == "mean":  # an empty batch: NaN, as torch, without numpy's warning
         return picked.mean() if picked.size else picked.dtype.type(np.nan)
@@ -1286,6 +1286,8 @@ def nll_loss_grad(g, logp, target, reduction):
         )
     # torch writes -g at the targets into zeros: the other classes get +0.0, whatever g
     # is (a product with the mask would give -0.0 for a positive g, NaN for an infinite g)
+    if len(logp.shape) == 1 and len(target.shape) == 1:
+        raise RuntimeError(one_sample_target_error(logp.shape, target.shape))
     hot = F.one_hot(target, num_classes=classes)
     if len(logp.shape) == 1:  # one unbatched sample: its one loss, whatever the reduction
         return F.where(hot, -g, 0.0)
@@ -1293,6 +1295,16 @@ def nll_loss_grad(g, logp, target, reduction):
         return F.where(hot, -F.unsqueeze(g, dim=1), 0.0)
     scale = -g / _count(logp, 0) if reduction == "mean" else -g  # scalar work before (N, C)
     return F.where(hot, scale, 0.0)
+
+
+def one_sample_target_error(shape: tuple, target_shape: tuple) -> str:
+    """torch computes the loss of one sample (C,) with a target of shape (1,), but its
+    backward refuses it: its words, and what the target should be."""
+    return (
+        f"size mismatch (got input: {list(shape)}, target: {list(target_shape)}) (an input "
+        f"of shape {tuple(shape)} is one sample: its gradient needs a target of shape (), "
+        "one class index)"
+    )
 
 
 defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,))

@@ -1043,3 +1043,35 @@ def test_a_drawing_of_a_vector_times_a_matrix_shows_unsqueeze_mm_squeeze(after_b
     source = ng.render(out, kind="both").source
     for name in ("SqueezeBackward4", "MmBackward0", "UnsqueezeBackward0"):
         assert f"<<b>{name}</b>" in source
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("options", [{}, {"weight": [1.0, 2.0, 3.0]}, {"ignore_index": 0}])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_one_sample_takes_a_target_of_shape_1_as_torch(name, options, reduction):
+    # torch computes the loss, 0-d, but its backward refuses the target
+    def run(lib):
+        x = t(lib, [1.0, 2.0, 0.5], True)
+        kwargs = dict(options, reduction=reduction)
+        if "weight" in kwargs:
+            kwargs["weight"] = t(lib, kwargs["weight"])
+        loss = getattr(lib.nn.functional, name)(x, lib.tensor([1]), **kwargs)
+        try:
+            loss.backward()
+        except RuntimeError as error:
+            return loss, structure(loss.grad_fn), str(error).split(" (an input")[0]
+        return loss, structure(loss.grad_fn), "no error"
+
+    got = both(run, rtol=1e-15)
+    assert got[2] == "size mismatch (got input: [3], target: [1])"
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("target", [[1, 2], [[1]]], ids=["two", "2-D"])
+def test_one_sample_refuses_other_targets_in_torchs_words(name, target):
+    def run(lib):
+        return getattr(lib.nn.functional, name)(t(lib, [1.0, 2.0, 0.5]), lib.tensor(target))
+
+    (got_type, got), (want_type, want) = error_of(run, ng), error_of(run, torch)
+    assert got_type is want_type and got.startswith(want)
+    assert "one class index of shape ()" in got
