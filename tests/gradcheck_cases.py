@@ -307,6 +307,10 @@ for cid, sa, sb in [
 ]:
     case("matmul", cid, lambda a, b: a @ b, ("anyv", sa), ("anyv", sb))
 case("matmul", "mm", lambda a, b: a.mm(b), ("anyv", (2, 3)), ("anyv", (3, 2)))
+case("bmm", "bmm", lambda a, b: a.bmm(b), ("anyv", (2, 2, 3)), ("anyv", (2, 3, 4)))
+# matmul of two batches records bmm between expanded, reshaped operands, as torch
+case("bmm", "matmul-3d-3d", lambda a, b: a @ b, ("anyv", (2, 2, 3)), ("anyv", (2, 3, 4)))
+case("bmm", "matmul-broadcast", lambda a, b: a @ b, ("anyv", (2, 1, 2, 3)), ("anyv", (3, 3, 2)))
 case(
     "matmul",
     "linear-without-bias",

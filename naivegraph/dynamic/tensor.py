@@ -27,8 +27,8 @@ from ..ops.core import (
     with_default_float,
 )
 from ..ops.errors import explain
-from ..ops.methods import _NO_ATTRS, OpMethods, _is_number, _numpy_names, foreign
-from ..ops.shapes import normalize_dims
+from ..ops.methods import _NO_ATTRS, OpMethods, _is_number, _numpy_names, foreign, shape_arg
+from ..ops.shapes import normalize_dims, resolve_shape
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -44,7 +44,14 @@ from .node import (
 from .surface import LEGACY_TYPES, Size, dtype_of_type
 from .tensor_autograd import TensorAutograd
 from .tensor_autograd import bind as bind_autograd
-from .tensor_views import _VIEW_OPS, TensorViews, _aliases, _mark_view
+from .tensor_views import (
+    _VIEW_OPS,
+    TensorViews,
+    _aliases,
+    _mark_view,
+    bind_no_grad_views,
+    no_grad_view_message,
+)
 from .tensor_views import bind as bind_views
 
 _new = object.__new__
@@ -106,6 +113,18 @@ def apply(op: OpDef, args: tuple, attrs: dict) -> "Tensor":
     if inference_users[0] and _state.inference:
         mark_inference(result)
     return result
+
+
+def _multipliable(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a @ b`` has a value: one dtype, matching inner sizes, batches that
+    broadcast (else the single matmul op raises its explained error)."""
+    if a.dtype != b.dtype or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+        return False
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return False
+    return True
 
 
 def _numpy_scalars_as_numbers(inputs) -> tuple:
@@ -254,7 +273,7 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
     _accumulator_ref = None
     _view_chain = ()  # view ops from _base's array to this one's
     _views = None  # on a base: weak set of its live views
-    _made_in_no_grad = False
+    _made_in_no_grad: bool | str = False  # or the mode a view was made in
 
     _ng_apply = staticmethod(apply)  # the op table dispatches tensors here
     __array_ufunc__ = None  # numpy defers to our reflected operators
@@ -362,7 +381,88 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
         # in-place one)
         if self._data.ndim == 1 and isinstance(other, Tensor) and other._data.ndim == 2:
             return self.unsqueeze(0).mm(other)._op("squeeze", dim=0, inplace=True)._unviewed()
+        if isinstance(other, Tensor) and max(self._data.ndim, other._data.ndim) >= 3:
+            if min(self._data.ndim, other._data.ndim) >= 1:
+                return self._batch_product(other)
         return super().matmul(other)
+
+    # -- a batched matmul, recorded as torch's matmul records it ---------------------------
+    def _batch_product(self, other: "Tensor") -> "Tensor":
+        """``self @ other`` where one is a batch (3-D or more): the nodes torch records.
+
+        A batch times a matrix or a vector folds the batch into the rows of one matrix
+        (mm or mv); a matrix or vector that requires grad times a batch folds the
+        transposed batch the same way; two batches go through bmm.  Before that, a 3-D
+        operand with a batch of one that requires grad, against a larger batch, is
+        squeezed to a matrix."""
+        a, b = self._data.shape, other._data.shape
+        if not _multipliable(self._data, other._data):
+            return super().matmul(other)  # its error, about the operands as given
+        if len(a) == 3 == len(b) and a[0] != b[0]:
+            if b[0] == 1 and other._requires_grad:
+                return self.matmul(other.squeeze(0))
+            if a[0] == 1 and self._requires_grad:
+                return self.squeeze(0).matmul(other)
+        if len(a) >= 3 and self._folds(other):
+            rows = self.reshape(math.prod(a[:-1]), a[-1])
+            return rows.matmul(other)._unsafe_view(a[:-1] + b[1:])
+        if len(b) >= 3 and len(a) <= 2 and self._requires_grad:
+            # torch folds other.mT against self.t() and transposes the product back
+            columns = other.transpose(-2, -1)
+            shape = columns._data.shape
+            rows = columns.reshape(math.prod(shape[:-1]), shape[-1])
+            if len(a) == 1:
+                return rows.matmul(self)._unsafe_view(shape[:-1])
+            product = rows.matmul(self.t())._unsafe_view(shape[:-1] + a[:1])
+            return product.transpose(-2, -1).contiguous()
+        return self._bmm_product(other)
+
+    def _folds(self, other: "Tensor") -> bool:
+        """torch's should_fold for this batch (3-D or more) times ``other``: a matrix or
+        a vector, and either ``other`` requires grad (its gradient is then one product,
+        not a sum over the batch) or the batch dimensions fold into rows without a copy."""
+        if other._data.ndim not in (1, 2):
+            return False
+        if other._requires_grad or not self._data.size:
+            return True
+        shape, strides = self._data.shape, self._data.strides
+        return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+    def _bmm_product(self, other: "Tensor") -> "Tensor":
+        """A batch that does not fold: both operands expanded to the broadcast batch and
+        reshaped to one batch dimension, multiplied with bmm, the product given its shape
+        back (a vector ``other`` as a column, squeezed off the product)."""
+        a_shape = self._data.shape if self._data.ndim > 1 else (1,) + self._data.shape
+        vector = other._data.ndim == 1
+        right = other.unsqueeze(-1) if vector else other
+        (*a, n, m1), (*b, m2, p) = a_shape, right._data.shape
+        batch = np.broadcast_shapes(tuple(a), tuple(b))
+        count = math.prod(batch)
+        left = self.expand(*batch, n, m1).reshape(count, n, m1)
+        right = right.expand(*batch, m2, p).reshape(count, m2, p)
+        product = left._op("bmm", right)
+        if vector:
+            product = product.squeeze(-1)
+        shape = batch + ((n,) if self._data.ndim > 1 else ()) + (() if vector else (p,))
+        return product._unsafe_view(shape)
+
+    def _unsafe_view(self, shape: tuple) -> "Tensor":
+        """torch's ``_unsafe_view`` of a product nothing else holds: its new shape, as a
+        new tensor (no ``_base``, version 0), node ``UnsafeViewBackward0``."""
+        return self._op("reshape", shape=shape, kind="unsafe")._unviewed(0)
+
+    def reshape(self, *shape) -> "Tensor":
+        """torch's reshape: a view of a contiguous tensor (``ViewBackward0``); of another
+        layout, a view where one describes the new shape (``ReshapeAliasBackward0``),
+        else a contiguous copy given the new shape (``CloneBackward0``, then
+        ``UnsafeViewBackward0``), which is not a view."""
+        data = self._data
+        if data.flags.c_contiguous:
+            return super().reshape(*shape)
+        shape = resolve_shape(shape_arg(shape), data.size)
+        if np.may_share_memory(np.reshape(data, shape), data):
+            return self._op("reshape", shape=shape, kind="alias")
+        return self.clone()._unsafe_view(shape)
 
     def is_floating_point(self) -> bool:
         """True for a float16/32/64 tensor.
@@ -463,8 +563,25 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
     def bool(self) -> "Tensor":
         return self._cast(np.dtype(np.bool_))
 
+    def is_contiguous(self) -> bool:
+        """Whether the elements lie in row-major order (not after ``t()``, ``expand``, a
+        step slice), as torch's default memory format."""
+        return bool(self._data.flags.c_contiguous)
+
     def contiguous(self) -> "Tensor":
-        return self
+        """Itself if its elements lie in row-major order, else a row-major copy
+        (``CloneBackward0``), as torch: ``x.transpose(0, 1).contiguous().view(-1)`` works.
+
+        >>> import naivegraph as ng
+        >>> x = ng.ones(2, 3)
+        >>> x.contiguous() is x, x.t().contiguous().view(6).shape
+        (True, torch.Size([6]))
+        """
+        if self._data.flags.c_contiguous:
+            return self
+        copy = self.clone()
+        copy._data = np.ascontiguousarray(copy._data)  # a fresh copy nothing else holds
+        return copy
 
     def cpu(self) -> "Tensor":
         return self
@@ -538,11 +655,6 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
 
     def __ne__(self, other):
         return _op("ne", self, other)
-
-    def __iter__(self):
-        if self.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self._cast(other.dtype)
@@ -628,6 +740,48 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
 register_tensor_class(Tensor)  # nodes and the engine build tensors of this class
 bind_autograd(Tensor)
 bind_views(Tensor, _record)
+
+
+class NoGradView(Tensor):
+    """A view made under no_grad of a tensor that requires grad (torch's view of creation
+    meta NO_GRAD_MODE): it requires grad, as its base does, yet has no history and no
+    accumulator, so an op on it records an edge to nothing.
+
+    >>> import naivegraph as ng
+    >>> p = ng.ones(3, requires_grad=True)
+    >>> with ng.no_grad():
+    ...     v = p[1:]
+    >>> v.requires_grad, v.is_leaf, v.exp().grad_fn.next_functions
+    (True, True, ((None, 0),))
+    """
+
+    __slots__ = ()
+
+    def _accumulator(self):  # type: ignore[override]
+        return None
+
+
+class StaleNoGradView(NoGradView):
+    """A view made under no_grad whose base (or another view of it) was written since:
+    torch refuses to say what its history is, so reading ``grad_fn`` (and any op that
+    would record it) raises."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[override]
+    def grad_fn(self):
+        raise RuntimeError(no_grad_view_message(self, indirect=True))
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        Tensor.grad_fn.__set__(self, node)  # type: ignore[attr-defined]
+
+
+# they print as what they are to a learner, torch's one Tensor type: type(v) is shown as
+# Tensor's (``isinstance(v, ng.Tensor)`` holds, ``type(v) is ng.Tensor`` does not)
+for _view_class in (NoGradView, StaleNoGradView):
+    _view_class.__name__ = _view_class.__qualname__ = Tensor.__name__
+bind_no_grad_views(NoGradView, StaleNoGradView)
 
 
 def _as_array(data: Any, dtype) -> np.ndarray:

@@ -9,6 +9,7 @@ read it after ``tensor.py`` and ``tensor_autograd.py``.
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 from ..ops import OPS
 from ..ops.core import OpDef, inplace_result_dtype, torch_dtype_name, warn_at_caller
 from ..ops.errors import explain
-from ..ops.methods import _index_values
+from ..ops.methods import OpMethods, _index_values
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -27,6 +28,7 @@ from .node import (
     OVERLAPPING_WRITE,
     AsStridedBackward0,
     CopySlices,
+    Node,
     has_internal_overlap,
     memory_order,
     memory_owner,
@@ -39,6 +41,18 @@ from .rng import generator_rng
 #: handed over by ``tensor.py`` once Tensor exists (see :func:`bind`).
 Tensor: Any = None
 _record: Any = None
+
+
+#: the classes a view made under no_grad takes (``tensor.NoGradView`` and
+#: ``tensor.StaleNoGradView``), handed over by ``tensor.py`` (see :func:`bind_no_grad_views`)
+NoGradView: Any = None
+StaleNoGradView: Any = None
+
+
+def bind_no_grad_views(fresh: type, stale: type) -> None:
+    """Let views made under no_grad take these classes (they subclass Tensor)."""
+    global NoGradView, StaleNoGradView
+    NoGradView, StaleNoGradView = fresh, stale
 
 
 def bind(tensor_class: type, record) -> None:
@@ -57,13 +71,43 @@ LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place 
 VIEW_OF_LEAF_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
-NO_GRAD_VIEW_INPLACE = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
-    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
-    "your code by moving both the view and the inplace either both inside the no_grad block "
-    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
-    "to be tracked)."
-)
+
+
+def no_grad_view_message(view: "Tensor", indirect: bool) -> str:
+    """torch's refusal of a view made under no_grad (or inference_mode) once it, its base
+    or another view of the base is written: the history it should have is ambiguous.
+    A view taken with grad on from such a view is named by its own node."""
+    node = Tensor.grad_fn.__get__(view, Tensor)  # the slot: a stale view's property raises
+    written = (
+        "its base or another view of its base has been modified inplace"
+        if indirect
+        else "is being modified inplace"
+    )
+    if view._made_in_no_grad == "multi_output":  # an output of unbind (iteration)
+        if node is None:
+            head = f"A view was created in no_grad mode and {written} with grad mode enabled."
+        else:
+            kind = re.sub(r"Backward\d*$", "", node.name())
+            head = f"Output {view._output_nr} of {kind} is a view and {written}."
+        return (
+            f"{head} This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one."
+        )
+    if node is None:
+        prefix = "A view was created in"
+    else:
+        kind = re.sub(r"Backward\d*$", "", node.name())
+        prefix = f"Output {view._output_nr} of {kind} is a view of a view which was created in"
+    inference = view._made_in_no_grad == "inference"
+    made, block = ("inference mode", "inference_mode") if inference else ("no_grad mode", "no_grad")
+    mode = "in normal mode" if inference else "with grad mode enabled"
+    return (
+        f"{prefix} {made} and {written} {mode}. Given that this use case is ambiguous and "
+        "error-prone, it is forbidden. You can clarify your code by moving both the view and "
+        f"the inplace either both inside the {block} block (if you don't want the inplace to "
+        "be tracked) or both outside (if you want the inplace to be tracked)."
+    )
 
 
 def _aliases(out: np.ndarray, source: np.ndarray) -> bool:
@@ -102,12 +146,61 @@ def _mark_view(view: "Tensor", source: "Tensor", op: OpDef, attrs: dict) -> None
     else:
         view._base, view._view_chain = base, source._view_chain + (link,)
     view._version_counter = source._counter()
-    if not _state.enabled:
-        view._made_in_no_grad = True
+    if not _state.enabled or source._made_in_no_grad:
+        # the mode it was made in (torch's creation meta): a view of such a view keeps its
+        # source's unless it is made in a no-grad mode itself (inference mode sticks)
+        made = None if _state.enabled else "inference" if _state.inference else "no_grad"
+        inherited = source._made_in_no_grad
+        view._made_in_no_grad = inherited if not made or inherited == "inference" else made
+        if source._requires_grad and view.grad_fn is None:
+            # torch: it requires grad, as its base does, but has no history and no
+            # accumulator: no gradient reaches it, nor its base through it
+            view._requires_grad = True
+            view.__class__ = NoGradView
     base = view._base
     if base._views is None:
         base._views = weakref.WeakSet()
     base._views.add(view)
+
+
+PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor "
+    "refer to a single memory location. Please clone() the tensor before performing the "
+    "operation."
+)
+
+#: in-place ops whose operands torch lets overlap the written tensor: a fill reads one
+#: number, index_put reads its values before it writes
+_OVERLAP_ALLOWED = frozenset({"fill", "zero", "index_put"})
+
+
+def _dense(data: np.ndarray) -> bool:
+    """torch's is_non_overlapping_and_dense: the elements, in some order of the
+    dimensions, fill one gapless block of memory."""
+    expected = data.itemsize
+    for stride, size in sorted((st, sz) for st, sz in zip(data.strides, data.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _partially_overlaps(out: np.ndarray, operand: np.ndarray) -> bool:
+    """torch's partial overlap of an operand with the written-to array: the same memory
+    but not the very same elements in the same order.  As torch, layouts that are not
+    dense (a column, an expanded row) are too hard to tell and let through."""
+    if operand is out or (out.base is None and operand.base is None):
+        return False
+    if not out.size or not operand.size or memory_owner(out) is not memory_owner(operand):
+        return False
+    if not (_dense(out) and _dense(operand)):
+        return False
+    start = out.__array_interface__["data"][0]
+    other = operand.__array_interface__["data"][0]
+    end, other_end = start + out.nbytes, other + operand.nbytes
+    if (start, end) == (other, other_end):
+        return out.strides != operand.strides or out.shape != operand.shape
+    return start < other_end and other < end
 
 
 def _is_basic_index(index) -> bool:
@@ -151,10 +244,69 @@ def _index_arg(index):
     return index
 
 
+class UnbindBackward0(Node):
+    """The one node of all the slices ``unbind`` (and iteration) gives: its backward
+    stacks their gradients (zeros for a slice no gradient reached) along ``dim``."""
+
+    __slots__ = ("num_outputs", "dim", "meta")
+
+    def __init__(self, base_edge: tuple, count: int, dim: int, meta) -> None:
+        Node.__init__(self, (base_edge,))
+        self.num_outputs, self.dim, self.meta = count, dim, meta  # meta: one slice's
+
+    def apply(self, grad_outputs: list, create_graph: bool) -> list:
+        shape, dtype = self.meta.shape, self.meta.dtype
+        parts = [np.zeros(shape, dtype) if g is None else g for g in grad_outputs]
+        return [OPS["stack"].dispatch(parts, dim=self.dim)]
+
+
 class TensorViews:
     """Mixin: views, indexing and in-place ops of a Tensor."""
 
     __slots__ = ()
+
+    def unbind(self, dim: int = 0) -> tuple:
+        """The slices along ``dim``, each a view (``x[i]`` for dim 0), all outputs of one
+        ``UnbindBackward0`` node, as torch; iterating a tensor gives them too.  As outputs
+        of one node they may not be written in place while a gradient is recorded.
+
+        >>> import naivegraph as ng
+        >>> x = ng.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> [row.grad_fn.name() for row in x.unbind()], x.unbind(1)[1]
+        (['UnbindBackward0', 'UnbindBackward0'], tensor([2., 4.], grad_fn=<UnbindBackward0>))
+        """
+        data = self._data
+        if data.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if not -data.ndim <= dim < data.ndim:
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-data.ndim}, "
+                f"{data.ndim - 1}], but got {dim})"
+            )
+        dim %= data.ndim
+        count = data.shape[dim]
+        lead = (slice(None),) * dim
+        getitem = OPS["getitem"]
+        node = None
+        if self._requires_grad and _state.enabled and count:
+            node = UnbindBackward0(self._edge(), count, dim, meta_of(data[lead + (0, ...)]))
+        slices = []
+        for i in range(count):
+            attrs = {"index": lead + (i,)}
+            part = getitem.forward(data, **attrs)  # a view, 0-d ones too
+            piece = Tensor._make(part, node is not None, node, i)
+            _mark_view(piece, self, getitem, attrs)
+            if _state.enabled and not piece._made_in_no_grad:
+                piece._made_in_no_grad = "multi_output"
+            slices.append(piece)
+        return tuple(slices)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        if dual.active:  # forward mode: tangents ride along the readable indexing
+            return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def view(self, *shape) -> "Tensor":
         """The same memory with another shape; unlike ``reshape`` it never copies, so it
@@ -164,7 +316,7 @@ class TensorViews:
         >>> ng.arange(6.).view(2, 3).shape
         torch.Size([2, 3])
         """
-        result = self.reshape(*shape)
+        result = OpMethods.reshape(self, *shape)  # ViewBackward0 whatever the layout
         if self._data.size and not np.may_share_memory(result._data, self._data):
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
@@ -175,16 +327,17 @@ class TensorViews:
     def _index(self, index):
         return _index_arg(index)
 
-    def _unviewed(self) -> "Tensor":
+    def _unviewed(self, version: int = 1) -> "Tensor":
         """This view of a product nothing else holds, made the product itself, as after
-        torch's ``squeeze_``: no ``_base`` (an in-place op on it then records its own node,
-        not a rebased view's ``AsStridedBackward0``), and at version 1 (the squeeze_)."""
+        torch's ``squeeze_`` or ``_unsafe_view``: no ``_base`` (an in-place op on it then
+        records its own node, not a rebased view's ``AsStridedBackward0``), at ``version``
+        (1 after the squeeze_, 0 after an _unsafe_view)."""
         for name in ("_base", "_view_chain", "_version_counter", "_made_in_no_grad"):
             self.__dict__.pop(name, None)
-        self._counter().value = 1
+        self._counter().value = version
         return self
 
-    def _check_inplace(self, name: str) -> None:
+    def _check_inplace(self, name: str, others: tuple = ()) -> None:
         """Refuse an in-place op that PyTorch refuses, before anything is changed."""
         if self._version_counter is INFERENCE and not _state.inference:  # before any change
             raise RuntimeError(INFERENCE_INPLACE)
@@ -192,6 +345,12 @@ class TensorViews:
             raise RuntimeError(OVERLAPPING_WRITE)  # torch lets fill_/zero_ through
         if not _state.enabled:
             return
+        base = self._base
+        if self._made_in_no_grad and base is not None:
+            if base._requires_grad or any(
+                isinstance(o, Tensor) and o._requires_grad for o in others
+            ):
+                raise RuntimeError(no_grad_view_message(self, indirect=False))
         if self._requires_grad and self.grad_fn is None:
             if self._base is not None:  # a view made a leaf by requires_grad_()
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
@@ -199,12 +358,8 @@ class TensorViews:
                 LEAF_INPLACE + " Change leaf values inside `with ng.no_grad():` "
                 "or through .data / .detach(), before using them."
             )
-        base = self._base
-        if base is not None and base._requires_grad:
-            if base.grad_fn is None:
-                raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
-            if self._made_in_no_grad:
-                raise RuntimeError(NO_GRAD_VIEW_INPLACE)
+        if base is not None and base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE + " Change it inside `with ng.no_grad():`.")
 
     def _inplace(self, name: str, *others, **attrs) -> "Tensor":
         """Run op ``name`` and write its result into this tensor's own storage.
@@ -213,7 +368,11 @@ class TensorViews:
         rewritten (a ``CopySlices`` node over its old one), as PyTorch does; every view
         of the base then reads through that new history.
         """
-        self._check_inplace(name)
+        self._check_inplace(name, others)
+        if name not in _OVERLAP_ALLOWED:
+            for value in (*others, *attrs.values()):
+                if isinstance(value, Tensor) and _partially_overlaps(self._data, value._data):
+                    raise RuntimeError(PARTIAL_OVERLAP)
         op = OPS[name]
         datas = [self._data] + [o._data if isinstance(o, Tensor) else o for o in others]
         try:
@@ -251,6 +410,13 @@ class TensorViews:
             self._rewrite_history(node)
             if saved_values.hook_stack:
                 saved_values.pack_node(node, self)
+        else:
+            # torch regenerates a view's history when it finds its version changed: a
+            # write it did not record leaves every view of a base that requires grad over
+            # the base's (unchanged) history
+            base = self._base if self._base is not None else self
+            if base._views and base._requires_grad:
+                base._rebase_views()
         return self
 
     def _rewrite_history(self, node) -> None:
@@ -283,9 +449,11 @@ class TensorViews:
             return
         edge = self._edge()
         for view in list(self._views):
-            if view._made_in_no_grad:
-                continue  # a view made in no_grad mode records no history
-            view._take_history(AsStridedBackward0(edge, view._view_chain))
+            if view._made_in_no_grad:  # its history is ambiguous: reading it is refused
+                view._requires_grad = True
+                view.__class__ = StaleNoGradView
+            else:
+                view._take_history(AsStridedBackward0(edge, view._view_chain))
 
     def _snapshot(self, op: OpDef, others: tuple) -> "Tensor":
         """This tensor as it was before an in-place op (its data copied only if saved)."""

@@ -901,6 +901,11 @@ def _matmul(b, node, names):
     return b.op("MatMul", names, dtype=node.dtype)
 
 
+@emits("bmm", onnx="MatMul")
+def _bmm(b, node, names):
+    return b.op("MatMul", names, dtype=node.dtype)
+
+
 @emits("addmm", onnx="MatMul, Add")
 def _addmm(b, node, names):
     product = b.op("MatMul", names[1:], dtype=node.dtype)

@@ -305,9 +305,9 @@ def indices_below(target, classes: int) -> bool:
 
 def nll_loss_grad(g, logp, target, reduction):
     """The gradient ``ops.table._nll_partial`` returns for log-probabilities of shape
-    (N, C) (``logp``: their shape and dtype) and class indices ``target`` (N,): ``scale *
-    one_hot(target)``, the same numpy operations called directly rather than dispatched
-    through the op table.  None where the layer is off, the values are not plain arrays
+    (N, C) (``logp``: their shape and dtype) and class indices ``target`` (N,): ``scale``
+    at the targets and +0.0 elsewhere, the same ``where`` called directly rather than
+    dispatched through the op table.  None where the layer is off, the values are not plain arrays
     (``create_graph``, static nodes) or ``reduction`` is ``'none'``."""
     if not (enabled and loss_gradients) or type(g) is not np.ndarray or g.ndim:
         return None
@@ -321,9 +321,10 @@ def nll_loss_grad(g, logp, target, reduction):
 
 def _nll_loss_grad(g, shape: tuple, target, reduction: str):
     # the scale as _nll_partial computes it (``_count`` of a known shape is max(N, 1)),
-    # times the one-hot mask of ``ops.table._one_hot``
+    # at the one-hot mask of ``ops.table._one_hot`` (an index out of range, written behind
+    # the tensor's back, is an empty row), +0.0 elsewhere, as its ``where(hot, scale, 0.0)``
     scale = -g / max(shape[0], 1) if reduction == "mean" else -g
-    return scale * (target[..., None] == np.arange(shape[1]))
+    return np.where(target[..., None] == np.arange(shape[1]), scale, scale.dtype.type(0))
 
 
 def log_softmax_grad(g, out, dim):

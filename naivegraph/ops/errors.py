@@ -39,6 +39,17 @@ def _non_numeric(values: Sequence) -> list:
 
 def _matmul_message(a: tuple, b: tuple) -> str:
     inner = "first" if len(b) == 1 else "second-to-last"
+    if len(a) > 1 and len(b) > 1 and a[-1] == b[-2]:  # the batch dimensions, torch's words
+        rank = max(len(a), len(b)) - 2  # the batch dimensions, aligned on the right
+        batch_a = (1,) * (rank - len(a) + 2) + tuple(a[:-2])
+        batch_b = (1,) * (rank - len(b) + 2) + tuple(b[:-2])
+        for dim, (x, y) in enumerate(zip(batch_a, batch_b)):
+            if x != y and 1 not in (x, y):
+                return (
+                    f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                    f"non-singleton dimension {dim}: the batch dimensions of {a} and {b} "
+                    "(all but the last two) must broadcast"
+                )
     return (
         f"mat1 and mat2 shapes cannot be multiplied ({a} and {b}): the last dimension of "
         f"the first ({a[-1]}) must equal the {inner} dimension of the second "

@@ -382,6 +382,11 @@ def make_functions(
         return operand(input).matmul(other)
 
     @define
+    def bmm(input: Any, mat2: Any) -> Any:
+        """Products of two batches of matrices (b, n, m) and (b, m, p) (3-D only)."""
+        return operand(input).bmm(mat2)
+
+    @define
     def mm(input: Any, other: Any) -> Any:
         """Product of two matrices (2-D only; ``matmul`` for other shapes)."""
         return operand(input).mm(other)
@@ -493,10 +498,7 @@ def make_functions(
         if shape is not None and len(shape) == 1:
             if weight is None and ignore_index == -100:
                 return unbatched(operand(input), shape, target, reduction, "nll_loss")
-            loss = weighted_nll(
-                operand(input).unsqueeze(0), target.reshape(1), weight, ignore_index, reduction
-            )
-            return loss.reshape(()) if reduction == "none" else loss
+            target = unbatched_target(target, shape, "nll_loss")
         if weight is None and ignore_index == -100 and (shape is None or len(shape) == 2):
             check_class_indices(input, target)
             return OPS["nll_loss"].dispatch(operand(input), target, reduction=reduction)
@@ -506,11 +508,13 @@ def make_functions(
         """nll_loss through op ``nll_loss_nd``: 3-D inputs as torch views them, (N, C, 1, d)."""
         check_class_dtype(target)
         shape, target_shape = shape_of(input), shape_of(target)
-        if shape is None or len(shape) < 2:
+        if shape is None or not shape:
             raise ValueError(
                 f"nll_loss: expected an input of shape (N, C) or (N, C, d1, ...), got {shape}"
             )
-        if target_shape is not None and not shapes_match(target_shape, shape[:1] + shape[2:]):
+        if len(shape) == 1:  # one unbatched sample (C,), its target checked as one
+            shape = (1,) + tuple(shape)
+        elif target_shape is not None and not shapes_match(target_shape, shape[:1] + shape[2:]):
             raise ValueError(
                 f"nll_loss: expected a target of shape {(shape[0],) + tuple(shape[2:])} for an "
                 f"input of shape {shape}, got {target_shape}"
@@ -589,6 +593,9 @@ def make_functions(
         if not accepts(target):
             target = np.asarray(target)
         if shape is not None and len(shape) == 1:
+            if not plain and not label_smoothing:
+                target = unbatched_target(target, shape, "cross_entropy")
+                return nll_loss(input.log_softmax(0), target, weight, ignore_index, reduction)
             if not plain:
                 loss = cross_entropy(
                     input.unsqueeze(0),
@@ -646,22 +653,37 @@ def make_functions(
             return per_sample
         return per_sample.mean() if reduction == "mean" else per_sample.sum()
 
-    def unbatched(input: Any, shape: tuple, target: Any, reduction: str, name: str) -> Any:
-        """Logits (or log-probabilities, for nll_loss) (C,) of one sample and its class
-        index of shape (): a batch of one."""
+    def unbatched_target(target: Any, shape: tuple, name: str) -> Any:
+        """The target of one unbatched sample (C,): one class index of shape (), or of
+        shape (1,), whose loss torch computes (its backward then refuses it)."""
         check_class_dtype(target)
         target_shape = shape_of(target)
-        if not shapes_match(target_shape, ()):
-            raise ValueError(
-                f"{name}: an input of shape {shape} is one sample, "
-                f"so the target is one class index of shape (), got shape "
-                f"{target_shape}; for a batch pass an input of shape (N, C)"
+        if target_shape is None or target_shape == ():
+            return target
+        hint = (
+            f"{name}: an input of shape {shape} is one sample, so its target is one class "
+            "index of shape (); for a batch pass an input of shape (N, C)"
+        )
+        if len(target_shape) > 1:
+            raise RuntimeError(
+                f"0D or 1D target tensor expected, multi-target not supported ({hint})"
             )
+        if target_shape[0] is not None and target_shape[0] != 1:
+            raise ValueError(
+                "For 1D input, 1D target must have size 1, but got target size: "
+                f"{target_shape[0]} ({hint})"
+            )
+        return target
+
+    def unbatched(input: Any, shape: tuple, target: Any, reduction: str, name: str) -> Any:
+        """Logits (or log-probabilities, for nll_loss) (C,) of one sample and its class
+        index of shape ()."""
+        target = unbatched_target(target, shape, name)
         check_class_range(target, shape[0])
-        row = input.unsqueeze(0)
-        row = row.log_softmax(1) if name == "cross_entropy" else row
-        loss = OPS["nll_loss"].dispatch(row, target.reshape(1), reduction=reduction)
-        return loss.reshape(()) if reduction == "none" else loss
+        # as torch: one nll_loss node straight over the (log_softmax of the) row, whose
+        # loss is 0-d whatever the reduction
+        logp = input.log_softmax(0) if name == "cross_entropy" else input
+        return OPS["nll_loss"].dispatch(logp, target, reduction=reduction)
 
     add_conv_functions(define, operand, static=lambda value: known_values(value) is None)
     add_loss_functions(

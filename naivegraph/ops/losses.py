@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .core import defop, promote
-from .table import F, _check_floating, _count
+from .table import F, _check_floating, _count, one_sample_target_error
 
 
 def _reduce(loss, reduction: str):
@@ -127,6 +127,11 @@ def _picked(logp, target, ignore_index):
 
 
 def _nll_loss_nd(logp, target, weight=None, reduction="mean", ignore_index=-100):
+    if np.ndim(logp) == 1:  # one unbatched sample (C,) and its target: a batch of one
+        loss = _nll_loss_nd(
+            np.asarray(logp)[None], np.asarray(target).reshape(1), weight, reduction, ignore_index
+        )
+        return loss[0] if reduction == "none" else loss
     picked, valid, safe = _picked(logp, target, ignore_index)
     dtype = np.result_type(logp)
     w = np.ones(safe.shape, dtype) if weight is None else np.asarray(weight, dtype)[safe]
@@ -141,6 +146,8 @@ def _nll_loss_nd(logp, target, weight=None, reduction="mean", ignore_index=-100)
 def _class_mask(target, num_classes, ignore_index=-100):
     """Boolean (N, C, d1, ...): True at each counted target's class."""
     target = np.asarray(target)
+    if target.ndim == 0:  # one unbatched sample: (C,)
+        return (target == np.arange(num_classes)) & (target != ignore_index)
     classes = np.arange(num_classes).reshape((1, -1) + (1,) * (target.ndim - 1))
     return (np.expand_dims(target, 1) == classes) & np.expand_dims(target != ignore_index, 1)
 
@@ -153,17 +160,25 @@ defop(
 
 
 def _nll_nd_partial(g, logp, target, *rest, reduction="mean", ignore_index=-100):
+    # torch writes -weight * g at the counted targets into zeros: every other class (and
+    # every ignored target) gets +0.0 whatever g is, hence where() rather than a product
     weight = rest[0] if len(rest) == 2 else None
-    classes, rank = logp.shape[1], len(logp.shape)
+    rank = len(logp.shape)
+    if rank == 1 and len(target.shape) == 1:
+        raise RuntimeError(one_sample_target_error(logp.shape, target.shape))
+    classes = logp.shape[1] if rank > 1 else logp.shape[0]  # (C,): one unbatched sample
     mask = F.class_mask(target, num_classes=classes, ignore_index=ignore_index)
     per_class = mask
     if weight is not None:
-        per_class = F.where(mask, F.reshape(weight, shape=(1, classes) + (1,) * (rank - 2)), 0.0)
-    if reduction == "none":
-        return -(F.unsqueeze(g, dim=1) * per_class)
-    if reduction == "sum":
-        return -g * per_class
-    return -(g / F.sum(per_class)) * per_class
+        shape = (classes,) if rank == 1 else (1, classes) + (1,) * (rank - 2)
+        per_class = F.where(mask, F.reshape(weight, shape=shape), 0.0)
+    if reduction == "none" and rank > 1:
+        scale = -F.unsqueeze(g, dim=1)
+    elif reduction == "mean":
+        scale = -(g / F.sum(per_class))
+    else:
+        scale = -g
+    return F.where(mask, scale if weight is None else scale * per_class, 0.0)
 
 
 defop(

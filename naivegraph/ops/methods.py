@@ -575,6 +575,32 @@ class OpMethods:
             )
         return self._ng_apply(OPS["matmul"], (self, other), _NO_ATTRS)
 
+    def bmm(self, mat2):
+        """Products of two batches of matrices, (b, n, m) and (b, m, p): 3-D only, one batch
+        size (``matmul`` broadcasts other shapes).
+
+        >>> import naivegraph as ng
+        >>> ng.ones(2, 1, 3).bmm(ng.ones(2, 3, 4)).shape
+        torch.Size([2, 1, 4])
+        """
+        _same_mode(self, (mat2,))
+        for name, value in (("batch1", self), ("batch2", mat2)):
+            ndim = getattr(value, "ndim", np.ndim(value))
+            if ndim is not None and ndim != 3:
+                raise RuntimeError(
+                    f"{name} must be a 3D tensor, got {ndim}-D: bmm multiplies (b, n, m) by "
+                    "(b, m, p); use matmul for other shapes"
+                )
+        shape, other = self.shape, getattr(mat2, "shape", np.shape(mat2))
+        if shape is not None and other is not None:
+            want, got = [shape[0], shape[2]], [other[0], other[1]]
+            if None not in want + got and want != got:
+                raise RuntimeError(
+                    f"Expected size for first two dimensions of batch2 tensor to be: {want} "
+                    f"but got: {got}."
+                )
+        return self._op("bmm", mat2)
+
     def mm(self, other):
         dims = (self.ndim, getattr(other, "ndim", np.ndim(other)))
         if any(d is not None and d != 2 for d in dims):

@@ -89,6 +89,15 @@ def _matmul(attrs: dict, shapes: Sequence[tuple]) -> str:
     return "CloneBackward0" if a == 2 else "UnsafeViewBackward0"
 
 
+#: torch's node for each way its reshape goes: a view of a contiguous tensor, a view of
+#: another layout (``_reshape_alias``), a copy's new shape (``_unsafe_view``)
+_RESHAPE_NODES = {
+    "view": "ViewBackward0",
+    "alias": "ReshapeAliasBackward0",
+    "unsafe": "UnsafeViewBackward0",
+}
+
+
 #: op name -> torch's name for its backward node (only where it is not the default)
 GRAD_FN_NAMES: dict[str, str | Rule] = {
     "sub": _scalar_first("RsubBackward1", "SubBackward0"),
@@ -103,7 +112,8 @@ GRAD_FN_NAMES: dict[str, str | Rule] = {
     "mean": _reduction("Mean"),
     "max": _extreme("Max"),
     "min": _extreme("Min"),
-    "reshape": "ViewBackward0",
+    # ``kind`` only names the node as dynamic reshape and matmul record it (see _reshape)
+    "reshape": lambda attrs, shapes: _RESHAPE_NODES[attrs.get("kind", "view")],
     "squeeze": _squeeze,
     "getitem": _index,
     "scatter": "IndexPutBackward0",

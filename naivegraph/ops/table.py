@@ -96,7 +96,7 @@ LINEAR = frozenset(
         *("scatter_like", "index_put", "cat", "stack"),
     }
 )
-MULTILINEAR = frozenset({"matmul"})  # linear in each argument separately
+MULTILINEAR = frozenset({"matmul", "bmm"})  # linear in each argument separately
 
 
 # ----------------------------------------------------------------------------------
@@ -780,8 +780,9 @@ defop(
 # ----------------------------------------------------------------------------------
 defop(
     "reshape",
-    lambda x, shape: np.reshape(x, shape),
-    [lambda g, x, out, shape: _reshape_to(g, x)],
+    # ``kind`` only names the node (ops/names.py): torch's view, _reshape_alias, _unsafe_view
+    lambda x, shape, kind="view": np.reshape(x, shape),
+    [lambda g, x, out, shape, kind="view": _reshape_to(g, x)],
     saves=(),
 )
 
@@ -1205,6 +1206,14 @@ def _matmul(x, y):
 
 
 defop("matmul", _matmul, [_matmul_partial(0), _matmul_partial(1)], saves={0: (1,), 1: (0,)})
+defop(
+    "bmm",
+    _matmul,
+    [_matmul_partial(0), _matmul_partial(1)],
+    saves={0: (1,), 1: (0,)},
+    doc="Products of two batches of matrices (b, n, m) and (b, m, p): ``bmm``, and what "
+    "dynamic matmul records, as torch, for batches that do not fold into one matrix.",
+)
 
 
 _CAST_METHODS = {
@@ -1324,8 +1333,12 @@ defop(
 
 
 def _nll_loss(logp, target, reduction="mean"):
+    if np.ndim(logp) == 1:  # one unbatched sample (C,): every reduction keeps its one loss
+        return -np.asarray(logp)[np.asarray(target).reshape(())]
     picked = -logp[np.arange(logp.shape[0]), target]
-    return picked.mean() if reduction == "mean" else picked.sum() if reduction == "sum" else picked
+    if reduction == "mean":  # an empty batch: NaN, as torch, without numpy's warning
+        return picked.mean() if picked.size else picked.dtype.type(np.nan)
+    return picked.sum() if reduction == "sum" else picked
 
 
 def _nll_partial(g, logp, target, out, reduction="mean"):
@@ -1337,18 +1350,34 @@ def nll_loss_grad(g, logp, target, reduction):
     calls)."""
     # d(-logp[i, target_i])/dlogp is -1 at each row's target class and 0 elsewhere.
     # a static input of shape (N, None), or of unknown shape: the one-hot rows need C
-    classes = None if logp.shape is None else logp.shape[1]
+    classes = None if logp.shape is None else logp.shape[-1]
     if classes is None:
         raise ValueError(
             "nll_loss: its gradient needs the number of classes (dim 1 of the input) "
             "when the graph is built; give the input a known class dimension, e.g. a "
             "placeholder of shape (None, C)"
         )
+    # torch writes -g at the targets into zeros: the other classes get +0.0, whatever g
+    # is (a product with the mask would give -0.0 for a positive g, NaN for an infinite g)
+    if len(logp.shape) == 1 and len(target.shape) == 1:
+        raise RuntimeError(one_sample_target_error(logp.shape, target.shape))
     hot = F.one_hot(target, num_classes=classes)
+    if len(logp.shape) == 1:  # one unbatched sample: its one loss, whatever the reduction
+        return F.where(hot, -g, 0.0)
     if reduction == "none":
-        return -(F.unsqueeze(g, dim=1) * hot)
+        return F.where(hot, -F.unsqueeze(g, dim=1), 0.0)
     scale = -g / _count(logp, 0) if reduction == "mean" else -g  # scalar work before (N, C)
-    return scale * hot
+    return F.where(hot, scale, 0.0)
+
+
+def one_sample_target_error(shape: tuple, target_shape: tuple) -> str:
+    """torch computes the loss of one sample (C,) with a target of shape (1,), but its
+    backward refuses it: its words, and what the target should be."""
+    return (
+        f"size mismatch (got input: {list(shape)}, target: {list(target_shape)}) (an input "
+        f"of shape {tuple(shape)} is one sample: its gradient needs a target of shape (), "
+        "one class index)"
+    )
 
 
 defop("nll_loss", _nll_loss, [_nll_partial, None], saves=(1,))

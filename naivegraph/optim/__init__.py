@@ -138,6 +138,8 @@ class Optimizer:
     def _write(p: Tensor, delta: np.ndarray) -> None:
         p._data -= delta.astype(p._data.dtype, copy=False)
         p._counter().value += 1  # an in-place change, as torch's optimisers make
+        if p._views:  # a write without grad: the views' histories, as after any other
+            p._rebase_views()
 
 
 def _param_group(group: dict, defaults: dict) -> dict:

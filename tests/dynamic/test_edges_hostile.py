@@ -598,13 +598,6 @@ def test_the_cross_entropy_loss_module_records_nll_loss_over_log_softmax():
     both(run, rtol=1e-15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nll_loss refuses 1-D log-probabilities (C,) with a 0-d target: "
-    "ValueError 'expected input of shape (N, C) and target of shape (N,)'; torch "
-    "computes -input[target] with one NllLossBackward0 edge (ops/functions.py nll_loss "
-    "has no unbatched path; cross_entropy has one)",
-)
 def test_nll_loss_of_one_unbatched_sample_matches_torch():
     def run(lib):
         x = t(lib, [1.0, 2.0, 0.5], True)
@@ -615,13 +608,6 @@ def test_nll_loss_of_one_unbatched_sample_matches_torch():
     both(run)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cross_entropy of one unbatched sample (logits (C,)) records "
-    "NllLossBackward0 -> LogSoftmaxBackward0 -> UnsqueezeBackward0 -> AccumulateGrad: "
-    "its unbatched path unsqueezes before log_softmax; torch takes log_softmax of the "
-    "1-D logits, with no UnsqueezeBackward0 (values and gradients agree)",
-)
 def test_cross_entropy_of_one_unbatched_sample_records_torchs_graph():
     def run(lib):
         x = t(lib, [1.0, 2.0, 0.5], True)
@@ -632,12 +618,6 @@ def test_cross_entropy_of_one_unbatched_sample_records_torchs_graph():
     both(run, rtol=1e-15)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nll_loss's rule multiplies -g by the one-hot mask (ops/table.py "
-    "_nll_partial), so every class but the target gets -0.0 where torch gives +0.0; "
-    "equal as numbers, but 1 / grad is -inf instead of inf",
-)
 def test_nll_loss_gives_positive_zero_to_the_classes_that_are_not_the_target():
     def run(lib):
         x = t(lib, LOGITS, True)
@@ -646,6 +626,113 @@ def test_nll_loss_gives_positive_zero_to_the_classes_that_are_not_the_target():
 
     got, want = run(ng), run(torch)
     assert got.tolist() == want.tolist()
+
+
+ONE_SAMPLE_OPTIONS = [
+    {},
+    {"weight": [1.0, 2.0, 3.0]},
+    {"ignore_index": 1},
+    {"ignore_index": 0},
+    {"ignore_index": 1, "weight": [1.0, 2.0, 3.0]},
+]
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("options", ONE_SAMPLE_OPTIONS)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_unbatched_sample_with_weights_or_an_ignored_class_matches_torch(
+    name, options, reduction, dtype
+):
+    # one node over the (log_softmax of the) row, a 0-d loss (NaN for an ignored
+    # target's mean), gradients with +0.0 off the target
+    def run(lib):
+        x = lib.tensor(np.array([1.0, 2.0, 0.5], dtype=dtype), requires_grad=True)
+        kwargs = dict(options, reduction=reduction)
+        if "weight" in kwargs:
+            kwargs["weight"] = lib.tensor(np.array(kwargs["weight"], dtype=dtype))
+        loss = getattr(lib.nn.functional, name)(x, lib.tensor(1), **kwargs)
+        (loss * -2.0).backward()
+        grad = x.grad.numpy()
+        return loss, grad, np.signbit(grad).tolist(), structure(loss.grad_fn), loss.dim()
+
+    got, want = as_array(run(ng)), as_array(run(torch))
+    assert got[2:] == want[2:]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-7)
+    assert got[1].dtype == want[1].dtype
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"weight": [1.0, 2.0, 3.0]},
+        {"ignore_index": 2},
+        {"weight": [1.0, 2.0, 3.0], "ignore_index": 2},
+    ],
+)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("upstream", [2.0, -2.0, np.inf])
+def test_nll_loss_gives_positive_zero_off_the_targets_whatever_the_upstream_gradient(
+    options, reduction, upstream
+):
+    # torch writes -g at the targets into zeros: +0.0 elsewhere even for an infinite g
+    def run(lib):
+        x = t(lib, LOGITS, True)
+        kwargs = dict(options, reduction=reduction)
+        if "weight" in kwargs:
+            kwargs["weight"] = t(lib, kwargs["weight"])
+        loss = lib.nn.functional.nll_loss(x, lib.tensor(TARGETS), **kwargs)
+        loss.backward(lib.full_like(loss, upstream))
+        return x.grad.numpy().tolist(), np.signbit(x.grad.numpy()).tolist()
+
+    assert run(ng) == run(torch)
+
+
+@pytest.mark.parametrize("options", ONE_SAMPLE_OPTIONS)
+def test_a_second_backward_through_cross_entropy_of_one_sample_matches_torch(options):
+    def run(lib):
+        x = t(lib, [1.0, 2.0, 0.5], True)
+        kwargs = dict(options)
+        if "weight" in kwargs:
+            kwargs["weight"] = t(lib, kwargs["weight"])
+        loss = lib.nn.functional.cross_entropy(x, lib.tensor(1), **kwargs)
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        (g * g * t(lib, W)).sum().backward()
+        return loss, g, x.grad, structure(g.grad_fn, depth=2) is not None
+
+    both(run, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="nll_loss's first derivative does not read its input, so under create_graph it "
+    "does not require grad; torch's (NllLossBackwardBackward0) does and backward gives zeros",
+)
+@pytest.mark.parametrize("logits", [[1.0, 2.0, 0.5], LOGITS], ids=["one-sample", "batch"])
+def test_a_second_backward_through_nll_loss_gives_zeros(logits):
+    def run(lib):
+        x = t(lib, logits, True)
+        target = lib.tensor(1) if x.dim() == 1 else lib.tensor(TARGETS)
+        (g,) = lib.autograd.grad(lib.nn.functional.nll_loss(x, target), x, create_graph=True)
+        (g * g).sum().backward()
+        return g, x.grad
+
+    both(run)
+
+
+def test_nll_loss_of_an_empty_batch_is_nan_without_a_warning():
+    def run(lib):
+        x = lib.zeros(0, 3, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            loss = lib.nn.functional.nll_loss(x, lib.zeros(0, dtype=lib.int64))
+        loss.backward()
+        return loss, x.grad
+
+    got = both(run)
+    assert np.isnan(got[0]) and got[1].shape == (0, 3)
 
 
 # -- a vector times a matrix ---------------------------------------------------------
@@ -772,16 +859,125 @@ def test_other_matmul_shapes_keep_their_values_gradients_and_output_node(shape_a
     both(run, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a batched matmul is one UnsafeViewBackward0 node straight over both "
-    "operands; torch records UnsafeViewBackward0 -> MmBackward0 -> ViewBackward0 (and "
-    "Bmm/Mv/Expand/Clone nodes for other batched shapes), so next_functions differ",
-)
-def test_a_batched_matrix_times_a_matrix_records_torchs_nodes():
+BATCHED_SHAPES = [
+    ((5, 2, 3), (3, 4)),  # folded into one mm
+    ((5, 2, 3), (3,)),  # folded into one mv
+    ((2, 5, 2, 3), (3, 4)),
+    ((0, 2, 3), (3, 4)),
+    ((5, 2, 0), (0, 4)),
+    ((5, 2, 3), (5, 3, 4)),  # bmm
+    ((2, 5, 2, 3), (5, 3, 4)),  # bmm of an expanded batch (a copy)
+    ((1, 2, 3), (1, 3, 4)),
+    ((5, 2, 3), (1, 3, 4)),  # a batch of one that requires grad is squeezed
+    ((1, 2, 3), (5, 3, 4)),
+    ((3,), (5, 3, 4)),  # the transposed batch folded when the vector requires grad
+    ((2, 3), (5, 3, 4)),
+    ((2, 3), (2, 5, 3, 1)),
+    ((0, 2, 3), (0, 3, 4)),
+]
+
+
+# a transposed batch (its batch dimensions do not fold without a copy) times a matrix
+BATCHED_CASES = [(a, b, False) for a, b in BATCHED_SHAPES] + [
+    (a, b, True) for a, b in BATCHED_SHAPES if len(a) >= 3 and len(b) <= 2
+]
+
+
+@pytest.mark.parametrize("shape_a, shape_b, transposed", BATCHED_CASES)
+@pytest.mark.parametrize("a_grad, b_grad", [(True, True), (True, False), (False, True)])
+def test_a_batched_matmul_records_torchs_nodes_values_and_gradients(
+    shape_a, shape_b, transposed, a_grad, b_grad
+):
+    a_values = np.arange(np.prod(shape_a), dtype=float).reshape(shape_a) * 0.1 - 0.3
+    b_values = np.arange(np.prod(shape_b), dtype=float).reshape(shape_b) * 0.2 - 1.0
+
+    def run(lib):
+        a, b = t(lib, a_values, a_grad), t(lib, b_values, b_grad)
+        out = (a.transpose(0, 1) if transposed else a) @ b
+        (out * out).sum().backward()
+        graph = structure(out.grad_fn, depth=7)
+        return out, a.grad, b.grad, graph, out._base is None, out._version
+
+    both(run, rtol=1e-12, atol=1e-12)
+
+
+def test_the_folded_batch_is_a_new_tensor_an_in_place_op_records_its_own_node():
     def run(lib):
         a, b = t(lib, np.ones((5, 2, 3)), True), t(lib, np.ones((3, 4)), True)
-        return structure((a @ b).grad_fn)
+        out = a @ b
+        out.mul_(2.0)
+        out.sum().backward()
+        return a.grad, b.grad, structure(out.grad_fn, depth=3), out._version
+
+    both(run)
+
+
+@pytest.mark.parametrize(
+    "shape_a, shape_b",
+    [((5, 2, 3), (4, 4)), ((5, 2, 3), (5, 4, 4)), ((2, 3), (5, 4, 4)), ((3,), (5, 4, 4))],
+)
+def test_a_batched_matmul_of_mismatched_inner_sizes_names_the_operands_as_given(shape_a, shape_b):
+    a, b = ng.ones(shape_a, requires_grad=True), ng.ones(shape_b, requires_grad=True)
+    with pytest.raises(RuntimeError, match="cannot be multiplied") as caught:
+        a @ b
+    assert f"({shape_a} and {shape_b})" in str(caught.value)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((5, 2, 3), (3, 3, 4)), ((2, 5, 2, 3), (3, 3, 4))])
+def test_batches_that_do_not_broadcast_are_refused_in_torchs_words(shape_a, shape_b):
+    def run(lib):
+        return lib.ones(shape_a) @ lib.ones(shape_b)
+
+    got, want = error_of(run, ng), error_of(run, torch)
+    assert issubclass(got[0], want[0]) and got[1].startswith(want[1])
+
+
+def test_a_batched_matmul_of_two_dtypes_is_refused():
+    a, b = ng.ones(5, 2, 3, dtype=ng.float32), ng.ones(3, 4, dtype=ng.float64)
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        a @ b
+
+
+# -- reshape and contiguous of other layouts --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: x.t().reshape(6, 4),  # a view describes it: _reshape_alias
+        lambda x: x.t().reshape(-1),  # none does: a copy, then _unsafe_view
+        lambda x: x[:, ::2].reshape(12),
+        lambda x: x[::2].reshape(2, 6),
+        lambda x: x[::2].reshape(12),
+        lambda x: x.t().view(6, 4),  # view is ViewBackward0 whatever the layout
+        lambda x: x.t().flatten(),
+        lambda x: x.t().reshape(6, 4).reshape(24),
+        lambda x: x.expand(2, 4, 6).reshape(8, 6),
+        lambda x: x[:, :0].reshape(0),
+        lambda x: x.reshape(24),
+        lambda x: x.t().contiguous(),
+        lambda x: x.contiguous(),
+        lambda x: x.t().contiguous().view(24),
+        lambda x: x.reshape(2, 2, 6).transpose(1, 2).contiguous().view(2, 12),
+    ],
+)
+def test_reshape_and_contiguous_record_torchs_nodes_views_and_gradients(make):
+    def run(lib):
+        x = t(lib, np.arange(24.0).reshape(4, 6), True)
+        out = make(x)
+        (out * out).sum().backward()
+        is_view = out._base is not None
+        return out, x.grad, structure(out.grad_fn, depth=3), is_view, out.is_contiguous()
+
+    both(run)
+
+
+def test_contiguous_gives_a_copy_an_in_place_write_to_it_leaves_the_source():
+    def run(lib):
+        x = t(lib, np.arange(6.0).reshape(2, 3))
+        y = x.t().contiguous()
+        y.add_(1.0)
+        return x, y
 
     both(run)
 
@@ -847,3 +1043,35 @@ def test_a_drawing_of_a_vector_times_a_matrix_shows_unsqueeze_mm_squeeze(after_b
     source = ng.render(out, kind="both").source
     for name in ("SqueezeBackward4", "MmBackward0", "UnsqueezeBackward0"):
         assert f"<<b>{name}</b>" in source
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("options", [{}, {"weight": [1.0, 2.0, 3.0]}, {"ignore_index": 0}])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_one_sample_takes_a_target_of_shape_1_as_torch(name, options, reduction):
+    # torch computes the loss, 0-d, but its backward refuses the target
+    def run(lib):
+        x = t(lib, [1.0, 2.0, 0.5], True)
+        kwargs = dict(options, reduction=reduction)
+        if "weight" in kwargs:
+            kwargs["weight"] = t(lib, kwargs["weight"])
+        loss = getattr(lib.nn.functional, name)(x, lib.tensor([1]), **kwargs)
+        try:
+            loss.backward()
+        except RuntimeError as error:
+            return loss, structure(loss.grad_fn), str(error).split(" (an input")[0]
+        return loss, structure(loss.grad_fn), "no error"
+
+    got = both(run, rtol=1e-15)
+    assert got[2] == "size mismatch (got input: [3], target: [1])"
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("target", [[1, 2], [[1]]], ids=["two", "2-D"])
+def test_one_sample_refuses_other_targets_in_torchs_words(name, target):
+    def run(lib):
+        return getattr(lib.nn.functional, name)(t(lib, [1.0, 2.0, 0.5]), lib.tensor(target))
+
+    (got_type, got), (want_type, want) = error_of(run, ng), error_of(run, torch)
+    assert got_type is want_type and got.startswith(want)
+    assert "one class index of shape ()" in got

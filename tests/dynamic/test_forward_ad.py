@@ -116,6 +116,10 @@ TORCH_CASES: dict[str, list] = {
     "index_put": [("setitem", _setitem, [(3, 4), (2,)])],
     "cat": [("cat", lambda lib, a, b: lib.cat([a, b, a], dim=1), [(2, 3), (2, 1)])],
     "stack": [("stack", lambda lib, a, b: lib.stack([a, b], dim=-1), [(2, 3), (2, 3)])],
+    "bmm": [
+        ("bmm", lambda lib, a, b: a.bmm(b), [(2, 2, 3), (2, 3, 4)]),
+        ("matmul-3d-3d", lambda lib, a, b: a @ b, [(2, 2, 3), (2, 3, 4)]),
+    ],
     "matmul": [
         ("2d-2d", lambda lib, a, b: a @ b, [(2, 3), (3, 4)]),
         ("batched-1d", lambda lib, a, b: a @ b, [(2, 2, 3), (3,)]),

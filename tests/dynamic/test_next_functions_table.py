@@ -86,6 +86,11 @@ CASES: dict[str, list[str]] = {
     "index_put": ["setitem(x * 1, k > 0, 2.0)", "setitem(x * 1, k > 0, y[k > 0])"],
     "cat": ["lib.cat([x, y])", "lib.cat([x, k], 1)", "lib.cat([k, x])"],
     "stack": ["lib.stack([x, y])", "lib.stack([k, x], 1)"],
+    "bmm": [
+        "lib.bmm(x[None], y.t()[None])",
+        "x[None].bmm(k.t()[None])",
+        "lib.stack([x, y]) @ lib.stack([k, y]).mT",
+    ],
     "matmul": ["x @ y.t()", "x @ k.t()", "k @ x.t()", "v @ w", "x @ v", "v @ x.t()", "x.mm(y.t())"],
     "addmm": [
         "lib.nn.functional.linear(x, y, w[:2])",

@@ -450,12 +450,9 @@ def product_then_change(lib, shapes, grads, changed):
 @pytest.mark.parametrize("grads", [(False, True), (True, False), (True, True)])
 @pytest.mark.parametrize("changed", ["x", "w"])
 def test_a_product_keeps_only_the_factor_its_needed_gradient_reads(shapes, grads, changed):
+    # a vector that requires grad times a batch is folded, as torch, into (w.mT reshaped
+    # to 6 x 4) @ x, whose node keeps that copy and so never sees w change
     ours = product_then_change(ng, shapes, grads, changed)
-    if shapes == ((4,), (2, 4, 3)) and changed == "w" and grads[0]:
-        # torch folds this product into (w.mT reshaped to 6 x 4) @ x and keeps that copy,
-        # so it never sees w change; naivegraph keeps w itself and says so
-        assert ours[0] == "RuntimeError" and "modified by an inplace operation" in ours[1]
-        return
     theirs = product_then_change(torch, shapes, grads, changed)
     assert ours[0] == theirs[0]
     if ours[0] == "ok":

@@ -29,6 +29,8 @@ F64 = np.float64
 _MARKED_BY_HAND = {
     ("matmul", 0): {1},
     ("matmul", 1): {0},
+    ("bmm", 0): {1},  # matmul's partials
+    ("bmm", 1): {0},
     ("conv2d", 0): {1},
     ("conv2d", 1): {0},
     ("conv2d", 2): set(),

@@ -577,3 +577,29 @@ def test_a_minimize_through_a_cond_refused_for_its_name_rolls_back_nodes_and_slo
         with pytest.raises(ValueError, match="already exists"):
             ns.optim.SGD([w], lr=0.1, momentum=0.9).minimize(loss, name="x")
     assert [n.name for n in g.nodes] == names and list(g.variables) == variables
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("options", [{}, {"weight": [1.0, 2.0, 3.0]}, {"ignore_index": 0}])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_a_loss_of_one_unbatched_sample_and_its_gradient_equal_torch(
+    name, options, reduction, torch
+):
+    with ns.Graph() as g:
+        x = ns.placeholder("x", shape=(3,), dtype=np.float64)
+        y = ns.placeholder("y", shape=(), dtype=np.int64)
+        given = {k: np.array(v) if isinstance(v, list) else v for k, v in options.items()}
+        loss = getattr(ns, name)(x, y, reduction=reduction, **given)
+        (gx,) = ns.gradients(loss.sum() if reduction == "none" else loss, [x])
+    xv = np.array([1.0, 2.0, 0.5])
+    values = g.run([loss, gx], {x: xv, y: np.array(1)})
+    xt = torch.tensor(xv, requires_grad=True)
+    taken = {
+        k: torch.tensor(v, dtype=torch.float64) if isinstance(v, list) else v
+        for k, v in options.items()
+    }
+    out = getattr(torch.nn.functional, name)(xt, torch.tensor(1), reduction=reduction, **taken)
+    out.sum().backward()
+    assert np.shape(values[0]) == ()
+    close(values[0], out.item())
+    close(values[1], xt.grad.numpy())
