@@ -636,12 +636,8 @@ def _bitwise(kernel: str, ufunc: np.ufunc) -> Callable:
     return checked
 
 
-for _name, _fn in [
-    ("bitwise_and", np.bitwise_and),
-    ("bitwise_or", np.bitwise_or),
-    ("bitwise_xor", np.bitwise_xor),
-]:
-    defop(_name, _bitwise(f"{_name}_cpu", _fn), elementwise=True, commutative=True)
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):  # numpy's ufuncs of these names
+    defop(_name, _bitwise(f"{_name}_cpu", getattr(np, _name)), elementwise=True, commutative=True)
 
 
 def _bitwise_not(x):
