@@ -492,6 +492,9 @@ class TensorViews:
     def bitwise_xor_(self, other) -> "Tensor":
         return self._inplace("bitwise_xor", other)
 
+    def bitwise_not_(self) -> "Tensor":
+        return self._inplace("bitwise_not")
+
     def pow_(self, exponent) -> "Tensor":
         if isinstance(exponent, Tensor):
             return self._inplace("pow", exponent)

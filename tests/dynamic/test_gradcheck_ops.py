@@ -40,6 +40,10 @@ def test_non_differentiable_ops_record_no_history():
             out = op.dispatch(x > 0, dim=0)
         elif name in ("logical_not", "zeros_like"):
             out = op.dispatch(x)
+        elif name == "bitwise_not":  # integers and masks only
+            out = op.dispatch(x > 0)
+        elif name.startswith("bitwise_"):
+            out = op.dispatch(x > 0, x < 2)
         elif name == "one_hot":
             out = op.dispatch(ng.tensor([0, 2, 1]), num_classes=3)
         elif name in ("argmax", "argmin", "argsort", "count"):

@@ -667,7 +667,6 @@ def test_a_python_int_outside_the_dtype_is_wrapped_as_torch(dtype, number):
     same_bits_as_torch(program)
 
 
-@pytest.mark.xfail(strict=True, reason="Tensor.bitwise_not_ does not exist (torch has it)")
 def test_bitwise_not_in_place_is_torchs():
     def program(m):
         a = m.tensor([5, 6, -7])
