@@ -273,6 +273,7 @@ class Tensor(TensorAutograd, TensorViews, OpMethods):
     _accumulator_ref = None
     _view_chain = ()  # view ops from _base's array to this one's
     _views = None  # on a base: weak set of its live views
+    _defers_foreign = True  # x * [1.0]: Python's TypeError, as torch's operators give
     _made_in_no_grad: bool | str = False  # or the mode a view was made in
 
     _ng_apply = staticmethod(apply)  # the op table dispatches tensors here

@@ -386,6 +386,24 @@ emits("logical_or", onnx="Or (operands cast to bool)")(_logical("Or"))
 emits("logical_not", onnx="Not (operand cast to bool)")(_logical("Not"))
 
 
+def _bitwise(onnx_op: str, on_bools: str) -> Emitter:
+    """torch's bitwise operators: ONNX's Bitwise* on integers, the logical op on bools."""
+
+    def emit(b, node, names):
+        dtype = _out_dtype(node)
+        if dtype == np.bool_:
+            return b.op(on_bools, _as_cast(b, names, np.bool_), dtype=np.bool_)
+        return b.op(onnx_op, _as_cast(b, names, dtype), dtype=dtype)
+
+    return emit
+
+
+emits("bitwise_and", onnx="BitwiseAnd (And for booleans)")(_bitwise("BitwiseAnd", "And"))
+emits("bitwise_or", onnx="BitwiseOr (Or for booleans)")(_bitwise("BitwiseOr", "Or"))
+emits("bitwise_xor", onnx="BitwiseXor (Xor for booleans)")(_bitwise("BitwiseXor", "Xor"))
+emits("bitwise_not", onnx="BitwiseNot (Not for booleans)")(_bitwise("BitwiseNot", "Not"))
+
+
 # ----------------------------------------------------------------------------------
 # Reductions
 # ----------------------------------------------------------------------------------

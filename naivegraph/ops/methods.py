@@ -158,7 +158,7 @@ def _operator(name: str, dunder: str):
         if type(other) is not type(self):  # the common same-type case skips the checks
             if not isinstance(self, OpMethods):
                 raise not_a_tensor(f"__{dunder}__", self)
-            if foreign(other):
+            if self._defers_foreign and foreign(other):
                 return NotImplemented
             _same_mode(self, (other,))
         return self._ng_apply(op, (self, other), _NO_ATTRS)
@@ -167,7 +167,7 @@ def _operator(name: str, dunder: str):
         if type(other) is not type(self):
             if not isinstance(self, OpMethods):
                 raise not_a_tensor(f"__r{dunder}__", self)
-            if foreign(other):
+            if self._defers_foreign and foreign(other):
                 return NotImplemented
             _same_mode(self, (other,))
         return self._ng_apply(op, (other, self), _NO_ATTRS)
@@ -182,6 +182,10 @@ class OpMethods:
     """Mixin: the arithmetic, reductions and shape methods both modes speak."""
 
     __slots__ = ()
+
+    #: whether an operator returns NotImplemented for an operand torch's do not take
+    #: (dynamic mode, as torch); a static node's op names the operand in its own error
+    _defers_foreign = False
 
     # Provided by each mode's class (dynamic Tensor, static Node):
     _ng_apply: Callable

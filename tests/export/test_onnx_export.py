@@ -624,3 +624,17 @@ def test_the_lessons_mlp_with_its_gradients_runs_in_onnx_runtime_at_any_batch_si
         for a, b in zip(got, compiled(X, y)):
             assert a.dtype == b.dtype == np.float32
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)  # float32 sums
+
+
+def test_bitwise_operators_export_and_run_as_naivegraph_computes_them():
+    g = ns.Graph()
+    with g:
+        a = ns.placeholder("a", shape=(4,), dtype=np.int64)
+        m = ns.placeholder("m", shape=(4,), dtype=np.bool_)
+        outputs = [a & 6, a | 1, a ^ 5, ~a, m & (a > 2), m ^ m, ~m, (a > 0) | m]
+    feeds = {a: np.array([5, -6, 7, 0]), m: np.array([True, False, True, False])}
+    expected = g.run(outputs, feeds)
+    found = run_onnx(to_onnx(g, [a, m], outputs), {"a": feeds[a], "m": feeds[m]})
+    for want, got in zip(expected, found):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
