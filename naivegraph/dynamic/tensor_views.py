@@ -18,7 +18,7 @@ import numpy as np
 from ..ops import OPS
 from ..ops.core import OpDef, inplace_result_dtype, torch_dtype_name, warn_at_caller
 from ..ops.errors import explain
-from ..ops.methods import OpMethods, _index_values
+from ..ops.methods import OpMethods, _diagonal, _fill_value, _index_values
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -535,6 +535,18 @@ class TensorViews:
 
     def copy_(self, src) -> "Tensor":
         return self._inplace("copy", src)
+
+    def masked_fill_(self, mask, value) -> "Tensor":
+        """Write ``value`` into this tensor where the bool ``mask`` is True."""
+        if hasattr(type(value), "_ng_apply"):
+            return self._inplace("masked_fill_tensor", mask, value)
+        return self._inplace("masked_fill", mask, value=_fill_value(value, "masked_fill_"))
+
+    def tril_(self, diagonal: int = 0) -> "Tensor":
+        return self._inplace("tril", diagonal=_diagonal(diagonal, "tril_"))
+
+    def triu_(self, diagonal: int = 0) -> "Tensor":
+        return self._inplace("triu", diagonal=_diagonal(diagonal, "triu_"))
 
     def index_add_(self, dim: int, index, source, *, alpha=1) -> "Tensor":
         """Add ``alpha * source`` into this tensor at positions ``index`` along ``dim``.

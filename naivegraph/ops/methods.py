@@ -122,6 +122,26 @@ def _index_values(index, name: str) -> np.ndarray:
     )
 
 
+def _fill_value(value, name: str):
+    """``masked_fill``'s value: a Python number or a tensor (0-d, which the op checks)."""
+    if isinstance(value, (numbers.Number, np.bool_)) or hasattr(type(value), "_ng_apply"):
+        return value
+    raise TypeError(
+        f"{name}(): argument 'value' must be a number or a 0-d tensor, not "
+        f"{type(value).__name__}"
+    )
+
+
+def _diagonal(diagonal, name: str) -> int:
+    """torch takes only an int as ``diagonal`` (1.5 is not rounded)."""
+    if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, (bool, np.bool_)):
+        raise TypeError(
+            f"{name}(): argument 'diagonal' (position 1) must be int, not "
+            f"{type(diagonal).__name__}"
+        )
+    return int(diagonal)
+
+
 def _same_mode(self, others) -> None:
     """A dynamic tensor and a static node meeting in an operator is a clear TypeError."""
     for other in others:
@@ -547,6 +567,52 @@ class OpMethods:
                 [1, 2]])
         """
         return self._op("index_select", dim=int(dim), index=_index_values(index, "index_select"))
+
+    def masked_fill(self, mask, value):
+        """A copy of ``self`` with ``value`` (a number or a 0-d tensor) where the bool
+        ``mask``, broadcast with ``self``, is True.
+
+        >>> import naivegraph as ng
+        >>> x = ng.tensor([-1.0, 2.0, -3.0])
+        >>> x.masked_fill(x < 0, 0.0)
+        tensor([0., 2., 0.])
+        """
+        if hasattr(type(value), "_ng_apply"):
+            return self._op("masked_fill_tensor", mask, value)
+        _same_mode(self, (mask,))
+        return self._op("masked_fill", mask, value=_fill_value(value, "masked_fill"))
+
+    def tril(self, diagonal: int = 0):
+        """The lower triangle of the last two dims: entries on and below ``diagonal``
+        (0 the main diagonal, 1 one above it, -1 one below), zeros elsewhere.
+
+        >>> import naivegraph as ng
+        >>> ng.ones(2, 3).tril()
+        tensor([[1., 0., 0.],
+                [1., 1., 0.]])
+        """
+        return self._op("tril", diagonal=_diagonal(diagonal, "tril"))
+
+    def triu(self, diagonal: int = 0):
+        """The upper triangle of the last two dims: entries on and above ``diagonal``.
+
+        >>> import naivegraph as ng
+        >>> ng.ones(2, 3).triu(1)
+        tensor([[0., 1., 1.],
+                [0., 0., 1.]])
+        """
+        return self._op("triu", diagonal=_diagonal(diagonal, "triu"))
+
+    def gather(self, dim: int, index):
+        """``out[i][j] = self[i][index[i][j]]`` for ``dim=1`` (and so on): an integer
+        ``index`` of ``self``'s rank picks one entry along ``dim`` per position.
+
+        >>> import naivegraph as ng
+        >>> ng.tensor([[1, 2], [3, 4]]).gather(1, ng.tensor([[1], [0]]))
+        tensor([[2],
+                [3]])
+        """
+        return self._op("gather", dim=int(dim), index=_index_values(index, "gather"))
 
     def index_add(self, dim: int, index, source, *, alpha=1):
         """A copy of ``self`` with ``alpha * source`` added at positions ``index`` along

@@ -117,6 +117,8 @@ GRAD_FN_NAMES: dict[str, str | Rule] = {
     "squeeze": _squeeze,
     "getitem": _index,
     "scatter": "IndexPutBackward0",
+    "masked_fill": "MaskedFillBackward0",  # a Python number value
+    "masked_fill_tensor": "MaskedFillBackward1",  # a 0-d tensor value
     "matmul": _matmul,
     "add_alpha": "AddBackward0",
     "sub_alpha": "SubBackward0",

@@ -1832,3 +1832,168 @@ defop(
     elementwise=True,
     doc="``x - alpha * y`` (``x.sub(y, alpha=alpha)``).",
 )
+
+
+# ----------------------------------------------------------------------------------
+# Masks, triangles and gathers: each output entry is a copy of one input entry (or the
+# fill value), so every gradient is exact: copied back, or added where entries repeat.
+# ----------------------------------------------------------------------------------
+#: the C++ names torch's masked_fill message gives a mask's dtype
+_C_TYPE_NAMES = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+}
+
+
+def _masked_fill(x, mask, value):
+    x, mask, value = np.asarray(x), np.asarray(mask), np.asarray(value)
+    if mask.dtype != np.bool_:
+        name = _C_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {name}: "
+            "compare first, e.g. x.masked_fill(x < 0, 0.0), or convert with mask.bool()."
+        )
+    if value.ndim:
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.ndim} dimension(s)."
+        )
+    # the value takes self's dtype (1.7 into an integer tensor is 1), as torch casts it
+    return np.where(mask, value.astype(x.dtype), x)
+
+
+# A Python number value is an attribute (torch's MaskedFillBackward0, one edge), a 0-d
+# tensor an input that gets the sum of the gradient at the filled entries
+# (MaskedFillBackward1, edges to self and to the value), as in torch.
+defop(
+    "masked_fill",
+    _masked_fill,
+    # where(), not g * ~mask: a filled entry's gradient is an exact 0 even where g is inf
+    [lambda g, x, mask, out, value: F.where(mask, 0.0, g), None],
+    saves=(1,),
+    elementwise=True,
+    doc="``x`` with the number ``value`` where ``mask`` is True (``torch.masked_fill``).",
+)
+defop(
+    "masked_fill_tensor",
+    _masked_fill,
+    [
+        lambda g, x, mask, value, out: F.where(mask, 0.0, g),
+        None,
+        lambda g, x, mask, value, out: F.where(mask, g, 0.0),
+    ],
+    saves=(1,),
+    elementwise=True,
+    doc="``x`` with the 0-d tensor ``value`` where ``mask`` is True (``torch.masked_fill``).",
+)
+
+
+def _triangle(name: str, part: Callable):
+    def forward(x, diagonal=0):
+        x = np.asarray(x)
+        if x.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return part(x, diagonal)
+
+    forward.__name__ = name
+    return forward
+
+
+defop(
+    "tril",
+    _triangle("tril", np.tril),
+    [lambda g, x, out, diagonal=0: F.tril(g, diagonal=diagonal)],
+    saves=(),
+    doc="The lower triangle of the last two dims, from ``diagonal`` down (``torch.tril``).",
+)
+defop(
+    "triu",
+    _triangle("triu", np.triu),
+    [lambda g, x, out, diagonal=0: F.triu(g, diagonal=diagonal)],
+    saves=(),
+    doc="The upper triangle of the last two dims, from ``diagonal`` up (``torch.triu``).",
+)
+
+
+def _gather_checks(name: str, x: np.ndarray, dim: int, index: np.ndarray) -> int:
+    """torch's checks of ``gather`` and ``scatter_add``: the index's dtype, rank, sizes
+    and range; the axis they work along."""
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    (axis,) = normalize_dims(dim, x.ndim) or (0,)
+    if max(index.ndim, 1) != max(x.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    shape, index_shape = x.shape or (1,), index.shape or (1,)
+    for d, (i, s) in enumerate(zip(index_shape, shape)):
+        if d != axis and i > s and index.size:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} "
+                f"to be no larger than self {list(x.shape)} apart from dimension {axis}"
+            )
+    size = shape[axis]
+    bad = index[(index < 0) | (index >= size)]
+    if bad.size:
+        raise RuntimeError(
+            f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {axis} "
+            f"with size {size}"
+        )
+    return axis
+
+
+def _gather(x, dim, index):
+    x, index = np.asarray(x), np.asarray(index)
+    axis = _gather_checks("gather", x, dim, index)
+    source = x.reshape(-1) if x.ndim == 0 else x
+    spots = index.reshape(-1) if index.ndim == 0 else index
+    # the slice of x under the index (it may be smaller than x away from ``axis``)
+    window = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(spots.shape))
+    picked = np.take_along_axis(source[window], spots.astype(np.intp), axis=axis)
+    return picked.reshape(index.shape)
+
+
+def _scatter_add(x, source, dim, index):
+    x, source, index = np.asarray(x), np.asarray(source), np.asarray(index)
+    axis = _gather_checks("scatter_add", x, dim, index)
+    if x.dtype != source.dtype:
+        raise RuntimeError(
+            f"scatter_add(): Expected self.dtype to be equal to src.dtype, but got "
+            f"{torch_dtype_name(x.dtype)} and {torch_dtype_name(source.dtype)}"
+        )
+    out = x.reshape(-1).copy() if x.ndim == 0 else x.copy()
+    spots = index.reshape(-1) if index.ndim == 0 else index
+    values = source.reshape(-1) if source.ndim == 0 else source
+    if values.shape != spots.shape:
+        raise RuntimeError(
+            f"scatter_add(): naivegraph expects src of the index's shape {list(index.shape)}, "
+            f"got {list(source.shape)}; slice src to the index's shape first"
+        )
+    grid = list(np.indices(spots.shape, sparse=True))
+    grid[axis] = spots.astype(np.intp)
+    np.add.at(out, tuple(grid), values)
+    return out.reshape(x.shape)
+
+
+defop(
+    "gather",
+    _gather,
+    [lambda g, x, out, dim, index: F.scatter_add(_zeros_for(x, g), g, dim=dim, index=index)],
+    saves=(),
+    doc="``out[i][j] = x[i][index[i][j]]`` along ``dim`` (``torch.gather``).",
+)
+defop(
+    "scatter_add",
+    _scatter_add,
+    [
+        lambda g, x, source, out, dim, index: g,
+        lambda g, x, source, out, dim, index: F.gather(g, dim=dim, index=index),
+    ],
+    saves=(),
+    doc="``x`` with ``source`` added at positions ``index`` along ``dim``; repeated "
+    "positions add up (``torch.scatter_add``, the gradient of ``gather``).",
+)
