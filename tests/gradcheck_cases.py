@@ -694,3 +694,30 @@ def missing_cases(ops: dict) -> str | None:
         f'e.g. case("{missing[0]}", "basic", lambda x: F.{missing[0]}(x), ("anyv", (2, 3))) '
         f"(an input of shape (2, 3) that requires grad; the kinds of input are listed above CASES)"
     )
+
+
+FILL_MASK = ng.tensor([[True, False, True], [False, False, True]])
+case("masked_fill", "number", lambda x: x.masked_fill(FILL_MASK, 0.5), ("anyv", (2, 3)))
+case("masked_fill", "broadcast mask", lambda x: x.masked_fill(FILL_MASK[0], -1.0), ("anyv", (4, 3)))
+case("masked_fill", "in-place", lambda x: (x * 1).masked_fill_(FILL_MASK, 2.0), ("anyv", (2, 3)))
+case(
+    "masked_fill_tensor",
+    "0-d value",
+    lambda x, v: ng.masked_fill(x, FILL_MASK, v.sum()),
+    ("anyv", (2, 3)),
+    ("anyv", (1,)),
+)
+case("tril", "diagonal 0", lambda x: x.tril(), ("anyv", (3, 4)))
+case("tril", "batched -1", lambda x: ng.tril(x, diagonal=-1), ("anyv", (2, 3, 3)))
+case("triu", "diagonal 1", lambda x: x.triu(1), ("anyv", (4, 3)))
+case("triu", "in-place", lambda x: (x * 1).triu_(-1), ("anyv", (3, 3)))
+GATHER_INDEX = ng.tensor([[2, 0, 2, 2], [1, 1, 0, 2]])
+case("gather", "dim1 repeats", lambda x: x.gather(1, GATHER_INDEX), ("anyv", (2, 3)))
+case("gather", "dim0", lambda x: ng.gather(x, 0, GATHER_INDEX[:, :3] % 2), ("anyv", (2, 3)))
+case(
+    "scatter_add",
+    "dim1",
+    lambda x, s: x.scatter_add(1, GATHER_INDEX, s),
+    ("anyv", (2, 3)),
+    ("anyv", (2, 4)),
+)

@@ -127,8 +127,7 @@ def _fill_value(value, name: str):
     if isinstance(value, (numbers.Number, np.bool_)) or hasattr(type(value), "_ng_apply"):
         return value
     raise TypeError(
-        f"{name}(): argument 'value' must be a number or a 0-d tensor, not "
-        f"{type(value).__name__}"
+        f"{name}(): argument 'value' must be a number or a 0-d tensor, not {type(value).__name__}"
     )
 
 
@@ -136,8 +135,7 @@ def _diagonal(diagonal, name: str) -> int:
     """torch takes only an int as ``diagonal`` (1.5 is not rounded)."""
     if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, (bool, np.bool_)):
         raise TypeError(
-            f"{name}(): argument 'diagonal' (position 1) must be int, not "
-            f"{type(diagonal).__name__}"
+            f"{name}(): argument 'diagonal' (position 1) must be int, not {type(diagonal).__name__}"
         )
     return int(diagonal)
 
@@ -613,6 +611,18 @@ class OpMethods:
                 [3]])
         """
         return self._op("gather", dim=int(dim), index=_index_values(index, "gather"))
+
+    def scatter_add(self, dim: int, index, src):
+        """A copy of ``self`` with each entry of ``src`` added at its ``index`` along
+        ``dim`` (``out[i][index[i][j]] += src[i][j]`` for ``dim=1``); repeated positions
+        add up.  ``src`` has the index's shape.
+
+        >>> import naivegraph as ng
+        >>> ng.zeros(3).scatter_add(0, ng.tensor([0, 2, 0]), ng.tensor([1.0, 2.0, 3.0]))
+        tensor([4., 0., 2.])
+        """
+        index = _index_values(index, "scatter_add")
+        return self._op("scatter_add", src, dim=int(dim), index=index)
 
     def index_add(self, dim: int, index, source, *, alpha=1):
         """A copy of ``self`` with ``alpha * source`` added at positions ``index`` along

@@ -117,8 +117,7 @@ GRAD_FN_NAMES: dict[str, str | Rule] = {
     "squeeze": _squeeze,
     "getitem": _index,
     "scatter": "IndexPutBackward0",
-    "masked_fill": "MaskedFillBackward0",  # a Python number value
-    "masked_fill_tensor": "MaskedFillBackward1",  # a 0-d tensor value
+    "masked_fill_tensor": "MaskedFillBackward1",  # a 0-d tensor value (a number: ...0)
     "matmul": _matmul,
     "add_alpha": "AddBackward0",
     "sub_alpha": "SubBackward0",

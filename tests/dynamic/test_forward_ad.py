@@ -155,6 +155,20 @@ TORCH_CASES: dict[str, list] = {
     "index_add": [
         ("dim 0", lambda lib, x, y: (x * 1).index_add_(0, lib.tensor([1, 0]), y), [(2, 3), (2, 3)])
     ],
+    "masked_fill": [("number", lambda lib, x: x.masked_fill(lib.tensor(MASK), 0.5), [(2, 3)])],
+    "masked_fill_tensor": [
+        ("0-d value", lambda lib, x, v: x.masked_fill(lib.tensor(MASK), v[0]), [(2, 3), (1,)])
+    ],
+    "tril": [("diagonal -1", lambda lib, x: x.tril(-1), [(2, 3, 4)])],
+    "triu": [("diagonal 1", lambda lib, x: lib.triu(x, diagonal=1), [(3, 4)])],
+    "gather": [("dim 1", lambda lib, x: x.gather(1, lib.tensor([[2, 0, 2], [1, 1, 0]])), [(2, 3)])],
+    "scatter_add": [
+        (
+            "dim 0",
+            lambda lib, x, y: x.scatter_add(0, lib.tensor([[1, 0, 1], [1, 1, 0]]), y),
+            [(2, 3), (2, 3)],
+        )
+    ],
     # convolutional layers, division and losses of the third round
     "conv2d": [
         (

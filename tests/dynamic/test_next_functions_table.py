@@ -121,6 +121,27 @@ CASES: dict[str, list[str]] = {
     "std": ["x.std()", "x.std(1, keepdim=True)", "lib.std(x, correction=0)"],
     "prod": ["x.prod()", "x.prod(1)", "lib.prod(x, 0, keepdim=True)"],
     "index_select": ["x.index_select(1, i)", "lib.index_select(x, 0, i[1:2])"],
+    "masked_fill": [
+        "x.masked_fill(x > 0, 0.0)",
+        "x.masked_fill(k > 0, 2)",
+        "(x * 1).masked_fill_(v > 0, 1.5)",
+    ],
+    "masked_fill_tensor": [
+        "x.masked_fill(x > 0, y.mean())",
+        "x.masked_fill(k > 0, k[1, 1])",
+        "k.masked_fill(k > 0, y.sum())",
+        "lib.masked_fill(x, v > 0, w[2])",
+        "(x * 1).masked_fill_(v > 0, w[1])",
+    ],
+    "tril": ["x.tril()", "lib.tril(x, -1)", "(x * 1).tril_(diagonal=1)"],
+    "triu": ["x.triu(1)", "lib.triu(x, diagonal=-1)", "(x * 1).triu_()"],
+    "gather": ["x.gather(1, i[None].expand(2, 3))", "lib.gather(x, 0, i[None] % 2)"],
+    "scatter_add": [
+        "x.scatter_add(1, i[None].expand(2, 3), y)",
+        "x.scatter_add(1, i[None].expand(2, 3), k)",
+        "k.scatter_add(0, i[None] % 2, x[:1])",
+        "lib.scatter_add(x, 0, i[None] % 2, y[1:])",
+    ],
     "index_add": [
         "x.index_add(1, i, y)",
         "x.index_add(1, i, k)",
