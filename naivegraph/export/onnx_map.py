@@ -1179,6 +1179,56 @@ def _index_select(b, node, names):
     return b.op("Gather", [names[0], b.ints(_index_array(node))], dtype=node.dtype, axis=axis)
 
 
+@emits("masked_fill", onnx="Where(mask, value, x), the value a constant of x's dtype")
+def _masked_fill(b, node, names):
+    dtype = _out_dtype(node)
+    value = b.const(np.asarray(node.attrs["value"]).astype(dtype), dtype)
+    return _select(b, b.cast(names[1], np.bool_), value, b.cast(names[0], dtype), dtype)
+
+
+@emits("masked_fill_tensor", onnx="Where(mask, Cast(value), x)")
+def _masked_fill_tensor(b, node, names):
+    dtype = _out_dtype(node)
+    x, value = _as_cast(b, [names[0], names[2]], dtype)
+    return _select(b, b.cast(names[1], np.bool_), value, x, dtype)
+
+
+def _trilu(upper: int):
+    def emit(b, node, names):
+        diagonal = b.const(np.asarray(int(node.attrs.get("diagonal", 0))), np.int64)
+        return b.op("Trilu", [names[0], diagonal], dtype=node.dtype, upper=upper)
+
+    return emit
+
+
+emits("tril", onnx="Trilu(upper=0) with k = diagonal")(_trilu(0))
+emits("triu", onnx="Trilu(upper=1) with k = diagonal")(_trilu(1))
+
+
+def _element_index(b, node, what: str):
+    """The (constant) index of ``gather`` / ``scatter_add`` and the axis, for the
+    ONNX *Elements ops (which take no 0-d input)."""
+    rank = _rank(node)
+    index = np.asarray(node.attrs["index"], dtype=np.int64)
+    if rank == 0 or index.ndim == 0:
+        raise NotImplementedError(f"{what} node {node.name!r}: a 0-d input does not export")
+    return b.const(index, np.int64), int(node.attrs["dim"]) % rank
+
+
+@emits("gather", onnx="GatherElements at the (constant) index")
+def _gather(b, node, names):
+    index, axis = _element_index(b, node, "gather")
+    return b.op("GatherElements", [names[0], index], dtype=node.dtype, axis=axis)
+
+
+@emits("scatter_add", onnx="ScatterElements(reduction=add) of src at the (constant) index")
+def _scatter_add(b, node, names):
+    index, axis = _element_index(b, node, "scatter_add")
+    return b.op(
+        "ScatterElements", [names[0], index, names[1]], dtype=node.dtype, axis=axis, reduction="add"
+    )
+
+
 @emits(
     "index_add",
     onnx="ScatterElements(reduction=add) of alpha * source at the index, expanded over the "

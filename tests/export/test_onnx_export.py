@@ -461,7 +461,25 @@ def _rounding_and_losses():
     return feeds, outputs
 
 
+def _masks_triangles_and_gathers():
+    x = ns.placeholder("x", shape=(None, 3))
+    v = ns.placeholder("v", shape=())
+    i = ns.placeholder("i", shape=(None, 3), dtype=np.int64)
+    feeds = {
+        x: np.array([[1.5, -2.0, 0.5], [3.0, -0.75, 2.5], [-1.0, 4.0, 0.25]]),
+        v: np.array(7.5),
+        i: np.array([[-3, 1, 0], [2, 7, -1], [4, 0, 9]]),
+    }
+    index = np.array([[2, 0, 2], [1, 1, 0]])
+    outputs = [x.masked_fill(x > 0, -0.5), x.masked_fill(x < 0, v), i.masked_fill(i > 1, 2.7)]
+    outputs += [ns.masked_fill(x, np.array([True, False, True]), 1), x.tril(), x.triu(1)]
+    outputs += [ns.tril(x, -1), ns.triu(i, diagonal=-1), x.gather(1, index), i.gather(0, index)]
+    outputs += [ns.scatter_add(x, 1, index, x[:2] * 2), i.scatter_add(0, index, i[:2])]
+    return feeds, outputs
+
+
 CASES = [
+    _masks_triangles_and_gathers,
     _rounding_and_losses,
     _conv_layers,
     _arithmetic_float32,
