@@ -10,6 +10,7 @@ itself a node).
 from __future__ import annotations
 
 import numbers
+import operator
 from collections import namedtuple
 from typing import Any, Callable
 
@@ -131,13 +132,23 @@ def _fill_value(value, name: str):
     )
 
 
+def _int_argument(value, name: str, argument: str) -> int:
+    """torch's int arguments: an int or a 0-d integer tensor, not a bool or a float
+    (1.5 is not rounded)."""
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    position = {"diagonal": 1, "dim": 1}[argument]
+    raise TypeError(
+        f"{name}(): argument '{argument}' (position {position}) must be int, not "
+        f"{type(value).__name__}"
+    )
+
+
 def _diagonal(diagonal, name: str) -> int:
-    """torch takes only an int as ``diagonal`` (1.5 is not rounded)."""
-    if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, (bool, np.bool_)):
-        raise TypeError(
-            f"{name}(): argument 'diagonal' (position 1) must be int, not {type(diagonal).__name__}"
-        )
-    return int(diagonal)
+    return _int_argument(diagonal, name, "diagonal")
 
 
 def _same_mode(self, others) -> None:
@@ -610,7 +621,8 @@ class OpMethods:
         tensor([[2],
                 [3]])
         """
-        return self._op("gather", dim=int(dim), index=_index_values(index, "gather"))
+        dim = _int_argument(dim, "gather", "dim")
+        return self._op("gather", dim=dim, index=_index_values(index, "gather"))
 
     def scatter_add(self, dim: int, index, src):
         """A copy of ``self`` with each entry of ``src`` added at its ``index`` along

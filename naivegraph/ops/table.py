@@ -1864,8 +1864,29 @@ def _masked_fill(x, mask, value):
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
             f"{value.ndim} dimension(s)."
         )
+    _fits(value, x.dtype)
     # the value takes self's dtype (1.7 into an integer tensor is 1), as torch casts it
     return np.where(mask, value.astype(x.dtype), x)
+
+
+#: the C++ names torch's overflow message gives a value's target type
+_OVERFLOW_NAMES = {"int64": "int64_t", "int32": "int", "float32": "float", "float64": "double"}
+
+
+def _fits(value: np.ndarray, dtype: np.dtype) -> None:
+    """torch's check that a fill value converts to ``dtype``: no NaN, inf or out-of-range
+    number into an integer tensor, no complex number into a real one."""
+    name = _OVERFLOW_NAMES.get(np.dtype(dtype).name)
+    if name is None or value.dtype.kind not in "fc":
+        return
+    if dtype.kind == "f":
+        overflows = value.dtype.kind == "c" and value.imag != 0
+    else:
+        number = value.real if value.dtype.kind == "c" else value
+        limits = np.iinfo(dtype)
+        overflows = not (np.isfinite(number) and limits.min <= number <= limits.max)
+    if overflows:
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 # A Python number value is an attribute (torch's MaskedFillBackward0, one edge), a 0-d
@@ -1962,8 +1983,9 @@ def _scatter_add(x, source, dim, index):
     axis = _gather_checks("scatter_add", x, dim, index)
     if x.dtype != source.dtype:
         raise RuntimeError(
-            f"scatter_add(): Expected self.dtype to be equal to src.dtype, but got "
-            f"{torch_dtype_name(x.dtype)} and {torch_dtype_name(source.dtype)}"
+            "scatter(): Expected self.dtype to be equal to src.dtype (here "
+            f"{torch_dtype_name(x.dtype)} and {torch_dtype_name(source.dtype)}): convert src "
+            "with .to(self.dtype)"
         )
     out = x.reshape(-1).copy() if x.ndim == 0 else x.copy()
     spots = index.reshape(-1) if index.ndim == 0 else index
