@@ -1944,10 +1944,12 @@ defop(
 
 def _gather_checks(name: str, x: np.ndarray, dim: int, index: np.ndarray) -> int:
     """torch's checks of ``gather`` and ``scatter_add``: the index's dtype, rank, sizes
-    and range; the axis they work along."""
+    and range; the axis they work along.  An empty index passes them all, as in torch."""
+    (axis,) = normalize_dims(dim, x.ndim) or (0,)
+    if index.size == 0:
+        return axis
     if index.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
-    (axis,) = normalize_dims(dim, x.ndim) or (0,)
     if max(index.ndim, 1) != max(x.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     shape, index_shape = x.shape or (1,), index.shape or (1,)
@@ -1970,6 +1972,8 @@ def _gather_checks(name: str, x: np.ndarray, dim: int, index: np.ndarray) -> int
 def _gather(x, dim, index):
     x, index = np.asarray(x), np.asarray(index)
     axis = _gather_checks("gather", x, dim, index)
+    if index.size == 0:  # nothing picked: any index shape and dtype, as in torch
+        return np.zeros(index.shape, dtype=x.dtype)
     source = x.reshape(-1) if x.ndim == 0 else x
     spots = index.reshape(-1) if index.ndim == 0 else index
     # the slice of x under the index (it may be smaller than x away from ``axis``)
@@ -1981,6 +1985,8 @@ def _gather(x, dim, index):
 def _scatter_add(x, source, dim, index):
     x, source, index = np.asarray(x), np.asarray(source), np.asarray(index)
     axis = _gather_checks("scatter_add", x, dim, index)
+    if index.size == 0:
+        return x.copy()
     if x.dtype != source.dtype:
         raise RuntimeError(
             "scatter(): Expected self.dtype to be equal to src.dtype (here "

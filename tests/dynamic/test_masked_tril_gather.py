@@ -82,6 +82,8 @@ VALUE_PROGRAMS = [
     "a.gather(1, i[:, :2] % 3)",
     "b.gather(0, m.tensor([[1, 0, 1]]))",
     "x.gather(1, m.zeros(3, 0, dtype=m.int64))",
+    "x[0].gather(0, m.zeros(2, 0, dtype=m.uint8))",  # an empty index passes every check
+    "x.scatter_add(0, m.zeros(0, dtype=m.float32), x[:0, 0])",
     "s.gather(0, m.tensor(0))",
     "s.gather(0, m.tensor([0, 0]))",
     "x[0].gather(0, m.tensor(3))",

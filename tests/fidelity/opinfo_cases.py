@@ -275,6 +275,11 @@ SPECS: tuple[Spec, ...] = (
     S("stack"),
     S("index_select", known_indices=True),
     S("index_add", known_indices=True),
+    S("masked_fill"),
+    S("tril"),
+    S("triu"),
+    S("gather", known_indices=True),
+    S("scatter_add", known_indices=True),
     # reductions
     S("sum", values="sum"),
     S("mean", values="sum"),
