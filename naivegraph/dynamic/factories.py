@@ -107,12 +107,17 @@ def _filled(fill, shape, dtype, requires_grad, device=None) -> Tensor:
     ``fill``.  A seam: the fast layer fills a 0 or a 1 with two C calls."""
     if device is not None:
         _check_device(device)
-    dims = _shape_arg(shape)
+    dtype = dtype or get_default_dtype()
+    array = _allocated(lambda dims: np.full(dims, fill, dtype=dtype), _shape_arg(shape))
+    return _finish(array, requires_grad)
+
+
+def _allocated(make, dims: tuple) -> np.ndarray:
+    """``make(dims)``, with torch's error where numpy finds the size too big to store."""
     try:
-        array = np.full(dims, fill, dtype=dtype or get_default_dtype())
+        return make(dims)
     except ValueError as error:
         raise storage_overflowed(dims, error) from None
-    return _finish(array, requires_grad)
 
 
 def storage_overflowed(dims: tuple, error: ValueError) -> Exception:
@@ -296,10 +301,7 @@ def rand(*shape, size=None, dtype=None, device=None, requires_grad: bool = False
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("rand", shape, size))
-    try:
-        data = _random.generator.random(shape).astype(dtype or get_default_dtype())
-    except ValueError as error:
-        raise storage_overflowed(shape, error) from None
+    data = _allocated(_random.generator.random, shape).astype(dtype or get_default_dtype())
     return _finish(data, requires_grad)
 
 
@@ -312,11 +314,8 @@ def randn(*shape, size=None, dtype=None, device=None, requires_grad: bool = Fals
     """
     _check_device(device)
     shape = _shape_arg(_shape_or_size("randn", shape, size))
-    try:
-        data = _random.generator.standard_normal(shape).astype(dtype or get_default_dtype())
-    except ValueError as error:
-        raise storage_overflowed(shape, error) from None
-    return _finish(data, requires_grad)
+    draws = _allocated(_random.generator.standard_normal, shape)
+    return _finish(draws.astype(dtype or get_default_dtype()), requires_grad)
 
 
 def normal(
@@ -368,10 +367,7 @@ def normal(
     else:
         shape = checked_size("normal", size, None if isinstance(size, (tuple, list)) else 3)
         dtype = dtype or get_default_dtype()
-    try:
-        draws = _random.generator.standard_normal(shape)
-    except ValueError as error:
-        raise storage_overflowed(shape, error) from None
+    draws = _allocated(_random.generator.standard_normal, shape)
     return _finish((mean_values + std_values * draws).astype(dtype), requires_grad)
 
 
@@ -395,10 +391,7 @@ def randint(
         raise _not_a_tuple_size("randint", "low, high, size", (low, high, size), EXAMPLE)
     _check_device(device)
     shape = checked_size("randint", size, 3)
-    try:
-        data = _random.generator.integers(low, high, shape)
-    except ValueError as error:
-        raise storage_overflowed(shape, error) from None
+    data = _allocated(lambda dims: _random.generator.integers(low, high, dims), shape)
     return _finish(data.astype(dtype or np.int64), requires_grad)
 
 
