@@ -633,8 +633,8 @@ class OpMethods:
         >>> ng.zeros(3).scatter_add(0, ng.tensor([0, 2, 0]), ng.tensor([1.0, 2.0, 3.0]))
         tensor([4., 0., 2.])
         """
-        index = _index_values(index, "scatter_add")
-        return self._op("scatter_add", src, dim=int(dim), index=index)
+        dim = _int_argument(dim, "scatter_add", "dim")
+        return self._op("scatter_add", src, dim=dim, index=_index_values(index, "scatter_add"))
 
     def index_add(self, dim: int, index, source, *, alpha=1):
         """A copy of ``self`` with ``alpha * source`` added at positions ``index`` along

@@ -206,6 +206,7 @@ ERRORS = [
     ("x.masked_fill(x > 0, m.tensor(1 + 2j))", RuntimeError, "converted to type float without"),
     ("x.scatter_add(1, i, d[:2])", RuntimeError, "Expected self.dtype to be equal to src.dtype"),
     ("x.gather(True, i)", TypeError, "argument 'dim' (position 1) must be int, not bool"),
+    ("x.scatter_add(1.0, i, d)", TypeError, "argument 'dim' (position 1) must be int, not float"),
     ("x.tril(True)", TypeError, "argument 'diagonal' (position 1) must be int, not bool"),
     ("x[0].tril()", RuntimeError, "tril: input tensor must have at least 2 dimensions"),
     ("m.triu(s)", RuntimeError, "triu: input tensor must have at least 2 dimensions"),
