@@ -9,6 +9,7 @@ read it after ``tensor.py`` and ``tensor_autograd.py``.
 
 from __future__ import annotations
 
+import operator
 import re
 import weakref
 from typing import Any
@@ -19,6 +20,7 @@ from ..ops import OPS
 from ..ops.core import OpDef, inplace_result_dtype, torch_dtype_name, warn_at_caller
 from ..ops.errors import explain
 from ..ops.methods import OpMethods, _diagonal, _fill_value, _index_values
+from ..ops.shapes import normalize_dims
 from . import saved as saved_values
 from .anomaly_mode import mode as anomaly
 from .anomaly_mode import record_creation
@@ -278,12 +280,7 @@ class TensorViews:
         data = self._data
         if data.ndim == 0:
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-        if not -data.ndim <= dim < data.ndim:
-            raise IndexError(
-                f"Dimension out of range (expected to be in range of [{-data.ndim}, "
-                f"{data.ndim - 1}], but got {dim})"
-            )
-        dim %= data.ndim
+        (dim,) = normalize_dims(operator.index(dim), data.ndim)  # one dim, in range
         count = data.shape[dim]
         lead = (slice(None),) * dim
         getitem = OPS["getitem"]
