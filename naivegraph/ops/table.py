@@ -1954,7 +1954,7 @@ def _gather_checks(name: str, x: np.ndarray, dim: int, index: np.ndarray) -> int
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     shape, index_shape = x.shape or (1,), index.shape or (1,)
     for d, (i, s) in enumerate(zip(index_shape, shape)):
-        if d != axis and i > s and index.size:
+        if d != axis and i > s:
             raise RuntimeError(
                 f"Size does not match at dimension {d} expected index {list(index.shape)} "
                 f"to be no larger than self {list(x.shape)} apart from dimension {axis}"
