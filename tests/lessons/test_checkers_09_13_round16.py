@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from checker_results import never_states, outcome, refused, rejected_on_first_try
+from custom_functions import cube_with
 from dual_numbers import dual_with, product_rule, quotient_rule
 from lesson_answers_06_07 import notebook_shell
 from lesson_answers_10_13 import jacobian_forward
@@ -246,18 +247,8 @@ def test_11_2_and_11_3_passes_times_one_are_still_accepted(capsys):
 
 # -- 12-1: a gradient divided by the number of elements --------------------------------------
 def _cube_with(backward):
-    class Cube(ng.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            (x,) = ctx.saved_tensors
-            return backward(x, grad_output)
-
-    return Cube
+    """``custom_functions.cube_with`` for a backward written of ``(x, grad_output)``."""
+    return cube_with(lambda ctx, grad_output: backward(*ctx.saved_tensors, grad_output))
 
 
 @pytest.mark.parametrize(
