@@ -223,3 +223,23 @@ def test_02_3_leaves_returned_in_another_container_than_a_list_are_told_to_retur
 
     result = outcome(capsys, ex.check_find_leaves, wrapped)
     assert not result.passed and "the exercise asks for a list" in result.message, result.message
+
+
+@pytest.mark.parametrize(
+    "above",
+    [
+        ("w1.grad = w2.grad = w3.grad = None",),
+        ("w1.grad = ng.tensor(28.0)", "w1.grad = None"),
+    ],
+    ids=["reset", "assigned, then reset"],
+)
+def test_01_2_a_backward_after_grads_set_back_to_none_is_called_a_backward_pass(shell, above):
+    cell = (
+        "l = ((input * w1 + w2) * (input * w1 * w3)).mean()\nl.backward()\n"
+        "w1_grad, w2_grad, w3_grad = [list(g.reshape(1))[0] for g in (w1.grad, w2.grad, w3.grad)]\n"
+        + CHECK_01_2
+    )
+    result = run_in_notebook(shell, MODEL, *above, cell)
+    refused(result, "a backward pass already ran")
+    assert "set by assignment" not in result.message and "no backward ran" not in result.message
+    never_states(result, "28", "8.0", "10.0")

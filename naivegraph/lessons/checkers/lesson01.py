@@ -222,18 +222,22 @@ def _parsed(source: Any) -> ast.Module | None:
 
 def _grads_assigned(space: dict[str, Any]) -> list[str]:
     """The weights (w1, w2, w3) that hold a .grad and that a cell above assigned one
-    to (``w1.grad = ng.tensor(28.0)``): no backward put it there."""
+    to (``w1.grad = ng.tensor(28.0)``): no backward put it there.  ``w1.grad = None``,
+    the reset the hints ask for, takes the weight off the list again."""
     history = space.get("In")
     if not isinstance(history, list):
         return []
     assigned: set[str] = set()
     for source in history[:-1]:
         tree = _parsed(source)
-        for node in ast.walk(tree) if tree is not None else ():
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
-            assigned |= {t.value.id for t in targets if isinstance(t, ast.Attribute)
-                         and t.attr == "grad" and isinstance(t.value, ast.Name)}
+        nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign,
+                 ast.AnnAssign))] if tree is not None else []
+        for node in sorted(nodes, key=lambda n: (n.lineno, n.col_offset)):  # in cell order
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.value.id for t in targets if isinstance(t, ast.Attribute)
+                     and t.attr == "grad" and isinstance(t.value, ast.Name)}
+            reset = isinstance(node.value, ast.Constant) and node.value.value is None
+            assigned = assigned - names if reset else assigned | names
     return [w for w in ("w1", "w2", "w3") if w in assigned
             and is_tensor(space.get(w)) and space[w].grad is not None]
 
