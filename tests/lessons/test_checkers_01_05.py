@@ -363,6 +363,7 @@ WRONG = [
     ("02-1", ((True, False, False, False), (True, False, True, True)), "always a leaf"),
     ("02-1", (("True", "True", "False", "False"), (True, False, True, True)), "without quotes"),
     ("02-1", ([1, 1, 0, 0], [1, 0, 1, 1]), "not 1 / 0"),
+    ("02-1", (tuple(ng.tensor([True, True, False, False])), (True, False, True, True)), ".item()"),
     ("02-1", ((True, True, False), (True, False, True, True)), "4 values"),
     ("02-2", (["AddBackward0", "AccumulateGrad"], ["AccumulateGrad", None]), "z's own node"),
     (

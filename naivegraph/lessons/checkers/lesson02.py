@@ -22,6 +22,7 @@ from ..checking import (
     crash_message,
     failed,
     is_blank,
+    is_tensor,
     not_callable,
     not_done,
     not_yet,
@@ -61,6 +62,9 @@ def flags_problem(values: Any, count: int, names: str, each: str = "tensor") -> 
     if as_bools(items) is None:
         if all(isinstance(v, (int, float)) for v in items):
             return "write True / False, not 1 / 0: the flags are booleans."
+        if any(is_tensor(v) for v in items):
+            return ("write each value as True or False: a tensor such as tensor(True) is a "
+                    "tensor holding a flag, not the flag (its .item() is the Python bool).")
         return "write each value as True or False."
     return None
 
